@@ -1,0 +1,59 @@
+# agent-worker — run `make help` for the targets.
+
+GO       ?= go
+BIN      := bin
+PLUGINS  := plugins.d
+VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS  := -X github.com/agent-worker/agent-worker/host/api.Version=$(VERSION)
+# make run keeps its state beside the checkout unless told otherwise.
+RUN_HOME ?= $(CURDIR)/.run-home
+AW       := AGENT_WORKER_HOME=$(RUN_HOME) ./$(BIN)/agent-worker
+
+.DEFAULT_GOAL := help
+.PHONY: help build plugins run test test-e2e bench lint proto clean check-deps
+
+help: ## show this help
+	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
+
+build: ## build bin/agent-worker
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/agent-worker ./cmd/agent-worker
+
+plugins: ## build the first-party plugins into plugins.d/
+	@for d in $(wildcard cmd/agent-worker-backend-* cmd/agent-worker-docs-*); do \
+		echo "build $$d"; $(GO) build -ldflags '$(LDFLAGS)' -o $(PLUGINS)/$$(basename $$d) ./$$d || exit 1; \
+	done
+
+run: build plugins ## start the daemon (home: .run-home) and register a demo agent
+	@$(AW) info demo >/dev/null 2>&1 || $(AW) new demo --backend mock --system "You are a demo agent."
+	@$(AW) status
+	@echo
+	@echo "The daemon keeps running in the background (log: $(RUN_HOME)/logs/daemon.log)."
+	@echo "Try: AGENT_WORKER_HOME=$(RUN_HOME) ./$(BIN)/agent-worker list"
+	@echo "Stop it with: AGENT_WORKER_HOME=$(RUN_HOME) ./$(BIN)/agent-worker stop --all"
+
+test: ## run all tests, end-to-end ones included (race detector on)
+	$(GO) test -race -count=1 ./...
+
+test-e2e: ## run only the end-to-end tests against the built binaries
+	$(GO) test -race -count=1 -run 'E2E' ./cmd/...
+
+bench: ## run the benchmarks
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+lint: check-deps ## gofmt, go vet and the dependency checks
+	@out=$$(gofmt -l $$(git ls-files '*.go') 2>/dev/null); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+# modernc.org/libc must be exactly the version modernc.org/sqlite asks for
+# (reference/go-libraries.md §3); a blind `go get -u` breaks the database.
+check-deps:
+	@want=$$($(GO) mod graph | awk '$$1 ~ /^modernc.org\/sqlite@/ && $$2 ~ /^modernc.org\/libc@/ {print $$2; exit}'); \
+	 have=modernc.org/libc@$$($(GO) list -m -f '{{.Version}}' modernc.org/libc); \
+	 if [ "$$want" != "$$have" ]; then echo "modernc.org/libc is $$have but modernc.org/sqlite needs $$want"; exit 1; fi
+
+proto: ## regenerate protobuf code (arrives with the plugin protocol)
+	@if [ -d proto ]; then echo "see issue 4: buf generate"; else echo "no .proto files yet"; fi
+
+clean: ## remove build output and make-run state
+	rm -rf $(BIN) $(RUN_HOME)
+	find $(PLUGINS) -maxdepth 1 -type f -name 'agent-worker-*' -delete

@@ -1,0 +1,182 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/peterbourgon/ff/v3"
+	"github.com/peterbourgon/ff/v3/ffcli"
+
+	"github.com/agent-worker/agent-worker/host/api"
+)
+
+// envPrefix makes every flag settable from the environment:
+// --plugins-dir ← AGENT_WORKER_PLUGINS_DIR.
+const envPrefix = "AGENT_WORKER"
+
+// usageError is a mistake in how a command was called (exit code 2).
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
+
+// env is what every command needs: where to write and where the daemon lives.
+type env struct {
+	stdout, stderr io.Writer
+	home           string
+	json           bool
+}
+
+// common registers the flags every client command shares.
+func (e *env) common(fs *flag.FlagSet) {
+	fs.StringVar(&e.home, "home", api.DefaultHome(), "agent-worker home (daemon.json, database, logs)")
+	fs.BoolVar(&e.json, "json", false, "print JSON instead of text")
+}
+
+func (e *env) printJSON(v any) error {
+	enc := json.NewEncoder(e.stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func (e *env) printf(format string, args ...any) { fmt.Fprintf(e.stdout, format, args...) }
+
+// leaf builds a client command: flags from the environment, interspersed
+// flags after positional arguments (`new alice --backend mock`), and
+// exactly the given number of positional arguments.
+func leaf(name, usage, help string, fs *flag.FlagSet, nargs [2]int, exec func(ctx context.Context, args []string) error) *ffcli.Command {
+	return &ffcli.Command{
+		Name:       name,
+		ShortUsage: "agent-worker " + usage,
+		ShortHelp:  help,
+		FlagSet:    fs,
+		Options:    []ff.Option{ff.WithEnvVarPrefix(envPrefix)},
+		Exec: func(ctx context.Context, args []string) error {
+			pos, rest, err := interspersed(fs, args)
+			if err != nil {
+				return usageError{err.Error()}
+			}
+			if len(rest) > 0 {
+				return usagef("%s: unexpected arguments after --: %s", name, strings.Join(rest, " "))
+			}
+			if len(pos) < nargs[0] || (nargs[1] >= 0 && len(pos) > nargs[1]) {
+				return usagef("usage: agent-worker %s", usage)
+			}
+			return exec(ctx, pos)
+		},
+	}
+}
+
+// interspersed finishes what flag.Parse started: it keeps parsing flags that
+// follow positional arguments. Arguments after a bare "--" are returned
+// separately, untouched.
+func interspersed(fs *flag.FlagSet, args []string) (pos, rest []string, err error) {
+	for i, a := range args {
+		if a == "--" {
+			args, rest = args[:i], args[i+1:]
+			break
+		}
+	}
+	for len(args) > 0 {
+		if a := args[0]; len(a) < 2 || a[0] != '-' {
+			pos = append(pos, a)
+			args = args[1:]
+			continue
+		}
+		if err := fs.Parse(args); err != nil {
+			return nil, nil, err
+		}
+		args = fs.Args()
+	}
+	return pos, rest, nil
+}
+
+// run is the CLI: it parses args, runs the command and turns the outcome
+// into one line on stderr and an exit code.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	e := &env{stdout: stdout, stderr: stderr}
+	root := newRoot(e)
+	err := root.Parse(args)
+	if err == nil {
+		err = root.Run(ctx)
+	}
+	if err == nil {
+		return api.ExitOK
+	}
+	var noExec ffcli.NoExecError
+	var ue usageError
+	var ae *api.Error
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		return api.ExitOK
+	case errors.As(err, &noExec):
+		fmt.Fprintf(stderr, "agent-worker: missing or unknown command: run `agent-worker --help`\n")
+		return api.ExitUsage
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "agent-worker: %s\n", ue.msg)
+		return api.ExitUsage
+	case errors.As(err, &ae):
+		fmt.Fprintf(stderr, "agent-worker: %s\n", ae.Message)
+		return api.ExitCode(ae.Code)
+	case isFlagError(err):
+		fmt.Fprintf(stderr, "agent-worker: %v (see --help)\n", err)
+		return api.ExitUsage
+	default:
+		fmt.Fprintf(stderr, "agent-worker: %v\n", err)
+		return api.ExitError
+	}
+}
+
+// isFlagError recognises the flag package's parse errors, which it only
+// returns as plain strings.
+func isFlagError(err error) bool {
+	s := err.Error()
+	for _, p := range []string{"flag provided but not defined", "invalid value", "invalid boolean", "flag needs an argument", "error parsing commandline arguments"} {
+		if strings.Contains(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func newRoot(e *env) *ffcli.Command {
+	fs := flag.NewFlagSet("agent-worker", flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	version := fs.Bool("version", false, "print the version and exit")
+	var root *ffcli.Command
+	root = &ffcli.Command{
+		ShortUsage: "agent-worker <command> [flags] [args]",
+		LongHelp: `agent-worker runs teams of AI agents. The daemon decides when an agent
+runs; every command here is one call to the daemon's HTTP API, and starts
+the daemon when it is not running.
+
+Targets: alice (alice@global:main), alice@review, alice@review:pr-1, @review:pr-1.
+Exit codes: 0 ok, 1 error, 2 usage, 3 not found, 4 conflict, 5 daemon unreachable.
+Every flag can also be set from the environment: --home ← AGENT_WORKER_HOME.`,
+		FlagSet: fs,
+		Subcommands: []*ffcli.Command{
+			daemonCmd(e), statusCmd(e), newCmd(e), listCmd(e, "list"), listCmd(e, "ls"),
+			infoCmd(e), stopCmd(e),
+		},
+		Exec: func(ctx context.Context, args []string) error {
+			if *version {
+				e.printf("agent-worker %s\n", api.Version)
+				return nil
+			}
+			if len(args) > 0 {
+				return usagef("unknown command %q: run `agent-worker --help`", args[0])
+			}
+			return usageError{ffcli.DefaultUsageFunc(root)}
+		},
+	}
+	for _, c := range root.Subcommands {
+		c.FlagSet.SetOutput(e.stderr)
+	}
+	return root
+}

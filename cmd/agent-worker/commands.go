@@ -1,0 +1,328 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/peterbourgon/ff/v3/ffcli"
+
+	"github.com/agent-worker/agent-worker/host/api"
+)
+
+func statusCmd(e *env) *ffcli.Command {
+	fs := flag.NewFlagSet("status", flag.ContinueOnError)
+	e.common(fs)
+	return leaf("status", "status [--json]", "show the daemon, agents, workflows and problems", fs, [2]int{0, 0},
+		func(ctx context.Context, _ []string) error {
+			c, err := e.connect(ctx, false)
+			if err == errNotRunning {
+				if e.json {
+					return e.printJSON(map[string]any{"running": false})
+				}
+				e.printf("daemon: not running (home %s)\n", e.home)
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			h, err := c.Health(ctx)
+			if err != nil {
+				return err
+			}
+			if e.json {
+				return e.printJSON(struct {
+					Running bool `json:"running"`
+					api.Health
+				}{true, h})
+			}
+			up := time.Duration(h.UptimeMS) * time.Millisecond
+			e.printf("daemon:    running, pid %d, http://%s, up %s, %s\n", h.PID, h.Listen, up.Round(time.Second), h.Version)
+			e.printf("home:      %s\n", h.Home)
+			e.printf("agents:    %d\n", h.Counts.Agents)
+			tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+			for _, a := range h.Agents {
+				fmt.Fprintf(tw, "  %s\t%s\t%s\n", a.Target, backendModel(a), a.State)
+			}
+			tw.Flush()
+			e.printf("workflows: %d\n", len(h.Workflows))
+			for _, w := range h.Workflows {
+				e.printf("  %s (%s) → %s\n", w.Target, w.State, orNone(strings.Join(w.Agents, ", ")))
+			}
+			if len(h.Problems) > 0 {
+				e.printf("problems:\n")
+				for _, p := range h.Problems {
+					e.printf("  %s\n", p)
+				}
+			}
+			return nil
+		})
+}
+
+func newCmd(e *env) *ffcli.Command {
+	fs := flag.NewFlagSet("new", flag.ContinueOnError)
+	e.common(fs)
+	var spec api.AgentSpec
+	var systemFile string
+	fs.StringVar(&spec.Model, "model", "", "model, e.g. anthropic/claude-sonnet-4-5 (required for the sdk backend)")
+	fs.StringVar(&spec.Backend, "backend", "sdk", "sdk, claude, codex, cursor, mock or external")
+	fs.StringVar(&spec.System, "system", "", "system prompt")
+	fs.StringVar(&systemFile, "system-file", "", "read the system prompt from this file")
+	fs.StringVar(&spec.Workflow, "workflow", "", "workflow the agent belongs to (default global)")
+	fs.StringVar(&spec.Tag, "tag", "", "tag of the workflow instance (default main)")
+	fs.StringVar(&spec.Schedule, "schedule", "", `wake the agent every interval (30s, 5m) or on a cron ("0 9 * * 1-5")`)
+	fs.StringVar(&spec.WakeupPrompt, "wakeup-prompt", "", "message a scheduled wake-up sends (needs --schedule)")
+	return leaf("new", "new <name> [--backend B] [--model M] [--system TEXT | --system-file F] [--workflow W --tag T] [--schedule S]",
+		"register an agent", fs, [2]int{1, 1},
+		func(ctx context.Context, args []string) error {
+			t, err := api.ParseAgentTarget(args[0])
+			if err != nil {
+				return usageError{err.Error()}
+			}
+			if err := mergeScope(&spec, t); err != nil {
+				return err
+			}
+			if systemFile != "" {
+				if spec.System != "" {
+					return usagef("give --system or --system-file, not both")
+				}
+				b, err := os.ReadFile(systemFile)
+				if err != nil {
+					return usagef("read --system-file: %v", err)
+				}
+				spec.System = string(b)
+			}
+			c, err := e.connect(ctx, true)
+			if err != nil {
+				return err
+			}
+			a, err := c.CreateAgent(ctx, spec)
+			if err != nil {
+				return err
+			}
+			if e.json {
+				return e.printJSON(a)
+			}
+			e.printf("%s (%s)\n", a.Target, backendModel(a))
+			return nil
+		})
+}
+
+// mergeScope lets `new alice@review:pr-1` and `new alice --workflow review
+// --tag pr-1` mean the same, and refuses the two when they disagree.
+func mergeScope(spec *api.AgentSpec, t api.Target) error {
+	spec.Name = t.Agent
+	for _, p := range []struct {
+		flag, fromTarget string
+		v                *string
+	}{
+		{"workflow", t.Workflow, &spec.Workflow}, {"tag", t.Tag, &spec.Tag},
+	} {
+		def := api.GlobalWorkflow
+		if p.flag == "tag" {
+			def = api.DefaultTag
+		}
+		switch {
+		case *p.v == "":
+			*p.v = p.fromTarget
+		case p.fromTarget != def && p.fromTarget != *p.v:
+			return usagef("the target says %s %q but --%s says %q", p.flag, p.fromTarget, p.flag, *p.v)
+		}
+	}
+	return nil
+}
+
+func listCmd(e *env, name string) *ffcli.Command {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	e.common(fs)
+	help := "list agents"
+	if name == "ls" {
+		help = "list agents (same as list)"
+	}
+	return leaf(name, name+" [--json]", help, fs, [2]int{0, 0},
+		func(ctx context.Context, _ []string) error {
+			c, err := e.connect(ctx, true)
+			if err != nil {
+				return err
+			}
+			agents, err := c.ListAgents(ctx)
+			if err != nil {
+				return err
+			}
+			if e.json {
+				return e.printJSON(api.AgentList{Agents: agents})
+			}
+			if len(agents) == 0 {
+				e.printf("no agents: create one with `agent-worker new <name> --backend mock`\n")
+				return nil
+			}
+			tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "NAME\tBACKEND/MODEL\tSTATE\tWORKFLOW")
+			for _, a := range agents {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", a.Name, backendModel(a), a.State, api.Target{Workflow: a.Workflow, Tag: a.Tag}.Display())
+			}
+			return tw.Flush()
+		})
+}
+
+func infoCmd(e *env) *ffcli.Command {
+	fs := flag.NewFlagSet("info", flag.ContinueOnError)
+	e.common(fs)
+	return leaf("info", "info <target> [--json]", "show an agent or a workflow", fs, [2]int{1, 1},
+		func(ctx context.Context, args []string) error {
+			t, err := api.ParseTarget(args[0])
+			if err != nil {
+				return usageError{err.Error()}
+			}
+			c, err := e.connect(ctx, true)
+			if err != nil {
+				return err
+			}
+			if t.IsScope() {
+				w, err := c.GetWorkflow(ctx, t)
+				if err != nil {
+					return err
+				}
+				if e.json {
+					return e.printJSON(w)
+				}
+				e.printf("workflow: %s\nstate:    %s\nagents:   %s\n", w.Target, w.State, orNone(strings.Join(w.Agents, ", ")))
+				if w.SourcePath != "" {
+					e.printf("file:     %s\n", w.SourcePath)
+				}
+				if w.Error != "" {
+					e.printf("error:    %s\n", w.Error)
+				}
+				return nil
+			}
+			a, err := c.GetAgent(ctx, t)
+			if err != nil {
+				return err
+			}
+			if e.json {
+				return e.printJSON(a)
+			}
+			tw := tabwriter.NewWriter(e.stdout, 0, 4, 1, ' ', 0)
+			row := func(k, v string) {
+				if v != "" {
+					fmt.Fprintf(tw, "%s:\t%s\n", k, v)
+				}
+			}
+			row("agent", a.Target)
+			row("backend", a.Backend)
+			row("model", a.Model)
+			row("state", a.State)
+			row("task", a.Task)
+			row("error", a.Error)
+			row("inbox", fmt.Sprintf("%d unread", a.InboxDepth))
+			row("schedule", a.Schedule)
+			row("wakeup", a.WakeupPrompt)
+			row("system", oneLine(a.System, 100))
+			row("created", a.CreatedAt.Local().Format(time.DateTime))
+			return tw.Flush()
+		})
+}
+
+func stopCmd(e *env) *ffcli.Command {
+	fs := flag.NewFlagSet("stop", flag.ContinueOnError)
+	e.common(fs)
+	all := fs.Bool("all", false, "stop the daemon itself")
+	return leaf("stop", "stop <target> | stop --all", "remove an agent, stop a workflow (@wf:tag), or --all to stop the daemon", fs, [2]int{0, 1},
+		func(ctx context.Context, args []string) error {
+			if *all {
+				if len(args) > 0 {
+					return usagef("give a target or --all, not both")
+				}
+				return e.stopDaemon(ctx)
+			}
+			if len(args) == 0 {
+				return usagef("usage: agent-worker stop <target> | stop --all")
+			}
+			t, err := api.ParseTarget(args[0])
+			if err != nil {
+				return usageError{err.Error()}
+			}
+			c, err := e.connect(ctx, true)
+			if err != nil {
+				return err
+			}
+			if t.IsScope() {
+				err = c.DeleteWorkflow(ctx, t)
+			} else {
+				err = c.DeleteAgent(ctx, t)
+			}
+			if err != nil {
+				return err
+			}
+			if e.json {
+				return e.printJSON(api.Status{Status: "stopped", Target: t.Display()})
+			}
+			e.printf("stopped: %s\n", t.Display())
+			return nil
+		})
+}
+
+// stopDaemon asks the daemon to shut down and waits until its process is
+// gone, so a following `agent-worker daemon` does not race its lock.
+func (e *env) stopDaemon(ctx context.Context) error {
+	c, err := e.connect(ctx, false)
+	if err == errNotRunning {
+		if e.json {
+			return e.printJSON(api.Status{Status: "not running"})
+		}
+		e.printf("daemon: not running\n")
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	d, err := api.ReadDaemonInfo(e.home)
+	if err != nil {
+		return err
+	}
+	if err := c.Shutdown(ctx); err != nil {
+		return err
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for api.ProcessAlive(d.PID) {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("daemon pid %d is still running 15s after shutdown: check %s/logs/daemon.log", d.PID, e.home)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	if e.json {
+		return e.printJSON(api.Status{Status: "stopped"})
+	}
+	e.printf("daemon stopped (pid %d)\n", d.PID)
+	return nil
+}
+
+func backendModel(a api.Agent) string {
+	if a.Model == "" {
+		return a.Backend
+	}
+	return a.Backend + "/" + a.Model
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}
+
+func oneLine(s string, max int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > max {
+		return string(r[:max-1]) + "…"
+	}
+	return s
+}

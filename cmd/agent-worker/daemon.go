@@ -1,0 +1,79 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/peterbourgon/ff/v3"
+	"github.com/peterbourgon/ff/v3/ffcli"
+	"github.com/peterbourgon/ff/v3/ffyaml"
+
+	"github.com/agent-worker/agent-worker/host"
+	"github.com/agent-worker/agent-worker/host/api"
+)
+
+// stringList is a repeatable flag.
+type stringList []string
+
+func (s *stringList) String() string     { return strings.Join(*s, ",") }
+func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
+
+func daemonCmd(e *env) *ffcli.Command {
+	fs := flag.NewFlagSet("daemon", flag.ContinueOnError)
+	var (
+		cfg      host.Config
+		plugins  stringList
+		logLevel string
+		logJSON  bool
+	)
+	fs.StringVar(&cfg.Home, "home", api.DefaultHome(), "agent-worker home (daemon.json, database, logs)")
+	fs.StringVar(&cfg.Listen, "listen", host.DefaultListen, "address of the HTTP API; port 0 picks a free port")
+	fs.Var(&plugins, "plugins-dir", "extra directory searched for plugins first (repeatable)")
+	fs.StringVar(&logLevel, "log-level", "info", "trace, debug, info, warn or error")
+	fs.BoolVar(&logJSON, "log-json", false, "log JSON lines instead of text")
+	fs.String("config", "", "YAML file with any of these flags (flags and AGENT_WORKER_* env vars win)")
+	return &ffcli.Command{
+		Name:       "daemon",
+		ShortUsage: "agent-worker daemon [--listen 127.0.0.1:5099] [--home DIR] [--plugins-dir DIR] [--config FILE]",
+		ShortHelp:  "run the daemon in the foreground",
+		LongHelp: `Runs the daemon until SIGINT/SIGTERM or ` + "`agent-worker stop --all`" + `.
+Other commands start it on their own when it is not running; run it by hand
+to watch its log or to choose its address. It writes daemon.json (mode 0600)
+to the home so clients can find it, and only one daemon runs per home.`,
+		FlagSet: fs,
+		Options: []ff.Option{
+			ff.WithEnvVarPrefix(envPrefix),
+			ff.WithConfigFileFlag("config"),
+			ff.WithConfigFileParser(ffyaml.Parser),
+		},
+		Exec: func(ctx context.Context, args []string) error {
+			if len(args) > 0 {
+				return usagef("daemon takes no arguments, got %q", strings.Join(args, " "))
+			}
+			level := hclog.LevelFromString(logLevel)
+			if level == hclog.NoLevel {
+				return usagef("unknown --log-level %q: use trace, debug, info, warn or error", logLevel)
+			}
+			root := hclog.New(&hclog.LoggerOptions{
+				Name: "agent-worker", Level: level, Output: e.stderr, JSONFormat: logJSON,
+			})
+			hclog.SetDefault(root)
+			cfg.Logger = root
+			cfg.PluginsDirs = plugins
+
+			h, err := host.New(cfg)
+			if err != nil {
+				return err
+			}
+			defer h.Close()
+			ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return h.Run(ctx)
+		},
+	}
+}

@@ -1,0 +1,130 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/agent-worker/agent-worker/host/api"
+)
+
+// startWait bounds how long a command waits for a daemon it started.
+const startWait = 5 * time.Second
+
+// errNotRunning is returned by connect(start=false) when no daemon runs.
+var errNotRunning = api.Errorf(api.CodeUnavailable, "no daemon running: start one with `agent-worker daemon`")
+
+// connect finds the daemon of home through daemon.json. A file whose pid is
+// dead was left by a killed daemon and counts as absent. With start, a
+// missing daemon is started in the background and awaited.
+func (e *env) connect(ctx context.Context, start bool) (*api.Client, error) {
+	d, err := api.ReadDaemonInfo(e.home)
+	if err == nil && api.ProcessAlive(d.PID) {
+		return api.NewClient(d), nil
+	}
+	if err != nil && !errors.Is(err, api.ErrNoDaemon) {
+		fmt.Fprintf(e.stderr, "agent-worker: %v; starting a new daemon\n", err)
+	}
+	if !start {
+		return nil, errNotRunning
+	}
+	if d, err = e.startDaemon(ctx); err != nil {
+		return nil, err
+	}
+	return api.NewClient(d), nil
+}
+
+// startDaemon runs `agent-worker daemon` detached from this terminal (own
+// session, output to the home's log file) and waits until it has published
+// daemon.json. If another command started a daemon at the same time, the
+// winner's file is just as good.
+func (e *env) startDaemon(ctx context.Context) (api.DaemonInfo, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return api.DaemonInfo{}, fmt.Errorf("start daemon: %w", err)
+	}
+	logDir := filepath.Join(e.home, api.LogDir)
+	if err := os.MkdirAll(logDir, 0o700); err != nil {
+		return api.DaemonInfo{}, fmt.Errorf("start daemon: %w", err)
+	}
+	logPath := filepath.Join(logDir, "daemon.log")
+	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return api.DaemonInfo{}, fmt.Errorf("start daemon: %w", err)
+	}
+	defer logFile.Close()
+	start, _ := logFile.Seek(0, 2)
+
+	cmd := exec.Command(exe, "daemon", "--home", e.home)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return api.DaemonInfo{}, fmt.Errorf("start daemon: %w", err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }() // reaps the child if it dies while we wait
+
+	deadline := time.NewTimer(startWait)
+	defer deadline.Stop()
+	tick := time.NewTicker(25 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if d, err := api.ReadDaemonInfo(e.home); err == nil && api.ProcessAlive(d.PID) {
+			return d, nil
+		}
+		select {
+		case <-tick.C:
+		case err := <-exited:
+			// Lost a start race? Then the other daemon's file appears shortly.
+			if d, ok := e.awaitDaemonFile(ctx, time.Second); ok {
+				return d, nil
+			}
+			return api.DaemonInfo{}, api.Errorf(api.CodeUnavailable, "daemon exited during start-up (%v): %s (log: %s)", err, lastLogLine(logPath, start), logPath)
+		case <-deadline.C:
+			return api.DaemonInfo{}, api.Errorf(api.CodeUnavailable, "daemon did not start within %s: see %s", startWait, logPath)
+		case <-ctx.Done():
+			return api.DaemonInfo{}, ctx.Err()
+		}
+	}
+}
+
+func (e *env) awaitDaemonFile(ctx context.Context, wait time.Duration) (api.DaemonInfo, bool) {
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	for {
+		if d, err := api.ReadDaemonInfo(e.home); err == nil && api.ProcessAlive(d.PID) {
+			return d, true
+		}
+		select {
+		case <-ctx.Done():
+			return api.DaemonInfo{}, false
+		case <-time.After(25 * time.Millisecond):
+		}
+	}
+}
+
+// lastLogLine returns the last line the daemon logged after offset, which
+// is usually the reason it stopped.
+func lastLogLine(path string, offset int64) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return "no log"
+	}
+	defer f.Close()
+	_, _ = f.Seek(offset, 0)
+	last := "no output"
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if l := strings.TrimSpace(sc.Text()); l != "" {
+			last = l
+		}
+	}
+	return last
+}

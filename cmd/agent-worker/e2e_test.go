@@ -1,0 +1,322 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/agent-worker/agent-worker/host/api"
+)
+
+// binary is the agent-worker binary, built once per test process.
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "aw-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "agent-worker")
+	build := exec.Command("go", "build", "-o", binary, ".")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build agent-worker:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// cli runs agent-worker commands against one home, with a free port for any
+// daemon they start.
+type cli struct {
+	t    *testing.T
+	home string
+}
+
+func newCLI(t *testing.T) *cli {
+	c := &cli{t: t, home: t.TempDir()}
+	t.Cleanup(c.stopDaemon)
+	return c
+}
+
+func (c *cli) env() []string {
+	env := []string{"AGENT_WORKER_HOME=" + c.home, "AGENT_WORKER_LISTEN=127.0.0.1:0", "PATH=" + os.Getenv("PATH"), "HOME=" + c.home}
+	return env
+}
+
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+func (c *cli) run(args ...string) result {
+	c.t.Helper()
+	cmd := exec.Command(binary, args...)
+	cmd.Env = c.env()
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		c.t.Fatalf("run %v: %v", args, err)
+	}
+	return result{cmd.ProcessState.ExitCode(), out.String(), errb.String()}
+}
+
+// ok runs a command that must succeed.
+func (c *cli) ok(args ...string) string {
+	c.t.Helper()
+	r := c.run(args...)
+	if r.code != 0 {
+		c.t.Fatalf("agent-worker %s: exit %d\nstdout: %s\nstderr: %s", strings.Join(args, " "), r.code, r.stdout, r.stderr)
+	}
+	return r.stdout
+}
+
+// startDaemon runs `agent-worker daemon` as a child of the test and waits
+// for it to publish daemon.json.
+func (c *cli) startDaemon() *exec.Cmd {
+	c.t.Helper()
+	cmd := exec.Command(binary, "daemon")
+	cmd.Env = c.env()
+	var logs bytes.Buffer
+	cmd.Stderr = &logs
+	if err := cmd.Start(); err != nil {
+		c.t.Fatal(err)
+	}
+	c.waitFor("daemon.json of pid "+strconv.Itoa(cmd.Process.Pid), func() bool {
+		d, err := api.ReadDaemonInfo(c.home)
+		return err == nil && d.PID == cmd.Process.Pid
+	})
+	return cmd
+}
+
+func (c *cli) stopDaemon() {
+	if _, err := api.ReadDaemonInfo(c.home); err == nil {
+		c.run("stop", "--all")
+	}
+}
+
+// waitFor polls a condition the test cannot get an event for (another
+// process's files), failing after a generous deadline.
+func (c *cli) waitFor(what string, cond func() bool) {
+	c.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			c.t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func (c *cli) listJSON() []api.Agent {
+	c.t.Helper()
+	var l api.AgentList
+	if err := json.Unmarshal([]byte(c.ok("list", "--json")), &l); err != nil {
+		c.t.Fatalf("list --json: %v", err)
+	}
+	return l.Agents
+}
+
+// The seed's step-1 check: daemon → SQLite file → HTTP → new alice → stop →
+// start again → list still shows alice with the same config.
+func TestE2EAgentSurvivesDaemonRestart(t *testing.T) {
+	t.Parallel()
+	c := newCLI(t)
+	daemon := c.startDaemon()
+	if _, err := os.Stat(filepath.Join(c.home, api.DBFile)); err != nil {
+		t.Fatalf("no SQLite file after start: %v", err)
+	}
+	var st struct {
+		Running bool `json:"running"`
+		PID     int  `json:"pid"`
+	}
+	if err := json.Unmarshal([]byte(c.ok("status", "--json")), &st); err != nil || !st.Running || st.PID != daemon.Process.Pid {
+		t.Fatalf("status --json = %+v, %v; want running with pid %d", st, err, daemon.Process.Pid)
+	}
+	if out := c.ok("new", "alice", "--backend", "mock", "--system", "be brief"); out != "alice (mock)\n" {
+		t.Errorf("new printed %q", out)
+	}
+	before := c.listJSON()
+
+	if out := c.ok("stop", "--all"); !strings.Contains(out, "daemon stopped") {
+		t.Errorf("stop --all printed %q", out)
+	}
+	if err := daemon.Wait(); err != nil {
+		t.Errorf("daemon exit after stop --all: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(c.home, api.DaemonFile)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("daemon.json left after clean stop: %v", err)
+	}
+	if out := c.ok("status"); !strings.Contains(out, "not running") {
+		t.Errorf("status with no daemon printed %q", out)
+	}
+
+	after := c.listJSON() // starts a new daemon in the background
+	if diff := cmp.Diff(before, after); diff != "" {
+		t.Errorf("agents after restart (-before +after):\n%s", diff)
+	}
+	if len(after) != 1 || after[0].Name != "alice" || after[0].Backend != "mock" || after[0].System != "be brief" {
+		t.Errorf("after restart: %+v", after)
+	}
+	d, err := api.ReadDaemonInfo(c.home)
+	if err != nil || d.PID == daemon.Process.Pid {
+		t.Errorf("auto-started daemon: %+v, %v", d, err)
+	}
+	if _, err := os.Stat(filepath.Join(c.home, api.LogDir, "daemon.log")); err != nil {
+		t.Errorf("auto-started daemon has no log file: %v", err)
+	}
+}
+
+func TestE2ESecondDaemonRefused(t *testing.T) {
+	t.Parallel()
+	c := newCLI(t)
+	first := c.startDaemon()
+	r := c.run("daemon")
+	if r.code != api.ExitConflict {
+		t.Errorf("second daemon exit = %d, want %d", r.code, api.ExitConflict)
+	}
+	if want := fmt.Sprintf("pid %d", first.Process.Pid); !strings.Contains(r.stderr, want) {
+		t.Errorf("second daemon stderr %q does not name %s", r.stderr, want)
+	}
+	// The first one is unharmed.
+	c.ok("list")
+}
+
+func TestE2EKilledDaemonLeavesStaleFile(t *testing.T) {
+	t.Parallel()
+	c := newCLI(t)
+	daemon := c.startDaemon()
+	c.ok("new", "alice", "--backend", "mock")
+	if err := daemon.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = daemon.Wait()
+	stale, err := api.ReadDaemonInfo(c.home)
+	if err != nil || stale.PID != daemon.Process.Pid {
+		t.Fatalf("after kill -9, daemon.json = %+v, %v; want the dead daemon's file", stale, err)
+	}
+	if out := c.ok("status"); !strings.Contains(out, "not running") {
+		t.Errorf("status with a stale daemon.json printed %q", out)
+	}
+	agents := c.listJSON()
+	if len(agents) != 1 || agents[0].Name != "alice" {
+		t.Errorf("agents after kill -9 and restart: %+v", agents)
+	}
+	fresh, err := api.ReadDaemonInfo(c.home)
+	if err != nil || fresh.PID == stale.PID || fresh.Token == stale.Token {
+		t.Errorf("stale daemon.json not replaced: %+v, %v", fresh, err)
+	}
+}
+
+func TestE2EErrorsAndExitCodes(t *testing.T) {
+	t.Parallel()
+	c := newCLI(t)
+	c.ok("new", "alice", "--backend", "mock")
+	tests := map[string]struct {
+		args []string
+		code int
+		says string
+	}{
+		"unknown agent":     {[]string{"info", "nobody"}, api.ExitNotFound, `agent "nobody@global:main" not found`},
+		"stop unknown":      {[]string{"stop", "ghost@wf:t"}, api.ExitNotFound, "not found"},
+		"duplicate":         {[]string{"new", "alice", "--backend", "mock"}, api.ExitConflict, "already exists"},
+		"invalid name":      {[]string{"new", "9lives", "--backend", "mock"}, api.ExitUsage, "use a letter"},
+		"bad target":        {[]string{"info", "a@b@c"}, api.ExitUsage, "more than one '@'"},
+		"sdk without model": {[]string{"new", "bob"}, api.ExitUsage, "--model"},
+		"unknown backend":   {[]string{"new", "bob", "--backend", "gpt"}, api.ExitUsage, "use one of"},
+		"unknown flag":      {[]string{"new", "bob", "--bogus"}, api.ExitUsage, "bogus"},
+		"missing argument":  {[]string{"info"}, api.ExitUsage, "usage: agent-worker info"},
+		"extra argument":    {[]string{"list", "extra"}, api.ExitUsage, "usage: agent-worker list"},
+		"unknown command":   {[]string{"frobnicate"}, api.ExitUsage, "frobnicate"},
+		"target vs flag":    {[]string{"new", "bob@review", "--workflow", "other", "--backend", "mock"}, api.ExitUsage, "--workflow"},
+		"missing file":      {[]string{"new", "bob", "--backend", "mock", "--system-file", "/nonexistent"}, api.ExitUsage, "--system-file"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			r := c.run(tc.args...)
+			if r.code != tc.code || !strings.Contains(r.stderr, tc.says) {
+				t.Errorf("agent-worker %s: exit %d, stderr %q; want exit %d saying %q", strings.Join(tc.args, " "), r.code, r.stderr, tc.code, tc.says)
+			}
+			if n := strings.Count(strings.TrimSpace(r.stderr), "\n"); tc.code != api.ExitUsage && n != 0 {
+				t.Errorf("error is %d lines, want one: %q", n+1, r.stderr)
+			}
+		})
+	}
+	if got := c.listJSON(); len(got) != 1 {
+		t.Errorf("failed commands changed the agents: %+v", got)
+	}
+}
+
+func TestE2EUnreachableDaemon(t *testing.T) {
+	t.Parallel()
+	c := newCLI(t)
+	// A live pid (this test) but nothing listening: the daemon is wedged or
+	// the file lies; the CLI must say so, not hang or start a second daemon.
+	if err := api.WriteDaemonInfo(c.home, api.DaemonInfo{PID: os.Getpid(), Host: "127.0.0.1", Port: 1, Token: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	r := c.run("list")
+	if r.code != api.ExitUnreachable || !strings.Contains(r.stderr, "unreachable") {
+		t.Errorf("list against a dead address: exit %d, stderr %q; want %d unreachable", r.code, r.stderr, api.ExitUnreachable)
+	}
+	os.Remove(filepath.Join(c.home, api.DaemonFile))
+}
+
+func TestE2EHelpOnEveryCommand(t *testing.T) {
+	t.Parallel()
+	c := &cli{t: t, home: t.TempDir()}
+	for _, cmd := range []string{"daemon", "status", "new", "list", "ls", "info", "stop"} {
+		r := c.run(cmd, "--help")
+		if r.code != 0 || !strings.Contains(r.stderr, "USAGE") || !strings.Contains(r.stderr, "agent-worker "+cmd) {
+			t.Errorf("%s --help: exit %d, stderr %q", cmd, r.code, r.stderr)
+		}
+	}
+	if r := c.run("--help"); r.code != 0 || !strings.Contains(r.stderr, "SUBCOMMANDS") {
+		t.Errorf("--help: exit %d, stderr %q", r.code, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(c.home, api.DaemonFile)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("--help started a daemon")
+	}
+}
+
+func TestE2EFlagsFromEnvironment(t *testing.T) {
+	t.Parallel()
+	c := newCLI(t)
+	c.ok("new", "alice@review:pr-1", "--backend", "mock")
+	cmd := exec.Command(binary, "info", "alice@review:pr-1")
+	cmd.Env = append(c.env(), "AGENT_WORKER_JSON=true")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a api.Agent
+	if err := json.Unmarshal(out, &a); err != nil || a.Target != "alice@review:pr-1" {
+		t.Errorf("AGENT_WORKER_JSON=true info: %q (%v); want JSON for alice@review:pr-1", out, err)
+	}
+	// Text output when the variable is absent, and the scope shows the member.
+	if out := c.ok("info", "@review:pr-1"); !strings.Contains(out, "alice") {
+		t.Errorf("info @review:pr-1 = %q, want it to list alice", out)
+	}
+	if out := c.ok("stop", "@review:pr-1"); !strings.Contains(out, "stopped: @review:pr-1") {
+		t.Errorf("stop @review:pr-1 printed %q", out)
+	}
+	if r := c.run("info", "alice@review:pr-1"); r.code != api.ExitNotFound {
+		t.Errorf("agent of a stopped workflow: exit %d, want %d", r.code, api.ExitNotFound)
+	}
+}

@@ -1,0 +1,4 @@
+// Package docsprovider holds the first-party document providers (file, the
+// default, and sqlite) as libraries in subpackages, built on sdk only and
+// wrapped by thin mains in cmd/agent-worker-docs-<name>.
+package docsprovider

@@ -1,0 +1,100 @@
+package host
+
+import (
+	"encoding/json"
+	"strings"
+	"time"
+
+	"github.com/robfig/cron/v3"
+
+	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/store"
+)
+
+// backendAliases maps names users may write to the backend they mean.
+var backendAliases = map[string]string{"": "sdk", "default": "sdk"}
+
+// knownBackends are the first-party backends. "external" is a member the
+// daemon never runs: an outside MCP client acts as it.
+var knownBackends = []string{"sdk", "claude", "codex", "cursor", "mock", "external"}
+
+// minInterval keeps a typo like "1ms" from turning an agent into a busy loop.
+const minInterval = time.Second
+
+// agentFromSpec validates a POST /agents body and fills in defaults. It
+// reports the first problem with what to write instead.
+func agentFromSpec(s api.AgentSpec) (store.Agent, error) {
+	t := api.Target{Agent: s.Name, Workflow: s.Workflow, Tag: s.Tag}
+	if t.Workflow == "" {
+		t.Workflow = api.GlobalWorkflow
+	}
+	if t.Tag == "" {
+		t.Tag = api.DefaultTag
+	}
+	if err := api.ValidateAgentName(t.Agent); err != nil {
+		return store.Agent{}, err
+	}
+	if err := api.ValidateScopeName("workflow", t.Workflow); err != nil {
+		return store.Agent{}, err
+	}
+	if err := api.ValidateScopeName("tag", t.Tag); err != nil {
+		return store.Agent{}, err
+	}
+	backend := strings.ToLower(s.Backend)
+	if alias, ok := backendAliases[backend]; ok {
+		backend = alias
+	}
+	if !isKnownBackend(backend) {
+		return store.Agent{}, api.Errorf(api.CodeInvalid, "unknown backend %q: use one of %s", s.Backend, strings.Join(knownBackends, ", "))
+	}
+	if backend == "sdk" && s.Model == "" {
+		return store.Agent{}, api.Errorf(api.CodeInvalid, "backend sdk needs a model: add --model, e.g. anthropic/claude-sonnet-4-5 or openai/gpt-4o (or use --backend mock to try things without an API key)")
+	}
+	if err := validateSchedule(s.Schedule); err != nil {
+		return store.Agent{}, err
+	}
+	if s.WakeupPrompt != "" && s.Schedule == "" {
+		return store.Agent{}, api.Errorf(api.CodeInvalid, "wakeup_prompt needs a schedule: add --schedule 30m (or a cron expression)")
+	}
+	if len(s.Config) > 0 {
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal(s.Config, &obj); err != nil || obj == nil {
+			return store.Agent{}, api.Errorf(api.CodeInvalid, "config must be a JSON object")
+		}
+	}
+	return store.Agent{
+		Name: t.Agent, Workflow: t.Workflow, Tag: t.Tag,
+		Backend: backend, Model: s.Model, System: s.System,
+		Schedule: s.Schedule, WakeupPrompt: s.WakeupPrompt, Config: s.Config,
+	}, nil
+}
+
+func isKnownBackend(name string) bool {
+	for _, b := range knownBackends {
+		if b == name {
+			return true
+		}
+	}
+	return false
+}
+
+// validateSchedule accepts an interval (30s, 5m, 2h) or a 5-field cron
+// expression, the two forms SPEC.md allows.
+func validateSchedule(s string) error {
+	if s == "" {
+		return nil
+	}
+	if d, err := time.ParseDuration(s); err == nil {
+		if d < minInterval {
+			return api.Errorf(api.CodeInvalid, "schedule %q is too short: use at least %s", s, minInterval)
+		}
+		return nil
+	}
+	if len(strings.Fields(s)) != 5 {
+		return api.Errorf(api.CodeInvalid, "schedule %q is neither an interval (30s, 5m, 2h) nor a 5-field cron expression (\"*/15 * * * *\")", s)
+	}
+	if _, err := cron.ParseStandard(s); err != nil {
+		return api.Errorf(api.CodeInvalid, "schedule %q is not a valid cron expression: %v", s, err)
+	}
+	return nil
+}

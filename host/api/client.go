@@ -1,0 +1,143 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"syscall"
+	"time"
+)
+
+// Client is a typed client of the daemon's HTTP API. Every method is one
+// HTTP call; errors are *Error with the daemon's code, or CodeUnavailable
+// when the daemon cannot be reached.
+type Client struct {
+	BaseURL string
+	Token   string
+	HTTP    *http.Client
+}
+
+// NewClient returns a client for the daemon described by d.
+func NewClient(d DaemonInfo) *Client {
+	return &Client{BaseURL: d.URL(), Token: d.Token, HTTP: &http.Client{Timeout: 60 * time.Second}}
+}
+
+// Health is GET /health.
+func (c *Client) Health(ctx context.Context) (Health, error) {
+	var h Health
+	return h, c.do(ctx, http.MethodGet, "/health", nil, &h)
+}
+
+// Shutdown is POST /shutdown: the daemon stops after answering.
+func (c *Client) Shutdown(ctx context.Context) error {
+	return c.do(ctx, http.MethodPost, "/shutdown", nil, nil)
+}
+
+// ListAgents is GET /agents.
+func (c *Client) ListAgents(ctx context.Context) ([]Agent, error) {
+	var l AgentList
+	return l.Agents, c.do(ctx, http.MethodGet, "/agents", nil, &l)
+}
+
+// CreateAgent is POST /agents.
+func (c *Client) CreateAgent(ctx context.Context, s AgentSpec) (Agent, error) {
+	var a Agent
+	return a, c.do(ctx, http.MethodPost, "/agents", s, &a)
+}
+
+// GetAgent is GET /agents/{target}.
+func (c *Client) GetAgent(ctx context.Context, t Target) (Agent, error) {
+	var a Agent
+	return a, c.do(ctx, http.MethodGet, "/agents/"+url.PathEscape(t.String()), nil, &a)
+}
+
+// DeleteAgent is DELETE /agents/{target}.
+func (c *Client) DeleteAgent(ctx context.Context, t Target) error {
+	return c.do(ctx, http.MethodDelete, "/agents/"+url.PathEscape(t.String()), nil, nil)
+}
+
+// ListWorkflows is GET /workflows.
+func (c *Client) ListWorkflows(ctx context.Context) ([]Workflow, error) {
+	var l WorkflowList
+	return l.Workflows, c.do(ctx, http.MethodGet, "/workflows", nil, &l)
+}
+
+// GetWorkflow is GET /workflows/{name}/{tag}.
+func (c *Client) GetWorkflow(ctx context.Context, t Target) (Workflow, error) {
+	var w Workflow
+	return w, c.do(ctx, http.MethodGet, workflowPath(t), nil, &w)
+}
+
+// DeleteWorkflow is DELETE /workflows/{name}/{tag}.
+func (c *Client) DeleteWorkflow(ctx context.Context, t Target) error {
+	return c.do(ctx, http.MethodDelete, workflowPath(t), nil, nil)
+}
+
+func workflowPath(t Target) string {
+	return "/workflows/" + url.PathEscape(t.Workflow) + "/" + url.PathEscape(t.Tag)
+}
+
+// do sends one request. Connection failures are retried briefly (the daemon
+// may be finishing its start-up); everything else is returned as is.
+func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
+	var body []byte
+	if in != nil {
+		var err error
+		if body, err = json.Marshal(in); err != nil {
+			return fmt.Errorf("encode request: %w", err)
+		}
+	}
+	var resp *http.Response
+	for attempt := 0; ; attempt++ {
+		req, err := http.NewRequestWithContext(ctx, method, c.BaseURL+path, bytes.NewReader(body))
+		if err != nil {
+			return err
+		}
+		req.Header.Set("Authorization", "Bearer "+c.Token)
+		if in != nil {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		resp, err = c.HTTP.Do(req)
+		if err == nil {
+			break
+		}
+		if attempt >= 2 || !retryable(err) || ctx.Err() != nil {
+			return Errorf(CodeUnavailable, "daemon at %s is unreachable (%v): start it with `agent-worker daemon` or check `agent-worker status`", c.BaseURL, err)
+		}
+		select {
+		case <-time.After(time.Duration(100<<attempt) * time.Millisecond):
+		case <-ctx.Done():
+			return Errorf(CodeUnavailable, "daemon at %s is unreachable: %v", c.BaseURL, ctx.Err())
+		}
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 300 {
+		return decodeError(resp)
+	}
+	if out == nil {
+		_, _ = io.Copy(io.Discard, resp.Body)
+		return nil
+	}
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		return fmt.Errorf("decode %s %s response: %w", method, path, err)
+	}
+	return nil
+}
+
+func retryable(err error) bool {
+	return errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET)
+}
+
+func decodeError(resp *http.Response) error {
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	var e Error
+	if json.Unmarshal(b, &e) == nil && e.Code != "" {
+		return &e
+	}
+	return Errorf(CodeForStatus(resp.StatusCode), "daemon answered %s: %s", resp.Status, bytes.TrimSpace(b))
+}

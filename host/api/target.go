@@ -1,0 +1,132 @@
+package api
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// Defaults for the parts a target leaves out.
+const (
+	GlobalWorkflow = "global"
+	DefaultTag     = "main"
+)
+
+var (
+	agentNameRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]{0,63}$`)
+	scopeNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+)
+
+// reservedNames cannot be agents: they are senders or mention keywords with
+// a meaning of their own in the channel.
+var reservedNames = map[string]bool{"all": true, "system": true, "user": true}
+
+// Target names an agent (alice@review:pr-1) or a workflow:tag scope
+// (@review:pr-1). Agent is empty for a scope.
+type Target struct {
+	Agent    string
+	Workflow string
+	Tag      string
+}
+
+// IsScope reports whether the target names a workflow:tag rather than an agent.
+func (t Target) IsScope() bool { return t.Agent == "" }
+
+// String is the full form, agent@workflow:tag or @workflow:tag; it parses
+// back to the same target.
+func (t Target) String() string { return t.Agent + "@" + t.Workflow + ":" + t.Tag }
+
+// Display is the shortest form that parses back to the same target:
+// defaults are left out (alice, alice@review, alice@global:pr-1).
+func (t Target) Display() string {
+	switch {
+	case t.Tag != DefaultTag:
+		return t.Agent + "@" + t.Workflow + ":" + t.Tag
+	case t.Workflow != GlobalWorkflow || t.IsScope():
+		return t.Agent + "@" + t.Workflow
+	default:
+		return t.Agent
+	}
+}
+
+// ParseTarget reads the target syntax of SPEC.md. Unlike the anchor, it
+// rejects empty parts (alice@, @, alice@review:), a second @ or : and names
+// outside the allowed patterns, with an error that names the bad part.
+func ParseTarget(s string) (Target, error) {
+	if s == "" {
+		return Target{}, Errorf(CodeInvalid, "empty target: give an agent (alice, alice@review:pr-1) or a workflow (@review:pr-1)")
+	}
+	if strings.Count(s, "@") > 1 {
+		return Target{}, badTarget(s, "it has more than one '@' (write agent@workflow:tag)")
+	}
+	if strings.Count(s, ":") > 1 {
+		return Target{}, badTarget(s, "it has more than one ':' (write agent@workflow:tag)")
+	}
+	t := Target{Workflow: GlobalWorkflow, Tag: DefaultTag}
+	agent, scope, hasScope := strings.Cut(s, "@")
+	t.Agent = agent
+	if hasScope {
+		wf, tag, hasTag := strings.Cut(scope, ":")
+		if wf == "" {
+			return Target{}, badTarget(s, "the workflow after '@' is missing")
+		}
+		t.Workflow = wf
+		if hasTag {
+			if tag == "" {
+				return Target{}, badTarget(s, "the tag after ':' is missing")
+			}
+			t.Tag = tag
+		}
+	}
+	if !hasScope && agent == "" {
+		return Target{}, badTarget(s, "the agent name is missing")
+	}
+	if t.Agent != "" {
+		if err := ValidateAgentName(t.Agent); err != nil {
+			return Target{}, badTarget(s, err.Error())
+		}
+	}
+	if err := ValidateScopeName("workflow", t.Workflow); err != nil {
+		return Target{}, badTarget(s, err.Error())
+	}
+	if err := ValidateScopeName("tag", t.Tag); err != nil {
+		return Target{}, badTarget(s, err.Error())
+	}
+	return t, nil
+}
+
+// ParseAgentTarget is ParseTarget for commands that need an agent.
+func ParseAgentTarget(s string) (Target, error) {
+	t, err := ParseTarget(s)
+	if err == nil && t.IsScope() {
+		return Target{}, badTarget(s, "it names a workflow, but this command needs an agent (alice or alice@"+t.Workflow+":"+t.Tag+")")
+	}
+	return t, err
+}
+
+// ValidateAgentName checks an agent name against SPEC.md and the reserved
+// names.
+func ValidateAgentName(name string) error {
+	if !agentNameRE.MatchString(name) {
+		return Errorf(CodeInvalid, "agent name %q is invalid: use a letter, then up to 63 letters, digits, '_' or '-'", name)
+	}
+	if reservedNames[name] {
+		return Errorf(CodeInvalid, "agent name %q is reserved: pick another name", name)
+	}
+	return nil
+}
+
+// ValidateScopeName checks a workflow or tag name; kind says which in the
+// error.
+func ValidateScopeName(kind, name string) error {
+	if !scopeNameRE.MatchString(name) {
+		return Errorf(CodeInvalid, "%s name %q is invalid: use a letter or digit, then up to 63 letters, digits, '.', '_' or '-'", kind, name)
+	}
+	return nil
+}
+
+func badTarget(s, why string) error {
+	return Errorf(CodeInvalid, "bad target %s: %s", quote(s), why)
+}
+
+func quote(s string) string { return fmt.Sprintf("%q", s) }

@@ -1,0 +1,237 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+
+	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/store"
+)
+
+func (h *Host) daemonFilePath() string { return filepath.Join(h.cfg.Home, api.DaemonFile) }
+
+func (h *Host) handleHealth(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	counts, err := h.db.Counts(ctx)
+	if err != nil {
+		return err
+	}
+	agents, err := h.listAgents(ctx, store.AgentFilter{})
+	if err != nil {
+		return err
+	}
+	wfs, err := h.listWorkflows(ctx, agents)
+	if err != nil {
+		return err
+	}
+	problems := []string{}
+	for _, a := range agents {
+		if a.State == "failed" {
+			problems = append(problems, "agent "+a.Target+" failed: "+a.Error)
+		}
+	}
+	for _, wf := range wfs {
+		if wf.Error != "" {
+			problems = append(problems, "workflow "+wf.Target+": "+wf.Error)
+		}
+	}
+	now := h.cfg.Now()
+	writeJSON(w, http.StatusOK, api.Health{
+		Status: "ok", Version: api.Version, PID: os.Getpid(),
+		Listen: h.ln.Addr().String(), Home: h.cfg.Home, Database: h.db.Path(),
+		StartedAt: h.startedAt.UTC(), UptimeMS: now.Sub(h.startedAt).Milliseconds(),
+		Counts: api.Counts{Agents: counts.Agents, Workflows: counts.Workflows, Messages: counts.Messages, Runs: counts.Runs},
+		Agents: agents, Workflows: wfs, Problems: problems,
+	})
+	return nil
+}
+
+func (h *Host) handleShutdown(w http.ResponseWriter, r *http.Request) error {
+	writeJSON(w, http.StatusOK, api.Status{Status: "stopping"})
+	h.requestStop()
+	return nil
+}
+
+func (h *Host) handleListAgents(w http.ResponseWriter, r *http.Request) error {
+	agents, err := h.listAgents(r.Context(), store.AgentFilter{})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, api.AgentList{Agents: agents})
+	return nil
+}
+
+func (h *Host) handleCreateAgent(w http.ResponseWriter, r *http.Request) error {
+	var spec api.AgentSpec
+	if err := decodeJSON(w, r, &spec); err != nil {
+		return err
+	}
+	a, err := agentFromSpec(spec)
+	if err != nil {
+		return err
+	}
+	stored, err := h.db.CreateAgent(r.Context(), a)
+	if err != nil {
+		return err
+	}
+	h.log.Named("agents").Info("agent registered", "agent", targetOf(stored.Key()).String(), "backend", stored.Backend)
+	out, err := h.toAPIAgent(r.Context(), stored)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, out)
+	return nil
+}
+
+func (h *Host) handleGetAgent(w http.ResponseWriter, r *http.Request) error {
+	t, err := api.ParseAgentTarget(r.PathValue("target"))
+	if err != nil {
+		return err
+	}
+	a, err := h.db.GetAgent(r.Context(), keyOf(t))
+	if err != nil {
+		return err
+	}
+	out, err := h.toAPIAgent(r.Context(), a)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (h *Host) handleDeleteAgent(w http.ResponseWriter, r *http.Request) error {
+	t, err := api.ParseAgentTarget(r.PathValue("target"))
+	if err != nil {
+		return err
+	}
+	if err := h.db.DeleteAgent(r.Context(), keyOf(t)); err != nil {
+		return err
+	}
+	h.log.Named("agents").Info("agent removed", "agent", t.String())
+	writeJSON(w, http.StatusOK, api.Status{Status: "deleted", Target: t.Display()})
+	return nil
+}
+
+func (h *Host) handleListWorkflows(w http.ResponseWriter, r *http.Request) error {
+	wfs, err := h.listWorkflows(r.Context(), nil)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, api.WorkflowList{Workflows: wfs})
+	return nil
+}
+
+func (h *Host) handleGetWorkflow(w http.ResponseWriter, r *http.Request) error {
+	t, err := scopeFromPath(r)
+	if err != nil {
+		return err
+	}
+	wf, err := h.db.GetWorkflow(r.Context(), t.Workflow, t.Tag)
+	if err != nil {
+		return err
+	}
+	agents, err := h.listAgents(r.Context(), store.AgentFilter{Workflow: t.Workflow, Tag: t.Tag})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, toAPIWorkflow(wf, agents))
+	return nil
+}
+
+func (h *Host) handleDeleteWorkflow(w http.ResponseWriter, r *http.Request) error {
+	t, err := scopeFromPath(r)
+	if err != nil {
+		return err
+	}
+	if err := h.db.DeleteWorkflow(r.Context(), t.Workflow, t.Tag); err != nil {
+		return err
+	}
+	h.log.Named("workflows").Info("workflow removed", "workflow", t.String())
+	writeJSON(w, http.StatusOK, api.Status{Status: "deleted", Target: t.Display()})
+	return nil
+}
+
+func scopeFromPath(r *http.Request) (api.Target, error) {
+	return api.ParseTarget("@" + r.PathValue("name") + ":" + r.PathValue("tag"))
+}
+
+// listAgents returns agents in their wire form, with inbox depths.
+func (h *Host) listAgents(ctx context.Context, f store.AgentFilter) ([]api.Agent, error) {
+	rows, err := h.db.ListAgents(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]api.Agent, 0, len(rows))
+	for _, a := range rows {
+		wa, err := h.toAPIAgent(ctx, a)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, wa)
+	}
+	return out, nil
+}
+
+// listWorkflows returns workflows with their member names; agents, when the
+// caller already has them, saves a second query.
+func (h *Host) listWorkflows(ctx context.Context, agents []api.Agent) ([]api.Workflow, error) {
+	rows, err := h.db.ListWorkflows(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if agents == nil {
+		if agents, err = h.listAgents(ctx, store.AgentFilter{}); err != nil {
+			return nil, err
+		}
+	}
+	out := make([]api.Workflow, 0, len(rows))
+	for _, wf := range rows {
+		out = append(out, toAPIWorkflow(wf, agents))
+	}
+	return out, nil
+}
+
+func (h *Host) toAPIAgent(ctx context.Context, a store.Agent) (api.Agent, error) {
+	depth, err := h.db.InboxDepth(ctx, a.Key())
+	if err != nil {
+		return api.Agent{}, err
+	}
+	var cfg json.RawMessage
+	if len(a.Config) > 0 && string(a.Config) != "{}" {
+		cfg = a.Config
+	}
+	return api.Agent{
+		Name: a.Name, Workflow: a.Workflow, Tag: a.Tag, Target: targetOf(a.Key()).Display(),
+		Backend: a.Backend, Model: a.Model, System: a.System,
+		Schedule: a.Schedule, WakeupPrompt: a.WakeupPrompt, Config: cfg,
+		State: a.State, Task: a.Task, Error: a.Error, InboxDepth: depth,
+		CreatedAt: a.CreatedAt.UTC(), UpdatedAt: a.UpdatedAt.UTC(),
+	}, nil
+}
+
+// toAPIWorkflow attaches the names of wf's members from agents.
+func toAPIWorkflow(wf store.Workflow, agents []api.Agent) api.Workflow {
+	names := []string{}
+	for _, a := range agents {
+		if a.Workflow == wf.Name && a.Tag == wf.Tag {
+			names = append(names, a.Name)
+		}
+	}
+	return api.Workflow{
+		Name: wf.Name, Tag: wf.Tag, Target: api.Target{Workflow: wf.Name, Tag: wf.Tag}.Display(),
+		SourcePath: wf.SourcePath, State: wf.State, Error: wf.Error, Agents: names,
+		CreatedAt: wf.CreatedAt.UTC(),
+	}
+}
+
+func keyOf(t api.Target) store.AgentKey {
+	return store.AgentKey{Name: t.Agent, Workflow: t.Workflow, Tag: t.Tag}
+}
+
+func targetOf(k store.AgentKey) api.Target {
+	return api.Target{Agent: k.Name, Workflow: k.Workflow, Tag: k.Tag}
+}

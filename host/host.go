@@ -1,0 +1,226 @@
+package host
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/store"
+)
+
+// DefaultListen is where the daemon serves unless told otherwise.
+const DefaultListen = "127.0.0.1:5099"
+
+// Config is what the daemon is started with; zero values take the defaults.
+type Config struct {
+	// Home holds daemon.json, the lock, the database and logs.
+	Home string
+	// Listen is host:port for the HTTP API; port 0 picks a free port.
+	Listen string
+	// PluginsDirs are searched for plugins before the defaults.
+	PluginsDirs []string
+	// Logger is the root logger; each part logs through a Named child.
+	Logger hclog.Logger
+	// Now is the clock; tests inject one.
+	Now func() time.Time
+}
+
+// Host is a running daemon. New acquires everything (lock, store, socket) so
+// that a misconfiguration fails before Run; Run serves until its context ends
+// or a client asks for shutdown; Close releases what New acquired.
+type Host struct {
+	cfg       Config
+	log       hclog.Logger
+	db        *store.DB
+	lock      *os.File
+	ln        net.Listener
+	srv       *http.Server
+	token     string
+	startedAt time.Time
+
+	stopOnce sync.Once
+	stop     chan struct{} // closed by POST /shutdown
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// New prepares a daemon on cfg.Home: it takes the home's lock (failing with a
+// clear error if another daemon holds it), opens and migrates the store,
+// restores agents and workflows and binds the listen address.
+func New(cfg Config) (_ *Host, err error) {
+	if cfg.Home == "" {
+		cfg.Home = api.DefaultHome()
+	}
+	if cfg.Listen == "" {
+		cfg.Listen = DefaultListen
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = hclog.NewNullLogger()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	home, err := filepath.Abs(cfg.Home)
+	if err != nil {
+		return nil, fmt.Errorf("home %s: %w", cfg.Home, err)
+	}
+	cfg.Home = home
+	if err := os.MkdirAll(filepath.Join(home, api.LogDir), 0o700); err != nil {
+		return nil, fmt.Errorf("create home: %w", err)
+	}
+	h := &Host{cfg: cfg, log: cfg.Logger, stop: make(chan struct{}), startedAt: cfg.Now()}
+	defer func() {
+		if err != nil {
+			h.Close()
+		}
+	}()
+
+	if h.lock, err = lockHome(home); err != nil {
+		return nil, err
+	}
+	if old, err := api.ReadDaemonInfo(home); err == nil {
+		// We hold the lock, so whoever wrote this file is gone.
+		h.log.Warn("replacing stale daemon file", "pid", old.PID, "started_at", old.StartedAt)
+	}
+	if h.token, err = newToken(); err != nil {
+		return nil, err
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	h.db, err = store.Open(ctx, filepath.Join(home, api.DBFile), store.Options{Logger: h.log.Named("store"), Now: cfg.Now})
+	if err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	if err := h.restore(ctx); err != nil {
+		return nil, err
+	}
+
+	if h.ln, err = net.Listen("tcp", cfg.Listen); err != nil {
+		return nil, fmt.Errorf("listen on %s: %w (another program uses that address: pick another with --listen, port 0 picks a free one)", cfg.Listen, err)
+	}
+	httpLog := h.log.Named("http")
+	h.srv = &http.Server{
+		Handler:           h.routes(httpLog),
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          httpLog.StandardLogger(&hclog.StandardLoggerOptions{ForceLevel: hclog.Warn}),
+	}
+	return h, nil
+}
+
+// restore brings back the state a previous daemon left: agents that were
+// mid-run when it died are idle again (their run is gone with it).
+func (h *Host) restore(ctx context.Context) error {
+	n, err := h.db.ResetRunningAgents(ctx)
+	if err != nil {
+		return fmt.Errorf("restore agents: %w", err)
+	}
+	agents, err := h.db.ListAgents(ctx, store.AgentFilter{})
+	if err != nil {
+		return fmt.Errorf("restore agents: %w", err)
+	}
+	wfs, err := h.db.ListWorkflows(ctx)
+	if err != nil {
+		return fmt.Errorf("restore workflows: %w", err)
+	}
+	h.log.Info("restored state", "agents", len(agents), "workflows", len(wfs), "interrupted_runs", n)
+	return nil
+}
+
+// Addr is the address the HTTP API listens on (useful with port 0).
+func (h *Host) Addr() *net.TCPAddr { return h.ln.Addr().(*net.TCPAddr) }
+
+// Token is the bearer token clients must send.
+func (h *Host) Token() string { return h.token }
+
+// DB is the daemon's store.
+func (h *Host) DB() *store.DB { return h.db }
+
+// Info is what Run publishes as daemon.json.
+func (h *Host) Info() api.DaemonInfo {
+	a := h.Addr()
+	return api.DaemonInfo{
+		PID: os.Getpid(), Host: a.IP.String(), Port: a.Port, Token: h.token,
+		StartedAt: h.startedAt.UTC(), Version: api.Version,
+	}
+}
+
+// Run publishes daemon.json and serves the HTTP API until ctx is done or a
+// client calls POST /shutdown, then stops serving (letting requests in
+// flight finish for a few seconds) and removes daemon.json.
+func (h *Host) Run(ctx context.Context) error {
+	if err := api.WriteDaemonInfo(h.cfg.Home, h.Info()); err != nil {
+		return err
+	}
+	defer h.removeDaemonFile()
+
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- h.srv.Serve(h.ln) }()
+	h.log.Info("daemon ready", "listen", h.ln.Addr().String(), "home", h.cfg.Home, "pid", os.Getpid())
+
+	var err error
+	select {
+	case <-ctx.Done():
+		h.log.Info("stopping", "reason", "signal")
+	case <-h.stop:
+		h.log.Info("stopping", "reason", "shutdown request")
+	case err = <-serveErr:
+		err = fmt.Errorf("serve http: %w", err)
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if serr := h.srv.Shutdown(sctx); serr != nil && !errors.Is(serr, http.ErrServerClosed) {
+		h.log.Warn("http shutdown", "error", serr)
+	}
+	return err
+}
+
+// requestStop asks Run to return; safe to call many times.
+func (h *Host) requestStop() { h.stopOnce.Do(func() { close(h.stop) }) }
+
+func (h *Host) removeDaemonFile() {
+	path := filepath.Join(h.cfg.Home, api.DaemonFile)
+	if d, err := api.ReadDaemonInfo(h.cfg.Home); err == nil && d.PID != os.Getpid() {
+		return // not ours; never delete another daemon's file
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		h.log.Warn("remove daemon file", "error", err)
+	}
+}
+
+// Close releases the socket, the store and the lock. It is safe to call
+// after a failed New and more than once.
+func (h *Host) Close() error {
+	h.closeOnce.Do(func() {
+		var errs []error
+		if h.ln != nil {
+			_ = h.ln.Close() // already closed after Run
+		}
+		if h.db != nil {
+			errs = append(errs, h.db.Close())
+		}
+		errs = append(errs, unlockHome(h.lock))
+		h.closeErr = errors.Join(errs...)
+	})
+	return h.closeErr
+}
+
+func newToken() (string, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("make token: %w", err)
+	}
+	return hex.EncodeToString(b), nil
+}

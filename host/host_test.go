@@ -1,0 +1,379 @@
+package host
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/agent-worker/agent-worker/host/api"
+)
+
+// testHost is a daemon running in the test process on a free port.
+type testHost struct {
+	*Host
+	home   string
+	cancel context.CancelFunc
+	done   chan error
+
+	waitOnce, stopOnce sync.Once
+	runErr             error
+}
+
+func startHost(t *testing.T, home string) *testHost {
+	t.Helper()
+	h, err := New(Config{Home: home, Listen: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	th := &testHost{Host: h, home: home, cancel: cancel, done: make(chan error, 1)}
+	go func() { th.done <- h.Run(ctx) }()
+	// Run publishes daemon.json before serving; wait for it instead of sleeping.
+	c := th.client()
+	for i := 0; ; i++ {
+		if _, err := c.Health(context.Background()); err == nil {
+			break
+		} else if i == 200 {
+			t.Fatalf("daemon never became healthy: %v", err)
+		}
+	}
+	t.Cleanup(func() { th.stop(t) })
+	return th
+}
+
+// wait returns what Run returned, once it has.
+func (th *testHost) wait() error {
+	th.waitOnce.Do(func() { th.runErr = <-th.done })
+	return th.runErr
+}
+
+// stop ends Run and releases the host; safe to call twice.
+func (th *testHost) stop(t *testing.T) {
+	t.Helper()
+	th.stopOnce.Do(func() {
+		th.cancel()
+		if err := th.wait(); err != nil {
+			t.Errorf("Run: %v", err)
+		}
+		if err := th.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+}
+
+func (th *testHost) client() *api.Client { return api.NewClient(th.Info()) }
+
+func (th *testHost) url(path string) string { return th.Info().URL() + path }
+
+// call sends a raw request with the daemon's token unless auth is given.
+func (th *testHost) call(t *testing.T, method, path, body string, auth ...string) (int, api.Error, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(method, th.url(path), strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(auth) > 0 {
+		if auth[0] != "" {
+			req.Header.Set("Authorization", auth[0])
+		}
+	} else {
+		req.Header.Set("Authorization", "Bearer "+th.Token())
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var e api.Error
+	_ = json.Unmarshal(b, &e)
+	return resp.StatusCode, e, b
+}
+
+func TestEveryRouteNeedsTheToken(t *testing.T) {
+	t.Parallel()
+	th := startHost(t, t.TempDir())
+	routes := []struct{ method, path string }{
+		{"GET", "/health"}, {"POST", "/shutdown"}, {"GET", "/agents"}, {"POST", "/agents"},
+		{"GET", "/agents/alice"}, {"DELETE", "/agents/alice"}, {"GET", "/workflows"},
+		{"GET", "/workflows/global/main"}, {"DELETE", "/workflows/x/main"}, {"GET", "/no-such-route"},
+	}
+	auths := map[string]string{
+		"no header":    "",
+		"wrong token":  "Bearer " + strings.Repeat("0", 64),
+		"token scheme": "Token " + th.Token(),
+		"bare token":   th.Token(),
+		"empty bearer": "Bearer ",
+		"prefix only":  "Bearer " + th.Token()[:10],
+	}
+	for _, r := range routes {
+		for name, auth := range auths {
+			status, e, _ := th.call(t, r.method, r.path, `{"name":"x","backend":"mock"}`, auth)
+			if status != http.StatusUnauthorized || e.Code != api.CodeUnauthorized || !strings.Contains(e.Message, "daemon.json") {
+				t.Errorf("%s %s with %s: status %d, body %+v; want 401 unauthorized naming daemon.json", r.method, r.path, name, status, e)
+			}
+		}
+	}
+	// The shutdown attempts above were refused: the daemon still answers.
+	if _, err := th.client().Health(context.Background()); err != nil {
+		t.Fatalf("daemon stopped by an unauthenticated request: %v", err)
+	}
+}
+
+func TestDaemonFile(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	th := startHost(t, home)
+	path := filepath.Join(home, api.DaemonFile)
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Mode().Perm() != 0o600 {
+		t.Errorf("daemon.json mode = %v, want 0600", st.Mode().Perm())
+	}
+	d, err := api.ReadDaemonInfo(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.PID != os.Getpid() || d.Port != th.Addr().Port || d.Host != "127.0.0.1" || len(d.Token) != 64 || d.StartedAt.IsZero() {
+		t.Errorf("daemon.json = %+v; want our pid, port %d, host, 64-hex token, start time", d, th.Addr().Port)
+	}
+	th.stop(t)
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("daemon.json still there after stop: %v", err)
+	}
+}
+
+func TestSecondDaemonOnSameHomeRefused(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	startHost(t, home)
+	_, err := New(Config{Home: home, Listen: "127.0.0.1:0"})
+	if err == nil {
+		t.Fatal("second New on the same home succeeded")
+	}
+	if want := fmt.Sprintf("pid %d", os.Getpid()); !strings.Contains(err.Error(), want) {
+		t.Errorf("error %q does not name the running daemon (%s)", err, want)
+	}
+	if api.ErrorCode(err) != api.CodeConflict {
+		t.Errorf("code = %q, want conflict", api.ErrorCode(err))
+	}
+}
+
+func TestStaleDaemonFileReplaced(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	stale := api.DaemonInfo{PID: 1 << 22, Host: "127.0.0.1", Port: 1, Token: "old"}
+	if err := api.WriteDaemonInfo(home, stale); err != nil {
+		t.Fatal(err)
+	}
+	th := startHost(t, home)
+	d, err := api.ReadDaemonInfo(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Token == "old" || d.PID != os.Getpid() || d.Port != th.Addr().Port {
+		t.Errorf("stale daemon.json was not replaced: %+v", d)
+	}
+}
+
+func TestShutdownRoute(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	th := startHost(t, home)
+	if err := th.client().Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := th.wait(); err != nil {
+		t.Fatalf("Run after shutdown: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(home, api.DaemonFile)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("daemon.json still there after POST /shutdown: %v", err)
+	}
+}
+
+func TestAgentRequestErrors(t *testing.T) {
+	t.Parallel()
+	th := startHost(t, t.TempDir())
+	if status, _, b := th.call(t, "POST", "/agents", `{"name":"alice","backend":"mock"}`); status != http.StatusCreated {
+		t.Fatalf("create alice: %d %s", status, b)
+	}
+	tests := map[string]struct {
+		method, path, body string
+		status             int
+		code               api.Code
+		says               string
+	}{
+		"malformed JSON":   {"POST", "/agents", `{"name":`, 400, api.CodeInvalid, "malformed JSON"},
+		"not an object":    {"POST", "/agents", `["alice"]`, 400, api.CodeInvalid, "must be"},
+		"empty body":       {"POST", "/agents", ``, 400, api.CodeInvalid, "empty"},
+		"trailing data":    {"POST", "/agents", `{"name":"zed","backend":"mock"} {}`, 400, api.CodeInvalid, "exactly one"},
+		"unknown field":    {"POST", "/agents", `{"name":"bob","backend":"mock","modle":"x"}`, 400, api.CodeInvalid, `unknown field "modle"`},
+		"wrong type":       {"POST", "/agents", `{"name":7}`, 400, api.CodeInvalid, `"name" must be a string`},
+		"invalid name":     {"POST", "/agents", `{"name":"9lives","backend":"mock"}`, 400, api.CodeInvalid, "use a letter"},
+		"reserved name":    {"POST", "/agents", `{"name":"all","backend":"mock"}`, 400, api.CodeInvalid, "reserved"},
+		"bad workflow":     {"POST", "/agents", `{"name":"bob","backend":"mock","workflow":"a b"}`, 400, api.CodeInvalid, "workflow name"},
+		"unknown backend":  {"POST", "/agents", `{"name":"bob","backend":"gpt"}`, 400, api.CodeInvalid, "use one of"},
+		"sdk needs model":  {"POST", "/agents", `{"name":"bob","backend":"sdk"}`, 400, api.CodeInvalid, "--model"},
+		"bad schedule":     {"POST", "/agents", `{"name":"bob","backend":"mock","schedule":"every day"}`, 400, api.CodeInvalid, "cron"},
+		"bad cron":         {"POST", "/agents", `{"name":"bob","backend":"mock","schedule":"99 * * * *"}`, 400, api.CodeInvalid, "not a valid cron"},
+		"tiny interval":    {"POST", "/agents", `{"name":"bob","backend":"mock","schedule":"1ms"}`, 400, api.CodeInvalid, "at least"},
+		"prompt no sched":  {"POST", "/agents", `{"name":"bob","backend":"mock","wakeup_prompt":"hi"}`, 400, api.CodeInvalid, "needs a schedule"},
+		"config not obj":   {"POST", "/agents", `{"name":"bob","backend":"mock","config":[1]}`, 400, api.CodeInvalid, "JSON object"},
+		"duplicate":        {"POST", "/agents", `{"name":"alice","backend":"mock"}`, 409, api.CodeConflict, "already exists"},
+		"too large":        {"POST", "/agents", `{"name":"bob","backend":"mock","system":"` + strings.Repeat("x", maxBodyBytes) + `"}`, 413, api.CodeTooLarge, "larger than"},
+		"unknown agent":    {"GET", "/agents/nobody", ``, 404, api.CodeNotFound, "not found"},
+		"delete unknown":   {"DELETE", "/agents/nobody@wf:t", ``, 404, api.CodeNotFound, "not found"},
+		"bad target":       {"GET", "/agents/a@b@c", ``, 400, api.CodeInvalid, "more than one '@'"},
+		"scope as agent":   {"GET", "/agents/@review", ``, 400, api.CodeInvalid, "needs an agent"},
+		"unknown workflow": {"GET", "/workflows/nope/main", ``, 404, api.CodeNotFound, "not found"},
+		"delete global":    {"DELETE", "/workflows/global/main", ``, 400, api.CodeInvalid, "cannot be deleted"},
+		"unknown route":    {"GET", "/nope", ``, 404, api.CodeNotFound, "no route"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			status, e, b := th.call(t, tc.method, tc.path, tc.body)
+			if status != tc.status || e.Code != tc.code || !strings.Contains(e.Message, tc.says) {
+				t.Errorf("%s %s: got %d %s; want %d %s saying %q", tc.method, tc.path, status, b, tc.status, tc.code, tc.says)
+			}
+		})
+	}
+	// None of the refused requests left anything behind.
+	agents, err := th.client().ListAgents(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(agents) != 1 || agents[0].Name != "alice" {
+		t.Errorf("agents after refused requests = %+v, want only alice", agents)
+	}
+}
+
+func TestInternalErrorsHideDetails(t *testing.T) {
+	t.Parallel()
+	th := startHost(t, t.TempDir())
+	th.DB().Close() // every query now fails inside the store
+	status, e, _ := th.call(t, "GET", "/agents", "")
+	if status != 500 || e.Code != api.CodeInternal || strings.Contains(e.Message, "sql") || strings.Contains(e.Message, "pool") {
+		t.Errorf("GET /agents on a closed store: %d %+v; want 500 internal without internals", status, e)
+	}
+}
+
+func TestConcurrentCreates(t *testing.T) {
+	t.Parallel()
+	th := startHost(t, t.TempDir())
+	post := func(name string) int {
+		body, _ := json.Marshal(api.AgentSpec{Name: name, Backend: "mock"})
+		req, _ := http.NewRequest("POST", th.url("/agents"), bytes.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+th.Token())
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Error(err)
+			return 0
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	statuses := make([]int, 200)
+	var wg sync.WaitGroup
+	for i := range 100 {
+		wg.Add(2)
+		go func() { defer wg.Done(); statuses[i] = post(fmt.Sprintf("agent%03d", i)) }()
+		go func() { defer wg.Done(); statuses[100+i] = post("same") }()
+	}
+	wg.Wait()
+	created, conflicts := 0, 0
+	for i, s := range statuses {
+		switch {
+		case i < 100 && s != http.StatusCreated:
+			t.Errorf("distinct agent%03d: status %d, want 201", i, s)
+		case i >= 100 && s == http.StatusCreated:
+			created++
+		case i >= 100 && s == http.StatusConflict:
+			conflicts++
+		case i >= 100:
+			t.Errorf("same-name create: status %d, want 201 or 409", s)
+		}
+	}
+	if created != 1 || conflicts != 99 {
+		t.Errorf("same-name creates: %d created, %d conflicts; want 1 and 99", created, conflicts)
+	}
+	agents, err := th.client().ListAgents(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(agents) != 101 {
+		t.Errorf("%d agents listed, want 101", len(agents))
+	}
+}
+
+func TestAgentsSurviveRestart(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	th := startHost(t, home)
+	ctx := context.Background()
+	specs := []api.AgentSpec{
+		{Name: "alice", Backend: "mock", System: "be brief"},
+		{Name: "bob", Backend: "sdk", Model: "anthropic/claude-sonnet-4-5", Workflow: "review", Tag: "pr-1",
+			Schedule: "*/15 * * * *", WakeupPrompt: "check the queue", Config: json.RawMessage(`{"max_steps":5}`)},
+	}
+	var before []api.Agent
+	for _, s := range specs {
+		a, err := th.client().CreateAgent(ctx, s)
+		if err != nil {
+			t.Fatalf("create %s: %v", s.Name, err)
+		}
+		before = append(before, a)
+	}
+	th.stop(t)
+
+	th2 := startHost(t, home)
+	after, err := th2.client().ListAgents(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(before, after, cmpopts.EquateApproxTime(0)); diff != "" {
+		t.Errorf("agents after restart (-before +after):\n%s", diff)
+	}
+	wf, err := th2.client().GetWorkflow(ctx, api.Target{Workflow: "review", Tag: "pr-1"})
+	if err != nil || !cmp.Equal(wf.Agents, []string{"bob"}) {
+		t.Errorf("workflow review:pr-1 after restart = %+v, %v; want member bob", wf, err)
+	}
+}
+
+func TestHealthReportsState(t *testing.T) {
+	t.Parallel()
+	th := startHost(t, t.TempDir())
+	ctx := context.Background()
+	for _, n := range []string{"alice", "bob"} {
+		if _, err := th.client().CreateAgent(ctx, api.AgentSpec{Name: n, Backend: "mock"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := th.DB().SetAgentState(ctx, keyOf(api.Target{Agent: "bob", Workflow: "global", Tag: "main"}), "failed", "model said no"); err != nil {
+		t.Fatal(err)
+	}
+	h, err := th.client().Health(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.PID != os.Getpid() || h.Counts.Agents != 2 || h.Counts.Workflows != 1 || len(h.Agents) != 2 {
+		t.Errorf("health = %+v; want our pid, 2 agents, 1 workflow", h)
+	}
+	if want := []string{"agent bob failed: model said no"}; !cmp.Equal(h.Problems, want) {
+		t.Errorf("problems = %q, want %q", h.Problems, want)
+	}
+}

@@ -1,0 +1,172 @@
+package host
+
+import (
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/store"
+)
+
+// maxBodyBytes bounds every request body; agent specs and messages are small
+// and large content goes through resources.
+const maxBodyBytes = 1 << 20
+
+// routes is the whole HTTP API. Every route sits behind the bearer check.
+func (h *Host) routes(log hclog.Logger) http.Handler {
+	mux := http.NewServeMux()
+	handle := func(pattern string, fn handlerFunc) { mux.Handle(pattern, apiHandler{fn, log}) }
+
+	handle("GET /health", h.handleHealth)
+	handle("POST /shutdown", h.handleShutdown)
+	handle("GET /agents", h.handleListAgents)
+	handle("POST /agents", h.handleCreateAgent)
+	handle("GET /agents/{target}", h.handleGetAgent)
+	handle("DELETE /agents/{target}", h.handleDeleteAgent)
+	handle("GET /workflows", h.handleListWorkflows)
+	handle("GET /workflows/{name}/{tag}", h.handleGetWorkflow)
+	handle("DELETE /workflows/{name}/{tag}", h.handleDeleteWorkflow)
+	handle("/", func(w http.ResponseWriter, r *http.Request) error {
+		return api.Errorf(api.CodeNotFound, "no route %s %s: see `agent-worker --help` for what the daemon serves", r.Method, r.URL.Path)
+	})
+	return h.requireToken(logRequests(log, mux))
+}
+
+// handlerFunc is an HTTP handler that reports failure by returning an error,
+// so every route answers errors in the same JSON shape.
+type handlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+type apiHandler struct {
+	fn  handlerFunc
+	log hclog.Logger
+}
+
+func (a apiHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	defer func() {
+		if p := recover(); p != nil {
+			a.log.Error("handler panic", "method", r.Method, "path", r.URL.Path, "panic", p, "stack", string(debug.Stack()))
+			writeError(w, a.log, r, fmt.Errorf("panic: %v", p))
+		}
+	}()
+	if err := a.fn(w, r); err != nil {
+		writeError(w, a.log, r, err)
+	}
+}
+
+// toAPIError classifies err for the wire. Anything unclassified is an
+// internal error whose details stay in the daemon log.
+func toAPIError(err error) *api.Error {
+	var ae *api.Error
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &ae):
+		return ae
+	case errors.As(err, &tooBig):
+		return api.Errorf(api.CodeTooLarge, "request body is larger than %d bytes", tooBig.Limit)
+	}
+	switch store.ErrorCode(err) {
+	case store.CodeInvalid:
+		return &api.Error{Code: api.CodeInvalid, Message: err.Error()}
+	case store.CodeNotFound:
+		return &api.Error{Code: api.CodeNotFound, Message: err.Error()}
+	case store.CodeConflict:
+		return &api.Error{Code: api.CodeConflict, Message: err.Error()}
+	}
+	return nil
+}
+
+func writeError(w http.ResponseWriter, log hclog.Logger, r *http.Request, err error) {
+	ae := toAPIError(err)
+	if ae == nil {
+		log.Error("request failed", "method", r.Method, "path", r.URL.Path, "error", err)
+		ae = api.Errorf(api.CodeInternal, "internal error in the daemon: see its log for details")
+	}
+	writeJSON(w, api.HTTPStatus(ae.Code), ae)
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// decodeJSON reads exactly one JSON object of bounded size into v and
+// rejects unknown fields, so a typo in a client is an error, not a default.
+func decodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var tooBig *http.MaxBytesError
+		var syn *json.SyntaxError
+		var typ *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &tooBig):
+			return err
+		case errors.Is(err, io.EOF):
+			return api.Errorf(api.CodeInvalid, "request body is empty: send a JSON object")
+		case errors.As(err, &syn), errors.Is(err, io.ErrUnexpectedEOF):
+			return api.Errorf(api.CodeInvalid, "malformed JSON in request body: %v", err)
+		case errors.As(err, &typ):
+			return api.Errorf(api.CodeInvalid, "field %q must be a %s, not a JSON %s", typ.Field, typ.Type, typ.Value)
+		case strings.HasPrefix(err.Error(), "json: unknown field "):
+			return api.Errorf(api.CodeInvalid, "%s in request body: remove it (the daemon accepts only documented fields)", strings.TrimPrefix(err.Error(), "json: "))
+		}
+		return api.Errorf(api.CodeInvalid, "bad request body: %v", err)
+	}
+	if dec.More() {
+		return api.Errorf(api.CodeInvalid, "request body has data after the JSON object: send exactly one object")
+	}
+	return nil
+}
+
+// requireToken rejects any request without the daemon's bearer token. The
+// comparison takes constant time so the token cannot be guessed byte by byte.
+func (h *Host) requireToken(next http.Handler) http.Handler {
+	want := []byte("Bearer " + h.token)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got := []byte(r.Header.Get("Authorization"))
+		if subtle.ConstantTimeCompare(got, want) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="agent-worker"`)
+			writeJSON(w, http.StatusUnauthorized, api.Errorf(api.CodeUnauthorized,
+				"missing or wrong bearer token: send `Authorization: Bearer <token>` with the token from %s", h.daemonFilePath()))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// statusRecorder remembers the status for the request log.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (s *statusRecorder) WriteHeader(code int) {
+	s.status = code
+	s.ResponseWriter.WriteHeader(code)
+}
+
+// Flush keeps streaming responses (SSE) working through the recorder.
+func (s *statusRecorder) Flush() {
+	if f, ok := s.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func logRequests(log hclog.Logger, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+		next.ServeHTTP(rec, r)
+		log.Debug("request", "method", r.Method, "path", r.URL.Path, "status", rec.status, "ms", time.Since(start).Milliseconds())
+	})
+}

@@ -1,0 +1,222 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"zombiezen.com/go/sqlite"
+	"zombiezen.com/go/sqlite/sqlitex"
+)
+
+// AgentKey addresses one agent: names are unique only within a
+// workflow:tag, so every lookup needs all three parts.
+type AgentKey struct {
+	Name, Workflow, Tag string
+}
+
+// String formats the key as users write it, "name@workflow:tag", so that
+// messages and logs name agents the same way the CLI does.
+func (k AgentKey) String() string { return k.Name + "@" + k.Workflow + ":" + k.Tag }
+
+// Agent is the stored definition and live state of one agent.
+type Agent struct {
+	Name, Workflow, Tag    string
+	Backend, Model, System string
+	Schedule, WakeupPrompt string
+	// Config holds backend-specific extras the store does not interpret.
+	// It must be a JSON value; empty is stored as {}.
+	Config json.RawMessage
+	// State is idle, running, failed or stopped; empty on create means idle.
+	State string
+	Task  string
+	// Error explains the last failure, so that status can show why an agent
+	// is failed without digging through logs.
+	Error                string
+	CreatedAt, UpdatedAt time.Time
+}
+
+// Key returns the agent's address.
+func (a Agent) Key() AgentKey { return AgentKey{Name: a.Name, Workflow: a.Workflow, Tag: a.Tag} }
+
+// AgentFilter narrows ListAgents; an empty field matches any value.
+type AgentFilter struct {
+	Workflow, Tag string
+}
+
+// agentStates mirrors the CHECK in the schema, so that a bad state is
+// reported with a readable message before SQLite rejects it.
+var agentStates = map[string]bool{"idle": true, "running": true, "failed": true, "stopped": true}
+
+const agentColumns = `name, workflow, tag, backend, model, system, schedule, wakeup_prompt,
+	config_json, state, task, error, created_at, updated_at`
+
+func scanAgent(s *sqlite.Stmt) Agent {
+	return Agent{
+		Name: s.ColumnText(0), Workflow: s.ColumnText(1), Tag: s.ColumnText(2),
+		Backend: s.ColumnText(3), Model: s.ColumnText(4), System: s.ColumnText(5),
+		Schedule: s.ColumnText(6), WakeupPrompt: s.ColumnText(7),
+		Config: json.RawMessage(s.ColumnText(8)),
+		State:  s.ColumnText(9), Task: s.ColumnText(10), Error: s.ColumnText(11),
+		CreatedAt: fromMs(s.ColumnInt64(12)), UpdatedAt: fromMs(s.ColumnInt64(13)),
+	}
+}
+
+// CreateAgent stores a new agent and returns it as stored (defaults filled,
+// timestamps set). Its workflow is created, running, if it does not exist
+// yet, so that defining an agent is enough to start using a workflow:tag.
+func (db *DB) CreateAgent(ctx context.Context, a Agent) (Agent, error) {
+	if a.Name == "" || a.Workflow == "" || a.Tag == "" {
+		return Agent{}, Errorf(CodeInvalid, "agent %q: name, workflow and tag are required", a.Key())
+	}
+	if a.State == "" {
+		a.State = "idle"
+	}
+	if !agentStates[a.State] {
+		return Agent{}, Errorf(CodeInvalid, "agent %q: unknown state %q", a.Key(), a.State)
+	}
+	if len(a.Config) == 0 {
+		a.Config = json.RawMessage("{}")
+	}
+	if !json.Valid(a.Config) {
+		return Agent{}, Errorf(CodeInvalid, "agent %q: config is not valid JSON", a.Key())
+	}
+	var stored Agent
+	err := db.write(ctx, func(conn *sqlite.Conn) error {
+		now := db.nowMs()
+		err := sqlitex.Execute(conn, `INSERT INTO workflows (name, tag, state, created_at, updated_at)
+			VALUES (?, ?, 'running', ?, ?) ON CONFLICT DO NOTHING`,
+			&sqlitex.ExecOptions{Args: []any{a.Workflow, a.Tag, now, now}})
+		if err != nil {
+			return err
+		}
+		err = sqlitex.Execute(conn, `INSERT INTO agents (`+agentColumns+`)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			&sqlitex.ExecOptions{Args: []any{a.Name, a.Workflow, a.Tag, a.Backend, a.Model, a.System,
+				a.Schedule, a.WakeupPrompt, string(a.Config), a.State, a.Task, a.Error, now, now}})
+		if isConflict(err) {
+			return Errorf(CodeConflict, "agent %q already exists", a.Key())
+		}
+		if err != nil {
+			return err
+		}
+		stored, err = getAgent(conn, a.Key())
+		return err
+	})
+	return stored, err
+}
+
+// GetAgent returns one agent, or a CodeNotFound error.
+func (db *DB) GetAgent(ctx context.Context, k AgentKey) (Agent, error) {
+	var a Agent
+	err := db.read(ctx, func(conn *sqlite.Conn) (err error) {
+		a, err = getAgent(conn, k)
+		return err
+	})
+	return a, err
+}
+
+func getAgent(conn *sqlite.Conn, k AgentKey) (Agent, error) {
+	var a Agent
+	found := false
+	err := sqlitex.Execute(conn, `SELECT `+agentColumns+` FROM agents WHERE workflow = ? AND tag = ? AND name = ?`,
+		&sqlitex.ExecOptions{Args: []any{k.Workflow, k.Tag, k.Name}, ResultFunc: func(s *sqlite.Stmt) error {
+			a, found = scanAgent(s), true
+			return nil
+		}})
+	if err == nil && !found {
+		err = Errorf(CodeNotFound, "agent %q not found", k)
+	}
+	return a, err
+}
+
+// ListAgents returns the agents that match f, ordered by workflow, tag and
+// name so that listings are stable.
+func (db *DB) ListAgents(ctx context.Context, f AgentFilter) ([]Agent, error) {
+	var as []Agent
+	err := db.read(ctx, func(conn *sqlite.Conn) error {
+		return sqlitex.Execute(conn, `SELECT `+agentColumns+` FROM agents
+			WHERE (?1 = '' OR workflow = ?1) AND (?2 = '' OR tag = ?2)
+			ORDER BY workflow, tag, name`,
+			&sqlitex.ExecOptions{Args: []any{f.Workflow, f.Tag}, ResultFunc: func(s *sqlite.Stmt) error {
+				as = append(as, scanAgent(s))
+				return nil
+			}})
+	})
+	return as, err
+}
+
+// SetAgentState records a state change and the error that caused it (""
+// to clear it), which is how the scheduler reports progress and failures.
+func (db *DB) SetAgentState(ctx context.Context, k AgentKey, state, errMsg string) error {
+	if !agentStates[state] {
+		return Errorf(CodeInvalid, "agent %q: unknown state %q", k, state)
+	}
+	return db.write(ctx, func(conn *sqlite.Conn) error {
+		err := sqlitex.Execute(conn, `UPDATE agents SET state = ?, error = ?, updated_at = ?
+			WHERE workflow = ? AND tag = ? AND name = ?`,
+			&sqlitex.ExecOptions{Args: []any{state, errMsg, db.nowMs(), k.Workflow, k.Tag, k.Name}})
+		if err == nil && conn.Changes() == 0 {
+			err = Errorf(CodeNotFound, "agent %q not found", k)
+		}
+		return err
+	})
+}
+
+// DeleteAgent removes an agent together with its inbox cursor, inbox
+// entries, sessions and tokens (by foreign-key cascade), so that a new agent
+// of the same name starts clean. Its runs stay as history.
+func (db *DB) DeleteAgent(ctx context.Context, k AgentKey) error {
+	return db.write(ctx, func(conn *sqlite.Conn) error {
+		err := sqlitex.Execute(conn, `DELETE FROM agents WHERE workflow = ? AND tag = ? AND name = ?`,
+			&sqlitex.ExecOptions{Args: []any{k.Workflow, k.Tag, k.Name}})
+		if err == nil && conn.Changes() == 0 {
+			err = Errorf(CodeNotFound, "agent %q not found", k)
+		}
+		return err
+	})
+}
+
+// ResetRunningAgents is called once at daemon start-up: no run survives the
+// daemon, so agents still marked running belong to a dead process and go
+// back to idle, where the scheduler picks them up again. It returns how
+// many were reset.
+func (db *DB) ResetRunningAgents(ctx context.Context) (int, error) {
+	n := 0
+	err := db.write(ctx, func(conn *sqlite.Conn) error {
+		err := sqlitex.Execute(conn, `UPDATE agents SET state = 'idle', updated_at = ? WHERE state = 'running'`,
+			&sqlitex.ExecOptions{Args: []any{db.nowMs()}})
+		n = conn.Changes()
+		return err
+	})
+	return n, err
+}
+
+// inboxDepthSQL counts an agent's unread inbox entries with a range scan of
+// the message_recipients primary key; the first column says whether the
+// agent exists, so that one statement gives a consistent answer.
+const inboxDepthSQL = `SELECT
+	EXISTS (SELECT 1 FROM agents WHERE workflow = ?1 AND tag = ?2 AND name = ?3),
+	(SELECT count(*) FROM message_recipients
+	 WHERE workflow = ?1 AND tag = ?2 AND agent = ?3
+	   AND seq > coalesce((SELECT cursor FROM inbox_ack WHERE workflow = ?1 AND tag = ?2 AND agent = ?3), 0))`
+
+// InboxDepth returns how many messages wait in an agent's inbox (past its
+// ack cursor), which the scheduler uses to decide whether to wake it.
+func (db *DB) InboxDepth(ctx context.Context, k AgentKey) (int, error) {
+	n := 0
+	err := db.read(ctx, func(conn *sqlite.Conn) error {
+		exists := false
+		err := sqlitex.Execute(conn, inboxDepthSQL, &sqlitex.ExecOptions{
+			Args: []any{k.Workflow, k.Tag, k.Name},
+			ResultFunc: func(s *sqlite.Stmt) error {
+				exists, n = s.ColumnBool(0), s.ColumnInt(1)
+				return nil
+			}})
+		if err == nil && !exists {
+			err = Errorf(CodeNotFound, "agent %q not found", k)
+		}
+		return err
+	})
+	return n, err
+}

@@ -1,0 +1,275 @@
+package store
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"zombiezen.com/go/sqlite"
+	"zombiezen.com/go/sqlite/sqlitex"
+)
+
+// ignoreTimes compares agents and workflows without their timestamps,
+// which TestInjectedNow covers.
+var ignoreTimes = cmpopts.IgnoreFields(Agent{}, "CreatedAt", "UpdatedAt")
+
+func TestAgentCRUD(t *testing.T) {
+	t.Parallel()
+	db := openTest(t)
+	ctx := t.Context()
+
+	in := Agent{Name: "alice", Workflow: "global", Tag: "main", Backend: "mock", Model: "m1"}
+	created, err := db.CreateAgent(ctx, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := in
+	want.State, want.Config = "idle", json.RawMessage("{}")
+	if diff := cmp.Diff(want, created, ignoreTimes); diff != "" {
+		t.Errorf("CreateAgent returned (-want +got):\n%s", diff)
+	}
+	got, err := db.GetAgent(ctx, in.Key())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(created, got); diff != "" {
+		t.Errorf("GetAgent (-created +got):\n%s", diff)
+	}
+
+	if err := db.SetAgentState(ctx, in.Key(), "failed", "backend exited 1"); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = db.GetAgent(ctx, in.Key())
+	if got.State != "failed" || got.Error != "backend exited 1" {
+		t.Errorf("after SetAgentState: state %q error %q", got.State, got.Error)
+	}
+
+	for _, k := range []AgentKey{{"bob", "global", "main"}, {"carol", "review", "pr-2"}, {"dave", "review", "pr-1"}} {
+		if _, err := db.CreateAgent(ctx, Agent{Name: k.Name, Workflow: k.Workflow, Tag: k.Tag}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	list := func(f AgentFilter) []AgentKey {
+		as, err := db.ListAgents(ctx, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var keys []AgentKey
+		for _, a := range as {
+			keys = append(keys, a.Key())
+		}
+		return keys
+	}
+	for name, tc := range map[string]struct {
+		f    AgentFilter
+		want []AgentKey
+	}{
+		"all, ordered": {AgentFilter{}, []AgentKey{
+			{"alice", "global", "main"}, {"bob", "global", "main"}, {"dave", "review", "pr-1"}, {"carol", "review", "pr-2"}}},
+		"by workflow": {AgentFilter{Workflow: "review"}, []AgentKey{{"dave", "review", "pr-1"}, {"carol", "review", "pr-2"}}},
+		"by tag":      {AgentFilter{Tag: "pr-2"}, []AgentKey{{"carol", "review", "pr-2"}}},
+		"no match":    {AgentFilter{Workflow: "nope"}, nil},
+	} {
+		if diff := cmp.Diff(tc.want, list(tc.f)); diff != "" {
+			t.Errorf("ListAgents %s (-want +got):\n%s", name, diff)
+		}
+	}
+
+	// A new workflow:tag is created, running, with its first agent.
+	w, err := db.GetWorkflow(ctx, "review", "pr-2")
+	if err != nil || w.State != "running" {
+		t.Errorf("GetWorkflow(review:pr-2) = %+v, %v; want a running workflow", w, err)
+	}
+
+	if err := db.DeleteAgent(ctx, in.Key()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.GetAgent(ctx, in.Key()); ErrorCode(err) != CodeNotFound {
+		t.Errorf("GetAgent after delete: %v, want not found", err)
+	}
+}
+
+func TestAgentErrors(t *testing.T) {
+	t.Parallel()
+	db := openTest(t)
+	ctx := t.Context()
+	alice := AgentKey{"alice", "global", "main"}
+	if _, err := db.CreateAgent(ctx, Agent{Name: "alice", Workflow: "global", Tag: "main"}); err != nil {
+		t.Fatal(err)
+	}
+	missing := AgentKey{"zed", "global", "main"}
+
+	for name, tc := range map[string]struct {
+		call     func() error
+		code     Code
+		contains string
+	}{
+		"duplicate": {func() error {
+			_, err := db.CreateAgent(ctx, Agent{Name: "alice", Workflow: "global", Tag: "main"})
+			return err
+		}, CodeConflict, `agent "alice@global:main" already exists`},
+		"empty name": {func() error {
+			_, err := db.CreateAgent(ctx, Agent{Workflow: "global", Tag: "main"})
+			return err
+		}, CodeInvalid, "required"},
+		"empty tag": {func() error {
+			_, err := db.CreateAgent(ctx, Agent{Name: "x", Workflow: "global"})
+			return err
+		}, CodeInvalid, "required"},
+		"unknown state on create": {func() error {
+			_, err := db.CreateAgent(ctx, Agent{Name: "x", Workflow: "global", Tag: "main", State: "dancing"})
+			return err
+		}, CodeInvalid, `unknown state "dancing"`},
+		"config not JSON": {func() error {
+			_, err := db.CreateAgent(ctx, Agent{Name: "x", Workflow: "global", Tag: "main", Config: []byte("{")})
+			return err
+		}, CodeInvalid, "JSON"},
+		"get missing": {func() error {
+			_, err := db.GetAgent(ctx, missing)
+			return err
+		}, CodeNotFound, `agent "zed@global:main" not found`},
+		"set state of missing": {func() error { return db.SetAgentState(ctx, missing, "idle", "") }, CodeNotFound, "not found"},
+		"set unknown state":    {func() error { return db.SetAgentState(ctx, alice, "dancing", "") }, CodeInvalid, "dancing"},
+		"delete missing":       {func() error { return db.DeleteAgent(ctx, missing) }, CodeNotFound, "not found"},
+		"inbox of missing": {func() error {
+			_, err := db.InboxDepth(ctx, missing)
+			return err
+		}, CodeNotFound, "not found"},
+	} {
+		err := tc.call()
+		if ErrorCode(err) != tc.code || err == nil || !strings.Contains(err.Error(), tc.contains) {
+			t.Errorf("%s: err = %v (code %q), want code %q mentioning %q", name, err, ErrorCode(err), tc.code, tc.contains)
+		}
+	}
+}
+
+func TestConstraintErrorsAreTyped(t *testing.T) {
+	t.Parallel()
+	db := openTest(t)
+	exec := func(query string) error {
+		return db.write(t.Context(), func(conn *sqlite.Conn) error { return sqlitex.Execute(conn, query, nil) })
+	}
+	for query, want := range map[string]Code{
+		`INSERT INTO workflows (name, tag, created_at, updated_at) VALUES ('global', 'main', 0, 0)`:         CodeConflict,
+		`INSERT INTO agents (name, workflow, tag, created_at, updated_at) VALUES ('a', 'no', 'such', 0, 0)`: CodeInvalid,
+		`INSERT INTO workflows (name, tag, state, created_at, updated_at) VALUES ('w', 't', 'bad', 0, 0)`:   CodeInvalid,
+	} {
+		if err := exec(query); ErrorCode(err) != want {
+			t.Errorf("%s: err = %v (code %q), want code %q", query, err, ErrorCode(err), want)
+		}
+	}
+}
+
+func TestResetRunningAgents(t *testing.T) {
+	t.Parallel()
+	db := openTest(t)
+	ctx := t.Context()
+	states := map[string]string{"a": "running", "b": "running", "c": "failed", "d": "idle", "e": "stopped"}
+	for name, state := range states {
+		if _, err := db.CreateAgent(ctx, Agent{Name: name, Workflow: "w", Tag: "t", State: state}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n, err := db.ResetRunningAgents(ctx)
+	if err != nil || n != 2 {
+		t.Errorf("ResetRunningAgents = %d, %v; want 2", n, err)
+	}
+	as, err := db.ListAgents(ctx, AgentFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, a := range as {
+		got[a.Name] = a.State
+	}
+	want := map[string]string{"a": "idle", "b": "idle", "c": "failed", "d": "idle", "e": "stopped"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("states after reset (-want +got):\n%s", diff)
+	}
+}
+
+// addMessage writes a message to workflow:tag addressed to the given agents,
+// the way the channel code does, and returns its seq.
+func addMessage(t *testing.T, db *DB, id, workflow, tag string, to ...string) int {
+	t.Helper()
+	mustExec(t, db, `INSERT INTO messages (id, workflow, tag, sender, content, created_at) VALUES (?, ?, ?, 'user', 'hi', 0)`, id, workflow, tag)
+	for _, agent := range to {
+		mustExec(t, db, `INSERT INTO message_recipients (workflow, tag, agent, seq) SELECT workflow, tag, ?, seq FROM messages WHERE id = ?`, agent, id)
+	}
+	return queryInt(t, db, `SELECT seq FROM messages WHERE id = ?`, id)
+}
+
+func TestInboxDepth(t *testing.T) {
+	t.Parallel()
+	db := openTest(t)
+	ctx := t.Context()
+	alice, bob, other := AgentKey{"alice", "team", "t"}, AgentKey{"bob", "team", "t"}, AgentKey{"alice", "team", "t2"}
+	for _, k := range []AgentKey{alice, bob, other} {
+		if _, err := db.CreateAgent(ctx, Agent{Name: k.Name, Workflow: k.Workflow, Tag: k.Tag}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var seqs []int
+	for i, id := range []string{"m1", "m2", "m3", "m4", "m5"} {
+		to := []string{"alice"}
+		if i == 4 {
+			to = append(to, "bob")
+		}
+		seqs = append(seqs, addMessage(t, db, id, "team", "t", to...))
+	}
+	addMessage(t, db, "x1", "team", "t2", "alice") // same name, other tag
+
+	depth := func(k AgentKey) int {
+		t.Helper()
+		n, err := db.InboxDepth(ctx, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if got := map[string]int{"alice": depth(alice), "bob": depth(bob), "other": depth(other)}; !cmp.Equal(got, map[string]int{"alice": 5, "bob": 1, "other": 1}) {
+		t.Errorf("depths before ack = %v", got)
+	}
+
+	mustExec(t, db, `INSERT INTO inbox_ack (workflow, tag, agent, cursor, updated_at) VALUES ('team', 't', 'alice', ?, 0)`, seqs[2])
+	if got := depth(alice); got != 2 {
+		t.Errorf("alice's depth after acking through m3 = %d, want 2", got)
+	}
+	if got := depth(bob); got != 1 {
+		t.Errorf("bob's depth changed by alice's ack: %d", got)
+	}
+
+	// Deleting alice takes her cursor and inbox entries with her.
+	if err := db.DeleteAgent(ctx, alice); err != nil {
+		t.Fatal(err)
+	}
+	for _, table := range []string{"inbox_ack", "message_recipients"} {
+		if n := queryInt(t, db, `SELECT count(*) FROM `+table+` WHERE workflow = 'team' AND tag = 't' AND agent = 'alice'`); n != 0 {
+			t.Errorf("%s keeps %d rows of the deleted agent", table, n)
+		}
+	}
+	if got := depth(bob); got != 1 {
+		t.Errorf("bob's depth after alice was deleted = %d, want 1", got)
+	}
+}
+
+func TestInboxDepthUsesIndex(t *testing.T) {
+	t.Parallel()
+	db := openTest(t)
+	var plan []string
+	err := db.read(t.Context(), func(conn *sqlite.Conn) error {
+		return sqlitex.Execute(conn, "EXPLAIN QUERY PLAN "+inboxDepthSQL, &sqlitex.ExecOptions{
+			Args:       []any{"team", "t", "alice"},
+			ResultFunc: func(s *sqlite.Stmt) error { plan = append(plan, s.GetText("detail")); return nil },
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	joined := strings.Join(plan, "\n")
+	if strings.Contains(strings.ReplaceAll(joined, "SCAN CONSTANT ROW", ""), "SCAN") || !strings.Contains(joined, "SEARCH message_recipients USING PRIMARY KEY (workflow=? AND tag=? AND agent=? AND seq>?)") {
+		t.Errorf("inbox depth does not use a primary-key range search:\n%s", joined)
+	}
+}

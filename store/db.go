@@ -1,0 +1,193 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"zombiezen.com/go/sqlite"
+	"zombiezen.com/go/sqlite/sqlitex"
+)
+
+// opTimeout bounds how long one store call may wait for a connection or the
+// write lock, so that a stuck database surfaces as an error, not a hang.
+const opTimeout = 30 * time.Second
+
+// Options tunes Open; the zero value is what the daemon uses.
+type Options struct {
+	// Logger receives one line per applied migration. Nil discards.
+	Logger hclog.Logger
+	// Now is the clock for every timestamp the store writes, so that tests
+	// can pin it. Nil means time.Now.
+	Now func() time.Time
+	// PoolSize is the number of connections; below 1 means 8, plenty for
+	// WAL readers plus the one writer SQLite allows.
+	PoolSize int
+	// Migrations replaces the embedded migrations/ directory, for tests of
+	// the migration runner itself.
+	Migrations fs.FS
+}
+
+// DB is the daemon's handle on its database file. It is safe for
+// concurrent use; callers share one for the life of the process.
+type DB struct {
+	path string
+	pool *sqlitex.Pool
+	log  hclog.Logger
+	now  func() time.Time
+	// writeSem queues this process's writers before they take a connection:
+	// SQLite admits one writer at a time anyway, and waiting here leaves the
+	// pooled connections to readers instead of to writers polling for a lock.
+	writeSem chan struct{}
+}
+
+// Open opens (creating if needed) the database at path and brings its
+// schema up to date. It refuses a database whose applied migrations differ
+// from the ones this binary embeds, because running on a schema the code
+// does not expect corrupts state quietly.
+func Open(ctx context.Context, path string, opts Options) (*DB, error) {
+	if opts.Logger == nil {
+		opts.Logger = hclog.NewNullLogger()
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.PoolSize < 1 {
+		opts.PoolSize = 8
+	}
+	migrations := opts.Migrations
+	if migrations == nil {
+		migrations = embeddedMigrations()
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	// Create the file ourselves so it is private: it holds every message, and
+	// SQLite gives its -wal and -shm files the mode of the database file.
+	f, err := os.OpenFile(abs, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	f.Close()
+
+	pool, err := sqlitex.NewPool(abs, sqlitex.PoolOptions{
+		PoolSize:    opts.PoolSize,
+		PrepareConn: prepareConn,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("open store %s: %w", abs, err)
+	}
+	db := &DB{path: abs, pool: pool, log: opts.Logger, now: opts.Now, writeSem: make(chan struct{}, 1)}
+	if err := db.migrate(ctx, migrations); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("open store %s: %w", abs, err)
+	}
+	return db, nil
+}
+
+// prepareConn sets the per-connection PRAGMAs. They run one by one outside
+// any transaction, where foreign_keys would silently do nothing.
+func prepareConn(conn *sqlite.Conn) error {
+	for _, p := range []string{"PRAGMA foreign_keys = ON;", "PRAGMA synchronous = NORMAL;"} {
+		if err := sqlitex.ExecuteTransient(conn, p, nil); err != nil {
+			return fmt.Errorf("%s: %w", p, err)
+		}
+	}
+	return nil
+}
+
+// Close releases every connection. Callers must have finished all store
+// calls; the daemon closes the store last.
+func (db *DB) Close() error { return db.pool.Close() }
+
+// Path returns the absolute path of the database file, for status output
+// and for tools that inspect it.
+func (db *DB) Path() string { return db.path }
+
+// nowMs is the timestamp format of every column: unix milliseconds.
+func (db *DB) nowMs() int64 { return db.now().UnixMilli() }
+
+// fromMs turns a stored timestamp back into a time in UTC.
+func fromMs(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
+
+// read runs fn on a pooled connection; ctx (capped at opTimeout) bounds both
+// the wait for a connection and the queries themselves.
+func (db *DB) read(ctx context.Context, fn func(*sqlite.Conn) error) error {
+	ctx, cancel := context.WithTimeout(ctx, opTimeout)
+	defer cancel()
+	conn, err := db.pool.Take(ctx)
+	if err != nil {
+		return err
+	}
+	defer db.pool.Put(conn)
+	return classify(fn(conn))
+}
+
+// write runs fn in one immediate transaction. ctx bounds only the wait for
+// the write slot and a connection: once the transaction starts, cancelling
+// ctx no longer interrupts it, so a write either commits or rolls back whole.
+func (db *DB) write(ctx context.Context, fn func(*sqlite.Conn) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	// Created before Put is deferred so that Put detaches it before it ends.
+	txCtx, cancelTx := context.WithTimeout(context.WithoutCancel(ctx), opTimeout)
+	defer cancelTx()
+	waitCtx, cancelWait := context.WithTimeout(ctx, opTimeout)
+	defer cancelWait()
+
+	select {
+	case db.writeSem <- struct{}{}:
+		defer func() { <-db.writeSem }()
+	case <-waitCtx.Done():
+		return fmt.Errorf("wait for write: %w", waitCtx.Err())
+	}
+	conn, err := db.pool.Take(waitCtx)
+	if err != nil {
+		return err
+	}
+	defer db.pool.Put(conn)
+	conn.SetInterrupt(txCtx.Done())
+	return classify(immediate(conn, fn))
+}
+
+// immediate runs fn inside BEGIN IMMEDIATE, so the write lock is taken up
+// front and a read-then-write never fails on lock upgrade.
+func immediate(conn *sqlite.Conn, fn func(*sqlite.Conn) error) (err error) {
+	end, err := sqlitex.ImmediateTransaction(conn)
+	if err != nil {
+		return err
+	}
+	defer end(&err)
+	return fn(conn)
+}
+
+// Counts is a cheap summary of the database, for status pages and health
+// checks.
+type Counts struct {
+	Agents, Workflows, Messages, Runs int
+}
+
+// Counts returns the number of rows in the main tables, read in one
+// statement so the numbers are consistent with each other.
+func (db *DB) Counts(ctx context.Context) (Counts, error) {
+	var c Counts
+	err := db.read(ctx, func(conn *sqlite.Conn) error {
+		return sqlitex.Execute(conn, `SELECT
+			(SELECT count(*) FROM agents), (SELECT count(*) FROM workflows),
+			(SELECT count(*) FROM messages), (SELECT count(*) FROM runs)`,
+			&sqlitex.ExecOptions{ResultFunc: func(s *sqlite.Stmt) error {
+				c = Counts{s.ColumnInt(0), s.ColumnInt(1), s.ColumnInt(2), s.ColumnInt(3)}
+				return nil
+			}})
+	})
+	return c, err
+}

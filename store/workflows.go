@@ -1,0 +1,142 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"zombiezen.com/go/sqlite"
+	"zombiezen.com/go/sqlite/sqlitex"
+)
+
+// Workflow is one running instance of a workflow file: the same file can run
+// under several tags, and each workflow:tag has its own agents and channel.
+type Workflow struct {
+	Name, Tag string
+	// SourcePath and ConfigYAML keep the file the workflow came from and the
+	// last good config, so that a bad edit never replaces what runs.
+	SourcePath string
+	ConfigYAML string
+	// State is running, stopped or failed; empty on create means running.
+	State string
+	// Error explains why the workflow failed or why its last edit was rejected.
+	Error                string
+	CreatedAt, UpdatedAt time.Time
+}
+
+// workflowStates mirrors the CHECK in the schema.
+var workflowStates = map[string]bool{"running": true, "stopped": true, "failed": true}
+
+const workflowColumns = `name, tag, source_path, config_yaml, state, error, created_at, updated_at`
+
+func scanWorkflow(s *sqlite.Stmt) Workflow {
+	return Workflow{
+		Name: s.ColumnText(0), Tag: s.ColumnText(1),
+		SourcePath: s.ColumnText(2), ConfigYAML: s.ColumnText(3),
+		State: s.ColumnText(4), Error: s.ColumnText(5),
+		CreatedAt: fromMs(s.ColumnInt64(6)), UpdatedAt: fromMs(s.ColumnInt64(7)),
+	}
+}
+
+// workflowID formats a workflow as users write it, "name:tag".
+func workflowID(name, tag string) string { return name + ":" + tag }
+
+// CreateWorkflow stores a new workflow:tag and returns it as stored; an
+// existing one is a CodeConflict, because starting a workflow twice under
+// the same tag is a user mistake.
+func (db *DB) CreateWorkflow(ctx context.Context, w Workflow) (Workflow, error) {
+	if w.Name == "" || w.Tag == "" {
+		return Workflow{}, Errorf(CodeInvalid, "workflow %q: name and tag are required", workflowID(w.Name, w.Tag))
+	}
+	if w.State == "" {
+		w.State = "running"
+	}
+	if !workflowStates[w.State] {
+		return Workflow{}, Errorf(CodeInvalid, "workflow %q: unknown state %q", workflowID(w.Name, w.Tag), w.State)
+	}
+	var stored Workflow
+	err := db.write(ctx, func(conn *sqlite.Conn) error {
+		now := db.nowMs()
+		err := sqlitex.Execute(conn, `INSERT INTO workflows (`+workflowColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+			&sqlitex.ExecOptions{Args: []any{w.Name, w.Tag, w.SourcePath, w.ConfigYAML, w.State, w.Error, now, now}})
+		if isConflict(err) {
+			return Errorf(CodeConflict, "workflow %q already exists", workflowID(w.Name, w.Tag))
+		}
+		if err != nil {
+			return err
+		}
+		stored, err = getWorkflow(conn, w.Name, w.Tag)
+		return err
+	})
+	return stored, err
+}
+
+// GetWorkflow returns one workflow:tag, or a CodeNotFound error.
+func (db *DB) GetWorkflow(ctx context.Context, name, tag string) (Workflow, error) {
+	var w Workflow
+	err := db.read(ctx, func(conn *sqlite.Conn) (err error) {
+		w, err = getWorkflow(conn, name, tag)
+		return err
+	})
+	return w, err
+}
+
+func getWorkflow(conn *sqlite.Conn, name, tag string) (Workflow, error) {
+	var w Workflow
+	found := false
+	err := sqlitex.Execute(conn, `SELECT `+workflowColumns+` FROM workflows WHERE name = ? AND tag = ?`,
+		&sqlitex.ExecOptions{Args: []any{name, tag}, ResultFunc: func(s *sqlite.Stmt) error {
+			w, found = scanWorkflow(s), true
+			return nil
+		}})
+	if err == nil && !found {
+		err = Errorf(CodeNotFound, "workflow %q not found", workflowID(name, tag))
+	}
+	return w, err
+}
+
+// ListWorkflows returns every workflow:tag, global:main included, ordered
+// by name and tag so that listings are stable.
+func (db *DB) ListWorkflows(ctx context.Context) ([]Workflow, error) {
+	var ws []Workflow
+	err := db.read(ctx, func(conn *sqlite.Conn) error {
+		return sqlitex.Execute(conn, `SELECT `+workflowColumns+` FROM workflows ORDER BY name, tag`,
+			&sqlitex.ExecOptions{ResultFunc: func(s *sqlite.Stmt) error {
+				ws = append(ws, scanWorkflow(s))
+				return nil
+			}})
+	})
+	return ws, err
+}
+
+// SetWorkflowState records a state change and the error behind it ("" to
+// clear it), so that status shows why a workflow stopped or failed.
+func (db *DB) SetWorkflowState(ctx context.Context, name, tag, state, errMsg string) error {
+	if !workflowStates[state] {
+		return Errorf(CodeInvalid, "workflow %q: unknown state %q", workflowID(name, tag), state)
+	}
+	return db.write(ctx, func(conn *sqlite.Conn) error {
+		err := sqlitex.Execute(conn, `UPDATE workflows SET state = ?, error = ?, updated_at = ? WHERE name = ? AND tag = ?`,
+			&sqlitex.ExecOptions{Args: []any{state, errMsg, db.nowMs(), name, tag}})
+		if err == nil && conn.Changes() == 0 {
+			err = Errorf(CodeNotFound, "workflow %q not found", workflowID(name, tag))
+		}
+		return err
+	})
+}
+
+// DeleteWorkflow removes a workflow:tag and, by foreign-key cascade, its
+// agents, channel, inboxes, proposals, resources and runs. global:main is
+// refused: standalone agents need it to exist.
+func (db *DB) DeleteWorkflow(ctx context.Context, name, tag string) error {
+	if name == "global" && tag == "main" {
+		return Errorf(CodeInvalid, "the global workflow cannot be deleted")
+	}
+	return db.write(ctx, func(conn *sqlite.Conn) error {
+		err := sqlitex.Execute(conn, `DELETE FROM workflows WHERE name = ? AND tag = ?`,
+			&sqlitex.ExecOptions{Args: []any{name, tag}})
+		if err == nil && conn.Changes() == 0 {
+			err = Errorf(CodeNotFound, "workflow %q not found", workflowID(name, tag))
+		}
+		return err
+	})
+}

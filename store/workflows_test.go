@@ -1,0 +1,103 @@
+package store
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+func TestWorkflows(t *testing.T) {
+	t.Parallel()
+	db := openTest(t)
+	ctx := t.Context()
+
+	in := Workflow{Name: "review", Tag: "pr-1", SourcePath: "/src/review.yaml", ConfigYAML: "agents: {}\n"}
+	created, err := db.CreateWorkflow(ctx, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := in
+	want.State = "running"
+	if diff := cmp.Diff(want, created, cmpopts.IgnoreFields(Workflow{}, "CreatedAt", "UpdatedAt")); diff != "" {
+		t.Errorf("CreateWorkflow (-want +got):\n%s", diff)
+	}
+	if _, err := db.CreateWorkflow(ctx, in); ErrorCode(err) != CodeConflict {
+		t.Errorf("second CreateWorkflow: %v, want conflict", err)
+	}
+	if _, err := db.CreateWorkflow(ctx, Workflow{Name: "x"}); ErrorCode(err) != CodeInvalid {
+		t.Errorf("CreateWorkflow without tag: %v, want invalid", err)
+	}
+
+	if err := db.SetWorkflowState(ctx, "review", "pr-1", "failed", "line 3: bad key"); err != nil {
+		t.Fatal(err)
+	}
+	got, err := db.GetWorkflow(ctx, "review", "pr-1")
+	if err != nil || got.State != "failed" || got.Error != "line 3: bad key" {
+		t.Errorf("after SetWorkflowState: %+v, %v", got, err)
+	}
+	if err := db.SetWorkflowState(ctx, "review", "pr-1", "dancing", ""); ErrorCode(err) != CodeInvalid {
+		t.Errorf("unknown state: %v, want invalid", err)
+	}
+	if err := db.SetWorkflowState(ctx, "nope", "t", "stopped", ""); ErrorCode(err) != CodeNotFound {
+		t.Errorf("missing workflow: %v, want not found", err)
+	}
+
+	ws, err := db.ListWorkflows(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, w := range ws {
+		ids = append(ids, workflowID(w.Name, w.Tag))
+	}
+	if diff := cmp.Diff([]string{"global:main", "review:pr-1"}, ids); diff != "" {
+		t.Errorf("ListWorkflows (-want +got):\n%s", diff)
+	}
+}
+
+func TestDeleteWorkflow(t *testing.T) {
+	t.Parallel()
+	db := openTest(t)
+	ctx := t.Context()
+	for _, k := range []AgentKey{{"a", "review", "pr-1"}, {"b", "review", "pr-1"}, {"a", "review", "pr-2"}, {"g", "global", "main"}} {
+		if _, err := db.CreateAgent(ctx, Agent{Name: k.Name, Workflow: k.Workflow, Tag: k.Tag}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	addMessage(t, db, "m1", "review", "pr-1", "a", "b")
+	mustExec(t, db, `INSERT INTO inbox_ack (workflow, tag, agent, cursor, updated_at) VALUES ('review', 'pr-1', 'a', 1, 0)`)
+
+	if err := db.DeleteWorkflow(ctx, "review", "pr-1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.GetWorkflow(ctx, "review", "pr-1"); ErrorCode(err) != CodeNotFound {
+		t.Errorf("GetWorkflow after delete: %v, want not found", err)
+	}
+	as, err := db.ListAgents(ctx, AgentFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var left []AgentKey
+	for _, a := range as {
+		left = append(left, a.Key())
+	}
+	if diff := cmp.Diff([]AgentKey{{"g", "global", "main"}, {"a", "review", "pr-2"}}, left); diff != "" {
+		t.Errorf("agents after DeleteWorkflow (-want +got):\n%s", diff)
+	}
+	for _, table := range []string{"messages", "message_recipients", "inbox_ack"} {
+		if n := queryInt(t, db, `SELECT count(*) FROM `+table); n != 0 {
+			t.Errorf("%s keeps %d rows of the deleted workflow", table, n)
+		}
+	}
+
+	if err := db.DeleteWorkflow(ctx, "review", "pr-1"); ErrorCode(err) != CodeNotFound {
+		t.Errorf("second DeleteWorkflow: %v, want not found", err)
+	}
+	if err := db.DeleteWorkflow(ctx, "global", "main"); ErrorCode(err) != CodeInvalid {
+		t.Errorf("DeleteWorkflow(global:main): %v, want invalid", err)
+	}
+	if _, err := db.GetWorkflow(ctx, "global", "main"); err != nil {
+		t.Errorf("global:main is gone: %v", err)
+	}
+}
