@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -43,6 +44,9 @@ type DB struct {
 	// SQLite admits one writer at a time anyway, and waiting here leaves the
 	// pooled connections to readers instead of to writers polling for a lock.
 	writeSem chan struct{}
+
+	closeOnce sync.Once
+	closeErr  error
 }
 
 // Open opens (creating if needed) the database at path and brings its
@@ -105,8 +109,11 @@ func prepareConn(conn *sqlite.Conn) error {
 }
 
 // Close releases every connection. Callers must have finished all store
-// calls; the daemon closes the store last.
-func (db *DB) Close() error { return db.pool.Close() }
+// calls; the daemon closes the store last. Later calls do nothing.
+func (db *DB) Close() error {
+	db.closeOnce.Do(func() { db.closeErr = db.pool.Close() })
+	return db.closeErr
+}
 
 // Path returns the absolute path of the database file, for status output
 // and for tools that inspect it.
