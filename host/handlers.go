@@ -111,6 +111,7 @@ func (h *Host) handleDeleteAgent(w http.ResponseWriter, r *http.Request) error {
 	if err := h.db.DeleteAgent(r.Context(), keyOf(t)); err != nil {
 		return err
 	}
+	h.mcp.Forget(keyOf(t)) // its tokens went with it
 	h.log.Named("agents").Info("agent removed", "agent", t.String())
 	writeJSON(w, http.StatusOK, api.Status{Status: "deleted", Target: t.Display()})
 	return nil

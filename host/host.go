@@ -16,6 +16,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/mcpserver"
+	"github.com/agent-worker/agent-worker/host/team"
 	"github.com/agent-worker/agent-worker/store"
 )
 
@@ -48,6 +50,9 @@ type Host struct {
 	srv       *http.Server
 	token     string
 	startedAt time.Time
+	docs      *docProviders
+	team      *team.Service
+	mcp       *mcpserver.Server
 
 	stopOnce sync.Once
 	stop     chan struct{} // closed by POST /shutdown
@@ -107,6 +112,9 @@ func New(cfg Config) (_ *Host, err error) {
 	if err := h.restore(ctx); err != nil {
 		return nil, err
 	}
+	h.docs = newDocProviders(home)
+	h.team = team.New(team.Config{DB: h.db, Docs: h.docs.resolve, Logger: h.log.Named("team")})
+	h.mcp = mcpserver.New(h.team, h.db, h.log.Named("mcp"))
 
 	if h.ln, err = net.Listen("tcp", cfg.Listen); err != nil {
 		return nil, fmt.Errorf("listen on %s: %w (another program uses that address: pick another with --listen, port 0 picks a free one)", cfg.Listen, err)
@@ -166,6 +174,11 @@ func (h *Host) Run(ctx context.Context) error {
 	}
 	defer h.removeDaemonFile()
 
+	bg, stopBG := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer func() { stopBG(); wg.Wait() }()
+	wg.Go(func() { h.team.RunExpiry(bg) })
+
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- h.srv.Serve(h.ln) }()
 	h.log.Info("daemon ready", "listen", h.ln.Addr().String(), "home", h.cfg.Home, "pid", os.Getpid())
@@ -207,6 +220,9 @@ func (h *Host) Close() error {
 		var errs []error
 		if h.ln != nil {
 			_ = h.ln.Close() // already closed after Run
+		}
+		if h.docs != nil {
+			errs = append(errs, h.docs.Close())
 		}
 		if h.db != nil {
 			errs = append(errs, h.db.Close())

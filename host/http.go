@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/sdk"
 	"github.com/agent-worker/agent-worker/store"
 )
 
@@ -32,13 +33,24 @@ func (h *Host) routes(log hclog.Logger) http.Handler {
 	handle("POST /agents", h.handleCreateAgent)
 	handle("GET /agents/{target}", h.handleGetAgent)
 	handle("DELETE /agents/{target}", h.handleDeleteAgent)
+	handle("POST /agents/{target}/mcp-config", h.handleMCPConfig)
+	handle("POST /send", h.handleSend)
+	handle("GET /peek", h.handlePeek)
+	handle("GET /docs/{wf}/{tag}", h.handleDocList)
+	handle("GET /docs/{wf}/{tag}/{path...}", h.handleDocRead)
+	handle("PUT /docs/{wf}/{tag}/{path...}", h.handleDocWrite)
+	handle("POST /docs/{wf}/{tag}/{path...}", h.handleDocAppend)
 	handle("GET /workflows", h.handleListWorkflows)
 	handle("GET /workflows/{name}/{tag}", h.handleGetWorkflow)
 	handle("DELETE /workflows/{name}/{tag}", h.handleDeleteWorkflow)
 	handle("/", func(w http.ResponseWriter, r *http.Request) error {
 		return api.Errorf(api.CodeNotFound, "no route %s %s: see `agent-worker --help` for what the daemon serves", r.Method, r.URL.Path)
 	})
-	return h.requireToken(logRequests(log, mux))
+	// /mcp authenticates agents with their own tokens, not the daemon's.
+	top := http.NewServeMux()
+	top.Handle("/mcp", h.mcp)
+	top.Handle("/", h.requireToken(mux))
+	return logRequests(log, top)
 }
 
 // handlerFunc is an HTTP handler that reports failure by returning an error,
@@ -73,6 +85,9 @@ func toAPIError(err error) *api.Error {
 	case errors.As(err, &tooBig):
 		return api.Errorf(api.CodeTooLarge, "request body is larger than %d bytes", tooBig.Limit)
 	}
+	if c, ok := sdkCodes[sdk.Class(err)]; ok {
+		return &api.Error{Code: c, Message: err.Error()}
+	}
 	switch store.ErrorCode(err) {
 	case store.CodeInvalid:
 		return &api.Error{Code: api.CodeInvalid, Message: err.Error()}
@@ -83,6 +98,10 @@ func toAPIError(err error) *api.Error {
 	}
 	return nil
 }
+
+// sdkCodes maps the plugin error classes onto API codes.
+var sdkCodes = map[error]api.Code{sdk.ErrNotFound: api.CodeNotFound, sdk.ErrConflict: api.CodeConflict,
+	sdk.ErrInvalid: api.CodeInvalid, sdk.ErrPermission: api.CodePermission, sdk.ErrUnavailable: api.CodeUnavailable}
 
 func writeError(w http.ResponseWriter, log hclog.Logger, r *http.Request, err error) {
 	ae := toAPIError(err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"time"
+	"unicode/utf8"
 
 	"zombiezen.com/go/sqlite"
 	"zombiezen.com/go/sqlite/sqlitex"
@@ -29,7 +30,10 @@ type Agent struct {
 	Config json.RawMessage
 	// State is idle, running, failed or stopped; empty on create means idle.
 	State string
-	Task  string
+	// Status is what the agent says it is doing (my_status_set), such as
+	// "working" or "blocked"; the agent owns it, the daemon never sets it.
+	Status string
+	Task   string
 	// Error explains the last failure, so that status can show why an agent
 	// is failed without digging through logs.
 	Error                string
@@ -49,7 +53,7 @@ type AgentFilter struct {
 var agentStates = map[string]bool{"idle": true, "running": true, "failed": true, "stopped": true}
 
 const agentColumns = `name, workflow, tag, backend, model, system, schedule, wakeup_prompt,
-	config_json, state, task, error, created_at, updated_at`
+	config_json, state, status, task, error, created_at, updated_at`
 
 func scanAgent(s *sqlite.Stmt) Agent {
 	return Agent{
@@ -57,8 +61,8 @@ func scanAgent(s *sqlite.Stmt) Agent {
 		Backend: s.ColumnText(3), Model: s.ColumnText(4), System: s.ColumnText(5),
 		Schedule: s.ColumnText(6), WakeupPrompt: s.ColumnText(7),
 		Config: json.RawMessage(s.ColumnText(8)),
-		State:  s.ColumnText(9), Task: s.ColumnText(10), Error: s.ColumnText(11),
-		CreatedAt: fromMs(s.ColumnInt64(12)), UpdatedAt: fromMs(s.ColumnInt64(13)),
+		State:  s.ColumnText(9), Status: s.ColumnText(10), Task: s.ColumnText(11), Error: s.ColumnText(12),
+		CreatedAt: fromMs(s.ColumnInt64(13)), UpdatedAt: fromMs(s.ColumnInt64(14)),
 	}
 }
 
@@ -91,9 +95,9 @@ func (db *DB) CreateAgent(ctx context.Context, a Agent) (Agent, error) {
 			return err
 		}
 		err = sqlitex.Execute(conn, `INSERT INTO agents (`+agentColumns+`)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			&sqlitex.ExecOptions{Args: []any{a.Name, a.Workflow, a.Tag, a.Backend, a.Model, a.System,
-				a.Schedule, a.WakeupPrompt, string(a.Config), a.State, a.Task, a.Error, now, now}})
+				a.Schedule, a.WakeupPrompt, string(a.Config), a.State, a.Status, a.Task, a.Error, now, now}})
 		if isConflict(err) {
 			return Errorf(CodeConflict, "agent %q already exists", a.Key())
 		}
@@ -161,6 +165,41 @@ func (db *DB) SetAgentState(ctx context.Context, k AgentKey, state, errMsg strin
 		}
 		return err
 	})
+}
+
+// maxStatusChars bounds an agent's self-reported status and task: they are
+// shown in one-line listings and to every teammate, not used as notes.
+const maxStatusChars = 200
+
+// SetAgentStatus records what an agent says about itself (my_status_set).
+// A nil status or task is left as it is, so an agent can update one without
+// knowing the other.
+func (db *DB) SetAgentStatus(ctx context.Context, k AgentKey, status, task *string) error {
+	for _, f := range []struct {
+		name string
+		v    *string
+	}{{"status", status}, {"task", task}} {
+		if f.v != nil && utf8.RuneCountInString(*f.v) > maxStatusChars {
+			return Errorf(CodeInvalid, "agent %q: %s is longer than %d characters; keep it to one short line", k, f.name, maxStatusChars)
+		}
+	}
+	return db.write(ctx, func(conn *sqlite.Conn) error {
+		err := sqlitex.Execute(conn, `UPDATE agents SET status = coalesce(?, status), task = coalesce(?, task),
+			updated_at = ? WHERE workflow = ? AND tag = ? AND name = ?`,
+			&sqlitex.ExecOptions{Args: []any{nullable(status), nullable(task), db.nowMs(), k.Workflow, k.Tag, k.Name}})
+		if err == nil && conn.Changes() == 0 {
+			err = Errorf(CodeNotFound, "agent %q not found", k)
+		}
+		return err
+	})
+}
+
+// nullable binds a nil pointer as SQL NULL.
+func nullable(s *string) any {
+	if s == nil {
+		return nil
+	}
+	return *s
 }
 
 // DeleteAgent removes an agent together with its inbox cursor, inbox

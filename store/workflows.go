@@ -19,14 +19,25 @@ type Workflow struct {
 	// State is running, stopped or failed; empty on create means running.
 	State string
 	// Error explains why the workflow failed or why its last edit was rejected.
-	Error                string
+	Error string
+	// Workdir is where the workflow's documents live (.workflow/<wf>/<tag>/
+	// under it); empty means the daemon's home.
+	Workdir string
+	// DocsProvider names the document provider (file or sqlite).
+	DocsProvider string
+	// DocsOwner, when set, is the only agent allowed to change documents.
+	DocsOwner string
+	// LongMessageChars overrides the length above which a message is stored
+	// as a resource; 0 means the daemon's default.
+	LongMessageChars     int
 	CreatedAt, UpdatedAt time.Time
 }
 
 // workflowStates mirrors the CHECK in the schema.
 var workflowStates = map[string]bool{"running": true, "stopped": true, "failed": true}
 
-const workflowColumns = `name, tag, source_path, config_yaml, state, error, created_at, updated_at`
+const workflowColumns = `name, tag, source_path, config_yaml, state, error, created_at, updated_at,
+	workdir, docs_provider, docs_owner, long_message_chars`
 
 func scanWorkflow(s *sqlite.Stmt) Workflow {
 	return Workflow{
@@ -34,6 +45,8 @@ func scanWorkflow(s *sqlite.Stmt) Workflow {
 		SourcePath: s.ColumnText(2), ConfigYAML: s.ColumnText(3),
 		State: s.ColumnText(4), Error: s.ColumnText(5),
 		CreatedAt: fromMs(s.ColumnInt64(6)), UpdatedAt: fromMs(s.ColumnInt64(7)),
+		Workdir: s.ColumnText(8), DocsProvider: s.ColumnText(9), DocsOwner: s.ColumnText(10),
+		LongMessageChars: s.ColumnInt(11),
 	}
 }
 
@@ -53,11 +66,15 @@ func (db *DB) CreateWorkflow(ctx context.Context, w Workflow) (Workflow, error) 
 	if !workflowStates[w.State] {
 		return Workflow{}, Errorf(CodeInvalid, "workflow %q: unknown state %q", workflowID(w.Name, w.Tag), w.State)
 	}
+	if w.DocsProvider == "" {
+		w.DocsProvider = "file"
+	}
 	var stored Workflow
 	err := db.write(ctx, func(conn *sqlite.Conn) error {
 		now := db.nowMs()
-		err := sqlitex.Execute(conn, `INSERT INTO workflows (`+workflowColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-			&sqlitex.ExecOptions{Args: []any{w.Name, w.Tag, w.SourcePath, w.ConfigYAML, w.State, w.Error, now, now}})
+		err := sqlitex.Execute(conn, `INSERT INTO workflows (`+workflowColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			&sqlitex.ExecOptions{Args: []any{w.Name, w.Tag, w.SourcePath, w.ConfigYAML, w.State, w.Error, now, now,
+				w.Workdir, w.DocsProvider, w.DocsOwner, w.LongMessageChars}})
 		if isConflict(err) {
 			return Errorf(CodeConflict, "workflow %q already exists", workflowID(w.Name, w.Tag))
 		}

@@ -12,13 +12,14 @@ func TestWorkflows(t *testing.T) {
 	db := openTest(t)
 	ctx := t.Context()
 
-	in := Workflow{Name: "review", Tag: "pr-1", SourcePath: "/src/review.yaml", ConfigYAML: "agents: {}\n"}
+	in := Workflow{Name: "review", Tag: "pr-1", SourcePath: "/src/review.yaml", ConfigYAML: "agents: {}\n",
+		Workdir: "/src", DocsOwner: "alice", LongMessageChars: 2000}
 	created, err := db.CreateWorkflow(ctx, in)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := in
-	want.State = "running"
+	want.State, want.DocsProvider = "running", "file"
 	if diff := cmp.Diff(want, created, cmpopts.IgnoreFields(Workflow{}, "CreatedAt", "UpdatedAt")); diff != "" {
 		t.Errorf("CreateWorkflow (-want +got):\n%s", diff)
 	}

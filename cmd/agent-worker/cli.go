@@ -7,7 +7,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 
 	"github.com/peterbourgon/ff/v3"
 	"github.com/peterbourgon/ff/v3/ffcli"
@@ -162,7 +165,7 @@ Every flag can also be set from the environment: --home ← AGENT_WORKER_HOME.`,
 		FlagSet: fs,
 		Subcommands: []*ffcli.Command{
 			daemonCmd(e), statusCmd(e), newCmd(e), listCmd(e, "list"), listCmd(e, "ls"),
-			infoCmd(e), stopCmd(e),
+			infoCmd(e), stopCmd(e), sendCmd(e), peekCmd(e), docCmd(e), mcpConfigCmd(e),
 		},
 		Exec: func(ctx context.Context, args []string) error {
 			if *version {
@@ -177,6 +180,15 @@ Every flag can also be set from the environment: --home ← AGENT_WORKER_HOME.`,
 	}
 	for _, c := range root.Subcommands {
 		c.FlagSet.SetOutput(e.stderr)
+		for _, sub := range c.Subcommands {
+			sub.FlagSet.SetOutput(e.stderr)
+		}
 	}
 	return root
+}
+
+// interruptible returns a context cancelled by Ctrl-C, for commands that
+// stream until the user stops them.
+func interruptible(ctx context.Context) (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 }

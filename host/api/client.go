@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -9,6 +10,8 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -140,4 +143,131 @@ func decodeError(resp *http.Response) error {
 		return &e
 	}
 	return Errorf(CodeForStatus(resp.StatusCode), "daemon answered %s: %s", resp.Status, bytes.TrimSpace(b))
+}
+
+// Send is POST /send.
+func (c *Client) Send(ctx context.Context, req SendRequest) (Message, error) {
+	var m Message
+	return m, c.do(ctx, http.MethodPost, "/send", req, &m)
+}
+
+// Peek is GET /peek: the last limit messages of target's channel (or those
+// after sinceSeq).
+func (c *Client) Peek(ctx context.Context, target string, limit int, sinceSeq int64) ([]Message, error) {
+	var l MessageList
+	return l.Messages, c.do(ctx, http.MethodGet, peekPath(target, limit, sinceSeq, false), nil, &l)
+}
+
+// Follow is GET /peek?follow=true: it calls fn for the last limit messages
+// and then for each new one until ctx ends or the daemon closes the stream.
+func (c *Client) Follow(ctx context.Context, target string, limit int, fn func(Message) error) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.BaseURL+peekPath(target, limit, 0, true), nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+c.Token)
+	req.Header.Set("Accept", "text/event-stream")
+	stream := &http.Client{Transport: c.HTTP.Transport} // no overall timeout on a stream
+	resp, err := stream.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return Errorf(CodeUnavailable, "daemon at %s is unreachable: %v", c.BaseURL, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 300 {
+		return decodeError(resp)
+	}
+	err = readSSE(resp.Body, func(event string, data []byte) error {
+		if event != "message" {
+			return nil
+		}
+		var m Message
+		if err := json.Unmarshal(data, &m); err != nil {
+			return fmt.Errorf("decode event: %w", err)
+		}
+		return fn(m)
+	})
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
+
+func peekPath(target string, limit int, since int64, follow bool) string {
+	q := url.Values{}
+	if target != "" {
+		q.Set("target", target)
+	}
+	q.Set("limit", strconv.Itoa(limit))
+	if since > 0 {
+		q.Set("since_seq", strconv.FormatInt(since, 10))
+	}
+	if follow {
+		q.Set("follow", "true")
+	}
+	return "/peek?" + q.Encode()
+}
+
+// readSSE calls fn for each server-sent event in r.
+func readSSE(r io.Reader, fn func(event string, data []byte) error) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	var event string
+	var data []byte
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case line == "":
+			if len(data) > 0 {
+				if err := fn(event, data); err != nil {
+					return err
+				}
+			}
+			event, data = "", nil
+		case strings.HasPrefix(line, "event:"):
+			event = strings.TrimSpace(line[len("event:"):])
+		case strings.HasPrefix(line, "data:"):
+			data = append(data, strings.TrimPrefix(line[len("data:"):], " ")...)
+		}
+	}
+	return sc.Err()
+}
+
+// DocList is GET /docs/{wf}/{tag}.
+func (c *Client) DocList(ctx context.Context, scope Target) ([]DocumentInfo, error) {
+	var l DocumentList
+	return l.Documents, c.do(ctx, http.MethodGet, docPath(scope, ""), nil, &l)
+}
+
+// DocRead is GET /docs/{wf}/{tag}/{path}.
+func (c *Client) DocRead(ctx context.Context, scope Target, path string) (Document, error) {
+	var d Document
+	return d, c.do(ctx, http.MethodGet, docPath(scope, path), nil, &d)
+}
+
+// DocWrite is PUT /docs/{wf}/{tag}/{path}: replace, or create only.
+func (c *Client) DocWrite(ctx context.Context, scope Target, path string, w DocumentWrite) error {
+	return c.do(ctx, http.MethodPut, docPath(scope, path), w, nil)
+}
+
+// DocAppend is POST /docs/{wf}/{tag}/{path}.
+func (c *Client) DocAppend(ctx context.Context, scope Target, path, content string) error {
+	return c.do(ctx, http.MethodPost, docPath(scope, path), DocumentWrite{Content: content}, nil)
+}
+
+func docPath(scope Target, path string) string {
+	p := "/docs/" + url.PathEscape(scope.Workflow) + "/" + url.PathEscape(scope.Tag)
+	if path != "" {
+		p += "/" + path
+	}
+	return p
+}
+
+// MCPConfig is POST /agents/{target}/mcp-config: it mints a token for an
+// outside MCP client to act as the agent.
+func (c *Client) MCPConfig(ctx context.Context, t Target) (MCPConfig, error) {
+	var m MCPConfig
+	return m, c.do(ctx, http.MethodPost, "/agents/"+url.PathEscape(t.String())+"/mcp-config", nil, &m)
 }

@@ -16,6 +16,7 @@ const (
 	CodeNotFound     Code = "not_found"
 	CodeConflict     Code = "conflict"
 	CodeUnauthorized Code = "unauthorized"
+	CodePermission   Code = "permission"
 	CodeTooLarge     Code = "too_large"
 	CodeUnavailable  Code = "unavailable"
 	CodeInternal     Code = "internal"
@@ -38,6 +39,7 @@ var codeTable = map[Code]struct{ status, exit int }{
 	CodeNotFound:     {http.StatusNotFound, ExitNotFound},
 	CodeConflict:     {http.StatusConflict, ExitConflict},
 	CodeUnauthorized: {http.StatusUnauthorized, ExitError},
+	CodePermission:   {http.StatusForbidden, ExitError},
 	CodeTooLarge:     {http.StatusRequestEntityTooLarge, ExitUsage},
 	CodeUnavailable:  {http.StatusServiceUnavailable, ExitUnreachable},
 	CodeInternal:     {http.StatusInternalServerError, ExitError},

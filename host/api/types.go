@@ -91,3 +91,69 @@ type Status struct {
 	Status string `json:"status"`
 	Target string `json:"target,omitempty"`
 }
+
+// Message is one channel line as clients see it.
+type Message struct {
+	Seq      int64  `json:"seq"`
+	ID       string `json:"id"`
+	Workflow string `json:"workflow"`
+	Tag      string `json:"tag"`
+	From     string `json:"from"`
+	Content  string `json:"content"`
+	// Kind is message, system (from the daemon) or tool (a backend's tool call).
+	Kind string `json:"kind"`
+	// To is set on a direct message: only From and To see it.
+	To string `json:"to,omitempty"`
+	// Mentions are the members whose inbox got the message.
+	Mentions   []string  `json:"mentions"`
+	ResourceID string    `json:"resource_id,omitempty"`
+	CreatedAt  time.Time `json:"created_at"`
+}
+
+// SendRequest is the body of POST /send: a human (sender "user") writes
+// into a channel. An agent target gets an @mention prepended.
+type SendRequest struct {
+	Target  string `json:"target"`
+	Message string `json:"message"`
+	// To makes the message a DM to that member.
+	To string `json:"to,omitempty"`
+}
+
+// MessageList is the body of GET /peek.
+type MessageList struct {
+	Messages []Message `json:"messages"`
+}
+
+// Document is the body of GET /docs/{wf}/{tag}/{path}.
+type Document struct {
+	Path    string `json:"path"`
+	Content string `json:"content"`
+}
+
+// DocumentWrite is the body of PUT (replace) and POST (append) on
+// /docs/{wf}/{tag}/{path}.
+type DocumentWrite struct {
+	Content string `json:"content"`
+	// Create refuses to replace an existing document (PUT only).
+	Create bool `json:"create,omitempty"`
+}
+
+// DocumentInfo describes one document in GET /docs/{wf}/{tag}.
+type DocumentInfo struct {
+	Path      string    `json:"path"`
+	Size      int64     `json:"size"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// DocumentList is the body of GET /docs/{wf}/{tag}.
+type DocumentList struct {
+	Documents []DocumentInfo `json:"documents"`
+}
+
+// MCPConfig is the body of POST /agents/{target}/mcp-config: what an outside
+// MCP client needs to act as the agent.
+type MCPConfig struct {
+	Agent string `json:"agent"`
+	URL   string `json:"url"`
+	Token string `json:"token"`
+}

@@ -1,0 +1,290 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/peterbourgon/ff/v3"
+	"github.com/peterbourgon/ff/v3/ffcli"
+
+	"github.com/agent-worker/agent-worker/host/api"
+)
+
+func sendCmd(e *env) *ffcli.Command {
+	fs := flag.NewFlagSet("send", flag.ContinueOnError)
+	e.common(fs)
+	to := fs.String("to", "", "send a direct message to this member only")
+	return leaf("send", "send <target> <message> [--to NAME]", "write a message into a channel (an agent target gets an @mention)", fs, [2]int{2, 2},
+		func(ctx context.Context, args []string) error {
+			if _, err := api.ParseTarget(args[0]); err != nil {
+				return usageError{err.Error()}
+			}
+			c, err := e.connect(ctx, true)
+			if err != nil {
+				return err
+			}
+			m, err := c.Send(ctx, api.SendRequest{Target: args[0], Message: args[1], To: *to})
+			if err != nil {
+				return err
+			}
+			if e.json {
+				return e.printJSON(m)
+			}
+			switch {
+			case m.To != "":
+				e.printf("#%d → %s (direct message)\n", m.Seq, m.To)
+			case len(m.Mentions) > 0:
+				e.printf("#%d → @%s\n", m.Seq, strings.Join(m.Mentions, " @"))
+			default:
+				e.printf("#%d → (no one mentioned)\n", m.Seq)
+			}
+			return nil
+		})
+}
+
+func peekCmd(e *env) *ffcli.Command {
+	fs := flag.NewFlagSet("peek", flag.ContinueOnError)
+	e.common(fs)
+	n := fs.Int("n", 10, "how many recent messages")
+	follow := fs.Bool("follow", false, "keep printing new messages until Ctrl-C")
+	return leaf("peek", "peek [target] [-n N] [--follow] [--json]",
+		"show a channel: @wf:tag as you see it (direct messages marked), or an agent target as that agent sees it", fs, [2]int{0, 1},
+		func(ctx context.Context, args []string) error {
+			target := "@" + api.GlobalWorkflow
+			if len(args) == 1 {
+				target = args[0]
+			}
+			if _, err := api.ParseTarget(target); err != nil {
+				return usageError{err.Error()}
+			}
+			if *n < 1 || *n > 1000 {
+				return usagef("-n must be between 1 and 1000")
+			}
+			c, err := e.connect(ctx, true)
+			if err != nil {
+				return err
+			}
+			if *follow {
+				ctx, stop := interruptible(ctx)
+				defer stop()
+				return c.Follow(ctx, target, *n, func(m api.Message) error { return e.printMessage(m) })
+			}
+			ms, err := c.Peek(ctx, target, *n, 0)
+			if err != nil {
+				return err
+			}
+			if e.json {
+				return e.printJSON(api.MessageList{Messages: ms})
+			}
+			if len(ms) == 0 {
+				e.printf("no messages\n")
+			}
+			for _, m := range ms {
+				if err := e.printMessage(m); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+}
+
+// printMessage prints one channel line: NDJSON with --json, else a readable
+// line with direct messages and system lines marked.
+func (e *env) printMessage(m api.Message) error {
+	if e.json {
+		b, err := json.Marshal(m)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(e.stdout, "%s\n", b)
+		return err
+	}
+	switch {
+	case m.Kind != "message":
+		e.printf("#%d  ~ %s: %s\n", m.Seq, m.From, m.Content)
+	case m.To != "":
+		e.printf("#%d  [%s → %s, DM] %s\n", m.Seq, m.From, m.To, m.Content)
+	default:
+		e.printf("#%d  [%s] %s\n", m.Seq, m.From, m.Content)
+	}
+	return nil
+}
+
+func docCmd(e *env) *ffcli.Command {
+	fs := flag.NewFlagSet("doc", flag.ContinueOnError)
+	sub := func(name, usage, help string, exec func(ctx context.Context, c *api.Client, scope api.Target, file string, args []string) error, nargs [2]int, withContent bool) *ffcli.Command {
+		fs := flag.NewFlagSet("doc "+name, flag.ContinueOnError)
+		e.common(fs)
+		file := fs.String("file", "", "document name (default notes.md)")
+		from := new(string)
+		if withContent {
+			fs.StringVar(from, "from", "", "read the content from this file (- for stdin)")
+		}
+		cmd := leaf(name, "doc "+usage, help, fs, nargs, func(ctx context.Context, args []string) error {
+			// The target is optional and comes first; write/append take the
+			// content last unless --from gives it.
+			target := "@" + api.GlobalWorkflow
+			takesTarget := len(args) == 2 || (len(args) == 1 && (!withContent || *from != ""))
+			if takesTarget {
+				target, args = args[0], args[1:]
+			}
+			t, err := api.ParseTarget(target)
+			if err != nil {
+				return usageError{err.Error()}
+			}
+			if withContent {
+				content, err := readContent(args, *from)
+				if err != nil {
+					return err
+				}
+				args = []string{content}
+			}
+			c, err := e.connect(ctx, true)
+			if err != nil {
+				return err
+			}
+			return exec(ctx, c, api.Target{Workflow: t.Workflow, Tag: t.Tag}, *file, args)
+		})
+		cmd.FlagSet.SetOutput(e.stderr)
+		return cmd
+	}
+	name := func(f string) string {
+		if f == "" {
+			return "notes.md"
+		}
+		return f
+	}
+	return &ffcli.Command{
+		Name:       "doc",
+		ShortUsage: "agent-worker doc read|write|append|list [target] [--file NAME] [content | --from PATH]",
+		ShortHelp:  "read and change a team's shared documents",
+		FlagSet:    fs,
+		Options:    []ff.Option{ff.WithEnvVarPrefix(envPrefix)},
+		Subcommands: []*ffcli.Command{
+			sub("read", "read [target] [--file NAME]", "print a document", func(ctx context.Context, c *api.Client, scope api.Target, file string, _ []string) error {
+				d, err := c.DocRead(ctx, scope, name(file))
+				if err != nil {
+					return err
+				}
+				if e.json {
+					return e.printJSON(d)
+				}
+				if d.Content == "" {
+					e.printf("(empty document)\n")
+					return nil
+				}
+				_, err = io.WriteString(e.stdout, d.Content)
+				if !strings.HasSuffix(d.Content, "\n") {
+					e.printf("\n")
+				}
+				return err
+			}, [2]int{0, 1}, false),
+			sub("write", "write [target] [--file NAME] <content | --from PATH>", "replace a document", func(ctx context.Context, c *api.Client, scope api.Target, file string, args []string) error {
+				if err := c.DocWrite(ctx, scope, name(file), api.DocumentWrite{Content: args[0]}); err != nil {
+					return err
+				}
+				return e.done("written", scope, name(file))
+			}, [2]int{0, 2}, true),
+			sub("append", "append [target] [--file NAME] <content | --from PATH>", "add to the end of a document", func(ctx context.Context, c *api.Client, scope api.Target, file string, args []string) error {
+				if err := c.DocAppend(ctx, scope, name(file), args[0]); err != nil {
+					return err
+				}
+				return e.done("appended", scope, name(file))
+			}, [2]int{0, 2}, true),
+			sub("list", "list [target]", "list documents", func(ctx context.Context, c *api.Client, scope api.Target, _ string, _ []string) error {
+				docs, err := c.DocList(ctx, scope)
+				if err != nil {
+					return err
+				}
+				if e.json {
+					return e.printJSON(api.DocumentList{Documents: docs})
+				}
+				if len(docs) == 0 {
+					e.printf("no documents in %s\n", scope.Display())
+					return nil
+				}
+				tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+				for _, d := range docs {
+					fmt.Fprintf(tw, "%s\t%d bytes\n", d.Path, d.Size)
+				}
+				return tw.Flush()
+			}, [2]int{0, 1}, false),
+		},
+		Exec: func(context.Context, []string) error {
+			return usagef("usage: agent-worker doc read|write|append|list [target] (see agent-worker doc --help)")
+		},
+	}
+}
+
+func (e *env) done(what string, scope api.Target, file string) error {
+	if e.json {
+		return e.printJSON(api.Status{Status: what, Target: scope.Display() + "/" + file})
+	}
+	e.printf("%s %s in %s\n", what, file, scope.Display())
+	return nil
+}
+
+// readContent takes the content from the last argument or --from.
+func readContent(args []string, from string) (string, error) {
+	switch {
+	case from != "" && len(args) > 0:
+		return "", usagef("give the content as an argument or with --from, not both")
+	case from == "-":
+		b, err := io.ReadAll(os.Stdin)
+		return string(b), err
+	case from != "":
+		b, err := os.ReadFile(from)
+		if err != nil {
+			return "", usagef("read --from: %v", err)
+		}
+		return string(b), nil
+	case len(args) == 1:
+		return args[0], nil
+	}
+	return "", usagef("missing content: give it as the last argument or with --from FILE")
+}
+
+func mcpConfigCmd(e *env) *ffcli.Command {
+	fs := flag.NewFlagSet("mcp-config", flag.ContinueOnError)
+	e.common(fs)
+	format := fs.String("format", "claude", "claude (Claude Code --mcp-config), cursor (.cursor/mcp.json) or codex (config.toml)")
+	return leaf("mcp-config", "mcp-config <agent> [--format claude|cursor|codex]",
+		"print an MCP config so an outside agent (your Claude Code, Codex, Cursor) joins the team as <agent>", fs, [2]int{1, 1},
+		func(ctx context.Context, args []string) error {
+			t, err := api.ParseAgentTarget(args[0])
+			if err != nil {
+				return usageError{err.Error()}
+			}
+			if *format != "claude" && *format != "cursor" && *format != "codex" {
+				return usagef("unknown --format %q: use claude, cursor or codex", *format)
+			}
+			c, err := e.connect(ctx, true)
+			if err != nil {
+				return err
+			}
+			cfg, err := c.MCPConfig(ctx, t)
+			if err != nil {
+				return err
+			}
+			if e.json {
+				return e.printJSON(cfg)
+			}
+			switch *format {
+			case "codex":
+				e.printf("# ~/.codex/config.toml — then: export AGENT_WORKER_TOKEN=%s\n", cfg.Token)
+				e.printf("[mcp_servers.agent-worker]\nurl = %q\nbearer_token_env_var = \"AGENT_WORKER_TOKEN\"\ndefault_tools_approval_mode = \"approve\"\n", cfg.URL)
+				return nil
+			case "cursor":
+				return e.printJSON(map[string]any{"mcpServers": map[string]any{"agent-worker": map[string]any{
+					"url": cfg.URL, "headers": map[string]string{"Authorization": "Bearer " + cfg.Token}}}})
+			}
+			return e.printJSON(map[string]any{"mcpServers": map[string]any{"agent-worker": map[string]any{
+				"type": "http", "url": cfg.URL, "headers": map[string]string{"Authorization": "Bearer " + cfg.Token}}}})
+		})
+}

@@ -1,0 +1,144 @@
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"strings"
+	"sync"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/team"
+	"github.com/agent-worker/agent-worker/sdk"
+	"github.com/agent-worker/agent-worker/store"
+)
+
+// identityHeader carries the authenticated identity from the token check to
+// the tool handlers. The middleware overwrites whatever a client sent.
+const identityHeader = "X-Agent-Worker-Identity"
+
+// Server is the MCP endpoint of the daemon.
+type Server struct {
+	svc *team.Service
+	db  *store.DB
+	log hclog.Logger
+
+	// mu guards servers: one *mcp.Server per identity, because the SDK asks
+	// for the server on every request and its tools close over the caller.
+	mu      sync.Mutex
+	servers map[store.AgentKey]*mcp.Server
+
+	handler http.Handler
+}
+
+// New returns the MCP server over svc; tokens are checked against db.
+func New(svc *team.Service, db *store.DB, log hclog.Logger) *Server {
+	s := &Server{svc: svc, db: db, log: log, servers: map[store.AgentKey]*mcp.Server{}}
+	s.handler = mcp.NewStreamableHTTPHandler(s.serverFor, &mcp.StreamableHTTPOptions{
+		Logger:       slog.New(slogHandler{log}),
+		JSONResponse: true,
+	})
+	return s
+}
+
+type ctxKey struct{}
+
+// ServeHTTP authenticates the bearer token, then hands the request to the
+// SDK. An unknown or revoked token gets 401 before any MCP processing.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok || token == "" {
+		unauthorized(w, "missing bearer token: MCP clients need the agent token from `agent-worker mcp-config <agent>`")
+		return
+	}
+	tok, err := s.db.LookupToken(r.Context(), token)
+	if err != nil {
+		if store.ErrorCode(err) == store.CodeNotFound {
+			unauthorized(w, "unknown or revoked agent token: get a new one with `agent-worker mcp-config <agent>`")
+			return
+		}
+		s.log.Error("token lookup", "error", err)
+		http.Error(w, `{"error":"internal error","code":"internal"}`, http.StatusInternalServerError)
+		return
+	}
+	r = r.WithContext(context.WithValue(r.Context(), ctxKey{}, tok.Key))
+	r.Header.Set(identityHeader, tok.Key.String())
+	s.handler.ServeHTTP(w, r)
+}
+
+func unauthorized(w http.ResponseWriter, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("WWW-Authenticate", `Bearer realm="agent-worker-mcp"`)
+	w.WriteHeader(http.StatusUnauthorized)
+	fmt.Fprintf(w, "{\"error\":%q,\"code\":%q}\n", msg, api.CodeUnauthorized)
+}
+
+// serverFor returns the cached server of the request's identity. The SDK
+// calls it on every request, so it must stay cheap.
+func (s *Server) serverFor(r *http.Request) *mcp.Server {
+	key, ok := r.Context().Value(ctxKey{}).(store.AgentKey)
+	if !ok {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	srv := s.servers[key]
+	if srv == nil {
+		srv = mcp.NewServer(&mcp.Implementation{Name: "agent-worker", Version: api.Version}, &mcp.ServerOptions{
+			Instructions: "You are " + key.Name + ", a member of team " + key.Scope().String() +
+				". Read my_inbox, do the work, talk with channel_send (@name mentions wake teammates), then my_inbox_ack.",
+			Logger: slog.New(slogHandler{s.log}),
+		})
+		s.addTools(srv, key)
+		s.servers[key] = srv
+	}
+	return srv
+}
+
+// Forget drops the cached server of an identity (when its agent is deleted).
+func (s *Server) Forget(key store.AgentKey) {
+	s.mu.Lock()
+	delete(s.servers, key)
+	s.mu.Unlock()
+}
+
+// tool registers a typed tool whose handler runs as me. It refuses a request
+// whose token belongs to someone else (a session id used with another
+// agent's token), turns errors into tool errors that say what to fix, and
+// survives a panic.
+func tool[In, Out any](s *Server, srv *mcp.Server, me store.AgentKey, name, desc string,
+	fn func(ctx context.Context, in In) (Out, string, error)) {
+	mcp.AddTool(srv, &mcp.Tool{Name: name, Description: desc},
+		func(ctx context.Context, req *mcp.CallToolRequest, in In) (res *mcp.CallToolResult, out Out, err error) {
+			defer func() {
+				if p := recover(); p != nil {
+					s.log.Error("tool panic", "tool", name, "agent", me.String(), "panic", p, "stack", string(debug.Stack()))
+					err = fmt.Errorf("internal error in %s; the daemon logged it, try again or report it", name)
+				}
+			}()
+			if req.Extra != nil && req.Extra.Header.Get(identityHeader) != me.String() {
+				return nil, out, errors.New("this MCP session belongs to another agent: open a new session with your own token")
+			}
+			out, text, err := fn(ctx, in)
+			if err != nil {
+				return nil, out, s.toolError(name, me, err)
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, out, nil
+		})
+}
+
+// toolError keeps messages meant for the caller and hides internal ones.
+func (s *Server) toolError(name string, me store.AgentKey, err error) error {
+	var ae *api.Error
+	if errors.As(err, &ae) || store.ErrorCode(err) != "" || sdk.Class(err) != nil {
+		return err
+	}
+	s.log.Error("tool failed", "tool", name, "agent", me.String(), "error", err)
+	return fmt.Errorf("internal error in %s; the daemon logged it, try again", name)
+}

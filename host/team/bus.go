@@ -1,0 +1,79 @@
+package team
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/agent-worker/agent-worker/store"
+)
+
+// Event kinds published on the Bus.
+const (
+	// EventMessage: a message was appended to a channel.
+	EventMessage = "message"
+	// EventWake: an agent has something new in its inbox.
+	EventWake = "wake"
+)
+
+// Event is something that happened in a team, for in-process listeners (the
+// scheduler, SSE streams). The store is the source of truth; an event is
+// only a hint to go and look.
+type Event struct {
+	Kind    string
+	Agent   store.AgentKey // EventWake
+	Message *store.Message // EventMessage
+}
+
+// Bus fans events out to subscribers. Publishing never blocks: a subscriber
+// that falls behind loses events and sees Dropped grow, and must re-read
+// the store (the inbox poll is the scheduler's safety net for exactly this).
+type Bus struct {
+	// mu guards subs.
+	mu   sync.Mutex
+	subs map[*Subscription]struct{}
+}
+
+// Subscription is one listener's queue.
+type Subscription struct {
+	C       <-chan Event
+	c       chan Event
+	dropped atomic.Int64
+	bus     *Bus
+}
+
+// Dropped counts events this subscriber missed because its queue was full.
+func (s *Subscription) Dropped() int64 { return s.dropped.Load() }
+
+// Close stops delivery; C is not closed, so readers select on their own
+// context.
+func (s *Subscription) Close() {
+	s.bus.mu.Lock()
+	delete(s.bus.subs, s)
+	s.bus.mu.Unlock()
+}
+
+// Subscribe registers a listener with a queue of size buffer.
+func (b *Bus) Subscribe(buffer int) *Subscription {
+	c := make(chan Event, buffer)
+	s := &Subscription{C: c, c: c, bus: b}
+	b.mu.Lock()
+	if b.subs == nil {
+		b.subs = map[*Subscription]struct{}{}
+	}
+	b.subs[s] = struct{}{}
+	b.mu.Unlock()
+	return s
+}
+
+// Publish delivers e to every subscriber that has room.
+func (b *Bus) Publish(e Event) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for s := range b.subs {
+		select {
+		case s.c <- e:
+		default:
+			s.dropped.Add(1)
+		}
+	}
+}

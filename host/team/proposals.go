@@ -1,0 +1,86 @@
+package team
+
+import (
+	"context"
+	"time"
+
+	"github.com/agent-worker/agent-worker/store"
+)
+
+// CreateProposal opens a proposal; its channel line wakes the other members.
+func (s *Service) CreateProposal(ctx context.Context, p store.NewProposal) (store.Proposal, error) {
+	out, msgs, err := s.db.CreateProposal(ctx, p)
+	s.publishAll(msgs)
+	select {
+	case s.expiry <- struct{}{}:
+	default: // a nudge is already pending
+	}
+	return out, err
+}
+
+// Vote records (or replaces) a member's vote and resolves the proposal when
+// its rule is met.
+func (s *Service) Vote(ctx context.Context, scope store.Scope, id, voter, choice, reason string) (store.Proposal, error) {
+	out, msgs, err := s.db.CastVote(ctx, scope, id, voter, choice, reason)
+	s.publishAll(msgs)
+	return out, err
+}
+
+// CancelProposal closes a proposal; only its creator may.
+func (s *Service) CancelProposal(ctx context.Context, scope store.Scope, id, by string) (store.Proposal, error) {
+	out, msgs, err := s.db.CancelProposal(ctx, scope, id, by)
+	s.publishAll(msgs)
+	return out, err
+}
+
+// Proposal returns one proposal of scope.
+func (s *Service) Proposal(ctx context.Context, scope store.Scope, id string) (store.Proposal, error) {
+	return s.db.GetProposal(ctx, scope, id)
+}
+
+// Proposals lists the proposals of scope, newest first.
+func (s *Service) Proposals(ctx context.Context, scope store.Scope, activeOnly bool) ([]store.Proposal, error) {
+	return s.db.ListProposals(ctx, scope, activeOnly)
+}
+
+func (s *Service) publishAll(msgs []store.Message) {
+	for _, m := range msgs {
+		s.published(m)
+	}
+}
+
+// maxExpiryWait bounds a sleep between expiry checks, so a clock jump or a
+// proposal created by another process is noticed eventually.
+const maxExpiryWait = time.Minute
+
+// RunExpiry closes proposals when they expire, sleeping until the next
+// expiry rather than polling, until ctx ends. Creating a proposal calls
+// signals it so a sooner expiry is seen at once.
+func (s *Service) RunExpiry(ctx context.Context) {
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-timer.C:
+		case <-s.expiry:
+		}
+		_, msgs, err := s.db.ExpireProposals(ctx)
+		if err != nil && ctx.Err() == nil {
+			s.log.Warn("expire proposals", "error", err)
+		}
+		s.publishAll(msgs)
+		wait := maxExpiryWait
+		if next, ok, err := s.db.NextExpiry(ctx); err == nil && ok {
+			wait = min(max(time.Until(next), 0), maxExpiryWait)
+		}
+		if !timer.Stop() {
+			select {
+			case <-timer.C:
+			default:
+			}
+		}
+		timer.Reset(wait)
+	}
+}

@@ -1,0 +1,234 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/team"
+	"github.com/agent-worker/agent-worker/store"
+)
+
+// handleSend writes a human's message into a channel. An agent target gets
+// an @mention so the message lands in that agent's inbox.
+func (h *Host) handleSend(w http.ResponseWriter, r *http.Request) error {
+	var req api.SendRequest
+	if err := decodeJSON(w, r, &req); err != nil {
+		return err
+	}
+	t, err := api.ParseTarget(req.Target)
+	if err != nil {
+		return err
+	}
+	content := req.Message
+	if !t.IsScope() {
+		if _, err := h.db.GetAgent(r.Context(), keyOf(t)); err != nil {
+			return err
+		}
+		content = "@" + t.Agent + " " + content
+	}
+	m, err := h.team.Send(r.Context(), team.SendRequest{Scope: scopeOf(t), From: team.SenderUser, Content: content, To: req.To})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, team.APIMessage(m))
+	return nil
+}
+
+// handlePeek shows a channel: a scope target as the human operator sees it
+// (direct messages included, marked by `to`), an agent target as that agent
+// sees it. With follow=true it streams new messages as server-sent events.
+func (h *Host) handlePeek(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	target := q.Get("target")
+	if target == "" {
+		target = "@" + api.GlobalWorkflow
+	}
+	t, err := api.ParseTarget(target)
+	if err != nil {
+		return err
+	}
+	viewer := t.Agent
+	limit, err := intParam(q.Get("limit"), 10)
+	if err != nil {
+		return err
+	}
+	since, err := intParam(q.Get("since_seq"), 0)
+	if err != nil {
+		return err
+	}
+	if viewer != "" {
+		if _, err := h.db.GetAgent(r.Context(), keyOf(t)); err != nil {
+			return err
+		}
+	}
+	ms, err := h.team.Read(r.Context(), scopeOf(t), viewer, int64(since), limit)
+	if err != nil {
+		return err
+	}
+	if q.Get("follow") != "true" {
+		writeJSON(w, http.StatusOK, api.MessageList{Messages: team.APIMessages(ms)})
+		return nil
+	}
+	return h.followChannel(w, r, scopeOf(t), viewer, ms, int64(since))
+}
+
+// followChannel streams a channel as SSE (`event: message`). Bus events are
+// only a hint: each one triggers a read of the store after the last seq
+// sent, so a subscriber that falls behind loses nothing.
+func (h *Host) followChannel(w http.ResponseWriter, r *http.Request, scope store.Scope, viewer string, first []store.Message, since int64) error {
+	sub := h.team.Bus.Subscribe(64)
+	defer sub.Close()
+	fl, ok := w.(http.Flusher)
+	if !ok {
+		return fmt.Errorf("streaming unsupported")
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	last := since
+	send := func(ms []store.Message) {
+		for _, m := range ms {
+			b, _ := json.Marshal(team.APIMessage(m))
+			fmt.Fprintf(w, "event: message\nid: %d\ndata: %s\n\n", m.Seq, b)
+			last = m.Seq
+		}
+		fl.Flush()
+	}
+	send(first)
+	if len(first) == 0 {
+		// Start after what exists now, so old history is not replayed.
+		seq, err := h.db.LatestSeq(r.Context(), scope)
+		if err != nil {
+			return nil
+		}
+		last = max(last, seq)
+	}
+	ping := time.NewTicker(15 * time.Second)
+	defer ping.Stop()
+	for {
+		select {
+		case <-r.Context().Done():
+			return nil
+		case <-h.stop:
+			return nil
+		case <-ping.C:
+			fmt.Fprint(w, ": ping\n\n")
+			fl.Flush()
+			continue // a ping is also the safety net after dropped events
+		case ev := <-sub.C:
+			if ev.Kind != team.EventMessage || ev.Message.Workflow != scope.Workflow || ev.Message.Tag != scope.Tag || ev.Message.Seq <= last {
+				continue
+			}
+		}
+		ms, err := h.team.Read(context.WithoutCancel(r.Context()), scope, viewer, last, 1000)
+		if err != nil {
+			h.log.Warn("follow channel", "error", err)
+			return nil
+		}
+		send(ms)
+	}
+}
+
+func intParam(s string, def int) (int, error) {
+	if s == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 {
+		return 0, api.Errorf(api.CodeInvalid, "%q is not a non-negative number", s)
+	}
+	return n, nil
+}
+
+func (h *Host) handleMCPConfig(w http.ResponseWriter, r *http.Request) error {
+	t, err := api.ParseAgentTarget(r.PathValue("target"))
+	if err != nil {
+		return err
+	}
+	token, err := h.db.CreateToken(r.Context(), keyOf(t), "")
+	if err != nil {
+		return err
+	}
+	h.log.Named("mcp").Info("agent token minted", "agent", t.String())
+	writeJSON(w, http.StatusCreated, api.MCPConfig{Agent: t.Display(), URL: h.Info().URL() + "/mcp", Token: token})
+	return nil
+}
+
+// docScope reads {wf}/{tag} from the path.
+func docScope(r *http.Request) (store.Scope, error) {
+	t, err := api.ParseTarget("@" + r.PathValue("wf") + ":" + r.PathValue("tag"))
+	return scopeOf(t), err
+}
+
+func (h *Host) handleDocList(w http.ResponseWriter, r *http.Request) error {
+	scope, err := docScope(r)
+	if err != nil {
+		return err
+	}
+	docs, err := h.team.DocList(r.Context(), scope)
+	if err != nil {
+		return err
+	}
+	out := api.DocumentList{Documents: []api.DocumentInfo{}}
+	for _, d := range docs {
+		out.Documents = append(out.Documents, api.DocumentInfo{Path: d.Path, Size: d.Size, UpdatedAt: d.UpdatedAt})
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (h *Host) handleDocRead(w http.ResponseWriter, r *http.Request) error {
+	scope, err := docScope(r)
+	if err != nil {
+		return err
+	}
+	path := r.PathValue("path")
+	content, err := h.team.DocRead(r.Context(), scope, path)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, api.Document{Path: path, Content: content})
+	return nil
+}
+
+func (h *Host) handleDocWrite(w http.ResponseWriter, r *http.Request) error {
+	return h.docChange(w, r, func(ctx context.Context, scope store.Scope, path string, body api.DocumentWrite) error {
+		if body.Create {
+			return h.team.DocCreate(ctx, scope, team.SenderUser, path, body.Content)
+		}
+		return h.team.DocWrite(ctx, scope, team.SenderUser, path, body.Content)
+	})
+}
+
+func (h *Host) handleDocAppend(w http.ResponseWriter, r *http.Request) error {
+	return h.docChange(w, r, func(ctx context.Context, scope store.Scope, path string, body api.DocumentWrite) error {
+		if body.Create {
+			return api.Errorf(api.CodeInvalid, "create applies to PUT (write), not to POST (append)")
+		}
+		return h.team.DocAppend(ctx, scope, team.SenderUser, path, body.Content)
+	})
+}
+
+func (h *Host) docChange(w http.ResponseWriter, r *http.Request, do func(context.Context, store.Scope, string, api.DocumentWrite) error) error {
+	scope, err := docScope(r)
+	if err != nil {
+		return err
+	}
+	var body api.DocumentWrite
+	if err := decodeJSON(w, r, &body); err != nil {
+		return err
+	}
+	path := r.PathValue("path")
+	if err := do(r.Context(), scope, path, body); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, api.Status{Status: "ok", Target: scope.String() + "/" + path})
+	return nil
+}
+
+func scopeOf(t api.Target) store.Scope { return store.Scope{Workflow: t.Workflow, Tag: t.Tag} }

@@ -1,0 +1,213 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"time"
+
+	"zombiezen.com/go/sqlite"
+	"zombiezen.com/go/sqlite/sqlitex"
+)
+
+// Message kinds. System lines come from the daemon (proposal results,
+// kickoffs, scheduled wake-ups); tool lines record a backend's tool calls.
+const (
+	KindMessage = "message"
+	KindSystem  = "system"
+	KindTool    = "tool"
+)
+
+// Scope is one workflow:tag instance: the unit that shares a channel,
+// documents, proposals and resources, and shares nothing with other scopes.
+type Scope struct {
+	Workflow, Tag string
+}
+
+// String formats the scope as users write it, "@workflow:tag".
+func (s Scope) String() string { return "@" + s.Workflow + ":" + s.Tag }
+
+// Scope returns the workflow:tag the agent belongs to.
+func (k AgentKey) Scope() Scope { return Scope{Workflow: k.Workflow, Tag: k.Tag} }
+
+// Message is one line of a channel. Seq is its place in the total order
+// that inbox cursors count in.
+type Message struct {
+	Seq           int64
+	ID            string
+	Workflow, Tag string
+	Sender        string
+	Content       string
+	Kind          string
+	// To is the recipient of a direct message; only To and Sender see it.
+	To string
+	// Recipients are the agents whose inbox got the message (mentions,
+	// expanded @all and To), in first-seen order.
+	Recipients []string
+	// ResourceID names the resource holding the full text of a long message.
+	ResourceID string
+	CreatedAt  time.Time
+}
+
+// NewMessage is a message to append. The caller has already resolved its
+// mentions into Recipients; the store only records them.
+type NewMessage struct {
+	Workflow, Tag string
+	Sender        string
+	Content       string
+	// Kind defaults to KindMessage.
+	Kind       string
+	To         string
+	Recipients []string
+	// Resource, when set, is stored in the same transaction and the message
+	// points at it.
+	Resource *NewResource
+}
+
+// AppendMessage writes a message, its inbox rows and its resource (if any)
+// in one transaction, so a reader never sees a message without its
+// recipients or a reference to a missing resource.
+func (db *DB) AppendMessage(ctx context.Context, m NewMessage) (Message, error) {
+	var out Message
+	err := db.write(ctx, func(conn *sqlite.Conn) (err error) {
+		out, err = appendMessage(conn, m, db.nowMs())
+		return err
+	})
+	return out, err
+}
+
+// appendMessage is AppendMessage inside a caller's transaction; proposal
+// and other writes that post channel lines use it to stay atomic.
+func appendMessage(conn *sqlite.Conn, m NewMessage, now int64) (Message, error) {
+	if m.Workflow == "" || m.Tag == "" || m.Sender == "" {
+		return Message{}, Errorf(CodeInvalid, "message needs a workflow, tag and sender")
+	}
+	if m.Kind == "" {
+		m.Kind = KindMessage
+	}
+	out := Message{
+		ID: newID("msg_"), Workflow: m.Workflow, Tag: m.Tag, Sender: m.Sender,
+		Content: m.Content, Kind: m.Kind, To: m.To, CreatedAt: fromMs(now),
+		Recipients: dedupe(m.Recipients),
+	}
+	if m.Resource != nil {
+		r := *m.Resource
+		r.Workflow, r.Tag = m.Workflow, m.Tag
+		if r.CreatedBy == "" {
+			r.CreatedBy = m.Sender
+		}
+		res, err := insertResource(conn, r, now)
+		if err != nil {
+			return Message{}, err
+		}
+		out.ResourceID = res.ID
+	}
+	recipients, err := json.Marshal(out.Recipients)
+	if err != nil {
+		return Message{}, err
+	}
+	err = sqlitex.Execute(conn, `INSERT INTO messages
+		(id, workflow, tag, sender, content, kind, to_agent, recipients, resource_id, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, NULLIF(?, ''), ?, NULLIF(?, ''), ?)`,
+		&sqlitex.ExecOptions{Args: []any{out.ID, out.Workflow, out.Tag, out.Sender, out.Content,
+			out.Kind, out.To, string(recipients), out.ResourceID, now}})
+	if err != nil {
+		return Message{}, err
+	}
+	out.Seq = conn.LastInsertRowID()
+	for _, agent := range out.Recipients {
+		if agent == out.Sender {
+			continue // nobody is woken by their own message
+		}
+		// Only members get inbox rows; a name that left the team since the
+		// caller resolved mentions is dropped rather than failing the send.
+		err := sqlitex.Execute(conn, `INSERT INTO message_recipients (workflow, tag, agent, seq)
+			SELECT ?1, ?2, ?3, ?4 WHERE EXISTS
+			(SELECT 1 FROM agents WHERE workflow = ?1 AND tag = ?2 AND name = ?3)`,
+			&sqlitex.ExecOptions{Args: []any{out.Workflow, out.Tag, agent, out.Seq}})
+		if err != nil {
+			return Message{}, err
+		}
+	}
+	return out, nil
+}
+
+// NewResource is content to store as a resource.
+type NewResource struct {
+	// ID is normally empty (the store picks one); a caller that must quote
+	// the id in the same transaction, like a long message, takes one from
+	// NewResourceID first.
+	ID            string
+	Workflow, Tag string
+	// Type is markdown, json, text or diff; empty means text.
+	Type      string
+	Content   string
+	CreatedBy string
+}
+
+// Resource is stored content addressed by an id (res_…), for text too large
+// to pass around in messages.
+type Resource struct {
+	ID, Workflow, Tag string
+	Type, Content     string
+	CreatedBy         string
+	CreatedAt         time.Time
+}
+
+// ResourceTypes are the types a resource may have.
+var ResourceTypes = []string{"markdown", "json", "text", "diff"}
+
+func insertResource(conn *sqlite.Conn, r NewResource, now int64) (Resource, error) {
+	if r.Type == "" {
+		r.Type = "text"
+	}
+	if !contains(ResourceTypes, r.Type) {
+		return Resource{}, Errorf(CodeInvalid, "unknown resource type %q: use markdown, json, text or diff", r.Type)
+	}
+	if r.Type == "json" && !json.Valid([]byte(r.Content)) {
+		return Resource{}, Errorf(CodeInvalid, "resource of type json does not hold valid JSON")
+	}
+	if r.ID == "" {
+		r.ID = NewResourceID()
+	}
+	out := Resource{ID: r.ID, Workflow: r.Workflow, Tag: r.Tag, Type: r.Type,
+		Content: r.Content, CreatedBy: r.CreatedBy, CreatedAt: fromMs(now)}
+	err := sqlitex.Execute(conn, `INSERT INTO resources (id, workflow, tag, type, content, created_by, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?)`, &sqlitex.ExecOptions{Args: []any{
+		out.ID, out.Workflow, out.Tag, out.Type, out.Content, out.CreatedBy, now}})
+	return out, err
+}
+
+// NewResourceID returns a fresh resource id, res_ + 16 hex digits.
+func NewResourceID() string { return newID("res_") }
+
+// newID returns prefix + 16 random hex digits: unguessable, so an id from
+// one workflow:tag cannot be probed from another.
+func newID(prefix string) string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return prefix + hex.EncodeToString(b)
+}
+
+// dedupe keeps the first occurrence of each name, in order.
+func dedupe(names []string) []string {
+	out := make([]string, 0, len(names))
+	seen := make(map[string]bool, len(names))
+	for _, n := range names {
+		if n != "" && !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}

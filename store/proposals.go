@@ -1,0 +1,614 @@
+package store
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"zombiezen.com/go/sqlite"
+	"zombiezen.com/go/sqlite/sqlitex"
+)
+
+// The vocabulary of proposals, in the order error messages and tool
+// schemas list it.
+var (
+	ProposalTypes = []string{"election", "decision", "approval", "assignment"}
+	Resolutions   = []string{"plurality", "majority", "unanimous"}
+	TieBreakers   = []string{"first", "creator-decides"}
+)
+
+// Limits on NewProposal, exported so that tool descriptions can state them.
+const (
+	// DefaultProposalExpiry keeps a forgotten proposal from blocking a
+	// workflow's completion for long.
+	DefaultProposalExpiry = time.Hour
+	// MaxProposalExpiry bounds how long a proposal can hold a workflow open.
+	MaxProposalExpiry = 30 * 24 * time.Hour
+	// MaxProposalOptions keeps the ballot readable in a channel line.
+	MaxProposalOptions = 20
+)
+
+// Proposal is a question put to the agents of one workflow:tag, with the
+// votes cast so far; it is how a team decides without a human.
+type Proposal struct {
+	// ID is "prop-N", unique across all scopes and never reused.
+	ID            string
+	Workflow, Tag string
+	Creator       string
+	Type          string
+	Title         string
+	Options       []string
+	Resolution    string
+	TieBreaker    string
+	// Quorum is how many votes must be cast before the rule is applied.
+	Quorum  int
+	Binding bool
+	// State is active, resolved, expired or cancelled.
+	State  string
+	Winner string
+	// ResolvedBy says what closed a proposal with a result: "votes" or
+	// "timeout"; "" while active and after a cancel.
+	ResolvedBy string
+	// ExpiresAt is the deadline; ResolvedAt is when the proposal left
+	// active, by any route. Both are zero when unset.
+	CreatedAt, ExpiresAt, ResolvedAt time.Time
+	// Votes holds one vote per voter, in the order they first voted.
+	Votes []Vote
+}
+
+// Vote is one agent's current choice on a proposal; voting again replaces
+// choice and reason but keeps CreatedAt, the time of the first vote.
+type Vote struct {
+	Voter, Choice, Reason string
+	CreatedAt             time.Time
+}
+
+// NewProposal is what an agent asks for; zero fields take the defaults
+// documented on each.
+type NewProposal struct {
+	Workflow, Tag, Creator, Type, Title string
+	// Options default to approve/reject for an approval; any other type
+	// needs at least two.
+	Options []string
+	// Resolution defaults to plurality, TieBreaker to first.
+	Resolution, TieBreaker string
+	// Quorum 0 means every member of the workflow:tag at creation.
+	Quorum  int
+	Binding bool
+	// ExpiresIn 0 means DefaultProposalExpiry.
+	ExpiresIn time.Duration
+}
+
+// CreateProposal opens a proposal and announces it to the other members,
+// whose inbox rows come with the returned channel line.
+func (db *DB) CreateProposal(ctx context.Context, np NewProposal) (Proposal, []Message, error) {
+	p, expiresIn, err := checkNewProposal(np)
+	if err != nil {
+		return Proposal{}, nil, err
+	}
+	s := Scope{Workflow: p.Workflow, Tag: p.Tag}
+	var msgs []Message
+	err = db.write(ctx, func(conn *sqlite.Conn) error {
+		now := db.nowMs()
+		team, err := proposalTeam(conn, s)
+		if err != nil {
+			return err
+		}
+		if !slices.Contains(team, p.Creator) {
+			return notMember(p.Creator, s)
+		}
+		if p.Quorum > len(team) {
+			return Errorf(CodeInvalid, "quorum %d is more than the %d members of %s", p.Quorum, len(team), s)
+		}
+		if p.Quorum == 0 {
+			p.Quorum = len(team)
+		}
+		n, err := count(conn, `INSERT INTO counters (name, value) VALUES ('proposal', 1)
+			ON CONFLICT (name) DO UPDATE SET value = value + 1 RETURNING value`)
+		if err != nil {
+			return err
+		}
+		p.ID = fmt.Sprintf("prop-%d", n)
+		options, err := json.Marshal(p.Options)
+		if err != nil {
+			return err
+		}
+		err = sqlitex.Execute(conn, `INSERT INTO proposals (id, workflow, tag, creator, type, title,
+			options_json, resolution, tie_breaker, quorum, binding, created_at, expires_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			&sqlitex.ExecOptions{Args: []any{p.ID, p.Workflow, p.Tag, p.Creator, p.Type, p.Title,
+				string(options), p.Resolution, p.TieBreaker, p.Quorum, p.Binding, now, now + expiresIn.Milliseconds()}})
+		if err != nil {
+			return err
+		}
+		if p, err = getProposal(conn, s, p.ID); err != nil {
+			return err
+		}
+		others := slices.DeleteFunc(team, func(m string) bool { return m == p.Creator })
+		line := fmt.Sprintf("%s opened proposal %s %q (%s, %s, quorum %d): options %s. Vote with team_vote.",
+			p.Creator, p.ID, p.Title, p.Type, p.Resolution, p.Quorum, strings.Join(p.Options, ", "))
+		if len(others) > 0 {
+			line = mentionAll(others) + ": " + line
+		}
+		m, err := proposalLine(conn, p, line, others, now)
+		msgs = append(msgs, m)
+		return err
+	})
+	if err != nil {
+		return Proposal{}, nil, err
+	}
+	return p, msgs, nil
+}
+
+// checkNewProposal applies the defaults and every rule that needs no
+// database, so that bad requests fail before taking the write lock.
+func checkNewProposal(np NewProposal) (Proposal, time.Duration, error) {
+	p := Proposal{
+		Workflow: np.Workflow, Tag: np.Tag, Creator: np.Creator, Type: np.Type,
+		Title: strings.TrimSpace(np.Title), Resolution: np.Resolution, TieBreaker: np.TieBreaker,
+		Quorum: np.Quorum, Binding: np.Binding, State: "active",
+	}
+	if p.Resolution == "" {
+		p.Resolution = "plurality"
+	}
+	if p.TieBreaker == "" {
+		p.TieBreaker = "first"
+	}
+	expiresIn := cmp.Or(np.ExpiresIn, DefaultProposalExpiry)
+	switch {
+	case p.Workflow == "" || p.Tag == "":
+		return p, 0, Errorf(CodeInvalid, "a proposal needs a workflow and tag")
+	case !slices.Contains(ProposalTypes, p.Type):
+		return p, 0, Errorf(CodeInvalid, "unknown proposal type %q: use %s", p.Type, listOr(ProposalTypes))
+	case !slices.Contains(Resolutions, p.Resolution):
+		return p, 0, Errorf(CodeInvalid, "unknown resolution %q: use %s", p.Resolution, listOr(Resolutions))
+	case !slices.Contains(TieBreakers, p.TieBreaker):
+		return p, 0, Errorf(CodeInvalid, "unknown tie breaker %q: use %s", p.TieBreaker, listOr(TieBreakers))
+	case p.Title == "":
+		return p, 0, Errorf(CodeInvalid, "a proposal needs a title")
+	case p.Quorum < 0:
+		return p, 0, Errorf(CodeInvalid, "quorum %d is negative; use 0 for every member", p.Quorum)
+	case expiresIn < 0 || expiresIn > MaxProposalExpiry:
+		return p, 0, Errorf(CodeInvalid, "expiry %s is out of range: use more than 0 and at most %s", expiresIn, MaxProposalExpiry)
+	}
+	for _, o := range np.Options {
+		o = strings.TrimSpace(o)
+		if o == "" {
+			return p, 0, Errorf(CodeInvalid, "an option is empty")
+		}
+		if matchOption(p.Options, o) != "" {
+			return p, 0, Errorf(CodeInvalid, "option %q is listed twice", o)
+		}
+		p.Options = append(p.Options, o)
+	}
+	if len(p.Options) == 0 && p.Type == "approval" {
+		p.Options = []string{"approve", "reject"}
+	}
+	if len(p.Options) < 2 || len(p.Options) > MaxProposalOptions {
+		return p, 0, Errorf(CodeInvalid, "a %s proposal needs 2 to %d distinct options, got %d", p.Type, MaxProposalOptions, len(p.Options))
+	}
+	return p, expiresIn, nil
+}
+
+// CastVote records voter's choice (replacing an earlier vote) and resolves
+// the proposal when the votes satisfy its rule. The messages are the vote
+// line and, if it resolved, the result line. A proposal found overdue is
+// expired and committed first; the error then comes with its expiry line.
+func (db *DB) CastVote(ctx context.Context, s Scope, id, voter, choice, reason string) (Proposal, []Message, error) {
+	var (
+		p       Proposal
+		msgs    []Message
+		refused error
+	)
+	err := db.write(ctx, func(conn *sqlite.Conn) (err error) {
+		now := db.nowMs()
+		if p, msgs, err = liveProposal(conn, s, id, now); err != nil {
+			return err
+		}
+		if p.State != "active" {
+			refused = Errorf(CodeConflict, "proposal %s is %s; create a new one", id, p.State)
+			return nil
+		}
+		team, err := proposalTeam(conn, s)
+		if err != nil {
+			return err
+		}
+		if !slices.Contains(team, voter) {
+			return notMember(voter, s)
+		}
+		canonical := matchOption(p.Options, strings.TrimSpace(choice))
+		if canonical == "" {
+			return Errorf(CodeInvalid, "%q is not an option of %s: choose %s", choice, id, listOr(p.Options))
+		}
+		err = sqlitex.Execute(conn, `INSERT INTO votes (proposal_id, voter, choice, reason, created_at)
+			VALUES (?, ?, ?, ?, ?)
+			ON CONFLICT (proposal_id, voter) DO UPDATE SET choice = excluded.choice, reason = excluded.reason`,
+			&sqlitex.ExecOptions{Args: []any{id, voter, canonical, reason, now}})
+		if err != nil {
+			return err
+		}
+		if p, err = getProposal(conn, s, id); err != nil {
+			return err
+		}
+		m, err := proposalLine(conn, p, fmt.Sprintf("%s voted %q on %s (%d/%d votes)",
+			voter, canonical, id, len(p.Votes), p.Quorum), nil, now)
+		if err != nil {
+			return err
+		}
+		msgs = append(msgs, m)
+		if len(p.Votes) < p.Quorum {
+			return nil
+		}
+		winner, n := outcome(p)
+		if winner == "" {
+			return nil
+		}
+		if err := closeProposal(conn, &p, "resolved", "votes", winner, now); err != nil {
+			return err
+		}
+		voters := p.participants()
+		m, err = proposalLine(conn, p, fmt.Sprintf("proposal %s resolved: %q wins (%d of %d votes) %s",
+			id, winner, n, len(p.Votes), mentionAll(voters)), voters, now)
+		msgs = append(msgs, m)
+		return err
+	})
+	if err != nil {
+		return Proposal{}, nil, err
+	}
+	return p, msgs, refused
+}
+
+// GetProposal returns one proposal of s with its votes, expiring it first
+// if its deadline has passed, so a reader never sees an overdue "active".
+func (db *DB) GetProposal(ctx context.Context, s Scope, id string) (Proposal, error) {
+	var p Proposal
+	err := db.read(ctx, func(conn *sqlite.Conn) (err error) {
+		p, err = getProposal(conn, s, id)
+		return err
+	})
+	if err != nil || !db.overdue(p) {
+		return p, err
+	}
+	err = db.write(ctx, func(conn *sqlite.Conn) (err error) {
+		p, _, err = liveProposal(conn, s, id, db.nowMs())
+		return err
+	})
+	return p, err
+}
+
+// ListProposals returns the proposals of s, newest first, expiring overdue
+// ones first like GetProposal.
+func (db *DB) ListProposals(ctx context.Context, s Scope, activeOnly bool) ([]Proposal, error) {
+	var ps []Proposal
+	err := db.read(ctx, func(conn *sqlite.Conn) (err error) {
+		ps, err = listProposals(conn, s, activeOnly)
+		return err
+	})
+	if err != nil || !slices.ContainsFunc(ps, db.overdue) {
+		return ps, err
+	}
+	err = db.write(ctx, func(conn *sqlite.Conn) (err error) {
+		if _, _, err = expireDue(conn, s, db.nowMs()); err != nil {
+			return err
+		}
+		ps, err = listProposals(conn, s, activeOnly)
+		return err
+	})
+	return ps, err
+}
+
+// CancelProposal withdraws an active proposal; only its creator may, so
+// that nobody can dodge an outcome they dislike. The message tells the
+// voters, whose votes no longer count.
+func (db *DB) CancelProposal(ctx context.Context, s Scope, id, by string) (Proposal, []Message, error) {
+	var (
+		p       Proposal
+		msgs    []Message
+		refused error
+	)
+	err := db.write(ctx, func(conn *sqlite.Conn) (err error) {
+		now := db.nowMs()
+		if p, msgs, err = liveProposal(conn, s, id, now); err != nil {
+			return err
+		}
+		if p.State != "active" {
+			refused = Errorf(CodeConflict, "proposal %s is %s; only an active proposal can be cancelled", id, p.State)
+			return nil
+		}
+		if by != p.Creator {
+			return Errorf(CodeInvalid, "only %s, who created %s, can cancel it", p.Creator, id)
+		}
+		if err := closeProposal(conn, &p, "cancelled", "", "", now); err != nil {
+			return err
+		}
+		voters := slices.DeleteFunc(p.participants(), func(v string) bool { return v == p.Creator })
+		m, err := proposalLine(conn, p, fmt.Sprintf("%s cancelled proposal %s %q", by, id, p.Title), voters, now)
+		msgs = append(msgs, m)
+		return err
+	})
+	if err != nil {
+		return Proposal{}, nil, err
+	}
+	return p, msgs, refused
+}
+
+// ExpireProposals closes every overdue active proposal of every scope. The
+// daemon calls it when NextExpiry comes due, so that voters hear of the
+// outcome without anyone reading the proposal.
+func (db *DB) ExpireProposals(ctx context.Context) ([]Proposal, []Message, error) {
+	var (
+		ps   []Proposal
+		msgs []Message
+	)
+	err := db.write(ctx, func(conn *sqlite.Conn) (err error) {
+		ps, msgs, err = expireDue(conn, Scope{}, db.nowMs())
+		return err
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return ps, msgs, nil
+}
+
+// NextExpiry returns the earliest deadline among active proposals, so the
+// daemon can sleep until then instead of polling; ok is false when none is
+// active. The deadline may already have passed.
+func (db *DB) NextExpiry(ctx context.Context) (t time.Time, ok bool, err error) {
+	err = db.read(ctx, func(conn *sqlite.Conn) error {
+		return sqlitex.Execute(conn, `SELECT expires_at FROM proposals WHERE state = 'active'
+			ORDER BY expires_at LIMIT 1`, &sqlitex.ExecOptions{ResultFunc: func(s *sqlite.Stmt) error {
+			t, ok = fromMs(s.ColumnInt64(0)), true
+			return nil
+		}})
+	})
+	return t, ok, err
+}
+
+// ActiveProposalCount counts the proposals of s still open to votes (not
+// yet overdue), because a workflow run is not finished while one is.
+func (db *DB) ActiveProposalCount(ctx context.Context, s Scope) (int, error) {
+	n := 0
+	err := db.read(ctx, func(conn *sqlite.Conn) (err error) {
+		n, err = count(conn, `SELECT count(*) FROM proposals
+			WHERE workflow = ? AND tag = ? AND state = 'active' AND expires_at > ?`, s.Workflow, s.Tag, db.nowMs())
+		return err
+	})
+	return n, err
+}
+
+func (db *DB) overdue(p Proposal) bool {
+	return p.State == "active" && p.ExpiresAt.UnixMilli() <= db.nowMs()
+}
+
+const proposalColumns = `id, workflow, tag, creator, type, title, options_json, resolution, tie_breaker,
+	quorum, binding, state, winner, resolved_by, created_at, expires_at, resolved_at`
+
+func scanProposal(s *sqlite.Stmt) (Proposal, error) {
+	p := Proposal{
+		ID: s.ColumnText(0), Workflow: s.ColumnText(1), Tag: s.ColumnText(2), Creator: s.ColumnText(3),
+		Type: s.ColumnText(4), Title: s.ColumnText(5), Resolution: s.ColumnText(7), TieBreaker: s.ColumnText(8),
+		Quorum: s.ColumnInt(9), Binding: s.ColumnBool(10), State: s.ColumnText(11), Winner: s.ColumnText(12),
+		ResolvedBy: s.ColumnText(13), CreatedAt: fromMs(s.ColumnInt64(14)),
+		ExpiresAt: msOrZero(s.ColumnInt64(15)), ResolvedAt: msOrZero(s.ColumnInt64(16)),
+	}
+	if err := json.Unmarshal([]byte(s.ColumnText(6)), &p.Options); err != nil {
+		return p, fmt.Errorf("proposal %s: options: %w", p.ID, err)
+	}
+	return p, nil
+}
+
+// msOrZero reads a timestamp column where 0 means "not yet".
+func msOrZero(ms int64) time.Time {
+	if ms == 0 {
+		return time.Time{}
+	}
+	return fromMs(ms)
+}
+
+func getProposal(conn *sqlite.Conn, s Scope, id string) (Proposal, error) {
+	var p Proposal
+	found := false
+	err := sqlitex.Execute(conn, `SELECT `+proposalColumns+` FROM proposals WHERE id = ? AND workflow = ? AND tag = ?`,
+		&sqlitex.ExecOptions{Args: []any{id, s.Workflow, s.Tag}, ResultFunc: func(st *sqlite.Stmt) (err error) {
+			p, err = scanProposal(st)
+			found = true
+			return err
+		}})
+	if err == nil && !found {
+		err = Errorf(CodeNotFound, "proposal %s not found in %s", id, s)
+	}
+	if err != nil {
+		return Proposal{}, err
+	}
+	return p, loadVotes(conn, &p)
+}
+
+func listProposals(conn *sqlite.Conn, s Scope, activeOnly bool) ([]Proposal, error) {
+	var ps []Proposal
+	err := sqlitex.Execute(conn, `SELECT `+proposalColumns+` FROM proposals
+		WHERE workflow = ? AND tag = ? AND (NOT ? OR state = 'active')
+		ORDER BY CAST(substr(id, 6) AS INTEGER) DESC`,
+		&sqlitex.ExecOptions{Args: []any{s.Workflow, s.Tag, activeOnly}, ResultFunc: func(st *sqlite.Stmt) error {
+			p, err := scanProposal(st)
+			ps = append(ps, p)
+			return err
+		}})
+	for i := range ps {
+		if err == nil {
+			err = loadVotes(conn, &ps[i])
+		}
+	}
+	return ps, err
+}
+
+func loadVotes(conn *sqlite.Conn, p *Proposal) error {
+	p.Votes = nil
+	return sqlitex.Execute(conn, `SELECT voter, choice, reason, created_at FROM votes
+		WHERE proposal_id = ? ORDER BY created_at, rowid`,
+		&sqlitex.ExecOptions{Args: []any{p.ID}, ResultFunc: func(s *sqlite.Stmt) error {
+			p.Votes = append(p.Votes, Vote{s.ColumnText(0), s.ColumnText(1), s.ColumnText(2), fromMs(s.ColumnInt64(3))})
+			return nil
+		}})
+}
+
+// liveProposal loads a proposal inside a write, expiring it first if its
+// deadline has passed; the messages are the expiry line, if any.
+func liveProposal(conn *sqlite.Conn, s Scope, id string, now int64) (Proposal, []Message, error) {
+	p, err := getProposal(conn, s, id)
+	if err != nil || p.State != "active" || p.ExpiresAt.UnixMilli() > now {
+		return p, nil, err
+	}
+	m, err := expireProposal(conn, &p, now)
+	return p, []Message{m}, err
+}
+
+// expireDue expires the overdue active proposals of s, or of every scope
+// when s is zero, oldest deadline first.
+func expireDue(conn *sqlite.Conn, s Scope, now int64) ([]Proposal, []Message, error) {
+	type due struct {
+		id string
+		s  Scope
+	}
+	var dues []due
+	err := sqlitex.Execute(conn, `SELECT id, workflow, tag FROM proposals
+		WHERE state = 'active' AND expires_at <= ?1 AND (?2 = '' OR (workflow = ?2 AND tag = ?3))
+		ORDER BY expires_at, CAST(substr(id, 6) AS INTEGER)`,
+		&sqlitex.ExecOptions{Args: []any{now, s.Workflow, s.Tag}, ResultFunc: func(st *sqlite.Stmt) error {
+			dues = append(dues, due{st.ColumnText(0), Scope{Workflow: st.ColumnText(1), Tag: st.ColumnText(2)}})
+			return nil
+		}})
+	if err != nil {
+		return nil, nil, err
+	}
+	var (
+		ps   []Proposal
+		msgs []Message
+	)
+	for _, d := range dues {
+		p, m, err := liveProposal(conn, d.s, d.id, now)
+		if err != nil {
+			return nil, nil, err
+		}
+		ps, msgs = append(ps, p), append(msgs, m...)
+	}
+	return ps, msgs, nil
+}
+
+// expireProposal closes an overdue proposal with the result of the votes
+// cast so far, since a deadline must not throw away what was agreed.
+func expireProposal(conn *sqlite.Conn, p *Proposal, now int64) (Message, error) {
+	winner, n := outcome(*p)
+	if err := closeProposal(conn, p, "expired", "timeout", winner, now); err != nil {
+		return Message{}, err
+	}
+	line := fmt.Sprintf("proposal %s expired with no winner", p.ID)
+	if winner != "" {
+		line = fmt.Sprintf("proposal %s expired: %q wins (%d of %d votes)", p.ID, winner, n, len(p.Votes))
+	}
+	return proposalLine(conn, *p, line, p.participants(), now)
+}
+
+// closeProposal ends p's active life; a binding result also becomes the
+// workflow's decision, whether votes or the deadline produced it.
+func closeProposal(conn *sqlite.Conn, p *Proposal, state, resolvedBy, winner string, now int64) error {
+	err := sqlitex.Execute(conn, `UPDATE proposals SET state = ?, resolved_by = ?, winner = ?, resolved_at = ?
+		WHERE id = ?`, &sqlitex.ExecOptions{Args: []any{state, resolvedBy, winner, now, p.ID}})
+	if err != nil {
+		return err
+	}
+	p.State, p.ResolvedBy, p.Winner, p.ResolvedAt = state, resolvedBy, winner, fromMs(now)
+	if !p.Binding || winner == "" {
+		return nil
+	}
+	return sqlitex.Execute(conn, `INSERT INTO decisions (proposal_id, workflow, tag, title, winner, created_at)
+		VALUES (?, ?, ?, ?, ?, ?)`, &sqlitex.ExecOptions{Args: []any{p.ID, p.Workflow, p.Tag, p.Title, winner, now}})
+}
+
+// outcome applies p's resolution rule to the votes cast, without the
+// quorum: the winner and its vote count, or "" when the rule picks nobody.
+func outcome(p Proposal) (string, int) {
+	tally := map[string]int{}
+	for _, v := range p.Votes {
+		tally[v.Choice]++
+	}
+	top, leaders := 0, []string(nil)
+	for _, o := range p.Options {
+		switch c := tally[o]; {
+		case c == 0:
+		case c > top:
+			top, leaders = c, []string{o}
+		case c == top:
+			leaders = append(leaders, o)
+		}
+	}
+	var won bool
+	switch p.Resolution {
+	case "majority":
+		won = 2*top > len(p.Votes)
+	case "unanimous":
+		won = top == len(p.Votes)
+	default:
+		won = len(leaders) == 1 || p.TieBreaker == "first"
+	}
+	if top == 0 || !won {
+		return "", 0
+	}
+	return leaders[0], top
+}
+
+// participants are the agents who care about the outcome: the creator, then
+// the voters.
+func (p Proposal) participants() []string {
+	names := []string{p.Creator}
+	for _, v := range p.Votes {
+		names = append(names, v.Voter)
+	}
+	return dedupe(names)
+}
+
+// proposalLine posts a system line about p to its channel.
+func proposalLine(conn *sqlite.Conn, p Proposal, content string, recipients []string, now int64) (Message, error) {
+	return appendMessage(conn, NewMessage{Workflow: p.Workflow, Tag: p.Tag, Sender: "system",
+		Content: content, Kind: KindSystem, Recipients: recipients}, now)
+}
+
+// proposalTeam lists the members of s, who may create and vote.
+func proposalTeam(conn *sqlite.Conn, s Scope) ([]string, error) {
+	var names []string
+	err := sqlitex.Execute(conn, `SELECT name FROM agents WHERE workflow = ? AND tag = ? ORDER BY name`,
+		&sqlitex.ExecOptions{Args: []any{s.Workflow, s.Tag}, ResultFunc: func(st *sqlite.Stmt) error {
+			names = append(names, st.ColumnText(0))
+			return nil
+		}})
+	return names, err
+}
+
+func notMember(name string, s Scope) error {
+	return Errorf(CodeInvalid, "%s is not a member of %s", name, s)
+}
+
+// matchOption returns the option equal to choice ignoring case, or "".
+func matchOption(options []string, choice string) string {
+	for _, o := range options {
+		if strings.EqualFold(o, choice) {
+			return o
+		}
+	}
+	return ""
+}
+
+func mentionAll(names []string) string {
+	return "@" + strings.Join(names, " @")
+}
+
+// listOr joins items as "a, b or c" for error messages.
+func listOr(items []string) string {
+	if len(items) < 2 {
+		return strings.Join(items, "")
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " or " + items[len(items)-1]
+}

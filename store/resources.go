@@ -1,0 +1,61 @@
+package store
+
+import (
+	"context"
+	"regexp"
+
+	"zombiezen.com/go/sqlite"
+	"zombiezen.com/go/sqlite/sqlitex"
+)
+
+// MaxResourceBytes caps one resource: resources carry long messages and
+// tool output, not files, and every read loads one whole into memory.
+const MaxResourceBytes = 10 << 20
+
+// resourceID is the shape newID gives resource ids; anything else is a typo
+// or a forgery, worth a clearer answer than "not found".
+var resourceID = regexp.MustCompile(`^res_[0-9a-f]{16}$`)
+
+// CreateResource stores content for resource_create and returns it with its
+// new id, which agents then pass around instead of the content.
+func (db *DB) CreateResource(ctx context.Context, r NewResource) (Resource, error) {
+	switch {
+	case r.Workflow == "" || r.Tag == "":
+		return Resource{}, Errorf(CodeInvalid, "resource needs a workflow and tag")
+	case r.Content == "":
+		return Resource{}, Errorf(CodeInvalid, "resource content is empty")
+	case len(r.Content) > MaxResourceBytes:
+		return Resource{}, Errorf(CodeInvalid, "resource content is %d bytes; the limit is %d (10 MiB)", len(r.Content), MaxResourceBytes)
+	}
+	var out Resource
+	err := db.write(ctx, func(conn *sqlite.Conn) (err error) {
+		out, err = insertResource(conn, r, db.nowMs())
+		return err
+	})
+	return out, err
+}
+
+// GetResource returns a resource of scope s. A resource of another
+// workflow:tag is reported as not found, so ids never leak across teams.
+func (db *DB) GetResource(ctx context.Context, s Scope, id string) (Resource, error) {
+	if !resourceID.MatchString(id) {
+		return Resource{}, Errorf(CodeInvalid, "%q is not a resource id: ids look like res_ followed by 16 hex digits", id)
+	}
+	var r Resource
+	found := false
+	err := db.read(ctx, func(conn *sqlite.Conn) error {
+		return sqlitex.Execute(conn, `SELECT id, workflow, tag, type, content, created_by, created_at
+			FROM resources WHERE id = ? AND workflow = ? AND tag = ?`,
+			&sqlitex.ExecOptions{Args: []any{id, s.Workflow, s.Tag}, ResultFunc: func(st *sqlite.Stmt) error {
+				r = Resource{ID: st.ColumnText(0), Workflow: st.ColumnText(1), Tag: st.ColumnText(2),
+					Type: st.ColumnText(3), Content: st.ColumnText(4), CreatedBy: st.ColumnText(5),
+					CreatedAt: fromMs(st.ColumnInt64(6))}
+				found = true
+				return nil
+			}})
+	})
+	if err == nil && !found {
+		err = Errorf(CodeNotFound, "resource %s not found in %s", id, s)
+	}
+	return r, err
+}

@@ -1,0 +1,119 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"time"
+
+	"zombiezen.com/go/sqlite"
+	"zombiezen.com/go/sqlite/sqlitex"
+)
+
+// tokenPrefix marks agent tokens so that one pasted into the wrong place
+// (or found by a secret scanner) is recognisable.
+const tokenPrefix = "awt_"
+
+// Token is what a bearer token proves: which agent a caller may act as, and
+// for which run (invariant 5).
+type Token struct {
+	Key       AgentKey
+	RunID     string
+	CreatedAt time.Time
+}
+
+// hashToken is the only form of a token the database holds, so a copy of
+// the file does not let anyone act as an agent.
+func hashToken(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:])
+}
+
+// CreateToken mints a bearer token for one run of an agent. The plaintext is
+// returned once and never stored.
+func (db *DB) CreateToken(ctx context.Context, k AgentKey, runID string) (string, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	token := tokenPrefix + hex.EncodeToString(b)
+	err := db.write(ctx, func(conn *sqlite.Conn) error {
+		err := sqlitex.Execute(conn, `INSERT INTO agent_tokens (token_sha256, agent, workflow, tag, run_id, created_at)
+			SELECT ?1, ?2, ?3, ?4, ?5, ?6 WHERE EXISTS
+			(SELECT 1 FROM agents WHERE workflow = ?3 AND tag = ?4 AND name = ?2)`,
+			&sqlitex.ExecOptions{Args: []any{hashToken(token), k.Name, k.Workflow, k.Tag, runID, db.nowMs()}})
+		if err == nil && conn.Changes() == 0 {
+			err = Errorf(CodeNotFound, "agent %q not found", k)
+		}
+		return err
+	})
+	if err != nil {
+		return "", err
+	}
+	return token, nil
+}
+
+// LookupToken authenticates a bearer token. Unknown, revoked and malformed
+// tokens, and those of deleted agents, are all just not found, so a caller
+// learns nothing by probing.
+func (db *DB) LookupToken(ctx context.Context, token string) (Token, error) {
+	var tok Token
+	found := false
+	err := db.read(ctx, func(conn *sqlite.Conn) error {
+		return sqlitex.Execute(conn, `SELECT agent, workflow, tag, run_id, created_at FROM agent_tokens
+			WHERE token_sha256 = ? AND revoked_at = 0`,
+			&sqlitex.ExecOptions{Args: []any{hashToken(token)}, ResultFunc: func(s *sqlite.Stmt) error {
+				tok = Token{Key: AgentKey{Name: s.ColumnText(0), Workflow: s.ColumnText(1), Tag: s.ColumnText(2)},
+					RunID: s.ColumnText(3), CreatedAt: fromMs(s.ColumnInt64(4))}
+				found = true
+				return nil
+			}})
+	})
+	if err == nil && !found {
+		err = Errorf(CodeNotFound, "agent token not found or revoked")
+	}
+	return tok, err
+}
+
+// RevokeToken ends one token, as when its run is over. Revoking it again is
+// not an error, so cleanup paths may overlap.
+func (db *DB) RevokeToken(ctx context.Context, token string) error {
+	return db.write(ctx, func(conn *sqlite.Conn) error {
+		err := sqlitex.Execute(conn, `UPDATE agent_tokens SET revoked_at = CASE revoked_at WHEN 0 THEN ? ELSE revoked_at END
+			WHERE token_sha256 = ?`, &sqlitex.ExecOptions{Args: []any{db.nowMs(), hashToken(token)}})
+		if err == nil && conn.Changes() == 0 {
+			err = Errorf(CodeNotFound, "agent token not found")
+		}
+		return err
+	})
+}
+
+// RevokeRunTokens ends every live token of a run, so that a worker that
+// outlives its run cannot keep acting; it returns how many it ended.
+func (db *DB) RevokeRunTokens(ctx context.Context, runID string) (int, error) {
+	if runID == "" {
+		return 0, Errorf(CodeInvalid, "run id is required")
+	}
+	return db.revokeTokens(ctx, `run_id = ?2`, runID)
+}
+
+// RevokeAgentTokens ends every live token of an agent, as when it is
+// stopped; it returns how many it ended (0 for an agent that has none,
+// including one that does not exist).
+func (db *DB) RevokeAgentTokens(ctx context.Context, k AgentKey) (int, error) {
+	return db.revokeTokens(ctx, `workflow = ?2 AND tag = ?3 AND agent = ?4`, k.Workflow, k.Tag, k.Name)
+}
+
+// revokeTokens revokes the live tokens matching where, a constant condition
+// on ?2 and later parameters.
+func (db *DB) revokeTokens(ctx context.Context, where string, args ...any) (int, error) {
+	n := 0
+	err := db.write(ctx, func(conn *sqlite.Conn) error {
+		err := sqlitex.Execute(conn, `UPDATE agent_tokens SET revoked_at = ?1 WHERE revoked_at = 0 AND `+where,
+			&sqlitex.ExecOptions{Args: append([]any{db.nowMs()}, args...)})
+		n = conn.Changes()
+		return err
+	})
+	return n, err
+}

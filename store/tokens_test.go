@@ -1,0 +1,123 @@
+package store
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"zombiezen.com/go/sqlite"
+	"zombiezen.com/go/sqlite/sqlitex"
+)
+
+func TestTokens(t *testing.T) {
+	t.Parallel()
+	clk := &clock{t: time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)}
+	db := openAt(t, testPath(t), Options{Now: clk.Now})
+	ctx := t.Context()
+	createTeam(t, db, Scope{"team", "t"}, "alice", "bob")
+	alice, bob := AgentKey{"alice", "team", "t"}, AgentKey{"bob", "team", "t"}
+
+	mint := func(k AgentKey, run string) string {
+		t.Helper()
+		tok, err := db.CreateToken(ctx, k, run)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !regexp.MustCompile(`^awt_[0-9a-f]{64}$`).MatchString(tok) {
+			t.Errorf("token %q does not look like awt_ + 64 hex digits", tok)
+		}
+		return tok
+	}
+	live := func(tok string) bool {
+		t.Helper()
+		_, err := db.LookupToken(ctx, tok)
+		if err != nil && ErrorCode(err) != CodeNotFound {
+			t.Fatal(err)
+		}
+		return err == nil
+	}
+	a1, a2, a3, b1 := mint(alice, "run-1"), mint(alice, "run-2"), mint(alice, "run-3"), mint(bob, "run-1")
+	if a1 == a2 {
+		t.Fatal("two tokens are equal")
+	}
+
+	got, err := db.LookupToken(ctx, a2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(Token{Key: alice, RunID: "run-2", CreatedAt: clk.Now()}, got); diff != "" {
+		t.Errorf("LookupToken (-want +got):\n%s", diff)
+	}
+
+	// Only hashes are stored.
+	var rows []string
+	err = db.read(ctx, func(conn *sqlite.Conn) error {
+		return sqlitex.Execute(conn, `SELECT token_sha256 || ' ' || agent || ' ' || workflow || ' ' || tag || ' ' || run_id FROM agent_tokens`,
+			&sqlitex.ExecOptions{ResultFunc: func(s *sqlite.Stmt) error { rows = append(rows, s.ColumnText(0)); return nil }})
+	})
+	if err != nil || len(rows) != 4 {
+		t.Fatalf("agent_tokens: %d rows, %v", len(rows), err)
+	}
+	for _, tok := range []string{a1, a2, a3, b1} {
+		for _, row := range rows {
+			if strings.Contains(row, tok[len("awt_"):]) {
+				t.Errorf("agent_tokens holds a plaintext token: %q", row)
+			}
+		}
+		if n := queryInt(t, db, `SELECT count(*) FROM agent_tokens WHERE token_sha256 = ?`, hashToken(tok)); n != 1 {
+			t.Errorf("token is not stored by its sha256")
+		}
+	}
+
+	if err := db.RevokeToken(ctx, a1); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.RevokeToken(ctx, a1); err != nil {
+		t.Errorf("revoking a revoked token: %v", err)
+	}
+	if n, err := db.RevokeRunTokens(ctx, "run-1"); err != nil || n != 1 {
+		t.Errorf("RevokeRunTokens(run-1) = %d, %v; want 1 (alice's was already revoked)", n, err)
+	}
+	if got := map[string]bool{"a1": live(a1), "a2": live(a2), "a3": live(a3), "b1": live(b1)}; !cmp.Equal(got,
+		map[string]bool{"a1": false, "a2": true, "a3": true, "b1": false}) {
+		t.Errorf("live tokens after revoking a1 and run-1: %v", got)
+	}
+	if n, err := db.RevokeAgentTokens(ctx, alice); err != nil || n != 2 {
+		t.Errorf("RevokeAgentTokens(alice) = %d, %v; want 2", n, err)
+	}
+	if live(a2) || live(a3) {
+		t.Error("alice's tokens survive RevokeAgentTokens")
+	}
+
+	// A deleted agent's token dies with it.
+	b2 := mint(bob, "run-4")
+	if !live(b2) {
+		t.Fatal("new token of bob is not live")
+	}
+	if err := db.DeleteAgent(ctx, bob); err != nil {
+		t.Fatal(err)
+	}
+	if live(b2) {
+		t.Error("token of a deleted agent still authenticates")
+	}
+
+	for name, tc := range map[string]struct {
+		call func() error
+		code Code
+	}{
+		"lookup unknown":      {func() error { _, err := db.LookupToken(ctx, "awt_"+strings.Repeat("0", 64)); return err }, CodeNotFound},
+		"lookup malformed":    {func() error { _, err := db.LookupToken(ctx, ""); return err }, CodeNotFound},
+		"revoke unknown":      {func() error { return db.RevokeToken(ctx, "awt_nope") }, CodeNotFound},
+		"create for unknown":  {func() error { _, err := db.CreateToken(ctx, bob, "run-5"); return err }, CodeNotFound},
+		"revoke empty run id": {func() error { _, err := db.RevokeRunTokens(ctx, ""); return err }, CodeInvalid},
+	} {
+		if err := tc.call(); ErrorCode(err) != tc.code {
+			t.Errorf("%s: err = %v, want code %q", name, err, tc.code)
+		}
+	}
+	if _, err := db.LookupToken(ctx, a2); err == nil || strings.Contains(err.Error(), a2) {
+		t.Errorf("lookup of a revoked token: err = %v; want one that does not repeat the token", err)
+	}
+}
