@@ -31,7 +31,7 @@ type testHost struct {
 	runErr             error
 }
 
-func startHost(t *testing.T, home string) *testHost {
+func startHost(t testing.TB, home string) *testHost {
 	t.Helper()
 	h, err := New(Config{Home: home, Listen: "127.0.0.1:0"})
 	if err != nil {
@@ -60,7 +60,7 @@ func (th *testHost) wait() error {
 }
 
 // stop ends Run and releases the host; safe to call twice.
-func (th *testHost) stop(t *testing.T) {
+func (th *testHost) stop(t testing.TB) {
 	t.Helper()
 	th.stopOnce.Do(func() {
 		th.cancel()
@@ -78,7 +78,7 @@ func (th *testHost) client() *api.Client { return api.NewClient(th.Info()) }
 func (th *testHost) url(path string) string { return th.Info().URL() + path }
 
 // call sends a raw request with the daemon's token unless auth is given.
-func (th *testHost) call(t *testing.T, method, path, body string, auth ...string) (int, api.Error, []byte) {
+func (th *testHost) call(t testing.TB, method, path, body string, auth ...string) (int, api.Error, []byte) {
 	t.Helper()
 	req, err := http.NewRequest(method, th.url(path), strings.NewReader(body))
 	if err != nil {

@@ -33,14 +33,14 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 
 // agentSession is a real MCP client over HTTP acting as one agent.
 type agentSession struct {
-	t    *testing.T
+	t    testing.TB
 	name string
 	sess *mcp.ClientSession
 }
 
 // join registers an agent (if needed), mints its token through the HTTP API
 // and opens an MCP session with it.
-func (th *testHost) join(t *testing.T, target string) *agentSession {
+func (th *testHost) join(t testing.TB, target string) *agentSession {
 	t.Helper()
 	ctx := context.Background()
 	tg, err := api.ParseAgentTarget(target)
@@ -60,7 +60,7 @@ func (th *testHost) join(t *testing.T, target string) *agentSession {
 	return connectMCP(t, cfg.URL, cfg.Token, tg.Agent)
 }
 
-func connectMCP(t *testing.T, url, token, name string) *agentSession {
+func connectMCP(t testing.TB, url, token, name string) *agentSession {
 	t.Helper()
 	client := mcp.NewClient(&mcp.Implementation{Name: "test-" + name, Version: "1"}, nil)
 	tr := &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearer{token, http.DefaultTransport}}, DisableStandaloneSSE: true}

@@ -48,7 +48,7 @@ func scanMessage(s *sqlite.Stmt) (Message, error) {
 	return m, nil
 }
 
-// Both reads walk the messages_by_workflow index in the order they return
+// These reads walk the messages_by_workflow index in the order they return
 // rows, so LIMIT stops the walk early instead of sorting the channel.
 const (
 	channelVisible = `m.workflow = ?1 AND m.tag = ?2
@@ -57,6 +57,8 @@ const (
 		WHERE ` + channelVisible + ` ORDER BY m.seq DESC LIMIT ?4`
 	readSinceSQL = `SELECT ` + messageColumns + ` FROM messages AS m
 		WHERE ` + channelVisible + ` AND m.seq > ?5 ORDER BY m.seq LIMIT ?4`
+	latestSeqSQL = `SELECT coalesce((SELECT seq FROM messages
+		WHERE workflow = ? AND tag = ? ORDER BY seq DESC LIMIT 1), 0)`
 )
 
 // ReadChannel returns one page of a workflow:tag's channel, oldest first,
@@ -95,11 +97,10 @@ func (db *DB) ReadChannel(ctx context.Context, s Scope, o ReadOptions) ([]Messag
 func (db *DB) LatestSeq(ctx context.Context, s Scope) (int64, error) {
 	var seq int64
 	err := db.read(ctx, func(conn *sqlite.Conn) error {
-		return sqlitex.Execute(conn, `SELECT coalesce(max(seq), 0) FROM messages WHERE workflow = ? AND tag = ?`,
-			&sqlitex.ExecOptions{Args: []any{s.Workflow, s.Tag}, ResultFunc: func(st *sqlite.Stmt) error {
-				seq = st.ColumnInt64(0)
-				return nil
-			}})
+		return sqlitex.Execute(conn, latestSeqSQL, &sqlitex.ExecOptions{Args: []any{s.Workflow, s.Tag}, ResultFunc: func(st *sqlite.Stmt) error {
+			seq = st.ColumnInt64(0)
+			return nil
+		}})
 	})
 	return seq, err
 }

@@ -26,7 +26,8 @@ const inboxSQL = `SELECT ` + messageColumns + `
 const inboxStateSQL = `SELECT
 	EXISTS (SELECT 1 FROM agents WHERE workflow = ?1 AND tag = ?2 AND name = ?3),
 	coalesce((SELECT cursor FROM inbox_ack WHERE workflow = ?1 AND tag = ?2 AND agent = ?3), 0),
-	coalesce((SELECT max(seq) FROM message_recipients WHERE workflow = ?1 AND tag = ?2 AND agent = ?3), 0)`
+	coalesce((SELECT seq FROM message_recipients WHERE workflow = ?1 AND tag = ?2 AND agent = ?3
+	          ORDER BY seq DESC LIMIT 1), 0)`
 
 func inboxState(conn *sqlite.Conn, k AgentKey) (cursor, newest int64, err error) {
 	exists := false
@@ -98,6 +99,8 @@ func (db *DB) AckInbox(ctx context.Context, k AgentKey, untilSeq int64) (int64, 
 		switch {
 		case err != nil || untilSeq <= cur:
 			return err
+		case newest == 0:
+			return Errorf(CodeInvalid, "until_seq %d: your inbox has no messages to ack", untilSeq)
 		case untilSeq > newest:
 			return Errorf(CodeInvalid, "until_seq %d is beyond your newest inbox message (%d): ack only messages you have read", untilSeq, newest)
 		}

@@ -164,6 +164,10 @@ func TestInboxUsesIndex(t *testing.T) {
 		strings.Contains(plan, "SCAN") || strings.Contains(plan, "TEMP B-TREE") {
 		t.Errorf("inbox query is not a primary-key range scan joined by seq:\n%s", plan)
 	}
+	plan = queryPlan(t, db, inboxStateSQL, "team", "t", "alice")
+	if strings.Contains(strings.ReplaceAll(plan, "SCAN CONSTANT ROW", ""), "SCAN") || strings.Contains(plan, "TEMP B-TREE") {
+		t.Errorf("inbox state query scans:\n%s", plan)
+	}
 }
 
 // TestConcurrentAppend has many writers post at once and checks that the
@@ -171,7 +175,7 @@ func TestInboxUsesIndex(t *testing.T) {
 func TestConcurrentAppend(t *testing.T) {
 	t.Parallel()
 	const agents, writers, perWriter = 50, 50, 200
-	db := openAt(t, testPath(t), Options{PoolSize: 2})
+	db := openAt(t, testPath(t), Options{PoolSize: 8})
 	team := Scope{"team", "t"}
 	names := make([]string, agents)
 	for i := range names {

@@ -77,6 +77,28 @@ func (db *DB) AppendMessage(ctx context.Context, m NewMessage) (Message, error) 
 	return out, err
 }
 
+// AppendMessages writes many messages in one transaction, in order: for
+// imports and for seeding large channels, where one transaction per message
+// would dominate the cost.
+func (db *DB) AppendMessages(ctx context.Context, ms []NewMessage) ([]Message, error) {
+	out := make([]Message, 0, len(ms))
+	err := db.write(ctx, func(conn *sqlite.Conn) error {
+		now := db.nowMs()
+		for _, m := range ms {
+			msg, err := appendMessage(conn, m, now)
+			if err != nil {
+				return err
+			}
+			out = append(out, msg)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // appendMessage is AppendMessage inside a caller's transaction; proposal
 // and other writes that post channel lines use it to stay atomic.
 func appendMessage(conn *sqlite.Conn, m NewMessage, now int64) (Message, error) {

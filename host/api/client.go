@@ -260,7 +260,9 @@ func (c *Client) DocAppend(ctx context.Context, scope Target, path, content stri
 func docPath(scope Target, path string) string {
 	p := "/docs/" + url.PathEscape(scope.Workflow) + "/" + url.PathEscape(scope.Tag)
 	if path != "" {
-		p += "/" + path
+		// One escaped segment, so ".." reaches the daemon's validation
+		// instead of being resolved away by URL cleaning.
+		p += "/" + url.PathEscape(path)
 	}
 	return p
 }
