@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -153,6 +154,7 @@ func TestMCPStep2MentionInboxAck(t *testing.T) {
 		t.Errorf("reading the inbox acked it: %d left", n)
 	}
 	newest := bob.ok("my_inbox", nil)["newest_seq"]
+	bob.fails("my_inbox_ack", map[string]any{"until_seq": newest.(float64) + 5}, "beyond")
 	bob.ok("my_inbox_ack", map[string]any{"until_seq": newest})
 	if got := bob.inbox(); len(got) != 0 {
 		t.Errorf("bob's inbox after ack = %v", got)
@@ -346,7 +348,7 @@ func TestMCPBadInputs(t *testing.T) {
 		{"channel_read", map[string]any{"since_seq": -1}, ">= 0"},
 		{"channel_read", map[string]any{"since_seq": "x"}, "since_seq"},
 		{"my_inbox_ack", map[string]any{}, "until_seq"},
-		{"my_inbox_ack", map[string]any{"until_seq": 999}, "beyond"},
+		{"my_inbox_ack", map[string]any{"until_seq": 999}, "no messages to ack"},
 		{"my_status_set", map[string]any{}, "give state, task or both"},
 		{"my_status_set", map[string]any{"task": strings.Repeat("t", 500)}, "200"},
 		{"team_doc_read", map[string]any{"file": "../secret.md"}, ".."},
@@ -571,6 +573,35 @@ func TestMCPConcurrentSends(t *testing.T) {
 		n, err := th.DB().InboxDepth(context.Background(), store.AgentKey{Name: fmt.Sprintf("a%02d", i), Workflow: "load", Tag: "main"})
 		if err != nil || n != want[i] {
 			t.Errorf("a%02d inbox = %d, %v; want %d", i, n, err, want[i])
+		}
+	}
+}
+
+// The daemon closes an expired proposal on its own: nobody reads or votes.
+func TestProposalExpiresWithoutBeingTouched(t *testing.T) {
+	t.Parallel()
+	th := startHost(t, t.TempDir())
+	events := th.team.Bus.Subscribe(64)
+	defer events.Close()
+	a, b := th.join(t, "a@exp"), th.join(t, "b@exp")
+	p := a.ok("team_proposal_create", map[string]any{"type": "approval", "title": "quick", "expires_in": "1s"})
+	b.ok("team_vote", map[string]any{"proposal": p["id"], "choice": "approve"})
+	deadline := time.After(30 * time.Second)
+	for {
+		select {
+		case ev := <-events.C:
+			if ev.Kind == team.EventMessage && strings.Contains(ev.Message.Content, "expired") {
+				if !strings.Contains(ev.Message.Content, `"approve" wins`) {
+					t.Errorf("expiry line = %q", ev.Message.Content)
+				}
+				got, err := th.DB().GetProposal(context.Background(), store.Scope{Workflow: "exp", Tag: "main"}, p["id"].(string))
+				if err != nil || got.State != "expired" || got.Winner != "approve" || got.ResolvedBy != "timeout" {
+					t.Errorf("after expiry: %+v, %v", got, err)
+				}
+				return
+			}
+		case <-deadline:
+			t.Fatal("proposal never expired")
 		}
 	}
 }
