@@ -192,3 +192,21 @@ Every flag can also be set from the environment: --home ← AGENT_WORKER_HOME.`,
 func interruptible(ctx context.Context) (context.Context, context.CancelFunc) {
 	return signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 }
+
+// parseTarget reads a target typed by the user; a bad one is a usage error.
+func parseTarget(s string) (api.Target, error) {
+	t, err := api.ParseTarget(s)
+	if err != nil {
+		return t, usageError{err.Error()}
+	}
+	return t, nil
+}
+
+// parseAgentTarget is parseTarget for commands that need an agent.
+func parseAgentTarget(s string) (api.Target, error) {
+	t, err := api.ParseAgentTarget(s)
+	if err != nil {
+		return t, usageError{err.Error()}
+	}
+	return t, nil
+}

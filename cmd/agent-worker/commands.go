@@ -79,9 +79,9 @@ func newCmd(e *env) *ffcli.Command {
 	return leaf("new", "new <name> [--backend B] [--model M] [--system TEXT | --system-file F] [--workflow W --tag T] [--schedule S]",
 		"register an agent", fs, [2]int{1, 1},
 		func(ctx context.Context, args []string) error {
-			t, err := api.ParseAgentTarget(args[0])
+			t, err := parseAgentTarget(args[0])
 			if err != nil {
-				return usageError{err.Error()}
+				return err
 			}
 			if err := mergeScope(&spec, t); err != nil {
 				return err
@@ -174,9 +174,9 @@ func infoCmd(e *env) *ffcli.Command {
 	e.common(fs)
 	return leaf("info", "info <target> [--json]", "show an agent or a workflow", fs, [2]int{1, 1},
 		func(ctx context.Context, args []string) error {
-			t, err := api.ParseTarget(args[0])
+			t, err := parseTarget(args[0])
 			if err != nil {
-				return usageError{err.Error()}
+				return err
 			}
 			c, err := e.connect(ctx, true)
 			if err != nil {
@@ -242,9 +242,9 @@ func stopCmd(e *env) *ffcli.Command {
 			if len(args) == 0 {
 				return usagef("usage: agent-worker stop <target> | stop --all")
 			}
-			t, err := api.ParseTarget(args[0])
+			t, err := parseTarget(args[0])
 			if err != nil {
-				return usageError{err.Error()}
+				return err
 			}
 			c, err := e.connect(ctx, true)
 			if err != nil {

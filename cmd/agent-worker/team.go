@@ -22,8 +22,8 @@ func sendCmd(e *env) *ffcli.Command {
 	to := fs.String("to", "", "send a direct message to this member only")
 	return leaf("send", "send <target> <message> [--to NAME]", "write a message into a channel (an agent target gets an @mention)", fs, [2]int{2, 2},
 		func(ctx context.Context, args []string) error {
-			if _, err := api.ParseTarget(args[0]); err != nil {
-				return usageError{err.Error()}
+			if _, err := parseTarget(args[0]); err != nil {
+				return err
 			}
 			c, err := e.connect(ctx, true)
 			if err != nil {
@@ -60,8 +60,8 @@ func peekCmd(e *env) *ffcli.Command {
 			if len(args) == 1 {
 				target = args[0]
 			}
-			if _, err := api.ParseTarget(target); err != nil {
-				return usageError{err.Error()}
+			if _, err := parseTarget(target); err != nil {
+				return err
 			}
 			if *n < 1 || *n > 1000 {
 				return usagef("-n must be between 1 and 1000")
@@ -134,9 +134,9 @@ func docCmd(e *env) *ffcli.Command {
 			if takesTarget {
 				target, args = args[0], args[1:]
 			}
-			t, err := api.ParseTarget(target)
+			t, err := parseTarget(target)
 			if err != nil {
-				return usageError{err.Error()}
+				return err
 			}
 			if withContent {
 				content, err := readContent(args, *from)
@@ -151,7 +151,6 @@ func docCmd(e *env) *ffcli.Command {
 			}
 			return exec(ctx, c, api.Target{Workflow: t.Workflow, Tag: t.Tag}, *file, args)
 		})
-		cmd.FlagSet.SetOutput(e.stderr)
 		return cmd
 	}
 	name := func(f string) string {
@@ -257,9 +256,9 @@ func mcpConfigCmd(e *env) *ffcli.Command {
 	return leaf("mcp-config", "mcp-config <agent> [--format claude|cursor|codex]",
 		"print an MCP config so an outside agent (your Claude Code, Codex, Cursor) joins the team as <agent>", fs, [2]int{1, 1},
 		func(ctx context.Context, args []string) error {
-			t, err := api.ParseAgentTarget(args[0])
+			t, err := parseAgentTarget(args[0])
 			if err != nil {
-				return usageError{err.Error()}
+				return err
 			}
 			if *format != "claude" && *format != "cursor" && *format != "codex" {
 				return usagef("unknown --format %q: use claude, cursor or codex", *format)
