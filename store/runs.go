@@ -1,0 +1,210 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"zombiezen.com/go/sqlite"
+	"zombiezen.com/go/sqlite/sqlitex"
+)
+
+// Run states.
+const (
+	RunRunning   = "running"
+	RunSucceeded = "succeeded"
+	RunFailed    = "failed"
+	RunCancelled = "cancelled"
+)
+
+// Run is one attempt of one agent run: the record `info` and `runs` show.
+type Run struct {
+	ID                 string
+	Agent              AgentKey
+	Backend            string
+	PluginSHA256       string
+	Attempt            int
+	State              string
+	StartedAt, EndedAt time.Time
+	// InboxUntilSeq is the newest inbox seq the run was shown: what it acks
+	// when it succeeds.
+	InboxUntilSeq int64
+	Error         string
+	Usage         json.RawMessage
+}
+
+// RunEvent is one entry of a run's transcript.
+type RunEvent struct {
+	N    int
+	Kind string
+	Data string
+	At   time.Time
+}
+
+// StartRun records a run as running.
+func (db *DB) StartRun(ctx context.Context, r Run) (Run, error) {
+	err := db.write(ctx, func(conn *sqlite.Conn) error {
+		now := db.nowMs()
+		r.State, r.StartedAt = RunRunning, fromMs(now)
+		return sqlitex.Execute(conn, `INSERT INTO runs (id, agent, workflow, tag, backend, plugin_sha256,
+			attempt, state, started_at, inbox_until_seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			&sqlitex.ExecOptions{Args: []any{r.ID, r.Agent.Name, r.Agent.Workflow, r.Agent.Tag, r.Backend,
+				r.PluginSHA256, r.Attempt, r.State, now, r.InboxUntilSeq}})
+	})
+	return r, err
+}
+
+// FinishRun records how a run ended.
+func (db *DB) FinishRun(ctx context.Context, id, state, errMsg string, usage json.RawMessage) error {
+	if len(usage) == 0 {
+		usage = json.RawMessage("{}")
+	}
+	return db.write(ctx, func(conn *sqlite.Conn) error {
+		return sqlitex.Execute(conn, `UPDATE runs SET state = ?, error = ?, usage_json = ?, ended_at = ? WHERE id = ?`,
+			&sqlitex.ExecOptions{Args: []any{state, errMsg, string(usage), db.nowMs(), id}})
+	})
+}
+
+// AppendRunEvents adds events to a run's transcript in one transaction;
+// the supervisor batches them so a chatty run does not cost a transaction
+// per event.
+func (db *DB) AppendRunEvents(ctx context.Context, runID string, events []RunEvent) error {
+	if len(events) == 0 {
+		return nil
+	}
+	return db.write(ctx, func(conn *sqlite.Conn) error {
+		for _, e := range events {
+			err := sqlitex.Execute(conn, `INSERT INTO run_events (run_id, n, kind, data, at) VALUES (?, ?, ?, ?, ?)`,
+				&sqlitex.ExecOptions{Args: []any{runID, e.N, e.Kind, e.Data, e.At.UnixMilli()}})
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+const runColumns = `id, agent, workflow, tag, backend, plugin_sha256, attempt, state, started_at, ended_at,
+	inbox_until_seq, error, usage_json`
+
+func scanRun(s *sqlite.Stmt) Run {
+	r := Run{
+		ID: s.ColumnText(0), Agent: AgentKey{Name: s.ColumnText(1), Workflow: s.ColumnText(2), Tag: s.ColumnText(3)},
+		Backend: s.ColumnText(4), PluginSHA256: s.ColumnText(5), Attempt: s.ColumnInt(6), State: s.ColumnText(7),
+		StartedAt: fromMs(s.ColumnInt64(8)), InboxUntilSeq: s.ColumnInt64(10), Error: s.ColumnText(11),
+		Usage: json.RawMessage(s.ColumnText(12)),
+	}
+	if ms := s.ColumnInt64(9); ms != 0 {
+		r.EndedAt = fromMs(ms)
+	}
+	return r
+}
+
+// GetRun returns a run and its transcript.
+func (db *DB) GetRun(ctx context.Context, id string) (Run, []RunEvent, error) {
+	var r Run
+	var events []RunEvent
+	err := db.read(ctx, func(conn *sqlite.Conn) error {
+		found := false
+		err := sqlitex.Execute(conn, `SELECT `+runColumns+` FROM runs WHERE id = ?`, &sqlitex.ExecOptions{
+			Args: []any{id}, ResultFunc: func(s *sqlite.Stmt) error { r, found = scanRun(s), true; return nil }})
+		if err != nil {
+			return err
+		}
+		if !found {
+			return Errorf(CodeNotFound, "run %s not found", id)
+		}
+		return sqlitex.Execute(conn, `SELECT n, kind, data, at FROM run_events WHERE run_id = ? ORDER BY n`,
+			&sqlitex.ExecOptions{Args: []any{id}, ResultFunc: func(s *sqlite.Stmt) error {
+				events = append(events, RunEvent{N: s.ColumnInt(0), Kind: s.ColumnText(1), Data: s.ColumnText(2), At: fromMs(s.ColumnInt64(3))})
+				return nil
+			}})
+	})
+	return r, events, err
+}
+
+// RunFilter narrows ListRuns; empty fields match anything.
+type RunFilter struct {
+	Agent AgentKey
+	Limit int // 0 → 20
+}
+
+// ListRuns returns runs, newest first.
+func (db *DB) ListRuns(ctx context.Context, f RunFilter) ([]Run, error) {
+	if f.Limit <= 0 {
+		f.Limit = 20
+	}
+	var out []Run
+	err := db.read(ctx, func(conn *sqlite.Conn) error {
+		return sqlitex.Execute(conn, `SELECT `+runColumns+` FROM runs
+			WHERE (?1 = '' OR (agent = ?1 AND workflow = ?2 AND tag = ?3))
+			ORDER BY started_at DESC, id DESC LIMIT ?4`,
+			&sqlitex.ExecOptions{Args: []any{f.Agent.Name, f.Agent.Workflow, f.Agent.Tag, f.Limit},
+				ResultFunc: func(s *sqlite.Stmt) error { out = append(out, scanRun(s)); return nil }})
+	})
+	return out, err
+}
+
+// FailRunningRuns marks every run still recorded as running as failed with
+// reason: at start-up, those are the runs a dead daemon left behind.
+func (db *DB) FailRunningRuns(ctx context.Context, reason string) (int, error) {
+	var n int
+	err := db.write(ctx, func(conn *sqlite.Conn) error {
+		err := sqlitex.Execute(conn, `UPDATE runs SET state = 'failed', error = ?, ended_at = ? WHERE state IN ('queued', 'running')`,
+			&sqlitex.ExecOptions{Args: []any{reason, db.nowMs()}})
+		n = conn.Changes()
+		return err
+	})
+	return n, err
+}
+
+// Worker is a live plugin process, recorded so that a restarted daemon can
+// find and kill what a crashed one left running.
+type Worker struct {
+	RunID        string
+	PID, PGID    int
+	PluginPath   string
+	PluginSHA256 string
+	StartedAt    time.Time
+	HeartbeatAt  time.Time
+}
+
+// AddWorker records a started plugin process.
+func (db *DB) AddWorker(ctx context.Context, w Worker) error {
+	return db.write(ctx, func(conn *sqlite.Conn) error {
+		now := db.nowMs()
+		return sqlitex.Execute(conn, `INSERT OR REPLACE INTO workers (run_id, pid, pgid, plugin_path, plugin_sha256, state, started_at, heartbeat_at)
+			VALUES (?, ?, ?, ?, ?, 'running', ?, ?)`,
+			&sqlitex.ExecOptions{Args: []any{w.RunID, w.PID, w.PGID, w.PluginPath, w.PluginSHA256, now, now}})
+	})
+}
+
+// Heartbeat records that a worker's run is still producing events.
+func (db *DB) Heartbeat(ctx context.Context, runID string) error {
+	return db.write(ctx, func(conn *sqlite.Conn) error {
+		return sqlitex.Execute(conn, `UPDATE workers SET heartbeat_at = ? WHERE run_id = ?`,
+			&sqlitex.ExecOptions{Args: []any{db.nowMs(), runID}})
+	})
+}
+
+// RemoveWorker forgets a process that has exited.
+func (db *DB) RemoveWorker(ctx context.Context, runID string) error {
+	return db.write(ctx, func(conn *sqlite.Conn) error {
+		return sqlitex.Execute(conn, `DELETE FROM workers WHERE run_id = ?`, &sqlitex.ExecOptions{Args: []any{runID}})
+	})
+}
+
+// ListWorkers returns every recorded plugin process.
+func (db *DB) ListWorkers(ctx context.Context) ([]Worker, error) {
+	var out []Worker
+	err := db.read(ctx, func(conn *sqlite.Conn) error {
+		return sqlitex.Execute(conn, `SELECT run_id, pid, pgid, plugin_path, plugin_sha256, started_at, heartbeat_at FROM workers ORDER BY started_at`,
+			&sqlitex.ExecOptions{ResultFunc: func(s *sqlite.Stmt) error {
+				out = append(out, Worker{RunID: s.ColumnText(0), PID: s.ColumnInt(1), PGID: s.ColumnInt(2),
+					PluginPath: s.ColumnText(3), PluginSHA256: s.ColumnText(4),
+					StartedAt: fromMs(s.ColumnInt64(5)), HeartbeatAt: fromMs(s.ColumnInt64(6))})
+				return nil
+			}})
+	})
+	return out, err
+}

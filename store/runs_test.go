@@ -1,0 +1,80 @@
+package store
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestRunsAndTranscripts(t *testing.T) {
+	t.Parallel()
+	db := openTest(t)
+	ctx := t.Context()
+	alice := AgentKey{Name: "alice", Workflow: "global", Tag: "main"}
+	if _, err := db.CreateAgent(ctx, Agent{Name: "alice", Workflow: "global", Tag: "main", Backend: "mock"}); err != nil {
+		t.Fatal(err)
+	}
+	for i, id := range []string{"run_a", "run_b"} {
+		if _, err := db.StartRun(ctx, Run{ID: id, Agent: alice, Backend: "mock", PluginSHA256: "ab", Attempt: i + 1, InboxUntilSeq: 7}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	at := time.UnixMilli(1_700_000_000_000).UTC()
+	events := []RunEvent{{N: 1, Kind: "text", Data: `"hi"`, At: at}, {N: 2, Kind: "result", Data: `"done"`, At: at}}
+	if err := db.AppendRunEvents(ctx, "run_a", events); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.AppendRunEvents(ctx, "run_a", events[:1]); ErrorCode(err) != CodeConflict {
+		t.Errorf("duplicate event n: %v, want conflict", err)
+	}
+	if err := db.FinishRun(ctx, "run_a", RunSucceeded, "", json.RawMessage(`{"input_tokens":3}`)); err != nil {
+		t.Fatal(err)
+	}
+	r, got, err := db.GetRun(ctx, "run_a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.State != RunSucceeded || r.Attempt != 1 || r.InboxUntilSeq != 7 || r.EndedAt.IsZero() || string(r.Usage) != `{"input_tokens":3}` {
+		t.Errorf("run_a = %+v", r)
+	}
+	if diff := cmp.Diff(events, got); diff != "" {
+		t.Errorf("transcript (-want +got):\n%s", diff)
+	}
+	if _, _, err := db.GetRun(ctx, "run_nope"); ErrorCode(err) != CodeNotFound {
+		t.Errorf("unknown run: %v", err)
+	}
+	runs, err := db.ListRuns(ctx, RunFilter{Agent: alice})
+	if err != nil || len(runs) != 2 {
+		t.Fatalf("ListRuns = %v, %v", runs, err)
+	}
+	if n, err := db.FailRunningRuns(ctx, "daemon stopped during the run"); err != nil || n != 1 {
+		t.Errorf("FailRunningRuns = %d, %v; want 1 (run_b)", n, err)
+	}
+	if r, _, _ := db.GetRun(ctx, "run_b"); r.State != RunFailed || r.Error != "daemon stopped during the run" {
+		t.Errorf("run_b after FailRunningRuns = %+v", r)
+	}
+}
+
+func TestWorkers(t *testing.T) {
+	t.Parallel()
+	db := openTest(t)
+	ctx := t.Context()
+	if err := db.AddWorker(ctx, Worker{RunID: "run_a", PID: 10, PGID: 10, PluginPath: "/p/agent-worker-backend-mock"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Heartbeat(ctx, "run_a"); err != nil {
+		t.Fatal(err)
+	}
+	ws, err := db.ListWorkers(ctx)
+	if err != nil || len(ws) != 1 || ws[0].PID != 10 || ws[0].PluginPath != "/p/agent-worker-backend-mock" {
+		t.Fatalf("ListWorkers = %+v, %v", ws, err)
+	}
+	if err := db.RemoveWorker(ctx, "run_a"); err != nil {
+		t.Fatal(err)
+	}
+	if ws, _ := db.ListWorkers(ctx); len(ws) != 0 {
+		t.Errorf("worker left after RemoveWorker: %+v", ws)
+	}
+}
