@@ -10,7 +10,7 @@ RUN_HOME ?= $(CURDIR)/.run-home
 AW       := AGENT_WORKER_HOME=$(RUN_HOME) ./$(BIN)/agent-worker
 
 .DEFAULT_GOAL := help
-.PHONY: help build plugins run test test-e2e bench lint proto clean check-deps
+.PHONY: help build plugins run test test-e2e bench lint proto proto-check clean check-deps
 
 help: ## show this help
 	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -51,8 +51,20 @@ check-deps:
 	 have=modernc.org/libc@$$($(GO) list -m -f '{{.Version}}' modernc.org/libc); \
 	 if [ "$$want" != "$$have" ]; then echo "modernc.org/libc is $$have but modernc.org/sqlite needs $$want"; exit 1; fi
 
-proto: ## regenerate protobuf code (arrives with the plugin protocol)
-	@if [ -d proto ]; then echo "see issue 4: buf generate"; else echo "no .proto files yet"; fi
+# buf is pinned in tools/go.mod (kept apart: its module graph is large); the
+# protoc plugins are `tool` directives in go.mod. The first run builds buf.
+BUF := $(GO) tool -modfile=tools/go.mod buf
+
+proto: ## lint proto/ and regenerate sdk/internal/pluginv1 with the pinned tools
+	$(BUF) lint
+	$(BUF) generate
+
+proto-check: ## fail if the committed generated code differs from proto/
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+	 $(BUF) lint && $(BUF) generate -o "$$tmp" && \
+	 if ! diff -r -x doc.go "$$tmp/sdk/internal/pluginv1" sdk/internal/pluginv1; then \
+		echo "sdk/internal/pluginv1 is stale: run make proto"; exit 1; \
+	 fi
 
 clean: ## remove build output and make-run state
 	rm -rf $(BIN) $(RUN_HOME)

@@ -2,6 +2,8 @@ package host
 
 import (
 	"context"
+
+	"github.com/hashicorp/go-hclog"
 	"path/filepath"
 	"sync"
 
@@ -9,6 +11,7 @@ import (
 	sqlitedocs "github.com/agent-worker/agent-worker/docs-provider/sqlite"
 	"github.com/agent-worker/agent-worker/host/api"
 	"github.com/agent-worker/agent-worker/sdk/docprovider"
+	"github.com/agent-worker/agent-worker/sdk/plugin"
 	"github.com/agent-worker/agent-worker/store"
 )
 
@@ -19,30 +22,53 @@ const docsFile = "documents.db"
 // opening each provider once. They run in-process for now; the plugin
 // system moves them out of process behind the same interface.
 type docProviders struct {
-	home string
+	home    string
+	catalog *Catalog
+	log     hclog.Logger
 
 	// mu guards the fields that follow.
-	mu     sync.Mutex
-	files  map[string]*file.Provider // by root directory
-	sqlite *sqlitedocs.Provider
+	mu      sync.Mutex
+	files   map[string]*file.Provider // by root directory
+	sqlite  *sqlitedocs.Provider
+	plugins map[string]*docsPlugin // by provider name and root
 }
 
-func newDocProviders(home string) *docProviders {
-	return &docProviders{home: home, files: map[string]*file.Provider{}}
+func newDocProviders(home string, catalog *Catalog, log hclog.Logger) *docProviders {
+	return &docProviders{home: home, catalog: catalog, log: log, files: map[string]*file.Provider{}, plugins: map[string]*docsPlugin{}}
 }
 
-// resolve returns the provider of wf: the file provider rooted at the
-// workflow's directory (the daemon's home for standalone agents), or the
-// sqlite provider.
+// resolve returns the provider of wf. An installed docs plugin of that
+// name (agent-worker-docs-<name>) runs out of process; the first-party
+// file and sqlite providers are also built in, for a daemon without
+// plugins. The file provider is rooted at the workflow's directory (the
+// daemon's home for standalone agents).
 func (d *docProviders) resolve(_ context.Context, wf store.Workflow) (docprovider.Provider, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	switch wf.DocsProvider {
-	case "", "file":
-		root := wf.Workdir
-		if root == "" {
-			root = d.home
+	root := wf.Workdir
+	if root == "" {
+		root = d.home
+	}
+	name := wf.DocsProvider
+	if name == "" {
+		name = "file"
+	}
+	if _, err := d.catalog.Lookup(plugin.KindDocs, name); err == nil || api.ErrorCode(err) != api.CodeNotFound {
+		db := filepath.Join(d.home, docsFile) // the same file as the built-in sqlite provider
+		if name != "sqlite" {
+			db = filepath.Join(d.home, name+"-"+docsFile)
 		}
+		k := name + "|" + root
+		p := d.plugins[k]
+		if p == nil {
+			p = &docsPlugin{catalog: d.catalog, name: name, dir: root, log: d.log.Named(name),
+				env: []string{"AGENT_WORKER_DOCS_ROOT=" + root, "AGENT_WORKER_DOCS_DB=" + db}}
+			d.plugins[k] = p
+		}
+		return p, nil
+	}
+	switch name {
+	case "file":
 		p := d.files[root]
 		if p == nil {
 			p = file.New(root)
@@ -59,12 +85,15 @@ func (d *docProviders) resolve(_ context.Context, wf store.Workflow) (docprovide
 		}
 		return d.sqlite, nil
 	}
-	return nil, api.Errorf(api.CodeInvalid, "workflow @%s:%s uses unknown documents provider %q: use file or sqlite", wf.Name, wf.Tag, wf.DocsProvider)
+	return nil, api.Errorf(api.CodeInvalid, "workflow @%s:%s uses documents provider %q, which is neither built in (file, sqlite) nor installed as agent-worker-docs-%s", wf.Name, wf.Tag, name, name)
 }
 
 func (d *docProviders) Close() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	for _, p := range d.plugins {
+		p.Close()
+	}
 	if d.sqlite != nil {
 		return d.sqlite.Close()
 	}

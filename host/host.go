@@ -32,6 +32,8 @@ type Config struct {
 	Listen string
 	// PluginsDirs are searched for plugins before the defaults.
 	PluginsDirs []string
+	// Supervisor tunes run timeouts.
+	Supervisor SupervisorConfig
 	// Logger is the root logger; each part logs through a Named child.
 	Logger hclog.Logger
 	// Now is the clock; tests inject one.
@@ -53,6 +55,8 @@ type Host struct {
 	docs      *docProviders
 	team      *team.Service
 	mcp       *mcpserver.Server
+	catalog   *Catalog
+	sup       *Supervisor
 
 	stopOnce sync.Once
 	stop     chan struct{} // closed by POST /shutdown
@@ -112,9 +116,14 @@ func New(cfg Config) (_ *Host, err error) {
 	if err := h.restore(ctx); err != nil {
 		return nil, err
 	}
-	h.docs = newDocProviders(home)
+	h.catalog = NewCatalog(pluginDirs(cfg), h.log.Named("plugins"))
+	h.docs = newDocProviders(home, h.catalog, h.log.Named("docs"))
 	h.team = team.New(team.Config{DB: h.db, Docs: h.docs.resolve, Logger: h.log.Named("team")})
 	h.mcp = mcpserver.New(h.team, h.db, h.log.Named("mcp"))
+	h.sup = NewSupervisor(h.db, h.catalog, home, func() string { return h.Info().URL() + "/mcp" }, cfg.Supervisor, h.log.Named("supervisor"))
+	if err := h.sup.Reap(ctx); err != nil {
+		return nil, fmt.Errorf("reap workers: %w", err)
+	}
 
 	if h.ln, err = net.Listen("tcp", cfg.Listen); err != nil {
 		return nil, fmt.Errorf("listen on %s: %w (another program uses that address: pick another with --listen, port 0 picks a free one)", cfg.Listen, err)
@@ -126,6 +135,28 @@ func New(cfg Config) (_ *Host, err error) {
 		ErrorLog:          httpLog.StandardLogger(&hclog.StandardLoggerOptions{ForceLevel: hclog.Warn}),
 	}
 	return h, nil
+}
+
+// pluginDirs is the search order: --plugins-dir, the plugins.d beside the
+// executable, then the home's plugins.d.
+func pluginDirs(cfg Config) []string {
+	dirs := append([]string{}, cfg.PluginsDirs...)
+	if exe, err := os.Executable(); err == nil {
+		if real, err := filepath.EvalSymlinks(exe); err == nil {
+			exe = real
+		}
+		dirs = append(dirs, filepath.Join(filepath.Dir(exe), "plugins.d"))
+	}
+	dirs = append(dirs, filepath.Join(cfg.Home, "plugins.d"))
+	out := dirs[:0]
+	seen := map[string]bool{}
+	for _, d := range dirs {
+		if abs, err := filepath.Abs(d); err == nil && !seen[abs] {
+			seen[abs] = true
+			out = append(out, abs)
+		}
+	}
+	return out
 }
 
 // restore brings back the state a previous daemon left: agents that were
@@ -178,6 +209,12 @@ func (h *Host) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	defer func() { stopBG(); wg.Wait() }()
 	wg.Go(func() { h.team.RunExpiry(bg) })
+	h.catalog.Scan(bg) // before serving, so the first run finds its plugin
+	wg.Go(func() {
+		if err := h.catalog.Watch(bg); err != nil {
+			h.log.Error("plugin watcher stopped", "error", err)
+		}
+	})
 
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- h.srv.Serve(h.ln) }()

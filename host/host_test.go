@@ -33,7 +33,13 @@ type testHost struct {
 
 func startHost(t testing.TB, home string) *testHost {
 	t.Helper()
-	h, err := New(Config{Home: home, Listen: "127.0.0.1:0"})
+	return startHostWith(t, Config{Home: home, Listen: "127.0.0.1:0"})
+}
+
+func startHostWith(t testing.TB, cfg Config) *testHost {
+	t.Helper()
+	home := cfg.Home
+	h, err := New(cfg)
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}

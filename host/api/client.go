@@ -273,3 +273,99 @@ func (c *Client) MCPConfig(ctx context.Context, t Target) (MCPConfig, error) {
 	var m MCPConfig
 	return m, c.do(ctx, http.MethodPost, "/agents/"+url.PathEscape(t.String())+"/mcp-config", nil, &m)
 }
+
+// Plugins is GET /plugins.
+func (c *Client) Plugins(ctx context.Context) (PluginList, error) {
+	var l PluginList
+	return l, c.do(ctx, http.MethodGet, "/plugins", nil, &l)
+}
+
+// Serve is POST /serve: run the agent on message and wait for its answer.
+func (c *Client) Serve(ctx context.Context, req RunRequest) (RunResult, error) {
+	var r RunResult
+	return r, c.do(ctx, http.MethodPost, "/serve", req, &r)
+}
+
+// RunHandlers receive the events of POST /run as they arrive.
+type RunHandlers struct {
+	Chunk func(RunChunk)
+	Tool  func(RunTool)
+}
+
+// Run is POST /run: it streams the run's events to h and returns the
+// result, or the run's error. Cancelling ctx cancels the run.
+func (c *Client) Run(ctx context.Context, req RunRequest, h RunHandlers) (RunResult, error) {
+	body, err := json.Marshal(req)
+	if err != nil {
+		return RunResult{}, err
+	}
+	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, c.BaseURL+"/run", bytes.NewReader(body))
+	if err != nil {
+		return RunResult{}, err
+	}
+	hr.Header.Set("Authorization", "Bearer "+c.Token)
+	hr.Header.Set("Content-Type", "application/json")
+	stream := &http.Client{Transport: c.HTTP.Transport}
+	resp, err := stream.Do(hr)
+	if err != nil {
+		return RunResult{}, Errorf(CodeUnavailable, "daemon at %s is unreachable: %v", c.BaseURL, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 300 {
+		return RunResult{}, decodeError(resp)
+	}
+	var res RunResult
+	var runErr error
+	done := false
+	err = readSSE(resp.Body, func(event string, data []byte) error {
+		switch event {
+		case "chunk":
+			var ch RunChunk
+			if json.Unmarshal(data, &ch) == nil && h.Chunk != nil {
+				h.Chunk(ch)
+			}
+		case "tool":
+			var t RunTool
+			if json.Unmarshal(data, &t) == nil && h.Tool != nil {
+				h.Tool(t)
+			}
+		case "done":
+			done = true
+			return json.Unmarshal(data, &res)
+		case "error":
+			var e Error
+			if err := json.Unmarshal(data, &e); err != nil {
+				return err
+			}
+			done, runErr = true, &e
+		}
+		return nil
+	})
+	switch {
+	case runErr != nil:
+		return res, runErr
+	case ctx.Err() != nil:
+		return res, Errorf(CodeUnavailable, "run cancelled")
+	case err != nil:
+		return res, err
+	case !done:
+		return res, Errorf(CodeUnavailable, "the daemon closed the stream before the run finished")
+	}
+	return res, nil
+}
+
+// ListRuns is GET /runs, newest first; agent "" lists every agent's runs.
+func (c *Client) ListRuns(ctx context.Context, agent string) ([]Run, error) {
+	var l RunList
+	path := "/runs"
+	if agent != "" {
+		path += "?agent=" + url.QueryEscape(agent)
+	}
+	return l.Runs, c.do(ctx, http.MethodGet, path, nil, &l)
+}
+
+// GetRun is GET /runs/{id}: a run with its transcript.
+func (c *Client) GetRun(ctx context.Context, id string) (RunDetail, error) {
+	var d RunDetail
+	return d, c.do(ctx, http.MethodGet, "/runs/"+url.PathEscape(id), nil, &d)
+}

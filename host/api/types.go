@@ -157,3 +157,102 @@ type MCPConfig struct {
 	URL   string `json:"url"`
 	Token string `json:"token"`
 }
+
+// Plugin is one executable found in a plugins directory.
+type Plugin struct {
+	Name         string   `json:"name"`
+	Kind         string   `json:"kind"` // backend or docs
+	Path         string   `json:"path"`
+	SHA256       string   `json:"sha256"`
+	Version      string   `json:"version,omitempty"`
+	APIVersions  []string `json:"api_versions,omitempty"`
+	Capabilities []string `json:"capabilities,omitempty"`
+	// Error says why the binary cannot be used; such a plugin is listed but
+	// never run.
+	Error string `json:"error,omitempty"`
+	// Shadowed is set when a plugin of the same kind and name in an earlier
+	// directory wins.
+	Shadowed  bool      `json:"shadowed,omitempty"`
+	CheckedAt time.Time `json:"checked_at"`
+}
+
+// PluginList is the body of GET /plugins.
+type PluginList struct {
+	Dirs    []string `json:"dirs"`
+	Plugins []Plugin `json:"plugins"`
+}
+
+// RunRequest is the body of POST /run and POST /serve: a user's message to
+// an agent, which the daemon writes to the channel and then runs the agent.
+type RunRequest struct {
+	Agent   string `json:"agent"`
+	Message string `json:"message"`
+}
+
+// RunChunk is an SSE `chunk` event of POST /run: text as it arrives.
+type RunChunk struct {
+	Agent string `json:"agent"`
+	Text  string `json:"text"`
+}
+
+// RunTool is an SSE `tool` event: a tool call, or (with Result set) its
+// outcome.
+type RunTool struct {
+	Name    string          `json:"name"`
+	Args    json.RawMessage `json:"args,omitempty"`
+	Result  string          `json:"result,omitempty"`
+	IsError bool            `json:"is_error,omitempty"`
+	Done    bool            `json:"done"`
+}
+
+// Usage is what a run consumed.
+type Usage struct {
+	InputTokens  int64   `json:"input_tokens"`
+	OutputTokens int64   `json:"output_tokens"`
+	CostUSD      float64 `json:"cost_usd"`
+}
+
+// RunResult is the SSE `done` event of POST /run and the body of POST
+// /serve.
+type RunResult struct {
+	RunID      string `json:"run_id"`
+	Agent      string `json:"agent"`
+	Content    string `json:"content"`
+	Usage      Usage  `json:"usage"`
+	DurationMS int64  `json:"duration_ms"`
+}
+
+// Run is one recorded run (GET /runs).
+type Run struct {
+	ID            string          `json:"id"`
+	Agent         string          `json:"agent"`
+	Backend       string          `json:"backend"`
+	PluginSHA256  string          `json:"plugin_sha256,omitempty"`
+	Attempt       int             `json:"attempt"`
+	State         string          `json:"state"`
+	StartedAt     time.Time       `json:"started_at"`
+	EndedAt       *time.Time      `json:"ended_at,omitempty"`
+	DurationMS    int64           `json:"duration_ms,omitempty"`
+	InboxUntilSeq int64           `json:"inbox_until_seq"`
+	Error         string          `json:"error,omitempty"`
+	Usage         json.RawMessage `json:"usage,omitempty"`
+}
+
+// RunEvent is one entry of a run's transcript.
+type RunEvent struct {
+	N    int             `json:"n"`
+	Kind string          `json:"kind"`
+	Data json.RawMessage `json:"data"`
+	At   time.Time       `json:"at"`
+}
+
+// RunList is the body of GET /runs.
+type RunList struct {
+	Runs []Run `json:"runs"`
+}
+
+// RunDetail is the body of GET /runs/{id}.
+type RunDetail struct {
+	Run
+	Events []RunEvent `json:"events"`
+}

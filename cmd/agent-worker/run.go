@@ -1,0 +1,118 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/peterbourgon/ff/v3/ffcli"
+
+	"github.com/agent-worker/agent-worker/host/api"
+)
+
+func askCmd(e *env) *ffcli.Command {
+	fs := flag.NewFlagSet("ask", flag.ContinueOnError)
+	e.common(fs)
+	return leaf("ask", "ask <agent> <message> [--json]", "send an agent a message, run it, and stream its answer (Ctrl-C cancels)", fs, [2]int{2, 2},
+		func(ctx context.Context, args []string) error {
+			if _, err := parseAgentTarget(args[0]); err != nil {
+				return err
+			}
+			c, err := e.connect(ctx, true)
+			if err != nil {
+				return err
+			}
+			ctx, stop := interruptible(ctx)
+			defer stop()
+			wrote := false
+			res, err := c.Run(ctx, api.RunRequest{Agent: args[0], Message: args[1]}, api.RunHandlers{
+				Chunk: func(ch api.RunChunk) {
+					if !e.json {
+						fmt.Fprint(e.stdout, ch.Text)
+						wrote = true
+					}
+				},
+				Tool: func(t api.RunTool) {
+					if !e.json && !t.Done {
+						fmt.Fprintf(e.stderr, "\x1b[2m→ %s %s\x1b[0m\n", t.Name, oneLine(string(t.Args), 120))
+					}
+				},
+			})
+			if wrote {
+				e.printf("\n")
+			}
+			if err != nil {
+				return err
+			}
+			if e.json {
+				return e.printJSON(res)
+			}
+			return nil
+		})
+}
+
+func serveCmd(e *env) *ffcli.Command {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	e.common(fs)
+	return leaf("serve", "serve <agent> <message> [--json]", "send an agent a message, run it, and print its answer when done", fs, [2]int{2, 2},
+		func(ctx context.Context, args []string) error {
+			if _, err := parseAgentTarget(args[0]); err != nil {
+				return err
+			}
+			c, err := e.connect(ctx, true)
+			if err != nil {
+				return err
+			}
+			res, err := c.Serve(ctx, api.RunRequest{Agent: args[0], Message: args[1]})
+			if err != nil {
+				return err
+			}
+			if e.json {
+				return e.printJSON(res)
+			}
+			e.printf("%s\n", res.Content)
+			return nil
+		})
+}
+
+func pluginsCmd(e *env, name string) *ffcli.Command {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	e.common(fs)
+	return leaf(name, name+" [--json]", "list plugins found in the plugins directories, with versions and errors", fs, [2]int{0, 0},
+		func(ctx context.Context, _ []string) error {
+			c, err := e.connect(ctx, true)
+			if err != nil {
+				return err
+			}
+			l, err := c.Plugins(ctx)
+			if err != nil {
+				return err
+			}
+			if e.json {
+				return e.printJSON(l)
+			}
+			if len(l.Plugins) == 0 {
+				e.printf("no plugins found in %s\n", strings.Join(l.Dirs, ", "))
+				return nil
+			}
+			tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "KIND\tNAME\tVERSION\tSHA256\tSTATUS\tPATH")
+			for _, p := range l.Plugins {
+				status := "ok"
+				switch {
+				case p.Error != "":
+					status = "error: " + p.Error
+				case p.Shadowed:
+					status = "shadowed"
+				}
+				sha := p.SHA256
+				if len(sha) > 12 {
+					sha = sha[:12]
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", p.Kind, p.Name, orNone(p.Version), sha, status, p.Path)
+			}
+			return tw.Flush()
+		})
+}

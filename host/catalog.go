@@ -1,0 +1,377 @@
+package host
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+	"github.com/hashicorp/go-hclog"
+	goplugin "github.com/hashicorp/go-plugin"
+
+	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/sdk/plugin"
+)
+
+// Plugin executable name prefixes; what follows is the plugin's name.
+const (
+	backendPrefix = "agent-worker-backend-"
+	docsPrefix    = "agent-worker-docs-"
+)
+
+// Catalog timings.
+const (
+	fingerprintTimeout = 5 * time.Second
+	debounce           = 150 * time.Millisecond
+	rescanEvery        = time.Minute
+)
+
+// Catalog knows every plugin binary in the plugins directories: its name,
+// kind, version and sha256, or why it cannot be used. It watches the
+// directories so that a binary dropped in, replaced or removed is seen
+// without a restart. Runs in flight keep the binary they started with.
+type Catalog struct {
+	dirs []string
+	log  hclog.Logger
+
+	// mu guards byPath.
+	mu     sync.RWMutex
+	byPath map[string]api.Plugin
+
+	// changed is signalled after every (re)check, for tests and listeners.
+	changed chan struct{}
+}
+
+// NewCatalog returns a catalog over dirs, earlier directories winning when
+// two hold a plugin of the same kind and name.
+func NewCatalog(dirs []string, log hclog.Logger) *Catalog {
+	return &Catalog{dirs: dirs, log: log, byPath: map[string]api.Plugin{}, changed: make(chan struct{}, 1)}
+}
+
+// pluginName splits an executable's file name into kind and name.
+func pluginName(file string) (kind, name string, ok bool) {
+	switch {
+	case strings.HasPrefix(file, backendPrefix):
+		kind, name = plugin.KindBackend, file[len(backendPrefix):]
+	case strings.HasPrefix(file, docsPrefix):
+		kind, name = plugin.KindDocs, file[len(docsPrefix):]
+	default:
+		return "", "", false
+	}
+	return kind, name, api.ValidateScopeName("plugin", name) == nil && !strings.ContainsAny(name, ".")
+}
+
+// Scan checks every file in every directory; used at start-up, after an
+// event overflow and on a slow ticker as a safety net.
+func (c *Catalog) Scan(ctx context.Context) {
+	seen := map[string]bool{}
+	for _, dir := range c.dirs {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			if !errors.Is(err, os.ErrNotExist) {
+				c.log.Warn("read plugins dir", "dir", dir, "error", err)
+			}
+			continue
+		}
+		for _, e := range entries {
+			path := filepath.Join(dir, e.Name())
+			if _, _, ok := pluginName(e.Name()); ok {
+				seen[path] = true
+				c.check(ctx, path)
+			}
+		}
+	}
+	c.mu.Lock()
+	for path := range c.byPath {
+		if !seen[path] {
+			delete(c.byPath, path)
+			c.log.Info("plugin removed", "path", path)
+		}
+	}
+	c.mu.Unlock()
+	c.notify()
+}
+
+// check (re)examines one path: gone, unchanged, or fingerprinted anew.
+func (c *Catalog) check(ctx context.Context, path string) {
+	kind, name, ok := pluginName(filepath.Base(path))
+	if !ok {
+		return
+	}
+	st, err := os.Stat(path)
+	if err != nil || !st.Mode().IsRegular() || st.Mode()&0o111 == 0 {
+		c.mu.Lock()
+		if _, had := c.byPath[path]; had {
+			delete(c.byPath, path)
+			c.log.Info("plugin removed", "path", path)
+		}
+		c.mu.Unlock()
+		return
+	}
+	sum, err := fileSHA256(path)
+	p := api.Plugin{Name: name, Kind: kind, Path: path, SHA256: sum, CheckedAt: time.Now().UTC()}
+	c.mu.RLock()
+	old, had := c.byPath[path]
+	c.mu.RUnlock()
+	if had && err == nil && old.SHA256 == sum && old.Error == "" {
+		return // same bytes, already known good
+	}
+	if err != nil {
+		p.Error = "read binary: " + err.Error()
+	} else if info, err := c.fingerprint(ctx, path, sum); err != nil {
+		p.Error = err.Error()
+	} else if info.Kind != kind || info.Name != name {
+		p.Error = fmt.Sprintf("the binary is named as %s %q but says it is %s %q: rename it agent-worker-%s-%s", kind, name, info.Kind, info.Name, info.Kind, info.Name)
+	} else {
+		p.Version, p.APIVersions, p.Capabilities = info.Version, info.APIVersions, info.Capabilities
+	}
+	c.mu.Lock()
+	c.byPath[path] = p
+	c.mu.Unlock()
+	if p.Error != "" {
+		c.log.Warn("plugin unusable", "path", path, "error", p.Error)
+	} else {
+		c.log.Info("plugin ready", "kind", kind, "name", name, "version", p.Version, "sha256", sum[:12])
+	}
+}
+
+// fingerprint starts the binary once, asks for its Info and stops it. A
+// binary that is busy being written (ETXTBSY) is retried briefly.
+func (c *Catalog) fingerprint(ctx context.Context, path, sum string) (plugin.Info, error) {
+	var info plugin.Info
+	var err error
+	for attempt := 0; attempt < 5; attempt++ {
+		info, err = c.fingerprintOnce(ctx, path, sum)
+		if err == nil || !errors.Is(err, syscall.ETXTBSY) {
+			return info, err
+		}
+		select {
+		case <-ctx.Done():
+			return info, ctx.Err()
+		case <-time.After(time.Duration(50<<attempt) * time.Millisecond):
+		}
+	}
+	return info, err
+}
+
+func (c *Catalog) fingerprintOnce(ctx context.Context, path, sum string) (plugin.Info, error) {
+	sockDir, err := os.MkdirTemp("", "aw-fp-")
+	if err != nil {
+		return plugin.Info{}, err
+	}
+	defer os.RemoveAll(sockDir)
+	cmd := pluginCommand(path, sockDir, filepath.Dir(path))
+	checksum, _ := hex.DecodeString(sum)
+	cfg := plugin.ClientConfig(cmd, checksum, c.log.Named("fingerprint").With("plugin", filepath.Base(path)))
+	cfg.StartTimeout = fingerprintTimeout
+	client := goplugin.NewClient(cfg)
+	defer killPlugin(client, cmd)
+	rpc, err := client.Client()
+	if err != nil {
+		return plugin.Info{}, fmt.Errorf("not a working agent-worker plugin (handshake failed: %v)", err)
+	}
+	ic, err := plugin.DispenseInfo(rpc)
+	if err != nil {
+		return plugin.Info{}, fmt.Errorf("dispense info: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, fingerprintTimeout)
+	defer cancel()
+	info, err := ic.GetInfo(ctx)
+	if err != nil {
+		return plugin.Info{}, fmt.Errorf("plugin did not answer GetInfo: %w", err)
+	}
+	return info, nil
+}
+
+// Lookup returns the usable plugin of kind and name, searching the
+// directories in order.
+func (c *Catalog) Lookup(kind, name string) (api.Plugin, error) {
+	for _, p := range c.List() {
+		if p.Kind == kind && p.Name == name && !p.Shadowed {
+			if p.Error != "" {
+				return p, api.Errorf(api.CodeUnavailable, "%s plugin %q at %s is broken: %s", kind, name, p.Path, p.Error)
+			}
+			return p, nil
+		}
+	}
+	return api.Plugin{}, api.Errorf(api.CodeNotFound, "no %s plugin %q: install agent-worker-%s-%s into a plugins directory (%s); `agent-worker plugins` lists what is there",
+		kind, name, kind, name, strings.Join(c.dirs, ", "))
+}
+
+// List returns every plugin found, in directory order, marking shadowed ones.
+func (c *Catalog) List() []api.Plugin {
+	c.mu.RLock()
+	out := make([]api.Plugin, 0, len(c.byPath))
+	for _, p := range c.byPath {
+		out = append(out, p)
+	}
+	c.mu.RUnlock()
+	rank := func(p api.Plugin) int {
+		for i, d := range c.dirs {
+			if filepath.Dir(p.Path) == d {
+				return i
+			}
+		}
+		return len(c.dirs)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Kind != b.Kind {
+			return a.Kind < b.Kind
+		}
+		if a.Name != b.Name {
+			return a.Name < b.Name
+		}
+		return rank(a) < rank(b)
+	})
+	for i := 1; i < len(out); i++ {
+		if out[i].Kind == out[i-1].Kind && out[i].Name == out[i-1].Name {
+			out[i].Shadowed = true
+		}
+	}
+	return out
+}
+
+// Dirs are the directories searched, in order.
+func (c *Catalog) Dirs() []string { return c.dirs }
+
+func (c *Catalog) notify() {
+	select {
+	case c.changed <- struct{}{}:
+	default:
+	}
+}
+
+// Watch keeps the catalog current until ctx ends: it watches the
+// directories (never files), debounces events per path and then looks at
+// the file as it is, because editors and installers produce many event
+// sequences for one change (reference/go-libraries.md §6).
+func (c *Catalog) Watch(ctx context.Context) error {
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return fmt.Errorf("watch plugins: %w", err)
+	}
+	defer w.Close()
+	for _, d := range c.dirs {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			c.log.Warn("create plugins dir", "dir", d, "error", err)
+			continue
+		}
+		if err := w.Add(d); err != nil {
+			c.log.Warn("watch plugins dir", "dir", d, "error", err)
+		}
+	}
+	c.Scan(ctx)
+	timers := map[string]*time.Timer{}
+	due := make(chan string, 64)
+	rescan := time.NewTicker(rescanEvery)
+	defer rescan.Stop()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer func() {
+		for _, t := range timers {
+			t.Stop()
+		}
+	}()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case ev, ok := <-w.Events:
+			if !ok {
+				return nil
+			}
+			base := filepath.Base(ev.Name)
+			if _, _, ok := pluginName(base); !ok || strings.HasSuffix(base, "~") || strings.HasSuffix(base, ".tmp") {
+				continue
+			}
+			if t := timers[ev.Name]; t != nil {
+				t.Reset(debounce)
+				continue
+			}
+			name := ev.Name
+			timers[name] = time.AfterFunc(debounce, func() {
+				select {
+				case due <- name:
+				case <-ctx.Done():
+				}
+			})
+		case path := <-due:
+			delete(timers, path)
+			c.check(ctx, path)
+			c.notify()
+		case err, ok := <-w.Errors:
+			if !ok {
+				return nil
+			}
+			c.log.Warn("plugins watcher", "error", err)
+			if errors.Is(err, fsnotify.ErrEventOverflow) {
+				c.Scan(ctx)
+			}
+		case <-rescan.C:
+			c.Scan(ctx)
+		}
+	}
+}
+
+func fileSHA256(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// pluginCommand prepares a plugin process: its own process group (so the
+// whole tree can be killed), killed if the daemon dies, stdin closed, a
+// short private socket directory, and only the environment it needs.
+func pluginCommand(path, sockDir, dir string) *exec.Cmd {
+	cmd := exec.Command(path)
+	cmd.Dir = dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+	cmd.Env = append(pluginEnv(), "PLUGIN_UNIX_SOCKET_DIR="+sockDir, "TMPDIR="+sockDir)
+	return cmd
+}
+
+// pluginEnv is the part of the daemon's environment plugins inherit: what
+// CLIs and SDKs need (PATH, HOME, proxies, API keys), nothing else.
+func pluginEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		switch {
+		case k == "PATH", k == "HOME", k == "USER", k == "LANG", k == "TZ", k == "SSL_CERT_FILE",
+			strings.HasSuffix(k, "_API_KEY"), strings.HasSuffix(k, "_BASE_URL"),
+			strings.HasSuffix(k, "_PROXY"), strings.HasSuffix(k, "_proxy"),
+			strings.HasPrefix(k, "AGENT_WORKER_") && k != "AGENT_WORKER_HOME", strings.HasPrefix(k, "ANTHROPIC_"), strings.HasPrefix(k, "OPENAI_"),
+			strings.HasPrefix(k, "CLAUDE_"), strings.HasPrefix(k, "CODEX_"):
+			env = append(env, kv)
+		}
+	}
+	return env
+}
+
+// killPlugin stops a plugin client and then its whole process group, so
+// nothing it started outlives it.
+func killPlugin(client *goplugin.Client, cmd *exec.Cmd) {
+	client.Kill()
+	if cmd.Process != nil {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+}

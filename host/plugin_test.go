@@ -1,0 +1,433 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/store"
+)
+
+// builds caches plugin binaries built once per test process.
+var builds struct {
+	sync.Mutex
+	dir  string
+	done map[string]string
+}
+
+// buildPlugin builds the Go package pkg (relative to the module root) once
+// per test process and returns the binary's path.
+func buildPlugin(t testing.TB, pkg string, ldflags string) string {
+	t.Helper()
+	builds.Lock()
+	defer builds.Unlock()
+	key := pkg + "|" + ldflags
+	if p, ok := builds.done[key]; ok {
+		return p
+	}
+	if builds.dir == "" {
+		dir, err := os.MkdirTemp("", "aw-plugins-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		builds.dir, builds.done = dir, map[string]string{}
+	}
+	out := filepath.Join(builds.dir, fmt.Sprintf("bin%d", len(builds.done)))
+	cmd := exec.Command("go", "build", "-ldflags", ldflags, "-o", out, "./"+pkg)
+	cmd.Dir = ".."
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build %s: %v\n%s", pkg, err, b)
+	}
+	builds.done[key] = out
+	return out
+}
+
+// install copies a binary into dir under name the way users should: to a
+// temp name, then renamed into place.
+func install(t testing.TB, bin, dir, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := filepath.Join(dir, "."+name+".tmp")
+	if err := os.WriteFile(tmp, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dst := filepath.Join(dir, name)
+	if err := os.Rename(tmp, dst); err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+func mockBinary(t testing.TB) string { return buildPlugin(t, "cmd/agent-worker-backend-mock", "") }
+
+// pluginHost starts a daemon whose first plugins dir is returned, with the
+// mock backend installed.
+func pluginHost(t testing.TB, sc SupervisorConfig) (*testHost, string) {
+	t.Helper()
+	dir := t.TempDir()
+	install(t, mockBinary(t), dir, "agent-worker-backend-mock")
+	home := t.TempDir()
+	th := startHostWith(t, Config{Home: home, Listen: "127.0.0.1:0", PluginsDirs: []string{dir}, Supervisor: sc})
+	return th, dir
+}
+
+// waitPlugins polls GET /plugins until cond holds (the watcher works in the
+// background; there is no event a client can wait on).
+func waitPlugins(t testing.TB, th *testHost, what string, cond func([]api.Plugin) bool) []api.Plugin {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		l, err := th.client().Plugins(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cond(l.Plugins) {
+			return l.Plugins
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("plugins never showed %s: %+v", what, l.Plugins)
+		}
+		select {
+		case <-th.catalog.changed:
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+func find(ps []api.Plugin, name string) *api.Plugin {
+	for i := range ps {
+		if ps[i].Name == name {
+			return &ps[i]
+		}
+	}
+	return nil
+}
+
+func TestPluginHotReload(t *testing.T) {
+	t.Parallel()
+	th, dir := pluginHost(t, SupervisorConfig{})
+	ps := waitPlugins(t, th, "the mock", func(ps []api.Plugin) bool { p := find(ps, "mock"); return p != nil && p.Error == "" })
+	if p := find(ps, "mock"); p.Kind != "backend" || len(p.SHA256) != 64 || !contains(p.APIVersions, "v1") {
+		t.Errorf("mock = %+v", p)
+	}
+
+	// Add: a new binary is usable without a restart.
+	v1 := buildPlugin(t, "host/testdata/plugins/echo", "-X main.version=1.0.0")
+	install(t, v1, dir, "agent-worker-backend-echo")
+	ps = waitPlugins(t, th, "echo 1.0.0", func(ps []api.Plugin) bool { p := find(ps, "echo"); return p != nil && p.Version == "1.0.0" })
+	sha1 := find(ps, "echo").SHA256
+	if _, err := th.client().CreateAgent(context.Background(), api.AgentSpec{Name: "e", Backend: "mock"}); err != nil {
+		t.Fatal(err)
+	}
+
+	// Replace: the next run uses the new binary.
+	v2 := buildPlugin(t, "host/testdata/plugins/echo", "-X main.version=2.0.0")
+	install(t, v2, dir, "agent-worker-backend-echo")
+	ps = waitPlugins(t, th, "echo 2.0.0", func(ps []api.Plugin) bool { p := find(ps, "echo"); return p != nil && p.Version == "2.0.0" })
+	if find(ps, "echo").SHA256 == sha1 {
+		t.Errorf("replaced binary kept its sha256")
+	}
+
+	// Break: a binary that is not a plugin is listed with its error.
+	for name, bin := range map[string]string{
+		"agent-worker-backend-garbage": buildPlugin(t, "host/testdata/plugins/garbage", ""),
+		"agent-worker-backend-other":   buildPlugin(t, "host/testdata/plugins/wrongcookie", ""),
+		"agent-worker-backend-shell":   writeScript(t, "#!/bin/sh\necho not a plugin\n"),
+		"agent-worker-backend-renamed": v2, // says it is echo
+	} {
+		install(t, bin, dir, name)
+	}
+	ps = waitPlugins(t, th, "four broken plugins", func(ps []api.Plugin) bool {
+		n := 0
+		for _, p := range ps {
+			if p.Error != "" {
+				n++
+			}
+		}
+		return n == 4
+	})
+	for _, name := range []string{"garbage", "other", "shell", "renamed"} {
+		if p := find(ps, name); p == nil || p.Error == "" {
+			t.Errorf("%s: %+v, want an error", name, p)
+		}
+	}
+	if p := find(ps, "renamed"); p != nil && !strings.Contains(p.Error, `says it is backend "echo"`) {
+		t.Errorf("renamed error = %q", p.Error)
+	}
+	// The broken ones never affect the daemon or the good plugins.
+	if p := find(ps, "echo"); p == nil || p.Error != "" {
+		t.Errorf("echo after broken installs: %+v", p)
+	}
+
+	// Remove: it disappears.
+	if err := os.Remove(filepath.Join(dir, "agent-worker-backend-echo")); err != nil {
+		t.Fatal(err)
+	}
+	waitPlugins(t, th, "echo gone", func(ps []api.Plugin) bool { return find(ps, "echo") == nil })
+	if _, err := th.client().Health(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestPluginHangingOnStartIsListedBroken(t *testing.T) {
+	t.Parallel()
+	th, dir := pluginHost(t, SupervisorConfig{})
+	install(t, buildPlugin(t, "host/testdata/plugins/hangstart", ""), dir, "agent-worker-backend-hang")
+	ps := waitPlugins(t, th, "hang broken", func(ps []api.Plugin) bool { p := find(ps, "hang"); return p != nil && p.Error != "" })
+	if p := find(ps, "hang"); !strings.Contains(p.Error, "handshake") {
+		t.Errorf("hang error = %q", p.Error)
+	}
+	if n := pluginProcesses(t, filepath.Join(dir, "agent-worker-backend-hang")); n != 0 {
+		t.Errorf("%d fingerprint processes left running", n)
+	}
+}
+
+func writeScript(t testing.TB, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "script")
+	if err := os.WriteFile(p, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// pluginProcesses counts live processes running the binary at path.
+func pluginProcesses(t testing.TB, path string) int {
+	t.Helper()
+	entries, _ := os.ReadDir("/proc")
+	n := 0
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if isPluginProcess(pid, path) && alive(pid) {
+			n++
+		}
+	}
+	return n
+}
+
+func alive(pid int) bool { return api.ProcessAlive(pid) }
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// mockAgent registers an agent on the mock backend with a script.
+func mockAgent(t testing.TB, th *testHost, name string, script ...map[string]any) {
+	t.Helper()
+	spec := api.AgentSpec{Name: name, Backend: "mock"}
+	if len(script) > 0 {
+		cfg, _ := json.Marshal(map[string]any{"script": script})
+		spec.Config = cfg
+	}
+	if _, err := th.client().CreateAgent(context.Background(), spec); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func lastRun(t testing.TB, th *testHost, agent string) api.Run {
+	t.Helper()
+	runs, err := th.client().ListRuns(context.Background(), agent)
+	if err != nil || len(runs) == 0 {
+		t.Fatalf("runs of %s: %+v, %v", agent, runs, err)
+	}
+	return runs[0]
+}
+
+func TestRunDefaultMockRepliesAndAcks(t *testing.T) {
+	t.Parallel()
+	th, _ := pluginHost(t, SupervisorConfig{})
+	mockAgent(t, th, "alice")
+	var chunks []string
+	res, err := th.client().Run(context.Background(), api.RunRequest{Agent: "alice", Message: "summarise the plan"},
+		api.RunHandlers{Chunk: func(c api.RunChunk) { chunks = append(chunks, c.Text) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Content != "alice done." || len(chunks) == 0 {
+		t.Errorf("result %+v, chunks %q", res, chunks)
+	}
+	ms, _ := th.client().Peek(context.Background(), "@global", 10, 0)
+	if len(ms) != 2 || ms[1].From != "alice" || !strings.Contains(ms[1].Content, "Processed: user: alice summarise the plan") {
+		t.Errorf("channel after run = %+v", ms)
+	}
+	a, _ := th.client().GetAgent(context.Background(), api.Target{Agent: "alice", Workflow: "global", Tag: "main"})
+	if a.InboxDepth != 0 {
+		t.Errorf("inbox after a successful run = %d, want 0", a.InboxDepth)
+	}
+	r := lastRun(t, th, "alice")
+	if r.State != "succeeded" || r.InboxUntilSeq != 1 || r.PluginSHA256 == "" {
+		t.Errorf("run record = %+v", r)
+	}
+	detail, err := th.client().GetRun(context.Background(), r.ID)
+	if err != nil || len(detail.Events) == 0 {
+		t.Errorf("transcript = %+v, %v", detail, err)
+	}
+}
+
+func TestRunFaults(t *testing.T) {
+	t.Parallel()
+	th, dir := pluginHost(t, SupervisorConfig{IdleTimeout: 2 * time.Second})
+	mockPath := filepath.Join(dir, "agent-worker-backend-mock")
+	tests := map[string]struct {
+		script []map[string]any
+		says   string
+	}{
+		"crash mid-run":         {[]map[string]any{{"text": "working"}, {"crash": 3}}, "exit code 3"},
+		"exit 0 without result": {[]map[string]any{{"crash": 0}}, "exit code 0"},
+		"hang":                  {[]map[string]any{{"hang": true}}, "idle timeout"},
+		"fails":                 {[]map[string]any{{"fail": "model overloaded"}}, "model overloaded"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			agent := strings.ReplaceAll(name, " ", "-")
+			mockAgent(t, th, agent, tc.script...)
+			_, err := th.client().Serve(context.Background(), api.RunRequest{Agent: agent, Message: "go"})
+			if err == nil || !strings.Contains(err.Error(), tc.says) {
+				t.Errorf("serve: %v, want an error saying %q", err, tc.says)
+			}
+			if r := lastRun(t, th, agent); r.State != "failed" || !strings.Contains(r.Error, tc.says) {
+				t.Errorf("run record = %+v", r)
+			}
+			a, _ := th.client().GetAgent(context.Background(), api.Target{Agent: agent, Workflow: "global", Tag: "main"})
+			if a.InboxDepth != 1 {
+				t.Errorf("failed run acked its inbox: depth %d", a.InboxDepth)
+			}
+		})
+	}
+	if n := pluginProcesses(t, mockPath); n != 0 {
+		t.Errorf("%d mock processes left after the faults", n)
+	}
+	if _, err := th.client().Health(context.Background()); err != nil {
+		t.Errorf("daemon after faults: %v", err)
+	}
+	// A flood is recorded compactly and the run still succeeds.
+	mockAgent(t, th, "flood", map[string]any{"flood": 100000}, map[string]any{"result": "flooded"})
+	res, err := th.client().Serve(context.Background(), api.RunRequest{Agent: "flood", Message: "go"})
+	if err != nil || res.Content != "flooded" {
+		t.Fatalf("flood: %+v, %v", res, err)
+	}
+	detail, _ := th.client().GetRun(context.Background(), lastRun(t, th, "flood").ID)
+	if n := len(detail.Events); n > 2000 {
+		t.Errorf("flood transcript has %d entries; text deltas should coalesce", n)
+	}
+}
+
+// 20 runs back to back leave no processes, sockets or descriptors behind.
+func TestRunsLeaveNothingBehind(t *testing.T) {
+	th, dir := pluginHost(t, SupervisorConfig{})
+	mockAgent(t, th, "alice")
+	run := func() {
+		if _, err := th.client().Serve(context.Background(), api.RunRequest{Agent: "alice", Message: "hi"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run() // warm up: connection pools, the store's statement caches
+	fds, socks := countFDs(t), tmpSockDirs(t)
+	for range 20 {
+		run()
+	}
+	if n := pluginProcesses(t, filepath.Join(dir, "agent-worker-backend-mock")); n != 0 {
+		t.Errorf("%d plugin processes left", n)
+	}
+	if got := countFDs(t); got > fds+4 {
+		t.Errorf("file descriptors grew from %d to %d over 20 runs", fds, got)
+	}
+	if got := tmpSockDirs(t); got > socks {
+		t.Errorf("socket dirs grew from %d to %d", socks, got)
+	}
+	ws, _ := th.DB().ListWorkers(context.Background())
+	if len(ws) != 0 {
+		t.Errorf("workers rows left: %+v", ws)
+	}
+	if entries, _ := os.ReadDir(filepath.Join(th.home, "runs")); len(entries) != 0 {
+		t.Errorf("run dirs left: %d", len(entries))
+	}
+}
+
+func countFDs(t testing.TB) int {
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(entries)
+}
+
+func tmpSockDirs(t testing.TB) int {
+	entries, _ := os.ReadDir(os.TempDir())
+	n := 0
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), "aw-") && !strings.HasPrefix(e.Name(), "aw-plugins-") {
+			n++
+		}
+	}
+	return n
+}
+
+func TestReapLeftovers(t *testing.T) {
+	t.Parallel()
+	th, dir := pluginHost(t, SupervisorConfig{})
+	ctx := context.Background()
+	// A plugin process the way a crashed daemon would leave it, and a row
+	// whose pid now belongs to something else.
+	mock := filepath.Join(dir, "agent-worker-backend-mock")
+	orphan := startDetached(t, mock)
+	stranger := startDetached(t, "/bin/sleep", "60")
+	for i, pid := range []int{orphan, stranger} {
+		w := store.Worker{RunID: fmt.Sprintf("run_%d", i), PID: pid, PGID: pid, PluginPath: mock}
+		if err := th.DB().AddWorker(ctx, w); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := th.sup.Reap(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, orphan)
+	if !alive(stranger) {
+		t.Errorf("reap killed a process that was not our plugin")
+	}
+}
+
+// startDetached starts a process in its own group and reaps it when it dies.
+func startDetached(t testing.TB, path string, args ...string) int {
+	t.Helper()
+	cmd := exec.Command(path, args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go cmd.Wait()
+	t.Cleanup(func() { cmd.Process.Kill() })
+	return cmd.Process.Pid
+}
+
+func waitGone(t testing.TB, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for alive(pid) {
+		if time.Now().After(deadline) {
+			t.Fatalf("pid %d still alive", pid)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

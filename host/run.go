@@ -1,0 +1,216 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/team"
+	"github.com/agent-worker/agent-worker/sdk/backend"
+	"github.com/agent-worker/agent-worker/store"
+)
+
+// runMessage writes a user's message to an agent into the channel, runs
+// the agent once and settles the run: on success it acks what the run was
+// shown and posts the final answer as the agent unless the agent already
+// spoke in the channel.
+func (h *Host) runMessage(ctx context.Context, target, message string, onEvent func(backend.Event)) (api.RunResult, error) {
+	t, err := api.ParseAgentTarget(target)
+	if err != nil {
+		return api.RunResult{}, err
+	}
+	agent, err := h.db.GetAgent(ctx, keyOf(t))
+	if err != nil {
+		return api.RunResult{}, err
+	}
+	scope := agent.Key().Scope()
+	if _, err := h.team.Send(ctx, team.SendRequest{Scope: scope, From: team.SenderUser, Content: "@" + agent.Name + " " + message}); err != nil {
+		return api.RunResult{}, err
+	}
+	before, err := h.db.LatestSeq(ctx, scope)
+	if err != nil {
+		return api.RunResult{}, err
+	}
+	start := time.Now()
+	out, err := h.sup.Run(ctx, agent, 1, onEvent)
+	if err != nil {
+		return api.RunResult{}, err
+	}
+	if err := h.settle(context.WithoutCancel(ctx), agent, out, before); err != nil {
+		return api.RunResult{}, err
+	}
+	return api.RunResult{RunID: out.Run.ID, Agent: t.Display(), Content: out.Result, DurationMS: time.Since(start).Milliseconds(),
+		Usage: api.Usage{InputTokens: out.Usage.InputTokens, OutputTokens: out.Usage.OutputTokens, CostUSD: out.Usage.CostUSD}}, nil
+}
+
+// settle finishes a successful run: ack up to what it was shown, and post
+// its result if it said nothing in the channel itself.
+func (h *Host) settle(ctx context.Context, agent store.Agent, out Outcome, before int64) error {
+	key := agent.Key()
+	if out.Run.InboxUntilSeq > 0 {
+		if _, err := h.db.AckInbox(ctx, key, out.Run.InboxUntilSeq); err != nil {
+			return fmt.Errorf("ack inbox: %w", err)
+		}
+	}
+	if out.Result == "" {
+		return nil
+	}
+	since, err := h.db.ReadChannel(ctx, key.Scope(), store.ReadOptions{SinceSeq: before, Limit: 1000, Viewer: agent.Name})
+	if err != nil {
+		return err
+	}
+	for _, m := range since {
+		if m.Sender == agent.Name {
+			return nil
+		}
+	}
+	_, err = h.team.Send(ctx, team.SendRequest{Scope: key.Scope(), From: agent.Name, Content: out.Result})
+	return err
+}
+
+// handleRun is POST /run: the run's events as server-sent events (`chunk`,
+// `tool`, then `done` or `error`). Closing the request cancels the run.
+func (h *Host) handleRun(w http.ResponseWriter, r *http.Request) error {
+	var req api.RunRequest
+	if err := decodeJSON(w, r, &req); err != nil {
+		return err
+	}
+	if _, err := api.ParseAgentTarget(req.Agent); err != nil {
+		return err
+	}
+	sse, err := startSSE(w)
+	if err != nil {
+		return err
+	}
+	streamed := false
+	res, err := h.runMessage(r.Context(), req.Agent, req.Message, func(e backend.Event) {
+		switch e.Kind {
+		case backend.EventText:
+			streamed = true
+			sse.send("chunk", api.RunChunk{Agent: req.Agent, Text: e.Text})
+		case backend.EventToolCall, backend.EventToolResult:
+			if e.Tool != nil {
+				sse.send("tool", api.RunTool{Name: e.Tool.Name, Args: e.Tool.Args, Result: e.Tool.Result,
+					IsError: e.Tool.IsError, Done: e.Kind == backend.EventToolResult})
+			}
+		}
+	})
+	if err != nil {
+		ae := toAPIError(err)
+		if ae == nil {
+			ae = &api.Error{Code: api.CodeInternal, Message: err.Error()}
+		}
+		sse.send("error", ae)
+		return nil
+	}
+	if !streamed && res.Content != "" {
+		sse.send("chunk", api.RunChunk{Agent: req.Agent, Text: res.Content})
+	}
+	sse.send("done", res)
+	return nil
+}
+
+// handleServe is POST /serve: the same run, answered as one JSON object.
+func (h *Host) handleServe(w http.ResponseWriter, r *http.Request) error {
+	var req api.RunRequest
+	if err := decodeJSON(w, r, &req); err != nil {
+		return err
+	}
+	res, err := h.runMessage(r.Context(), req.Agent, req.Message, nil)
+	if err != nil {
+		return runError(err)
+	}
+	writeJSON(w, http.StatusOK, res)
+	return nil
+}
+
+// runError keeps classified errors and reports a failed run as such, with
+// its reason, instead of an anonymous internal error.
+func runError(err error) error {
+	if toAPIError(err) != nil {
+		return err
+	}
+	return api.Errorf(api.CodeInternal, "run failed: %v", err)
+}
+
+func (h *Host) handlePlugins(w http.ResponseWriter, r *http.Request) error {
+	writeJSON(w, http.StatusOK, api.PluginList{Dirs: h.catalog.Dirs(), Plugins: h.catalog.List()})
+	return nil
+}
+
+func (h *Host) handleListRuns(w http.ResponseWriter, r *http.Request) error {
+	var f store.RunFilter
+	if a := r.URL.Query().Get("agent"); a != "" {
+		t, err := api.ParseAgentTarget(a)
+		if err != nil {
+			return err
+		}
+		f.Agent = keyOf(t)
+	}
+	n, err := intParam(r.URL.Query().Get("limit"), 20)
+	if err != nil {
+		return err
+	}
+	f.Limit = n
+	runs, err := h.db.ListRuns(r.Context(), f)
+	if err != nil {
+		return err
+	}
+	out := api.RunList{Runs: []api.Run{}}
+	for _, run := range runs {
+		out.Runs = append(out.Runs, apiRun(run))
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (h *Host) handleGetRun(w http.ResponseWriter, r *http.Request) error {
+	run, events, err := h.db.GetRun(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	out := api.RunDetail{Run: apiRun(run), Events: []api.RunEvent{}}
+	for _, e := range events {
+		out.Events = append(out.Events, api.RunEvent{N: e.N, Kind: e.Kind, Data: json.RawMessage(e.Data), At: e.At})
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func apiRun(r store.Run) api.Run {
+	out := api.Run{ID: r.ID, Agent: targetOf(r.Agent).Display(), Backend: r.Backend, PluginSHA256: r.PluginSHA256,
+		Attempt: r.Attempt, State: r.State, StartedAt: r.StartedAt, InboxUntilSeq: r.InboxUntilSeq, Error: r.Error, Usage: r.Usage}
+	if !r.EndedAt.IsZero() {
+		end := r.EndedAt
+		out.EndedAt = &end
+		out.DurationMS = end.Sub(r.StartedAt).Milliseconds()
+	}
+	return out
+}
+
+// sseWriter writes server-sent events and flushes each one.
+type sseWriter struct {
+	w  http.ResponseWriter
+	fl http.Flusher
+}
+
+func startSSE(w http.ResponseWriter) (*sseWriter, error) {
+	fl, ok := w.(http.Flusher)
+	if !ok {
+		return nil, fmt.Errorf("streaming unsupported by the response writer")
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	fl.Flush()
+	return &sseWriter{w: w, fl: fl}, nil
+}
+
+func (s *sseWriter) send(event string, v any) {
+	b, _ := json.Marshal(v)
+	fmt.Fprintf(s.w, "event: %s\ndata: %s\n\n", event, b)
+	s.fl.Flush()
+}

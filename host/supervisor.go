@@ -1,0 +1,457 @@
+package host
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	goplugin "github.com/hashicorp/go-plugin"
+
+	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/sdk/backend"
+	"github.com/agent-worker/agent-worker/sdk/plugin"
+	"github.com/agent-worker/agent-worker/store"
+)
+
+// Supervisor defaults.
+const (
+	DefaultRunTimeout  = 30 * time.Minute
+	DefaultIdleTimeout = 5 * time.Minute
+	killGrace          = 3 * time.Second
+	flushEvery         = 200 * time.Millisecond
+	exitWait           = 2 * time.Second
+)
+
+// Errors that end a run from the daemon's side.
+var (
+	errRunTimeout  = errors.New("run timeout")
+	errIdleTimeout = errors.New("idle timeout")
+)
+
+// SupervisorConfig tunes run supervision; zero values take the defaults.
+type SupervisorConfig struct {
+	RunTimeout  time.Duration // a whole run
+	IdleTimeout time.Duration // no event from the backend for this long
+}
+
+// Supervisor runs every agent run as a fresh backend plugin process and
+// makes sure it ends: a run timeout, an idle timeout, SIGTERM then SIGKILL
+// of the whole process group, and a workers row so that a restarted daemon
+// can reap what a crashed one left behind.
+type Supervisor struct {
+	db      *store.DB
+	catalog *Catalog
+	log     hclog.Logger
+	cfg     SupervisorConfig
+	home    string
+	mcpURL  func() string
+
+	// mu guards running: one run per agent at a time.
+	mu      sync.Mutex
+	running map[store.AgentKey]string
+}
+
+// NewSupervisor returns a supervisor; mcpURL gives the daemon's MCP address.
+func NewSupervisor(db *store.DB, catalog *Catalog, home string, mcpURL func() string, cfg SupervisorConfig, log hclog.Logger) *Supervisor {
+	if cfg.RunTimeout <= 0 {
+		cfg.RunTimeout = DefaultRunTimeout
+	}
+	if cfg.IdleTimeout <= 0 {
+		cfg.IdleTimeout = DefaultIdleTimeout
+	}
+	return &Supervisor{db: db, catalog: catalog, log: log, cfg: cfg, home: home, mcpURL: mcpURL, running: map[store.AgentKey]string{}}
+}
+
+// Outcome is what a finished run produced.
+type Outcome struct {
+	Run       store.Run
+	Result    string
+	Usage     backend.Usage
+	SessionID string
+	Events    int
+}
+
+// Run runs agent once (attempt counts from 1), calling onEvent for each
+// event as it arrives. The run is recorded in runs/run_events whatever
+// happens. A returned error is retryable unless backend.IsPermanent says
+// otherwise.
+func (s *Supervisor) Run(ctx context.Context, agent store.Agent, attempt int, onEvent func(backend.Event)) (out Outcome, err error) {
+	key := agent.Key()
+	if agent.Backend == "external" {
+		return out, backend.Permanent(api.Errorf(api.CodeInvalid, "%s has backend external: an outside MCP client acts as it, the daemon never runs it", key))
+	}
+	p, err := s.catalog.Lookup(plugin.KindBackend, agent.Backend)
+	if err != nil {
+		return out, backend.Permanent(err)
+	}
+	runID := newRunID()
+	s.mu.Lock()
+	if other, busy := s.running[key]; busy {
+		s.mu.Unlock()
+		return out, api.Errorf(api.CodeConflict, "%s is already running (%s): wait for it to finish", key, other)
+	}
+	s.running[key] = runID
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.running, key)
+		s.mu.Unlock()
+	}()
+
+	// The run is shown the oldest page of its inbox; that is what it acks.
+	inbox, err := s.db.Inbox(ctx, key, 0)
+	if err != nil {
+		return out, err
+	}
+	var until int64
+	if len(inbox) > 0 {
+		until = inbox[len(inbox)-1].Seq
+	}
+	out.Run, err = s.db.StartRun(ctx, store.Run{ID: runID, Agent: key, Backend: agent.Backend,
+		PluginSHA256: p.SHA256, Attempt: attempt, InboxUntilSeq: until})
+	if err != nil {
+		return out, err
+	}
+	log := s.log.With("run", runID, "agent", key.String())
+	log.Info("run started", "backend", agent.Backend, "attempt", attempt, "inbox_until", until)
+	rec := newRecorder(s.db, runID, log)
+	defer func() {
+		rec.close()
+		state, msg := store.RunSucceeded, ""
+		switch {
+		case err != nil && ctx.Err() != nil:
+			state, msg = store.RunCancelled, err.Error()
+		case err != nil:
+			state, msg = store.RunFailed, err.Error()
+		}
+		usage, _ := json.Marshal(out.Usage)
+		if ferr := s.db.FinishRun(context.WithoutCancel(ctx), runID, state, msg, usage); ferr != nil {
+			log.Error("record run end", "error", ferr)
+		}
+		out.Run.State, out.Run.Error = state, msg
+		log.Info("run finished", "state", state, "error", msg, "events", out.Events)
+	}()
+
+	err = s.runPlugin(ctx, agent, attempt, p, runID, log, func(e backend.Event) {
+		out.Events++
+		switch e.Kind {
+		case backend.EventResult:
+			out.Result = e.Text
+		case backend.EventUsage:
+			if e.Usage != nil {
+				out.Usage = *e.Usage
+			}
+		case backend.EventSession:
+			out.SessionID = e.SessionID
+		}
+		rec.add(e)
+		if onEvent != nil {
+			onEvent(e)
+		}
+	})
+	return out, err
+}
+
+// runPlugin starts the plugin process, runs the backend in it and stops it.
+func (s *Supervisor) runPlugin(ctx context.Context, agent store.Agent, attempt int, p api.Plugin, runID string, log hclog.Logger, emit func(backend.Event)) error {
+	key := agent.Key()
+	token, err := s.db.CreateToken(ctx, key, runID)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if _, err := s.db.RevokeRunTokens(context.WithoutCancel(ctx), runID); err != nil {
+			log.Error("revoke run token", "error", err)
+		}
+	}()
+	workDir := filepath.Join(s.home, "runs", runID)
+	if err := os.MkdirAll(workDir, 0o700); err != nil {
+		return err
+	}
+	defer os.RemoveAll(workDir)
+	sockDir, err := os.MkdirTemp("", "aw-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(sockDir)
+	projectDir, err := s.projectDir(ctx, key)
+	if err != nil {
+		return err
+	}
+
+	cmd := pluginCommand(p.Path, sockDir, projectDir)
+	checksum, _ := hex.DecodeString(p.SHA256)
+	client := goplugin.NewClient(plugin.ClientConfig(cmd, checksum, log.Named(agent.Backend)))
+	defer killPlugin(client, cmd)
+	rpc, err := client.Client()
+	if err != nil {
+		return fmt.Errorf("start %s plugin: %w", agent.Backend, err)
+	}
+	pid := cmd.Process.Pid
+	if err := s.db.AddWorker(ctx, store.Worker{RunID: runID, PID: pid, PGID: pid, PluginPath: p.Path, PluginSHA256: p.SHA256}); err != nil {
+		return err
+	}
+	defer func() {
+		if err := s.db.RemoveWorker(context.WithoutCancel(ctx), runID); err != nil {
+			log.Error("remove worker", "error", err)
+		}
+	}()
+	be, err := plugin.DispenseBackend(rpc)
+	if err != nil {
+		return err
+	}
+
+	runCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	deadline := time.AfterFunc(s.cfg.RunTimeout, func() { cancel(errRunTimeout) })
+	defer deadline.Stop()
+	idle := time.AfterFunc(s.cfg.IdleTimeout, func() { cancel(errIdleTimeout) })
+	defer idle.Stop()
+
+	req := backend.Request{
+		RunID: runID, Attempt: attempt,
+		Agent: backend.Agent{Name: agent.Name, Workflow: agent.Workflow, Tag: agent.Tag,
+			Model: agent.Model, System: agent.System, Config: agent.Config},
+		Daemon:     backend.MCPServer{Name: "agent-worker", URL: s.mcpURL(), Headers: map[string]string{"Authorization": "Bearer " + token}},
+		WorkDir:    workDir,
+		ProjectDir: projectDir,
+	}
+	runErr := be.Run(runCtx, req, backend.EventsFunc(func(e backend.Event) error {
+		if runCtx.Err() != nil {
+			return context.Cause(runCtx)
+		}
+		idle.Reset(s.cfg.IdleTimeout)
+		emit(e)
+		return nil
+	}))
+
+	switch cause := context.Cause(runCtx); {
+	case errors.Is(cause, errRunTimeout), errors.Is(cause, errIdleTimeout):
+		s.stopGroup(pid, log)
+		limit := s.cfg.RunTimeout
+		if errors.Is(cause, errIdleTimeout) {
+			limit = s.cfg.IdleTimeout
+		}
+		return fmt.Errorf("%s backend killed after %s (%v): it stopped producing events or ran too long", agent.Backend, limit, cause)
+	case ctx.Err() != nil:
+		s.stopGroup(pid, log)
+		return fmt.Errorf("run cancelled: %w", context.Cause(ctx))
+	}
+	if runErr != nil && waitExited(client) {
+		return fmt.Errorf("%s plugin process exited (%s) before finishing the run: %w", agent.Backend, exitReason(cmd), runErr)
+	}
+	return runErr
+}
+
+// projectDir is where the agent works: its workflow's directory, or the
+// daemon's home for standalone agents.
+func (s *Supervisor) projectDir(ctx context.Context, key store.AgentKey) (string, error) {
+	wf, err := s.db.GetWorkflow(ctx, key.Workflow, key.Tag)
+	if err != nil {
+		return "", err
+	}
+	if wf.Workdir != "" {
+		return wf.Workdir, nil
+	}
+	return s.home, nil
+}
+
+// stopGroup asks the plugin's process group to stop, then kills it.
+func (s *Supervisor) stopGroup(pgid int, log hclog.Logger) {
+	if err := syscall.Kill(-pgid, syscall.SIGTERM); err != nil {
+		return // already gone
+	}
+	deadline := time.Now().Add(killGrace)
+	for time.Now().Before(deadline) {
+		if syscall.Kill(-pgid, 0) != nil {
+			return
+		}
+		time.Sleep(20 * time.Millisecond) // polling another process's exit
+	}
+	log.Warn("plugin ignored SIGTERM; killing its process group")
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+}
+
+// waitExited reports whether the plugin process has exited, giving it a
+// moment: a broken stream usually means it is dying.
+func waitExited(c *goplugin.Client) bool {
+	deadline := time.Now().Add(exitWait)
+	for !c.Exited() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(10 * time.Millisecond) // go-plugin offers no exit channel
+	}
+	return true
+}
+
+func exitReason(cmd *exec.Cmd) string {
+	if cmd.ProcessState == nil {
+		return "unknown status"
+	}
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return "killed by " + ws.Signal().String()
+	}
+	return "exit code " + strconv.Itoa(cmd.ProcessState.ExitCode())
+}
+
+func newRunID() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return "run_" + hex.EncodeToString(b)
+}
+
+// Reap kills plugin processes a crashed daemon left behind and marks their
+// runs failed. A recorded pid is killed only if it still runs the recorded
+// plugin binary, so a reused pid is never hit.
+func (s *Supervisor) Reap(ctx context.Context) error {
+	workers, err := s.db.ListWorkers(ctx)
+	if err != nil {
+		return err
+	}
+	for _, w := range workers {
+		if isPluginProcess(w.PID, w.PluginPath) {
+			s.log.Warn("killing plugin left by a previous daemon", "run", w.RunID, "pid", w.PID)
+			_ = syscall.Kill(-w.PGID, syscall.SIGKILL)
+		}
+		if err := s.db.RemoveWorker(ctx, w.RunID); err != nil {
+			return err
+		}
+	}
+	n, err := s.db.FailRunningRuns(ctx, "the daemon stopped during this run")
+	if n > 0 {
+		s.log.Warn("runs interrupted by a daemon stop marked failed", "runs", n)
+	}
+	return err
+}
+
+// isPluginProcess checks /proc/<pid>/exe against the plugin's path (a
+// replaced binary shows as "<path> (deleted)").
+func isPluginProcess(pid int, path string) bool {
+	exe, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/exe")
+	if err != nil {
+		return false
+	}
+	exe = strings.TrimSuffix(exe, " (deleted)")
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real
+	}
+	return exe == path
+}
+
+// recorder batches a run's events into run_events and keeps the workers
+// heartbeat fresh, so a chatty run costs a transaction per batch, not per
+// event.
+type recorder struct {
+	db    *store.DB
+	runID string
+	log   hclog.Logger
+
+	// mu guards the fields that follow.
+	mu      sync.Mutex
+	pending []store.RunEvent
+	texts   []string // the text of each pending event, for coalescing
+	n       int
+
+	stop chan struct{}
+	done chan struct{}
+}
+
+func newRecorder(db *store.DB, runID string, log hclog.Logger) *recorder {
+	r := &recorder{db: db, runID: runID, log: log, stop: make(chan struct{}), done: make(chan struct{})}
+	go r.loop()
+	return r
+}
+
+// maxTextEvent bounds one stored event, so a flood cannot fill the disk.
+const maxTextEvent = 64 << 10
+
+func (r *recorder) add(e backend.Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	// Consecutive text deltas become one transcript entry: the transcript is
+	// for reading, and a streaming model sends thousands of deltas.
+	if last := len(r.pending) - 1; e.Kind == backend.EventText && last >= 0 && r.pending[last].Kind == string(backend.EventText) {
+		if text := r.texts[last] + e.Text; len(text) <= maxTextEvent {
+			r.texts[last] = text
+			r.pending[last].Data = textData(text)
+			return
+		}
+	}
+	data, _ := json.Marshal(eventData(e))
+	if len(data) > maxTextEvent {
+		data, _ = json.Marshal(map[string]any{"truncated": len(data)})
+	}
+	r.n++
+	r.pending = append(r.pending, store.RunEvent{N: r.n, Kind: string(e.Kind), Data: string(data), At: time.Now()})
+	r.texts = append(r.texts, e.Text)
+}
+
+func textData(text string) string {
+	b, _ := json.Marshal(map[string]string{"text": text})
+	return string(b)
+}
+
+// eventData is the transcript form of an event: only the fields it uses.
+func eventData(e backend.Event) any {
+	switch {
+	case e.Tool != nil:
+		return e.Tool
+	case e.Usage != nil:
+		return e.Usage
+	case e.SessionID != "":
+		return map[string]string{"session_id": e.SessionID}
+	}
+	return map[string]string{"text": e.Text}
+}
+
+func (r *recorder) loop() {
+	defer close(r.done)
+	t := time.NewTicker(flushEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-r.stop:
+			r.flush()
+			return
+		case <-t.C:
+			if r.flush() {
+				if err := r.db.Heartbeat(context.Background(), r.runID); err != nil {
+					r.log.Warn("worker heartbeat", "error", err)
+				}
+			}
+		}
+	}
+}
+
+// flush writes pending events and reports whether there were any.
+func (r *recorder) flush() bool {
+	r.mu.Lock()
+	batch := r.pending
+	r.pending, r.texts = nil, nil
+	r.mu.Unlock()
+	if len(batch) == 0 {
+		return false
+	}
+	if err := r.db.AppendRunEvents(context.Background(), r.runID, batch); err != nil {
+		r.log.Error("record run events", "error", err, "events", len(batch))
+	}
+	return true
+}
+
+func (r *recorder) close() {
+	close(r.stop)
+	<-r.done
+}

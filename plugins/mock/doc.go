@@ -1,0 +1,43 @@
+// Package mock is the scripted backend (backend name "mock"): it behaves
+// like an agent without a model, so that workflows, the daemon and the
+// suites can be tested offline and deterministically, faults included.
+//
+// Each run connects to the daemon as its agent, fetches its context,
+// emits the prompt it would send a model as a log event, and then follows a
+// script from the agent's config:
+//
+//	{"script": [
+//	  {"reply": "on it, {{first_sender}}"},
+//	  {"tool": "team_doc_append", "args": {"content": "- {{name}} was here\n"}},
+//	  {"fail": "flaky", "when": {"attempt": 1}},
+//	  {"result": "{{name}} done."}
+//	]}
+//
+// or {"script_file": "mock.yaml"} (YAML or JSON, relative to the project
+// directory). Steps, one action each:
+//
+//	reply: text [to: agent]      channel_send (a DM with to)
+//	tool: name [args: {...}]     any daemon tool; emits tool_call and tool_result
+//	sleep: 500ms                 wait, with a heartbeat every second
+//	text: delta                  a text event
+//	result: final text           the result event
+//	usage: {input, output, cost} a usage event (tokens, USD)
+//	session: id                  a session event
+//	fail: message [permanent: true]   end the run with an error
+//	hang: true                   block without events until cancelled
+//	crash: code                  exit the process at once with code
+//	flood: n                     n text events, as fast as possible
+//	stderr: line                 a line on stderr
+//
+// Any step may add when: {attempt: n} to run only on that attempt. Text
+// may use {{name}}, {{workflow}}, {{tag}}, {{attempt}}, {{first_sender}}
+// and {{inbox_summary}} ("from: text" of each inbox message without @,
+// joined with "; ", at most 200 characters). A tool step that the daemon
+// refuses is reported as an error result and the script goes on, as a
+// model would; any other failure ends the run.
+//
+// Without a script the mock does what the seed's mock did: with an inbox,
+// it posts "[<name>] Processed: {{inbox_summary}}" (no @, so it wakes no
+// one), then it returns the result "<name> done.". The mock never acks; the
+// daemon acks when the run succeeds.
+package mock

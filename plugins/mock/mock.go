@@ -1,0 +1,178 @@
+package mock
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agent-worker/agent-worker/sdk/backend"
+	"github.com/agent-worker/agent-worker/sdk/worker"
+)
+
+// Version is what the mock plugin reports in its Info.
+const Version = "0.1.0"
+
+// Backend is the scripted mock backend.
+type Backend struct {
+	exit      func(code int) // os.Exit; tests replace it
+	stderr    io.Writer
+	heartbeat time.Duration
+}
+
+var _ backend.Backend = (*Backend)(nil)
+
+// New returns the mock backend as its plugin binary serves it.
+func New() *Backend {
+	return &Backend{exit: os.Exit, stderr: os.Stderr, heartbeat: time.Second}
+}
+
+// Run follows the agent's script (or the default one) as the run's agent.
+// A bad script is a permanent error: retrying cannot fix it.
+func (b *Backend) Run(ctx context.Context, req backend.Request, events backend.Events) error {
+	steps, configured, err := loadScript(req)
+	if err != nil {
+		return backend.Permanent(fmt.Errorf("mock: %w", err))
+	}
+	c, err := worker.Connect(ctx, req.Daemon)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	wc, err := worker.Fetch(ctx, c, req)
+	if err != nil {
+		return err
+	}
+	if err := events.Send(backend.Event{Kind: backend.EventLog, Text: worker.BuildPrompt(wc)}); err != nil {
+		return err
+	}
+	if !configured {
+		steps = defaultScript(len(wc.Inbox) > 0)
+	}
+	attempt := max(req.Attempt, 1)
+	r := &run{b: b, c: c, events: events, vars: placeholders(wc, attempt)}
+	for _, s := range steps {
+		if s.attempt != 0 && s.attempt != attempt {
+			continue
+		}
+		if err := r.do(ctx, s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// run is one run's state while it follows its script.
+type run struct {
+	b      *Backend
+	c      *worker.Client
+	events backend.Events
+	vars   *strings.Replacer
+}
+
+func (r *run) send(e backend.Event) error { return r.events.Send(e) }
+
+func (r *run) do(ctx context.Context, s step) error {
+	text := r.vars.Replace(s.text)
+	switch s.action {
+	case "reply":
+		if _, err := r.c.Send(ctx, text, s.to); err != nil {
+			return fmt.Errorf("mock: step %d: reply: %w", s.index, err)
+		}
+	case "tool":
+		return r.tool(ctx, s)
+	case "sleep":
+		return r.sleep(ctx, s.sleep)
+	case "text":
+		return r.send(backend.Event{Kind: backend.EventText, Text: text})
+	case "result":
+		return r.send(backend.Event{Kind: backend.EventResult, Text: text})
+	case "usage":
+		u := s.usage
+		return r.send(backend.Event{Kind: backend.EventUsage, Usage: &u})
+	case "session":
+		return r.send(backend.Event{Kind: backend.EventSession, SessionID: text})
+	case "fail":
+		err := errors.New(text)
+		if s.permanent {
+			return backend.Permanent(err)
+		}
+		return err
+	case "hang":
+		if s.hang {
+			<-ctx.Done()
+			return fmt.Errorf("mock: step %d: hang: %w", s.index, ctx.Err())
+		}
+	case "crash":
+		r.b.exit(s.n)
+		return fmt.Errorf("mock: step %d: crash %d did not exit", s.index, s.n)
+	case "flood":
+		for i := range s.n {
+			if i%1024 == 0 && ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if err := r.send(backend.Event{Kind: backend.EventText, Text: strconv.Itoa(i) + " "}); err != nil {
+				return err
+			}
+		}
+	case "stderr":
+		if _, err := fmt.Fprintln(r.b.stderr, text); err != nil {
+			return fmt.Errorf("mock: step %d: stderr: %w", s.index, err)
+		}
+	}
+	return nil
+}
+
+// tool calls a daemon tool and reports the call and its result as events.
+// A refusal is a result, not a failure: a model would read it and go on.
+func (r *run) tool(ctx context.Context, s step) error {
+	args, _ := expand(r.vars, s.args).(map[string]any)
+	raw, err := json.Marshal(args)
+	if err != nil {
+		return fmt.Errorf("mock: step %d: args: %w", s.index, err)
+	}
+	call := backend.ToolCall{ID: "call_" + strconv.Itoa(s.index), Name: s.text, Args: raw}
+	sent := call
+	if err := r.send(backend.Event{Kind: backend.EventToolCall, Tool: &sent}); err != nil {
+		return err
+	}
+	structured, text, err := r.c.Call(ctx, s.text, args)
+	var refused *worker.ToolError
+	switch {
+	case errors.As(err, &refused):
+		call.Result, call.IsError = refused.Message, true
+	case err != nil:
+		return fmt.Errorf("mock: step %d: %w", s.index, err)
+	case text != "":
+		call.Result = text
+	default:
+		call.Result = string(structured)
+	}
+	return r.send(backend.Event{Kind: backend.EventToolResult, Tool: &call})
+}
+
+// sleep waits for d, sending a heartbeat every b.heartbeat so the daemon's
+// idle timer sees the run alive.
+func (r *run) sleep(ctx context.Context, d time.Duration) error {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	tick := time.NewTicker(r.b.heartbeat)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-timer.C:
+			return nil
+		case <-tick.C:
+			if err := r.send(backend.Event{Kind: backend.EventHeartbeat}); err != nil {
+				return err
+			}
+		}
+	}
+}

@@ -1,0 +1,495 @@
+package mock
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/agent-worker/agent-worker/sdk/backend"
+	"github.com/agent-worker/agent-worker/sdk/backendtest"
+	"github.com/agent-worker/agent-worker/sdk/plugin/plugintest"
+	"github.com/agent-worker/agent-worker/sdk/worker"
+)
+
+// testBackend is a mock whose crash step records the code instead of
+// exiting, whose stderr is a buffer and whose heartbeats are quick.
+type testBackend struct {
+	*Backend
+	mu     sync.Mutex
+	exits  []int
+	stderr strings.Builder
+}
+
+func newTestBackend() *testBackend {
+	tb := &testBackend{}
+	tb.Backend = &Backend{heartbeat: 20 * time.Millisecond, stderr: writerFunc(func(p []byte) (int, error) {
+		tb.mu.Lock()
+		defer tb.mu.Unlock()
+		return tb.stderr.Write(p)
+	})}
+	tb.exit = func(code int) {
+		tb.mu.Lock()
+		tb.exits = append(tb.exits, code)
+		tb.mu.Unlock()
+	}
+	return tb
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+// recorder collects a run's events; started is closed by the first.
+type recorder struct {
+	mu      sync.Mutex
+	events  []backend.Event
+	started chan struct{}
+}
+
+func newRecorder() *recorder { return &recorder{started: make(chan struct{})} }
+
+func (r *recorder) Send(e backend.Event) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.events) == 0 {
+		close(r.started)
+	}
+	r.events = append(r.events, e)
+	return nil
+}
+
+// after returns the events that follow the prompt's log event.
+func (r *recorder) after() []backend.Event {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.events) == 0 || r.events[0].Kind != backend.EventLog {
+		return r.events
+	}
+	return slices.Clone(r.events[1:])
+}
+
+func withScript(req backend.Request, script string) backend.Request {
+	req.Agent.Config = json.RawMessage(`{"script": ` + script + `}`)
+	return req
+}
+
+func runMock(t *testing.T, b backend.Backend, req backend.Request) (*recorder, error) {
+	t.Helper()
+	rec := newRecorder()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	return rec, b.Run(ctx, req, rec)
+}
+
+func TestDefaultScript(t *testing.T) {
+	t.Parallel()
+	d := backendtest.NewDaemon(t)
+	d.Post("bob", "@alice please review "+strings.Repeat("x", 100))
+	d.Post("user", "@alice and @carol: ship it")
+	rec, err := runMock(t, New(), d.Request("alice"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms := d.Messages()
+	want := "[alice] Processed: bob: alice please review " + strings.Repeat("x", 59) + "; user: alice and carol: ship it"
+	if got := ms[len(ms)-1]; got.From != "alice" || got.Content != want || len(got.Mentions) != 0 {
+		t.Errorf("reply = %+v\nwant content %q and no mentions", got, want)
+	}
+	if diff := cmp.Diff([]backend.Event{{Kind: backend.EventResult, Text: "alice done."}}, rec.after()); diff != "" {
+		t.Errorf("events after the prompt (-want +got):\n%s", diff)
+	}
+	if prompt := rec.events[0].Text; !strings.Contains(prompt, "## Inbox (2 messages for you)") {
+		t.Errorf("the log event is not the prompt:\n%s", prompt)
+	}
+	if diff := cmp.Diff([]string{"my_inbox", "channel_read", "team_doc_read", "channel_send"}, d.Calls()); diff != "" {
+		t.Errorf("tool calls (-want +got); the mock must not ack:\n%s", diff)
+	}
+}
+
+func TestDefaultScriptEmptyInbox(t *testing.T) {
+	t.Parallel()
+	d := backendtest.NewDaemon(t)
+	rec, err := runMock(t, New(), d.Request("alice"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]backend.Event{{Kind: backend.EventResult, Text: "alice done."}}, rec.after()); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+	if slices.Contains(d.Calls(), "channel_send") {
+		t.Error("an empty inbox got a reply")
+	}
+}
+
+func TestInboxSummary(t *testing.T) {
+	t.Parallel()
+	msg := func(from, content string) worker.Message { return worker.Message{From: from, Content: content} }
+	tests := map[string]struct {
+		in   []worker.Message
+		want string
+	}{
+		"empty":                {nil, ""},
+		"at removed":           {[]worker.Message{msg("bob", "@alice hi @carol")}, "bob: alice hi carol"},
+		"cut, then at removed": {[]worker.Message{msg("bob", "@"+strings.Repeat("x", 85))}, "bob: " + strings.Repeat("x", 79)},
+		"two joined":           {[]worker.Message{msg("bob", "a"), msg("user", "b")}, "bob: a; user: b"},
+		"cut each":             {[]worker.Message{msg("bob", strings.Repeat("é", 90))}, "bob: " + strings.Repeat("é", 80)},
+		"cut overall":          {[]worker.Message{msg("a", strings.Repeat("x", 80)), msg("b", strings.Repeat("y", 80)), msg("c", strings.Repeat("z", 80))}, ("a: " + strings.Repeat("x", 80) + "; b: " + strings.Repeat("y", 80) + "; c: " + strings.Repeat("z", 80))[:200]},
+	}
+	for name, tc := range tests {
+		if got := inboxSummary(tc.in); got != tc.want {
+			t.Errorf("%s: inboxSummary = %q, want %q", name, got, tc.want)
+		}
+	}
+}
+
+func TestSteps(t *testing.T) {
+	t.Parallel()
+	tests := map[string]struct {
+		script  string
+		attempt int
+		check   func(t *testing.T, d *backendtest.Daemon, tb *testBackend, events []backend.Event, err error)
+	}{
+		"reply with placeholders": {
+			script: `[{"reply": "hi {{first_sender}}, {{name}} of {{workflow}}:{{tag}} on attempt {{attempt}} read {{inbox_summary}}"}]`,
+			check: func(t *testing.T, d *backendtest.Daemon, _ *testBackend, _ []backend.Event, err error) {
+				noError(t, err)
+				want := "hi bob, alice of test:main on attempt 1 read bob: alice start"
+				if ms := d.Messages(); ms[len(ms)-1].Content != want {
+					t.Errorf("reply = %q, want %q", ms[len(ms)-1].Content, want)
+				}
+			},
+		},
+		"reply as a direct message": {
+			script: `[{"reply": "psst", "to": "bob"}]`,
+			check: func(t *testing.T, d *backendtest.Daemon, _ *testBackend, _ []backend.Event, err error) {
+				noError(t, err)
+				if m := d.Messages()[1]; m.To != "bob" || m.From != "alice" || m.Content != "psst" {
+					t.Errorf("DM = %+v", m)
+				}
+			},
+		},
+		"refused reply fails the run": {
+			script: `[{"reply": "note to self", "to": "alice"}]`,
+			check: func(t *testing.T, _ *backendtest.Daemon, _ *testBackend, _ []backend.Event, err error) {
+				if err == nil || !strings.Contains(err.Error(), "yourself") || backend.IsPermanent(err) {
+					t.Errorf("err = %v, want the daemon's refusal, retryable", err)
+				}
+			},
+		},
+		"tool": {
+			script: `[{"tool": "team_doc_append", "args": {"content": "- {{name}}\n", "file": "log.md"}}]`,
+			check: func(t *testing.T, d *backendtest.Daemon, _ *testBackend, events []backend.Event, err error) {
+				noError(t, err)
+				if got, _ := d.Document("log.md"); got != "- alice\n" {
+					t.Errorf("log.md = %q", got)
+				}
+				args := json.RawMessage(`{"content":"- alice\n","file":"log.md"}`)
+				want := []backend.Event{
+					{Kind: backend.EventToolCall, Tool: &backend.ToolCall{ID: "call_1", Name: "team_doc_append", Args: args}},
+					{Kind: backend.EventToolResult, Tool: &backend.ToolCall{ID: "call_1", Name: "team_doc_append", Args: args, Result: "appended to log.md"}},
+				}
+				if diff := cmp.Diff(want, events); diff != "" {
+					t.Errorf("events (-want +got):\n%s", diff)
+				}
+			},
+		},
+		"tool without args": {
+			script: `[{"tool": "team_members"}]`,
+			check: func(t *testing.T, _ *backendtest.Daemon, _ *testBackend, events []backend.Event, err error) {
+				noError(t, err)
+				if len(events) != 2 || string(events[0].Tool.Args) != "{}" || events[1].Tool.Result != "2 members" {
+					t.Errorf("events = %+v", events)
+				}
+			},
+		},
+		"refused tool is an error result": {
+			script: `[{"tool": "channel_read", "args": {"limit": 500}}, {"result": "went on"}]`,
+			check: func(t *testing.T, _ *backendtest.Daemon, _ *testBackend, events []backend.Event, err error) {
+				noError(t, err)
+				if len(events) != 3 || !events[1].Tool.IsError || events[1].Tool.Result != "limit must be between 1 and 200" || events[2].Text != "went on" {
+					t.Errorf("events = %+v", events)
+				}
+			},
+		},
+		"unknown tool fails the run": {
+			script: `[{"tool": "no_such_tool"}]`,
+			check: func(t *testing.T, _ *backendtest.Daemon, _ *testBackend, _ []backend.Event, err error) {
+				if err == nil || !strings.Contains(err.Error(), "no_such_tool") {
+					t.Errorf("err = %v", err)
+				}
+			},
+		},
+		"sleep with heartbeats": {
+			script: `[{"sleep": "150ms"}, {"result": "awake"}]`,
+			check: func(t *testing.T, _ *backendtest.Daemon, _ *testBackend, events []backend.Event, err error) {
+				noError(t, err)
+				if n := countKind(events, backend.EventHeartbeat); n < 3 || events[len(events)-1].Text != "awake" {
+					t.Errorf("%d heartbeats in %+v, want at least 3 then the result", n, events)
+				}
+			},
+		},
+		"events": {
+			script: `[{"text": "thinking about {{first_sender}}"}, {"usage": {"input": 10, "output": 5, "cost": 0.001}}, {"session": "sess-1"}, {"result": "final"}]`,
+			check: func(t *testing.T, _ *backendtest.Daemon, _ *testBackend, events []backend.Event, err error) {
+				noError(t, err)
+				want := []backend.Event{
+					{Kind: backend.EventText, Text: "thinking about bob"},
+					{Kind: backend.EventUsage, Usage: &backend.Usage{InputTokens: 10, OutputTokens: 5, CostUSD: 0.001}},
+					{Kind: backend.EventSession, SessionID: "sess-1"},
+					{Kind: backend.EventResult, Text: "final"},
+				}
+				if diff := cmp.Diff(want, events); diff != "" {
+					t.Errorf("events (-want +got):\n%s", diff)
+				}
+			},
+		},
+		"fail is retryable": {
+			script: `[{"fail": "flaky {{attempt}}"}, {"result": "never"}]`,
+			check: func(t *testing.T, _ *backendtest.Daemon, _ *testBackend, events []backend.Event, err error) {
+				if err == nil || err.Error() != "flaky 1" || backend.IsPermanent(err) || len(events) != 0 {
+					t.Errorf("err = %v (permanent %v), events %+v", err, backend.IsPermanent(err), events)
+				}
+			},
+		},
+		"fail permanent": {
+			script: `[{"fail": "bad key", "permanent": true}]`,
+			check: func(t *testing.T, _ *backendtest.Daemon, _ *testBackend, _ []backend.Event, err error) {
+				if err == nil || err.Error() != "bad key" || !backend.IsPermanent(err) {
+					t.Errorf("err = %v, want permanent", err)
+				}
+			},
+		},
+		"when attempt 1 fails": {
+			script: whenScript,
+			check: func(t *testing.T, _ *backendtest.Daemon, _ *testBackend, _ []backend.Event, err error) {
+				if err == nil || err.Error() != "first try fails" {
+					t.Errorf("err = %v", err)
+				}
+			},
+		},
+		"when attempt 2 succeeds": {
+			script: whenScript, attempt: 2,
+			check: func(t *testing.T, _ *backendtest.Daemon, _ *testBackend, events []backend.Event, err error) {
+				noError(t, err)
+				if diff := cmp.Diff([]backend.Event{{Kind: backend.EventResult, Text: "done on 2"}}, events); diff != "" {
+					t.Errorf("events (-want +got):\n%s", diff)
+				}
+			},
+		},
+		"hang false does nothing": {
+			script: `[{"hang": false}, {"result": "ok"}]`,
+			check: func(t *testing.T, _ *backendtest.Daemon, _ *testBackend, events []backend.Event, err error) {
+				noError(t, err)
+				if len(events) != 1 {
+					t.Errorf("events = %+v", events)
+				}
+			},
+		},
+		"crash exits at once": {
+			script: `[{"text": "before"}, {"crash": 3}, {"result": "never"}]`,
+			check: func(t *testing.T, _ *backendtest.Daemon, tb *testBackend, events []backend.Event, err error) {
+				if !slices.Equal(tb.exits, []int{3}) {
+					t.Errorf("exit calls = %v, want [3]", tb.exits)
+				}
+				if err == nil || len(events) != 1 {
+					t.Errorf("after the exit: err %v, events %+v; want an error and nothing more", err, events)
+				}
+			},
+		},
+		"flood": {
+			script: `[{"flood": 5000}, {"result": "done"}]`,
+			check: func(t *testing.T, _ *backendtest.Daemon, _ *testBackend, events []backend.Event, err error) {
+				noError(t, err)
+				if n := countKind(events, backend.EventText); n != 5000 {
+					t.Errorf("%d text events, want 5000", n)
+				}
+			},
+		},
+		"stderr": {
+			script: `[{"stderr": "warning from {{name}}"}, {"stderr": "again"}]`,
+			check: func(t *testing.T, _ *backendtest.Daemon, tb *testBackend, _ []backend.Event, err error) {
+				noError(t, err)
+				if got := tb.stderr.String(); got != "warning from alice\nagain\n" {
+					t.Errorf("stderr = %q", got)
+				}
+			},
+		},
+		"empty script does nothing": {
+			script: `[]`,
+			check: func(t *testing.T, d *backendtest.Daemon, _ *testBackend, events []backend.Event, err error) {
+				noError(t, err)
+				if len(events) != 0 || slices.Contains(d.Calls(), "channel_send") {
+					t.Errorf("events %+v, calls %v", events, d.Calls())
+				}
+			},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			d := backendtest.NewDaemon(t)
+			d.Request("bob")
+			d.Post("bob", "@alice start")
+			req := withScript(d.Request("alice"), tc.script)
+			req.Attempt = max(tc.attempt, 1)
+			tb := newTestBackend()
+			rec, err := runMock(t, tb, req)
+			tc.check(t, d, tb, rec.after(), err)
+		})
+	}
+}
+
+const whenScript = `[{"fail": "first try fails", "when": {"attempt": 1}}, {"result": "done on {{attempt}}", "when": {"attempt": 2}}]`
+
+func TestHangBlocksUntilCancelled(t *testing.T) {
+	t.Parallel()
+	d := backendtest.NewDaemon(t)
+	req := withScript(d.Request("alice"), `[{"hang": true}, {"result": "never"}]`)
+	rec := newRecorder()
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- New().Run(ctx, req, rec) }()
+	<-rec.started // the prompt: the hang comes next
+	select {
+	case err := <-done:
+		t.Fatalf("Run returned %v before it was cancelled", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("err = %v, want context.Canceled", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return after cancel")
+	}
+	if got := rec.after(); len(got) != 0 {
+		t.Errorf("a hang sent events: %+v", got)
+	}
+}
+
+func TestScriptErrors(t *testing.T) {
+	t.Parallel()
+	tests := map[string]struct{ config, want string }{
+		"unknown step key":     {`{"script": [{"repy": "x"}]}`, `script step 1: unknown key "repy"`},
+		"two actions":          {`{"script": [{"reply": "x"}, {"reply": "a", "text": "b"}]}`, `script step 2: both "reply" and "text"`},
+		"no action":            {`{"script": [{"to": "bob"}]}`, `script step 1: no action`},
+		"misplaced modifier":   {`{"script": [{"text": "x", "to": "bob"}]}`, `script step 1: "to" goes only with "reply"`},
+		"bad duration":         {`{"script": [{"sleep": "soon"}]}`, `script step 1: sleep: "soon"`},
+		"number as text":       {`{"script": [{"reply": 5}]}`, `script step 1: reply: want a string`},
+		"unknown usage key":    {`{"script": [{"usage": {"inputs": 3}}]}`, `script step 1: usage: want an object`},
+		"bad attempt":          {`{"script": [{"text": "x", "when": {"attempt": 0}}]}`, `script step 1: when: attempt`},
+		"unknown when key":     {`{"script": [{"text": "x", "when": {"try": 1}}]}`, `script step 1: when:`},
+		"bad exit code":        {`{"script": [{"crash": 300}]}`, `script step 1: crash: exit code 300`},
+		"empty tool":           {`{"script": [{"tool": ""}]}`, `script step 1: tool: must not be empty`},
+		"not a list":           {`{"script": {"reply": "x"}}`, `want a list of steps`},
+		"unknown config key":   {`{"scrpit": []}`, `unknown key "scrpit"`},
+		"both sources":         {`{"script": [], "script_file": "x.yaml"}`, `not both`},
+		"missing file":         {`{"script_file": "missing.yaml"}`, `script_file: open`},
+		"config not an object": {`[1]`, `config: want a JSON object`},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			d := backendtest.NewDaemon(t)
+			req := d.Request("alice")
+			req.Agent.Config = json.RawMessage(tc.config)
+			_, err := runMock(t, New(), req)
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !backend.IsPermanent(err) {
+				t.Errorf("err = %v, want a permanent error containing %q", err, tc.want)
+			}
+			if calls := d.Calls(); len(calls) != 0 {
+				t.Errorf("a bad script still reached the daemon: %v", calls)
+			}
+		})
+	}
+}
+
+func TestScriptFile(t *testing.T) {
+	t.Parallel()
+	files := map[string]string{
+		"mock.yaml": `# a scripted reviewer
+- reply: |
+    looked at it, {{first_sender}}
+    all good
+- tool: team_doc_append
+  args: {content: "reviewed by {{name}}\n"}
+- fail: flaky
+  when:
+    attempt: 1
+- result: 'done: {{attempt}}'
+`,
+		"mock.json": `[{"reply": "looked at it, {{first_sender}}\nall good\n"},
+			{"tool": "team_doc_append", "args": {"content": "reviewed by {{name}}\n"}},
+			{"fail": "flaky", "when": {"attempt": 1}}, {"result": "done: {{attempt}}"}]`,
+	}
+	for file, src := range files {
+		t.Run(file, func(t *testing.T) {
+			t.Parallel()
+			d := backendtest.NewDaemon(t)
+			d.Post("bob", "@alice review please")
+			req := d.Request("alice")
+			if err := os.WriteFile(filepath.Join(req.ProjectDir, file), []byte(src), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			req.Agent.Config = json.RawMessage(`{"script_file": "` + file + `"}`)
+			if _, err := runMock(t, New(), req); err == nil || err.Error() != "flaky" {
+				t.Fatalf("attempt 1: err = %v, want flaky", err)
+			}
+			req.Attempt = 2
+			rec, err := runMock(t, New(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			events := rec.after()
+			if last := events[len(events)-1]; last.Kind != backend.EventResult || last.Text != "done: 2" {
+				t.Errorf("last event = %+v", last)
+			}
+			if ms := d.Messages(); ms[1].Content != "looked at it, bob\nall good\n" || ms[2].Content != ms[1].Content {
+				t.Errorf("replies = %q, %q", ms[1].Content, ms[2].Content)
+			}
+			if doc, _ := d.Document("notes.md"); doc != "reviewed by alice\nreviewed by alice\n" {
+				t.Errorf("notes.md = %q", doc)
+			}
+		})
+	}
+}
+
+func TestConformance(t *testing.T) {
+	hang := backendtest.WithHangingRequest(func(r backend.Request) backend.Request {
+		return withScript(r, `[{"hang": true}]`)
+	})
+	t.Run("in-process", func(t *testing.T) {
+		backendtest.Run(t, func(*testing.T) backend.Backend { return New() }, hang)
+	})
+	t.Run("grpc", func(t *testing.T) {
+		backendtest.Run(t, func(t *testing.T) backend.Backend { return plugintest.Backend(t, New()) }, hang)
+	})
+}
+
+func noError(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatalf("Run = %v, want nil", err)
+	}
+}
+
+func countKind(events []backend.Event, k backend.EventKind) int {
+	n := 0
+	for _, e := range events {
+		if e.Kind == k {
+			n++
+		}
+	}
+	return n
+}

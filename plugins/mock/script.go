@@ -1,0 +1,298 @@
+package mock
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agent-worker/agent-worker/sdk/backend"
+	"github.com/agent-worker/agent-worker/sdk/worker"
+)
+
+// step is one parsed script step.
+type step struct {
+	index     int    // 1-based, as error messages count
+	action    string // one of actions
+	text      string // reply, text, result, fail, stderr, session; tool: its name
+	to        string
+	args      map[string]any
+	sleep     time.Duration
+	usage     backend.Usage
+	permanent bool
+	n         int // crash: exit code; flood: how many
+	hang      bool
+	attempt   int // 0: every attempt
+}
+
+// actions are the keys that make a step; exactly one per step.
+var actions = []string{"reply", "tool", "sleep", "text", "result", "usage", "session", "fail", "hang", "crash", "flood", "stderr"}
+
+// modifiers are the other keys, with the action each belongs to ("": any).
+var modifiers = map[string]string{"to": "reply", "args": "tool", "permanent": "fail", "when": ""}
+
+// loadScript reads the script of req's agent config; configured is false
+// when there is none, so the default script applies.
+func loadScript(req backend.Request) (steps []step, configured bool, err error) {
+	raw := bytes.TrimSpace(req.Agent.Config)
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, false, nil
+	}
+	var cfg map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &cfg); err != nil {
+		return nil, false, fmt.Errorf("config: want a JSON object: %w", err)
+	}
+	for k := range cfg {
+		if k != "script" && k != "script_file" {
+			return nil, false, fmt.Errorf("config: unknown key %q (the mock takes script or script_file)", k)
+		}
+	}
+	script, hasScript := cfg["script"]
+	file, hasFile := cfg["script_file"]
+	switch {
+	case hasScript && hasFile:
+		return nil, false, errors.New("config: give script or script_file, not both")
+	case hasScript:
+		steps, err = parseSteps(script)
+		return steps, true, err
+	case hasFile:
+		var name string
+		if err := json.Unmarshal(file, &name); err != nil || name == "" {
+			return nil, false, errors.New("config: script_file: want a file name")
+		}
+		steps, err = readScriptFile(req.ProjectDir, name)
+		return steps, true, err
+	}
+	return nil, false, nil
+}
+
+// readScriptFile reads a JSON or YAML script, relative to dir.
+func readScriptFile(dir, name string) ([]step, error) {
+	path := name
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(dir, name)
+	}
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("script_file: %w", err)
+	}
+	raw := json.RawMessage(src)
+	if trimmed := bytes.TrimSpace(src); filepath.Ext(path) != ".json" && !bytes.HasPrefix(trimmed, []byte("[")) {
+		v, err := parseYAML(name, src)
+		if err != nil {
+			return nil, fmt.Errorf("script_file: %w", err)
+		}
+		if raw, err = json.Marshal(v); err != nil {
+			return nil, fmt.Errorf("script_file %s: %w", name, err)
+		}
+	}
+	steps, err := parseSteps(raw)
+	if err != nil {
+		return nil, fmt.Errorf("script_file %s: %w", name, err)
+	}
+	return steps, nil
+}
+
+// parseSteps decodes a list of steps, refusing anything it would otherwise
+// have to ignore.
+func parseSteps(raw json.RawMessage) ([]step, error) {
+	var list []map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &list); err != nil {
+		return nil, fmt.Errorf("script: want a list of steps such as [{\"reply\": \"hi\"}]: %w", err)
+	}
+	steps := make([]step, 0, len(list))
+	for i, m := range list {
+		s, err := parseStep(i+1, m)
+		if err != nil {
+			return nil, err
+		}
+		steps = append(steps, s)
+	}
+	return steps, nil
+}
+
+func parseStep(i int, m map[string]json.RawMessage) (step, error) {
+	s := step{index: i}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		if slices.Contains(actions, k) {
+			if s.action != "" {
+				return s, fmt.Errorf("script step %d: both %q and %q: put each action in its own step", i, s.action, k)
+			}
+			s.action = k
+			continue
+		}
+		if _, ok := modifiers[k]; !ok {
+			return s, fmt.Errorf("script step %d: unknown key %q (actions: %s; with them: to, args, permanent, when)", i, k, strings.Join(actions, ", "))
+		}
+	}
+	if s.action == "" {
+		return s, fmt.Errorf("script step %d: no action: use one of %s", i, strings.Join(actions, ", "))
+	}
+	for _, k := range keys {
+		if owner, ok := modifiers[k]; ok && owner != "" && owner != s.action {
+			return s, fmt.Errorf("script step %d: %q goes only with %q, not %q", i, k, owner, s.action)
+		}
+		if err := s.set(k, m[k]); err != nil {
+			return s, fmt.Errorf("script step %d: %s: %w", i, k, err)
+		}
+	}
+	return s, nil
+}
+
+// set decodes the value of key k into s.
+func (s *step) set(k string, v json.RawMessage) error {
+	switch k {
+	case "reply", "text", "result", "fail", "stderr":
+		return strict(v, &s.text, "a string")
+	case "tool", "session":
+		if err := strict(v, &s.text, "a string"); err != nil {
+			return err
+		}
+		if s.text == "" {
+			return errors.New("must not be empty")
+		}
+	case "to":
+		return strict(v, &s.to, "an agent name")
+	case "args":
+		return strict(v, &s.args, "an object of tool arguments")
+	case "permanent":
+		return strict(v, &s.permanent, "true or false")
+	case "hang":
+		return strict(v, &s.hang, "true or false")
+	case "sleep":
+		var d string
+		if err := strict(v, &d, `a duration such as "500ms"`); err != nil {
+			return err
+		}
+		var err error
+		if s.sleep, err = time.ParseDuration(d); err != nil || s.sleep < 0 {
+			return fmt.Errorf("%q: want a duration such as \"500ms\" or \"2s\"", d)
+		}
+	case "crash":
+		if err := strict(v, &s.n, "an exit code"); err != nil {
+			return err
+		}
+		if s.n < 0 || s.n > 255 {
+			return fmt.Errorf("exit code %d: want 0 to 255", s.n)
+		}
+	case "flood":
+		if err := strict(v, &s.n, "a number of events"); err != nil {
+			return err
+		}
+		if s.n < 0 {
+			return fmt.Errorf("%d: want a count of events", s.n)
+		}
+	case "usage":
+		var u struct {
+			Input  int64   `json:"input"`
+			Output int64   `json:"output"`
+			Cost   float64 `json:"cost"`
+		}
+		if err := strict(v, &u, "an object with input, output and cost"); err != nil {
+			return err
+		}
+		s.usage = backend.Usage{InputTokens: u.Input, OutputTokens: u.Output, CostUSD: u.Cost}
+	case "when":
+		var w struct {
+			Attempt int `json:"attempt"`
+		}
+		if err := strict(v, &w, "an object such as {\"attempt\": 1}"); err != nil {
+			return err
+		}
+		if w.Attempt < 1 {
+			return errors.New("attempt: want 1 or more")
+		}
+		s.attempt = w.Attempt
+	}
+	return nil
+}
+
+// strict decodes v into dst, refusing unknown object keys; the error says
+// what was wanted.
+func strict(v json.RawMessage, dst any, want string) error {
+	dec := json.NewDecoder(bytes.NewReader(v))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(dst); err != nil {
+		var ute *json.UnmarshalTypeError
+		if errors.As(err, &ute) {
+			return fmt.Errorf("want %s, not %s", want, v)
+		}
+		return fmt.Errorf("want %s: %w", want, err)
+	}
+	return nil
+}
+
+// defaultScript is the seed's mock: acknowledge the inbox without waking
+// anyone, then finish.
+func defaultScript(inbox bool) []step {
+	var steps []step
+	if inbox {
+		steps = append(steps, step{index: 1, action: "reply", text: "[{{name}}] Processed: {{inbox_summary}}"})
+	}
+	return append(steps, step{index: len(steps) + 1, action: "result", text: "{{name}} done."})
+}
+
+// placeholders fills a run's {{…}} placeholders.
+func placeholders(wc worker.Context, attempt int) *strings.Replacer {
+	first := ""
+	if len(wc.Inbox) > 0 {
+		first = wc.Inbox[0].From
+	}
+	return strings.NewReplacer(
+		"{{name}}", wc.Agent.Name,
+		"{{workflow}}", wc.Agent.Workflow,
+		"{{tag}}", wc.Agent.Tag,
+		"{{attempt}}", strconv.Itoa(attempt),
+		"{{first_sender}}", first,
+		"{{inbox_summary}}", inboxSummary(wc.Inbox),
+	)
+}
+
+// inboxSummary is "<from>: <first 80 characters, @ removed>" per message,
+// joined with "; " and cut to 200 characters; without @ it wakes no one.
+func inboxSummary(inbox []worker.Message) string {
+	parts := make([]string, len(inbox))
+	for i, m := range inbox {
+		parts[i] = m.From + ": " + strings.ReplaceAll(cut(m.Content, 80), "@", "")
+	}
+	return cut(strings.Join(parts, "; "), 200)
+}
+
+func cut(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n])
+	}
+	return s
+}
+
+// expand fills placeholders in every string of v (tool arguments).
+func expand(r *strings.Replacer, v any) any {
+	switch v := v.(type) {
+	case string:
+		return r.Replace(v)
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, x := range v {
+			out[k] = expand(r, x)
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, x := range v {
+			out[i] = expand(r, x)
+		}
+		return out
+	}
+	return v
+}

@@ -1,0 +1,138 @@
+// Package backend is what a backend plugin implements: one Run per agent run,
+// streaming events back to the daemon. A backend decides how to talk to a
+// model (an API, a CLI, a script); the daemon decides when it runs.
+package backend
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+)
+
+// Backend runs one agent run. Run blocks until the run ends, sending events
+// as they happen; returning nil means the run succeeded and its inbox may be
+// acked. Run must stop promptly when ctx is cancelled.
+type Backend interface {
+	Run(ctx context.Context, req Request, events Events) error
+}
+
+// Func adapts a function to Backend, as http.HandlerFunc does.
+type Func func(ctx context.Context, req Request, events Events) error
+
+// Run calls f.
+func (f Func) Run(ctx context.Context, req Request, events Events) error { return f(ctx, req, events) }
+
+// Events receives a run's events in order. Send fails once the daemon has
+// gone away or cancelled the run; a backend should then return.
+type Events interface {
+	Send(Event) error
+}
+
+// EventsFunc adapts a function to Events.
+type EventsFunc func(Event) error
+
+// Send calls f.
+func (f EventsFunc) Send(e Event) error { return f(e) }
+
+// Request carries only identity and connection info: the worker fetches
+// what it needs (inbox, channel, documents) from the daemon's MCP server and
+// builds its own prompt.
+type Request struct {
+	RunID   string
+	Attempt int // 1 for the first try
+	Agent   Agent
+	// Daemon is the daemon's MCP server with a token scoped to this agent
+	// and run.
+	Daemon MCPServer
+	// MCPServers are the agent's own MCP servers from its config.
+	MCPServers []MCPServer
+	// WorkDir is a private directory for this run (config files, scratch).
+	WorkDir string
+	// ProjectDir is where the agent works (the workflow's directory).
+	ProjectDir string
+	// ResumeSession continues an earlier conversation ("" for a fresh one).
+	ResumeSession string
+}
+
+// Agent is who is running.
+type Agent struct {
+	Name, Workflow, Tag string
+	Model               string
+	System              string
+	// Config is the agent's backend-specific configuration (a JSON object).
+	Config json.RawMessage
+}
+
+// MCPServer is how to reach one MCP server: over HTTP (URL, with headers),
+// or as a command speaking stdio.
+type MCPServer struct {
+	Name    string
+	URL     string
+	Headers map[string]string
+	Command []string
+	Env     map[string]string
+}
+
+// EventKind says what an Event carries.
+type EventKind string
+
+// The kinds of events a run produces.
+const (
+	EventText       EventKind = "text"        // Text: a delta of the model's reply
+	EventToolCall   EventKind = "tool_call"   // Tool: a call the model made
+	EventToolResult EventKind = "tool_result" // Tool: its result
+	EventUsage      EventKind = "usage"       // Usage: tokens and cost so far
+	EventHeartbeat  EventKind = "heartbeat"   // nothing; proves the run is alive
+	EventSession    EventKind = "session"     // SessionID: to resume the conversation later
+	EventResult     EventKind = "result"      // Text: the run's final answer
+	EventLog        EventKind = "log"         // Text: a line for the run's transcript (e.g. a CLI's stderr)
+)
+
+// Event is one thing that happened in a run. Any event resets the daemon's
+// idle timer.
+type Event struct {
+	Kind      EventKind
+	Text      string
+	Tool      *ToolCall
+	Usage     *Usage
+	SessionID string
+}
+
+// ToolCall is a tool call and, in an EventToolResult, its outcome.
+type ToolCall struct {
+	ID      string
+	Name    string
+	Args    json.RawMessage
+	Result  string
+	IsError bool
+}
+
+// Usage is what a run consumed.
+type Usage struct {
+	InputTokens  int64
+	OutputTokens int64
+	CostUSD      float64
+}
+
+// permanentError marks a failure that retrying cannot fix.
+type permanentError struct{ err error }
+
+func (e permanentError) Error() string { return e.err.Error() }
+func (e permanentError) Unwrap() error { return e.err }
+
+// Permanent marks err as not worth retrying (a missing CLI, a bad API key,
+// an invalid config); the daemon fails the agent at once instead of
+// retrying with backoff. Errors are retryable unless marked.
+func Permanent(err error) error {
+	if err == nil {
+		return nil
+	}
+	return permanentError{err}
+}
+
+// IsPermanent reports whether err (or anything it wraps) was marked with
+// Permanent; the mark survives the gRPC boundary.
+func IsPermanent(err error) bool {
+	var p permanentError
+	return errors.As(err, &p)
+}

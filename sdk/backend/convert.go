@@ -1,0 +1,236 @@
+package backend
+
+import (
+	"encoding/json"
+	"maps"
+	"slices"
+
+	"github.com/agent-worker/agent-worker/sdk"
+	"github.com/agent-worker/agent-worker/sdk/internal/grpcerr"
+	"github.com/agent-worker/agent-worker/sdk/internal/pluginv1"
+)
+
+// The pure conversions between the Go types plugin authors use and the
+// wire messages of protocol v1 (terraform-plugin-go's toProto/fromProto).
+// Each accepts nil and zero values; convert_test.go checks nil, zero and
+// full values round trip.
+
+func requestToProto(r Request) *pluginv1.RunRequest {
+	return &pluginv1.RunRequest{
+		RunId:         r.RunID,
+		Attempt:       int64(r.Attempt),
+		Agent:         agentToProto(r.Agent),
+		Daemon:        mcpServerToProto(r.Daemon),
+		McpServers:    mcpServersToProto(r.MCPServers),
+		WorkDir:       r.WorkDir,
+		ProjectDir:    r.ProjectDir,
+		ResumeSession: r.ResumeSession,
+	}
+}
+
+func requestFromProto(r *pluginv1.RunRequest) Request {
+	return Request{
+		RunID:         r.GetRunId(),
+		Attempt:       int(r.GetAttempt()),
+		Agent:         agentFromProto(r.GetAgent()),
+		Daemon:        mcpServerFromProto(r.GetDaemon()),
+		MCPServers:    mcpServersFromProto(r.GetMcpServers()),
+		WorkDir:       r.GetWorkDir(),
+		ProjectDir:    r.GetProjectDir(),
+		ResumeSession: r.GetResumeSession(),
+	}
+}
+
+func agentToProto(a Agent) *pluginv1.Agent {
+	return &pluginv1.Agent{
+		Name:     a.Name,
+		Workflow: a.Workflow,
+		Tag:      a.Tag,
+		Model:    a.Model,
+		System:   a.System,
+		Config:   bytesOrNil(a.Config),
+	}
+}
+
+func agentFromProto(a *pluginv1.Agent) Agent {
+	return Agent{
+		Name:     a.GetName(),
+		Workflow: a.GetWorkflow(),
+		Tag:      a.GetTag(),
+		Model:    a.GetModel(),
+		System:   a.GetSystem(),
+		Config:   rawOrNil(a.GetConfig()),
+	}
+}
+
+func mcpServerToProto(s MCPServer) *pluginv1.McpServer {
+	return &pluginv1.McpServer{
+		Name:    s.Name,
+		Url:     s.URL,
+		Headers: maps.Clone(s.Headers),
+		Command: slices.Clone(s.Command),
+		Env:     maps.Clone(s.Env),
+	}
+}
+
+func mcpServerFromProto(s *pluginv1.McpServer) MCPServer {
+	return MCPServer{
+		Name:    s.GetName(),
+		URL:     s.GetUrl(),
+		Headers: mapOrNil(s.GetHeaders()),
+		Command: slices.Clone(s.GetCommand()),
+		Env:     mapOrNil(s.GetEnv()),
+	}
+}
+
+func mcpServersToProto(ss []MCPServer) []*pluginv1.McpServer {
+	if len(ss) == 0 {
+		return nil
+	}
+	out := make([]*pluginv1.McpServer, len(ss))
+	for i, s := range ss {
+		out[i] = mcpServerToProto(s)
+	}
+	return out
+}
+
+func mcpServersFromProto(ss []*pluginv1.McpServer) []MCPServer {
+	if len(ss) == 0 {
+		return nil
+	}
+	out := make([]MCPServer, len(ss))
+	for i, s := range ss {
+		out[i] = mcpServerFromProto(s)
+	}
+	return out
+}
+
+// eventToProto puts e on the wire. Only the fields of e's kind cross: Text
+// for text, result and log; Tool for tool calls and results (a nil Tool is
+// sent empty); Usage for usage (nil is zero); SessionID for session. An
+// unknown kind is sdk.ErrInvalid, so that the author learns of the typo in
+// the plugin rather than the daemon dropping the event.
+func eventToProto(e Event) (*pluginv1.RunResponse, error) {
+	var r pluginv1.RunResponse
+	switch e.Kind {
+	case EventText:
+		r.Response = &pluginv1.RunResponse_Text{Text: &pluginv1.Text{Text: e.Text}}
+	case EventResult:
+		r.Response = &pluginv1.RunResponse_Result{Result: &pluginv1.Text{Text: e.Text}}
+	case EventLog:
+		r.Response = &pluginv1.RunResponse_Log{Log: &pluginv1.Text{Text: e.Text}}
+	case EventToolCall:
+		r.Response = &pluginv1.RunResponse_ToolCall{ToolCall: toolToProto(e.Tool)}
+	case EventToolResult:
+		r.Response = &pluginv1.RunResponse_ToolResult{ToolResult: toolToProto(e.Tool)}
+	case EventUsage:
+		r.Response = &pluginv1.RunResponse_Usage{Usage: usageToProto(e.Usage)}
+	case EventHeartbeat:
+		r.Response = &pluginv1.RunResponse_Heartbeat{Heartbeat: &pluginv1.Heartbeat{}}
+	case EventSession:
+		r.Response = &pluginv1.RunResponse_Session{Session: &pluginv1.Session{SessionId: e.SessionID}}
+	default:
+		return nil, sdk.Errorf(sdk.ErrInvalid, "event kind %q is unknown; use one of the backend.Event* kinds", e.Kind)
+	}
+	return &r, nil
+}
+
+// eventFromProto reads one event; ok is false for a response that is no
+// event this version knows (an error, or an event kind added by a later
+// minor version), which the daemon skips.
+func eventFromProto(r *pluginv1.RunResponse) (e Event, ok bool) {
+	switch v := r.GetResponse().(type) {
+	case *pluginv1.RunResponse_Text:
+		return Event{Kind: EventText, Text: v.Text.GetText()}, true
+	case *pluginv1.RunResponse_Result:
+		return Event{Kind: EventResult, Text: v.Result.GetText()}, true
+	case *pluginv1.RunResponse_Log:
+		return Event{Kind: EventLog, Text: v.Log.GetText()}, true
+	case *pluginv1.RunResponse_ToolCall:
+		return Event{Kind: EventToolCall, Tool: toolFromProto(v.ToolCall)}, true
+	case *pluginv1.RunResponse_ToolResult:
+		return Event{Kind: EventToolResult, Tool: toolFromProto(v.ToolResult)}, true
+	case *pluginv1.RunResponse_Usage:
+		return Event{Kind: EventUsage, Usage: usageFromProto(v.Usage)}, true
+	case *pluginv1.RunResponse_Heartbeat:
+		return Event{Kind: EventHeartbeat}, true
+	case *pluginv1.RunResponse_Session:
+		return Event{Kind: EventSession, SessionID: v.Session.GetSessionId()}, true
+	}
+	return Event{}, false
+}
+
+func toolToProto(t *ToolCall) *pluginv1.ToolCall {
+	if t == nil {
+		return &pluginv1.ToolCall{}
+	}
+	return &pluginv1.ToolCall{
+		Id:      t.ID,
+		Name:    t.Name,
+		Args:    bytesOrNil(t.Args),
+		Result:  t.Result,
+		IsError: t.IsError,
+	}
+}
+
+// toolFromProto always returns a ToolCall, so that the daemon can read
+// Tool of a tool event without a nil check.
+func toolFromProto(t *pluginv1.ToolCall) *ToolCall {
+	return &ToolCall{
+		ID:      t.GetId(),
+		Name:    t.GetName(),
+		Args:    rawOrNil(t.GetArgs()),
+		Result:  t.GetResult(),
+		IsError: t.GetIsError(),
+	}
+}
+
+func usageToProto(u *Usage) *pluginv1.Usage {
+	if u == nil {
+		return &pluginv1.Usage{}
+	}
+	return &pluginv1.Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CostUsd: u.CostUSD}
+}
+
+// usageFromProto always returns a Usage, like toolFromProto.
+func usageFromProto(u *pluginv1.Usage) *Usage {
+	return &Usage{InputTokens: u.GetInputTokens(), OutputTokens: u.GetOutputTokens(), CostUSD: u.GetCostUsd()}
+}
+
+// errorToProto describes a failed run: message, class, and the Permanent
+// mark.
+func errorToProto(err error) *pluginv1.Error {
+	return grpcerr.ToProto(err, IsPermanent(err))
+}
+
+// errorFromProto rebuilds a failed run's error, Permanent mark included.
+func errorFromProto(e *pluginv1.Error) error {
+	err, permanent := grpcerr.FromProto(e)
+	if permanent {
+		return Permanent(err)
+	}
+	return err
+}
+
+func bytesOrNil(b []byte) []byte {
+	if len(b) == 0 {
+		return nil
+	}
+	return slices.Clone(b)
+}
+
+// rawOrNil keeps "no value" nil after the wire turned it into an empty
+// slice.
+func rawOrNil(b []byte) json.RawMessage {
+	if len(b) == 0 {
+		return nil
+	}
+	return json.RawMessage(slices.Clone(b))
+}
+
+func mapOrNil(m map[string]string) map[string]string {
+	if len(m) == 0 {
+		return nil
+	}
+	return maps.Clone(m)
+}

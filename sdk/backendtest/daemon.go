@@ -1,0 +1,721 @@
+package backendtest
+
+import (
+	"cmp"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agent-worker/agent-worker/sdk/backend"
+	"github.com/agent-worker/agent-worker/sdk/worker"
+)
+
+// Daemon is a fake agent-worker daemon: an MCP server on httptest with the
+// daemon's 17 tools (same names, arguments and structured results), kept
+// in memory, that tests seed and inspect. It requires the bearer token of
+// a Request, and acts as that request's agent.
+//
+// It is looser than the real daemon where that keeps tests short: any
+// well-formed @name is a mention (and makes that name a member), long
+// messages are not turned into resources, and proposals never expire.
+type Daemon struct {
+	// Workflow and Tag name the one team the daemon serves.
+	Workflow, Tag string
+
+	t   testing.TB
+	srv *httptest.Server
+	mcp http.Handler
+
+	// mu guards the fields that follow; tool handlers run under it.
+	mu        sync.Mutex
+	now       func() time.Time
+	servers   map[string]*mcp.Server // by agent
+	tokens    map[string]string      // bearer token → agent
+	members   []string
+	messages  []worker.Message
+	cursors   map[string]int64
+	statuses  map[string]status
+	docs      map[string]worker.Document
+	contents  map[string]string // document contents by path
+	resources map[string]resource
+	proposals []*proposal
+	calls     []string
+	runs      int
+}
+
+type status struct{ State, Task string }
+
+type resource struct {
+	ID      string `json:"id"`
+	Type    string `json:"type"`
+	Content string `json:"content,omitempty"`
+	From    string `json:"from,omitempty"`
+}
+
+// NewDaemon starts a fake daemon for team @test:main; it stops when t ends.
+func NewDaemon(t testing.TB) *Daemon {
+	t.Helper()
+	d := &Daemon{
+		Workflow: "test", Tag: "main", t: t,
+		now:     func() time.Time { return time.Now().UTC() },
+		servers: map[string]*mcp.Server{}, tokens: map[string]string{},
+		cursors: map[string]int64{}, statuses: map[string]status{},
+		docs: map[string]worker.Document{}, contents: map[string]string{},
+		resources: map[string]resource{},
+	}
+	d.mcp = mcp.NewStreamableHTTPHandler(d.serverFor, &mcp.StreamableHTTPOptions{JSONResponse: true})
+	d.srv = httptest.NewServer(http.HandlerFunc(d.serveHTTP))
+	t.Cleanup(func() {
+		d.srv.CloseClientConnections()
+		d.srv.Close()
+	})
+	return d
+}
+
+// URL is the daemon's MCP endpoint.
+func (d *Daemon) URL() string { return d.srv.URL + "/mcp" }
+
+// SetClock replaces the clock that stamps messages and documents, for
+// tests that compare times.
+func (d *Daemon) SetClock(now func() time.Time) {
+	d.mu.Lock()
+	d.now = now
+	d.mu.Unlock()
+}
+
+var namePattern = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]{0,63}$`)
+
+// Request returns a first-attempt run request for agent wired to the
+// daemon with a fresh token, a fresh WorkDir and a fresh ProjectDir; agent
+// becomes a member of the team.
+func (d *Daemon) Request(agent string) backend.Request {
+	d.t.Helper()
+	if !namePattern.MatchString(agent) {
+		d.t.Fatalf("backendtest: %q is not a valid agent name", agent)
+	}
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	token := hex.EncodeToString(b)
+	d.mu.Lock()
+	d.tokens[token] = agent
+	d.addMember(agent)
+	d.runs++
+	run := d.runs
+	d.mu.Unlock()
+	return backend.Request{
+		RunID:   fmt.Sprintf("run-%d", run),
+		Attempt: 1,
+		Agent:   backend.Agent{Name: agent, Workflow: d.Workflow, Tag: d.Tag, Model: "test-model"},
+		Daemon: backend.MCPServer{Name: "agent-worker", URL: d.URL(),
+			Headers: map[string]string{"Authorization": "Bearer " + token}},
+		WorkDir:    d.t.TempDir(),
+		ProjectDir: d.t.TempDir(),
+	}
+}
+
+// Post writes content into the channel as from ("user" for a human); its
+// @mentions put it into those agents' inboxes.
+func (d *Daemon) Post(from, content string) worker.Message {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.append(from, content, "", "message")
+}
+
+// DM writes a direct message from from to to.
+func (d *Daemon) DM(from, to, content string) worker.Message {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.append(from, content, to, "message")
+}
+
+// Messages returns every message of the channel, direct ones included.
+func (d *Daemon) Messages() []worker.Message {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return slices.Clone(d.messages)
+}
+
+// Calls returns the names of the tools called so far, in order.
+func (d *Daemon) Calls() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return slices.Clone(d.calls)
+}
+
+// Document returns a shared document's content and whether it exists.
+func (d *Daemon) Document(file string) (string, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	c, ok := d.contents[file]
+	return c, ok
+}
+
+// Cursor returns how far agent has acked its inbox.
+func (d *Daemon) Cursor(agent string) int64 {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.cursors[agent]
+}
+
+type agentKey struct{}
+
+func (d *Daemon) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != "/mcp" {
+		http.NotFound(w, r)
+		return
+	}
+	token, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	d.mu.Lock()
+	agent := d.tokens[token]
+	d.mu.Unlock()
+	if token == "" || agent == "" {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		fmt.Fprintln(w, `{"error":"missing or unknown bearer token","code":"unauthorized"}`)
+		return
+	}
+	d.mcp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), agentKey{}, agent)))
+}
+
+func (d *Daemon) serverFor(r *http.Request) *mcp.Server {
+	agent, _ := r.Context().Value(agentKey{}).(string)
+	if agent == "" {
+		return nil
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	srv := d.servers[agent]
+	if srv == nil {
+		srv = mcp.NewServer(&mcp.Implementation{Name: "agent-worker-fake", Version: "test"}, nil)
+		d.addTools(srv, agent)
+		d.servers[agent] = srv
+	}
+	return srv
+}
+
+func (d *Daemon) addMember(name string) {
+	if name != "user" && name != "system" && !slices.Contains(d.members, name) {
+		d.members = append(d.members, name)
+	}
+}
+
+// append writes a message; d.mu must be held.
+func (d *Daemon) append(from, content, to, kind string) worker.Message {
+	d.addMember(from)
+	mentions := d.mentions(content, from)
+	if to != "" {
+		d.addMember(to)
+		if !slices.Contains(mentions, to) {
+			mentions = append(mentions, to)
+		}
+	}
+	m := worker.Message{
+		Seq: int64(len(d.messages) + 1), Workflow: d.Workflow, Tag: d.Tag,
+		From: from, Content: content, Kind: kind, To: to, Mentions: mentions, CreatedAt: d.now(),
+	}
+	m.ID = fmt.Sprintf("msg_%d", m.Seq)
+	d.messages = append(d.messages, m)
+	return m
+}
+
+// mentions parses content as the daemon does (SPEC.md "Mentions"), except
+// that every well-formed name counts and joins the team.
+func (d *Daemon) mentions(content, sender string) []string {
+	out := []string{}
+	add := func(n string) {
+		if n != sender && !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	for i := 0; i < len(content); i++ {
+		if content[i] != '@' || (i > 0 && !boundary(content[i-1])) {
+			continue
+		}
+		j := i + 1
+		for j < len(content) && nameByte(content[j]) {
+			j++
+		}
+		name := strings.TrimRight(content[i+1:j], "-_")
+		i = j - 1
+		switch {
+		case name == "all":
+			for _, m := range d.members {
+				add(m)
+			}
+		case namePattern.MatchString(name):
+			d.addMember(name)
+			add(name)
+		}
+	}
+	return out
+}
+
+func nameByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-'
+}
+
+func boundary(c byte) bool { return !nameByte(c) && c != '.' && c != '@' }
+
+// visible reports whether agent may see m: a direct message only to its two
+// ends.
+func visible(m worker.Message, agent string) bool {
+	return m.To == "" || m.From == agent || m.To == agent
+}
+
+// Tool inputs, as the daemon declares them.
+type (
+	sendIn struct {
+		Message string `json:"message" jsonschema:"the text to post"`
+		To      string `json:"to,omitempty" jsonschema:"a teammate, for a direct message"`
+	}
+	readIn struct {
+		SinceSeq int64 `json:"since_seq,omitempty" jsonschema:"only messages after this seq"`
+		Limit    int   `json:"limit,omitempty" jsonschema:"how many messages, 1 to 200 (default 50)"`
+	}
+	noIn  struct{}
+	ackIn struct {
+		UntilSeq int64 `json:"until_seq" jsonschema:"the newest handled seq"`
+	}
+	statusIn struct {
+		State *string `json:"state,omitempty" jsonschema:"what you are doing in a word"`
+		Task  *string `json:"task,omitempty" jsonschema:"your task in one line"`
+	}
+	docIn struct {
+		File string `json:"file,omitempty" jsonschema:"document name (default notes.md)"`
+	}
+	docWriteIn struct {
+		Content string `json:"content" jsonschema:"the text"`
+		File    string `json:"file,omitempty" jsonschema:"document name (default notes.md)"`
+	}
+	docCreateIn struct {
+		File    string `json:"file" jsonschema:"name of the new document"`
+		Content string `json:"content" jsonschema:"its initial text"`
+	}
+	proposalIn struct {
+		Type       string   `json:"type" jsonschema:"election, decision, approval or assignment"`
+		Title      string   `json:"title" jsonschema:"the question to decide"`
+		Options    []string `json:"options,omitempty" jsonschema:"the choices"`
+		Resolution string   `json:"resolution,omitempty" jsonschema:"plurality, majority, unanimous or creator-decides"`
+		Quorum     int      `json:"quorum,omitempty" jsonschema:"votes needed"`
+		Binding    bool     `json:"binding,omitempty" jsonschema:"record the result as the team's decision"`
+		ExpiresIn  string   `json:"expires_in,omitempty" jsonschema:"how long voting stays open"`
+	}
+	voteIn struct {
+		Proposal string `json:"proposal" jsonschema:"proposal id"`
+		Choice   string `json:"choice" jsonschema:"one of the options"`
+		Reason   string `json:"reason,omitempty" jsonschema:"why"`
+	}
+	proposalRefIn struct {
+		Proposal string `json:"proposal,omitempty" jsonschema:"proposal id; omit for the active ones"`
+	}
+	cancelIn struct {
+		Proposal string `json:"proposal" jsonschema:"proposal id"`
+	}
+	resourceIn struct {
+		Content string `json:"content" jsonschema:"the content to store"`
+		Type    string `json:"type,omitempty" jsonschema:"markdown, json, text (default) or diff"`
+	}
+	resourceReadIn struct {
+		ID string `json:"id" jsonschema:"resource id"`
+	}
+)
+
+// Tool outputs, as the daemon returns them.
+type (
+	sendOut struct {
+		Seq        int64    `json:"seq"`
+		ID         string   `json:"id"`
+		Mentions   []string `json:"mentions"`
+		To         string   `json:"to,omitempty"`
+		ResourceID string   `json:"resource_id,omitempty"`
+	}
+	messagesOut struct {
+		Messages []worker.Message `json:"messages"`
+		Count    int              `json:"count"`
+	}
+	inboxOut struct {
+		Messages  []worker.Message `json:"messages"`
+		Count     int              `json:"count"`
+		NewestSeq int64            `json:"newest_seq"`
+	}
+	ackOut struct {
+		Cursor int64 `json:"cursor"`
+	}
+	statusOut struct {
+		State string `json:"state"`
+		Task  string `json:"task"`
+	}
+	membersOut struct {
+		Members []worker.Member `json:"members"`
+		Count   int             `json:"count"`
+	}
+	docOut struct {
+		File    string `json:"file"`
+		Content string `json:"content"`
+	}
+	docWriteOut struct {
+		File string `json:"file"`
+	}
+	docListOut struct {
+		Documents []worker.Document `json:"documents"`
+		Count     int               `json:"count"`
+	}
+	proposalsOut struct {
+		Proposals []proposal `json:"proposals"`
+		Count     int        `json:"count"`
+	}
+)
+
+type proposal struct {
+	ID         string    `json:"id"`
+	Type       string    `json:"type"`
+	Title      string    `json:"title"`
+	Creator    string    `json:"creator"`
+	Options    []string  `json:"options"`
+	Resolution string    `json:"resolution"`
+	Quorum     int       `json:"quorum"`
+	Binding    bool      `json:"binding"`
+	State      string    `json:"state"`
+	Winner     string    `json:"winner,omitempty"`
+	Votes      []vote    `json:"votes"`
+	ExpiresAt  time.Time `json:"expires_at"`
+}
+
+type vote struct {
+	Voter  string `json:"voter"`
+	Choice string `json:"choice"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// tool registers a handler that runs under d.mu and is recorded in Calls.
+func tool[In, Out any](d *Daemon, srv *mcp.Server, name string, fn func(in In) (Out, string, error)) {
+	mcp.AddTool(srv, &mcp.Tool{Name: name, Description: "fake agent-worker " + name},
+		func(_ context.Context, _ *mcp.CallToolRequest, in In) (*mcp.CallToolResult, Out, error) {
+			d.mu.Lock()
+			defer d.mu.Unlock()
+			d.calls = append(d.calls, name)
+			out, text, err := fn(in)
+			if err != nil {
+				return nil, out, err
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, out, nil
+		})
+}
+
+func (d *Daemon) addTools(srv *mcp.Server, me string) {
+	tool(d, srv, "channel_send", func(in sendIn) (sendOut, string, error) {
+		if strings.TrimSpace(in.Message) == "" {
+			return sendOut{}, "", errors.New("message is empty: write something")
+		}
+		if in.To != "" && !namePattern.MatchString(in.To) {
+			return sendOut{}, "", fmt.Errorf("to: %q is not a member", in.To)
+		}
+		if in.To == me {
+			return sendOut{}, "", errors.New("to: you cannot send a direct message to yourself")
+		}
+		m := d.append(me, in.Message, in.To, "message")
+		return sendOut{Seq: m.Seq, ID: m.ID, Mentions: m.Mentions, To: m.To}, fmt.Sprintf("sent as #%d", m.Seq), nil
+	})
+
+	tool(d, srv, "channel_read", func(in readIn) (messagesOut, string, error) {
+		if in.Limit < 0 || in.Limit > 200 {
+			return messagesOut{}, "", errors.New("limit must be between 1 and 200")
+		}
+		limit := cmp.Or(in.Limit, 50)
+		var ms []worker.Message
+		for _, m := range d.messages {
+			if m.Seq > in.SinceSeq && visible(m, me) {
+				ms = append(ms, m)
+			}
+		}
+		if in.SinceSeq > 0 && len(ms) > limit {
+			ms = ms[:limit]
+		} else if len(ms) > limit {
+			ms = ms[len(ms)-limit:]
+		}
+		ms = append([]worker.Message{}, ms...)
+		return messagesOut{Messages: ms, Count: len(ms)}, fmt.Sprintf("%d messages", len(ms)), nil
+	})
+
+	tool(d, srv, "my_inbox", func(noIn) (inboxOut, string, error) {
+		out := inboxOut{Messages: []worker.Message{}}
+		for _, m := range d.messages {
+			if m.Seq > d.cursors[me] && m.From != me && slices.Contains(m.Mentions, me) {
+				out.Messages = append(out.Messages, m)
+				out.NewestSeq = m.Seq
+			}
+		}
+		out.Count = len(out.Messages)
+		return out, fmt.Sprintf("%d unread (newest_seq %d)", out.Count, out.NewestSeq), nil
+	})
+
+	tool(d, srv, "my_inbox_ack", func(in ackIn) (ackOut, string, error) {
+		d.cursors[me] = max(d.cursors[me], in.UntilSeq)
+		return ackOut{Cursor: d.cursors[me]}, fmt.Sprintf("inbox read up to #%d", d.cursors[me]), nil
+	})
+
+	tool(d, srv, "my_status_set", func(in statusIn) (statusOut, string, error) {
+		if in.State == nil && in.Task == nil {
+			return statusOut{}, "", errors.New("give state, task or both")
+		}
+		s := d.statuses[me]
+		if in.State != nil {
+			s.State = *in.State
+		}
+		if in.Task != nil {
+			s.Task = *in.Task
+		}
+		d.statuses[me] = s
+		return statusOut(s), "status updated", nil
+	})
+
+	tool(d, srv, "team_members", func(noIn) (membersOut, string, error) {
+		out := membersOut{Members: []worker.Member{}}
+		for _, n := range slices.Sorted(slices.Values(d.members)) {
+			s := d.statuses[n]
+			out.Members = append(out.Members, worker.Member{Name: n, Backend: "fake", State: "idle", Status: s.State, Task: s.Task, You: n == me})
+		}
+		out.Count = len(out.Members)
+		return out, fmt.Sprintf("%d members", out.Count), nil
+	})
+
+	tool(d, srv, "team_doc_read", func(in docIn) (docOut, string, error) {
+		file, err := docName(in.File)
+		if err != nil {
+			return docOut{}, "", err
+		}
+		c, ok := d.contents[file]
+		if !ok && file != "notes.md" {
+			return docOut{}, "", fmt.Errorf("document %s not found: team_doc_list shows the documents", file)
+		}
+		return docOut{File: file, Content: c}, cmp.Or(c, "(empty document)"), nil
+	})
+
+	tool(d, srv, "team_doc_write", func(in docWriteIn) (docWriteOut, string, error) {
+		file, err := docName(in.File)
+		if err != nil {
+			return docWriteOut{}, "", err
+		}
+		d.putDoc(file, in.Content)
+		return docWriteOut{File: file}, "wrote " + file, nil
+	})
+
+	tool(d, srv, "team_doc_append", func(in docWriteIn) (docWriteOut, string, error) {
+		file, err := docName(in.File)
+		if err != nil {
+			return docWriteOut{}, "", err
+		}
+		d.putDoc(file, d.contents[file]+in.Content)
+		return docWriteOut{File: file}, "appended to " + file, nil
+	})
+
+	tool(d, srv, "team_doc_create", func(in docCreateIn) (docWriteOut, string, error) {
+		file, err := docName(in.File)
+		if err != nil || in.File == "" {
+			return docWriteOut{}, "", cmp.Or(err, errors.New("file is required"))
+		}
+		if _, ok := d.contents[file]; ok {
+			return docWriteOut{}, "", fmt.Errorf("document already exists: %s (use team_doc_write to replace it)", file)
+		}
+		d.putDoc(file, in.Content)
+		return docWriteOut{File: file}, "created " + file, nil
+	})
+
+	tool(d, srv, "team_doc_list", func(noIn) (docListOut, string, error) {
+		out := docListOut{Documents: []worker.Document{}}
+		for _, p := range slices.Sorted(maps.Keys(d.docs)) {
+			out.Documents = append(out.Documents, d.docs[p])
+		}
+		out.Count = len(out.Documents)
+		return out, fmt.Sprintf("%d documents", out.Count), nil
+	})
+
+	tool(d, srv, "team_proposal_create", func(in proposalIn) (proposal, string, error) {
+		p, err := d.newProposal(me, in)
+		if err != nil {
+			return proposal{}, "", err
+		}
+		d.proposals = append(d.proposals, p)
+		d.append("system", fmt.Sprintf("%s opened proposal %s %q: options %s", me, p.ID, p.Title, strings.Join(p.Options, ", ")), "", "system")
+		return p.view(), "opened " + p.ID, nil
+	})
+
+	tool(d, srv, "team_vote", func(in voteIn) (proposal, string, error) {
+		p, err := d.proposal(in.Proposal)
+		if err != nil {
+			return proposal{}, "", err
+		}
+		if p.State != "active" {
+			return proposal{}, "", fmt.Errorf("proposal %s is %s: voting is closed", p.ID, p.State)
+		}
+		if !slices.Contains(p.Options, in.Choice) {
+			return proposal{}, "", fmt.Errorf("choice %q is not an option of %s: choose one of %s", in.Choice, p.ID, strings.Join(p.Options, ", "))
+		}
+		p.Votes = slices.DeleteFunc(p.Votes, func(v vote) bool { return v.Voter == me })
+		p.Votes = append(p.Votes, vote{Voter: me, Choice: in.Choice, Reason: in.Reason})
+		p.resolve()
+		if p.State == "resolved" {
+			d.append("system", fmt.Sprintf("proposal %s resolved: %s", p.ID, p.Winner), "", "system")
+		}
+		return p.view(), fmt.Sprintf("%s: %s, %d of %d votes", p.ID, p.State, len(p.Votes), p.Quorum), nil
+	})
+
+	tool(d, srv, "team_proposal_status", func(in proposalRefIn) (proposalsOut, string, error) {
+		out := proposalsOut{Proposals: []proposal{}}
+		if in.Proposal != "" {
+			p, err := d.proposal(in.Proposal)
+			if err != nil {
+				return out, "", err
+			}
+			out.Proposals = append(out.Proposals, p.view())
+		} else {
+			for _, p := range d.proposals {
+				if p.State == "active" {
+					out.Proposals = append(out.Proposals, p.view())
+				}
+			}
+		}
+		out.Count = len(out.Proposals)
+		return out, fmt.Sprintf("%d proposals", out.Count), nil
+	})
+
+	tool(d, srv, "team_proposal_cancel", func(in cancelIn) (proposal, string, error) {
+		p, err := d.proposal(in.Proposal)
+		if err != nil {
+			return proposal{}, "", err
+		}
+		if p.Creator != me {
+			return proposal{}, "", fmt.Errorf("only %s, who created %s, can cancel it", p.Creator, p.ID)
+		}
+		if p.State != "active" {
+			return proposal{}, "", fmt.Errorf("proposal %s is already %s", p.ID, p.State)
+		}
+		p.State = "cancelled"
+		return p.view(), "cancelled " + p.ID, nil
+	})
+
+	tool(d, srv, "resource_create", func(in resourceIn) (resource, string, error) {
+		typ := cmp.Or(in.Type, "text")
+		if !slices.Contains([]string{"markdown", "json", "text", "diff"}, typ) {
+			return resource{}, "", fmt.Errorf("type %q: use markdown, json, text or diff", in.Type)
+		}
+		r := resource{ID: fmt.Sprintf("res_%016x", len(d.resources)+1), Type: typ, Content: in.Content, From: me}
+		d.resources[r.ID] = r
+		return resource{ID: r.ID, Type: r.Type}, fmt.Sprintf("stored as %s", r.ID), nil
+	})
+
+	tool(d, srv, "resource_read", func(in resourceReadIn) (resource, string, error) {
+		r, ok := d.resources[in.ID]
+		if !ok {
+			return resource{}, "", fmt.Errorf("resource %s not found", in.ID)
+		}
+		return r, r.Content, nil
+	})
+}
+
+var docPattern = regexp.MustCompile(`^[A-Za-z0-9._/-]+\.(md|txt|json|yaml)$`)
+
+// docName applies the daemon's document name rules; "" is notes.md.
+func docName(f string) (string, error) {
+	if f == "" {
+		return "notes.md", nil
+	}
+	if !docPattern.MatchString(f) || strings.HasPrefix(f, "/") || slices.Contains(strings.Split(f, "/"), "..") {
+		return "", fmt.Errorf("document name %q: use a relative path of letters, digits and ._-/ ending in .md, .txt, .json or .yaml", f)
+	}
+	return f, nil
+}
+
+func (d *Daemon) putDoc(file, content string) {
+	d.contents[file] = content
+	d.docs[file] = worker.Document{Path: file, Size: int64(len(content)), UpdatedAt: d.now()}
+}
+
+func (d *Daemon) proposal(id string) (*proposal, error) {
+	for _, p := range d.proposals {
+		if p.ID == id {
+			return p, nil
+		}
+	}
+	return nil, fmt.Errorf("proposal %s not found: team_proposal_status lists the active ones", id)
+}
+
+func (d *Daemon) newProposal(me string, in proposalIn) (*proposal, error) {
+	if !slices.Contains([]string{"election", "decision", "approval", "assignment"}, in.Type) {
+		return nil, fmt.Errorf("type %q: use election, decision, approval or assignment", in.Type)
+	}
+	if strings.TrimSpace(in.Title) == "" {
+		return nil, errors.New("title is empty: say what to decide")
+	}
+	opts := in.Options
+	if len(opts) == 0 && in.Type == "approval" {
+		opts = []string{"approve", "reject"}
+	}
+	if len(opts) < 2 {
+		return nil, errors.New("options: give at least two choices")
+	}
+	res := cmp.Or(in.Resolution, "plurality")
+	if !slices.Contains([]string{"plurality", "majority", "unanimous", "creator-decides"}, res) {
+		return nil, fmt.Errorf("resolution %q: use plurality, majority, unanimous or creator-decides", in.Resolution)
+	}
+	expires := time.Hour
+	if in.ExpiresIn != "" {
+		var err error
+		if expires, err = time.ParseDuration(in.ExpiresIn); err != nil || expires <= 0 {
+			return nil, fmt.Errorf("expires_in %q is not a duration: write e.g. 30m or 2h", in.ExpiresIn)
+		}
+	}
+	return &proposal{
+		ID: fmt.Sprintf("prop-%d", len(d.proposals)+1), Type: in.Type, Title: in.Title, Creator: me,
+		Options: opts, Resolution: res, Quorum: cmp.Or(in.Quorum, len(d.members)), Binding: in.Binding,
+		State: "active", Votes: []vote{}, ExpiresAt: d.now().Add(expires),
+	}, nil
+}
+
+// view copies p for a result, which the SDK encodes after the lock is
+// released.
+func (p *proposal) view() proposal {
+	v := *p
+	v.Options, v.Votes = slices.Clone(p.Options), slices.Clone(p.Votes)
+	return v
+}
+
+// resolve decides p once it has its quorum of votes.
+func (p *proposal) resolve() {
+	if len(p.Votes) < p.Quorum {
+		return
+	}
+	count := map[string]int{}
+	for _, v := range p.Votes {
+		count[v.Choice]++
+	}
+	top, tie := "", false
+	for _, o := range p.Options {
+		switch {
+		case top == "" || count[o] > count[top]:
+			top, tie = o, false
+		case count[o] == count[top]:
+			tie = true
+		}
+	}
+	switch {
+	case p.Resolution == "majority" && 2*count[top] <= len(p.Votes),
+		p.Resolution == "unanimous" && count[top] != len(p.Votes),
+		p.Resolution == "creator-decides" && tie:
+		return
+	}
+	p.State, p.Winner = "resolved", top
+}

@@ -1,0 +1,7 @@
+// Package grpcerr carries sdk error classes across the plugin's gRPC
+// boundary, in the manner of containerd's errdefs: ToGRPC in the plugin,
+// FromGRPC in the daemon, so that errors.Is(err, sdk.ErrNotFound) and the
+// exact message survive the process boundary. It also turns transport
+// failures (a plugin process that died) into sdk.ErrUnavailable, which the
+// daemon retries. Only the sdk's adapters use it.
+package grpcerr

@@ -1,0 +1,83 @@
+package plugin
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"io"
+	"os/exec"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	goplugin "github.com/hashicorp/go-plugin"
+
+	"github.com/agent-worker/agent-worker/sdk/backend"
+	"github.com/agent-worker/agent-worker/sdk/docprovider"
+)
+
+// StartTimeout bounds a plugin's start-up and handshake: a healthy plugin
+// takes well under a second, and go-plugin's default of a minute would
+// leave a run hanging on a broken binary.
+const StartTimeout = 10 * time.Second
+
+// ClientConfig is how the daemon starts a plugin binary (cmd) as a
+// go-plugin client: gRPC only, automatic mTLS, not Managed (the daemon
+// kills each client itself; go-plugin never forgets Managed ones), and a
+// StartTimeout. A non-nil checksum (sha256 of the binary, taken when it was
+// fingerprinted) makes Start refuse a binary that changed since. The
+// plugin's stderr, where it logs, is re-emitted through logger (nil:
+// go-plugin's default on stderr); stdout after the handshake is dropped.
+// A ClientConfig serves one NewClient.
+func ClientConfig(cmd *exec.Cmd, checksum []byte, logger hclog.Logger) *goplugin.ClientConfig {
+	cfg := &goplugin.ClientConfig{
+		HandshakeConfig:  Handshake,
+		VersionedPlugins: hostPlugins(),
+		Cmd:              cmd,
+		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
+		AutoMTLS:         true,
+		Managed:          false,
+		StartTimeout:     StartTimeout,
+		Logger:           logger,
+		SyncStdout:       io.Discard,
+		SyncStderr:       io.Discard,
+	}
+	if logger != nil {
+		// Writes to os.Stderr after Serve travel over go-plugin's stdio
+		// stream rather than the stderr pipe; keep them with the logs.
+		cfg.SyncStderr = logger.StandardWriter(&hclog.StandardLoggerOptions{InferLevels: true})
+	}
+	if checksum != nil {
+		cfg.SecureConfig = &goplugin.SecureConfig{Checksum: checksum, Hash: sha256.New()}
+	}
+	return cfg
+}
+
+// DispenseInfo returns the description of a started plugin; the daemon
+// calls it for every plugin to learn its kind and versions.
+func DispenseInfo(c goplugin.ClientProtocol) (InfoClient, error) {
+	return dispense[InfoClient](c, nameInfo)
+}
+
+// DispenseBackend returns the Backend served by a started backend plugin.
+// Check the kind with DispenseInfo first: a docs plugin dispenses too, but
+// its Run fails with a permanent error.
+func DispenseBackend(c goplugin.ClientProtocol) (backend.Backend, error) {
+	return dispense[backend.Backend](c, nameBackend)
+}
+
+// DispenseDocs returns the Provider served by a started docs plugin.
+func DispenseDocs(c goplugin.ClientProtocol) (docprovider.Provider, error) {
+	return dispense[docprovider.Provider](c, nameDocs)
+}
+
+func dispense[T any](c goplugin.ClientProtocol, name string) (T, error) {
+	var zero T
+	raw, err := c.Dispense(name)
+	if err != nil {
+		return zero, fmt.Errorf("dispense %s: %w", name, err)
+	}
+	v, ok := raw.(T)
+	if !ok {
+		return zero, fmt.Errorf("dispense %s: got %T", name, raw)
+	}
+	return v, nil
+}

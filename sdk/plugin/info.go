@@ -1,0 +1,84 @@
+package plugin
+
+import (
+	"context"
+	"slices"
+
+	goplugin "github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
+
+	"github.com/agent-worker/agent-worker/sdk/internal/grpcerr"
+	"github.com/agent-worker/agent-worker/sdk/internal/pluginv1"
+)
+
+// InfoClient asks a started plugin what it is; the daemon's catalog calls
+// it once per binary (with a throwaway client) and keeps the answer beside
+// the binary's sha256.
+type InfoClient interface {
+	GetInfo(ctx context.Context) (Info, error)
+}
+
+// infoPlugin is the go-plugin glue of InfoService, which every plugin
+// serves.
+type infoPlugin struct {
+	goplugin.NetRPCUnsupportedPlugin
+	info Info
+}
+
+var _ goplugin.GRPCPlugin = (*infoPlugin)(nil)
+
+func (p *infoPlugin) GRPCServer(_ *goplugin.GRPCBroker, s *grpc.Server) error {
+	pluginv1.RegisterInfoServiceServer(s, &infoServer{info: infoToProto(p.info)})
+	return nil
+}
+
+func (p *infoPlugin) GRPCClient(ctx context.Context, _ *goplugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
+	return &infoClient{rpc: pluginv1.NewInfoServiceClient(c), done: ctx}, nil
+}
+
+type infoServer struct {
+	pluginv1.UnimplementedInfoServiceServer
+	info *pluginv1.GetInfoResponse
+}
+
+func (s *infoServer) GetInfo(context.Context, *pluginv1.GetInfoRequest) (*pluginv1.GetInfoResponse, error) {
+	return s.info, nil
+}
+
+type infoClient struct {
+	rpc  pluginv1.InfoServiceClient
+	done context.Context // cancelled when the plugin process exits
+}
+
+// GetInfo returns the plugin's Info; a plugin that is gone gives
+// sdk.ErrUnavailable.
+func (c *infoClient) GetInfo(ctx context.Context) (Info, error) {
+	ctx, stop := grpcerr.Bind(ctx, c.done)
+	defer stop()
+	resp, err := c.rpc.GetInfo(ctx, &pluginv1.GetInfoRequest{})
+	if err != nil {
+		err, _ = grpcerr.FromCall(ctx, c.done, err)
+		return Info{}, err
+	}
+	return infoFromProto(resp), nil
+}
+
+func infoToProto(in Info) *pluginv1.GetInfoResponse {
+	return &pluginv1.GetInfoResponse{
+		Name:         in.Name,
+		Kind:         in.Kind,
+		Version:      in.Version,
+		ApiVersions:  slices.Clone(in.APIVersions),
+		Capabilities: slices.Clone(in.Capabilities),
+	}
+}
+
+func infoFromProto(r *pluginv1.GetInfoResponse) Info {
+	return Info{
+		Name:         r.GetName(),
+		Kind:         r.GetKind(),
+		Version:      r.GetVersion(),
+		APIVersions:  slices.Clone(r.GetApiVersions()),
+		Capabilities: slices.Clone(r.GetCapabilities()),
+	}
+}

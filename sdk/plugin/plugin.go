@@ -1,0 +1,121 @@
+package plugin
+
+import (
+	"errors"
+
+	"github.com/hashicorp/go-hclog"
+	goplugin "github.com/hashicorp/go-plugin"
+
+	"github.com/agent-worker/agent-worker/sdk/backend"
+	"github.com/agent-worker/agent-worker/sdk/docprovider"
+)
+
+// ProtocolVersion is the major version of the plugin protocol (proto
+// package agentworker.plugin.v1, go-plugin's VersionedPlugins key).
+// Additive changes keep it and are advertised in Info.Capabilities; a
+// breaking change serves version 2 beside it.
+const ProtocolVersion = 1
+
+// APIVersion is the protocol version a plugin built with this sdk serves,
+// as Info.APIVersions names it.
+const APIVersion = "v1"
+
+// Handshake is shared by the daemon and every plugin. The cookie is not a
+// secret and never changes: it only stops a user who runs a plugin binary
+// by hand from seeing gibberish.
+var Handshake = goplugin.HandshakeConfig{
+	ProtocolVersion:  ProtocolVersion,
+	MagicCookieKey:   "AGENT_WORKER_PLUGIN",
+	MagicCookieValue: "b7c1e3f0-agent-worker-plugin-v1-5d2a9c8e",
+}
+
+// The kinds of plugin, as Info.Kind names them; the daemon uses a plugin
+// only for its kind.
+const (
+	// KindBackend is a plugin that runs agents (one process per run).
+	KindBackend = "backend"
+	// KindDocs is a plugin that stores documents (one long-lived process).
+	KindDocs = "docs"
+)
+
+// The names in the go-plugin plugin set. Every binary serves "info"
+// beside the one of its kind.
+const (
+	nameInfo    = "info"
+	nameBackend = "backend"
+	nameDocs    = "docs"
+)
+
+// Info is what a plugin says about itself when the daemon fingerprints it,
+// before it is used: the daemon lists it, picks plugins by Name and Kind,
+// and uses optional features only if Capabilities names them.
+type Info struct {
+	// Name is what users write in their config (backend: mock).
+	Name string
+	// Kind is KindBackend or KindDocs; Serve fills it.
+	Kind string
+	// Version is the plugin's own version, shown to users.
+	Version string
+	// APIVersions are the protocol versions served; Serve fills it.
+	APIVersions []string
+	// Capabilities name optional features the plugin has.
+	Capabilities []string
+}
+
+// Config is everything Serve needs: a description and exactly one of
+// Backend and Docs.
+type Config struct {
+	Info Info
+	// Backend makes the binary a backend plugin.
+	Backend backend.Backend
+	// Docs makes the binary a docs provider plugin.
+	Docs docprovider.Provider
+	// Logger receives the plugin's own logs; nil means JSON on stderr,
+	// which the daemon re-emits with the plugin's name and run.
+	Logger hclog.Logger
+}
+
+// PluginSet checks cfg and returns the go-plugin set Serve serves (info
+// plus the plugin's kind), with Info.Kind and Info.APIVersions filled. It
+// is exported for in-process hosts, such as plugintest, that serve a
+// plugin without a process.
+func PluginSet(cfg Config) (goplugin.PluginSet, error) {
+	set, _, err := pluginSet(cfg)
+	return set, err
+}
+
+// pluginSet is PluginSet that also returns the filled Info.
+func pluginSet(cfg Config) (goplugin.PluginSet, Info, error) {
+	info := cfg.Info
+	if info.Name == "" {
+		return nil, info, errors.New("plugin.Config.Info.Name is empty; name the plugin as users will write it")
+	}
+	set := goplugin.PluginSet{}
+	switch {
+	case cfg.Backend != nil && cfg.Docs != nil:
+		return nil, info, errors.New("plugin.Config sets both Backend and Docs; a plugin binary is one kind")
+	case cfg.Backend != nil:
+		info.Kind = KindBackend
+		set[nameBackend] = &backend.GRPCPlugin{Impl: cfg.Backend}
+	case cfg.Docs != nil:
+		info.Kind = KindDocs
+		set[nameDocs] = &docprovider.GRPCPlugin{Impl: cfg.Docs}
+	default:
+		return nil, info, errors.New("plugin.Config sets neither Backend nor Docs")
+	}
+	info.APIVersions = []string{APIVersion}
+	set[nameInfo] = &infoPlugin{info: info}
+	return set, info, nil
+}
+
+// hostPlugins is the daemon's side of every protocol version: all the
+// names, with no implementations.
+func hostPlugins() map[int]goplugin.PluginSet {
+	return map[int]goplugin.PluginSet{
+		ProtocolVersion: {
+			nameInfo:    &infoPlugin{},
+			nameBackend: &backend.GRPCPlugin{},
+			nameDocs:    &docprovider.GRPCPlugin{},
+		},
+	}
+}

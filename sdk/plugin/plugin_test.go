@@ -1,0 +1,142 @@
+package plugin_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/hashicorp/go-hclog"
+	goplugin "github.com/hashicorp/go-plugin"
+
+	"github.com/agent-worker/agent-worker/sdk/backend"
+	"github.com/agent-worker/agent-worker/sdk/docprovider"
+	"github.com/agent-worker/agent-worker/sdk/plugin"
+	"github.com/agent-worker/agent-worker/sdk/plugin/plugintest"
+)
+
+var echo = backend.Func(func(ctx context.Context, req backend.Request, ev backend.Events) error {
+	return ev.Send(backend.Event{Kind: backend.EventResult, Text: "hello from " + req.Agent.Name})
+})
+
+// noDocs is a Provider that is never called; it only makes a docs plugin.
+type noDocs struct{ docprovider.Provider }
+
+func TestPluginSetChecksConfig(t *testing.T) {
+	t.Parallel()
+	tests := map[string]struct {
+		cfg  plugin.Config
+		want string // part of the error; "" means valid
+	}{
+		"backend":   {plugin.Config{Info: plugin.Info{Name: "echo"}, Backend: echo}, ""},
+		"docs":      {plugin.Config{Info: plugin.Info{Name: "file"}, Docs: noDocs{}}, ""},
+		"no name":   {plugin.Config{Backend: echo}, "Name is empty"},
+		"both":      {plugin.Config{Info: plugin.Info{Name: "x"}, Backend: echo, Docs: noDocs{}}, "both"},
+		"neither":   {plugin.Config{Info: plugin.Info{Name: "x"}}, "neither"},
+		"zero":      {plugin.Config{}, "Name is empty"},
+		"docs name": {plugin.Config{Info: plugin.Info{Name: "sqlite", Kind: "backend"}, Docs: noDocs{}}, ""},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			set, err := plugin.PluginSet(tc.cfg)
+			if tc.want == "" {
+				if err != nil || set["info"] == nil || len(set) != 2 {
+					t.Errorf("PluginSet = %v, %v; want info and one kind", set, err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("PluginSet error = %v, want one mentioning %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// The daemon learns the kind and protocol versions from the sdk, whatever
+// the author wrote, and everything else from the author.
+func TestGetInfo(t *testing.T) {
+	t.Parallel()
+	tests := map[string]struct {
+		cfg  plugin.Config
+		want plugin.Info
+	}{
+		"backend": {
+			plugin.Config{Info: plugin.Info{Name: "echo", Version: "1.0.0", Capabilities: []string{"resume"}}, Backend: echo},
+			plugin.Info{Name: "echo", Kind: plugin.KindBackend, Version: "1.0.0", APIVersions: []string{"v1"}, Capabilities: []string{"resume"}},
+		},
+		"docs with wrong kind and versions": {
+			plugin.Config{Info: plugin.Info{Name: "file", Kind: "backend", APIVersions: []string{"v9"}}, Docs: noDocs{}},
+			plugin.Info{Name: "file", Kind: plugin.KindDocs, APIVersions: []string{"v1"}},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			got, err := plugintest.Info(t, tc.cfg).GetInfo(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("GetInfo (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// The host's ClientConfig is the hardened one ARCHITECTURE.md asks for.
+func TestClientConfig(t *testing.T) {
+	t.Parallel()
+	cmd := exec.Command("/bin/true")
+	cfg := plugin.ClientConfig(cmd, []byte{1, 2, 3}, hclog.NewNullLogger())
+	switch {
+	case cfg.Cmd != cmd:
+		t.Error("Cmd not set")
+	case !cmp.Equal(cfg.AllowedProtocols, []goplugin.Protocol{goplugin.ProtocolGRPC}):
+		t.Errorf("AllowedProtocols = %v, want gRPC only", cfg.AllowedProtocols)
+	case !cfg.AutoMTLS || cfg.Managed:
+		t.Errorf("AutoMTLS = %v, Managed = %v; want true, false", cfg.AutoMTLS, cfg.Managed)
+	case cfg.StartTimeout != plugin.StartTimeout:
+		t.Errorf("StartTimeout = %v", cfg.StartTimeout)
+	case cfg.SecureConfig == nil || !cmp.Equal(cfg.SecureConfig.Checksum, []byte{1, 2, 3}) || cfg.SecureConfig.Hash.Size() != 32:
+		t.Errorf("SecureConfig = %+v, want the sha256 checksum", cfg.SecureConfig)
+	case cfg.HandshakeConfig != plugin.Handshake:
+		t.Errorf("HandshakeConfig = %+v", cfg.HandshakeConfig)
+	case cfg.SyncStdout != io.Discard || cfg.SyncStderr == nil:
+		t.Errorf("SyncStdout = %v, SyncStderr = %v", cfg.SyncStdout, cfg.SyncStderr)
+	}
+	set := cfg.VersionedPlugins[plugin.ProtocolVersion]
+	for _, name := range []string{"info", "backend", "docs"} {
+		if _, ok := set[name].(goplugin.GRPCPlugin); !ok {
+			t.Errorf("VersionedPlugins[%d][%q] = %T, want a GRPCPlugin", plugin.ProtocolVersion, name, set[name])
+		}
+	}
+	if plugin.ClientConfig(cmd, nil, nil).SecureConfig != nil {
+		t.Error("a nil checksum must not check the binary")
+	}
+}
+
+// Dispensing from a connection that cannot is an error, not a panic.
+func TestDispenseErrors(t *testing.T) {
+	t.Parallel()
+	bad := badProtocol{}
+	if _, err := plugin.DispenseBackend(bad); err == nil {
+		t.Error("DispenseBackend from a failing connection = nil error")
+	}
+	if _, err := plugin.DispenseDocs(bad); err == nil || !strings.Contains(err.Error(), "docs") {
+		t.Errorf("DispenseDocs = %v, want an error naming docs", err)
+	}
+	if _, err := plugin.DispenseInfo(wrongType{}); err == nil {
+		t.Error("DispenseInfo of the wrong type = nil error")
+	}
+}
+
+type badProtocol struct{ goplugin.ClientProtocol }
+
+func (badProtocol) Dispense(string) (any, error) { return nil, errors.New("connection lost") }
+
+type wrongType struct{ goplugin.ClientProtocol }
+
+func (wrongType) Dispense(string) (any, error) { return 42, nil }

@@ -1,0 +1,336 @@
+package plugin_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/hashicorp/go-hclog"
+	goplugin "github.com/hashicorp/go-plugin"
+
+	"github.com/agent-worker/agent-worker/sdk"
+	"github.com/agent-worker/agent-worker/sdk/backend"
+	"github.com/agent-worker/agent-worker/sdk/docprovider"
+	"github.com/agent-worker/agent-worker/sdk/plugin"
+)
+
+// modeEnv makes the test binary a plugin (CONVENTIONS.md item 6): the
+// tests below start os.Args[0] with it set, as the daemon starts a plugin
+// binary.
+const modeEnv = "AGENT_WORKER_PLUGIN_TEST_MODE"
+
+func TestMain(m *testing.M) {
+	switch mode := os.Getenv(modeEnv); mode {
+	case "":
+		os.Exit(m.Run())
+	case "backend":
+		plugin.Serve(processBackend)
+	case "garbage":
+		fmt.Println("hello from a plugin that prints before Serve")
+		plugin.Serve(processBackend)
+	case "docs":
+		plugin.Serve(plugin.Config{Info: plugin.Info{Name: "memdocs"}, Docs: &oneDoc{}})
+	default:
+		fmt.Fprintf(os.Stderr, "unknown %s %q\n", modeEnv, mode)
+		os.Exit(2)
+	}
+	os.Exit(0)
+}
+
+// processBackend behaves by the agent's name, so one binary covers every
+// case.
+var processBackend = plugin.Config{
+	Info: plugin.Info{Name: "proctest", Version: "0.0.1", Capabilities: []string{"resume"}},
+	Backend: backend.Func(func(ctx context.Context, req backend.Request, ev backend.Events) error {
+		hclog.L().Info("run started", "run", req.RunID)
+		switch req.Agent.Name {
+		case "crash":
+			if err := ev.Send(backend.Event{Kind: backend.EventHeartbeat}); err != nil {
+				return err
+			}
+			os.Exit(3)
+		case "fail":
+			return backend.Permanent(sdk.Errorf(sdk.ErrInvalid, "model %q is unknown", req.Agent.Model))
+		case "big":
+			return ev.Send(backend.Event{Kind: backend.EventResult, Text: fmt.Sprint(len(req.Agent.Config))})
+		}
+		if err := ev.Send(backend.Event{Kind: backend.EventText, Text: "thinking"}); err != nil {
+			return err
+		}
+		return ev.Send(backend.Event{Kind: backend.EventResult, Text: "hello from " + req.Agent.Name})
+	}),
+}
+
+// oneDoc is a docs provider with one document; enough to see calls cross.
+type oneDoc struct {
+	mu      sync.Mutex
+	content string
+}
+
+func (p *oneDoc) Read(context.Context, docprovider.Ref) (string, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.content == "" {
+		return "", sdk.Errorf(sdk.ErrNotFound, "document notes.md does not exist")
+	}
+	return p.content, nil
+}
+
+func (p *oneDoc) Write(_ context.Context, _ docprovider.Ref, content string) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.content = content
+	return nil
+}
+
+func (p *oneDoc) Append(ctx context.Context, r docprovider.Ref, content string) error {
+	return errors.New("not used")
+}
+
+func (p *oneDoc) Create(ctx context.Context, r docprovider.Ref, content string) error {
+	return errors.New("not used")
+}
+
+func (p *oneDoc) List(context.Context, docprovider.Scope) ([]docprovider.Info, error) {
+	return []docprovider.Info{}, nil
+}
+
+// syncBuffer collects the host's log lines from several goroutines.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// start runs the test binary as a plugin in mode, the way the daemon
+// does, and returns the client and its logs.
+func start(t *testing.T, mode string, checksum []byte) (*goplugin.Client, *syncBuffer) {
+	t.Helper()
+	logs := &syncBuffer{}
+	logger := hclog.New(&hclog.LoggerOptions{Name: "host", Output: logs, Level: hclog.Debug})
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = []string{modeEnv + "=" + mode}
+	c := goplugin.NewClient(plugin.ClientConfig(cmd, checksum, logger))
+	t.Cleanup(c.Kill)
+	return c, logs
+}
+
+func connect(t *testing.T, c *goplugin.Client) goplugin.ClientProtocol {
+	t.Helper()
+	rpc, err := c.Client()
+	if err != nil {
+		t.Fatalf("start plugin: %v", err)
+	}
+	return rpc
+}
+
+func binarySum(t *testing.T) []byte {
+	t.Helper()
+	f, err := os.Open(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		t.Fatal(err)
+	}
+	return h.Sum(nil)
+}
+
+func runCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// A real plugin process: fingerprint, runs, errors, logs.
+func TestProcessBackend(t *testing.T) {
+	t.Parallel()
+	c, logs := start(t, "backend", binarySum(t))
+	rpc := connect(t, c)
+	if v := c.NegotiatedVersion(); v != plugin.ProtocolVersion {
+		t.Errorf("NegotiatedVersion = %d, want %d", v, plugin.ProtocolVersion)
+	}
+	info, err := plugin.DispenseInfo(rpc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := info.GetInfo(runCtx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := plugin.Info{Name: "proctest", Kind: plugin.KindBackend, Version: "0.0.1", APIVersions: []string{"v1"}, Capabilities: []string{"resume"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("GetInfo (-want +got):\n%s", diff)
+	}
+
+	b, err := plugin.DispenseBackend(rpc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var events []backend.Event
+	sink := backend.EventsFunc(func(e backend.Event) error { events = append(events, e); return nil })
+	req := backend.Request{RunID: "run-7", Attempt: 1, Agent: backend.Agent{Name: "alice", Model: "m"}}
+	if err := b.Run(runCtx(t), req, sink); err != nil {
+		t.Fatalf("Run = %v", err)
+	}
+	wantEvents := []backend.Event{{Kind: backend.EventText, Text: "thinking"}, {Kind: backend.EventResult, Text: "hello from alice"}}
+	if diff := cmp.Diff(wantEvents, events); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+
+	req.Agent = backend.Agent{Name: "fail", Model: "gpt-9"}
+	err = b.Run(runCtx(t), req, sink)
+	if !errors.Is(err, sdk.ErrInvalid) || !backend.IsPermanent(err) || err.Error() != `model "gpt-9" is unknown` {
+		t.Errorf("Run of a failing agent = %v (class %v, permanent %v)", err, sdk.Class(err), backend.IsPermanent(err))
+	}
+
+	// Requests past gRPC's 4 MiB default reach the plugin.
+	events = nil
+	req.Agent = backend.Agent{Name: "big", Config: []byte(`"` + strings.Repeat("x", 5<<20) + `"`)}
+	if err := b.Run(runCtx(t), req, sink); err != nil {
+		t.Fatalf("Run with a 5 MiB config = %v", err)
+	}
+	if len(events) != 1 || events[0].Text != fmt.Sprint(len(req.Agent.Config)) {
+		t.Errorf("events of the big run = %v", events)
+	}
+
+	// The plugin's hclog output comes out of the daemon's logger.
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(logs.String(), "run started") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the plugin's log line never reached the host logger; logs:\n%s", logs)
+		}
+		time.Sleep(10 * time.Millisecond) // polling a log with a deadline; there is no event to wait on
+	}
+}
+
+// A plugin that dies mid-run gives a retryable sdk.ErrUnavailable at once,
+// never a hang.
+func TestProcessCrashIsUnavailable(t *testing.T) {
+	t.Parallel()
+	c, _ := start(t, "backend", nil)
+	b, err := plugin.DispenseBackend(connect(t, c))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := runCtx(t)
+	err = b.Run(ctx, backend.Request{RunID: "r", Agent: backend.Agent{Name: "crash"}}, backend.EventsFunc(func(backend.Event) error { return nil }))
+	if ctx.Err() != nil {
+		t.Fatalf("Run hung until the test's deadline: %v", err)
+	}
+	if !errors.Is(err, sdk.ErrUnavailable) || backend.IsPermanent(err) {
+		t.Errorf("Run of a crashing plugin = %v (class %v, permanent %v), want retryable sdk.ErrUnavailable", err, sdk.Class(err), backend.IsPermanent(err))
+	}
+}
+
+// A docs provider process answers, and once it is gone calls fail with
+// sdk.ErrUnavailable (the daemon restarts it) instead of hanging.
+func TestProcessDocs(t *testing.T) {
+	t.Parallel()
+	c, _ := start(t, "docs", nil)
+	rpc := connect(t, c)
+	info, err := plugin.DispenseInfo(rpc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := info.GetInfo(runCtx(t)); err != nil || got.Kind != plugin.KindDocs {
+		t.Errorf("GetInfo = %+v, %v; want kind docs", got, err)
+	}
+	p, err := plugin.DispenseDocs(rpc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := runCtx(t)
+	r := docprovider.Ref{Workflow: "w", Tag: "t", Path: "notes.md"}
+	if _, err := p.Read(ctx, r); !errors.Is(err, sdk.ErrNotFound) || err.Error() != "document notes.md does not exist" {
+		t.Errorf("Read before Write = %v, want the plugin's not-found error", err)
+	}
+	if err := p.Write(ctx, r, "hi"); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := p.Read(ctx, r); err != nil || got != "hi" {
+		t.Errorf("Read = %q, %v", got, err)
+	}
+	c.Kill()
+	if _, err := p.Read(ctx, r); !errors.Is(err, sdk.ErrUnavailable) {
+		t.Errorf("Read after the plugin exited = %v, want sdk.ErrUnavailable", err)
+	}
+	if ctx.Err() != nil {
+		t.Error("Read after the plugin exited hung until the deadline")
+	}
+}
+
+// A binary that changed since it was fingerprinted is not started.
+func TestProcessWrongChecksumRefused(t *testing.T) {
+	t.Parallel()
+	wrong := sha256.Sum256([]byte("another binary"))
+	c, _ := start(t, "backend", wrong[:])
+	if _, err := c.Client(); !errors.Is(err, goplugin.ErrChecksumsDoNotMatch) {
+		t.Errorf("Client with a wrong checksum = %v, want ErrChecksumsDoNotMatch", err)
+	}
+}
+
+// A plugin that prints to stdout before Serve breaks the handshake; the
+// daemon must get a clear error quickly, not wait for a timeout.
+func TestProcessStdoutGarbage(t *testing.T) {
+	t.Parallel()
+	c, _ := start(t, "garbage", nil)
+	began := time.Now()
+	_, err := c.Client()
+	if err == nil {
+		t.Fatal("Client = nil error, want the handshake to fail")
+	}
+	for _, want := range []string{"Unrecognized remote plugin message", "hello from a plugin that prints before Serve"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+	if took := time.Since(began); took >= plugin.StartTimeout {
+		t.Errorf("the handshake failure took %v, as long as the start timeout", took)
+	}
+}
+
+// A user who runs a plugin by hand is told what it is, with exit status 1.
+func TestProcessRunByHand(t *testing.T) {
+	t.Parallel()
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), modeEnv+"=backend")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		t.Fatalf("running by hand: %v, want exit status 1", err)
+	}
+	if len(out) != 0 {
+		t.Errorf("stdout = %q, want nothing", out)
+	}
+	for _, want := range []string{"agent-worker backend plugin (proctest 0.0.1)", "not meant to be run by hand", "plugins.d"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr %q does not say %q", stderr.String(), want)
+		}
+	}
+}

@@ -1,0 +1,311 @@
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agent-worker/agent-worker/sdk/backend"
+)
+
+// Client is an MCP session with the daemon, acting as the run's agent: the
+// token in the request's Daemon headers decides who that is.
+type Client struct {
+	session   *mcp.ClientSession
+	newestSeq atomic.Int64
+}
+
+// Connect opens an MCP session over streamable HTTP to daemon.URL, sending
+// daemon.Headers (the run's bearer token) with every request. Close it when
+// the run ends.
+func Connect(ctx context.Context, daemon backend.MCPServer) (*Client, error) {
+	if daemon.URL == "" {
+		return nil, errors.New("connect to daemon: the request has no daemon MCP URL")
+	}
+	hdr := make(http.Header, len(daemon.Headers))
+	for k, v := range daemon.Headers {
+		hdr.Set(k, v)
+	}
+	transport := &mcp.StreamableClientTransport{
+		Endpoint:             daemon.URL,
+		HTTPClient:           &http.Client{Transport: headerTransport{base: http.DefaultTransport, header: hdr}},
+		DisableStandaloneSSE: true, // only answers to our own calls matter
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "agent-worker-sdk", Version: "1"}, nil)
+	s, err := client.Connect(ctx, transport, nil)
+	if err != nil {
+		return nil, fmt.Errorf("connect to daemon at %s: %w", daemon.URL, err)
+	}
+	return &Client{session: s}, nil
+}
+
+// Close ends the session.
+func (c *Client) Close() error { return c.session.Close() }
+
+// headerTransport adds fixed headers to every request.
+type headerTransport struct {
+	base   http.RoundTripper
+	header http.Header
+}
+
+func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, v := range t.header {
+		r.Header[k] = v
+	}
+	return t.base.RoundTrip(r)
+}
+
+// ToolError is a tool's refusal (bad input, not found, not allowed): the
+// call reached the daemon, which answered with Message. A model would read
+// it and try differently; a transport failure is any other error.
+type ToolError struct {
+	Tool    string
+	Message string
+}
+
+// Error is the tool's message, as the daemon wrote it for the caller.
+func (e *ToolError) Error() string { return e.Message }
+
+// Call calls any daemon tool by name and returns its structured result and
+// its short text. A tool error is returned as a *ToolError whose text is the
+// tool's message.
+func (c *Client) Call(ctx context.Context, tool string, args map[string]any) (structured json.RawMessage, text string, err error) {
+	if args == nil {
+		args = map[string]any{}
+	}
+	res, err := c.session.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+	if err != nil {
+		return nil, "", fmt.Errorf("%s: %w", tool, err)
+	}
+	var parts []string
+	for _, ct := range res.Content {
+		if tc, ok := ct.(*mcp.TextContent); ok {
+			parts = append(parts, tc.Text)
+		}
+	}
+	text = strings.Join(parts, "\n")
+	if res.IsError {
+		return nil, text, &ToolError{Tool: tool, Message: text}
+	}
+	if res.StructuredContent != nil {
+		if structured, err = json.Marshal(res.StructuredContent); err != nil {
+			return nil, text, fmt.Errorf("%s: encode result: %w", tool, err)
+		}
+	}
+	return structured, text, nil
+}
+
+// call calls tool and decodes its structured result into Out.
+func call[Out any](ctx context.Context, c *Client, tool string, args map[string]any) (Out, error) {
+	var out Out
+	raw, _, err := c.Call(ctx, tool, args)
+	if err != nil {
+		return out, err
+	}
+	if len(raw) == 0 {
+		return out, fmt.Errorf("%s: the daemon returned no structured result", tool)
+	}
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return out, fmt.Errorf("%s: decode result: %w", tool, err)
+	}
+	return out, nil
+}
+
+// Message is one channel line as the daemon's tools return it.
+type Message struct {
+	Seq      int64  `json:"seq"`
+	ID       string `json:"id"`
+	Workflow string `json:"workflow,omitempty"`
+	Tag      string `json:"tag,omitempty"`
+	From     string `json:"from"`
+	Content  string `json:"content"`
+	// Kind is message, system (from the daemon) or tool (a backend's tool call).
+	Kind string `json:"kind"`
+	// To is set on a direct message: only From and To see it.
+	To string `json:"to,omitempty"`
+	// Mentions are the members whose inbox got the message.
+	Mentions   []string  `json:"mentions"`
+	ResourceID string    `json:"resource_id,omitempty"`
+	CreatedAt  time.Time `json:"created_at"`
+}
+
+type messages struct {
+	Messages  []Message `json:"messages"`
+	NewestSeq int64     `json:"newest_seq"`
+}
+
+// Inbox returns the unread messages addressed to the agent, oldest first,
+// without marking them read; NewestSeq then tells what to ack.
+func (c *Client) Inbox(ctx context.Context) ([]Message, error) {
+	out, err := call[messages](ctx, c, "my_inbox", nil)
+	if err != nil {
+		return nil, err
+	}
+	c.newestSeq.Store(out.NewestSeq)
+	return out.Messages, nil
+}
+
+// NewestSeq is the newest_seq of the last Inbox call (0 before one, or when
+// the inbox was empty): what Ack takes to mark those messages read.
+func (c *Client) NewestSeq() int64 { return c.newestSeq.Load() }
+
+// Read returns channel messages, oldest first: the latest limit ones when
+// sinceSeq is 0, else up to limit after sinceSeq. A zero limit is the
+// daemon's default (50); the daemon allows at most 200.
+func (c *Client) Read(ctx context.Context, sinceSeq int64, limit int) ([]Message, error) {
+	args := map[string]any{}
+	if sinceSeq > 0 {
+		args["since_seq"] = sinceSeq
+	}
+	if limit != 0 {
+		args["limit"] = limit
+	}
+	out, err := call[messages](ctx, c, "channel_read", args)
+	return out.Messages, err
+}
+
+// SendResult is where a sent message landed and whom it reached.
+type SendResult struct {
+	Seq      int64    `json:"seq"`
+	ID       string   `json:"id"`
+	Mentions []string `json:"mentions"`
+	To       string   `json:"to,omitempty"`
+	// ResourceID is set when the message was too long and the daemon stored
+	// it as a resource, posting a short pointer instead.
+	ResourceID string `json:"resource_id,omitempty"`
+}
+
+// Send posts message to the channel; @mentions wake teammates. A non-empty
+// to makes it a direct message.
+func (c *Client) Send(ctx context.Context, message, to string) (SendResult, error) {
+	args := map[string]any{"message": message}
+	if to != "" {
+		args["to"] = to
+	}
+	return call[SendResult](ctx, c, "channel_send", args)
+}
+
+// Ack marks the inbox read up to and including untilSeq. Backends normally
+// leave this to the daemon, which acks when the run succeeds.
+func (c *Client) Ack(ctx context.Context, untilSeq int64) error {
+	_, _, err := c.Call(ctx, "my_inbox_ack", map[string]any{"until_seq": untilSeq})
+	return err
+}
+
+// SetStatus tells teammates what the agent is doing; an empty state or task
+// is left as it was.
+func (c *Client) SetStatus(ctx context.Context, state, task string) error {
+	args := map[string]any{}
+	if state != "" {
+		args["state"] = state
+	}
+	if task != "" {
+		args["task"] = task
+	}
+	_, _, err := c.Call(ctx, "my_status_set", args)
+	return err
+}
+
+// Member is one teammate as team_members shows it.
+type Member struct {
+	Name    string `json:"name"`
+	Backend string `json:"backend"`
+	State   string `json:"state"`
+	Status  string `json:"status,omitempty"`
+	Task    string `json:"task,omitempty"`
+	// You marks the calling agent.
+	You bool `json:"you"`
+}
+
+// Members lists the team, the agent included.
+func (c *Client) Members(ctx context.Context) ([]Member, error) {
+	out, err := call[struct {
+		Members []Member `json:"members"`
+	}](ctx, c, "team_members", nil)
+	return out.Members, err
+}
+
+// DocRead returns a shared document; file "" is notes.md, which reads as
+// empty until someone writes it.
+func (c *Client) DocRead(ctx context.Context, file string) (string, error) {
+	out, err := call[struct {
+		Content string `json:"content"`
+	}](ctx, c, "team_doc_read", docArgs(file, nil))
+	return out.Content, err
+}
+
+// DocWrite replaces a shared document (file "" is notes.md), creating it if
+// needed.
+func (c *Client) DocWrite(ctx context.Context, file, content string) error {
+	_, _, err := c.Call(ctx, "team_doc_write", docArgs(file, &content))
+	return err
+}
+
+// DocAppend adds content to the end of a shared document (file "" is
+// notes.md), creating it if needed; safer than DocWrite when teammates edit.
+func (c *Client) DocAppend(ctx context.Context, file, content string) error {
+	_, _, err := c.Call(ctx, "team_doc_append", docArgs(file, &content))
+	return err
+}
+
+// DocCreate creates a new shared document and fails if one with that name
+// exists.
+func (c *Client) DocCreate(ctx context.Context, file, content string) error {
+	_, _, err := c.Call(ctx, "team_doc_create", map[string]any{"file": file, "content": content})
+	return err
+}
+
+// Document describes one shared document.
+type Document struct {
+	Path      string    `json:"path"`
+	Size      int64     `json:"size"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// DocList lists the team's shared documents.
+func (c *Client) DocList(ctx context.Context) ([]Document, error) {
+	out, err := call[struct {
+		Documents []Document `json:"documents"`
+	}](ctx, c, "team_doc_list", nil)
+	return out.Documents, err
+}
+
+func docArgs(file string, content *string) map[string]any {
+	args := map[string]any{}
+	if file != "" {
+		args["file"] = file
+	}
+	if content != nil {
+		args["content"] = *content
+	}
+	return args
+}
+
+// ResourceCreate stores large content (typ: markdown, json, text or diff;
+// "" is text) and returns its id, to pass around instead of the content.
+func (c *Client) ResourceCreate(ctx context.Context, content, typ string) (string, error) {
+	args := map[string]any{"content": content}
+	if typ != "" {
+		args["type"] = typ
+	}
+	out, err := call[struct {
+		ID string `json:"id"`
+	}](ctx, c, "resource_create", args)
+	return out.ID, err
+}
+
+// ResourceRead returns the content of a resource of the team.
+func (c *Client) ResourceRead(ctx context.Context, id string) (string, error) {
+	out, err := call[struct {
+		Content string `json:"content"`
+	}](ctx, c, "resource_read", map[string]any{"id": id})
+	return out.Content, err
+}

@@ -1,0 +1,128 @@
+package worker
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/agent-worker/agent-worker/sdk/backend"
+)
+
+// RecentLimit is how many channel messages Fetch shows as recent activity.
+const RecentLimit = 50
+
+// recentChars cuts each recent-activity line, so that a chatty channel
+// cannot crowd the inbox out of the prompt; inbox messages stay whole.
+const recentChars = 300
+
+// Context is everything a run's prompt is built from.
+type Context struct {
+	Agent      backend.Agent
+	Inbox      []Message
+	Recent     []Message
+	Document   string // notes.md
+	ProjectDir string
+	Attempt    int
+}
+
+// Fetch gathers a run's context from the daemon: the inbox, the latest
+// RecentLimit channel messages and notes.md.
+func Fetch(ctx context.Context, c *Client, req backend.Request) (Context, error) {
+	wc := Context{Agent: req.Agent, ProjectDir: req.ProjectDir, Attempt: req.Attempt}
+	var err error
+	if wc.Inbox, err = c.Inbox(ctx); err != nil {
+		return Context{}, fmt.Errorf("fetch inbox: %w", err)
+	}
+	if wc.Recent, err = c.Read(ctx, 0, RecentLimit); err != nil {
+		return Context{}, fmt.Errorf("fetch channel: %w", err)
+	}
+	if wc.Document, err = c.DocRead(ctx, ""); err != nil {
+		return Context{}, fmt.Errorf("fetch notes.md: %w", err)
+	}
+	return wc, nil
+}
+
+// BuildPrompt renders c as the user prompt of a run. The agent's system
+// prompt is not part of it: backends pass Agent.System separately.
+func BuildPrompt(c Context) string {
+	var b strings.Builder
+	a := c.Agent
+	fmt.Fprintf(&b, "You are @%s in team @%s:%s, one of several agents who work together through a shared channel.\n", a.Name, a.Workflow, a.Tag)
+	if c.ProjectDir != "" {
+		fmt.Fprintf(&b, "Project directory: %s\n", c.ProjectDir)
+	}
+
+	fmt.Fprintf(&b, "\n## Inbox (%d %s for you)\n", len(c.Inbox), plural(len(c.Inbox), "message"))
+	if len(c.Inbox) == 0 {
+		b.WriteString("No unread messages are addressed to you.\n")
+	}
+	for _, m := range c.Inbox {
+		writeLine(&b, m, a.Name, 0)
+	}
+
+	b.WriteString("\n## Recent activity\n")
+	if len(c.Recent) == 0 {
+		b.WriteString("The channel is quiet. Use channel_read to read its history.\n")
+	} else {
+		fmt.Fprintf(&b, "The last %d channel %s (use channel_read for more):\n", len(c.Recent), plural(len(c.Recent), "message"))
+	}
+	for _, m := range c.Recent {
+		writeLine(&b, m, a.Name, recentChars)
+	}
+
+	if doc := strings.TrimSpace(c.Document); doc != "" {
+		b.WriteString("\n## Current workspace\n")
+		b.WriteString("The team's shared document notes.md (read with team_doc_read, add with team_doc_append):\n\n")
+		b.WriteString(doc)
+		b.WriteString("\n")
+	}
+
+	if c.Attempt >= 2 {
+		fmt.Fprintf(&b, "\n## Retry\nThis is retry attempt %d: an earlier attempt to handle these messages failed. "+
+			"Check the channel and documents for work already done, and don't repeat messages you already sent.\n", c.Attempt)
+	}
+
+	b.WriteString(`
+## Instructions
+- Handle the messages in your inbox. Your replies reach no one unless you post them.
+- Talk with channel_send. Mention teammates as @name to put a message in their inbox and wake them (@all wakes everyone); set ` + "`to`" + ` for a direct message. A message without a mention wakes no one.
+- Share longer work in documents (team_doc_read, team_doc_append, team_doc_write) and large content with resource_create; team_members shows who is on the team.
+- You don't need to call my_inbox_ack: the daemon marks these messages read when this run succeeds, and shows them again if it fails.
+- Stop as soon as the messages are handled. Don't wait for replies (you are woken when someone mentions you), don't mention teammates only to thank or acknowledge them, and if there is nothing to do, end without sending anything.
+`)
+	return b.String()
+}
+
+// writeLine renders one message as "- #seq [HH:MM:SS] From @x [DM]: text",
+// cutting the text to max runes when max > 0 and indenting continuation
+// lines so the list stays a list.
+func writeLine(b *strings.Builder, m Message, me string, max int) {
+	from := "@" + m.From
+	if m.From == "user" || m.From == "system" {
+		from = m.From // not agents: a mention would reach no one
+	}
+	fmt.Fprintf(b, "- #%d [%s] From %s", m.Seq, m.CreatedAt.Format("15:04:05"), from)
+	switch {
+	case m.To != "" && m.From == me:
+		fmt.Fprintf(b, " [DM to @%s]", m.To)
+	case m.To != "":
+		b.WriteString(" [DM]")
+	}
+	if m.Kind != "" && m.Kind != "message" {
+		fmt.Fprintf(b, " [%s]", m.Kind)
+	}
+	text := m.Content
+	if r := []rune(text); max > 0 && len(r) > max {
+		text = string(r[:max]) + "…"
+	}
+	b.WriteString(": ")
+	b.WriteString(strings.ReplaceAll(strings.TrimRight(text, "\n"), "\n", "\n  "))
+	b.WriteString("\n")
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
+}
