@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -67,7 +68,7 @@ func newCmd(e *env) *ffcli.Command {
 	fs := flag.NewFlagSet("new", flag.ContinueOnError)
 	e.common(fs)
 	var spec api.AgentSpec
-	var systemFile string
+	var systemFile, config string
 	fs.StringVar(&spec.Model, "model", "", "model, e.g. anthropic/claude-sonnet-4-5 (required for the sdk backend)")
 	fs.StringVar(&spec.Backend, "backend", "sdk", "sdk, claude, codex, cursor, mock or external")
 	fs.StringVar(&spec.System, "system", "", "system prompt")
@@ -76,6 +77,7 @@ func newCmd(e *env) *ffcli.Command {
 	fs.StringVar(&spec.Tag, "tag", "", "tag of the workflow instance (default main)")
 	fs.StringVar(&spec.Schedule, "schedule", "", `wake the agent every interval (30s, 5m) or on a cron ("0 9 * * 1-5")`)
 	fs.StringVar(&spec.WakeupPrompt, "wakeup-prompt", "", "message a scheduled wake-up sends (needs --schedule)")
+	fs.StringVar(&config, "config", "", `backend-specific settings as a JSON object, e.g. '{"script":[{"reply":"hi"}]}' for mock`)
 	return leaf("new", "new <name> [--backend B] [--model M] [--system TEXT | --system-file F] [--workflow W --tag T] [--schedule S]",
 		"register an agent", fs, [2]int{1, 1},
 		func(ctx context.Context, args []string) error {
@@ -95,6 +97,12 @@ func newCmd(e *env) *ffcli.Command {
 					return usagef("read --system-file: %v", err)
 				}
 				spec.System = string(b)
+			}
+			if config != "" {
+				if !json.Valid([]byte(config)) {
+					return usagef("--config is not valid JSON")
+				}
+				spec.Config = json.RawMessage(config)
 			}
 			c, err := e.connect(ctx, true)
 			if err != nil {

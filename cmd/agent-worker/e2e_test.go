@@ -19,8 +19,9 @@ import (
 	"github.com/agent-worker/agent-worker/host/api"
 )
 
-// binary is the agent-worker binary, built once per test process.
-var binary string
+// binary is the agent-worker binary and pluginsDir holds the mock backend,
+// both built once per test process.
+var binary, pluginsDir, mockPlugin string
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "aw-e2e-")
@@ -33,6 +34,14 @@ func TestMain(m *testing.M) {
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "build agent-worker:", err)
+		os.Exit(1)
+	}
+	pluginsDir = filepath.Join(dir, "plugins.d")
+	mockPlugin = filepath.Join(pluginsDir, "agent-worker-backend-mock")
+	build = exec.Command("go", "build", "-o", mockPlugin, "../agent-worker-backend-mock")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build the mock backend:", err)
 		os.Exit(1)
 	}
 	code := m.Run()
@@ -54,8 +63,8 @@ func newCLI(t *testing.T) *cli {
 }
 
 func (c *cli) env() []string {
-	env := []string{"AGENT_WORKER_HOME=" + c.home, "AGENT_WORKER_LISTEN=127.0.0.1:0", "PATH=" + os.Getenv("PATH"), "HOME=" + c.home}
-	return env
+	return []string{"AGENT_WORKER_HOME=" + c.home, "AGENT_WORKER_LISTEN=127.0.0.1:0", "AGENT_WORKER_PLUGINS_DIR=" + pluginsDir,
+		"PATH=" + os.Getenv("PATH"), "HOME=" + c.home}
 }
 
 type result struct {

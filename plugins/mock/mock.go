@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"time"
@@ -123,6 +124,17 @@ func (r *run) do(ctx context.Context, s step) error {
 	case "stderr":
 		if _, err := fmt.Fprintln(r.b.stderr, text); err != nil {
 			return fmt.Errorf("mock: step %d: stderr: %w", s.index, err)
+		}
+	case "spawn":
+		// A child left running on purpose, like a CLI backend's model
+		// process: the daemon must take it down with the plugin.
+		cmd := exec.Command(s.argv[0], s.argv[1:]...)
+		if err := cmd.Start(); err != nil {
+			return fmt.Errorf("mock: step %d: spawn: %w", s.index, err)
+		}
+		go cmd.Wait()
+		if err := r.send(backend.Event{Kind: backend.EventLog, Text: fmt.Sprintf("spawned %s (pid %d)", s.argv[0], cmd.Process.Pid)}); err != nil {
+			return err
 		}
 	}
 	return nil

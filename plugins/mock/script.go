@@ -23,6 +23,7 @@ type step struct {
 	text      string // reply, text, result, fail, stderr, session; tool: its name
 	to        string
 	args      map[string]any
+	argv      []string // spawn: the command
 	sleep     time.Duration
 	usage     backend.Usage
 	permanent bool
@@ -32,7 +33,7 @@ type step struct {
 }
 
 // actions are the keys that make a step; exactly one per step.
-var actions = []string{"reply", "tool", "sleep", "text", "result", "usage", "session", "fail", "hang", "crash", "flood", "stderr"}
+var actions = []string{"reply", "tool", "sleep", "text", "result", "usage", "session", "fail", "hang", "crash", "flood", "stderr", "spawn"}
 
 // modifiers are the other keys, with the action each belongs to ("": any).
 var modifiers = map[string]string{"to": "reply", "args": "tool", "permanent": "fail", "when": ""}
@@ -164,6 +165,13 @@ func (s *step) set(k string, v json.RawMessage) error {
 		}
 	case "to":
 		return strict(v, &s.to, "an agent name")
+	case "spawn":
+		if err := strict(v, &s.argv, `a command as a list, e.g. ["sleep", "60"]`); err != nil {
+			return err
+		}
+		if len(s.argv) == 0 {
+			return errors.New("must name a command")
+		}
 	case "args":
 		return strict(v, &s.args, "an object of tool arguments")
 	case "permanent":

@@ -45,6 +45,7 @@ func Serve(cfg Config) {
 		})
 		hclog.SetDefault(logger)
 	}
+	stopTreeOnTerm()
 	goplugin.Serve(&goplugin.ServeConfig{
 		HandshakeConfig:  Handshake,
 		VersionedPlugins: map[int]goplugin.PluginSet{ProtocolVersion: set},

@@ -1,0 +1,133 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/agent-worker/agent-worker/host/api"
+)
+
+func (c *cli) client() *api.Client {
+	c.t.Helper()
+	d, err := api.ReadDaemonInfo(c.home)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return api.NewClient(d)
+}
+
+func TestE2EAskServeAndPlugins(t *testing.T) {
+	t.Parallel()
+	c := newCLI(t)
+	c.ok("new", "alice", "--backend", "mock")
+	if out := c.ok("ask", "alice", "hello there"); out != "alice done.\n" {
+		t.Errorf("ask printed %q", out)
+	}
+	if out := c.ok("serve", "alice", "again"); out != "alice done.\n" {
+		t.Errorf("serve printed %q", out)
+	}
+	var res api.RunResult
+	if err := json.Unmarshal([]byte(c.ok("serve", "alice", "json please", "--json")), &res); err != nil || !strings.HasPrefix(res.RunID, "run_") {
+		t.Errorf("serve --json = %+v, %v", res, err)
+	}
+	if out := c.ok("peek"); !strings.Contains(out, "[alice] [alice] Processed: user: alice hello there") {
+		t.Errorf("peek after ask:\n%s", out)
+	}
+	out := c.ok("plugins")
+	if !strings.Contains(out, "backend") || !strings.Contains(out, "mock") || !strings.Contains(out, "ok") {
+		t.Errorf("plugins printed:\n%s", out)
+	}
+	c.ok("new", "bad", "--backend", "mock", "--config", `{"script":[{"fail":"no model today","permanent":true}]}`)
+	if r := c.run("ask", "bad", "go"); r.code == 0 || !strings.Contains(r.stderr, "no model today") {
+		t.Errorf("failing ask: exit %d, stderr %q", r.code, r.stderr)
+	}
+	c.ok("new", "ext", "--backend", "external")
+	if r := c.run("serve", "ext", "go"); r.code != api.ExitUsage || !strings.Contains(r.stderr, "never runs it") {
+		t.Errorf("serve external: exit %d, stderr %q", r.code, r.stderr)
+	}
+}
+
+// kill -9 of the daemon during a run leaves no plugin process and no
+// grandchild alive, and the next daemon records the run as failed.
+func TestE2EDaemonKilledMidRun(t *testing.T) {
+	t.Parallel()
+	c := newCLI(t)
+	daemon := c.startDaemon()
+	c.ok("new", "alice", "--backend", "mock", "--config", `{"script":[{"spawn":["sleep","300"]},{"hang":true}]}`)
+	ask := exec.Command(binary, "ask", "alice", "work forever")
+	ask.Env = c.env()
+	if err := ask.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer ask.Wait()
+	var plugin, grandchild int
+	c.waitFor("the plugin and its child", func() bool {
+		plugin = processWithExe(mockPlugin)
+		if plugin == 0 {
+			return false
+		}
+		grandchild = childOf(plugin, "sleep")
+		return grandchild != 0
+	})
+	if err := daemon.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = daemon.Wait()
+	c.waitFor("plugin "+strconv.Itoa(plugin)+" to die", func() bool { return !api.ProcessAlive(plugin) })
+	c.waitFor("grandchild "+strconv.Itoa(grandchild)+" to die", func() bool { return !api.ProcessAlive(grandchild) })
+
+	runs, err := func() ([]api.Run, error) {
+		c.ok("status") // stale daemon.json: nothing runs
+		c.ok("list")   // starts a new daemon
+		return c.client().ListRuns(context.Background(), "alice")
+	}()
+	if err != nil || len(runs) != 1 || runs[0].State != "failed" || !strings.Contains(runs[0].Error, "daemon stopped") {
+		t.Errorf("runs after restart = %+v, %v", runs, err)
+	}
+}
+
+// processWithExe finds a live process running the binary at path.
+func processWithExe(path string) int {
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if exe, err := os.Readlink("/proc/" + e.Name() + "/exe"); err == nil && exe == path && api.ProcessAlive(pid) {
+			return pid
+		}
+	}
+	return 0
+}
+
+// childOf finds a live child of parent whose command name is comm.
+func childOf(parent int, comm string) int {
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		open, close := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+		if open < 0 || close < 0 || s[open+1:close] != comm {
+			continue
+		}
+		fields := strings.Fields(s[close+2:])
+		if len(fields) > 1 && fields[1] == strconv.Itoa(parent) && api.ProcessAlive(pid) {
+			return pid
+		}
+	}
+	return 0
+}

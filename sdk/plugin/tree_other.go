@@ -1,0 +1,6 @@
+//go:build !unix
+
+package plugin
+
+// stopTreeOnTerm does nothing where process groups do not exist.
+func stopTreeOnTerm() {}

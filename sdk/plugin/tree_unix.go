@@ -1,0 +1,26 @@
+//go:build unix
+
+package plugin
+
+import (
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// stopTreeOnTerm makes SIGTERM take down the plugin's whole process group
+// (the CLIs and other children it started), not just the plugin. The
+// daemon starts every plugin as the leader of its own group and sends
+// SIGTERM on a timeout, and the kernel sends it as the parent-death signal
+// when the daemon dies, so no grandchild outlives either.
+func stopTreeOnTerm() {
+	if syscall.Getpgrp() != os.Getpid() {
+		return // not a group leader: the group is not ours to kill
+	}
+	c := make(chan os.Signal, 1)
+	signal.Notify(c, syscall.SIGTERM)
+	go func() {
+		<-c
+		_ = syscall.Kill(0, syscall.SIGKILL) // every member, this process last
+	}()
+}
