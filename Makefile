@@ -9,8 +9,10 @@ LDFLAGS  := -X github.com/agent-worker/agent-worker/host/api.Version=$(VERSION)
 RUN_HOME ?= $(CURDIR)/.run-home
 AW       := AGENT_WORKER_HOME=$(RUN_HOME) ./$(BIN)/agent-worker
 
-.DEFAULT_GOAL := help
-.PHONY: help build plugins run test test-e2e bench lint proto proto-check clean check-deps
+.DEFAULT_GOAL := all
+.PHONY: all help build plugins run test test-e2e bench lint proto proto-check clean check-deps
+
+all: build plugins ## build bin/agent-worker and every first-party plugin into plugins.d/
 
 help: ## show this help
 	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -23,8 +25,13 @@ plugins: ## build the first-party plugins into plugins.d/
 		echo "build $$d"; $(GO) build -ldflags '$(LDFLAGS)' -o $(PLUGINS)/$$(basename $$d) ./$$d || exit 1; \
 	done
 
-run: build plugins ## start the daemon (home: .run-home) and register a demo agent
+run: build plugins ## start the daemon (home: .run-home), register a demo agent and run it once
 	@$(AW) info demo >/dev/null 2>&1 || $(AW) new demo --backend mock --system "You are a demo agent."
+	@$(AW) ask demo "hello, what do you do?"
+	@$(AW) peek -n 4
+	@echo
+	@$(AW) plugins
+	@echo
 	@$(AW) status
 	@echo
 	@echo "The daemon keeps running in the background (log: $(RUN_HOME)/logs/daemon.log)."
@@ -33,6 +40,7 @@ run: build plugins ## start the daemon (home: .run-home) and register a demo age
 
 test: ## run all tests, end-to-end ones included (race detector on)
 	$(GO) test -race -count=1 ./...
+	cd examples/backend-echo && $(GO) test -race -count=1 ./...
 
 test-e2e: ## run only the end-to-end tests against the built binaries
 	$(GO) test -race -count=1 -run 'E2E' ./cmd/...

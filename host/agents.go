@@ -2,6 +2,7 @@ package host
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"time"
 
@@ -22,8 +23,9 @@ var knownBackends = []string{"sdk", "claude", "codex", "cursor", "mock", "extern
 const minInterval = time.Second
 
 // agentFromSpec validates a POST /agents body and fills in defaults. It
-// reports the first problem with what to write instead.
-func agentFromSpec(s api.AgentSpec) (store.Agent, error) {
+// reports the first problem with what to write instead. installed lists the
+// backend plugins found in the plugins directories.
+func agentFromSpec(s api.AgentSpec, installed []string) (store.Agent, error) {
 	t := api.Target{Agent: s.Name, Workflow: s.Workflow, Tag: s.Tag}
 	if t.Workflow == "" {
 		t.Workflow = api.GlobalWorkflow
@@ -44,8 +46,11 @@ func agentFromSpec(s api.AgentSpec) (store.Agent, error) {
 	if alias, ok := backendAliases[backend]; ok {
 		backend = alias
 	}
-	if !isKnownBackend(backend) {
-		return store.Agent{}, api.Errorf(api.CodeInvalid, "unknown backend %q: use one of %s", s.Backend, strings.Join(knownBackends, ", "))
+	if !slices.Contains(knownBackends, backend) && !slices.Contains(installed, backend) {
+		names := append(slices.Clone(knownBackends), installed...)
+		slices.Sort(names)
+		return store.Agent{}, api.Errorf(api.CodeInvalid, "unknown backend %q: use one of %s, or install agent-worker-backend-%s into a plugins.d folder",
+			s.Backend, strings.Join(slices.Compact(names), ", "), s.Backend)
 	}
 	if backend == "sdk" && s.Model == "" {
 		return store.Agent{}, api.Errorf(api.CodeInvalid, "backend sdk needs a model: add --model, e.g. anthropic/claude-sonnet-4-5 or openai/gpt-4o (or use --backend mock to try things without an API key)")
@@ -67,15 +72,6 @@ func agentFromSpec(s api.AgentSpec) (store.Agent, error) {
 		Backend: backend, Model: s.Model, System: s.System,
 		Schedule: s.Schedule, WakeupPrompt: s.WakeupPrompt, Config: s.Config,
 	}, nil
-}
-
-func isKnownBackend(name string) bool {
-	for _, b := range knownBackends {
-		if b == name {
-			return true
-		}
-	}
-	return false
 }
 
 // validateSchedule accepts an interval (30s, 5m, 2h) or a 5-field cron

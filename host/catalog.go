@@ -243,6 +243,17 @@ func (c *Catalog) List() []api.Plugin {
 	return out
 }
 
+// Names lists the usable plugins of kind.
+func (c *Catalog) Names(kind string) []string {
+	var out []string
+	for _, p := range c.List() {
+		if p.Kind == kind && p.Error == "" && !p.Shadowed {
+			out = append(out, p.Name)
+		}
+	}
+	return out
+}
+
 // Dirs are the directories searched, in order.
 func (c *Catalog) Dirs() []string { return c.dirs }
 

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/sdk/plugin"
 	"github.com/agent-worker/agent-worker/store"
 )
 
@@ -69,7 +70,7 @@ func (h *Host) handleCreateAgent(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeJSON(w, r, &spec); err != nil {
 		return err
 	}
-	a, err := agentFromSpec(spec)
+	a, err := agentFromSpec(spec, h.catalog.Names(plugin.KindBackend))
 	if err != nil {
 		return err
 	}

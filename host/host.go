@@ -138,14 +138,19 @@ func New(cfg Config) (_ *Host, err error) {
 }
 
 // pluginDirs is the search order: --plugins-dir, the plugins.d beside the
-// executable, then the home's plugins.d.
+// executable (for <prefix>/bin/agent-worker also <prefix>/plugins.d, which is
+// where `make` puts them in a checkout), then the home's plugins.d.
 func pluginDirs(cfg Config) []string {
 	dirs := append([]string{}, cfg.PluginsDirs...)
 	if exe, err := os.Executable(); err == nil {
 		if real, err := filepath.EvalSymlinks(exe); err == nil {
 			exe = real
 		}
-		dirs = append(dirs, filepath.Join(filepath.Dir(exe), "plugins.d"))
+		dir := filepath.Dir(exe)
+		dirs = append(dirs, filepath.Join(dir, "plugins.d"))
+		if filepath.Base(dir) == "bin" {
+			dirs = append(dirs, filepath.Join(dir, "..", "plugins.d"))
+		}
 	}
 	dirs = append(dirs, filepath.Join(cfg.Home, "plugins.d"))
 	out := dirs[:0]

@@ -4,20 +4,20 @@
 package main
 
 import (
-	"fmt"
 	"os"
 
 	"github.com/agent-worker/agent-worker/docs-provider/file"
+	"github.com/agent-worker/agent-worker/sdk"
+	"github.com/agent-worker/agent-worker/sdk/docprovider"
 	"github.com/agent-worker/agent-worker/sdk/plugin"
 )
 
 var version = "0.1.0"
 
 func main() {
-	root := os.Getenv("AGENT_WORKER_DOCS_ROOT")
-	if root == "" {
-		fmt.Fprintln(os.Stderr, "agent-worker-docs-file: AGENT_WORKER_DOCS_ROOT is not set (the daemon sets it)")
-		os.Exit(1)
+	var p docprovider.Provider = docprovider.Failing(sdk.Errorf(sdk.ErrInvalid, "AGENT_WORKER_DOCS_ROOT is not set (the daemon sets it)"))
+	if root := os.Getenv("AGENT_WORKER_DOCS_ROOT"); root != "" {
+		p = file.New(root)
 	}
-	plugin.Serve(plugin.Config{Info: plugin.Info{Name: "file", Version: version}, Docs: file.New(root)})
+	plugin.Serve(plugin.Config{Info: plugin.Info{Name: "file", Version: version}, Docs: p})
 }

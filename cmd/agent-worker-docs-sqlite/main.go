@@ -4,26 +4,26 @@
 package main
 
 import (
-	"fmt"
 	"os"
 
 	sqlitedocs "github.com/agent-worker/agent-worker/docs-provider/sqlite"
+	"github.com/agent-worker/agent-worker/sdk"
+	"github.com/agent-worker/agent-worker/sdk/docprovider"
 	"github.com/agent-worker/agent-worker/sdk/plugin"
 )
 
 var version = "0.1.0"
 
 func main() {
-	path := os.Getenv("AGENT_WORKER_DOCS_DB")
-	if path == "" {
-		fmt.Fprintln(os.Stderr, "agent-worker-docs-sqlite: AGENT_WORKER_DOCS_DB is not set (the daemon sets it)")
-		os.Exit(1)
+	var p docprovider.Provider = docprovider.Failing(sdk.Errorf(sdk.ErrInvalid, "AGENT_WORKER_DOCS_DB is not set (the daemon sets it)"))
+	if path := os.Getenv("AGENT_WORKER_DOCS_DB"); path != "" {
+		db, err := sqlitedocs.Open(path)
+		if err != nil {
+			p = docprovider.Failing(sdk.Errorf(sdk.ErrUnavailable, "open %s: %v", path, err))
+		} else {
+			defer db.Close()
+			p = db
+		}
 	}
-	p, err := sqlitedocs.Open(path)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "agent-worker-docs-sqlite:", err)
-		os.Exit(1)
-	}
-	defer p.Close()
 	plugin.Serve(plugin.Config{Info: plugin.Info{Name: "sqlite", Version: version}, Docs: p})
 }

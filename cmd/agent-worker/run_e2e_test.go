@@ -131,3 +131,40 @@ func childOf(parent int, comm string) int {
 	}
 	return 0
 }
+
+// A third-party plugin, built in its own module against the sdk alone,
+// dropped into a running daemon's plugins.d, runs an agent.
+func TestE2EThirdPartyPlugin(t *testing.T) {
+	t.Parallel()
+	c := newCLI(t)
+	c.startDaemon()
+	dir := c.home + "/plugins.d"
+	tmp := dir + "/.agent-worker-backend-echo.tmp"
+	build := exec.Command("go", "build", "-o", tmp, ".")
+	build.Dir = "../../examples/backend-echo"
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build the example plugin: %v\n%s", err, out)
+	}
+	if err := os.Rename(tmp, dir+"/agent-worker-backend-echo"); err != nil {
+		t.Fatal(err)
+	}
+	c.waitFor("the echo plugin in `agent-worker plugins`", func() bool {
+		var l api.PluginList
+		if json.Unmarshal([]byte(c.ok("plugins", "--json")), &l) != nil {
+			return false
+		}
+		for _, p := range l.Plugins {
+			if p.Name == "echo" && p.Error == "" && p.Version == "1.0.0" {
+				return true
+			}
+		}
+		return false
+	})
+	c.ok("new", "parrot", "--backend", "echo")
+	if out := c.ok("serve", "parrot", "say cheese"); out != "echoed 1 message(s)\n" {
+		t.Errorf("serve printed %q", out)
+	}
+	if out := c.ok("peek"); !strings.Contains(out, "[parrot] echo: parrot say cheese") {
+		t.Errorf("peek:\n%s", out)
+	}
+}

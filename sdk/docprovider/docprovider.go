@@ -154,3 +154,16 @@ func isAlnum(c byte) bool {
 func isNameChar(c rune) bool {
 	return c < 0x80 && isAlnum(byte(c)) || c == '.' || c == '_' || c == '-'
 }
+
+// Failing returns a provider whose every call fails with err. A plugin that
+// is not configured to work (a missing setting) serves it, so that it still
+// answers the daemon's fingerprint and says what is wrong on use.
+func Failing(err error) Provider { return failing{err} }
+
+type failing struct{ err error }
+
+func (f failing) Read(context.Context, Ref) (string, error)   { return "", f.err }
+func (f failing) Write(context.Context, Ref, string) error    { return f.err }
+func (f failing) Append(context.Context, Ref, string) error   { return f.err }
+func (f failing) Create(context.Context, Ref, string) error   { return f.err }
+func (f failing) List(context.Context, Scope) ([]Info, error) { return nil, f.err }
