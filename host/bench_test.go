@@ -79,3 +79,28 @@ func BenchmarkMyInbox1M(b *testing.B) {
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
 	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
 }
+
+// BenchmarkPluginRun measures the overhead of one supervised run: spawn the
+// mock plugin, handshake over gRPC, a run that fetches its context with 3
+// MCP calls (my_inbox, channel_read, team_doc_read) and returns a result,
+// then exit and cleanup. It reports p50 and p99.
+func BenchmarkPluginRun(b *testing.B) {
+	th, _ := pluginHost(b, SupervisorConfig{})
+	mockAgent(b, th, "bench", map[string]any{"result": "ok"})
+	agent, err := th.DB().GetAgent(context.Background(), store.AgentKey{Name: "bench", Workflow: "global", Tag: "main"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var lat []time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		out, err := th.sup.Run(context.Background(), agent, 1, nil)
+		lat = append(lat, time.Since(t0))
+		if err != nil || out.Result != "ok" {
+			b.Fatalf("run: %+v, %v", out, err)
+		}
+	}
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+}

@@ -431,3 +431,59 @@ func waitGone(t testing.TB, pid int) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// A docs provider plugin that dies is restarted; callers get a retryable
+// error at worst, never a hang, and nothing written is lost.
+func TestDocsPluginRestartsAfterCrash(t *testing.T) {
+	t.Parallel()
+	th, dir := pluginHost(t, SupervisorConfig{})
+	docs := install(t, buildPlugin(t, "cmd/agent-worker-docs-file", ""), dir, "agent-worker-docs-file")
+	waitPlugins(t, th, "the file docs plugin", func(ps []api.Plugin) bool { p := find(ps, "file"); return p != nil && p.Error == "" })
+	c, ctx := th.client(), context.Background()
+	global := api.Target{Workflow: "global", Tag: "main"}
+	if err := c.DocWrite(ctx, global, "notes.md", api.DocumentWrite{Content: "kept"}); err != nil {
+		t.Fatal(err)
+	}
+	pid := 0
+	for _, p := range allProcesses(docs) {
+		pid = p
+	}
+	if pid == 0 {
+		t.Fatal("no docs plugin process after a write: the built-in provider was used")
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, pid)
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		d, err := c.DocRead(ctx, global, "notes.md")
+		if err == nil {
+			if d.Content != "kept" {
+				t.Errorf("after restart notes.md = %q", d.Content)
+			}
+			break
+		}
+		if api.ErrorCode(err) != api.CodeUnavailable {
+			t.Fatalf("read while the plugin restarts: %v (code %s), want unavailable", err, api.ErrorCode(err))
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("docs plugin never came back")
+		}
+		time.Sleep(50 * time.Millisecond) // the restart backoff
+	}
+	if ps := allProcesses(docs); len(ps) != 1 || ps[0] == pid {
+		t.Errorf("docs plugin processes after restart: %v (old pid %d)", ps, pid)
+	}
+}
+
+func allProcesses(path string) []int {
+	var out []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		if pid, err := strconv.Atoi(e.Name()); err == nil && isPluginProcess(pid, path) && alive(pid) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
