@@ -94,7 +94,7 @@ func BenchmarkPluginRun(b *testing.B) {
 	var lat []time.Duration
 	for b.Loop() {
 		t0 := time.Now()
-		out, err := th.sup.Run(context.Background(), agent, 1, nil)
+		out, err := th.sup.Run(context.Background(), RunSpec{Agent: agent, Attempt: 1})
 		lat = append(lat, time.Since(t0))
 		if err != nil || out.Result != "ok" {
 			b.Fatalf("run: %+v, %v", out, err)

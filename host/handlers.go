@@ -79,6 +79,7 @@ func (h *Host) handleCreateAgent(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	h.log.Named("agents").Info("agent registered", "agent", targetOf(stored.Key()).String(), "backend", stored.Backend)
+	h.sched.Add(stored.Key())
 	out, err := h.toAPIAgent(r.Context(), stored)
 	if err != nil {
 		return err
@@ -113,6 +114,7 @@ func (h *Host) handleDeleteAgent(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	h.mcp.Forget(keyOf(t)) // its tokens went with it
+	h.sched.Remove(keyOf(t))
 	h.log.Named("agents").Info("agent removed", "agent", t.String())
 	writeJSON(w, http.StatusOK, api.Status{Status: "deleted", Target: t.Display()})
 	return nil
@@ -149,8 +151,16 @@ func (h *Host) handleDeleteWorkflow(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
+	members, err := h.db.ListAgents(r.Context(), store.AgentFilter{Workflow: t.Workflow, Tag: t.Tag})
+	if err != nil {
+		return err
+	}
 	if err := h.db.DeleteWorkflow(r.Context(), t.Workflow, t.Tag); err != nil {
 		return err
+	}
+	for _, a := range members {
+		h.sched.Remove(a.Key())
+		h.mcp.Forget(a.Key())
 	}
 	h.log.Named("workflows").Info("workflow removed", "workflow", t.String())
 	writeJSON(w, http.StatusOK, api.Status{Status: "deleted", Target: t.Display()})
@@ -236,4 +246,55 @@ func keyOf(t api.Target) store.AgentKey {
 
 func targetOf(k store.AgentKey) api.Target {
 	return api.Target{Agent: k.Name, Workflow: k.Workflow, Tag: k.Tag}
+}
+
+func (h *Host) handleResume(w http.ResponseWriter, r *http.Request) error {
+	t, err := api.ParseAgentTarget(r.PathValue("target"))
+	if err != nil {
+		return err
+	}
+	if err := h.sched.Resume(r.Context(), keyOf(t)); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, api.Status{Status: "resumed", Target: t.Display()})
+	return nil
+}
+
+func (h *Host) handleSetSchedule(w http.ResponseWriter, r *http.Request) error {
+	t, err := api.ParseAgentTarget(r.PathValue("target"))
+	if err != nil {
+		return err
+	}
+	var req api.ScheduleRequest
+	if err := decodeJSON(w, r, &req); err != nil {
+		return err
+	}
+	if req.Schedule == "" {
+		return api.Errorf(api.CodeInvalid, "schedule is empty: give an interval (30m) or a cron expression, or DELETE to clear it")
+	}
+	if err := validateSchedule(req.Schedule); err != nil {
+		return err
+	}
+	return h.changeSchedule(w, r, t, req.Schedule, req.WakeupPrompt)
+}
+
+func (h *Host) handleClearSchedule(w http.ResponseWriter, r *http.Request) error {
+	t, err := api.ParseAgentTarget(r.PathValue("target"))
+	if err != nil {
+		return err
+	}
+	return h.changeSchedule(w, r, t, "", "")
+}
+
+func (h *Host) changeSchedule(w http.ResponseWriter, r *http.Request, t api.Target, schedule, prompt string) error {
+	if err := h.db.SetAgentSchedule(r.Context(), keyOf(t), schedule, prompt); err != nil {
+		return err
+	}
+	h.sched.Reschedule(keyOf(t))
+	status := "scheduled"
+	if schedule == "" {
+		status = "unscheduled"
+	}
+	writeJSON(w, http.StatusOK, api.Status{Status: status, Target: t.Display()})
+	return nil
 }

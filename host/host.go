@@ -34,6 +34,8 @@ type Config struct {
 	PluginsDirs []string
 	// Supervisor tunes run timeouts.
 	Supervisor SupervisorConfig
+	// Scheduler tunes when agents run.
+	Scheduler SchedulerConfig
 	// Logger is the root logger; each part logs through a Named child.
 	Logger hclog.Logger
 	// Now is the clock; tests inject one.
@@ -57,6 +59,7 @@ type Host struct {
 	mcp       *mcpserver.Server
 	catalog   *Catalog
 	sup       *Supervisor
+	sched     *Scheduler
 
 	stopOnce sync.Once
 	stop     chan struct{} // closed by POST /shutdown
@@ -124,6 +127,7 @@ func New(cfg Config) (_ *Host, err error) {
 	if err := h.sup.Reap(ctx); err != nil {
 		return nil, fmt.Errorf("reap workers: %w", err)
 	}
+	h.sched = NewScheduler(h.db, h.sup, h.team, cfg.Scheduler, h.log.Named("scheduler"))
 
 	if h.ln, err = net.Listen("tcp", cfg.Listen); err != nil {
 		return nil, fmt.Errorf("listen on %s: %w (another program uses that address: pick another with --listen, port 0 picks a free one)", cfg.Listen, err)
@@ -215,6 +219,11 @@ func (h *Host) Run(ctx context.Context) error {
 	defer func() { stopBG(); wg.Wait() }()
 	wg.Go(func() { h.team.RunExpiry(bg) })
 	h.catalog.Scan(bg) // before serving, so the first run finds its plugin
+	wg.Go(func() {
+		if err := h.sched.Run(bg); err != nil {
+			h.log.Error("scheduler stopped", "error", err)
+		}
+	})
 	wg.Go(func() {
 		if err := h.catalog.Watch(bg); err != nil {
 			h.log.Error("plugin watcher stopped", "error", err)

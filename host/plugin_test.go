@@ -75,13 +75,16 @@ func mockBinary(t testing.TB) string { return buildPlugin(t, "cmd/agent-worker-b
 
 // pluginHost starts a daemon whose first plugins dir is returned, with the
 // mock backend installed.
-func pluginHost(t testing.TB, sc SupervisorConfig) (*testHost, string) {
+func pluginHost(t testing.TB, sc SupervisorConfig, opts ...func(*Config)) (*testHost, string) {
 	t.Helper()
 	dir := t.TempDir()
 	install(t, mockBinary(t), dir, "agent-worker-backend-mock")
-	home := t.TempDir()
-	th := startHostWith(t, Config{Home: home, Listen: "127.0.0.1:0", PluginsDirs: []string{dir}, Supervisor: sc})
-	return th, dir
+	cfg := Config{Home: t.TempDir(), Listen: "127.0.0.1:0", PluginsDirs: []string{dir}, Supervisor: sc,
+		Scheduler: SchedulerConfig{RetryBase: 10 * time.Millisecond}}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	return startHostWith(t, cfg), dir
 }
 
 // waitPlugins polls GET /plugins until cond holds (the watcher works in the

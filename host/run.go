@@ -13,10 +13,9 @@ import (
 	"github.com/agent-worker/agent-worker/store"
 )
 
-// runMessage writes a user's message to an agent into the channel, runs
-// the agent once and settles the run: on success it acks what the run was
-// shown and posts the final answer as the agent unless the agent already
-// spoke in the channel.
+// runMessage writes a user's message to an agent into the channel and
+// follows the run the scheduler starts for it: the same path every run
+// takes. If ctx ends first (the client went away) the run is cancelled.
 func (h *Host) runMessage(ctx context.Context, target, message string, onEvent func(backend.Event)) (api.RunResult, error) {
 	t, err := api.ParseAgentTarget(target)
 	if err != nil {
@@ -26,49 +25,35 @@ func (h *Host) runMessage(ctx context.Context, target, message string, onEvent f
 	if err != nil {
 		return api.RunResult{}, err
 	}
-	scope := agent.Key().Scope()
-	if _, err := h.team.Send(ctx, team.SendRequest{Scope: scope, From: team.SenderUser, Content: "@" + agent.Name + " " + message}); err != nil {
-		return api.RunResult{}, err
-	}
-	before, err := h.db.LatestSeq(ctx, scope)
-	if err != nil {
-		return api.RunResult{}, err
+	switch {
+	case agent.Backend == "external":
+		return api.RunResult{}, api.Errorf(api.CodeInvalid, "%s has backend external: an outside MCP client acts as it, the daemon never runs it", t.Display())
+	case agent.State == "failed":
+		return api.RunResult{}, api.Errorf(api.CodeConflict, "%s is failed (%s): fix the cause, then `agent-worker resume %s`", t.Display(), agent.Error, t.Display())
 	}
 	start := time.Now()
-	out, err := h.sup.Run(ctx, agent, 1, onEvent)
+	w, err := h.sched.Watch(agent.Key(), onEvent)
 	if err != nil {
 		return api.RunResult{}, err
 	}
-	if err := h.settle(context.WithoutCancel(ctx), agent, out, before); err != nil {
+	m, err := h.team.Send(ctx, team.SendRequest{Scope: agent.Key().Scope(), From: team.SenderUser, Content: "@" + agent.Name + " " + message})
+	if err != nil {
+		w.Stop(false)
 		return api.RunResult{}, err
 	}
-	return api.RunResult{RunID: out.Run.ID, Agent: t.Display(), Content: out.Result, DurationMS: time.Since(start).Milliseconds(),
-		Usage: api.Usage{InputTokens: out.Usage.InputTokens, OutputTokens: out.Usage.OutputTokens, CostUSD: out.Usage.CostUSD}}, nil
-}
-
-// settle finishes a successful run: ack up to what it was shown, and post
-// its result if it said nothing in the channel itself.
-func (h *Host) settle(ctx context.Context, agent store.Agent, out Outcome, before int64) error {
-	key := agent.Key()
-	if out.Run.InboxUntilSeq > 0 {
-		if _, err := h.db.AckInbox(ctx, key, out.Run.InboxUntilSeq); err != nil {
-			return fmt.Errorf("ack inbox: %w", err)
+	w.Arm(m.Seq)
+	select {
+	case <-ctx.Done():
+		w.Stop(true)
+		return api.RunResult{}, ctx.Err()
+	case r := <-w.Done():
+		if r.err != nil {
+			return api.RunResult{}, r.err
 		}
+		out := r.out
+		return api.RunResult{RunID: out.Run.ID, Agent: t.Display(), Content: out.Result, DurationMS: time.Since(start).Milliseconds(),
+			Usage: api.Usage{InputTokens: out.Usage.InputTokens, OutputTokens: out.Usage.OutputTokens, CostUSD: out.Usage.CostUSD}}, nil
 	}
-	if out.Result == "" {
-		return nil
-	}
-	since, err := h.db.ReadChannel(ctx, key.Scope(), store.ReadOptions{SinceSeq: before, Limit: 1000, Viewer: agent.Name})
-	if err != nil {
-		return err
-	}
-	for _, m := range since {
-		if m.Sender == agent.Name {
-			return nil
-		}
-	}
-	_, err = h.team.Send(ctx, team.SendRequest{Scope: key.Scope(), From: agent.Name, Content: out.Result})
-	return err
 }
 
 // handleRun is POST /run: the run's events as server-sent events (`chunk`,

@@ -83,11 +83,24 @@ type Outcome struct {
 	Events    int
 }
 
-// Run runs agent once (attempt counts from 1), calling onEvent for each
-// event as it arrives. The run is recorded in runs/run_events whatever
-// happens. A returned error is retryable unless backend.IsPermanent says
-// otherwise.
-func (s *Supervisor) Run(ctx context.Context, agent store.Agent, attempt int, onEvent func(backend.Event)) (out Outcome, err error) {
+// RunSpec is one run to supervise.
+type RunSpec struct {
+	Agent   store.Agent
+	Attempt int // from 1
+	// InboxUntil is the newest inbox seq the run will be shown (the oldest
+	// page of my_inbox): what a successful run acks.
+	InboxUntil int64
+	// OnStart is called when the backend's Run is entered; OnEvent for each
+	// event as it arrives. Either may be nil.
+	OnStart func(runID string)
+	OnEvent func(backend.Event)
+}
+
+// Run runs one attempt of an agent run. The run is recorded in
+// runs/run_events whatever happens. A returned error is retryable unless
+// backend.IsPermanent says otherwise.
+func (s *Supervisor) Run(ctx context.Context, spec RunSpec) (out Outcome, err error) {
+	agent, attempt, onEvent := spec.Agent, spec.Attempt, spec.OnEvent
 	key := agent.Key()
 	if agent.Backend == "external" {
 		return out, backend.Permanent(api.Errorf(api.CodeInvalid, "%s has backend external: an outside MCP client acts as it, the daemon never runs it", key))
@@ -110,15 +123,7 @@ func (s *Supervisor) Run(ctx context.Context, agent store.Agent, attempt int, on
 		s.mu.Unlock()
 	}()
 
-	// The run is shown the oldest page of its inbox; that is what it acks.
-	inbox, err := s.db.Inbox(ctx, key, 0)
-	if err != nil {
-		return out, err
-	}
-	var until int64
-	if len(inbox) > 0 {
-		until = inbox[len(inbox)-1].Seq
-	}
+	until := spec.InboxUntil
 	out.Run, err = s.db.StartRun(ctx, store.Run{ID: runID, Agent: key, Backend: agent.Backend,
 		PluginSHA256: p.SHA256, Attempt: attempt, InboxUntilSeq: until})
 	if err != nil {
@@ -144,7 +149,7 @@ func (s *Supervisor) Run(ctx context.Context, agent store.Agent, attempt int, on
 		log.Info("run finished", "state", state, "error", msg, "events", out.Events)
 	}()
 
-	err = s.runPlugin(ctx, agent, attempt, p, runID, log, func(e backend.Event) {
+	err = s.runPlugin(ctx, agent, attempt, p, runID, log, spec.OnStart, func(e backend.Event) {
 		out.Events++
 		switch e.Kind {
 		case backend.EventResult:
@@ -165,7 +170,8 @@ func (s *Supervisor) Run(ctx context.Context, agent store.Agent, attempt int, on
 }
 
 // runPlugin starts the plugin process, runs the backend in it and stops it.
-func (s *Supervisor) runPlugin(ctx context.Context, agent store.Agent, attempt int, p api.Plugin, runID string, log hclog.Logger, emit func(backend.Event)) error {
+func (s *Supervisor) runPlugin(ctx context.Context, agent store.Agent, attempt int, p api.Plugin, runID string, log hclog.Logger,
+	onStart func(string), emit func(backend.Event)) error {
 	key := agent.Key()
 	token, err := s.db.CreateToken(ctx, key, runID)
 	if err != nil {
@@ -227,6 +233,9 @@ func (s *Supervisor) runPlugin(ctx context.Context, agent store.Agent, attempt i
 		Daemon:     backend.MCPServer{Name: "agent-worker", URL: s.mcpURL(), Headers: map[string]string{"Authorization": "Bearer " + token}},
 		WorkDir:    workDir,
 		ProjectDir: projectDir,
+	}
+	if onStart != nil {
+		onStart(runID)
 	}
 	runErr := be.Run(runCtx, req, backend.EventsFunc(func(e backend.Event) error {
 		if runCtx.Err() != nil {

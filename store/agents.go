@@ -259,3 +259,41 @@ func (db *DB) InboxDepth(ctx context.Context, k AgentKey) (int, error) {
 	})
 	return n, err
 }
+
+// SetAgentSchedule replaces an agent's schedule and wake-up prompt (both
+// empty clears them).
+func (db *DB) SetAgentSchedule(ctx context.Context, k AgentKey, schedule, prompt string) error {
+	return db.write(ctx, func(conn *sqlite.Conn) error {
+		err := sqlitex.Execute(conn, `UPDATE agents SET schedule = ?, wakeup_prompt = ?, updated_at = ?
+			WHERE workflow = ? AND tag = ? AND name = ?`,
+			&sqlitex.ExecOptions{Args: []any{schedule, prompt, db.nowMs(), k.Workflow, k.Tag, k.Name}})
+		if err != nil {
+			return err
+		}
+		if conn.Changes() == 0 {
+			return Errorf(CodeNotFound, "agent %q not found", k)
+		}
+		return nil
+	})
+}
+
+// LastActivity is when the agent last finished a run, or when it was
+// created if it never ran: interval schedules count idle time from it, so
+// schedules survive a daemon restart without state of their own.
+func (db *DB) LastActivity(ctx context.Context, k AgentKey) (time.Time, error) {
+	var ms int64
+	err := db.read(ctx, func(conn *sqlite.Conn) error {
+		found := false
+		err := sqlitex.Execute(conn, `SELECT max(created_at, coalesce((SELECT max(ended_at) FROM runs
+			WHERE workflow = ?1 AND tag = ?2 AND agent = ?3), 0)) FROM agents WHERE workflow = ?1 AND tag = ?2 AND name = ?3`,
+			&sqlitex.ExecOptions{Args: []any{k.Workflow, k.Tag, k.Name}, ResultFunc: func(s *sqlite.Stmt) error {
+				ms, found = s.ColumnInt64(0), true
+				return nil
+			}})
+		if err == nil && !found {
+			err = Errorf(CodeNotFound, "agent %q not found", k)
+		}
+		return err
+	})
+	return fromMs(ms), err
+}

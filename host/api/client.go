@@ -369,3 +369,19 @@ func (c *Client) GetRun(ctx context.Context, id string) (RunDetail, error) {
 	var d RunDetail
 	return d, c.do(ctx, http.MethodGet, "/runs/"+url.PathEscape(id), nil, &d)
 }
+
+// Resume is POST /agents/{target}/resume: a failed agent runs its unread
+// messages again.
+func (c *Client) Resume(ctx context.Context, t Target) error {
+	return c.do(ctx, http.MethodPost, "/agents/"+url.PathEscape(t.String())+"/resume", nil, nil)
+}
+
+// SetSchedule is PUT /agents/{target}/schedule.
+func (c *Client) SetSchedule(ctx context.Context, t Target, s ScheduleRequest) error {
+	return c.do(ctx, http.MethodPut, "/agents/"+url.PathEscape(t.String())+"/schedule", s, nil)
+}
+
+// ClearSchedule is DELETE /agents/{target}/schedule.
+func (c *Client) ClearSchedule(ctx context.Context, t Target) error {
+	return c.do(ctx, http.MethodDelete, "/agents/"+url.PathEscape(t.String())+"/schedule", nil, nil)
+}

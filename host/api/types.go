@@ -256,3 +256,9 @@ type RunDetail struct {
 	Run
 	Events []RunEvent `json:"events"`
 }
+
+// ScheduleRequest is the body of PUT /agents/{target}/schedule.
+type ScheduleRequest struct {
+	Schedule     string `json:"schedule"`
+	WakeupPrompt string `json:"wakeup_prompt,omitempty"`
+}

@@ -13,15 +13,32 @@ const (
 	EventMessage = "message"
 	// EventWake: an agent has something new in its inbox.
 	EventWake = "wake"
+	// EventRunStarted, EventRunFinished, EventRunFailed: a run's life.
+	EventRunStarted  = "run_started"
+	EventRunFinished = "run_finished"
+	EventRunFailed   = "run_failed"
+	// EventAgentState: an agent changed state (idle, running, failed).
+	EventAgentState = "agent_state"
 )
+
+// RunInfo describes a run in run events.
+type RunInfo struct {
+	ID         string `json:"id"`
+	Attempt    int    `json:"attempt"`
+	Error      string `json:"error,omitempty"`
+	DurationMS int64  `json:"duration_ms,omitempty"`
+}
 
 // Event is something that happened in a team, for in-process listeners (the
 // scheduler, SSE streams). The store is the source of truth; an event is
 // only a hint to go and look.
 type Event struct {
 	Kind    string
-	Agent   store.AgentKey // EventWake
+	Agent   store.AgentKey // wake, run and state events
 	Message *store.Message // EventMessage
+	Run     *RunInfo       // run events
+	State   string         // EventAgentState
+	Error   string         // EventAgentState: why it failed
 }
 
 // Bus fans events out to subscribers. Publishing never blocks: a subscriber

@@ -58,7 +58,7 @@ func (b *Backend) Run(ctx context.Context, req backend.Request, events backend.E
 	attempt := max(req.Attempt, 1)
 	r := &run{b: b, c: c, events: events, vars: placeholders(wc, attempt)}
 	for _, s := range steps {
-		if s.attempt != 0 && s.attempt != attempt {
+		if s.attempt != 0 && s.attempt != attempt || s.from != "" && !inboxFrom(wc.Inbox, s.from) {
 			continue
 		}
 		if err := r.do(ctx, s); err != nil {
@@ -187,4 +187,15 @@ func (r *run) sleep(ctx context.Context, d time.Duration) error {
 			}
 		}
 	}
+}
+
+// inboxFrom reports whether any inbox message comes from sender, so a
+// script can answer differently to different teammates.
+func inboxFrom(inbox []worker.Message, sender string) bool {
+	for _, m := range inbox {
+		if m.From == sender {
+			return true
+		}
+	}
+	return false
 }

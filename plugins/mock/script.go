@@ -29,7 +29,8 @@ type step struct {
 	permanent bool
 	n         int // crash: exit code; flood: how many
 	hang      bool
-	attempt   int // 0: every attempt
+	attempt   int    // 0: every attempt
+	from      string // "": always; else only when an inbox message is from this sender
 }
 
 // actions are the keys that make a step; exactly one per step.
@@ -213,15 +214,22 @@ func (s *step) set(k string, v json.RawMessage) error {
 		s.usage = backend.Usage{InputTokens: u.Input, OutputTokens: u.Output, CostUSD: u.Cost}
 	case "when":
 		var w struct {
-			Attempt int `json:"attempt"`
+			Attempt *int   `json:"attempt"`
+			From    string `json:"from"`
 		}
-		if err := strict(v, &w, "an object such as {\"attempt\": 1}"); err != nil {
+		if err := strict(v, &w, "an object such as {\"attempt\": 1} or {\"from\": \"bob\"}"); err != nil {
 			return err
 		}
-		if w.Attempt < 1 {
-			return errors.New("attempt: want 1 or more")
+		if w.Attempt == nil && w.From == "" {
+			return errors.New("give attempt, from or both")
 		}
-		s.attempt = w.Attempt
+		if w.Attempt != nil {
+			if *w.Attempt < 1 {
+				return errors.New("attempt: want 1 or more")
+			}
+			s.attempt = *w.Attempt
+		}
+		s.from = w.From
 	}
 	return nil
 }

@@ -1,0 +1,534 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/robfig/cron/v3"
+
+	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/team"
+	"github.com/agent-worker/agent-worker/sdk/backend"
+	"github.com/agent-worker/agent-worker/store"
+)
+
+// Scheduler defaults (SPEC.md "Scheduling", invariant 3).
+const (
+	DefaultPollInterval = 5 * time.Second
+	DefaultAttempts     = 3
+	DefaultRetryBase    = time.Second
+	// DefaultWakeupPrompt is what a scheduled wake-up says when the agent
+	// has no prompt of its own.
+	DefaultWakeupPrompt = "Scheduled wakeup. Check for any pending work or updates."
+)
+
+// errUserCancel ends a run the user cancelled (Ctrl-C on ask): it is not
+// retried.
+var errUserCancel = errors.New("cancelled by the user")
+
+// SchedulerConfig tunes when agents run; zero values take the defaults.
+type SchedulerConfig struct {
+	// PollInterval is the inbox safety net behind wakes.
+	PollInterval time.Duration
+	// MaxConcurrent caps runs across the daemon (default 2 × cores).
+	MaxConcurrent int
+	// Attempts per run before the agent is marked failed.
+	Attempts int
+	// RetryBase is the first retry's backoff; it doubles, with jitter.
+	RetryBase time.Duration
+	// Clock drives schedules and the poll; tests inject a fake one.
+	Clock Clock
+}
+
+// Scheduler decides when each agent runs: on a wake (a new inbox message,
+// coalesced), on the inbox poll, and on its interval or cron schedule. Each
+// agent has one loop, so it runs at most once at a time; a FIFO semaphore
+// caps runs daemon-wide and serves agents in the order they asked. All
+// state it acts on is in the store, so a restarted daemon carries on.
+type Scheduler struct {
+	db    *store.DB
+	sup   *Supervisor
+	team  *team.Service
+	log   hclog.Logger
+	cfg   SchedulerConfig
+	slots chan struct{}
+
+	// mu guards the fields that follow.
+	mu    sync.Mutex
+	ctx   context.Context // set by Run; loops live under it
+	loops map[store.AgentKey]*agentLoop
+	wg    sync.WaitGroup
+}
+
+// NewScheduler returns a scheduler; Run starts it.
+func NewScheduler(db *store.DB, sup *Supervisor, svc *team.Service, cfg SchedulerConfig, log hclog.Logger) *Scheduler {
+	if cfg.PollInterval <= 0 {
+		cfg.PollInterval = DefaultPollInterval
+	}
+	if cfg.MaxConcurrent <= 0 {
+		cfg.MaxConcurrent = 2 * runtime.NumCPU()
+	}
+	if cfg.Attempts <= 0 {
+		cfg.Attempts = DefaultAttempts
+	}
+	if cfg.RetryBase <= 0 {
+		cfg.RetryBase = DefaultRetryBase
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = realClock{}
+	}
+	return &Scheduler{db: db, sup: sup, team: svc, log: log, cfg: cfg,
+		slots: make(chan struct{}, cfg.MaxConcurrent), loops: map[store.AgentKey]*agentLoop{}}
+}
+
+// agentLoop is one agent's scheduling state. Only its own goroutine runs
+// the agent; others signal it.
+type agentLoop struct {
+	key    store.AgentKey
+	wake   chan struct{} // capacity 1: a burst of wakes is one wake
+	cancel context.CancelFunc
+
+	// mu guards the fields that follow.
+	mu        sync.Mutex
+	runCancel context.CancelCauseFunc // the run in flight, if any
+	until     int64                   // its inbox high-water seq
+	watches   []*runWatch
+	lastFire  time.Time // last scheduled wake-up, so one fire is not repeated
+	last      watchResult // the last finished run, for a watch armed late
+}
+
+// Run starts a loop per agent and routes wakes until ctx ends, then waits
+// for the loops (their runs are cancelled with ctx).
+func (s *Scheduler) Run(ctx context.Context) error {
+	sub := s.team.Bus.Subscribe(4096)
+	defer sub.Close()
+	s.mu.Lock()
+	s.ctx = ctx
+	s.mu.Unlock()
+	agents, err := s.db.ListAgents(ctx, store.AgentFilter{})
+	if err != nil {
+		return err
+	}
+	for _, a := range agents {
+		s.Add(a.Key())
+	}
+	defer s.wg.Wait()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case ev := <-sub.C:
+			if ev.Kind == team.EventWake {
+				s.Wake(ev.Agent)
+			}
+		}
+	}
+}
+
+// Add starts scheduling an agent (no-op if it is scheduled already). The
+// loop's first pass runs the agent if it has unread messages, which is how
+// a restarted daemon picks up where the last one stopped.
+func (s *Scheduler) Add(key store.AgentKey) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ctx == nil || s.ctx.Err() != nil || s.loops[key] != nil {
+		return
+	}
+	ctx, cancel := context.WithCancel(s.ctx)
+	l := &agentLoop{key: key, wake: make(chan struct{}, 1), cancel: cancel}
+	s.loops[key] = l
+	s.wg.Go(func() {
+		defer func() {
+			s.mu.Lock()
+			if s.loops[key] == l {
+				delete(s.loops, key)
+			}
+			s.mu.Unlock()
+			l.finishAll(Outcome{}, errors.New("the agent was removed"), true)
+		}()
+		s.loop(ctx, l)
+	})
+}
+
+// Remove stops scheduling an agent and cancels its run in flight.
+func (s *Scheduler) Remove(key store.AgentKey) {
+	s.mu.Lock()
+	l := s.loops[key]
+	delete(s.loops, key)
+	s.mu.Unlock()
+	if l != nil {
+		l.cancel()
+	}
+}
+
+// Wake asks an agent to look at its inbox now.
+func (s *Scheduler) Wake(key store.AgentKey) {
+	s.mu.Lock()
+	l := s.loops[key]
+	s.mu.Unlock()
+	if l == nil {
+		return
+	}
+	select {
+	case l.wake <- struct{}{}:
+	default: // already pending: coalesced
+	}
+}
+
+// Reschedule makes an agent re-read its schedule (after a change).
+func (s *Scheduler) Reschedule(key store.AgentKey) { s.Wake(key) }
+
+func (s *Scheduler) loop(ctx context.Context, l *agentLoop) {
+	scheduled := false
+	for {
+		if !s.tick(ctx, l, scheduled) {
+			return
+		}
+		scheduled = false
+		fire := s.nextFire(ctx, l)
+		select {
+		case <-ctx.Done():
+			return
+		case <-l.wake:
+		case <-s.cfg.Clock.After(s.cfg.PollInterval):
+		case <-fire:
+			scheduled = true
+		}
+	}
+}
+
+// nextFire returns a channel that fires at the agent's next scheduled
+// wake-up, or nil without a schedule. Interval schedules fire after that
+// long idle; cron schedules at the next match after the last activity.
+func (s *Scheduler) nextFire(ctx context.Context, l *agentLoop) <-chan time.Time {
+	a, err := s.db.GetAgent(ctx, l.key)
+	if err != nil || a.Schedule == "" {
+		return nil
+	}
+	last, err := s.db.LastActivity(ctx, l.key)
+	if err != nil {
+		return nil
+	}
+	l.mu.Lock()
+	if l.lastFire.After(last) {
+		last = l.lastFire
+	}
+	l.mu.Unlock()
+	var next time.Time
+	if d, err := time.ParseDuration(a.Schedule); err == nil {
+		next = last.Add(d)
+	} else if sched, err := cron.ParseStandard(a.Schedule); err == nil {
+		next = sched.Next(last.Local())
+	} else {
+		s.log.Warn("unusable schedule", "agent", l.key.String(), "schedule", a.Schedule, "error", err)
+		return nil
+	}
+	return s.cfg.Clock.After(next.Sub(s.cfg.Clock.Now()))
+}
+
+// tick handles one trigger. It returns false when the agent is gone.
+func (s *Scheduler) tick(ctx context.Context, l *agentLoop, scheduled bool) bool {
+	a, err := s.db.GetAgent(ctx, l.key)
+	if store.ErrorCode(err) == store.CodeNotFound {
+		return false
+	}
+	if err != nil {
+		if ctx.Err() == nil {
+			s.log.Warn("scheduler: read agent", "agent", l.key.String(), "error", err)
+		}
+		return true
+	}
+	if a.Backend == "external" || a.State == "failed" || a.State == "stopped" {
+		return true
+	}
+	if wf, err := s.db.GetWorkflow(ctx, a.Workflow, a.Tag); err != nil || wf.State != "running" {
+		return true
+	}
+	depth, err := s.db.InboxDepth(ctx, l.key)
+	if err != nil {
+		return true
+	}
+	if scheduled {
+		l.mu.Lock()
+		l.lastFire = s.cfg.Clock.Now()
+		l.mu.Unlock()
+		if depth == 0 {
+			prompt := a.WakeupPrompt
+			if prompt == "" {
+				prompt = DefaultWakeupPrompt
+			}
+			if _, err := s.team.Send(ctx, team.SendRequest{Scope: l.key.Scope(), From: team.SenderSystem, Kind: store.KindSystem,
+				Content: "@" + a.Name + " " + prompt}); err != nil {
+				s.log.Warn("scheduled wake-up", "agent", l.key.String(), "error", err)
+				return true
+			}
+			depth = 1
+		}
+	}
+	if depth > 0 {
+		s.runWithRetries(ctx, l, a)
+	}
+	return true
+}
+
+// runWithRetries runs the agent until a run succeeds, retrying failures with
+// jittered exponential backoff. After the last attempt (or a permanent
+// error) the agent is failed and its messages stay unread until resumed.
+func (s *Scheduler) runWithRetries(ctx context.Context, l *agentLoop, a store.Agent) {
+	for attempt := 1; ; attempt++ {
+		out, err := s.runOnce(ctx, l, a, attempt)
+		switch {
+		case err == nil:
+			l.finishAll(out, nil, false)
+			return
+		case ctx.Err() != nil:
+			return // the daemon is stopping or the agent was removed; unread stays unread
+		case errors.Is(err, errUserCancel):
+			l.finishAll(out, err, false)
+			s.setState(ctx, l.key, "idle", "")
+			return
+		case backend.IsPermanent(err) || attempt >= s.cfg.Attempts:
+			s.log.Warn("agent failed", "agent", l.key.String(), "attempts", attempt, "error", err)
+			l.finishAll(out, err, false)
+			s.setState(ctx, l.key, "failed", err.Error())
+			return
+		}
+		backoff := s.cfg.RetryBase << (attempt - 1)
+		backoff = time.Duration(float64(backoff) * (0.5 + rand.Float64()))
+		s.log.Info("run failed; retrying", "agent", l.key.String(), "attempt", attempt, "backoff", backoff, "error", err)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+		if fresh, err := s.db.GetAgent(ctx, l.key); err == nil {
+			a = fresh // a changed config applies from the next attempt
+		}
+	}
+}
+
+// runOnce takes a slot, records what the run will be shown, runs it and,
+// on success, settles it.
+func (s *Scheduler) runOnce(ctx context.Context, l *agentLoop, a store.Agent, attempt int) (Outcome, error) {
+	select {
+	case s.slots <- struct{}{}:
+	case <-ctx.Done():
+		return Outcome{}, ctx.Err()
+	}
+	defer func() { <-s.slots }()
+
+	inbox, err := s.db.Inbox(ctx, l.key, 0)
+	if err != nil {
+		return Outcome{}, err
+	}
+	if len(inbox) == 0 {
+		return Outcome{}, nil // acked meanwhile (a resumed or deleted message)
+	}
+	until := inbox[len(inbox)-1].Seq
+	before, err := s.db.LatestSeq(ctx, l.key.Scope())
+	if err != nil {
+		return Outcome{}, err
+	}
+	runCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	l.startRun(cancel, until)
+	defer l.endRun()
+
+	s.setState(ctx, l.key, "running", "")
+	start := time.Now()
+	var runID string
+	out, err := s.sup.Run(runCtx, RunSpec{Agent: a, Attempt: attempt, InboxUntil: until,
+		OnStart: func(id string) {
+			runID = id
+			s.team.Bus.Publish(team.Event{Kind: team.EventRunStarted, Agent: l.key, Run: &team.RunInfo{ID: id, Attempt: attempt}})
+		},
+		OnEvent: l.forward,
+	})
+	if errors.Is(context.Cause(runCtx), errUserCancel) {
+		err = errUserCancel
+	}
+	if err == nil {
+		err = s.settle(context.WithoutCancel(ctx), a, out, before)
+	}
+	info := &team.RunInfo{ID: runID, Attempt: attempt, DurationMS: time.Since(start).Milliseconds()}
+	if err != nil {
+		info.Error = err.Error()
+		s.team.Bus.Publish(team.Event{Kind: team.EventRunFailed, Agent: l.key, Run: info})
+	} else {
+		s.team.Bus.Publish(team.Event{Kind: team.EventRunFinished, Agent: l.key, Run: info})
+	}
+	if ctx.Err() == nil {
+		s.setState(ctx, l.key, "idle", "")
+	}
+	return out, err
+}
+
+// settle finishes a successful run: ack up to what it was shown, and post
+// its result if it said nothing in the channel itself.
+func (s *Scheduler) settle(ctx context.Context, a store.Agent, out Outcome, before int64) error {
+	key := a.Key()
+	if _, err := s.db.AckInbox(ctx, key, out.Run.InboxUntilSeq); err != nil {
+		return err
+	}
+	if out.Result == "" {
+		return nil
+	}
+	since, err := s.db.ReadChannel(ctx, key.Scope(), store.ReadOptions{SinceSeq: before, Limit: 1000, Viewer: a.Name})
+	if err != nil {
+		return err
+	}
+	for _, m := range since {
+		if m.Sender == a.Name {
+			return nil
+		}
+	}
+	_, err = s.team.Send(ctx, team.SendRequest{Scope: key.Scope(), From: a.Name, Content: out.Result})
+	return err
+}
+
+func (s *Scheduler) setState(ctx context.Context, key store.AgentKey, state, errMsg string) {
+	if err := s.db.SetAgentState(context.WithoutCancel(ctx), key, state, errMsg); err != nil {
+		if store.ErrorCode(err) != store.CodeNotFound {
+			s.log.Warn("set agent state", "agent", key.String(), "error", err)
+		}
+		return
+	}
+	s.team.Bus.Publish(team.Event{Kind: team.EventAgentState, Agent: key, State: state, Error: errMsg})
+}
+
+// Resume clears a failed agent so its unread messages run again.
+func (s *Scheduler) Resume(ctx context.Context, key store.AgentKey) error {
+	a, err := s.db.GetAgent(ctx, key)
+	if err != nil {
+		return err
+	}
+	if a.State != "failed" && a.State != "stopped" {
+		return api.Errorf(api.CodeConflict, "%s is %s, not failed: nothing to resume", key, a.State)
+	}
+	s.setState(ctx, key, "idle", "")
+	s.Add(key)
+	s.Wake(key)
+	return nil
+}
+
+// runWatch follows the run that handles one message, for ask/serve.
+type runWatch struct {
+	l       *agentLoop
+	seq     int64 // the message; 0 until Arm
+	onEvent func(backend.Event)
+	done    chan watchResult // capacity 1
+	active  bool             // attached to the run in flight
+}
+
+type watchResult struct {
+	out Outcome
+	err error
+}
+
+// Watch registers interest in an agent's runs before the caller writes its
+// message; Arm then names the message. This order means no run can handle
+// the message unseen.
+func (s *Scheduler) Watch(key store.AgentKey, onEvent func(backend.Event)) (*runWatch, error) {
+	s.mu.Lock()
+	l := s.loops[key]
+	s.mu.Unlock()
+	if l == nil {
+		return nil, api.Errorf(api.CodeConflict, "%s is not scheduled: it is stopped, or its workflow is", key)
+	}
+	w := &runWatch{l: l, onEvent: onEvent, done: make(chan watchResult, 1)}
+	l.mu.Lock()
+	l.watches = append(l.watches, w)
+	l.mu.Unlock()
+	return w, nil
+}
+
+// Arm names the message the watch waits for.
+func (w *runWatch) Arm(seq int64) {
+	l := w.l
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	w.seq = seq
+	switch {
+	case l.runCancel != nil && l.until >= seq:
+		w.active = true // the run in flight was shown it
+	case l.runCancel == nil && l.last.out.Run.InboxUntilSeq >= seq && l.last.err == nil:
+		w.done <- l.last // a run already handled it
+		w.removeLocked()
+	}
+}
+
+// Done delivers the outcome of the run that handled the message.
+func (w *runWatch) Done() <-chan watchResult { return w.done }
+
+// Stop stops watching; with cancelRun, a run in flight for the message is
+// cancelled (the user gave up) and not retried.
+func (w *runWatch) Stop(cancelRun bool) {
+	l := w.l
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	w.removeLocked()
+	if cancelRun && w.active && l.runCancel != nil {
+		l.runCancel(errUserCancel)
+	}
+}
+
+func (w *runWatch) removeLocked() {
+	ws := w.l.watches
+	for i, x := range ws {
+		if x == w {
+			w.l.watches = append(ws[:i], ws[i+1:]...)
+			return
+		}
+	}
+}
+
+// startRun marks the run in flight and attaches the watches it covers.
+func (l *agentLoop) startRun(cancel context.CancelCauseFunc, until int64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.runCancel, l.until = cancel, until
+	for _, w := range l.watches {
+		if w.seq > 0 && w.seq <= until {
+			w.active = true
+		}
+	}
+}
+
+func (l *agentLoop) endRun() {
+	l.mu.Lock()
+	l.runCancel, l.until = nil, 0
+	l.mu.Unlock()
+}
+
+// forward passes a run event to the watches attached to the run.
+func (l *agentLoop) forward(e backend.Event) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, w := range l.watches {
+		if w.active && w.onEvent != nil {
+			w.onEvent(e)
+		}
+	}
+}
+
+// finishAll reports a final outcome to the attached watches (to every watch
+// when all is set, e.g. the agent was removed).
+func (l *agentLoop) finishAll(out Outcome, err error, all bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.last = watchResult{out, err}
+	kept := l.watches[:0]
+	for _, w := range l.watches {
+		if w.active || all {
+			w.done <- watchResult{out, err}
+			continue
+		}
+		kept = append(kept, w)
+	}
+	l.watches = kept
+}

@@ -1,0 +1,361 @@
+package host
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/team"
+	"github.com/agent-worker/agent-worker/store"
+)
+
+// fakeClock is a Clock that only moves when the test says so.
+type fakeClock struct {
+	mu      sync.Mutex
+	cond    *sync.Cond
+	now     time.Time
+	waiters []fakeWaiter
+}
+
+type fakeWaiter struct {
+	at time.Time
+	c  chan time.Time
+}
+
+func newFakeClock(now time.Time) *fakeClock {
+	c := &fakeClock{now: now}
+	c.cond = sync.NewCond(&c.mu)
+	return c
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) After(d time.Duration) <-chan time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ch := make(chan time.Time, 1)
+	if d <= 0 {
+		ch <- c.now
+		return ch
+	}
+	c.waiters = append(c.waiters, fakeWaiter{c.now.Add(d), ch})
+	c.cond.Broadcast()
+	return ch
+}
+
+// Advance moves time and fires every waiter that is due.
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+	kept := c.waiters[:0]
+	for _, w := range c.waiters {
+		if !w.at.After(c.now) {
+			w.c <- c.now
+		} else {
+			kept = append(kept, w)
+		}
+	}
+	c.waiters = kept
+}
+
+// WaitFor blocks until some waiter is due at or before t: the scheduler
+// has computed its next fire and is waiting for it.
+func (c *fakeClock) WaitFor(t time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for {
+		for _, w := range c.waiters {
+			if !w.at.After(t) {
+				return
+			}
+		}
+		c.cond.Wait()
+	}
+}
+
+// events collects bus events for a test.
+type events struct {
+	t   testing.TB
+	sub *team.Subscription
+}
+
+func watchEvents(t testing.TB, th *testHost) *events {
+	sub := th.team.Bus.Subscribe(100000)
+	t.Cleanup(sub.Close)
+	return &events{t: t, sub: sub}
+}
+
+// next waits for an event matching pred.
+func (e *events) next(what string, pred func(team.Event) bool) team.Event {
+	e.t.Helper()
+	deadline := time.After(30 * time.Second)
+	for {
+		select {
+		case ev := <-e.sub.C:
+			if pred(ev) {
+				return ev
+			}
+		case <-deadline:
+			e.t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+func runOf(kind, agent string) func(team.Event) bool {
+	return func(ev team.Event) bool { return ev.Kind == kind && ev.Agent.Name == agent }
+}
+
+// settled waits until agent has run and its inbox is empty.
+func (e *events) settled(th *testHost, agent string) {
+	e.t.Helper()
+	for {
+		ev := e.next(agent+" to finish a run", func(ev team.Event) bool {
+			return ev.Agent.Name == agent && (ev.Kind == team.EventRunFinished || ev.Kind == team.EventRunFailed)
+		})
+		if ev.Kind == team.EventRunFailed {
+			continue // a retry follows
+		}
+		a, err := th.DB().GetAgent(context.Background(), store.AgentKey{Name: agent, Workflow: "global", Tag: "main"})
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		if d, _ := th.DB().InboxDepth(context.Background(), a.Key()); d == 0 {
+			return
+		}
+	}
+}
+
+func agentKey(name string) store.AgentKey { return store.AgentKey{Name: name, Workflow: "global", Tag: "main"} }
+
+func depth(t testing.TB, th *testHost, name string) int {
+	d, err := th.DB().InboxDepth(context.Background(), agentKey(name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func runsOf(t testing.TB, th *testHost, name string) []store.Run {
+	runs, err := th.DB().ListRuns(context.Background(), store.RunFilter{Agent: agentKey(name), Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return runs
+}
+
+// noPoll makes wakes the only trigger, so a test proves wakes work.
+func noPoll(c *Config) { c.Scheduler.PollInterval = time.Hour }
+
+// The seed's step-4 check: a mention wakes the agent (not the poll), it
+// replies and its inbox is empty; then alice asks bob and bob answers.
+func TestMentionWakesAgentAndTeamTalks(t *testing.T) {
+	t.Parallel()
+	th, _ := pluginHost(t, SupervisorConfig{}, noPoll)
+	ev := watchEvents(t, th)
+	mockAgent(t, th, "alice",
+		map[string]any{"reply": "@bob please review the plan", "when": map[string]any{"from": "user"}},
+		map[string]any{"reply": "thanks, merging", "when": map[string]any{"from": "bob"}})
+	mockAgent(t, th, "bob", map[string]any{"reply": "@alice looks good to me", "when": map[string]any{"from": "alice"}})
+
+	if _, err := th.client().Send(context.Background(), api.SendRequest{Target: "@global", Message: "@alice ask @bob for a review"}); err != nil {
+		t.Fatal(err)
+	}
+	ev.next("alice's run to start", runOf(team.EventRunStarted, "alice"))
+	ev.settled(th, "bob")
+	ev.settled(th, "alice")
+	ms, _ := th.client().Peek(context.Background(), "@global", 20, 0)
+	var lines []string
+	for _, m := range ms {
+		lines = append(lines, m.From+": "+m.Content)
+	}
+	want := []string{"user: @alice ask @bob for a review", "alice: @bob please review the plan", "bob: @alice looks good to me", "alice: thanks, merging"}
+	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
+		t.Errorf("channel:\n%s\nwant:\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
+	}
+	if depth(t, th, "alice") != 0 || depth(t, th, "bob") != 0 {
+		t.Errorf("inboxes not empty: alice %d bob %d", depth(t, th, "alice"), depth(t, th, "bob"))
+	}
+}
+
+// A burst of 50 mentions while the agent runs gives at most 2 more runs,
+// and every message is acked exactly once.
+func TestBurstOfMentionsIsCoalesced(t *testing.T) {
+	t.Parallel()
+	th, _ := pluginHost(t, SupervisorConfig{}, noPoll)
+	ev := watchEvents(t, th)
+	mockAgent(t, th, "alice", map[string]any{"sleep": "500ms"}, map[string]any{"result": "ok"})
+	c := th.client()
+	if _, err := c.Send(context.Background(), api.SendRequest{Target: "alice", Message: "first"}); err != nil {
+		t.Fatal(err)
+	}
+	ev.next("the first run", runOf(team.EventRunStarted, "alice"))
+	var last int64
+	for i := range 50 {
+		m, err := c.Send(context.Background(), api.SendRequest{Target: "alice", Message: fmt.Sprintf("burst %d", i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = m.Seq
+	}
+	ev.settled(th, "alice")
+	runs := runsOf(t, th, "alice")
+	if len(runs) > 3 {
+		t.Errorf("%d runs for 1 + a burst of 50 messages, want at most 3", len(runs))
+	}
+	// Runs are newest first; each acks a later seq than the one before, and
+	// the last covers every message.
+	for i := len(runs) - 1; i > 0; i-- {
+		if runs[i-1].InboxUntilSeq <= runs[i].InboxUntilSeq {
+			t.Errorf("runs overlap: %d then %d", runs[i].InboxUntilSeq, runs[i-1].InboxUntilSeq)
+		}
+	}
+	cur, _ := th.DB().InboxCursor(context.Background(), agentKey("alice"))
+	if runs[0].InboxUntilSeq != last || cur < last {
+		t.Errorf("last run acked up to %d (cursor %d), want %d", runs[0].InboxUntilSeq, cur, last)
+	}
+}
+
+func TestRetriesAndFailure(t *testing.T) {
+	t.Parallel()
+	th, _ := pluginHost(t, SupervisorConfig{IdleTimeout: time.Second}, noPoll)
+	ev := watchEvents(t, th)
+	ctx := context.Background()
+	c := th.client()
+
+	// Fails twice, then succeeds: 3 runs, acked once.
+	mockAgent(t, th, "flaky",
+		map[string]any{"fail": "first", "when": map[string]any{"attempt": 1}},
+		map[string]any{"fail": "second", "when": map[string]any{"attempt": 2}},
+		map[string]any{"result": "third time lucky"})
+	c.Send(ctx, api.SendRequest{Target: "flaky", Message: "go"})
+	ev.settled(th, "flaky")
+	runs := runsOf(t, th, "flaky")
+	if len(runs) != 3 || runs[0].State != "succeeded" || runs[1].State != "failed" || runs[0].Attempt != 3 {
+		t.Errorf("flaky runs = %+v", runs)
+	}
+
+	// Always fails: failed, messages unread, resume runs it again.
+	mockAgent(t, th, "broken", map[string]any{"fail": "model unreachable"})
+	c.Send(ctx, api.SendRequest{Target: "broken", Message: "go"})
+	ev.next("broken to fail", func(e team.Event) bool { return e.Kind == team.EventAgentState && e.Agent.Name == "broken" && e.State == "failed" })
+	a, _ := c.GetAgent(ctx, api.Target{Agent: "broken", Workflow: "global", Tag: "main"})
+	if a.State != "failed" || !strings.Contains(a.Error, "model unreachable") || a.InboxDepth != 1 {
+		t.Errorf("broken after 3 failures = %+v", a)
+	}
+	if n := len(runsOf(t, th, "broken")); n != 3 {
+		t.Errorf("broken ran %d times, want 3", n)
+	}
+	if h, _ := c.Health(ctx); len(h.Problems) != 1 || !strings.Contains(h.Problems[0], "model unreachable") {
+		t.Errorf("status problems = %q", h.Problems)
+	}
+	if _, err := c.Serve(ctx, api.RunRequest{Agent: "broken", Message: "again"}); api.ErrorCode(err) != api.CodeConflict || !strings.Contains(err.Error(), "resume") {
+		t.Errorf("serve on a failed agent: %v", err)
+	}
+	if err := c.Resume(ctx, api.Target{Agent: "broken", Workflow: "global", Tag: "main"}); err != nil {
+		t.Fatal(err)
+	}
+	ev.next("broken to run again", runOf(team.EventRunStarted, "broken"))
+	if err := c.Resume(ctx, api.Target{Agent: "flaky", Workflow: "global", Tag: "main"}); api.ErrorCode(err) != api.CodeConflict {
+		t.Errorf("resume of a healthy agent: %v", err)
+	}
+
+	// Hangs: killed at the idle timeout and retried.
+	mockAgent(t, th, "stuck", map[string]any{"hang": true, "when": map[string]any{"attempt": 1}}, map[string]any{"result": "unstuck"})
+	c.Send(ctx, api.SendRequest{Target: "stuck", Message: "go"})
+	ev.settled(th, "stuck")
+	runs = runsOf(t, th, "stuck")
+	if len(runs) != 2 || !strings.Contains(runs[1].Error, "idle timeout") || runs[0].State != "succeeded" {
+		t.Errorf("stuck runs = %+v", runs)
+	}
+}
+
+func TestAskStreamsAndServeAnswers(t *testing.T) {
+	t.Parallel()
+	th, _ := pluginHost(t, SupervisorConfig{}, noPoll)
+	mockAgent(t, th, "alice", map[string]any{"text": "Hello, "}, map[string]any{"text": "world"}, map[string]any{"result": "Hello, world"})
+	var chunks []string
+	res, err := th.client().Run(context.Background(), api.RunRequest{Agent: "alice", Message: "greet"},
+		api.RunHandlers{Chunk: func(c api.RunChunk) { chunks = append(chunks, c.Text) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(chunks) < 2 || strings.Join(chunks, "") != "Hello, world" || res.Content != "Hello, world" {
+		t.Errorf("ask: chunks %q, result %+v", chunks, res)
+	}
+	served, err := th.client().Serve(context.Background(), api.RunRequest{Agent: "alice", Message: "greet"})
+	if err != nil || served.Content != res.Content {
+		t.Errorf("serve = %+v, %v; want the same content", served, err)
+	}
+	// Cancelling ask cancels the run, which is not retried.
+	mockAgent(t, th, "slow", map[string]any{"hang": true})
+	ctx, cancel := context.WithCancel(context.Background())
+	ev := watchEvents(t, th)
+	go func() {
+		ev.next("slow to start", runOf(team.EventRunStarted, "slow"))
+		cancel()
+	}()
+	if _, err := th.client().Run(ctx, api.RunRequest{Agent: "slow", Message: "go"}, api.RunHandlers{}); err == nil {
+		t.Fatal("cancelled ask returned no error")
+	}
+	ev.next("the cancelled run to end", runOf(team.EventRunFailed, "slow"))
+	if runs := runsOf(t, th, "slow"); len(runs) != 1 || runs[0].State != "cancelled" {
+		t.Errorf("slow runs after cancel = %+v", runs)
+	}
+}
+
+func TestSchedulesFireOnTheClockAndSurviveRestart(t *testing.T) {
+	t.Parallel()
+	start := time.Date(2026, 11, 22, 10, 0, 30, 0, time.Local)
+	clock := newFakeClock(start)
+	home := t.TempDir()
+	withClock := func(c *Config) { c.Home, c.Now, c.Scheduler.Clock, c.Scheduler.PollInterval = home, clock.Now, clock, time.Hour }
+	th, _ := pluginHost(t, SupervisorConfig{}, withClock)
+	ev := watchEvents(t, th)
+	c := th.client()
+	ctx := context.Background()
+	if _, err := c.CreateAgent(ctx, api.AgentSpec{Name: "standup", Backend: "mock", Schedule: "10m", WakeupPrompt: "post your standup"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CreateAgent(ctx, api.AgentSpec{Name: "nightly", Backend: "mock", Schedule: "0 11 * * *"}); err != nil {
+		t.Fatal(err)
+	}
+	// Interval: nothing before 10 idle minutes, a wake-up at 10.
+	clock.WaitFor(start.Add(10 * time.Minute))
+	clock.Advance(10 * time.Minute)
+	ev.settled(th, "standup")
+	ms, _ := c.Peek(ctx, "@global", 10, 0)
+	if len(ms) == 0 || ms[0].From != "system" || ms[0].Content != "@standup post your standup" || ms[0].Kind != "system" {
+		t.Errorf("wake-up message = %+v", ms)
+	}
+	// Cron: 11:00 local time.
+	eleven := time.Date(2026, 11, 22, 11, 0, 0, 0, time.Local)
+	clock.WaitFor(eleven)
+	clock.Advance(eleven.Sub(clock.Now()))
+	ev.settled(th, "nightly")
+	if n := len(runsOf(t, th, "nightly")); n != 1 {
+		t.Errorf("nightly ran %d times at 11:00, want 1", n)
+	}
+	th.stop(t)
+
+	// After a restart the schedules are still there and fire again.
+	th2 := startHostWith(t, Config{Home: home, Listen: "127.0.0.1:0", PluginsDirs: th.catalog.Dirs()[:1], Now: clock.Now,
+		Scheduler: SchedulerConfig{Clock: clock, PollInterval: time.Hour}})
+	ev2 := watchEvents(t, th2)
+	before := len(runsOf(t, th2, "standup"))
+	next := clock.Now().Add(10 * time.Minute)
+	clock.WaitFor(next)
+	clock.Advance(10 * time.Minute)
+	ev2.settled(th2, "standup")
+	if n := len(runsOf(t, th2, "standup")); n != before+1 {
+		t.Errorf("standup runs after restart and 10 minutes: %d, want %d", n, before+1)
+	}
+}
