@@ -101,6 +101,13 @@ func (h *Host) handleGetAgent(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	runs, err := h.db.ListRuns(r.Context(), store.RunFilter{Agent: a.Key(), Limit: 5})
+	if err != nil {
+		return err
+	}
+	for _, run := range runs {
+		out.Runs = append(out.Runs, apiRun(run))
+	}
 	writeJSON(w, http.StatusOK, out)
 	return nil
 }

@@ -39,6 +39,7 @@ func (h *Host) routes(log hclog.Logger) http.Handler {
 	handle("DELETE /agents/{target}/schedule", h.handleClearSchedule)
 	handle("POST /send", h.handleSend)
 	handle("GET /peek", h.handlePeek)
+	handle("GET /events", h.handleEvents)
 	handle("GET /docs/{wf}/{tag}", h.handleDocList)
 	handle("GET /docs/{wf}/{tag}/{path...}", h.handleDocRead)
 	handle("PUT /docs/{wf}/{tag}/{path...}", h.handleDocWrite)

@@ -194,6 +194,11 @@ func startSSE(w http.ResponseWriter) (*sseWriter, error) {
 	return &sseWriter{w: w, fl: fl}, nil
 }
 
+func (s *sseWriter) comment(text string) {
+	fmt.Fprintf(s.w, ": %s\n\n", text)
+	s.fl.Flush()
+}
+
 func (s *sseWriter) send(event string, v any) {
 	b, _ := json.Marshal(v)
 	fmt.Fprintf(s.w, "event: %s\ndata: %s\n\n", event, b)

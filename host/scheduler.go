@@ -98,7 +98,7 @@ type agentLoop struct {
 	runCancel context.CancelCauseFunc // the run in flight, if any
 	until     int64                   // its inbox high-water seq
 	watches   []*runWatch
-	lastFire  time.Time // last scheduled wake-up, so one fire is not repeated
+	lastFire  time.Time   // last scheduled wake-up, so one fire is not repeated
 	last      watchResult // the last finished run, for a watch armed late
 }
 

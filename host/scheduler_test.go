@@ -134,7 +134,9 @@ func (e *events) settled(th *testHost, agent string) {
 	}
 }
 
-func agentKey(name string) store.AgentKey { return store.AgentKey{Name: name, Workflow: "global", Tag: "main"} }
+func agentKey(name string) store.AgentKey {
+	return store.AgentKey{Name: name, Workflow: "global", Tag: "main"}
+}
 
 func depth(t testing.TB, th *testHost, name string) int {
 	d, err := th.DB().InboxDepth(context.Background(), agentKey(name))
@@ -246,7 +248,9 @@ func TestRetriesAndFailure(t *testing.T) {
 	// Always fails: failed, messages unread, resume runs it again.
 	mockAgent(t, th, "broken", map[string]any{"fail": "model unreachable"})
 	c.Send(ctx, api.SendRequest{Target: "broken", Message: "go"})
-	ev.next("broken to fail", func(e team.Event) bool { return e.Kind == team.EventAgentState && e.Agent.Name == "broken" && e.State == "failed" })
+	ev.next("broken to fail", func(e team.Event) bool {
+		return e.Kind == team.EventAgentState && e.Agent.Name == "broken" && e.State == "failed"
+	})
 	a, _ := c.GetAgent(ctx, api.Target{Agent: "broken", Workflow: "global", Tag: "main"})
 	if a.State != "failed" || !strings.Contains(a.Error, "model unreachable") || a.InboxDepth != 1 {
 		t.Errorf("broken after 3 failures = %+v", a)
@@ -317,7 +321,9 @@ func TestSchedulesFireOnTheClockAndSurviveRestart(t *testing.T) {
 	start := time.Date(2026, 11, 22, 10, 0, 30, 0, time.Local)
 	clock := newFakeClock(start)
 	home := t.TempDir()
-	withClock := func(c *Config) { c.Home, c.Now, c.Scheduler.Clock, c.Scheduler.PollInterval = home, clock.Now, clock, time.Hour }
+	withClock := func(c *Config) {
+		c.Home, c.Now, c.Scheduler.Clock, c.Scheduler.PollInterval = home, clock.Now, clock, time.Hour
+	}
 	th, _ := pluginHost(t, SupervisorConfig{}, withClock)
 	ev := watchEvents(t, th)
 	c := th.client()

@@ -2,8 +2,6 @@ package host
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"net/http"
 	"strconv"
 	"time"
@@ -74,63 +72,100 @@ func (h *Host) handlePeek(w http.ResponseWriter, r *http.Request) error {
 		writeJSON(w, http.StatusOK, api.MessageList{Messages: team.APIMessages(ms)})
 		return nil
 	}
-	return h.followChannel(w, r, scopeOf(t), viewer, ms, int64(since))
+	scope := scopeOf(t)
+	return h.streamEvents(w, r, &scope, viewer, ms, int64(since))
 }
 
-// followChannel streams a channel as SSE (`event: message`). Bus events are
-// only a hint: each one triggers a read of the store after the last seq
-// sent, so a subscriber that falls behind loses nothing.
-func (h *Host) followChannel(w http.ResponseWriter, r *http.Request, scope store.Scope, viewer string, first []store.Message, since int64) error {
-	sub := h.team.Bus.Subscribe(64)
-	defer sub.Close()
-	fl, ok := w.(http.Flusher)
-	if !ok {
-		return fmt.Errorf("streaming unsupported")
+// handleEvents is GET /events: server-sent events of everything that
+// happens (messages, run started/finished/failed, agent state changes),
+// optionally limited to one target's scope. Messages of a scope are read
+// from the store after the last seq sent, so a slow reader loses none.
+func (h *Host) handleEvents(w http.ResponseWriter, r *http.Request) error {
+	var scope *store.Scope
+	viewer := ""
+	if target := r.URL.Query().Get("target"); target != "" {
+		t, err := api.ParseTarget(target)
+		if err != nil {
+			return err
+		}
+		if _, err := h.db.GetWorkflow(r.Context(), t.Workflow, t.Tag); err != nil {
+			return err
+		}
+		s := scopeOf(t)
+		scope, viewer = &s, t.Agent
 	}
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
+	since, err := intParam(r.URL.Query().Get("since_seq"), 0)
+	if err != nil {
+		return err
+	}
+	return h.streamEvents(w, r, scope, viewer, nil, int64(since))
+}
+
+// streamEvents writes bus events as SSE until the client or the daemon
+// goes away, after first sending the messages in first.
+func (h *Host) streamEvents(w http.ResponseWriter, r *http.Request, scope *store.Scope, viewer string, first []store.Message, since int64) error {
+	sub := h.team.Bus.Subscribe(1024)
+	defer sub.Close()
+	sse, err := startSSE(w)
+	if err != nil {
+		return err
+	}
 	last := since
-	send := func(ms []store.Message) {
+	sendMessages := func(ms []store.Message) {
 		for _, m := range ms {
-			b, _ := json.Marshal(team.APIMessage(m))
-			fmt.Fprintf(w, "event: message\nid: %d\ndata: %s\n\n", m.Seq, b)
+			sse.send("message", team.APIMessage(m))
 			last = m.Seq
 		}
-		fl.Flush()
 	}
-	send(first)
-	if len(first) == 0 {
+	sendMessages(first)
+	if scope != nil && last == 0 {
 		// Start after what exists now, so old history is not replayed.
-		seq, err := h.db.LatestSeq(r.Context(), scope)
-		if err != nil {
-			return nil
+		if seq, err := h.db.LatestSeq(r.Context(), *scope); err == nil {
+			last = seq
 		}
-		last = max(last, seq)
+	}
+	inScope := func(k store.AgentKey) bool {
+		return scope == nil || (k.Workflow == scope.Workflow && k.Tag == scope.Tag)
 	}
 	ping := time.NewTicker(15 * time.Second)
 	defer ping.Stop()
 	for {
+		var ev team.Event
 		select {
 		case <-r.Context().Done():
 			return nil
 		case <-h.stop:
 			return nil
 		case <-ping.C:
-			fmt.Fprint(w, ": ping\n\n")
-			fl.Flush()
-			continue // a ping is also the safety net after dropped events
-		case ev := <-sub.C:
-			if ev.Kind != team.EventMessage || ev.Message.Workflow != scope.Workflow || ev.Message.Tag != scope.Tag || ev.Message.Seq <= last {
+			sse.comment("ping")
+			if scope == nil {
 				continue
 			}
+			ev = team.Event{Kind: team.EventMessage} // safety net after dropped events
+		case ev = <-sub.C:
 		}
-		ms, err := h.team.Read(context.WithoutCancel(r.Context()), scope, viewer, last, 1000)
-		if err != nil {
-			h.log.Warn("follow channel", "error", err)
-			return nil
+		switch {
+		case ev.Kind == team.EventMessage && scope != nil:
+			if ev.Message != nil && (ev.Message.Workflow != scope.Workflow || ev.Message.Tag != scope.Tag || ev.Message.Seq <= last) {
+				continue
+			}
+			ms, err := h.team.Read(context.WithoutCancel(r.Context()), *scope, viewer, last, 1000)
+			if err != nil {
+				h.log.Warn("event stream", "error", err)
+				return nil
+			}
+			sendMessages(ms)
+		case ev.Kind == team.EventMessage:
+			sendMessages([]store.Message{*ev.Message})
+		case ev.Kind == team.EventWake:
+			// internal: the scheduler's business
+		case !inScope(ev.Agent):
+		case ev.Run != nil:
+			sse.send(ev.Kind, api.RunEventInfo{Agent: targetOf(ev.Agent).Display(), RunID: ev.Run.ID,
+				Attempt: ev.Run.Attempt, Error: ev.Run.Error, DurationMS: ev.Run.DurationMS})
+		case ev.Kind == team.EventAgentState:
+			sse.send(ev.Kind, api.AgentStateEvent{Agent: targetOf(ev.Agent).Display(), State: ev.State, Error: ev.Error})
 		}
-		send(ms)
 	}
 }
 

@@ -231,7 +231,23 @@ func infoCmd(e *env) *ffcli.Command {
 			row("wakeup", a.WakeupPrompt)
 			row("system", oneLine(a.System, 100))
 			row("created", a.CreatedAt.Local().Format(time.DateTime))
-			return tw.Flush()
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			if len(a.Runs) > 0 {
+				e.printf("last runs:\n")
+				tw = tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+				for _, r := range a.Runs {
+					outcome := r.State
+					if r.Error != "" {
+						outcome += ": " + oneLine(r.Error, 80)
+					}
+					fmt.Fprintf(tw, "  %s\t%s\tattempt %d\t%s\t%s\n", r.StartedAt.Local().Format(time.DateTime), r.ID,
+						r.Attempt, (time.Duration(r.DurationMS) * time.Millisecond).Round(time.Millisecond), outcome)
+				}
+				return tw.Flush()
+			}
+			return nil
 		})
 }
 
@@ -333,4 +349,69 @@ func oneLine(s string, max int) string {
 		return string(r[:max-1]) + "…"
 	}
 	return s
+}
+
+func resumeCmd(e *env) *ffcli.Command {
+	fs := flag.NewFlagSet("resume", flag.ContinueOnError)
+	e.common(fs)
+	return leaf("resume", "resume <agent>", "clear a failed agent so it runs its unread messages again", fs, [2]int{1, 1},
+		func(ctx context.Context, args []string) error {
+			t, err := parseAgentTarget(args[0])
+			if err != nil {
+				return err
+			}
+			c, err := e.connect(ctx, true)
+			if err != nil {
+				return err
+			}
+			if err := c.Resume(ctx, t); err != nil {
+				return err
+			}
+			if e.json {
+				return e.printJSON(api.Status{Status: "resumed", Target: t.Display()})
+			}
+			e.printf("resumed: %s\n", t.Display())
+			return nil
+		})
+}
+
+func scheduleCmd(e *env) *ffcli.Command {
+	fs := flag.NewFlagSet("schedule", flag.ContinueOnError)
+	e.common(fs)
+	prompt := fs.String("prompt", "", "the message a scheduled wake-up sends (default: a generic check-in)")
+	return leaf("schedule", `schedule <agent> set <30m | "cron expr"> [--prompt TEXT] | schedule <agent> clear`,
+		"wake an agent on an interval (after that long idle) or a 5-field cron schedule", fs, [2]int{2, 3},
+		func(ctx context.Context, args []string) error {
+			t, err := parseAgentTarget(args[0])
+			if err != nil {
+				return err
+			}
+			switch {
+			case args[1] == "set" && len(args) == 3:
+			case args[1] == "clear" && len(args) == 2:
+			default:
+				return usagef(`usage: agent-worker schedule <agent> set <30m | "cron expr"> | schedule <agent> clear`)
+			}
+			c, err := e.connect(ctx, true)
+			if err != nil {
+				return err
+			}
+			if args[1] == "clear" {
+				err = c.ClearSchedule(ctx, t)
+			} else {
+				err = c.SetSchedule(ctx, t, api.ScheduleRequest{Schedule: args[2], WakeupPrompt: *prompt})
+			}
+			if err != nil {
+				return err
+			}
+			if e.json {
+				return e.printJSON(api.Status{Status: args[1], Target: t.Display()})
+			}
+			if args[1] == "clear" {
+				e.printf("%s: no schedule\n", t.Display())
+			} else {
+				e.printf("%s: wakes on %s\n", t.Display(), args[2])
+			}
+			return nil
+		})
 }

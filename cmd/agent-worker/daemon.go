@@ -36,6 +36,10 @@ func daemonCmd(e *env) *ffcli.Command {
 	fs.Var(&plugins, "plugins-dir", "extra directory searched for plugins first (repeatable)")
 	fs.StringVar(&logLevel, "log-level", "info", "trace, debug, info, warn or error")
 	fs.BoolVar(&logJSON, "log-json", false, "log JSON lines instead of text")
+	fs.DurationVar(&cfg.Scheduler.PollInterval, "poll-interval", host.DefaultPollInterval, "how often agents check their inbox without a wake (a safety net)")
+	fs.IntVar(&cfg.Scheduler.MaxConcurrent, "max-concurrent", 0, "runs at once across the daemon (default 2 × cores)")
+	fs.DurationVar(&cfg.Supervisor.RunTimeout, "run-timeout", host.DefaultRunTimeout, "longest a run may take")
+	fs.DurationVar(&cfg.Supervisor.IdleTimeout, "idle-timeout", host.DefaultIdleTimeout, "longest a run may go without an event")
 	fs.String("config", "", "YAML file with any of these flags (flags and AGENT_WORKER_* env vars win)")
 	return &ffcli.Command{
 		Name:       "daemon",

@@ -73,7 +73,30 @@ func peekCmd(e *env) *ffcli.Command {
 			if *follow {
 				ctx, stop := interruptible(ctx)
 				defer stop()
-				return c.Follow(ctx, target, *n, func(m api.Message) error { return e.printMessage(m) })
+				return c.Follow(ctx, target, *n, api.FollowHandlers{
+					Message: e.printMessage,
+					Run: func(kind string, r api.RunEventInfo) error {
+						if e.json {
+							return e.printNDJSON(map[string]any{"event": kind, "run": r})
+						}
+						switch kind {
+						case "run_started":
+							e.dimf("   ~ %s is working (%s, attempt %d)\n", r.Agent, r.RunID, r.Attempt)
+						case "run_failed":
+							e.dimf("   ~ %s's run failed: %s\n", r.Agent, r.Error)
+						}
+						return nil
+					},
+					State: func(st api.AgentStateEvent) error {
+						if e.json {
+							return e.printNDJSON(map[string]any{"event": "agent_state", "state": st})
+						}
+						if st.State == "failed" {
+							e.dimf("   ~ %s failed: %s (agent-worker resume %s)\n", st.Agent, st.Error, st.Agent)
+						}
+						return nil
+					},
+				})
 			}
 			ms, err := c.Peek(ctx, target, *n, 0)
 			if err != nil {
@@ -94,16 +117,35 @@ func peekCmd(e *env) *ffcli.Command {
 		})
 }
 
+// printNDJSON prints v as one line of JSON.
+func (e *env) printNDJSON(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(e.stdout, "%s\n", b)
+	return err
+}
+
+// dimf prints a secondary line, dimmed on a terminal.
+func (e *env) dimf(format string, args ...any) {
+	if f, ok := e.stdout.(*os.File); ok && isTerminal(f) {
+		format = "\x1b[2m" + strings.TrimSuffix(format, "\n") + "\x1b[0m\n"
+	}
+	e.printf(format, args...)
+}
+
+// isTerminal reports whether f is a character device (a terminal).
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
 // printMessage prints one channel line: NDJSON with --json, else a readable
 // line with direct messages and system lines marked.
 func (e *env) printMessage(m api.Message) error {
 	if e.json {
-		b, err := json.Marshal(m)
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintf(e.stdout, "%s\n", b)
-		return err
+		return e.printNDJSON(m)
 	}
 	switch {
 	case m.Kind != "message":

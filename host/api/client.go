@@ -158,9 +158,17 @@ func (c *Client) Peek(ctx context.Context, target string, limit int, sinceSeq in
 	return l.Messages, c.do(ctx, http.MethodGet, peekPath(target, limit, sinceSeq, false), nil, &l)
 }
 
-// Follow is GET /peek?follow=true: it calls fn for the last limit messages
-// and then for each new one until ctx ends or the daemon closes the stream.
-func (c *Client) Follow(ctx context.Context, target string, limit int, fn func(Message) error) error {
+// FollowHandlers receive the events of a followed channel.
+type FollowHandlers struct {
+	Message func(Message) error
+	Run     func(kind string, r RunEventInfo) error // run_started, run_finished, run_failed
+	State   func(AgentStateEvent) error
+}
+
+// Follow is GET /peek?follow=true: the last limit messages of target's
+// channel, then its live event stream (messages, runs, agent states) until
+// ctx ends or the daemon closes the stream.
+func (c *Client) Follow(ctx context.Context, target string, limit int, h FollowHandlers) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.BaseURL+peekPath(target, limit, 0, true), nil)
 	if err != nil {
 		return err
@@ -180,14 +188,27 @@ func (c *Client) Follow(ctx context.Context, target string, limit int, fn func(M
 		return decodeError(resp)
 	}
 	err = readSSE(resp.Body, func(event string, data []byte) error {
-		if event != "message" {
-			return nil
+		switch {
+		case event == "message" && h.Message != nil:
+			var m Message
+			if err := json.Unmarshal(data, &m); err != nil {
+				return fmt.Errorf("decode event: %w", err)
+			}
+			return h.Message(m)
+		case strings.HasPrefix(event, "run_") && h.Run != nil:
+			var r RunEventInfo
+			if err := json.Unmarshal(data, &r); err != nil {
+				return fmt.Errorf("decode event: %w", err)
+			}
+			return h.Run(event, r)
+		case event == "agent_state" && h.State != nil:
+			var st AgentStateEvent
+			if err := json.Unmarshal(data, &st); err != nil {
+				return fmt.Errorf("decode event: %w", err)
+			}
+			return h.State(st)
 		}
-		var m Message
-		if err := json.Unmarshal(data, &m); err != nil {
-			return fmt.Errorf("decode event: %w", err)
-		}
-		return fn(m)
+		return nil
 	})
 	if ctx.Err() != nil {
 		return nil

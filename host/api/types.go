@@ -37,6 +37,9 @@ type Agent struct {
 	InboxDepth   int             `json:"inbox_depth"`
 	CreatedAt    time.Time       `json:"created_at"`
 	UpdatedAt    time.Time       `json:"updated_at"`
+	// Runs are the most recent runs, newest first (GET /agents/{target}
+	// only).
+	Runs []Run `json:"runs,omitempty"`
 }
 
 // AgentList is the body of GET /agents.
@@ -261,4 +264,21 @@ type RunDetail struct {
 type ScheduleRequest struct {
 	Schedule     string `json:"schedule"`
 	WakeupPrompt string `json:"wakeup_prompt,omitempty"`
+}
+
+// RunEventInfo is the data of the run_started, run_finished and run_failed
+// events of GET /events.
+type RunEventInfo struct {
+	Agent      string `json:"agent"`
+	RunID      string `json:"run_id"`
+	Attempt    int    `json:"attempt"`
+	Error      string `json:"error,omitempty"`
+	DurationMS int64  `json:"duration_ms,omitempty"`
+}
+
+// AgentStateEvent is the data of the agent_state event of GET /events.
+type AgentStateEvent struct {
+	Agent string `json:"agent"`
+	State string `json:"state"`
+	Error string `json:"error,omitempty"`
 }

@@ -1,0 +1,125 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/agent-worker/agent-worker/host/api"
+)
+
+func (c *cli) agent(name string) api.Agent {
+	c.t.Helper()
+	var a api.Agent
+	if err := json.Unmarshal([]byte(c.ok("info", name, "--json")), &a); err != nil {
+		c.t.Fatal(err)
+	}
+	return a
+}
+
+// The seed's step-4 check through the built binaries, with the inbox poll
+// pushed out of reach so only wakes can start runs.
+func TestE2EMentionWakesAndTeamTalks(t *testing.T) {
+	t.Parallel()
+	c := newCLI(t)
+	daemon := exec.Command(binary, "daemon", "--poll-interval", "1h")
+	daemon.Env = c.env()
+	if err := daemon.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go daemon.Wait()
+	c.waitFor("the daemon", func() bool { _, err := api.ReadDaemonInfo(c.home); return err == nil })
+	c.ok("new", "alice", "--backend", "mock", "--config",
+		`{"script":[{"reply":"@bob please review","when":{"from":"user"}},{"reply":"thanks bob","when":{"from":"bob"}}]}`)
+	c.ok("new", "bob", "--backend", "mock", "--config", `{"script":[{"reply":"@alice LGTM","when":{"from":"alice"}}]}`)
+
+	follow := exec.Command(binary, "peek", "--follow", "-n", "1")
+	follow.Env = c.env()
+	out, _ := follow.StdoutPipe()
+	if err := follow.Start(); err != nil {
+		t.Fatal(err)
+	}
+	c.ok("send", "@global", "@alice ask @bob for a review")
+	var seen strings.Builder
+	buf := make([]byte, 4096)
+	for !strings.Contains(seen.String(), "thanks bob") {
+		n, err := out.Read(buf)
+		if err != nil {
+			t.Fatalf("peek --follow ended early: %v\n%s", err, seen.String())
+		}
+		seen.Write(buf[:n])
+	}
+	follow.Process.Signal(syscall.SIGINT)
+	follow.Wait()
+	for _, want := range []string{"[user] @alice ask @bob", "~ alice is working", "[alice] @bob please review", "[bob] @alice LGTM", "[alice] thanks bob"} {
+		if !strings.Contains(seen.String(), want) {
+			t.Errorf("peek --follow lacks %q:\n%s", want, seen.String())
+		}
+	}
+	c.waitFor("both inboxes empty", func() bool { return c.agent("alice").InboxDepth == 0 && c.agent("bob").InboxDepth == 0 })
+	if a := c.agent("alice"); len(a.Runs) != 2 || a.Runs[0].State != "succeeded" {
+		t.Errorf("alice's runs = %+v", a.Runs)
+	}
+	if out := c.ok("info", "alice"); !strings.Contains(out, "last runs:") || !strings.Contains(out, "succeeded") {
+		t.Errorf("info alice:\n%s", out)
+	}
+}
+
+// kill -9 while a run is in flight: after the restart the agent runs again
+// and its message is handled exactly once.
+func TestE2EKilledRunIsRedone(t *testing.T) {
+	t.Parallel()
+	c := newCLI(t)
+	daemon := c.startDaemon()
+	c.ok("new", "alice", "--backend", "mock", "--config", `{"script":[{"sleep":"2s"},{"reply":"handled"}]}`)
+	c.ok("send", "alice", "do it once")
+	c.waitFor("the run to start", func() bool {
+		runs, err := c.client().ListRuns(context.Background(), "alice")
+		return err == nil && len(runs) == 1 && runs[0].State == "running"
+	})
+	daemon.Process.Signal(syscall.SIGKILL)
+	daemon.Wait()
+	c.ok("list") // a new daemon re-queues alice
+	c.waitFor("alice to finish", func() bool { return c.agent("alice").InboxDepth == 0 })
+	c.waitFor("the handled line", func() bool { return strings.Contains(c.ok("peek"), "[alice] handled") })
+	if n := strings.Count(c.ok("peek", "-n", "50"), "handled"); n != 1 {
+		t.Errorf("the message was handled %d times", n)
+	}
+	runs := c.agent("alice").Runs
+	if len(runs) != 2 || runs[1].State != "failed" || !strings.Contains(runs[1].Error, "daemon stopped") || runs[0].State != "succeeded" {
+		t.Errorf("runs = %+v", runs)
+	}
+}
+
+func TestE2EScheduleAndResume(t *testing.T) {
+	t.Parallel()
+	c := newCLI(t)
+	c.ok("new", "bot", "--backend", "mock")
+	if out := c.ok("schedule", "bot", "set", "*/5 * * * *", "--prompt", "check the queue"); !strings.Contains(out, "wakes on */5 * * * *") {
+		t.Errorf("schedule set printed %q", out)
+	}
+	if a := c.agent("bot"); a.Schedule != "*/5 * * * *" || a.WakeupPrompt != "check the queue" {
+		t.Errorf("after schedule set: %+v", a)
+	}
+	if r := c.run("schedule", "bot", "set", "every tuesday"); r.code != api.ExitUsage {
+		t.Errorf("bad schedule: exit %d %q", r.code, r.stderr)
+	}
+	c.ok("schedule", "bot", "clear")
+	if a := c.agent("bot"); a.Schedule != "" {
+		t.Errorf("after clear: %+v", a)
+	}
+	c.ok("new", "sad", "--backend", "mock", "--config", `{"script":[{"fail":"no","permanent":true}]}`)
+	c.ok("send", "sad", "hi")
+	c.waitFor("sad to fail", func() bool { return c.agent("sad").State == "failed" })
+	if out := c.ok("status"); !strings.Contains(out, "agent sad failed") {
+		t.Errorf("status:\n%s", out)
+	}
+	c.ok("resume", "sad")
+	if r := c.run("resume", "bot"); r.code != api.ExitConflict {
+		t.Errorf("resume of a healthy agent: exit %d", r.code)
+	}
+	c.waitFor("sad to run again", func() bool { return len(c.agent("sad").Runs) >= 2 })
+}
