@@ -11,6 +11,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/team"
 	"github.com/agent-worker/agent-worker/store"
 )
 
@@ -103,4 +105,55 @@ func BenchmarkPluginRun(b *testing.B) {
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
 	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+}
+
+// BenchmarkWakeLatency measures from a message committed (Send returns) to
+// the backend's Run entered in a fresh plugin process, p50/p99.
+func BenchmarkWakeLatency(b *testing.B) {
+	th, _ := pluginHost(b, SupervisorConfig{}, noPoll)
+	mockAgent(b, th, "alice", map[string]any{"result": "ok"})
+	ev := watchEvents(b, th)
+	var lat []time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		if _, err := th.client().Send(context.Background(), api.SendRequest{Target: "alice", Message: "ping"}); err != nil {
+			b.Fatal(err)
+		}
+		ev.next("alice's run", runOf(team.EventRunStarted, "alice"))
+		lat = append(lat, time.Since(t0))
+		ev.next("alice's run to end", runOf(team.EventRunFinished, "alice"))
+	}
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+}
+
+// BenchmarkPingPong measures team throughput: 10 agents in a ring, each
+// answering a mention by mentioning the next, with 10 balls in play, until
+// 1,000 messages have been exchanged.
+func BenchmarkPingPong(b *testing.B) {
+	const agents, total = 10, 1000
+	for b.Loop() {
+		th, _ := pluginHost(b, SupervisorConfig{}, noPoll)
+		for i := range agents {
+			mockAgent(b, th, fmt.Sprintf("p%d", i), map[string]any{"reply": fmt.Sprintf("@p%d ping", (i+1)%agents)})
+		}
+		ev := watchEvents(b, th)
+		start := time.Now()
+		for i := range agents {
+			if _, err := th.client().Send(context.Background(), api.SendRequest{Target: fmt.Sprintf("p%d", i), Message: "serve"}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		n := 0
+		ev.next("1,000 messages", func(e team.Event) bool {
+			if e.Kind == team.EventMessage {
+				n++
+			}
+			return n >= total
+		})
+		elapsed := time.Since(start)
+		b.ReportMetric(float64(total)/elapsed.Seconds(), "msgs/s")
+		th.stop(b)
+	}
 }
