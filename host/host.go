@@ -219,6 +219,9 @@ func (h *Host) Run(ctx context.Context) error {
 	defer func() { stopBG(); wg.Wait() }()
 	wg.Go(func() { h.team.RunExpiry(bg) })
 	h.catalog.Scan(bg) // before serving, so the first run finds its plugin
+	if err := h.sched.Start(bg); err != nil {
+		return fmt.Errorf("start scheduler: %w", err)
+	}
 	wg.Go(func() {
 		if err := h.sched.Run(bg); err != nil {
 			h.log.Error("scheduler stopped", "error", err)

@@ -57,6 +57,7 @@ type Scheduler struct {
 	log   hclog.Logger
 	cfg   SchedulerConfig
 	slots chan struct{}
+	sub   *team.Subscription // wakes, subscribed in Start
 
 	// mu guards the fields that follow.
 	mu    sync.Mutex
@@ -102,11 +103,11 @@ type agentLoop struct {
 	last      watchResult // the last finished run, for a watch armed late
 }
 
-// Run starts a loop per agent and routes wakes until ctx ends, then waits
-// for the loops (their runs are cancelled with ctx).
-func (s *Scheduler) Run(ctx context.Context) error {
-	sub := s.team.Bus.Subscribe(4096)
-	defer sub.Close()
+// Start starts a loop per agent; loops and their runs live until ctx ends.
+// It returns once every agent is scheduled, so the daemon serves requests
+// only after that.
+func (s *Scheduler) Start(ctx context.Context) error {
+	s.sub = s.team.Bus.Subscribe(4096)
 	s.mu.Lock()
 	s.ctx = ctx
 	s.mu.Unlock()
@@ -117,6 +118,14 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	for _, a := range agents {
 		s.Add(a.Key())
 	}
+	return nil
+}
+
+// Run routes wakes to the agent loops until ctx ends, then waits for the
+// loops (their runs are cancelled with ctx).
+func (s *Scheduler) Run(ctx context.Context) error {
+	sub := s.sub
+	defer sub.Close()
 	defer s.wg.Wait()
 	for {
 		select {

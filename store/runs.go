@@ -208,3 +208,19 @@ func (db *DB) ListWorkers(ctx context.Context) ([]Worker, error) {
 	})
 	return out, err
 }
+
+// RunInboxUntil returns the inbox high-water seq recorded for a run: what
+// its my_inbox may show.
+func (db *DB) RunInboxUntil(ctx context.Context, id string) (int64, error) {
+	var until int64
+	err := db.read(ctx, func(conn *sqlite.Conn) error {
+		found := false
+		err := sqlitex.Execute(conn, `SELECT inbox_until_seq FROM runs WHERE id = ?`, &sqlitex.ExecOptions{
+			Args: []any{id}, ResultFunc: func(s *sqlite.Stmt) error { until, found = s.ColumnInt64(0), true; return nil }})
+		if err == nil && !found {
+			err = Errorf(CodeNotFound, "run %s not found", id)
+		}
+		return err
+	})
+	return until, err
+}

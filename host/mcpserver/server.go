@@ -23,6 +23,17 @@ import (
 // the tool handlers. The middleware overwrites whatever a client sent.
 const identityHeader = "X-Agent-Worker-Identity"
 
+// runHeader carries the run a token was minted for ("" for outside agents).
+const runHeader = "X-Agent-Worker-Run"
+
+type runKey struct{}
+
+// runOf returns the run the calling token belongs to, if any.
+func runOf(ctx context.Context) string {
+	id, _ := ctx.Value(runKey{}).(string)
+	return id
+}
+
 // Server is the MCP endpoint of the daemon.
 type Server struct {
 	svc *team.Service
@@ -69,6 +80,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	r = r.WithContext(context.WithValue(r.Context(), ctxKey{}, tok.Key))
 	r.Header.Set(identityHeader, tok.Key.String())
+	r.Header.Set(runHeader, tok.RunID)
 	s.handler.ServeHTTP(w, r)
 }
 
@@ -122,8 +134,11 @@ func tool[In, Out any](s *Server, srv *mcp.Server, me store.AgentKey, name, desc
 					err = fmt.Errorf("internal error in %s; the daemon logged it, try again or report it", name)
 				}
 			}()
-			if req.Extra != nil && req.Extra.Header.Get(identityHeader) != me.String() {
-				return nil, out, errors.New("this MCP session belongs to another agent: open a new session with your own token")
+			if req.Extra != nil {
+				if req.Extra.Header.Get(identityHeader) != me.String() {
+					return nil, out, errors.New("this MCP session belongs to another agent: open a new session with your own token")
+				}
+				ctx = context.WithValue(ctx, runKey{}, req.Extra.Header.Get(runHeader))
 			}
 			out, text, err := fn(ctx, in)
 			if err != nil {

@@ -190,6 +190,17 @@ func (s *Server) addTools(srv *mcp.Server, me store.AgentKey) {
 			if err != nil {
 				return inboxOut{}, "", err
 			}
+			// A run sees exactly the messages it will ack on success;
+			// later ones are for the next run.
+			if id := runOf(ctx); id != "" {
+				until, err := s.db.RunInboxUntil(ctx, id)
+				if err != nil {
+					return inboxOut{}, "", err
+				}
+				for len(ms) > 0 && ms[len(ms)-1].Seq > until {
+					ms = ms[:len(ms)-1]
+				}
+			}
 			out := inboxOut{Messages: team.APIMessages(ms), Count: len(ms)}
 			if len(ms) > 0 {
 				out.NewestSeq = ms[len(ms)-1].Seq
