@@ -11,6 +11,7 @@ require (
 	github.com/robfig/cron/v3 v3.0.1
 	google.golang.org/grpc v1.70.0
 	google.golang.org/protobuf v1.36.11
+	gopkg.in/yaml.v3 v3.0.1
 	zombiezen.com/go/sqlite v1.4.2
 )
 

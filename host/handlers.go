@@ -141,36 +141,38 @@ func (h *Host) handleGetWorkflow(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	wf, err := h.db.GetWorkflow(r.Context(), t.Workflow, t.Tag)
+	out, err := h.apiWorkflow(r.Context(), scopeOf(t), true)
 	if err != nil {
 		return err
 	}
-	agents, err := h.listAgents(r.Context(), store.AgentFilter{Workflow: t.Workflow, Tag: t.Tag})
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, toAPIWorkflow(wf, agents))
+	writeJSON(w, http.StatusOK, out)
 	return nil
 }
 
-func (h *Host) handleDeleteWorkflow(w http.ResponseWriter, r *http.Request) error {
+func (h *Host) handleStartWorkflow(w http.ResponseWriter, r *http.Request) error {
+	var req api.StartWorkflow
+	if err := decodeJSON(w, r, &req); err != nil {
+		return err
+	}
+	out, err := h.wfs.Start(r.Context(), req)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, out)
+	return nil
+}
+
+// handleStopWorkflow stops a workflow; its agents stop after their current
+// run, or at once with ?cancel=true.
+func (h *Host) handleStopWorkflow(w http.ResponseWriter, r *http.Request) error {
 	t, err := scopeFromPath(r)
 	if err != nil {
 		return err
 	}
-	members, err := h.db.ListAgents(r.Context(), store.AgentFilter{Workflow: t.Workflow, Tag: t.Tag})
-	if err != nil {
+	if err := h.wfs.Stop(r.Context(), scopeOf(t), r.URL.Query().Get("cancel") == "true"); err != nil {
 		return err
 	}
-	if err := h.db.DeleteWorkflow(r.Context(), t.Workflow, t.Tag); err != nil {
-		return err
-	}
-	for _, a := range members {
-		h.sched.Remove(a.Key())
-		h.mcp.Forget(a.Key())
-	}
-	h.log.Named("workflows").Info("workflow removed", "workflow", t.String())
-	writeJSON(w, http.StatusOK, api.Status{Status: "deleted", Target: t.Display()})
+	writeJSON(w, http.StatusOK, api.Status{Status: "stopped", Target: t.Display()})
 	return nil
 }
 
@@ -243,7 +245,7 @@ func toAPIWorkflow(wf store.Workflow, agents []api.Agent) api.Workflow {
 	return api.Workflow{
 		Name: wf.Name, Tag: wf.Tag, Target: api.Target{Workflow: wf.Name, Tag: wf.Tag}.Display(),
 		SourcePath: wf.SourcePath, State: wf.State, Error: wf.Error, Agents: names,
-		CreatedAt: wf.CreatedAt.UTC(),
+		CreatedAt: wf.CreatedAt.UTC(), UpdatedAt: wf.UpdatedAt.UTC(),
 	}
 }
 

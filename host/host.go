@@ -60,6 +60,7 @@ type Host struct {
 	catalog   *Catalog
 	sup       *Supervisor
 	sched     *Scheduler
+	wfs       *workflows
 
 	stopOnce sync.Once
 	stop     chan struct{} // closed by POST /shutdown
@@ -128,6 +129,10 @@ func New(cfg Config) (_ *Host, err error) {
 		return nil, fmt.Errorf("reap workers: %w", err)
 	}
 	h.sched = NewScheduler(h.db, h.sup, h.team, cfg.Scheduler, h.log.Named("scheduler"))
+	h.wfs = newWorkflows(h)
+	if err := h.wfs.Restore(ctx); err != nil {
+		return nil, fmt.Errorf("restore workflows: %w", err)
+	}
 
 	if h.ln, err = net.Listen("tcp", cfg.Listen); err != nil {
 		return nil, fmt.Errorf("listen on %s: %w (another program uses that address: pick another with --listen, port 0 picks a free one)", cfg.Listen, err)
@@ -225,6 +230,11 @@ func (h *Host) Run(ctx context.Context) error {
 	wg.Go(func() {
 		if err := h.sched.Run(bg); err != nil {
 			h.log.Error("scheduler stopped", "error", err)
+		}
+	})
+	wg.Go(func() {
+		if err := h.wfs.Watch(bg); err != nil {
+			h.log.Error("workflow watcher stopped", "error", err)
 		}
 	})
 	wg.Go(func() {

@@ -51,7 +51,8 @@ func (h *Host) routes(log hclog.Logger) http.Handler {
 	handle("GET /runs/{id}", h.handleGetRun)
 	handle("GET /workflows", h.handleListWorkflows)
 	handle("GET /workflows/{name}/{tag}", h.handleGetWorkflow)
-	handle("DELETE /workflows/{name}/{tag}", h.handleDeleteWorkflow)
+	handle("POST /workflows", h.handleStartWorkflow)
+	handle("DELETE /workflows/{name}/{tag}", h.handleStopWorkflow)
 	handle("/", func(w http.ResponseWriter, r *http.Request) error {
 		return api.Errorf(api.CodeNotFound, "no route %s %s: see `agent-worker --help` for what the daemon serves", r.Method, r.URL.Path)
 	})

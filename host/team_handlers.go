@@ -127,6 +127,23 @@ func (h *Host) streamEvents(w http.ResponseWriter, r *http.Request, scope *store
 	inScope := func(k store.AgentKey) bool {
 		return scope == nil || (k.Workflow == scope.Workflow && k.Tag == scope.Tag)
 	}
+	// A workflow's stream says when its team has finished (`run` waits for
+	// that); it is checked when something that could end the work happens.
+	wasIdle := false
+	checkIdle := func() {
+		if scope == nil || scope.Workflow == api.GlobalWorkflow {
+			return
+		}
+		out, err := h.apiWorkflow(context.WithoutCancel(r.Context()), *scope, true)
+		if err != nil || out.Progress == nil {
+			return
+		}
+		if out.Progress.Idle && !wasIdle {
+			sse.send("idle", out)
+		}
+		wasIdle = out.Progress.Idle
+	}
+	checkIdle()
 	ping := time.NewTicker(15 * time.Second)
 	defer ping.Stop()
 	for {
@@ -155,16 +172,20 @@ func (h *Host) streamEvents(w http.ResponseWriter, r *http.Request, scope *store
 				return nil
 			}
 			sendMessages(ms)
+			checkIdle() // a proposal may have closed
 		case ev.Kind == team.EventMessage:
 			sendMessages([]store.Message{*ev.Message})
 		case ev.Kind == team.EventWake:
 			// internal: the scheduler's business
 		case !inScope(ev.Agent):
+		case ev.Kind == team.EventWorkflow:
+			sse.send(ev.Kind, api.WorkflowEvent{Target: api.Target{Workflow: ev.Agent.Workflow, Tag: ev.Agent.Tag}.Display(), Error: ev.Error})
 		case ev.Run != nil:
 			sse.send(ev.Kind, api.RunEventInfo{Agent: targetOf(ev.Agent).Display(), RunID: ev.Run.ID,
 				Attempt: ev.Run.Attempt, Error: ev.Run.Error, DurationMS: ev.Run.DurationMS})
 		case ev.Kind == team.EventAgentState:
 			sse.send(ev.Kind, api.AgentStateEvent{Agent: targetOf(ev.Agent).Display(), State: ev.State, Error: ev.Error})
+			checkIdle()
 		}
 	}
 }

@@ -297,3 +297,25 @@ func (db *DB) LastActivity(ctx context.Context, k AgentKey) (time.Time, error) {
 	})
 	return fromMs(ms), err
 }
+
+// UpdateAgent replaces an agent's definition (backend, model, prompt,
+// schedule, config) and state, keeping its inbox and history: how an edited
+// workflow changes an agent from its next run.
+func (db *DB) UpdateAgent(ctx context.Context, a Agent) error {
+	if len(a.Config) == 0 {
+		a.Config = json.RawMessage("{}")
+	}
+	if a.State == "" {
+		a.State = "idle"
+	}
+	return db.write(ctx, func(conn *sqlite.Conn) error {
+		err := sqlitex.Execute(conn, `UPDATE agents SET backend = ?, model = ?, system = ?, schedule = ?, wakeup_prompt = ?,
+			config_json = ?, state = ?, error = ?, updated_at = ? WHERE workflow = ? AND tag = ? AND name = ?`,
+			&sqlitex.ExecOptions{Args: []any{a.Backend, a.Model, a.System, a.Schedule, a.WakeupPrompt, string(a.Config),
+				a.State, a.Error, db.nowMs(), a.Workflow, a.Tag, a.Name}})
+		if err == nil && conn.Changes() == 0 {
+			err = Errorf(CodeNotFound, "agent %q not found", a.Key())
+		}
+		return err
+	})
+}

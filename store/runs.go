@@ -224,3 +224,28 @@ func (db *DB) RunInboxUntil(ctx context.Context, id string) (int64, error) {
 	})
 	return until, err
 }
+
+// RunStats sums the runs of a workflow:tag since a time, for the summary
+// `agent-worker run` prints.
+type RunStats struct {
+	Runs, Failed              int
+	InputTokens, OutputTokens int64
+	CostUSD                   float64
+}
+
+// Stats returns the run statistics of scope since t.
+func (db *DB) Stats(ctx context.Context, s Scope, since time.Time) (RunStats, error) {
+	var st RunStats
+	err := db.read(ctx, func(conn *sqlite.Conn) error {
+		return sqlitex.Execute(conn, `SELECT count(*), count(*) FILTER (WHERE state = 'failed'),
+			coalesce(sum(json_extract(usage_json, '$.InputTokens')), 0), coalesce(sum(json_extract(usage_json, '$.OutputTokens')), 0),
+			coalesce(sum(json_extract(usage_json, '$.CostUSD')), 0.0)
+			FROM runs WHERE workflow = ? AND tag = ? AND started_at >= ?`,
+			&sqlitex.ExecOptions{Args: []any{s.Workflow, s.Tag, since.UnixMilli()}, ResultFunc: func(stmt *sqlite.Stmt) error {
+				st = RunStats{Runs: stmt.ColumnInt(0), Failed: stmt.ColumnInt(1), InputTokens: stmt.ColumnInt64(2),
+					OutputTokens: stmt.ColumnInt64(3), CostUSD: stmt.ColumnFloat(4)}
+				return nil
+			}})
+	})
+	return st, err
+}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"zombiezen.com/go/sqlite"
@@ -29,7 +30,12 @@ type Workflow struct {
 	DocsOwner string
 	// LongMessageChars overrides the length above which a message is stored
 	// as a resource; 0 means the daemon's default.
-	LongMessageChars     int
+	LongMessageChars int
+	// DocsDir, when set, holds the documents instead of Workdir.
+	DocsDir string
+	// Params and Vars (setup results) are what the workflow was started
+	// with, kept so that an edit or a restart resolves it the same way.
+	Params, Vars         map[string]string
 	CreatedAt, UpdatedAt time.Time
 }
 
@@ -37,7 +43,7 @@ type Workflow struct {
 var workflowStates = map[string]bool{"running": true, "stopped": true, "failed": true}
 
 const workflowColumns = `name, tag, source_path, config_yaml, state, error, created_at, updated_at,
-	workdir, docs_provider, docs_owner, long_message_chars`
+	workdir, docs_provider, docs_owner, long_message_chars, docs_dir, params_json, vars_json`
 
 func scanWorkflow(s *sqlite.Stmt) Workflow {
 	return Workflow{
@@ -46,7 +52,8 @@ func scanWorkflow(s *sqlite.Stmt) Workflow {
 		State: s.ColumnText(4), Error: s.ColumnText(5),
 		CreatedAt: fromMs(s.ColumnInt64(6)), UpdatedAt: fromMs(s.ColumnInt64(7)),
 		Workdir: s.ColumnText(8), DocsProvider: s.ColumnText(9), DocsOwner: s.ColumnText(10),
-		LongMessageChars: s.ColumnInt(11),
+		LongMessageChars: s.ColumnInt(11), DocsDir: s.ColumnText(12),
+		Params: decodeStrings(s.ColumnText(13)), Vars: decodeStrings(s.ColumnText(14)),
 	}
 }
 
@@ -72,9 +79,9 @@ func (db *DB) CreateWorkflow(ctx context.Context, w Workflow) (Workflow, error) 
 	var stored Workflow
 	err := db.write(ctx, func(conn *sqlite.Conn) error {
 		now := db.nowMs()
-		err := sqlitex.Execute(conn, `INSERT INTO workflows (`+workflowColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		err := sqlitex.Execute(conn, `INSERT INTO workflows (`+workflowColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			&sqlitex.ExecOptions{Args: []any{w.Name, w.Tag, w.SourcePath, w.ConfigYAML, w.State, w.Error, now, now,
-				w.Workdir, w.DocsProvider, w.DocsOwner, w.LongMessageChars}})
+				w.Workdir, w.DocsProvider, w.DocsOwner, w.LongMessageChars, w.DocsDir, encodeStrings(w.Params), encodeStrings(w.Vars)}})
 		if isConflict(err) {
 			return Errorf(CodeConflict, "workflow %q already exists", workflowID(w.Name, w.Tag))
 		}
@@ -156,4 +163,51 @@ func (db *DB) DeleteWorkflow(ctx context.Context, name, tag string) error {
 		}
 		return err
 	})
+}
+
+// SaveWorkflow creates a workflow:tag or replaces everything about an
+// existing one but its creation time: starting a stopped workflow again,
+// or applying an edit of its file.
+func (db *DB) SaveWorkflow(ctx context.Context, w Workflow) (Workflow, error) {
+	if w.Name == "" || w.Tag == "" {
+		return Workflow{}, Errorf(CodeInvalid, "workflow %q: name and tag are required", workflowID(w.Name, w.Tag))
+	}
+	if w.State == "" {
+		w.State = "running"
+	}
+	if w.DocsProvider == "" {
+		w.DocsProvider = "file"
+	}
+	var stored Workflow
+	err := db.write(ctx, func(conn *sqlite.Conn) error {
+		now := db.nowMs()
+		err := sqlitex.Execute(conn, `INSERT INTO workflows (`+workflowColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (name, tag) DO UPDATE SET source_path = excluded.source_path, config_yaml = excluded.config_yaml,
+			state = excluded.state, error = excluded.error, updated_at = excluded.updated_at, workdir = excluded.workdir,
+			docs_provider = excluded.docs_provider, docs_owner = excluded.docs_owner,
+			long_message_chars = excluded.long_message_chars, docs_dir = excluded.docs_dir,
+			params_json = excluded.params_json, vars_json = excluded.vars_json`,
+			&sqlitex.ExecOptions{Args: []any{w.Name, w.Tag, w.SourcePath, w.ConfigYAML, w.State, w.Error, now, now,
+				w.Workdir, w.DocsProvider, w.DocsOwner, w.LongMessageChars, w.DocsDir, encodeStrings(w.Params), encodeStrings(w.Vars)}})
+		if err != nil {
+			return err
+		}
+		stored, err = getWorkflow(conn, w.Name, w.Tag)
+		return err
+	})
+	return stored, err
+}
+
+func encodeStrings(m map[string]string) string {
+	if m == nil {
+		return "{}"
+	}
+	b, _ := json.Marshal(m)
+	return string(b)
+}
+
+func decodeStrings(s string) map[string]string {
+	m := map[string]string{}
+	_ = json.Unmarshal([]byte(s), &m)
+	return m
 }

@@ -20,7 +20,7 @@ func TestWorkflows(t *testing.T) {
 	}
 	want := in
 	want.State, want.DocsProvider = "running", "file"
-	if diff := cmp.Diff(want, created, cmpopts.IgnoreFields(Workflow{}, "CreatedAt", "UpdatedAt")); diff != "" {
+	if diff := cmp.Diff(want, created, cmpopts.EquateEmpty(), cmpopts.IgnoreFields(Workflow{}, "CreatedAt", "UpdatedAt")); diff != "" {
 		t.Errorf("CreateWorkflow (-want +got):\n%s", diff)
 	}
 	if _, err := db.CreateWorkflow(ctx, in); ErrorCode(err) != CodeConflict {
@@ -100,5 +100,36 @@ func TestDeleteWorkflow(t *testing.T) {
 	}
 	if _, err := db.GetWorkflow(ctx, "global", "main"); err != nil {
 		t.Errorf("global:main is gone: %v", err)
+	}
+}
+
+func TestSaveWorkflowAndUpdateAgent(t *testing.T) {
+	t.Parallel()
+	db := openTest(t)
+	ctx := t.Context()
+	w := Workflow{Name: "review", Tag: "pr-1", SourcePath: "/a/review.yaml", Params: map[string]string{"pr": "7"}, Vars: map[string]string{"sha": "abc"}}
+	if _, err := db.SaveWorkflow(ctx, w); err != nil {
+		t.Fatal(err)
+	}
+	w.State, w.DocsOwner, w.Params = "stopped", "lead", map[string]string{"pr": "8"}
+	got, err := db.SaveWorkflow(ctx, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.State != "stopped" || got.DocsOwner != "lead" || got.Params["pr"] != "8" || got.Vars["sha"] != "abc" {
+		t.Errorf("after the second save: %+v", got)
+	}
+	if _, err := db.CreateAgent(ctx, Agent{Name: "a", Workflow: "review", Tag: "pr-1", Backend: "mock", System: "old"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.UpdateAgent(ctx, Agent{Name: "a", Workflow: "review", Tag: "pr-1", Backend: "mock", System: "new", State: "stopped"}); err != nil {
+		t.Fatal(err)
+	}
+	a, _ := db.GetAgent(ctx, AgentKey{Name: "a", Workflow: "review", Tag: "pr-1"})
+	if a.System != "new" || a.State != "stopped" {
+		t.Errorf("after UpdateAgent: %+v", a)
+	}
+	if err := db.UpdateAgent(ctx, Agent{Name: "zz", Workflow: "review", Tag: "pr-1"}); ErrorCode(err) != CodeNotFound {
+		t.Errorf("UpdateAgent of a missing agent: %v", err)
 	}
 }

@@ -1,4 +1,24 @@
-// Package workflow reads workflow YAML: types, parsing, validation with
-// file:line, ${{ }} interpolation, params and setup. The daemon parses
-// workflows; the CLI only sends a file's path or content.
+// Package workflow reads workflow YAML for the daemon; the CLI only sends a
+// file's path or content.
+//
+// Load and Parse turn a file into a File, reporting every problem at once
+// as Problems, each with file:line:col and what to write instead: unknown
+// keys (with the closest known one), bad names, backends and schedules, and
+// any ${{ }} variable that could not resolve. Unlike the TypeScript original,
+// an unknown variable or a missing system_prompt file is an error, never
+// literal text.
+//
+// A File becomes a running team in three steps, each its own call so the
+// daemon controls when they happen: ParseParams reads the params given after
+// `--`, RunSetup runs the setup commands, and Resolve interpolates every
+// string under a tag into an Instance. Agent.ConfigJSON is the backend
+// config the daemon stores for each agent.
+//
+// Variables are ${{ env.X }}, ${{ params.X }}, ${{ workflow.name }},
+// ${{ workflow.tag }}, ${{ source.dir }} and the as: name of a setup step.
+// They are filled in kickoff, setup shell, system_prompt (inline or the
+// file's contents), wakeup_prompt, env values, mcp_servers fields and
+// context.documents.dir; never in config:, which goes to the backend as is.
+//
+// The package imports only the standard library and gopkg.in/yaml.v3.
 package workflow

@@ -54,6 +54,17 @@ func (e *env) printf(format string, args ...any) { fmt.Fprintf(e.stdout, format,
 // flags after positional arguments (`new alice --backend mock`), and
 // exactly the given number of positional arguments.
 func leaf(name, usage, help string, fs *flag.FlagSet, nargs [2]int, exec func(ctx context.Context, args []string) error) *ffcli.Command {
+	return leafRest(name, usage, help, fs, nargs, func(ctx context.Context, args, rest []string) error {
+		if len(rest) > 0 {
+			return usagef("%s: unexpected arguments after --: %s", name, strings.Join(rest, " "))
+		}
+		return exec(ctx, args)
+	})
+}
+
+// leafRest is leaf for commands that take arguments after "--" (workflow
+// params), which it passes on untouched.
+func leafRest(name, usage, help string, fs *flag.FlagSet, nargs [2]int, exec func(ctx context.Context, args, rest []string) error) *ffcli.Command {
 	return &ffcli.Command{
 		Name:       name,
 		ShortUsage: "agent-worker " + usage,
@@ -65,13 +76,10 @@ func leaf(name, usage, help string, fs *flag.FlagSet, nargs [2]int, exec func(ct
 			if err != nil {
 				return usageError{err.Error()}
 			}
-			if len(rest) > 0 {
-				return usagef("%s: unexpected arguments after --: %s", name, strings.Join(rest, " "))
-			}
 			if len(pos) < nargs[0] || (nargs[1] >= 0 && len(pos) > nargs[1]) {
 				return usagef("usage: agent-worker %s", usage)
 			}
-			return exec(ctx, pos)
+			return exec(ctx, pos, rest)
 		},
 	}
 }
@@ -115,7 +123,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var noExec ffcli.NoExecError
 	var ue usageError
 	var ae *api.Error
+	var code exitCode
 	switch {
+	case errors.As(err, &code):
+		return int(code)
 	case errors.Is(err, flag.ErrHelp):
 		return api.ExitOK
 	case errors.As(err, &noExec):
@@ -167,7 +178,7 @@ Every flag can also be set from the environment: --home ← AGENT_WORKER_HOME.`,
 			daemonCmd(e), statusCmd(e), newCmd(e), listCmd(e, "list"), listCmd(e, "ls"),
 			infoCmd(e), stopCmd(e), sendCmd(e), peekCmd(e), docCmd(e), mcpConfigCmd(e),
 			askCmd(e), serveCmd(e), pluginsCmd(e, "plugins"), pluginsCmd(e, "backends"),
-			resumeCmd(e), scheduleCmd(e),
+			resumeCmd(e), scheduleCmd(e), runCmd(e), startCmd(e),
 		},
 		Exec: func(ctx context.Context, args []string) error {
 			if *version {

@@ -275,7 +275,7 @@ func stopCmd(e *env) *ffcli.Command {
 				return err
 			}
 			if t.IsScope() {
-				err = c.DeleteWorkflow(ctx, t)
+				err = c.StopWorkflow(ctx, t, false)
 			} else {
 				err = c.DeleteAgent(ctx, t)
 			}

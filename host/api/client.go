@@ -76,9 +76,20 @@ func (c *Client) GetWorkflow(ctx context.Context, t Target) (Workflow, error) {
 	return w, c.do(ctx, http.MethodGet, workflowPath(t), nil, &w)
 }
 
-// DeleteWorkflow is DELETE /workflows/{name}/{tag}.
-func (c *Client) DeleteWorkflow(ctx context.Context, t Target) error {
-	return c.do(ctx, http.MethodDelete, workflowPath(t), nil, nil)
+// StopWorkflow is DELETE /workflows/{name}/{tag}: its agents stop after
+// their current run, or at once with cancel.
+func (c *Client) StopWorkflow(ctx context.Context, t Target, cancel bool) error {
+	path := workflowPath(t)
+	if cancel {
+		path += "?cancel=true"
+	}
+	return c.do(ctx, http.MethodDelete, path, nil, nil)
+}
+
+// StartWorkflow is POST /workflows.
+func (c *Client) StartWorkflow(ctx context.Context, req StartWorkflow) (Workflow, error) {
+	var w Workflow
+	return w, c.do(ctx, http.MethodPost, "/workflows", req, &w)
 }
 
 func workflowPath(t Target) string {
@@ -158,18 +169,28 @@ func (c *Client) Peek(ctx context.Context, target string, limit int, sinceSeq in
 	return l.Messages, c.do(ctx, http.MethodGet, peekPath(target, limit, sinceSeq, false), nil, &l)
 }
 
-// FollowHandlers receive the events of a followed channel.
+// FollowHandlers receive the events of a followed channel. A handler that
+// returns ErrStopFollowing ends Follow without an error.
 type FollowHandlers struct {
-	Message func(Message) error
-	Run     func(kind string, r RunEventInfo) error // run_started, run_finished, run_failed
-	State   func(AgentStateEvent) error
+	Message  func(Message) error
+	Run      func(kind string, r RunEventInfo) error // run_started, run_finished, run_failed
+	State    func(AgentStateEvent) error
+	Workflow func(WorkflowEvent) error
+	// Idle is called when a workflow's team has finished its work.
+	Idle func(Workflow) error
+	// SinceSeq, when set, starts the stream after that seq instead of with
+	// the last limit messages.
+	SinceSeq int64
 }
+
+// ErrStopFollowing, returned by a handler, ends Follow cleanly.
+var ErrStopFollowing = errors.New("stop following")
 
 // Follow is GET /peek?follow=true: the last limit messages of target's
 // channel, then its live event stream (messages, runs, agent states) until
 // ctx ends or the daemon closes the stream.
 func (c *Client) Follow(ctx context.Context, target string, limit int, h FollowHandlers) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.BaseURL+peekPath(target, limit, 0, true), nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.BaseURL+peekPath(target, limit, h.SinceSeq, true), nil)
 	if err != nil {
 		return err
 	}
@@ -207,10 +228,22 @@ func (c *Client) Follow(ctx context.Context, target string, limit int, h FollowH
 				return fmt.Errorf("decode event: %w", err)
 			}
 			return h.State(st)
+		case event == "workflow" && h.Workflow != nil:
+			var we WorkflowEvent
+			if err := json.Unmarshal(data, &we); err != nil {
+				return fmt.Errorf("decode event: %w", err)
+			}
+			return h.Workflow(we)
+		case event == "idle" && h.Idle != nil:
+			var w Workflow
+			if err := json.Unmarshal(data, &w); err != nil {
+				return fmt.Errorf("decode event: %w", err)
+			}
+			return h.Idle(w)
 		}
 		return nil
 	})
-	if ctx.Err() != nil {
+	if ctx.Err() != nil || errors.Is(err, ErrStopFollowing) {
 		return nil
 	}
 	return err

@@ -57,6 +57,36 @@ type Workflow struct {
 	Error      string    `json:"error,omitempty"`
 	Agents     []string  `json:"agents"`
 	CreatedAt  time.Time `json:"created_at"`
+	UpdatedAt  time.Time `json:"updated_at"`
+	// Progress is filled by GET /workflows/{name}/{tag} and the idle event.
+	Progress *Progress `json:"progress,omitempty"`
+	// StartSeq is the channel seq before the kickoff (POST /workflows), so
+	// a client can show the channel from the kickoff on.
+	StartSeq int64 `json:"start_seq,omitempty"`
+}
+
+// Progress says whether a workflow's team has finished its work and what it
+// cost: `agent-worker run` returns when Idle.
+type Progress struct {
+	// Idle: no agent running or with unread work, no active proposal.
+	Idle         bool     `json:"idle"`
+	Failed       []string `json:"failed_agents,omitempty"`
+	Runs         int      `json:"runs"`
+	FailedRuns   int      `json:"failed_runs"`
+	InputTokens  int64    `json:"input_tokens"`
+	OutputTokens int64    `json:"output_tokens"`
+	CostUSD      float64  `json:"cost_usd"`
+	DurationMS   int64    `json:"duration_ms"`
+}
+
+// StartWorkflow is the body of POST /workflows. The daemon reads and parses
+// the file; Content, when set, is used instead of reading Path (which still
+// names the file for messages and relative paths).
+type StartWorkflow struct {
+	Path    string   `json:"path"`
+	Content string   `json:"content,omitempty"`
+	Tag     string   `json:"tag,omitempty"`
+	Args    []string `json:"args,omitempty"` // workflow params, the CLI's arguments after --
 }
 
 // WorkflowList is the body of GET /workflows.
@@ -281,4 +311,11 @@ type AgentStateEvent struct {
 	Agent string `json:"agent"`
 	State string `json:"state"`
 	Error string `json:"error,omitempty"`
+}
+
+// WorkflowEvent is the data of the workflow event of GET /events: a
+// reloaded config (Error empty) or a rejected edit.
+type WorkflowEvent struct {
+	Target string `json:"target"`
+	Error  string `json:"error,omitempty"`
 }

@@ -19,6 +19,9 @@ const (
 	EventRunFailed   = "run_failed"
 	// EventAgentState: an agent changed state (idle, running, failed).
 	EventAgentState = "agent_state"
+	// EventWorkflow: a workflow's config was reloaded (Error empty) or an
+	// edit was rejected (Error says why); Agent carries only the scope.
+	EventWorkflow = "workflow"
 )
 
 // RunInfo describes a run in run events.
@@ -38,7 +41,7 @@ type Event struct {
 	Message *store.Message // EventMessage
 	Run     *RunInfo       // run events
 	State   string         // EventAgentState
-	Error   string         // EventAgentState: why it failed
+	Error   string         // EventAgentState, EventWorkflow: what went wrong
 }
 
 // Bus fans events out to subscribers. Publishing never blocks: a subscriber

@@ -28,11 +28,15 @@
 //	crash: code                  exit the process at once with code
 //	flood: n                     n text events, as fast as possible
 //	stderr: line                 a line on stderr
+//	spawn: [cmd, args...]        start a child process and leave it running
 //
-// Any step may add when: {attempt: n} to run only on that attempt. Text
-// may use {{name}}, {{workflow}}, {{tag}}, {{attempt}}, {{first_sender}}
-// and {{inbox_summary}} ("from: text" of each inbox message without @,
-// joined with "; ", at most 200 characters). A tool step that the daemon
+// Any step may add when: {attempt: n} to run only on that attempt,
+// when: {from: name} to run only if an inbox message comes from name, or
+// when: {text: s} to run only if an inbox message contains s. Text may use
+// {{name}}, {{workflow}}, {{tag}}, {{attempt}}, {{first_sender}},
+// {{proposal}} (the first prop-N the inbox mentions) and {{inbox_summary}}
+// ("from: text" of each inbox message without @, joined with "; ", at most
+// 200 characters). A tool step that the daemon
 // refuses is reported as an error result and the script goes on, as a
 // model would; any other failure ends the run.
 //

@@ -58,7 +58,8 @@ func (b *Backend) Run(ctx context.Context, req backend.Request, events backend.E
 	attempt := max(req.Attempt, 1)
 	r := &run{b: b, c: c, events: events, vars: placeholders(wc, attempt)}
 	for _, s := range steps {
-		if s.attempt != 0 && s.attempt != attempt || s.from != "" && !inboxFrom(wc.Inbox, s.from) {
+		if s.attempt != 0 && s.attempt != attempt || s.from != "" && !inboxFrom(wc.Inbox, s.from) ||
+			s.contains != "" && !inboxHas(wc.Inbox, s.contains) {
 			continue
 		}
 		if err := r.do(ctx, s); err != nil {
@@ -194,6 +195,16 @@ func (r *run) sleep(ctx context.Context, d time.Duration) error {
 func inboxFrom(inbox []worker.Message, sender string) bool {
 	for _, m := range inbox {
 		if m.From == sender {
+			return true
+		}
+	}
+	return false
+}
+
+// inboxHas reports whether any inbox message contains text.
+func inboxHas(inbox []worker.Message, text string) bool {
+	for _, m := range inbox {
+		if strings.Contains(m.Content, text) {
 			return true
 		}
 	}

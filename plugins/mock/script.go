@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -31,6 +32,7 @@ type step struct {
 	hang      bool
 	attempt   int    // 0: every attempt
 	from      string // "": always; else only when an inbox message is from this sender
+	contains  string // "": always; else only when an inbox message contains this text
 }
 
 // actions are the keys that make a step; exactly one per step.
@@ -216,13 +218,15 @@ func (s *step) set(k string, v json.RawMessage) error {
 		var w struct {
 			Attempt *int   `json:"attempt"`
 			From    string `json:"from"`
+			Text    string `json:"text"`
 		}
-		if err := strict(v, &w, "an object such as {\"attempt\": 1} or {\"from\": \"bob\"}"); err != nil {
+		if err := strict(v, &w, "an object such as {\"attempt\": 1}, {\"from\": \"bob\"} or {\"text\": \"review\"}"); err != nil {
 			return err
 		}
-		if w.Attempt == nil && w.From == "" {
-			return errors.New("give attempt, from or both")
+		if w.Attempt == nil && w.From == "" && w.Text == "" {
+			return errors.New("give attempt, from, text or a combination")
 		}
+		s.contains = w.Text
 		if w.Attempt != nil {
 			if *w.Attempt < 1 {
 				return errors.New("attempt: want 1 or more")
@@ -272,7 +276,21 @@ func placeholders(wc worker.Context, attempt int) *strings.Replacer {
 		"{{attempt}}", strconv.Itoa(attempt),
 		"{{first_sender}}", first,
 		"{{inbox_summary}}", inboxSummary(wc.Inbox),
+		"{{proposal}}", inboxProposal(wc.Inbox),
 	)
+}
+
+var proposalID = regexp.MustCompile(`\bprop-\d+\b`)
+
+// inboxProposal is the first proposal id (prop-N) the inbox mentions, so a
+// scripted agent can vote on a proposal a teammate opened.
+func inboxProposal(inbox []worker.Message) string {
+	for _, m := range inbox {
+		if id := proposalID.FindString(m.Content); id != "" {
+			return id
+		}
+	}
+	return ""
 }
 
 // inboxSummary is "<from>: <first 80 characters, @ removed>" per message,

@@ -1,0 +1,461 @@
+package host
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/team"
+	"github.com/agent-worker/agent-worker/sdk/plugin"
+	"github.com/agent-worker/agent-worker/store"
+	"github.com/agent-worker/agent-worker/workflow"
+)
+
+// reloadDebounce waits out an editor's burst of events for one save.
+const reloadDebounce = 200 * time.Millisecond
+
+// workflows starts, stops and hot-reloads workflows from their YAML files.
+// The daemon parses the files; the store keeps the last good config, the
+// params and the setup results, so an edit or a restart resolves a
+// workflow exactly as it was started.
+type workflows struct {
+	h   *Host
+	log hclog.Logger
+
+	// mu serialises starts, stops and reloads, and guards files.
+	mu    sync.Mutex
+	files map[string]map[store.Scope]bool // watched file → the workflows started from it
+
+	changed chan string // a watched file changed (debounced)
+	watcher *fsnotify.Watcher
+}
+
+func newWorkflows(h *Host) *workflows {
+	return &workflows{h: h, log: h.log.Named("workflows"), files: map[string]map[store.Scope]bool{}, changed: make(chan string, 16)}
+}
+
+// problemsError turns parse/validation problems into one invalid-request
+// error that lists each with its file:line:col.
+func problemsError(err error) error {
+	var ps workflow.Problems
+	if errors.As(err, &ps) {
+		return api.Errorf(api.CodeInvalid, "%s has %d problem(s):\n%s", ps[0].File, len(ps), ps.Error())
+	}
+	if api.ErrorCode(err) == api.CodeInternal && !errors.Is(err, context.Canceled) {
+		return api.Errorf(api.CodeInvalid, "%v", err)
+	}
+	return err
+}
+
+// Start parses, sets up and starts a workflow under a tag.
+func (ws *workflows) Start(ctx context.Context, req api.StartWorkflow) (api.Workflow, error) {
+	if req.Path == "" {
+		return api.Workflow{}, api.Errorf(api.CodeInvalid, "path is required: the workflow file's absolute path")
+	}
+	path, err := filepath.Abs(req.Path)
+	if err != nil {
+		return api.Workflow{}, api.Errorf(api.CodeInvalid, "path %q: %v", req.Path, err)
+	}
+	content := []byte(req.Content)
+	if req.Content == "" {
+		if content, err = os.ReadFile(path); err != nil {
+			return api.Workflow{}, api.Errorf(api.CodeNotFound, "workflow file %s: %v", path, err)
+		}
+	}
+	f, err := workflow.Parse(path, content)
+	if err != nil {
+		return api.Workflow{}, problemsError(err)
+	}
+	tag := req.Tag
+	if tag == "" {
+		tag = api.DefaultTag
+	}
+	if err := api.ValidateScopeName("tag", tag); err != nil {
+		return api.Workflow{}, err
+	}
+	if f.Name == api.GlobalWorkflow {
+		return api.Workflow{}, api.Errorf(api.CodeInvalid, "a workflow cannot be named %q: that is the standalone agents' scope", f.Name)
+	}
+	scope := store.Scope{Workflow: f.Name, Tag: tag}
+
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	if old, err := ws.h.db.GetWorkflow(ctx, f.Name, tag); err == nil && old.State == "running" {
+		return api.Workflow{}, api.Errorf(api.CodeConflict, "workflow @%s:%s is already running (from %s): stop it with `agent-worker stop @%s:%s` or start another --tag",
+			f.Name, tag, old.SourcePath, f.Name, tag)
+	}
+	params, err := f.ParseParams(req.Args)
+	if err != nil {
+		return api.Workflow{}, api.Errorf(api.CodeInvalid, "%v", err)
+	}
+	vars := workflow.Vars{Workflow: f.Name, Tag: tag, Params: params}
+	if vars.Setup, err = workflow.RunSetup(ctx, f, vars); err != nil {
+		return api.Workflow{}, api.Errorf(api.CodeInvalid, "%v", err)
+	}
+	inst, err := workflow.Resolve(f, vars)
+	if err != nil {
+		return api.Workflow{}, problemsError(err)
+	}
+	before, err := ws.h.db.LatestSeq(ctx, scope)
+	if err != nil {
+		return api.Workflow{}, err
+	}
+	if err := ws.apply(ctx, inst, content, vars); err != nil {
+		return api.Workflow{}, err
+	}
+	if inst.Kickoff != "" {
+		if _, err := ws.h.team.Send(ctx, team.SendRequest{Scope: scope, From: team.SenderSystem, Content: inst.Kickoff}); err != nil {
+			return api.Workflow{}, fmt.Errorf("post kickoff: %w", err)
+		}
+	}
+	ws.watchLocked(path, scope)
+	ws.log.Info("workflow started", "workflow", scope.String(), "file", path, "agents", len(inst.Agents))
+	out, err := ws.h.apiWorkflow(ctx, scope, false)
+	out.StartSeq = before
+	return out, err
+}
+
+// apply records inst as the workflow's config and reconciles its agents:
+// new ones are created and scheduled, changed ones take the new config
+// from their next run, removed ones stop after their current run, and
+// untouched ones are left alone.
+func (ws *workflows) apply(ctx context.Context, inst *workflow.Instance, content []byte, vars workflow.Vars) error {
+	installed := ws.h.catalog.Names(plugin.KindBackend)
+	wanted := map[string]store.Agent{}
+	for _, a := range inst.Agents {
+		if a.Backend != "external" && !containsString(knownBackends, a.Backend) && !containsString(installed, a.Backend) {
+			return api.Errorf(api.CodeInvalid, "%s:%d: agent %s uses backend %q, which is not installed: install agent-worker-backend-%s into a plugins.d folder",
+				inst.Path, a.Line, a.Name, a.Backend, a.Backend)
+		}
+		wanted[a.Name] = store.Agent{Name: a.Name, Workflow: inst.Name, Tag: inst.Tag, Backend: a.Backend, Model: a.Model,
+			System: a.SystemPrompt, Schedule: a.Schedule, WakeupPrompt: a.WakeupPrompt, Config: a.ConfigJSON()}
+	}
+	_, err := ws.h.db.SaveWorkflow(ctx, store.Workflow{Name: inst.Name, Tag: inst.Tag, SourcePath: inst.Path,
+		ConfigYAML: string(content), State: "running", Workdir: inst.Dir, DocsDir: inst.Context.DocsDir,
+		DocsProvider: inst.Context.Documents, DocsOwner: inst.Context.DocumentOwner, LongMessageChars: inst.Context.LongMessageChars,
+		Params: vars.Params, Vars: vars.Setup})
+	if err != nil {
+		return err
+	}
+	existing, err := ws.h.db.ListAgents(ctx, store.AgentFilter{Workflow: inst.Name, Tag: inst.Tag})
+	if err != nil {
+		return err
+	}
+	have := map[string]store.Agent{}
+	for _, a := range existing {
+		have[a.Name] = a
+		if _, keep := wanted[a.Name]; !keep && a.State != "stopped" {
+			if err := ws.h.db.SetAgentState(ctx, a.Key(), "stopped", ""); err != nil {
+				return err
+			}
+			ws.log.Info("agent removed from the workflow; it stops after its current run", "agent", a.Key().String())
+		}
+	}
+	for _, a := range inst.Agents {
+		want := wanted[a.Name]
+		old, ok := have[a.Name]
+		switch {
+		case !ok:
+			if _, err := ws.h.db.CreateAgent(ctx, want); err != nil {
+				return err
+			}
+		case sameAgent(old, want) && old.State != "stopped":
+			continue // untouched: no restart, nothing lost
+		default:
+			want.State = "idle"
+			if old.State == "running" {
+				want.State = "running" // its run in flight finishes on the old config
+			}
+			if err := ws.h.db.UpdateAgent(ctx, want); err != nil {
+				return err
+			}
+			ws.log.Info("agent config changed; used from its next run", "agent", want.Key().String())
+		}
+		ws.h.sched.Add(want.Key())
+		ws.h.sched.Reschedule(want.Key())
+	}
+	return nil
+}
+
+func sameAgent(a, b store.Agent) bool {
+	return a.Backend == b.Backend && a.Model == b.Model && a.System == b.System && a.Schedule == b.Schedule &&
+		a.WakeupPrompt == b.WakeupPrompt && jsonEqual(a.Config, b.Config)
+}
+
+func jsonEqual(a, b json.RawMessage) bool {
+	var x, y any
+	if json.Unmarshal(orEmpty(a), &x) != nil || json.Unmarshal(orEmpty(b), &y) != nil {
+		return bytes.Equal(a, b)
+	}
+	xb, _ := json.Marshal(x)
+	yb, _ := json.Marshal(y)
+	return bytes.Equal(xb, yb)
+}
+
+func orEmpty(b json.RawMessage) json.RawMessage {
+	if len(b) == 0 {
+		return json.RawMessage("{}")
+	}
+	return b
+}
+
+func containsString(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// Stop stops a workflow: its agents stop after their current run, or at
+// once with cancel (Ctrl-C on `run`). It stays in the store, stopped.
+func (ws *workflows) Stop(ctx context.Context, scope store.Scope, cancel bool) error {
+	if scope.Workflow == api.GlobalWorkflow {
+		return api.Errorf(api.CodeInvalid, "the global workflow cannot be stopped: stop its agents one by one")
+	}
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	if _, err := ws.h.db.GetWorkflow(ctx, scope.Workflow, scope.Tag); err != nil {
+		return err
+	}
+	if err := ws.h.db.SetWorkflowState(ctx, scope.Workflow, scope.Tag, "stopped", ""); err != nil {
+		return err
+	}
+	agents, err := ws.h.db.ListAgents(ctx, store.AgentFilter{Workflow: scope.Workflow, Tag: scope.Tag})
+	if err != nil {
+		return err
+	}
+	for _, a := range agents {
+		if a.State != "stopped" {
+			if err := ws.h.db.SetAgentState(ctx, a.Key(), "stopped", ""); err != nil {
+				return err
+			}
+		}
+		if cancel {
+			ws.h.sched.Remove(a.Key())
+		}
+	}
+	for path, scopes := range ws.files {
+		delete(scopes, scope)
+		if len(scopes) == 0 {
+			delete(ws.files, path)
+		}
+	}
+	ws.log.Info("workflow stopped", "workflow", scope.String(), "cancel_runs", cancel)
+	return nil
+}
+
+// Restore watches the files of workflows a previous daemon left running;
+// their agents are already in the store and the scheduler picks them up.
+func (ws *workflows) Restore(ctx context.Context) error {
+	all, err := ws.h.db.ListWorkflows(ctx)
+	if err != nil {
+		return err
+	}
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	for _, w := range all {
+		if w.State == "running" && w.SourcePath != "" {
+			ws.watchLocked(w.SourcePath, store.Scope{Workflow: w.Name, Tag: w.Tag})
+		}
+	}
+	return nil
+}
+
+func (ws *workflows) watchLocked(path string, scope store.Scope) {
+	if ws.files[path] == nil {
+		ws.files[path] = map[store.Scope]bool{}
+	}
+	ws.files[path][scope] = true
+	if ws.watcher != nil {
+		if err := ws.watcher.Add(filepath.Dir(path)); err != nil {
+			ws.log.Warn("watch workflow dir", "dir", filepath.Dir(path), "error", err)
+		}
+	}
+}
+
+// Watch reloads workflows when their files change until ctx ends. It
+// watches directories, not files (editors replace files on save), and
+// looks at the file once its events have settled.
+func (ws *workflows) Watch(ctx context.Context) error {
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return fmt.Errorf("watch workflows: %w", err)
+	}
+	defer w.Close()
+	ws.mu.Lock()
+	ws.watcher = w
+	for path := range ws.files {
+		if err := w.Add(filepath.Dir(path)); err != nil {
+			ws.log.Warn("watch workflow dir", "dir", filepath.Dir(path), "error", err)
+		}
+	}
+	ws.mu.Unlock()
+	timers := map[string]*time.Timer{}
+	defer func() {
+		for _, t := range timers {
+			t.Stop()
+		}
+	}()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case ev, ok := <-w.Events:
+			if !ok {
+				return nil
+			}
+			ws.mu.Lock()
+			_, watched := ws.files[ev.Name]
+			ws.mu.Unlock()
+			if !watched || ev.Op == fsnotify.Chmod {
+				continue
+			}
+			if t := timers[ev.Name]; t != nil {
+				t.Reset(reloadDebounce)
+				continue
+			}
+			name := ev.Name
+			timers[name] = time.AfterFunc(reloadDebounce, func() {
+				select {
+				case ws.changed <- name:
+				case <-ctx.Done():
+				}
+			})
+		case path := <-ws.changed:
+			delete(timers, path)
+			ws.reload(ctx, path)
+		case err, ok := <-w.Errors:
+			if !ok {
+				return nil
+			}
+			ws.log.Warn("workflow watcher", "error", err)
+		}
+	}
+}
+
+// reload applies an edited file to every workflow started from it. A bad
+// edit changes nothing that runs: the error is recorded where status and
+// info show it, and published as an event.
+func (ws *workflows) reload(ctx context.Context, path string) {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	scopes := ws.files[path]
+	content, readErr := os.ReadFile(path)
+	for scope := range scopes {
+		cur, err := ws.h.db.GetWorkflow(ctx, scope.Workflow, scope.Tag)
+		if err != nil || cur.State != "running" {
+			continue
+		}
+		if readErr != nil {
+			ws.reject(ctx, cur, fmt.Sprintf("workflow file %s is gone (%v); the last good config keeps running", path, readErr))
+			continue
+		}
+		if string(content) == cur.ConfigYAML {
+			if cur.Error != "" {
+				ws.accept(ctx, cur)
+			}
+			continue
+		}
+		f, err := workflow.Parse(path, content)
+		if err == nil && f.Name != cur.Name {
+			err = fmt.Errorf("%s: the workflow's name changed from %s to %s: stop it and start it again to rename it", path, cur.Name, f.Name)
+		}
+		var inst *workflow.Instance
+		if err == nil {
+			inst, err = workflow.Resolve(f, workflow.Vars{Workflow: cur.Name, Tag: cur.Tag, Params: cur.Params, Setup: cur.Vars})
+		}
+		if err == nil {
+			err = ws.apply(ctx, inst, content, workflow.Vars{Params: cur.Params, Setup: cur.Vars})
+		}
+		if err != nil {
+			ws.reject(ctx, cur, "edit rejected, the last good config keeps running: "+problemsError(err).Error())
+			continue
+		}
+		ws.log.Info("workflow reloaded", "workflow", scope.String())
+		ws.h.team.Bus.Publish(team.Event{Kind: team.EventWorkflow, Agent: store.AgentKey{Workflow: cur.Name, Tag: cur.Tag}})
+	}
+}
+
+func (ws *workflows) reject(ctx context.Context, cur store.Workflow, msg string) {
+	ws.log.Warn("workflow reload", "workflow", cur.Name+":"+cur.Tag, "error", msg)
+	if err := ws.h.db.SetWorkflowState(ctx, cur.Name, cur.Tag, "running", msg); err != nil {
+		ws.log.Error("record reload error", "error", err)
+	}
+	ws.h.team.Bus.Publish(team.Event{Kind: team.EventWorkflow, Agent: store.AgentKey{Workflow: cur.Name, Tag: cur.Tag}, Error: msg})
+}
+
+func (ws *workflows) accept(ctx context.Context, cur store.Workflow) {
+	if err := ws.h.db.SetWorkflowState(ctx, cur.Name, cur.Tag, "running", ""); err != nil {
+		ws.log.Error("clear reload error", "error", err)
+	}
+	ws.h.team.Bus.Publish(team.Event{Kind: team.EventWorkflow, Agent: store.AgentKey{Workflow: cur.Name, Tag: cur.Tag}})
+}
+
+// progress reports whether a workflow's team is done and what it cost since
+// the workflow (re)started.
+func (h *Host) progress(ctx context.Context, wf store.Workflow) (*api.Progress, error) {
+	scope := store.Scope{Workflow: wf.Name, Tag: wf.Tag}
+	agents, err := h.db.ListAgents(ctx, store.AgentFilter{Workflow: wf.Name, Tag: wf.Tag})
+	if err != nil {
+		return nil, err
+	}
+	p := &api.Progress{Idle: true}
+	for _, a := range agents {
+		switch {
+		case a.State == "failed":
+			p.Failed = append(p.Failed, a.Name)
+		case a.State == "running":
+			p.Idle = false
+		case a.State == "stopped" || a.Backend == "external":
+		default:
+			if d, err := h.db.InboxDepth(ctx, a.Key()); err != nil {
+				return nil, err
+			} else if d > 0 {
+				p.Idle = false
+			}
+		}
+	}
+	if n, err := h.db.ActiveProposalCount(ctx, scope); err != nil {
+		return nil, err
+	} else if n > 0 {
+		p.Idle = false
+	}
+	st, err := h.db.Stats(ctx, scope, wf.UpdatedAt.Add(-time.Second))
+	if err != nil {
+		return nil, err
+	}
+	p.Runs, p.FailedRuns, p.InputTokens, p.OutputTokens, p.CostUSD = st.Runs, st.Failed, st.InputTokens, st.OutputTokens, st.CostUSD
+	p.DurationMS = h.cfg.Now().Sub(wf.UpdatedAt).Milliseconds()
+	return p, nil
+}
+
+// apiWorkflow is a workflow in its wire form, with its progress if asked.
+func (h *Host) apiWorkflow(ctx context.Context, scope store.Scope, withProgress bool) (api.Workflow, error) {
+	wf, err := h.db.GetWorkflow(ctx, scope.Workflow, scope.Tag)
+	if err != nil {
+		return api.Workflow{}, err
+	}
+	agents, err := h.listAgents(ctx, store.AgentFilter{Workflow: scope.Workflow, Tag: scope.Tag})
+	if err != nil {
+		return api.Workflow{}, err
+	}
+	out := toAPIWorkflow(wf, agents)
+	if withProgress {
+		if out.Progress, err = h.progress(ctx, wf); err != nil {
+			return api.Workflow{}, err
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,896 @@
+package workflow
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+var (
+	agentNameRE    = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]{0,63}$`)
+	workflowNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+	pluginNameRE   = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,31}$`)
+	paramNameRE    = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]*$`)
+	mcpNameRE      = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+	identRE        = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	shortRE        = regexp.MustCompile(`^[A-Za-z0-9]$`)
+	yamlErrRE      = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+)
+
+const defaultSetupTimeout = 60 * time.Second
+
+// parserErrors are the yaml.v3 syntax errors whose line is 0-based.
+var parserErrors = []string{
+	"did not find expected key", "did not find expected node content", "did not find expected '-' indicator",
+	"did not find expected ',' or ']'", "did not find expected ',' or '}'", "did not find expected <document start>",
+}
+
+// Names that mean something else: @all in a channel, and the senders the
+// daemon posts as. A setup variable may not shadow a variable namespace.
+var (
+	reservedAgents = []string{"all", "system", "user"}
+	reservedAs     = []string{"env", "workflow", "params", "source"}
+	// configOwned are the keys ConfigJSON sets from the agent's own fields.
+	configOwned = []string{"max_steps", "timeout", "mcp_servers", "env", "provider"}
+	agentKeys   = []string{"backend", "model", "system_prompt", "schedule", "wakeup", "wakeup_prompt",
+		"max_steps", "timeout", "mcp_servers", "env", "provider", "config"}
+)
+
+// Parse reads a workflow from content. path names the file in messages,
+// gives the default name and anchors relative paths; it may be "" for content
+// with no file, and then relative paths are taken from the current directory.
+// Every problem in the file comes back at once as Problems.
+func Parse(path string, content []byte) (*File, error) {
+	f := &File{}
+	p := &parser{file: path, src: strings.Split(string(content), "\n"), setupAs: map[string]int{}, params: map[string]bool{}}
+	if path == "" {
+		p.file = "<workflow>"
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, fmt.Errorf("find the current directory for relative paths: %w", err)
+		}
+		f.Dir = wd
+	} else {
+		abs, err := filepath.Abs(path)
+		if err != nil {
+			return nil, fmt.Errorf("make workflow path absolute: %w", err)
+		}
+		f.Path, f.Dir = abs, filepath.Dir(abs)
+	}
+	p.dir = f.Dir
+	p.parse(f, content)
+	if len(p.probs) > 0 {
+		p.probs.sort()
+		return nil, p.probs
+	}
+	return f, nil
+}
+
+// parser walks the YAML node tree, so every value keeps its line and column,
+// and collects problems instead of stopping at the first.
+type parser struct {
+	file    string   // as shown in messages
+	dir     string   // anchors relative paths
+	src     []string // source lines, to place a variable inside a long string
+	probs   Problems
+	params  map[string]bool // declared param names
+	setupAs map[string]int  // setup `as` name -> step index
+}
+
+func (p *parser) add(n *yaml.Node, format string, args ...any) {
+	p.addAt(n.Line, n.Column, format, args...)
+}
+
+func (p *parser) addAt(line, col int, format string, args ...any) {
+	p.probs = append(p.probs, Problem{File: p.file, Line: line, Col: col, Msg: fmt.Sprintf(format, args...)})
+}
+
+func (p *parser) parse(f *File, content []byte) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(content, &doc); err != nil {
+		line, msg := 0, strings.TrimPrefix(err.Error(), "yaml: ")
+		if m := yamlErrRE.FindStringSubmatch(err.Error()); m != nil {
+			line, _ = strconv.Atoi(m[1])
+			msg = m[2]
+			if slices.Contains(parserErrors, msg) {
+				line++ // yaml.v3 counts these from 0, scanner errors from 1
+			}
+		}
+		p.addAt(line, 0, "invalid YAML: %s", msg)
+		return
+	}
+	if len(doc.Content) == 0 || deref(doc.Content[0]).Kind != yaml.MappingNode {
+		p.addAt(1, 1, "workflow file must be a mapping with an agents: key, e.g. agents: {reviewer: {backend: mock}}")
+		return
+	}
+	root := deref(doc.Content[0])
+	top := p.fields(root, "at the top level", "name", "agents", "context", "params", "setup", "kickoff")
+	f.Name = p.name(top["name"])
+	// Params and setup first: every other string may refer to them.
+	f.Params = p.paramList(top["params"])
+	f.Setup = p.setupSteps(top["setup"])
+	f.Agents = p.agents(root, top["agents"])
+	f.Context = p.context(top["context"], f.Agents)
+	f.Kickoff = p.str(top["kickoff"], "kickoff")
+	p.checkVars(top["kickoff"], f.Kickoff, "", math.MaxInt)
+}
+
+// deref follows a YAML alias to the node it names.
+func deref(n *yaml.Node) *yaml.Node {
+	for n != nil && n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	return n
+}
+
+func isNull(n *yaml.Node) bool {
+	return n == nil || n.Kind == yaml.ScalarNode && n.Tag == "!!null"
+}
+
+type entry struct {
+	key  string
+	k, v *yaml.Node
+}
+
+// entries lists a mapping's pairs in file order, reporting duplicate keys,
+// which YAML itself silently resolves to the last one.
+func (p *parser) entries(n *yaml.Node, where string) []entry {
+	var out []entry
+	first := map[string]int{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], deref(n.Content[i+1])
+		if k.Kind != yaml.ScalarNode || k.Tag == "!!merge" {
+			p.add(k, "keys %s must be plain names (merge keys << are not supported): write each setting out", where)
+			continue
+		}
+		if line, dup := first[k.Value]; dup {
+			p.add(k, "duplicate key %q %s (first at line %d): remove one", k.Value, where, line)
+			continue
+		}
+		first[k.Value] = k.Line
+		out = append(out, entry{k.Value, k, v})
+	}
+	return out
+}
+
+// fields returns a mapping's values by key, reporting keys not in known with
+// the closest known one, since most unknown keys are typos.
+func (p *parser) fields(n *yaml.Node, where string, known ...string) map[string]*yaml.Node {
+	m := map[string]*yaml.Node{}
+	for _, e := range p.entries(n, where) {
+		if !slices.Contains(known, e.key) {
+			p.add(e.k, "unknown key %q %s: %s", e.key, where, suggest(e.key, known, "known keys are "))
+			continue
+		}
+		m[e.key] = e.v
+	}
+	return m
+}
+
+// suggest names the candidate closest to s, or lists them all when none is
+// close enough to be a likely typo.
+func suggest(s string, candidates []string, listPrefix string) string {
+	best, bestD := "", math.MaxInt
+	for _, c := range candidates {
+		if d := distance(s, c); d < bestD {
+			best, bestD = c, d
+		}
+	}
+	if best != "" && bestD <= max(2, len(s)/3) {
+		return "did you mean " + best + "?"
+	}
+	return listPrefix + strings.Join(candidates, ", ")
+}
+
+// distance is the Levenshtein edit distance between a and b.
+func distance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
+}
+
+// str reads an optional scalar; null and absent both read as "".
+func (p *parser) str(n *yaml.Node, name string) string {
+	if isNull(n) {
+		return ""
+	}
+	if n.Kind != yaml.ScalarNode {
+		p.add(n, "%s must be a single value, not a list or map", name)
+		return ""
+	}
+	return n.Value
+}
+
+func (p *parser) positive(n *yaml.Node, name, example string) int {
+	if isNull(n) {
+		return 0
+	}
+	var i int
+	if n.Kind != yaml.ScalarNode || n.Decode(&i) != nil || i <= 0 {
+		p.add(n, "%s must be a whole number above 0, e.g. %s: %s", name, name, example)
+		return 0
+	}
+	return i
+}
+
+func (p *parser) duration(n *yaml.Node, name, example string) time.Duration {
+	s := p.str(n, name)
+	if s == "" {
+		return 0
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		p.add(n, "%s %q is not a duration above 0: write e.g. %s: %s", name, s, name, example)
+		return 0
+	}
+	return d
+}
+
+func (p *parser) boolean(n *yaml.Node, name string) bool {
+	var b bool
+	if !isNull(n) && (n.Kind != yaml.ScalarNode || n.Decode(&b) != nil) {
+		p.add(n, "%s must be true or false", name)
+	}
+	return b
+}
+
+// strList reads a list of values that may hold ${{ }} variables.
+func (p *parser) strList(n *yaml.Node, name string) []string {
+	if isNull(n) {
+		return nil
+	}
+	if n.Kind != yaml.SequenceNode {
+		p.add(n, "%s must be a list, e.g. %s: [a, b]", name, name)
+		return nil
+	}
+	var out []string
+	for _, item := range n.Content {
+		item = deref(item)
+		s := p.str(item, name+" items")
+		p.checkVars(item, s, "", math.MaxInt)
+		out = append(out, s)
+	}
+	return out
+}
+
+// strMap reads a map of values that may hold ${{ }} variables; envKeys
+// requires keys that can be environment variable names.
+func (p *parser) strMap(n *yaml.Node, name, where string, envKeys bool) map[string]string {
+	if isNull(n) {
+		return nil
+	}
+	if n.Kind != yaml.MappingNode {
+		p.add(n, "%s must be a map, e.g. %s: {KEY: value}", name, name)
+		return nil
+	}
+	out := map[string]string{}
+	for _, e := range p.entries(n, where) {
+		if envKeys && !identRE.MatchString(e.key) {
+			p.add(e.k, "%s name %q is not valid: use letters, digits and _, not starting with a digit", name, e.key)
+		}
+		s := p.str(e.v, name+" values")
+		p.checkVars(e.v, s, "", math.MaxInt)
+		out[e.key] = s
+	}
+	return out
+}
+
+func (p *parser) name(n *yaml.Node) string {
+	if s := p.str(n, "name"); s != "" {
+		if !workflowNameRE.MatchString(s) {
+			p.add(n, "workflow name %q is not valid: use up to 64 letters, digits, ., _ or -, starting with a letter or digit", s)
+		}
+		return s
+	}
+	if p.file == "<workflow>" {
+		p.addAt(1, 1, "workflow has no name and no file to take it from: add name: e.g. name: review")
+		return ""
+	}
+	base := filepath.Base(p.file)
+	base = strings.TrimSuffix(strings.TrimSuffix(base, ".yaml"), ".yml")
+	if !workflowNameRE.MatchString(base) {
+		p.addAt(1, 1, "workflow name %q (from the file name) is not valid: add name: with up to 64 letters, digits, ., _ or -", base)
+	}
+	return base
+}
+
+func (p *parser) paramList(n *yaml.Node) []Param {
+	if isNull(n) {
+		return nil
+	}
+	if n.Kind != yaml.SequenceNode {
+		p.add(n, "params must be a list, e.g. params: [{name: pr, required: true}]")
+		return nil
+	}
+	var out []Param
+	names, shorts := map[string]int{}, map[string]string{}
+	for i, item := range n.Content {
+		item = deref(item)
+		if item.Kind != yaml.MappingNode {
+			p.add(item, "each param must be a map, e.g. {name: pr, type: string}")
+			continue
+		}
+		fs := p.fields(item, fmt.Sprintf("in params item %d", i+1), "name", "type", "required", "default", "description", "short")
+		pr := Param{
+			Name:        p.str(fs["name"], "name"),
+			Description: p.str(fs["description"], "description"),
+			Type:        p.str(fs["type"], "type"),
+			Short:       p.str(fs["short"], "short"),
+			Required:    p.boolean(fs["required"], "required"),
+			Default:     p.str(fs["default"], "default"),
+		}
+		switch line, dup := names[pr.Name]; {
+		case pr.Name == "":
+			p.add(item, "param needs a name: add name: e.g. name: pr")
+		case !paramNameRE.MatchString(pr.Name):
+			p.add(fs["name"], "param name %q is not valid: use letters, digits, _ or -, starting with a letter", pr.Name)
+		case dup:
+			p.add(fs["name"], "duplicate param %q (first at line %d): rename or remove one", pr.Name, line)
+		default:
+			names[pr.Name] = fs["name"].Line
+		}
+		p.params[pr.Name] = true
+		switch pr.Type {
+		case "":
+			pr.Type = "string"
+		case "string", "number", "boolean":
+		default:
+			p.add(fs["type"], "param %s: type %q is not valid: use string, number or boolean", pr.Name, pr.Type)
+		}
+		if other, dup := shorts[pr.Short]; pr.Short != "" {
+			switch {
+			case !shortRE.MatchString(pr.Short):
+				p.add(fs["short"], "param %s: short %q must be a single letter or digit, e.g. short: p", pr.Name, pr.Short)
+			case dup:
+				p.add(fs["short"], "param %s: short -%s is already used by param %s: pick another letter", pr.Name, pr.Short, other)
+			default:
+				shorts[pr.Short] = pr.Name
+			}
+		}
+		if !isNull(fs["default"]) {
+			switch {
+			case pr.Required:
+				p.add(fs["default"], "param %s is required, so its default is never used: drop required: or default:", pr.Name)
+			case pr.Type == "number" && !isNumber(pr.Default):
+				p.add(fs["default"], "param %s: default %q must be a number", pr.Name, pr.Default)
+			case pr.Type == "boolean":
+				b, err := strconv.ParseBool(pr.Default)
+				if err != nil {
+					p.add(fs["default"], "param %s: default %q must be true or false", pr.Name, pr.Default)
+				}
+				pr.Default = strconv.FormatBool(b)
+			}
+		}
+		out = append(out, pr)
+	}
+	return out
+}
+
+func isNumber(s string) bool {
+	f, err := strconv.ParseFloat(s, 64)
+	return err == nil && !math.IsInf(f, 0) && !math.IsNaN(f)
+}
+
+func (p *parser) setupSteps(n *yaml.Node) []SetupStep {
+	if isNull(n) {
+		return nil
+	}
+	if n.Kind != yaml.SequenceNode {
+		p.add(n, "setup must be a list, e.g. setup: [{shell: git rev-parse HEAD, as: commit}]")
+		return nil
+	}
+	var out []SetupStep
+	var shells []*yaml.Node
+	for i, item := range n.Content {
+		item = deref(item)
+		if item.Kind != yaml.MappingNode {
+			p.add(item, "each setup step must be a map, e.g. {shell: git rev-parse HEAD, as: commit}")
+			continue
+		}
+		fs := p.fields(item, fmt.Sprintf("in setup step %d", i+1), "shell", "as", "timeout")
+		st := SetupStep{Shell: p.str(fs["shell"], "shell"), As: p.str(fs["as"], "as"), Timeout: defaultSetupTimeout, Line: item.Line}
+		if st.Shell == "" {
+			p.add(item, "setup step %d needs a command: add shell: e.g. shell: git rev-parse HEAD", i+1)
+		}
+		if d := p.duration(fs["timeout"], "timeout", "30s"); d > 0 {
+			st.Timeout = d
+		}
+		if st.As != "" {
+			prev, dup := p.setupAs[st.As]
+			switch {
+			case slices.Contains(reservedAs, st.As):
+				p.add(fs["as"], "setup step %d: as: %s is reserved (env, workflow, params and source are variable namespaces): pick another name", i+1, st.As)
+			case !identRE.MatchString(st.As):
+				p.add(fs["as"], "setup step %d: as: %q must be a name of letters, digits and _, not starting with a digit", i+1, st.As)
+			case dup:
+				p.add(fs["as"], "setup step %d: as: %s is already set by setup step %d (line %d): pick another name", i+1, st.As, prev+1, out[prev].Line)
+			default:
+				p.setupAs[st.As] = len(out)
+			}
+		}
+		out = append(out, st)
+		shells = append(shells, fs["shell"])
+	}
+	// Checked once every name is known, to tell "set later" from "unknown".
+	for i, st := range out {
+		p.checkVars(shells[i], st.Shell, "", i)
+	}
+	return out
+}
+
+func (p *parser) agents(root, n *yaml.Node) []Agent {
+	switch {
+	case n == nil:
+		p.add(root, "workflow has no agents: add agents: with at least one agent, e.g. agents: {reviewer: {backend: mock}}")
+		return nil
+	case isNull(n) || n.Kind == yaml.MappingNode && len(n.Content) == 0:
+		p.add(n, "agents is empty: add at least one agent, e.g. agents: {reviewer: {backend: mock}}")
+		return nil
+	case n.Kind != yaml.MappingNode:
+		p.add(n, "agents must be a map from agent name to its settings, e.g. agents: {reviewer: {backend: mock}}")
+		return nil
+	}
+	var out []Agent
+	for _, e := range p.entries(n, "in agents") {
+		out = append(out, p.agent(e.k, e.v))
+	}
+	return out
+}
+
+func (p *parser) agent(k, v *yaml.Node) Agent {
+	a := Agent{Name: k.Value, Line: k.Line}
+	switch {
+	case slices.ContainsFunc(reservedAgents, func(r string) bool { return strings.EqualFold(r, a.Name) }):
+		p.add(k, "agent name %q is reserved: pick another name", a.Name)
+	case !agentNameRE.MatchString(a.Name):
+		p.add(k, "agent name %q is not valid: use up to 64 letters, digits, _ or -, starting with a letter", a.Name)
+	}
+	if isNull(v) {
+		v = &yaml.Node{Kind: yaml.MappingNode}
+	}
+	if v.Kind != yaml.MappingNode {
+		p.add(v, "agent %s must be a map of its settings, e.g. %s: {backend: mock}", a.Name, a.Name)
+		return a
+	}
+	where := "in agent " + a.Name
+	fs := p.fields(v, where, agentKeys...)
+
+	a.Backend = p.str(fs["backend"], "backend")
+	if a.Backend == "" || a.Backend == "default" {
+		a.Backend = "sdk"
+	}
+	if !pluginNameRE.MatchString(a.Backend) {
+		p.add(fs["backend"], "backend %q is not valid: use sdk, claude, codex, cursor, mock, external or a plugin name (up to 32 lowercase letters, digits, _ or -)", a.Backend)
+	}
+	a.Model = p.str(fs["model"], "model")
+	if a.Backend == "sdk" && a.Model == "" {
+		p.add(k, "agent %s uses the sdk backend and needs a model: add model: e.g. model: anthropic/claude-sonnet-4-5, or set backend:", a.Name)
+	}
+	a.SystemPrompt = p.systemPrompt(fs["system_prompt"])
+
+	sched, schedKey := fs["schedule"], "schedule"
+	if w := fs["wakeup"]; !isNull(w) {
+		if !isNull(sched) {
+			p.add(w, "wakeup is the old name of schedule: keep only schedule:")
+		} else {
+			sched, schedKey = w, "wakeup"
+		}
+	}
+	if a.Schedule = strings.TrimSpace(p.str(sched, schedKey)); a.Schedule != "" {
+		if msg := checkSchedule(a.Schedule); msg != "" {
+			p.add(sched, "%s %s", schedKey, msg)
+		}
+	}
+	a.WakeupPrompt = p.str(fs["wakeup_prompt"], "wakeup_prompt")
+	if !isNull(fs["wakeup_prompt"]) && isNull(sched) {
+		p.add(fs["wakeup_prompt"], "wakeup_prompt is only used by scheduled wakes: add schedule: (e.g. schedule: 30m) or remove wakeup_prompt")
+	}
+	p.checkVars(fs["wakeup_prompt"], a.WakeupPrompt, "", math.MaxInt)
+
+	a.MaxSteps = p.positive(fs["max_steps"], "max_steps", "50")
+	a.Timeout = p.duration(fs["timeout"], "timeout", "10m")
+	a.MCPServers = p.mcpServers(fs["mcp_servers"], a.Name)
+	a.Env = p.strMap(fs["env"], "env", where, true)
+	a.Provider = p.provider(fs["provider"], a.Name)
+	a.Config = p.config(fs["config"])
+	return a
+}
+
+// systemPrompt reads inline text or, for a one-line value ending in .md or
+// .txt, that file. A missing file is an error rather than literal text, so a
+// typo in the path cannot become the prompt; a value with spaces may still
+// be prose that happens to end in ".md".
+func (p *parser) systemPrompt(n *yaml.Node) string {
+	s := p.str(n, "system_prompt")
+	if strings.Contains(s, "\n") || !strings.HasSuffix(s, ".md") && !strings.HasSuffix(s, ".txt") {
+		p.checkVars(n, s, "", math.MaxInt)
+		return s
+	}
+	path := s
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(p.dir, path)
+	}
+	b, err := os.ReadFile(path)
+	switch {
+	case err == nil:
+		p.checkVars(n, string(b), s, math.MaxInt)
+		return string(b)
+	case errors.Is(err, fs.ErrNotExist) && strings.ContainsAny(s, " \t"):
+		p.checkVars(n, s, "", math.MaxInt)
+		return s
+	case errors.Is(err, fs.ErrNotExist):
+		p.add(n, "system_prompt file %s not found next to the workflow file: create it, or write the prompt inline", s)
+	default:
+		p.add(n, "system_prompt file %s cannot be read: %v", s, err)
+	}
+	return ""
+}
+
+func (p *parser) mcpServers(n *yaml.Node, agent string) []MCPServer {
+	if isNull(n) {
+		return nil
+	}
+	if n.Kind != yaml.MappingNode {
+		p.add(n, "mcp_servers must be a map from server name to {command: [program, args...]} or {url: https://...}")
+		return nil
+	}
+	var out []MCPServer
+	for _, e := range p.entries(n, "in mcp_servers of agent "+agent) {
+		if !mcpNameRE.MatchString(e.key) {
+			p.add(e.k, "mcp server name %q is not valid: use up to 64 letters, digits, ., _ or -", e.key)
+		}
+		if e.v.Kind != yaml.MappingNode {
+			p.add(e.v, "mcp server %s must be a map with command: [program, args...] or url: https://...", e.key)
+			continue
+		}
+		where := fmt.Sprintf("in mcp server %s of agent %s", e.key, agent)
+		fs := p.fields(e.v, where, "command", "args", "url", "env", "headers")
+		s := MCPServer{Name: e.key, URL: p.str(fs["url"], "url")}
+		if c := fs["command"]; !isNull(c) && c.Kind == yaml.ScalarNode {
+			s.Command = []string{c.Value} // a lone program, as in Claude's own config
+			p.checkVars(c, c.Value, "", math.MaxInt)
+		} else {
+			s.Command = p.strList(c, "command")
+		}
+		args := p.strList(fs["args"], "args")
+		p.checkVars(fs["url"], s.URL, "", math.MaxInt)
+		s.Env = p.strMap(fs["env"], "env", where, true)
+		s.Headers = p.strMap(fs["headers"], "headers", where, false)
+		switch {
+		case len(s.Command) == 0 && s.URL == "":
+			p.add(e.k, "mcp server %s needs command: [program, args...] or url: https://...", e.key)
+		case len(s.Command) > 0 && s.URL != "":
+			p.add(e.k, "mcp server %s has both command and url: keep one", e.key)
+		case s.URL != "" && len(args) > 0:
+			p.add(fs["args"], "args only apply to command servers: remove args or use command:")
+		case s.URL != "" && s.Env != nil:
+			p.add(fs["env"], "env only applies to command servers: use headers: for url servers")
+		case len(s.Command) > 0 && s.Headers != nil:
+			p.add(fs["headers"], "headers only apply to url servers: use env: for command servers")
+		case s.URL != "" && !strings.Contains(s.URL, "${{") && !isHTTP(s.URL):
+			p.add(fs["url"], "url %q must start with http:// or https://", s.URL)
+		}
+		s.Command = append(s.Command, args...)
+		out = append(out, s)
+	}
+	slices.SortFunc(out, func(a, b MCPServer) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+func isHTTP(s string) bool {
+	return strings.HasPrefix(s, "http://") || strings.HasPrefix(s, "https://")
+}
+
+func (p *parser) provider(n *yaml.Node, agent string) *Provider {
+	switch {
+	case isNull(n):
+		return nil
+	case n.Kind == yaml.ScalarNode:
+		return &Provider{Name: n.Value}
+	case n.Kind != yaml.MappingNode:
+		p.add(n, "provider must be a name or a map {name, base_url, api_key_env}")
+		return nil
+	}
+	fs := p.fields(n, "in provider of agent "+agent, "name", "base_url", "api_key_env")
+	pr := &Provider{Name: p.str(fs["name"], "name"), BaseURL: p.str(fs["base_url"], "base_url"), APIKeyEnv: p.str(fs["api_key_env"], "api_key_env")}
+	if pr.Name == "" {
+		p.add(n, "provider needs a name: add name: e.g. name: deepseek")
+	}
+	if pr.BaseURL != "" && !isHTTP(pr.BaseURL) {
+		p.add(fs["base_url"], "base_url %q must start with http:// or https://", pr.BaseURL)
+	}
+	if pr.APIKeyEnv != "" && !identRE.MatchString(pr.APIKeyEnv) {
+		p.add(fs["api_key_env"], "api_key_env names the environment variable holding the key, e.g. api_key_env: DEEPSEEK_API_KEY")
+	}
+	return pr
+}
+
+// config passes the backend's own settings through as JSON, uninterpolated:
+// a mock script may hold braces of its own.
+func (p *parser) config(n *yaml.Node) json.RawMessage {
+	if isNull(n) {
+		return nil
+	}
+	if n.Kind != yaml.MappingNode {
+		p.add(n, "config must be a map of backend settings, e.g. config: {script: [...]}")
+		return nil
+	}
+	for _, e := range p.entries(n, "in config") {
+		if slices.Contains(configOwned, e.key) {
+			p.add(e.k, "config key %q clashes with the agent's own %s: setting: move it out of config:", e.key, e.key)
+		}
+	}
+	var v map[string]any
+	if err := n.Decode(&v); err != nil {
+		p.add(n, "config cannot be read: %v", err)
+		return nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		p.add(n, "config cannot be passed to the backend as JSON (%v): use text keys in every map", err)
+		return nil
+	}
+	return b
+}
+
+func (p *parser) context(n *yaml.Node, agents []Agent) Context {
+	c := Context{Documents: "file"}
+	if isNull(n) {
+		return c
+	}
+	if n.Kind != yaml.MappingNode {
+		p.add(n, "context must be a map, e.g. context: {documents: sqlite}")
+		return c
+	}
+	fs := p.fields(n, "in context", "documents", "documentOwner", "long_message_chars")
+	if d := fs["documents"]; !isNull(d) {
+		node := d
+		switch d.Kind {
+		case yaml.ScalarNode:
+			c.Documents = d.Value
+		case yaml.MappingNode:
+			dfs := p.fields(d, "in context.documents", "provider", "dir")
+			if c.Documents = p.str(dfs["provider"], "provider"); c.Documents == "" {
+				p.add(d, "documents needs a provider: add provider: e.g. {provider: file, dir: .team}")
+			} else {
+				node = dfs["provider"]
+			}
+			dir := p.str(dfs["dir"], "dir")
+			p.checkVars(dfs["dir"], dir, "", math.MaxInt)
+			if dir != "" && !filepath.IsAbs(dir) && !strings.HasPrefix(dir, "${{") {
+				dir = filepath.Join(p.dir, dir) // a leading variable may itself be absolute
+			}
+			c.DocsDir = dir
+		default:
+			p.add(d, "documents must be file, sqlite or {provider: NAME, dir: PATH}")
+		}
+		if c.Documents != "" && !pluginNameRE.MatchString(c.Documents) {
+			p.add(node, "documents provider %q is not valid: use file, sqlite or a docs provider plugin name", c.Documents)
+		}
+		if c.Documents == "" {
+			c.Documents = "file"
+		}
+	}
+	c.DocumentOwner = p.str(fs["documentOwner"], "documentOwner")
+	if o := c.DocumentOwner; o != "" && !slices.ContainsFunc(agents, func(a Agent) bool { return a.Name == o }) {
+		names := make([]string, len(agents))
+		for i, a := range agents {
+			names[i] = a.Name
+		}
+		p.add(fs["documentOwner"], "documentOwner %q is not an agent of this workflow: %s", o, suggest(o, names, "use one of "))
+	}
+	c.LongMessageChars = p.positive(fs["long_message_chars"], "long_message_chars", "4000")
+	return c
+}
+
+// checkVars reports every ${{ }} in s that cannot resolve. n holds s; file
+// names the prompt file s came from ("" for the YAML itself); only the first
+// steps setup steps have run when s is used.
+func (p *parser) checkVars(n *yaml.Node, s, file string, steps int) {
+	if n == nil || !strings.Contains(s, "${{") {
+		return
+	}
+	report := func(off int, format string, args ...any) {
+		msg := fmt.Sprintf(format, args...)
+		if file != "" {
+			p.add(n, "in %s line %d: %s", file, strings.Count(s[:off], "\n")+1, msg)
+			return
+		}
+		line, col := p.at(n, s, off)
+		p.addAt(line, col, "%s", msg)
+	}
+	end := 0
+	for _, m := range varRE.FindAllStringSubmatchIndex(s, -1) {
+		if i := strings.Index(s[end:m[0]], "${{"); i >= 0 {
+			report(end+i, "unterminated ${{: close it with }}")
+		}
+		end = m[1]
+		if msg := p.unknownVar(s[m[2]:m[3]], steps); msg != "" {
+			report(m[0], "%s", msg)
+		}
+	}
+	if i := strings.Index(s[end:], "${{"); i >= 0 {
+		report(end+i, "unterminated ${{: close it with }}")
+	}
+}
+
+// unknownVar says why expr will not resolve, or "" when it will.
+func (p *parser) unknownVar(expr string, steps int) string {
+	const all = "use env.NAME, params.NAME, workflow.name, workflow.tag, source.dir or a setup step's as: name"
+	ns, name, dotted := strings.Cut(expr, ".")
+	switch {
+	case !dotted && identRE.MatchString(expr):
+		i, ok := p.setupAs[expr]
+		switch {
+		case ok && i < steps:
+			return ""
+		case ok:
+			return fmt.Sprintf("${{ %s }} is set by setup step %d, which runs later: move that step first", expr, i+1)
+		}
+		names := make([]string, 0, len(p.setupAs))
+		for n, i := range p.setupAs {
+			if i < steps {
+				names = append(names, n)
+			}
+		}
+		slices.Sort(names)
+		if s := suggest(expr, names, ""); strings.HasPrefix(s, "did") {
+			return fmt.Sprintf("unknown variable ${{ %s }}: %s", expr, s)
+		}
+		earlier := "earlier "
+		if steps == math.MaxInt {
+			earlier = ""
+		}
+		return fmt.Sprintf("unknown variable ${{ %s }}: no %ssetup step has as: %s; %s", expr, earlier, expr, all)
+	case ns == "env" && identRE.MatchString(name):
+		return ""
+	case ns == "params" && p.params[name]:
+		return ""
+	case ns == "params":
+		names := make([]string, 0, len(p.params))
+		for n := range p.params {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		hint := "declare it under params:"
+		if s := suggest(name, names, ""); strings.HasPrefix(s, "did") {
+			hint = "did you mean params." + strings.TrimPrefix(s, "did you mean ") + " (or declare " + name + " under params:)"
+		}
+		return fmt.Sprintf("unknown variable ${{ %s }}: %s", expr, hint)
+	case expr == "workflow.name", expr == "workflow.tag", expr == "source.dir":
+		return ""
+	case ns == "workflow":
+		return fmt.Sprintf("unknown variable ${{ %s }}: use workflow.name or workflow.tag", expr)
+	case ns == "source":
+		return fmt.Sprintf("unknown variable ${{ %s }}: use source.dir", expr)
+	}
+	return fmt.Sprintf("unknown variable ${{ %s }}: %s", expr, all)
+}
+
+// at places byte off of s, the value of n, in the source: exactly for
+// one-line values and literal (|) blocks, else at the start of the value.
+func (p *parser) at(n *yaml.Node, s string, off int) (line, col int) {
+	lineStart := strings.LastIndex(s[:off], "\n") + 1
+	prefix := s[lineStart:off]
+	switch {
+	case n.Style&yaml.LiteralStyle != 0:
+		line = n.Line + 1 + strings.Count(s[:off], "\n")
+		valLine, _, _ := strings.Cut(s[lineStart:], "\n")
+		if line <= len(p.src) {
+			if src := strings.TrimRight(p.src[line-1], "\r"); strings.HasSuffix(src, valLine) {
+				col = len(src) - len(valLine) + len(prefix) + 1
+			}
+		}
+	case lineStart == 0 && n.Style&yaml.FoldedStyle == 0:
+		line, col = n.Line, n.Column+len(prefix)
+		if n.Style&(yaml.SingleQuotedStyle|yaml.DoubleQuotedStyle) != 0 {
+			col++
+		}
+	}
+	if line > 0 && line <= len(p.src) && col > 0 && col <= len(p.src[line-1]) && strings.HasPrefix(p.src[line-1][col-1:], "${{") {
+		return line, col
+	}
+	return n.Line, n.Column
+}
+
+// checkSchedule says what is wrong with an interval or 5-field cron, or "".
+func checkSchedule(s string) string {
+	if d, err := time.ParseDuration(s); err == nil {
+		if d < time.Second {
+			return fmt.Sprintf("%q is shorter than 1s: use at least 1s", s)
+		}
+		return ""
+	}
+	fields := strings.Fields(s)
+	if len(fields) != 5 {
+		return fmt.Sprintf("%q is neither a duration (e.g. 30s, 5m, 2h) nor a 5-field cron (minute hour day-of-month month day-of-week, e.g. \"*/15 9-17 * * MON-FRI\")", s)
+	}
+	for i, f := range fields {
+		if err := cronFields[i].check(f); err != "" {
+			return fmt.Sprintf("%q: %s field: %s", s, cronFields[i].name, err)
+		}
+	}
+	return ""
+}
+
+type cronField struct {
+	name     string
+	min, max int
+	names    []string // names[i] stands for min+i
+}
+
+var cronFields = [5]cronField{
+	{name: "minute", max: 59},
+	{name: "hour", max: 23},
+	{name: "day-of-month", min: 1, max: 31},
+	{name: "month", min: 1, max: 12, names: strings.Fields("JAN FEB MAR APR MAY JUN JUL AUG SEP OCT NOV DEC")},
+	{name: "day-of-week", max: 7, names: strings.Fields("SUN MON TUE WED THU FRI SAT")},
+}
+
+// check validates one field: comma-separated *, N or N-M, each optionally /STEP.
+func (c cronField) check(f string) string {
+	for part := range strings.SplitSeq(f, ",") {
+		base, step, hasStep := strings.Cut(part, "/")
+		if n, err := strconv.Atoi(step); hasStep && (err != nil || n <= 0) {
+			return fmt.Sprintf("step %q must be a whole number above 0", step)
+		}
+		if base == "*" {
+			continue
+		}
+		lo, hi, isRange := strings.Cut(base, "-")
+		a, ok := c.value(lo)
+		b := a
+		if isRange {
+			var okHi bool
+			b, okHi = c.value(hi)
+			ok = ok && okHi
+		}
+		if !ok {
+			return fmt.Sprintf("%q is not valid: use *, numbers %d-%d%s, ranges (a-b), lists (a,b) and steps (/n)", base, c.min, c.max, c.nameHint())
+		}
+		if a > b {
+			return fmt.Sprintf("range %q runs backwards: write the smaller value first", base)
+		}
+	}
+	return ""
+}
+
+func (c cronField) value(s string) (int, bool) {
+	if i := slices.Index(c.names, strings.ToUpper(s)); i >= 0 {
+		return c.min + i, true
+	}
+	n, err := strconv.Atoi(s)
+	return n, err == nil && n >= c.min && n <= c.max
+}
+
+func (c cronField) nameHint() string {
+	if c.names == nil {
+		return ""
+	}
+	return " or names " + c.names[0] + "-" + c.names[len(c.names)-1]
+}

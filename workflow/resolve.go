@@ -1,0 +1,165 @@
+package workflow
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+)
+
+// varRE matches one ${{ expr }}; group 1 is the expression without the
+// whitespace around it.
+var varRE = regexp.MustCompile(`\$\{\{\s*(.*?)\s*\}\}`)
+
+// Vars are the values ${{ }} variables take in one instance of a workflow.
+type Vars struct {
+	Workflow, Tag string                      // "" = the file's name, and "main"
+	Params        map[string]string           // from ParseParams; a declared param absent here is ""
+	Setup         map[string]string           // results of setup steps, by their as: name
+	Env           func(string) (string, bool) // consulted before the daemon's own environment; may be nil
+}
+
+// Instance is a workflow resolved under a tag: everything interpolated,
+// ready for the daemon to create agents and post the kickoff.
+type Instance struct {
+	Name, Tag, Path, Dir string
+	Agents               []Agent // copies with SystemPrompt, WakeupPrompt, Env and MCPServers interpolated
+	Context              Context // DocsDir interpolated and absolute
+	Kickoff              string
+}
+
+// Resolve interpolates every string of f that may hold variables. It runs
+// after RunSetup, so a missing env var or setup result is a plain error; all
+// of them are reported together.
+func Resolve(f *File, v Vars) (*Instance, error) {
+	r := newResolver(f, v)
+	in := &Instance{Name: r.name, Tag: r.tag, Path: f.Path, Dir: f.Dir, Context: f.Context}
+	in.Kickoff = r.expand("kickoff", f.Kickoff)
+	for _, a := range f.Agents {
+		where := "agent " + a.Name
+		a.SystemPrompt = r.expand(where+" system_prompt", a.SystemPrompt)
+		a.WakeupPrompt = r.expand(where+" wakeup_prompt", a.WakeupPrompt)
+		a.Env = r.expandMap(where+" env", a.Env)
+		servers := make([]MCPServer, len(a.MCPServers))
+		for i, s := range a.MCPServers {
+			w := where + " mcp server " + s.Name
+			servers[i] = MCPServer{Name: s.Name, URL: r.expand(w, s.URL), Env: r.expandMap(w, s.Env), Headers: r.expandMap(w, s.Headers)}
+			for _, c := range s.Command {
+				servers[i].Command = append(servers[i].Command, r.expand(w, c))
+			}
+		}
+		if a.MCPServers != nil {
+			a.MCPServers = servers
+		}
+		if a.Provider != nil {
+			pr := *a.Provider
+			a.Provider = &pr
+		}
+		in.Agents = append(in.Agents, a)
+	}
+	if d := r.expand("context.documents.dir", f.Context.DocsDir); d != "" && !filepath.IsAbs(d) {
+		in.Context.DocsDir = filepath.Join(f.Dir, d)
+	} else {
+		in.Context.DocsDir = d
+	}
+	if err := errors.Join(r.errs...); err != nil {
+		return nil, fmt.Errorf("resolve workflow %s:%s: %w", r.name, r.tag, err)
+	}
+	return in, nil
+}
+
+// resolver looks variables up for one instance and collects what is
+// missing, once per variable however often it is used.
+type resolver struct {
+	f          *File
+	v          Vars
+	name, tag  string
+	errs       []error
+	seen       map[string]bool
+	declParams map[string]string // name -> default, for params the caller left out
+}
+
+func newResolver(f *File, v Vars) *resolver {
+	r := &resolver{f: f, v: v, name: v.Workflow, tag: v.Tag, seen: map[string]bool{}, declParams: map[string]string{}}
+	if r.name == "" {
+		r.name = f.Name
+	}
+	if r.tag == "" {
+		r.tag = "main"
+	}
+	for _, p := range f.Params {
+		r.declParams[p.Name] = p.Default
+	}
+	return r
+}
+
+func (r *resolver) expand(where, s string) string {
+	if !strings.Contains(s, "${{") {
+		return s
+	}
+	return varRE.ReplaceAllStringFunc(s, func(m string) string {
+		expr := varRE.FindStringSubmatch(m)[1]
+		val, err := r.lookup(expr)
+		if err != nil {
+			if !r.seen[expr] {
+				r.seen[expr] = true
+				if where != "" {
+					err = fmt.Errorf("%s: %w", where, err)
+				}
+				r.errs = append(r.errs, err)
+			}
+			return m
+		}
+		return val
+	})
+}
+
+func (r *resolver) expandMap(where string, m map[string]string) map[string]string {
+	if m == nil {
+		return nil
+	}
+	out := maps.Clone(m)
+	for k, s := range out {
+		out[k] = r.expand(where+" "+k, s)
+	}
+	return out
+}
+
+func (r *resolver) lookup(expr string) (string, error) {
+	ns, name, dotted := strings.Cut(expr, ".")
+	switch {
+	case !dotted:
+		if val, ok := r.v.Setup[expr]; ok {
+			return val, nil
+		}
+		return "", fmt.Errorf("setup variable %s has no value: run the setup step with as: %s first", expr, expr)
+	case ns == "env":
+		if r.v.Env != nil {
+			if val, ok := r.v.Env(name); ok {
+				return val, nil
+			}
+		}
+		if val, ok := os.LookupEnv(name); ok {
+			return val, nil
+		}
+		return "", fmt.Errorf("environment variable %s is not set: set it before starting the workflow", name)
+	case ns == "params":
+		if val, ok := r.v.Params[name]; ok {
+			return val, nil
+		}
+		if def, ok := r.declParams[name]; ok {
+			return def, nil
+		}
+		return "", fmt.Errorf("%s is not a param of this workflow: declare it under params:", name)
+	case expr == "workflow.name":
+		return r.name, nil
+	case expr == "workflow.tag":
+		return r.tag, nil
+	case expr == "source.dir":
+		return r.f.Dir, nil
+	}
+	return "", fmt.Errorf("unknown variable ${{ %s }}: use env.NAME, params.NAME, workflow.name, workflow.tag, source.dir or a setup step's as: name", expr)
+}
