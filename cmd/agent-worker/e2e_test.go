@@ -325,7 +325,7 @@ func TestE2EFlagsFromEnvironment(t *testing.T) {
 	if out := c.ok("stop", "@review:pr-1"); !strings.Contains(out, "stopped: @review:pr-1") {
 		t.Errorf("stop @review:pr-1 printed %q", out)
 	}
-	if r := c.run("info", "alice@review:pr-1"); r.code != api.ExitNotFound {
-		t.Errorf("agent of a stopped workflow: exit %d, want %d", r.code, api.ExitNotFound)
+	if a := c.agent("alice@review:pr-1"); a.State != "stopped" {
+		t.Errorf("agent of a stopped workflow is %s, want stopped", a.State)
 	}
 }
