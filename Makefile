@@ -25,17 +25,12 @@ plugins: ## build the first-party plugins into plugins.d/
 		echo "build $$d"; $(GO) build -ldflags '$(LDFLAGS)' -o $(PLUGINS)/$$(basename $$d) ./$$d || exit 1; \
 	done
 
-run: build plugins ## start the daemon (home: .run-home), register a demo agent and run it once
-	@$(AW) info demo >/dev/null 2>&1 || $(AW) new demo --backend mock --system "You are a demo agent."
-	@$(AW) ask demo "hello, what do you do?"
-	@$(AW) peek -n 4
+run: build plugins ## run the code-review example team on mock backends (daemon home: .run-home)
+	@$(AW) run examples/code-review/review.yaml
 	@echo
-	@$(AW) plugins
-	@echo
-	@$(AW) status
-	@echo
+	@echo "The review is a real file: examples/code-review/.workflow/code-review/main/documents/notes.md"
 	@echo "The daemon keeps running in the background (log: $(RUN_HOME)/logs/daemon.log)."
-	@echo "Try: AGENT_WORKER_HOME=$(RUN_HOME) ./$(BIN)/agent-worker list"
+	@echo "Try: AGENT_WORKER_HOME=$(RUN_HOME) ./$(BIN)/agent-worker status"
 	@echo "Stop it with: AGENT_WORKER_HOME=$(RUN_HOME) ./$(BIN)/agent-worker stop --all"
 
 test: ## run all tests, end-to-end ones included (race detector on)

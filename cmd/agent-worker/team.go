@@ -147,6 +147,7 @@ func (e *env) printMessage(m api.Message) error {
 	if e.json {
 		return e.printNDJSON(m)
 	}
+	m.Content = strings.TrimRight(m.Content, "\n")
 	switch {
 	case m.Kind != "message":
 		e.printf("#%d  ~ %s: %s\n", m.Seq, m.From, m.Content)
