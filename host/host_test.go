@@ -246,7 +246,7 @@ func TestAgentRequestErrors(t *testing.T) {
 		"bad target":       {"GET", "/agents/a@b@c", ``, 400, api.CodeInvalid, "more than one '@'"},
 		"scope as agent":   {"GET", "/agents/@review", ``, 400, api.CodeInvalid, "needs an agent"},
 		"unknown workflow": {"GET", "/workflows/nope/main", ``, 404, api.CodeNotFound, "not found"},
-		"delete global":    {"DELETE", "/workflows/global/main", ``, 400, api.CodeInvalid, "cannot be deleted"},
+		"stop global":      {"DELETE", "/workflows/global/main", ``, 400, api.CodeInvalid, "cannot be stopped"},
 		"unknown route":    {"GET", "/nope", ``, 404, api.CodeNotFound, "no route"},
 	}
 	for name, tc := range tests {
