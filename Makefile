@@ -37,8 +37,21 @@ test: ## run all tests, end-to-end ones included (race detector on)
 	$(GO) test -race -count=1 ./...
 	cd examples/backend-echo && $(GO) test -race -count=1 ./...
 
-test-e2e: ## run only the end-to-end tests against the built binaries
-	$(GO) test -race -count=1 -run 'E2E' ./cmd/...
+# The real agent CLIs, pinned, installed from npm into a cache outside the
+# repository for the end-to-end tests (reference/real-clis.md).
+E2E_CACHE           ?= $(HOME)/.cache/agent-worker-e2e
+CLAUDE_CODE_VERSION := 2.1.197
+CODEX_VERSION       := 0.169.0
+E2E_BIN             := $(E2E_CACHE)/node_modules/.bin
+
+test-e2e: ## install the pinned claude and codex CLIs (cache outside the repo) and run the end-to-end tests against them
+	@if [ "$$($(E2E_BIN)/claude --version 2>/dev/null)" != "$(CLAUDE_CODE_VERSION) (Claude Code)" ] || \
+	    [ "$$($(E2E_BIN)/codex --version 2>/dev/null)" != "codex-cli $(CODEX_VERSION)" ]; then \
+		mkdir -p $(E2E_CACHE) && echo "installing claude-code $(CLAUDE_CODE_VERSION) and codex $(CODEX_VERSION) into $(E2E_CACHE)" && \
+		npm install --prefix $(E2E_CACHE) --no-audit --no-fund --loglevel=error \
+			@anthropic-ai/claude-code@$(CLAUDE_CODE_VERSION) @openai/codex@$(CODEX_VERSION); \
+	fi
+	PATH="$(E2E_BIN):$$PATH" AGENT_WORKER_E2E_CLIS=1 $(GO) test -race -count=1 -run 'E2E' ./cmd/... ./plugins/...
 
 bench: ## run the benchmarks
 	$(GO) test -run '^$$' -bench . -benchmem -timeout 30m ./...

@@ -36,13 +36,17 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "build agent-worker:", err)
 		os.Exit(1)
 	}
+	// Every first-party backend plugin, built into one plugins.d.
 	pluginsDir = filepath.Join(dir, "plugins.d")
 	mockPlugin = filepath.Join(pluginsDir, "agent-worker-backend-mock")
-	build = exec.Command("go", "build", "-o", mockPlugin, "../agent-worker-backend-mock")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build the mock backend:", err)
-		os.Exit(1)
+	mains, _ := filepath.Glob("../agent-worker-backend-*")
+	for _, m := range mains {
+		build = exec.Command("go", "build", "-o", filepath.Join(pluginsDir, filepath.Base(m)), m)
+		build.Stdout, build.Stderr = os.Stderr, os.Stderr
+		if err := build.Run(); err != nil {
+			fmt.Fprintln(os.Stderr, "build", m+":", err)
+			os.Exit(1)
+		}
 	}
 	code := m.Run()
 	os.RemoveAll(dir)

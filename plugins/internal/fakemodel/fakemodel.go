@@ -1,0 +1,156 @@
+package fakemodel
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"sync"
+	"testing"
+)
+
+// Turn is one scripted model response: text, tool calls, or an HTTP error
+// (Status >= 400, e.g. 429 with RetryAfter).
+type Turn struct {
+	Text       string
+	Tools      []ToolCall
+	Status     int
+	RetryAfter int // seconds, sent as retry-after with Status
+	// InputTokens and OutputTokens are reported as usage.
+	InputTokens, OutputTokens int64
+}
+
+// ToolCall is a tool the scripted model calls. Name must be the name the
+// client offered (claude: mcp__agent-worker__channel_send).
+type ToolCall struct {
+	ID   string
+	Name string
+	Args map[string]any
+}
+
+// Request is one request the server received.
+type Request struct {
+	Path    string
+	Header  http.Header
+	Body    map[string]any
+	RawBody []byte
+}
+
+// Server is a running scripted model server.
+type Server struct {
+	*httptest.Server
+
+	// mu guards the fields that follow.
+	mu       sync.Mutex
+	turns    []Turn
+	requests []Request
+	fallback Turn
+}
+
+// New starts a server that answers with turns in order; once they run out
+// it answers with fallback text "done".
+func New(t testing.TB, turns ...Turn) *Server {
+	s := &Server{turns: turns, fallback: Turn{Text: "done"}}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodHead || r.Method == http.MethodGet {
+			w.WriteHeader(http.StatusOK) // liveness probes
+			return
+		}
+		s.serve(w, r)
+	})
+	s.Server = httptest.NewServer(mux)
+	t.Cleanup(s.Close)
+	return s
+}
+
+// Add appends turns to the script.
+func (s *Server) Add(turns ...Turn) {
+	s.mu.Lock()
+	s.turns = append(s.turns, turns...)
+	s.mu.Unlock()
+}
+
+// Requests returns the model requests received so far (POSTs only).
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Request(nil), s.requests...)
+}
+
+func (s *Server) next(r *http.Request) (Turn, Request) {
+	raw, _ := io.ReadAll(r.Body)
+	req := Request{Path: r.URL.Path, Header: r.Header.Clone(), RawBody: raw}
+	_ = json.Unmarshal(raw, &req.Body)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.requests = append(s.requests, req)
+	if len(s.turns) == 0 {
+		return s.fallback, req
+	}
+	t := s.turns[0]
+	s.turns = s.turns[1:]
+	return t, req
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	turn, req := s.next(r)
+	if turn.Status >= 400 {
+		if turn.RetryAfter > 0 {
+			w.Header().Set("retry-after", strconv.Itoa(turn.RetryAfter))
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(turn.Status)
+		_, _ = w.Write([]byte(`{"type":"error","error":{"type":"rate_limit_error","message":"scripted error"}}`))
+		return
+	}
+	stream, _ := req.Body["stream"].(bool)
+	switch {
+	case hasSuffix(r.URL.Path, "/messages"):
+		anthropic(w, turn, stream)
+	case hasSuffix(r.URL.Path, "/chat/completions"):
+		chat(w, turn, stream)
+	case hasSuffix(r.URL.Path, "/responses"):
+		responses(w, turn)
+	default:
+		http.Error(w, "fakemodel: no API at "+r.URL.Path, http.StatusNotFound)
+	}
+}
+
+func hasSuffix(s, suffix string) bool {
+	return len(s) >= len(suffix) && s[len(s)-len(suffix):] == suffix
+}
+
+func toolID(prefix string, i int, c ToolCall) string {
+	if c.ID != "" {
+		return c.ID
+	}
+	return prefix + strconv.Itoa(i+1)
+}
+
+func argsJSON(c ToolCall) string {
+	if c.Args == nil {
+		return "{}"
+	}
+	b, _ := json.Marshal(c.Args)
+	return string(b)
+}
+
+// sse writes one server-sent event and flushes it.
+func sse(w http.ResponseWriter, event string, v any) {
+	b, _ := json.Marshal(v)
+	if event != "" {
+		_, _ = io.WriteString(w, "event: "+event+"\n")
+	}
+	_, _ = io.WriteString(w, "data: "+string(b)+"\n\n")
+	if f, ok := w.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func startSSE(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+}
