@@ -365,3 +365,27 @@ func TestSchedulesFireOnTheClockAndSurviveRestart(t *testing.T) {
 		t.Errorf("standup runs after restart and 10 minutes: %d, want %d", n, before+1)
 	}
 }
+
+// A session id a backend reports is handed back on the agent's next run.
+func TestSessionsResume(t *testing.T) {
+	t.Parallel()
+	th, _ := pluginHost(t, SupervisorConfig{}, noPoll)
+	ev := watchEvents(t, th)
+	mockAgent(t, th, "alice", map[string]any{"session": "conv-{{attempt}}"}, map[string]any{"reply": "resuming [{{resume}}]"})
+	for i := range 2 {
+		if _, err := th.client().Send(context.Background(), api.SendRequest{Target: "alice", Message: fmt.Sprint("turn ", i)}); err != nil {
+			t.Fatal(err)
+		}
+		ev.settled(th, "alice")
+	}
+	ms, _ := th.client().Peek(context.Background(), "@global", 10, 0)
+	var replies []string
+	for _, m := range ms {
+		if m.From == "alice" {
+			replies = append(replies, m.Content)
+		}
+	}
+	if strings.Join(replies, "|") != "resuming []|resuming [conv-1]" {
+		t.Errorf("alice's replies = %q", replies)
+	}
+}

@@ -124,6 +124,10 @@ func (s *Supervisor) Run(ctx context.Context, spec RunSpec) (out Outcome, err er
 	}()
 
 	until := spec.InboxUntil
+	resume, err := s.db.Session(ctx, key, agent.Backend)
+	if err != nil {
+		return out, err
+	}
 	out.Run, err = s.db.StartRun(ctx, store.Run{ID: runID, Agent: key, Backend: agent.Backend,
 		PluginSHA256: p.SHA256, Attempt: attempt, InboxUntilSeq: until})
 	if err != nil {
@@ -149,7 +153,7 @@ func (s *Supervisor) Run(ctx context.Context, spec RunSpec) (out Outcome, err er
 		log.Info("run finished", "state", state, "error", msg, "events", out.Events)
 	}()
 
-	err = s.runPlugin(ctx, agent, attempt, p, runID, log, spec.OnStart, func(e backend.Event) {
+	err = s.runPlugin(ctx, agent, attempt, resume, p, runID, log, spec.OnStart, func(e backend.Event) {
 		out.Events++
 		switch e.Kind {
 		case backend.EventResult:
@@ -160,6 +164,11 @@ func (s *Supervisor) Run(ctx context.Context, spec RunSpec) (out Outcome, err er
 			}
 		case backend.EventSession:
 			out.SessionID = e.SessionID
+			// Saved at once: a run that fails later still leaves a
+			// conversation the next attempt can resume.
+			if err := s.db.SaveSession(context.WithoutCancel(ctx), key, agent.Backend, e.SessionID); err != nil {
+				log.Warn("save session", "error", err)
+			}
 		}
 		rec.add(e)
 		if onEvent != nil {
@@ -170,7 +179,7 @@ func (s *Supervisor) Run(ctx context.Context, spec RunSpec) (out Outcome, err er
 }
 
 // runPlugin starts the plugin process, runs the backend in it and stops it.
-func (s *Supervisor) runPlugin(ctx context.Context, agent store.Agent, attempt int, p api.Plugin, runID string, log hclog.Logger,
+func (s *Supervisor) runPlugin(ctx context.Context, agent store.Agent, attempt int, resume string, p api.Plugin, runID string, log hclog.Logger,
 	onStart func(string), emit func(backend.Event)) error {
 	key := agent.Key()
 	token, err := s.db.CreateToken(ctx, key, runID)
@@ -230,9 +239,10 @@ func (s *Supervisor) runPlugin(ctx context.Context, agent store.Agent, attempt i
 		RunID: runID, Attempt: attempt,
 		Agent: backend.Agent{Name: agent.Name, Workflow: agent.Workflow, Tag: agent.Tag,
 			Model: agent.Model, System: agent.System, Config: agent.Config},
-		Daemon:     backend.MCPServer{Name: "agent-worker", URL: s.mcpURL(), Headers: map[string]string{"Authorization": "Bearer " + token}},
-		WorkDir:    workDir,
-		ProjectDir: projectDir,
+		Daemon:        backend.MCPServer{Name: "agent-worker", URL: s.mcpURL(), Headers: map[string]string{"Authorization": "Bearer " + token}},
+		WorkDir:       workDir,
+		ProjectDir:    projectDir,
+		ResumeSession: resume,
 	}
 	if onStart != nil {
 		onStart(runID)

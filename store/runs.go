@@ -249,3 +249,25 @@ func (db *DB) Stats(ctx context.Context, s Scope, since time.Time) (RunStats, er
 	})
 	return st, err
 }
+
+// SaveSession remembers a backend's conversation id for an agent, so its
+// next run resumes the conversation.
+func (db *DB) SaveSession(ctx context.Context, k AgentKey, backend, sessionID string) error {
+	return db.write(ctx, func(conn *sqlite.Conn) error {
+		return sqlitex.Execute(conn, `INSERT INTO sessions (workflow, tag, agent, backend, session_id, updated_at)
+			VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (workflow, tag, agent, backend)
+			DO UPDATE SET session_id = excluded.session_id, updated_at = excluded.updated_at`,
+			&sqlitex.ExecOptions{Args: []any{k.Workflow, k.Tag, k.Name, backend, sessionID, db.nowMs()}})
+	})
+}
+
+// Session returns the agent's last conversation id with backend, or "".
+func (db *DB) Session(ctx context.Context, k AgentKey, backend string) (string, error) {
+	var id string
+	err := db.read(ctx, func(conn *sqlite.Conn) error {
+		return sqlitex.Execute(conn, `SELECT session_id FROM sessions WHERE workflow = ? AND tag = ? AND agent = ? AND backend = ?`,
+			&sqlitex.ExecOptions{Args: []any{k.Workflow, k.Tag, k.Name, backend},
+				ResultFunc: func(s *sqlite.Stmt) error { id = s.ColumnText(0); return nil }})
+	})
+	return id, err
+}

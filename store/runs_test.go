@@ -78,3 +78,27 @@ func TestWorkers(t *testing.T) {
 		t.Errorf("worker left after RemoveWorker: %+v", ws)
 	}
 }
+
+func TestSessions(t *testing.T) {
+	t.Parallel()
+	db := openTest(t)
+	ctx := t.Context()
+	k := AgentKey{Name: "alice", Workflow: "global", Tag: "main"}
+	if _, err := db.CreateAgent(ctx, Agent{Name: "alice", Workflow: "global", Tag: "main", Backend: "claude"}); err != nil {
+		t.Fatal(err)
+	}
+	if id, err := db.Session(ctx, k, "claude"); err != nil || id != "" {
+		t.Fatalf("no session yet: %q, %v", id, err)
+	}
+	for _, id := range []string{"s1", "s2"} {
+		if err := db.SaveSession(ctx, k, "claude", id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if id, _ := db.Session(ctx, k, "claude"); id != "s2" {
+		t.Errorf("session = %q, want the latest, s2", id)
+	}
+	if id, _ := db.Session(ctx, k, "codex"); id != "" {
+		t.Errorf("codex session = %q, want none (sessions are per backend)", id)
+	}
+}

@@ -34,7 +34,8 @@
 // when: {from: name} to run only if an inbox message comes from name, or
 // when: {text: s} to run only if an inbox message contains s. Text may use
 // {{name}}, {{workflow}}, {{tag}}, {{attempt}}, {{first_sender}},
-// {{proposal}} (the first prop-N the inbox mentions) and {{inbox_summary}}
+// {{proposal}} (the first prop-N the inbox mentions), {{resume}} (the session
+// the daemon asked to resume) and {{inbox_summary}}
 // ("from: text" of each inbox message without @, joined with "; ", at most
 // 200 characters). A tool step that the daemon
 // refuses is reported as an error result and the script goes on, as a
