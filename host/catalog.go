@@ -284,17 +284,10 @@ func (c *Catalog) Watch(ctx context.Context) error {
 		}
 	}
 	c.Scan(ctx)
-	timers := map[string]*time.Timer{}
-	due := make(chan string, 64)
+	quiet := newDebouncer(debounce)
+	defer quiet.stop()
 	rescan := time.NewTicker(rescanEvery)
 	defer rescan.Stop()
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	defer func() {
-		for _, t := range timers {
-			t.Stop()
-		}
-	}()
 	for {
 		select {
 		case <-ctx.Done():
@@ -307,19 +300,9 @@ func (c *Catalog) Watch(ctx context.Context) error {
 			if _, _, ok := pluginName(base); !ok || strings.HasSuffix(base, "~") || strings.HasSuffix(base, ".tmp") {
 				continue
 			}
-			if t := timers[ev.Name]; t != nil {
-				t.Reset(debounce)
-				continue
-			}
-			name := ev.Name
-			timers[name] = time.AfterFunc(debounce, func() {
-				select {
-				case due <- name:
-				case <-ctx.Done():
-				}
-			})
-		case path := <-due:
-			delete(timers, path)
+			quiet.touch(ctx, ev.Name)
+		case path := <-quiet.C:
+			quiet.done(path)
 			c.check(ctx, path)
 			c.notify()
 		case err, ok := <-w.Errors:

@@ -36,12 +36,11 @@ type workflows struct {
 	mu    sync.Mutex
 	files map[string]map[store.Scope]bool // watched file → the workflows started from it
 
-	changed chan string // a watched file changed (debounced)
 	watcher *fsnotify.Watcher
 }
 
 func newWorkflows(h *Host) *workflows {
-	return &workflows{h: h, log: h.log.Named("workflows"), files: map[string]map[store.Scope]bool{}, changed: make(chan string, 16)}
+	return &workflows{h: h, log: h.log.Named("workflows"), files: map[string]map[store.Scope]bool{}}
 }
 
 // problemsError turns parse/validation problems into one invalid-request
@@ -302,12 +301,8 @@ func (ws *workflows) Watch(ctx context.Context) error {
 		}
 	}
 	ws.mu.Unlock()
-	timers := map[string]*time.Timer{}
-	defer func() {
-		for _, t := range timers {
-			t.Stop()
-		}
-	}()
+	quiet := newDebouncer(reloadDebounce)
+	defer quiet.stop()
 	for {
 		select {
 		case <-ctx.Done():
@@ -322,19 +317,9 @@ func (ws *workflows) Watch(ctx context.Context) error {
 			if !watched || ev.Op == fsnotify.Chmod {
 				continue
 			}
-			if t := timers[ev.Name]; t != nil {
-				t.Reset(reloadDebounce)
-				continue
-			}
-			name := ev.Name
-			timers[name] = time.AfterFunc(reloadDebounce, func() {
-				select {
-				case ws.changed <- name:
-				case <-ctx.Done():
-				}
-			})
-		case path := <-ws.changed:
-			delete(timers, path)
+			quiet.touch(ctx, ev.Name)
+		case path := <-quiet.C:
+			quiet.done(path)
 			ws.reload(ctx, path)
 		case err, ok := <-w.Errors:
 			if !ok {
