@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/agent-worker/agent-worker/host/api"
 	"github.com/agent-worker/agent-worker/host/team"
+	"github.com/agent-worker/agent-worker/sdk/tools"
 	"github.com/agent-worker/agent-worker/store"
 )
 
@@ -603,5 +605,30 @@ func TestProposalExpiresWithoutBeingTouched(t *testing.T) {
 		case <-deadline:
 			t.Fatal("proposal never expired")
 		}
+	}
+}
+
+// The daemon offers exactly the tools of the sdk's contract, each with an
+// input schema and a description for the model.
+func TestMCPToolsMatchTheContract(t *testing.T) {
+	t.Parallel()
+	th := startHost(t, t.TempDir())
+	a := th.join(t, "alice")
+	res, err := a.sess.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range res.Tools {
+		names = append(names, tl.Name)
+		if tl.Description == "" || tl.InputSchema == nil {
+			t.Errorf("tool %s has no description or input schema", tl.Name)
+		}
+	}
+	want := append([]string(nil), tools.Names...)
+	sort.Strings(want)
+	sort.Strings(names)
+	if diff := cmp.Diff(want, names); diff != "" {
+		t.Errorf("tools (-contract +daemon):\n%s", diff)
 	}
 }

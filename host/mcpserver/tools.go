@@ -10,66 +10,8 @@ import (
 
 	"github.com/agent-worker/agent-worker/host/api"
 	"github.com/agent-worker/agent-worker/host/team"
+	"github.com/agent-worker/agent-worker/sdk/tools"
 	"github.com/agent-worker/agent-worker/store"
-)
-
-// Tool inputs. A field without omitempty is required; the jsonschema tag is
-// what the model reads.
-type (
-	sendIn struct {
-		Message string `json:"message" jsonschema:"the text to post; @name mentions a teammate and wakes them, @all wakes everyone"`
-		To      string `json:"to,omitempty" jsonschema:"a teammate's name to send a direct message only they (and you) can see"`
-	}
-	readIn struct {
-		SinceSeq int64 `json:"since_seq,omitempty" jsonschema:"only messages after this seq (page forward); omit for the latest messages"`
-		Limit    int   `json:"limit,omitempty" jsonschema:"how many messages, 1 to 200 (default 50)"`
-	}
-	noIn  struct{}
-	ackIn struct {
-		UntilSeq int64 `json:"until_seq" jsonschema:"the seq of the newest inbox message you have handled; everything up to it is marked read"`
-	}
-	statusIn struct {
-		State *string `json:"state,omitempty" jsonschema:"what you are doing in a word, e.g. working, blocked, waiting, done"`
-		Task  *string `json:"task,omitempty" jsonschema:"the task you are on, in one line"`
-	}
-	docIn struct {
-		File string `json:"file,omitempty" jsonschema:"document name, a relative path ending in .md, .txt, .json or .yaml (default notes.md)"`
-	}
-	docWriteIn struct {
-		Content string `json:"content" jsonschema:"the text"`
-		File    string `json:"file,omitempty" jsonschema:"document name, a relative path ending in .md, .txt, .json or .yaml (default notes.md)"`
-	}
-	docCreateIn struct {
-		File    string `json:"file" jsonschema:"name of the new document, e.g. plan.md or specs/api.md"`
-		Content string `json:"content" jsonschema:"its initial text"`
-	}
-	proposalIn struct {
-		Type       string   `json:"type" jsonschema:"election, decision, approval or assignment"`
-		Title      string   `json:"title" jsonschema:"the question to decide"`
-		Options    []string `json:"options,omitempty" jsonschema:"the choices (at least two; approval defaults to approve and reject)"`
-		Resolution string   `json:"resolution,omitempty" jsonschema:"plurality (default; ties go to the first option), majority (more than half of votes), unanimous, or creator-decides (plurality, but a tie waits for a changed vote)"`
-		Quorum     int      `json:"quorum,omitempty" jsonschema:"votes needed before it can resolve (default: every member)"`
-		Binding    bool     `json:"binding,omitempty" jsonschema:"record the result as the team's decision"`
-		ExpiresIn  string   `json:"expires_in,omitempty" jsonschema:"how long voting stays open, e.g. 30m or 2h (default 1h); on expiry the votes so far decide"`
-	}
-	voteIn struct {
-		Proposal string `json:"proposal" jsonschema:"proposal id, e.g. prop-3"`
-		Choice   string `json:"choice" jsonschema:"one of the proposal's options"`
-		Reason   string `json:"reason,omitempty" jsonschema:"why, in a sentence"`
-	}
-	proposalRefIn struct {
-		Proposal string `json:"proposal,omitempty" jsonschema:"proposal id; omit to list the active proposals"`
-	}
-	cancelIn struct {
-		Proposal string `json:"proposal" jsonschema:"proposal id to cancel (only its creator can)"`
-	}
-	resourceIn struct {
-		Content string `json:"content" jsonschema:"the content to store"`
-		Type    string `json:"type,omitempty" jsonschema:"markdown, json, text (default) or diff"`
-	}
-	resourceReadIn struct {
-		ID string `json:"id" jsonschema:"resource id, res_ followed by 16 hex digits"`
-	}
 )
 
 // Tool outputs.
@@ -159,9 +101,9 @@ func (s *Server) addTools(srv *mcp.Server, me store.AgentKey) {
 	scope := me.Scope()
 	ctxSvc := s.svc
 
-	tool(s, srv, me, "channel_send",
+	tool(s, srv, me, tools.ChannelSend,
 		"Post a message to your team's channel. Mention teammates with @name to put it in their inbox and wake them (@all for everyone); set `to` for a direct message. Messages over the team's limit are stored as a resource automatically.",
-		func(ctx context.Context, in sendIn) (sendOut, string, error) {
+		func(ctx context.Context, in tools.SendArgs) (sendOut, string, error) {
 			m, err := ctxSvc.Send(ctx, team.SendRequest{Scope: scope, From: me.Name, Content: in.Message, To: in.To})
 			if err != nil {
 				return sendOut{}, "", err
@@ -170,9 +112,9 @@ func (s *Server) addTools(srv *mcp.Server, me store.AgentKey) {
 			return out, fmt.Sprintf("sent as #%d%s", m.Seq, mentionList(m.Recipients)), nil
 		})
 
-	tool(s, srv, me, "channel_read",
+	tool(s, srv, me, tools.ChannelRead,
 		"Read your team's channel, oldest first: the latest messages, or those after since_seq. Direct messages appear only to their sender and recipient; kind=system lines come from the daemon.",
-		func(ctx context.Context, in readIn) (messagesOut, string, error) {
+		func(ctx context.Context, in tools.ReadArgs) (messagesOut, string, error) {
 			if in.Limit < 0 || in.Limit > maxReadLimit {
 				return messagesOut{}, "", api.Errorf(api.CodeInvalid, "limit must be between 1 and %d", maxReadLimit)
 			}
@@ -183,9 +125,9 @@ func (s *Server) addTools(srv *mcp.Server, me store.AgentKey) {
 			return messagesOut{Messages: team.APIMessages(ms), Count: len(ms)}, renderMessages(ms, "no messages"), nil
 		})
 
-	tool(s, srv, me, "my_inbox",
+	tool(s, srv, me, tools.MyInbox,
 		"List the unread messages addressed to you (mentions, @all and direct messages), oldest first. Reading does not mark them read: call my_inbox_ack with newest_seq when you have handled them.",
-		func(ctx context.Context, _ noIn) (inboxOut, string, error) {
+		func(ctx context.Context, _ tools.NoArgs) (inboxOut, string, error) {
 			ms, err := ctxSvc.Inbox(ctx, me)
 			if err != nil {
 				return inboxOut{}, "", err
@@ -208,9 +150,9 @@ func (s *Server) addTools(srv *mcp.Server, me store.AgentKey) {
 			return out, fmt.Sprintf("%d unread (newest_seq %d)\n%s", len(ms), out.NewestSeq, renderMessages(ms, "")), nil
 		})
 
-	tool(s, srv, me, "my_inbox_ack",
+	tool(s, srv, me, tools.MyInboxAck,
 		"Mark your inbox read up to and including until_seq (use newest_seq from my_inbox). Only moves forward; acking an older seq does nothing.",
-		func(ctx context.Context, in ackIn) (ackOut, string, error) {
+		func(ctx context.Context, in tools.AckArgs) (ackOut, string, error) {
 			cur, err := ctxSvc.Ack(ctx, me, in.UntilSeq)
 			if err != nil {
 				return ackOut{}, "", err
@@ -218,9 +160,9 @@ func (s *Server) addTools(srv *mcp.Server, me store.AgentKey) {
 			return ackOut{Cursor: cur}, fmt.Sprintf("inbox read up to #%d", cur), nil
 		})
 
-	tool(s, srv, me, "my_status_set",
+	tool(s, srv, me, tools.MyStatusSet,
 		"Tell your team what you are doing: a one-word state and/or the task you are on. Teammates see it in team_members.",
-		func(ctx context.Context, in statusIn) (statusOut, string, error) {
+		func(ctx context.Context, in tools.StatusArgs) (statusOut, string, error) {
 			if in.State == nil && in.Task == nil {
 				return statusOut{}, "", api.Errorf(api.CodeInvalid, "give state, task or both")
 			}
@@ -234,9 +176,9 @@ func (s *Server) addTools(srv *mcp.Server, me store.AgentKey) {
 			return statusOut{State: a.Status, Task: a.Task}, "status updated", nil
 		})
 
-	tool(s, srv, me, "team_members",
+	tool(s, srv, me, tools.TeamMembers,
 		"List your teammates with their state and current task; `you` marks yourself. Mention them as @name.",
-		func(ctx context.Context, _ noIn) (membersOut, string, error) {
+		func(ctx context.Context, _ tools.NoArgs) (membersOut, string, error) {
 			agents, err := ctxSvc.Members(ctx, scope)
 			if err != nil {
 				return membersOut{}, "", err
@@ -263,9 +205,9 @@ func (s *Server) addTools(srv *mcp.Server, me store.AgentKey) {
 			return out, strings.Join(lines, "\n"), nil
 		})
 
-	tool(s, srv, me, "team_doc_read",
+	tool(s, srv, me, tools.TeamDocRead,
 		"Read a shared team document (default notes.md). An unwritten notes.md reads as empty.",
-		func(ctx context.Context, in docIn) (docOut, string, error) {
+		func(ctx context.Context, in tools.DocArgs) (docOut, string, error) {
 			c, err := ctxSvc.DocRead(ctx, scope, in.File)
 			if err != nil {
 				return docOut{}, "", err
@@ -277,36 +219,36 @@ func (s *Server) addTools(srv *mcp.Server, me store.AgentKey) {
 			return docOut{File: docName(in.File), Content: c}, text, nil
 		})
 
-	tool(s, srv, me, "team_doc_write",
+	tool(s, srv, me, tools.TeamDocWrite,
 		"Replace the whole content of a shared team document (default notes.md), creating it if needed.",
-		func(ctx context.Context, in docWriteIn) (docWriteOut, string, error) {
+		func(ctx context.Context, in tools.DocWriteArgs) (docWriteOut, string, error) {
 			if err := ctxSvc.DocWrite(ctx, scope, me.Name, in.File, in.Content); err != nil {
 				return docWriteOut{}, "", err
 			}
 			return docWriteOut{File: docName(in.File)}, "wrote " + docName(in.File), nil
 		})
 
-	tool(s, srv, me, "team_doc_append",
+	tool(s, srv, me, tools.TeamDocAppend,
 		"Append text to the end of a shared team document (default notes.md), creating it if needed. Safer than write when teammates edit too.",
-		func(ctx context.Context, in docWriteIn) (docWriteOut, string, error) {
+		func(ctx context.Context, in tools.DocWriteArgs) (docWriteOut, string, error) {
 			if err := ctxSvc.DocAppend(ctx, scope, me.Name, in.File, in.Content); err != nil {
 				return docWriteOut{}, "", err
 			}
 			return docWriteOut{File: docName(in.File)}, "appended to " + docName(in.File), nil
 		})
 
-	tool(s, srv, me, "team_doc_create",
+	tool(s, srv, me, tools.TeamDocCreate,
 		"Create a new shared team document; fails if one with that name exists (use team_doc_write to replace).",
-		func(ctx context.Context, in docCreateIn) (docWriteOut, string, error) {
+		func(ctx context.Context, in tools.DocCreateArgs) (docWriteOut, string, error) {
 			if err := ctxSvc.DocCreate(ctx, scope, me.Name, in.File, in.Content); err != nil {
 				return docWriteOut{}, "", err
 			}
 			return docWriteOut{File: in.File}, "created " + in.File, nil
 		})
 
-	tool(s, srv, me, "team_doc_list",
+	tool(s, srv, me, tools.TeamDocList,
 		"List the team's shared documents with their sizes.",
-		func(ctx context.Context, _ noIn) (docListOut, string, error) {
+		func(ctx context.Context, _ tools.NoArgs) (docListOut, string, error) {
 			docs, err := ctxSvc.DocList(ctx, scope)
 			if err != nil {
 				return docListOut{}, "", err
@@ -324,9 +266,9 @@ func (s *Server) addTools(srv *mcp.Server, me store.AgentKey) {
 			return out, strings.Join(names, "\n"), nil
 		})
 
-	tool(s, srv, me, "team_proposal_create",
+	tool(s, srv, me, tools.TeamProposalCreate,
 		"Open a proposal for the team to vote on (election, decision, approval or assignment). Teammates are notified; it resolves when enough votes meet its rule, or when it expires.",
-		func(ctx context.Context, in proposalIn) (proposalView, string, error) {
+		func(ctx context.Context, in tools.ProposalArgs) (proposalView, string, error) {
 			np := store.NewProposal{Workflow: scope.Workflow, Tag: scope.Tag, Creator: me.Name, Type: in.Type,
 				Title: in.Title, Options: in.Options, Resolution: in.Resolution, Quorum: in.Quorum, Binding: in.Binding}
 			if in.Resolution == "creator-decides" {
@@ -346,9 +288,9 @@ func (s *Server) addTools(srv *mcp.Server, me store.AgentKey) {
 			return view(p), fmt.Sprintf("opened %s %q: options %s", p.ID, p.Title, strings.Join(p.Options, ", ")), nil
 		})
 
-	tool(s, srv, me, "team_vote",
+	tool(s, srv, me, tools.TeamVote,
 		"Vote on an active proposal. Voting again replaces your earlier vote.",
-		func(ctx context.Context, in voteIn) (proposalView, string, error) {
+		func(ctx context.Context, in tools.VoteArgs) (proposalView, string, error) {
 			p, err := ctxSvc.Vote(ctx, scope, in.Proposal, me.Name, in.Choice, in.Reason)
 			if err != nil {
 				return proposalView{}, "", err
@@ -356,9 +298,9 @@ func (s *Server) addTools(srv *mcp.Server, me store.AgentKey) {
 			return view(p), summary(p), nil
 		})
 
-	tool(s, srv, me, "team_proposal_status",
+	tool(s, srv, me, tools.TeamProposalStatus,
 		"Show one proposal with its votes, or (without an id) every active proposal of the team.",
-		func(ctx context.Context, in proposalRefIn) (proposalsOut, string, error) {
+		func(ctx context.Context, in tools.ProposalRefArgs) (proposalsOut, string, error) {
 			var ps []store.Proposal
 			if in.Proposal != "" {
 				p, err := ctxSvc.Proposal(ctx, scope, in.Proposal)
@@ -384,9 +326,9 @@ func (s *Server) addTools(srv *mcp.Server, me store.AgentKey) {
 			return out, strings.Join(lines, "\n"), nil
 		})
 
-	tool(s, srv, me, "team_proposal_cancel",
+	tool(s, srv, me, tools.TeamProposalCancel,
 		"Cancel an active proposal you created.",
-		func(ctx context.Context, in cancelIn) (proposalView, string, error) {
+		func(ctx context.Context, in tools.CancelArgs) (proposalView, string, error) {
 			p, err := ctxSvc.CancelProposal(ctx, scope, in.Proposal, me.Name)
 			if err != nil {
 				return proposalView{}, "", err
@@ -394,9 +336,9 @@ func (s *Server) addTools(srv *mcp.Server, me store.AgentKey) {
 			return view(p), "cancelled " + p.ID, nil
 		})
 
-	tool(s, srv, me, "resource_create",
+	tool(s, srv, me, tools.ResourceCreate,
 		"Store large content (a diff, a report, JSON) and get an id to pass around in messages instead of the content itself.",
-		func(ctx context.Context, in resourceIn) (resourceOut, string, error) {
+		func(ctx context.Context, in tools.ResourceArgs) (resourceOut, string, error) {
 			r, err := ctxSvc.CreateResource(ctx, me, in.Content, in.Type)
 			if err != nil {
 				return resourceOut{}, "", err
@@ -404,9 +346,9 @@ func (s *Server) addTools(srv *mcp.Server, me store.AgentKey) {
 			return resourceOut{ID: r.ID, Type: r.Type}, fmt.Sprintf("stored as %s; teammates read it with resource_read(%q)", r.ID, r.ID), nil
 		})
 
-	tool(s, srv, me, "resource_read",
+	tool(s, srv, me, tools.ResourceRead,
 		"Read a resource of your team by its id (res_…), e.g. a long message stored as a resource.",
-		func(ctx context.Context, in resourceReadIn) (resourceOut, string, error) {
+		func(ctx context.Context, in tools.ResourceReadArgs) (resourceOut, string, error) {
 			r, err := ctxSvc.ReadResource(ctx, scope, in.ID)
 			if err != nil {
 				return resourceOut{}, "", err

@@ -20,6 +20,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agent-worker/agent-worker/sdk/backend"
+	"github.com/agent-worker/agent-worker/sdk/tools"
 	"github.com/agent-worker/agent-worker/sdk/worker"
 )
 
@@ -275,64 +276,6 @@ func visible(m worker.Message, agent string) bool {
 	return m.To == "" || m.From == agent || m.To == agent
 }
 
-// Tool inputs, as the daemon declares them.
-type (
-	sendIn struct {
-		Message string `json:"message" jsonschema:"the text to post"`
-		To      string `json:"to,omitempty" jsonschema:"a teammate, for a direct message"`
-	}
-	readIn struct {
-		SinceSeq int64 `json:"since_seq,omitempty" jsonschema:"only messages after this seq"`
-		Limit    int   `json:"limit,omitempty" jsonschema:"how many messages, 1 to 200 (default 50)"`
-	}
-	noIn  struct{}
-	ackIn struct {
-		UntilSeq int64 `json:"until_seq" jsonschema:"the newest handled seq"`
-	}
-	statusIn struct {
-		State *string `json:"state,omitempty" jsonschema:"what you are doing in a word"`
-		Task  *string `json:"task,omitempty" jsonschema:"your task in one line"`
-	}
-	docIn struct {
-		File string `json:"file,omitempty" jsonschema:"document name (default notes.md)"`
-	}
-	docWriteIn struct {
-		Content string `json:"content" jsonschema:"the text"`
-		File    string `json:"file,omitempty" jsonschema:"document name (default notes.md)"`
-	}
-	docCreateIn struct {
-		File    string `json:"file" jsonschema:"name of the new document"`
-		Content string `json:"content" jsonschema:"its initial text"`
-	}
-	proposalIn struct {
-		Type       string   `json:"type" jsonschema:"election, decision, approval or assignment"`
-		Title      string   `json:"title" jsonschema:"the question to decide"`
-		Options    []string `json:"options,omitempty" jsonschema:"the choices"`
-		Resolution string   `json:"resolution,omitempty" jsonschema:"plurality, majority, unanimous or creator-decides"`
-		Quorum     int      `json:"quorum,omitempty" jsonschema:"votes needed"`
-		Binding    bool     `json:"binding,omitempty" jsonschema:"record the result as the team's decision"`
-		ExpiresIn  string   `json:"expires_in,omitempty" jsonschema:"how long voting stays open"`
-	}
-	voteIn struct {
-		Proposal string `json:"proposal" jsonschema:"proposal id"`
-		Choice   string `json:"choice" jsonschema:"one of the options"`
-		Reason   string `json:"reason,omitempty" jsonschema:"why"`
-	}
-	proposalRefIn struct {
-		Proposal string `json:"proposal,omitempty" jsonschema:"proposal id; omit for the active ones"`
-	}
-	cancelIn struct {
-		Proposal string `json:"proposal" jsonschema:"proposal id"`
-	}
-	resourceIn struct {
-		Content string `json:"content" jsonschema:"the content to store"`
-		Type    string `json:"type,omitempty" jsonschema:"markdown, json, text (default) or diff"`
-	}
-	resourceReadIn struct {
-		ID string `json:"id" jsonschema:"resource id"`
-	}
-)
-
 // Tool outputs, as the daemon returns them.
 type (
 	sendOut struct {
@@ -416,7 +359,7 @@ func tool[In, Out any](d *Daemon, srv *mcp.Server, name string, fn func(in In) (
 }
 
 func (d *Daemon) addTools(srv *mcp.Server, me string) {
-	tool(d, srv, "channel_send", func(in sendIn) (sendOut, string, error) {
+	tool(d, srv, "channel_send", func(in tools.SendArgs) (sendOut, string, error) {
 		if strings.TrimSpace(in.Message) == "" {
 			return sendOut{}, "", errors.New("message is empty: write something")
 		}
@@ -430,7 +373,7 @@ func (d *Daemon) addTools(srv *mcp.Server, me string) {
 		return sendOut{Seq: m.Seq, ID: m.ID, Mentions: m.Mentions, To: m.To}, fmt.Sprintf("sent as #%d", m.Seq), nil
 	})
 
-	tool(d, srv, "channel_read", func(in readIn) (messagesOut, string, error) {
+	tool(d, srv, "channel_read", func(in tools.ReadArgs) (messagesOut, string, error) {
 		if in.Limit < 0 || in.Limit > 200 {
 			return messagesOut{}, "", errors.New("limit must be between 1 and 200")
 		}
@@ -450,7 +393,7 @@ func (d *Daemon) addTools(srv *mcp.Server, me string) {
 		return messagesOut{Messages: ms, Count: len(ms)}, fmt.Sprintf("%d messages", len(ms)), nil
 	})
 
-	tool(d, srv, "my_inbox", func(noIn) (inboxOut, string, error) {
+	tool(d, srv, "my_inbox", func(tools.NoArgs) (inboxOut, string, error) {
 		out := inboxOut{Messages: []worker.Message{}}
 		for _, m := range d.messages {
 			if m.Seq > d.cursors[me] && m.From != me && slices.Contains(m.Mentions, me) {
@@ -462,12 +405,12 @@ func (d *Daemon) addTools(srv *mcp.Server, me string) {
 		return out, fmt.Sprintf("%d unread (newest_seq %d)", out.Count, out.NewestSeq), nil
 	})
 
-	tool(d, srv, "my_inbox_ack", func(in ackIn) (ackOut, string, error) {
+	tool(d, srv, "my_inbox_ack", func(in tools.AckArgs) (ackOut, string, error) {
 		d.cursors[me] = max(d.cursors[me], in.UntilSeq)
 		return ackOut{Cursor: d.cursors[me]}, fmt.Sprintf("inbox read up to #%d", d.cursors[me]), nil
 	})
 
-	tool(d, srv, "my_status_set", func(in statusIn) (statusOut, string, error) {
+	tool(d, srv, "my_status_set", func(in tools.StatusArgs) (statusOut, string, error) {
 		if in.State == nil && in.Task == nil {
 			return statusOut{}, "", errors.New("give state, task or both")
 		}
@@ -482,7 +425,7 @@ func (d *Daemon) addTools(srv *mcp.Server, me string) {
 		return statusOut(s), "status updated", nil
 	})
 
-	tool(d, srv, "team_members", func(noIn) (membersOut, string, error) {
+	tool(d, srv, "team_members", func(tools.NoArgs) (membersOut, string, error) {
 		out := membersOut{Members: []worker.Member{}}
 		for _, n := range slices.Sorted(slices.Values(d.members)) {
 			s := d.statuses[n]
@@ -492,7 +435,7 @@ func (d *Daemon) addTools(srv *mcp.Server, me string) {
 		return out, fmt.Sprintf("%d members", out.Count), nil
 	})
 
-	tool(d, srv, "team_doc_read", func(in docIn) (docOut, string, error) {
+	tool(d, srv, "team_doc_read", func(in tools.DocArgs) (docOut, string, error) {
 		file, err := docName(in.File)
 		if err != nil {
 			return docOut{}, "", err
@@ -504,7 +447,7 @@ func (d *Daemon) addTools(srv *mcp.Server, me string) {
 		return docOut{File: file, Content: c}, cmp.Or(c, "(empty document)"), nil
 	})
 
-	tool(d, srv, "team_doc_write", func(in docWriteIn) (docWriteOut, string, error) {
+	tool(d, srv, "team_doc_write", func(in tools.DocWriteArgs) (docWriteOut, string, error) {
 		file, err := docName(in.File)
 		if err != nil {
 			return docWriteOut{}, "", err
@@ -513,7 +456,7 @@ func (d *Daemon) addTools(srv *mcp.Server, me string) {
 		return docWriteOut{File: file}, "wrote " + file, nil
 	})
 
-	tool(d, srv, "team_doc_append", func(in docWriteIn) (docWriteOut, string, error) {
+	tool(d, srv, "team_doc_append", func(in tools.DocWriteArgs) (docWriteOut, string, error) {
 		file, err := docName(in.File)
 		if err != nil {
 			return docWriteOut{}, "", err
@@ -522,7 +465,7 @@ func (d *Daemon) addTools(srv *mcp.Server, me string) {
 		return docWriteOut{File: file}, "appended to " + file, nil
 	})
 
-	tool(d, srv, "team_doc_create", func(in docCreateIn) (docWriteOut, string, error) {
+	tool(d, srv, "team_doc_create", func(in tools.DocCreateArgs) (docWriteOut, string, error) {
 		file, err := docName(in.File)
 		if err != nil || in.File == "" {
 			return docWriteOut{}, "", cmp.Or(err, errors.New("file is required"))
@@ -534,7 +477,7 @@ func (d *Daemon) addTools(srv *mcp.Server, me string) {
 		return docWriteOut{File: file}, "created " + file, nil
 	})
 
-	tool(d, srv, "team_doc_list", func(noIn) (docListOut, string, error) {
+	tool(d, srv, "team_doc_list", func(tools.NoArgs) (docListOut, string, error) {
 		out := docListOut{Documents: []worker.Document{}}
 		for _, p := range slices.Sorted(maps.Keys(d.docs)) {
 			out.Documents = append(out.Documents, d.docs[p])
@@ -543,7 +486,7 @@ func (d *Daemon) addTools(srv *mcp.Server, me string) {
 		return out, fmt.Sprintf("%d documents", out.Count), nil
 	})
 
-	tool(d, srv, "team_proposal_create", func(in proposalIn) (proposal, string, error) {
+	tool(d, srv, "team_proposal_create", func(in tools.ProposalArgs) (proposal, string, error) {
 		p, err := d.newProposal(me, in)
 		if err != nil {
 			return proposal{}, "", err
@@ -553,7 +496,7 @@ func (d *Daemon) addTools(srv *mcp.Server, me string) {
 		return p.view(), "opened " + p.ID, nil
 	})
 
-	tool(d, srv, "team_vote", func(in voteIn) (proposal, string, error) {
+	tool(d, srv, "team_vote", func(in tools.VoteArgs) (proposal, string, error) {
 		p, err := d.proposal(in.Proposal)
 		if err != nil {
 			return proposal{}, "", err
@@ -573,7 +516,7 @@ func (d *Daemon) addTools(srv *mcp.Server, me string) {
 		return p.view(), fmt.Sprintf("%s: %s, %d of %d votes", p.ID, p.State, len(p.Votes), p.Quorum), nil
 	})
 
-	tool(d, srv, "team_proposal_status", func(in proposalRefIn) (proposalsOut, string, error) {
+	tool(d, srv, "team_proposal_status", func(in tools.ProposalRefArgs) (proposalsOut, string, error) {
 		out := proposalsOut{Proposals: []proposal{}}
 		if in.Proposal != "" {
 			p, err := d.proposal(in.Proposal)
@@ -592,7 +535,7 @@ func (d *Daemon) addTools(srv *mcp.Server, me string) {
 		return out, fmt.Sprintf("%d proposals", out.Count), nil
 	})
 
-	tool(d, srv, "team_proposal_cancel", func(in cancelIn) (proposal, string, error) {
+	tool(d, srv, "team_proposal_cancel", func(in tools.CancelArgs) (proposal, string, error) {
 		p, err := d.proposal(in.Proposal)
 		if err != nil {
 			return proposal{}, "", err
@@ -607,7 +550,7 @@ func (d *Daemon) addTools(srv *mcp.Server, me string) {
 		return p.view(), "cancelled " + p.ID, nil
 	})
 
-	tool(d, srv, "resource_create", func(in resourceIn) (resource, string, error) {
+	tool(d, srv, "resource_create", func(in tools.ResourceArgs) (resource, string, error) {
 		typ := cmp.Or(in.Type, "text")
 		if !slices.Contains([]string{"markdown", "json", "text", "diff"}, typ) {
 			return resource{}, "", fmt.Errorf("type %q: use markdown, json, text or diff", in.Type)
@@ -617,7 +560,7 @@ func (d *Daemon) addTools(srv *mcp.Server, me string) {
 		return resource{ID: r.ID, Type: r.Type}, fmt.Sprintf("stored as %s", r.ID), nil
 	})
 
-	tool(d, srv, "resource_read", func(in resourceReadIn) (resource, string, error) {
+	tool(d, srv, "resource_read", func(in tools.ResourceReadArgs) (resource, string, error) {
 		r, ok := d.resources[in.ID]
 		if !ok {
 			return resource{}, "", fmt.Errorf("resource %s not found", in.ID)
@@ -653,7 +596,7 @@ func (d *Daemon) proposal(id string) (*proposal, error) {
 	return nil, fmt.Errorf("proposal %s not found: team_proposal_status lists the active ones", id)
 }
 
-func (d *Daemon) newProposal(me string, in proposalIn) (*proposal, error) {
+func (d *Daemon) newProposal(me string, in tools.ProposalArgs) (*proposal, error) {
 	if !slices.Contains([]string{"election", "decision", "approval", "assignment"}, in.Type) {
 		return nil, fmt.Errorf("type %q: use election, decision, approval or assignment", in.Type)
 	}
