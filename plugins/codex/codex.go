@@ -1,0 +1,259 @@
+package codex
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agent-worker/agent-worker/plugins/internal/cli"
+	"github.com/agent-worker/agent-worker/sdk/backend"
+	"github.com/agent-worker/agent-worker/sdk/worker"
+)
+
+// Version is what the codex plugin reports in its Info.
+const Version = "0.1.0"
+
+const install = "install it with `npm install -g @openai/codex`"
+
+// Backend runs agents through the Codex CLI.
+type Backend struct {
+	// SessionsDir keeps Codex's threads between runs, one folder per
+	// agent, so that the next run can resume them; "" means
+	// agent-worker/codex in the user's cache directory. Losing it only
+	// costs the conversation: the next run starts a new thread.
+	SessionsDir string
+	getenv      func(string) string
+	heartbeat   time.Duration
+}
+
+var _ backend.Backend = (*Backend)(nil)
+
+// New returns the codex backend as its plugin binary serves it.
+func New() *Backend { return &Backend{getenv: os.Getenv, heartbeat: heartbeatEvery} }
+
+// heartbeatEvery keeps the daemon's idle timer from firing while codex
+// works quietly (a long command, a slow model): codex's own silence is
+// judged by the timeout option.
+const heartbeatEvery = 30 * time.Second
+
+// Run builds the prompt from the daemon's data, runs codex on it (resuming
+// the agent's thread when the daemon has one) and streams its events. A
+// thread codex no longer knows is started afresh once.
+func (b *Backend) Run(ctx context.Context, req backend.Request, events backend.Events) error {
+	opts, err := parseOptions(req.Agent.Config)
+	if err != nil {
+		return backend.Permanent(fmt.Errorf("codex: %w", err))
+	}
+	path, err := cli.Find(opts.CLI, "codex", install)
+	if err != nil {
+		return err
+	}
+	prompt, err := fetchPrompt(ctx, req)
+	if err != nil {
+		return err
+	}
+	out := &sender{events: events}
+	if err := out.send(backend.Event{Kind: backend.EventLog, Text: prompt}); err != nil {
+		return err
+	}
+	home, err := b.home(req, opts, out)
+	if err != nil {
+		return err
+	}
+	if prompt, err = argPrompt(prompt, req.WorkDir); err != nil {
+		return err
+	}
+	cmd := cli.Command{Path: path, Dir: req.ProjectDir, IdleTimeout: time.Duration(opts.Timeout),
+		Env: cli.Env("CODEX_HOME="+home, tokenEnv+"="+strings.TrimPrefix(req.Daemon.Headers["Authorization"], "Bearer "))}
+
+	p, err := b.exec(ctx, cmd, req.ResumeSession, prompt, out)
+	if err != nil && req.ResumeSession != "" && p.thread == "" && ctx.Err() == nil && out.failed() == nil {
+		if err := out.send(backend.Event{Kind: backend.EventLog, Text: fmt.Sprintf(
+			"codex: could not resume thread %s (%v); starting a new thread", req.ResumeSession, err)}); err != nil {
+			return err
+		}
+		p, err = b.exec(ctx, cmd, "", prompt, out)
+	}
+	if err != nil {
+		return err
+	}
+	if p.answered {
+		return out.send(backend.Event{Kind: backend.EventResult, Text: p.answer})
+	}
+	return nil
+}
+
+// fetchPrompt builds the run's prompt from the daemon's data; an
+// unreachable daemon fails the run here rather than leaving codex without
+// its tools.
+func fetchPrompt(ctx context.Context, req backend.Request) (string, error) {
+	c, err := worker.Connect(ctx, req.Daemon)
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	wc, err := worker.Fetch(ctx, c, req)
+	if err != nil {
+		return "", err
+	}
+	return worker.BuildPrompt(wc), nil
+}
+
+// home writes the run's private CODEX_HOME and links the agent's kept
+// threads into it.
+func (b *Backend) home(req backend.Request, opts options, out *sender) (string, error) {
+	if req.WorkDir == "" {
+		return "", backend.Permanent(errors.New("codex: the run has no work directory for CODEX_HOME"))
+	}
+	cfg := homeConfig{Model: req.Agent.Model, System: req.Agent.System, Sandbox: opts.Sandbox,
+		BaseURL: cmp.Or(opts.BaseURL, b.getenv("OPENAI_BASE_URL")), EnvKey: opts.EnvKey,
+		Daemon: req.Daemon, Servers: req.MCPServers}
+	text, err := cfg.render()
+	if err != nil {
+		return "", backend.Permanent(fmt.Errorf("codex: %w", err))
+	}
+	home := filepath.Join(req.WorkDir, "codex-home")
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(text), 0o600); err != nil {
+		return "", err
+	}
+	if err := b.keepSessions(req.Agent, home); err != nil {
+		// The run works without it; only the next one starts afresh.
+		if err := out.send(backend.Event{Kind: backend.EventLog, Text: "codex: threads will not be kept for the next run: " + err.Error()}); err != nil {
+			return "", err
+		}
+	}
+	return home, nil
+}
+
+// keepSessions points CODEX_HOME/sessions, where codex records threads, at
+// the agent's folder under SessionsDir: the run's own directory is removed
+// when the run ends.
+func (b *Backend) keepSessions(a backend.Agent, home string) error {
+	base := b.SessionsDir
+	if base == "" {
+		cache, err := os.UserCacheDir()
+		if err != nil {
+			return err
+		}
+		base = filepath.Join(cache, "agent-worker", "codex")
+	}
+	dir := filepath.Join(base, "threads", url.PathEscape(a.Workflow), url.PathEscape(a.Tag), url.PathEscape(a.Name))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	link := filepath.Join(home, "sessions")
+	if target, err := os.Readlink(link); err == nil && target == dir {
+		return nil
+	}
+	return os.Symlink(dir, link)
+}
+
+// maxArg keeps the prompt under Linux's limit on one argument (128 KiB).
+const maxArg = 100 << 10
+
+// argPrompt returns prompt, or, when it is too long for the command line
+// (a big shared document, say), a short prompt that points codex at it in
+// a file.
+func argPrompt(prompt, dir string) (string, error) {
+	if len(prompt) <= maxArg {
+		return prompt, nil
+	}
+	file := filepath.Join(dir, "prompt.md")
+	if err := os.WriteFile(file, []byte(prompt), 0o600); err != nil {
+		return "", err
+	}
+	return "Your prompt is too long for the command line: read " + file + " in full first and follow it.", nil
+}
+
+// execArgs is the codex command line: a new thread, or the next turn of
+// thread resume. "--" keeps a prompt starting with "-" a prompt.
+func execArgs(resume, prompt string) []string {
+	args := []string{"exec"}
+	if resume != "" {
+		args = append(args, "resume")
+	}
+	args = append(args, "--json", "--skip-git-repo-check", "--disable", "unbounded_connection_retries", "--")
+	if resume != "" {
+		args = append(args, resume)
+	}
+	return append(args, prompt)
+}
+
+// exec runs codex once and judges the run by its events; the exit code
+// only counts when they show no failure of their own.
+func (b *Backend) exec(ctx context.Context, cmd cli.Command, resume, prompt string, out *sender) (*parser, error) {
+	p := newParser()
+	cmd.Args = execArgs(resume, prompt)
+	cmd.Stdout = func(line []byte) error {
+		for _, e := range p.parse(line) {
+			if err := out.send(e); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	cmd.Stderr = func(line string) { _ = out.send(backend.Event{Kind: backend.EventLog, Text: line}) }
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	if b.heartbeat > 0 {
+		wg.Go(func() {
+			tick := time.NewTicker(b.heartbeat)
+			defer tick.Stop()
+			for {
+				select {
+				case <-stop:
+					return
+				case <-tick.C:
+					_ = out.send(backend.Event{Kind: backend.EventHeartbeat})
+				}
+			}
+		})
+	}
+	runErr := cli.Run(ctx, cmd)
+	close(stop)
+	wg.Wait()
+	if ctx.Err() != nil {
+		return p, ctx.Err()
+	}
+	if err := out.failed(); err != nil {
+		return p, err
+	}
+	err := p.outcome()
+	if runErr != nil && (err == nil || p.failure == "") {
+		err = classify(fmt.Errorf("codex: %w", runErr))
+	}
+	return p, err
+}
+
+// sender passes events on until one fails, then refuses the rest: the
+// daemon has stopped listening, and stdout and stderr both send.
+type sender struct {
+	events backend.Events
+	mu     sync.Mutex
+	err    error
+}
+
+func (s *sender) send(e backend.Event) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err == nil {
+		s.err = s.events.Send(e)
+	}
+	return s.err
+}
+
+func (s *sender) failed() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}

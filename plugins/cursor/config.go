@@ -1,0 +1,148 @@
+package cursor
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/agent-worker/agent-worker/sdk/backend"
+)
+
+// DefaultTimeout is how long cursor-agent may print nothing before it is
+// killed, unless the agent's config says otherwise.
+const DefaultTimeout = 10 * time.Minute
+
+// config is the part of an agent's config this backend reads; other keys
+// (max_steps, provider, a mock script) are ignored.
+type config struct {
+	CLI        string               `json:"cli"`
+	Timeout    json.RawMessage      `json:"timeout"`
+	Args       []string             `json:"args"`
+	Env        map[string]string    `json:"env"`
+	MCPServers map[string]mcpServer `json:"mcp_servers"`
+
+	idle time.Duration
+}
+
+// mcpServer is one server in the agent's config, as workflow files write it.
+type mcpServer struct {
+	Command []string          `json:"command,omitempty"`
+	URL     string            `json:"url,omitempty"`
+	Env     map[string]string `json:"env,omitempty"`
+	Headers map[string]string `json:"headers,omitempty"`
+}
+
+// parseConfig reads the agent's config. A config that cannot be read is
+// the user's mistake, so the error is permanent.
+func parseConfig(raw json.RawMessage) (config, error) {
+	c := config{idle: DefaultTimeout}
+	if len(raw) > 0 && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &c); err != nil {
+			return c, backend.Permanent(fmt.Errorf("cursor: config: %w", err))
+		}
+	}
+	if len(c.Timeout) > 0 && string(c.Timeout) != "null" {
+		d, err := parseTimeout(c.Timeout)
+		if err != nil {
+			return c, backend.Permanent(fmt.Errorf("cursor: config: timeout: %w", err))
+		}
+		c.idle = d
+	}
+	for name, s := range c.MCPServers {
+		if (s.URL == "") == (len(s.Command) == 0) {
+			return c, backend.Permanent(fmt.Errorf("cursor: config: mcp server %s needs either url or command", name))
+		}
+	}
+	return c, nil
+}
+
+// parseTimeout accepts a Go duration ("5m", as workflow files store it) or
+// a number of seconds.
+func parseTimeout(raw json.RawMessage) (time.Duration, error) {
+	var d time.Duration
+	var s string
+	var secs float64
+	switch {
+	case json.Unmarshal(raw, &s) == nil:
+		var err error
+		if d, err = time.ParseDuration(s); err != nil {
+			return 0, err
+		}
+	case json.Unmarshal(raw, &secs) == nil:
+		d = time.Duration(secs * float64(time.Second))
+	default:
+		return 0, fmt.Errorf("%s is neither a duration like \"10m\" nor seconds", raw)
+	}
+	if d <= 0 {
+		return 0, errors.New("must be positive")
+	}
+	return d, nil
+}
+
+// cursorServer is one entry of .cursor/mcp.json: url (+ headers) for a
+// remote server, command + args (+ env) for a local one.
+type cursorServer struct {
+	URL     string            `json:"url,omitempty"`
+	Headers map[string]string `json:"headers,omitempty"`
+	Command string            `json:"command,omitempty"`
+	Args    []string          `json:"args,omitempty"`
+	Env     map[string]string `json:"env,omitempty"`
+}
+
+// mcpConfig renders .cursor/mcp.json: the daemon as "agent-worker", plus
+// the agent's own servers from the request and from its config. The daemon
+// entry always wins its name, so a config cannot take the run's token.
+func mcpConfig(req backend.Request, cfg config) ([]byte, error) {
+	servers := map[string]cursorServer{}
+	add := func(name string, s mcpServer) {
+		if len(s.Command) > 0 {
+			servers[name] = cursorServer{Command: s.Command[0], Args: s.Command[1:], Env: s.Env}
+			return
+		}
+		servers[name] = cursorServer{URL: s.URL, Headers: s.Headers}
+	}
+	for _, s := range req.MCPServers {
+		add(s.Name, mcpServer{Command: s.Command, URL: s.URL, Env: s.Env, Headers: s.Headers})
+	}
+	for name, s := range cfg.MCPServers {
+		add(name, s)
+	}
+	servers[daemonServer] = cursorServer{URL: req.Daemon.URL, Headers: maps.Clone(req.Daemon.Headers)}
+	return json.MarshalIndent(map[string]any{"mcpServers": servers}, "", "  ")
+}
+
+// daemonServer is the name the daemon's MCP server has in .cursor/mcp.json.
+const daemonServer = "agent-worker"
+
+var (
+	claudeVersion = regexp.MustCompile(`^(sonnet|opus|haiku)-(\d+)-(\d+)(.*)$`)
+	dateSuffix    = regexp.MustCompile(`-\d{8}$`)
+)
+
+// model maps an agent's model to a cursor-agent --model name: the provider
+// prefix is stripped ("anthropic/…", "openai:…"), and Anthropic's API names
+// become Cursor's ("claude-sonnet-4-5-20250929" → "sonnet-4.5"), so one
+// workflow can name models the same way for every backend. Cursor's own
+// names ("auto", "gpt-5", "sonnet-4.5-thinking") pass through.
+func model(m string) string {
+	if i := strings.LastIndex(m, "/"); i >= 0 {
+		m = m[i+1:]
+	}
+	if _, rest, ok := strings.Cut(m, ":"); ok {
+		m = rest
+	}
+	if rest, ok := strings.CutPrefix(m, "claude-"); ok {
+		rest = dateSuffix.ReplaceAllString(rest, "")
+		if claudeVersion.MatchString(rest) {
+			return claudeVersion.ReplaceAllString(rest, "$1-$2.$3$4")
+		}
+		if strings.HasPrefix(rest, "sonnet-") || strings.HasPrefix(rest, "opus-") || strings.HasPrefix(rest, "haiku-") {
+			return rest
+		}
+	}
+	return m
+}

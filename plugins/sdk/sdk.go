@@ -1,0 +1,225 @@
+package sdkbackend
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"slices"
+	"time"
+
+	"github.com/agent-worker/agent-worker/sdk/backend"
+	"github.com/agent-worker/agent-worker/sdk/worker"
+)
+
+// Version is what the sdk plugin reports in its Info.
+const Version = "0.1.0"
+
+const (
+	defaultMaxSteps = 50
+	// defaultMaxTokens is the Anthropic API's max_tokens, which it
+	// requires; the OpenAI API gets one only from config, since its own
+	// default suits both reasoning models and small local ones.
+	defaultMaxTokens = 8192
+	// maxRetries is how often the SDKs retry a request that failed with
+	// 408, 409, 429 or 5xx (honouring retry-after) before the run fails
+	// and the daemon's own backoff takes over.
+	maxRetries       = 3
+	defaultHeartbeat = 30 * time.Second
+)
+
+// Options adapt the backend to where it runs; the zero value is what the
+// plugin binary uses.
+type Options struct {
+	// Env looks up API keys and base URLs; nil is os.Getenv. Tests pass
+	// their own so that they can run in parallel.
+	Env func(string) string
+	// Heartbeat is how long a run may be silent (waiting on the model or a
+	// tool) before it sends a heartbeat, so that the daemon's idle timeout
+	// only catches runs that are really stuck; 0 is 30 s.
+	Heartbeat time.Duration
+}
+
+// Backend runs agents on model APIs directly.
+type Backend struct {
+	env       func(string) string
+	heartbeat time.Duration
+}
+
+var _ backend.Backend = (*Backend)(nil)
+
+// New returns the sdk backend.
+func New(o Options) *Backend {
+	b := &Backend{env: o.Env, heartbeat: cmp.Or(o.Heartbeat, defaultHeartbeat)}
+	if b.env == nil {
+		b.env = os.Getenv
+	}
+	return b
+}
+
+// config is what the backend reads from an agent's config JSON; other
+// backends' keys are ignored.
+type config struct {
+	MaxSteps   int                     `json:"max_steps"`
+	MaxTokens  int64                   `json:"max_tokens"`
+	Timeout    string                  `json:"timeout"`
+	Provider   *providerConfig         `json:"provider"`
+	Prices     map[string]price        `json:"prices"`
+	Env        map[string]string       `json:"env"`
+	MCPServers map[string]serverConfig `json:"mcp_servers"`
+}
+
+type providerConfig struct {
+	Name      string `json:"name"`
+	BaseURL   string `json:"base_url"`
+	APIKeyEnv string `json:"api_key_env"`
+}
+
+type serverConfig struct {
+	Command []string          `json:"command"`
+	URL     string            `json:"url"`
+	Env     map[string]string `json:"env"`
+	Headers map[string]string `json:"headers"`
+}
+
+func parseConfig(raw json.RawMessage) (config, time.Duration, error) {
+	var c config
+	if len(raw) > 0 {
+		if err := json.Unmarshal(raw, &c); err != nil {
+			return c, 0, fmt.Errorf("config: %w", err)
+		}
+	}
+	if c.MaxSteps < 0 || c.MaxTokens < 0 {
+		return c, 0, errors.New("config: max_steps and max_tokens cannot be negative")
+	}
+	c.MaxSteps = cmp.Or(c.MaxSteps, defaultMaxSteps)
+	var timeout time.Duration
+	if c.Timeout != "" {
+		d, err := time.ParseDuration(c.Timeout)
+		if err != nil || d <= 0 {
+			return c, 0, fmt.Errorf("config: timeout %q: write a duration such as 10m", c.Timeout)
+		}
+		timeout = d
+	}
+	return c, timeout, nil
+}
+
+// Run answers the agent's inbox with the model, as described in the
+// package doc. Bad config, an unknown model or a missing API key are
+// permanent errors, found before anything touches the network.
+func (b *Backend) Run(ctx context.Context, req backend.Request, events backend.Events) error {
+	cfg, timeout, err := parseConfig(req.Agent.Config)
+	if err != nil {
+		return backend.Permanent(fmt.Errorf("sdk: %w", err))
+	}
+	env := func(k string) string {
+		if v, ok := cfg.Env[k]; ok {
+			return v
+		}
+		return b.env(k)
+	}
+	m, err := resolve(req.Agent.Model, cfg.Provider, env)
+	if err != nil {
+		return backend.Permanent(fmt.Errorf("sdk: %w", err))
+	}
+
+	runCtx := ctx
+	if timeout > 0 {
+		var stop context.CancelFunc
+		runCtx, stop = context.WithTimeout(ctx, timeout)
+		defer stop()
+	}
+	runCtx, cancel := context.WithCancel(runCtx)
+	defer cancel()
+	out := &sender{events: events, cancel: cancel, last: time.Now()}
+	defer out.heartbeat(runCtx, b.heartbeat)()
+
+	err = b.run(runCtx, req, cfg, m, out)
+	switch {
+	case err == nil:
+		return nil
+	case out.failed() != nil:
+		return out.failed()
+	case ctx.Err() == nil && errors.Is(runCtx.Err(), context.DeadlineExceeded):
+		return fmt.Errorf("sdk: the run took longer than its timeout of %v: %w", timeout, err)
+	}
+	return err
+}
+
+func (b *Backend) run(ctx context.Context, req backend.Request, cfg config, m model, out *sender) error {
+	c, err := worker.Connect(ctx, req.Daemon)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	wc, err := worker.Fetch(ctx, c, req)
+	if err != nil {
+		return err
+	}
+	tools, err := openTools(ctx, c, ownServers(req, cfg), req.ProjectDir, out)
+	if err != nil {
+		return err
+	}
+	defer tools.close()
+
+	chat := m.chat(req.Agent.System, worker.BuildPrompt(wc), tools.specs, cfg.MaxTokens)
+	var usage backend.Usage
+	var final string
+	streamed := false // whether any text went out, to separate turns
+	for step := 1; ; step++ {
+		first := true
+		reply, err := chat.send(ctx, func(delta string) error {
+			if first && streamed {
+				delta = "\n\n" + delta
+			}
+			first, streamed = false, true
+			return out.send(backend.Event{Kind: backend.EventText, Text: delta})
+		})
+		if err != nil {
+			return m.wrap(err)
+		}
+		usage.InputTokens += reply.in
+		usage.OutputTokens += reply.out
+		usage.CostUSD = cost(m, usage, cfg.Prices)
+		u := usage
+		if err := out.send(backend.Event{Kind: backend.EventUsage, Usage: &u}); err != nil {
+			return err
+		}
+		final = reply.text
+		if len(reply.calls) == 0 {
+			break
+		}
+		results := make([]result, len(reply.calls))
+		for i, call := range reply.calls {
+			if results[i], err = tools.call(ctx, call, out); err != nil {
+				return err
+			}
+		}
+		chat.answer(results)
+		if step >= cfg.MaxSteps {
+			warning := fmt.Sprintf("\n\n[sdk: stopped after max_steps=%d model turns while the model was still calling tools; raise max_steps if the agent needs more]", cfg.MaxSteps)
+			if err := out.send(backend.Event{Kind: backend.EventText, Text: warning}); err != nil {
+				return err
+			}
+			break
+		}
+	}
+	return out.send(backend.Event{Kind: backend.EventResult, Text: final})
+}
+
+// ownServers are the agent's own MCP servers: those the daemon put in the
+// request, or else those of its config, by name.
+func ownServers(req backend.Request, cfg config) []backend.MCPServer {
+	if len(req.MCPServers) > 0 {
+		return req.MCPServers
+	}
+	var servers []backend.MCPServer
+	for _, name := range slices.Sorted(maps.Keys(cfg.MCPServers)) {
+		s := cfg.MCPServers[name]
+		servers = append(servers, backend.MCPServer{Name: name, URL: s.URL, Headers: s.Headers, Command: s.Command, Env: s.Env})
+	}
+	return servers
+}
