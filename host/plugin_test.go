@@ -490,3 +490,14 @@ func allProcesses(path string) []int {
 	}
 	return out
 }
+
+func TestOwnMCPServersFromConfig(t *testing.T) {
+	t.Parallel()
+	got := ownMCPServers(json.RawMessage(`{"script":[],"mcp_servers":{"web":{"url":"http://x/mcp","headers":{"A":"b"}},"gh":{"command":["npx","gh"],"env":{"T":"1"}}}}`))
+	if len(got) != 2 || got[0].Name != "gh" || got[0].Command[1] != "gh" || got[0].Env["T"] != "1" || got[1].URL != "http://x/mcp" || got[1].Headers["A"] != "b" {
+		t.Errorf("ownMCPServers = %+v", got)
+	}
+	if got := ownMCPServers(json.RawMessage(`{}`)); got != nil {
+		t.Errorf("no servers: %+v", got)
+	}
+}

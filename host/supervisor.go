@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -240,6 +241,7 @@ func (s *Supervisor) runPlugin(ctx context.Context, agent store.Agent, attempt i
 		Agent: backend.Agent{Name: agent.Name, Workflow: agent.Workflow, Tag: agent.Tag,
 			Model: agent.Model, System: agent.System, Config: agent.Config},
 		Daemon:        backend.MCPServer{Name: "agent-worker", URL: s.mcpURL(), Headers: map[string]string{"Authorization": "Bearer " + token}},
+		MCPServers:    ownMCPServers(agent.Config),
 		WorkDir:       workDir,
 		ProjectDir:    projectDir,
 		ResumeSession: resume,
@@ -272,6 +274,28 @@ func (s *Supervisor) runPlugin(ctx context.Context, agent store.Agent, attempt i
 		return fmt.Errorf("%s plugin process exited (%s) before finishing the run: %w", agent.Backend, exitReason(cmd), runErr)
 	}
 	return runErr
+}
+
+// ownMCPServers reads the agent's own MCP servers from its config (the
+// workflow's mcp_servers, keyed by name), sorted by name.
+func ownMCPServers(config json.RawMessage) []backend.MCPServer {
+	var cfg struct {
+		MCPServers map[string]struct {
+			Command []string          `json:"command"`
+			URL     string            `json:"url"`
+			Env     map[string]string `json:"env"`
+			Headers map[string]string `json:"headers"`
+		} `json:"mcp_servers"`
+	}
+	if json.Unmarshal(config, &cfg) != nil {
+		return nil
+	}
+	var out []backend.MCPServer
+	for name, s := range cfg.MCPServers {
+		out = append(out, backend.MCPServer{Name: name, Command: s.Command, URL: s.URL, Env: s.Env, Headers: s.Headers})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
 }
 
 // projectDir is where the agent works: its workflow's directory, or the
