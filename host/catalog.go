@@ -134,7 +134,7 @@ func (c *Catalog) check(ctx context.Context, path string) {
 	} else if info.Kind != kind || info.Name != name {
 		p.Error = fmt.Sprintf("the binary is named as %s %q but says it is %s %q: rename it agent-worker-%s-%s", kind, name, info.Kind, info.Name, info.Kind, info.Name)
 	} else {
-		p.Version, p.APIVersions, p.Capabilities = info.Version, info.APIVersions, info.Capabilities
+		p.Version, p.APIVersions, p.Capabilities, p.Status = info.Version, info.APIVersions, info.Capabilities, info.Status
 	}
 	c.mu.Lock()
 	c.byPath[path] = p

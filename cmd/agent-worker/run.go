@@ -106,6 +106,8 @@ func pluginsCmd(e *env, name string) *ffcli.Command {
 					status = "error: " + p.Error
 				case p.Shadowed:
 					status = "shadowed"
+				case p.Status != "":
+					status = p.Status // what the plugin found, e.g. its CLI's version
 				}
 				sha := p.SHA256
 				if len(sha) > 12 {

@@ -200,6 +200,10 @@ type Plugin struct {
 	Version      string   `json:"version,omitempty"`
 	APIVersions  []string `json:"api_versions,omitempty"`
 	Capabilities []string `json:"capabilities,omitempty"`
+	// Status is what the plugin reported about its environment when it was
+	// fingerprinted (a CLI backend: its CLI's version and path, or how to
+	// install it); empty if it reports nothing.
+	Status string `json:"status,omitempty"`
 	// Error says why the binary cannot be used; such a plugin is listed but
 	// never run.
 	Error string `json:"error,omitempty"`

@@ -22,13 +22,14 @@ type InfoClient interface {
 // serves.
 type infoPlugin struct {
 	goplugin.NetRPCUnsupportedPlugin
-	info Info
+	info   Info
+	status func(context.Context) string // Config.Status; may be nil
 }
 
 var _ goplugin.GRPCPlugin = (*infoPlugin)(nil)
 
 func (p *infoPlugin) GRPCServer(_ *goplugin.GRPCBroker, s *grpc.Server) error {
-	pluginv1.RegisterInfoServiceServer(s, &infoServer{info: infoToProto(p.info)})
+	pluginv1.RegisterInfoServiceServer(s, &infoServer{info: p.info, status: p.status})
 	return nil
 }
 
@@ -38,11 +39,18 @@ func (p *infoPlugin) GRPCClient(ctx context.Context, _ *goplugin.GRPCBroker, c *
 
 type infoServer struct {
 	pluginv1.UnimplementedInfoServiceServer
-	info *pluginv1.GetInfoResponse
+	info   Info
+	status func(context.Context) string
 }
 
-func (s *infoServer) GetInfo(context.Context, *pluginv1.GetInfoRequest) (*pluginv1.GetInfoResponse, error) {
-	return s.info, nil
+// GetInfo answers with the plugin's Info and, when the plugin reports one,
+// its status as of now.
+func (s *infoServer) GetInfo(ctx context.Context, _ *pluginv1.GetInfoRequest) (*pluginv1.GetInfoResponse, error) {
+	info := s.info
+	if s.status != nil {
+		info.Status = s.status(ctx)
+	}
+	return infoToProto(info), nil
 }
 
 type infoClient struct {
@@ -70,6 +78,7 @@ func infoToProto(in Info) *pluginv1.GetInfoResponse {
 		Version:      in.Version,
 		ApiVersions:  slices.Clone(in.APIVersions),
 		Capabilities: slices.Clone(in.Capabilities),
+		Status:       in.Status,
 	}
 }
 
@@ -80,5 +89,6 @@ func infoFromProto(r *pluginv1.GetInfoResponse) Info {
 		Version:      r.GetVersion(),
 		APIVersions:  slices.Clone(r.GetApiVersions()),
 		Capabilities: slices.Clone(r.GetCapabilities()),
+		Status:       r.GetStatus(),
 	}
 }

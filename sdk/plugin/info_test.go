@@ -11,7 +11,7 @@ func TestInfoConversion(t *testing.T) {
 	t.Parallel()
 	tests := map[string]Info{
 		"zero": {},
-		"full": {Name: "claude", Kind: KindBackend, Version: "1.2.3", APIVersions: []string{"v1", "v2"}, Capabilities: []string{"resume", "usage"}},
+		"full": {Name: "claude", Kind: KindBackend, Version: "1.2.3", APIVersions: []string{"v1", "v2"}, Capabilities: []string{"resume", "usage"}, Status: "claude 2.1.197 (Claude Code) at /usr/bin/claude"},
 	}
 	for name, in := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -1,6 +1,7 @@
 package plugin
 
 import (
+	"context"
 	"errors"
 
 	"github.com/hashicorp/go-hclog"
@@ -60,6 +61,10 @@ type Info struct {
 	APIVersions []string
 	// Capabilities name optional features the plugin has.
 	Capabilities []string
+	// Status is what the plugin finds about its environment, shown by
+	// `agent-worker plugins` (a CLI's version and path, or how to install
+	// it). Config.Status, when set, replaces it on every GetInfo.
+	Status string
 }
 
 // Config is everything Serve needs: a description and exactly one of
@@ -70,6 +75,11 @@ type Config struct {
 	Backend backend.Backend
 	// Docs makes the binary a docs provider plugin.
 	Docs docprovider.Provider
+	// Status, if set, reports the plugin's environment (is its CLI
+	// installed, which version) for users listing plugins. The daemon asks
+	// when it fingerprints the binary, never per run, so it may take a
+	// moment; keep it well under a few seconds and honour ctx.
+	Status func(ctx context.Context) string
 	// Logger receives the plugin's own logs; nil means JSON on stderr,
 	// which the daemon re-emits with the plugin's name and run.
 	Logger hclog.Logger
@@ -104,7 +114,7 @@ func pluginSet(cfg Config) (goplugin.PluginSet, Info, error) {
 		return nil, info, errors.New("plugin.Config sets neither Backend nor Docs")
 	}
 	info.APIVersions = []string{APIVersion}
-	set[nameInfo] = &infoPlugin{info: info}
+	set[nameInfo] = &infoPlugin{info: info, status: cfg.Status}
 	return set, info, nil
 }
 

@@ -67,6 +67,20 @@ func TestGetInfo(t *testing.T) {
 			plugin.Config{Info: plugin.Info{Name: "echo", Version: "1.0.0", Capabilities: []string{"resume"}}, Backend: echo},
 			plugin.Info{Name: "echo", Kind: plugin.KindBackend, Version: "1.0.0", APIVersions: []string{"v1"}, Capabilities: []string{"resume"}},
 		},
+		"status from Config.Status": {
+			plugin.Config{Info: plugin.Info{Name: "claude", Status: "stale"}, Backend: echo,
+				Status: func(ctx context.Context) string {
+					if ctx.Err() != nil {
+						return "cancelled"
+					}
+					return "missing: npm install -g @anthropic-ai/claude-code"
+				}},
+			plugin.Info{Name: "claude", Kind: plugin.KindBackend, APIVersions: []string{"v1"}, Status: "missing: npm install -g @anthropic-ai/claude-code"},
+		},
+		"fixed status": {
+			plugin.Config{Info: plugin.Info{Name: "echo", Status: "ready"}, Backend: echo},
+			plugin.Info{Name: "echo", Kind: plugin.KindBackend, APIVersions: []string{"v1"}, Status: "ready"},
+		},
 		"docs with wrong kind and versions": {
 			plugin.Config{Info: plugin.Info{Name: "file", Kind: "backend", APIVersions: []string{"v9"}}, Docs: noDocs{}},
 			plugin.Info{Name: "file", Kind: plugin.KindDocs, APIVersions: []string{"v1"}},

@@ -144,7 +144,11 @@ type GetInfoResponse struct {
 	ApiVersions []string `protobuf:"bytes,4,rep,name=api_versions,json=apiVersions,proto3" json:"api_versions,omitempty"`
 	// capabilities name optional features, so the daemon can use additive
 	// protocol changes only with plugins that have them.
-	Capabilities  []string `protobuf:"bytes,5,rep,name=capabilities,proto3" json:"capabilities,omitempty"`
+	Capabilities []string `protobuf:"bytes,5,rep,name=capabilities,proto3" json:"capabilities,omitempty"`
+	// status is what the plugin finds about its environment when asked, for
+	// users listing plugins: a CLI backend's CLI version and path, or how to
+	// install what is missing. Empty when the plugin has nothing to report.
+	Status        string `protobuf:"bytes,6,opt,name=status,proto3" json:"status,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -212,6 +216,13 @@ func (x *GetInfoResponse) GetCapabilities() []string {
 		return x.Capabilities
 	}
 	return nil
+}
+
+func (x *GetInfoResponse) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
 }
 
 // RunRequest carries only identity and connection info; the worker fetches
@@ -1609,13 +1620,14 @@ var File_agentworker_plugin_v1_plugin_proto protoreflect.FileDescriptor
 const file_agentworker_plugin_v1_plugin_proto_rawDesc = "" +
 	"\n" +
 	"\"agentworker/plugin/v1/plugin.proto\x12\x15agentworker.plugin.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\x10\n" +
-	"\x0eGetInfoRequest\"\x9a\x01\n" +
+	"\x0eGetInfoRequest\"\xb2\x01\n" +
 	"\x0fGetInfoResponse\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04kind\x18\x02 \x01(\tR\x04kind\x12\x18\n" +
 	"\aversion\x18\x03 \x01(\tR\aversion\x12!\n" +
 	"\fapi_versions\x18\x04 \x03(\tR\vapiVersions\x12\"\n" +
-	"\fcapabilities\x18\x05 \x03(\tR\fcapabilities\"\xd1\x02\n" +
+	"\fcapabilities\x18\x05 \x03(\tR\fcapabilities\x12\x16\n" +
+	"\x06status\x18\x06 \x01(\tR\x06status\"\xd1\x02\n" +
 	"\n" +
 	"RunRequest\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x18\n" +

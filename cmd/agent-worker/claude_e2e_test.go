@@ -1,0 +1,369 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/agent-worker/agent-worker/host/api"
+)
+
+// claudeCLI is the real claude on PATH; `make test-e2e` installs the
+// pinned one and sets AGENT_WORKER_E2E_CLIS=1, which makes its absence a
+// failure rather than a skip.
+func claudeCLI(t *testing.T) string {
+	t.Helper()
+	path, err := exec.LookPath("claude")
+	if err != nil {
+		if os.Getenv("AGENT_WORKER_E2E_CLIS") == "1" {
+			t.Fatalf("AGENT_WORKER_E2E_CLIS=1 but the claude CLI is not on PATH: %v", err)
+		}
+		t.Skip("claude CLI not on PATH: run make test-e2e")
+	}
+	return path
+}
+
+// startClaudeDaemon starts a daemon whose claude runs talk to model (a
+// fakemodel server) and never to the network or the user's settings: the
+// home is the test's, and so is HOME.
+func (c *cli) startClaudeDaemon(model string) *exec.Cmd {
+	c.t.Helper()
+	cmd := exec.Command(binary, "daemon")
+	cmd.Env = append(c.env(), "ANTHROPIC_BASE_URL="+model, "ANTHROPIC_API_KEY=x", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1")
+	var logs bytes.Buffer
+	cmd.Stderr = &logs
+	if err := cmd.Start(); err != nil {
+		c.t.Fatal(err)
+	}
+	c.t.Cleanup(func() {
+		if c.t.Failed() {
+			c.t.Logf("daemon log:\n%s", logs.String())
+		}
+	})
+	c.waitFor("daemon.json of pid "+strconv.Itoa(cmd.Process.Pid), func() bool {
+		d, err := api.ReadDaemonInfo(c.home)
+		return err == nil && d.PID == cmd.Process.Pid
+	})
+	return cmd
+}
+
+// sessionOf returns the session id a run reported, from its transcript.
+func (c *cli) sessionOf(runID string) string {
+	c.t.Helper()
+	d, err := c.client().GetRun(context.Background(), runID)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	for _, e := range d.Events {
+		var s struct {
+			SessionID string `json:"session_id"`
+		}
+		if e.Kind == "session" && json.Unmarshal(e.Data, &s) == nil {
+			return s.SessionID
+		}
+	}
+	return ""
+}
+
+// claudeModelHelper is plugins/claude's test binary, built once: it
+// serves the scripted model (TestFakeModelProcess there), since this
+// package may not import plugins/internal/fakemodel.
+var claudeModelHelper = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "aw-claude-model-")
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "claude.test")
+	if out, err := exec.Command("go", "test", "-c", "-o", bin, "../../plugins/claude").CombinedOutput(); err != nil {
+		return "", fmt.Errorf("build the model helper: %v\n%s", err, out)
+	}
+	return bin, nil
+})
+
+// claudeModel is a scripted Anthropic-compatible model server in a helper
+// process.
+type claudeModel struct {
+	URL   string
+	stdin io.WriteCloser
+	lines chan string // the helper's stdout
+}
+
+// modelTurn is a fakemodel.Turn as JSON.
+type modelTurn map[string]any
+
+// startClaudeModel starts the model helper with turns; a held one answers
+// no model request until the test ends.
+func startClaudeModel(t *testing.T, held bool, turns ...modelTurn) *claudeModel {
+	t.Helper()
+	bin, err := claudeModelHelper()
+	if err != nil {
+		t.Fatal(err)
+	}
+	script, _ := json.Marshal(map[string]any{"turns": turns, "held": held})
+	cmd := exec.Command(bin, "-test.run", "^TestFakeModelProcess$")
+	cmd.Env = append(os.Environ(), "AGENT_WORKER_CLAUDE_FAKEMODEL="+string(script))
+	cmd.Stderr = os.Stderr
+	m := &claudeModel{lines: make(chan string, 16)}
+	if m.stdin, err = cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		defer close(m.lines)
+		sc := bufio.NewScanner(out)
+		sc.Buffer(nil, 64<<20)
+		for sc.Scan() {
+			m.lines <- sc.Text()
+		}
+	}()
+	t.Cleanup(func() {
+		m.stdin.Close()
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	m.URL = strings.TrimPrefix(m.next(t, "url "), "url ")
+	return m
+}
+
+// next returns the helper's next line starting with prefix, skipping
+// others (go test's own output).
+func (m *claudeModel) next(t *testing.T, prefix string) string {
+	t.Helper()
+	timeout := time.After(30 * time.Second)
+	for {
+		select {
+		case l, ok := <-m.lines:
+			if !ok {
+				t.Fatalf("the model helper ended before saying %q", prefix)
+			}
+			if strings.HasPrefix(l, prefix) {
+				return l
+			}
+		case <-timeout:
+			t.Fatalf("the model helper did not say %q within 30s", prefix)
+		}
+	}
+}
+
+func (m *claudeModel) add(t *testing.T, turn modelTurn) {
+	t.Helper()
+	b, _ := json.Marshal(turn)
+	if _, err := fmt.Fprintf(m.stdin, "add %s\n", b); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// modelRequest is one request the model received.
+type modelRequest struct {
+	Path    string
+	Body    map[string]any
+	RawBody []byte
+}
+
+func (m *claudeModel) requests(t *testing.T) []modelRequest {
+	t.Helper()
+	if _, err := io.WriteString(m.stdin, "requests\n"); err != nil {
+		t.Fatal(err)
+	}
+	var reqs []modelRequest
+	if err := json.Unmarshal([]byte(strings.TrimPrefix(m.next(t, "requests "), "requests ")), &reqs); err != nil {
+		t.Fatal(err)
+	}
+	return reqs
+}
+
+// requestWith finds the model request whose body holds every mark.
+func requestWith(reqs []modelRequest, marks ...string) (modelRequest, bool) {
+	for _, r := range reqs {
+		ok := true
+		for _, m := range marks {
+			ok = ok && bytes.Contains(r.RawBody, []byte(m))
+		}
+		if ok {
+			return r, true
+		}
+	}
+	return modelRequest{}, false
+}
+
+// replaysToolCall reports whether a request sends back, as conversation
+// history, an assistant turn that called tool: only a resumed session
+// does (the prompt's recent activity shows channel messages, not calls).
+func replaysToolCall(r modelRequest, tool string) bool {
+	msgs, _ := r.Body["messages"].([]any)
+	for _, m := range msgs {
+		msg, _ := m.(map[string]any)
+		blocks, _ := msg["content"].([]any)
+		for _, b := range blocks {
+			block, _ := b.(map[string]any)
+			if msg["role"] == "assistant" && block["type"] == "tool_use" && block["name"] == tool {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// The real Claude Code, offline against a scripted model: a message to
+// alice makes claude call the daemon's channel_send through the MCP config
+// the backend wrote, the daemon acks her inbox, and her next run resumes
+// the same conversation.
+func TestE2EClaudeRealCLI(t *testing.T) {
+	t.Parallel()
+	claudeCLI(t)
+	model := startClaudeModel(t, false,
+		modelTurn{"Tools": []any{map[string]any{"Name": "mcp__agent-worker__channel_send", "Args": map[string]any{"message": "hello from claude"}}}},
+		modelTurn{"Text": "first run done"})
+	c := newCLI(t)
+	c.startClaudeDaemon(model.URL)
+	if out := c.ok("backends"); !strings.Contains(out, "claude 2.1.197 (Claude Code) at ") {
+		t.Errorf("backends does not show claude's version:\n%s", out)
+	}
+
+	c.ok("new", "alice", "--backend", "claude", "--model", "anthropic/claude-sonnet-4-5", "--system", "You are terse. SYSTEM-MARK-42")
+	c.ok("send", "alice", "please greet the team PROMPT-MARK-1")
+	c.waitFor("alice's message in the channel", func() bool { return strings.Contains(c.ok("peek"), "[alice] hello from claude") })
+	c.waitFor("alice's inbox to be acked", func() bool { return c.agent("alice").InboxDepth == 0 })
+	a := c.agent("alice")
+	if len(a.Runs) != 1 || a.Runs[0].State != "succeeded" {
+		t.Fatalf("alice's runs = %+v", a.Runs)
+	}
+	reqs := model.requests(t)
+	first, ok := requestWith(reqs, "SYSTEM-MARK-42", "PROMPT-MARK-1")
+	if !ok {
+		t.Fatalf("no model request carried both the system prompt and the prompt; %d requests", len(reqs))
+	}
+	if first.Body["model"] != "claude-sonnet-4-5" {
+		t.Errorf("model = %v, want the provider prefix stripped", first.Body["model"])
+	}
+	session := c.sessionOf(a.Runs[0].ID)
+	if session == "" {
+		t.Fatal("the first run reported no session")
+	}
+
+	t.Run("second message resumes the conversation", func(t *testing.T) {
+		model.add(t, modelTurn{"Text": "second run done"})
+		c.ok("send", "alice", "anything new? PROMPT-MARK-2")
+		c.waitFor("alice's second run", func() bool {
+			a := c.agent("alice")
+			return len(a.Runs) == 2 && a.Runs[0].State == "succeeded" && a.InboxDepth == 0
+		})
+		// Resumed, claude sends the first conversation again with the new prompt.
+		second, ok := requestWith(model.requests(t), "PROMPT-MARK-2")
+		if !ok {
+			t.Fatal("no model request carried the second prompt")
+		}
+		if !replaysToolCall(second, "mcp__agent-worker__channel_send") || !bytes.Contains(second.RawBody, []byte("first run done")) {
+			t.Error("the second run's model request does not replay the first run's conversation: it was not resumed")
+		}
+		if got := c.sessionOf(c.agent("alice").Runs[0].ID); got != session {
+			t.Errorf("second run's session = %q, want the first's %q", got, session)
+		}
+		if out := c.ok("peek"); !strings.Contains(out, "[alice] second run done") {
+			t.Errorf("the second run's answer is not in the channel:\n%s", out)
+		}
+	})
+
+	t.Run("a lost session starts a new conversation", func(t *testing.T) {
+		files, _ := filepath.Glob(filepath.Join(c.home, ".claude", "projects", "*", session+".jsonl"))
+		if len(files) == 0 {
+			t.Fatalf("claude kept no file for session %s under %s/.claude", session, c.home)
+		}
+		for _, f := range files {
+			os.Remove(f)
+		}
+		model.add(t, modelTurn{"Text": "third run done"})
+		c.ok("send", "alice", "still there? PROMPT-MARK-3")
+		c.waitFor("alice's third run", func() bool {
+			a := c.agent("alice")
+			return len(a.Runs) == 3 && a.Runs[0].State == "succeeded" && a.InboxDepth == 0
+		})
+		run := c.agent("alice").Runs[0]
+		if got := c.sessionOf(run.ID); got == "" || got == session {
+			t.Errorf("third run's session = %q, want a new one", got)
+		}
+		d, err := c.client().GetRun(context.Background(), run.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Contains(mustJSON(t, d.Events), []byte("starting a new conversation")) {
+			t.Error("the third run's transcript does not say it dropped the lost session")
+		}
+	})
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// processesOf lists the live processes of the test whose home is home
+// (HOME in their environment, which the daemon passes down) and whose
+// command line contains what; parallel tests have other homes.
+func processesOf(home, what string) []int {
+	var pids []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cmdline, err1 := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		environ, err2 := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+		if err1 != nil || err2 != nil || !bytes.Contains(cmdline, []byte(what)) || !api.ProcessAlive(pid) {
+			continue
+		}
+		if slices.Contains(strings.Split(string(environ), "\x00"), "HOME="+home) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// kill -9 of the daemon while claude waits on the model leaves no claude
+// process behind.
+func TestE2EClaudeKilledDaemonLeavesNoCLI(t *testing.T) {
+	t.Parallel()
+	path := claudeCLI(t)
+	model := startClaudeModel(t, true)
+	c := newCLI(t)
+	daemon := c.startClaudeDaemon(model.URL)
+	c.ok("new", "alice", "--backend", "claude")
+	c.ok("send", "alice", "think about it for a long time")
+	model.next(t, "arrived") // claude now waits on the model
+	if len(processesOf(c.home, path)) == 0 {
+		t.Fatalf("no process runs %s although the model was asked", path)
+	}
+	if len(processesOf(c.home, "agent-worker-backend-claude")) == 0 {
+		t.Fatal("no claude plugin process found")
+	}
+	if err := daemon.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	daemon.Wait()
+	c.waitFor("every claude process to be gone", func() bool { return len(processesOf(c.home, path)) == 0 })
+	c.waitFor("the claude plugin to be gone", func() bool { return len(processesOf(c.home, "agent-worker-backend-claude")) == 0 })
+}

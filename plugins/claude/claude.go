@@ -1,0 +1,180 @@
+package claude
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+
+	"github.com/agent-worker/agent-worker/plugins/internal/cli"
+	"github.com/agent-worker/agent-worker/sdk/backend"
+	"github.com/agent-worker/agent-worker/sdk/worker"
+)
+
+// Version is what the claude plugin reports in its Info.
+const Version = "0.1.0"
+
+// Install is how users get the CLI; errors and Status say it.
+const Install = "npm install -g @anthropic-ai/claude-code"
+
+// heartbeatEvery keeps the daemon's idle timer (5 minutes by default) from
+// killing a run whose CLI is alive but quiet; the CLI's own silence is
+// bounded by the config's timeout instead.
+const heartbeatEvery = 30 * time.Second
+
+// Backend runs agents with Claude Code.
+type Backend struct {
+	heartbeat time.Duration
+}
+
+var _ backend.Backend = (*Backend)(nil)
+
+// New returns the claude backend as its plugin binary serves it.
+func New() *Backend { return &Backend{heartbeat: heartbeatEvery} }
+
+// Run runs one `claude -p` over the agent's prompt. It fails permanently
+// when the CLI is missing or the config is wrong, and retries once without
+// --resume when the CLI does not know the session it was asked to resume.
+func (b *Backend) Run(ctx context.Context, req backend.Request, events backend.Events) error {
+	cfg, err := parseConfig(req.Agent.Config)
+	if err != nil {
+		return err
+	}
+	path, err := findCLI(cfg.CLI)
+	if err != nil {
+		return err
+	}
+	if req.WorkDir == "" {
+		return backend.Permanent(errors.New("claude: the request has no work dir for the MCP config"))
+	}
+	prompt, err := buildPrompt(ctx, req)
+	if err != nil {
+		return err
+	}
+	mcp, err := mcpConfig(req, cfg)
+	if err != nil {
+		return fmt.Errorf("claude: mcp config: %w", err)
+	}
+	in := invocation{prompt: prompt, model: req.Agent.Model, system: req.Agent.System,
+		mcpConfig: filepath.Join(req.WorkDir, "mcp.json"), resume: req.ResumeSession,
+		maxTurns: cfg.MaxSteps, allowedTools: cfg.AllowedTools}
+	// The file holds the run's token: private to the run, never in the project.
+	if err := os.WriteFile(in.mcpConfig, mcp, 0o600); err != nil {
+		return fmt.Errorf("claude: write mcp config: %w", err)
+	}
+	dir := req.ProjectDir
+	if dir == "" {
+		dir = req.WorkDir
+	}
+	var env []string
+	for k, v := range cfg.Env {
+		env = append(env, k+"="+v)
+	}
+	c := cli.Command{Path: path, Dir: dir, Env: cli.Env(env...), IdleTimeout: cfg.idle}
+
+	err = b.run(ctx, c, in, events)
+	if errors.Is(err, errStaleSession) {
+		msg := fmt.Sprintf("claude could not resume session %s (%v); starting a new conversation", in.resume, err)
+		if err := events.Send(backend.Event{Kind: backend.EventLog, Text: msg}); err != nil {
+			return err
+		}
+		in.resume = ""
+		err = b.run(ctx, c, in, events)
+	}
+	return err
+}
+
+// errStaleSession marks a resumed run that failed before the CLI started
+// its conversation: the session is gone (another HOME, a cleaned
+// ~/.claude) or was never claude's.
+var errStaleSession = errors.New("stale session")
+
+// run runs the CLI once and returns how it ended.
+func (b *Backend) run(ctx context.Context, c cli.Command, in invocation, events backend.Events) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	send := func(e backend.Event) {
+		if err := events.Send(e); err != nil {
+			cancel(err) // the daemon stopped listening: stop the CLI
+		}
+	}
+	s := newStream(events)
+	c.Args = in.args()
+	c.Stdout = s.line
+	c.Stderr = func(l string) { send(backend.Event{Kind: backend.EventLog, Text: l}) }
+
+	done := make(chan struct{})
+	beat := make(chan struct{})
+	go func() {
+		defer close(beat)
+		t := time.NewTicker(b.heartbeat)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				send(backend.Event{Kind: backend.EventHeartbeat})
+			}
+		}
+	}()
+	runErr := cli.Run(ctx, c)
+	close(done)
+	<-beat
+
+	if ctx.Err() != nil {
+		return context.Cause(ctx)
+	}
+	// The result line says why better than an exit status does.
+	err := s.err()
+	if errors.Is(err, errNoResult) && runErr != nil {
+		err = fmt.Errorf("claude: %w", runErr) // with the end of stderr
+	}
+	if err != nil && in.resume != "" && !s.init {
+		return fmt.Errorf("%w: %w", errStaleSession, err)
+	}
+	return err
+}
+
+// buildPrompt fetches the run's context from the daemon and builds the
+// shared prompt. The MCP session is closed before the CLI starts, which
+// opens its own.
+func buildPrompt(ctx context.Context, req backend.Request) (string, error) {
+	c, err := worker.Connect(ctx, req.Daemon)
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	wc, err := worker.Fetch(ctx, c, req)
+	if err != nil {
+		return "", err
+	}
+	return worker.BuildPrompt(wc), nil
+}
+
+// findCLI is the configured CLI or claude on PATH; a missing CLI is
+// permanent and says how to install it.
+func findCLI(configured string) (string, error) {
+	return cli.Find(configured, "claude", "install it with `"+Install+"`")
+}
+
+// Status reports whether claude is on PATH and its version, for
+// `agent-worker backends` (agents may still name another binary in their
+// config). It takes at most a few seconds: the daemon asks while it
+// fingerprints the plugin.
+func Status(ctx context.Context) string {
+	path, err := exec.LookPath("claude")
+	if err != nil {
+		return "missing: " + Install
+	}
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	v, err := cli.Version(ctx, path)
+	if err != nil {
+		return fmt.Sprintf("broken: %s --version: %v", path, err)
+	}
+	return fmt.Sprintf("claude %s at %s", v, path)
+}

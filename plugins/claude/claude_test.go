@@ -1,0 +1,253 @@
+package claude
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agent-worker/agent-worker/sdk/backend"
+	"github.com/agent-worker/agent-worker/sdk/backendtest"
+)
+
+// withFake points a request at the stand-in CLI, scripted by model.
+func withFake(r backend.Request, model string, extra ...string) backend.Request {
+	cfg := map[string]any{"cli": fakeCLI}
+	for i := 0; i+1 < len(extra); i += 2 {
+		cfg[extra[i]] = extra[i+1]
+	}
+	r.Agent.Config, _ = json.Marshal(cfg)
+	r.Agent.Model = model
+	return r
+}
+
+func TestConformance(t *testing.T) {
+	t.Parallel()
+	backendtest.Run(t, func(*testing.T) backend.Backend { return New() },
+		backendtest.WithRequest(func(r backend.Request) backend.Request { return withFake(r, "anthropic/send") }),
+		backendtest.WithHangingRequest(func(r backend.Request) backend.Request { return withFake(r, "hang") }),
+		backendtest.WithTimeout(30*time.Second))
+}
+
+// events collects a run's events.
+type events struct {
+	mu  sync.Mutex
+	all []backend.Event
+}
+
+func (e *events) Send(ev backend.Event) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.all = append(e.all, ev)
+	return nil
+}
+
+func (e *events) of(kind backend.EventKind) []backend.Event {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out []backend.Event
+	for _, ev := range e.all {
+		if ev.Kind == kind {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+// report is what the fake CLI says about how it was started.
+func (e *events) report(t *testing.T) (cwd string, args []string) {
+	t.Helper()
+	for _, ev := range e.of(backend.EventLog) {
+		if rest, ok := strings.CutPrefix(ev.Text, "fake-claude "); ok {
+			var r struct {
+				Cwd  string   `json:"cwd"`
+				Args []string `json:"args"`
+			}
+			if err := json.Unmarshal([]byte(rest), &r); err != nil {
+				t.Fatal(err)
+			}
+			return r.Cwd, r.Args
+		}
+	}
+	t.Fatal("the fake CLI's report is not in the transcript (stderr → log events)")
+	return "", nil
+}
+
+func run(t *testing.T, b backend.Backend, req backend.Request) (*events, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	ev := &events{}
+	return ev, b.Run(ctx, req, ev)
+}
+
+// A run works in the project, keeps its MCP config (with the run's token)
+// private to the run, and reports the session, the tool call and the
+// answer.
+func TestRun(t *testing.T) {
+	t.Parallel()
+	d := backendtest.NewDaemon(t)
+	d.Post("user", "@alice please say hi")
+	req := withFake(d.Request("alice"), "anthropic/send")
+	req.Agent.System = "Be brief."
+	ev, err := run(t, New(), req)
+	if err != nil {
+		t.Fatalf("Run = %v", err)
+	}
+	msgs := d.Messages()
+	if last := msgs[len(msgs)-1]; last.From != "alice" || last.Content != "hello from fake claude as @alice" {
+		t.Errorf("last channel message = %+v, want alice's hello", last)
+	}
+	if s := ev.of(backend.EventSession); len(s) != 1 || s[0].SessionID != "fake-session" {
+		t.Errorf("session events = %+v", s)
+	}
+	if r := ev.of(backend.EventResult); len(r) != 1 || r[0].Text != "done" {
+		t.Errorf("result events = %+v", r)
+	}
+	if c := ev.of(backend.EventToolResult); len(c) != 1 || c[0].Tool.Name != "mcp__agent-worker__channel_send" {
+		t.Errorf("tool results = %+v", c)
+	}
+	if u := ev.of(backend.EventUsage); len(u) != 1 || *u[0].Usage != (backend.Usage{InputTokens: 10, OutputTokens: 2, CostUSD: 0.01}) {
+		t.Errorf("usage events = %+v", u)
+	}
+	cwd, args := ev.report(t)
+	if cwd != req.ProjectDir {
+		t.Errorf("the CLI ran in %s, want the project dir %s", cwd, req.ProjectDir)
+	}
+	mcp := filepath.Join(req.WorkDir, "mcp.json")
+	for _, want := range []string{"--model=send", "--append-system-prompt=Be brief.", mcp} {
+		if !slices.Contains(args, want) {
+			t.Errorf("args %q lack %q", args, want)
+		}
+	}
+	if st, err := os.Stat(mcp); err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("mcp config: %v, %v; want a 0600 file in the work dir", st, err)
+	}
+	if entries, _ := os.ReadDir(req.ProjectDir); len(entries) != 0 {
+		t.Errorf("the run wrote into the user's project: %v", entries)
+	}
+}
+
+// A known session is resumed; one the CLI no longer has is dropped and the
+// run starts a new conversation instead of failing.
+func TestResume(t *testing.T) {
+	t.Parallel()
+	tests := map[string]struct {
+		resume, wantSession string
+		retried             bool
+	}{
+		"known": {knownSession, knownSession, false},
+		"stale": {"9d3c4b5a-gone", "fake-session", true},
+		"none":  {"", "fake-session", false},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			d := backendtest.NewDaemon(t)
+			d.Post("user", "@alice again")
+			req := withFake(d.Request("alice"), "send")
+			req.ResumeSession = tc.resume
+			ev, err := run(t, New(), req)
+			if err != nil {
+				t.Fatalf("Run = %v", err)
+			}
+			if s := ev.of(backend.EventSession); len(s) != 1 || s[0].SessionID != tc.wantSession {
+				t.Errorf("session events = %+v, want one with %s", s, tc.wantSession)
+			}
+			retried := false
+			for _, l := range ev.of(backend.EventLog) {
+				retried = retried || strings.Contains(l.Text, "starting a new conversation")
+			}
+			if retried != tc.retried {
+				t.Errorf("retried without --resume = %v, want %v", retried, tc.retried)
+			}
+			if n := len(ev.of(backend.EventResult)); n != 1 {
+				t.Errorf("%d results, want 1", n)
+			}
+		})
+	}
+}
+
+func TestFailures(t *testing.T) {
+	t.Parallel()
+	tests := map[string]struct {
+		req       func(backend.Request) backend.Request
+		want      []string
+		permanent bool
+	}{
+		"missing CLI": {
+			func(r backend.Request) backend.Request {
+				r.Agent.Config = json.RawMessage(`{"cli": "/nonexistent/claude"}`)
+				return r
+			},
+			[]string{"claude CLI not found", "npm install -g @anthropic-ai/claude-code"}, true,
+		},
+		"bad config": {
+			func(r backend.Request) backend.Request { return withFake(r, "send", "timeout", "soon") },
+			[]string{"timeout"}, true,
+		},
+		"crash without result": {
+			func(r backend.Request) backend.Request { return withFake(r, "crash") },
+			[]string{"status 3", "boom: out of cheese"}, false,
+		},
+		"bad API key": {
+			func(r backend.Request) backend.Request { return withFake(r, "auth") },
+			[]string{"Invalid API key"}, true,
+		},
+		"idle CLI": {
+			func(r backend.Request) backend.Request { return withFake(r, "hang", "timeout", "300ms") },
+			[]string{"no output for 300ms"}, false,
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			d := backendtest.NewDaemon(t)
+			d.Post("user", "@alice go")
+			_, err := run(t, New(), tc.req(d.Request("alice")))
+			if err == nil {
+				t.Fatal("Run = nil, want an error")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q", err, w)
+				}
+			}
+			if backend.IsPermanent(err) != tc.permanent {
+				t.Errorf("permanent = %v, want %v (%v)", backend.IsPermanent(err), tc.permanent, err)
+			}
+		})
+	}
+}
+
+// A CLI that is alive but quiet (a long model turn, a long tool) still
+// sends heartbeats, so that the daemon's idle timer leaves it to the
+// backend's own timeout.
+func TestHeartbeatWhileQuiet(t *testing.T) {
+	t.Parallel()
+	d := backendtest.NewDaemon(t)
+	req := withFake(d.Request("alice"), "hang", "timeout", "1s")
+	ev, err := run(t, &Backend{heartbeat: 50 * time.Millisecond}, req)
+	if err == nil || !strings.Contains(err.Error(), "no output") {
+		t.Errorf("Run = %v, want the idle timeout", err)
+	}
+	if n := len(ev.of(backend.EventHeartbeat)); n < 5 {
+		t.Errorf("%d heartbeats in a quiet second, want one every 50ms", n)
+	}
+}
+
+func TestStatus(t *testing.T) {
+	t.Setenv("PATH", filepath.Dir(fakeCLI))
+	if got, want := Status(t.Context()), "claude 9.9.9 (Fake Claude) at "+fakeCLI; got != want {
+		t.Errorf("Status = %q, want %q", got, want)
+	}
+	t.Setenv("PATH", t.TempDir())
+	if got, want := Status(t.Context()), "missing: npm install -g @anthropic-ai/claude-code"; got != want {
+		t.Errorf("Status = %q, want %q", got, want)
+	}
+}

@@ -1,0 +1,169 @@
+package claude
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/agent-worker/agent-worker/sdk/backend"
+)
+
+// DefaultTimeout is how long the CLI may print nothing before it is
+// killed, unless the agent's config says otherwise: a model that thinks
+// for long, or a long tool run, prints nothing meanwhile.
+const DefaultTimeout = 10 * time.Minute
+
+// daemonServer is the daemon's name in the MCP config; Claude Code offers
+// its tools as mcp__agent-worker__<tool>, and allowing the server's name
+// allows them all.
+const daemonServer = "agent-worker"
+
+// config is the part of an agent's config this backend reads; other keys
+// (provider, a mock script) are ignored.
+type config struct {
+	CLI          string               `json:"cli"`
+	Timeout      json.RawMessage      `json:"timeout"`
+	AllowedTools []string             `json:"allowed_tools"`
+	MCPServers   map[string]mcpServer `json:"mcp_servers"`
+	Env          map[string]string    `json:"env"`
+	MaxSteps     int                  `json:"max_steps"`
+
+	idle time.Duration
+}
+
+// mcpServer is one of the agent's own servers, as workflow files write it.
+type mcpServer struct {
+	Command []string          `json:"command,omitempty"`
+	URL     string            `json:"url,omitempty"`
+	Env     map[string]string `json:"env,omitempty"`
+	Headers map[string]string `json:"headers,omitempty"`
+}
+
+// parseConfig reads the agent's config. A config that cannot be read is
+// the user's mistake, so its error is permanent.
+func parseConfig(raw json.RawMessage) (config, error) {
+	c := config{idle: DefaultTimeout}
+	if len(raw) > 0 && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &c); err != nil {
+			return c, backend.Permanent(fmt.Errorf("claude: config: %w", err))
+		}
+	}
+	if len(c.Timeout) > 0 && string(c.Timeout) != "null" {
+		d, err := parseTimeout(c.Timeout)
+		if err != nil {
+			return c, backend.Permanent(fmt.Errorf("claude: config: timeout: %w", err))
+		}
+		c.idle = d
+	}
+	for name, s := range c.MCPServers {
+		if (s.URL == "") == (len(s.Command) == 0) {
+			return c, backend.Permanent(fmt.Errorf("claude: config: mcp server %s needs either url or command", name))
+		}
+	}
+	return c, nil
+}
+
+// parseTimeout accepts a Go duration ("10m", as workflow files store it)
+// or a number of seconds.
+func parseTimeout(raw json.RawMessage) (time.Duration, error) {
+	var s string
+	var secs float64
+	var d time.Duration
+	switch {
+	case json.Unmarshal(raw, &s) == nil:
+		var err error
+		if d, err = time.ParseDuration(s); err != nil {
+			return 0, err
+		}
+	case json.Unmarshal(raw, &secs) == nil:
+		d = time.Duration(secs * float64(time.Second))
+	default:
+		return 0, fmt.Errorf("%s is neither a duration like \"10m\" nor seconds", raw)
+	}
+	if d <= 0 {
+		return 0, errors.New("must be positive")
+	}
+	return d, nil
+}
+
+// providerPrefix is "anthropic/" and the like: a plain word and a slash.
+var providerPrefix = regexp.MustCompile(`^[A-Za-z0-9_.-]+/`)
+
+// model maps an agent's model to claude's --model: the provider prefix
+// that workflows share with other backends is stripped
+// ("anthropic/claude-sonnet-4-5" → "claude-sonnet-4-5"); aliases (sonnet,
+// opus, haiku) and full names pass through, and so do ids that are not
+// provider/name (a Bedrock ARN has a colon before its slash).
+func model(m string) string {
+	return providerPrefix.ReplaceAllString(m, "")
+}
+
+// invocation is everything that goes on one claude command line.
+type invocation struct {
+	prompt, model, system string
+	mcpConfig             string // path of the MCP config file
+	resume                string // session id; "" starts a new conversation
+	maxTurns              int
+	allowedTools          []string // beyond the daemon's
+}
+
+// args is claude's command line. Values that may start with a dash go
+// after "=" or "--", and the variadic --allowedTools comes last so that it
+// cannot swallow what follows.
+func (in invocation) args() []string {
+	a := []string{"-p", "--output-format", "stream-json", "--verbose"}
+	if m := model(in.model); m != "" {
+		a = append(a, "--model="+m)
+	}
+	if in.system != "" {
+		a = append(a, "--append-system-prompt="+in.system)
+	}
+	a = append(a, "--mcp-config", in.mcpConfig, "--strict-mcp-config")
+	if in.resume != "" {
+		a = append(a, "--resume", in.resume)
+	}
+	if in.maxTurns > 0 {
+		a = append(a, "--max-turns", strconv.Itoa(in.maxTurns))
+	}
+	a = append(a, "--allowedTools", "mcp__"+daemonServer)
+	a = append(a, in.allowedTools...)
+	return append(a, "--", in.prompt)
+}
+
+// claudeServer is one entry of claude's --mcp-config file.
+type claudeServer struct {
+	Type    string            `json:"type"` // http or stdio
+	URL     string            `json:"url,omitempty"`
+	Headers map[string]string `json:"headers,omitempty"`
+	Command string            `json:"command,omitempty"`
+	Args    []string          `json:"args,omitempty"`
+	Env     map[string]string `json:"env,omitempty"`
+}
+
+// mcpConfig renders the --mcp-config file: the daemon as "agent-worker"
+// with the run's token, plus the agent's own servers from the request and
+// from its config. The daemon's entry always wins its name, so that no
+// config can swap the run's token or server.
+func mcpConfig(req backend.Request, cfg config) ([]byte, error) {
+	servers := map[string]claudeServer{}
+	add := func(name string, s mcpServer) {
+		if len(s.Command) > 0 {
+			servers[name] = claudeServer{Type: "stdio", Command: s.Command[0], Args: slices.Clone(s.Command[1:]), Env: s.Env}
+			return
+		}
+		servers[name] = claudeServer{Type: "http", URL: s.URL, Headers: s.Headers}
+	}
+	for _, s := range req.MCPServers {
+		add(s.Name, mcpServer{Command: s.Command, URL: s.URL, Env: s.Env, Headers: s.Headers})
+	}
+	for name, s := range cfg.MCPServers {
+		add(name, s)
+	}
+	servers[daemonServer] = claudeServer{Type: "http", URL: req.Daemon.URL, Headers: maps.Clone(req.Daemon.Headers)}
+	return json.MarshalIndent(map[string]any{"mcpServers": servers}, "", "  ")
+}

@@ -1,0 +1,38 @@
+// Package claude is the Claude Code backend (backend name "claude"): each
+// run is one `claude -p` process, in the agent's project directory, that
+// reaches the daemon through an MCP config written into the run's private
+// work dir (never into the user's project). It is a library; the plugin
+// binary is cmd/agent-worker-backend-claude.
+//
+// A run connects to the daemon as its agent, builds the shared prompt
+// (sdk/worker), and runs
+//
+//	claude -p --output-format stream-json --verbose [--model=M]
+//	  [--append-system-prompt=SYSTEM] --mcp-config WORKDIR/mcp.json
+//	  --strict-mcp-config [--resume SESSION] [--max-turns N]
+//	  --allowedTools mcp__agent-worker [TOOLS...] -- PROMPT
+//
+// with stdin closed, turning its stream-json lines into run events. The
+// session id of the init line is reported, and the daemon hands it back as
+// the next run's ResumeSession; a session the CLI no longer knows is
+// dropped and the run starts a new conversation. The backend never passes
+// --dangerously-skip-permissions (Claude Code refuses it as root): the
+// daemon's tools are allowed by name, and anything more must be listed in
+// allowed_tools.
+//
+// The agent's config (a JSON object; every key optional):
+//
+//	cli            path or name of the claude binary (default: claude on PATH)
+//	timeout        kill the CLI after this long without output: a Go
+//	               duration ("10m", the default) or seconds
+//	allowed_tools  more tools to allow, in Claude Code's syntax
+//	               (["Read", "Edit", "Bash(go test:*)"])
+//	mcp_servers    the agent's own MCP servers, by name:
+//	               {"url": ..., "headers": {...}} or {"command": [prog, args...], "env": {...}}
+//	env            extra environment variables for the CLI
+//	max_steps      --max-turns
+//
+// Models: a provider prefix is stripped ("anthropic/claude-sonnet-4-5"
+// runs claude-sonnet-4-5); aliases such as sonnet, opus and haiku pass
+// through; no model leaves the choice to Claude Code.
+package claude
