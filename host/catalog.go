@@ -104,7 +104,26 @@ func (c *Catalog) Scan(ctx context.Context) {
 }
 
 // check (re)examines one path: gone, unchanged, or fingerprinted anew.
-func (c *Catalog) check(ctx context.Context, path string) {
+func (c *Catalog) check(ctx context.Context, path string) { c.examine(ctx, path, false) }
+
+// Refresh fingerprints every plugin again, even unchanged ones, so that
+// what a plugin reports about its surroundings (a CLI installed or removed
+// since) is current; `agent-worker plugins` calls it.
+func (c *Catalog) Refresh(ctx context.Context) {
+	c.mu.RLock()
+	paths := make([]string, 0, len(c.byPath))
+	for p := range c.byPath {
+		paths = append(paths, p)
+	}
+	c.mu.RUnlock()
+	var wg sync.WaitGroup
+	for _, p := range paths {
+		wg.Go(func() { c.examine(ctx, p, true) })
+	}
+	wg.Wait()
+}
+
+func (c *Catalog) examine(ctx context.Context, path string, force bool) {
 	kind, name, ok := pluginName(filepath.Base(path))
 	if !ok {
 		return
@@ -124,7 +143,7 @@ func (c *Catalog) check(ctx context.Context, path string) {
 	c.mu.RLock()
 	old, had := c.byPath[path]
 	c.mu.RUnlock()
-	if had && err == nil && old.SHA256 == sum && old.Error == "" {
+	if had && err == nil && old.SHA256 == sum && old.Error == "" && !force {
 		return // same bytes, already known good
 	}
 	if err != nil {
@@ -354,7 +373,7 @@ func pluginEnv() []string {
 			strings.HasSuffix(k, "_API_KEY"), strings.HasSuffix(k, "_BASE_URL"),
 			strings.HasSuffix(k, "_PROXY"), strings.HasSuffix(k, "_proxy"),
 			strings.HasPrefix(k, "AGENT_WORKER_") && k != "AGENT_WORKER_HOME", strings.HasPrefix(k, "ANTHROPIC_"), strings.HasPrefix(k, "OPENAI_"),
-			strings.HasPrefix(k, "CLAUDE_"), strings.HasPrefix(k, "CODEX_"):
+			strings.HasPrefix(k, "CLAUDE_"), strings.HasPrefix(k, "CODEX_"), strings.HasPrefix(k, "CURSOR_"):
 			env = append(env, kv)
 		}
 	}

@@ -122,6 +122,7 @@ func runError(err error) error {
 }
 
 func (h *Host) handlePlugins(w http.ResponseWriter, r *http.Request) error {
+	h.catalog.Refresh(r.Context())
 	writeJSON(w, http.StatusOK, api.PluginList{Dirs: h.catalog.Dirs(), Plugins: h.catalog.List()})
 	return nil
 }

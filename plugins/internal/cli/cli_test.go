@@ -49,11 +49,18 @@ func TestRunCancelKillsTree(t *testing.T) {
 		t.Fatal(err)
 	}
 	pid := strings.TrimSpace(string(b))
-	if _, err := os.Stat("/proc/" + pid); err == nil {
-		stat, _ := os.ReadFile("/proc/" + pid + "/stat")
-		if !strings.Contains(string(stat), ") Z ") {
-			t.Errorf("grandchild %s still alive: %s", pid, stat)
+	// The kill is sent before Run returns; the kernel may take a moment to
+	// finish the process off, so wait for it (dead or a zombie).
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		stat, err := os.ReadFile("/proc/" + pid + "/stat")
+		if err != nil || strings.Contains(string(stat), ") Z ") {
+			break
 		}
+		if time.Now().After(deadline) {
+			t.Fatalf("grandchild %s still alive: %s", pid, stat)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 
