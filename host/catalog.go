@@ -42,8 +42,9 @@ const (
 // directories so that a binary dropped in, replaced or removed is seen
 // without a restart. Runs in flight keep the binary they started with.
 type Catalog struct {
-	dirs []string
-	log  hclog.Logger
+	dirs    []string
+	runtime string // parent of the fingerprint processes' socket dirs
+	log     hclog.Logger
 
 	// mu guards byPath.
 	mu     sync.RWMutex
@@ -55,8 +56,8 @@ type Catalog struct {
 
 // NewCatalog returns a catalog over dirs, earlier directories winning when
 // two hold a plugin of the same kind and name.
-func NewCatalog(dirs []string, log hclog.Logger) *Catalog {
-	return &Catalog{dirs: dirs, log: log, byPath: map[string]api.Plugin{}, changed: make(chan struct{}, 1)}
+func NewCatalog(dirs []string, runtime string, log hclog.Logger) *Catalog {
+	return &Catalog{dirs: dirs, runtime: runtime, log: log, byPath: map[string]api.Plugin{}, changed: make(chan struct{}, 1)}
 }
 
 // pluginName splits an executable's file name into kind and name.
@@ -185,7 +186,7 @@ func (c *Catalog) fingerprint(ctx context.Context, path, sum string) (plugin.Inf
 }
 
 func (c *Catalog) fingerprintOnce(ctx context.Context, path, sum string) (plugin.Info, error) {
-	sockDir, err := os.MkdirTemp("", "aw-fp-")
+	sockDir, err := os.MkdirTemp(c.runtime, "aw-fp-")
 	if err != nil {
 		return plugin.Info{}, err
 	}

@@ -81,7 +81,7 @@ func (d *docsPlugin) provider() (docprovider.Provider, error) {
 }
 
 func (d *docsPlugin) startLocked(p api.Plugin) error {
-	sockDir, err := os.MkdirTemp("", "aw-docs-")
+	sockDir, err := os.MkdirTemp(d.catalog.runtime, "aw-docs-")
 	if err != nil {
 		return err
 	}

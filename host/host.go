@@ -32,6 +32,9 @@ type Config struct {
 	Listen string
 	// PluginsDirs are searched for plugins before the defaults.
 	PluginsDirs []string
+	// RuntimeDir holds the plugins' private socket directories; its path
+	// must stay short (unix sockets allow ~104 bytes). Default: $TMPDIR.
+	RuntimeDir string
 	// Supervisor tunes run timeouts.
 	Supervisor SupervisorConfig
 	// Scheduler tunes when agents run.
@@ -120,11 +123,15 @@ func New(cfg Config) (_ *Host, err error) {
 	if err := h.restore(ctx); err != nil {
 		return nil, err
 	}
-	h.catalog = NewCatalog(pluginDirs(cfg), h.log.Named("plugins"))
+	if cfg.RuntimeDir == "" {
+		cfg.RuntimeDir = os.TempDir()
+	}
+	h.cfg.RuntimeDir = cfg.RuntimeDir
+	h.catalog = NewCatalog(pluginDirs(cfg), cfg.RuntimeDir, h.log.Named("plugins"))
 	h.docs = newDocProviders(home, h.catalog, h.log.Named("docs"))
 	h.team = team.New(team.Config{DB: h.db, Docs: h.docs.resolve, Logger: h.log.Named("team")})
 	h.mcp = mcpserver.New(h.team, h.db, h.log.Named("mcp"))
-	h.sup = NewSupervisor(h.db, h.catalog, home, func() string { return h.Info().URL() + "/mcp" }, cfg.Supervisor, h.log.Named("supervisor"))
+	h.sup = NewSupervisor(h.db, h.catalog, home, cfg.RuntimeDir, func() string { return h.Info().URL() + "/mcp" }, cfg.Supervisor, h.log.Named("supervisor"))
 	if err := h.sup.Reap(ctx); err != nil {
 		return nil, fmt.Errorf("reap workers: %w", err)
 	}

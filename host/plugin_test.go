@@ -79,7 +79,7 @@ func pluginHost(t testing.TB, sc SupervisorConfig, opts ...func(*Config)) (*test
 	t.Helper()
 	dir := t.TempDir()
 	install(t, mockBinary(t), dir, "agent-worker-backend-mock")
-	cfg := Config{Home: t.TempDir(), Listen: "127.0.0.1:0", PluginsDirs: []string{dir}, Supervisor: sc,
+	cfg := Config{Home: t.TempDir(), Listen: "127.0.0.1:0", PluginsDirs: []string{dir}, Supervisor: sc, RuntimeDir: shortTempDir(t),
 		Scheduler: SchedulerConfig{RetryBase: 10 * time.Millisecond}}
 	for _, o := range opts {
 		o(&cfg)
@@ -346,7 +346,7 @@ func TestRunsLeaveNothingBehind(t *testing.T) {
 		}
 	}
 	run() // warm up: connection pools, the store's statement caches
-	fds, socks := countFDs(t), tmpSockDirs(t)
+	fds, socks := countFDs(t), dirEntries(t, th.cfg.RuntimeDir)
 	for range 20 {
 		run()
 	}
@@ -356,7 +356,7 @@ func TestRunsLeaveNothingBehind(t *testing.T) {
 	if got := countFDs(t); got > fds+4 {
 		t.Errorf("file descriptors grew from %d to %d over 20 runs", fds, got)
 	}
-	if got := tmpSockDirs(t); got > socks {
+	if got := dirEntries(t, th.cfg.RuntimeDir); got > socks {
 		t.Errorf("socket dirs grew from %d to %d", socks, got)
 	}
 	ws, _ := th.DB().ListWorkers(context.Background())
@@ -376,15 +376,23 @@ func countFDs(t testing.TB) int {
 	return len(entries)
 }
 
-func tmpSockDirs(t testing.TB) int {
-	entries, _ := os.ReadDir(os.TempDir())
-	n := 0
-	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), "aw-") && !strings.HasPrefix(e.Name(), "aw-plugins-") {
-			n++
-		}
+func dirEntries(t testing.TB, dir string) int {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return n
+	return len(entries)
+}
+
+// shortTempDir is a private temp dir with a short path (plugin sockets
+// live below it).
+func shortTempDir(t testing.TB) string {
+	dir, err := os.MkdirTemp("", "awt-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
 }
 
 func TestReapLeftovers(t *testing.T) {

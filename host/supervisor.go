@@ -57,6 +57,7 @@ type Supervisor struct {
 	log     hclog.Logger
 	cfg     SupervisorConfig
 	home    string
+	runtime string // parent of the per-run socket dirs
 	mcpURL  func() string
 
 	// mu guards running: one run per agent at a time.
@@ -65,14 +66,14 @@ type Supervisor struct {
 }
 
 // NewSupervisor returns a supervisor; mcpURL gives the daemon's MCP address.
-func NewSupervisor(db *store.DB, catalog *Catalog, home string, mcpURL func() string, cfg SupervisorConfig, log hclog.Logger) *Supervisor {
+func NewSupervisor(db *store.DB, catalog *Catalog, home, runtime string, mcpURL func() string, cfg SupervisorConfig, log hclog.Logger) *Supervisor {
 	if cfg.RunTimeout <= 0 {
 		cfg.RunTimeout = DefaultRunTimeout
 	}
 	if cfg.IdleTimeout <= 0 {
 		cfg.IdleTimeout = DefaultIdleTimeout
 	}
-	return &Supervisor{db: db, catalog: catalog, log: log, cfg: cfg, home: home, mcpURL: mcpURL, running: map[store.AgentKey]string{}}
+	return &Supervisor{db: db, catalog: catalog, log: log, cfg: cfg, home: home, runtime: runtime, mcpURL: mcpURL, running: map[store.AgentKey]string{}}
 }
 
 // Outcome is what a finished run produced.
@@ -197,7 +198,7 @@ func (s *Supervisor) runPlugin(ctx context.Context, agent store.Agent, attempt i
 		return err
 	}
 	defer os.RemoveAll(workDir)
-	sockDir, err := os.MkdirTemp("", "aw-")
+	sockDir, err := os.MkdirTemp(s.runtime, "aw-")
 	if err != nil {
 		return err
 	}
