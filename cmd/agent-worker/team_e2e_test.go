@@ -20,8 +20,10 @@ import (
 func TestE2ESendPeekAndDocs(t *testing.T) {
 	t.Parallel()
 	c := newCLI(t)
-	c.ok("new", "alice", "--backend", "mock")
-	c.ok("new", "bob", "--backend", "mock")
+	// External members: the daemon never runs them, so their inboxes stay
+	// as the messages left them.
+	c.ok("new", "alice", "--backend", "external")
+	c.ok("new", "bob", "--backend", "external")
 	if out := c.ok("send", "bob", "please review"); !strings.Contains(out, "→ @bob") {
 		t.Errorf("send printed %q", out)
 	}
