@@ -356,7 +356,12 @@ func (s *Scheduler) runOnce(ctx context.Context, l *agentLoop, a store.Agent, at
 			runID = id
 			s.team.Bus.Publish(team.Event{Kind: team.EventRunStarted, Agent: l.key, Run: &team.RunInfo{ID: id, Attempt: attempt}})
 		},
-		OnEvent: l.forward,
+		OnEvent: func(e backend.Event) {
+			l.forward(e)
+			if e.Kind == backend.EventToolCall && e.Tool != nil {
+				s.team.Bus.Publish(team.Event{Kind: team.EventTool, Agent: l.key, Tool: &team.ToolInfo{Name: e.Tool.Name, Args: string(e.Tool.Args)}})
+			}
+		},
 	})
 	if errors.Is(context.Cause(runCtx), errUserCancel) {
 		err = errUserCancel

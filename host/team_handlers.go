@@ -178,6 +178,8 @@ func (h *Host) streamEvents(w http.ResponseWriter, r *http.Request, scope *store
 		case ev.Kind == team.EventWake:
 			// internal: the scheduler's business
 		case !inScope(ev.Agent):
+		case ev.Kind == team.EventTool:
+			sse.send(ev.Kind, api.ToolEvent{Agent: targetOf(ev.Agent).Display(), Name: ev.Tool.Name, Args: ev.Tool.Args})
 		case ev.Kind == team.EventWorkflow:
 			sse.send(ev.Kind, api.WorkflowEvent{Target: api.Target{Workflow: ev.Agent.Workflow, Tag: ev.Agent.Tag}.Display(), Error: ev.Error})
 		case ev.Run != nil:

@@ -75,6 +75,7 @@ func peekCmd(e *env) *ffcli.Command {
 				defer stop()
 				return c.Follow(ctx, target, *n, api.FollowHandlers{
 					Message: e.printMessage,
+					Tool:    e.printTool,
 					Run: func(kind string, r api.RunEventInfo) error {
 						if e.json {
 							return e.printNDJSON(map[string]any{"event": kind, "run": r})
@@ -115,6 +116,15 @@ func peekCmd(e *env) *ffcli.Command {
 			}
 			return nil
 		})
+}
+
+// printTool shows a tool call, dimmed (NDJSON with --json).
+func (e *env) printTool(t api.ToolEvent) error {
+	if e.json {
+		return e.printNDJSON(map[string]any{"event": "tool", "tool": t})
+	}
+	e.dimf("   → %s: %s %s\n", t.Agent, t.Name, oneLine(t.Args, 100))
+	return nil
 }
 
 // printNDJSON prints v as one line of JSON.

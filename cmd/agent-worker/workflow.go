@@ -111,6 +111,7 @@ func (e *env) runWorkflow(ctx context.Context, file, tag string, params []string
 			}
 			return nil
 		},
+		Tool: e.printTool,
 		Workflow: func(we api.WorkflowEvent) error {
 			if e.json {
 				return e.printNDJSON(map[string]any{"event": "workflow", "workflow": we})

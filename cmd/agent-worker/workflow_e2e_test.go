@@ -51,7 +51,7 @@ func TestE2EExamplesRunToCompletion(t *testing.T) {
 		file string
 		says []string
 	}{
-		"code-review": {"review.yaml", []string{"[coder] @reviewer the plan is in notes.md", "[reviewer] @coder approved", "[coder] thanks, applied"}},
+		"code-review": {"review.yaml", []string{"→ coder@code-review: team_doc_write", "[coder] @reviewer the plan is in notes.md", "[reviewer] @coder approved", "[coder] thanks, applied"}},
 		"decision":    {"decision.yaml", []string{"opened proposal", `voted "postgres"`, `"postgres" wins`, "[lead] Thanks both"}},
 		"standup":     {"standup.yaml", []string{"[facilitator] @all standup", "[ana] @facilitator done:", "[ben] @facilitator done:"}},
 	}

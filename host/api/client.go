@@ -176,6 +176,7 @@ type FollowHandlers struct {
 	Run      func(kind string, r RunEventInfo) error // run_started, run_finished, run_failed
 	State    func(AgentStateEvent) error
 	Workflow func(WorkflowEvent) error
+	Tool     func(ToolEvent) error
 	// Idle is called when a workflow's team has finished its work.
 	Idle func(Workflow) error
 	// SinceSeq, when set, starts the stream after that seq instead of with
@@ -228,6 +229,12 @@ func (c *Client) Follow(ctx context.Context, target string, limit int, h FollowH
 				return fmt.Errorf("decode event: %w", err)
 			}
 			return h.State(st)
+		case event == "tool" && h.Tool != nil:
+			var te ToolEvent
+			if err := json.Unmarshal(data, &te); err != nil {
+				return fmt.Errorf("decode event: %w", err)
+			}
+			return h.Tool(te)
 		case event == "workflow" && h.Workflow != nil:
 			var we WorkflowEvent
 			if err := json.Unmarshal(data, &we); err != nil {

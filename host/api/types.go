@@ -323,3 +323,11 @@ type WorkflowEvent struct {
 	Target string `json:"target"`
 	Error  string `json:"error,omitempty"`
 }
+
+// ToolEvent is the data of the tool event of GET /events: an agent's
+// backend called a tool.
+type ToolEvent struct {
+	Agent string `json:"agent"`
+	Name  string `json:"name"`
+	Args  string `json:"args,omitempty"`
+}

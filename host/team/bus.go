@@ -22,6 +22,8 @@ const (
 	// EventWorkflow: a workflow's config was reloaded (Error empty) or an
 	// edit was rejected (Error says why); Agent carries only the scope.
 	EventWorkflow = "workflow"
+	// EventTool: an agent's backend called a tool (Tool set).
+	EventTool = "tool"
 )
 
 // RunInfo describes a run in run events.
@@ -32,6 +34,12 @@ type RunInfo struct {
 	DurationMS int64  `json:"duration_ms,omitempty"`
 }
 
+// ToolInfo describes a tool call in EventTool.
+type ToolInfo struct {
+	Name string `json:"name"`
+	Args string `json:"args,omitempty"`
+}
+
 // Event is something that happened in a team, for in-process listeners (the
 // scheduler, SSE streams). The store is the source of truth; an event is
 // only a hint to go and look.
@@ -40,6 +48,7 @@ type Event struct {
 	Agent   store.AgentKey // wake, run and state events
 	Message *store.Message // EventMessage
 	Run     *RunInfo       // run events
+	Tool    *ToolInfo      // EventTool
 	State   string         // EventAgentState
 	Error   string         // EventAgentState, EventWorkflow: what went wrong
 }
