@@ -1,22 +1,17 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/agent-worker/agent-worker/host/api"
 )
@@ -78,119 +73,6 @@ func (c *cli) sessionOf(runID string) string {
 	return ""
 }
 
-// claudeModelHelper is plugins/claude's test binary, built once: it
-// serves the scripted model (TestFakeModelProcess there), since this
-// package may not import plugins/internal/fakemodel.
-var claudeModelHelper = sync.OnceValues(func() (string, error) {
-	dir, err := os.MkdirTemp("", "aw-claude-model-")
-	if err != nil {
-		return "", err
-	}
-	bin := filepath.Join(dir, "claude.test")
-	if out, err := exec.Command("go", "test", "-c", "-o", bin, "../../plugins/claude").CombinedOutput(); err != nil {
-		return "", fmt.Errorf("build the model helper: %v\n%s", err, out)
-	}
-	return bin, nil
-})
-
-// claudeModel is a scripted Anthropic-compatible model server in a helper
-// process.
-type claudeModel struct {
-	URL   string
-	stdin io.WriteCloser
-	lines chan string // the helper's stdout
-}
-
-// modelTurn is a fakemodel.Turn as JSON.
-type modelTurn map[string]any
-
-// startClaudeModel starts the model helper with turns; a held one answers
-// no model request until the test ends.
-func startClaudeModel(t *testing.T, held bool, turns ...modelTurn) *claudeModel {
-	t.Helper()
-	bin, err := claudeModelHelper()
-	if err != nil {
-		t.Fatal(err)
-	}
-	script, _ := json.Marshal(map[string]any{"turns": turns, "held": held})
-	cmd := exec.Command(bin, "-test.run", "^TestFakeModelProcess$")
-	cmd.Env = append(os.Environ(), "AGENT_WORKER_CLAUDE_FAKEMODEL="+string(script))
-	cmd.Stderr = os.Stderr
-	m := &claudeModel{lines: make(chan string, 16)}
-	if m.stdin, err = cmd.StdinPipe(); err != nil {
-		t.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		defer close(m.lines)
-		sc := bufio.NewScanner(out)
-		sc.Buffer(nil, 64<<20)
-		for sc.Scan() {
-			m.lines <- sc.Text()
-		}
-	}()
-	t.Cleanup(func() {
-		m.stdin.Close()
-		cmd.Process.Kill()
-		cmd.Wait()
-	})
-	m.URL = strings.TrimPrefix(m.next(t, "url "), "url ")
-	return m
-}
-
-// next returns the helper's next line starting with prefix, skipping
-// others (go test's own output).
-func (m *claudeModel) next(t *testing.T, prefix string) string {
-	t.Helper()
-	timeout := time.After(30 * time.Second)
-	for {
-		select {
-		case l, ok := <-m.lines:
-			if !ok {
-				t.Fatalf("the model helper ended before saying %q", prefix)
-			}
-			if strings.HasPrefix(l, prefix) {
-				return l
-			}
-		case <-timeout:
-			t.Fatalf("the model helper did not say %q within 30s", prefix)
-		}
-	}
-}
-
-func (m *claudeModel) add(t *testing.T, turn modelTurn) {
-	t.Helper()
-	b, _ := json.Marshal(turn)
-	if _, err := fmt.Fprintf(m.stdin, "add %s\n", b); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// modelRequest is one request the model received.
-type modelRequest struct {
-	Path    string
-	Body    map[string]any
-	RawBody []byte
-}
-
-func (m *claudeModel) requests(t *testing.T) []modelRequest {
-	t.Helper()
-	if _, err := io.WriteString(m.stdin, "requests\n"); err != nil {
-		t.Fatal(err)
-	}
-	var reqs []modelRequest
-	if err := json.Unmarshal([]byte(strings.TrimPrefix(m.next(t, "requests "), "requests ")), &reqs); err != nil {
-		t.Fatal(err)
-	}
-	return reqs
-}
-
 // requestWith finds the model request whose body holds every mark.
 func requestWith(reqs []modelRequest, marks ...string) (modelRequest, bool) {
 	for _, r := range reqs {
@@ -230,7 +112,7 @@ func replaysToolCall(r modelRequest, tool string) bool {
 func TestE2EClaudeRealCLI(t *testing.T) {
 	t.Parallel()
 	claudeCLI(t)
-	model := startClaudeModel(t, false,
+	model := startModel(t, false,
 		modelTurn{"Tools": []any{map[string]any{"Name": "mcp__agent-worker__channel_send", "Args": map[string]any{"message": "hello from claude"}}}},
 		modelTurn{"Text": "first run done"})
 	c := newCLI(t)
@@ -348,7 +230,7 @@ func processesOf(home, what string) []int {
 func TestE2EClaudeKilledDaemonLeavesNoCLI(t *testing.T) {
 	t.Parallel()
 	path := claudeCLI(t)
-	model := startClaudeModel(t, true)
+	model := startModel(t, true)
 	c := newCLI(t)
 	daemon := c.startClaudeDaemon(model.URL)
 	c.ok("new", "alice", "--backend", "claude")

@@ -1,13 +1,10 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
-	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -29,81 +26,10 @@ func codexCLI(t *testing.T) string {
 	return path
 }
 
-// codexModel is the scripted model server in a process of its own: this
-// package may not import plugins/internal/fakemodel, so it runs the test
-// binary of plugins/codex as a helper (TestFakeModelProcess there).
-type codexModel struct {
-	URL    string
-	stdin  io.WriteCloser
-	stdout *bufio.Reader
-	cmd    *exec.Cmd
-}
-
-// codexRequest is one request the model server received.
-type codexRequest struct {
-	Path    string
-	Body    map[string]any
-	RawBody []byte
-}
-
-func startCodexModel(t *testing.T, turns ...map[string]any) *codexModel {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "codex.test")
-	if out, err := exec.Command("go", "test", "-c", "-o", bin, "../../plugins/codex").CombinedOutput(); err != nil {
-		t.Fatalf("build the model helper: %v\n%s", err, out)
-	}
-	script, _ := json.Marshal(turns)
-	m := &codexModel{cmd: exec.Command(bin, "-test.run", "^TestFakeModelProcess$")}
-	m.cmd.Env = append(os.Environ(), "AGENT_WORKER_FAKEMODEL="+string(script))
-	m.cmd.Stderr = os.Stderr
-	var err error
-	if m.stdin, err = m.cmd.StdinPipe(); err != nil {
-		t.Fatal(err)
-	}
-	out, err := m.cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := m.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		m.stdin.Close()
-		m.cmd.Process.Kill()
-		m.cmd.Wait()
-	})
-	m.stdout = bufio.NewReader(out)
-	line, err := m.stdout.ReadString('\n')
-	if !strings.HasPrefix(line, "url ") {
-		t.Fatalf("model helper said %q (%v)", line, err)
-	}
-	m.URL = strings.TrimSpace(strings.TrimPrefix(line, "url "))
-	return m
-}
-
-// requests stops the server and returns what it received.
-func (m *codexModel) requests(t *testing.T) []codexRequest {
-	t.Helper()
-	m.stdin.Close()
-	for {
-		line, err := m.stdout.ReadString('\n')
-		if rest, ok := strings.CutPrefix(line, "requests "); ok {
-			var reqs []codexRequest
-			if err := json.Unmarshal([]byte(rest), &reqs); err != nil {
-				t.Fatal(err)
-			}
-			return reqs
-		}
-		if err != nil {
-			t.Fatalf("model helper ended without its requests: %v", err)
-		}
-	}
-}
-
 // codexSend scripts the model to call the daemon's channel_send as Codex
 // offers it: in namespace mcp__agent_worker.
-func codexSend(message string) map[string]any {
-	return map[string]any{"Tools": []map[string]any{{"Name": "mcp__agent_worker__channel_send", "Args": map[string]any{"message": message}}}}
+func codexSend(message string) modelTurn {
+	return modelTurn{"Tools": []map[string]any{{"Name": "mcp__agent_worker__channel_send", "Args": map[string]any{"message": message}}}}
 }
 
 // waitCodexRuns waits until the agent has n succeeded runs and an empty
@@ -156,9 +82,9 @@ func sessionOf(c *cli, runID string) string {
 func TestE2ECodexBackend(t *testing.T) {
 	codexCLI(t)
 	t.Parallel()
-	model := startCodexModel(t,
-		codexSend("hello from bob"), map[string]any{"Text": "bob done"},
-		codexSend("hello again from bob"), map[string]any{"Text": "bob done again"})
+	model := startModel(t, false,
+		codexSend("hello from bob"), modelTurn{"Text": "bob done"},
+		codexSend("hello again from bob"), modelTurn{"Text": "bob done again"})
 	c := newCLI(t)
 	daemon := exec.Command(binary, "daemon")
 	daemon.Env = append(c.env(), "OPENAI_BASE_URL="+model.URL+"/v1", "OPENAI_API_KEY=x")
@@ -204,7 +130,7 @@ func TestE2ECodexBackend(t *testing.T) {
 
 // developerSays reports whether a developer message of a Responses API
 // request contains text.
-func developerSays(r codexRequest, text string) bool {
+func developerSays(r modelRequest, text string) bool {
 	input, _ := r.Body["input"].([]any)
 	for _, in := range input {
 		m, _ := in.(map[string]any)
@@ -221,7 +147,7 @@ func developerSays(r codexRequest, text string) bool {
 
 // replays reports whether a request's input holds an item of type typ
 // mentioning text: history that only a resumed thread re-sends.
-func replays(r codexRequest, typ, text string) bool {
+func replays(r modelRequest, typ, text string) bool {
 	input, _ := r.Body["input"].([]any)
 	for _, in := range input {
 		m, _ := in.(map[string]any)

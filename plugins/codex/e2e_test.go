@@ -3,8 +3,6 @@ package codex
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -151,27 +149,6 @@ func TestE2ECodexAcceptsConfig(t *testing.T) {
 	if strings.Contains(string(out), "Error loading config") || !strings.Contains(string(out), `"thread.started"`) {
 		t.Errorf("codex did not accept config.toml:\n%s\n%s", text, out)
 	}
-}
-
-// TestFakeModelProcess is a helper, not a test: cmd/agent-worker's codex
-// e2e test cannot import plugins/internal/fakemodel, so it runs this test
-// binary with AGENT_WORKER_FAKEMODEL set to a JSON list of turns. The
-// helper prints "url <base>", serves until its stdin closes, then prints
-// "requests <JSON>".
-func TestFakeModelProcess(t *testing.T) {
-	script := os.Getenv("AGENT_WORKER_FAKEMODEL")
-	if script == "" {
-		t.Skip("helper process for cmd/agent-worker's codex e2e test")
-	}
-	var turns []fakemodel.Turn
-	if err := json.Unmarshal([]byte(script), &turns); err != nil {
-		t.Fatal(err)
-	}
-	fm := fakemodel.New(t, turns...)
-	fmt.Println("url", fm.URL)
-	_, _ = io.Copy(io.Discard, os.Stdin)
-	b, _ := json.Marshal(fm.Requests())
-	fmt.Println("requests", string(b))
 }
 
 // replays reports whether a request's input holds an item of type typ

@@ -49,8 +49,15 @@ type Server struct {
 }
 
 // New starts a server that answers with turns in order; once they run out
-// it answers with fallback text "done".
+// it answers with fallback text "done". It stops when the test ends.
 func New(t testing.TB, turns ...Turn) *Server {
+	s := Start(turns...)
+	t.Cleanup(s.Close)
+	return s
+}
+
+// Start is New for a process that is not a test; the caller closes it.
+func Start(turns ...Turn) *Server {
 	s := &Server{turns: turns, fallback: Turn{Text: "done"}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
@@ -61,7 +68,6 @@ func New(t testing.TB, turns ...Turn) *Server {
 		s.serve(w, r)
 	})
 	s.Server = httptest.NewServer(mux)
-	t.Cleanup(s.Close)
 	return s
 }
 

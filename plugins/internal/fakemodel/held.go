@@ -21,6 +21,14 @@ type Held struct {
 // Release is called or their client goes away, then answer from turns.
 // Liveness probes are answered at once.
 func NewHeld(t testing.TB, turns ...Turn) *Held {
+	h := StartHeld(turns...)
+	t.Cleanup(h.Close)
+	return h
+}
+
+// StartHeld is NewHeld for a process that is not a test; the caller closes
+// it.
+func StartHeld(turns ...Turn) *Held {
 	h := &Held{Server: &Server{turns: turns, fallback: Turn{Text: "done"}},
 		arrived: make(chan struct{}), release: make(chan struct{})}
 	h.Server.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -35,11 +43,13 @@ func NewHeld(t testing.TB, turns ...Turn) *Held {
 		case <-r.Context().Done():
 		}
 	}))
-	t.Cleanup(func() {
-		h.Release() // Close waits for held requests
-		h.Close()
-	})
 	return h
+}
+
+// Close releases held requests (the server waits for them) and stops.
+func (h *Held) Close() {
+	h.Release()
+	h.Server.Close()
 }
 
 // Arrived is closed once the first model request is being held: the

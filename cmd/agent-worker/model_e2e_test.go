@@ -1,0 +1,132 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// fakemodeld builds the scripted model server's command once: this package
+// may not import plugins/internal/fakemodel, so the backends' e2e tests run
+// it as a process of its own.
+var fakemodeld = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "aw-fakemodel-")
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "fakemodeld")
+	if out, err := exec.Command("go", "build", "-o", bin, "../../plugins/internal/fakemodel/fakemodeld").CombinedOutput(); err != nil {
+		return "", fmt.Errorf("build fakemodeld: %v\n%s", err, out)
+	}
+	return bin, nil
+})
+
+// model is a scripted model server (Anthropic and OpenAI APIs) in a helper
+// process.
+type model struct {
+	URL   string
+	stdin io.WriteCloser
+	lines chan string // the helper's stdout
+}
+
+// modelTurn is a fakemodel.Turn as JSON.
+type modelTurn map[string]any
+
+// modelRequest is one request the model received.
+type modelRequest struct {
+	Path    string
+	Body    map[string]any
+	RawBody []byte
+}
+
+// startModel starts the model helper with turns; a held one answers no
+// model request until the test ends.
+func startModel(t *testing.T, held bool, turns ...modelTurn) *model {
+	t.Helper()
+	bin, err := fakemodeld()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if turns == nil {
+		turns = []modelTurn{}
+	}
+	script, _ := json.Marshal(map[string]any{"turns": turns, "held": held})
+	cmd := exec.Command(bin)
+	cmd.Env = append(os.Environ(), "AGENT_WORKER_FAKEMODEL="+string(script))
+	cmd.Stderr = os.Stderr
+	m := &model{lines: make(chan string, 16)}
+	if m.stdin, err = cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		defer close(m.lines)
+		sc := bufio.NewScanner(out)
+		sc.Buffer(nil, 64<<20)
+		for sc.Scan() {
+			m.lines <- sc.Text()
+		}
+	}()
+	t.Cleanup(func() {
+		m.stdin.Close()
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	m.URL = strings.TrimPrefix(m.next(t, "url "), "url ")
+	return m
+}
+
+// next returns the helper's next line starting with prefix.
+func (m *model) next(t *testing.T, prefix string) string {
+	t.Helper()
+	timeout := time.After(30 * time.Second)
+	for {
+		select {
+		case l, ok := <-m.lines:
+			if !ok {
+				t.Fatalf("the model helper ended before saying %q", prefix)
+			}
+			if strings.HasPrefix(l, prefix) {
+				return l
+			}
+		case <-timeout:
+			t.Fatalf("the model helper did not say %q within 30s", prefix)
+		}
+	}
+}
+
+// add scripts another turn.
+func (m *model) add(t *testing.T, turn modelTurn) {
+	t.Helper()
+	b, _ := json.Marshal(turn)
+	if _, err := fmt.Fprintf(m.stdin, "add %s\n", b); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// requests returns the model requests received so far.
+func (m *model) requests(t *testing.T) []modelRequest {
+	t.Helper()
+	if _, err := io.WriteString(m.stdin, "requests\n"); err != nil {
+		t.Fatal(err)
+	}
+	var reqs []modelRequest
+	if err := json.Unmarshal([]byte(strings.TrimPrefix(m.next(t, "requests "), "requests ")), &reqs); err != nil {
+		t.Fatal(err)
+	}
+	return reqs
+}
