@@ -50,7 +50,7 @@ func (b *Backend) Run(ctx context.Context, req backend.Request, events backend.E
 	if req.WorkDir == "" {
 		return backend.Permanent(errors.New("claude: the request has no work dir for the MCP config"))
 	}
-	prompt, err := buildPrompt(ctx, req)
+	prompt, err := worker.Prompt(ctx, req)
 	if err != nil {
 		return err
 	}
@@ -137,22 +137,6 @@ func (b *Backend) run(ctx context.Context, c cli.Command, in invocation, events 
 		return fmt.Errorf("%w: %w", errStaleSession, err)
 	}
 	return err
-}
-
-// buildPrompt fetches the run's context from the daemon and builds the
-// shared prompt. The MCP session is closed before the CLI starts, which
-// opens its own.
-func buildPrompt(ctx context.Context, req backend.Request) (string, error) {
-	c, err := worker.Connect(ctx, req.Daemon)
-	if err != nil {
-		return "", err
-	}
-	defer c.Close()
-	wc, err := worker.Fetch(ctx, c, req)
-	if err != nil {
-		return "", err
-	}
-	return worker.BuildPrompt(wc), nil
 }
 
 // findCLI is the configured CLI or claude on PATH; a missing CLI is

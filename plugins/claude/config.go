@@ -2,7 +2,6 @@ package claude
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"regexp"
@@ -10,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/agent-worker/agent-worker/plugins/internal/cli"
 	"github.com/agent-worker/agent-worker/sdk/backend"
 )
 
@@ -26,22 +26,14 @@ const daemonServer = "agent-worker"
 // config is the part of an agent's config this backend reads; other keys
 // (provider, a mock script) are ignored.
 type config struct {
-	CLI          string               `json:"cli"`
-	Timeout      json.RawMessage      `json:"timeout"`
-	AllowedTools []string             `json:"allowed_tools"`
-	MCPServers   map[string]mcpServer `json:"mcp_servers"`
-	Env          map[string]string    `json:"env"`
-	MaxSteps     int                  `json:"max_steps"`
+	CLI          string                   `json:"cli"`
+	Timeout      json.RawMessage          `json:"timeout"`
+	AllowedTools []string                 `json:"allowed_tools"`
+	MCPServers   map[string]cli.MCPServer `json:"mcp_servers"`
+	Env          map[string]string        `json:"env"`
+	MaxSteps     int                      `json:"max_steps"`
 
 	idle time.Duration
-}
-
-// mcpServer is one of the agent's own servers, as workflow files write it.
-type mcpServer struct {
-	Command []string          `json:"command,omitempty"`
-	URL     string            `json:"url,omitempty"`
-	Env     map[string]string `json:"env,omitempty"`
-	Headers map[string]string `json:"headers,omitempty"`
 }
 
 // parseConfig reads the agent's config. A config that cannot be read is
@@ -54,41 +46,16 @@ func parseConfig(raw json.RawMessage) (config, error) {
 		}
 	}
 	if len(c.Timeout) > 0 && string(c.Timeout) != "null" {
-		d, err := parseTimeout(c.Timeout)
+		d, err := cli.ParseTimeout(c.Timeout)
 		if err != nil {
 			return c, backend.Permanent(fmt.Errorf("claude: config: timeout: %w", err))
 		}
 		c.idle = d
 	}
-	for name, s := range c.MCPServers {
-		if (s.URL == "") == (len(s.Command) == 0) {
-			return c, backend.Permanent(fmt.Errorf("claude: config: mcp server %s needs either url or command", name))
-		}
+	if err := cli.CheckServers(c.MCPServers); err != nil {
+		return c, fmt.Errorf("claude: config: %w", err)
 	}
 	return c, nil
-}
-
-// parseTimeout accepts a Go duration ("10m", as workflow files store it)
-// or a number of seconds.
-func parseTimeout(raw json.RawMessage) (time.Duration, error) {
-	var s string
-	var secs float64
-	var d time.Duration
-	switch {
-	case json.Unmarshal(raw, &s) == nil:
-		var err error
-		if d, err = time.ParseDuration(s); err != nil {
-			return 0, err
-		}
-	case json.Unmarshal(raw, &secs) == nil:
-		d = time.Duration(secs * float64(time.Second))
-	default:
-		return 0, fmt.Errorf("%s is neither a duration like \"10m\" nor seconds", raw)
-	}
-	if d <= 0 {
-		return 0, errors.New("must be positive")
-	}
-	return d, nil
 }
 
 // providerPrefix is "anthropic/" and the like: a plain word and a slash.
@@ -151,17 +118,18 @@ type claudeServer struct {
 // config can swap the run's token or server.
 func mcpConfig(req backend.Request, cfg config) ([]byte, error) {
 	servers := map[string]claudeServer{}
-	add := func(name string, s mcpServer) {
+	own, err := cli.OwnServers(req, cfg.MCPServers)
+	if err != nil {
+		return nil, err
+	}
+	add := func(name string, s cli.MCPServer) {
 		if len(s.Command) > 0 {
 			servers[name] = claudeServer{Type: "stdio", Command: s.Command[0], Args: slices.Clone(s.Command[1:]), Env: s.Env}
 			return
 		}
 		servers[name] = claudeServer{Type: "http", URL: s.URL, Headers: s.Headers}
 	}
-	for _, s := range req.MCPServers {
-		add(s.Name, mcpServer{Command: s.Command, URL: s.URL, Env: s.Env, Headers: s.Headers})
-	}
-	for name, s := range cfg.MCPServers {
+	for name, s := range own {
 		add(name, s)
 	}
 	servers[daemonServer] = claudeServer{Type: "http", URL: req.Daemon.URL, Headers: maps.Clone(req.Daemon.Headers)}

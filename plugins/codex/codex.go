@@ -55,7 +55,7 @@ func (b *Backend) Run(ctx context.Context, req backend.Request, events backend.E
 	if err != nil {
 		return err
 	}
-	prompt, err := fetchPrompt(ctx, req)
+	prompt, err := worker.Prompt(ctx, req)
 	if err != nil {
 		return err
 	}
@@ -88,22 +88,6 @@ func (b *Backend) Run(ctx context.Context, req backend.Request, events backend.E
 		return out.send(backend.Event{Kind: backend.EventResult, Text: p.answer})
 	}
 	return nil
-}
-
-// fetchPrompt builds the run's prompt from the daemon's data; an
-// unreachable daemon fails the run here rather than leaving codex without
-// its tools.
-func fetchPrompt(ctx context.Context, req backend.Request) (string, error) {
-	c, err := worker.Connect(ctx, req.Daemon)
-	if err != nil {
-		return "", err
-	}
-	defer c.Close()
-	wc, err := worker.Fetch(ctx, c, req)
-	if err != nil {
-		return "", err
-	}
-	return worker.BuildPrompt(wc), nil
 }
 
 // home writes the run's private CODEX_HOME and links the agent's kept

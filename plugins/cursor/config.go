@@ -2,13 +2,13 @@ package cursor
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"regexp"
 	"strings"
 	"time"
 
+	"github.com/agent-worker/agent-worker/plugins/internal/cli"
 	"github.com/agent-worker/agent-worker/sdk/backend"
 )
 
@@ -19,21 +19,13 @@ const DefaultTimeout = 10 * time.Minute
 // config is the part of an agent's config this backend reads; other keys
 // (max_steps, provider, a mock script) are ignored.
 type config struct {
-	CLI        string               `json:"cli"`
-	Timeout    json.RawMessage      `json:"timeout"`
-	Args       []string             `json:"args"`
-	Env        map[string]string    `json:"env"`
-	MCPServers map[string]mcpServer `json:"mcp_servers"`
+	CLI        string                   `json:"cli"`
+	Timeout    json.RawMessage          `json:"timeout"`
+	Args       []string                 `json:"args"`
+	Env        map[string]string        `json:"env"`
+	MCPServers map[string]cli.MCPServer `json:"mcp_servers"`
 
 	idle time.Duration
-}
-
-// mcpServer is one server in the agent's config, as workflow files write it.
-type mcpServer struct {
-	Command []string          `json:"command,omitempty"`
-	URL     string            `json:"url,omitempty"`
-	Env     map[string]string `json:"env,omitempty"`
-	Headers map[string]string `json:"headers,omitempty"`
 }
 
 // parseConfig reads the agent's config. A config that cannot be read is
@@ -46,41 +38,16 @@ func parseConfig(raw json.RawMessage) (config, error) {
 		}
 	}
 	if len(c.Timeout) > 0 && string(c.Timeout) != "null" {
-		d, err := parseTimeout(c.Timeout)
+		d, err := cli.ParseTimeout(c.Timeout)
 		if err != nil {
 			return c, backend.Permanent(fmt.Errorf("cursor: config: timeout: %w", err))
 		}
 		c.idle = d
 	}
-	for name, s := range c.MCPServers {
-		if (s.URL == "") == (len(s.Command) == 0) {
-			return c, backend.Permanent(fmt.Errorf("cursor: config: mcp server %s needs either url or command", name))
-		}
+	if err := cli.CheckServers(c.MCPServers); err != nil {
+		return c, fmt.Errorf("cursor: config: %w", err)
 	}
 	return c, nil
-}
-
-// parseTimeout accepts a Go duration ("5m", as workflow files store it) or
-// a number of seconds.
-func parseTimeout(raw json.RawMessage) (time.Duration, error) {
-	var d time.Duration
-	var s string
-	var secs float64
-	switch {
-	case json.Unmarshal(raw, &s) == nil:
-		var err error
-		if d, err = time.ParseDuration(s); err != nil {
-			return 0, err
-		}
-	case json.Unmarshal(raw, &secs) == nil:
-		d = time.Duration(secs * float64(time.Second))
-	default:
-		return 0, fmt.Errorf("%s is neither a duration like \"10m\" nor seconds", raw)
-	}
-	if d <= 0 {
-		return 0, errors.New("must be positive")
-	}
-	return d, nil
 }
 
 // cursorServer is one entry of .cursor/mcp.json: url (+ headers) for a
@@ -98,17 +65,18 @@ type cursorServer struct {
 // entry always wins its name, so a config cannot take the run's token.
 func mcpConfig(req backend.Request, cfg config) ([]byte, error) {
 	servers := map[string]cursorServer{}
-	add := func(name string, s mcpServer) {
+	own, err := cli.OwnServers(req, cfg.MCPServers)
+	if err != nil {
+		return nil, err
+	}
+	add := func(name string, s cli.MCPServer) {
 		if len(s.Command) > 0 {
 			servers[name] = cursorServer{Command: s.Command[0], Args: s.Command[1:], Env: s.Env}
 			return
 		}
 		servers[name] = cursorServer{URL: s.URL, Headers: s.Headers}
 	}
-	for _, s := range req.MCPServers {
-		add(s.Name, mcpServer{Command: s.Command, URL: s.URL, Env: s.Env, Headers: s.Headers})
-	}
-	for name, s := range cfg.MCPServers {
+	for name, s := range own {
 		add(name, s)
 	}
 	servers[daemonServer] = cursorServer{URL: req.Daemon.URL, Headers: maps.Clone(req.Daemon.Headers)}

@@ -125,16 +125,11 @@ func cmdArgs(req backend.Request, cfg config, ws, prompt, resume string) []strin
 
 // fetchPrompt reads the run's context from the daemon and renders it.
 func fetchPrompt(ctx context.Context, req backend.Request) (string, error) {
-	c, err := worker.Connect(ctx, req.Daemon)
+	user, err := worker.Prompt(ctx, req)
 	if err != nil {
 		return "", err
 	}
-	defer c.Close()
-	wc, err := worker.Fetch(ctx, c, req)
-	if err != nil {
-		return "", err
-	}
-	return buildPrompt(req, worker.BuildPrompt(wc)), nil
+	return buildPrompt(req, user), nil
 }
 
 // buildPrompt is what cursor-agent is asked. It has no flag for a system

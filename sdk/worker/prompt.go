@@ -126,3 +126,20 @@ func plural(n int, word string) string {
 	}
 	return word + "s"
 }
+
+// Prompt is what a backend that hands the whole turn to a CLI needs: it
+// connects to the daemon as the run's agent, fetches the run's context and
+// builds the prompt, then closes the connection (the CLI opens its own).
+// An unreachable daemon fails here, before a CLI runs without its tools.
+func Prompt(ctx context.Context, req backend.Request) (string, error) {
+	c, err := Connect(ctx, req.Daemon)
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	wc, err := Fetch(ctx, c, req)
+	if err != nil {
+		return "", err
+	}
+	return BuildPrompt(wc), nil
+}

@@ -1,0 +1,76 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/agent-worker/agent-worker/sdk/backend"
+)
+
+// ParseTimeout reads an agent config's timeout: a Go duration ("10m", as
+// workflow files store it) or a number of seconds.
+func ParseTimeout(raw json.RawMessage) (time.Duration, error) {
+	var s string
+	var secs float64
+	var d time.Duration
+	switch {
+	case json.Unmarshal(raw, &s) == nil:
+		var err error
+		if d, err = time.ParseDuration(s); err != nil {
+			return 0, err
+		}
+	case json.Unmarshal(raw, &secs) == nil:
+		d = time.Duration(secs * float64(time.Second))
+	default:
+		return 0, fmt.Errorf("%s is neither a duration like \"10m\" nor seconds", raw)
+	}
+	if d <= 0 {
+		return 0, errors.New("must be positive")
+	}
+	return d, nil
+}
+
+// MCPServer is one of an agent's own MCP servers, as workflow files write
+// it under mcp_servers: a command (stdio) or a URL (HTTP).
+type MCPServer struct {
+	Command []string          `json:"command,omitempty"`
+	URL     string            `json:"url,omitempty"`
+	Env     map[string]string `json:"env,omitempty"`
+	Headers map[string]string `json:"headers,omitempty"`
+}
+
+// OwnServers merges the agent's own MCP servers from the run request and
+// from its config (the request wins a name), checking each has exactly one
+// of command and url. The daemon's own server is not among them.
+func OwnServers(req backend.Request, fromConfig map[string]MCPServer) (map[string]MCPServer, error) {
+	out := map[string]MCPServer{}
+	for name, s := range fromConfig {
+		out[name] = s
+	}
+	for _, s := range req.MCPServers {
+		out[s.Name] = MCPServer{Command: s.Command, URL: s.URL, Env: s.Env, Headers: s.Headers}
+	}
+	if err := CheckServers(out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// CheckServers reports the first server (by name) that does not have
+// exactly one of command and url; a config mistake, so permanent.
+func CheckServers(servers map[string]MCPServer) error {
+	names := make([]string, 0, len(servers))
+	for name := range servers {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if s := servers[name]; (s.URL == "") == (len(s.Command) == 0) {
+			return backend.Permanent(fmt.Errorf("mcp server %s needs either url or command", name))
+		}
+	}
+	return nil
+}
