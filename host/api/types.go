@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"github.com/agent-worker/agent-worker/sdk/tools"
 	"time"
 )
 
@@ -125,23 +126,12 @@ type Status struct {
 	Target string `json:"target,omitempty"`
 }
 
-// Message is one channel line as clients see it.
-type Message struct {
-	Seq      int64  `json:"seq"`
-	ID       string `json:"id"`
-	Workflow string `json:"workflow"`
-	Tag      string `json:"tag"`
-	From     string `json:"from"`
-	Content  string `json:"content"`
-	// Kind is message, system (from the daemon) or tool (a backend's tool call).
-	Kind string `json:"kind"`
-	// To is set on a direct message: only From and To see it.
-	To string `json:"to,omitempty"`
-	// Mentions are the members whose inbox got the message.
-	Mentions   []string  `json:"mentions"`
-	ResourceID string    `json:"resource_id,omitempty"`
-	CreatedAt  time.Time `json:"created_at"`
-}
+// Message is one channel line as clients see it, the same shape the MCP
+// tools return.
+type Message = tools.Message
+
+// DocumentInfo describes one document in GET /docs/{wf}/{tag}.
+type DocumentInfo = tools.DocumentInfo
 
 // SendRequest is the body of POST /send: a human (sender "user") writes
 // into a channel. An agent target gets an @mention prepended.
@@ -169,13 +159,6 @@ type DocumentWrite struct {
 	Content string `json:"content"`
 	// Create refuses to replace an existing document (PUT only).
 	Create bool `json:"create,omitempty"`
-}
-
-// DocumentInfo describes one document in GET /docs/{wf}/{tag}.
-type DocumentInfo struct {
-	Path      string    `json:"path"`
-	Size      int64     `json:"size"`
-	UpdatedAt time.Time `json:"updated_at"`
 }
 
 // DocumentList is the body of GET /docs/{wf}/{tag}.

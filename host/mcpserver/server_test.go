@@ -22,17 +22,17 @@ func TestToolErrorsAndPanics(t *testing.T) {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "1"}, nil)
 	me := store.AgentKey{Name: "alice", Workflow: "global", Tag: "main"}
 	calls := 0
-	tool(s, srv, me, "boom", "panics on the first call", func(context.Context, tools.NoArgs) (ackOut, string, error) {
+	tool(s, srv, me, "boom", "panics on the first call", func(context.Context, tools.NoArgs) (tools.AckResult, string, error) {
 		if calls++; calls == 1 {
 			panic("nil map write at internal/secret.go:42")
 		}
-		return ackOut{Cursor: 7}, "fine", nil
+		return tools.AckResult{Cursor: 7}, "fine", nil
 	})
-	tool(s, srv, me, "user_error", "", func(context.Context, tools.NoArgs) (ackOut, string, error) {
-		return ackOut{}, "", api.Errorf(api.CodeInvalid, "limit must be between 1 and 200")
+	tool(s, srv, me, "user_error", "", func(context.Context, tools.NoArgs) (tools.AckResult, string, error) {
+		return tools.AckResult{}, "", api.Errorf(api.CodeInvalid, "limit must be between 1 and 200")
 	})
-	tool(s, srv, me, "internal_error", "", func(context.Context, tools.NoArgs) (ackOut, string, error) {
-		return ackOut{}, "", errors.New("sqlite: disk I/O error at /var/db")
+	tool(s, srv, me, "internal_error", "", func(context.Context, tools.NoArgs) (tools.AckResult, string, error) {
+		return tools.AckResult{}, "", errors.New("sqlite: disk I/O error at /var/db")
 	})
 	ct, st := mcp.NewInMemoryTransports()
 	ss, err := srv.Connect(context.Background(), st, nil)

@@ -52,7 +52,7 @@ type Daemon struct {
 	docs      map[string]worker.Document
 	contents  map[string]string // document contents by path
 	resources map[string]resource
-	proposals []*proposal
+	proposals []*tools.Proposal
 	calls     []string
 	runs      int
 }
@@ -276,73 +276,6 @@ func visible(m worker.Message, agent string) bool {
 	return m.To == "" || m.From == agent || m.To == agent
 }
 
-// Tool outputs, as the daemon returns them.
-type (
-	sendOut struct {
-		Seq        int64    `json:"seq"`
-		ID         string   `json:"id"`
-		Mentions   []string `json:"mentions"`
-		To         string   `json:"to,omitempty"`
-		ResourceID string   `json:"resource_id,omitempty"`
-	}
-	messagesOut struct {
-		Messages []worker.Message `json:"messages"`
-		Count    int              `json:"count"`
-	}
-	inboxOut struct {
-		Messages  []worker.Message `json:"messages"`
-		Count     int              `json:"count"`
-		NewestSeq int64            `json:"newest_seq"`
-	}
-	ackOut struct {
-		Cursor int64 `json:"cursor"`
-	}
-	statusOut struct {
-		State string `json:"state"`
-		Task  string `json:"task"`
-	}
-	membersOut struct {
-		Members []worker.Member `json:"members"`
-		Count   int             `json:"count"`
-	}
-	docOut struct {
-		File    string `json:"file"`
-		Content string `json:"content"`
-	}
-	docWriteOut struct {
-		File string `json:"file"`
-	}
-	docListOut struct {
-		Documents []worker.Document `json:"documents"`
-		Count     int               `json:"count"`
-	}
-	proposalsOut struct {
-		Proposals []proposal `json:"proposals"`
-		Count     int        `json:"count"`
-	}
-)
-
-type proposal struct {
-	ID         string    `json:"id"`
-	Type       string    `json:"type"`
-	Title      string    `json:"title"`
-	Creator    string    `json:"creator"`
-	Options    []string  `json:"options"`
-	Resolution string    `json:"resolution"`
-	Quorum     int       `json:"quorum"`
-	Binding    bool      `json:"binding"`
-	State      string    `json:"state"`
-	Winner     string    `json:"winner,omitempty"`
-	Votes      []vote    `json:"votes"`
-	ExpiresAt  time.Time `json:"expires_at"`
-}
-
-type vote struct {
-	Voter  string `json:"voter"`
-	Choice string `json:"choice"`
-	Reason string `json:"reason,omitempty"`
-}
-
 // tool registers a handler that runs under d.mu and is recorded in Calls.
 func tool[In, Out any](d *Daemon, srv *mcp.Server, name string, fn func(in In) (Out, string, error)) {
 	mcp.AddTool(srv, &mcp.Tool{Name: name, Description: "fake agent-worker " + name},
@@ -359,23 +292,23 @@ func tool[In, Out any](d *Daemon, srv *mcp.Server, name string, fn func(in In) (
 }
 
 func (d *Daemon) addTools(srv *mcp.Server, me string) {
-	tool(d, srv, "channel_send", func(in tools.SendArgs) (sendOut, string, error) {
+	tool(d, srv, "channel_send", func(in tools.SendArgs) (tools.SendResult, string, error) {
 		if strings.TrimSpace(in.Message) == "" {
-			return sendOut{}, "", errors.New("message is empty: write something")
+			return tools.SendResult{}, "", errors.New("message is empty: write something")
 		}
 		if in.To != "" && !namePattern.MatchString(in.To) {
-			return sendOut{}, "", fmt.Errorf("to: %q is not a member", in.To)
+			return tools.SendResult{}, "", fmt.Errorf("to: %q is not a member", in.To)
 		}
 		if in.To == me {
-			return sendOut{}, "", errors.New("to: you cannot send a direct message to yourself")
+			return tools.SendResult{}, "", errors.New("to: you cannot send a direct message to yourself")
 		}
 		m := d.append(me, in.Message, in.To, "message")
-		return sendOut{Seq: m.Seq, ID: m.ID, Mentions: m.Mentions, To: m.To}, fmt.Sprintf("sent as #%d", m.Seq), nil
+		return tools.SendResult{Seq: m.Seq, ID: m.ID, Mentions: m.Mentions, To: m.To}, fmt.Sprintf("sent as #%d", m.Seq), nil
 	})
 
-	tool(d, srv, "channel_read", func(in tools.ReadArgs) (messagesOut, string, error) {
+	tool(d, srv, "channel_read", func(in tools.ReadArgs) (tools.MessagesResult, string, error) {
 		if in.Limit < 0 || in.Limit > 200 {
-			return messagesOut{}, "", errors.New("limit must be between 1 and 200")
+			return tools.MessagesResult{}, "", errors.New("limit must be between 1 and 200")
 		}
 		limit := cmp.Or(in.Limit, 50)
 		var ms []worker.Message
@@ -390,11 +323,11 @@ func (d *Daemon) addTools(srv *mcp.Server, me string) {
 			ms = ms[len(ms)-limit:]
 		}
 		ms = append([]worker.Message{}, ms...)
-		return messagesOut{Messages: ms, Count: len(ms)}, fmt.Sprintf("%d messages", len(ms)), nil
+		return tools.MessagesResult{Messages: ms, Count: len(ms)}, fmt.Sprintf("%d messages", len(ms)), nil
 	})
 
-	tool(d, srv, "my_inbox", func(tools.NoArgs) (inboxOut, string, error) {
-		out := inboxOut{Messages: []worker.Message{}}
+	tool(d, srv, "my_inbox", func(tools.NoArgs) (tools.InboxResult, string, error) {
+		out := tools.InboxResult{Messages: []worker.Message{}}
 		for _, m := range d.messages {
 			if m.Seq > d.cursors[me] && m.From != me && slices.Contains(m.Mentions, me) {
 				out.Messages = append(out.Messages, m)
@@ -405,14 +338,14 @@ func (d *Daemon) addTools(srv *mcp.Server, me string) {
 		return out, fmt.Sprintf("%d unread (newest_seq %d)", out.Count, out.NewestSeq), nil
 	})
 
-	tool(d, srv, "my_inbox_ack", func(in tools.AckArgs) (ackOut, string, error) {
+	tool(d, srv, "my_inbox_ack", func(in tools.AckArgs) (tools.AckResult, string, error) {
 		d.cursors[me] = max(d.cursors[me], in.UntilSeq)
-		return ackOut{Cursor: d.cursors[me]}, fmt.Sprintf("inbox read up to #%d", d.cursors[me]), nil
+		return tools.AckResult{Cursor: d.cursors[me]}, fmt.Sprintf("inbox read up to #%d", d.cursors[me]), nil
 	})
 
-	tool(d, srv, "my_status_set", func(in tools.StatusArgs) (statusOut, string, error) {
+	tool(d, srv, "my_status_set", func(in tools.StatusArgs) (tools.StatusResult, string, error) {
 		if in.State == nil && in.Task == nil {
-			return statusOut{}, "", errors.New("give state, task or both")
+			return tools.StatusResult{}, "", errors.New("give state, task or both")
 		}
 		s := d.statuses[me]
 		if in.State != nil {
@@ -422,11 +355,11 @@ func (d *Daemon) addTools(srv *mcp.Server, me string) {
 			s.Task = *in.Task
 		}
 		d.statuses[me] = s
-		return statusOut(s), "status updated", nil
+		return tools.StatusResult(s), "status updated", nil
 	})
 
-	tool(d, srv, "team_members", func(tools.NoArgs) (membersOut, string, error) {
-		out := membersOut{Members: []worker.Member{}}
+	tool(d, srv, "team_members", func(tools.NoArgs) (tools.MembersResult, string, error) {
+		out := tools.MembersResult{Members: []worker.Member{}}
 		for _, n := range slices.Sorted(slices.Values(d.members)) {
 			s := d.statuses[n]
 			out.Members = append(out.Members, worker.Member{Name: n, Backend: "fake", State: "idle", Status: s.State, Task: s.Task, You: n == me})
@@ -435,50 +368,50 @@ func (d *Daemon) addTools(srv *mcp.Server, me string) {
 		return out, fmt.Sprintf("%d members", out.Count), nil
 	})
 
-	tool(d, srv, "team_doc_read", func(in tools.DocArgs) (docOut, string, error) {
+	tool(d, srv, "team_doc_read", func(in tools.DocArgs) (tools.DocResult, string, error) {
 		file, err := docName(in.File)
 		if err != nil {
-			return docOut{}, "", err
+			return tools.DocResult{}, "", err
 		}
 		c, ok := d.contents[file]
 		if !ok && file != "notes.md" {
-			return docOut{}, "", fmt.Errorf("document %s not found: team_doc_list shows the documents", file)
+			return tools.DocResult{}, "", fmt.Errorf("document %s not found: team_doc_list shows the documents", file)
 		}
-		return docOut{File: file, Content: c}, cmp.Or(c, "(empty document)"), nil
+		return tools.DocResult{File: file, Content: c}, cmp.Or(c, "(empty document)"), nil
 	})
 
-	tool(d, srv, "team_doc_write", func(in tools.DocWriteArgs) (docWriteOut, string, error) {
+	tool(d, srv, "team_doc_write", func(in tools.DocWriteArgs) (tools.DocWritten, string, error) {
 		file, err := docName(in.File)
 		if err != nil {
-			return docWriteOut{}, "", err
+			return tools.DocWritten{}, "", err
 		}
 		d.putDoc(file, in.Content)
-		return docWriteOut{File: file}, "wrote " + file, nil
+		return tools.DocWritten{File: file}, "wrote " + file, nil
 	})
 
-	tool(d, srv, "team_doc_append", func(in tools.DocWriteArgs) (docWriteOut, string, error) {
+	tool(d, srv, "team_doc_append", func(in tools.DocWriteArgs) (tools.DocWritten, string, error) {
 		file, err := docName(in.File)
 		if err != nil {
-			return docWriteOut{}, "", err
+			return tools.DocWritten{}, "", err
 		}
 		d.putDoc(file, d.contents[file]+in.Content)
-		return docWriteOut{File: file}, "appended to " + file, nil
+		return tools.DocWritten{File: file}, "appended to " + file, nil
 	})
 
-	tool(d, srv, "team_doc_create", func(in tools.DocCreateArgs) (docWriteOut, string, error) {
+	tool(d, srv, "team_doc_create", func(in tools.DocCreateArgs) (tools.DocWritten, string, error) {
 		file, err := docName(in.File)
 		if err != nil || in.File == "" {
-			return docWriteOut{}, "", cmp.Or(err, errors.New("file is required"))
+			return tools.DocWritten{}, "", cmp.Or(err, errors.New("file is required"))
 		}
 		if _, ok := d.contents[file]; ok {
-			return docWriteOut{}, "", fmt.Errorf("document already exists: %s (use team_doc_write to replace it)", file)
+			return tools.DocWritten{}, "", fmt.Errorf("document already exists: %s (use team_doc_write to replace it)", file)
 		}
 		d.putDoc(file, in.Content)
-		return docWriteOut{File: file}, "created " + file, nil
+		return tools.DocWritten{File: file}, "created " + file, nil
 	})
 
-	tool(d, srv, "team_doc_list", func(tools.NoArgs) (docListOut, string, error) {
-		out := docListOut{Documents: []worker.Document{}}
+	tool(d, srv, "team_doc_list", func(tools.NoArgs) (tools.DocListResult, string, error) {
+		out := tools.DocListResult{Documents: []tools.DocumentInfo{}}
 		for _, p := range slices.Sorted(maps.Keys(d.docs)) {
 			out.Documents = append(out.Documents, d.docs[p])
 		}
@@ -486,48 +419,48 @@ func (d *Daemon) addTools(srv *mcp.Server, me string) {
 		return out, fmt.Sprintf("%d documents", out.Count), nil
 	})
 
-	tool(d, srv, "team_proposal_create", func(in tools.ProposalArgs) (proposal, string, error) {
+	tool(d, srv, "team_proposal_create", func(in tools.ProposalArgs) (tools.Proposal, string, error) {
 		p, err := d.newProposal(me, in)
 		if err != nil {
-			return proposal{}, "", err
+			return tools.Proposal{}, "", err
 		}
 		d.proposals = append(d.proposals, p)
-		d.append("system", fmt.Sprintf("%s opened proposal %s %q: options %s", me, p.ID, p.Title, strings.Join(p.Options, ", ")), "", "system")
-		return p.view(), "opened " + p.ID, nil
+		d.append("system", fmt.Sprintf("%s opened tools.Proposal %s %q: options %s", me, p.ID, p.Title, strings.Join(p.Options, ", ")), "", "system")
+		return view(p), "opened " + p.ID, nil
 	})
 
-	tool(d, srv, "team_vote", func(in tools.VoteArgs) (proposal, string, error) {
+	tool(d, srv, "team_vote", func(in tools.VoteArgs) (tools.Proposal, string, error) {
 		p, err := d.proposal(in.Proposal)
 		if err != nil {
-			return proposal{}, "", err
+			return tools.Proposal{}, "", err
 		}
 		if p.State != "active" {
-			return proposal{}, "", fmt.Errorf("proposal %s is %s: voting is closed", p.ID, p.State)
+			return tools.Proposal{}, "", fmt.Errorf("tools.Proposal %s is %s: voting is closed", p.ID, p.State)
 		}
 		if !slices.Contains(p.Options, in.Choice) {
-			return proposal{}, "", fmt.Errorf("choice %q is not an option of %s: choose one of %s", in.Choice, p.ID, strings.Join(p.Options, ", "))
+			return tools.Proposal{}, "", fmt.Errorf("choice %q is not an option of %s: choose one of %s", in.Choice, p.ID, strings.Join(p.Options, ", "))
 		}
-		p.Votes = slices.DeleteFunc(p.Votes, func(v vote) bool { return v.Voter == me })
-		p.Votes = append(p.Votes, vote{Voter: me, Choice: in.Choice, Reason: in.Reason})
-		p.resolve()
+		p.Votes = slices.DeleteFunc(p.Votes, func(v tools.Vote) bool { return v.Voter == me })
+		p.Votes = append(p.Votes, tools.Vote{Voter: me, Choice: in.Choice, Reason: in.Reason})
+		resolve(p)
 		if p.State == "resolved" {
-			d.append("system", fmt.Sprintf("proposal %s resolved: %s", p.ID, p.Winner), "", "system")
+			d.append("system", fmt.Sprintf("tools.Proposal %s resolved: %s", p.ID, p.Winner), "", "system")
 		}
-		return p.view(), fmt.Sprintf("%s: %s, %d of %d votes", p.ID, p.State, len(p.Votes), p.Quorum), nil
+		return view(p), fmt.Sprintf("%s: %s, %d of %d votes", p.ID, p.State, len(p.Votes), p.Quorum), nil
 	})
 
-	tool(d, srv, "team_proposal_status", func(in tools.ProposalRefArgs) (proposalsOut, string, error) {
-		out := proposalsOut{Proposals: []proposal{}}
+	tool(d, srv, "team_proposal_status", func(in tools.ProposalRefArgs) (tools.ProposalsResult, string, error) {
+		out := tools.ProposalsResult{Proposals: []tools.Proposal{}}
 		if in.Proposal != "" {
 			p, err := d.proposal(in.Proposal)
 			if err != nil {
 				return out, "", err
 			}
-			out.Proposals = append(out.Proposals, p.view())
+			out.Proposals = append(out.Proposals, view(p))
 		} else {
 			for _, p := range d.proposals {
 				if p.State == "active" {
-					out.Proposals = append(out.Proposals, p.view())
+					out.Proposals = append(out.Proposals, view(p))
 				}
 			}
 		}
@@ -535,19 +468,19 @@ func (d *Daemon) addTools(srv *mcp.Server, me string) {
 		return out, fmt.Sprintf("%d proposals", out.Count), nil
 	})
 
-	tool(d, srv, "team_proposal_cancel", func(in tools.CancelArgs) (proposal, string, error) {
+	tool(d, srv, "team_proposal_cancel", func(in tools.CancelArgs) (tools.Proposal, string, error) {
 		p, err := d.proposal(in.Proposal)
 		if err != nil {
-			return proposal{}, "", err
+			return tools.Proposal{}, "", err
 		}
 		if p.Creator != me {
-			return proposal{}, "", fmt.Errorf("only %s, who created %s, can cancel it", p.Creator, p.ID)
+			return tools.Proposal{}, "", fmt.Errorf("only %s, who created %s, can cancel it", p.Creator, p.ID)
 		}
 		if p.State != "active" {
-			return proposal{}, "", fmt.Errorf("proposal %s is already %s", p.ID, p.State)
+			return tools.Proposal{}, "", fmt.Errorf("tools.Proposal %s is already %s", p.ID, p.State)
 		}
 		p.State = "cancelled"
-		return p.view(), "cancelled " + p.ID, nil
+		return view(p), "cancelled " + p.ID, nil
 	})
 
 	tool(d, srv, "resource_create", func(in tools.ResourceArgs) (resource, string, error) {
@@ -587,16 +520,16 @@ func (d *Daemon) putDoc(file, content string) {
 	d.docs[file] = worker.Document{Path: file, Size: int64(len(content)), UpdatedAt: d.now()}
 }
 
-func (d *Daemon) proposal(id string) (*proposal, error) {
+func (d *Daemon) proposal(id string) (*tools.Proposal, error) {
 	for _, p := range d.proposals {
 		if p.ID == id {
 			return p, nil
 		}
 	}
-	return nil, fmt.Errorf("proposal %s not found: team_proposal_status lists the active ones", id)
+	return nil, fmt.Errorf("tools.Proposal %s not found: team_proposal_status lists the active ones", id)
 }
 
-func (d *Daemon) newProposal(me string, in tools.ProposalArgs) (*proposal, error) {
+func (d *Daemon) newProposal(me string, in tools.ProposalArgs) (*tools.Proposal, error) {
 	if !slices.Contains([]string{"election", "decision", "approval", "assignment"}, in.Type) {
 		return nil, fmt.Errorf("type %q: use election, decision, approval or assignment", in.Type)
 	}
@@ -621,23 +554,23 @@ func (d *Daemon) newProposal(me string, in tools.ProposalArgs) (*proposal, error
 			return nil, fmt.Errorf("expires_in %q is not a duration: write e.g. 30m or 2h", in.ExpiresIn)
 		}
 	}
-	return &proposal{
+	return &tools.Proposal{
 		ID: fmt.Sprintf("prop-%d", len(d.proposals)+1), Type: in.Type, Title: in.Title, Creator: me,
 		Options: opts, Resolution: res, Quorum: cmp.Or(in.Quorum, len(d.members)), Binding: in.Binding,
-		State: "active", Votes: []vote{}, ExpiresAt: d.now().Add(expires),
+		State: "active", Votes: []tools.Vote{}, ExpiresAt: d.now().Add(expires),
 	}, nil
 }
 
 // view copies p for a result, which the SDK encodes after the lock is
 // released.
-func (p *proposal) view() proposal {
+func view(p *tools.Proposal) tools.Proposal {
 	v := *p
 	v.Options, v.Votes = slices.Clone(p.Options), slices.Clone(p.Votes)
 	return v
 }
 
 // resolve decides p once it has its quorum of votes.
-func (p *proposal) resolve() {
+func resolve(p *tools.Proposal) {
 	if len(p.Votes) < p.Quorum {
 		return
 	}

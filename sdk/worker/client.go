@@ -8,11 +8,19 @@ import (
 	"net/http"
 	"strings"
 	"sync/atomic"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agent-worker/agent-worker/sdk/backend"
+	"github.com/agent-worker/agent-worker/sdk/tools"
+)
+
+// Message, Member and Document are the shapes of the daemon's tool
+// results (sdk/tools), under the names worker code has used.
+type (
+	Message  = tools.Message
+	Member   = tools.Member
+	Document = tools.DocumentInfo
 )
 
 // Client is an MCP session with the daemon, acting as the run's agent: the
@@ -119,24 +127,6 @@ func call[Out any](ctx context.Context, c *Client, tool string, args map[string]
 	return out, nil
 }
 
-// Message is one channel line as the daemon's tools return it.
-type Message struct {
-	Seq      int64  `json:"seq"`
-	ID       string `json:"id"`
-	Workflow string `json:"workflow,omitempty"`
-	Tag      string `json:"tag,omitempty"`
-	From     string `json:"from"`
-	Content  string `json:"content"`
-	// Kind is message, system (from the daemon) or tool (a backend's tool call).
-	Kind string `json:"kind"`
-	// To is set on a direct message: only From and To see it.
-	To string `json:"to,omitempty"`
-	// Mentions are the members whose inbox got the message.
-	Mentions   []string  `json:"mentions"`
-	ResourceID string    `json:"resource_id,omitempty"`
-	CreatedAt  time.Time `json:"created_at"`
-}
-
 type messages struct {
 	Messages  []Message `json:"messages"`
 	NewestSeq int64     `json:"newest_seq"`
@@ -172,16 +162,8 @@ func (c *Client) Read(ctx context.Context, sinceSeq int64, limit int) ([]Message
 	return out.Messages, err
 }
 
-// SendResult is where a sent message landed and whom it reached.
-type SendResult struct {
-	Seq      int64    `json:"seq"`
-	ID       string   `json:"id"`
-	Mentions []string `json:"mentions"`
-	To       string   `json:"to,omitempty"`
-	// ResourceID is set when the message was too long and the daemon stored
-	// it as a resource, posting a short pointer instead.
-	ResourceID string `json:"resource_id,omitempty"`
-}
+// SendResult is what channel_send reports.
+type SendResult = tools.SendResult
 
 // Send posts message to the channel; @mentions wake teammates. A non-empty
 // to makes it a direct message.
@@ -212,17 +194,6 @@ func (c *Client) SetStatus(ctx context.Context, state, task string) error {
 	}
 	_, _, err := c.Call(ctx, "my_status_set", args)
 	return err
-}
-
-// Member is one teammate as team_members shows it.
-type Member struct {
-	Name    string `json:"name"`
-	Backend string `json:"backend"`
-	State   string `json:"state"`
-	Status  string `json:"status,omitempty"`
-	Task    string `json:"task,omitempty"`
-	// You marks the calling agent.
-	You bool `json:"you"`
 }
 
 // Members lists the team, the agent included.
@@ -261,13 +232,6 @@ func (c *Client) DocAppend(ctx context.Context, file, content string) error {
 func (c *Client) DocCreate(ctx context.Context, file, content string) error {
 	_, _, err := c.Call(ctx, "team_doc_create", map[string]any{"file": file, "content": content})
 	return err
-}
-
-// Document describes one shared document.
-type Document struct {
-	Path      string    `json:"path"`
-	Size      int64     `json:"size"`
-	UpdatedAt time.Time `json:"updated_at"`
 }
 
 // DocList lists the team's shared documents.

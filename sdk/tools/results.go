@@ -1,0 +1,127 @@
+package tools
+
+import "time"
+
+// Message is one channel line as tools return it (and as the daemon's HTTP
+// API shows it).
+type Message struct {
+	Seq      int64  `json:"seq"`
+	ID       string `json:"id"`
+	Workflow string `json:"workflow,omitempty"`
+	Tag      string `json:"tag,omitempty"`
+	From     string `json:"from"`
+	Content  string `json:"content"`
+	// Kind is message, system (from the daemon) or tool (a backend's tool call).
+	Kind string `json:"kind"`
+	// To is set on a direct message: only From and To see it.
+	To string `json:"to,omitempty"`
+	// Mentions are the members whose inbox got the message.
+	Mentions   []string  `json:"mentions"`
+	ResourceID string    `json:"resource_id,omitempty"`
+	CreatedAt  time.Time `json:"created_at"`
+}
+
+// Member is one teammate in team_members.
+type Member struct {
+	Name    string `json:"name"`
+	Backend string `json:"backend"`
+	State   string `json:"state"`
+	Status  string `json:"status,omitempty"`
+	Task    string `json:"task,omitempty"`
+	// You marks the calling agent.
+	You bool `json:"you"`
+}
+
+// DocumentInfo describes one shared document.
+type DocumentInfo struct {
+	Path      string    `json:"path"`
+	Size      int64     `json:"size"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// Vote is one member's vote on a proposal.
+type Vote struct {
+	Voter  string `json:"voter"`
+	Choice string `json:"choice"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// Proposal is a proposal as the proposal tools return it.
+type Proposal struct {
+	ID         string    `json:"id"`
+	Type       string    `json:"type"`
+	Title      string    `json:"title"`
+	Creator    string    `json:"creator"`
+	Options    []string  `json:"options"`
+	Resolution string    `json:"resolution"`
+	Quorum     int       `json:"quorum"`
+	Binding    bool      `json:"binding"`
+	State      string    `json:"state"`
+	Winner     string    `json:"winner,omitempty"`
+	Votes      []Vote    `json:"votes"`
+	ExpiresAt  time.Time `json:"expires_at"`
+}
+
+// Tool results, the structured content each tool returns.
+type (
+	// SendResult is channel_send's result.
+	SendResult struct {
+		Seq        int64    `json:"seq"`
+		ID         string   `json:"id"`
+		Mentions   []string `json:"mentions"`
+		To         string   `json:"to,omitempty"`
+		ResourceID string   `json:"resource_id,omitempty"`
+	}
+	// MessagesResult is channel_read's result.
+	MessagesResult struct {
+		Messages []Message `json:"messages"`
+		Count    int       `json:"count"`
+	}
+	// InboxResult is my_inbox's result.
+	InboxResult struct {
+		Messages []Message `json:"messages"`
+		Count    int       `json:"count"`
+		// NewestSeq is what to pass to my_inbox_ack once they are handled.
+		NewestSeq int64 `json:"newest_seq"`
+	}
+	// AckResult is my_inbox_ack's result.
+	AckResult struct {
+		Cursor int64 `json:"cursor"`
+	}
+	// StatusResult is my_status_set's result.
+	StatusResult struct {
+		State string `json:"state"`
+		Task  string `json:"task"`
+	}
+	// MembersResult is team_members' result.
+	MembersResult struct {
+		Members []Member `json:"members"`
+		Count   int      `json:"count"`
+	}
+	// DocResult is team_doc_read's result.
+	DocResult struct {
+		File    string `json:"file"`
+		Content string `json:"content"`
+	}
+	// DocWritten is the result of team_doc_write, _append and _create.
+	DocWritten struct {
+		File string `json:"file"`
+	}
+	// DocListResult is team_doc_list's result.
+	DocListResult struct {
+		Documents []DocumentInfo `json:"documents"`
+		Count     int            `json:"count"`
+	}
+	// ProposalsResult is team_proposal_status's result.
+	ProposalsResult struct {
+		Proposals []Proposal `json:"proposals"`
+		Count     int        `json:"count"`
+	}
+	// ResourceResult is the result of resource_create and resource_read.
+	ResourceResult struct {
+		ID      string `json:"id"`
+		Type    string `json:"type"`
+		Content string `json:"content,omitempty"`
+		From    string `json:"from,omitempty"`
+	}
+)
