@@ -73,7 +73,7 @@ func (b *Backend) Run(ctx context.Context, req backend.Request, events backend.E
 	for k, v := range cfg.Env {
 		env = append(env, k+"="+v)
 	}
-	c := cli.Command{Path: path, Dir: dir, Env: cli.Env(env...), IdleTimeout: cfg.idle}
+	c := cli.Command{Path: path, Dir: dir, Env: cli.Env(env...), IdleTimeout: cfg.Idle}
 
 	err = b.run(ctx, c, in, events)
 	if errors.Is(err, errStaleSession) {

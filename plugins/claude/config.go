@@ -2,7 +2,6 @@ package claude
 
 import (
 	"encoding/json"
-	"fmt"
 	"maps"
 	"regexp"
 	"slices"
@@ -26,36 +25,17 @@ const daemonServer = "agent-worker"
 // config is the part of an agent's config this backend reads; other keys
 // (provider, a mock script) are ignored.
 type config struct {
-	CLI          string                   `json:"cli"`
-	Timeout      json.RawMessage          `json:"timeout"`
-	AllowedTools []string                 `json:"allowed_tools"`
-	MCPServers   map[string]cli.MCPServer `json:"mcp_servers"`
-	Env          map[string]string        `json:"env"`
-	MaxSteps     int                      `json:"max_steps"`
-
-	idle time.Duration
+	cli.Settings
+	AllowedTools []string `json:"allowed_tools"`
+	MaxSteps     int      `json:"max_steps"`
 }
 
 // parseConfig reads the agent's config. A config that cannot be read is
 // the user's mistake, so its error is permanent.
 func parseConfig(raw json.RawMessage) (config, error) {
-	c := config{idle: DefaultTimeout}
-	if len(raw) > 0 && string(raw) != "null" {
-		if err := json.Unmarshal(raw, &c); err != nil {
-			return c, backend.Permanent(fmt.Errorf("claude: config: %w", err))
-		}
-	}
-	if len(c.Timeout) > 0 && string(c.Timeout) != "null" {
-		d, err := cli.ParseTimeout(c.Timeout)
-		if err != nil {
-			return c, backend.Permanent(fmt.Errorf("claude: config: timeout: %w", err))
-		}
-		c.idle = d
-	}
-	if err := cli.CheckServers(c.MCPServers); err != nil {
-		return c, fmt.Errorf("claude: config: %w", err)
-	}
-	return c, nil
+	var c config
+	err := cli.Decode("claude", raw, DefaultTimeout, &c, &c.Settings)
+	return c, err
 }
 
 // providerPrefix is "anthropic/" and the like: a plain word and a slash.

@@ -133,8 +133,8 @@ func TestParseConfig(t *testing.T) {
 				}
 				return
 			}
-			if err != nil || c.idle != tc.idle {
-				t.Errorf("parseConfig(%s) = idle %v, %v; want %v", tc.raw, c.idle, err, tc.idle)
+			if err != nil || c.Idle != tc.idle {
+				t.Errorf("parseConfig(%s) = idle %v, %v; want %v", tc.raw, c.Idle, err, tc.idle)
 			}
 		})
 	}

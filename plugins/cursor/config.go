@@ -2,7 +2,6 @@ package cursor
 
 import (
 	"encoding/json"
-	"fmt"
 	"maps"
 	"regexp"
 	"strings"
@@ -19,35 +18,16 @@ const DefaultTimeout = 10 * time.Minute
 // config is the part of an agent's config this backend reads; other keys
 // (max_steps, provider, a mock script) are ignored.
 type config struct {
-	CLI        string                   `json:"cli"`
-	Timeout    json.RawMessage          `json:"timeout"`
-	Args       []string                 `json:"args"`
-	Env        map[string]string        `json:"env"`
-	MCPServers map[string]cli.MCPServer `json:"mcp_servers"`
-
-	idle time.Duration
+	cli.Settings
+	Args []string `json:"args"`
 }
 
 // parseConfig reads the agent's config. A config that cannot be read is
 // the user's mistake, so the error is permanent.
 func parseConfig(raw json.RawMessage) (config, error) {
-	c := config{idle: DefaultTimeout}
-	if len(raw) > 0 && string(raw) != "null" {
-		if err := json.Unmarshal(raw, &c); err != nil {
-			return c, backend.Permanent(fmt.Errorf("cursor: config: %w", err))
-		}
-	}
-	if len(c.Timeout) > 0 && string(c.Timeout) != "null" {
-		d, err := cli.ParseTimeout(c.Timeout)
-		if err != nil {
-			return c, backend.Permanent(fmt.Errorf("cursor: config: timeout: %w", err))
-		}
-		c.idle = d
-	}
-	if err := cli.CheckServers(c.MCPServers); err != nil {
-		return c, fmt.Errorf("cursor: config: %w", err)
-	}
-	return c, nil
+	var c config
+	err := cli.Decode("cursor", raw, DefaultTimeout, &c, &c.Settings)
+	return c, err
 }
 
 // cursorServer is one entry of .cursor/mcp.json: url (+ headers) for a

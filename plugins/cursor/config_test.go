@@ -62,8 +62,8 @@ func TestParseConfig(t *testing.T) {
 		`{"timeout": null, "script": []}`: DefaultTimeout,
 	} {
 		c, err := parseConfig(json.RawMessage(in))
-		if err != nil || c.idle != want {
-			t.Errorf("parseConfig(%s) = %v, %v; want idle %v", in, c.idle, err, want)
+		if err != nil || c.Idle != want {
+			t.Errorf("parseConfig(%s) = %v, %v; want idle %v", in, c.Idle, err, want)
 		}
 	}
 	for _, in := range []string{`[]`, `{"timeout": "-1s"}`, `{"timeout": true}`, `{"cli": 3}`, `{"mcp_servers": {"a": {"url": "u", "command": ["c"]}}}`} {

@@ -86,7 +86,7 @@ func run(ctx context.Context, path string, args []string, cfg config, ws string,
 	}
 	var s stream
 	err := cli.Run(ctx, cli.Command{
-		Path: path, Args: args, Dir: ws, Env: env(cfg), IdleTimeout: cfg.idle,
+		Path: path, Args: args, Dir: ws, Env: env(cfg), IdleTimeout: cfg.Idle,
 		Stdout: func(l []byte) error { return out.send(s.parse(l)...) },
 		Stderr: func(l string) { _ = out.send(backend.Event{Kind: backend.EventLog, Text: l}) },
 	})

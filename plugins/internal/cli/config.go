@@ -74,3 +74,37 @@ func CheckServers(servers map[string]MCPServer) error {
 	}
 	return nil
 }
+
+// Settings are the agent config keys every CLI backend reads; a backend's
+// config struct embeds it beside its own keys.
+type Settings struct {
+	CLI        string               `json:"cli"`
+	Timeout    json.RawMessage      `json:"timeout"`
+	Env        map[string]string    `json:"env"`
+	MCPServers map[string]MCPServer `json:"mcp_servers"`
+	// Idle is Timeout parsed, or the backend's default when unset.
+	Idle time.Duration `json:"-"`
+}
+
+// Decode reads an agent's config into dst, a struct that embeds s, and
+// checks the shared keys. A config that cannot be read is the user's
+// mistake, so errors are permanent and name the backend.
+func Decode(name string, raw json.RawMessage, idle time.Duration, dst any, s *Settings) error {
+	s.Idle = idle
+	if len(raw) > 0 && string(raw) != "null" {
+		if err := json.Unmarshal(raw, dst); err != nil {
+			return backend.Permanent(fmt.Errorf("%s: config: %w", name, err))
+		}
+	}
+	if len(s.Timeout) > 0 && string(s.Timeout) != "null" {
+		d, err := ParseTimeout(s.Timeout)
+		if err != nil {
+			return backend.Permanent(fmt.Errorf("%s: config: timeout: %w", name, err))
+		}
+		s.Idle = d
+	}
+	if err := CheckServers(s.MCPServers); err != nil {
+		return fmt.Errorf("%s: config: %w", name, err)
+	}
+	return nil
+}
