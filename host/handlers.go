@@ -39,6 +39,12 @@ func (h *Host) handleHealth(w http.ResponseWriter, r *http.Request) error {
 			problems = append(problems, "workflow "+wf.Target+": "+wf.Error)
 		}
 	}
+	plugins := h.catalog.List()
+	for _, p := range plugins {
+		if p.Error != "" {
+			problems = append(problems, p.Kind+" plugin "+p.Name+" ("+p.Path+"): "+p.Error)
+		}
+	}
 	now := h.cfg.Now()
 	writeJSON(w, http.StatusOK, api.Health{
 		Status: "ok", Version: api.Version, PID: os.Getpid(),

@@ -170,6 +170,10 @@ func TestPluginHotReload(t *testing.T) {
 	if p := find(ps, "renamed"); p != nil && !strings.Contains(p.Error, `says it is backend "echo"`) {
 		t.Errorf("renamed error = %q", p.Error)
 	}
+	// status lists them as problems.
+	if h, _ := th.client().Health(context.Background()); !strings.Contains(strings.Join(h.Problems, "\n"), "backend plugin shell") {
+		t.Errorf("status problems lack the broken plugin: %q", h.Problems)
+	}
 	// The broken ones never affect the daemon or the good plugins.
 	if p := find(ps, "echo"); p == nil || p.Error != "" {
 		t.Errorf("echo after broken installs: %+v", p)

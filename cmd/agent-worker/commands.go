@@ -54,6 +54,13 @@ func statusCmd(e *env) *ffcli.Command {
 			for _, w := range h.Workflows {
 				e.printf("  %s (%s) → %s\n", w.Target, w.State, orNone(strings.Join(w.Agents, ", ")))
 			}
+			var names []string
+			for _, p := range h.Plugins {
+				if p.Error == "" && !p.Shadowed {
+					names = append(names, p.Kind+" "+p.Name)
+				}
+			}
+			e.printf("plugins:   %s\n", orNone(strings.Join(names, ", ")))
 			if len(h.Problems) > 0 {
 				e.printf("problems:\n")
 				for _, p := range h.Problems {
@@ -204,6 +211,17 @@ func infoCmd(e *env) *ffcli.Command {
 				}
 				if w.Error != "" {
 					e.printf("error:    %s\n", w.Error)
+				}
+				if p := w.Progress; p != nil {
+					state := "working"
+					if p.Idle {
+						state = "idle"
+					}
+					e.printf("team:     %s; %d run(s), %d failed; %d tokens in / %d out, $%.4f\n",
+						state, p.Runs, p.FailedRuns, p.InputTokens, p.OutputTokens, p.CostUSD)
+					if len(p.Failed) > 0 {
+						e.printf("failed:   %s (agent-worker resume <agent>)\n", strings.Join(p.Failed, ", "))
+					}
 				}
 				return nil
 			}

@@ -109,6 +109,7 @@ type Health struct {
 	Counts    Counts     `json:"counts"`
 	Agents    []Agent    `json:"agents"`
 	Workflows []Workflow `json:"workflows"`
+	Plugins   []Plugin   `json:"plugins"`
 	Problems  []string   `json:"problems"`
 }
 
