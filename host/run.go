@@ -30,6 +30,8 @@ func (h *Host) runMessage(ctx context.Context, target, message string, onEvent f
 		return api.RunResult{}, api.Errorf(api.CodeInvalid, "%s has backend external: an outside MCP client acts as it, the daemon never runs it", t.Display())
 	case agent.State == "failed":
 		return api.RunResult{}, api.Errorf(api.CodeConflict, "%s is failed (%s): fix the cause, then `agent-worker resume %s`", t.Display(), agent.Error, t.Display())
+	case agent.State == "stopped":
+		return api.RunResult{}, api.Errorf(api.CodeConflict, "%s is stopped (its workflow was stopped or it left the workflow file): start the workflow again", t.Display())
 	}
 	start := time.Now()
 	w, err := h.sched.Watch(agent.Key(), onEvent)
