@@ -51,7 +51,7 @@ func (h *Host) handleHealth(w http.ResponseWriter, r *http.Request) error {
 		Listen: h.ln.Addr().String(), Home: h.cfg.Home, Database: h.db.Path(),
 		StartedAt: h.startedAt.UTC(), UptimeMS: now.Sub(h.startedAt).Milliseconds(),
 		Counts: api.Counts{Agents: counts.Agents, Workflows: counts.Workflows, Messages: counts.Messages, Runs: counts.Runs},
-		Agents: agents, Workflows: wfs, Problems: problems,
+		Agents: agents, Workflows: wfs, Plugins: plugins, Problems: problems,
 	})
 	return nil
 }

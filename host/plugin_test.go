@@ -171,8 +171,8 @@ func TestPluginHotReload(t *testing.T) {
 		t.Errorf("renamed error = %q", p.Error)
 	}
 	// status lists them as problems.
-	if h, _ := th.client().Health(context.Background()); !strings.Contains(strings.Join(h.Problems, "\n"), "backend plugin shell") {
-		t.Errorf("status problems lack the broken plugin: %q", h.Problems)
+	if h, _ := th.client().Health(context.Background()); !strings.Contains(strings.Join(h.Problems, "\n"), "backend plugin shell") || find(h.Plugins, "echo") == nil {
+		t.Errorf("status lacks the plugins (%d) or the broken one among problems: %q", len(h.Plugins), h.Problems)
 	}
 	// The broken ones never affect the daemon or the good plugins.
 	if p := find(ps, "echo"); p == nil || p.Error != "" {
