@@ -9,7 +9,7 @@ import (
 
 func main() {
 	plugin.Serve(plugin.Config{
-		Info:    plugin.Info{Name: "codex", Version: codex.Version},
-		Backend: codex.New(),
+		Info:   plugin.Info{Name: "codex", Version: codex.Version},
+		Status: codex.Status, Backend: codex.New(),
 	})
 }

@@ -10,7 +10,7 @@ import (
 
 func main() {
 	plugin.Serve(plugin.Config{
-		Info:    plugin.Info{Name: "cursor", Version: cursor.Version},
-		Backend: cursor.New(),
+		Info:   plugin.Info{Name: "cursor", Version: cursor.Version},
+		Status: cursor.Status, Backend: cursor.New(),
 	})
 }

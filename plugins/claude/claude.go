@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"time"
 
@@ -149,16 +148,4 @@ func findCLI(configured string) (string, error) {
 // `agent-worker backends` (agents may still name another binary in their
 // config). It takes at most a few seconds: the daemon asks while it
 // fingerprints the plugin.
-func Status(ctx context.Context) string {
-	path, err := exec.LookPath("claude")
-	if err != nil {
-		return "missing: " + Install
-	}
-	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-	defer cancel()
-	v, err := cli.Version(ctx, path)
-	if err != nil {
-		return fmt.Sprintf("broken: %s --version: %v", path, err)
-	}
-	return fmt.Sprintf("claude %s at %s", v, path)
-}
+func Status(ctx context.Context) string { return cli.Status(ctx, "claude", Install) }

@@ -241,3 +241,7 @@ func (s *sender) failed() error {
 	defer s.mu.Unlock()
 	return s.err
 }
+
+// Status says whether the codex CLI is installed and which version, for
+// `agent-worker backends`.
+func Status(ctx context.Context) string { return cli.Status(ctx, "codex", install) }

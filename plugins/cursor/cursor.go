@@ -222,3 +222,7 @@ func (s *sender) failed() error {
 	defer s.mu.Unlock()
 	return s.err
 }
+
+// Status says whether the cursor-agent CLI is installed and which version, for
+// `agent-worker backends`.
+func Status(ctx context.Context) string { return cli.Status(ctx, "cursor-agent", install) }

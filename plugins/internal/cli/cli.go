@@ -236,3 +236,23 @@ func (t *tailBuffer) String() string {
 	defer t.mu.Unlock()
 	return strings.Join(t.lines, " | ")
 }
+
+// Status says whether the CLI name is on PATH and which version it is, for
+// `agent-worker backends`: "<name> <version> at <path>", or "missing: " and
+// how to install it.
+func Status(ctx context.Context, name, install string) string {
+	path, err := exec.LookPath(name)
+	if err != nil {
+		return "missing: " + install
+	}
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	v, err := Version(ctx, path)
+	if err != nil {
+		return fmt.Sprintf("broken: %s --version: %v", path, err)
+	}
+	if !strings.HasPrefix(v, name) {
+		v = name + " " + v
+	}
+	return v + " at " + path
+}

@@ -82,3 +82,17 @@ func TestFindMissingIsPermanent(t *testing.T) {
 		t.Errorf("Find(sh) = %q, %v", p, err)
 	}
 }
+
+func TestStatus(t *testing.T) {
+	t.Parallel()
+	if got := Status(context.Background(), "no-such-cli-xyz", "npm i -g it"); got != "missing: npm i -g it" {
+		t.Errorf("missing CLI: %q", got)
+	}
+	script := t.TempDir() + "/fakecli"
+	if err := os.WriteFile(script, []byte("#!/bin/sh\necho '1.2.3 (Fake)'\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if got := Status(context.Background(), script, ""); got != script+" 1.2.3 (Fake) at "+script {
+		t.Errorf("found CLI: %q", got)
+	}
+}
