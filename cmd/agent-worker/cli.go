@@ -151,7 +151,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // returns as plain strings.
 func isFlagError(err error) bool {
 	s := err.Error()
-	for _, p := range []string{"flag provided but not defined", "invalid value", "invalid boolean", "flag needs an argument", "error parsing commandline arguments"} {
+	for _, p := range []string{"flag provided but not defined", "invalid value", "invalid boolean", "flag needs an argument",
+		"error parsing commandline arguments", "error setting flag", "config file"} {
 		if strings.Contains(s, p) {
 			return true
 		}

@@ -333,3 +333,24 @@ func TestE2EFlagsFromEnvironment(t *testing.T) {
 		t.Errorf("agent of a stopped workflow is %s, want stopped", a.State)
 	}
 }
+
+// The daemon reads its flags from a YAML --config file too; a bad value in
+// it is a usage error that names the flag.
+func TestE2EDaemonConfigFile(t *testing.T) {
+	t.Parallel()
+	c := &cli{t: t, home: t.TempDir()}
+	cfg := filepath.Join(t.TempDir(), "daemon.yaml")
+	if err := os.WriteFile(cfg, []byte("poll-interval: forever\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := c.run("daemon", "--config", cfg)
+	if r.code != api.ExitUsage || !strings.Contains(r.stderr, "poll-interval") {
+		t.Errorf("bad config file: exit %d, stderr %q", r.code, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(c.home, api.DaemonFile)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a daemon with a bad config file started")
+	}
+	if out := c.ok("--version"); !strings.HasPrefix(out, "agent-worker ") {
+		t.Errorf("--version printed %q", out)
+	}
+}
