@@ -2,9 +2,7 @@ package claude
 
 import (
 	"encoding/json"
-	"maps"
 	"regexp"
-	"slices"
 	"strconv"
 	"time"
 
@@ -82,36 +80,10 @@ func (in invocation) args() []string {
 	return append(a, "--", in.prompt)
 }
 
-// claudeServer is one entry of claude's --mcp-config file.
-type claudeServer struct {
-	Type    string            `json:"type"` // http or stdio
-	URL     string            `json:"url,omitempty"`
-	Headers map[string]string `json:"headers,omitempty"`
-	Command string            `json:"command,omitempty"`
-	Args    []string          `json:"args,omitempty"`
-	Env     map[string]string `json:"env,omitempty"`
-}
-
 // mcpConfig renders the --mcp-config file: the daemon as "agent-worker"
 // with the run's token, plus the agent's own servers from the request and
 // from its config. The daemon's entry always wins its name, so that no
 // config can swap the run's token or server.
 func mcpConfig(req backend.Request, cfg config) ([]byte, error) {
-	servers := map[string]claudeServer{}
-	own, err := cli.OwnServers(req, cfg.MCPServers)
-	if err != nil {
-		return nil, err
-	}
-	add := func(name string, s cli.MCPServer) {
-		if len(s.Command) > 0 {
-			servers[name] = claudeServer{Type: "stdio", Command: s.Command[0], Args: slices.Clone(s.Command[1:]), Env: s.Env}
-			return
-		}
-		servers[name] = claudeServer{Type: "http", URL: s.URL, Headers: s.Headers}
-	}
-	for name, s := range own {
-		add(name, s)
-	}
-	servers[daemonServer] = claudeServer{Type: "http", URL: req.Daemon.URL, Headers: maps.Clone(req.Daemon.Headers)}
-	return json.MarshalIndent(map[string]any{"mcpServers": servers}, "", "  ")
+	return cli.MCPConfig(req, cfg.MCPServers, daemonServer, true)
 }

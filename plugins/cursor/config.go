@@ -2,7 +2,6 @@ package cursor
 
 import (
 	"encoding/json"
-	"maps"
 	"regexp"
 	"strings"
 	"time"
@@ -30,37 +29,11 @@ func parseConfig(raw json.RawMessage) (config, error) {
 	return c, err
 }
 
-// cursorServer is one entry of .cursor/mcp.json: url (+ headers) for a
-// remote server, command + args (+ env) for a local one.
-type cursorServer struct {
-	URL     string            `json:"url,omitempty"`
-	Headers map[string]string `json:"headers,omitempty"`
-	Command string            `json:"command,omitempty"`
-	Args    []string          `json:"args,omitempty"`
-	Env     map[string]string `json:"env,omitempty"`
-}
-
 // mcpConfig renders .cursor/mcp.json: the daemon as "agent-worker", plus
 // the agent's own servers from the request and from its config. The daemon
 // entry always wins its name, so a config cannot take the run's token.
 func mcpConfig(req backend.Request, cfg config) ([]byte, error) {
-	servers := map[string]cursorServer{}
-	own, err := cli.OwnServers(req, cfg.MCPServers)
-	if err != nil {
-		return nil, err
-	}
-	add := func(name string, s cli.MCPServer) {
-		if len(s.Command) > 0 {
-			servers[name] = cursorServer{Command: s.Command[0], Args: s.Command[1:], Env: s.Env}
-			return
-		}
-		servers[name] = cursorServer{URL: s.URL, Headers: s.Headers}
-	}
-	for name, s := range own {
-		add(name, s)
-	}
-	servers[daemonServer] = cursorServer{URL: req.Daemon.URL, Headers: maps.Clone(req.Daemon.Headers)}
-	return json.MarshalIndent(map[string]any{"mcpServers": servers}, "", "  ")
+	return cli.MCPConfig(req, cfg.MCPServers, daemonServer, false)
 }
 
 // daemonServer is the name the daemon's MCP server has in .cursor/mcp.json.

@@ -67,6 +67,15 @@ func TestConformance(t *testing.T) {
 		}))
 }
 
+// cursorServer is one entry of the .cursor/mcp.json the backend writes.
+type cursorServer struct {
+	URL     string            `json:"url,omitempty"`
+	Headers map[string]string `json:"headers,omitempty"`
+	Command string            `json:"command,omitempty"`
+	Args    []string          `json:"args,omitempty"`
+	Env     map[string]string `json:"env,omitempty"`
+}
+
 // record is what the stand-in saw (STANDIN_RECORD).
 type record struct {
 	Args    []string `json:"args"`

@@ -108,3 +108,42 @@ func Decode(name string, raw json.RawMessage, idle time.Duration, dst any, s *Se
 	}
 	return nil
 }
+
+// mcpEntry is one server in the mcpServers file Claude Code and Cursor
+// read: url (+ headers) for a remote server, command + args (+ env) for a
+// local one; Claude Code also wants the type.
+type mcpEntry struct {
+	Type    string            `json:"type,omitempty"` // http or stdio
+	URL     string            `json:"url,omitempty"`
+	Headers map[string]string `json:"headers,omitempty"`
+	Command string            `json:"command,omitempty"`
+	Args    []string          `json:"args,omitempty"`
+	Env     map[string]string `json:"env,omitempty"`
+}
+
+// MCPConfig renders that file: the daemon under daemonName with the run's
+// token, plus the agent's own servers (from the request and its config).
+// typed adds each server's type, as Claude Code wants. The daemon's entry
+// always wins its name, so no config can swap the run's token or server.
+func MCPConfig(req backend.Request, fromConfig map[string]MCPServer, daemonName string, typed bool) ([]byte, error) {
+	own, err := OwnServers(req, fromConfig)
+	if err != nil {
+		return nil, err
+	}
+	kind := func(k string) string {
+		if typed {
+			return k
+		}
+		return ""
+	}
+	servers := map[string]mcpEntry{}
+	for name, s := range own {
+		if len(s.Command) > 0 {
+			servers[name] = mcpEntry{Type: kind("stdio"), Command: s.Command[0], Args: s.Command[1:], Env: s.Env}
+		} else {
+			servers[name] = mcpEntry{Type: kind("http"), URL: s.URL, Headers: s.Headers}
+		}
+	}
+	servers[daemonName] = mcpEntry{Type: kind("http"), URL: req.Daemon.URL, Headers: req.Daemon.Headers}
+	return json.MarshalIndent(map[string]any{"mcpServers": servers}, "", "  ")
+}
