@@ -80,7 +80,11 @@ func serveCmd(e *env) *ffcli.Command {
 func pluginsCmd(e *env, name string) *ffcli.Command {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	e.common(fs)
-	return leaf(name, name+" [--json]", "list plugins found in the plugins directories, with versions and errors", fs, [2]int{0, 0},
+	help := "list plugins found in the plugins directories, with versions and errors"
+	if name == "backends" {
+		help = "list backends (plugins) and whether the CLIs they drive are installed (same as plugins)"
+	}
+	return leaf(name, name+" [--json]", help, fs, [2]int{0, 0},
 		func(ctx context.Context, _ []string) error {
 			c, err := e.connect(ctx, true)
 			if err != nil {
