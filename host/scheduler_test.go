@@ -356,10 +356,26 @@ func TestSchedulesFireOnTheClockAndSurviveRestart(t *testing.T) {
 	th2 := startHostWith(t, Config{Home: home, Listen: "127.0.0.1:0", PluginsDirs: th.catalog.Dirs()[:1], Now: clock.Now,
 		Scheduler: SchedulerConfig{Clock: clock, PollInterval: time.Hour}})
 	ev2 := watchEvents(t, th2)
+	// Whatever the restart re-queued finishes first, so the count below is
+	// about the schedule alone.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		a, err := th2.DB().GetAgent(context.Background(), agentKey("standup"))
+		if err == nil && a.State == "idle" && depth(t, th2, "standup") == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("standup never settled after the restart: %+v, %v", a, err)
+		}
+		time.Sleep(20 * time.Millisecond) // polling another goroutine's store writes
+	}
 	before := len(runsOf(t, th2, "standup"))
 	next := clock.Now().Add(10 * time.Minute)
 	clock.WaitFor(next)
 	clock.Advance(10 * time.Minute)
+	ev2.next("the wake-up after the restart", func(e team.Event) bool {
+		return e.Kind == team.EventMessage && e.Message.Sender == "system" && strings.HasPrefix(e.Message.Content, "@standup ")
+	})
 	ev2.settled(th2, "standup")
 	if n := len(runsOf(t, th2, "standup")); n != before+1 {
 		t.Errorf("standup runs after restart and 10 minutes: %d, want %d", n, before+1)

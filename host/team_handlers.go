@@ -64,11 +64,15 @@ func (h *Host) handlePeek(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
+	follow := q.Get("follow") == "true"
 	ms, err := h.team.Read(r.Context(), scopeOf(t), viewer, int64(since), limit)
+	if follow && t.IsScope() && store.ErrorCode(err) == store.CodeNotFound {
+		ms, err = nil, nil // a workflow about to start: follow it from its first line
+	}
 	if err != nil {
 		return err
 	}
-	if q.Get("follow") != "true" {
+	if !follow {
 		writeJSON(w, http.StatusOK, api.MessageList{Messages: team.APIMessages(ms)})
 		return nil
 	}
@@ -138,10 +142,11 @@ func (h *Host) streamEvents(w http.ResponseWriter, r *http.Request, scope *store
 		if err != nil || out.Progress == nil {
 			return
 		}
-		if out.Progress.Idle && !wasIdle {
+		idle := out.State == "running" && out.Progress.Idle
+		if idle && !wasIdle {
 			sse.send("idle", out)
 		}
-		wasIdle = out.Progress.Idle
+		wasIdle = idle
 	}
 	checkIdle()
 	ping := time.NewTicker(15 * time.Second)
@@ -181,7 +186,12 @@ func (h *Host) streamEvents(w http.ResponseWriter, r *http.Request, scope *store
 		case ev.Kind == team.EventTool:
 			sse.send(ev.Kind, api.ToolEvent{Agent: targetOf(ev.Agent).Display(), Name: ev.Tool.Name, Args: ev.Tool.Args})
 		case ev.Kind == team.EventWorkflow:
-			sse.send(ev.Kind, api.WorkflowEvent{Target: api.Target{Workflow: ev.Agent.Workflow, Tag: ev.Agent.Tag}.Display(), Error: ev.Error})
+			if !inScope(ev.Agent) {
+				continue
+			}
+			sse.send(ev.Kind, api.WorkflowEvent{Target: api.Target{Workflow: ev.Agent.Workflow, Tag: ev.Agent.Tag}.Display(),
+				Change: ev.State, Error: ev.Error})
+			checkIdle() // a start with nothing to do is done at once
 		case ev.Run != nil:
 			sse.send(ev.Kind, api.RunEventInfo{Agent: targetOf(ev.Agent).Display(), RunID: ev.Run.ID,
 				Attempt: ev.Run.Attempt, Error: ev.Run.Error, DurationMS: ev.Run.DurationMS})

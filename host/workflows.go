@@ -86,6 +86,13 @@ func (ws *workflows) Start(ctx context.Context, req api.StartWorkflow) (api.Work
 		return api.Workflow{}, api.Errorf(api.CodeInvalid, "a workflow cannot be named %q: that is the standalone agents' scope", f.Name)
 	}
 	scope := store.Scope{Workflow: f.Name, Tag: tag}
+	if req.DryRun {
+		if _, err := f.ParseParams(req.Args); err != nil {
+			return api.Workflow{}, api.Errorf(api.CodeInvalid, "%v", err)
+		}
+		seq, err := ws.h.db.LatestSeq(ctx, scope)
+		return api.Workflow{Name: f.Name, Tag: tag, Target: api.Target{Workflow: f.Name, Tag: tag}.Display(), StartSeq: seq}, err
+	}
 
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
@@ -109,7 +116,7 @@ func (ws *workflows) Start(ctx context.Context, req api.StartWorkflow) (api.Work
 	if err != nil {
 		return api.Workflow{}, err
 	}
-	if err := ws.apply(ctx, inst, content, vars); err != nil {
+	if err := ws.apply(ctx, inst, content, vars, ws.h.cfg.Now()); err != nil {
 		return api.Workflow{}, err
 	}
 	if inst.Kickoff != "" {
@@ -118,6 +125,7 @@ func (ws *workflows) Start(ctx context.Context, req api.StartWorkflow) (api.Work
 		}
 	}
 	ws.watchLocked(path, scope)
+	ws.h.team.Bus.Publish(team.Event{Kind: team.EventWorkflow, Agent: store.AgentKey{Workflow: scope.Workflow, Tag: scope.Tag}, State: "started"})
 	ws.log.Info("workflow started", "workflow", scope.String(), "file", path, "agents", len(inst.Agents))
 	out, err := ws.h.apiWorkflow(ctx, scope, false)
 	out.StartSeq = before
@@ -128,7 +136,8 @@ func (ws *workflows) Start(ctx context.Context, req api.StartWorkflow) (api.Work
 // new ones are created and scheduled, changed ones take the new config
 // from their next run, removed ones stop after their current run, and
 // untouched ones are left alone.
-func (ws *workflows) apply(ctx context.Context, inst *workflow.Instance, content []byte, vars workflow.Vars) error {
+// started is the start time for a start, zero for a reload.
+func (ws *workflows) apply(ctx context.Context, inst *workflow.Instance, content []byte, vars workflow.Vars, started time.Time) error {
 	installed := ws.h.catalog.Names(plugin.KindBackend)
 	wanted := map[string]store.Agent{}
 	for _, a := range inst.Agents {
@@ -142,7 +151,7 @@ func (ws *workflows) apply(ctx context.Context, inst *workflow.Instance, content
 	_, err := ws.h.db.SaveWorkflow(ctx, store.Workflow{Name: inst.Name, Tag: inst.Tag, SourcePath: inst.Path,
 		ConfigYAML: string(content), State: "running", Workdir: inst.Dir, DocsDir: inst.Context.DocsDir,
 		DocsProvider: inst.Context.Documents, DocsOwner: inst.Context.DocumentOwner, LongMessageChars: inst.Context.LongMessageChars,
-		Params: vars.Params, Vars: vars.Setup})
+		Params: vars.Params, Vars: vars.Setup, StartedAt: started})
 	if err != nil {
 		return err
 	}
@@ -362,14 +371,14 @@ func (ws *workflows) reload(ctx context.Context, path string) {
 			inst, err = workflow.Resolve(f, workflow.Vars{Workflow: cur.Name, Tag: cur.Tag, Params: cur.Params, Setup: cur.Vars})
 		}
 		if err == nil {
-			err = ws.apply(ctx, inst, content, workflow.Vars{Params: cur.Params, Setup: cur.Vars})
+			err = ws.apply(ctx, inst, content, workflow.Vars{Params: cur.Params, Setup: cur.Vars}, time.Time{})
 		}
 		if err != nil {
 			ws.reject(ctx, cur, "edit rejected, the last good config keeps running: "+problemsError(err).Error())
 			continue
 		}
 		ws.log.Info("workflow reloaded", "workflow", scope.String())
-		ws.h.team.Bus.Publish(team.Event{Kind: team.EventWorkflow, Agent: store.AgentKey{Workflow: cur.Name, Tag: cur.Tag}})
+		ws.h.team.Bus.Publish(team.Event{Kind: team.EventWorkflow, Agent: store.AgentKey{Workflow: cur.Name, Tag: cur.Tag}, State: "reloaded"})
 	}
 }
 
@@ -378,14 +387,14 @@ func (ws *workflows) reject(ctx context.Context, cur store.Workflow, msg string)
 	if err := ws.h.db.SetWorkflowState(ctx, cur.Name, cur.Tag, "running", msg); err != nil {
 		ws.log.Error("record reload error", "error", err)
 	}
-	ws.h.team.Bus.Publish(team.Event{Kind: team.EventWorkflow, Agent: store.AgentKey{Workflow: cur.Name, Tag: cur.Tag}, Error: msg})
+	ws.h.team.Bus.Publish(team.Event{Kind: team.EventWorkflow, Agent: store.AgentKey{Workflow: cur.Name, Tag: cur.Tag}, State: "rejected", Error: msg})
 }
 
 func (ws *workflows) accept(ctx context.Context, cur store.Workflow) {
 	if err := ws.h.db.SetWorkflowState(ctx, cur.Name, cur.Tag, "running", ""); err != nil {
 		ws.log.Error("clear reload error", "error", err)
 	}
-	ws.h.team.Bus.Publish(team.Event{Kind: team.EventWorkflow, Agent: store.AgentKey{Workflow: cur.Name, Tag: cur.Tag}})
+	ws.h.team.Bus.Publish(team.Event{Kind: team.EventWorkflow, Agent: store.AgentKey{Workflow: cur.Name, Tag: cur.Tag}, State: "reloaded"})
 }
 
 // progress reports whether a workflow's team is done and what it cost since
@@ -417,12 +426,12 @@ func (h *Host) progress(ctx context.Context, wf store.Workflow) (*api.Progress, 
 	} else if n > 0 {
 		p.Idle = false
 	}
-	st, err := h.db.Stats(ctx, scope, wf.UpdatedAt.Add(-time.Second))
+	st, err := h.db.Stats(ctx, scope, wf.StartedAt)
 	if err != nil {
 		return nil, err
 	}
 	p.Runs, p.FailedRuns, p.InputTokens, p.OutputTokens, p.CostUSD = st.Runs, st.Failed, st.InputTokens, st.OutputTokens, st.CostUSD
-	p.DurationMS = h.cfg.Now().Sub(wf.UpdatedAt).Milliseconds()
+	p.DurationMS = h.cfg.Now().Sub(wf.StartedAt).Milliseconds()
 	return p, nil
 }
 

@@ -35,7 +35,10 @@ type Workflow struct {
 	DocsDir string
 	// Params and Vars (setup results) are what the workflow was started
 	// with, kept so that an edit or a restart resolves it the same way.
-	Params, Vars         map[string]string
+	Params, Vars map[string]string
+	// StartedAt is when the workflow was last started; SaveWorkflow keeps
+	// the stored one when it is zero (a reload, not a start).
+	StartedAt            time.Time
 	CreatedAt, UpdatedAt time.Time
 }
 
@@ -43,7 +46,7 @@ type Workflow struct {
 var workflowStates = map[string]bool{"running": true, "stopped": true, "failed": true}
 
 const workflowColumns = `name, tag, source_path, config_yaml, state, error, created_at, updated_at,
-	workdir, docs_provider, docs_owner, long_message_chars, docs_dir, params_json, vars_json`
+	workdir, docs_provider, docs_owner, long_message_chars, docs_dir, params_json, vars_json, started_at`
 
 func scanWorkflow(s *sqlite.Stmt) Workflow {
 	return Workflow{
@@ -54,6 +57,7 @@ func scanWorkflow(s *sqlite.Stmt) Workflow {
 		Workdir: s.ColumnText(8), DocsProvider: s.ColumnText(9), DocsOwner: s.ColumnText(10),
 		LongMessageChars: s.ColumnInt(11), DocsDir: s.ColumnText(12),
 		Params: decodeStrings(s.ColumnText(13)), Vars: decodeStrings(s.ColumnText(14)),
+		StartedAt: fromMs(s.ColumnInt64(15)),
 	}
 }
 
@@ -79,9 +83,9 @@ func (db *DB) CreateWorkflow(ctx context.Context, w Workflow) (Workflow, error) 
 	var stored Workflow
 	err := db.write(ctx, func(conn *sqlite.Conn) error {
 		now := db.nowMs()
-		err := sqlitex.Execute(conn, `INSERT INTO workflows (`+workflowColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		err := sqlitex.Execute(conn, `INSERT INTO workflows (`+workflowColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			&sqlitex.ExecOptions{Args: []any{w.Name, w.Tag, w.SourcePath, w.ConfigYAML, w.State, w.Error, now, now,
-				w.Workdir, w.DocsProvider, w.DocsOwner, w.LongMessageChars, w.DocsDir, encodeStrings(w.Params), encodeStrings(w.Vars)}})
+				w.Workdir, w.DocsProvider, w.DocsOwner, w.LongMessageChars, w.DocsDir, encodeStrings(w.Params), encodeStrings(w.Vars), now}})
 		if isConflict(err) {
 			return Errorf(CodeConflict, "workflow %q already exists", workflowID(w.Name, w.Tag))
 		}
@@ -166,8 +170,9 @@ func (db *DB) DeleteWorkflow(ctx context.Context, name, tag string) error {
 }
 
 // SaveWorkflow creates a workflow:tag or replaces everything about an
-// existing one but its creation time: starting a stopped workflow again,
-// or applying an edit of its file.
+// existing one but its creation time: starting a stopped workflow again
+// (StartedAt set), or applying an edit of its file (StartedAt zero keeps
+// the stored start).
 func (db *DB) SaveWorkflow(ctx context.Context, w Workflow) (Workflow, error) {
 	if w.Name == "" || w.Tag == "" {
 		return Workflow{}, Errorf(CodeInvalid, "workflow %q: name and tag are required", workflowID(w.Name, w.Tag))
@@ -181,14 +186,20 @@ func (db *DB) SaveWorkflow(ctx context.Context, w Workflow) (Workflow, error) {
 	var stored Workflow
 	err := db.write(ctx, func(conn *sqlite.Conn) error {
 		now := db.nowMs()
-		err := sqlitex.Execute(conn, `INSERT INTO workflows (`+workflowColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-			ON CONFLICT (name, tag) DO UPDATE SET source_path = excluded.source_path, config_yaml = excluded.config_yaml,
+		started := now
+		if !w.StartedAt.IsZero() {
+			started = w.StartedAt.UnixMilli()
+		}
+		err := sqlitex.Execute(conn, `INSERT INTO workflows (`+workflowColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (name, tag) DO UPDATE SET
+			started_at = CASE WHEN ?17 THEN excluded.started_at ELSE workflows.started_at END, source_path = excluded.source_path, config_yaml = excluded.config_yaml,
 			state = excluded.state, error = excluded.error, updated_at = excluded.updated_at, workdir = excluded.workdir,
 			docs_provider = excluded.docs_provider, docs_owner = excluded.docs_owner,
 			long_message_chars = excluded.long_message_chars, docs_dir = excluded.docs_dir,
 			params_json = excluded.params_json, vars_json = excluded.vars_json`,
 			&sqlitex.ExecOptions{Args: []any{w.Name, w.Tag, w.SourcePath, w.ConfigYAML, w.State, w.Error, now, now,
-				w.Workdir, w.DocsProvider, w.DocsOwner, w.LongMessageChars, w.DocsDir, encodeStrings(w.Params), encodeStrings(w.Vars)}})
+				w.Workdir, w.DocsProvider, w.DocsOwner, w.LongMessageChars, w.DocsDir, encodeStrings(w.Params), encodeStrings(w.Vars),
+				started, !w.StartedAt.IsZero()}})
 		if err != nil {
 			return err
 		}

@@ -20,7 +20,7 @@ func TestWorkflows(t *testing.T) {
 	}
 	want := in
 	want.State, want.DocsProvider = "running", "file"
-	if diff := cmp.Diff(want, created, cmpopts.EquateEmpty(), cmpopts.IgnoreFields(Workflow{}, "CreatedAt", "UpdatedAt")); diff != "" {
+	if diff := cmp.Diff(want, created, cmpopts.EquateEmpty(), cmpopts.IgnoreFields(Workflow{}, "CreatedAt", "UpdatedAt", "StartedAt")); diff != "" {
 		t.Errorf("CreateWorkflow (-want +got):\n%s", diff)
 	}
 	if _, err := db.CreateWorkflow(ctx, in); ErrorCode(err) != CodeConflict {

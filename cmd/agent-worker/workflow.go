@@ -72,67 +72,101 @@ func (e *env) startWorkflow(ctx context.Context, file, tag string, params []stri
 // runWorkflow starts a workflow and shows its channel live. With untilIdle
 // (`run`) it returns when the team is done; otherwise (`start` in the
 // foreground) at Ctrl-C. Either way the workflow is stopped at the end.
+// It subscribes to the workflow's events before starting it (a dry run
+// names the workflow), so not even the first tool call is missed.
 func (e *env) runWorkflow(ctx context.Context, file, tag string, params []string, timeout time.Duration, untilIdle bool) error {
-	c, w, err := e.startWorkflow(ctx, file, tag, params)
+	path, err := filepath.Abs(file)
+	if err != nil {
+		return usagef("workflow file %q: %v", file, err)
+	}
+	c, err := e.connect(ctx, true)
 	if err != nil {
 		return err
 	}
-	target := api.Target{Workflow: w.Name, Tag: w.Tag}
-	if !e.json {
-		e.dimf("started %s with %s\n", w.Target, strings.Join(w.Agents, ", "))
+	req := api.StartWorkflow{Path: path, Tag: tag, Args: params, DryRun: true}
+	dry, err := c.StartWorkflow(ctx, req)
+	if err != nil {
+		return err
 	}
+	target := api.Target{Workflow: dry.Name, Tag: dry.Tag}
 	sig, stopSig := interruptible(ctx)
 	defer stopSig()
-	follow := sig
+	follow, cancelFollow := context.WithCancel(sig)
+	defer cancelFollow()
 	if timeout > 0 {
 		var cancel context.CancelFunc
-		follow, cancel = context.WithTimeout(sig, timeout)
+		follow, cancel = context.WithTimeout(follow, timeout)
 		defer cancel()
 	}
 	var done *api.Workflow
-	err = c.Follow(follow, w.Target, 1000, api.FollowHandlers{
-		SinceSeq: w.StartSeq,
-		Message:  e.printMessage,
-		Run: func(kind string, r api.RunEventInfo) error {
-			if e.json {
-				return e.printNDJSON(map[string]any{"event": kind, "run": r})
-			}
-			if kind == "run_failed" {
-				e.dimf("   ~ %s's run failed (attempt %d): %s\n", r.Agent, r.Attempt, r.Error)
-			}
-			return nil
-		},
-		State: func(st api.AgentStateEvent) error {
-			if e.json {
-				return e.printNDJSON(map[string]any{"event": "agent_state", "state": st})
-			}
-			if st.State == "failed" {
-				e.dimf("   ~ %s failed: %s\n", st.Agent, st.Error)
-			}
-			return nil
-		},
-		Tool: e.printTool,
-		Workflow: func(we api.WorkflowEvent) error {
-			if e.json {
-				return e.printNDJSON(map[string]any{"event": "workflow", "workflow": we})
-			}
-			if we.Error != "" {
-				fmt.Fprintf(e.stderr, "agent-worker: %s\n", we.Error)
-			} else {
-				e.dimf("   ~ %s reloaded from its file\n", we.Target)
-			}
-			return nil
-		},
-		Idle: func(idle api.Workflow) error {
-			if !untilIdle {
+	connected := make(chan struct{})
+	followed := make(chan error, 1)
+	go func() {
+		followed <- c.Follow(follow, dry.Target, 1000, api.FollowHandlers{
+			SinceSeq:  dry.StartSeq,
+			Connected: func() { close(connected) },
+			Message:   e.printMessage,
+			Tool:      e.printTool,
+			Run: func(kind string, r api.RunEventInfo) error {
+				if e.json {
+					return e.printNDJSON(map[string]any{"event": kind, "run": r})
+				}
+				if kind == "run_failed" {
+					e.dimf("   ~ %s's run failed (attempt %d): %s\n", r.Agent, r.Attempt, r.Error)
+				}
 				return nil
-			}
-			done = &idle
-			return api.ErrStopFollowing
-		},
-	})
+			},
+			State: func(st api.AgentStateEvent) error {
+				if e.json {
+					return e.printNDJSON(map[string]any{"event": "agent_state", "state": st})
+				}
+				if st.State == "failed" {
+					e.dimf("   ~ %s failed: %s\n", st.Agent, st.Error)
+				}
+				return nil
+			},
+			Workflow: func(we api.WorkflowEvent) error {
+				if e.json {
+					return e.printNDJSON(map[string]any{"event": "workflow", "workflow": we})
+				}
+				switch {
+				case we.Error != "":
+					fmt.Fprintf(e.stderr, "agent-worker: %s\n", we.Error)
+				case we.Change == "reloaded":
+					e.dimf("   ~ %s reloaded from its file\n", we.Target)
+				}
+				return nil
+			},
+			Idle: func(idle api.Workflow) error {
+				if !untilIdle {
+					return nil
+				}
+				done = &idle
+				return api.ErrStopFollowing
+			},
+		})
+	}()
+	select {
+	case <-connected:
+	case err := <-followed:
+		if err == nil {
+			err = errors.New("the daemon closed the event stream")
+		}
+		return err
+	}
+	req.DryRun = false
+	w, err := c.StartWorkflow(ctx, req)
+	if err != nil {
+		cancelFollow()
+		<-followed
+		return err
+	}
+	if !e.json {
+		e.dimf("started %s with %s\n", w.Target, strings.Join(w.Agents, ", "))
+	}
+	err = <-followed
 	bg := context.WithoutCancel(ctx)
-	interrupted, timedOut := sig.Err() != nil, follow.Err() != nil && sig.Err() == nil
+	interrupted, timedOut := sig.Err() != nil, timeout > 0 && follow.Err() != nil && sig.Err() == nil
 	if stopErr := c.StopWorkflow(bg, target, done == nil); stopErr != nil && err == nil {
 		err = stopErr
 	}

@@ -182,6 +182,9 @@ type FollowHandlers struct {
 	// SinceSeq, when set, starts the stream after that seq instead of with
 	// the last limit messages.
 	SinceSeq int64
+	// Connected is called once the daemon is streaming: from then on no
+	// event is missed.
+	Connected func()
 }
 
 // ErrStopFollowing, returned by a handler, ends Follow cleanly.
@@ -208,6 +211,9 @@ func (c *Client) Follow(ctx context.Context, target string, limit int, h FollowH
 	defer resp.Body.Close()
 	if resp.StatusCode >= 300 {
 		return decodeError(resp)
+	}
+	if h.Connected != nil {
+		h.Connected()
 	}
 	err = readSSE(resp.Body, func(event string, data []byte) error {
 		switch {

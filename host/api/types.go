@@ -88,6 +88,10 @@ type StartWorkflow struct {
 	Content string   `json:"content,omitempty"`
 	Tag     string   `json:"tag,omitempty"`
 	Args    []string `json:"args,omitempty"` // workflow params, the CLI's arguments after --
+	// DryRun parses and validates only: the answer names the workflow and
+	// its channel's current seq, so a client can subscribe to its events
+	// before starting it.
+	DryRun bool `json:"dry_run,omitempty"`
 }
 
 // WorkflowList is the body of GET /workflows.
@@ -305,6 +309,8 @@ type AgentStateEvent struct {
 // reloaded config (Error empty) or a rejected edit.
 type WorkflowEvent struct {
 	Target string `json:"target"`
+	// Change is started, reloaded or rejected (with Error).
+	Change string `json:"change"`
 	Error  string `json:"error,omitempty"`
 }
 

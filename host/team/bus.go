@@ -19,8 +19,8 @@ const (
 	EventRunFailed   = "run_failed"
 	// EventAgentState: an agent changed state (idle, running, failed).
 	EventAgentState = "agent_state"
-	// EventWorkflow: a workflow's config was reloaded (Error empty) or an
-	// edit was rejected (Error says why); Agent carries only the scope.
+	// EventWorkflow: a workflow was started or reloaded, or an edit was
+	// rejected (State says which; Error why); Agent carries only the scope.
 	EventWorkflow = "workflow"
 	// EventTool: an agent's backend called a tool (Tool set).
 	EventTool = "tool"
