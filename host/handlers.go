@@ -128,6 +128,9 @@ func (h *Host) handleDeleteAgent(w http.ResponseWriter, r *http.Request) error {
 	}
 	h.mcp.Forget(keyOf(t)) // its tokens went with it
 	h.sched.Remove(keyOf(t))
+	if err := os.RemoveAll(agentStateDir(h.cfg.Home, keyOf(t))); err != nil {
+		h.log.Warn("remove agent state", "agent", t.String(), "error", err)
+	}
 	h.log.Named("agents").Info("agent removed", "agent", t.String())
 	writeJSON(w, http.StatusOK, api.Status{Status: "deleted", Target: t.Display()})
 	return nil

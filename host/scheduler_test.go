@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -403,5 +404,39 @@ func TestSessionsResume(t *testing.T) {
 	}
 	if strings.Join(replies, "|") != "resuming []|resuming [conv-1]" {
 		t.Errorf("alice's replies = %q", replies)
+	}
+}
+
+// An agent's state directory is the same on every run and goes with the
+// agent.
+func TestAgentStateDir(t *testing.T) {
+	t.Parallel()
+	th, _ := pluginHost(t, SupervisorConfig{}, noPoll)
+	ev := watchEvents(t, th)
+	mockAgent(t, th, "alice", map[string]any{"reply": "state in {{state_dir}}"})
+	var dirs []string
+	for i := range 2 {
+		if _, err := th.client().Send(context.Background(), api.SendRequest{Target: "alice", Message: fmt.Sprint("turn ", i)}); err != nil {
+			t.Fatal(err)
+		}
+		ev.settled(th, "alice")
+	}
+	ms, _ := th.client().Peek(context.Background(), "@global", 10, 0)
+	for _, m := range ms {
+		if d, ok := strings.CutPrefix(m.Content, "state in "); ok && m.From == "alice" {
+			dirs = append(dirs, d)
+		}
+	}
+	if len(dirs) != 2 || dirs[0] != dirs[1] || !strings.HasPrefix(dirs[0], th.cfg.Home) {
+		t.Fatalf("state dirs = %q", dirs)
+	}
+	if st, err := os.Stat(dirs[0]); err != nil || !st.IsDir() {
+		t.Fatalf("state dir %s: %v", dirs[0], err)
+	}
+	if err := th.client().DeleteAgent(context.Background(), api.Target{Agent: "alice", Workflow: "global", Tag: "main"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(dirs[0]); !os.IsNotExist(err) {
+		t.Errorf("state dir survived the agent: %v", err)
 	}
 }

@@ -207,6 +207,10 @@ func (s *Supervisor) runPlugin(ctx context.Context, agent store.Agent, attempt i
 	if err != nil {
 		return err
 	}
+	stateDir := filepath.Join(agentStateDir(s.home, key), agent.Backend)
+	if err := os.MkdirAll(stateDir, 0o700); err != nil {
+		return err
+	}
 
 	cmd := pluginCommand(p.Path, sockDir, projectDir)
 	checksum, _ := hex.DecodeString(p.SHA256)
@@ -246,6 +250,7 @@ func (s *Supervisor) runPlugin(ctx context.Context, agent store.Agent, attempt i
 		WorkDir:       workDir,
 		ProjectDir:    projectDir,
 		ResumeSession: resume,
+		StateDir:      stateDir,
 	}
 	if onStart != nil {
 		onStart(runID)
@@ -275,6 +280,12 @@ func (s *Supervisor) runPlugin(ctx context.Context, agent store.Agent, attempt i
 		return fmt.Errorf("%s plugin process exited (%s) before finishing the run: %w", agent.Backend, exitReason(cmd), runErr)
 	}
 	return runErr
+}
+
+// agentStateDir is where an agent's backends keep state across runs; the
+// daemon removes it with the agent.
+func agentStateDir(home string, key store.AgentKey) string {
+	return filepath.Join(home, "state", key.Workflow, key.Tag, key.Name)
 }
 
 // ownMCPServers reads the agent's own MCP servers from its config (the

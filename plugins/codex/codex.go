@@ -110,7 +110,7 @@ func (b *Backend) home(req backend.Request, opts options, out *sender) (string, 
 	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(text), 0o600); err != nil {
 		return "", err
 	}
-	if err := b.keepSessions(req.Agent, home); err != nil {
+	if err := b.keepSessions(req, home); err != nil {
 		// The run works without it; only the next one starts afresh.
 		if err := out.send(backend.Event{Kind: backend.EventLog, Text: "codex: threads will not be kept for the next run: " + err.Error()}); err != nil {
 			return "", err
@@ -120,11 +120,15 @@ func (b *Backend) home(req backend.Request, opts options, out *sender) (string, 
 }
 
 // keepSessions points CODEX_HOME/sessions, where codex records threads, at
-// the agent's folder under SessionsDir: the run's own directory is removed
-// when the run ends.
-func (b *Backend) keepSessions(a backend.Agent, home string) error {
+// the agent's state directory (which the daemon keeps across runs and
+// removes with the agent), or else its folder under SessionsDir: the run's
+// own directory is removed when the run ends.
+func (b *Backend) keepSessions(req backend.Request, home string) error {
+	a := req.Agent
 	base := b.SessionsDir
-	if base == "" {
+	if req.StateDir != "" {
+		base = req.StateDir
+	} else if base == "" {
 		cache, err := os.UserCacheDir()
 		if err != nil {
 			return err
@@ -132,6 +136,9 @@ func (b *Backend) keepSessions(a backend.Agent, home string) error {
 		base = filepath.Join(cache, "agent-worker", "codex")
 	}
 	dir := filepath.Join(base, "threads", url.PathEscape(a.Workflow), url.PathEscape(a.Tag), url.PathEscape(a.Name))
+	if req.StateDir != "" {
+		dir = filepath.Join(base, "sessions")
+	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}

@@ -35,7 +35,7 @@
 // when: {text: s} to run only if an inbox message contains s. Text may use
 // {{name}}, {{workflow}}, {{tag}}, {{attempt}}, {{first_sender}},
 // {{proposal}} (the first prop-N the inbox mentions), {{resume}} (the session
-// the daemon asked to resume) and {{inbox_summary}}
+// the daemon asked to resume), {{state_dir}} and {{inbox_summary}}
 // ("from: text" of each inbox message without @, joined with "; ", at most
 // 200 characters). A tool step that the daemon
 // refuses is reported as an error result and the script goes on, as a

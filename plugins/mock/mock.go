@@ -56,7 +56,7 @@ func (b *Backend) Run(ctx context.Context, req backend.Request, events backend.E
 		steps = defaultScript(len(wc.Inbox) > 0)
 	}
 	attempt := max(req.Attempt, 1)
-	r := &run{b: b, c: c, events: events, vars: placeholders(wc, attempt, req.ResumeSession)}
+	r := &run{b: b, c: c, events: events, vars: placeholders(wc, attempt, req)}
 	for _, s := range steps {
 		if s.attempt != 0 && s.attempt != attempt || s.from != "" && !inboxFrom(wc.Inbox, s.from) ||
 			s.contains != "" && !inboxHas(wc.Inbox, s.contains) {

@@ -264,7 +264,7 @@ func defaultScript(inbox bool) []step {
 }
 
 // placeholders fills a run's {{…}} placeholders.
-func placeholders(wc worker.Context, attempt int, resume string) *strings.Replacer {
+func placeholders(wc worker.Context, attempt int, req backend.Request) *strings.Replacer {
 	first := ""
 	if len(wc.Inbox) > 0 {
 		first = wc.Inbox[0].From
@@ -277,7 +277,8 @@ func placeholders(wc worker.Context, attempt int, resume string) *strings.Replac
 		"{{first_sender}}", first,
 		"{{inbox_summary}}", inboxSummary(wc.Inbox),
 		"{{proposal}}", inboxProposal(wc.Inbox),
-		"{{resume}}", resume,
+		"{{resume}}", req.ResumeSession,
+		"{{state_dir}}", req.StateDir,
 	)
 }
 

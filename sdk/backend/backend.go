@@ -52,6 +52,9 @@ type Request struct {
 	ProjectDir string
 	// ResumeSession continues an earlier conversation ("" for a fresh one).
 	ResumeSession string
+	// StateDir is the agent's own directory for this backend, kept across
+	// runs (a CLI's conversation files) and removed with the agent.
+	StateDir string
 }
 
 // Agent is who is running.

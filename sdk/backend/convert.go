@@ -25,6 +25,7 @@ func requestToProto(r Request) *pluginv1.RunRequest {
 		WorkDir:       r.WorkDir,
 		ProjectDir:    r.ProjectDir,
 		ResumeSession: r.ResumeSession,
+		StateDir:      r.StateDir,
 	}
 }
 
@@ -38,6 +39,7 @@ func requestFromProto(r *pluginv1.RunRequest) Request {
 		WorkDir:       r.GetWorkDir(),
 		ProjectDir:    r.GetProjectDir(),
 		ResumeSession: r.GetResumeSession(),
+		StateDir:      r.GetStateDir(),
 	}
 }
 

@@ -33,6 +33,7 @@ var fullRequest = Request{
 	WorkDir:       "/tmp/run-42",
 	ProjectDir:    "/src/project",
 	ResumeSession: "sess-1",
+	StateDir:      "/home/u/.agent-worker/state/x",
 }
 
 // wire sends m through proto encoding, as gRPC does, so that tests see
@@ -88,7 +89,7 @@ func TestRequestToProtoFields(t *testing.T) {
 			{Name: "fs", Command: []string{"mcp-fs", "--root", "/src"}, Env: map[string]string{"DEBUG": "1"}},
 			{Name: "web", Url: "https://example.com/mcp"},
 		},
-		WorkDir: "/tmp/run-42", ProjectDir: "/src/project", ResumeSession: "sess-1",
+		WorkDir: "/tmp/run-42", ProjectDir: "/src/project", ResumeSession: "sess-1", StateDir: "/home/u/.agent-worker/state/x",
 	}
 	if diff := cmp.Diff(want, requestToProto(fullRequest), protocmp.Transform()); diff != "" {
 		t.Errorf("requestToProto (-want +got):\n%s", diff)

@@ -243,6 +243,9 @@ type RunRequest struct {
 	ProjectDir string `protobuf:"bytes,7,opt,name=project_dir,json=projectDir,proto3" json:"project_dir,omitempty"`
 	// resume_session continues an earlier conversation; empty for a new one.
 	ResumeSession string `protobuf:"bytes,8,opt,name=resume_session,json=resumeSession,proto3" json:"resume_session,omitempty"`
+	// state_dir is the agent's own directory for this backend, kept across
+	// runs (a CLI's conversation files); the daemon removes it with the agent.
+	StateDir      string `protobuf:"bytes,9,opt,name=state_dir,json=stateDir,proto3" json:"state_dir,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -329,6 +332,13 @@ func (x *RunRequest) GetProjectDir() string {
 func (x *RunRequest) GetResumeSession() string {
 	if x != nil {
 		return x.ResumeSession
+	}
+	return ""
+}
+
+func (x *RunRequest) GetStateDir() string {
+	if x != nil {
+		return x.StateDir
 	}
 	return ""
 }
@@ -1627,7 +1637,7 @@ const file_agentworker_plugin_v1_plugin_proto_rawDesc = "" +
 	"\aversion\x18\x03 \x01(\tR\aversion\x12!\n" +
 	"\fapi_versions\x18\x04 \x03(\tR\vapiVersions\x12\"\n" +
 	"\fcapabilities\x18\x05 \x03(\tR\fcapabilities\x12\x16\n" +
-	"\x06status\x18\x06 \x01(\tR\x06status\"\xd1\x02\n" +
+	"\x06status\x18\x06 \x01(\tR\x06status\"\xee\x02\n" +
 	"\n" +
 	"RunRequest\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x18\n" +
@@ -1639,7 +1649,8 @@ const file_agentworker_plugin_v1_plugin_proto_rawDesc = "" +
 	"\bwork_dir\x18\x06 \x01(\tR\aworkDir\x12\x1f\n" +
 	"\vproject_dir\x18\a \x01(\tR\n" +
 	"projectDir\x12%\n" +
-	"\x0eresume_session\x18\b \x01(\tR\rresumeSession\"\x8f\x01\n" +
+	"\x0eresume_session\x18\b \x01(\tR\rresumeSession\x12\x1b\n" +
+	"\tstate_dir\x18\t \x01(\tR\bstateDir\"\x8f\x01\n" +
 	"\x05Agent\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1a\n" +
 	"\bworkflow\x18\x02 \x01(\tR\bworkflow\x12\x10\n" +
