@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -34,35 +33,10 @@ func TestConformance(t *testing.T) {
 		backendtest.WithTimeout(30*time.Second))
 }
 
-// events collects a run's events.
-type events struct {
-	mu  sync.Mutex
-	all []backend.Event
-}
-
-func (e *events) Send(ev backend.Event) error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.all = append(e.all, ev)
-	return nil
-}
-
-func (e *events) of(kind backend.EventKind) []backend.Event {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	var out []backend.Event
-	for _, ev := range e.all {
-		if ev.Kind == kind {
-			out = append(out, ev)
-		}
-	}
-	return out
-}
-
 // report is what the fake CLI says about how it was started.
-func (e *events) report(t *testing.T) (cwd string, args []string) {
+func report(t *testing.T, e *backendtest.Recorder) (cwd string, args []string) {
 	t.Helper()
-	for _, ev := range e.of(backend.EventLog) {
+	for _, ev := range e.Of(backend.EventLog) {
 		if rest, ok := strings.CutPrefix(ev.Text, "fake-claude "); ok {
 			var r struct {
 				Cwd  string   `json:"cwd"`
@@ -78,11 +52,11 @@ func (e *events) report(t *testing.T) (cwd string, args []string) {
 	return "", nil
 }
 
-func run(t *testing.T, b backend.Backend, req backend.Request) (*events, error) {
+func run(t *testing.T, b backend.Backend, req backend.Request) (*backendtest.Recorder, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	ev := &events{}
+	ev := &backendtest.Recorder{}
 	return ev, b.Run(ctx, req, ev)
 }
 
@@ -103,19 +77,19 @@ func TestRun(t *testing.T) {
 	if last := msgs[len(msgs)-1]; last.From != "alice" || last.Content != "hello from fake claude as @alice" {
 		t.Errorf("last channel message = %+v, want alice's hello", last)
 	}
-	if s := ev.of(backend.EventSession); len(s) != 1 || s[0].SessionID != "fake-session" {
+	if s := ev.Of(backend.EventSession); len(s) != 1 || s[0].SessionID != "fake-session" {
 		t.Errorf("session events = %+v", s)
 	}
-	if r := ev.of(backend.EventResult); len(r) != 1 || r[0].Text != "done" {
+	if r := ev.Of(backend.EventResult); len(r) != 1 || r[0].Text != "done" {
 		t.Errorf("result events = %+v", r)
 	}
-	if c := ev.of(backend.EventToolResult); len(c) != 1 || c[0].Tool.Name != "mcp__agent-worker__channel_send" {
+	if c := ev.Of(backend.EventToolResult); len(c) != 1 || c[0].Tool.Name != "mcp__agent-worker__channel_send" {
 		t.Errorf("tool results = %+v", c)
 	}
-	if u := ev.of(backend.EventUsage); len(u) != 1 || *u[0].Usage != (backend.Usage{InputTokens: 10, OutputTokens: 2, CostUSD: 0.01}) {
+	if u := ev.Of(backend.EventUsage); len(u) != 1 || *u[0].Usage != (backend.Usage{InputTokens: 10, OutputTokens: 2, CostUSD: 0.01}) {
 		t.Errorf("usage events = %+v", u)
 	}
-	cwd, args := ev.report(t)
+	cwd, args := report(t, ev)
 	if cwd != req.ProjectDir {
 		t.Errorf("the CLI ran in %s, want the project dir %s", cwd, req.ProjectDir)
 	}
@@ -156,17 +130,17 @@ func TestResume(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Run = %v", err)
 			}
-			if s := ev.of(backend.EventSession); len(s) != 1 || s[0].SessionID != tc.wantSession {
+			if s := ev.Of(backend.EventSession); len(s) != 1 || s[0].SessionID != tc.wantSession {
 				t.Errorf("session events = %+v, want one with %s", s, tc.wantSession)
 			}
 			retried := false
-			for _, l := range ev.of(backend.EventLog) {
+			for _, l := range ev.Of(backend.EventLog) {
 				retried = retried || strings.Contains(l.Text, "starting a new conversation")
 			}
 			if retried != tc.retried {
 				t.Errorf("retried without --resume = %v, want %v", retried, tc.retried)
 			}
-			if n := len(ev.of(backend.EventResult)); n != 1 {
+			if n := len(ev.Of(backend.EventResult)); n != 1 {
 				t.Errorf("%d results, want 1", n)
 			}
 		})
@@ -236,7 +210,7 @@ func TestHeartbeatWhileQuiet(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "no output") {
 		t.Errorf("Run = %v, want the idle timeout", err)
 	}
-	if n := len(ev.of(backend.EventHeartbeat)); n < 5 {
+	if n := len(ev.Of(backend.EventHeartbeat)); n < 5 {
 		t.Errorf("%d heartbeats in a quiet second, want one every 50ms", n)
 	}
 }

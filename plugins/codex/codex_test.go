@@ -5,9 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -50,35 +48,9 @@ func withCLI(req backend.Request, path string) backend.Request {
 	return req
 }
 
-// recorder collects a run's events.
-type recorder struct {
-	mu     sync.Mutex
-	events []backend.Event
-}
-
-func (r *recorder) Send(e backend.Event) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.events = append(r.events, e)
-	return nil
-}
-
-// kinds returns the events of the given kinds.
-func (r *recorder) of(kinds ...backend.EventKind) []backend.Event {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var out []backend.Event
-	for _, e := range r.events {
-		if slices.Contains(kinds, e.Kind) {
-			out = append(out, e)
-		}
-	}
-	return out
-}
-
-func run(t *testing.T, b *Backend, req backend.Request) (*recorder, error) {
+func run(t *testing.T, b *Backend, req backend.Request) (*backendtest.Recorder, error) {
 	t.Helper()
-	rec := &recorder{}
+	rec := &backendtest.Recorder{}
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	return rec, b.Run(ctx, req, rec)
@@ -141,7 +113,7 @@ func TestRun(t *testing.T) {
 		{Kind: backend.EventUsage, Usage: &backend.Usage{InputTokens: 220, OutputTokens: 12}},
 		{Kind: backend.EventResult, Text: "sent it"},
 	}
-	got := rec.of(backend.EventSession, backend.EventToolCall, backend.EventToolResult, backend.EventText, backend.EventUsage, backend.EventResult)
+	got := rec.Of(backend.EventSession, backend.EventToolCall, backend.EventToolResult, backend.EventText, backend.EventUsage, backend.EventResult)
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)
 	}
@@ -157,11 +129,11 @@ func TestFailedMCPCallWithExitZero(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "requires approval") || backend.IsPermanent(err) {
 		t.Errorf("err = %v, want the failed call, retryable", err)
 	}
-	results := rec.of(backend.EventToolResult)
+	results := rec.Of(backend.EventToolResult)
 	if len(results) != 1 || !results[0].Tool.IsError {
 		t.Errorf("tool results = %+v, want one error result", results)
 	}
-	if len(rec.of(backend.EventResult)) != 0 {
+	if len(rec.Of(backend.EventResult)) != 0 {
 		t.Error("a failed run sent a result")
 	}
 }
@@ -243,11 +215,11 @@ fi
 		t.Errorf("calls = %q, want a resume and then a new thread", c)
 	}
 	var logged bool
-	for _, e := range rec.of(backend.EventLog) {
+	for _, e := range rec.Of(backend.EventLog) {
 		logged = logged || strings.Contains(e.Text, "could not resume thread gone") && strings.Contains(e.Text, "no rollout found")
 	}
-	if !logged || len(rec.of(backend.EventResult)) != 1 {
-		t.Errorf("want a log of the stale thread and one result; events: %+v", rec.of(backend.EventLog, backend.EventResult))
+	if !logged || len(rec.Of(backend.EventResult)) != 1 {
+		t.Errorf("want a log of the stale thread and one result; events: %+v", rec.Of(backend.EventLog, backend.EventResult))
 	}
 }
 
@@ -293,7 +265,7 @@ func TestHeartbeatWhileQuiet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := len(rec.of(backend.EventHeartbeat)); n < 3 {
+	if n := len(rec.Of(backend.EventHeartbeat)); n < 3 {
 		t.Errorf("%d heartbeats in 300ms of silence, want one every 20ms", n)
 	}
 }

@@ -69,7 +69,7 @@ func TestE2ERealCodex(t *testing.T) {
 	b := &Backend{SessionsDir: t.TempDir(), getenv: func(k string) string {
 		return map[string]string{"OPENAI_BASE_URL": fm.URL + "/v1"}[k]
 	}}
-	runOnce := func(resume, text string) *recorder {
+	runOnce := func(resume, text string) *backendtest.Recorder {
 		d.Post("user", "@alice "+text)
 		req := d.Request("alice")
 		req.Agent.Model, req.Agent.System = "openai/gpt-fake", "You are Alice. MARKER-7431"
@@ -77,21 +77,21 @@ func TestE2ERealCodex(t *testing.T) {
 		req.ResumeSession = resume
 		rec, err := run(t, b, req)
 		if err != nil {
-			t.Fatalf("run: %v\nevents: %+v", err, rec.events)
+			t.Fatalf("run: %v\nevents: %+v", err, rec.Events())
 		}
 		return rec
 	}
 
 	first := runOnce("", "say hi")
-	sessions := first.of(backend.EventSession)
+	sessions := first.Of(backend.EventSession)
 	if len(sessions) == 0 {
 		t.Fatal("no session event")
 	}
 	thread := sessions[0].SessionID
-	if r := first.of(backend.EventResult); len(r) != 1 || r[0].Text != "alice done" {
+	if r := first.Of(backend.EventResult); len(r) != 1 || r[0].Text != "alice done" {
 		t.Errorf("result events = %+v, want alice done", r)
 	}
-	if u := first.of(backend.EventUsage); len(u) != 1 || u[0].Usage.InputTokens != 100 {
+	if u := first.Of(backend.EventUsage); len(u) != 1 || u[0].Usage.InputTokens != 100 {
 		t.Errorf("usage events = %+v, want the 100 input tokens of the turn", u)
 	}
 	reqs := fm.Requests()
@@ -106,7 +106,7 @@ func TestE2ERealCodex(t *testing.T) {
 	}
 
 	second := runOnce(thread, "say it again")
-	if s := second.of(backend.EventSession); len(s) == 0 || s[0].SessionID != thread {
+	if s := second.Of(backend.EventSession); len(s) == 0 || s[0].SessionID != thread {
 		t.Errorf("second run's session = %+v, want thread %s resumed", s, thread)
 	}
 	reqs = fm.Requests()

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -88,33 +87,8 @@ type record struct {
 	} `json:"mcp_json"`
 }
 
-// events collects a run's events.
-type events struct {
-	mu  sync.Mutex
-	all []backend.Event
-}
-
-func (e *events) Send(ev backend.Event) error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.all = append(e.all, ev)
-	return nil
-}
-
-func (e *events) of(k backend.EventKind) []backend.Event {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	var out []backend.Event
-	for _, ev := range e.all {
-		if ev.Kind == k {
-			out = append(out, ev)
-		}
-	}
-	return out
-}
-
 // runStandin runs req against the stand-in, recording what it saw.
-func runStandin(t *testing.T, req backend.Request, cfg map[string]any) (*events, record, error) {
+func runStandin(t *testing.T, req backend.Request, cfg map[string]any) (*backendtest.Recorder, record, error) {
 	t.Helper()
 	file := filepath.Join(t.TempDir(), "record.json")
 	env, _ := cfg["env"].(map[string]any)
@@ -126,7 +100,7 @@ func runStandin(t *testing.T, req backend.Request, cfg map[string]any) (*events,
 	req = withConfig(t, req, cfg)
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	ev := &events{}
+	ev := &backendtest.Recorder{}
 	err := New().Run(ctx, req, ev)
 	var rec record
 	if b, rerr := os.ReadFile(file); rerr == nil {
@@ -187,22 +161,22 @@ func TestRunRepliesThroughTheDaemon(t *testing.T) {
 		t.Errorf("the workspace %s (with the run's token) is left after the run: %v", rec.Cwd, err)
 	}
 
-	if s := ev.of(backend.EventSession); len(s) != 1 || !strings.HasPrefix(s[0].SessionID, "chat-") {
+	if s := ev.Of(backend.EventSession); len(s) != 1 || !strings.HasPrefix(s[0].SessionID, "chat-") {
 		t.Errorf("session events = %+v", s)
 	}
-	calls, results := ev.of(backend.EventToolCall), ev.of(backend.EventToolResult)
+	calls, results := ev.Of(backend.EventToolCall), ev.Of(backend.EventToolResult)
 	if len(calls) != 1 || calls[0].Tool.Name != "channel_send" || len(results) != 1 || results[0].Tool.Result != "sent as #2" {
 		t.Errorf("tool events: calls %+v, results %+v", calls, results)
 	}
-	if r := ev.of(backend.EventResult); len(r) != 1 || r[0].Text != "Replied to the team." {
+	if r := ev.Of(backend.EventResult); len(r) != 1 || r[0].Text != "Replied to the team." {
 		t.Errorf("result events = %+v", r)
 	}
 	var stderr bool
-	for _, l := range ev.of(backend.EventLog) {
+	for _, l := range ev.Of(backend.EventLog) {
 		stderr = stderr || strings.HasPrefix(l.Text, "stand-in: workspace")
 	}
 	if !stderr {
-		t.Errorf("the CLI's stderr is not in the log events: %+v", ev.of(backend.EventLog))
+		t.Errorf("the CLI's stderr is not in the log events: %+v", ev.Of(backend.EventLog))
 	}
 }
 
@@ -224,7 +198,7 @@ func TestResume(t *testing.T) {
 	if second.Resume != "chat-42" {
 		t.Errorf("--resume %q, want chat-42 (args %q)", second.Resume, second.Args)
 	}
-	if s := ev.of(backend.EventSession); len(s) != 1 || s[0].SessionID != "chat-42" {
+	if s := ev.Of(backend.EventSession); len(s) != 1 || s[0].SessionID != "chat-42" {
 		t.Errorf("session events = %+v", s)
 	}
 	if first.Cwd != second.Cwd {
@@ -248,11 +222,11 @@ func TestResumeOfALostChatStartsANewOne(t *testing.T) {
 	if rec.Resume != "" {
 		t.Errorf("the second try resumed %q", rec.Resume)
 	}
-	if s := ev.of(backend.EventSession); len(s) != 1 || s[0].SessionID == "chat-gone" {
+	if s := ev.Of(backend.EventSession); len(s) != 1 || s[0].SessionID == "chat-gone" {
 		t.Errorf("session events = %+v", s)
 	}
 	var said bool
-	for _, l := range ev.of(backend.EventLog) {
+	for _, l := range ev.Of(backend.EventLog) {
 		said = said || strings.Contains(l.Text, "starting a new chat")
 	}
 	if !said {
@@ -287,7 +261,7 @@ func TestFailures(t *testing.T) {
 			if backend.IsPermanent(err) != tc.permanent {
 				t.Errorf("permanent = %v, want %v (%v)", backend.IsPermanent(err), tc.permanent, err)
 			}
-			if r := ev.of(backend.EventResult); len(r) != 0 {
+			if r := ev.Of(backend.EventResult); len(r) != 0 {
 				t.Errorf("a failed run sent results %+v", r)
 			}
 		})

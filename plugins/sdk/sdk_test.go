@@ -11,7 +11,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -72,28 +71,13 @@ func configure(req backend.Request, model string, cfg map[string]any) backend.Re
 	return req
 }
 
-// recorder collects a run's events.
-type recorder struct {
-	mu     sync.Mutex
-	events []backend.Event
-}
-
-func (r *recorder) Send(e backend.Event) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.events = append(r.events, e)
-	return nil
-}
-
 func run(t *testing.T, b backend.Backend, req backend.Request) ([]backend.Event, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	rec := &recorder{}
+	rec := &backendtest.Recorder{}
 	err := b.Run(ctx, req, rec)
-	rec.mu.Lock()
-	defer rec.mu.Unlock()
-	return slices.Clone(rec.events), err
+	return rec.Events(), err
 }
 
 func ofKind(events []backend.Event, k backend.EventKind) []backend.Event {
