@@ -16,21 +16,6 @@ import (
 	"github.com/agent-worker/agent-worker/host/api"
 )
 
-// claudeCLI is the real claude on PATH; `make test-e2e` installs the
-// pinned one and sets AGENT_WORKER_E2E_CLIS=1, which makes its absence a
-// failure rather than a skip.
-func claudeCLI(t *testing.T) string {
-	t.Helper()
-	path, err := exec.LookPath("claude")
-	if err != nil {
-		if os.Getenv("AGENT_WORKER_E2E_CLIS") == "1" {
-			t.Fatalf("AGENT_WORKER_E2E_CLIS=1 but the claude CLI is not on PATH: %v", err)
-		}
-		t.Skip("claude CLI not on PATH: run make test-e2e")
-	}
-	return path
-}
-
 // startClaudeDaemon starts a daemon whose claude runs talk to model (a
 // fakemodel server) and never to the network or the user's settings: the
 // home is the test's, and so is HOME.
@@ -111,7 +96,7 @@ func replaysToolCall(r modelRequest, tool string) bool {
 // the same conversation.
 func TestE2EClaudeRealCLI(t *testing.T) {
 	t.Parallel()
-	claudeCLI(t)
+	realCLI(t, "claude")
 	model := startModel(t, false,
 		modelTurn{"Tools": []any{map[string]any{"Name": "mcp__agent-worker__channel_send", "Args": map[string]any{"message": "hello from claude"}}}},
 		modelTurn{"Text": "first run done"})
@@ -229,7 +214,7 @@ func processesOf(home, what string) []int {
 // process behind.
 func TestE2EClaudeKilledDaemonLeavesNoCLI(t *testing.T) {
 	t.Parallel()
-	path := claudeCLI(t)
+	path := realCLI(t, "claude")
 	model := startModel(t, true)
 	c := newCLI(t)
 	daemon := c.startClaudeDaemon(model.URL)

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -11,20 +10,6 @@ import (
 
 	"github.com/agent-worker/agent-worker/host/api"
 )
-
-// codexCLI returns the real codex CLI, or skips the test without it (fails
-// it under make test-e2e, which installs it).
-func codexCLI(t *testing.T) string {
-	t.Helper()
-	path, err := exec.LookPath("codex")
-	if err != nil {
-		if os.Getenv("AGENT_WORKER_E2E_CLIS") == "1" {
-			t.Fatal("codex CLI not on PATH although AGENT_WORKER_E2E_CLIS=1")
-		}
-		t.Skip("codex CLI not on PATH: run make test-e2e")
-	}
-	return path
-}
 
 // codexSend scripts the model to call the daemon's channel_send as Codex
 // offers it: in namespace mcp__agent_worker.
@@ -80,7 +65,7 @@ func sessionOf(c *cli, runID string) string {
 // bob answers through the daemon's MCP server, gets his system prompt as
 // developer instructions, and his second run resumes his thread.
 func TestE2ECodexBackend(t *testing.T) {
-	codexCLI(t)
+	realCLI(t, "codex")
 	t.Parallel()
 	model := startModel(t, false,
 		codexSend("hello from bob"), modelTurn{"Text": "bob done"},

@@ -14,6 +14,21 @@ import (
 	"time"
 )
 
+// realCLI returns the path of a real agent CLI (claude, codex). Without it
+// the test is skipped, saying how to get it, unless AGENT_WORKER_E2E_CLIS=1
+// (set by make test-e2e, which installs the pinned CLIs): then it fails.
+func realCLI(t *testing.T, name string) string {
+	t.Helper()
+	path, err := exec.LookPath(name)
+	if err != nil {
+		if os.Getenv("AGENT_WORKER_E2E_CLIS") == "1" {
+			t.Fatalf("AGENT_WORKER_E2E_CLIS=1 but the %s CLI is not on PATH: %v", name, err)
+		}
+		t.Skipf("%s CLI not on PATH: run make test-e2e", name)
+	}
+	return path
+}
+
 // fakemodeld builds the scripted model server's command once: this package
 // may not import plugins/internal/fakemodel, so the backends' e2e tests run
 // it as a process of its own.
