@@ -110,9 +110,35 @@ func (h *Host) handleEvents(w http.ResponseWriter, r *http.Request) error {
 func (h *Host) streamEvents(w http.ResponseWriter, r *http.Request, scope *store.Scope, viewer string, first []store.Message, since int64) error {
 	sub := h.team.Bus.Subscribe(1024)
 	defer sub.Close()
+	// A workflow's stream says when its team has finished (`run` waits for
+	// that). The first check is made before the stream is announced: a
+	// client that starts the workflow once connected must not meet a check
+	// that sees the workflow half set up.
+	idleNow := func() (api.Workflow, bool) {
+		if scope == nil || scope.Workflow == api.GlobalWorkflow {
+			return api.Workflow{}, false
+		}
+		out, err := h.apiWorkflow(context.WithoutCancel(r.Context()), *scope, true)
+		if err != nil || out.Progress == nil {
+			return api.Workflow{}, false
+		}
+		return out, out.State == "running" && out.Progress.Idle
+	}
+	now, wasIdle := idleNow()
 	sse, err := startSSE(w)
 	if err != nil {
 		return err
+	}
+	if wasIdle {
+		sse.send("idle", now)
+	}
+	// checkIdle runs when something that could end the work happens.
+	checkIdle := func() {
+		out, idle := idleNow()
+		if idle && !wasIdle {
+			sse.send("idle", out)
+		}
+		wasIdle = idle
 	}
 	last := since
 	sendMessages := func(ms []store.Message) {
@@ -131,24 +157,6 @@ func (h *Host) streamEvents(w http.ResponseWriter, r *http.Request, scope *store
 	inScope := func(k store.AgentKey) bool {
 		return scope == nil || (k.Workflow == scope.Workflow && k.Tag == scope.Tag)
 	}
-	// A workflow's stream says when its team has finished (`run` waits for
-	// that); it is checked when something that could end the work happens.
-	wasIdle := false
-	checkIdle := func() {
-		if scope == nil || scope.Workflow == api.GlobalWorkflow {
-			return
-		}
-		out, err := h.apiWorkflow(context.WithoutCancel(r.Context()), *scope, true)
-		if err != nil || out.Progress == nil {
-			return
-		}
-		idle := out.State == "running" && out.Progress.Idle
-		if idle && !wasIdle {
-			sse.send("idle", out)
-		}
-		wasIdle = idle
-	}
-	checkIdle()
 	ping := time.NewTicker(15 * time.Second)
 	defer ping.Stop()
 	for {
