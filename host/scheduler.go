@@ -307,18 +307,36 @@ func (s *Scheduler) runWithRetries(ctx context.Context, l *agentLoop, a store.Ag
 			s.setState(ctx, l.key, "failed", err.Error())
 			return
 		}
-		backoff := s.cfg.RetryBase << (attempt - 1)
-		backoff = time.Duration(float64(backoff) * (0.5 + rand.Float64()))
+		backoff := retryDelay(s.cfg.RetryBase, attempt, rand.Float64())
 		s.log.Info("run failed; retrying", "agent", l.key.String(), "attempt", attempt, "backoff", backoff, "error", err)
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(backoff):
+		case <-s.cfg.Clock.After(backoff):
 		}
 		if fresh, err := s.db.GetAgent(ctx, l.key); err == nil {
 			a = fresh // a changed config applies from the next attempt
 		}
 	}
+}
+
+// Retry delays: the jitter spreads agents that failed together (a model
+// outage) without blurring the doubling, and the cap keeps a daemon
+// configured for many attempts from waiting hours.
+const (
+	retryJitter   = 0.1 // ± this fraction of the delay
+	maxRetryDelay = 5 * time.Minute
+)
+
+// retryDelay is the wait before retrying after failed attempt n (from 1):
+// base, 2 × base, 4 × base … until maxRetryDelay, each within ±10 %. r is
+// a random number in [0, 1).
+func retryDelay(base time.Duration, n int, r float64) time.Duration {
+	d := maxRetryDelay
+	if n < 32 && base<<(n-1) < maxRetryDelay && base<<(n-1) > 0 {
+		d = base << (n - 1)
+	}
+	return time.Duration(float64(d) * (1 - retryJitter + 2*retryJitter*r))
 }
 
 // runOnce takes a slot, records what the run will be shown, runs it and,

@@ -440,3 +440,88 @@ func TestAgentStateDir(t *testing.T) {
 		t.Errorf("state dir survived the agent: %v", err)
 	}
 }
+
+func TestRetryDelayDoubles(t *testing.T) {
+	t.Parallel()
+	tests := map[string]struct {
+		n    int
+		r    float64
+		want time.Duration
+	}{
+		"first, no jitter":      {1, 0.5, time.Second},
+		"second, no jitter":     {2, 0.5, 2 * time.Second},
+		"third, no jitter":      {3, 0.5, 4 * time.Second},
+		"third, lowest jitter":  {3, 0, 3600 * time.Millisecond},
+		"third, highest jitter": {3, 1, 4400 * time.Millisecond},
+		"capped":                {20, 0.5, maxRetryDelay},
+		"shift past the width":  {70, 0.5, maxRetryDelay},
+	}
+	for name, tc := range tests {
+		if got := retryDelay(time.Second, tc.n, tc.r); got != tc.want {
+			t.Errorf("%s: retryDelay(1s, %d, %v) = %v, want %v", name, tc.n, tc.r, got, tc.want)
+		}
+	}
+}
+
+// nextDelay waits until some waiter is due within limit of now and returns
+// how far ahead the soonest one is; long waits (the poll) are ignored. It
+// fails the test if no such waiter appears within 30 s of real time.
+func (c *fakeClock) nextDelay(t testing.TB, limit time.Duration) time.Duration {
+	t.Helper()
+	expired := false
+	timer := time.AfterFunc(30*time.Second, func() {
+		c.mu.Lock()
+		expired = true
+		c.cond.Broadcast()
+		c.mu.Unlock()
+	})
+	defer timer.Stop()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for {
+		best := time.Duration(-1)
+		for _, w := range c.waiters {
+			if d := w.at.Sub(c.now); d <= limit && (best < 0 || d < best) {
+				best = d
+			}
+		}
+		if best >= 0 {
+			return best
+		}
+		if expired {
+			t.Fatalf("nothing waited on the clock for less than %v", limit)
+		}
+		c.cond.Wait()
+	}
+}
+
+// Retries after a crash wait 1 s, 2 s, 4 s (each ±10 %) on the scheduler's
+// clock: the test moves a fake clock, so nothing really sleeps.
+func TestRetryBackoffIsExponentialOnTheClock(t *testing.T) {
+	t.Parallel()
+	clock := newFakeClock(time.Now())
+	th, _ := pluginHost(t, SupervisorConfig{}, func(c *Config) {
+		c.Scheduler = SchedulerConfig{Clock: clock, PollInterval: time.Hour, Attempts: 4, RetryBase: time.Second}
+	})
+	ev := watchEvents(t, th)
+	mockAgent(t, th, "crashy", map[string]any{"crash": 3})
+	if _, err := th.client().Send(context.Background(), api.SendRequest{Target: "crashy", Message: "go"}); err != nil {
+		t.Fatal(err)
+	}
+	var got []time.Duration
+	for want := time.Second; want <= 4*time.Second; want *= 2 {
+		ev.next("a crashed run", runOf(team.EventRunFailed, "crashy"))
+		d := clock.nextDelay(t, time.Minute)
+		got = append(got, d)
+		if lo, hi := want*9/10, want*11/10; d < lo || d > hi {
+			t.Errorf("retry %d waits %v, want %v ± 10%%", len(got), d, want)
+		}
+		clock.Advance(d)
+	}
+	ev.next("crashy to fail after 4 attempts", func(e team.Event) bool {
+		return e.Kind == team.EventAgentState && e.Agent.Name == "crashy" && e.State == "failed"
+	})
+	if n := len(runsOf(t, th, "crashy")); n != 4 {
+		t.Errorf("crashy ran %d times, want 4 (delays %v)", n, got)
+	}
+}
