@@ -45,6 +45,12 @@ func (h *Host) handleHealth(w http.ResponseWriter, r *http.Request) error {
 			problems = append(problems, p.Kind+" plugin "+p.Name+" ("+p.Path+"): "+p.Error)
 		}
 	}
+	running, err := h.runningWorkers(ctx)
+	if err != nil {
+		return err
+	}
+	storeHealth, storeProblems := h.storeHealth()
+	problems = append(problems, storeProblems...)
 	now := h.cfg.Now()
 	writeJSON(w, http.StatusOK, api.Health{
 		Status: "ok", Version: api.Version, PID: os.Getpid(),
@@ -52,6 +58,7 @@ func (h *Host) handleHealth(w http.ResponseWriter, r *http.Request) error {
 		StartedAt: h.startedAt.UTC(), UptimeMS: now.Sub(h.startedAt).Milliseconds(),
 		Counts: api.Counts{Agents: counts.Agents, Workflows: counts.Workflows, Messages: counts.Messages, Runs: counts.Runs},
 		Agents: agents, Workflows: wfs, Plugins: plugins, Problems: problems,
+		Running: running, Store: storeHealth,
 	})
 	return nil
 }

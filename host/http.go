@@ -105,6 +105,8 @@ func toAPIError(err error) *api.Error {
 		return &api.Error{Code: api.CodeNotFound, Message: err.Error()}
 	case store.CodeConflict:
 		return &api.Error{Code: api.CodeConflict, Message: err.Error()}
+	case store.CodeUnavailable:
+		return &api.Error{Code: api.CodeUnavailable, Message: err.Error()}
 	}
 	return nil
 }

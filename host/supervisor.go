@@ -30,6 +30,9 @@ import (
 const (
 	DefaultRunTimeout  = 30 * time.Minute
 	DefaultIdleTimeout = 5 * time.Minute
+	// DefaultHeartbeatTimeout is how long a run's heartbeat may go stale
+	// before its plugin process counts as dead.
+	DefaultHeartbeatTimeout = 60 * time.Second
 	killGrace          = 3 * time.Second
 	flushEvery         = 200 * time.Millisecond
 	exitWait           = 2 * time.Second
@@ -45,6 +48,19 @@ var (
 type SupervisorConfig struct {
 	RunTimeout  time.Duration // a whole run
 	IdleTimeout time.Duration // no event from the backend for this long
+	// HeartbeatTimeout: the plugin process neither sent an event nor
+	// answered a ping for this long (it is stopped, wedged or gone).
+	HeartbeatTimeout time.Duration
+}
+
+// staleError ends a run whose heartbeat went stale.
+type staleError struct{ limit time.Duration }
+
+func (e staleError) Error() string { return "no heartbeat for " + seconds(e.limit) }
+
+// seconds formats d the way the run's error says it: "60 s", "1.5 s".
+func seconds(d time.Duration) string {
+	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + " s"
 }
 
 // Supervisor runs every agent run as a fresh backend plugin process and
@@ -72,6 +88,9 @@ func NewSupervisor(db *store.DB, catalog *Catalog, home, runtime string, mcpURL 
 	}
 	if cfg.IdleTimeout <= 0 {
 		cfg.IdleTimeout = DefaultIdleTimeout
+	}
+	if cfg.HeartbeatTimeout <= 0 {
+		cfg.HeartbeatTimeout = DefaultHeartbeatTimeout
 	}
 	return &Supervisor{db: db, catalog: catalog, log: log, cfg: cfg, home: home, runtime: runtime, mcpURL: mcpURL, running: map[store.AgentKey]string{}}
 }
@@ -240,6 +259,13 @@ func (s *Supervisor) runPlugin(ctx context.Context, agent store.Agent, attempt i
 	defer deadline.Stop()
 	idle := time.AfterFunc(s.cfg.IdleTimeout, func() { cancel(errIdleTimeout) })
 	defer idle.Stop()
+	hbCtx, stopHeartbeat := context.WithCancel(runCtx)
+	hbDone := make(chan struct{})
+	go func() {
+		defer close(hbDone)
+		s.watchHeartbeat(hbCtx, runID, rpc, cancel, log)
+	}()
+	defer func() { stopHeartbeat(); <-hbDone }()
 
 	req := backend.Request{
 		RunID: runID, Attempt: attempt,
@@ -264,7 +290,11 @@ func (s *Supervisor) runPlugin(ctx context.Context, agent store.Agent, attempt i
 		return nil
 	}))
 
+	var stale staleError
 	switch cause := context.Cause(runCtx); {
+	case errors.As(cause, &stale):
+		s.stopGroup(pid, log)
+		return fmt.Errorf("%s backend killed: %w (its plugin process neither sent an event nor answered a ping; the limit is the daemon's --heartbeat-timeout)", agent.Backend, stale)
 	case errors.Is(cause, errRunTimeout), errors.Is(cause, errIdleTimeout):
 		s.stopGroup(pid, log)
 		limit := s.cfg.RunTimeout
@@ -323,11 +353,56 @@ func (s *Supervisor) projectDir(ctx context.Context, key store.AgentKey) (string
 	return s.home, nil
 }
 
-// stopGroup asks the plugin's process group to stop, then kills it.
+// watchHeartbeat keeps a run's heartbeat fresh while its plugin process
+// answers pings, and ends the run (cancel with a staleError) once a ping
+// fails and the heartbeat in the store, which events also refresh, is older
+// than the limit. A ping proves the process alive even while its backend
+// waits quietly on a model; whether the backend makes progress is the idle
+// timeout's business. It returns when ctx ends.
+func (s *Supervisor) watchHeartbeat(ctx context.Context, runID string, rpc goplugin.ClientProtocol, cancel context.CancelCauseFunc, log hclog.Logger) {
+	limit := s.cfg.HeartbeatTimeout
+	every := max(limit/4, 10*time.Millisecond)
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		pingCtx, done := context.WithTimeout(ctx, every)
+		err := plugin.Ping(pingCtx, rpc)
+		done()
+		if ctx.Err() != nil {
+			return
+		}
+		if err == nil {
+			if err := s.db.Heartbeat(ctx, runID); err != nil {
+				log.Warn("worker heartbeat", "error", err)
+			}
+			continue // alive, whatever the store says
+		}
+		age, aerr := s.db.HeartbeatAge(ctx, runID)
+		if aerr != nil {
+			log.Warn("read worker heartbeat", "error", aerr)
+			continue
+		}
+		if age > limit {
+			log.Warn("run's heartbeat is stale; killing its plugin", "age", age, "limit", limit, "ping", err)
+			cancel(staleError{limit})
+			return
+		}
+	}
+}
+
+// stopGroup asks the plugin's process group to stop, then kills it. A
+// stopped process (SIGSTOP, a debugger) is continued so that it can act on
+// the SIGTERM.
 func (s *Supervisor) stopGroup(pgid int, log hclog.Logger) {
 	if err := syscall.Kill(-pgid, syscall.SIGTERM); err != nil {
 		return // already gone
 	}
+	_ = syscall.Kill(-pgid, syscall.SIGCONT)
 	deadline := time.Now().Add(killGrace)
 	for time.Now().Before(deadline) {
 		if syscall.Kill(-pgid, 0) != nil {

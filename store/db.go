@@ -44,6 +44,7 @@ type DB struct {
 	// SQLite admits one writer at a time anyway, and waiting here leaves the
 	// pooled connections to readers instead of to writers polling for a lock.
 	writeSem chan struct{}
+	health   health
 
 	closeOnce sync.Once
 	closeErr  error
@@ -80,7 +81,11 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
+	opened, err := f.Stat()
 	f.Close()
+	if err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
 
 	pool, err := sqlitex.NewPool(abs, sqlitex.PoolOptions{
 		PoolSize:    opts.PoolSize,
@@ -89,7 +94,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", abs, err)
 	}
-	db := &DB{path: abs, pool: pool, log: opts.Logger, now: opts.Now, writeSem: make(chan struct{}, 1)}
+	db := &DB{path: abs, pool: pool, log: opts.Logger, now: opts.Now, writeSem: make(chan struct{}, 1), health: health{opened: opened}}
 	if err := db.migrate(ctx, migrations); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("open store %s: %w", abs, err)
@@ -141,6 +146,8 @@ func (db *DB) read(ctx context.Context, fn func(*sqlite.Conn) error) error {
 // write runs fn in one immediate transaction. ctx bounds only the wait for
 // the write slot and a connection: once the transaction starts, cancelling
 // ctx no longer interrupts it, so a write either commits or rolls back whole.
+// A write is refused while the database file is deleted or replaced, and
+// storage failures come back as CodeUnavailable (see Health).
 func (db *DB) write(ctx context.Context, fn func(*sqlite.Conn) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -157,13 +164,16 @@ func (db *DB) write(ctx context.Context, fn func(*sqlite.Conn) error) error {
 	case <-waitCtx.Done():
 		return fmt.Errorf("wait for write: %w", waitCtx.Err())
 	}
+	if err := db.checkFile(); err != nil {
+		return db.noteWrite(err)
+	}
 	conn, err := db.pool.Take(waitCtx)
 	if err != nil {
 		return err
 	}
 	defer db.pool.Put(conn)
 	conn.SetInterrupt(txCtx.Done())
-	return classify(immediate(conn, fn))
+	return db.noteWrite(classify(immediate(conn, fn)))
 }
 
 // immediate runs fn inside BEGIN IMMEDIATE, so the write lock is taken up

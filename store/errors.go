@@ -16,6 +16,9 @@ const (
 	CodeInvalid  Code = "invalid"   // the request can never succeed as written
 	CodeNotFound Code = "not_found" // the thing addressed does not exist
 	CodeConflict Code = "conflict"  // the request clashes with existing state
+	// CodeUnavailable: the database cannot take writes now (disk full, a
+	// deleted file); the request itself was fine.
+	CodeUnavailable Code = "unavailable"
 )
 
 // Error is the store's one error type: a Code for programs and a Message

@@ -166,7 +166,13 @@ type Worker struct {
 	PluginPath   string
 	PluginSHA256 string
 	StartedAt    time.Time
-	HeartbeatAt  time.Time
+	// HeartbeatAt is when the run last proved alive: an event batch, or
+	// the plugin answering the supervisor's ping.
+	HeartbeatAt time.Time
+	// Agent and Backend come from the worker's run (zero if it has none),
+	// so that status can say whose run a worker is.
+	Agent   AgentKey
+	Backend string
 }
 
 // AddWorker records a started plugin process.
@@ -179,7 +185,8 @@ func (db *DB) AddWorker(ctx context.Context, w Worker) error {
 	})
 }
 
-// Heartbeat records that a worker's run is still producing events.
+// Heartbeat records that a worker's run is still alive (it produced
+// events, or its plugin answered a ping).
 func (db *DB) Heartbeat(ctx context.Context, runID string) error {
 	return db.write(ctx, func(conn *sqlite.Conn) error {
 		return sqlitex.Execute(conn, `UPDATE workers SET heartbeat_at = ? WHERE run_id = ?`,
@@ -194,19 +201,43 @@ func (db *DB) RemoveWorker(ctx context.Context, runID string) error {
 	})
 }
 
-// ListWorkers returns every recorded plugin process.
+// ListWorkers returns every recorded plugin process, oldest first.
 func (db *DB) ListWorkers(ctx context.Context) ([]Worker, error) {
 	var out []Worker
 	err := db.read(ctx, func(conn *sqlite.Conn) error {
-		return sqlitex.Execute(conn, `SELECT run_id, pid, pgid, plugin_path, plugin_sha256, started_at, heartbeat_at FROM workers ORDER BY started_at`,
+		return sqlitex.Execute(conn, `SELECT w.run_id, w.pid, w.pgid, w.plugin_path, w.plugin_sha256, w.started_at, w.heartbeat_at,
+			coalesce(r.agent, ''), coalesce(r.workflow, ''), coalesce(r.tag, ''), coalesce(r.backend, '')
+			FROM workers w LEFT JOIN runs r ON r.id = w.run_id ORDER BY w.started_at, w.run_id`,
 			&sqlitex.ExecOptions{ResultFunc: func(s *sqlite.Stmt) error {
 				out = append(out, Worker{RunID: s.ColumnText(0), PID: s.ColumnInt(1), PGID: s.ColumnInt(2),
 					PluginPath: s.ColumnText(3), PluginSHA256: s.ColumnText(4),
-					StartedAt: fromMs(s.ColumnInt64(5)), HeartbeatAt: fromMs(s.ColumnInt64(6))})
+					StartedAt: fromMs(s.ColumnInt64(5)), HeartbeatAt: fromMs(s.ColumnInt64(6)),
+					Agent:   AgentKey{Name: s.ColumnText(7), Workflow: s.ColumnText(8), Tag: s.ColumnText(9)},
+					Backend: s.ColumnText(10)})
 				return nil
 			}})
 	})
 	return out, err
+}
+
+// HeartbeatAge is how long ago a worker's heartbeat was, measured by the
+// store's own clock (the one that wrote it), so that a watchdog never
+// compares timestamps from two clocks.
+func (db *DB) HeartbeatAge(ctx context.Context, runID string) (time.Duration, error) {
+	var age time.Duration
+	err := db.read(ctx, func(conn *sqlite.Conn) error {
+		found := false
+		err := sqlitex.Execute(conn, `SELECT heartbeat_at FROM workers WHERE run_id = ?`, &sqlitex.ExecOptions{
+			Args: []any{runID}, ResultFunc: func(s *sqlite.Stmt) error {
+				age, found = time.Duration(db.nowMs()-s.ColumnInt64(0))*time.Millisecond, true
+				return nil
+			}})
+		if err == nil && !found {
+			err = Errorf(CodeNotFound, "no worker for run %s", runID)
+		}
+		return err
+	})
+	return age, err
 }
 
 // RunInboxUntil returns the inbox high-water seq recorded for a run: what

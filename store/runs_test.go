@@ -71,6 +71,9 @@ func TestWorkers(t *testing.T) {
 	if err != nil || len(ws) != 1 || ws[0].PID != 10 || ws[0].PluginPath != "/p/agent-worker-backend-mock" {
 		t.Fatalf("ListWorkers = %+v, %v", ws, err)
 	}
+	if _, err := db.HeartbeatAge(ctx, "run_nope"); ErrorCode(err) != CodeNotFound {
+		t.Errorf("HeartbeatAge of no worker: %v, want not found", err)
+	}
 	if err := db.RemoveWorker(ctx, "run_a"); err != nil {
 		t.Fatal(err)
 	}
@@ -100,5 +103,36 @@ func TestSessions(t *testing.T) {
 	}
 	if id, _ := db.Session(ctx, k, "codex"); id != "" {
 		t.Errorf("codex session = %q, want none (sessions are per backend)", id)
+	}
+}
+
+// A worker's heartbeat age is read on the store's clock, and a worker
+// names the agent of its run.
+func TestWorkerHeartbeatAge(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	db := openAt(t, testPath(t), Options{PoolSize: 2, Now: func() time.Time { return now }})
+	ctx := t.Context()
+	alice := AgentKey{Name: "alice", Workflow: "global", Tag: "main"}
+	if _, err := db.CreateAgent(ctx, Agent{Name: "alice", Workflow: "global", Tag: "main", Backend: "mock"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.StartRun(ctx, Run{ID: "run_a", Agent: alice, Backend: "mock", Attempt: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.AddWorker(ctx, Worker{RunID: "run_a", PID: 10, PGID: 10, PluginPath: "/p/mock"}); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(time.Second)
+	if err := db.Heartbeat(ctx, "run_a"); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(4 * time.Second)
+	if age, err := db.HeartbeatAge(ctx, "run_a"); err != nil || age != 4*time.Second {
+		t.Errorf("HeartbeatAge = %v, %v; want 4s", age, err)
+	}
+	ws, err := db.ListWorkers(ctx)
+	if err != nil || len(ws) != 1 || ws[0].Agent != alice || ws[0].Backend != "mock" || !ws[0].HeartbeatAt.Equal(now.Add(-4*time.Second)) {
+		t.Errorf("ListWorkers = %+v, %v", ws, err)
 	}
 }

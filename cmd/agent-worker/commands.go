@@ -61,6 +61,15 @@ func statusCmd(e *env) *ffcli.Command {
 				}
 			}
 			e.printf("plugins:   %s\n", orNone(strings.Join(names, ", ")))
+			e.printf("store:     %s\n", storeLine(h.Store))
+			if len(h.Running) > 0 {
+				e.printf("running:   %d\n", len(h.Running))
+				for _, w := range h.Running {
+					age := time.Duration(w.HeartbeatAgeMS) * time.Millisecond
+					fmt.Fprintf(tw, "  %s\t%s\t%s\tpid %d\theartbeat %s ago\n", w.Agent, w.Backend, w.Run, w.PID, age.Round(time.Second))
+				}
+				tw.Flush()
+			}
 			if len(h.Problems) > 0 {
 				e.printf("problems:\n")
 				for _, p := range h.Problems {
@@ -69,6 +78,19 @@ func statusCmd(e *env) *ffcli.Command {
 			}
 			return nil
 		})
+}
+
+// storeLine is status's one-line account of the database file.
+func storeLine(s api.StoreHealth) string {
+	switch {
+	case !s.Linked:
+		return "DELETED OR REPLACED (" + s.Path + "): restart the daemon"
+	case s.Failing:
+		return "WRITES FAILING: " + s.LastError
+	case s.LastErrorAt != nil:
+		return "ok (last write error at " + s.LastErrorAt.Local().Format(time.DateTime) + ": " + s.LastError + ")"
+	}
+	return "ok"
 }
 
 func newCmd(e *env) *ffcli.Command {

@@ -39,7 +39,8 @@ func daemonCmd(e *env) *ffcli.Command {
 	fs.DurationVar(&cfg.Scheduler.PollInterval, "poll-interval", host.DefaultPollInterval, "how often agents check their inbox without a wake (a safety net)")
 	fs.IntVar(&cfg.Scheduler.MaxConcurrent, "max-concurrent", 0, "runs at once across the daemon (default 2 × cores)")
 	fs.DurationVar(&cfg.Supervisor.RunTimeout, "run-timeout", host.DefaultRunTimeout, "longest a run may take")
-	fs.DurationVar(&cfg.Supervisor.IdleTimeout, "idle-timeout", host.DefaultIdleTimeout, "longest a run may go without an event")
+	fs.DurationVar(&cfg.Supervisor.IdleTimeout, "idle-timeout", host.DefaultIdleTimeout, "longest a run's backend may go without an event (no progress)")
+	fs.DurationVar(&cfg.Supervisor.HeartbeatTimeout, "heartbeat-timeout", host.DefaultHeartbeatTimeout, "longest a run's plugin process may go without an event or answering a ping before it is killed and the run retried")
 	fs.String("config", "", "YAML file with any of these flags (flags and AGENT_WORKER_* env vars win)")
 	return &ffcli.Command{
 		Name:       "daemon",

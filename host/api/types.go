@@ -115,6 +115,35 @@ type Health struct {
 	Workflows []Workflow `json:"workflows"`
 	Plugins   []Plugin   `json:"plugins"`
 	Problems  []string   `json:"problems"`
+	// Running are the runs in flight, with the age of their heartbeat.
+	Running []Worker `json:"running"`
+	// Store is the database file's health.
+	Store StoreHealth `json:"store"`
+}
+
+// Worker is a run in flight as status shows it: whose run it is and how
+// long ago its plugin process last proved alive (an event, or an answered
+// ping). A run whose heartbeat is older than the daemon's
+// --heartbeat-timeout is killed and retried.
+type Worker struct {
+	Run            string    `json:"run"`
+	Agent          string    `json:"agent"`
+	Backend        string    `json:"backend"`
+	PID            int       `json:"pid"`
+	StartedAt      time.Time `json:"started_at"`
+	HeartbeatAt    time.Time `json:"heartbeat_at"`
+	HeartbeatAgeMS int64     `json:"heartbeat_age_ms"`
+}
+
+// StoreHealth says whether the daemon can still save: the database file
+// is the one it opened (Linked), and the last write that failed, if any.
+type StoreHealth struct {
+	Path   string `json:"path"`
+	Linked bool   `json:"linked"`
+	// Failing: the most recent write failed; nothing is being saved.
+	Failing     bool       `json:"failing"`
+	LastError   string     `json:"last_error,omitempty"`
+	LastErrorAt *time.Time `json:"last_error_at,omitempty"`
 }
 
 // Counts sizes the daemon's state.

@@ -1,6 +1,7 @@
 package plugin
 
 import (
+	"context"
 	"crypto/sha256"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	goplugin "github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/agent-worker/agent-worker/sdk/backend"
 	"github.com/agent-worker/agent-worker/sdk/docprovider"
@@ -80,4 +82,25 @@ func dispense[T any](c goplugin.ClientProtocol, name string) (T, error) {
 		return zero, fmt.Errorf("dispense %s: got %T", name, raw)
 	}
 	return v, nil
+}
+
+// Ping asks a started plugin whether it is still serving, through the
+// health service go-plugin runs in every plugin process beside the
+// plugin's own services. It answers while the plugin's code is busy (a
+// long model call), so it proves the process alive, not its progress; ctx
+// bounds the wait, so a stopped or wedged process is an error, not a hang.
+// go-plugin's own Ping has no deadline.
+func Ping(ctx context.Context, c goplugin.ClientProtocol) error {
+	g, ok := c.(*goplugin.GRPCClient)
+	if !ok {
+		return fmt.Errorf("ping plugin: %T is not a gRPC plugin client", c)
+	}
+	resp, err := grpc_health_v1.NewHealthClient(g.Conn).Check(ctx, &grpc_health_v1.HealthCheckRequest{Service: goplugin.GRPCServiceName})
+	if err != nil {
+		return fmt.Errorf("ping plugin: %w", err)
+	}
+	if resp.GetStatus() != grpc_health_v1.HealthCheckResponse_SERVING {
+		return fmt.Errorf("ping plugin: status %s", resp.GetStatus())
+	}
+	return nil
 }

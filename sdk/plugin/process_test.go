@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -334,5 +335,32 @@ func TestProcessRunByHand(t *testing.T) {
 		if !strings.Contains(stderr.String(), want) {
 			t.Errorf("stderr %q does not say %q", stderr.String(), want)
 		}
+	}
+}
+
+// Ping answers for a live plugin process and fails within its deadline for
+// a stopped one, which is how the daemon tells a quiet run from a dead one.
+func TestPingStoppedProcess(t *testing.T) {
+	t.Parallel()
+	c, _ := start(t, "backend", nil)
+	rpc := connect(t, c)
+	if err := plugin.Ping(runCtx(t), rpc); err != nil {
+		t.Fatalf("Ping of a live plugin = %v", err)
+	}
+	pid := c.ReattachConfig().Pid
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGCONT) })
+	ctx, cancel := context.WithTimeout(runCtx(t), 300*time.Millisecond)
+	defer cancel()
+	if err := plugin.Ping(ctx, rpc); err == nil {
+		t.Fatal("Ping of a stopped plugin succeeded")
+	}
+	if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	if err := plugin.Ping(runCtx(t), rpc); err != nil {
+		t.Errorf("Ping after SIGCONT = %v", err)
 	}
 }

@@ -1,0 +1,103 @@
+package store
+
+import (
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"zombiezen.com/go/sqlite"
+)
+
+// Health is how the database file is doing, for status: whether it is
+// still the file the daemon opened, and whether writes are succeeding.
+type Health struct {
+	Path string
+	// Linked is false once the file was deleted or replaced under the
+	// daemon; every write is then refused, since it would land in a file
+	// nobody can open again.
+	Linked bool
+	// LastWriteAt is the last committed write.
+	LastWriteAt time.Time
+	// LastError is the last write that failed for a storage reason (disk
+	// full, file-size limit, I/O error, a deleted file), and when.
+	LastError   string
+	LastErrorAt time.Time
+}
+
+// Failing reports whether the last write attempt failed: the error is
+// current, not one the store has recovered from.
+func (h Health) Failing() bool { return h.LastError != "" && !h.LastErrorAt.Before(h.LastWriteAt) }
+
+// health is the DB's record behind Health.
+type health struct {
+	opened os.FileInfo // the file as Open found it
+
+	// mu guards the fields that follow.
+	mu    sync.Mutex
+	okAt  time.Time
+	err   string
+	errAt time.Time
+}
+
+// checkFile refuses writes once the database file is no longer the one
+// the daemon opened: SQLite would go on writing into the unlinked inode and
+// every acknowledged write would be lost at the next start. A stat costs
+// microseconds, so every write pays it.
+func (db *DB) checkFile() error {
+	fi, err := os.Stat(db.path)
+	if err == nil && os.SameFile(fi, db.health.opened) {
+		return nil
+	}
+	return &Error{Code: CodeUnavailable, Message: fmt.Sprintf(
+		"the database file %s was deleted or replaced while the daemon was running; nothing more can be saved: restart the daemon (agent-worker stop --all)", db.path)}
+}
+
+// noteWrite records a write's outcome for Health and turns a storage
+// failure into an unavailable error that says what to do. Errors about the
+// request itself (a constraint, a cancelled context) pass through.
+func (db *DB) noteWrite(err error) error {
+	now := db.now()
+	if err == nil {
+		db.health.mu.Lock()
+		db.health.okAt = now
+		db.health.mu.Unlock()
+		return nil
+	}
+	if ErrorCode(err) != CodeUnavailable {
+		if !isStorageFailure(err) {
+			return err
+		}
+		if ferr := db.checkFile(); ferr != nil {
+			err = ferr // the real cause, in words
+		} else {
+			err = &Error{Code: CodeUnavailable, Message: fmt.Sprintf(
+				"the database %s cannot be written (%v): free disk space, raise the file-size limit or fix the file, then retry", db.path, err)}
+		}
+	}
+	db.health.mu.Lock()
+	db.health.err, db.health.errAt = err.Error(), now
+	db.health.mu.Unlock()
+	return err
+}
+
+// isStorageFailure reports whether err comes from the file or the disk
+// rather than from the statement.
+func isStorageFailure(err error) bool {
+	switch sqlite.ErrCode(err).ToPrimary() {
+	case sqlite.ResultFull, sqlite.ResultIOErr, sqlite.ResultReadOnly, sqlite.ResultCantOpen,
+		sqlite.ResultCorrupt, sqlite.ResultNotADB, sqlite.ResultPerm:
+		return true
+	}
+	return false
+}
+
+// Health reports the database file's state now (the link is checked
+// afresh) and the outcome of recent writes.
+func (db *DB) Health() Health {
+	h := Health{Path: db.path, Linked: db.checkFile() == nil}
+	db.health.mu.Lock()
+	h.LastWriteAt, h.LastError, h.LastErrorAt = db.health.okAt, db.health.err, db.health.errAt
+	db.health.mu.Unlock()
+	return h
+}
