@@ -30,13 +30,14 @@ import (
 const (
 	DefaultRunTimeout  = 30 * time.Minute
 	DefaultIdleTimeout = 5 * time.Minute
-	// DefaultHeartbeatTimeout is how long a run's heartbeat may go stale
-	// before its plugin process counts as dead.
-	DefaultHeartbeatTimeout = 60 * time.Second
-	killGrace               = 3 * time.Second
-	flushEvery              = 200 * time.Millisecond
-	exitWait                = 2 * time.Second
+	killGrace          = 3 * time.Second
+	flushEvery         = 200 * time.Millisecond
+	exitWait           = 2 * time.Second
 )
+
+// DefaultHeartbeatTimeout is how long a run's heartbeat may go stale before
+// its plugin process counts as dead.
+const DefaultHeartbeatTimeout = 60 * time.Second
 
 // Errors that end a run from the daemon's side.
 var (
