@@ -58,7 +58,7 @@ func (h *Host) handleHealth(w http.ResponseWriter, r *http.Request) error {
 		StartedAt: h.startedAt.UTC(), UptimeMS: now.Sub(h.startedAt).Milliseconds(),
 		Counts: api.Counts{Agents: counts.Agents, Workflows: counts.Workflows, Messages: counts.Messages, Runs: counts.Runs},
 		Agents: agents, Workflows: wfs, Plugins: plugins, Problems: problems,
-		Running: running, Store: storeHealth,
+		Workers: running, Store: storeHealth,
 	})
 	return nil
 }

@@ -33,13 +33,13 @@ func TestStaleRunIsKilledAndRetried(t *testing.T) {
 		t.Fatal(err)
 	}
 	var w *api.Worker
-	for i := range h.Running {
-		if h.Running[i].Run == started.Run.ID {
-			w = &h.Running[i]
+	for i := range h.Workers {
+		if h.Workers[i].Run == started.Run.ID {
+			w = &h.Workers[i]
 		}
 	}
 	if w == nil || w.Agent != "frozen" || w.Backend != "mock" || w.PID <= 0 || w.HeartbeatAt.IsZero() {
-		t.Fatalf("status while frozen runs: running = %+v, want its run %s with pid and heartbeat", h.Running, started.Run.ID)
+		t.Fatalf("status while frozen runs: running = %+v, want its run %s with pid and heartbeat", h.Workers, started.Run.ID)
 	}
 	if err := syscall.Kill(-w.PID, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
@@ -66,7 +66,7 @@ func TestStaleRunIsKilledAndRetried(t *testing.T) {
 	if len(runs) != 2 || !strings.Contains(runs[1].Error, "idle timeout") || strings.Contains(runs[1].Error, "heartbeat") {
 		t.Errorf("quiet runs = %+v, want the first ended by the idle timeout, not the heartbeat", runs)
 	}
-	if h, _ := c.Health(ctx); len(h.Running) != 0 {
-		t.Errorf("running after both settled = %+v", h.Running)
+	if h, _ := c.Health(ctx); len(h.Workers) != 0 {
+		t.Errorf("running after both settled = %+v", h.Workers)
 	}
 }

@@ -62,9 +62,9 @@ func statusCmd(e *env) *ffcli.Command {
 			}
 			e.printf("plugins:   %s\n", orNone(strings.Join(names, ", ")))
 			e.printf("store:     %s\n", storeLine(h.Store))
-			if len(h.Running) > 0 {
-				e.printf("running:   %d\n", len(h.Running))
-				for _, w := range h.Running {
+			if len(h.Workers) > 0 {
+				e.printf("running:   %d\n", len(h.Workers))
+				for _, w := range h.Workers {
 					age := time.Duration(w.HeartbeatAgeMS) * time.Millisecond
 					fmt.Fprintf(tw, "  %s\t%s\t%s\tpid %d\theartbeat %s ago\n", w.Agent, w.Backend, w.Run, w.PID, age.Round(time.Second))
 				}

@@ -115,8 +115,8 @@ type Health struct {
 	Workflows []Workflow `json:"workflows"`
 	Plugins   []Plugin   `json:"plugins"`
 	Problems  []string   `json:"problems"`
-	// Running are the runs in flight, with the age of their heartbeat.
-	Running []Worker `json:"running"`
+	// Workers are the runs in flight, with the age of their heartbeat.
+	Workers []Worker `json:"workers"`
 	// Store is the database file's health.
 	Store StoreHealth `json:"store"`
 }
