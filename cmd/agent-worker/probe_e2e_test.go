@@ -13,16 +13,6 @@ import (
 	"github.com/agent-worker/agent-worker/host/api"
 )
 
-// daemonClient is an API client for the daemon that now serves c's home.
-func (c *cli) daemonClient() *api.Client {
-	c.t.Helper()
-	d, err := api.ReadDaemonInfo(c.home)
-	if err != nil {
-		c.t.Fatalf("daemon.json: %v", err)
-	}
-	return api.NewClient(d)
-}
-
 // readChannel pages through the whole channel of scope, oldest first.
 func readChannel(t *testing.T, client *api.Client, scope string) []api.Message {
 	t.Helper()
@@ -52,7 +42,7 @@ func TestE2EKill9DuringConcurrentSends(t *testing.T) {
 	c := newCLI(t)
 	daemon := c.startDaemon()
 	c.ok("new", "bob", "--backend", "external") // never run: its inbox only grows
-	client := c.daemonClient()
+	client := c.client()
 
 	const senders, acksBeforeKill = 8, 400
 	type ack struct {
@@ -107,7 +97,7 @@ func TestE2EKill9DuringConcurrentSends(t *testing.T) {
 	t.Logf("%d sends acknowledged before and during the kill", len(acked))
 
 	c.startDaemon()
-	client = c.daemonClient()
+	client = c.client()
 	msgs := readChannel(t, client, "@global")
 	stored := map[string]int{}
 	lastOf := map[string]int{} // sender → last n seen, for per-sender order

@@ -49,10 +49,19 @@ func TestE2ESoakFDsAndMemoryStayFlat(t *testing.T) {
 	daemon := c.startDaemon()
 	pid := daemon.Process.Pid
 	c.ok("new", "echo", "--backend", "mock")
-	for i := range soakMCPClients {
-		c.ok("new", fmt.Sprintf("p%d", i), "--backend", "external")
+	// The outside agents' MCP endpoints, minted once (tokens outlive sessions).
+	type endpoint struct {
+		agent, url string
+		hc         *http.Client
 	}
-	client := c.daemonClient()
+	endpoints := make([]endpoint, soakMCPClients)
+	for i := range endpoints {
+		e := endpoint{agent: fmt.Sprintf("p%d", i)}
+		c.ok("new", e.agent, "--backend", "external")
+		e.url, e.hc = c.mcpEndpoint(e.agent)
+		endpoints[i] = e
+	}
+	client := c.client()
 
 	// run_finished and run_failed of echo, from the daemon's event stream.
 	ctx, cancel := context.WithCancel(context.Background())
@@ -99,11 +108,11 @@ func TestE2ESoakFDsAndMemoryStayFlat(t *testing.T) {
 	var callErrs atomic.Int64
 	calls := func(n int) {
 		var wg sync.WaitGroup
-		for i := range soakMCPClients {
+		for _, e := range endpoints {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				soakClient(t, c, fmt.Sprintf("p%d", i), n/soakMCPClients, &callErrs)
+				soakClient(t, e.agent, e.url, e.hc, n/soakMCPClients, &callErrs)
 			}()
 		}
 		wg.Wait()
@@ -151,24 +160,11 @@ func TestE2ESoakFDsAndMemoryStayFlat(t *testing.T) {
 	<-streamDone
 }
 
-// soakClient makes n MCP calls as agent, a mix of reads and writes,
-// reconnecting every soakCallsPerSession calls.
-func soakClient(t *testing.T, c *cli, agent string, n int, errs *atomic.Int64) {
+// soakClient makes n MCP calls as agent at endpoint, a mix of reads and
+// writes, reconnecting every soakCallsPerSession calls.
+func soakClient(t *testing.T, agent, endpoint string, hc *http.Client, n int, errs *atomic.Int64) {
 	ctx := context.Background()
-	var cfg struct {
-		MCPServers map[string]struct {
-			URL     string            `json:"url"`
-			Headers map[string]string `json:"headers"`
-		} `json:"mcpServers"`
-	}
-	r := c.run("mcp-config", agent)
-	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &cfg) != nil {
-		t.Errorf("mcp-config %s: exit %d %s", agent, r.code, r.stderr)
-		return
-	}
-	srv := cfg.MCPServers["agent-worker"]
 	mcpClient := mcp.NewClient(&mcp.Implementation{Name: "soak", Version: "1"}, nil)
-	hc := &http.Client{Transport: headerRT{srv.Headers}}
 	mix := []struct {
 		tool string
 		args func(i int) map[string]any
@@ -191,7 +187,7 @@ func soakClient(t *testing.T, c *cli, agent string, n int, errs *atomic.Int64) {
 				sess.Close()
 			}
 			var err error
-			if sess, err = mcpClient.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: hc}, nil); err != nil {
+			if sess, err = mcpClient.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: hc}, nil); err != nil {
 				t.Errorf("%s: connect: %v", agent, err)
 				errs.Add(1)
 				return
@@ -267,12 +263,9 @@ func procRSS(t *testing.T, pid int) int {
 // client does not parameterise.
 func getJSON(t *testing.T, c *cli, path string, out any) {
 	t.Helper()
-	d, err := api.ReadDaemonInfo(c.home)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req, _ := http.NewRequest(http.MethodGet, d.URL()+path, nil)
-	req.Header.Set("Authorization", "Bearer "+d.Token)
+	client := c.client()
+	req, _ := http.NewRequest(http.MethodGet, client.BaseURL+path, nil)
+	req.Header.Set("Authorization", "Bearer "+client.Token)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatalf("GET %s: %v", path, err)
