@@ -10,7 +10,7 @@ RUN_HOME ?= $(CURDIR)/.run-home
 AW       := AGENT_WORKER_HOME=$(RUN_HOME) ./$(BIN)/agent-worker
 
 .DEFAULT_GOAL := all
-.PHONY: all help build plugins run test test-e2e bench lint proto proto-check clean check-deps
+.PHONY: all help build plugins run test test-e2e bench soak lint proto proto-check clean check-deps
 
 all: build plugins ## build bin/agent-worker and every first-party plugin into plugins.d/
 
@@ -55,6 +55,9 @@ test-e2e: ## install the pinned claude and codex CLIs (cache outside the repo) a
 
 bench: ## run the benchmarks
 	$(GO) test -run '^$$' -bench . -benchmem -timeout 30m ./...
+
+soak: ## 20,000 MCP calls + 200 runs against a real daemon; fails if its fds or memory grow
+	AGENT_WORKER_SOAK=1 $(GO) test -count=1 -run 'TestE2ESoak' -v -timeout 60m ./cmd/agent-worker
 
 lint: check-deps ## gofmt, go vet and the dependency checks
 	@out=$$(gofmt -l $$(git ls-files '*.go') 2>/dev/null); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
