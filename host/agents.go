@@ -10,6 +10,7 @@ import (
 
 	"github.com/agent-worker/agent-worker/host/api"
 	"github.com/agent-worker/agent-worker/store"
+	"github.com/agent-worker/agent-worker/workflow"
 )
 
 // backendAliases maps names users may write to the backend they mean.
@@ -54,6 +55,9 @@ func agentFromSpec(s api.AgentSpec, installed []string) (store.Agent, error) {
 	}
 	if backend == "sdk" && s.Model == "" {
 		return store.Agent{}, api.Errorf(api.CodeInvalid, "backend sdk needs a model: add --model, e.g. anthropic/claude-sonnet-4-5 or openai/gpt-4o (or use --backend mock to try things without an API key)")
+	}
+	if n := len(s.System); n > workflow.MaxSystemPromptBytes {
+		return store.Agent{}, api.Errorf(api.CodeTooLarge, "%v", &workflow.SizeError{What: "system prompt", Size: int64(n), Limit: workflow.MaxSystemPromptBytes})
 	}
 	if err := validateSchedule(s.Schedule); err != nil {
 		return store.Agent{}, err

@@ -28,7 +28,7 @@ type docProviders struct {
 
 	// mu guards the fields that follow.
 	mu      sync.Mutex
-	files   map[string]*file.Provider // by root directory
+	files   map[string]*file.Provider // by root directory, or "dir:" and the documents folder
 	sqlite  *sqlitedocs.Provider
 	plugins map[string]*docsPlugin // by provider name and root
 }
@@ -41,7 +41,9 @@ func newDocProviders(home string, catalog *Catalog, log hclog.Logger) *docProvid
 // name (agent-worker-docs-<name>) runs out of process; the first-party
 // file and sqlite providers are also built in, for a daemon without
 // plugins. The file provider is rooted at the workflow's directory (the
-// daemon's home for standalone agents).
+// daemon's home for standalone agents), or keeps the documents right in the
+// folder the workflow names (context.documents.dir); a plugin is told that
+// folder in AGENT_WORKER_DOCS_DIR.
 func (d *docProviders) resolve(_ context.Context, wf store.Workflow) (docprovider.Provider, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -58,21 +60,31 @@ func (d *docProviders) resolve(_ context.Context, wf store.Workflow) (docprovide
 		if name != "sqlite" {
 			db = filepath.Join(d.home, name+"-"+docsFile)
 		}
-		k := name + "|" + root
+		k := name + "|" + root + "|" + wf.DocsDir
 		p := d.plugins[k]
 		if p == nil {
-			p = &docsPlugin{catalog: d.catalog, name: name, dir: root, log: d.log.Named(name),
-				env: []string{"AGENT_WORKER_DOCS_ROOT=" + root, "AGENT_WORKER_DOCS_DB=" + db}}
+			env := []string{"AGENT_WORKER_DOCS_ROOT=" + root, "AGENT_WORKER_DOCS_DB=" + db}
+			if wf.DocsDir != "" {
+				env = append(env, "AGENT_WORKER_DOCS_DIR="+wf.DocsDir)
+			}
+			p = &docsPlugin{catalog: d.catalog, name: name, dir: root, log: d.log.Named(name), env: env}
 			d.plugins[k] = p
 		}
 		return p, nil
 	}
 	switch name {
 	case "file":
-		p := d.files[root]
+		k := root
+		if wf.DocsDir != "" {
+			k = "dir:" + wf.DocsDir
+		}
+		p := d.files[k]
 		if p == nil {
 			p = file.New(root)
-			d.files[root] = p
+			if wf.DocsDir != "" {
+				p = file.NewIn(wf.DocsDir)
+			}
+			d.files[k] = p
 		}
 		return p, nil
 	case "sqlite":

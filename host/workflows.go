@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -56,6 +55,15 @@ func problemsError(err error) error {
 	return err
 }
 
+// readError classifies a failure to read a workflow file: too large is the
+// user's to fix, anything else means the file is not there to read.
+func readError(path string, err error) error {
+	if errors.Is(err, workflow.ErrTooLarge) {
+		return api.Errorf(api.CodeTooLarge, "%v", err)
+	}
+	return api.Errorf(api.CodeNotFound, "workflow file %s: %v", path, err)
+}
+
 // Start parses, sets up and starts a workflow under a tag.
 func (ws *workflows) Start(ctx context.Context, req api.StartWorkflow) (api.Workflow, error) {
 	if req.Path == "" {
@@ -66,10 +74,13 @@ func (ws *workflows) Start(ctx context.Context, req api.StartWorkflow) (api.Work
 		return api.Workflow{}, api.Errorf(api.CodeInvalid, "path %q: %v", req.Path, err)
 	}
 	content := []byte(req.Content)
-	if req.Content == "" {
-		if content, err = os.ReadFile(path); err != nil {
-			return api.Workflow{}, api.Errorf(api.CodeNotFound, "workflow file %s: %v", path, err)
+	switch {
+	case req.Content == "":
+		if content, err = workflow.ReadFile(path); err != nil {
+			return api.Workflow{}, readError(path, err)
 		}
+	case len(content) > workflow.MaxFileBytes:
+		return api.Workflow{}, api.Errorf(api.CodeTooLarge, "%v", &workflow.SizeError{What: "workflow " + path, Size: int64(len(content)), Limit: workflow.MaxFileBytes})
 	}
 	f, err := workflow.Parse(path, content)
 	if err != nil {
@@ -148,6 +159,9 @@ func (ws *workflows) apply(ctx context.Context, inst *workflow.Instance, content
 		wanted[a.Name] = store.Agent{Name: a.Name, Workflow: inst.Name, Tag: inst.Tag, Backend: a.Backend, Model: a.Model,
 			System: a.SystemPrompt, Schedule: a.Schedule, WakeupPrompt: a.WakeupPrompt, Config: a.ConfigJSON()}
 	}
+	if err := ws.checkDocs(ctx, inst); err != nil {
+		return err
+	}
 	_, err := ws.h.db.SaveWorkflow(ctx, store.Workflow{Name: inst.Name, Tag: inst.Tag, SourcePath: inst.Path,
 		ConfigYAML: string(content), State: "running", Workdir: inst.Dir, DocsDir: inst.Context.DocsDir,
 		DocsProvider: inst.Context.Documents, DocsOwner: inst.Context.DocumentOwner, LongMessageChars: inst.Context.LongMessageChars,
@@ -191,6 +205,33 @@ func (ws *workflows) apply(ctx context.Context, inst *workflow.Instance, content
 		}
 		ws.h.sched.Add(want.Key())
 		ws.h.sched.Reschedule(want.Key())
+	}
+	return nil
+}
+
+// checkDocs refuses, before anything starts, a documents provider that
+// does not exist, and a documents folder another running instance already
+// writes to: instances share nothing, and two teams editing one notes.md
+// would overwrite each other's work.
+func (ws *workflows) checkDocs(ctx context.Context, inst *workflow.Instance) error {
+	name := inst.Context.Documents
+	if name != "" && name != "file" && name != "sqlite" && !containsString(ws.h.catalog.Names(plugin.KindDocs), name) {
+		return api.Errorf(api.CodeInvalid, "%s: documents provider %q is neither built in (file, sqlite) nor installed: use file or sqlite, or install agent-worker-docs-%s into a plugins.d folder",
+			inst.Path, name, name)
+	}
+	dir := inst.Context.DocsDir
+	if dir == "" {
+		return nil
+	}
+	all, err := ws.h.db.ListWorkflows(ctx)
+	if err != nil {
+		return err
+	}
+	for _, w := range all {
+		if w.State == "running" && w.DocsDir == dir && (w.Name != inst.Name || w.Tag != inst.Tag) {
+			return api.Errorf(api.CodeConflict, "%s: documents folder %s is already used by @%s:%s, and two instances share no documents: put ${{ workflow.tag }} in the folder (e.g. dir: ./docs/${{ workflow.tag }}) or stop @%s:%s first",
+				inst.Path, dir, w.Name, w.Tag, w.Name, w.Tag)
+		}
 	}
 	return nil
 }
@@ -346,13 +387,17 @@ func (ws *workflows) reload(ctx context.Context, path string) {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
 	scopes := ws.files[path]
-	content, readErr := os.ReadFile(path)
+	content, readErr := workflow.ReadFile(path)
 	for scope := range scopes {
 		cur, err := ws.h.db.GetWorkflow(ctx, scope.Workflow, scope.Tag)
 		if err != nil || cur.State != "running" {
 			continue
 		}
-		if readErr != nil {
+		switch {
+		case errors.Is(readErr, workflow.ErrTooLarge):
+			ws.reject(ctx, cur, fmt.Sprintf("edit rejected, the last good config keeps running: %v", readErr))
+			continue
+		case readErr != nil:
 			ws.reject(ctx, cur, fmt.Sprintf("workflow file %s is gone (%v); the last good config keeps running", path, readErr))
 			continue
 		}

@@ -31,7 +31,9 @@ type Workflow struct {
 	// LongMessageChars overrides the length above which a message is stored
 	// as a resource; 0 means the daemon's default.
 	LongMessageChars int
-	// DocsDir, when set, holds the documents instead of Workdir.
+	// DocsDir, when set, is the folder that holds the documents themselves
+	// (context.documents.dir), instead of .workflow/<wf>/<tag>/documents/
+	// under Workdir.
 	DocsDir string
 	// Params and Vars (setup results) are what the workflow was started
 	// with, kept so that an edit or a restart resolves it the same way.

@@ -20,5 +20,9 @@
 // file's contents), wakeup_prompt, env values, mcp_servers fields and
 // context.documents.dir; never in config:, which goes to the backend as is.
 //
+// A workflow file, a system_prompt file and a resolved system prompt are at
+// most 1 MiB each (MaxFileBytes, MaxSystemPromptBytes); CheckAgentName and
+// CheckScopeName are the one definition of agent, workflow and tag names.
+//
 // The package imports only the standard library and gopkg.in/yaml.v3.
 package workflow

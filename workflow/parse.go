@@ -18,14 +18,12 @@ import (
 )
 
 var (
-	agentNameRE    = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]{0,63}$`)
-	workflowNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
-	pluginNameRE   = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,31}$`)
-	paramNameRE    = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]*$`)
-	mcpNameRE      = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
-	identRE        = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-	shortRE        = regexp.MustCompile(`^[A-Za-z0-9]$`)
-	yamlErrRE      = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+	pluginNameRE = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,31}$`)
+	paramNameRE  = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]*$`)
+	mcpNameRE    = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+	identRE      = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	shortRE      = regexp.MustCompile(`^[A-Za-z0-9]$`)
+	yamlErrRE    = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 )
 
 const defaultSetupTimeout = 60 * time.Second
@@ -36,11 +34,9 @@ var parserErrors = []string{
 	"did not find expected ',' or ']'", "did not find expected ',' or '}'", "did not find expected <document start>",
 }
 
-// Names that mean something else: @all in a channel, and the senders the
-// daemon posts as. A setup variable may not shadow a variable namespace.
+// A setup variable may not shadow a variable namespace.
 var (
-	reservedAgents = []string{"all", "system", "user"}
-	reservedAs     = []string{"env", "workflow", "params", "source"}
+	reservedAs = []string{"env", "workflow", "params", "source"}
 	// configOwned are the keys ConfigJSON sets from the agent's own fields.
 	configOwned = []string{"max_steps", "timeout", "mcp_servers", "env", "provider"}
 	agentKeys   = []string{"backend", "model", "system_prompt", "schedule", "wakeup", "wakeup_prompt",
@@ -107,6 +103,10 @@ func (p *parser) parse(f *File, content []byte) {
 				line++ // yaml.v3 counts these from 0, scanner errors from 1
 			}
 		}
+		if at, long := p.longKey(line); long != "" {
+			p.addAt(at, 0, "%s", long)
+			return
+		}
 		p.addAt(line, 0, "invalid YAML: %s", msg)
 		return
 	}
@@ -124,6 +124,71 @@ func (p *parser) parse(f *File, content []byte) {
 	f.Context = p.context(top["context"], f.Agents)
 	f.Kickoff = p.str(top["kickoff"], "kickoff")
 	p.checkVars(top["kickoff"], f.Kickoff, "", math.MaxInt)
+}
+
+// yamlKeyLimit is the longest plain key yaml.v3 reads; a longer one is a
+// syntax error that says nothing about length.
+const yamlKeyLimit = 1024
+
+// longKey explains a YAML syntax error at line (or the line before) caused
+// by a key too long for YAML, which is almost always a name pasted or
+// generated wrong: an agent name under agents: gets the name's own length
+// error. It returns the key's line and the message, or "" when the error
+// has another cause.
+func (p *parser) longKey(line int) (int, string) {
+	lines := []int{line, line - 1}
+	if line == 0 { // yaml.v3 gave no line: look at them all
+		lines = lines[:0]
+		for l := range p.src {
+			lines = append(lines, l+1)
+		}
+	}
+	for _, l := range lines {
+		if l < 1 || l > len(p.src) {
+			continue
+		}
+		text := strings.TrimRight(p.src[l-1], "\r")
+		keys := longKeyRE.FindAllStringSubmatchIndex(text, -1)
+		i := slices.IndexFunc(keys, func(m []int) bool { return m[3]-m[2] > yamlKeyLimit })
+		if i < 0 {
+			continue
+		}
+		m := keys[i]
+		key, before := text[m[2]:m[3]], text[:m[2]]
+		parent := ""
+		if f := flowParentRE.FindStringSubmatch(before); f != nil {
+			parent = f[1] // agents: {name: ...}
+		} else if strings.TrimLeft(before, " -") == "" {
+			parent = p.parentKey(l, len(text)-len(strings.TrimLeft(text, " ")))
+		}
+		if parent == "agents" {
+			return l, CheckAgentName(key).Error()
+		}
+		return l, fmt.Sprintf("key %s is %d characters; YAML keys are at most %d (and names at most %d)", Quote(key), len(key), yamlKeyLimit, MaxNameLen)
+	}
+	return 0, ""
+}
+
+var (
+	// longKeyRE finds a plain key on a line, in block or flow style.
+	longKeyRE = regexp.MustCompile(`([^\s{}\[\],:#'"]+)\s*:(?:\s|$)`)
+	// flowParentRE finds the key of the flow mapping a key sits in.
+	flowParentRE = regexp.MustCompile(`([A-Za-z0-9_.-]+)\s*:\s*\{[^{}]*$`)
+)
+
+// parentKey is the key of the mapping holding line, found as the nearest
+// line above it indented less than indent; "" at the top level.
+func (p *parser) parentKey(line, indent int) string {
+	for l := line - 1; l >= 1 && indent > 0; l-- {
+		text := strings.TrimRight(p.src[l-1], "\r")
+		body := strings.TrimLeft(text, " ")
+		if body == "" || strings.HasPrefix(body, "#") || len(text)-len(body) >= indent {
+			continue
+		}
+		key, _, _ := strings.Cut(body, ":")
+		return strings.TrimSpace(key)
+	}
+	return ""
 }
 
 // deref follows a YAML alias to the node it names.
@@ -302,8 +367,8 @@ func (p *parser) strMap(n *yaml.Node, name, where string, envKeys bool) map[stri
 
 func (p *parser) name(n *yaml.Node) string {
 	if s := p.str(n, "name"); s != "" {
-		if !workflowNameRE.MatchString(s) {
-			p.add(n, "workflow name %q is not valid: use up to 64 letters, digits, ., _ or -, starting with a letter or digit", s)
+		if err := CheckScopeName("workflow", s); err != nil {
+			p.add(n, "%v", err)
 		}
 		return s
 	}
@@ -313,8 +378,8 @@ func (p *parser) name(n *yaml.Node) string {
 	}
 	base := filepath.Base(p.file)
 	base = strings.TrimSuffix(strings.TrimSuffix(base, ".yaml"), ".yml")
-	if !workflowNameRE.MatchString(base) {
-		p.addAt(1, 1, "workflow name %q (from the file name) is not valid: add name: with up to 64 letters, digits, ., _ or -", base)
+	if err := CheckScopeName("workflow", base); err != nil {
+		p.addAt(1, 1, "%v (the name comes from the file name): add name: e.g. name: review", err)
 	}
 	return base
 }
@@ -464,11 +529,8 @@ func (p *parser) agents(root, n *yaml.Node) []Agent {
 
 func (p *parser) agent(k, v *yaml.Node) Agent {
 	a := Agent{Name: k.Value, Line: k.Line}
-	switch {
-	case slices.ContainsFunc(reservedAgents, func(r string) bool { return strings.EqualFold(r, a.Name) }):
-		p.add(k, "agent name %q is reserved: pick another name", a.Name)
-	case !agentNameRE.MatchString(a.Name):
-		p.add(k, "agent name %q is not valid: use up to 64 letters, digits, _ or -, starting with a letter", a.Name)
+	if err := CheckAgentName(a.Name); err != nil {
+		p.add(k, "%v", err)
 	}
 	if isNull(v) {
 		v = &yaml.Node{Kind: yaml.MappingNode}
@@ -535,11 +597,13 @@ func (p *parser) systemPrompt(n *yaml.Node) string {
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(p.dir, path)
 	}
-	b, err := os.ReadFile(path)
+	b, err := ReadLimited(path, "system_prompt file "+s, MaxSystemPromptBytes)
 	switch {
 	case err == nil:
 		p.checkVars(n, string(b), s, math.MaxInt)
 		return string(b)
+	case errors.Is(err, ErrTooLarge):
+		p.add(n, "%v", err)
 	case errors.Is(err, fs.ErrNotExist) && strings.ContainsAny(s, " \t"):
 		p.checkVars(n, s, "", math.MaxInt)
 		return s
@@ -667,8 +731,19 @@ func (p *parser) context(n *yaml.Node, agents []Agent) Context {
 		p.add(n, "context must be a map, e.g. context: {documents: sqlite}")
 		return c
 	}
-	fs := p.fields(n, "in context", "documents", "documentOwner", "long_message_chars")
-	if d := fs["documents"]; !isNull(d) {
+	fs := p.fields(n, "in context", "documents", "provider", "config", "documentOwner", "long_message_chars")
+	// The seed wrote `provider:` where this file format says `documents:`;
+	// both load, and mean the same.
+	d := fs["documents"]
+	if pr := fs["provider"]; !isNull(pr) {
+		if !isNull(d) {
+			p.add(pr, "provider and documents both name the documents provider (provider is the older name): keep only documents:")
+		} else {
+			d = pr
+		}
+	}
+	var dirNode *yaml.Node
+	if !isNull(d) {
 		node := d
 		switch d.Kind {
 		case yaml.ScalarNode:
@@ -676,16 +751,13 @@ func (p *parser) context(n *yaml.Node, agents []Agent) Context {
 		case yaml.MappingNode:
 			dfs := p.fields(d, "in context.documents", "provider", "dir")
 			if c.Documents = p.str(dfs["provider"], "provider"); c.Documents == "" {
-				p.add(d, "documents needs a provider: add provider: e.g. {provider: file, dir: .team}")
+				p.add(d, "documents needs a provider: add provider: e.g. {provider: file, dir: ./docs}")
 			} else {
 				node = dfs["provider"]
 			}
-			dir := p.str(dfs["dir"], "dir")
-			p.checkVars(dfs["dir"], dir, "", math.MaxInt)
-			if dir != "" && !filepath.IsAbs(dir) && !strings.HasPrefix(dir, "${{") {
-				dir = filepath.Join(p.dir, dir) // a leading variable may itself be absolute
+			if dir := p.str(dfs["dir"], "dir"); dir != "" {
+				c.DocsDir, dirNode = p.docsDir(dfs["dir"], dir), dfs["dir"]
 			}
-			c.DocsDir = dir
 		default:
 			p.add(d, "documents must be file, sqlite or {provider: NAME, dir: PATH}")
 		}
@@ -695,6 +767,18 @@ func (p *parser) context(n *yaml.Node, agents []Agent) Context {
 		if c.Documents == "" {
 			c.Documents = "file"
 		}
+	}
+	if cfg := fs["config"]; !isNull(cfg) {
+		if dir, node := p.seedContextDir(cfg); dir != "" {
+			if dirNode != nil {
+				p.add(node, "the documents folder is given twice (documents.dir at line %d): keep one", dirNode.Line)
+			} else {
+				c.DocsDir, dirNode = filepath.Join(p.docsDir(node, dir), "documents"), node
+			}
+		}
+	}
+	if dirNode != nil && c.Documents == "sqlite" {
+		p.add(dirNode, "a documents folder only applies to the file provider (sqlite keeps documents in its database): remove dir, or use provider: file")
 	}
 	c.DocumentOwner = p.str(fs["documentOwner"], "documentOwner")
 	if o := c.DocumentOwner; o != "" && !slices.ContainsFunc(agents, func(a Agent) bool { return a.Name == o }) {
@@ -706,6 +790,41 @@ func (p *parser) context(n *yaml.Node, agents []Agent) Context {
 	}
 	c.LongMessageChars = p.positive(fs["long_message_chars"], "long_message_chars", "4000")
 	return c
+}
+
+// docsDir checks the documents folder dir, written at n, and anchors it at
+// the workflow file's folder. One that starts with a variable is anchored
+// once resolved, since the variable may itself be absolute.
+func (p *parser) docsDir(n *yaml.Node, dir string) string {
+	p.checkVars(n, dir, "", math.MaxInt)
+	if !filepath.IsAbs(dir) && !strings.HasPrefix(dir, "${{") {
+		dir = filepath.Join(p.dir, dir)
+	}
+	return dir
+}
+
+// seedContextDir reads the seed's `context.config: {dir | bind}`: the folder
+// that held the seed's whole context. Here the channel and inbox live in the
+// daemon's store (kept across runs either way, so dir and bind mean the
+// same), and the documents go to its documents/ subfolder, where the seed
+// kept them. It returns the folder as written and its node.
+func (p *parser) seedContextDir(n *yaml.Node) (string, *yaml.Node) {
+	if n.Kind != yaml.MappingNode {
+		p.add(n, "context.config must be a map, e.g. config: {dir: ./ctx}; or write documents: {provider: file, dir: ./docs}")
+		return "", nil
+	}
+	fs := p.fields(n, "in context.config", "dir", "bind")
+	dir, bind := fs["dir"], fs["bind"]
+	switch {
+	case !isNull(dir) && !isNull(bind):
+		p.add(bind, "dir and bind are two ways to name the context folder: keep one")
+		return "", nil
+	case !isNull(bind):
+		dir = bind
+	case isNull(dir):
+		return "", nil
+	}
+	return p.str(dir, "dir"), dir
 }
 
 // checkVars reports every ${{ }} in s that cannot resolve. n holds s; file

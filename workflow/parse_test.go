@@ -39,7 +39,7 @@ func TestName(t *testing.T) {
 		"from .yaml":     {path: "dir/review.yaml", src: agents, want: "review"},
 		"from .yml":      {path: "review.v2.yml", src: agents, want: "review.v2"},
 		"given":          {path: "x.yaml", src: "name: pr-review\n" + agents, want: "pr-review"},
-		"bad file name":  {path: "my review.yaml", src: agents, wantErr: `my review.yaml:1:1: workflow name "my review" (from the file name) is not valid: add name:`},
+		"bad file name":  {path: "my review.yaml", src: agents, wantErr: `my review.yaml:1:1: workflow name "my review" is not valid`},
 		"no file":        {src: "name: inline\n" + agents, want: "inline"},
 		"no file, name?": {src: agents, wantErr: "<workflow>:1:1: workflow has no name and no file to take it from: add name:"},
 	}
@@ -67,12 +67,12 @@ func TestName(t *testing.T) {
 // directory.
 func TestNoFile(t *testing.T) {
 	t.Parallel()
-	f, err := Parse("", []byte("name: x\nagents: {a: {backend: mock}}\ncontext: {documents: {provider: sqlite, dir: .team}}\n"))
+	f, err := Parse("", []byte("name: x\nagents: {a: {backend: mock}}\ncontext: {documents: {provider: file, dir: .team}}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	wd, _ := os.Getwd()
-	if f.Path != "" || f.Dir != wd || f.Context.DocsDir != filepath.Join(wd, ".team") || f.Context.Documents != "sqlite" {
+	if f.Path != "" || f.Dir != wd || f.Context.DocsDir != filepath.Join(wd, ".team") || f.Context.Documents != "file" {
 		t.Errorf("Path %q, Dir %q, Context %+v; want no path and %s", f.Path, f.Dir, f.Context, wd)
 	}
 }

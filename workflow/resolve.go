@@ -41,6 +41,10 @@ func Resolve(f *File, v Vars) (*Instance, error) {
 	for _, a := range f.Agents {
 		where := "agent " + a.Name
 		a.SystemPrompt = r.expand(where+" system_prompt", a.SystemPrompt)
+		if n := len(a.SystemPrompt); n > MaxSystemPromptBytes {
+			r.errs = append(r.errs, fmt.Errorf("%s:%d: %w", r.file(), a.Line,
+				&SizeError{What: "agent " + a.Name + "'s system_prompt (with its ${{ }} values filled in)", Size: int64(n), Limit: MaxSystemPromptBytes}))
+		}
 		a.WakeupPrompt = r.expand(where+" wakeup_prompt", a.WakeupPrompt)
 		a.Env = r.expandMap(where+" env", a.Env)
 		servers := make([]MCPServer, len(a.MCPServers))
@@ -94,6 +98,14 @@ func newResolver(f *File, v Vars) *resolver {
 		r.declParams[p.Name] = p.Default
 	}
 	return r
+}
+
+// file names the workflow file in messages.
+func (r *resolver) file() string {
+	if r.f.Path == "" {
+		return "<workflow>"
+	}
+	return r.f.Path
 }
 
 func (r *resolver) expand(where, s string) string {

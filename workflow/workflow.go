@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"sort"
@@ -103,7 +104,7 @@ type Provider struct {
 // may be before it is stored as a resource.
 type Context struct {
 	Documents        string // docs provider: "file" (default), "sqlite" or a plugin name
-	DocsDir          string // absolute once resolved; "" = the workflow file's directory
+	DocsDir          string // the folder the documents themselves go in, absolute once resolved; "" = .workflow/<wf>/<tag>/documents/ beside the file
 	DocumentOwner    string // an agent name, or ""
 	LongMessageChars int    // 0 = the daemon's default (4000)
 }
@@ -128,12 +129,89 @@ type SetupStep struct {
 // Load reads and parses the workflow file at path, so callers holding only a
 // path get the same problems as those holding its content.
 func Load(path string) (*File, error) {
-	content, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
+	content, err := ReadFile(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		return nil, fmt.Errorf("workflow file %s not found: check the path", path)
-	}
-	if err != nil {
+	case errors.Is(err, ErrTooLarge):
+		return nil, err
+	case err != nil:
 		return nil, fmt.Errorf("read workflow file: %w", err)
 	}
 	return Parse(path, content)
+}
+
+// Size limits. A workflow file, a system_prompt file and a system prompt
+// (inline or from a file, once its ${{ }} values are filled in) are each at
+// most 1 MiB: far more than any real prompt, and small enough that a file
+// written by mistake (a log, a dump) cannot swell the daemon or be sent to
+// a model with every run.
+const (
+	MaxFileBytes         = 1 << 20
+	MaxSystemPromptBytes = 1 << 20
+)
+
+// ErrTooLarge matches (with errors.Is) every error about a size limit, so
+// callers can answer "too large" whatever the file.
+var ErrTooLarge = errors.New("too large")
+
+// SizeError is a file or prompt over its limit.
+type SizeError struct {
+	What  string // "workflow file /path/x.yaml", "system_prompt file prompts/a.md", ...
+	Size  int64  // -1 when the file was cut off while reading (not a regular file)
+	Limit int64
+}
+
+func (e *SizeError) Error() string {
+	size := "larger than " + FormatBytes(e.Limit)
+	if e.Size >= 0 {
+		size = FormatBytes(e.Size)
+	}
+	return fmt.Sprintf("%s is %s; the limit is %s: shorten it", e.What, size, FormatBytes(e.Limit))
+}
+
+// Is makes every SizeError match ErrTooLarge.
+func (e *SizeError) Is(target error) bool { return target == ErrTooLarge }
+
+// FormatBytes writes a size so that one just over a limit still reads as
+// over it: exact bytes up to 10 MiB (1048577 bytes), then MiB (50.0 MiB);
+// whole MiB as such (1 MiB).
+func FormatBytes(n int64) string {
+	switch {
+	case n > 0 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n < 10<<20:
+		return fmt.Sprintf("%d bytes", n)
+	}
+	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+}
+
+// ReadFile reads the workflow file at path. A file over MaxFileBytes is
+// refused from its size alone, and no more than the limit is ever read,
+// whatever the file claims (a pipe, /dev/zero), so a huge file cannot swell
+// the daemon.
+func ReadFile(path string) ([]byte, error) {
+	return ReadLimited(path, "workflow file "+path, MaxFileBytes)
+}
+
+// ReadLimited reads the file at path if it holds at most limit bytes, and
+// otherwise returns a SizeError naming it as what, having read no more than
+// the limit.
+func ReadLimited(path, what string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() > limit {
+		return nil, &SizeError{What: what, Size: fi.Size(), Limit: limit}
+	}
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > limit {
+		return nil, &SizeError{What: what, Size: -1, Limit: limit}
+	}
+	return b, nil
 }

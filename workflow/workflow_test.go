@@ -18,11 +18,12 @@ var update = flag.Bool("update", false, "rewrite testdata/*/want.golden from the
 // problems or its instance, resolved with fixed variables, to want.golden.
 // An optional args file holds the params given after `--`.
 func TestGolden(t *testing.T) {
-	dirs, err := filepath.Glob("testdata/*")
+	files, err := filepath.Glob("testdata/*/workflow.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, dir := range dirs {
+	for _, file := range files {
+		dir := filepath.Dir(file)
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			t.Parallel()
 			got := goldenOutput(t, dir)

@@ -1,6 +1,7 @@
 // Command agent-worker-docs-file serves the file document provider as a
 // plugin: documents are real files under
-// $AGENT_WORKER_DOCS_ROOT/.workflow/<wf>/<tag>/documents/.
+// $AGENT_WORKER_DOCS_ROOT/.workflow/<wf>/<tag>/documents/, or right in
+// $AGENT_WORKER_DOCS_DIR when the workflow names its documents folder.
 package main
 
 import (
@@ -16,7 +17,9 @@ var version = "0.1.0"
 
 func main() {
 	var p docprovider.Provider = docprovider.Failing(sdk.Errorf(sdk.ErrInvalid, "AGENT_WORKER_DOCS_ROOT is not set (the daemon sets it)"))
-	if root := os.Getenv("AGENT_WORKER_DOCS_ROOT"); root != "" {
+	if dir := os.Getenv("AGENT_WORKER_DOCS_DIR"); dir != "" {
+		p = file.NewIn(dir)
+	} else if root := os.Getenv("AGENT_WORKER_DOCS_ROOT"); root != "" {
 		p = file.New(root)
 	}
 	plugin.Serve(plugin.Config{Info: plugin.Info{Name: "file", Version: version}, Docs: p})

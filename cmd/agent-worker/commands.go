@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -121,11 +120,9 @@ func newCmd(e *env) *ffcli.Command {
 				if spec.System != "" {
 					return usagef("give --system or --system-file, not both")
 				}
-				b, err := os.ReadFile(systemFile)
-				if err != nil {
+				if spec.System, err = api.ReadSystemPromptFile(systemFile); err != nil {
 					return usagef("read --system-file: %v", err)
 				}
-				spec.System = string(b)
 			}
 			if config != "" {
 				if !json.Valid([]byte(config)) {

@@ -33,6 +33,7 @@ const (
 // planted in the folder can reach a file outside it.
 type Provider struct {
 	root string
+	in   bool // root is the documents folder itself (NewIn)
 	// locks serialise the writers of one document (keyed by a hash of its
 	// full path), so that a read-modify-rename Append never loses another
 	// writer's update. Striping bounds memory; two documents that share a
@@ -46,8 +47,20 @@ func New(root string) *Provider {
 	return &Provider{root: root}
 }
 
+// NewIn returns a provider that keeps documents right in dir, the folder a
+// workflow names for them (context.documents.dir), rather than in a
+// .workflow/<wf>/<tag>/documents/ tree. Every scope it serves shares that
+// folder, so the daemon gives one folder to one running workflow instance.
+// Paths stay confined to dir exactly as with New.
+func NewIn(dir string) *Provider {
+	return &Provider{root: dir, in: true}
+}
+
 // dir is the documents folder of a scope.
 func (p *Provider) dir(wf, tag string) string {
+	if p.in {
+		return p.root
+	}
 	return filepath.Join(p.root, ".workflow", wf, tag, "documents")
 }
 

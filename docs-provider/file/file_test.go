@@ -84,14 +84,30 @@ func TestDocumentsAreRealFiles(t *testing.T) {
 
 // Invariant 9: a symlink inside the documents folder cannot be used to read
 // or change anything outside it.
+// The same holds for a workflow's own documents folder (NewIn).
 func TestSymlinksCannotEscape(t *testing.T) {
 	t.Parallel()
-	root, outside := t.TempDir(), t.TempDir()
+	for name, layout := range map[string]func(root string) (*file.Provider, string){
+		"tree": func(root string) (*file.Provider, string) { return file.New(root), docsDir(root) },
+		"own dir": func(root string) (*file.Provider, string) {
+			d := filepath.Join(root, "a", "b", "c", "my-docs")
+			return file.NewIn(d), d
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			p, dir := layout(t.TempDir())
+			symlinksCannotEscape(t, p, dir)
+		})
+	}
+}
+
+func symlinksCannotEscape(t *testing.T, p *file.Provider, dir string) {
+	outside := t.TempDir()
 	secret := filepath.Join(outside, "secret.md")
 	if err := os.WriteFile(secret, []byte("secret"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	dir := docsDir(root)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +116,6 @@ func TestSymlinksCannotEscape(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	p := file.New(root)
 	ctx := t.Context()
 	for _, path := range []string{"notes.md", "sub/secret.md", "sub/new.md", "rel.md"} {
 		if got, err := p.Read(ctx, ref(path)); !errors.Is(err, sdk.ErrPermission) {
@@ -183,5 +198,42 @@ func TestExistingTreeIsRead(t *testing.T) {
 	}
 	if want := []string{"data.json", "notes.md", "plans/q3/roadmap.md"}; !slices.Equal(got, want) {
 		t.Errorf("List = %v, want %v", got, want)
+	}
+}
+
+// A workflow that names its documents folder finds its documents right
+// there, with no .workflow tree, and names still cannot leave it.
+func TestNewInKeepsDocumentsInDir(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	dir := filepath.Join(root, "my-docs")
+	p := file.NewIn(dir)
+	ctx := t.Context()
+	if err := p.Write(ctx, ref("notes.md"), "# Notes\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Append(ctx, ref("specs/api.md"), "x"); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := os.ReadFile(filepath.Join(dir, "notes.md")); err != nil || string(got) != "# Notes\n" {
+		t.Errorf("my-docs/notes.md = %q, %v", got, err)
+	}
+	if got := dirNames(t, root); !slices.Equal(got, []string{"my-docs"}) {
+		t.Errorf("the workflow folder holds %v; want only my-docs (no .workflow)", got)
+	}
+	if got := dirNames(t, dir); !slices.Equal(got, []string{"notes.md", "specs"}) {
+		t.Errorf("my-docs holds %v", got)
+	}
+	for _, bad := range []string{"../escape.md", "/etc/passwd", "a/../../escape.md", "%2e%2e/escape.md"} {
+		if err := p.Write(ctx, ref(bad), "x"); err == nil {
+			t.Errorf("Write %q succeeded; want it refused", bad)
+		}
+	}
+	if got := dirNames(t, root); !slices.Equal(got, []string{"my-docs"}) {
+		t.Errorf("after path escapes the workflow folder holds %v", got)
+	}
+	infos, err := p.List(ctx, docprovider.Scope{Workflow: "review", Tag: "pr-7"})
+	if err != nil || len(infos) != 2 {
+		t.Errorf("List = %v, %v; want notes.md and specs/api.md", infos, err)
 	}
 }

@@ -1,9 +1,9 @@
 package api
 
 import (
-	"fmt"
-	"regexp"
 	"strings"
+
+	"github.com/agent-worker/agent-worker/workflow"
 )
 
 // Defaults for the parts a target leaves out.
@@ -11,15 +11,6 @@ const (
 	GlobalWorkflow = "global"
 	DefaultTag     = "main"
 )
-
-var (
-	agentNameRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]{0,63}$`)
-	scopeNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
-)
-
-// reservedNames cannot be agents: they are senders or mention keywords with
-// a meaning of their own in the channel.
-var reservedNames = map[string]bool{"all": true, "system": true, "user": true}
 
 // Target names an agent (alice@review:pr-1) or a workflow:tag scope
 // (@review:pr-1). Agent is empty for a scope.
@@ -105,13 +96,11 @@ func ParseAgentTarget(s string) (Target, error) {
 }
 
 // ValidateAgentName checks an agent name against SPEC.md and the reserved
-// names.
+// names. The rule itself is the workflow file's, so an agent is named the
+// same way in a file, a target and a request.
 func ValidateAgentName(name string) error {
-	if !agentNameRE.MatchString(name) {
-		return Errorf(CodeInvalid, "agent name %q is invalid: use a letter, then up to 63 letters, digits, '_' or '-'", name)
-	}
-	if reservedNames[name] {
-		return Errorf(CodeInvalid, "agent name %q is reserved: pick another name", name)
+	if err := workflow.CheckAgentName(name); err != nil {
+		return Errorf(CodeInvalid, "%v", err)
 	}
 	return nil
 }
@@ -119,8 +108,8 @@ func ValidateAgentName(name string) error {
 // ValidateScopeName checks a workflow or tag name; kind says which in the
 // error.
 func ValidateScopeName(kind, name string) error {
-	if !scopeNameRE.MatchString(name) {
-		return Errorf(CodeInvalid, "%s name %q is invalid: use a letter or digit, then up to 63 letters, digits, '.', '_' or '-'", kind, name)
+	if err := workflow.CheckScopeName(kind, name); err != nil {
+		return Errorf(CodeInvalid, "%v", err)
 	}
 	return nil
 }
@@ -129,4 +118,4 @@ func badTarget(s, why string) error {
 	return Errorf(CodeInvalid, "bad target %s: %s", quote(s), why)
 }
 
-func quote(s string) string { return fmt.Sprintf("%q", s) }
+func quote(s string) string { return workflow.Quote(s) }

@@ -56,26 +56,27 @@ func TestParseTargetRejects(t *testing.T) {
 	// Each input is refused with a usage error that names the bad part. The
 	// first group is what the anchor silently accepted.
 	tests := map[string]string{
-		"a@work@flow":                  "more than one '@'",
-		"a@wf:tag:x":                   "more than one ':'",
-		"alice@":                       "workflow after '@' is missing",
-		"@":                            "workflow after '@' is missing",
-		"alice@review:":                "tag after ':' is missing",
-		"":                             "empty target",
-		"1alice":                       `agent name "1alice"`,
-		"al ice":                       `agent name "al ice"`,
-		"alice!":                       `agent name "alice!"`,
-		"al/ice":                       `agent name "al/ice"`,
-		"alice#x":                      `agent name "alice#x"`,
-		"alice:main":                   `agent name "alice:main"`,
-		"all":                          `"all" is reserved`,
-		"system@review":                `"system" is reserved`,
-		"alice@-wf":                    `workflow name "-wf"`,
-		"alice@wf:.tag":                `tag name ".tag"`,
-		"alice@w/f":                    `workflow name "w/f"`,
-		"alice@wf:t g":                 `tag name "t g"`,
-		strings.Repeat("a", 65):        "is invalid",
-		"x@" + strings.Repeat("w", 65): "workflow name",
+		"a@work@flow":                        "more than one '@'",
+		"a@wf:tag:x":                         "more than one ':'",
+		"alice@":                             "workflow after '@' is missing",
+		"@":                                  "workflow after '@' is missing",
+		"alice@review:":                      "tag after ':' is missing",
+		"":                                   "empty target",
+		"1alice":                             `agent name "1alice"`,
+		"al ice":                             `agent name "al ice"`,
+		"alice!":                             `agent name "alice!"`,
+		"al/ice":                             `agent name "al/ice"`,
+		"alice#x":                            `agent name "alice#x"`,
+		"alice:main":                         `agent name "alice:main"`,
+		"all":                                `"all" is reserved`,
+		"system@review":                      `"system" is reserved`,
+		"alice@-wf":                          `workflow name "-wf"`,
+		"alice@wf:.tag":                      `tag name ".tag"`,
+		"alice@w/f":                          `workflow name "w/f"`,
+		"alice@wf:t g":                       `tag name "t g"`,
+		strings.Repeat("a", 65):              "is 65 characters; at most 64",
+		"x@" + strings.Repeat("w", 65):       "workflow name",
+		"x@wf:" + strings.Repeat("t", 10000): "tag name \"tttt",
 	}
 	for in, want := range tests {
 		t.Run(in, func(t *testing.T) {
@@ -90,7 +91,20 @@ func TestParseTargetRejects(t *testing.T) {
 			if !strings.Contains(err.Error(), want) {
 				t.Errorf("error %q does not say %q", err, want)
 			}
+			if len(err.Error()) > 400 {
+				t.Errorf("error is %d bytes: a long name must not be echoed whole", len(err.Error()))
+			}
 		})
+	}
+}
+
+// A 10,000-character name says how long it is and what the limit is,
+// without printing itself.
+func TestLongAgentName(t *testing.T) {
+	t.Parallel()
+	err := ValidateAgentName(strings.Repeat("a", 10000))
+	if err == nil || ErrorCode(err) != CodeInvalid || !strings.Contains(err.Error(), "is 10000 characters; at most 64") || len(err.Error()) > 200 {
+		t.Errorf("error = %.300v", err)
 	}
 }
 
