@@ -89,12 +89,12 @@ type entry struct {
 type fileStamp struct {
 	ino   uint64
 	size  int64
-	mtime time.Time
+	mtime int64 // ns
 	mode  os.FileMode
 }
 
 func stampOf(st os.FileInfo) fileStamp {
-	s := fileStamp{size: st.Size(), mtime: st.ModTime(), mode: st.Mode()}
+	s := fileStamp{size: st.Size(), mtime: st.ModTime().UnixNano(), mode: st.Mode()}
 	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
 		s.ino = sys.Ino
 	}
