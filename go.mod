@@ -12,6 +12,7 @@ require (
 	github.com/openai/openai-go/v3 v3.96.0
 	github.com/peterbourgon/ff/v3 v3.4.0
 	github.com/robfig/cron/v3 v3.0.1
+	golang.org/x/sys v0.48.0
 	google.golang.org/grpc v1.70.0
 	google.golang.org/protobuf v1.36.11
 	gopkg.in/yaml.v3 v3.0.1
@@ -54,7 +55,6 @@ require (
 	golang.org/x/net v0.60.0 // indirect
 	golang.org/x/oauth2 v0.35.0 // indirect
 	golang.org/x/sync v0.23.0 // indirect
-	golang.org/x/sys v0.48.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
 	golang.org/x/time v0.15.0 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20250115164207-1a7da9e5054f // indirect

@@ -20,6 +20,16 @@ var backendAliases = map[string]string{"": "sdk", "default": "sdk"}
 // daemon never runs: an outside MCP client acts as it.
 var knownBackends = []string{"sdk", "claude", "codex", "cursor", "mock", "external"}
 
+// backendName is the backend a user's word means: lower case, aliases
+// resolved.
+func backendName(s string) string {
+	b := strings.ToLower(s)
+	if alias, ok := backendAliases[b]; ok {
+		return alias
+	}
+	return b
+}
+
 // minInterval keeps a typo like "1ms" from turning an agent into a busy loop.
 const minInterval = time.Second
 
@@ -43,10 +53,7 @@ func agentFromSpec(s api.AgentSpec, installed []string) (store.Agent, error) {
 	if err := api.ValidateScopeName("tag", t.Tag); err != nil {
 		return store.Agent{}, err
 	}
-	backend := strings.ToLower(s.Backend)
-	if alias, ok := backendAliases[backend]; ok {
-		backend = alias
-	}
+	backend := backendName(s.Backend)
 	if !slices.Contains(knownBackends, backend) && !slices.Contains(installed, backend) {
 		names := append(slices.Clone(knownBackends), installed...)
 		slices.Sort(names)

@@ -32,32 +32,84 @@ const (
 
 // Catalog timings.
 const (
-	fingerprintTimeout = 5 * time.Second
-	debounce           = 150 * time.Millisecond
-	rescanEvery        = time.Minute
+	// DefaultPluginTimeout bounds one examination of a plugin binary: its
+	// start, the go-plugin handshake and its GetInfo answer together.
+	DefaultPluginTimeout = 5 * time.Second
+	debounce             = 150 * time.Millisecond
+	rescanEvery          = time.Minute
+	// statusFresh: a healthy plugin examined this recently is not started
+	// again when `agent-worker plugins` asks for fresh statuses.
+	statusFresh = 5 * time.Second
+	// maxExamining bounds how many binaries are examined at once.
+	maxExamining = 8
+	// pluginExitGrace is how long go-plugin may take to stop a plugin
+	// before killPlugin kills its process group.
+	pluginExitGrace = 3 * time.Second
 )
 
 // Catalog knows every plugin binary in the plugins directories: its name,
 // kind, version and sha256, or why it cannot be used. It watches the
 // directories so that a binary dropped in, replaced or removed is seen
 // without a restart. Runs in flight keep the binary they started with.
+//
+// Binaries are examined concurrently, each within a deadline; one that
+// misses it is killed with its whole process group and listed broken. A
+// broken binary is remembered by its bytes and not started again until
+// the file changes, so a bad file costs one process, once.
 type Catalog struct {
 	dirs    []string
 	runtime string // parent of the fingerprint processes' socket dirs
+	timeout time.Duration
 	log     hclog.Logger
 
-	// mu guards byPath.
-	mu     sync.RWMutex
-	byPath map[string]api.Plugin
+	// mu guards the fields that follow.
+	mu         sync.RWMutex
+	byPath     map[string]entry
+	examining  map[string]bool // paths being examined now
+	again      map[string]bool // paths that changed while being examined
+	refreshing chan struct{}   // closed when the Refresh under way ends; nil if none
 
 	// changed is signalled after every (re)check, for tests and listeners.
 	changed chan struct{}
 }
 
+// entry is what the catalog knows about one file.
+type entry struct {
+	api.Plugin
+	// stamp is the file as last examined; a file with the same stamp is
+	// not examined again.
+	stamp fileStamp
+	// ran is set when the result came from starting the binary (good or
+	// broken): the same bytes are never started again for it.
+	ran bool
+}
+
+// fileStamp tells a changed file from an unchanged one without reading
+// it: installs replace the inode or the mtime, chmod changes the mode.
+type fileStamp struct {
+	ino   uint64
+	size  int64
+	mtime int64 // ns
+	mode  os.FileMode
+}
+
+func stampOf(st os.FileInfo) fileStamp {
+	s := fileStamp{size: st.Size(), mtime: st.ModTime().UnixNano(), mode: st.Mode()}
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+		s.ino = sys.Ino
+	}
+	return s
+}
+
 // NewCatalog returns a catalog over dirs, earlier directories winning when
-// two hold a plugin of the same kind and name.
-func NewCatalog(dirs []string, runtime string, log hclog.Logger) *Catalog {
-	return &Catalog{dirs: dirs, runtime: runtime, log: log, byPath: map[string]api.Plugin{}, changed: make(chan struct{}, 1)}
+// two hold a plugin of the same kind and name. timeout bounds the
+// examination of one binary (0: DefaultPluginTimeout).
+func NewCatalog(dirs []string, runtime string, timeout time.Duration, log hclog.Logger) *Catalog {
+	if timeout <= 0 {
+		timeout = DefaultPluginTimeout
+	}
+	return &Catalog{dirs: dirs, runtime: runtime, timeout: timeout, log: log, byPath: map[string]entry{},
+		examining: map[string]bool{}, again: map[string]bool{}, changed: make(chan struct{}, 1)}
 }
 
 // pluginName splits an executable's file name into kind and name.
@@ -73,8 +125,10 @@ func pluginName(file string) (kind, name string, ok bool) {
 	return kind, name, api.ValidateScopeName("plugin", name) == nil && !strings.ContainsAny(name, ".")
 }
 
-// Scan checks every file in every directory; used at start-up, after an
-// event overflow and on a slow ticker as a safety net.
+// Scan checks every file in every directory, concurrently; used at
+// start-up, after an event overflow and on a slow ticker as a safety net.
+// It returns when every file has been looked at, which the per-binary
+// deadline bounds.
 func (c *Catalog) Scan(ctx context.Context) {
 	seen := map[string]bool{}
 	for _, dir := range c.dirs {
@@ -86,16 +140,25 @@ func (c *Catalog) Scan(ctx context.Context) {
 			continue
 		}
 		for _, e := range entries {
-			path := filepath.Join(dir, e.Name())
 			if _, _, ok := pluginName(e.Name()); ok {
-				seen[path] = true
-				c.check(ctx, path)
+				seen[filepath.Join(dir, e.Name())] = true
 			}
 		}
 	}
+	slots := make(chan struct{}, maxExamining)
+	var wg sync.WaitGroup
+	for path := range seen {
+		wg.Go(func() {
+			slots <- struct{}{}
+			defer func() { <-slots }()
+			c.check(ctx, path)
+			c.notify()
+		})
+	}
+	wg.Wait()
 	c.mu.Lock()
 	for path := range c.byPath {
-		if !seen[path] {
+		if _, err := os.Lstat(path); !seen[path] && errors.Is(err, os.ErrNotExist) {
 			delete(c.byPath, path)
 			c.log.Info("plugin removed", "path", path)
 		}
@@ -104,114 +167,247 @@ func (c *Catalog) Scan(ctx context.Context) {
 	c.notify()
 }
 
-// check (re)examines one path: gone, unchanged, or fingerprinted anew.
-func (c *Catalog) check(ctx context.Context, path string) { c.examine(ctx, path, false) }
-
-// Refresh fingerprints every plugin again, even unchanged ones, so that
-// what a plugin reports about its surroundings (a CLI installed or removed
-// since) is current; `agent-worker plugins` calls it.
-func (c *Catalog) Refresh(ctx context.Context) {
-	c.mu.RLock()
-	paths := make([]string, 0, len(c.byPath))
-	for p := range c.byPath {
-		paths = append(paths, p)
+// check examines path. If it is being examined already, that examination
+// looks again when it ends, so one path never runs twice at once and the
+// last change always wins.
+func (c *Catalog) check(ctx context.Context, path string) {
+	c.mu.Lock()
+	if c.examining[path] {
+		c.again[path] = true
+		c.mu.Unlock()
+		return
 	}
-	c.mu.RUnlock()
-	var wg sync.WaitGroup
-	for _, p := range paths {
-		wg.Go(func() { c.examine(ctx, p, true) })
+	c.examining[path] = true
+	c.mu.Unlock()
+	for {
+		c.examine(ctx, path)
+		c.mu.Lock()
+		if !c.again[path] || ctx.Err() != nil {
+			delete(c.examining, path)
+			delete(c.again, path)
+			c.mu.Unlock()
+			return
+		}
+		delete(c.again, path)
+		c.mu.Unlock()
 	}
-	wg.Wait()
 }
 
-func (c *Catalog) examine(ctx context.Context, path string, force bool) {
+// examine looks at one path as it is now: gone, unchanged, not usable as
+// it stands (not executable, not a file), the same bytes as a binary
+// already examined, or new bytes, which it fingerprints.
+func (c *Catalog) examine(ctx context.Context, path string) {
 	kind, name, ok := pluginName(filepath.Base(path))
 	if !ok {
 		return
 	}
-	st, err := os.Stat(path)
-	if err != nil || !st.Mode().IsRegular() || st.Mode()&0o111 == 0 {
-		c.mu.Lock()
-		if _, had := c.byPath[path]; had {
-			delete(c.byPath, path)
-			c.log.Info("plugin removed", "path", path)
-		}
-		c.mu.Unlock()
-		return
-	}
-	sum, err := fileSHA256(path)
-	p := api.Plugin{Name: name, Kind: kind, Path: path, SHA256: sum, CheckedAt: time.Now().UTC()}
+	st, statErr := os.Stat(path)
 	c.mu.RLock()
 	old, had := c.byPath[path]
 	c.mu.RUnlock()
-	if had && err == nil && old.SHA256 == sum && old.Error == "" && !force {
-		return // same bytes, already known good
+	if errors.Is(statErr, os.ErrNotExist) {
+		if had {
+			c.mu.Lock()
+			delete(c.byPath, path)
+			c.mu.Unlock()
+			c.log.Info("plugin removed", "path", path)
+		}
+		return
 	}
-	if err != nil {
-		p.Error = "read binary: " + err.Error()
-	} else if info, err := c.fingerprint(ctx, path, sum); err != nil {
-		p.Error = err.Error()
-	} else if info.Kind != kind || info.Name != name {
-		p.Error = fmt.Sprintf("the binary is named as %s %q but says it is %s %q: rename it agent-worker-%s-%s", kind, name, info.Kind, info.Name, info.Kind, info.Name)
-	} else {
-		p.Version, p.APIVersions, p.Capabilities, p.Status = info.Version, info.APIVersions, info.Capabilities, info.Status
+	e := entry{Plugin: api.Plugin{Name: name, Kind: kind, Path: path, CheckedAt: time.Now().UTC()}}
+	switch {
+	case statErr != nil:
+		e.Error = "cannot read it: " + statErr.Error()
+	case !st.Mode().IsRegular():
+		e.Error = "not a regular file: a plugin is an executable file named agent-worker-" + kind + "-" + name
+	default:
+		e.stamp = stampOf(st)
+		if had && old.stamp == e.stamp {
+			return // unchanged since it was examined
+		}
+		if st.Mode()&0o111 == 0 {
+			e.Error = "installed but not executable: chmod +x " + path
+			break
+		}
+		sum, err := fileSHA256(path)
+		if err != nil {
+			e.Error = "read binary: " + err.Error()
+			break
+		}
+		e.SHA256 = sum
+		if had && old.ran && old.SHA256 == sum {
+			old.stamp = e.stamp // touched or moved, same bytes: same result
+			e = old
+			break
+		}
+		e.ran = true
+		info, err := c.fingerprint(ctx, path, sum)
+		switch {
+		case err != nil && ctx.Err() != nil:
+			return // the daemon is stopping: no verdict
+		case err != nil:
+			e.Error = err.Error() + " (not started again until the file changes)"
+		case info.Kind != kind || info.Name != name:
+			e.Error = fmt.Sprintf("the binary is named as %s %q but says it is %s %q: rename it agent-worker-%s-%s", kind, name, info.Kind, info.Name, info.Kind, info.Name)
+		default:
+			e.Version, e.APIVersions, e.Capabilities, e.Status = info.Version, info.APIVersions, info.Capabilities, info.Status
+		}
 	}
 	c.mu.Lock()
-	c.byPath[path] = p
+	c.byPath[path] = e
 	c.mu.Unlock()
-	if p.Error != "" {
-		c.log.Warn("plugin unusable", "path", path, "error", p.Error)
-	} else {
-		c.log.Info("plugin ready", "kind", kind, "name", name, "version", p.Version, "sha256", sum[:12])
+	switch {
+	case had && old.Error == e.Error && old.SHA256 == e.SHA256:
+		// nothing new to say
+	case e.Error != "":
+		c.log.Warn("plugin unusable", "path", path, "error", e.Error)
+	default:
+		c.log.Info("plugin ready", "kind", kind, "name", name, "version", e.Version, "sha256", e.SHA256[:12])
 	}
 }
 
-// fingerprint starts the binary once, asks for its Info and stops it. A
-// binary that is busy being written (ETXTBSY) is retried briefly.
+// Refresh asks the healthy plugins again what they find about their
+// surroundings (a CLI installed or removed since), for `agent-worker
+// plugins`. It cannot hang and never starts a broken binary: plugins
+// asked less than statusFresh ago are skipped, the others are asked
+// concurrently within the plugin timeout, one that does not answer keeps
+// its last result, and callers arriving while a refresh is under way wait
+// for that one instead of starting more processes.
+func (c *Catalog) Refresh(ctx context.Context) {
+	c.mu.Lock()
+	wait := c.refreshing
+	if wait != nil {
+		c.mu.Unlock()
+		select {
+		case <-wait:
+		case <-ctx.Done():
+		}
+		return
+	}
+	done := make(chan struct{})
+	c.refreshing = done
+	var stale []entry
+	for _, e := range c.byPath {
+		if e.Error == "" && e.ran && time.Since(e.CheckedAt) > statusFresh {
+			stale = append(stale, e)
+		}
+	}
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		c.refreshing = nil
+		c.mu.Unlock()
+		close(done)
+	}()
+	// Shared with the callers waiting: one leaving early must not cut it short.
+	ctx = context.WithoutCancel(ctx)
+	slots := make(chan struct{}, maxExamining)
+	var wg sync.WaitGroup
+	for _, e := range stale {
+		wg.Go(func() {
+			slots <- struct{}{}
+			defer func() { <-slots }()
+			c.refreshOne(ctx, e)
+		})
+	}
+	wg.Wait()
+}
+
+// refreshOne asks one healthy plugin for its Info again and keeps the
+// answer if the file is still the one examined.
+func (c *Catalog) refreshOne(ctx context.Context, old entry) {
+	info, err := c.fingerprint(ctx, old.Path, old.SHA256)
+	if err != nil {
+		c.log.Warn("plugin did not refresh its status; keeping the last one", "path", old.Path, "error", err)
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cur, ok := c.byPath[old.Path]
+	if !ok || cur.SHA256 != old.SHA256 || cur.stamp != old.stamp || cur.Error != "" || info.Kind != cur.Kind || info.Name != cur.Name {
+		return // changed meanwhile; the watcher examines it
+	}
+	cur.Version, cur.APIVersions, cur.Capabilities, cur.Status = info.Version, info.APIVersions, info.Capabilities, info.Status
+	cur.CheckedAt = time.Now().UTC()
+	c.byPath[old.Path] = cur
+}
+
+// fingerprint starts the binary once, asks for its Info and stops it, all
+// within the plugin timeout. A binary that is busy being written
+// (ETXTBSY) is retried briefly.
 func (c *Catalog) fingerprint(ctx context.Context, path, sum string) (plugin.Info, error) {
-	var info plugin.Info
-	var err error
-	for attempt := 0; attempt < 5; attempt++ {
-		info, err = c.fingerprintOnce(ctx, path, sum)
-		if err == nil || !errors.Is(err, syscall.ETXTBSY) {
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	for attempt := 0; ; attempt++ {
+		info, err := c.fingerprintOnce(ctx, path, sum)
+		if err == nil || !errors.Is(err, syscall.ETXTBSY) || attempt == 4 {
 			return info, err
 		}
 		select {
 		case <-ctx.Done():
-			return info, ctx.Err()
+			return info, err
 		case <-time.After(time.Duration(50<<attempt) * time.Millisecond):
 		}
 	}
-	return info, err
 }
 
 func (c *Catalog) fingerprintOnce(ctx context.Context, path, sum string) (plugin.Info, error) {
-	sockDir, err := os.MkdirTemp(c.runtime, "aw-fp-")
+	deadline, _ := ctx.Deadline()
+	left := time.Until(deadline)
+	if ctx.Err() != nil || left <= 0 {
+		return plugin.Info{}, fmt.Errorf("no time left to start it: %w", context.DeadlineExceeded)
+	}
+	sockDir, err := makeSocketDir(c.runtime, "fp")
 	if err != nil {
 		return plugin.Info{}, err
 	}
-	defer os.RemoveAll(sockDir)
+	defer removeSocketDir(sockDir)
 	cmd := pluginCommand(path, sockDir, filepath.Dir(path))
 	checksum, _ := hex.DecodeString(sum)
 	cfg := plugin.ClientConfig(cmd, checksum, c.log.Named("fingerprint").With("plugin", filepath.Base(path)))
-	cfg.StartTimeout = fingerprintTimeout
+	cfg.StartTimeout = left
 	client := goplugin.NewClient(cfg)
-	defer killPlugin(client, cmd)
 	rpc, err := client.Client()
 	if err != nil {
-		return plugin.Info{}, fmt.Errorf("not a working agent-worker plugin (handshake failed: %v)", err)
+		// It never became a plugin: nothing to stop gracefully, and what
+		// it started may hold its output open, which go-plugin waits for.
+		killGroup(cmd)
+		killPlugin(client, cmd)
+		return plugin.Info{}, handshakeError(err, c.timeout)
 	}
+	defer killPlugin(client, cmd)
 	ic, err := plugin.DispenseInfo(rpc)
 	if err != nil {
 		return plugin.Info{}, fmt.Errorf("dispense info: %w", err)
 	}
-	ctx, cancel := context.WithTimeout(ctx, fingerprintTimeout)
-	defer cancel()
 	info, err := ic.GetInfo(ctx)
 	if err != nil {
-		return plugin.Info{}, fmt.Errorf("plugin did not answer GetInfo: %w", err)
+		return plugin.Info{}, fmt.Errorf("plugin did not answer GetInfo within %s (it was stopped): %w", c.timeout, err)
 	}
 	return info, nil
+}
+
+// handshakeError says in a user's words why a binary did not become a
+// plugin; go-plugin's own text (sometimes several lines) follows.
+func handshakeError(err error, timeout time.Duration) error {
+	msg := err.Error()
+	detail := strings.Join(strings.Fields(strings.ReplaceAll(msg, "\n", "; ")), " ")
+	if len(detail) > 300 {
+		detail = strings.ToValidUTF8(detail[:300], "") + "…"
+	}
+	switch {
+	case strings.Contains(msg, "timeout while waiting for plugin to start"):
+		return fmt.Errorf("no plugin handshake within %s (is it an agent-worker plugin?): it was killed", timeout)
+	case strings.Contains(msg, "incompatible API version with plugin"):
+		return fmt.Errorf("it speaks another plugin protocol version than this daemon (%d): rebuild it against this agent-worker's sdk, or upgrade agent-worker (handshake failed: %s)", plugin.ProtocolVersion, detail)
+	case strings.Contains(msg, "Failed to read any lines from plugin's stdout"):
+		return fmt.Errorf("not a working agent-worker plugin: it ended or closed its stdout before the plugin handshake (handshake failed: %s)", detail)
+	case strings.Contains(msg, "Unrecognized remote plugin message"):
+		return fmt.Errorf("not a working agent-worker plugin: it printed something else than the plugin handshake on stdout (handshake failed: %s)", detail)
+	case errors.Is(err, syscall.ENOEXEC):
+		return fmt.Errorf("not a program this system can run (exec format error): %w", err)
+	}
+	return fmt.Errorf("not a working agent-worker plugin (handshake failed: %w)", err)
 }
 
 // Lookup returns the usable plugin of kind and name, searching the
@@ -220,7 +416,7 @@ func (c *Catalog) Lookup(kind, name string) (api.Plugin, error) {
 	for _, p := range c.List() {
 		if p.Kind == kind && p.Name == name && !p.Shadowed {
 			if p.Error != "" {
-				return p, api.Errorf(api.CodeUnavailable, "%s plugin %q at %s is broken: %s", kind, name, p.Path, p.Error)
+				return p, brokenError(api.CodeUnavailable, p)
 			}
 			return p, nil
 		}
@@ -229,12 +425,28 @@ func (c *Catalog) Lookup(kind, name string) (api.Plugin, error) {
 		kind, name, kind, name, strings.Join(c.dirs, ", "))
 }
 
+// Unusable refuses a name that is installed but broken (not executable,
+// not a plugin, hanging), with the reason and what to do, so that `new`
+// and a workflow say so instead of "unknown backend" or a failed run
+// later. It is nil for a usable plugin and for one not installed at all.
+func (c *Catalog) Unusable(kind, name string) error {
+	p, err := c.Lookup(kind, name)
+	if err == nil || p.Path == "" {
+		return nil
+	}
+	return brokenError(api.CodeInvalid, p)
+}
+
+func brokenError(code api.Code, p api.Plugin) error {
+	return api.Errorf(code, "%s plugin %q (%s) cannot be used: %s", p.Kind, p.Name, p.Path, p.Error)
+}
+
 // List returns every plugin found, in directory order, marking shadowed ones.
 func (c *Catalog) List() []api.Plugin {
 	c.mu.RLock()
 	out := make([]api.Plugin, 0, len(c.byPath))
-	for _, p := range c.byPath {
-		out = append(out, p)
+	for _, e := range c.byPath {
+		out = append(out, e.Plugin)
 	}
 	c.mu.RUnlock()
 	rank := func(p api.Plugin) int {
@@ -306,6 +518,10 @@ func (c *Catalog) Watch(ctx context.Context) error {
 	c.Scan(ctx)
 	quiet := newDebouncer(debounce)
 	defer quiet.stop()
+	// Each change is examined on its own goroutine, so one slow binary
+	// never holds up the others; all end before Watch returns.
+	var checks sync.WaitGroup
+	defer checks.Wait()
 	rescan := time.NewTicker(rescanEvery)
 	defer rescan.Stop()
 	for {
@@ -323,8 +539,10 @@ func (c *Catalog) Watch(ctx context.Context) error {
 			quiet.touch(ctx, ev.Name)
 		case path := <-quiet.C:
 			quiet.done(path)
-			c.check(ctx, path)
-			c.notify()
+			checks.Go(func() {
+				c.check(ctx, path)
+				c.notify()
+			})
 		case err, ok := <-w.Errors:
 			if !ok {
 				return nil
@@ -382,9 +600,36 @@ func pluginEnv() []string {
 }
 
 // killPlugin stops a plugin client and then its whole process group, so
-// nothing it started outlives it.
+// nothing it started outlives it. go-plugin's Kill waits until the
+// plugin's stdout and stderr close, which never happens while something
+// the plugin started still holds them (a script's sleep, a `yes` flood):
+// if Kill has not returned after pluginExitGrace the group is killed,
+// which closes them, and Kill then reaps the plugin. Only a process that
+// left the group can still hold them; then killPlugin gives up waiting
+// after another grace and Kill's goroutine ends when that process does.
 func killPlugin(client *goplugin.Client, cmd *exec.Cmd) {
-	client.Kill()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		client.Kill()
+	}()
+	grace := time.NewTimer(pluginExitGrace)
+	defer grace.Stop()
+	select {
+	case <-done:
+	case <-grace.C:
+	}
+	killGroup(cmd)
+	grace.Reset(pluginExitGrace)
+	select {
+	case <-done:
+	case <-grace.C:
+	}
+}
+
+// killGroup sends SIGKILL to the process group of a plugin that was
+// started (its pid is its group id: pluginCommand sets Setpgid).
+func killGroup(cmd *exec.Cmd) {
 	if cmd.Process != nil {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	}

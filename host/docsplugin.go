@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/hex"
 	"errors"
-	"os"
 	"os/exec"
 	"sync"
 	"time"
@@ -81,7 +80,7 @@ func (d *docsPlugin) provider() (docprovider.Provider, error) {
 }
 
 func (d *docsPlugin) startLocked(p api.Plugin) error {
-	sockDir, err := os.MkdirTemp(d.catalog.runtime, "aw-docs-")
+	sockDir, err := makeSocketDir(d.catalog.runtime, "docs")
 	if err != nil {
 		return err
 	}
@@ -95,7 +94,7 @@ func (d *docsPlugin) startLocked(p api.Plugin) error {
 	}
 	if err != nil {
 		killPlugin(client, cmd)
-		os.RemoveAll(sockDir)
+		removeSocketDir(sockDir)
 		return err
 	}
 	d.client, d.cmd, d.sockDir, d.sha = client, cmd, sockDir, p.SHA256
@@ -106,7 +105,7 @@ func (d *docsPlugin) startLocked(p api.Plugin) error {
 func (d *docsPlugin) stopLocked() {
 	if d.client != nil {
 		killPlugin(d.client, d.cmd)
-		os.RemoveAll(d.sockDir)
+		removeSocketDir(d.sockDir)
 	}
 	d.client, d.cmd, d.prov = nil, nil, nil
 }

@@ -83,6 +83,9 @@ func (h *Host) handleCreateAgent(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeJSON(w, r, &spec); err != nil {
 		return err
 	}
+	if err := h.catalog.Unusable(plugin.KindBackend, backendName(spec.Backend)); err != nil {
+		return err
+	}
 	a, err := agentFromSpec(spec, h.catalog.Names(plugin.KindBackend))
 	if err != nil {
 		return err

@@ -35,6 +35,10 @@ type Config struct {
 	// RuntimeDir holds the plugins' private socket directories; its path
 	// must stay short (unix sockets allow ~104 bytes). Default: $TMPDIR.
 	RuntimeDir string
+	// PluginTimeout bounds the examination of one plugin binary (start,
+	// handshake, GetInfo); one that misses it is killed and listed broken.
+	// Default: DefaultPluginTimeout.
+	PluginTimeout time.Duration
 	// Supervisor tunes run timeouts.
 	Supervisor SupervisorConfig
 	// Scheduler tunes when agents run.
@@ -127,7 +131,8 @@ func New(cfg Config) (_ *Host, err error) {
 		cfg.RuntimeDir = os.TempDir()
 	}
 	h.cfg.RuntimeDir = cfg.RuntimeDir
-	h.catalog = NewCatalog(pluginDirs(cfg), cfg.RuntimeDir, h.log.Named("plugins"))
+	cleanSocketDirs(cfg.RuntimeDir, h.log)
+	h.catalog = NewCatalog(pluginDirs(cfg), cfg.RuntimeDir, cfg.PluginTimeout, h.log.Named("plugins"))
 	h.docs = newDocProviders(home, h.catalog, h.log.Named("docs"))
 	h.team = team.New(team.Config{DB: h.db, Docs: h.docs.resolve, Logger: h.log.Named("team")})
 	h.mcp = mcpserver.New(h.team, h.db, h.log.Named("mcp"))

@@ -123,6 +123,8 @@ func runError(err error) error {
 	return api.Errorf(api.CodeInternal, "run failed: %v", err)
 }
 
+// handlePlugins answers from the catalog's last results; Refresh only
+// re-asks healthy plugins, bounded, never a broken binary.
 func (h *Host) handlePlugins(w http.ResponseWriter, r *http.Request) error {
 	h.catalog.Refresh(r.Context())
 	writeJSON(w, http.StatusOK, api.PluginList{Dirs: h.catalog.Dirs(), Plugins: h.catalog.List()})

@@ -19,6 +19,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	goplugin "github.com/hashicorp/go-plugin"
+	"golang.org/x/sys/unix"
 
 	"github.com/agent-worker/agent-worker/host/api"
 	"github.com/agent-worker/agent-worker/sdk/backend"
@@ -218,11 +219,11 @@ func (s *Supervisor) runPlugin(ctx context.Context, agent store.Agent, attempt i
 		return err
 	}
 	defer os.RemoveAll(workDir)
-	sockDir, err := os.MkdirTemp(s.runtime, "aw-")
+	sockDir, err := makeSocketDir(s.runtime, "run")
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(sockDir)
+	defer removeSocketDir(sockDir)
 	projectDir, err := s.projectDir(ctx, key)
 	if err != nil {
 		return err
@@ -238,7 +239,7 @@ func (s *Supervisor) runPlugin(ctx context.Context, agent store.Agent, attempt i
 	defer killPlugin(client, cmd)
 	rpc, err := client.Client()
 	if err != nil {
-		return fmt.Errorf("start %s plugin: %w", agent.Backend, err)
+		return fmt.Errorf("start %s plugin: %w", agent.Backend, handshakeError(err, plugin.StartTimeout))
 	}
 	pid := cmd.Process.Pid
 	if err := s.db.AddWorker(ctx, store.Worker{RunID: runID, PID: pid, PGID: pid, PluginPath: p.Path, PluginSHA256: p.SHA256}); err != nil {
@@ -428,12 +429,18 @@ func waitExited(c *goplugin.Client) bool {
 	return true
 }
 
+// exitReason says how a plugin process ended, in the words of a shell:
+// "exit code 3" or "killed by signal SIGKILL".
 func exitReason(cmd *exec.Cmd) string {
 	if cmd.ProcessState == nil {
 		return "unknown status"
 	}
 	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return "killed by " + ws.Signal().String()
+		name := unix.SignalName(ws.Signal())
+		if name == "" {
+			name = strconv.Itoa(int(ws.Signal()))
+		}
+		return "killed by signal " + name
 	}
 	return "exit code " + strconv.Itoa(cmd.ProcessState.ExitCode())
 }

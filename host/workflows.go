@@ -152,6 +152,9 @@ func (ws *workflows) apply(ctx context.Context, inst *workflow.Instance, content
 	installed := ws.h.catalog.Names(plugin.KindBackend)
 	wanted := map[string]store.Agent{}
 	for _, a := range inst.Agents {
+		if err := ws.h.catalog.Unusable(plugin.KindBackend, a.Backend); err != nil {
+			return api.Errorf(api.CodeInvalid, "%s:%d: agent %s: %v", inst.Path, a.Line, a.Name, err)
+		}
 		if a.Backend != "external" && !containsString(knownBackends, a.Backend) && !containsString(installed, a.Backend) {
 			return api.Errorf(api.CodeInvalid, "%s:%d: agent %s uses backend %q, which is not installed: install agent-worker-backend-%s into a plugins.d folder",
 				inst.Path, a.Line, a.Name, a.Backend, a.Backend)
