@@ -407,6 +407,42 @@ func TestSessionsResume(t *testing.T) {
 	}
 }
 
+// reset forgets the session a backend reported, so the next run starts a
+// fresh conversation; an unknown agent is not found.
+func TestResetForgetsSessions(t *testing.T) {
+	t.Parallel()
+	th, _ := pluginHost(t, SupervisorConfig{}, noPoll)
+	ev := watchEvents(t, th)
+	mockAgent(t, th, "alice", map[string]any{"session": "conv-{{attempt}}"}, map[string]any{"reply": "resuming [{{resume}}]"})
+	ctx := context.Background()
+	for i := range 2 {
+		if _, err := th.client().Send(ctx, api.SendRequest{Target: "alice", Message: fmt.Sprint("turn ", i)}); err != nil {
+			t.Fatal(err)
+		}
+		ev.settled(th, "alice")
+		if i == 0 {
+			res, err := th.client().Reset(ctx, api.Target{Agent: "alice", Workflow: "global", Tag: "main"})
+			if err != nil || res.Forgotten != 1 {
+				t.Fatalf("reset = %+v, %v; want alice's one session forgotten", res, err)
+			}
+		}
+	}
+	ms, _ := th.client().Peek(ctx, "@global", 10, 0)
+	var replies []string
+	for _, m := range ms {
+		if m.From == "alice" {
+			replies = append(replies, m.Content)
+		}
+	}
+	if strings.Join(replies, "|") != "resuming []|resuming []" {
+		t.Errorf("alice's replies = %q, want no session resumed after the reset", replies)
+	}
+	_, err := th.client().Reset(ctx, api.Target{Agent: "ghost", Workflow: "global", Tag: "main"})
+	if api.ErrorCode(err) != api.CodeNotFound || !strings.Contains(err.Error(), "no agent ghost") {
+		t.Errorf("reset of an unknown agent = %v, want not found naming it", err)
+	}
+}
+
 // An agent's state directory is the same on every run and goes with the
 // agent.
 func TestAgentStateDir(t *testing.T) {
