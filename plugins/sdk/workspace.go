@@ -61,6 +61,7 @@ const (
 // plugin's rights, which is why an agent's tools list can leave it out.
 type workspace struct {
 	root  string // absolute, symlinks resolved
+	given string // absolute as the run request gave it, which the prompt shows
 	sets  []string
 	env   []string // the shell's environment
 	shell time.Duration
@@ -95,7 +96,7 @@ func newWorkspace(dir string, sets []string, env []string) (*workspace, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &workspace{root: root, sets: sets, env: env, shell: defaultShellTimeout}, nil
+	return &workspace{root: root, given: filepath.Clean(abs), sets: sets, env: env, shell: defaultShellTimeout}, nil
 }
 
 // tools returns the enabled tools in the form the toolbox offers.
@@ -219,11 +220,15 @@ func (w *workspace) resolve(p string) (string, error) {
 	if strings.ContainsRune(p, 0) {
 		return "", fmt.Errorf("path %q holds a NUL byte", p)
 	}
-	full := p
-	if !filepath.IsAbs(full) {
+	full := filepath.Clean(p)
+	switch {
+	case !filepath.IsAbs(full):
 		full = filepath.Join(w.root, full)
+	case w.given != w.root && within(w.given, full):
+		// The directory as the prompt names it, through a symlink.
+		rel, _ := filepath.Rel(w.given, full)
+		full = filepath.Join(w.root, rel)
 	}
-	full = filepath.Clean(full)
 	if !within(w.root, full) {
 		return "", fmt.Errorf("%s %w", p, errOutside)
 	}

@@ -101,6 +101,14 @@ func TestWorkspacePathsStayInside(t *testing.T) {
 			t.Errorf("read_file %s = %q (error %v), want its content", p, text, isErr)
 		}
 	}
+	// The directory as the run request named it, through a symlink.
+	link := filepath.Join(t.TempDir(), "project")
+	must(os.Symlink(w.root, link))
+	viaLink, err := newWorkspace(link, toolSetNames, nil)
+	must(err)
+	if text, isErr := callTool(t, viaLink, "read_file", map[string]any{"path": filepath.Join(link, "sub", "ok.txt")}); isErr || text != "inside" {
+		t.Errorf("read_file through the linked project path = %q (error %v), want its content", text, isErr)
+	}
 	if text, isErr := callTool(t, w, "search_files", map[string]any{"pattern": "secret|inside"}); isErr || !strings.Contains(text, "sub/ok.txt:1: inside") || strings.Contains(text, "the secret") {
 		t.Errorf("search_files = %q, want the file inside and nothing from outside", text)
 	}
