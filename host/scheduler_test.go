@@ -395,16 +395,25 @@ func TestSessionsResume(t *testing.T) {
 		}
 		ev.settled(th, "alice")
 	}
-	ms, _ := th.client().Peek(context.Background(), "@global", 10, 0)
-	var replies []string
-	for _, m := range ms {
-		if m.From == "alice" {
-			replies = append(replies, m.Content)
-		}
-	}
-	if strings.Join(replies, "|") != "resuming []|resuming [conv-1]" {
+	if replies := saidBy(t, th, "alice"); strings.Join(replies, "|") != "resuming []|resuming [conv-1]" {
 		t.Errorf("alice's replies = %q", replies)
 	}
+}
+
+// saidBy is what a standalone agent posted, oldest first.
+func saidBy(t *testing.T, th *testHost, agent string) []string {
+	t.Helper()
+	ms, err := th.client().Peek(context.Background(), "@global", 10, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, m := range ms {
+		if m.From == agent {
+			out = append(out, m.Content)
+		}
+	}
+	return out
 }
 
 // reset forgets the session a backend reported, so the next run starts a
@@ -427,14 +436,7 @@ func TestResetForgetsSessions(t *testing.T) {
 			}
 		}
 	}
-	ms, _ := th.client().Peek(ctx, "@global", 10, 0)
-	var replies []string
-	for _, m := range ms {
-		if m.From == "alice" {
-			replies = append(replies, m.Content)
-		}
-	}
-	if strings.Join(replies, "|") != "resuming []|resuming []" {
+	if replies := saidBy(t, th, "alice"); strings.Join(replies, "|") != "resuming []|resuming []" {
 		t.Errorf("alice's replies = %q, want no session resumed after the reset", replies)
 	}
 	_, err := th.client().Reset(ctx, api.Target{Agent: "ghost", Workflow: "global", Tag: "main"})

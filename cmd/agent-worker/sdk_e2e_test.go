@@ -12,6 +12,19 @@ import (
 	"github.com/agent-worker/agent-worker/host/api"
 )
 
+// startModelDaemon starts the daemon with the Anthropic API pointed at m
+// and a key set, and waits until it answers.
+func (c *cli) startModelDaemon(m *model) {
+	c.t.Helper()
+	daemon := exec.Command(binary, "daemon")
+	daemon.Env = append(c.env(), "ANTHROPIC_BASE_URL="+m.URL, "ANTHROPIC_API_KEY=test-key")
+	if err := daemon.Start(); err != nil {
+		c.t.Fatal(err)
+	}
+	go daemon.Wait()
+	c.waitFor("the daemon", func() bool { _, err := api.ReadDaemonInfo(c.home); return err == nil })
+}
+
 // The sdk backend through the daemon: the scripted model makes the agent
 // post via channel_send, the run records tokens and cost, and a missing
 // API key fails the agent at once, naming the variable.
@@ -22,13 +35,7 @@ func TestE2ESDKBackend(t *testing.T) {
 			"InputTokens": 1200, "OutputTokens": 40},
 		modelTurn{"Text": "all done", "InputTokens": 1300, "OutputTokens": 10})
 	c := newCLI(t)
-	daemon := exec.Command(binary, "daemon")
-	daemon.Env = append(c.env(), "ANTHROPIC_BASE_URL="+m.URL, "ANTHROPIC_API_KEY=test-key")
-	if err := daemon.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go daemon.Wait()
-	c.waitFor("the daemon", func() bool { _, err := api.ReadDaemonInfo(c.home); return err == nil })
+	c.startModelDaemon(m)
 
 	c.ok("new", "dora", "--backend", "sdk", "--model", "anthropic/claude-sonnet-4-5", "--system", "You are dora.")
 	c.ok("send", "dora", "say hello")
@@ -73,13 +80,7 @@ func TestE2ESDKWorkspaceToolsAndMemory(t *testing.T) {
 		modelTurn{"Text": "You asked me to write out/hello.txt."},
 		modelTurn{"Text": "I have no memory of that."})
 	c := newCLI(t)
-	daemon := exec.Command(binary, "daemon")
-	daemon.Env = append(c.env(), "ANTHROPIC_BASE_URL="+m.URL, "ANTHROPIC_API_KEY=test-key")
-	if err := daemon.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go daemon.Wait()
-	c.waitFor("the daemon", func() bool { _, err := api.ReadDaemonInfo(c.home); return err == nil })
+	c.startModelDaemon(m)
 
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "team.yaml"), `
