@@ -288,6 +288,24 @@ func (h *Host) handleResume(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// handleReset forgets the agent's conversation with every backend; a run
+// in flight finishes, but its conversation is not kept.
+func (h *Host) handleReset(w http.ResponseWriter, r *http.Request) error {
+	t, err := api.ParseAgentTarget(r.PathValue("target"))
+	if err != nil {
+		return err
+	}
+	n, err := h.db.ResetSessions(r.Context(), keyOf(t))
+	if store.ErrorCode(err) == store.CodeNotFound {
+		return api.Errorf(api.CodeNotFound, "no agent %s: `agent-worker list` shows the agents there are", t.Display())
+	}
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, api.Reset{Status: "reset", Target: t.Display(), Forgotten: n})
+	return nil
+}
+
 func (h *Host) handleSetSchedule(w http.ResponseWriter, r *http.Request) error {
 	t, err := api.ParseAgentTarget(r.PathValue("target"))
 	if err != nil {

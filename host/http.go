@@ -35,6 +35,7 @@ func (h *Host) routes(log hclog.Logger) http.Handler {
 	handle("DELETE /agents/{target}", h.handleDeleteAgent)
 	handle("POST /agents/{target}/mcp-config", h.handleMCPConfig)
 	handle("POST /agents/{target}/resume", h.handleResume)
+	handle("POST /agents/{target}/reset", h.handleReset)
 	handle("PUT /agents/{target}/schedule", h.handleSetSchedule)
 	handle("DELETE /agents/{target}/schedule", h.handleClearSchedule)
 	handle("POST /send", h.handleSend)

@@ -395,15 +395,53 @@ func TestSessionsResume(t *testing.T) {
 		}
 		ev.settled(th, "alice")
 	}
-	ms, _ := th.client().Peek(context.Background(), "@global", 10, 0)
-	var replies []string
+	if replies := saidBy(t, th, "alice"); strings.Join(replies, "|") != "resuming []|resuming [conv-1]" {
+		t.Errorf("alice's replies = %q", replies)
+	}
+}
+
+// saidBy is what a standalone agent posted, oldest first.
+func saidBy(t *testing.T, th *testHost, agent string) []string {
+	t.Helper()
+	ms, err := th.client().Peek(context.Background(), "@global", 10, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
 	for _, m := range ms {
-		if m.From == "alice" {
-			replies = append(replies, m.Content)
+		if m.From == agent {
+			out = append(out, m.Content)
 		}
 	}
-	if strings.Join(replies, "|") != "resuming []|resuming [conv-1]" {
-		t.Errorf("alice's replies = %q", replies)
+	return out
+}
+
+// reset forgets the session a backend reported, so the next run starts a
+// fresh conversation; an unknown agent is not found.
+func TestResetForgetsSessions(t *testing.T) {
+	t.Parallel()
+	th, _ := pluginHost(t, SupervisorConfig{}, noPoll)
+	ev := watchEvents(t, th)
+	mockAgent(t, th, "alice", map[string]any{"session": "conv-{{attempt}}"}, map[string]any{"reply": "resuming [{{resume}}]"})
+	ctx := context.Background()
+	for i := range 2 {
+		if _, err := th.client().Send(ctx, api.SendRequest{Target: "alice", Message: fmt.Sprint("turn ", i)}); err != nil {
+			t.Fatal(err)
+		}
+		ev.settled(th, "alice")
+		if i == 0 {
+			res, err := th.client().Reset(ctx, api.Target{Agent: "alice", Workflow: "global", Tag: "main"})
+			if err != nil || res.Forgotten != 1 {
+				t.Fatalf("reset = %+v, %v; want alice's one session forgotten", res, err)
+			}
+		}
+	}
+	if replies := saidBy(t, th, "alice"); strings.Join(replies, "|") != "resuming []|resuming []" {
+		t.Errorf("alice's replies = %q, want no session resumed after the reset", replies)
+	}
+	_, err := th.client().Reset(ctx, api.Target{Agent: "ghost", Workflow: "global", Tag: "main"})
+	if api.ErrorCode(err) != api.CodeNotFound || !strings.Contains(err.Error(), "no agent ghost") {
+		t.Errorf("reset of an unknown agent = %v, want not found naming it", err)
 	}
 }
 

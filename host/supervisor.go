@@ -188,9 +188,17 @@ func (s *Supervisor) Run(ctx context.Context, spec RunSpec) (out Outcome, err er
 		case backend.EventSession:
 			out.SessionID = e.SessionID
 			// Saved at once: a run that fails later still leaves a
-			// conversation the next attempt can resume.
-			if err := s.db.SaveSession(context.WithoutCancel(ctx), key, agent.Backend, e.SessionID); err != nil {
+			// conversation the next attempt can resume. Saved only over
+			// the session this run started from, so a reset meanwhile
+			// stays a reset.
+			saved, err := s.db.ReplaceSession(context.WithoutCancel(ctx), key, agent.Backend, resume, e.SessionID)
+			switch {
+			case err != nil:
 				log.Warn("save session", "error", err)
+			case saved:
+				resume = e.SessionID
+			default:
+				log.Info("session not saved: the agent was reset during the run")
 			}
 		}
 		rec.add(e)
@@ -516,6 +524,10 @@ func newRecorder(db *store.DB, runID string, log hclog.Logger) *recorder {
 // maxTextEvent bounds one stored event, so a flood cannot fill the disk.
 const maxTextEvent = 64 << 10
 
+// maxSessionInTranscript is the longest session the transcript repeats: a
+// CLI's session id, not a conversation memory.
+const maxSessionInTranscript = 1 << 10
+
 func (r *recorder) add(e backend.Event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -549,6 +561,9 @@ func eventData(e backend.Event) any {
 		return e.Tool
 	case e.Usage != nil:
 		return e.Usage
+	case len(e.SessionID) > maxSessionInTranscript:
+		// A backend's whole memory (the sdk's) is in sessions already.
+		return map[string]int{"session_bytes": len(e.SessionID)}
 	case e.SessionID != "":
 		return map[string]string{"session_id": e.SessionID}
 	}

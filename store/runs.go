@@ -281,15 +281,44 @@ func (db *DB) Stats(ctx context.Context, s Scope, since time.Time) (RunStats, er
 	return st, err
 }
 
-// SaveSession remembers a backend's conversation id for an agent, so its
-// next run resumes the conversation.
-func (db *DB) SaveSession(ctx context.Context, k AgentKey, backend, sessionID string) error {
-	return db.write(ctx, func(conn *sqlite.Conn) error {
+// ReplaceSession saves a backend's new session for an agent only while
+// the stored one is still old ("" for none) and reports whether it did, so
+// a run that began before a reset cannot bring the forgotten conversation
+// back.
+func (db *DB) ReplaceSession(ctx context.Context, k AgentKey, backend, old, sessionID string) (bool, error) {
+	saved := false
+	err := db.write(ctx, func(conn *sqlite.Conn) error {
+		cur := ""
+		err := sqlitex.Execute(conn, `SELECT session_id FROM sessions WHERE workflow = ? AND tag = ? AND agent = ? AND backend = ?`,
+			&sqlitex.ExecOptions{Args: []any{k.Workflow, k.Tag, k.Name, backend},
+				ResultFunc: func(s *sqlite.Stmt) error { cur = s.ColumnText(0); return nil }})
+		if err != nil || cur != old {
+			return err
+		}
+		saved = true
 		return sqlitex.Execute(conn, `INSERT INTO sessions (workflow, tag, agent, backend, session_id, updated_at)
 			VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (workflow, tag, agent, backend)
 			DO UPDATE SET session_id = excluded.session_id, updated_at = excluded.updated_at`,
 			&sqlitex.ExecOptions{Args: []any{k.Workflow, k.Tag, k.Name, backend, sessionID, db.nowMs()}})
 	})
+	return saved && err == nil, err
+}
+
+// ResetSessions forgets what the agent's backends keep of its conversation
+// (the sdk backend's memory, the CLIs' session ids), for every backend it
+// has used, and returns how many were kept; a missing agent is not found.
+func (db *DB) ResetSessions(ctx context.Context, k AgentKey) (int, error) {
+	n := 0
+	err := db.write(ctx, func(conn *sqlite.Conn) error {
+		if _, err := getAgent(conn, k); err != nil {
+			return err
+		}
+		err := sqlitex.Execute(conn, `DELETE FROM sessions WHERE workflow = ? AND tag = ? AND agent = ?`,
+			&sqlitex.ExecOptions{Args: []any{k.Workflow, k.Tag, k.Name}})
+		n = conn.Changes()
+		return err
+	})
+	return n, err
 }
 
 // Session returns the agent's last conversation id with backend, or "".

@@ -93,16 +93,52 @@ func TestSessions(t *testing.T) {
 	if id, err := db.Session(ctx, k, "claude"); err != nil || id != "" {
 		t.Fatalf("no session yet: %q, %v", id, err)
 	}
+	prev := ""
 	for _, id := range []string{"s1", "s2"} {
-		if err := db.SaveSession(ctx, k, "claude", id); err != nil {
-			t.Fatal(err)
+		if saved, err := db.ReplaceSession(ctx, k, "claude", prev, id); err != nil || !saved {
+			t.Fatalf("ReplaceSession(%q, %q) = %v, %v", prev, id, saved, err)
 		}
+		prev = id
 	}
 	if id, _ := db.Session(ctx, k, "claude"); id != "s2" {
 		t.Errorf("session = %q, want the latest, s2", id)
 	}
 	if id, _ := db.Session(ctx, k, "codex"); id != "" {
 		t.Errorf("codex session = %q, want none (sessions are per backend)", id)
+	}
+	if saved, err := db.ReplaceSession(ctx, k, "claude", "s1", "stale"); err != nil || saved {
+		t.Errorf("ReplaceSession from an outdated session = %v, %v; want not saved", saved, err)
+	}
+}
+
+func TestResetSessions(t *testing.T) {
+	t.Parallel()
+	db := openTest(t)
+	ctx := t.Context()
+	k := AgentKey{Name: "alice", Workflow: "global", Tag: "main"}
+	if _, err := db.ResetSessions(ctx, k); ErrorCode(err) != CodeNotFound {
+		t.Fatalf("reset of a missing agent = %v, want not found", err)
+	}
+	if _, err := db.CreateAgent(ctx, Agent{Name: "alice", Workflow: "global", Tag: "main", Backend: "sdk"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range []string{"sdk", "claude"} {
+		if _, err := db.ReplaceSession(ctx, k, b, "", b+"-memory"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := db.ResetSessions(ctx, k); err != nil || n != 2 {
+		t.Fatalf("ResetSessions = %d, %v; want both backends' sessions forgotten", n, err)
+	}
+	for _, b := range []string{"sdk", "claude"} {
+		if id, _ := db.Session(ctx, k, b); id != "" {
+			t.Errorf("%s session after reset = %q, want none", b, id)
+		}
+	}
+	// A run that started before the reset ends with the old memory and
+	// more: it must not come back.
+	if saved, _ := db.ReplaceSession(ctx, k, "sdk", "sdk-memory", "sdk-memory+1"); saved {
+		t.Error("a run that began before the reset saved its session; want it dropped")
 	}
 }
 

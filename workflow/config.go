@@ -5,7 +5,7 @@ import "encoding/json"
 // ConfigJSON is the object the daemon stores as the agent's backend config:
 // the keys of `config:` at the top level (so the mock backend finds its
 // script directly), plus max_steps, timeout (a Go duration string),
-// mcp_servers (by name), env and provider when they are set. Parse rejects
+// mcp_servers (by name), env, tools and provider when they are set. Parse rejects
 // a `config:` key that would collide with these.
 func (a Agent) ConfigJSON() json.RawMessage {
 	obj := map[string]any{}
@@ -30,6 +30,9 @@ func (a Agent) ConfigJSON() json.RawMessage {
 	}
 	if len(a.Env) > 0 {
 		obj["env"] = a.Env
+	}
+	if a.Tools != nil {
+		obj["tools"] = a.Tools // [] too: no tools
 	}
 	if p := a.Provider; p != nil {
 		obj["provider"] = providerJSON{Name: p.Name, BaseURL: p.BaseURL, APIKeyEnv: p.APIKeyEnv}

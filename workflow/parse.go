@@ -38,10 +38,18 @@ var parserErrors = []string{
 var (
 	reservedAs = []string{"env", "workflow", "params", "source"}
 	// configOwned are the keys ConfigJSON sets from the agent's own fields.
-	configOwned = []string{"max_steps", "timeout", "mcp_servers", "env", "provider"}
+	configOwned = []string{"max_steps", "timeout", "mcp_servers", "env", "provider", "tools"}
 	agentKeys   = []string{"backend", "model", "system_prompt", "schedule", "wakeup", "wakeup_prompt",
-		"max_steps", "timeout", "mcp_servers", "env", "provider", "config"}
+		"max_steps", "timeout", "mcp_servers", "env", "provider", "tools", "config"}
 )
+
+// WorkspaceTools are the tool sets an agent's `tools:` may list: the sdk
+// backend's file and shell tools in the agent's working directory
+// (plugins/sdk keeps the same names).
+var WorkspaceTools = []string{"read", "write", "list", "search", "shell"}
+
+// cliBackends bring their CLI's own tools, which `tools:` cannot switch.
+var cliBackends = []string{"claude", "codex", "cursor"}
 
 // Parse reads a workflow from content. path names the file in messages,
 // gives the default name and anchors relative paths; it may be "" for content
@@ -579,8 +587,37 @@ func (p *parser) agent(k, v *yaml.Node) Agent {
 	a.MCPServers = p.mcpServers(fs["mcp_servers"], a.Name)
 	a.Env = p.strMap(fs["env"], "env", where, true)
 	a.Provider = p.provider(fs["provider"], a.Name)
+	a.Tools = p.tools(fs["tools"], a.Backend)
 	a.Config = p.config(fs["config"])
 	return a
+}
+
+// tools reads an agent's workspace tool sets; absent or null is nil (all).
+func (p *parser) tools(n *yaml.Node, backend string) []string {
+	if isNull(n) {
+		return nil
+	}
+	if slices.Contains(cliBackends, backend) {
+		p.add(n, "tools only applies to the sdk backend; the %s CLI brings its own tools: remove tools:", backend)
+		return nil
+	}
+	if n.Kind != yaml.SequenceNode {
+		p.add(n, "tools must be a list of %s, e.g. tools: [read, write], or [] for none", strings.Join(WorkspaceTools, ", "))
+		return nil
+	}
+	out := []string{}
+	for _, item := range n.Content {
+		item = deref(item)
+		name := p.str(item, "tools items")
+		switch {
+		case name == "":
+		case !slices.Contains(WorkspaceTools, name):
+			p.add(item, "unknown tool %q: use some of %s, or tools: [] for none", name, strings.Join(WorkspaceTools, ", "))
+		case !slices.Contains(out, name):
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 // systemPrompt reads inline text or, for a one-line value ending in .md or

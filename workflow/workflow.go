@@ -79,6 +79,7 @@ type Agent struct {
 	Timeout              time.Duration // 0 = the backend's default
 	MCPServers           []MCPServer   // sorted by name
 	Env                  map[string]string
+	Tools                []string // workspace tool sets (WorkspaceTools); nil: the backend's default (all), empty: none
 	Provider             *Provider
 	Config               json.RawMessage // the `config:` map, passed through to the backend untouched
 	Line                 int

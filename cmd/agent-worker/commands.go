@@ -412,6 +412,35 @@ func resumeCmd(e *env) *ffcli.Command {
 		})
 }
 
+func resetCmd(e *env) *ffcli.Command {
+	fs := flag.NewFlagSet("reset", flag.ContinueOnError)
+	e.common(fs)
+	return leaf("reset", "reset <agent>", "forget the agent's conversation (sdk memory, CLI sessions): its next run starts fresh", fs, [2]int{1, 1},
+		func(ctx context.Context, args []string) error {
+			t, err := parseAgentTarget(args[0])
+			if err != nil {
+				return err
+			}
+			c, err := e.connect(ctx, true)
+			if err != nil {
+				return err
+			}
+			res, err := c.Reset(ctx, t)
+			if err != nil {
+				return err
+			}
+			if e.json {
+				return e.printJSON(res)
+			}
+			if res.Forgotten == 0 {
+				e.printf("reset: %s had no conversation to forget\n", res.Target)
+				return nil
+			}
+			e.printf("reset: %s forgot its conversation; its next run starts fresh\n", res.Target)
+			return nil
+		})
+}
+
 func scheduleCmd(e *env) *ffcli.Command {
 	fs := flag.NewFlagSet("schedule", flag.ContinueOnError)
 	e.common(fs)

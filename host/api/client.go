@@ -443,6 +443,13 @@ func (c *Client) Resume(ctx context.Context, t Target) error {
 	return c.do(ctx, http.MethodPost, "/agents/"+url.PathEscape(t.String())+"/resume", nil, nil)
 }
 
+// Reset is POST /agents/{target}/reset: the agent forgets its
+// conversation, so its next run starts fresh.
+func (c *Client) Reset(ctx context.Context, t Target) (Reset, error) {
+	var r Reset
+	return r, c.do(ctx, http.MethodPost, "/agents/"+url.PathEscape(t.String())+"/reset", nil, &r)
+}
+
 // SetSchedule is PUT /agents/{target}/schedule.
 func (c *Client) SetSchedule(ctx context.Context, t Target, s ScheduleRequest) error {
 	return c.do(ctx, http.MethodPut, "/agents/"+url.PathEscape(t.String())+"/schedule", s, nil)

@@ -160,6 +160,15 @@ type Status struct {
 	Target string `json:"target,omitempty"`
 }
 
+// Reset is what POST /agents/{target}/reset did: Forgotten counts the
+// backends whose conversation (the sdk backend's memory, a CLI's session)
+// the agent no longer has.
+type Reset struct {
+	Status    string `json:"status"` // "reset"
+	Target    string `json:"target"`
+	Forgotten int    `json:"forgotten"`
+}
+
 // Message is one channel line as clients see it, the same shape the MCP
 // tools return.
 type Message = tools.Message

@@ -16,7 +16,12 @@ type anthropicChat struct {
 
 var _ chat = (*anthropicChat)(nil)
 
-func newAnthropicChat(m model, system, prompt string, tools []toolSpec, maxTokens int64) *anthropicChat {
+func newAnthropicChat(m model, system string, history []exchange, prompt string, tools []toolSpec, maxTokens int64) *anthropicChat {
+	var msgs []anthropic.MessageParam
+	for _, e := range history {
+		msgs = append(msgs, anthropic.NewUserMessage(anthropic.NewTextBlock(e.Prompt)),
+			anthropic.NewAssistantMessage(anthropic.NewTextBlock(e.Reply)))
+	}
 	c := &anthropicChat{
 		// Only what resolve found: no ANTHROPIC_* from the process, so the
 		// agent's config and the Env option decide.
@@ -25,7 +30,7 @@ func newAnthropicChat(m model, system, prompt string, tools []toolSpec, maxToken
 		params: anthropic.MessageNewParams{
 			Model:     anthropic.Model(m.name),
 			MaxTokens: cmp.Or(maxTokens, defaultMaxTokens),
-			Messages:  []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock(prompt))},
+			Messages:  append(msgs, anthropic.NewUserMessage(anthropic.NewTextBlock(prompt))),
 		},
 	}
 	if system != "" {

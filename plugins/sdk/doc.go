@@ -37,6 +37,18 @@
 //	prices: {"<model>": {input: 3, output: 15}}   USD per million tokens,
 //	                   over the built-in table; an unknown model costs 0
 //	env: {KEY: value}  read before the process environment (keys, base URLs)
+//	tools: [read, write, list, search, shell]   workspace tool sets in the
+//	                   run's project directory (all if absent, [] for none)
+//	memory_tokens: 20000   conversation memory kept between runs, in
+//	                   estimated tokens (chars/4); 0 keeps none
+//
+// Workspace tools (workspace.go) read, write, edit, list and search files
+// and run /bin/sh commands, every path confined to the project directory
+// with symlinks resolved; output is cut at 30,000 bytes with a note of its
+// size, and a shell command is killed with its process group after its
+// timeout. Memory (memory.go) is the run's session event: the daemon keeps
+// it and hands it back as ResumeSession, and the next run replays it as
+// earlier turns of the conversation.
 //
 // Requests that fail with 408, 409, 429 or 5xx are retried up to three
 // times, waiting as retry-after says.

@@ -143,11 +143,13 @@ type toolSpec struct {
 	schema            map[string]any // a JSON Schema object
 }
 
-func (m model) chat(system, prompt string, tools []toolSpec, maxTokens int64) chat {
+// chat starts a conversation that continues history (earlier runs, oldest
+// first) with prompt.
+func (m model) chat(system string, history []exchange, prompt string, tools []toolSpec, maxTokens int64) chat {
 	if m.api == apiAnthropic {
-		return newAnthropicChat(m, system, prompt, tools, maxTokens)
+		return newAnthropicChat(m, system, history, prompt, tools, maxTokens)
 	}
-	return newOpenAIChat(m, system, prompt, tools, maxTokens)
+	return newOpenAIChat(m, system, history, prompt, tools, maxTokens)
 }
 
 // wrap names the model in err and marks API errors that a retry cannot

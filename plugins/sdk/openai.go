@@ -19,7 +19,7 @@ type openaiChat struct {
 
 var _ chat = (*openaiChat)(nil)
 
-func newOpenAIChat(m model, system, prompt string, tools []toolSpec, maxTokens int64) *openaiChat {
+func newOpenAIChat(m model, system string, history []exchange, prompt string, tools []toolSpec, maxTokens int64) *openaiChat {
 	// The service alone, not openai.NewClient: that would add OPENAI_*
 	// settings from the process (a key, an organisation, headers), which
 	// must not reach another provider's endpoint.
@@ -44,6 +44,9 @@ func newOpenAIChat(m model, system, prompt string, tools []toolSpec, maxTokens i
 	}
 	if system != "" {
 		c.params.Messages = append(c.params.Messages, openai.SystemMessage(system))
+	}
+	for _, e := range history {
+		c.params.Messages = append(c.params.Messages, openai.UserMessage(e.Prompt), openai.AssistantMessage(e.Reply))
 	}
 	c.params.Messages = append(c.params.Messages, openai.UserMessage(prompt))
 	for _, t := range tools {

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/agent-worker/agent-worker/plugins/internal/cli"
 	"github.com/agent-worker/agent-worker/sdk/backend"
 	"github.com/agent-worker/agent-worker/sdk/worker"
 )
@@ -70,6 +71,14 @@ type config struct {
 	Prices     map[string]price        `json:"prices"`
 	Env        map[string]string       `json:"env"`
 	MCPServers map[string]serverConfig `json:"mcp_servers"`
+	// Tools are the workspace tool sets to offer; absent is all of them.
+	Tools *[]string `json:"tools"`
+	// MemoryTokens bounds the conversation memory; absent is the
+	// default, 0 is none.
+	MemoryTokens *int `json:"memory_tokens"`
+
+	toolSets []string // from Tools
+	memory   int      // from MemoryTokens
 }
 
 type providerConfig struct {
@@ -96,6 +105,13 @@ func parseConfig(raw json.RawMessage) (config, time.Duration, error) {
 		return c, 0, errors.New("config: max_steps and max_tokens cannot be negative")
 	}
 	c.MaxSteps = cmp.Or(c.MaxSteps, defaultMaxSteps)
+	var err error
+	if c.toolSets, err = parseToolSets(c.Tools); err != nil {
+		return c, 0, err
+	}
+	if c.memory, err = memoryLimit(c.MemoryTokens); err != nil {
+		return c, 0, err
+	}
 	var timeout time.Duration
 	if c.Timeout != "" {
 		d, err := time.ParseDuration(c.Timeout)
@@ -159,13 +175,28 @@ func (b *Backend) run(ctx context.Context, req backend.Request, cfg config, m mo
 	if err != nil {
 		return err
 	}
-	tools, err := openTools(ctx, c, ownServers(req, cfg), req.ProjectDir, out)
+	ws, err := b.workspace(req, cfg)
+	if err != nil {
+		if err := out.send(backend.Event{Kind: backend.EventLog, Text: fmt.Sprintf("sdk: no workspace tools: %v", err)}); err != nil {
+			return err
+		}
+	}
+	tools, err := openTools(ctx, c, ownServers(req, cfg), req.ProjectDir, ws, out)
 	if err != nil {
 		return err
 	}
 	defer tools.close()
 
-	chat := m.chat(req.Agent.System, worker.BuildPrompt(wc), tools.specs, cfg.MaxTokens)
+	var mem memory
+	if cfg.memory > 0 {
+		if mem, err = loadMemory(req.ResumeSession); err != nil {
+			if err := out.send(backend.Event{Kind: backend.EventLog, Text: fmt.Sprintf("sdk: starting without the saved conversation: %v", err)}); err != nil {
+				return err
+			}
+		}
+	}
+	tr := transcript{prompt: worker.InboxText(wc)}
+	chat := m.chat(req.Agent.System, mem.history(), worker.BuildPrompt(wc), tools.specs, cfg.MaxTokens)
 	var usage backend.Usage
 	var final string
 	streamed := false // whether any text went out, to separate turns
@@ -189,6 +220,7 @@ func (b *Backend) run(ctx context.Context, req backend.Request, cfg config, m mo
 			return err
 		}
 		final = reply.text
+		tr.text(reply.text)
 		if len(reply.calls) == 0 {
 			break
 		}
@@ -197,6 +229,7 @@ func (b *Backend) run(ctx context.Context, req backend.Request, cfg config, m mo
 			if results[i], err = tools.call(ctx, call, out); err != nil {
 				return err
 			}
+			tr.tool(call, results[i])
 		}
 		chat.answer(results)
 		if step >= cfg.MaxSteps {
@@ -207,7 +240,26 @@ func (b *Backend) run(ctx context.Context, req backend.Request, cfg config, m mo
 			break
 		}
 	}
+	if cfg.memory > 0 {
+		mem.add(tr.exchange(), cfg.memory)
+		if err := out.send(backend.Event{Kind: backend.EventSession, SessionID: mem.encode()}); err != nil {
+			return err
+		}
+	}
 	return out.send(backend.Event{Kind: backend.EventResult, Text: final})
+}
+
+// workspace gives the run the workspace tools its config enables, in the
+// directory the daemon chose for the agent; nil when none are enabled.
+func (b *Backend) workspace(req backend.Request, cfg config) (*workspace, error) {
+	if len(cfg.toolSets) == 0 {
+		return nil, nil
+	}
+	var overrides []string
+	for _, k := range slices.Sorted(maps.Keys(cfg.Env)) {
+		overrides = append(overrides, k+"="+cfg.Env[k])
+	}
+	return newWorkspace(req.ProjectDir, cfg.toolSets, cli.Env(overrides...))
 }
 
 // ownServers are the agent's own MCP servers: those the daemon put in the

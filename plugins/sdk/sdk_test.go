@@ -596,3 +596,117 @@ func required(schema map[string]any) []string {
 	}
 	return out
 }
+
+func TestWorkspaceToolsWriteThenRead(t *testing.T) {
+	t.Parallel()
+	d := backendtest.NewDaemon(t)
+	d.Post("user", "@alice write notes/hello.txt, then read it back")
+	fm := fakemodel.New(t,
+		fakemodel.Turn{Tools: []fakemodel.ToolCall{{Name: "write_file", Args: map[string]any{"path": "notes/hello.txt", "content": "hello from alice\n"}}}},
+		fakemodel.Turn{Tools: []fakemodel.ToolCall{{Name: "read_file", Args: map[string]any{"path": "notes/hello.txt"}}}},
+		fakemodel.Turn{Text: "It says hello."},
+	)
+	req := configure(d.Request("alice"), "anthropic/claude-sonnet-4-5", nil)
+	if _, err := run(t, plugintest.Backend(t, newBackend(env(fm))), req); err != nil {
+		t.Fatalf("Run = %v", err)
+	}
+	if b, err := os.ReadFile(req.ProjectDir + "/notes/hello.txt"); err != nil || string(b) != "hello from alice\n" {
+		t.Errorf("notes/hello.txt in the agent's directory = %q, %v; want what the model wrote", b, err)
+	}
+	reqs := fm.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("the model got %d requests, want 3", len(reqs))
+	}
+	if got := toolNames(reqs[0].Body); !isSubset([]string{"read_file", "write_file", "edit_file", "list_files", "search_files", "run_shell", "channel_send"}, got) {
+		t.Errorf("tools offered = %v, want the workspace tools beside the daemon's", got)
+	}
+	if got := toolResults(reqs[2].Body)["toolu_1"]; !strings.Contains(got, "hello from alice\n") {
+		t.Errorf("read_file result sent back = %q, want the file's content", got)
+	}
+
+	// tools: [read] offers only read_file; tools: [] none.
+	for _, tc := range []struct {
+		tools []string
+		want  []string
+	}{{[]string{"read"}, []string{"read_file"}}, {[]string{}, nil}} {
+		fm := fakemodel.New(t, fakemodel.Turn{Text: "ok"})
+		req := configure(d.Request("alice"), "anthropic/claude-sonnet-4-5", map[string]any{"tools": tc.tools})
+		if _, err := run(t, newBackend(env(fm)), req); err != nil {
+			t.Fatalf("Run with tools %v = %v", tc.tools, err)
+		}
+		var workspace []string
+		for _, name := range toolNames(fm.Requests()[0].Body) {
+			if strings.HasSuffix(name, "_file") || strings.HasSuffix(name, "_files") || name == "run_shell" {
+				workspace = append(workspace, name)
+			}
+		}
+		if !slices.Equal(workspace, tc.want) {
+			t.Errorf("tools: %v offered workspace tools %v, want %v", tc.tools, workspace, tc.want)
+		}
+	}
+
+	// An unknown name is the agent's mistake, not worth a retry.
+	req = configure(d.Request("alice"), "anthropic/claude-sonnet-4-5", map[string]any{"tools": []string{"browse"}})
+	if _, err := run(t, newBackend(env(fm)), req); !backend.IsPermanent(err) || !strings.Contains(err.Error(), `unknown tool "browse"`) {
+		t.Errorf("Run with tools [browse] = %v, want a permanent error naming it", err)
+	}
+}
+
+func TestConversationMemoryCarriesToTheNextRun(t *testing.T) {
+	t.Parallel()
+	d := backendtest.NewDaemon(t)
+	fm := fakemodel.New(t,
+		fakemodel.Turn{Tools: []fakemodel.ToolCall{{Name: "write_file", Args: map[string]any{"path": "a.txt", "content": "apples"}}}},
+		fakemodel.Turn{Text: "I wrote a.txt."},
+		fakemodel.Turn{Text: "You asked me to write a.txt."},
+	)
+	b := newBackend(env(fm))
+
+	d.Post("user", "@alice please write a.txt")
+	events, err := run(t, b, configure(d.Request("alice"), "anthropic/claude-sonnet-4-5", nil))
+	if err != nil {
+		t.Fatalf("first run = %v", err)
+	}
+	sessions := ofKind(events, backend.EventSession)
+	if len(sessions) != 1 {
+		t.Fatalf("the first run sent %d session events, want its memory once", len(sessions))
+	}
+	d.Post("user", "@alice what did I ask you before?")
+	req := configure(d.Request("alice"), "anthropic/claude-sonnet-4-5", nil)
+	req.ResumeSession = sessions[0].SessionID
+	events, err = run(t, b, req)
+	if err != nil {
+		t.Fatalf("second run = %v", err)
+	}
+
+	msgs, _ := fm.Requests()[2].Body["messages"].([]any)
+	if len(msgs) != 3 {
+		t.Fatalf("the second run sent %d messages, want the first exchange (2) and its own prompt", len(msgs))
+	}
+	role := func(i int) any { return msgs[i].(map[string]any)["role"] }
+	first, answer, now := fmt.Sprint(msgs[0]), fmt.Sprint(msgs[1]), fmt.Sprint(msgs[2])
+	if role(0) != "user" || !strings.Contains(first, "please write a.txt") || strings.Contains(first, "what did I ask") {
+		t.Errorf("first message = %s, want the first run's inbox", first)
+	}
+	if role(1) != "assistant" || !strings.Contains(answer, "wrote 6 bytes to a.txt") || !strings.Contains(answer, "I wrote a.txt.") {
+		t.Errorf("second message = %s, want the first run's tool result and answer", answer)
+	}
+	if role(2) != "user" || !strings.Contains(now, "what did I ask you before?") {
+		t.Errorf("last message = %s, want this run's prompt", now)
+	}
+	if s := ofKind(events, backend.EventSession); len(s) != 1 || !strings.Contains(s[0].SessionID, "please write a.txt") || !strings.Contains(s[0].SessionID, "what did I ask") {
+		t.Errorf("second run's memory = %v, want both exchanges", s)
+	}
+
+	// memory_tokens: 0 neither sends nor keeps a memory.
+	d.Post("user", "@alice and now?")
+	req = configure(d.Request("alice"), "anthropic/claude-sonnet-4-5", map[string]any{"memory_tokens": 0})
+	req.ResumeSession = sessions[0].SessionID
+	events, err = run(t, b, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if msgs, _ := fm.Requests()[3].Body["messages"].([]any); len(msgs) != 1 || len(ofKind(events, backend.EventSession)) != 0 {
+		t.Errorf("with memory_tokens 0: %d messages sent, %d session events; want 1 and none", len(msgs), len(ofKind(events, backend.EventSession)))
+	}
+}

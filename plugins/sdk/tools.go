@@ -34,14 +34,15 @@ type route struct {
 }
 
 // toolbox is the tools a run offers its model: the daemon's under their
-// own names, then those of the agent's own servers as <server>__<tool>.
+// own names, the workspace tools (read_file, run_shell…), then those of
+// the agent's own servers as <server>__<tool>.
 type toolbox struct {
 	specs  []toolSpec
 	routes map[string]route
 	closes []func() error
 }
 
-func openTools(ctx context.Context, daemon *worker.Client, own []backend.MCPServer, dir string, out *sender) (_ *toolbox, err error) {
+func openTools(ctx context.Context, daemon *worker.Client, own []backend.MCPServer, dir string, ws *workspace, out *sender) (_ *toolbox, err error) {
 	tb := &toolbox{routes: map[string]route{}}
 	defer func() {
 		if err != nil {
@@ -54,6 +55,11 @@ func openTools(ctx context.Context, daemon *worker.Client, own []backend.MCPServ
 	}
 	if err := tb.add("", tools, daemonCaller(daemon), out); err != nil {
 		return nil, err
+	}
+	if ws != nil {
+		if err := tb.add("", ws.tools(), ws.call, out); err != nil {
+			return nil, err
+		}
 	}
 	for _, s := range own {
 		session, err := connect(ctx, s, dir)

@@ -93,6 +93,20 @@ func BuildPrompt(c Context) string {
 	return b.String()
 }
 
+// InboxText renders only c's inbox, one message a line as BuildPrompt
+// shows it: what a run was asked, for a backend that remembers its
+// earlier runs.
+func InboxText(c Context) string {
+	if len(c.Inbox) == 0 {
+		return "No unread messages were addressed to you.\n"
+	}
+	var b strings.Builder
+	for _, m := range c.Inbox {
+		writeLine(&b, m, c.Agent.Name, 0)
+	}
+	return b.String()
+}
+
 // writeLine renders one message as "- #seq [HH:MM:SS] From @x [DM]: text",
 // cutting the text to max runes when max > 0 and indenting continuation
 // lines so the list stays a list.

@@ -1,0 +1,649 @@
+package sdkbackend
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The workspace tool sets an agent's `tools:` list switches, each naming
+// the model tools it offers. workflow.WorkspaceTools lists the same names
+// for load-time checks.
+var toolSets = map[string][]string{
+	"read":   {"read_file"},
+	"write":  {"write_file", "edit_file"},
+	"list":   {"list_files"},
+	"search": {"search_files"},
+	"shell":  {"run_shell"},
+}
+
+// toolSetNames are toolSets' keys in the order the docs give them.
+var toolSetNames = []string{"read", "write", "list", "search", "shell"}
+
+const (
+	// maxToolOutput bounds what one workspace tool call gives the model
+	// (about 7,500 tokens); longer output is cut with a note of its size.
+	maxToolOutput = 30_000
+	// maxListEntries and maxMatches bound list_files and search_files.
+	maxListEntries = 1000
+	maxMatches     = 200
+	// maxSearchFile skips larger files in search_files, which are rarely
+	// source text.
+	maxSearchFile = 4 << 20
+	// maxWriteBytes bounds one write_file or edit_file.
+	maxWriteBytes = 10 << 20
+	// Shell commands get defaultShellTimeout unless the model asks for
+	// another, up to maxShellTimeout.
+	defaultShellTimeout = 2 * time.Minute
+	maxShellTimeout     = 10 * time.Minute
+)
+
+// workspace is the agent's working directory and the tools that work in
+// it. Every path a tool takes is resolved inside root, symlinks included;
+// the shell starts there, but it is not a sandbox: it runs with the
+// plugin's rights, which is why an agent's tools list can leave it out.
+type workspace struct {
+	root  string // absolute, symlinks resolved
+	given string // absolute as the run request gave it, which the prompt shows
+	sets  []string
+	env   []string // the shell's environment
+	shell time.Duration
+}
+
+// parseToolSets checks an agent's tools list; nil (no list) means all.
+func parseToolSets(names *[]string) ([]string, error) {
+	if names == nil {
+		return toolSetNames, nil
+	}
+	var out []string
+	for _, n := range *names {
+		if _, ok := toolSets[n]; !ok {
+			return nil, fmt.Errorf("config: tools: unknown tool %q: use some of %s, or [] for none", n, strings.Join(toolSetNames, ", "))
+		}
+		if !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out, nil
+}
+
+func newWorkspace(dir string, sets []string, env []string) (*workspace, error) {
+	if dir == "" {
+		return nil, errors.New("the run has no project directory")
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	root, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return nil, err
+	}
+	return &workspace{root: root, given: filepath.Clean(abs), sets: sets, env: env, shell: defaultShellTimeout}, nil
+}
+
+// tools returns the enabled tools in the form the toolbox offers.
+func (w *workspace) tools() []*mcp.Tool {
+	str := func(desc string) map[string]any { return map[string]any{"type": "string", "description": desc} }
+	integer := func(desc string) map[string]any { return map[string]any{"type": "integer", "description": desc} }
+	boolean := func(desc string) map[string]any { return map[string]any{"type": "boolean", "description": desc} }
+	obj := func(props map[string]any, required ...string) map[string]any {
+		s := map[string]any{"type": "object", "properties": props}
+		if len(required) > 0 {
+			s["required"] = required
+		}
+		return s
+	}
+	pathArg := str("a path relative to your working directory (absolute paths must lie inside it)")
+	all := map[string]*mcp.Tool{
+		"read_file": {Name: "read_file", InputSchema: obj(map[string]any{"path": pathArg,
+			"offset": integer("first line to show, from 1 (default 1)"), "limit": integer("how many lines to show (default: as many as fit)")}, "path"),
+			Description: "Read a text file in your working directory. Long files are cut with a note saying how to read on."},
+		"write_file": {Name: "write_file", InputSchema: obj(map[string]any{"path": pathArg, "content": str("the file's whole new content")}, "path", "content"),
+			Description: "Create or overwrite a file in your working directory (parent directories are created)."},
+		"edit_file": {Name: "edit_file", InputSchema: obj(map[string]any{"path": pathArg,
+			"old_text": str("exact text to replace; it must occur once unless replace_all"), "new_text": str("the replacement"),
+			"replace_all": boolean("replace every occurrence")}, "path", "old_text", "new_text"),
+			Description: "Replace text in a file in your working directory."},
+		"list_files": {Name: "list_files", InputSchema: obj(map[string]any{"path": str("a directory (default: your working directory)"),
+			"recursive": boolean("list subdirectories too (.git is not entered)")}),
+			Description: "List the files and directories in your working directory (directories end in /)."},
+		"search_files": {Name: "search_files", InputSchema: obj(map[string]any{"pattern": str("a regular expression (RE2 syntax)"),
+			"path": str("a file or directory to search (default: your working directory)"), "glob": str("only files whose name matches, e.g. *.go")}, "pattern"),
+			Description: "Search the text files in your working directory for a regular expression, like grep -rn; answers path:line: text."},
+		"run_shell": {Name: "run_shell", InputSchema: obj(map[string]any{"command": str("a command for /bin/sh -c"),
+			"timeout_seconds": integer(fmt.Sprintf("kill it after this long (default %d, at most %d)", int(defaultShellTimeout.Seconds()), int(maxShellTimeout.Seconds())))}, "command"),
+			Description: "Run a shell command in your working directory; answers its output (stdout and stderr) and exit status. It is killed with everything it started when it times out; background processes end with it."},
+	}
+	var out []*mcp.Tool
+	for _, set := range w.sets {
+		for _, name := range toolSets[set] {
+			out = append(out, all[name])
+		}
+	}
+	return out
+}
+
+// call is the toolbox's caller for the workspace tools. What the model got
+// wrong (a bad path, a missing file) is a tool error it can read; nothing
+// here ends the run.
+func (w *workspace) call(ctx context.Context, tool string, args map[string]any) (string, bool, error) {
+	raw, _ := json.Marshal(args)
+	var text string
+	var err error
+	switch tool {
+	case "read_file":
+		var a struct {
+			Path          string
+			Offset, Limit int
+		}
+		if err = json.Unmarshal(raw, &a); err == nil {
+			text, err = w.read(a.Path, a.Offset, a.Limit)
+		}
+	case "write_file":
+		var a struct{ Path, Content string }
+		if err = json.Unmarshal(raw, &a); err == nil {
+			text, err = w.write(a.Path, a.Content)
+		}
+	case "edit_file":
+		var a struct {
+			Path       string
+			OldText    string `json:"old_text"`
+			NewText    string `json:"new_text"`
+			ReplaceAll bool   `json:"replace_all"`
+		}
+		if err = json.Unmarshal(raw, &a); err == nil {
+			text, err = w.edit(a.Path, a.OldText, a.NewText, a.ReplaceAll)
+		}
+	case "list_files":
+		var a struct {
+			Path      string
+			Recursive bool
+		}
+		if err = json.Unmarshal(raw, &a); err == nil {
+			text, err = w.list(a.Path, a.Recursive)
+		}
+	case "search_files":
+		var a struct{ Pattern, Path, Glob string }
+		if err = json.Unmarshal(raw, &a); err == nil {
+			text, err = w.search(a.Pattern, a.Path, a.Glob)
+		}
+	case "run_shell":
+		var a struct {
+			Command        string
+			TimeoutSeconds int `json:"timeout_seconds"`
+		}
+		if err = json.Unmarshal(raw, &a); err == nil {
+			var failed bool
+			text, failed, err = w.run(ctx, a.Command, time.Duration(a.TimeoutSeconds)*time.Second)
+			if err == nil {
+				return text, failed, nil
+			}
+		}
+	default:
+		err = fmt.Errorf("there is no workspace tool %q", tool)
+	}
+	if err != nil {
+		return err.Error(), true, nil
+	}
+	return text, false, nil
+}
+
+// errOutside is a path that leads out of the working directory.
+var errOutside = errors.New("is outside your working directory: use a path inside it")
+
+// resolve turns a path the model gave into a real path inside root:
+// relative paths start at root, absolute ones must lie inside it, and the
+// part of the path that exists has its symlinks resolved, so a link
+// pointing out of root is refused like "..".
+func (w *workspace) resolve(p string) (string, error) {
+	if p == "" {
+		p = "."
+	}
+	if strings.ContainsRune(p, 0) {
+		return "", fmt.Errorf("path %q holds a NUL byte", p)
+	}
+	full := filepath.Clean(p)
+	switch {
+	case !filepath.IsAbs(full):
+		full = filepath.Join(w.root, full)
+	case w.given != w.root && within(w.given, full):
+		// The directory as the prompt names it, through a symlink.
+		rel, _ := filepath.Rel(w.given, full)
+		full = filepath.Join(w.root, rel)
+	}
+	if !within(w.root, full) {
+		return "", fmt.Errorf("%s %w", p, errOutside)
+	}
+	// The longest part that exists (Lstat: a dangling symlink exists)
+	// gets its links resolved; what follows does not exist yet.
+	existing, rest := full, []string(nil)
+	for {
+		_, err := os.Lstat(existing)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return "", fmt.Errorf("%s: %w", p, err)
+		}
+		rest = append([]string{filepath.Base(existing)}, rest...)
+		existing = filepath.Dir(existing)
+	}
+	real, err := filepath.EvalSymlinks(existing)
+	if err != nil {
+		return "", fmt.Errorf("%s: a symlink on the way leads nowhere: %w", p, err)
+	}
+	if !within(w.root, real) {
+		return "", fmt.Errorf("%s leads through a symlink to %s, which %w", p, real, errOutside)
+	}
+	return filepath.Join(append([]string{real}, rest...)...), nil
+}
+
+// within reports whether path is root or lies under it (both clean).
+func within(root, path string) bool {
+	rel, err := filepath.Rel(root, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}
+
+// rel is path as the model should write it: relative to root.
+func (w *workspace) rel(path string) string {
+	if r, err := filepath.Rel(w.root, path); err == nil {
+		return filepath.ToSlash(r)
+	}
+	return path
+}
+
+func (w *workspace) read(p string, offset, limit int) (string, error) {
+	path, err := w.resolve(p)
+	if err != nil {
+		return "", err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return "", fmt.Errorf("read %s: %w", p, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return "", err
+	}
+	if st.IsDir() {
+		return "", fmt.Errorf("%s is a directory: use list_files", p)
+	}
+	head := make([]byte, 8000)
+	n, _ := io.ReadFull(f, head)
+	if bytes.IndexByte(head[:n], 0) >= 0 {
+		return fmt.Sprintf("%s is a binary file of %d bytes; not shown", p, st.Size()), nil
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return "", err
+	}
+	offset = max(offset, 1)
+	var b strings.Builder
+	r := bufio.NewReader(f)
+	line, shown, cutAt := 0, 0, 0
+	for {
+		s, err := r.ReadString('\n')
+		if s != "" {
+			line++
+			switch {
+			case line < offset || cutAt > 0:
+			case limit > 0 && shown >= limit, b.Len()+len(s) > maxToolOutput:
+				cutAt = line
+			default:
+				b.WriteString(s)
+				shown++
+			}
+		}
+		if err != nil {
+			break
+		}
+	}
+	switch {
+	case cutAt > 0:
+		fmt.Fprintf(&b, "\n[cut: showing lines %d-%d of %d (the file has %d bytes); read on with offset=%d]", offset, cutAt-1, line, st.Size(), cutAt)
+	case offset > line && line > 0:
+		return "", fmt.Errorf("%s has %d lines; offset %d is past its end", p, line, offset)
+	case st.Size() == 0:
+		return fmt.Sprintf("%s is empty", p), nil
+	}
+	return b.String(), nil
+}
+
+func (w *workspace) write(p, content string) (string, error) {
+	if len(content) > maxWriteBytes {
+		return "", fmt.Errorf("content is %d bytes; at most %d can be written at once", len(content), maxWriteBytes)
+	}
+	path, err := w.resolve(p)
+	if err != nil {
+		return "", err
+	}
+	if path == w.root {
+		return "", fmt.Errorf("%s is your working directory: give a file name", p)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return "", fmt.Errorf("write %s: %w", p, err)
+	}
+	mode := fs.FileMode(0o644)
+	if st, err := os.Stat(path); err == nil {
+		if st.IsDir() {
+			return "", fmt.Errorf("%s is a directory", p)
+		}
+		mode = st.Mode().Perm()
+	}
+	if err := os.WriteFile(path, []byte(content), mode); err != nil {
+		return "", fmt.Errorf("write %s: %w", p, err)
+	}
+	return fmt.Sprintf("wrote %d bytes to %s", len(content), w.rel(path)), nil
+}
+
+func (w *workspace) edit(p, old, new string, all bool) (string, error) {
+	if old == "" {
+		return "", errors.New("old_text is empty: give the exact text to replace (write_file replaces a whole file)")
+	}
+	path, err := w.resolve(p)
+	if err != nil {
+		return "", err
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("edit %s: %w", p, err)
+	}
+	s := string(b)
+	n := strings.Count(s, old)
+	switch {
+	case n == 0:
+		return "", fmt.Errorf("old_text does not occur in %s: read the file and copy the text exactly", p)
+	case n > 1 && !all:
+		return "", fmt.Errorf("old_text occurs %d times in %s: give more surrounding text to pick one, or set replace_all", n, p)
+	case !all:
+		n = 1
+	}
+	s = strings.Replace(s, old, new, n)
+	if len(s) > maxWriteBytes {
+		return "", fmt.Errorf("the edited file would be %d bytes; at most %d can be written", len(s), maxWriteBytes)
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(path, []byte(s), st.Mode().Perm()); err != nil {
+		return "", fmt.Errorf("edit %s: %w", p, err)
+	}
+	return fmt.Sprintf("replaced %d %s in %s", n, plural(n, "occurrence"), w.rel(path)), nil
+}
+
+func (w *workspace) list(p string, recursive bool) (string, error) {
+	dir, err := w.resolve(p)
+	if err != nil {
+		return "", err
+	}
+	st, err := os.Stat(dir)
+	if err != nil {
+		return "", fmt.Errorf("list %s: %w", p, err)
+	}
+	if !st.IsDir() {
+		return fmt.Sprintf("%s (a file of %d bytes)", w.rel(dir), st.Size()), nil
+	}
+	var lines []string
+	total := 0
+	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if path == dir {
+			return err
+		}
+		if err != nil {
+			return nil // unreadable: skipped
+		}
+		total++
+		if len(lines) < maxListEntries {
+			rel, _ := filepath.Rel(dir, path)
+			rel = filepath.ToSlash(rel)
+			switch {
+			case d.IsDir():
+				rel += "/"
+			case d.Type()&fs.ModeSymlink != 0:
+				target, _ := os.Readlink(path)
+				rel += " -> " + target
+			default:
+				if info, err := d.Info(); err == nil {
+					rel = fmt.Sprintf("%s (%d bytes)", rel, info.Size())
+				}
+			}
+			lines = append(lines, rel)
+		}
+		if d.IsDir() && (!recursive || d.Name() == ".git") {
+			return fs.SkipDir
+		}
+		return nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("list %s: %w", p, err)
+	}
+	if total == 0 {
+		return fmt.Sprintf("%s is empty", w.rel(dir)), nil
+	}
+	out := strings.Join(lines, "\n")
+	if total > len(lines) {
+		out += fmt.Sprintf("\n[cut: showing %d of %d entries; list a subdirectory]", len(lines), total)
+	}
+	return cut(out, maxToolOutput), nil
+}
+
+func (w *workspace) search(pattern, p, glob string) (string, error) {
+	re, err := regexp.Compile(pattern)
+	if err != nil {
+		return "", fmt.Errorf("pattern: %w", err)
+	}
+	if glob != "" {
+		if _, err := filepath.Match(glob, ""); err != nil {
+			return "", fmt.Errorf("glob %q: %w", glob, err)
+		}
+	}
+	start, err := w.resolve(p)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	shown, total := 0, 0
+	searchFile := func(path string) {
+		if glob != "" {
+			if ok, _ := filepath.Match(glob, filepath.Base(path)); !ok {
+				return
+			}
+		}
+		st, err := os.Stat(path)
+		if err != nil || !st.Mode().IsRegular() || st.Size() > maxSearchFile {
+			return
+		}
+		data, err := os.ReadFile(path)
+		if err != nil || bytes.IndexByte(data[:min(len(data), 8000)], 0) >= 0 {
+			return // unreadable or binary
+		}
+		for i, line := range strings.Split(string(data), "\n") {
+			if !re.MatchString(line) {
+				continue
+			}
+			total++
+			entry := fmt.Sprintf("%s:%d: %s\n", w.rel(path), i+1, cut(line, 300))
+			if shown < maxMatches && b.Len()+len(entry) <= maxToolOutput {
+				b.WriteString(entry)
+				shown++
+			}
+		}
+	}
+	err = filepath.WalkDir(start, func(path string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return nil
+		case d.IsDir() && d.Name() == ".git" && path != start:
+			return fs.SkipDir
+		case d.IsDir():
+			return nil
+		case d.Type()&fs.ModeSymlink != 0:
+			// A link is searched only when it stays inside.
+			if real, err := w.resolve(path); err == nil {
+				if st, err := os.Stat(real); err == nil && st.Mode().IsRegular() {
+					searchFile(real)
+				}
+			}
+			return nil
+		}
+		searchFile(path)
+		return nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("search %s: %w", p, err)
+	}
+	if total == 0 {
+		return "no matches", nil
+	}
+	if total > shown {
+		fmt.Fprintf(&b, "[cut: showing %d of %d matches; narrow the pattern, path or glob]", shown, total)
+	}
+	return b.String(), nil
+}
+
+// run runs command with /bin/sh in root, in a process group of its own
+// that is killed whole when the command ends or times out. failed is set
+// for a non-zero exit or a timeout.
+func (w *workspace) run(ctx context.Context, command string, timeout time.Duration) (text string, failed bool, err error) {
+	if strings.TrimSpace(command) == "" {
+		return "", false, errors.New("command is empty")
+	}
+	if timeout <= 0 {
+		timeout = w.shell
+	}
+	timeout = min(timeout, maxShellTimeout)
+	r, wr, err := os.Pipe()
+	if err != nil {
+		return "", false, err
+	}
+	defer r.Close()
+	cmd := exec.Command("/bin/sh", "-c", command)
+	cmd.Dir, cmd.Env = w.root, w.env
+	cmd.Stdout, cmd.Stderr = wr, wr // one pipe: output in the order it was written
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		wr.Close()
+		return "", false, fmt.Errorf("start /bin/sh: %w", err)
+	}
+	wr.Close() // the children hold the only write ends now
+	pgid := cmd.Process.Pid
+	var out capBuffer
+	copied := make(chan struct{})
+	go func() {
+		defer close(copied)
+		_, _ = io.Copy(&out, r)
+	}()
+
+	exited := make(chan struct{})
+	var timedOut atomic.Bool
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	go func() {
+		select {
+		case <-exited:
+		case <-timer.C:
+			timedOut.Store(true)
+			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		case <-ctx.Done():
+			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		}
+	}()
+	waitErr := cmd.Wait()
+	_ = syscall.Kill(-pgid, syscall.SIGKILL) // what it left running in the background
+	close(exited)
+	<-copied
+	if ctx.Err() != nil {
+		return "", false, ctx.Err()
+	}
+
+	if text = out.String(); text != "" && !strings.HasSuffix(text, "\n") {
+		text += "\n"
+	}
+	var ee *exec.ExitError
+	switch {
+	case timedOut.Load():
+		return text + fmt.Sprintf("[killed after %v with everything it started: the command did not finish in time; run it with a larger timeout_seconds, or in smaller steps]", timeout), true, nil
+	case errors.As(waitErr, &ee):
+		return text + fmt.Sprintf("[exit status %d]", ee.ExitCode()), true, nil
+	case waitErr != nil:
+		return "", false, waitErr
+	}
+	if text == "" {
+		text = "(no output)\n"
+	}
+	return text + "[exit status 0]", false, nil
+}
+
+// capBuffer keeps the start and the end of a long output and counts what
+// it dropped between them.
+type capBuffer struct {
+	head, tail []byte
+	total      int
+}
+
+func (c *capBuffer) Write(p []byte) (int, error) {
+	n := len(p)
+	c.total += n
+	const half = maxToolOutput / 2
+	if room := half - len(c.head); room > 0 {
+		k := min(room, len(p))
+		c.head = append(c.head, p[:k]...)
+		p = p[k:]
+	}
+	c.tail = append(c.tail, p...)
+	if len(c.tail) > 2*half { // trim now and then, not on every write
+		c.tail = append(c.tail[:0], c.tail[len(c.tail)-half:]...)
+	}
+	return n, nil
+}
+
+func (c *capBuffer) String() string {
+	const half = maxToolOutput / 2
+	tail := c.tail
+	if len(tail) > half {
+		tail = tail[len(tail)-half:]
+	}
+	if len(c.head)+len(tail) == c.total {
+		return string(c.head) + string(tail)
+	}
+	return fmt.Sprintf("%s\n[output cut: %d bytes in all; showing the first %d and the last %d]\n%s",
+		strings.ToValidUTF8(string(c.head), ""), c.total, len(c.head), len(tail), strings.ToValidUTF8(string(tail), ""))
+}
+
+// cut shortens s to at most n bytes on a rune boundary, noting the cut.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	i := n
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + fmt.Sprintf("… [cut: %d bytes in all]", len(s))
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
+}
