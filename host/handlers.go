@@ -76,7 +76,7 @@ func (h *Host) handleCreateAgent(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeJSON(w, r, &spec); err != nil {
 		return err
 	}
-	a, err := agentFromSpec(spec, h.catalog.Names(plugin.KindBackend))
+	a, err := agentFromSpec(spec, h.catalog.Names(plugin.KindBackend), h.cfg.DefaultModel)
 	if err != nil {
 		return err
 	}
@@ -239,6 +239,7 @@ func (h *Host) toAPIAgent(ctx context.Context, a store.Agent) (api.Agent, error)
 		Backend: a.Backend, Model: a.Model, System: a.System,
 		Schedule: a.Schedule, WakeupPrompt: a.WakeupPrompt, Config: cfg,
 		State: a.State, Task: a.Task, Error: a.Error, InboxDepth: depth,
+		Warnings:  agentWarnings(a, os.Getenv),
 		CreatedAt: a.CreatedAt.UTC(), UpdatedAt: a.UpdatedAt.UTC(),
 	}, nil
 }

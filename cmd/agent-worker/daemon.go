@@ -33,6 +33,8 @@ func daemonCmd(e *env) *ffcli.Command {
 	)
 	fs.StringVar(&cfg.Home, "home", api.DefaultHome(), "agent-worker home (daemon.json, database, logs)")
 	fs.StringVar(&cfg.Listen, "listen", host.DefaultListen, "address of the HTTP API; port 0 picks a free port")
+	fs.BoolVar(&cfg.AllowRemote, "allow-remote", false, "allow a --listen address other machines can reach (the API is plain HTTP and the token gives full control)")
+	fs.StringVar(&cfg.DefaultModel, "default-model", host.DefaultModel, "model of an sdk agent created without --model")
 	fs.Var(&plugins, "plugins-dir", "extra directory searched for plugins first (repeatable)")
 	fs.StringVar(&logLevel, "log-level", "info", "trace, debug, info, warn or error")
 	fs.BoolVar(&logJSON, "log-json", false, "log JSON lines instead of text")
