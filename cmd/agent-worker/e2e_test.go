@@ -246,18 +246,19 @@ func TestE2EErrorsAndExitCodes(t *testing.T) {
 		code int
 		says string
 	}{
-		"unknown agent":    {[]string{"info", "nobody"}, api.ExitNotFound, `agent "nobody@global:main" not found`},
-		"stop unknown":     {[]string{"stop", "ghost@wf:t"}, api.ExitNotFound, "not found"},
-		"duplicate":        {[]string{"new", "alice", "--backend", "mock"}, api.ExitConflict, "already exists"},
-		"invalid name":     {[]string{"new", "9lives", "--backend", "mock"}, api.ExitUsage, "use a letter"},
-		"bad target":       {[]string{"info", "a@b@c"}, api.ExitUsage, "more than one '@'"},
-		"unknown backend":  {[]string{"new", "bob", "--backend", "gpt"}, api.ExitUsage, "use one of"},
-		"unknown flag":     {[]string{"new", "bob", "--bogus"}, api.ExitUsage, "bogus"},
-		"missing argument": {[]string{"info"}, api.ExitUsage, "usage: agent-worker info"},
-		"extra argument":   {[]string{"list", "extra"}, api.ExitUsage, "usage: agent-worker list"},
-		"unknown command":  {[]string{"frobnicate"}, api.ExitUsage, "frobnicate"},
-		"target vs flag":   {[]string{"new", "bob@review", "--workflow", "other", "--backend", "mock"}, api.ExitUsage, "--workflow"},
-		"missing file":     {[]string{"new", "bob", "--backend", "mock", "--system-file", "/nonexistent"}, api.ExitUsage, "--system-file"},
+		"unknown agent":     {[]string{"info", "nobody"}, api.ExitNotFound, `agent "nobody@global:main" not found`},
+		"stop unknown":      {[]string{"stop", "ghost@wf:t"}, api.ExitNotFound, "not found"},
+		"duplicate":         {[]string{"new", "alice", "--backend", "mock"}, api.ExitConflict, "already exists"},
+		"invalid name":      {[]string{"new", "9lives", "--backend", "mock"}, api.ExitUsage, "use a letter"},
+		"bad target":        {[]string{"info", "a@b@c"}, api.ExitUsage, "more than one '@'"},
+		"schedule too tiny": {[]string{"new", "bob", "--backend", "mock", "--schedule", "1ms"}, api.ExitUsage, "at least"},
+		"unknown backend":   {[]string{"new", "bob", "--backend", "gpt"}, api.ExitUsage, "use one of"},
+		"unknown flag":      {[]string{"new", "bob", "--bogus"}, api.ExitUsage, "bogus"},
+		"missing argument":  {[]string{"info"}, api.ExitUsage, "usage: agent-worker info"},
+		"extra argument":    {[]string{"list", "extra"}, api.ExitUsage, "usage: agent-worker list"},
+		"unknown command":   {[]string{"frobnicate"}, api.ExitUsage, "frobnicate"},
+		"target vs flag":    {[]string{"new", "bob@review", "--workflow", "other", "--backend", "mock"}, api.ExitUsage, "--workflow"},
+		"missing file":      {[]string{"new", "bob", "--backend", "mock", "--system-file", "/nonexistent"}, api.ExitUsage, "--system-file"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
