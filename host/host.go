@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -257,8 +258,15 @@ func (h *Host) DB() *store.DB { return h.db }
 // Info is what Run publishes as daemon.json.
 func (h *Host) Info() api.DaemonInfo {
 	a := h.Addr()
+	ip := a.IP
+	if ip.IsUnspecified() { // every interface (--allow-remote): local clients use loopback
+		ip = net.IPv4(127, 0, 0, 1)
+		if host, _, _ := net.SplitHostPort(h.cfg.Listen); strings.Contains(host, ":") {
+			ip = net.IPv6loopback // an IPv6-only socket
+		}
+	}
 	return api.DaemonInfo{
-		PID: os.Getpid(), Host: a.IP.String(), Port: a.Port, Token: h.token,
+		PID: os.Getpid(), Host: ip.String(), Port: a.Port, Token: h.token,
 		StartedAt: h.startedAt.UTC(), Version: api.Version,
 	}
 }

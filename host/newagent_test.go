@@ -76,6 +76,9 @@ func TestListenBeyondLoopbackNeedsAllowRemote(t *testing.T) {
 	if _, err := th.client().Health(context.Background()); err != nil {
 		t.Errorf("daemon with --allow-remote: %v", err)
 	}
+	if got := th.Info().Host; got != "127.0.0.1" {
+		t.Errorf("daemon.json host = %q, want local clients (and runs) to use 127.0.0.1", got)
+	}
 }
 
 func TestReachableFromOutside(t *testing.T) {

@@ -88,7 +88,7 @@ func newCmd(e *env) *ffcli.Command {
 	fs.StringVar(&spec.WakeupPrompt, "wakeup-prompt", "", "message a scheduled wake-up sends (needs --schedule)")
 	fs.StringVar(&config, "config", "", `backend-specific settings as a JSON object, e.g. '{"script":[{"reply":"hi"}]}' for mock`)
 	return leaf("new", "new <name> [--backend B] [--model M] [--system TEXT | --system-file F] [--workflow W --tag T] [--schedule S]",
-		"register an agent", fs, [2]int{1, 1},
+		"register an agent (no flags: backend sdk with the daemon's default model)", fs, [2]int{1, 1},
 		func(ctx context.Context, args []string) error {
 			t, err := parseAgentTarget(args[0])
 			if err != nil {
