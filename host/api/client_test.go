@@ -87,22 +87,3 @@ func (c *cancelInFlight) RoundTrip(r *http.Request) (*http.Response, error) {
 	go c.cancel()
 	return http.DefaultTransport.RoundTrip(r)
 }
-
-// Every code has one HTTP status and one exit code, and the daemon's
-// statuses map back to their codes.
-func TestCodeTable(t *testing.T) {
-	t.Parallel()
-	want := map[Code][2]int{
-		CodeInvalid: {400, 2}, CodeNotFound: {404, 3}, CodeConflict: {409, 4}, CodeUnauthorized: {401, 1},
-		CodePermission: {403, 1}, CodeTooLarge: {413, 2}, CodeUnavailable: {503, 6}, CodeInternal: {500, 1},
-		CodeUnreachable: {502, 5},
-	}
-	for c, w := range want {
-		if HTTPStatus(c) != w[0] || ExitCode(c) != w[1] || CodeForStatus(w[0]) != c {
-			t.Errorf("%s: status %d exit %d, back %s; want %d, %d", c, HTTPStatus(c), ExitCode(c), CodeForStatus(w[0]), w[0], w[1])
-		}
-	}
-	if len(codeTable) != len(want) {
-		t.Errorf("codeTable has %d codes, the test knows %d: add the new one here and to ExitCodesHelp", len(codeTable), len(want))
-	}
-}
