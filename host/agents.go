@@ -2,6 +2,7 @@ package host
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/robfig/cron/v3"
 
 	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/sdk/llm"
 	"github.com/agent-worker/agent-worker/store"
 	"github.com/agent-worker/agent-worker/workflow"
 )
@@ -33,10 +35,11 @@ func backendName(s string) string {
 // minInterval keeps a typo like "1ms" from turning an agent into a busy loop.
 const minInterval = time.Second
 
-// agentFromSpec validates a POST /agents body and fills in defaults. It
-// reports the first problem with what to write instead. installed lists the
-// backend plugins found in the plugins directories.
-func agentFromSpec(s api.AgentSpec, installed []string) (store.Agent, error) {
+// agentFromSpec validates a POST /agents body and fills in defaults (an
+// sdk agent without a model gets defaultModel). It reports the first
+// problem with what to write instead. installed lists the backend plugins
+// found in the plugins directories.
+func agentFromSpec(s api.AgentSpec, installed []string, defaultModel string) (store.Agent, error) {
 	t := api.Target{Agent: s.Name, Workflow: s.Workflow, Tag: s.Tag}
 	if t.Workflow == "" {
 		t.Workflow = api.GlobalWorkflow
@@ -61,7 +64,10 @@ func agentFromSpec(s api.AgentSpec, installed []string) (store.Agent, error) {
 			s.Backend, strings.Join(slices.Compact(names), ", "), s.Backend)
 	}
 	if backend == "sdk" && s.Model == "" {
-		return store.Agent{}, api.Errorf(api.CodeInvalid, "backend sdk needs a model: add --model, e.g. anthropic/claude-sonnet-4-5 or openai/gpt-4o (or use --backend mock to try things without an API key)")
+		s.Model = defaultModel
+	}
+	if strings.ContainsRune(s.System, 0) {
+		return store.Agent{}, api.Errorf(api.CodeInvalid, "system prompt contains a NUL byte: is it a binary file? Give text")
 	}
 	if n := len(s.System); n > workflow.MaxSystemPromptBytes {
 		return store.Agent{}, api.Errorf(api.CodeTooLarge, "%v", &workflow.SizeError{What: "system prompt", Size: int64(n), Limit: workflow.MaxSystemPromptBytes})
@@ -83,6 +89,34 @@ func agentFromSpec(s api.AgentSpec, installed []string) (store.Agent, error) {
 		Backend: backend, Model: s.Model, System: s.System,
 		Schedule: s.Schedule, WakeupPrompt: s.WakeupPrompt, Config: s.Config,
 	}, nil
+}
+
+// agentWarnings are what a user should fix before the agent's first run
+// that do not stop it from being registered: today, an sdk agent whose
+// model needs an API key that neither the daemon's environment nor the
+// agent's env: sets. getenv reads the daemon's environment.
+func agentWarnings(a store.Agent, getenv func(string) string) []string {
+	if a.Backend != "sdk" {
+		return nil
+	}
+	var cfg struct {
+		Env      map[string]string `json:"env"`
+		Provider *struct {
+			Name      string `json:"name"`
+			APIKeyEnv string `json:"api_key_env"`
+		} `json:"provider"`
+	}
+	_ = json.Unmarshal(a.Config, &cfg) // the backend reports a bad config itself
+	var provider, keyEnv string
+	if p := cfg.Provider; p != nil {
+		provider, keyEnv = p.Name, p.APIKeyEnv
+	}
+	key := llm.KeyEnv(a.Model, provider, keyEnv)
+	if key == "" || getenv(key) != "" || cfg.Env[key] != "" {
+		return nil
+	}
+	return []string{fmt.Sprintf("%s is not set in the daemon's environment, so runs of %s will fail: set it and restart the daemon (agent-worker stop --all), or use --backend mock to try things without a key",
+		key, a.Model)}
 }
 
 // validateSchedule accepts an interval (30s, 5m, 2h) or a 5-field cron

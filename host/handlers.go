@@ -86,7 +86,7 @@ func (h *Host) handleCreateAgent(w http.ResponseWriter, r *http.Request) error {
 	if err := h.catalog.Unusable(plugin.KindBackend, backendName(spec.Backend)); err != nil {
 		return err
 	}
-	a, err := agentFromSpec(spec, h.catalog.Names(plugin.KindBackend))
+	a, err := agentFromSpec(spec, h.catalog.Names(plugin.KindBackend), h.cfg.DefaultModel)
 	if err != nil {
 		return err
 	}
@@ -249,6 +249,7 @@ func (h *Host) toAPIAgent(ctx context.Context, a store.Agent) (api.Agent, error)
 		Backend: a.Backend, Model: a.Model, System: a.System,
 		Schedule: a.Schedule, WakeupPrompt: a.WakeupPrompt, Config: cfg,
 		State: a.State, Task: a.Task, Error: a.Error, InboxDepth: depth,
+		Warnings:  agentWarnings(a, os.Getenv),
 		CreatedAt: a.CreatedAt.UTC(), UpdatedAt: a.UpdatedAt.UTC(),
 	}, nil
 }

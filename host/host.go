@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -24,12 +25,23 @@ import (
 // DefaultListen is where the daemon serves unless told otherwise.
 const DefaultListen = "127.0.0.1:5099"
 
+// DefaultModel is the model an sdk agent created without one gets, unless
+// the daemon is configured with another (Config.DefaultModel).
+const DefaultModel = "anthropic/claude-sonnet-4-5"
+
 // Config is what the daemon is started with; zero values take the defaults.
 type Config struct {
 	// Home holds daemon.json, the lock, the database and logs.
 	Home string
 	// Listen is host:port for the HTTP API; port 0 picks a free port.
 	Listen string
+	// AllowRemote lets Listen be an address other hosts can reach. The API
+	// gives whoever holds the token full control and is not encrypted, so
+	// it must be asked for.
+	AllowRemote bool
+	// DefaultModel is the model of an sdk agent created without one
+	// (default DefaultModel).
+	DefaultModel string
 	// PluginsDirs are searched for plugins before the defaults.
 	PluginsDirs []string
 	// RuntimeDir holds the plugins' private socket directories; its path
@@ -86,11 +98,20 @@ func New(cfg Config) (_ *Host, err error) {
 	if cfg.Listen == "" {
 		cfg.Listen = DefaultListen
 	}
+	if cfg.DefaultModel == "" {
+		cfg.DefaultModel = DefaultModel
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = hclog.NewNullLogger()
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if remote := reachableFromOutside(cfg.Listen); remote && !cfg.AllowRemote {
+		return nil, api.Errorf(api.CodeInvalid, "--listen %s is reachable from other machines, and the API gives whoever has the daemon's token full control "+
+			"(agents run commands on this machine) over unencrypted HTTP: listen on 127.0.0.1, or add --allow-remote if this network is trusted or a TLS proxy fronts it", cfg.Listen)
+	} else if remote {
+		cfg.Logger.Warn("the HTTP API is reachable from other machines (--allow-remote): whoever has the token controls the daemon and the traffic is not encrypted; put it behind TLS or a trusted network", "listen", cfg.Listen)
 	}
 	home, err := filepath.Abs(cfg.Home)
 	if err != nil {
@@ -158,6 +179,32 @@ func New(cfg Config) (_ *Host, err error) {
 	return h, nil
 }
 
+// reachableFromOutside says whether listen (host:port) binds anything but a
+// loopback address: an empty host or 0.0.0.0 binds every interface, and a
+// name counts as loopback only if all its addresses are. A malformed
+// address is left for net.Listen to report.
+func reachableFromOutside(listen string) bool {
+	host, _, err := net.SplitHostPort(listen)
+	if err != nil {
+		return false
+	}
+	if host == "" {
+		return true
+	}
+	ips := []net.IP{net.ParseIP(host)}
+	if ips[0] == nil {
+		if ips, err = net.LookupIP(host); err != nil || len(ips) == 0 {
+			return false // net.Listen cannot bind it either
+		}
+	}
+	for _, ip := range ips {
+		if !ip.IsLoopback() {
+			return true
+		}
+	}
+	return false
+}
+
 // pluginDirs is the search order: --plugins-dir, the plugins.d beside the
 // executable (for <prefix>/bin/agent-worker also <prefix>/plugins.d, which is
 // where `make` puts them in a checkout), then the home's plugins.d.
@@ -216,8 +263,15 @@ func (h *Host) DB() *store.DB { return h.db }
 // Info is what Run publishes as daemon.json.
 func (h *Host) Info() api.DaemonInfo {
 	a := h.Addr()
+	ip := a.IP
+	if ip.IsUnspecified() { // every interface (--allow-remote): local clients use loopback
+		ip = net.IPv4(127, 0, 0, 1)
+		if host, _, _ := net.SplitHostPort(h.cfg.Listen); strings.Contains(host, ":") {
+			ip = net.IPv6loopback // an IPv6-only socket
+		}
+	}
 	return api.DaemonInfo{
-		PID: os.Getpid(), Host: a.IP.String(), Port: a.Port, Token: h.token,
+		PID: os.Getpid(), Host: ip.String(), Port: a.Port, Token: h.token,
 		StartedAt: h.startedAt.UTC(), Version: api.Version,
 	}
 }

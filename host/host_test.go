@@ -224,7 +224,12 @@ func TestAgentRequestErrors(t *testing.T) {
 		says               string
 	}{
 		"malformed JSON":   {"POST", "/agents", `{"name":`, 400, api.CodeInvalid, "malformed JSON"},
-		"not an object":    {"POST", "/agents", `["alice"]`, 400, api.CodeInvalid, "must be"},
+		"not an object":    {"POST", "/agents", `["alice"]`, 400, api.CodeInvalid, "request body must be a JSON object, not a JSON array"},
+		"send not object":  {"POST", "/send", `"hi"`, 400, api.CodeInvalid, "request body must be a JSON object, not a JSON string"},
+		"send wrong type":  {"POST", "/send", `{"target":"alice","message":["hi"]}`, 400, api.CodeInvalid, `field "message" must be a string, not a JSON array`},
+		"send NUL":         {"POST", "/send", `{"target":"alice","message":"a\u0000b"}`, 400, api.CodeInvalid, "NUL byte"},
+		"bool field":       {"PUT", "/docs/global/main/x.md", `{"content":"a","create":"yes"}`, 400, api.CodeInvalid, `field "create" must be true or false, not a JSON string`},
+		"system NUL":       {"POST", "/agents", `{"name":"bob","backend":"mock","system":"x\u0000y"}`, 400, api.CodeInvalid, "NUL byte"},
 		"empty body":       {"POST", "/agents", ``, 400, api.CodeInvalid, "empty"},
 		"trailing data":    {"POST", "/agents", `{"name":"zed","backend":"mock"} {}`, 400, api.CodeInvalid, "exactly one"},
 		"unknown field":    {"POST", "/agents", `{"name":"bob","backend":"mock","modle":"x"}`, 400, api.CodeInvalid, `unknown field "modle"`},
@@ -233,7 +238,6 @@ func TestAgentRequestErrors(t *testing.T) {
 		"reserved name":    {"POST", "/agents", `{"name":"all","backend":"mock"}`, 400, api.CodeInvalid, "reserved"},
 		"bad workflow":     {"POST", "/agents", `{"name":"bob","backend":"mock","workflow":"a b"}`, 400, api.CodeInvalid, "workflow name"},
 		"unknown backend":  {"POST", "/agents", `{"name":"bob","backend":"gpt"}`, 400, api.CodeInvalid, "use one of"},
-		"sdk needs model":  {"POST", "/agents", `{"name":"bob","backend":"sdk"}`, 400, api.CodeInvalid, "--model"},
 		"bad schedule":     {"POST", "/agents", `{"name":"bob","backend":"mock","schedule":"every day"}`, 400, api.CodeInvalid, "cron"},
 		"bad cron":         {"POST", "/agents", `{"name":"bob","backend":"mock","schedule":"99 * * * *"}`, 400, api.CodeInvalid, "not a valid cron"},
 		"tiny interval":    {"POST", "/agents", `{"name":"bob","backend":"mock","schedule":"1ms"}`, 400, api.CodeInvalid, "at least"},
@@ -254,6 +258,9 @@ func TestAgentRequestErrors(t *testing.T) {
 			status, e, b := th.call(t, tc.method, tc.path, tc.body)
 			if status != tc.status || e.Code != tc.code || !strings.Contains(e.Message, tc.says) {
 				t.Errorf("%s %s: got %d %s; want %d %s saying %q", tc.method, tc.path, status, b, tc.status, tc.code, tc.says)
+			}
+			if strings.Contains(e.Message, "api.") || strings.Contains(e.Message, "Go value") {
+				t.Errorf("%s %s: error %q shows a Go type", tc.method, tc.path, e.Message)
 			}
 		})
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -147,8 +148,10 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
 			return api.Errorf(api.CodeInvalid, "request body is empty: send a JSON object")
 		case errors.As(err, &syn), errors.Is(err, io.ErrUnexpectedEOF):
 			return api.Errorf(api.CodeInvalid, "malformed JSON in request body: %v", err)
+		case errors.As(err, &typ) && typ.Field == "":
+			return api.Errorf(api.CodeInvalid, "request body must be a JSON object, not a JSON %s", typ.Value)
 		case errors.As(err, &typ):
-			return api.Errorf(api.CodeInvalid, "field %q must be a %s, not a JSON %s", typ.Field, typ.Type, typ.Value)
+			return api.Errorf(api.CodeInvalid, "field %q must be %s, not a JSON %s", typ.Field, jsonKind(typ.Type), typ.Value)
 		case strings.HasPrefix(err.Error(), "json: unknown field "):
 			return api.Errorf(api.CodeInvalid, "%s in request body: remove it (the daemon accepts only documented fields)", strings.TrimPrefix(err.Error(), "json: "))
 		}
@@ -158,6 +161,31 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
 		return api.Errorf(api.CodeInvalid, "request body has data after the JSON object: send exactly one object")
 	}
 	return nil
+}
+
+// jsonKind names the JSON a Go type decodes from, in the words of the JSON
+// spec, so an error never shows a Go type name.
+func jsonKind(t reflect.Type) string {
+	if t == reflect.TypeFor[json.RawMessage]() {
+		return "JSON"
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return "a whole number"
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a whole number >= 0"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Pointer:
+		return jsonKind(t.Elem())
+	}
+	return "an object"
 }
 
 // requireToken rejects any request without the daemon's bearer token. The

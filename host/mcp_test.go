@@ -344,6 +344,7 @@ func TestMCPBadInputs(t *testing.T) {
 		{"channel_send", map[string]any{"message": "hi", "extra": 1}, "extra"},
 		{"channel_send", map[string]any{"message": 42}, "message"},
 		{"channel_send", map[string]any{"message": "   "}, "empty"},
+		{"channel_send", map[string]any{"message": "a\x00b"}, "NUL byte"},
 		{"channel_send", map[string]any{"message": "hi", "to": "nobody"}, "not a member"},
 		{"channel_send", map[string]any{"message": "hi", "to": "alice"}, "yourself"},
 		{"channel_read", map[string]any{"limit": 500}, "between 1 and 200"},

@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/peterbourgon/ff/v3"
 	"github.com/peterbourgon/ff/v3/ffcli"
@@ -34,12 +35,14 @@ type env struct {
 	stdout, stderr io.Writer
 	home           string
 	json           bool
+	timeout        time.Duration
 }
 
 // common registers the flags every client command shares.
 func (e *env) common(fs *flag.FlagSet) {
 	fs.StringVar(&e.home, "home", api.DefaultHome(), "agent-worker home (daemon.json, database, logs)")
 	fs.BoolVar(&e.json, "json", false, "print JSON instead of text")
+	fs.DurationVar(&e.timeout, "request-timeout", api.DefaultTimeout, "how long to wait for the daemon's answer (streams and runs wait as long as they take)")
 }
 
 func (e *env) printJSON(v any) error {
@@ -127,6 +130,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	switch {
 	case errors.As(err, &code):
 		return int(code)
+	case errors.Is(err, context.Canceled):
+		fmt.Fprintf(stderr, "agent-worker: interrupted\n")
+		return api.ExitInterrupted
 	case errors.Is(err, flag.ErrHelp):
 		return api.ExitOK
 	case errors.As(err, &noExec):
@@ -172,8 +178,9 @@ runs; every command here is one call to the daemon's HTTP API, and starts
 the daemon when it is not running.
 
 Targets: alice (alice@global:main), alice@review, alice@review:pr-1, @review:pr-1.
-Exit codes: 0 ok, 1 error, 2 usage, 3 not found, 4 conflict, 5 daemon unreachable.
-Every flag can also be set from the environment: --home ← AGENT_WORKER_HOME.`,
+Every flag can also be set from the environment: --home ← AGENT_WORKER_HOME.
+
+` + api.ExitCodesHelp,
 		FlagSet: fs,
 		Subcommands: []*ffcli.Command{
 			daemonCmd(e), statusCmd(e), newCmd(e), listCmd(e, "list"), listCmd(e, "ls"),

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -97,8 +99,8 @@ func newCmd(e *env) *ffcli.Command {
 	e.common(fs)
 	var spec api.AgentSpec
 	var systemFile, config string
-	fs.StringVar(&spec.Model, "model", "", "model, e.g. anthropic/claude-sonnet-4-5 (required for the sdk backend)")
-	fs.StringVar(&spec.Backend, "backend", "sdk", "sdk, claude, codex, cursor, mock or external")
+	fs.StringVar(&spec.Model, "model", "", "model, e.g. openai/gpt-4o (sdk default: the daemon's --default-model, anthropic/claude-sonnet-4-5)")
+	fs.StringVar(&spec.Backend, "backend", "", "sdk (the default), claude, codex, cursor, mock or external")
 	fs.StringVar(&spec.System, "system", "", "system prompt")
 	fs.StringVar(&systemFile, "system-file", "", "read the system prompt from this file")
 	fs.StringVar(&spec.Workflow, "workflow", "", "workflow the agent belongs to (default global)")
@@ -107,7 +109,7 @@ func newCmd(e *env) *ffcli.Command {
 	fs.StringVar(&spec.WakeupPrompt, "wakeup-prompt", "", "message a scheduled wake-up sends (needs --schedule)")
 	fs.StringVar(&config, "config", "", `backend-specific settings as a JSON object, e.g. '{"script":[{"reply":"hi"}]}' for mock`)
 	return leaf("new", "new <name> [--backend B] [--model M] [--system TEXT | --system-file F] [--workflow W --tag T] [--schedule S]",
-		"register an agent", fs, [2]int{1, 1},
+		"register an agent (no flags: backend sdk with the daemon's default model)", fs, [2]int{1, 1},
 		func(ctx context.Context, args []string) error {
 			t, err := parseAgentTarget(args[0])
 			if err != nil {
@@ -137,6 +139,9 @@ func newCmd(e *env) *ffcli.Command {
 			a, err := c.CreateAgent(ctx, spec)
 			if err != nil {
 				return err
+			}
+			for _, w := range a.Warnings {
+				fmt.Fprintf(e.stderr, "agent-worker: warning: %s\n", w)
 			}
 			if e.json {
 				return e.printJSON(a)
@@ -251,41 +256,107 @@ func infoCmd(e *env) *ffcli.Command {
 			if e.json {
 				return e.printJSON(a)
 			}
-			tw := tabwriter.NewWriter(e.stdout, 0, 4, 1, ' ', 0)
-			row := func(k, v string) {
-				if v != "" {
-					fmt.Fprintf(tw, "%s:\t%s\n", k, v)
-				}
-			}
-			row("agent", a.Target)
-			row("backend", a.Backend)
-			row("model", a.Model)
-			row("state", a.State)
-			row("task", a.Task)
-			row("error", a.Error)
-			row("inbox", fmt.Sprintf("%d unread", a.InboxDepth))
-			row("schedule", a.Schedule)
-			row("wakeup", a.WakeupPrompt)
-			row("system", oneLine(a.System, 100))
-			row("created", a.CreatedAt.Local().Format(time.DateTime))
-			if err := tw.Flush(); err != nil {
-				return err
-			}
-			if len(a.Runs) > 0 {
-				e.printf("last runs:\n")
-				tw = tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-				for _, r := range a.Runs {
-					outcome := r.State
-					if r.Error != "" {
-						outcome += ": " + oneLine(r.Error, 80)
-					}
-					fmt.Fprintf(tw, "  %s\t%s\tattempt %d\t%s\t%s\n", r.StartedAt.Local().Format(time.DateTime), r.ID,
-						r.Attempt, (time.Duration(r.DurationMS) * time.Millisecond).Round(time.Millisecond), outcome)
-				}
-				return tw.Flush()
-			}
-			return nil
+			return e.printAgent(a)
 		})
+}
+
+// printAgent is `info <agent>` as text: the agent's whole config (env by
+// names only), its state and warnings, and its last runs.
+func (e *env) printAgent(a api.Agent) error {
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 1, ' ', 0)
+	row := func(k, v string) {
+		if v != "" {
+			fmt.Fprintf(tw, "%s:\t%s\n", k, v)
+		}
+	}
+	row("agent", a.Target)
+	row("workflow", strings.TrimPrefix(api.Target{Workflow: a.Workflow, Tag: a.Tag}.String(), "@"))
+	row("backend", a.Backend)
+	row("model", a.Model)
+	row("state", a.State)
+	row("task", a.Task)
+	row("error", a.Error)
+	for _, w := range a.Warnings {
+		row("warning", w)
+	}
+	row("inbox", fmt.Sprintf("%d unread", a.InboxDepth))
+	row("schedule", a.Schedule)
+	row("wakeup", a.WakeupPrompt)
+	row("system", firstLine(a.System, 100))
+	for _, kv := range configRows(a.Config) {
+		row(kv[0], kv[1])
+	}
+	row("created", a.CreatedAt.Local().Format(time.DateTime))
+	if len(a.Runs) > 0 {
+		r := a.Runs[0]
+		row("last run", fmt.Sprintf("%s %s, %s, %s", r.ID, r.State, r.StartedAt.Local().Format(time.DateTime),
+			(time.Duration(r.DurationMS)*time.Millisecond).Round(time.Millisecond)))
+	}
+	for _, r := range a.Runs {
+		if r.Error != "" {
+			row("last error", fmt.Sprintf("%s (run %s, %s)", oneLine(r.Error, 200), r.ID, r.StartedAt.Local().Format(time.DateTime)))
+			break
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(a.Runs) == 0 {
+		return nil
+	}
+	e.printf("last runs:\n")
+	tw = tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	for _, r := range a.Runs {
+		outcome := r.State
+		if r.Error != "" {
+			outcome += ": " + oneLine(r.Error, 80)
+		}
+		fmt.Fprintf(tw, "  %s\t%s\tattempt %d\t%s\t%s\n", r.StartedAt.Local().Format(time.DateTime), r.ID,
+			r.Attempt, (time.Duration(r.DurationMS) * time.Millisecond).Round(time.Millisecond), outcome)
+	}
+	return tw.Flush()
+}
+
+// configRows shows an agent's config for reading: tools and MCP servers by
+// name, env by variable names only (values are often secrets), the rest
+// as compact JSON.
+func configRows(raw json.RawMessage) [][2]string {
+	var cfg map[string]json.RawMessage
+	if json.Unmarshal(raw, &cfg) != nil || len(cfg) == 0 {
+		return nil
+	}
+	var rows [][2]string
+	if v, ok := cfg["tools"]; ok {
+		var tools []string
+		if json.Unmarshal(v, &tools) == nil {
+			rows = append(rows, [2]string{"tools", orNone(strings.Join(tools, ", "))})
+			delete(cfg, "tools")
+		}
+	}
+	for _, k := range []string{"env", "mcp_servers"} {
+		var m map[string]json.RawMessage
+		if json.Unmarshal(cfg[k], &m) != nil || m == nil {
+			continue
+		}
+		rows = append(rows, [2]string{strings.ReplaceAll(k, "_", " "), strings.Join(slices.Sorted(maps.Keys(m)), ", ")})
+		delete(cfg, k)
+	}
+	if len(cfg) > 0 {
+		rest, _ := json.Marshal(cfg)
+		rows = append(rows, [2]string{"config", oneLine(string(rest), 100)})
+	}
+	return rows
+}
+
+// firstLine is the first non-empty line of s, cut to max runes, saying how
+// many lines follow.
+func firstLine(s string, max int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	first := oneLine(lines[0], max)
+	if n := len(lines) - 1; n > 0 {
+		first += fmt.Sprintf(" (+%d more lines)", n)
+	}
+	return first
 }
 
 func stopCmd(e *env) *ffcli.Command {

@@ -33,6 +33,8 @@ func daemonCmd(e *env) *ffcli.Command {
 	)
 	fs.StringVar(&cfg.Home, "home", api.DefaultHome(), "agent-worker home (daemon.json, database, logs)")
 	fs.StringVar(&cfg.Listen, "listen", host.DefaultListen, "address of the HTTP API; port 0 picks a free port")
+	fs.BoolVar(&cfg.AllowRemote, "allow-remote", false, "allow a --listen address other machines can reach (the API is plain HTTP and the token gives full control)")
+	fs.StringVar(&cfg.DefaultModel, "default-model", host.DefaultModel, "model of an sdk agent created without --model")
 	fs.Var(&plugins, "plugins-dir", "extra directory searched for plugins first (repeatable)")
 	fs.StringVar(&logLevel, "log-level", "info", "trace, debug, info, warn or error")
 	fs.BoolVar(&logJSON, "log-json", false, "log JSON lines instead of text")
@@ -44,12 +46,14 @@ func daemonCmd(e *env) *ffcli.Command {
 	fs.String("config", "", "YAML file with any of these flags (flags and AGENT_WORKER_* env vars win)")
 	return &ffcli.Command{
 		Name:       "daemon",
-		ShortUsage: "agent-worker daemon [--listen 127.0.0.1:5099] [--home DIR] [--plugins-dir DIR] [--config FILE]",
+		ShortUsage: "agent-worker daemon [--listen 127.0.0.1:5099 [--allow-remote]] [--home DIR] [--plugins-dir DIR] [--default-model M] [--config FILE]",
 		ShortHelp:  "run the daemon in the foreground",
 		LongHelp: `Runs the daemon until SIGINT/SIGTERM or ` + "`agent-worker stop --all`" + `.
 Other commands start it on their own when it is not running; run it by hand
 to watch its log or to choose its address. It writes daemon.json (mode 0600)
-to the home so clients can find it, and only one daemon runs per home.`,
+to the home so clients can find it, and only one daemon runs per home.
+It listens on loopback only unless --allow-remote is given: whoever has
+the token controls the daemon, and the API is plain HTTP.`,
 		FlagSet: fs,
 		Options: []ff.Option{
 			ff.WithEnvVarPrefix(envPrefix),

@@ -19,7 +19,7 @@ import (
 const startWait = 5 * time.Second
 
 // errNotRunning is returned by connect(start=false) when no daemon runs.
-var errNotRunning = api.Errorf(api.CodeUnavailable, "no daemon running: start one with `agent-worker daemon`")
+var errNotRunning = api.Errorf(api.CodeUnreachable, "no daemon running: start one with `agent-worker daemon`")
 
 // connect finds the daemon of home through daemon.json. A file whose pid is
 // dead was left by a killed daemon and counts as absent. With start, a
@@ -27,7 +27,7 @@ var errNotRunning = api.Errorf(api.CodeUnavailable, "no daemon running: start on
 func (e *env) connect(ctx context.Context, start bool) (*api.Client, error) {
 	d, err := api.ReadDaemonInfo(e.home)
 	if err == nil && api.ProcessAlive(d.PID) {
-		return api.NewClient(d), nil
+		return e.client(d), nil
 	}
 	if err != nil && !errors.Is(err, api.ErrNoDaemon) {
 		fmt.Fprintf(e.stderr, "agent-worker: %v; starting a new daemon\n", err)
@@ -38,7 +38,16 @@ func (e *env) connect(ctx context.Context, start bool) (*api.Client, error) {
 	if d, err = e.startDaemon(ctx); err != nil {
 		return nil, err
 	}
-	return api.NewClient(d), nil
+	return e.client(d), nil
+}
+
+// client talks to d, waiting --request-timeout for each answer.
+func (e *env) client(d api.DaemonInfo) *api.Client {
+	c := api.NewClient(d)
+	if e.timeout > 0 {
+		c.HTTP.Timeout = e.timeout
+	}
+	return c
 }
 
 // startDaemon runs `agent-worker daemon` detached from this terminal (own
@@ -86,9 +95,9 @@ func (e *env) startDaemon(ctx context.Context) (api.DaemonInfo, error) {
 			if d, ok := e.awaitDaemonFile(ctx, time.Second); ok {
 				return d, nil
 			}
-			return api.DaemonInfo{}, api.Errorf(api.CodeUnavailable, "daemon exited during start-up (%v): %s (log: %s)", err, lastLogLine(logPath, start), logPath)
+			return api.DaemonInfo{}, api.Errorf(api.CodeUnreachable, "daemon exited during start-up (%v): %s (log: %s)", err, lastLogLine(logPath, start), logPath)
 		case <-deadline.C:
-			return api.DaemonInfo{}, api.Errorf(api.CodeUnavailable, "daemon did not start within %s: see %s", startWait, logPath)
+			return api.DaemonInfo{}, api.Errorf(api.CodeUnreachable, "daemon did not start within %s: see %s", startWait, logPath)
 		case <-ctx.Done():
 			return api.DaemonInfo{}, ctx.Err()
 		}

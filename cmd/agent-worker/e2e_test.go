@@ -251,7 +251,7 @@ func TestE2EErrorsAndExitCodes(t *testing.T) {
 		"duplicate":         {[]string{"new", "alice", "--backend", "mock"}, api.ExitConflict, "already exists"},
 		"invalid name":      {[]string{"new", "9lives", "--backend", "mock"}, api.ExitUsage, "use a letter"},
 		"bad target":        {[]string{"info", "a@b@c"}, api.ExitUsage, "more than one '@'"},
-		"sdk without model": {[]string{"new", "bob"}, api.ExitUsage, "--model"},
+		"schedule too tiny": {[]string{"new", "bob", "--backend", "mock", "--schedule", "1ms"}, api.ExitUsage, "at least"},
 		"unknown backend":   {[]string{"new", "bob", "--backend", "gpt"}, api.ExitUsage, "use one of"},
 		"unknown flag":      {[]string{"new", "bob", "--bogus"}, api.ExitUsage, "bogus"},
 		"missing argument":  {[]string{"info"}, api.ExitUsage, "usage: agent-worker info"},
@@ -285,8 +285,8 @@ func TestE2EUnreachableDaemon(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := c.run("list")
-	if r.code != api.ExitUnreachable || !strings.Contains(r.stderr, "unreachable") {
-		t.Errorf("list against a dead address: exit %d, stderr %q; want %d unreachable", r.code, r.stderr, api.ExitUnreachable)
+	if r.code != api.ExitUnreachable || !strings.Contains(r.stderr, "no daemon answered") {
+		t.Errorf("list against a dead address: exit %d, stderr %q; want %d, no daemon answered", r.code, r.stderr, api.ExitUnreachable)
 	}
 	os.Remove(filepath.Join(c.home, api.DaemonFile))
 }

@@ -56,7 +56,9 @@ func askCmd(e *env) *ffcli.Command {
 func serveCmd(e *env) *ffcli.Command {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	e.common(fs)
-	return leaf("serve", "serve <agent> <message> [--json]", "send an agent a message, run it, and print its answer when done", fs, [2]int{2, 2},
+	text := fs.Bool("text", false, "print only the answer's text instead of the JSON response")
+	return leaf("serve", "serve <agent> <message> [--text]",
+		"send an agent a message, run it, and print the JSON response when done (ask streams instead)", fs, [2]int{2, 2},
 		func(ctx context.Context, args []string) error {
 			if _, err := parseAgentTarget(args[0]); err != nil {
 				return err
@@ -65,15 +67,17 @@ func serveCmd(e *env) *ffcli.Command {
 			if err != nil {
 				return err
 			}
+			ctx, stop := interruptible(ctx)
+			defer stop()
 			res, err := c.Serve(ctx, api.RunRequest{Agent: args[0], Message: args[1]})
 			if err != nil {
 				return err
 			}
-			if e.json {
-				return e.printJSON(res)
+			if *text && !e.json {
+				e.printf("%s\n", res.Content)
+				return nil
 			}
-			e.printf("%s\n", res.Content)
-			return nil
+			return e.printJSON(res)
 		})
 }
 

@@ -29,12 +29,14 @@ func TestE2EAskServeAndPlugins(t *testing.T) {
 	if out := c.ok("ask", "alice", "hello there"); out != "alice done.\n" {
 		t.Errorf("ask printed %q", out)
 	}
-	if out := c.ok("serve", "alice", "again"); out != "alice done.\n" {
-		t.Errorf("serve printed %q", out)
-	}
+	// serve answers JSON (the seed's contract); --text only the answer.
 	var res api.RunResult
-	if err := json.Unmarshal([]byte(c.ok("serve", "alice", "json please", "--json")), &res); err != nil || !strings.HasPrefix(res.RunID, "run_") {
-		t.Errorf("serve --json = %+v, %v", res, err)
+	if out := c.ok("serve", "alice", "json please"); json.Unmarshal([]byte(out), &res) != nil ||
+		!strings.HasPrefix(res.RunID, "run_") || res.Content != "alice done." || res.Agent != "alice" {
+		t.Errorf("serve printed %q, want the JSON response", out)
+	}
+	if out := c.ok("serve", "alice", "again", "--text"); out != "alice done.\n" {
+		t.Errorf("serve --text printed %q", out)
 	}
 	if out := c.ok("peek"); !strings.Contains(out, "[alice] [alice] Processed: user: alice hello there") {
 		t.Errorf("peek after ask:\n%s", out)
@@ -160,7 +162,7 @@ func TestE2EThirdPartyPlugin(t *testing.T) {
 		return false
 	})
 	c.ok("new", "parrot", "--backend", "echo")
-	if out := c.ok("serve", "parrot", "say cheese"); out != "echoed 1 message(s)\n" {
+	if out := c.ok("serve", "parrot", "say cheese", "--text"); out != "echoed 1 message(s)\n" {
 		t.Errorf("serve printed %q", out)
 	}
 	if out := c.ok("peek"); !strings.Contains(out, "[parrot] echo: parrot say cheese") {

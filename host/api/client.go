@@ -9,25 +9,32 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
 
 // Client is a typed client of the daemon's HTTP API. Every method is one
-// HTTP call; errors are *Error with the daemon's code, or CodeUnavailable
-// when the daemon cannot be reached.
+// HTTP call; errors are *Error with the daemon's code, CodeUnreachable when
+// no daemon answered, CodeUnavailable when one accepted the request but
+// did not answer within HTTP.Timeout, or wrap the context's error when the
+// caller gave up.
 type Client struct {
 	BaseURL string
 	Token   string
 	HTTP    *http.Client
 }
 
+// DefaultTimeout bounds a request that is not a stream or a run.
+const DefaultTimeout = 60 * time.Second
+
 // NewClient returns a client for the daemon described by d.
 func NewClient(d DaemonInfo) *Client {
-	return &Client{BaseURL: d.URL(), Token: d.Token, HTTP: &http.Client{Timeout: 60 * time.Second}}
+	return &Client{BaseURL: d.URL(), Token: d.Token, HTTP: &http.Client{Timeout: DefaultTimeout}}
 }
 
 // Health is GET /health.
@@ -96,9 +103,15 @@ func workflowPath(t Target) string {
 	return "/workflows/" + url.PathEscape(t.Workflow) + "/" + url.PathEscape(t.Tag)
 }
 
-// do sends one request. Connection failures are retried briefly (the daemon
-// may be finishing its start-up); everything else is returned as is.
+// do sends one request with the client's timeout.
 func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
+	return c.doWith(ctx, c.HTTP, method, path, in, out)
+}
+
+// doWith sends one request through hc. Connection failures are retried
+// briefly (the daemon may be finishing its start-up); everything else is
+// returned as is.
+func (c *Client) doWith(ctx context.Context, hc *http.Client, method, path string, in, out any) error {
 	var body []byte
 	if in != nil {
 		var err error
@@ -108,7 +121,9 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 	}
 	var resp *http.Response
 	for attempt := 0; ; attempt++ {
-		req, err := http.NewRequestWithContext(ctx, method, c.BaseURL+path, bytes.NewReader(body))
+		var connected atomic.Bool // the daemon accepted the connection
+		trace := &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) { connected.Store(true) }}
+		req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), method, c.BaseURL+path, bytes.NewReader(body))
 		if err != nil {
 			return err
 		}
@@ -116,17 +131,24 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 		if in != nil {
 			req.Header.Set("Content-Type", "application/json")
 		}
-		resp, err = c.HTTP.Do(req)
+		resp, err = hc.Do(req)
 		if err == nil {
 			break
 		}
-		if attempt >= 2 || !retryable(err) || ctx.Err() != nil {
-			return Errorf(CodeUnavailable, "daemon at %s is unreachable (%v): start it with `agent-worker daemon` or check `agent-worker status`", c.BaseURL, err)
+		if ctx.Err() != nil {
+			return fmt.Errorf("%s %s: %w", method, path, ctx.Err())
+		}
+		if ue := (*url.Error)(nil); errors.As(err, &ue) && ue.Timeout() && connected.Load() {
+			return Errorf(CodeUnavailable, "the daemon at %s accepted %s %s but did not answer within %s: it is busy or stuck; "+
+				"the request may still take effect, so check (`agent-worker status`) before retrying", c.BaseURL, method, path, hc.Timeout)
+		}
+		if attempt >= 2 || !retryable(err) {
+			return unreachable(c.BaseURL, err)
 		}
 		select {
 		case <-time.After(time.Duration(100<<attempt) * time.Millisecond):
 		case <-ctx.Done():
-			return Errorf(CodeUnavailable, "daemon at %s is unreachable: %v", c.BaseURL, ctx.Err())
+			return fmt.Errorf("%s %s: %w", method, path, ctx.Err())
 		}
 	}
 	defer resp.Body.Close()
@@ -141,6 +163,11 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 		return fmt.Errorf("decode %s %s response: %w", method, path, err)
 	}
 	return nil
+}
+
+// unreachable is the error for a request no daemon answered.
+func unreachable(baseURL string, err error) error {
+	return Errorf(CodeUnreachable, "no daemon answered at %s (%v): start it with `agent-worker daemon` or check `agent-worker status`", baseURL, err)
 }
 
 func retryable(err error) bool {
@@ -200,13 +227,12 @@ func (c *Client) Follow(ctx context.Context, target string, limit int, h FollowH
 	}
 	req.Header.Set("Authorization", "Bearer "+c.Token)
 	req.Header.Set("Accept", "text/event-stream")
-	stream := &http.Client{Transport: c.HTTP.Transport} // no overall timeout on a stream
-	resp, err := stream.Do(req)
+	resp, err := c.stream().Do(req)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil
 		}
-		return Errorf(CodeUnavailable, "daemon at %s is unreachable: %v", c.BaseURL, err)
+		return unreachable(c.BaseURL, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode >= 300 {
@@ -347,11 +373,17 @@ func (c *Client) Plugins(ctx context.Context) (PluginList, error) {
 	return l, c.do(ctx, http.MethodGet, "/plugins", nil, &l)
 }
 
-// Serve is POST /serve: run the agent on message and wait for its answer.
+// Serve is POST /serve: run the agent on message and wait for its answer,
+// however long the run takes (the daemon's run timeout bounds it).
+// Cancelling ctx cancels the run.
 func (c *Client) Serve(ctx context.Context, req RunRequest) (RunResult, error) {
 	var r RunResult
-	return r, c.do(ctx, http.MethodPost, "/serve", req, &r)
+	return r, c.doWith(ctx, c.stream(), http.MethodPost, "/serve", req, &r)
 }
+
+// stream is the client for answers that take as long as they take:
+// streams and runs.
+func (c *Client) stream() *http.Client { return &http.Client{Transport: c.HTTP.Transport} }
 
 // RunHandlers receive the events of POST /run as they arrive.
 type RunHandlers struct {
@@ -372,10 +404,12 @@ func (c *Client) Run(ctx context.Context, req RunRequest, h RunHandlers) (RunRes
 	}
 	hr.Header.Set("Authorization", "Bearer "+c.Token)
 	hr.Header.Set("Content-Type", "application/json")
-	stream := &http.Client{Transport: c.HTTP.Transport}
-	resp, err := stream.Do(hr)
+	resp, err := c.stream().Do(hr)
 	if err != nil {
-		return RunResult{}, Errorf(CodeUnavailable, "daemon at %s is unreachable: %v", c.BaseURL, err)
+		if ctx.Err() != nil {
+			return RunResult{}, fmt.Errorf("run: %w", ctx.Err())
+		}
+		return RunResult{}, unreachable(c.BaseURL, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode >= 300 {
@@ -412,11 +446,11 @@ func (c *Client) Run(ctx context.Context, req RunRequest, h RunHandlers) (RunRes
 	case runErr != nil:
 		return res, runErr
 	case ctx.Err() != nil:
-		return res, Errorf(CodeUnavailable, "run cancelled")
+		return res, fmt.Errorf("run cancelled: %w", ctx.Err())
 	case err != nil:
 		return res, err
 	case !done:
-		return res, Errorf(CodeUnavailable, "the daemon closed the stream before the run finished")
+		return res, Errorf(CodeUnreachable, "the daemon closed the stream before the run finished: did it stop? check `agent-worker status`")
 	}
 	return res, nil
 }

@@ -18,11 +18,19 @@ const (
 	CodeUnauthorized Code = "unauthorized"
 	CodePermission   Code = "permission"
 	CodeTooLarge     Code = "too_large"
-	CodeUnavailable  Code = "unavailable"
-	CodeInternal     Code = "internal"
+	// CodeUnavailable: the daemon answered, but cannot do it now (a docs
+	// provider restarting) or did not answer in time; retrying may work.
+	CodeUnavailable Code = "unavailable"
+	CodeInternal    Code = "internal"
+	// CodeUnreachable: no daemon answered at all (nothing listening, the
+	// connection refused or dropped before an answer). Only the client
+	// produces it; a proxy's 502 means the same.
+	CodeUnreachable Code = "unreachable"
 )
 
-// Exit codes of the CLI (SPEC.md).
+// Exit codes of the CLI (SPEC.md). Scripts rely on them: 5 means only that
+// no daemon answered, so a script may start one; 6 that one answered
+// "unavailable, retry".
 const (
 	ExitOK          = 0
 	ExitError       = 1
@@ -30,7 +38,17 @@ const (
 	ExitNotFound    = 3
 	ExitConflict    = 4
 	ExitUnreachable = 5
+	ExitUnavailable = 6
+	// ExitInterrupted is the shell's 128 + SIGINT: the user pressed Ctrl-C.
+	ExitInterrupted = 130
 )
+
+// ExitCodesHelp is the list of exit codes for --help and the README.
+const ExitCodesHelp = `Exit codes: 0 ok, 1 error, 2 usage (a bad command, flag or value), 3 not found,
+4 conflict, 5 no daemon answered (none running at the address in daemon.json),
+6 the daemon answered "unavailable, retry" or accepted a request but did not
+answer within --request-timeout (it may still act on it: check before
+retrying), 130 interrupted (Ctrl-C).`
 
 // codeTable is the single place that says what each code means to HTTP and
 // to a shell script.
@@ -41,8 +59,9 @@ var codeTable = map[Code]struct{ status, exit int }{
 	CodeUnauthorized: {http.StatusUnauthorized, ExitError},
 	CodePermission:   {http.StatusForbidden, ExitError},
 	CodeTooLarge:     {http.StatusRequestEntityTooLarge, ExitUsage},
-	CodeUnavailable:  {http.StatusServiceUnavailable, ExitUnreachable},
+	CodeUnavailable:  {http.StatusServiceUnavailable, ExitUnavailable},
 	CodeInternal:     {http.StatusInternalServerError, ExitError},
+	CodeUnreachable:  {http.StatusBadGateway, ExitUnreachable},
 }
 
 // HTTPStatus is the status the daemon answers for code.

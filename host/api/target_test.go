@@ -124,7 +124,8 @@ func TestErrorTable(t *testing.T) {
 		CodeConflict:     {409, ExitConflict},
 		CodeUnauthorized: {401, ExitError},
 		CodeInternal:     {500, ExitError},
-		CodeUnavailable:  {503, ExitUnreachable},
+		CodeUnavailable:  {503, ExitUnavailable},
+		CodeUnreachable:  {502, ExitUnreachable},
 		"no-such-code":   {500, ExitError},
 	}
 	for c, want := range tests {

@@ -36,8 +36,11 @@ type Agent struct {
 	Task         string          `json:"task,omitempty"`
 	Error        string          `json:"error,omitempty"`
 	InboxDepth   int             `json:"inbox_depth"`
-	CreatedAt    time.Time       `json:"created_at"`
-	UpdatedAt    time.Time       `json:"updated_at"`
+	// Warnings say what will make the agent's runs fail although it could
+	// be registered, e.g. an API key missing from the daemon's environment.
+	Warnings  []string  `json:"warnings,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
 	// Runs are the most recent runs, newest first (GET /agents/{target}
 	// only).
 	Runs []Run `json:"runs,omitempty"`

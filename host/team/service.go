@@ -95,6 +95,9 @@ func (s *Service) Send(ctx context.Context, r SendRequest) (store.Message, error
 	if strings.TrimSpace(r.Content) == "" {
 		return store.Message{}, api.Errorf(api.CodeInvalid, "message is empty: write something")
 	}
+	if i := strings.IndexByte(r.Content, 0); i >= 0 {
+		return store.Message{}, api.Errorf(api.CodeInvalid, "message contains a NUL byte (at byte %d): send text; to pass binary data, write it to a file and send its path", i)
+	}
 	n := utf8.RuneCountInString(r.Content)
 	if n > s.max {
 		return store.Message{}, api.Errorf(api.CodeInvalid, "message is %d characters; the limit is %d: put large content in a document (team_doc_write) or resource (resource_create) and send a short message that points to it", n, s.max)

@@ -13,34 +13,17 @@ import (
 	"github.com/openai/openai-go/v3"
 
 	"github.com/agent-worker/agent-worker/sdk/backend"
+	"github.com/agent-worker/agent-worker/sdk/llm"
 )
 
-// The wire protocols the backend speaks.
+// The wire protocols the backend speaks, and the services it knows by
+// name: one table in sdk/llm, which the daemon reads too.
 const (
-	apiAnthropic = "anthropic" // Messages
-	apiOpenAI    = "openai"    // Chat Completions, also spoken by the compatible services
+	apiAnthropic = llm.APIAnthropic
+	apiOpenAI    = llm.APIOpenAI
 )
 
-// service is a provider the backend knows without a provider config.
-type service struct {
-	api     string
-	baseURL string
-	keyEnv  string // "" sends no key
-}
-
-// services are found by the prefix of a model string; their base URL can
-// be overridden with <NAME>_BASE_URL.
-var services = map[string]service{
-	"anthropic":  {apiAnthropic, "https://api.anthropic.com", "ANTHROPIC_API_KEY"},
-	"openai":     {apiOpenAI, "https://api.openai.com/v1", "OPENAI_API_KEY"},
-	"deepseek":   {apiOpenAI, "https://api.deepseek.com/v1", "DEEPSEEK_API_KEY"},
-	"google":     {apiOpenAI, "https://generativelanguage.googleapis.com/v1beta/openai", "GEMINI_API_KEY"},
-	"groq":       {apiOpenAI, "https://api.groq.com/openai/v1", "GROQ_API_KEY"},
-	"mistral":    {apiOpenAI, "https://api.mistral.ai/v1", "MISTRAL_API_KEY"},
-	"ollama":     {apiOpenAI, "http://localhost:11434/v1", ""},
-	"openrouter": {apiOpenAI, "https://openrouter.ai/api/v1", "OPENROUTER_API_KEY"},
-	"xai":        {apiOpenAI, "https://api.x.ai/v1", "XAI_API_KEY"},
-}
+var services, guessProvider = llm.Services, llm.GuessProvider
 
 // model is where a run's requests go: resolved, key included, before any
 // of them is made.
@@ -59,7 +42,7 @@ func resolve(s string, p *providerConfig, env func(string) string) (model, error
 		return model{}, errors.New("no model: set the agent's model, e.g. anthropic/claude-sonnet-4-5 or openai/gpt-4o")
 	}
 	var m model
-	var svc service
+	var svc llm.Service
 	var baseURL string
 	if p != nil {
 		if p.Name == "" {
@@ -67,9 +50,9 @@ func resolve(s string, p *providerConfig, env func(string) string) (model, error
 		}
 		svc = services[p.Name]
 		if p.Name != apiAnthropic {
-			svc.api = apiOpenAI // any other provider speaks the OpenAI API
+			svc.API = apiOpenAI // any other provider speaks the OpenAI API
 		}
-		svc.keyEnv = cmp.Or(p.APIKeyEnv, svc.keyEnv)
+		svc.KeyEnv = cmp.Or(p.APIKeyEnv, svc.KeyEnv)
 		baseURL = p.BaseURL
 		m.provider, m.name = p.Name, strings.TrimPrefix(s, p.Name+"/")
 	} else {
@@ -83,30 +66,18 @@ func resolve(s string, p *providerConfig, env func(string) string) (model, error
 		}
 		m.provider, m.name = prefix, name
 	}
-	m.api = svc.api
+	m.api = svc.API
 	envName := strings.ToUpper(strings.ReplaceAll(m.provider, "-", "_")) + "_BASE_URL"
-	m.baseURL = cmp.Or(baseURL, env(envName), svc.baseURL)
+	m.baseURL = cmp.Or(baseURL, env(envName), svc.BaseURL)
 	if m.baseURL == "" {
 		return model{}, fmt.Errorf("provider %s: set its base_url (e.g. http://localhost:8000/v1)", m.provider)
 	}
-	if svc.keyEnv != "" {
-		if m.key = env(svc.keyEnv); m.key == "" {
-			return model{}, fmt.Errorf("%s is not set: set it to an API key for %s/%s (in the daemon's environment or the agent's env)", svc.keyEnv, m.provider, m.name)
+	if svc.KeyEnv != "" {
+		if m.key = env(svc.KeyEnv); m.key == "" {
+			return model{}, fmt.Errorf("%s is not set: set it to an API key for %s/%s (in the daemon's environment or the agent's env)", svc.KeyEnv, m.provider, m.name)
 		}
 	}
 	return m, nil
-}
-
-// guessProvider names the provider of a model written without one.
-func guessProvider(name string) string {
-	switch {
-	case strings.HasPrefix(name, "claude"):
-		return "anthropic"
-	case strings.HasPrefix(name, "gpt-"), strings.HasPrefix(name, "chatgpt"),
-		len(name) > 1 && name[0] == 'o' && name[1] >= '1' && name[1] <= '9':
-		return "openai"
-	}
-	return ""
 }
 
 // chat is one conversation with a model, in its API's own message types.

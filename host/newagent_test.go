@@ -1,0 +1,95 @@
+package host
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/store"
+)
+
+// An sdk agent created without a model gets the daemon's default; without
+// the provider's key in the daemon's environment it is still created and
+// says which variable to set.
+func TestNewAgentTakesTheDefaultModel(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "")
+	t.Setenv("ANTHROPIC_API_KEY", "set")
+	th := startHostWith(t, Config{Home: t.TempDir(), Listen: "127.0.0.1:0", DefaultModel: "openai/gpt-4o-mini"})
+	ctx := context.Background()
+	a, err := th.client().CreateAgent(ctx, api.AgentSpec{Name: "alice"})
+	if err != nil {
+		t.Fatalf("create alice without backend or model: %v", err)
+	}
+	if a.Backend != "sdk" || a.Model != "openai/gpt-4o-mini" {
+		t.Errorf("alice = %s/%s, want sdk/openai/gpt-4o-mini", a.Backend, a.Model)
+	}
+	if len(a.Warnings) != 1 || !strings.Contains(a.Warnings[0], "OPENAI_API_KEY is not set in the daemon's environment") {
+		t.Errorf("alice's warnings = %q, want OPENAI_API_KEY named", a.Warnings)
+	}
+	if got, _ := th.client().GetAgent(ctx, api.Target{Agent: "alice", Workflow: api.GlobalWorkflow, Tag: api.DefaultTag}); len(got.Warnings) != 1 {
+		t.Errorf("GET alice warnings = %q, want the same warning", got.Warnings)
+	}
+	// An explicit model wins, and a key that is set means no warning.
+	b, err := th.client().CreateAgent(ctx, api.AgentSpec{Name: "bob", Model: "anthropic/claude-haiku-4-5"})
+	if err != nil || b.Model != "anthropic/claude-haiku-4-5" || len(b.Warnings) != 0 {
+		t.Errorf("bob = %s, warnings %q, %v; want his own model and no warning", b.Model, b.Warnings, err)
+	}
+}
+
+func TestAgentWarnings(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{"ANTHROPIC_API_KEY": "k"}
+	tests := map[string]struct {
+		agent store.Agent
+		want  string // "" for no warning
+	}{
+		"key set":          {store.Agent{Backend: "sdk", Model: "anthropic/claude-sonnet-4-5"}, ""},
+		"key missing":      {store.Agent{Backend: "sdk", Model: "groq/llama-3.3-70b"}, "GROQ_API_KEY is not set"},
+		"key in agent env": {store.Agent{Backend: "sdk", Model: "groq/llama", Config: []byte(`{"env":{"GROQ_API_KEY":"x"}}`)}, ""},
+		"provider's key":   {store.Agent{Backend: "sdk", Model: "m", Config: []byte(`{"provider":{"name":"local","api_key_env":"LOCAL_KEY"}}`)}, "LOCAL_KEY is not set"},
+		"no key needed":    {store.Agent{Backend: "sdk", Model: "ollama/llama3.2"}, ""},
+		"other backend":    {store.Agent{Backend: "mock", Model: "groq/llama"}, ""},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			got := agentWarnings(tc.agent, func(k string) string { return env[k] })
+			switch {
+			case tc.want == "" && len(got) > 0:
+				t.Errorf("warnings = %q, want none", got)
+			case tc.want != "" && (len(got) != 1 || !strings.Contains(got[0], tc.want)):
+				t.Errorf("warnings = %q, want one saying %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// A --listen address other machines can reach needs --allow-remote.
+func TestListenBeyondLoopbackNeedsAllowRemote(t *testing.T) {
+	t.Parallel()
+	_, err := New(Config{Home: t.TempDir(), Listen: "0.0.0.0:0"})
+	if api.ErrorCode(err) != api.CodeInvalid || !strings.Contains(err.Error(), "--allow-remote") || !strings.Contains(err.Error(), "full control") {
+		t.Fatalf("New on 0.0.0.0 without AllowRemote = %v; want an invalid error naming --allow-remote and why", err)
+	}
+	th := startHostWith(t, Config{Home: t.TempDir(), Listen: "0.0.0.0:0", AllowRemote: true})
+	if _, err := th.client().Health(context.Background()); err != nil {
+		t.Errorf("daemon with --allow-remote: %v", err)
+	}
+	if got := th.Info().Host; got != "127.0.0.1" {
+		t.Errorf("daemon.json host = %q, want local clients (and runs) to use 127.0.0.1", got)
+	}
+}
+
+func TestReachableFromOutside(t *testing.T) {
+	t.Parallel()
+	tests := map[string]bool{
+		"127.0.0.1:5099": false, "localhost:0": false, "[::1]:0": false, "127.0.0.2:80": false,
+		":5099": true, "0.0.0.0:0": true, "[::]:0": true, "192.0.2.1:80": true,
+	}
+	for listen, want := range tests {
+		if got := reachableFromOutside(listen); got != want {
+			t.Errorf("reachableFromOutside(%q) = %v, want %v", listen, got, want)
+		}
+	}
+}
