@@ -130,7 +130,7 @@ func TestSizeLimitsOnEveryPath(t *testing.T) {
 
 	// POST /agents: the request body limit stops a huge prompt first; the
 	// prompt's own limit holds for anything that gets past it.
-	_, err = agentFromSpec(api.AgentSpec{Name: "a", Backend: "mock", System: strings.Repeat("p", workflow.MaxSystemPromptBytes+1)}, nil)
+	_, err = agentFromSpec(api.AgentSpec{Name: "a", Backend: "mock", System: strings.Repeat("p", workflow.MaxSystemPromptBytes+1)}, nil, "")
 	if api.ErrorCode(err) != api.CodeTooLarge || !strings.Contains(err.Error(), "system prompt is 1048577 bytes; the limit is 1 MiB") {
 		t.Errorf("agent spec with a 1 MiB+ prompt: %v", err)
 	}
