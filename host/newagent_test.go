@@ -2,6 +2,8 @@ package host
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -29,6 +31,17 @@ func TestNewAgentTakesTheDefaultModel(t *testing.T) {
 	}
 	if got, _ := th.client().GetAgent(ctx, api.Target{Agent: "alice", Workflow: api.GlobalWorkflow, Tag: api.DefaultTag}); len(got.Warnings) != 1 {
 		t.Errorf("GET alice warnings = %q, want the same warning", got.Warnings)
+	}
+	// A workflow's sdk agent without model: gets the same default.
+	file := filepath.Join(t.TempDir(), "team.yaml")
+	if err := os.WriteFile(file, []byte("name: team\nagents:\n  carol: {backend: sdk}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := th.client().StartWorkflow(ctx, api.StartWorkflow{Path: file}); err != nil {
+		t.Fatalf("start a workflow whose sdk agent has no model: %v", err)
+	}
+	if c, err := th.client().GetAgent(ctx, api.Target{Agent: "carol", Workflow: "team", Tag: api.DefaultTag}); err != nil || c.Model != "openai/gpt-4o-mini" {
+		t.Errorf("carol@team model = %q, %v; want the daemon's default openai/gpt-4o-mini", c.Model, err)
 	}
 	// An explicit model wins, and a key that is set means no warning.
 	b, err := th.client().CreateAgent(ctx, api.AgentSpec{Name: "bob", Model: "anthropic/claude-haiku-4-5"})

@@ -159,7 +159,11 @@ func (ws *workflows) apply(ctx context.Context, inst *workflow.Instance, content
 			return api.Errorf(api.CodeInvalid, "%s:%d: agent %s uses backend %q, which is not installed: install agent-worker-backend-%s into a plugins.d folder",
 				inst.Path, a.Line, a.Name, a.Backend, a.Backend)
 		}
-		wanted[a.Name] = store.Agent{Name: a.Name, Workflow: inst.Name, Tag: inst.Tag, Backend: a.Backend, Model: a.Model,
+		model := a.Model
+		if a.Backend == "sdk" && model == "" {
+			model = ws.h.cfg.DefaultModel
+		}
+		wanted[a.Name] = store.Agent{Name: a.Name, Workflow: inst.Name, Tag: inst.Tag, Backend: a.Backend, Model: model,
 			System: a.SystemPrompt, Schedule: a.Schedule, WakeupPrompt: a.WakeupPrompt, Config: a.ConfigJSON()}
 	}
 	if err := ws.checkDocs(ctx, inst); err != nil {

@@ -557,10 +557,8 @@ func (p *parser) agent(k, v *yaml.Node) Agent {
 	if !pluginNameRE.MatchString(a.Backend) {
 		p.add(fs["backend"], "backend %q is not valid: use sdk, claude, codex, cursor, mock, external or a plugin name (up to 32 lowercase letters, digits, _ or -)", a.Backend)
 	}
+	// An sdk agent without a model takes the daemon's default model.
 	a.Model = p.str(fs["model"], "model")
-	if a.Backend == "sdk" && a.Model == "" {
-		p.add(k, "agent %s uses the sdk backend and needs a model: add model: e.g. model: anthropic/claude-sonnet-4-5, or set backend:", a.Name)
-	}
 	a.SystemPrompt = p.systemPrompt(fs["system_prompt"])
 
 	sched, schedKey := fs["schedule"], "schedule"

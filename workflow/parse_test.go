@@ -79,12 +79,12 @@ func TestNoFile(t *testing.T) {
 
 func TestProblemsAs(t *testing.T) {
 	t.Parallel()
-	_, err := Parse("wf.yaml", []byte("agents:\n  a: {backend: mock, max_steps: 0}\n  b: {}\n"))
+	_, err := Parse("wf.yaml", []byte("agents:\n  a: {backend: mock, max_steps: 0}\n  b: {backend: Bad!}\n"))
 	var ps Problems
 	if !errors.As(err, &ps) || len(ps) != 2 {
 		t.Fatalf("error = %v, want 2 Problems", err)
 	}
-	if p := ps[1]; p.File != "wf.yaml" || p.Line != 3 || p.Col != 3 || !strings.Contains(p.Msg, "needs a model") {
+	if p := ps[1]; p.File != "wf.yaml" || p.Line != 3 || p.Col != 16 || !strings.Contains(p.Msg, `backend "Bad!" is not valid`) {
 		t.Errorf("second problem = %+v", p)
 	}
 }
@@ -131,7 +131,6 @@ func TestMessages(t *testing.T) {
 		"null agents":          {"agents:\n", "agents is empty"},
 		"reserved any case":    {"agents: {System: {backend: mock}}\n", `agent name "System" is reserved`},
 		"wakeup and schedule":  {"agents: {a: {backend: mock, schedule: 1m, wakeup: 2m}}\n", "wakeup is the old name of schedule: keep only schedule:"},
-		"default backend":      {"agents: {a: {backend: default}}\n", "agent a uses the sdk backend and needs a model"},
 		"url with env":         {"agents: {a: {backend: mock, mcp_servers: {s: {url: 'https://x', env: {A: b}}}}}\n", "env only applies to command servers"},
 		"command with headers": {"agents: {a: {backend: mock, mcp_servers: {s: {command: x, headers: {A: b}}}}}\n", "headers only apply to url servers"},
 		"bad url":              {"agents: {a: {backend: mock, mcp_servers: {s: {url: ftp://x}}}}\n", `url "ftp://x" must start with http:// or https://`},
