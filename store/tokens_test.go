@@ -11,6 +11,19 @@ import (
 	"zombiezen.com/go/sqlite/sqlitex"
 )
 
+// mintToken creates a token that must be created and look like one.
+func mintToken(t *testing.T, db *DB, k AgentKey, run string) string {
+	t.Helper()
+	tok, err := db.CreateToken(t.Context(), k, run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`^awt_[0-9a-f]{64}$`).MatchString(tok) {
+		t.Errorf("token %q does not look like awt_ + 64 hex digits", tok)
+	}
+	return tok
+}
+
 func TestTokens(t *testing.T) {
 	t.Parallel()
 	clk := &clock{t: time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)}
@@ -19,17 +32,7 @@ func TestTokens(t *testing.T) {
 	createTeam(t, db, Scope{"team", "t"}, "alice", "bob")
 	alice, bob := AgentKey{"alice", "team", "t"}, AgentKey{"bob", "team", "t"}
 
-	mint := func(k AgentKey, run string) string {
-		t.Helper()
-		tok, err := db.CreateToken(ctx, k, run)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !regexp.MustCompile(`^awt_[0-9a-f]{64}$`).MatchString(tok) {
-			t.Errorf("token %q does not look like awt_ + 64 hex digits", tok)
-		}
-		return tok
-	}
+	mint := func(k AgentKey, run string) string { t.Helper(); return mintToken(t, db, k, run) }
 	live := func(tok string) bool {
 		t.Helper()
 		_, err := db.LookupToken(ctx, tok)
@@ -131,14 +134,7 @@ func TestStoppedAgentLosesOutsideTokens(t *testing.T) {
 	ctx := t.Context()
 	createTeam(t, db, Scope{"team", "t"}, "alice", "bob")
 	alice, bob := AgentKey{"alice", "team", "t"}, AgentKey{"bob", "team", "t"}
-	mint := func(k AgentKey, run string) string {
-		t.Helper()
-		tok, err := db.CreateToken(ctx, k, run)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return tok
-	}
+	mint := func(k AgentKey, run string) string { t.Helper(); return mintToken(t, db, k, run) }
 	outside, inRun, bobs := mint(alice, ""), mint(alice, "run-1"), mint(bob, "")
 	if err := db.SetAgentState(ctx, alice, "stopped", ""); err != nil {
 		t.Fatal(err)
