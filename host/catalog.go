@@ -572,31 +572,69 @@ func fileSHA256(path string) (string, error) {
 
 // pluginCommand prepares a plugin process: its own process group (so the
 // whole tree can be killed), killed if the daemon dies, stdin closed, a
-// short private socket directory, and only the environment it needs.
-func pluginCommand(path, sockDir, dir string) *exec.Cmd {
+// short private socket directory, and only the environment it needs:
+// pluginEnv, then extra (an agent's own `env:`, which wins over the
+// daemon's), then the variables the daemon itself sets, which win over
+// both. go-plugin adds nothing of the daemon's (plugin.ClientConfig sets
+// SkipHostEnv), so cmd.Env is the plugin's whole environment.
+func pluginCommand(path, sockDir, dir string, extra ...string) *exec.Cmd {
 	cmd := exec.Command(path)
 	cmd.Dir = dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
-	cmd.Env = append(pluginEnv(), "PLUGIN_UNIX_SOCKET_DIR="+sockDir, "TMPDIR="+sockDir)
+	cmd.Env = append(append(pluginEnv(), extra...), "PLUGIN_UNIX_SOCKET_DIR="+sockDir, "TMPDIR="+sockDir)
 	return cmd
 }
 
-// pluginEnv is the part of the daemon's environment plugins inherit: what
-// CLIs and SDKs need (PATH, HOME, proxies, API keys), nothing else.
+// pluginEnvNames are the daemon's variables every plugin inherits: what a
+// process needs to run at all (PATH, HOME, user, locale, time zone), to
+// reach the network the way the user does (proxies, CA bundles), to find
+// the CLIs' own config (XDG dirs), and the variables the first-party
+// backends document that they read.
+var pluginEnvNames = map[string]bool{
+	"PATH": true, "HOME": true, "USER": true, "LOGNAME": true, "SHELL": true,
+	"LANG": true, "LANGUAGE": true, "TZ": true,
+	"SSL_CERT_FILE": true, "SSL_CERT_DIR": true, "NODE_EXTRA_CA_CERTS": true, "REQUESTS_CA_BUNDLE": true,
+	"XDG_CONFIG_HOME": true, "XDG_DATA_HOME": true, "XDG_CACHE_HOME": true, "XDG_STATE_HOME": true,
+}
+
+// pluginEnvPrefixes and pluginEnvSuffixes widen pluginEnvNames to families:
+// locale categories, the CLI backends' own settings and those of their
+// providers, and every provider's API key and base URL (the sdk backend
+// reads <PROVIDER>_API_KEY and <PROVIDER>_BASE_URL), in either case for
+// proxies.
+var (
+	pluginEnvPrefixes = []string{"LC_", "ANTHROPIC_", "OPENAI_", "CLAUDE_", "CODEX_", "CURSOR_"}
+	pluginEnvSuffixes = []string{"_API_KEY", "_BASE_URL", "_PROXY", "_proxy"}
+)
+
+// pluginEnv is the part of the daemon's environment plugins inherit. The
+// rest (the daemon's own AGENT_WORKER_* settings, tokens, any secret the
+// daemon was started with) never reaches a plugin or what its agent runs.
 func pluginEnv() []string {
 	var env []string
 	for _, kv := range os.Environ() {
-		k, _, _ := strings.Cut(kv, "=")
-		switch {
-		case k == "PATH", k == "HOME", k == "USER", k == "LANG", k == "TZ", k == "SSL_CERT_FILE",
-			strings.HasSuffix(k, "_API_KEY"), strings.HasSuffix(k, "_BASE_URL"),
-			strings.HasSuffix(k, "_PROXY"), strings.HasSuffix(k, "_proxy"),
-			strings.HasPrefix(k, "AGENT_WORKER_") && k != "AGENT_WORKER_HOME", strings.HasPrefix(k, "ANTHROPIC_"), strings.HasPrefix(k, "OPENAI_"),
-			strings.HasPrefix(k, "CLAUDE_"), strings.HasPrefix(k, "CODEX_"), strings.HasPrefix(k, "CURSOR_"):
+		if k, _, _ := strings.Cut(kv, "="); inPluginEnv(k) {
 			env = append(env, kv)
 		}
 	}
 	return env
+}
+
+func inPluginEnv(name string) bool {
+	if pluginEnvNames[name] {
+		return true
+	}
+	for _, p := range pluginEnvPrefixes {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	for _, s := range pluginEnvSuffixes {
+		if strings.HasSuffix(name, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // killPlugin stops a plugin client and then its whole process group, so

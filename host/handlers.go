@@ -5,14 +5,11 @@ import (
 	"encoding/json"
 	"net/http"
 	"os"
-	"path/filepath"
 
 	"github.com/agent-worker/agent-worker/host/api"
 	"github.com/agent-worker/agent-worker/sdk/plugin"
 	"github.com/agent-worker/agent-worker/store"
 )
-
-func (h *Host) daemonFilePath() string { return filepath.Join(h.cfg.Home, api.DaemonFile) }
 
 func (h *Host) handleHealth(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()

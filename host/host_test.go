@@ -130,6 +130,9 @@ func TestEveryRouteNeedsTheToken(t *testing.T) {
 			if status != http.StatusUnauthorized || e.Code != api.CodeUnauthorized || !strings.Contains(e.Message, "daemon.json") {
 				t.Errorf("%s %s with %s: status %d, body %+v; want 401 unauthorized naming daemon.json", r.method, r.path, name, status, e)
 			}
+			if strings.Contains(e.Message, th.home) {
+				t.Errorf("%s %s with %s: the 401 shows the daemon's home: %q", r.method, r.path, name, e.Message)
+			}
 		}
 	}
 	// The shutdown attempts above were refused: the daemon still answers.

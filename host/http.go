@@ -188,6 +188,12 @@ func jsonKind(t reflect.Type) string {
 	return "an object"
 }
 
+// unauthorizedMessage is the 401 body of the admin API. It names the file
+// but not where it is: anyone may knock, and the home's path is the map to
+// the token.
+var unauthorizedMessage = fmt.Sprintf("missing or wrong bearer token: send `Authorization: Bearer <token>` with the token from %s in the daemon's home "+
+	"(the agent-worker CLI does this itself when AGENT_WORKER_HOME names the running daemon's home); agents use their own tokens on /mcp", api.DaemonFile)
+
 // requireToken rejects any request without the daemon's bearer token. The
 // comparison takes constant time so the token cannot be guessed byte by byte.
 func (h *Host) requireToken(next http.Handler) http.Handler {
@@ -196,8 +202,7 @@ func (h *Host) requireToken(next http.Handler) http.Handler {
 		got := []byte(r.Header.Get("Authorization"))
 		if subtle.ConstantTimeCompare(got, want) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="agent-worker"`)
-			writeJSON(w, http.StatusUnauthorized, api.Errorf(api.CodeUnauthorized,
-				"missing or wrong bearer token: send `Authorization: Bearer <token>` with the token from %s", h.daemonFilePath()))
+			writeJSON(w, http.StatusUnauthorized, api.Errorf(api.CodeUnauthorized, "%s", unauthorizedMessage))
 			return
 		}
 		next.ServeHTTP(w, r)

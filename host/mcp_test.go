@@ -633,3 +633,97 @@ func TestMCPToolsMatchTheContract(t *testing.T) {
 		t.Errorf("tools (-contract +daemon):\n%s", diff)
 	}
 }
+
+// Stopping a workflow, or removing an agent from its file, ends the tokens
+// minted for its agents with mcp-config: an open session stops working, a
+// new one is refused with 401, and no new token is minted until the
+// workflow runs again.
+func TestStoppedWorkflowRevokesAgentTokens(t *testing.T) {
+	t.Parallel()
+	th, _ := pluginHost(t, SupervisorConfig{})
+	ctx := context.Background()
+	file := filepath.Join(t.TempDir(), "team.yaml")
+	saveFile(t, file, teamV1)
+	if _, err := th.client().StartWorkflow(ctx, api.StartWorkflow{Path: file}); err != nil {
+		t.Fatal(err)
+	}
+	aliceT := api.Target{Agent: "alice", Workflow: "team", Tag: "main"}
+	bobT := api.Target{Agent: "bob", Workflow: "team", Tag: "main"}
+	mint := func(tg api.Target) api.MCPConfig {
+		t.Helper()
+		cfg, err := th.client().MCPConfig(ctx, tg)
+		if err != nil {
+			t.Fatalf("mcp-config %s: %v", tg, err)
+		}
+		return cfg
+	}
+	aliceCfg, bobCfg := mint(aliceT), mint(bobT)
+	alice := connectMCP(t, aliceCfg.URL, aliceCfg.Token, "alice")
+	bob := connectMCP(t, bobCfg.URL, bobCfg.Token, "bob")
+	alice.ok("channel_send", map[string]any{"message": "alice is here"})
+	bob.ok("channel_send", map[string]any{"message": "bob is here"})
+
+	refused := func(who string, s *agentSession, cfg api.MCPConfig) {
+		t.Helper()
+		if _, err := s.sess.CallTool(ctx, &mcp.CallToolParams{Name: "channel_send", Arguments: map[string]any{"message": who + " still posting"}}); err == nil {
+			t.Errorf("%s's open session still posts after the stop", who)
+		}
+		if got := initializeStatus(t, cfg.URL, cfg.Token); got != http.StatusUnauthorized {
+			t.Errorf("%s's old token opens a new MCP session: status %d, want 401", who, got)
+		}
+		if _, err := th.client().MCPConfig(ctx, api.Target{Agent: who, Workflow: "team", Tag: "main"}); api.ErrorCode(err) != api.CodeConflict ||
+			!strings.Contains(err.Error(), "stopped") {
+			t.Errorf("mcp-config %s while stopped: %v; want a conflict saying it is stopped", who, err)
+		}
+	}
+
+	// A reload that drops bob ends his tokens; alice's keep working.
+	saveFile(t, file, "name: team\nagents:\n  alice:\n    backend: mock\n    system_prompt: You are alice, version one.\n")
+	waitWorkflow(t, th, api.Target{Workflow: "team", Tag: "main"}, "bob stopped", func(_ api.Workflow, as []api.Agent) bool {
+		b := agentIn(as, "bob")
+		return b != nil && b.State == "stopped"
+	})
+	refused("bob", bob, bobCfg)
+	alice.ok("channel_send", map[string]any{"message": "alice after the reload"})
+
+	// Stopping the workflow ends alice's too.
+	if err := th.client().StopWorkflow(ctx, api.Target{Workflow: "team", Tag: "main"}, false); err != nil {
+		t.Fatal(err)
+	}
+	refused("alice", alice, aliceCfg)
+	msgs, err := th.client().Peek(ctx, "@team", 50, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range msgs {
+		if strings.Contains(m.Content, "still posting") {
+			t.Errorf("a revoked token posted %q", m.Content)
+		}
+	}
+
+	// Started again, the workflow's agents need new tokens; the old stay dead.
+	if _, err := th.client().StartWorkflow(ctx, api.StartWorkflow{Path: file}); err != nil {
+		t.Fatal(err)
+	}
+	fresh := mint(aliceT)
+	connectMCP(t, fresh.URL, fresh.Token, "alice").ok("channel_send", map[string]any{"message": "alice is back"})
+	if got := initializeStatus(t, aliceCfg.URL, aliceCfg.Token); got != http.StatusUnauthorized {
+		t.Errorf("alice's pre-stop token works again after the restart: status %d", got)
+	}
+}
+
+// initializeStatus sends an MCP initialize with token and returns the HTTP
+// status.
+func initializeStatus(t testing.TB, url, token string) int {
+	t.Helper()
+	req, _ := http.NewRequest("POST", url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"probe","version":"1"}}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -511,5 +512,55 @@ func TestOwnMCPServersFromConfig(t *testing.T) {
 	}
 	if got := ownMCPServers(json.RawMessage(`{}`)); got != nil {
 		t.Errorf("no servers: %+v", got)
+	}
+}
+
+// An agent's env: becomes KEY=value entries for its plugin; a name that
+// cannot be a variable, or values that are not strings, say what to fix.
+func TestAgentEnvFromConfig(t *testing.T) {
+	t.Parallel()
+	tests := map[string]struct {
+		config string
+		want   []string
+		err    string
+	}{
+		"none":            {config: `{"script":[]}`, want: []string{}},
+		"empty config":    {config: ``, want: []string{}},
+		"sorted":          {config: `{"env":{"HTTPS_PROXY":"http://p:3128","A_B":"x=y"}}`, want: []string{"A_B=x=y", "HTTPS_PROXY=http://p:3128"}},
+		"not json":        {config: `{`, want: []string{}},
+		"name with =":     {config: `{"env":{"A=B":"x"}}`, err: `"A=B" is not a usable variable`},
+		"empty name":      {config: `{"env":{"":"x"}}`, err: `"" is not a usable variable`},
+		"NUL in value":    {config: `{"env":{"A":"x\u0000y"}}`, err: `"A" is not a usable variable`},
+		"number value":    {config: `{"env":{"A":1}}`, err: "want an object of strings"},
+		"list instead":    {config: `{"env":["A=1"]}`, err: "want an object of strings"},
+		"other keys kept": {config: `{"timeout":5,"env":{"K":"v"}}`, want: []string{"K=v"}},
+	}
+	for name, tc := range tests {
+		got, err := agentEnv(json.RawMessage(tc.config))
+		switch {
+		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+			t.Errorf("%s: err = %v, want one saying %q", name, err, tc.err)
+		case tc.err == "" && err != nil:
+			t.Errorf("%s: %v", name, err)
+		case tc.err == "" && !slices.Equal(got, tc.want):
+			t.Errorf("%s: agentEnv = %q, want %q", name, got, tc.want)
+		}
+	}
+}
+
+// The allowlist keeps what backends and the network need and drops the
+// daemon's own settings and anything else it was started with.
+func TestPluginEnvAllowlist(t *testing.T) {
+	t.Parallel()
+	for name, kept := range map[string]bool{
+		"PATH": true, "HOME": true, "LANG": true, "LC_ALL": true, "TZ": true, "SSL_CERT_FILE": true,
+		"HTTPS_PROXY": true, "no_proxy": true, "ANTHROPIC_API_KEY": true, "ANTHROPIC_BASE_URL": true,
+		"OPENAI_BASE_URL": true, "GROQ_API_KEY": true, "CLAUDE_CONFIG_DIR": true, "CODEX_HOME": true, "CURSOR_API_KEY": true,
+		"XDG_CONFIG_HOME": true, "AGENT_WORKER_HOME": false, "AGENT_WORKER_TOKEN": false, "AGENT_WORKER_LISTEN": false, "AWS_SECRET_ACCESS_KEY": false,
+		"GITHUB_TOKEN": false, "DATABASE_URL": false, "PWD": false, "OLDPWD": false, "LD_PRELOAD": false,
+	} {
+		if got := inPluginEnv(name); got != kept {
+			t.Errorf("inPluginEnv(%s) = %v, want %v", name, got, kept)
+		}
 	}
 }

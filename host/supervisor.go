@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -236,12 +237,16 @@ func (s *Supervisor) runPlugin(ctx context.Context, agent store.Agent, attempt i
 	if err != nil {
 		return err
 	}
+	ownEnv, err := agentEnv(agent.Config)
+	if err != nil {
+		return backend.Permanent(fmt.Errorf("%s: %w", key, err))
+	}
 	stateDir := filepath.Join(agentStateDir(s.home, key), agent.Backend)
 	if err := os.MkdirAll(stateDir, 0o700); err != nil {
 		return err
 	}
 
-	cmd := pluginCommand(p.Path, sockDir, projectDir)
+	cmd := pluginCommand(p.Path, sockDir, projectDir, ownEnv...)
 	checksum, _ := hex.DecodeString(p.SHA256)
 	client := goplugin.NewClient(plugin.ClientConfig(cmd, checksum, log.Named(agent.Backend)))
 	defer killPlugin(client, cmd)
@@ -350,8 +355,39 @@ func ownMCPServers(config json.RawMessage) []backend.MCPServer {
 	return out
 }
 
-// projectDir is where the agent works: its workflow's directory, or the
-// daemon's home for standalone agents.
+// envName is what a variable name in an agent's `env:` may look like.
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// agentEnv reads the agent's own `env:` from its config as KEY=value
+// entries, sorted, for its plugin's environment: a proxy or base URL set
+// for one agent reaches its backend and everything that runs under it. A
+// name that cannot be a variable is the user's mistake.
+func agentEnv(config json.RawMessage) ([]string, error) {
+	var cfg struct {
+		Env map[string]string `json:"env"`
+	}
+	if len(config) > 0 {
+		// Only env is decoded, so a type error is env's; JSON that does not
+		// parse at all is left for the backend to report with its config.
+		var typ *json.UnmarshalTypeError
+		if err := json.Unmarshal(config, &cfg); errors.As(err, &typ) {
+			return nil, errors.New(`config env: want an object of strings, such as {"HTTPS_PROXY": "http://proxy:3128"}`)
+		}
+	}
+	env := make([]string, 0, len(cfg.Env))
+	for k, v := range cfg.Env {
+		if !envName.MatchString(k) || strings.ContainsRune(v, 0) {
+			return nil, fmt.Errorf("config env: %q is not a usable variable: names are letters, digits and _, values have no NUL", k)
+		}
+		env = append(env, k+"="+v)
+	}
+	sort.Strings(env)
+	return env, nil
+}
+
+// projectDir is where the agent works: its workflow's directory, or for a
+// standalone agent a workspace of its own (never the daemon's home, where
+// daemon.json holds the admin token).
 func (s *Supervisor) projectDir(ctx context.Context, key store.AgentKey) (string, error) {
 	wf, err := s.db.GetWorkflow(ctx, key.Workflow, key.Tag)
 	if err != nil {
@@ -360,7 +396,19 @@ func (s *Supervisor) projectDir(ctx context.Context, key store.AgentKey) (string
 	if wf.Workdir != "" {
 		return wf.Workdir, nil
 	}
-	return s.home, nil
+	dir := agentWorkspace(s.home, key)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("agent workspace: %w", err)
+	}
+	return dir, nil
+}
+
+// agentWorkspace is the working directory of an agent without a workflow
+// directory: $AGENT_WORKER_HOME/workspaces/<wf>/<tag>/<agent>, which holds
+// only what its runs write. It is kept when the agent is removed, since it
+// holds the agent's work.
+func agentWorkspace(home string, key store.AgentKey) string {
+	return filepath.Join(home, "workspaces", key.Workflow, key.Tag, key.Name)
 }
 
 // watchHeartbeat keeps a run's heartbeat fresh while its plugin process

@@ -152,18 +152,27 @@ func (db *DB) ListAgents(ctx context.Context, f AgentFilter) ([]Agent, error) {
 
 // SetAgentState records a state change and the error that caused it (""
 // to clear it), which is how the scheduler reports progress and failures.
+// Stopping an agent also revokes, in the same transaction, every token
+// minted for it outside a run (mcp-config), so a stopped workflow's agents
+// cannot keep acting; a run in flight keeps its own token until it ends.
 func (db *DB) SetAgentState(ctx context.Context, k AgentKey, state, errMsg string) error {
 	if !agentStates[state] {
 		return Errorf(CodeInvalid, "agent %q: unknown state %q", k, state)
 	}
 	return db.write(ctx, func(conn *sqlite.Conn) error {
+		now := db.nowMs()
 		err := sqlitex.Execute(conn, `UPDATE agents SET state = ?, error = ?, updated_at = ?
 			WHERE workflow = ? AND tag = ? AND name = ?`,
-			&sqlitex.ExecOptions{Args: []any{state, errMsg, db.nowMs(), k.Workflow, k.Tag, k.Name}})
+			&sqlitex.ExecOptions{Args: []any{state, errMsg, now, k.Workflow, k.Tag, k.Name}})
 		if err == nil && conn.Changes() == 0 {
-			err = Errorf(CodeNotFound, "agent %q not found", k)
+			return Errorf(CodeNotFound, "agent %q not found", k)
 		}
-		return err
+		if err != nil || state != "stopped" {
+			return err
+		}
+		return sqlitex.Execute(conn, `UPDATE agent_tokens SET revoked_at = ? WHERE revoked_at = 0 AND run_id = ''
+			AND workflow = ? AND tag = ? AND agent = ?`,
+			&sqlitex.ExecOptions{Args: []any{now, k.Workflow, k.Tag, k.Name}})
 	})
 }
 

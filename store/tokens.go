@@ -30,8 +30,11 @@ func hashToken(token string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// CreateToken mints a bearer token for one run of an agent. The plaintext is
-// returned once and never stored.
+// CreateToken mints a bearer token for one run of an agent, or (runID "")
+// for an outside agent acting as it. The plaintext is returned once and
+// never stored. A stopped agent gets no outside token: stopping revoked
+// them (SetAgentState), and the check shares the insert's transaction, so
+// a token minted while a workflow stops cannot outlive the stop.
 func (db *DB) CreateToken(ctx context.Context, k AgentKey, runID string) (string, error) {
 	b := make([]byte, 32)
 	if _, err := rand.Read(b); err != nil {
@@ -39,14 +42,23 @@ func (db *DB) CreateToken(ctx context.Context, k AgentKey, runID string) (string
 	}
 	token := tokenPrefix + hex.EncodeToString(b)
 	err := db.write(ctx, func(conn *sqlite.Conn) error {
-		err := sqlitex.Execute(conn, `INSERT INTO agent_tokens (token_sha256, agent, workflow, tag, run_id, created_at)
-			SELECT ?1, ?2, ?3, ?4, ?5, ?6 WHERE EXISTS
-			(SELECT 1 FROM agents WHERE workflow = ?3 AND tag = ?4 AND name = ?2)`,
-			&sqlitex.ExecOptions{Args: []any{hashToken(token), k.Name, k.Workflow, k.Tag, runID, db.nowMs()}})
-		if err == nil && conn.Changes() == 0 {
-			err = Errorf(CodeNotFound, "agent %q not found", k)
+		state := ""
+		err := sqlitex.Execute(conn, `SELECT state FROM agents WHERE workflow = ? AND tag = ? AND name = ?`,
+			&sqlitex.ExecOptions{Args: []any{k.Workflow, k.Tag, k.Name}, ResultFunc: func(s *sqlite.Stmt) error {
+				state = s.ColumnText(0)
+				return nil
+			}})
+		switch {
+		case err != nil:
+			return err
+		case state == "":
+			return Errorf(CodeNotFound, "agent %q not found", k)
+		case state == "stopped" && runID == "":
+			return Errorf(CodeConflict, "agent %q is stopped, and a stopped agent gets no token: start it (or its workflow) again first", k)
 		}
-		return err
+		return sqlitex.Execute(conn, `INSERT INTO agent_tokens (token_sha256, agent, workflow, tag, run_id, created_at)
+			VALUES (?, ?, ?, ?, ?, ?)`,
+			&sqlitex.ExecOptions{Args: []any{hashToken(token), k.Name, k.Workflow, k.Tag, runID, db.nowMs()}})
 	})
 	if err != nil {
 		return "", err

@@ -11,6 +11,19 @@ import (
 	"zombiezen.com/go/sqlite/sqlitex"
 )
 
+// mintToken creates a token that must be created and look like one.
+func mintToken(t *testing.T, db *DB, k AgentKey, run string) string {
+	t.Helper()
+	tok, err := db.CreateToken(t.Context(), k, run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`^awt_[0-9a-f]{64}$`).MatchString(tok) {
+		t.Errorf("token %q does not look like awt_ + 64 hex digits", tok)
+	}
+	return tok
+}
+
 func TestTokens(t *testing.T) {
 	t.Parallel()
 	clk := &clock{t: time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)}
@@ -19,17 +32,7 @@ func TestTokens(t *testing.T) {
 	createTeam(t, db, Scope{"team", "t"}, "alice", "bob")
 	alice, bob := AgentKey{"alice", "team", "t"}, AgentKey{"bob", "team", "t"}
 
-	mint := func(k AgentKey, run string) string {
-		t.Helper()
-		tok, err := db.CreateToken(ctx, k, run)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !regexp.MustCompile(`^awt_[0-9a-f]{64}$`).MatchString(tok) {
-			t.Errorf("token %q does not look like awt_ + 64 hex digits", tok)
-		}
-		return tok
-	}
+	mint := func(k AgentKey, run string) string { t.Helper(); return mintToken(t, db, k, run) }
 	live := func(tok string) bool {
 		t.Helper()
 		_, err := db.LookupToken(ctx, tok)
@@ -119,5 +122,45 @@ func TestTokens(t *testing.T) {
 	}
 	if _, err := db.LookupToken(ctx, a2); err == nil || strings.Contains(err.Error(), a2) {
 		t.Errorf("lookup of a revoked token: err = %v; want one that does not repeat the token", err)
+	}
+}
+
+// Stopping an agent ends its outside tokens (mcp-config) but not the token
+// of a run in flight, which finishes its work; a stopped agent gets no new
+// outside token until it runs again.
+func TestStoppedAgentLosesOutsideTokens(t *testing.T) {
+	t.Parallel()
+	db := openTest(t)
+	ctx := t.Context()
+	createTeam(t, db, Scope{"team", "t"}, "alice", "bob")
+	alice, bob := AgentKey{"alice", "team", "t"}, AgentKey{"bob", "team", "t"}
+	mint := func(k AgentKey, run string) string { t.Helper(); return mintToken(t, db, k, run) }
+	outside, inRun, bobs := mint(alice, ""), mint(alice, "run-1"), mint(bob, "")
+	if err := db.SetAgentState(ctx, alice, "stopped", ""); err != nil {
+		t.Fatal(err)
+	}
+	for name, c := range map[string]struct {
+		tok  string
+		live bool
+	}{"alice's outside token": {outside, false}, "alice's run token": {inRun, true}, "bob's outside token": {bobs, true}} {
+		if _, err := db.LookupToken(ctx, c.tok); (err == nil) != c.live {
+			t.Errorf("%s after alice stopped: lookup error %v, want live %v", name, err, c.live)
+		}
+	}
+	if _, err := db.CreateToken(ctx, alice, ""); ErrorCode(err) != CodeConflict || !strings.Contains(err.Error(), "stopped") {
+		t.Errorf("outside token for a stopped agent: %v; want a conflict saying it is stopped", err)
+	}
+	if _, err := db.CreateToken(ctx, AgentKey{"carol", "team", "t"}, ""); ErrorCode(err) != CodeNotFound {
+		t.Errorf("token for a missing agent: %v; want not found", err)
+	}
+	if err := db.SetAgentState(ctx, alice, "idle", ""); err != nil {
+		t.Fatal(err)
+	}
+	fresh := mint(alice, "")
+	if _, err := db.LookupToken(ctx, fresh); err != nil {
+		t.Errorf("new token after alice runs again: %v", err)
+	}
+	if _, err := db.LookupToken(ctx, outside); err == nil {
+		t.Errorf("the token revoked by the stop came back")
 	}
 }

@@ -100,12 +100,13 @@ func (c *cli) ok(args ...string) string {
 	return r.stdout
 }
 
-// startDaemon runs `agent-worker daemon` as a child of the test and waits
-// for it to publish daemon.json.
-func (c *cli) startDaemon() *exec.Cmd {
+// startDaemon runs `agent-worker daemon` as a child of the test, with
+// extraEnv added to its environment, and waits for it to publish
+// daemon.json.
+func (c *cli) startDaemon(extraEnv ...string) *exec.Cmd {
 	c.t.Helper()
 	cmd := exec.Command(binary, "daemon")
-	cmd.Env = c.env()
+	cmd.Env = append(c.env(), extraEnv...)
 	var logs bytes.Buffer
 	cmd.Stderr = &logs
 	if err := cmd.Start(); err != nil {

@@ -14,7 +14,8 @@
 //	]}
 //
 // or {"script_file": "mock.yaml"} (YAML or JSON, relative to the project
-// directory). Steps, one action each:
+// directory). An "env" key may sit beside them: the daemon puts it in the
+// mock's environment, as for every backend. Steps, one action each:
 //
 //	reply: text [to: agent]      channel_send (a DM with to)
 //	tool: name [args: {...}]     any daemon tool; emits tool_call and tool_result
@@ -29,6 +30,11 @@
 //	flood: n                     n text events, as fast as possible
 //	stderr: line                 a line on stderr
 //	spawn: [cmd, args...]        start a child process and leave it running
+//	shell: command line          run it with sh -c in the project directory,
+//	                             as an agent's shell tool would, and send its
+//	                             output (stdout and stderr, at most 64 KiB,
+//	                             then "exit status N" if it failed) as a text
+//	                             event; a failing command does not end the run
 //
 // Any step may add when: {attempt: n} to run only on that attempt,
 // when: {from: name} to run only if an inbox message comes from name, or

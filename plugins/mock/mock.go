@@ -56,7 +56,7 @@ func (b *Backend) Run(ctx context.Context, req backend.Request, events backend.E
 		steps = defaultScript(len(wc.Inbox) > 0)
 	}
 	attempt := max(req.Attempt, 1)
-	r := &run{b: b, c: c, events: events, vars: placeholders(wc, attempt, req)}
+	r := &run{b: b, c: c, events: events, vars: placeholders(wc, attempt, req), dir: req.ProjectDir}
 	for _, s := range steps {
 		if s.attempt != 0 && s.attempt != attempt || s.from != "" && !inboxFrom(wc.Inbox, s.from) ||
 			s.contains != "" && !inboxHas(wc.Inbox, s.contains) {
@@ -75,6 +75,7 @@ type run struct {
 	c      *worker.Client
 	events backend.Events
 	vars   *strings.Replacer
+	dir    string // the project directory, where shell steps run
 }
 
 func (r *run) send(e backend.Event) error { return r.events.Send(e) }
@@ -126,6 +127,8 @@ func (r *run) do(ctx context.Context, s step) error {
 		if _, err := fmt.Fprintln(r.b.stderr, text); err != nil {
 			return fmt.Errorf("mock: step %d: stderr: %w", s.index, err)
 		}
+	case "shell":
+		return r.shell(ctx, s.index, text)
 	case "spawn":
 		// A child left running on purpose, like a CLI backend's model
 		// process: the daemon must take it down with the plugin.
@@ -139,6 +142,46 @@ func (r *run) do(ctx context.Context, s step) error {
 		}
 	}
 	return nil
+}
+
+// maxShellOutput bounds what a shell step reports, as a model's shell tool
+// would cut a flood.
+const maxShellOutput = 64 << 10
+
+// shell runs line with sh -c in the project directory and the mock's own
+// environment (the one the daemon gave the plugin), and sends what it
+// printed as a text event (invalid UTF-8 replaced). It dies with the run.
+func (r *run) shell(ctx context.Context, index int, line string) error {
+	cmd := exec.CommandContext(ctx, "sh", "-c", line)
+	cmd.Dir = r.dir
+	cmd.WaitDelay = time.Second
+	out := &cappedBuffer{limit: maxShellOutput}
+	cmd.Stdout, cmd.Stderr = out, out
+	err := cmd.Run()
+	var exit *exec.ExitError
+	switch {
+	case ctx.Err() != nil:
+		return fmt.Errorf("mock: step %d: shell: %w", index, ctx.Err())
+	case errors.As(err, &exit):
+		out.WriteString("\n" + exit.String())
+	case err != nil:
+		return fmt.Errorf("mock: step %d: shell: %w", index, err)
+	}
+	// A binary file or a cut rune must not break the event's string field.
+	return r.send(backend.Event{Kind: backend.EventText, Text: strings.ToValidUTF8(out.String(), "\uFFFD")})
+}
+
+// cappedBuffer keeps the first limit bytes written to it and drops the rest.
+type cappedBuffer struct {
+	strings.Builder
+	limit int
+}
+
+func (b *cappedBuffer) Write(p []byte) (int, error) {
+	if room := b.limit - b.Len(); room > 0 {
+		b.Builder.Write(p[:min(len(p), room)])
+	}
+	return len(p), nil
 }
 
 // tool calls a daemon tool and reports the call and its result as events.

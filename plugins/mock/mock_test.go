@@ -392,6 +392,8 @@ func TestScriptErrors(t *testing.T) {
 		"unknown when key":     {`{"script": [{"text": "x", "when": {"try": 1}}]}`, `script step 1: when:`},
 		"bad exit code":        {`{"script": [{"crash": 300}]}`, `script step 1: crash: exit code 300`},
 		"empty tool":           {`{"script": [{"tool": ""}]}`, `script step 1: tool: must not be empty`},
+		"empty shell":          {`{"script": [{"shell": " "}]}`, `script step 1: shell: must not be empty`},
+		"shell as a list":      {`{"script": [{"shell": ["ls"]}]}`, `script step 1: shell: want a command line`},
 		"not a list":           {`{"script": {"reply": "x"}}`, `want a list of steps`},
 		"unknown config key":   {`{"scrpit": []}`, `unknown key "scrpit"`},
 		"both sources":         {`{"script": [], "script_file": "x.yaml"}`, `not both`},
@@ -492,4 +494,32 @@ func countKind(events []backend.Event, k backend.EventKind) int {
 		}
 	}
 	return n
+}
+
+// A shell step runs in the project directory with the mock's environment,
+// and its output (cut at 64 KiB) and a failing exit come back as text.
+func TestShellStep(t *testing.T) {
+	t.Parallel()
+	d := backendtest.NewDaemon(t)
+	req := d.Request("alice")
+	req.Agent.Config = json.RawMessage(`{"env": {"IGNORED_BY_THE_MOCK": "x"}, "script": [
+		{"shell": "pwd; echo to-stderr >&2; exit 3"},
+		{"shell": "head -c 100000 /dev/zero | tr '\\0' x"},
+		{"result": "after the shell"}]}`)
+	rec, err := runMock(t, New(), req)
+	noError(t, err)
+	events := rec.after()
+	if len(events) != 3 || events[0].Kind != backend.EventText || events[1].Kind != backend.EventText {
+		t.Fatalf("events = %+v; want two texts and the result", events)
+	}
+	dir, _ := filepath.EvalSymlinks(req.ProjectDir)
+	if want := dir + "\nto-stderr\n\nexit status 3"; events[0].Text != want {
+		t.Errorf("shell output = %q, want %q", events[0].Text, want)
+	}
+	if got := events[1].Text; len(got) != maxShellOutput || strings.Trim(got, "x") != "" {
+		t.Errorf("a 100,000-byte output came back as %d bytes, want the first %d", len(got), maxShellOutput)
+	}
+	if events[2].Text != "after the shell" {
+		t.Errorf("the run did not go on after a failing command: %+v", events[2])
+	}
 }

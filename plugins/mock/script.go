@@ -21,7 +21,7 @@ import (
 type step struct {
 	index     int    // 1-based, as error messages count
 	action    string // one of actions
-	text      string // reply, text, result, fail, stderr, session; tool: its name
+	text      string // reply, text, result, fail, stderr, session, shell; tool: its name
 	to        string
 	args      map[string]any
 	argv      []string // spawn: the command
@@ -36,7 +36,7 @@ type step struct {
 }
 
 // actions are the keys that make a step; exactly one per step.
-var actions = []string{"reply", "tool", "sleep", "text", "result", "usage", "session", "fail", "hang", "crash", "flood", "stderr", "spawn"}
+var actions = []string{"reply", "tool", "sleep", "text", "result", "usage", "session", "fail", "hang", "crash", "flood", "stderr", "spawn", "shell"}
 
 // modifiers are the other keys, with the action each belongs to ("": any).
 var modifiers = map[string]string{"to": "reply", "args": "tool", "permanent": "fail", "when": ""}
@@ -53,8 +53,9 @@ func loadScript(req backend.Request) (steps []step, configured bool, err error) 
 		return nil, false, fmt.Errorf("config: want a JSON object: %w", err)
 	}
 	for k := range cfg {
-		if k != "script" && k != "script_file" {
-			return nil, false, fmt.Errorf("config: unknown key %q (the mock takes script or script_file)", k)
+		// env is the daemon's to apply: it is already in the mock's environment.
+		if k != "script" && k != "script_file" && k != "env" {
+			return nil, false, fmt.Errorf("config: unknown key %q (the mock takes script or script_file, and env)", k)
 		}
 	}
 	script, hasScript := cfg["script"]
@@ -174,6 +175,13 @@ func (s *step) set(k string, v json.RawMessage) error {
 		}
 		if len(s.argv) == 0 {
 			return errors.New("must name a command")
+		}
+	case "shell":
+		if err := strict(v, &s.text, `a command line, e.g. "ls -la"`); err != nil {
+			return err
+		}
+		if strings.TrimSpace(s.text) == "" {
+			return errors.New("must not be empty")
 		}
 	case "args":
 		return strict(v, &s.args, "an object of tool arguments")

@@ -48,7 +48,8 @@ type Request struct {
 	MCPServers []MCPServer
 	// WorkDir is a private directory for this run (config files, scratch).
 	WorkDir string
-	// ProjectDir is where the agent works (the workflow's directory).
+	// ProjectDir is where the agent works: the workflow's directory, or a
+	// standalone agent's own workspace; the plugin process starts in it.
 	ProjectDir string
 	// ResumeSession continues an earlier conversation ("" for a fresh one).
 	ResumeSession string

@@ -28,6 +28,9 @@ const StartTimeout = 10 * time.Second
 // fingerprinted) makes Start refuse a binary that changed since. The
 // plugin's stderr, where it logs, is re-emitted through logger (nil:
 // go-plugin's default on stderr); stdout after the handshake is dropped.
+// cmd.Env is the plugin's whole environment besides go-plugin's own
+// handshake variables: the daemon's is not added (SkipHostEnv), so a
+// secret in it never reaches a plugin or what the plugin runs.
 // A ClientConfig serves one NewClient.
 func ClientConfig(cmd *exec.Cmd, checksum []byte, logger hclog.Logger) *goplugin.ClientConfig {
 	cfg := &goplugin.ClientConfig{
@@ -37,6 +40,7 @@ func ClientConfig(cmd *exec.Cmd, checksum []byte, logger hclog.Logger) *goplugin
 		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
 		AutoMTLS:         true,
 		Managed:          false,
+		SkipHostEnv:      true,
 		StartTimeout:     StartTimeout,
 		Logger:           logger,
 		SyncStdout:       io.Discard,

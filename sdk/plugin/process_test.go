@@ -64,6 +64,8 @@ var processBackend = plugin.Config{
 			return backend.Permanent(sdk.Errorf(sdk.ErrInvalid, "model %q is unknown", req.Agent.Model))
 		case "big":
 			return ev.Send(backend.Event{Kind: backend.EventResult, Text: fmt.Sprint(len(req.Agent.Config))})
+		case "env":
+			return ev.Send(backend.Event{Kind: backend.EventResult, Text: strings.Join(os.Environ(), "\n")})
 		}
 		if err := ev.Send(backend.Event{Kind: backend.EventText, Text: "thinking"}); err != nil {
 			return err
@@ -362,5 +364,32 @@ func TestPingStoppedProcess(t *testing.T) {
 	}
 	if err := plugin.Ping(runCtx(t), rpc); err != nil {
 		t.Errorf("Ping after SIGCONT = %v", err)
+	}
+}
+
+// A plugin's environment is the command's, not the host's: go-plugin would
+// otherwise add the whole host environment, secrets included.
+func TestProcessGetsOnlyTheCommandEnvironment(t *testing.T) {
+	t.Setenv("AW_HOST_CANARY", "host-secret-7f3a")
+	c, _ := start(t, "backend", nil)
+	b, err := plugin.DispenseBackend(connect(t, c))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var env string
+	sink := backend.EventsFunc(func(e backend.Event) error {
+		if e.Kind == backend.EventResult {
+			env = e.Text
+		}
+		return nil
+	})
+	if err := b.Run(runCtx(t), backend.Request{RunID: "run-env", Agent: backend.Agent{Name: "env"}}, sink); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(env, modeEnv+"=backend") {
+		t.Fatalf("the plugin's environment lacks the command's own variable:\n%s", env)
+	}
+	if strings.Contains(env, "host-secret-7f3a") {
+		t.Errorf("the host's environment reached the plugin:\n%s", env)
 	}
 }
