@@ -14,7 +14,8 @@
 //	]}
 //
 // or {"script_file": "mock.yaml"} (YAML or JSON, relative to the project
-// directory). An "env" key may sit beside them: the daemon puts it in the
+// directory; a YAML file is read with yaml.v3, and its errors name the
+// file and line). An "env" key may sit beside them: the daemon puts it in the
 // mock's environment, as for every backend. Steps, one action each:
 //
 //	reply: text [to: agent]      channel_send (a DM with to)

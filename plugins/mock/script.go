@@ -87,32 +87,42 @@ func readScriptFile(dir, name string) ([]step, error) {
 	if err != nil {
 		return nil, fmt.Errorf("script_file: %w", err)
 	}
-	raw := json.RawMessage(src)
-	if trimmed := bytes.TrimSpace(src); filepath.Ext(path) != ".json" && !bytes.HasPrefix(trimmed, []byte("[")) {
-		v, err := parseYAML(name, src)
+	var steps []step
+	if filepath.Ext(path) == ".json" || bytes.HasPrefix(bytes.TrimSpace(src), []byte("[")) {
+		steps, err = parseSteps(src)
 		if err != nil {
-			return nil, fmt.Errorf("script_file: %w", err)
-		}
-		if raw, err = json.Marshal(v); err != nil {
 			return nil, fmt.Errorf("script_file %s: %w", name, err)
 		}
-	}
-	steps, err := parseSteps(raw)
-	if err != nil {
-		return nil, fmt.Errorf("script_file %s: %w", name, err)
+	} else if steps, err = parseYAMLScript(name, src); err != nil {
+		return nil, fmt.Errorf("script_file %w", err) // the error begins with name:line
 	}
 	return steps, nil
 }
 
+// stepError is a step the mock refuses. key is the step's key it is about
+// ("" for the step as a whole), so that a YAML script can name its line.
+type stepError struct {
+	step int // 1-based
+	key  string
+	err  error
+}
+
+func (e *stepError) Error() string { return fmt.Sprintf("script step %d: %v", e.step, e.err) }
+func (e *stepError) Unwrap() error { return e.err }
+
 // parseSteps decodes a list of steps, refusing anything it would otherwise
 // have to ignore.
 func parseSteps(raw json.RawMessage) ([]step, error) {
-	var list []map[string]json.RawMessage
+	var list []json.RawMessage
 	if err := json.Unmarshal(raw, &list); err != nil {
 		return nil, fmt.Errorf("script: want a list of steps such as [{\"reply\": \"hi\"}]: %w", err)
 	}
 	steps := make([]step, 0, len(list))
-	for i, m := range list {
+	for i, item := range list {
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(item, &m); err != nil {
+			return nil, &stepError{step: i + 1, err: fmt.Errorf("want a step such as {\"reply\": \"hi\"}, not %s", item)}
+		}
 		s, err := parseStep(i+1, m)
 		if err != nil {
 			return nil, err
@@ -132,24 +142,24 @@ func parseStep(i int, m map[string]json.RawMessage) (step, error) {
 	for _, k := range keys {
 		if slices.Contains(actions, k) {
 			if s.action != "" {
-				return s, fmt.Errorf("script step %d: both %q and %q: put each action in its own step", i, s.action, k)
+				return s, &stepError{i, k, fmt.Errorf("both %q and %q: put each action in its own step", s.action, k)}
 			}
 			s.action = k
 			continue
 		}
 		if _, ok := modifiers[k]; !ok {
-			return s, fmt.Errorf("script step %d: unknown key %q (actions: %s; with them: to, args, permanent, when)", i, k, strings.Join(actions, ", "))
+			return s, &stepError{i, k, fmt.Errorf("unknown key %q (actions: %s; with them: to, args, permanent, when)", k, strings.Join(actions, ", "))}
 		}
 	}
 	if s.action == "" {
-		return s, fmt.Errorf("script step %d: no action: use one of %s", i, strings.Join(actions, ", "))
+		return s, &stepError{i, "", fmt.Errorf("no action: use one of %s", strings.Join(actions, ", "))}
 	}
 	for _, k := range keys {
 		if owner, ok := modifiers[k]; ok && owner != "" && owner != s.action {
-			return s, fmt.Errorf("script step %d: %q goes only with %q, not %q", i, k, owner, s.action)
+			return s, &stepError{i, k, fmt.Errorf("%q goes only with %q, not %q", k, owner, s.action)}
 		}
 		if err := s.set(k, m[k]); err != nil {
-			return s, fmt.Errorf("script step %d: %s: %w", i, k, err)
+			return s, &stepError{i, k, fmt.Errorf("%s: %w", k, err)}
 		}
 	}
 	return s, nil
