@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -24,8 +25,9 @@ func parseYAMLScript(name string, src []byte) ([]step, error) {
 		return nil, err // root is nil for a file without a document: an empty script, as [] in JSON
 	}
 	raw, err := json.Marshal(v)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w (quote a value such as .inf that is meant as text)", name, err)
+	if err != nil { // only a float JSON has no number for: .inf or .nan
+		line, _ := nonFinite(root)
+		return nil, fmt.Errorf("%s:%d: %w (quote it if it is meant as text)", name, max(line, 1), err)
 	}
 	steps, err := parseSteps(raw)
 	if err != nil {
@@ -78,6 +80,21 @@ func scriptLine(root *yaml.Node, err error) int {
 		}
 	}
 	return n.Line
+}
+
+// nonFinite finds the first .inf or .nan under n (aliases are decoded
+// where their anchor is) and returns its line.
+func nonFinite(n *yaml.Node) (int, bool) {
+	var f float64
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!float" && n.Decode(&f) == nil && (math.IsInf(f, 0) || math.IsNaN(f)) {
+		return n.Line, true
+	}
+	for _, c := range n.Content {
+		if line, ok := nonFinite(c); ok {
+			return line, true
+		}
+	}
+	return 0, false
 }
 
 // deref follows a YAML alias to the node it names.

@@ -92,6 +92,7 @@ func TestYAMLScriptErrorLines(t *testing.T) {
 		"first line":         {"a: b: c\n", "s.yaml:1: invalid YAML: mapping values are not allowed"},
 		"unknown alias":      {"- reply: a\n- reply: *greeting\n", "s.yaml:2: invalid YAML: unknown anchor 'greeting' referenced"},
 		"second document":    {"- reply: a\n---\n- reply: b\n", "s.yaml:2: a second YAML document"},
+		"infinity":           {head + "- usage:\n    cost: .inf\n", "s.yaml:7: json: unsupported value: +Inf (quote it"},
 		"bad escape":         {"- reply: a\n\n- reply: \"a\\qb\"\n", "s.yaml:3: invalid YAML: found unknown escape character"},
 	}
 	for name, tc := range tests {
