@@ -19,8 +19,9 @@ import (
 const docsFile = "documents.db"
 
 // docProviders hands each workflow the document provider its context names,
-// opening each provider once. They run in-process for now; the plugin
-// system moves them out of process behind the same interface.
+// opening each provider once and closing them all with the daemon. The
+// built-in file and sqlite providers run in-process; an installed docs
+// plugin runs out of process (docsPlugin) behind the same interface.
 type docProviders struct {
 	home    string
 	catalog *Catalog

@@ -45,7 +45,7 @@ var (
 
 // WorkspaceTools are the tool sets an agent's `tools:` may list: the sdk
 // backend's file and shell tools in the agent's working directory
-// (plugins/sdk keeps the same names).
+// (plugins/direct keeps the same names).
 var WorkspaceTools = []string{"read", "write", "list", "search", "shell"}
 
 // cliBackends bring their CLI's own tools, which `tools:` cannot switch.

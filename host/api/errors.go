@@ -6,8 +6,9 @@ import (
 	"net/http"
 )
 
-// Code classifies an error the same way on every surface: HTTP status, CLI
-// exit code and (later) MCP tool errors all derive from it.
+// Code classifies an error the same way on every surface: the HTTP status
+// and the CLI exit code both come from codeTable, and the MCP server shows a
+// coded error's message to the model where it hides an uncoded one.
 type Code string
 
 // The error codes of the API. Clients switch on these, never on messages.
@@ -18,13 +19,15 @@ const (
 	CodeUnauthorized Code = "unauthorized"
 	CodePermission   Code = "permission"
 	CodeTooLarge     Code = "too_large"
-	// CodeUnavailable: the daemon answered, but cannot do it now (a docs
-	// provider restarting) or did not answer in time; retrying may work.
+	// CodeUnavailable: the daemon answered, but cannot do it now (the store
+	// busy, a plugin broken or restarting), or it accepted the request and
+	// did not answer in time; retrying may work.
 	CodeUnavailable Code = "unavailable"
 	CodeInternal    Code = "internal"
 	// CodeUnreachable: no daemon answered at all (nothing listening, the
-	// connection refused or dropped before an answer). Only the client
-	// produces it; a proxy's 502 means the same.
+	// connection refused or dropped before an answer, a daemon that did not
+	// start). Only the client side (Client and the CLI) produces it; a
+	// proxy's 502 means the same.
 	CodeUnreachable Code = "unreachable"
 )
 
@@ -108,8 +111,9 @@ func Errorf(code Code, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
-// ErrorCode returns the code of err, or CodeInternal for errors that carry
-// none.
+// ErrorCode returns the code of the *Error in err's chain, or CodeInternal
+// for any other error. A store code or a plugin error class counts as
+// internal here: only the daemon's HTTP layer turns those into codes.
 func ErrorCode(err error) Code {
 	var e *Error
 	if errors.As(err, &e) {

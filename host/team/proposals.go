@@ -54,8 +54,8 @@ func (s *Service) publishAll(msgs []store.Message) {
 const maxExpiryWait = time.Minute
 
 // RunExpiry closes proposals when they expire, sleeping until the next
-// expiry rather than polling, until ctx ends. Creating a proposal calls
-// signals it so a sooner expiry is seen at once.
+// expiry rather than polling, until ctx ends. Creating a proposal signals
+// it, so a sooner expiry is seen at once.
 func (s *Service) RunExpiry(ctx context.Context) {
 	timer := time.NewTimer(0)
 	defer timer.Stop()

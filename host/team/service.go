@@ -49,7 +49,9 @@ type Service struct {
 	max  int
 	// expiry wakes RunExpiry when a new proposal may expire sooner.
 	expiry chan struct{}
-	// Bus carries wakes and new messages to in-process listeners.
+	// Bus carries the team's events (messages, wakes, runs, agent states,
+	// workflow changes, tool calls) to in-process listeners: the scheduler
+	// and the HTTP event streams. Other parts publish on it too.
 	Bus Bus
 }
 
@@ -77,9 +79,11 @@ type SendRequest struct {
 	Kind    string // default store.KindMessage
 }
 
-// Send is the only write path of the channel: it resolves mentions against
-// the members, turns long content into a resource, writes everything in one
-// transaction and wakes every recipient.
+// Send is the write path of every message someone sends (an agent, a user,
+// the daemon): it resolves mentions against the members, turns long content
+// into a resource, writes everything in one transaction and wakes every
+// recipient. Only proposal lines take another path: the store writes them
+// with their proposal, and this package publishes them the same way.
 func (s *Service) Send(ctx context.Context, r SendRequest) (store.Message, error) {
 	wf, err := s.db.GetWorkflow(ctx, r.Scope.Workflow, r.Scope.Tag)
 	if err != nil {
@@ -195,7 +199,9 @@ func (s *Service) Inbox(ctx context.Context, k store.AgentKey) ([]store.Message,
 	return s.db.Inbox(ctx, k, 0)
 }
 
-// Ack marks the agent's inbox read up to and including untilSeq.
+// Ack marks the agent's inbox read up to and including untilSeq and returns
+// the cursor; the cursor never moves back, and acking past the newest
+// message the agent was sent is refused (store.AckInbox).
 func (s *Service) Ack(ctx context.Context, k store.AgentKey, untilSeq int64) (int64, error) {
 	return s.db.AckInbox(ctx, k, untilSeq)
 }

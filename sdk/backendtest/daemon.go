@@ -24,10 +24,11 @@ import (
 	"github.com/agent-worker/agent-worker/sdk/worker"
 )
 
-// Daemon is a fake agent-worker daemon: an MCP server on httptest with the
-// daemon's 17 tools (same names, arguments and structured results), kept
-// in memory, that tests seed and inspect. It requires the bearer token of
-// a Request, and acts as that request's agent.
+// Daemon is a fake agent-worker daemon: an MCP server on httptest with
+// exactly the tools of tools.Names (same names, arguments and structured
+// results; a test fails if the two lists part), kept in memory, that tests
+// seed and inspect. It requires the bearer token of a Request, and acts as
+// that request's agent.
 //
 // It is looser than the real daemon where that keeps tests short: any
 // well-formed @name is a mention (and makes that name a member), long
@@ -292,7 +293,7 @@ func tool[In, Out any](d *Daemon, srv *mcp.Server, name string, fn func(in In) (
 }
 
 func (d *Daemon) addTools(srv *mcp.Server, me string) {
-	tool(d, srv, "channel_send", func(in tools.SendArgs) (tools.SendResult, string, error) {
+	tool(d, srv, tools.ChannelSend, func(in tools.SendArgs) (tools.SendResult, string, error) {
 		if strings.TrimSpace(in.Message) == "" {
 			return tools.SendResult{}, "", errors.New("message is empty: write something")
 		}
@@ -306,7 +307,7 @@ func (d *Daemon) addTools(srv *mcp.Server, me string) {
 		return tools.SendResult{Seq: m.Seq, ID: m.ID, Mentions: m.Mentions, To: m.To}, fmt.Sprintf("sent as #%d", m.Seq), nil
 	})
 
-	tool(d, srv, "channel_read", func(in tools.ReadArgs) (tools.MessagesResult, string, error) {
+	tool(d, srv, tools.ChannelRead, func(in tools.ReadArgs) (tools.MessagesResult, string, error) {
 		if in.Limit < 0 || in.Limit > 200 {
 			return tools.MessagesResult{}, "", errors.New("limit must be between 1 and 200")
 		}
@@ -326,7 +327,7 @@ func (d *Daemon) addTools(srv *mcp.Server, me string) {
 		return tools.MessagesResult{Messages: ms, Count: len(ms)}, fmt.Sprintf("%d messages", len(ms)), nil
 	})
 
-	tool(d, srv, "my_inbox", func(tools.NoArgs) (tools.InboxResult, string, error) {
+	tool(d, srv, tools.MyInbox, func(tools.NoArgs) (tools.InboxResult, string, error) {
 		out := tools.InboxResult{Messages: []worker.Message{}}
 		for _, m := range d.messages {
 			if m.Seq > d.cursors[me] && m.From != me && slices.Contains(m.Mentions, me) {
@@ -338,12 +339,12 @@ func (d *Daemon) addTools(srv *mcp.Server, me string) {
 		return out, fmt.Sprintf("%d unread (newest_seq %d)", out.Count, out.NewestSeq), nil
 	})
 
-	tool(d, srv, "my_inbox_ack", func(in tools.AckArgs) (tools.AckResult, string, error) {
+	tool(d, srv, tools.MyInboxAck, func(in tools.AckArgs) (tools.AckResult, string, error) {
 		d.cursors[me] = max(d.cursors[me], in.UntilSeq)
 		return tools.AckResult{Cursor: d.cursors[me]}, fmt.Sprintf("inbox read up to #%d", d.cursors[me]), nil
 	})
 
-	tool(d, srv, "my_status_set", func(in tools.StatusArgs) (tools.StatusResult, string, error) {
+	tool(d, srv, tools.MyStatusSet, func(in tools.StatusArgs) (tools.StatusResult, string, error) {
 		if in.State == nil && in.Task == nil {
 			return tools.StatusResult{}, "", errors.New("give state, task or both")
 		}
@@ -358,7 +359,7 @@ func (d *Daemon) addTools(srv *mcp.Server, me string) {
 		return tools.StatusResult(s), "status updated", nil
 	})
 
-	tool(d, srv, "team_members", func(tools.NoArgs) (tools.MembersResult, string, error) {
+	tool(d, srv, tools.TeamMembers, func(tools.NoArgs) (tools.MembersResult, string, error) {
 		out := tools.MembersResult{Members: []worker.Member{}}
 		for _, n := range slices.Sorted(slices.Values(d.members)) {
 			s := d.statuses[n]
@@ -368,7 +369,7 @@ func (d *Daemon) addTools(srv *mcp.Server, me string) {
 		return out, fmt.Sprintf("%d members", out.Count), nil
 	})
 
-	tool(d, srv, "team_doc_read", func(in tools.DocArgs) (tools.DocResult, string, error) {
+	tool(d, srv, tools.TeamDocRead, func(in tools.DocArgs) (tools.DocResult, string, error) {
 		file, err := docName(in.File)
 		if err != nil {
 			return tools.DocResult{}, "", err
@@ -380,7 +381,7 @@ func (d *Daemon) addTools(srv *mcp.Server, me string) {
 		return tools.DocResult{File: file, Content: c}, cmp.Or(c, "(empty document)"), nil
 	})
 
-	tool(d, srv, "team_doc_write", func(in tools.DocWriteArgs) (tools.DocWritten, string, error) {
+	tool(d, srv, tools.TeamDocWrite, func(in tools.DocWriteArgs) (tools.DocWritten, string, error) {
 		file, err := docName(in.File)
 		if err != nil {
 			return tools.DocWritten{}, "", err
@@ -389,7 +390,7 @@ func (d *Daemon) addTools(srv *mcp.Server, me string) {
 		return tools.DocWritten{File: file}, "wrote " + file, nil
 	})
 
-	tool(d, srv, "team_doc_append", func(in tools.DocWriteArgs) (tools.DocWritten, string, error) {
+	tool(d, srv, tools.TeamDocAppend, func(in tools.DocWriteArgs) (tools.DocWritten, string, error) {
 		file, err := docName(in.File)
 		if err != nil {
 			return tools.DocWritten{}, "", err
@@ -398,7 +399,7 @@ func (d *Daemon) addTools(srv *mcp.Server, me string) {
 		return tools.DocWritten{File: file}, "appended to " + file, nil
 	})
 
-	tool(d, srv, "team_doc_create", func(in tools.DocCreateArgs) (tools.DocWritten, string, error) {
+	tool(d, srv, tools.TeamDocCreate, func(in tools.DocCreateArgs) (tools.DocWritten, string, error) {
 		file, err := docName(in.File)
 		if err != nil || in.File == "" {
 			return tools.DocWritten{}, "", cmp.Or(err, errors.New("file is required"))
@@ -410,7 +411,7 @@ func (d *Daemon) addTools(srv *mcp.Server, me string) {
 		return tools.DocWritten{File: file}, "created " + file, nil
 	})
 
-	tool(d, srv, "team_doc_list", func(tools.NoArgs) (tools.DocListResult, string, error) {
+	tool(d, srv, tools.TeamDocList, func(tools.NoArgs) (tools.DocListResult, string, error) {
 		out := tools.DocListResult{Documents: []tools.DocumentInfo{}}
 		for _, p := range slices.Sorted(maps.Keys(d.docs)) {
 			out.Documents = append(out.Documents, d.docs[p])
@@ -419,23 +420,23 @@ func (d *Daemon) addTools(srv *mcp.Server, me string) {
 		return out, fmt.Sprintf("%d documents", out.Count), nil
 	})
 
-	tool(d, srv, "team_proposal_create", func(in tools.ProposalArgs) (tools.Proposal, string, error) {
+	tool(d, srv, tools.TeamProposalCreate, func(in tools.ProposalArgs) (tools.Proposal, string, error) {
 		p, err := d.newProposal(me, in)
 		if err != nil {
 			return tools.Proposal{}, "", err
 		}
 		d.proposals = append(d.proposals, p)
-		d.append("system", fmt.Sprintf("%s opened tools.Proposal %s %q: options %s", me, p.ID, p.Title, strings.Join(p.Options, ", ")), "", "system")
+		d.append("system", fmt.Sprintf("%s opened proposal %s %q: options %s", me, p.ID, p.Title, strings.Join(p.Options, ", ")), "", "system")
 		return view(p), "opened " + p.ID, nil
 	})
 
-	tool(d, srv, "team_vote", func(in tools.VoteArgs) (tools.Proposal, string, error) {
+	tool(d, srv, tools.TeamVote, func(in tools.VoteArgs) (tools.Proposal, string, error) {
 		p, err := d.proposal(in.Proposal)
 		if err != nil {
 			return tools.Proposal{}, "", err
 		}
 		if p.State != "active" {
-			return tools.Proposal{}, "", fmt.Errorf("tools.Proposal %s is %s: voting is closed", p.ID, p.State)
+			return tools.Proposal{}, "", fmt.Errorf("proposal %s is %s: voting is closed", p.ID, p.State)
 		}
 		if !slices.Contains(p.Options, in.Choice) {
 			return tools.Proposal{}, "", fmt.Errorf("choice %q is not an option of %s: choose one of %s", in.Choice, p.ID, strings.Join(p.Options, ", "))
@@ -444,12 +445,12 @@ func (d *Daemon) addTools(srv *mcp.Server, me string) {
 		p.Votes = append(p.Votes, tools.Vote{Voter: me, Choice: in.Choice, Reason: in.Reason})
 		resolve(p)
 		if p.State == "resolved" {
-			d.append("system", fmt.Sprintf("tools.Proposal %s resolved: %s", p.ID, p.Winner), "", "system")
+			d.append("system", fmt.Sprintf("proposal %s resolved: %s", p.ID, p.Winner), "", "system")
 		}
 		return view(p), fmt.Sprintf("%s: %s, %d of %d votes", p.ID, p.State, len(p.Votes), p.Quorum), nil
 	})
 
-	tool(d, srv, "team_proposal_status", func(in tools.ProposalRefArgs) (tools.ProposalsResult, string, error) {
+	tool(d, srv, tools.TeamProposalStatus, func(in tools.ProposalRefArgs) (tools.ProposalsResult, string, error) {
 		out := tools.ProposalsResult{Proposals: []tools.Proposal{}}
 		if in.Proposal != "" {
 			p, err := d.proposal(in.Proposal)
@@ -468,7 +469,7 @@ func (d *Daemon) addTools(srv *mcp.Server, me string) {
 		return out, fmt.Sprintf("%d proposals", out.Count), nil
 	})
 
-	tool(d, srv, "team_proposal_cancel", func(in tools.CancelArgs) (tools.Proposal, string, error) {
+	tool(d, srv, tools.TeamProposalCancel, func(in tools.CancelArgs) (tools.Proposal, string, error) {
 		p, err := d.proposal(in.Proposal)
 		if err != nil {
 			return tools.Proposal{}, "", err
@@ -477,13 +478,13 @@ func (d *Daemon) addTools(srv *mcp.Server, me string) {
 			return tools.Proposal{}, "", fmt.Errorf("only %s, who created %s, can cancel it", p.Creator, p.ID)
 		}
 		if p.State != "active" {
-			return tools.Proposal{}, "", fmt.Errorf("tools.Proposal %s is already %s", p.ID, p.State)
+			return tools.Proposal{}, "", fmt.Errorf("proposal %s is already %s", p.ID, p.State)
 		}
 		p.State = "cancelled"
 		return view(p), "cancelled " + p.ID, nil
 	})
 
-	tool(d, srv, "resource_create", func(in tools.ResourceArgs) (resource, string, error) {
+	tool(d, srv, tools.ResourceCreate, func(in tools.ResourceArgs) (resource, string, error) {
 		typ := cmp.Or(in.Type, "text")
 		if !slices.Contains([]string{"markdown", "json", "text", "diff"}, typ) {
 			return resource{}, "", fmt.Errorf("type %q: use markdown, json, text or diff", in.Type)
@@ -493,7 +494,7 @@ func (d *Daemon) addTools(srv *mcp.Server, me string) {
 		return resource{ID: r.ID, Type: r.Type}, fmt.Sprintf("stored as %s", r.ID), nil
 	})
 
-	tool(d, srv, "resource_read", func(in tools.ResourceReadArgs) (resource, string, error) {
+	tool(d, srv, tools.ResourceRead, func(in tools.ResourceReadArgs) (resource, string, error) {
 		r, ok := d.resources[in.ID]
 		if !ok {
 			return resource{}, "", fmt.Errorf("resource %s not found", in.ID)
@@ -526,7 +527,7 @@ func (d *Daemon) proposal(id string) (*tools.Proposal, error) {
 			return p, nil
 		}
 	}
-	return nil, fmt.Errorf("tools.Proposal %s not found: team_proposal_status lists the active ones", id)
+	return nil, fmt.Errorf("proposal %s not found: team_proposal_status lists the active ones", id)
 }
 
 func (d *Daemon) newProposal(me string, in tools.ProposalArgs) (*tools.Proposal, error) {

@@ -1,5 +1,5 @@
 // Package llm is the table of model services the direct-API backend knows
-// (plugins/sdk): which wire protocol each speaks, its default base URL and
+// (plugins/direct): which wire protocol each speaks, its default base URL and
 // the environment variable that holds its API key. It lives in the SDK so
 // that the daemon can tell a user, as soon as an agent is created, which
 // variable its runs will need — from the same table the backend resolves

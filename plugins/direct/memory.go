@@ -1,4 +1,4 @@
-package sdkbackend
+package direct
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-// Package sdkbackend is the direct-API backend (backend name "sdk", which the
+// Package direct is the direct-API backend (backend name "sdk", which the
 // daemon also calls "default"): it talks to a model's HTTP API with the
 // official Go SDKs and runs the tool loop itself, so an agent needs no CLI,
 // only an API key. The plugin binary is cmd/agent-worker-backend-sdk.
@@ -52,4 +52,4 @@
 //
 // Requests that fail with 408, 409, 429 or 5xx are retried up to three
 // times, waiting as retry-after says.
-package sdkbackend
+package direct

@@ -1,4 +1,4 @@
-package sdkbackend_test
+package direct_test
 
 import (
 	"context"
@@ -16,8 +16,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agent-worker/agent-worker/plugins/direct"
 	"github.com/agent-worker/agent-worker/plugins/internal/fakemodel"
-	sdkbackend "github.com/agent-worker/agent-worker/plugins/sdk"
 	"github.com/agent-worker/agent-worker/sdk/backend"
 	"github.com/agent-worker/agent-worker/sdk/backendtest"
 	"github.com/agent-worker/agent-worker/sdk/plugin/plugintest"
@@ -25,7 +25,7 @@ import (
 
 // stdioServerEnv makes the test binary an MCP server on stdio with one
 // tool, echo, for the tests of an agent's own servers.
-const stdioServerEnv = "SDKBACKEND_TEST_STDIO_SERVER"
+const stdioServerEnv = "DIRECT_TEST_STDIO_SERVER"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(stdioServerEnv) != "" {
@@ -60,8 +60,8 @@ func env(fm *fakemodel.Server) map[string]string {
 	}
 }
 
-func newBackend(vars map[string]string) *sdkbackend.Backend {
-	return sdkbackend.New(sdkbackend.Options{Env: func(k string) string { return vars[k] }})
+func newBackend(vars map[string]string) *direct.Backend {
+	return direct.New(direct.Options{Env: func(k string) string { return vars[k] }})
 }
 
 // configure sets the agent's model and config.
@@ -487,7 +487,7 @@ func TestTimeoutBoundsTheRunAndSilenceSendsHeartbeats(t *testing.T) {
 	d := backendtest.NewDaemon(t)
 	vars := env(fakemodel.New(t))
 	vars["ANTHROPIC_BASE_URL"] = hangingServer(t).URL
-	b := sdkbackend.New(sdkbackend.Options{Env: func(k string) string { return vars[k] }, Heartbeat: 50 * time.Millisecond})
+	b := direct.New(direct.Options{Env: func(k string) string { return vars[k] }, Heartbeat: 50 * time.Millisecond})
 	begin := time.Now()
 	events, err := run(t, b, configure(d.Request("alice"), "anthropic/claude-sonnet-4-5", map[string]any{"timeout": "300ms"}))
 	if err == nil || backend.IsPermanent(err) || !strings.Contains(err.Error(), "timeout of 300ms") {
