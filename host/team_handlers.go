@@ -65,6 +65,14 @@ func (h *Host) handlePeek(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	follow := q.Get("follow") == "true"
+	start := int64(since)
+	if follow && since == 0 {
+		// Where "now" is, taken before the tail is read, so a message
+		// written between the two is streamed rather than skipped.
+		if start, err = h.db.LatestSeq(r.Context(), scopeOf(t)); err != nil {
+			start = 0
+		}
+	}
 	ms, err := h.team.Read(r.Context(), scopeOf(t), viewer, int64(since), limit)
 	if follow && t.IsScope() && store.ErrorCode(err) == store.CodeNotFound {
 		ms, err = nil, nil // a workflow about to start: follow it from its first line
@@ -77,7 +85,7 @@ func (h *Host) handlePeek(w http.ResponseWriter, r *http.Request) error {
 		return nil
 	}
 	scope := scopeOf(t)
-	return h.streamEvents(w, r, &scope, viewer, ms, int64(since))
+	return h.streamEvents(w, r, &scope, viewer, ms, start)
 }
 
 // handleEvents is GET /events: server-sent events of everything that
@@ -102,11 +110,19 @@ func (h *Host) handleEvents(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return h.streamEvents(w, r, scope, viewer, nil, int64(since))
+	from := int64(since)
+	if since == 0 {
+		from = fromNow
+	}
+	return h.streamEvents(w, r, scope, viewer, nil, from)
 }
 
+// fromNow as a stream's start means: only messages written from now on.
+const fromNow = -1
+
 // streamEvents writes bus events as SSE until the client or the daemon
-// goes away, after first sending the messages in first.
+// goes away, after first sending the messages in first. Messages of the
+// scope are streamed from seq since on (fromNow: from the newest one).
 func (h *Host) streamEvents(w http.ResponseWriter, r *http.Request, scope *store.Scope, viewer string, first []store.Message, since int64) error {
 	sub := h.team.Bus.Subscribe(1024)
 	defer sub.Close()
@@ -147,12 +163,26 @@ func (h *Host) streamEvents(w http.ResponseWriter, r *http.Request, scope *store
 			last = m.Seq
 		}
 	}
-	sendMessages(first)
-	if scope != nil && last == 0 {
-		// Start after what exists now, so old history is not replayed.
-		if seq, err := h.db.LatestSeq(r.Context(), *scope); err == nil {
-			last = seq
+	if last == fromNow {
+		// Start after what exists now (read after subscribing, so nothing
+		// later is missed), so old history is not replayed.
+		last = 0
+		if scope != nil {
+			if seq, err := h.db.LatestSeq(r.Context(), *scope); err == nil {
+				last = seq
+			}
 		}
+	}
+	sendMessages(first)
+	if scope != nil {
+		// Catch up on what was written before the subscription began.
+		// A workflow about to start has none yet.
+		ms, err := h.team.Read(context.WithoutCancel(r.Context()), *scope, viewer, last, 1000)
+		if err != nil && store.ErrorCode(err) != store.CodeNotFound {
+			h.log.Warn("event stream", "error", err)
+			return nil
+		}
+		sendMessages(ms)
 	}
 	inScope := func(k store.AgentKey) bool {
 		return scope == nil || (k.Workflow == scope.Workflow && k.Tag == scope.Tag)
