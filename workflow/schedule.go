@@ -15,7 +15,8 @@ const MinScheduleInterval = time.Second
 
 // Schedule is an agent's parsed schedule. The workflow loader, `new`,
 // `schedule set` and the scheduler that fires it all get it from
-// ParseSchedule, so what is accepted is exactly what fires.
+// ParseSchedule, so what is accepted is exactly what fires. The zero
+// Schedule is not usable.
 type Schedule struct {
 	every time.Duration // an interval; zero for a calendar schedule
 	cron  cron.Schedule
@@ -53,10 +54,7 @@ func ParseSchedule(s string) (Schedule, error) {
 	if every, ok := strings.CutPrefix(s, "@every "); ok {
 		return parseInterval(s, strings.TrimSpace(every))
 	}
-	if d, err := time.ParseDuration(s); err == nil || s[0] >= '0' && s[0] <= '9' && len(strings.Fields(s)) == 1 {
-		if err != nil {
-			return Schedule{}, fmt.Errorf("%q is not a duration: %s", s, scheduleForms)
-		}
+	if d, err := time.ParseDuration(s); err == nil {
 		return checkInterval(s, d)
 	}
 	if strings.HasPrefix(s, "TZ=") || strings.HasPrefix(s, "CRON_TZ=") {
@@ -70,6 +68,9 @@ func ParseSchedule(s string) (Schedule, error) {
 		return Schedule{cron: sched}, nil
 	}
 	fields := strings.Fields(s)
+	if len(fields) == 1 {
+		return Schedule{}, fmt.Errorf("%q is neither an interval nor a cron expression: %s", s, scheduleForms)
+	}
 	if len(fields) != 5 {
 		return Schedule{}, fmt.Errorf("%q has %d fields, a cron expression has 5: %s", s, len(fields), scheduleForms)
 	}
