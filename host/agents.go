@@ -5,9 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
-
-	"github.com/robfig/cron/v3"
 
 	"github.com/agent-worker/agent-worker/host/api"
 	"github.com/agent-worker/agent-worker/sdk/llm"
@@ -31,9 +28,6 @@ func backendName(s string) string {
 	}
 	return b
 }
-
-// minInterval keeps a typo like "1ms" from turning an agent into a busy loop.
-const minInterval = time.Second
 
 // agentFromSpec validates a POST /agents body and fills in defaults (an
 // sdk agent without a model gets defaultModel). It reports the first
@@ -119,23 +113,14 @@ func agentWarnings(a store.Agent, getenv func(string) string) []string {
 		key, a.Model)}
 }
 
-// validateSchedule accepts an interval (30s, 5m, 2h) or a 5-field cron
-// expression, the two forms SPEC.md allows.
+// validateSchedule refuses a schedule the scheduler could not fire, with
+// the one parser the scheduler fires from.
 func validateSchedule(s string) error {
 	if s == "" {
 		return nil
 	}
-	if d, err := time.ParseDuration(s); err == nil {
-		if d < minInterval {
-			return api.Errorf(api.CodeInvalid, "schedule %q is too short: use at least %s", s, minInterval)
-		}
-		return nil
-	}
-	if len(strings.Fields(s)) != 5 {
-		return api.Errorf(api.CodeInvalid, "schedule %q is neither an interval (30s, 5m, 2h) nor a 5-field cron expression (\"*/15 * * * *\")", s)
-	}
-	if _, err := cron.ParseStandard(s); err != nil {
-		return api.Errorf(api.CodeInvalid, "schedule %q is not a valid cron expression: %v", s, err)
+	if _, err := workflow.ParseSchedule(s); err != nil {
+		return api.Errorf(api.CodeInvalid, "schedule %v", err)
 	}
 	return nil
 }

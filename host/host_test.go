@@ -242,7 +242,7 @@ func TestAgentRequestErrors(t *testing.T) {
 		"bad workflow":     {"POST", "/agents", `{"name":"bob","backend":"mock","workflow":"a b"}`, 400, api.CodeInvalid, "workflow name"},
 		"unknown backend":  {"POST", "/agents", `{"name":"bob","backend":"gpt"}`, 400, api.CodeInvalid, "use one of"},
 		"bad schedule":     {"POST", "/agents", `{"name":"bob","backend":"mock","schedule":"every day"}`, 400, api.CodeInvalid, "cron"},
-		"bad cron":         {"POST", "/agents", `{"name":"bob","backend":"mock","schedule":"99 * * * *"}`, 400, api.CodeInvalid, "not a valid cron"},
+		"bad cron":         {"POST", "/agents", `{"name":"bob","backend":"mock","schedule":"99 * * * *"}`, 400, api.CodeInvalid, `minute field "99" is out of range`},
 		"tiny interval":    {"POST", "/agents", `{"name":"bob","backend":"mock","schedule":"1ms"}`, 400, api.CodeInvalid, "at least"},
 		"prompt no sched":  {"POST", "/agents", `{"name":"bob","backend":"mock","wakeup_prompt":"hi"}`, 400, api.CodeInvalid, "needs a schedule"},
 		"config not obj":   {"POST", "/agents", `{"name":"bob","backend":"mock","config":[1]}`, 400, api.CodeInvalid, "JSON object"},

@@ -9,12 +9,12 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"github.com/robfig/cron/v3"
 
 	"github.com/agent-worker/agent-worker/host/api"
 	"github.com/agent-worker/agent-worker/host/team"
 	"github.com/agent-worker/agent-worker/sdk/backend"
 	"github.com/agent-worker/agent-worker/store"
+	"github.com/agent-worker/agent-worker/workflow"
 )
 
 // Scheduler defaults (SPEC.md "Scheduling", invariant 3).
@@ -228,16 +228,12 @@ func (s *Scheduler) nextFire(ctx context.Context, l *agentLoop) <-chan time.Time
 		last = l.lastFire
 	}
 	l.mu.Unlock()
-	var next time.Time
-	if d, err := time.ParseDuration(a.Schedule); err == nil {
-		next = last.Add(d)
-	} else if sched, err := cron.ParseStandard(a.Schedule); err == nil {
-		next = sched.Next(last.Local())
-	} else {
-		s.log.Warn("unusable schedule", "agent", l.key.String(), "schedule", a.Schedule, "error", err)
+	sched, err := workflow.ParseSchedule(a.Schedule)
+	if err != nil {
+		s.log.Warn("unusable schedule", "agent", l.key.String(), "error", err)
 		return nil
 	}
-	return s.cfg.Clock.After(next.Sub(s.cfg.Clock.Now()))
+	return s.cfg.Clock.After(sched.Next(last).Sub(s.cfg.Clock.Now()))
 }
 
 // tick handles one trigger. It returns false when the agent is gone.

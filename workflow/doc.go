@@ -24,5 +24,10 @@
 // most 1 MiB each (MaxFileBytes, MaxSystemPromptBytes); CheckAgentName and
 // CheckScopeName are the one definition of agent, workflow and tag names.
 //
-// The package imports only the standard library and gopkg.in/yaml.v3.
+// ParseSchedule is the one parser of agent schedules: the loader, the
+// daemon's `new` and `schedule set`, and the scheduler that fires them all
+// call it, so a schedule that loads is a schedule that fires.
+//
+// The package imports only the standard library, gopkg.in/yaml.v3 and
+// robfig/cron (inside ParseSchedule).
 package workflow

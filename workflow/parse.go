@@ -570,8 +570,8 @@ func (p *parser) agent(k, v *yaml.Node) Agent {
 		}
 	}
 	if a.Schedule = strings.TrimSpace(p.str(sched, schedKey)); a.Schedule != "" {
-		if msg := checkSchedule(a.Schedule); msg != "" {
-			p.add(sched, "%s %s", schedKey, msg)
+		if _, err := ParseSchedule(a.Schedule); err != nil {
+			p.add(sched, "%s %v", schedKey, err)
 		}
 	}
 	a.WakeupPrompt = p.str(fs["wakeup_prompt"], "wakeup_prompt")
@@ -970,81 +970,4 @@ func (p *parser) at(n *yaml.Node, s string, off int) (line, col int) {
 		return line, col
 	}
 	return n.Line, n.Column
-}
-
-// checkSchedule says what is wrong with an interval or 5-field cron, or "".
-func checkSchedule(s string) string {
-	if d, err := time.ParseDuration(s); err == nil {
-		if d < time.Second {
-			return fmt.Sprintf("%q is shorter than 1s: use at least 1s", s)
-		}
-		return ""
-	}
-	fields := strings.Fields(s)
-	if len(fields) != 5 {
-		return fmt.Sprintf("%q is neither a duration (e.g. 30s, 5m, 2h) nor a 5-field cron (minute hour day-of-month month day-of-week, e.g. \"*/15 9-17 * * MON-FRI\")", s)
-	}
-	for i, f := range fields {
-		if err := cronFields[i].check(f); err != "" {
-			return fmt.Sprintf("%q: %s field: %s", s, cronFields[i].name, err)
-		}
-	}
-	return ""
-}
-
-type cronField struct {
-	name     string
-	min, max int
-	names    []string // names[i] stands for min+i
-}
-
-var cronFields = [5]cronField{
-	{name: "minute", max: 59},
-	{name: "hour", max: 23},
-	{name: "day-of-month", min: 1, max: 31},
-	{name: "month", min: 1, max: 12, names: strings.Fields("JAN FEB MAR APR MAY JUN JUL AUG SEP OCT NOV DEC")},
-	{name: "day-of-week", max: 7, names: strings.Fields("SUN MON TUE WED THU FRI SAT")},
-}
-
-// check validates one field: comma-separated *, N or N-M, each optionally /STEP.
-func (c cronField) check(f string) string {
-	for part := range strings.SplitSeq(f, ",") {
-		base, step, hasStep := strings.Cut(part, "/")
-		if n, err := strconv.Atoi(step); hasStep && (err != nil || n <= 0) {
-			return fmt.Sprintf("step %q must be a whole number above 0", step)
-		}
-		if base == "*" {
-			continue
-		}
-		lo, hi, isRange := strings.Cut(base, "-")
-		a, ok := c.value(lo)
-		b := a
-		if isRange {
-			var okHi bool
-			b, okHi = c.value(hi)
-			ok = ok && okHi
-		}
-		if !ok {
-			return fmt.Sprintf("%q is not valid: use *, numbers %d-%d%s, ranges (a-b), lists (a,b) and steps (/n)", base, c.min, c.max, c.nameHint())
-		}
-		if a > b {
-			return fmt.Sprintf("range %q runs backwards: write the smaller value first", base)
-		}
-	}
-	return ""
-}
-
-func (c cronField) value(s string) (int, bool) {
-	if i := slices.Index(c.names, strings.ToUpper(s)); i >= 0 {
-		return c.min + i, true
-	}
-	n, err := strconv.Atoi(s)
-	return n, err == nil && n >= c.min && n <= c.max
-}
-
-func (c cronField) nameHint() string {
-	if c.names == nil {
-		return ""
-	}
-	return " or names " + c.names[0] + "-" + c.names[len(c.names)-1]
 }

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestNotAMapping(t *testing.T) {
@@ -89,33 +90,81 @@ func TestProblemsAs(t *testing.T) {
 	}
 }
 
+// Every form ParseSchedule accepts, and where it fires next from a
+// Saturday morning; the same Schedule is what the daemon fires from.
 func TestSchedule(t *testing.T) {
 	t.Parallel()
-	tests := map[string]struct{ schedule, wantErr string }{
-		"interval":       {"30s", ""},
-		"hours":          {"1h30m", ""},
-		"every minute":   {"* * * * *", ""},
-		"steps":          {"0-30/10 0-20/5 * * *", ""},
-		"names":          {"0 9 * JAN-jun MON,wed,FRI", ""},
-		"sunday as 7":    {"0 0 1,15 * 7", ""},
-		"too short":      {"500ms", "is shorter than 1s"},
-		"zero":           {"0s", "is shorter than 1s"},
-		"four fields":    {"* * * *", "nor a 5-field cron"},
-		"six fields":     {"0 * * * * *", "nor a 5-field cron"},
-		"word":           {"daily", "nor a 5-field cron"},
-		"out of range":   {"0 24 * * *", `hour field: "24" is not valid: use *, numbers 0-23`},
-		"day zero":       {"0 0 0 * *", "day-of-month field"},
-		"bad name":       {"0 0 * * MOO", "or names SUN-SAT"},
-		"zero step":      {"*/0 * * * *", `minute field: step "0" must be a whole number above 0`},
-		"backward range": {"30-10 * * * *", "runs backwards"},
-		"not a number":   {"abc * * * *", `minute field: "abc" is not valid`},
+	sat := time.Date(2026, 11, 21, 8, 0, 0, 0, time.Local) // a Saturday
+	sun9 := time.Date(2026, 11, 22, 9, 0, 0, 0, time.Local)
+	tests := map[string]struct {
+		schedule string
+		next     time.Time
+	}{
+		"interval":          {"30s", sat.Add(30 * time.Second)},
+		"hours":             {"1h30m", sat.Add(90 * time.Minute)},
+		"every":             {"@every 5m", sat.Add(5 * time.Minute)},
+		"spaces":            {"  10m ", sat.Add(10 * time.Minute)},
+		"every minute":      {"* * * * *", sat.Add(time.Minute)},
+		"steps":             {"0-30/10 0-20/5 * * *", time.Date(2026, 11, 21, 10, 0, 0, 0, time.Local)},
+		"names":             {"0 9 * JAN-dec MON,wed,FRI", time.Date(2026, 11, 23, 9, 0, 0, 0, time.Local)},
+		"hourly":            {"@hourly", sat.Add(time.Hour)},
+		"daily":             {"@daily", time.Date(2026, 11, 22, 0, 0, 0, 0, time.Local)},
+		"midnight":          {"@midnight", time.Date(2026, 11, 22, 0, 0, 0, 0, time.Local)},
+		"weekly":            {"@weekly", time.Date(2026, 11, 22, 0, 0, 0, 0, time.Local)},
+		"monthly":           {"@monthly", time.Date(2026, 12, 1, 0, 0, 0, 0, time.Local)},
+		"sunday as 0":       {"0 9 * * 0", sun9},
+		"sunday as 7":       {"0 9 * * 7", sun9},
+		"sunday as SUN":     {"0 9 * * sun", sun9},
+		"range up to 7":     {"0 9 * * 1-7", sat.Add(time.Hour)},
+		"range to 7 skips":  {"0 7 * * 1-7/2", time.Date(2026, 11, 22, 7, 0, 0, 0, time.Local)}, // 1,3,5,7: Sunday next
+		"list with 7":       {"0 7 * * 3,7", time.Date(2026, 11, 22, 7, 0, 0, 0, time.Local)},
+		"friday to sunday":  {"0 7 * * FRI-7", time.Date(2026, 11, 22, 7, 0, 0, 0, time.Local)},
+		"day of month 1,15": {"0 0 1,15 * *", time.Date(2026, 12, 1, 0, 0, 0, 0, time.Local)},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			got := checkSchedule(tc.schedule)
-			if tc.wantErr == "" && got != "" || !strings.Contains(got, tc.wantErr) {
-				t.Errorf("checkSchedule(%q) = %q, want %q", tc.schedule, got, tc.wantErr)
+			s, err := ParseSchedule(tc.schedule)
+			if err != nil {
+				t.Fatalf("ParseSchedule(%q): %v", tc.schedule, err)
+			}
+			if got := s.Next(sat); !got.Equal(tc.next) {
+				t.Errorf("ParseSchedule(%q).Next(Saturday 08:00) = %s, want %s", tc.schedule, got.Format(time.RFC1123), tc.next.Format(time.RFC1123))
+			}
+		})
+	}
+}
+
+func TestScheduleRefused(t *testing.T) {
+	t.Parallel()
+	tests := map[string]struct{ schedule, wantErr string }{
+		"empty":          {"", "is empty"},
+		"too short":      {"500ms", `"500ms" is shorter than 1s: use at least 1s`},
+		"zero":           {"0s", "is shorter than 1s"},
+		"every too fast": {"@every 10ms", "is shorter than 1s"},
+		"every garbage":  {"@every often", `"often" is not a duration`},
+		"bad duration":   {"5x", `"5x" is neither an interval nor a cron expression: use an interval (30s`},
+		"four fields":    {"* * * *", "has 4 fields, a cron expression has 5"},
+		"six fields":     {"0 * * * * *", "has 6 fields, a cron expression has 5"},
+		"word":           {"daily", `"daily" is neither an interval nor a cron expression`},
+		"garbage":        {"every tuesday", "has 2 fields"},
+		"descriptor":     {"@fortnightly", `"@fortnightly" is not a known descriptor: use an interval`},
+		"time zone":      {"TZ=UTC 0 9 * * *", "schedules run in the daemon's local time, drop the TZ= prefix"},
+		"out of range":   {"0 24 * * *", `hour field "24" is out of range: use *, numbers 0-23`},
+		"minute 61":      {"61 * * * *", `minute field "61" is out of range: use *, numbers 0-59, ranges (a-b), lists (a,b) and steps (/n)`},
+		"day zero":       {"0 0 0 * *", `day-of-month field "0" is out of range`},
+		"day of week 8":  {"0 0 * * 8", `day-of-week field "8" is out of range: use *, numbers 0-7 (0 and 7 are Sunday) or names SUN-SAT`},
+		"bad name":       {"0 0 * * MOO", `day-of-week field "MOO" is not valid`},
+		"zero step":      {"*/0 * * * *", `minute field "*/0" has a step that is not a whole number above 0`},
+		"backward range": {"30-10 * * * *", `minute field "30-10" runs backwards: write the smaller value first`},
+		"not a number":   {"abc * * * *", `minute field "abc" is not valid`},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			_, err := ParseSchedule(tc.schedule)
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("ParseSchedule(%q) = %v, want an error containing %q", tc.schedule, err, tc.wantErr)
 			}
 		})
 	}

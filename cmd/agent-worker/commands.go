@@ -105,7 +105,7 @@ func newCmd(e *env) *ffcli.Command {
 	fs.StringVar(&systemFile, "system-file", "", "read the system prompt from this file")
 	fs.StringVar(&spec.Workflow, "workflow", "", "workflow the agent belongs to (default global)")
 	fs.StringVar(&spec.Tag, "tag", "", "tag of the workflow instance (default main)")
-	fs.StringVar(&spec.Schedule, "schedule", "", `wake the agent every interval (30s, 5m) or on a cron ("0 9 * * 1-5")`)
+	fs.StringVar(&spec.Schedule, "schedule", "", `wake the agent every interval (30s, 5m), on a cron ("0 9 * * 1-5") or @daily`)
 	fs.StringVar(&spec.WakeupPrompt, "wakeup-prompt", "", "message a scheduled wake-up sends (needs --schedule)")
 	fs.StringVar(&config, "config", "", `backend-specific settings as a JSON object, e.g. '{"script":[{"reply":"hi"}]}' for mock`)
 	return leaf("new", "new <name> [--backend B] [--model M] [--system TEXT | --system-file F] [--workflow W --tag T] [--schedule S]",
@@ -517,7 +517,7 @@ func scheduleCmd(e *env) *ffcli.Command {
 	e.common(fs)
 	prompt := fs.String("prompt", "", "the message a scheduled wake-up sends (default: a generic check-in)")
 	return leaf("schedule", `schedule <agent> set <30m | "cron expr"> [--prompt TEXT] | schedule <agent> clear`,
-		"wake an agent on an interval (after that long idle) or a 5-field cron schedule", fs, [2]int{2, 3},
+		"wake an agent on an interval (after that long idle), a 5-field cron (day-of-week 0 and 7 are Sunday) or @hourly/@daily/@weekly", fs, [2]int{2, 3},
 		func(ctx context.Context, args []string) error {
 			t, err := parseAgentTarget(args[0])
 			if err != nil {

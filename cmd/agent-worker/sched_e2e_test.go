@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -122,4 +124,45 @@ func TestE2EScheduleAndResume(t *testing.T) {
 		t.Errorf("resume of a healthy agent: exit %d", r.code)
 	}
 	c.waitFor("sad to run again", func() bool { return len(c.agent("sad").Runs) >= 2 })
+}
+
+// Every schedule form the daemon fires is accepted by `new` and `schedule
+// set`, stored as written; refused forms are usage errors that say what to
+// write, from `new`, `schedule set` and a workflow file (with file:line).
+func TestE2EScheduleForms(t *testing.T) {
+	t.Parallel()
+	c := newCLI(t)
+	c.ok("new", "bot", "--backend", "mock", "--schedule", "0 9 * * 7")
+	for _, s := range []string{"30s", "5m", "@every 2h", "*/15 9-17 * * MON-FRI", "@daily", "@hourly", "0 9 * * 0", "0 9 * * 7"} {
+		if out := c.ok("schedule", "bot", "set", s); !strings.Contains(out, "wakes on "+s) {
+			t.Errorf("schedule set %q printed %q", s, out)
+		}
+		if a := c.agent("bot"); a.Schedule != s {
+			t.Errorf("after schedule set %q the agent's schedule is %q", s, a.Schedule)
+		}
+	}
+	dir := t.TempDir()
+	for _, bad := range []struct{ schedule, want string }{
+		{"0 9 * * * *", `schedule "0 9 * * * *" has 6 fields, a cron expression has 5: use an interval`},
+		{"every tuesday", `schedule "every tuesday" has 2 fields`},
+		{"500ms", `schedule "500ms" is shorter than 1s: use at least 1s`},
+		{"0 9 * * 8", `schedule "0 9 * * 8": day-of-week field "8" is out of range: use *, numbers 0-7 (0 and 7 are Sunday)`},
+	} {
+		if r := c.run("schedule", "bot", "set", bad.schedule); r.code != api.ExitUsage || !strings.Contains(r.stderr, bad.want) {
+			t.Errorf("schedule set %q: exit %d %q, want %d and %q", bad.schedule, r.code, r.stderr, api.ExitUsage, bad.want)
+		}
+		if r := c.run("new", "other", "--backend", "mock", "--schedule", bad.schedule); r.code != api.ExitUsage || !strings.Contains(r.stderr, bad.want) {
+			t.Errorf("new --schedule %q: exit %d %q, want %d and %q", bad.schedule, r.code, r.stderr, api.ExitUsage, bad.want)
+		}
+		file := filepath.Join(dir, "team.yaml")
+		if err := os.WriteFile(file, []byte("name: team\nagents:\n  bot:\n    backend: mock\n    schedule: \""+bad.schedule+"\"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if r := c.run("start", file, "--background"); r.code != api.ExitUsage || !strings.Contains(r.stderr, file+":5:15: "+bad.want) {
+			t.Errorf("start with schedule %q: exit %d %q, want %d and %q", bad.schedule, r.code, r.stderr, api.ExitUsage, file+":5:15: "+bad.want)
+		}
+	}
+	if a := c.agent("bot"); a.Schedule != "0 9 * * 7" {
+		t.Errorf("refused schedules changed bot's schedule to %q", a.Schedule)
+	}
 }
