@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 
@@ -23,7 +24,7 @@ func (c *cli) startClaudeDaemon(model string) *exec.Cmd {
 	c.t.Helper()
 	cmd := exec.Command(binary, "daemon")
 	cmd.Env = append(c.env(), "ANTHROPIC_BASE_URL="+model, "ANTHROPIC_API_KEY=x", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1")
-	var logs bytes.Buffer
+	var logs lockedBuffer // the daemon writes while a failing test reads
 	cmd.Stderr = &logs
 	if err := cmd.Start(); err != nil {
 		c.t.Fatal(err)
@@ -233,4 +234,22 @@ func TestE2EClaudeKilledDaemonLeavesNoCLI(t *testing.T) {
 	daemon.Wait()
 	c.waitFor("every claude process to be gone", func() bool { return len(processesOf(c.home, path)) == 0 })
 	c.waitFor("the claude plugin to be gone", func() bool { return len(processesOf(c.home, "agent-worker-backend-claude")) == 0 })
+}
+
+// lockedBuffer is a bytes.Buffer safe for a writer and a reader at once.
+type lockedBuffer struct {
+	mu sync.Mutex // guards b
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
