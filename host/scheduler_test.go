@@ -173,8 +173,13 @@ func TestMentionWakesAgentAndTeamTalks(t *testing.T) {
 		t.Fatal(err)
 	}
 	ev.next("alice's run to start", runOf(team.EventRunStarted, "alice"))
-	ev.settled(th, "bob")
+	// bob's first run (the user mentioned him too) may end before alice
+	// asks him, so wait for the conversation's last line, then for both.
+	ev.next("alice's thanks", func(e team.Event) bool {
+		return e.Kind == team.EventMessage && e.Message != nil && e.Message.Sender == "alice" && e.Message.Content == "thanks, merging"
+	})
 	ev.settled(th, "alice")
+	waitFor(t, "bob's inbox to empty", func() bool { return depth(t, th, "bob") == 0 })
 	ms, _ := th.client().Peek(context.Background(), "@global", 20, 0)
 	var lines []string
 	for _, m := range ms {
