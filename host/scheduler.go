@@ -418,11 +418,12 @@ func (s *Scheduler) settle(ctx context.Context, a store.Agent, before int64) fun
 		st := store.Settlement{RunID: out.Run.ID, Usage: usage, SinceSeq: before}
 		if strings.TrimSpace(out.Result) != "" {
 			m, err := s.team.Compose(txCtx, team.SendRequest{Scope: a.Key().Scope(), From: a.Name, Content: out.Result})
-			if err != nil && !s.spokeSince(txCtx, a, before) {
-				return fmt.Errorf("post the run's result: %w", err)
-			}
 			if err == nil {
 				st.Reply = &m
+			} else if spoke, serr := s.db.SpokeSince(txCtx, a.Key(), before); serr != nil || !spoke {
+				// Only an agent that answered through its tools may end
+				// with a result that cannot be posted.
+				return fmt.Errorf("post the run's result: %w", err)
 			}
 		}
 		if s.cfg.BeforeSettle != nil {
@@ -439,22 +440,6 @@ func (s *Scheduler) settle(ctx context.Context, a store.Agent, before int64) fun
 		}
 		return nil
 	}
-}
-
-// spokeSince reports whether the agent wrote in its channel after seq: a
-// result that cannot be posted does not fail a run that answered through
-// its tools.
-func (s *Scheduler) spokeSince(ctx context.Context, a store.Agent, seq int64) bool {
-	since, err := s.db.ReadChannel(ctx, a.Key().Scope(), store.ReadOptions{SinceSeq: seq, Limit: 1000, Viewer: a.Name})
-	if err != nil {
-		return false
-	}
-	for _, m := range since {
-		if m.Sender == a.Name {
-			return true
-		}
-	}
-	return false
 }
 
 func (s *Scheduler) setState(ctx context.Context, key store.AgentKey, state, errMsg string) {

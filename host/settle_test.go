@@ -84,3 +84,44 @@ func TestFailedSettleIsRedoneAndRepliesOnce(t *testing.T) {
 		t.Errorf("workers after both runs ended = %+v, %v", ws, err)
 	}
 }
+
+// A result the channel refuses (over the message limit) is not acked
+// away: the run fails with the reason and the message stays unread. An
+// agent that already answered through its tools settles anyway.
+func TestUnpostableResult(t *testing.T) {
+	t.Parallel()
+	tooLong := strings.Repeat("x", team.DefaultMaxMessageChars+1)
+	tests := map[string]struct {
+		script    []map[string]any
+		wantState string
+		wantDepth int
+	}{
+		"silent agent": {[]map[string]any{{"result": tooLong}}, "failed", 1},
+		"agent spoke":  {[]map[string]any{{"reply": "see the report in the docs"}, {"result": tooLong}}, "idle", 0},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			th, _ := pluginHost(t, SupervisorConfig{}, noPoll)
+			ev := watchEvents(t, th)
+			mockAgent(t, th, "alice", tc.script...)
+			if _, err := th.client().Send(context.Background(), api.SendRequest{Target: "alice", Message: "report"}); err != nil {
+				t.Fatal(err)
+			}
+			st := ev.next("alice to end up "+tc.wantState, func(e team.Event) bool {
+				return e.Kind == team.EventAgentState && e.Agent.Name == "alice" && (e.State == "failed" || e.State == "idle" && depth(t, th, "alice") == 0)
+			})
+			if st.State != tc.wantState || depth(t, th, "alice") != tc.wantDepth {
+				t.Fatalf("alice is %s (%s) with %d unread; want %s with %d", st.State, st.Error, depth(t, th, "alice"), tc.wantState, tc.wantDepth)
+			}
+			if tc.wantState == "failed" && (!strings.Contains(st.Error, "post the run's result") || !strings.Contains(st.Error, "the limit is")) {
+				t.Errorf("alice failed with %q; want the reason the result was refused", st.Error)
+			}
+			for _, said := range saidBy(t, th, "alice") {
+				if len(said) > team.DefaultMaxMessageChars {
+					t.Errorf("the refused result was posted")
+				}
+			}
+		})
+	}
+}

@@ -49,12 +49,11 @@ func (db *DB) SettleRun(ctx context.Context, st Settlement) (reply Message, post
 			if m.Sender != r.Agent.Name || m.Workflow != r.Agent.Workflow || m.Tag != r.Agent.Tag {
 				return Errorf(CodeInvalid, "the reply of run %s must come from %s in @%s:%s", r.ID, r.Agent.Name, r.Agent.Workflow, r.Agent.Tag)
 			}
-			spoke, err := count(conn, `SELECT EXISTS (SELECT 1 FROM messages
-				WHERE workflow = ? AND tag = ? AND sender = ? AND seq > ?)`, m.Workflow, m.Tag, m.Sender, st.SinceSeq)
+			spoke, err := spokeSince(conn, r.Agent, st.SinceSeq)
 			if err != nil {
 				return err
 			}
-			if spoke == 0 {
+			if !spoke {
 				if reply, err = appendMessage(conn, m, now); err != nil {
 					return err
 				}
@@ -79,4 +78,22 @@ func getRunRow(conn *sqlite.Conn, id string) (Run, error) {
 		err = Errorf(CodeNotFound, "run %s not found", id)
 	}
 	return r, err
+}
+
+// SpokeSince reports whether the agent wrote in its channel after seq: an
+// agent that answered through its tools during a run has spoken, and its
+// run's result is not posted again.
+func (db *DB) SpokeSince(ctx context.Context, k AgentKey, seq int64) (bool, error) {
+	var spoke bool
+	err := db.read(ctx, func(conn *sqlite.Conn) (err error) {
+		spoke, err = spokeSince(conn, k, seq)
+		return err
+	})
+	return spoke, err
+}
+
+func spokeSince(conn *sqlite.Conn, k AgentKey, seq int64) (bool, error) {
+	n, err := count(conn, `SELECT EXISTS (SELECT 1 FROM messages WHERE workflow = ? AND tag = ? AND sender = ? AND seq > ?)`,
+		k.Workflow, k.Tag, k.Name, seq)
+	return n > 0, err
 }
