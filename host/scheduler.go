@@ -2,9 +2,12 @@ package host
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"strings"
 	"sync"
 	"time"
 
@@ -43,6 +46,11 @@ type SchedulerConfig struct {
 	RetryBase time.Duration
 	// Clock drives schedules and the poll; tests inject a fake one.
 	Clock Clock
+	// BeforeSettle, when set, is called after a successful run's plugin
+	// has exited and before the run is settled; an error leaves the run
+	// unsettled (failed, its inbox unread, nothing posted). It is a test
+	// hook: it lets a test kill the daemon in exactly that window.
+	BeforeSettle func(ctx context.Context, runID string) error
 }
 
 // Scheduler decides when each agent runs: on a wake (a new inbox message,
@@ -366,6 +374,7 @@ func (s *Scheduler) runOnce(ctx context.Context, l *agentLoop, a store.Agent, at
 	start := time.Now()
 	var runID string
 	out, err := s.sup.Run(runCtx, RunSpec{Agent: a, Attempt: attempt, InboxUntil: until,
+		Settle: s.settle(ctx, a, before),
 		OnStart: func(id string) {
 			runID = id
 			s.team.Bus.Publish(team.Event{Kind: team.EventRunStarted, Agent: l.key, Run: &team.RunInfo{ID: id, Attempt: attempt}})
@@ -377,11 +386,8 @@ func (s *Scheduler) runOnce(ctx context.Context, l *agentLoop, a store.Agent, at
 			}
 		},
 	})
-	if errors.Is(context.Cause(runCtx), errUserCancel) {
+	if err != nil && errors.Is(context.Cause(runCtx), errUserCancel) {
 		err = errUserCancel
-	}
-	if err == nil {
-		err = s.settle(context.WithoutCancel(ctx), a, out, before)
 	}
 	info := &team.RunInfo{ID: runID, Attempt: attempt, DurationMS: time.Since(start).Milliseconds()}
 	if err != nil {
@@ -396,27 +402,40 @@ func (s *Scheduler) runOnce(ctx context.Context, l *agentLoop, a store.Agent, at
 	return out, err
 }
 
-// settle finishes a successful run: ack up to what it was shown, and post
-// its result if it said nothing in the channel itself.
-func (s *Scheduler) settle(ctx context.Context, a store.Agent, out Outcome, before int64) error {
-	key := a.Key()
-	if _, err := s.db.AckInbox(ctx, key, out.Run.InboxUntilSeq); err != nil {
-		return err
-	}
-	if out.Result == "" {
+// settle returns how a successful run is settled: its inbox acked up to
+// what it was shown, its result posted as the agent unless it said
+// something in the channel itself, and its end recorded, all in one store
+// transaction (store.SettleRun), so a crash can neither lose the reply nor
+// ack without it. The reply is composed like any message (mentions, long
+// content as a resource) and announced once committed. ctx is the agent
+// loop's, for the BeforeSettle hook.
+func (s *Scheduler) settle(ctx context.Context, a store.Agent, before int64) func(context.Context, Outcome, json.RawMessage) error {
+	return func(txCtx context.Context, out Outcome, usage json.RawMessage) error {
+		st := store.Settlement{RunID: out.Run.ID, Usage: usage, SinceSeq: before}
+		if strings.TrimSpace(out.Result) != "" {
+			m, err := s.team.Compose(txCtx, team.SendRequest{Scope: a.Key().Scope(), From: a.Name, Content: out.Result})
+			if err == nil {
+				st.Reply = &m
+			} else if spoke, serr := s.db.SpokeSince(txCtx, a.Key(), before); serr != nil || !spoke {
+				// Only an agent that answered through its tools may end
+				// with a result that cannot be posted.
+				return fmt.Errorf("post the run's result: %w", err)
+			}
+		}
+		if s.cfg.BeforeSettle != nil {
+			if err := s.cfg.BeforeSettle(ctx, out.Run.ID); err != nil {
+				return err
+			}
+		}
+		msg, posted, err := s.db.SettleRun(txCtx, st)
+		if err != nil {
+			return err
+		}
+		if posted {
+			s.team.Announce(msg)
+		}
 		return nil
 	}
-	since, err := s.db.ReadChannel(ctx, key.Scope(), store.ReadOptions{SinceSeq: before, Limit: 1000, Viewer: a.Name})
-	if err != nil {
-		return err
-	}
-	for _, m := range since {
-		if m.Sender == a.Name {
-			return nil
-		}
-	}
-	_, err = s.team.Send(ctx, team.SendRequest{Scope: key.Scope(), From: a.Name, Content: out.Result})
-	return err
 }
 
 func (s *Scheduler) setState(ctx context.Context, key store.AgentKey, state, errMsg string) {

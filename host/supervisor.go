@@ -118,6 +118,11 @@ type RunSpec struct {
 	// event as it arrives. Either may be nil.
 	OnStart func(runID string)
 	OnEvent func(backend.Event)
+	// Settle, when set, records a successful run's end itself, together
+	// with what must commit with it (the scheduler's ack and reply, in one
+	// store.SettleRun), once the plugin process is gone. If it fails, the
+	// run is recorded as failed with its error instead.
+	Settle func(ctx context.Context, out Outcome, usage json.RawMessage) error
 }
 
 // Run runs one attempt of an agent run. The run is recorded in
@@ -162,6 +167,15 @@ func (s *Supervisor) Run(ctx context.Context, spec RunSpec) (out Outcome, err er
 	rec := newRecorder(s.db, runID, log)
 	defer func() {
 		rec.close()
+		usage, _ := json.Marshal(out.Usage)
+		if err == nil && spec.Settle != nil {
+			if err = spec.Settle(context.WithoutCancel(ctx), out, usage); err == nil {
+				out.Run.State = store.RunSucceeded
+				log.Info("run finished and settled", "state", out.Run.State, "events", out.Events)
+				return
+			}
+			log.Warn("settle run", "error", err)
+		}
 		state, msg := store.RunSucceeded, ""
 		switch {
 		case err != nil && ctx.Err() != nil:
@@ -169,7 +183,6 @@ func (s *Supervisor) Run(ctx context.Context, spec RunSpec) (out Outcome, err er
 		case err != nil:
 			state, msg = store.RunFailed, err.Error()
 		}
-		usage, _ := json.Marshal(out.Usage)
 		if ferr := s.db.FinishRun(context.WithoutCancel(ctx), runID, state, msg, usage); ferr != nil {
 			log.Error("record run end", "error", ferr)
 		}
@@ -258,11 +271,9 @@ func (s *Supervisor) runPlugin(ctx context.Context, agent store.Agent, attempt i
 	if err := s.db.AddWorker(ctx, store.Worker{RunID: runID, PID: pid, PGID: pid, PluginPath: p.Path, PluginSHA256: p.SHA256}); err != nil {
 		return err
 	}
-	defer func() {
-		if err := s.db.RemoveWorker(context.WithoutCancel(ctx), runID); err != nil {
-			log.Error("remove worker", "error", err)
-		}
-	}()
+	// The workers row goes with the run's end (FinishRun or SettleRun),
+	// after the process is killed, so a daemon that dies before that still
+	// finds the process to reap.
 	be, err := plugin.DispenseBackend(rpc)
 	if err != nil {
 		return err

@@ -93,27 +93,33 @@ func (db *DB) AckInbox(ctx context.Context, k AgentKey, untilSeq int64) (int64, 
 		return 0, Errorf(CodeInvalid, "until_seq %d is negative", untilSeq)
 	}
 	var cursor int64
-	err := db.write(ctx, func(conn *sqlite.Conn) error {
-		cur, newest, err := inboxState(conn, k)
-		cursor = cur
-		switch {
-		case err != nil || untilSeq <= cur:
-			return err
-		case newest == 0:
-			return Errorf(CodeInvalid, "until_seq %d: your inbox has no messages to ack", untilSeq)
-		case untilSeq > newest:
-			return Errorf(CodeInvalid, "until_seq %d is beyond your newest inbox message (%d): ack only messages you have read", untilSeq, newest)
-		}
-		err = sqlitex.Execute(conn, `INSERT INTO inbox_ack (workflow, tag, agent, cursor, updated_at) VALUES (?, ?, ?, ?, ?)
-			ON CONFLICT (workflow, tag, agent) DO UPDATE SET cursor = max(cursor, excluded.cursor), updated_at = excluded.updated_at`,
-			&sqlitex.ExecOptions{Args: []any{k.Workflow, k.Tag, k.Name, untilSeq, db.nowMs()}})
-		if err == nil {
-			cursor = untilSeq
-		}
+	err := db.write(ctx, func(conn *sqlite.Conn) (err error) {
+		cursor, err = ackInbox(conn, k, untilSeq, db.nowMs())
 		return err
 	})
 	if err != nil {
 		return 0, err
 	}
 	return cursor, nil
+}
+
+// ackInbox is AckInbox inside a caller's transaction, so settling a run
+// acks with the same rules as the ack tool.
+func ackInbox(conn *sqlite.Conn, k AgentKey, untilSeq, now int64) (int64, error) {
+	cur, newest, err := inboxState(conn, k)
+	switch {
+	case err != nil || untilSeq <= cur:
+		return cur, err
+	case newest == 0:
+		return cur, Errorf(CodeInvalid, "until_seq %d: your inbox has no messages to ack", untilSeq)
+	case untilSeq > newest:
+		return cur, Errorf(CodeInvalid, "until_seq %d is beyond your newest inbox message (%d): ack only messages you have read", untilSeq, newest)
+	}
+	err = sqlitex.Execute(conn, `INSERT INTO inbox_ack (workflow, tag, agent, cursor, updated_at) VALUES (?, ?, ?, ?, ?)
+		ON CONFLICT (workflow, tag, agent) DO UPDATE SET cursor = max(cursor, excluded.cursor), updated_at = excluded.updated_at`,
+		&sqlitex.ExecOptions{Args: []any{k.Workflow, k.Tag, k.Name, untilSeq, now}})
+	if err != nil {
+		return cur, err
+	}
+	return untilSeq, nil
 }

@@ -54,15 +54,27 @@ func (db *DB) StartRun(ctx context.Context, r Run) (Run, error) {
 	return r, err
 }
 
-// FinishRun records how a run ended.
+// FinishRun records how a run ended and forgets its plugin process (which
+// has exited by then) in one transaction. A successful run of the
+// scheduler ends through SettleRun instead, which also acks and replies.
 func (db *DB) FinishRun(ctx context.Context, id, state, errMsg string, usage json.RawMessage) error {
+	return db.write(ctx, func(conn *sqlite.Conn) error {
+		return finishRun(conn, id, state, errMsg, usage, db.nowMs())
+	})
+}
+
+// finishRun records a run's end inside a caller's transaction and removes
+// its workers row.
+func finishRun(conn *sqlite.Conn, id, state, errMsg string, usage json.RawMessage, now int64) error {
 	if len(usage) == 0 {
 		usage = json.RawMessage("{}")
 	}
-	return db.write(ctx, func(conn *sqlite.Conn) error {
-		return sqlitex.Execute(conn, `UPDATE runs SET state = ?, error = ?, usage_json = ?, ended_at = ? WHERE id = ?`,
-			&sqlitex.ExecOptions{Args: []any{state, errMsg, string(usage), db.nowMs(), id}})
-	})
+	err := sqlitex.Execute(conn, `UPDATE runs SET state = ?, error = ?, usage_json = ?, ended_at = ? WHERE id = ?`,
+		&sqlitex.ExecOptions{Args: []any{state, errMsg, string(usage), now, id}})
+	if err != nil {
+		return err
+	}
+	return sqlitex.Execute(conn, `DELETE FROM workers WHERE run_id = ?`, &sqlitex.ExecOptions{Args: []any{id}})
 }
 
 // AppendRunEvents adds events to a run's transcript in one transaction;
@@ -104,15 +116,9 @@ func scanRun(s *sqlite.Stmt) Run {
 func (db *DB) GetRun(ctx context.Context, id string) (Run, []RunEvent, error) {
 	var r Run
 	var events []RunEvent
-	err := db.read(ctx, func(conn *sqlite.Conn) error {
-		found := false
-		err := sqlitex.Execute(conn, `SELECT `+runColumns+` FROM runs WHERE id = ?`, &sqlitex.ExecOptions{
-			Args: []any{id}, ResultFunc: func(s *sqlite.Stmt) error { r, found = scanRun(s), true; return nil }})
-		if err != nil {
+	err := db.read(ctx, func(conn *sqlite.Conn) (err error) {
+		if r, err = getRunRow(conn, id); err != nil {
 			return err
-		}
-		if !found {
-			return Errorf(CodeNotFound, "run %s not found", id)
 		}
 		return sqlitex.Execute(conn, `SELECT n, kind, data, at FROM run_events WHERE run_id = ? ORDER BY n`,
 			&sqlitex.ExecOptions{Args: []any{id}, ResultFunc: func(s *sqlite.Stmt) error {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"flag"
+	"fmt"
 	"os"
 	"os/signal"
 	"strings"
@@ -74,6 +75,10 @@ the token controls the daemon, and the API is plain HTTP.`,
 			hclog.SetDefault(root)
 			cfg.Logger = root
 			cfg.PluginsDirs = plugins
+			if marker := os.Getenv(testPauseBeforeSettle); marker != "" {
+				root.Warn("test hook set: every successful run pauses before it is settled", "env", testPauseBeforeSettle)
+				cfg.Scheduler.BeforeSettle = pauseBeforeSettle(marker)
+			}
 
 			h, err := host.New(cfg)
 			if err != nil {
@@ -84,5 +89,28 @@ the token controls the daemon, and the API is plain HTTP.`,
 			defer stop()
 			return h.Run(ctx)
 		},
+	}
+}
+
+// testPauseBeforeSettle names a test hook. Set to a file path, it makes
+// the daemon write the id of each successful run to that file once the
+// run's plugin has exited, and then wait, without settling the run, until
+// the daemon stops: a test kills it there to check that a run is either
+// settled whole or redone after a restart.
+const testPauseBeforeSettle = "AGENT_WORKER_TEST_PAUSE_BEFORE_SETTLE"
+
+// pauseBeforeSettle is the BeforeSettle hook of testPauseBeforeSettle. The
+// marker is written through a rename, so a test never reads half an id.
+func pauseBeforeSettle(marker string) func(context.Context, string) error {
+	return func(ctx context.Context, runID string) error {
+		tmp := marker + ".tmp"
+		if err := os.WriteFile(tmp, []byte(runID), 0o600); err != nil {
+			return fmt.Errorf("test hook: %w", err)
+		}
+		if err := os.Rename(tmp, marker); err != nil {
+			return fmt.Errorf("test hook: %w", err)
+		}
+		<-ctx.Done()
+		return ctx.Err()
 	}
 }

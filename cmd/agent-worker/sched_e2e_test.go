@@ -96,6 +96,59 @@ func TestE2EKilledRunIsRedone(t *testing.T) {
 	}
 }
 
+// kill -9 between a run's end and its settle. The ack, the reply and the
+// run's end are one transaction, so the killed daemon leaves the run
+// unsettled (inbox unread, nothing posted) and the next daemon redoes it:
+// the reply is posted once, its mention reaches bob once, the inbox is
+// acked.
+func TestE2EKilledBetweenRunEndAndSettle(t *testing.T) {
+	t.Parallel()
+	c := newCLI(t)
+	marker := filepath.Join(t.TempDir(), "settling")
+	daemon := c.startDaemon("AGENT_WORKER_TEST_PAUSE_BEFORE_SETTLE=" + marker)
+	c.ok("new", "bob", "--backend", "external") // never run: its inbox counts the replies
+	c.ok("new", "alice", "--backend", "mock", "--config", `{"script":[{"result":"@bob handled it"}]}`)
+	c.ok("send", "alice", "do it once")
+	var paused string
+	c.waitFor("the run to end and pause before its settle", func() bool {
+		b, err := os.ReadFile(marker)
+		paused = string(b)
+		return err == nil
+	})
+	// The run is over (its plugin has exited) and not settled.
+	if a := c.agent("alice"); a.InboxDepth != 1 || len(a.Runs) != 1 || a.Runs[0].ID != paused || a.Runs[0].State != "running" {
+		t.Fatalf("before settle: inbox %d, runs %+v; want the message unread and run %s still running", a.InboxDepth, a.Runs, paused)
+	}
+	if out := c.ok("peek"); strings.Contains(out, "handled it") {
+		t.Fatalf("the reply was posted before the settle:\n%s", out)
+	}
+	if err := daemon.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = daemon.Wait()
+
+	c.ok("list") // a new daemon, without the hook, redoes the run
+	c.waitFor("alice to settle", func() bool { return c.agent("alice").InboxDepth == 0 })
+	if n := strings.Count(c.ok("peek", "-n", "50"), "handled it"); n != 1 {
+		t.Errorf("the reply was posted %d times, want once", n)
+	}
+	if d := c.agent("bob").InboxDepth; d != 1 {
+		t.Errorf("bob's inbox holds %d messages, want the one reply", d)
+	}
+	runs := c.agent("alice").Runs
+	if len(runs) != 2 || runs[1].ID != paused || runs[1].State != "failed" || !strings.Contains(runs[1].Error, "daemon stopped") ||
+		runs[0].State != "succeeded" {
+		t.Errorf("runs = %+v; want the killed run failed and one redone run succeeded", runs)
+	}
+	var st api.Health
+	if err := json.Unmarshal([]byte(c.ok("status", "--json")), &st); err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Workers) != 0 {
+		t.Errorf("workers left after the runs ended: %+v", st.Workers)
+	}
+}
+
 func TestE2EScheduleAndResume(t *testing.T) {
 	t.Parallel()
 	c := newCLI(t)

@@ -45,7 +45,7 @@ func (s *Service) Proposals(ctx context.Context, scope store.Scope, activeOnly b
 
 func (s *Service) publishAll(msgs []store.Message) {
 	for _, m := range msgs {
-		s.published(m)
+		s.Announce(m)
 	}
 }
 

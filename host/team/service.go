@@ -79,39 +79,57 @@ type SendRequest struct {
 	Kind    string // default store.KindMessage
 }
 
-// Send is the write path of every message someone sends (an agent, a user,
-// the daemon): it resolves mentions against the members, turns long content
-// into a resource, writes everything in one transaction and wakes every
-// recipient. Only proposal lines take another path: the store writes them
-// with their proposal, and this package publishes them the same way.
+// Send is the channel's write path: it composes the message (see Compose),
+// writes it in one transaction and wakes every recipient. Proposal lines
+// and a run's result are written by the store in their own transactions
+// and published through Announce the same way.
 func (s *Service) Send(ctx context.Context, r SendRequest) (store.Message, error) {
-	wf, err := s.db.GetWorkflow(ctx, r.Scope.Workflow, r.Scope.Tag)
+	m, err := s.Compose(ctx, r)
 	if err != nil {
 		return store.Message{}, err
+	}
+	msg, err := s.db.AppendMessage(ctx, m)
+	if err != nil {
+		return store.Message{}, err
+	}
+	s.Announce(msg)
+	return msg, nil
+}
+
+// Compose checks a message and resolves it for the store without writing
+// it: the sender must be a member, mentions are resolved against the
+// members, and long content becomes a resource with a stub in the channel.
+// Send writes the result at once; settling a run writes it inside the
+// run's settle transaction (store.SettleRun) and then calls Announce, so a
+// run's reply gets exactly the treatment of any other message.
+func (s *Service) Compose(ctx context.Context, r SendRequest) (store.NewMessage, error) {
+	wf, err := s.db.GetWorkflow(ctx, r.Scope.Workflow, r.Scope.Tag)
+	if err != nil {
+		return store.NewMessage{}, err
 	}
 	members, err := s.memberNames(ctx, r.Scope)
 	if err != nil {
-		return store.Message{}, err
+		return store.NewMessage{}, err
 	}
 	if err := checkSender(r.From, members, r.Scope); err != nil {
-		return store.Message{}, err
+		return store.NewMessage{}, err
 	}
 	if strings.TrimSpace(r.Content) == "" {
-		return store.Message{}, api.Errorf(api.CodeInvalid, "message is empty: write something")
+		return store.NewMessage{}, api.Errorf(api.CodeInvalid, "message is empty: write something")
 	}
 	if i := strings.IndexByte(r.Content, 0); i >= 0 {
-		return store.Message{}, api.Errorf(api.CodeInvalid, "message contains a NUL byte (at byte %d): send text; to pass binary data, write it to a file and send its path", i)
+		return store.NewMessage{}, api.Errorf(api.CodeInvalid, "message contains a NUL byte (at byte %d): send text; to pass binary data, write it to a file and send its path", i)
 	}
 	n := utf8.RuneCountInString(r.Content)
 	if n > s.max {
-		return store.Message{}, api.Errorf(api.CodeInvalid, "message is %d characters; the limit is %d: put large content in a document (team_doc_write) or resource (resource_create) and send a short message that points to it", n, s.max)
+		return store.NewMessage{}, api.Errorf(api.CodeInvalid, "message is %d characters; the limit is %d: put large content in a document (team_doc_write) or resource (resource_create) and send a short message that points to it", n, s.max)
 	}
 	if r.To != "" {
 		if !contains(members, r.To) {
-			return store.Message{}, api.Errorf(api.CodeInvalid, "to: %q is not a member of %s; members: %s", r.To, r.Scope, strings.Join(members, ", "))
+			return store.NewMessage{}, api.Errorf(api.CodeInvalid, "to: %q is not a member of %s; members: %s", r.To, r.Scope, strings.Join(members, ", "))
 		}
 		if r.To == r.From {
-			return store.Message{}, api.Errorf(api.CodeInvalid, "to: you cannot send a direct message to yourself")
+			return store.NewMessage{}, api.Errorf(api.CodeInvalid, "to: you cannot send a direct message to yourself")
 		}
 	}
 	mentions := ParseMentions(r.Content, members, r.From)
@@ -132,16 +150,13 @@ func (s *Service) Send(ctx context.Context, r SendRequest) (store.Message, error
 		m.Resource = &store.NewResource{ID: id, Type: guessType(r.Content), Content: r.Content}
 		m.Content = longMessageStub(mentions, id, n)
 	}
-	msg, err := s.db.AppendMessage(ctx, m)
-	if err != nil {
-		return store.Message{}, err
-	}
-	s.published(msg)
-	return msg, nil
+	return m, nil
 }
 
-// published tells listeners about msg and wakes its recipients.
-func (s *Service) published(msg store.Message) {
+// Announce tells listeners about a message just written and wakes its
+// recipients; Send calls it, and so does whoever wrote a Composed message
+// itself.
+func (s *Service) Announce(msg store.Message) {
 	s.Bus.Publish(Event{Kind: EventMessage, Message: &msg})
 	for _, r := range msg.Recipients {
 		if r != msg.Sender {

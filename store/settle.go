@@ -1,0 +1,99 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+
+	"zombiezen.com/go/sqlite"
+	"zombiezen.com/go/sqlite/sqlitex"
+)
+
+// Settlement is what a successful run changes when it ends. SettleRun
+// writes all of it in one transaction: a daemon that dies before the commit
+// leaves the run to be redone with its inbox unread and nothing posted, one
+// that dies after leaves it settled, and there is no state in between.
+type Settlement struct {
+	RunID string
+	Usage json.RawMessage
+	// Reply is the run's result as a message from the agent, already
+	// checked and resolved by the caller (mentions, long content as a
+	// resource); nil when the run has nothing to post.
+	Reply *NewMessage
+	// SinceSeq is the channel's newest seq when the run started: Reply is
+	// posted only if the agent wrote nothing in the channel after it, since
+	// an agent that answered through its tools has spoken already.
+	SinceSeq int64
+}
+
+// SettleRun ends a running run as succeeded: it acks the agent's inbox
+// through the run's inbox_until_seq, posts Reply unless the agent already
+// spoke, records the run's end and usage and forgets its workers row, in
+// one transaction. posted says whether Reply was written (reply is then the
+// stored message). A run that is not running any more is refused with
+// CodeConflict, so a run is never settled twice.
+func (db *DB) SettleRun(ctx context.Context, st Settlement) (reply Message, posted bool, err error) {
+	err = db.write(ctx, func(conn *sqlite.Conn) error {
+		now := db.nowMs()
+		r, err := getRunRow(conn, st.RunID)
+		if err != nil {
+			return err
+		}
+		if r.State != RunRunning {
+			return Errorf(CodeConflict, "run %s is %s already: it cannot be settled again", r.ID, r.State)
+		}
+		if _, err := ackInbox(conn, r.Agent, r.InboxUntilSeq, now); err != nil {
+			return err
+		}
+		if st.Reply != nil {
+			m := *st.Reply
+			if m.Sender != r.Agent.Name || m.Workflow != r.Agent.Workflow || m.Tag != r.Agent.Tag {
+				return Errorf(CodeInvalid, "the reply of run %s must come from %s in @%s:%s", r.ID, r.Agent.Name, r.Agent.Workflow, r.Agent.Tag)
+			}
+			spoke, err := spokeSince(conn, r.Agent, st.SinceSeq)
+			if err != nil {
+				return err
+			}
+			if !spoke {
+				if reply, err = appendMessage(conn, m, now); err != nil {
+					return err
+				}
+				posted = true
+			}
+		}
+		return finishRun(conn, r.ID, RunSucceeded, "", st.Usage, now)
+	})
+	if err != nil {
+		return Message{}, false, err
+	}
+	return reply, posted, nil
+}
+
+// getRunRow reads one run without its transcript.
+func getRunRow(conn *sqlite.Conn, id string) (Run, error) {
+	var r Run
+	found := false
+	err := sqlitex.Execute(conn, `SELECT `+runColumns+` FROM runs WHERE id = ?`, &sqlitex.ExecOptions{
+		Args: []any{id}, ResultFunc: func(s *sqlite.Stmt) error { r, found = scanRun(s), true; return nil }})
+	if err == nil && !found {
+		err = Errorf(CodeNotFound, "run %s not found", id)
+	}
+	return r, err
+}
+
+// SpokeSince reports whether the agent wrote in its channel after seq: an
+// agent that answered through its tools during a run has spoken, and its
+// run's result is not posted again.
+func (db *DB) SpokeSince(ctx context.Context, k AgentKey, seq int64) (bool, error) {
+	var spoke bool
+	err := db.read(ctx, func(conn *sqlite.Conn) (err error) {
+		spoke, err = spokeSince(conn, k, seq)
+		return err
+	})
+	return spoke, err
+}
+
+func spokeSince(conn *sqlite.Conn, k AgentKey, seq int64) (bool, error) {
+	n, err := count(conn, `SELECT EXISTS (SELECT 1 FROM messages WHERE workflow = ? AND tag = ? AND sender = ? AND seq > ?)`,
+		k.Workflow, k.Tag, k.Name, seq)
+	return n > 0, err
+}

@@ -1,0 +1,151 @@
+package store
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// settleState is everything a settle may change, read back for comparison.
+type settleState struct {
+	Cursor     int64
+	RunState   string
+	Ended      bool
+	Usage      string
+	Workers    int
+	FromAlice  int
+	Resources  int
+	BobsInbox  int
+	AliceInbox int
+}
+
+func readSettleState(t *testing.T, db *DB, runID string) settleState {
+	t.Helper()
+	alice, bob := AgentKey{"alice", "team", "t"}, AgentKey{"bob", "team", "t"}
+	cursor, err := db.InboxCursor(t.Context(), alice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _, err := db.GetRun(t.Context(), runID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return settleState{
+		Cursor: cursor, RunState: r.State, Ended: !r.EndedAt.IsZero(), Usage: string(r.Usage),
+		Workers:    queryInt(t, db, `SELECT count(*) FROM workers WHERE run_id = ?`, runID),
+		FromAlice:  queryInt(t, db, `SELECT count(*) FROM messages WHERE sender = 'alice'`),
+		Resources:  queryInt(t, db, `SELECT count(*) FROM resources`),
+		BobsInbox:  len(inboxSeqs(t, db, bob)),
+		AliceInbox: len(inboxSeqs(t, db, alice)),
+	}
+}
+
+// startSettleRun sets up alice with one unread message and a running run
+// that was shown it, with a live workers row; it returns the run's id and
+// the channel's seq before the run.
+func startSettleRun(t *testing.T, db *DB) (runID string, before int64) {
+	t.Helper()
+	createTeam(t, db, Scope{"team", "t"}, "alice", "bob")
+	m := send(t, db, NewMessage{Workflow: "team", Tag: "t", Sender: "user", Content: "@alice hi", Recipients: []string{"alice"}})
+	runID = "run_settle"
+	if _, err := db.StartRun(t.Context(), Run{ID: runID, Agent: AgentKey{"alice", "team", "t"}, Backend: "mock", Attempt: 1, InboxUntilSeq: m.Seq}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.AddWorker(t.Context(), Worker{RunID: runID, PID: 10, PGID: 10, PluginPath: "/p/mock"}); err != nil {
+		t.Fatal(err)
+	}
+	return runID, m.Seq
+}
+
+func aliceSays(content string) *NewMessage {
+	return &NewMessage{Workflow: "team", Tag: "t", Sender: "alice", Content: content, Recipients: []string{"bob"}}
+}
+
+func TestSettleRunPostsAcksAndEndsOnce(t *testing.T) {
+	t.Parallel()
+	db := openTest(t)
+	runID, before := startSettleRun(t, db)
+	usage := json.RawMessage(`{"InputTokens":3}`)
+	reply, posted, err := db.SettleRun(t.Context(), Settlement{RunID: runID, Usage: usage, Reply: aliceSays("@bob done"), SinceSeq: before})
+	if err != nil || !posted || reply.Seq <= before || reply.Sender != "alice" {
+		t.Fatalf("SettleRun = %+v, %v, %v; want alice's reply posted", reply, posted, err)
+	}
+	want := settleState{Cursor: before, RunState: RunSucceeded, Ended: true, Usage: string(usage), FromAlice: 1, BobsInbox: 1}
+	if diff := cmp.Diff(want, readSettleState(t, db, runID)); diff != "" {
+		t.Errorf("after settle (-want +got):\n%s", diff)
+	}
+
+	// A second settle of the same run (a retry that thinks the first was
+	// lost) changes nothing: no second reply, no second ack.
+	_, posted, err = db.SettleRun(t.Context(), Settlement{RunID: runID, Reply: aliceSays("@bob done"), SinceSeq: before})
+	if ErrorCode(err) != CodeConflict || posted {
+		t.Errorf("second SettleRun = %v, posted %v; want conflict", err, posted)
+	}
+	if diff := cmp.Diff(want, readSettleState(t, db, runID)); diff != "" {
+		t.Errorf("after a second settle (-want +got):\n%s", diff)
+	}
+	if _, _, err := db.SettleRun(t.Context(), Settlement{RunID: "run_nope"}); ErrorCode(err) != CodeNotFound {
+		t.Errorf("settle of an unknown run = %v, want not found", err)
+	}
+}
+
+func TestSettleRunKeepsQuietWhenTheAgentSpoke(t *testing.T) {
+	t.Parallel()
+	db := openTest(t)
+	runID, before := startSettleRun(t, db)
+	send(t, db, *aliceSays("@bob answered with my tools")) // during the run
+	_, posted, err := db.SettleRun(t.Context(), Settlement{RunID: runID, Reply: aliceSays("@bob final result"), SinceSeq: before})
+	if err != nil || posted {
+		t.Fatalf("SettleRun = posted %v, %v; want nothing posted", posted, err)
+	}
+	want := settleState{Cursor: before, RunState: RunSucceeded, Ended: true, Usage: "{}", FromAlice: 1, BobsInbox: 1}
+	if diff := cmp.Diff(want, readSettleState(t, db, runID)); diff != "" {
+		t.Errorf("after settle (-want +got):\n%s", diff)
+	}
+}
+
+// A settle that fails part-way leaves no trace: the ack that ran before the
+// failing reply is rolled back with it, so the run can be redone.
+func TestSettleRunIsAtomic(t *testing.T) {
+	t.Parallel()
+	for name, reply := range map[string]*NewMessage{
+		// The reply's resource is refused after the ack was written.
+		"bad resource": {Workflow: "team", Tag: "t", Sender: "alice", Content: "stub", Recipients: []string{"bob"},
+			Resource: &NewResource{Type: "pdf", Content: "long"}},
+		// The reply claims another sender than the run's agent.
+		"wrong sender": {Workflow: "team", Tag: "t", Sender: "bob", Content: "@alice hi"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			db := openTest(t)
+			runID, before := startSettleRun(t, db)
+			want := readSettleState(t, db, runID)
+			if want.RunState != RunRunning || want.Workers != 1 || want.AliceInbox != 1 {
+				t.Fatalf("before settle: %+v", want)
+			}
+			if _, posted, err := db.SettleRun(t.Context(), Settlement{RunID: runID, Reply: reply, SinceSeq: before}); ErrorCode(err) != CodeInvalid || posted {
+				t.Fatalf("SettleRun = posted %v, %v; want invalid", posted, err)
+			}
+			if diff := cmp.Diff(want, readSettleState(t, db, runID)); diff != "" {
+				t.Errorf("a failed settle changed the store (-before +after):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestSettleRunStoresALongReplyWithItsResource(t *testing.T) {
+	t.Parallel()
+	db := openTest(t)
+	runID, before := startSettleRun(t, db)
+	reply := aliceSays("@bob [long message stored as resource res_0123456789abcdef]")
+	reply.Resource = &NewResource{ID: "res_0123456789abcdef", Content: "the whole text"}
+	m, posted, err := db.SettleRun(t.Context(), Settlement{RunID: runID, Reply: reply, SinceSeq: before})
+	if err != nil || !posted || m.ResourceID != "res_0123456789abcdef" {
+		t.Fatalf("SettleRun = %+v, %v, %v", m, posted, err)
+	}
+	res, err := db.GetResource(t.Context(), Scope{"team", "t"}, m.ResourceID)
+	if err != nil || res.Content != "the whole text" || res.CreatedBy != "alice" {
+		t.Errorf("resource = %+v, %v", res, err)
+	}
+}
