@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -354,6 +355,7 @@ func TestPingStoppedProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGCONT) })
+	waitStopped(t, pid)
 	ctx, cancel := context.WithTimeout(runCtx(t), 300*time.Millisecond)
 	defer cancel()
 	if err := plugin.Ping(ctx, rpc); err == nil {
@@ -364,6 +366,32 @@ func TestPingStoppedProcess(t *testing.T) {
 	}
 	if err := plugin.Ping(runCtx(t), rpc); err != nil {
 		t.Errorf("Ping after SIGCONT = %v", err)
+	}
+}
+
+// waitStopped waits until every thread of pid is stopped: kill(SIGSTOP)
+// returns before a thread running on another core has stopped, and such a
+// thread could still answer.
+func waitStopped(t *testing.T, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		stats, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/stat", pid))
+		stopped := len(stats) > 0
+		for _, f := range stats {
+			b, err := os.ReadFile(f)
+			// The state follows the ")" that ends the command name.
+			if i := bytes.LastIndexByte(b, ')'); err != nil || i < 0 || i+2 >= len(b) || b[i+2] != 'T' {
+				stopped = false
+			}
+		}
+		if stopped {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("plugin %d did not stop after SIGSTOP", pid)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 
