@@ -34,7 +34,11 @@ func (h *Host) runMessage(ctx context.Context, target, message string, onEvent f
 		return api.RunResult{}, api.Errorf(api.CodeConflict, "%s is stopped (its workflow was stopped or it left the workflow file): start the workflow again", t.Display())
 	}
 	start := time.Now()
-	w, err := h.sched.Watch(agent.Key(), onEvent != nil)
+	queue := 0
+	if onEvent != nil {
+		queue = watchQueue
+	}
+	w, err := h.sched.Watch(agent.Key(), queue)
 	if err != nil {
 		return api.RunResult{}, err
 	}

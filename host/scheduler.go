@@ -481,9 +481,10 @@ func (s *Scheduler) Resume(ctx context.Context, key store.AgentKey) error {
 	return nil
 }
 
-// watchQueue is how many run events a streaming watch may have unread
-// before it is dropped.
-const watchQueue = 256
+// watchQueue is how many run events an ask client may have unread before
+// it is dropped: far more than a model streams while a healthy client
+// takes one write.
+const watchQueue = 1024
 
 // runWatch follows the run that handles one message, for ask/serve. The
 // run's events go into a bounded queue that the watcher drains on its own
@@ -504,10 +505,10 @@ type watchResult struct {
 
 // Watch registers interest in an agent's runs before the caller writes its
 // message; Arm then names the message. This order means no run can handle
-// the message unseen. With stream, the run's events arrive on Events; a
-// watcher that leaves more than watchQueue of them unread is dropped
-// (Dropped closes) and the run carries on without it.
-func (s *Scheduler) Watch(key store.AgentKey, stream bool) (*runWatch, error) {
+// the message unseen. With queue > 0, the run's events arrive on Events; a
+// watcher that leaves more than queue of them unread is dropped (Dropped
+// closes) and the run carries on without it.
+func (s *Scheduler) Watch(key store.AgentKey, queue int) (*runWatch, error) {
 	s.mu.Lock()
 	l := s.loops[key]
 	s.mu.Unlock()
@@ -515,8 +516,8 @@ func (s *Scheduler) Watch(key store.AgentKey, stream bool) (*runWatch, error) {
 		return nil, api.Errorf(api.CodeConflict, "%s is not scheduled: it is stopped, or its workflow is", key)
 	}
 	w := &runWatch{l: l, dropped: make(chan struct{}), done: make(chan watchResult, 1)}
-	if stream {
-		w.events = make(chan backend.Event, watchQueue)
+	if queue > 0 {
+		w.events = make(chan backend.Event, queue)
 	}
 	l.mu.Lock()
 	l.watches = append(l.watches, w)
@@ -543,7 +544,7 @@ func (w *runWatch) Arm(seq int64) {
 // the run sent before it ended are already queued on Events.
 func (w *runWatch) Done() <-chan watchResult { return w.done }
 
-// Events delivers the run's events (nil without stream: never ready).
+// Events delivers the run's events (nil without a queue: never ready).
 func (w *runWatch) Events() <-chan backend.Event { return w.events }
 
 // Dropped is closed when the watcher fell behind the run's events and was
