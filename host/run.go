@@ -34,7 +34,11 @@ func (h *Host) runMessage(ctx context.Context, target, message string, onEvent f
 		return api.RunResult{}, api.Errorf(api.CodeConflict, "%s is stopped (its workflow was stopped or it left the workflow file): start the workflow again", t.Display())
 	}
 	start := time.Now()
-	w, err := h.sched.Watch(agent.Key(), onEvent)
+	queue := 0
+	if onEvent != nil {
+		queue = watchQueue
+	}
+	w, err := h.sched.Watch(agent.Key(), queue)
 	if err != nil {
 		return api.RunResult{}, err
 	}
@@ -44,17 +48,35 @@ func (h *Host) runMessage(ctx context.Context, target, message string, onEvent f
 		return api.RunResult{}, err
 	}
 	w.Arm(m.Seq)
-	select {
-	case <-ctx.Done():
-		w.Stop(true)
-		return api.RunResult{}, ctx.Err()
-	case r := <-w.Done():
-		if r.err != nil {
-			return api.RunResult{}, r.err
+	// The run's events are passed on here, on the caller's goroutine: a
+	// client that stops reading holds up only itself.
+	for {
+		select {
+		case <-ctx.Done():
+			w.Stop(true)
+			return api.RunResult{}, ctx.Err()
+		case e := <-w.Events():
+			onEvent(e)
+		case <-w.Dropped():
+			w.Stop(false)
+			return api.RunResult{}, api.Errorf(api.CodeUnavailable,
+				"you fell behind the run's events and were dropped; the run goes on: read %s's reply in its channel with since_seq=%d", t.Display(), m.Seq)
+		case r := <-w.Done():
+			for drained := false; !drained; {
+				select {
+				case e := <-w.Events():
+					onEvent(e)
+				default:
+					drained = true
+				}
+			}
+			if r.err != nil {
+				return api.RunResult{}, r.err
+			}
+			out := r.out
+			return api.RunResult{RunID: out.Run.ID, Agent: t.Display(), Content: out.Result, DurationMS: time.Since(start).Milliseconds(),
+				Usage: api.Usage{InputTokens: out.Usage.InputTokens, OutputTokens: out.Usage.OutputTokens, CostUSD: out.Usage.CostUSD}}, nil
 		}
-		out := r.out
-		return api.RunResult{RunID: out.Run.ID, Agent: t.Display(), Content: out.Result, DurationMS: time.Since(start).Milliseconds(),
-			Usage: api.Usage{InputTokens: out.Usage.InputTokens, OutputTokens: out.Usage.OutputTokens, CostUSD: out.Usage.CostUSD}}, nil
 	}
 }
 

@@ -115,7 +115,7 @@ type agentLoop struct {
 // It returns once every agent is scheduled, so the daemon serves requests
 // only after that.
 func (s *Scheduler) Start(ctx context.Context) error {
-	s.sub = s.team.Bus.Subscribe(4096)
+	s.sub = s.team.Bus.Subscribe(wakeQueue)
 	s.mu.Lock()
 	s.ctx = ctx
 	s.mu.Unlock()
@@ -129,11 +129,17 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	return nil
 }
 
+// wakeQueue is the scheduler's queue on the bus: deep enough that only a
+// stalled daemon overflows it.
+const wakeQueue = 4096
+
 // Run routes wakes to the agent loops until ctx ends, then waits for the
-// loops (their runs are cancelled with ctx).
+// loops (their runs are cancelled with ctx). If the bus drops it (the queue
+// overflowed), it subscribes again and wakes every agent, so no wake that
+// was lost leaves an inbox unread until the next poll.
 func (s *Scheduler) Run(ctx context.Context) error {
 	sub := s.sub
-	defer sub.Close()
+	defer func() { sub.Close() }()
 	defer s.wg.Wait()
 	for {
 		select {
@@ -142,6 +148,18 @@ func (s *Scheduler) Run(ctx context.Context) error {
 		case ev := <-sub.C:
 			if ev.Kind == team.EventWake {
 				s.Wake(ev.Agent)
+			}
+		case <-sub.Dropped():
+			s.log.Warn("scheduler fell behind the event bus; waking every agent")
+			sub = s.team.Bus.Subscribe(wakeQueue)
+			s.mu.Lock()
+			keys := make([]store.AgentKey, 0, len(s.loops))
+			for k := range s.loops {
+				keys = append(keys, k)
+			}
+			s.mu.Unlock()
+			for _, k := range keys {
+				s.Wake(k)
 			}
 		}
 	}
@@ -380,7 +398,7 @@ func (s *Scheduler) runOnce(ctx context.Context, l *agentLoop, a store.Agent, at
 			s.team.Bus.Publish(team.Event{Kind: team.EventRunStarted, Agent: l.key, Run: &team.RunInfo{ID: id, Attempt: attempt}})
 		},
 		OnEvent: func(e backend.Event) {
-			l.forward(e)
+			l.forward(e) // never blocks: a watcher that falls behind is dropped
 			if e.Kind == backend.EventToolCall && e.Tool != nil {
 				s.team.Bus.Publish(team.Event{Kind: team.EventTool, Agent: l.key, Tool: &team.ToolInfo{Name: e.Tool.Name, Args: string(e.Tool.Args)}})
 			}
@@ -463,13 +481,21 @@ func (s *Scheduler) Resume(ctx context.Context, key store.AgentKey) error {
 	return nil
 }
 
-// runWatch follows the run that handles one message, for ask/serve.
+// watchQueue is how many run events an ask client may have unread before
+// it is dropped: far more than a model streams while a healthy client
+// takes one write.
+const watchQueue = 1024
+
+// runWatch follows the run that handles one message, for ask/serve. The
+// run's events go into a bounded queue that the watcher drains on its own
+// goroutine, so a slow client never holds up the run or the agent loop.
 type runWatch struct {
 	l       *agentLoop
-	seq     int64 // the message; 0 until Arm
-	onEvent func(backend.Event)
-	done    chan watchResult // capacity 1
-	active  bool             // attached to the run in flight
+	seq     int64              // the message; 0 until Arm
+	events  chan backend.Event // nil for a watch of the outcome only
+	dropped chan struct{}      // closed when events overflowed
+	done    chan watchResult   // capacity 1
+	active  bool               // attached to the run in flight
 }
 
 type watchResult struct {
@@ -479,15 +505,20 @@ type watchResult struct {
 
 // Watch registers interest in an agent's runs before the caller writes its
 // message; Arm then names the message. This order means no run can handle
-// the message unseen.
-func (s *Scheduler) Watch(key store.AgentKey, onEvent func(backend.Event)) (*runWatch, error) {
+// the message unseen. With queue > 0, the run's events arrive on Events; a
+// watcher that leaves more than queue of them unread is dropped (Dropped
+// closes) and the run carries on without it.
+func (s *Scheduler) Watch(key store.AgentKey, queue int) (*runWatch, error) {
 	s.mu.Lock()
 	l := s.loops[key]
 	s.mu.Unlock()
 	if l == nil {
 		return nil, api.Errorf(api.CodeConflict, "%s is not scheduled: it is stopped, or its workflow is", key)
 	}
-	w := &runWatch{l: l, onEvent: onEvent, done: make(chan watchResult, 1)}
+	w := &runWatch{l: l, dropped: make(chan struct{}), done: make(chan watchResult, 1)}
+	if queue > 0 {
+		w.events = make(chan backend.Event, queue)
+	}
 	l.mu.Lock()
 	l.watches = append(l.watches, w)
 	l.mu.Unlock()
@@ -509,8 +540,16 @@ func (w *runWatch) Arm(seq int64) {
 	}
 }
 
-// Done delivers the outcome of the run that handled the message.
+// Done delivers the outcome of the run that handled the message. Events
+// the run sent before it ended are already queued on Events.
 func (w *runWatch) Done() <-chan watchResult { return w.done }
+
+// Events delivers the run's events (nil without a queue: never ready).
+func (w *runWatch) Events() <-chan backend.Event { return w.events }
+
+// Dropped is closed when the watcher fell behind the run's events and was
+// detached; the run goes on and its reply lands in the channel as usual.
+func (w *runWatch) Dropped() <-chan struct{} { return w.dropped }
 
 // Stop stops watching; with cancelRun, a run in flight for the message is
 // cancelled (the user gave up) and not retried.
@@ -552,15 +591,26 @@ func (l *agentLoop) endRun() {
 	l.mu.Unlock()
 }
 
-// forward passes a run event to the watches attached to the run.
+// forward queues a run event for the streaming watches attached to the
+// run. It never blocks and calls no watcher's code: a watch whose queue is
+// full is dropped.
 func (l *agentLoop) forward(e backend.Event) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	kept := l.watches[:0]
 	for _, w := range l.watches {
-		if w.active && w.onEvent != nil {
-			w.onEvent(e)
+		if w.active && w.events != nil {
+			select {
+			case w.events <- e:
+			default:
+				close(w.dropped) // and no outcome: it is detached
+				continue
+			}
 		}
+		kept = append(kept, w)
 	}
+	clear(l.watches[len(kept):])
+	l.watches = kept
 }
 
 // finishAll reports a final outcome to the attached watches (to every watch

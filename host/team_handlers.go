@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strconv"
 	"time"
@@ -117,6 +118,10 @@ func (h *Host) handleEvents(w http.ResponseWriter, r *http.Request) error {
 	return h.streamEvents(w, r, scope, viewer, nil, from)
 }
 
+// streamQueue is how many events an event stream may have unsent before
+// the bus drops it: the client stopped reading.
+const streamQueue = 1024
+
 // fromNow as a stream's start means: only messages written from now on.
 const fromNow = -1
 
@@ -124,7 +129,7 @@ const fromNow = -1
 // goes away, after first sending the messages in first. Messages of the
 // scope are streamed from seq since on (fromNow: from the newest one).
 func (h *Host) streamEvents(w http.ResponseWriter, r *http.Request, scope *store.Scope, viewer string, first []store.Message, since int64) error {
-	sub := h.team.Bus.Subscribe(1024)
+	sub := h.team.Bus.Subscribe(streamQueue)
 	defer sub.Close()
 	// A workflow's stream says when its team has finished (`run` waits for
 	// that). The first check is made before the stream is announced: a
@@ -203,6 +208,15 @@ func (h *Host) streamEvents(w http.ResponseWriter, r *http.Request, scope *store
 			}
 			ev = team.Event{Kind: team.EventMessage} // safety net after dropped events
 		case ev = <-sub.C:
+		case <-sub.Dropped():
+			// The client stopped reading long enough for its queue to
+			// fill: end the stream, saying where to pick up.
+			how := "reconnect"
+			if scope != nil {
+				how = fmt.Sprintf("reconnect with since_seq=%d", last)
+			}
+			sse.send("error", api.Errorf(api.CodeUnavailable, "you fell behind the event stream and were dropped; %s", how))
+			return nil
 		}
 		switch {
 		case ev.Kind == team.EventMessage && scope != nil:

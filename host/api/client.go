@@ -273,6 +273,13 @@ func (c *Client) Follow(ctx context.Context, target string, limit int, h FollowH
 				return fmt.Errorf("decode event: %w", err)
 			}
 			return h.Workflow(we)
+		case event == "error":
+			// The daemon ended the stream (e.g. the client fell behind).
+			var e Error
+			if err := json.Unmarshal(data, &e); err != nil {
+				return fmt.Errorf("decode event: %w", err)
+			}
+			return &e
 		case event == "idle" && h.Idle != nil:
 			var w Workflow
 			if err := json.Unmarshal(data, &w); err != nil {

@@ -2,7 +2,6 @@ package team
 
 import (
 	"sync"
-	"sync/atomic"
 
 	"github.com/agent-worker/agent-worker/store"
 )
@@ -53,9 +52,12 @@ type Event struct {
 	Error   string         // EventAgentState, EventWorkflow: what went wrong
 }
 
-// Bus fans events out to subscribers. Publishing never blocks: a subscriber
-// that falls behind loses events and sees Dropped grow, and must re-read
-// the store (the inbox poll is the scheduler's safety net for exactly this).
+// Bus fans events out to subscribers. Publishing never blocks and holds no
+// subscriber up: each subscriber has its own bounded queue, and one whose
+// queue is full is dropped (removed, and its Dropped channel closed) rather
+// than left to lose events silently. A dropped subscriber re-reads the
+// store and subscribes again (the scheduler) or tells its client to
+// reconnect (an event stream).
 type Bus struct {
 	// mu guards subs.
 	mu   sync.Mutex
@@ -66,12 +68,14 @@ type Bus struct {
 type Subscription struct {
 	C       <-chan Event
 	c       chan Event
-	dropped atomic.Int64
+	dropped chan struct{} // closed when the bus dropped this subscriber
 	bus     *Bus
 }
 
-// Dropped counts events this subscriber missed because its queue was full.
-func (s *Subscription) Dropped() int64 { return s.dropped.Load() }
+// Dropped is closed when the subscriber fell behind (its queue was full)
+// and the bus stopped delivering to it. Events already queued in C stay
+// readable; nothing more arrives.
+func (s *Subscription) Dropped() <-chan struct{} { return s.dropped }
 
 // Close stops delivery; C is not closed, so readers select on their own
 // context.
@@ -84,7 +88,7 @@ func (s *Subscription) Close() {
 // Subscribe registers a listener with a queue of size buffer.
 func (b *Bus) Subscribe(buffer int) *Subscription {
 	c := make(chan Event, buffer)
-	s := &Subscription{C: c, c: c, bus: b}
+	s := &Subscription{C: c, c: c, dropped: make(chan struct{}), bus: b}
 	b.mu.Lock()
 	if b.subs == nil {
 		b.subs = map[*Subscription]struct{}{}
@@ -94,7 +98,7 @@ func (b *Bus) Subscribe(buffer int) *Subscription {
 	return s
 }
 
-// Publish delivers e to every subscriber that has room.
+// Publish delivers e to every subscriber and drops those with no room.
 func (b *Bus) Publish(e Event) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -102,7 +106,8 @@ func (b *Bus) Publish(e Event) {
 		select {
 		case s.c <- e:
 		default:
-			s.dropped.Add(1)
+			delete(b.subs, s)
+			close(s.dropped)
 		}
 	}
 }
