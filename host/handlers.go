@@ -30,6 +30,11 @@ func (h *Host) handleHealth(w http.ResponseWriter, r *http.Request) error {
 		if a.State == "failed" {
 			problems = append(problems, "agent "+a.Target+" failed: "+a.Error)
 		}
+		if a.State != "stopped" {
+			for _, w := range a.Warnings {
+				problems = append(problems, "agent "+a.Target+": "+w)
+			}
+		}
 	}
 	for _, wf := range wfs {
 		if wf.Error != "" {

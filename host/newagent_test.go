@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -31,6 +32,12 @@ func TestNewAgentTakesTheDefaultModel(t *testing.T) {
 	}
 	if got, _ := th.client().GetAgent(ctx, api.Target{Agent: "alice", Workflow: api.GlobalWorkflow, Tag: api.DefaultTag}); len(got.Warnings) != 1 {
 		t.Errorf("GET alice warnings = %q, want the same warning", got.Warnings)
+	}
+	// status names the variable to set too.
+	if hl, err := th.client().Health(ctx); err != nil || !slices.ContainsFunc(hl.Problems, func(p string) bool {
+		return strings.HasPrefix(p, "agent alice: OPENAI_API_KEY is not set")
+	}) {
+		t.Errorf("status problems = %q, %v; want alice's missing OPENAI_API_KEY", hl.Problems, err)
 	}
 	// A workflow's sdk agent without model: gets the same default.
 	file := filepath.Join(t.TempDir(), "team.yaml")
