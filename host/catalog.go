@@ -21,6 +21,7 @@ import (
 	goplugin "github.com/hashicorp/go-plugin"
 
 	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/internal/fswatch"
 	"github.com/agent-worker/agent-worker/sdk/plugin"
 )
 
@@ -516,45 +517,34 @@ func (c *Catalog) Watch(ctx context.Context) error {
 		}
 	}
 	c.Scan(ctx)
-	quiet := newDebouncer(debounce)
-	defer quiet.stop()
 	// Each change is examined on its own goroutine, so one slow binary
 	// never holds up the others; all end before Watch returns.
 	var checks sync.WaitGroup
 	defer checks.Wait()
 	rescan := time.NewTicker(rescanEvery)
 	defer rescan.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case ev, ok := <-w.Events:
-			if !ok {
-				return nil
-			}
+	fswatch.Run(ctx, w, debounce, fswatch.Handler{
+		Keep: func(ev fsnotify.Event) bool {
 			base := filepath.Base(ev.Name)
-			if _, _, ok := pluginName(base); !ok || strings.HasSuffix(base, "~") || strings.HasSuffix(base, ".tmp") {
-				continue
-			}
-			quiet.touch(ctx, ev.Name)
-		case path := <-quiet.C:
-			quiet.done(path)
+			_, _, ok := pluginName(base)
+			return ok && !strings.HasSuffix(base, "~") && !strings.HasSuffix(base, ".tmp")
+		},
+		Settled: func(path string) {
 			checks.Go(func() {
 				c.check(ctx, path)
 				c.notify()
 			})
-		case err, ok := <-w.Errors:
-			if !ok {
-				return nil
-			}
+		},
+		Error: func(err error) {
 			c.log.Warn("plugins watcher", "error", err)
 			if errors.Is(err, fsnotify.ErrEventOverflow) {
 				c.Scan(ctx)
 			}
-		case <-rescan.C:
-			c.Scan(ctx)
-		}
-	}
+		},
+		Tick:   rescan.C,
+		OnTick: func() { c.Scan(ctx) },
+	})
+	return nil
 }
 
 func fileSHA256(path string) (string, error) {

@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/internal/fswatch"
 	"github.com/agent-worker/agent-worker/host/team"
 	"github.com/agent-worker/agent-worker/sdk/plugin"
 	"github.com/agent-worker/agent-worker/store"
@@ -358,33 +359,17 @@ func (ws *workflows) Watch(ctx context.Context) error {
 		}
 	}
 	ws.mu.Unlock()
-	quiet := newDebouncer(reloadDebounce)
-	defer quiet.stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case ev, ok := <-w.Events:
-			if !ok {
-				return nil
-			}
+	fswatch.Run(ctx, w, reloadDebounce, fswatch.Handler{
+		Keep: func(ev fsnotify.Event) bool {
 			ws.mu.Lock()
 			_, watched := ws.files[ev.Name]
 			ws.mu.Unlock()
-			if !watched || ev.Op == fsnotify.Chmod {
-				continue
-			}
-			quiet.touch(ctx, ev.Name)
-		case path := <-quiet.C:
-			quiet.done(path)
-			ws.reload(ctx, path)
-		case err, ok := <-w.Errors:
-			if !ok {
-				return nil
-			}
-			ws.log.Warn("workflow watcher", "error", err)
-		}
-	}
+			return watched && ev.Op != fsnotify.Chmod
+		},
+		Settled: func(path string) { ws.reload(ctx, path) },
+		Error:   func(err error) { ws.log.Warn("workflow watcher", "error", err) },
+	})
+	return nil
 }
 
 // reload applies an edited file to every workflow started from it. A bad
