@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/plugins"
 	"github.com/agent-worker/agent-worker/host/team"
 	"github.com/agent-worker/agent-worker/store"
 )
@@ -87,7 +88,7 @@ func BenchmarkMyInbox1M(b *testing.B) {
 // MCP calls (my_inbox, channel_read, team_doc_read) and returns a result,
 // then exit and cleanup. It reports p50 and p99.
 func BenchmarkPluginRun(b *testing.B) {
-	th, _ := pluginHost(b, SupervisorConfig{})
+	th, _ := pluginHost(b, plugins.SupervisorConfig{})
 	mockAgent(b, th, "bench", map[string]any{"result": "ok"})
 	agent, err := th.DB().GetAgent(context.Background(), store.AgentKey{Name: "bench", Workflow: "global", Tag: "main"})
 	if err != nil {
@@ -96,7 +97,7 @@ func BenchmarkPluginRun(b *testing.B) {
 	var lat []time.Duration
 	for b.Loop() {
 		t0 := time.Now()
-		out, err := th.sup.Run(context.Background(), RunSpec{Agent: agent, Attempt: 1})
+		out, err := th.sup.Run(context.Background(), plugins.RunSpec{Agent: agent, Attempt: 1})
 		lat = append(lat, time.Since(t0))
 		if err != nil || out.Result != "ok" {
 			b.Fatalf("run: %+v, %v", out, err)
@@ -110,7 +111,7 @@ func BenchmarkPluginRun(b *testing.B) {
 // BenchmarkWakeLatency measures from a message committed (Send returns) to
 // the backend's Run entered in a fresh plugin process, p50/p99.
 func BenchmarkWakeLatency(b *testing.B) {
-	th, _ := pluginHost(b, SupervisorConfig{}, noPoll)
+	th, _ := pluginHost(b, plugins.SupervisorConfig{}, noPoll)
 	mockAgent(b, th, "alice", map[string]any{"result": "ok"})
 	ev := watchEvents(b, th)
 	var lat []time.Duration
@@ -134,7 +135,7 @@ func BenchmarkWakeLatency(b *testing.B) {
 func BenchmarkPingPong(b *testing.B) {
 	const agents, total = 10, 1000
 	for b.Loop() {
-		th, _ := pluginHost(b, SupervisorConfig{}, noPoll)
+		th, _ := pluginHost(b, plugins.SupervisorConfig{}, noPoll)
 		for i := range agents {
 			mockAgent(b, th, fmt.Sprintf("p%d", i), map[string]any{"reply": fmt.Sprintf("@p%d ping", (i+1)%agents)})
 		}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/rand"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/plugins"
 )
 
 // waitFor polls cond until it holds or fails the test after a minute.
@@ -78,7 +78,7 @@ func groupMembers(pgid int) []int {
 // file is examined again.
 func TestPluginDiscoverySurvivesHangingAndFloodingPlugins(t *testing.T) {
 	t.Parallel()
-	th, dir := pluginHost(t, SupervisorConfig{}, func(c *Config) { c.PluginTimeout = 3 * time.Second })
+	th, dir := pluginHost(t, plugins.SupervisorConfig{}, func(c *Config) { c.PluginTimeout = 3 * time.Second })
 	pids := t.TempDir()
 	sleepPids, floodPids := filepath.Join(pids, "sleep"), filepath.Join(pids, "flood")
 	// The shell forks sleep and yes: they keep the plugin's stdout open
@@ -150,7 +150,7 @@ func TestPluginDiscoverySurvivesHangingAndFloodingPlugins(t *testing.T) {
 // makes it usable without a restart.
 func TestPluginNotExecutableSaysChmod(t *testing.T) {
 	t.Parallel()
-	th, dir := pluginHost(t, SupervisorConfig{})
+	th, dir := pluginHost(t, plugins.SupervisorConfig{})
 	c, ctx := th.client(), context.Background()
 	echo := buildPlugin(t, "host/testdata/plugins/echo", "-X main.version=1.0.0")
 	path := install(t, echo, dir, "agent-worker-backend-echo")
@@ -206,7 +206,7 @@ func TestPluginNotExecutableSaysChmod(t *testing.T) {
 // leaves a process behind.
 func TestPluginProbeBrokenBinaries(t *testing.T) {
 	t.Parallel()
-	th, dir := pluginHost(t, SupervisorConfig{}, func(c *Config) { c.PluginTimeout = 3 * time.Second })
+	th, dir := pluginHost(t, plugins.SupervisorConfig{}, func(c *Config) { c.PluginTimeout = 3 * time.Second })
 	junk := make([]byte, 4096)
 	if _, err := rand.Read(junk); err != nil {
 		t.Fatal(err)
@@ -232,7 +232,7 @@ func TestPluginProbeBrokenBinaries(t *testing.T) {
 	}
 	ps := waitPlugins(t, th, "every probe binary examined", func(ps []api.Plugin) bool {
 		for name := range tests {
-			_, n, _ := pluginName(name)
+			n := name[strings.LastIndex(name, "-")+1:]
 			if p := find(ps, n); p == nil || p.Error == "" {
 				return false
 			}
@@ -264,7 +264,7 @@ func TestPluginProbeBrokenBinaries(t *testing.T) {
 // name, not "killed by killed".
 func TestRunPluginKilledBySignal(t *testing.T) {
 	t.Parallel()
-	th, dir := pluginHost(t, SupervisorConfig{}, func(c *Config) { c.Scheduler.Attempts = 1 })
+	th, dir := pluginHost(t, plugins.SupervisorConfig{}, func(c *Config) { c.Scheduler.Attempts = 1 })
 	mockAgent(t, th, "victim", map[string]any{"text": "working"}, map[string]any{"hang": true})
 	working := make(chan struct{})
 	served := make(chan error, 1)
@@ -302,79 +302,5 @@ func TestRunPluginKilledBySignal(t *testing.T) {
 	}
 	if r := lastRun(t, th, "victim"); r.State != "failed" || !strings.Contains(r.Error, want) {
 		t.Errorf("run record = %+v", r)
-	}
-}
-
-func TestExitReason(t *testing.T) {
-	t.Parallel()
-	tests := map[string]struct {
-		script string
-		want   string
-	}{
-		"exit code": {"exit 3", "exit code 3"},
-		"SIGKILL":   {"kill -KILL $$", "killed by signal SIGKILL"},
-		"SIGTERM":   {"kill -TERM $$", "killed by signal SIGTERM"},
-		"SIGSEGV":   {"kill -SEGV $$", "killed by signal SIGSEGV"},
-	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			cmd := exec.Command("/bin/sh", "-c", tc.script)
-			_ = cmd.Run()
-			if got := exitReason(cmd); got != tc.want {
-				t.Errorf("exitReason = %q, want %q", got, tc.want)
-			}
-		})
-	}
-}
-
-// Socket directories that a daemon killed with its plugins left behind
-// are removed when the next daemon starts; those of a daemon that still
-// runs, and anything not ours, are left alone.
-func TestStaleSocketDirsRemovedAtStart(t *testing.T) {
-	t.Parallel()
-	runtime := shortTempDir(t)
-	gone := exec.Command("/bin/true")
-	if err := gone.Run(); err != nil {
-		t.Fatal(err)
-	}
-	dead := gone.Process.Pid
-	live := startDetached(t, "/bin/sleep", "60")
-	mk := func(name string) string {
-		p := filepath.Join(runtime, name)
-		if err := os.MkdirAll(filepath.Join(p, "sub"), 0o700); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(p, "plugin123"), nil, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	stale := []string{
-		mk("aw-" + strconv.Itoa(dead) + "-run-123456"),
-		mk("aw-" + strconv.Itoa(dead) + "-fp-99"),
-		mk("aw-" + strconv.Itoa(os.Getpid()) + "-docs-42"), // our pid, not ours: a previous daemon's
-	}
-	kept := []string{
-		mk("aw-" + strconv.Itoa(live) + "-run-7"),
-		mk("aw-" + strconv.Itoa(dead) + "-other-1"),
-		mk("unrelated"),
-	}
-	inUse, err := makeSocketDir(runtime, "run") // another host in this process
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer removeSocketDir(inUse)
-	kept = append(kept, inUse)
-
-	pluginHost(t, SupervisorConfig{}, func(c *Config) { c.RuntimeDir = runtime })
-	for _, d := range stale {
-		if _, err := os.Stat(d); !os.IsNotExist(err) {
-			t.Errorf("stale %s still there (%v)", filepath.Base(d), err)
-		}
-	}
-	for _, d := range kept {
-		if _, err := os.Stat(d); err != nil {
-			t.Errorf("%s removed: %v", filepath.Base(d), err)
-		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/plugins"
 	"github.com/agent-worker/agent-worker/sdk/plugin"
 	"github.com/agent-worker/agent-worker/store"
 )
@@ -140,7 +141,7 @@ func (h *Host) handleDeleteAgent(w http.ResponseWriter, r *http.Request) error {
 	}
 	h.mcp.Forget(keyOf(t)) // its tokens went with it
 	h.sched.Remove(keyOf(t))
-	if err := os.RemoveAll(agentStateDir(h.cfg.Home, keyOf(t))); err != nil {
+	if err := os.RemoveAll(plugins.AgentStateDir(h.cfg.Home, keyOf(t))); err != nil {
 		h.log.Warn("remove agent state", "agent", t.String(), "error", err)
 	}
 	h.log.Named("agents").Info("agent removed", "agent", t.String())

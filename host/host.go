@@ -18,6 +18,7 @@ import (
 
 	"github.com/agent-worker/agent-worker/host/api"
 	"github.com/agent-worker/agent-worker/host/mcpserver"
+	"github.com/agent-worker/agent-worker/host/plugins"
 	"github.com/agent-worker/agent-worker/host/team"
 	"github.com/agent-worker/agent-worker/store"
 )
@@ -52,7 +53,7 @@ type Config struct {
 	// Default: DefaultPluginTimeout.
 	PluginTimeout time.Duration
 	// Supervisor tunes run timeouts.
-	Supervisor SupervisorConfig
+	Supervisor plugins.SupervisorConfig
 	// Scheduler tunes when agents run.
 	Scheduler SchedulerConfig
 	// Logger is the root logger; each part logs through a Named child.
@@ -73,11 +74,11 @@ type Host struct {
 	srv       *http.Server
 	token     string
 	startedAt time.Time
-	docs      *docProviders
+	docs      *plugins.DocProviders
 	team      *team.Service
 	mcp       *mcpserver.Server
-	catalog   *Catalog
-	sup       *Supervisor
+	catalog   *plugins.Catalog
+	sup       *plugins.Supervisor
 	sched     *Scheduler
 	wfs       *workflows
 
@@ -152,12 +153,12 @@ func New(cfg Config) (_ *Host, err error) {
 		cfg.RuntimeDir = os.TempDir()
 	}
 	h.cfg.RuntimeDir = cfg.RuntimeDir
-	cleanSocketDirs(cfg.RuntimeDir, h.log)
-	h.catalog = NewCatalog(pluginDirs(cfg), cfg.RuntimeDir, cfg.PluginTimeout, h.log.Named("plugins"))
-	h.docs = newDocProviders(home, h.catalog, h.log.Named("docs"))
-	h.team = team.New(team.Config{DB: h.db, Docs: h.docs.resolve, Logger: h.log.Named("team")})
+	plugins.CleanSocketDirs(cfg.RuntimeDir, h.log)
+	h.catalog = plugins.NewCatalog(pluginDirs(cfg), cfg.RuntimeDir, cfg.PluginTimeout, h.log.Named("plugins"))
+	h.docs = plugins.NewDocProviders(home, h.catalog, h.log.Named("docs"))
+	h.team = team.New(team.Config{DB: h.db, Docs: h.docs.Resolve, Logger: h.log.Named("team")})
 	h.mcp = mcpserver.New(h.team, h.db, h.log.Named("mcp"))
-	h.sup = NewSupervisor(h.db, h.catalog, home, cfg.RuntimeDir, func() string { return h.Info().URL() + "/mcp" }, cfg.Supervisor, h.log.Named("supervisor"))
+	h.sup = plugins.NewSupervisor(h.db, h.catalog, home, cfg.RuntimeDir, func() string { return h.Info().URL() + "/mcp" }, cfg.Supervisor, h.log.Named("supervisor"))
 	if err := h.sup.Reap(ctx); err != nil {
 		return nil, fmt.Errorf("reap workers: %w", err)
 	}

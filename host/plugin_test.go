@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/plugins"
 	"github.com/agent-worker/agent-worker/store"
 )
 
@@ -76,7 +76,7 @@ func mockBinary(t testing.TB) string { return buildPlugin(t, "cmd/agent-worker-b
 
 // pluginHost starts a daemon whose first plugins dir is returned, with the
 // mock backend installed.
-func pluginHost(t testing.TB, sc SupervisorConfig, opts ...func(*Config)) (*testHost, string) {
+func pluginHost(t testing.TB, sc plugins.SupervisorConfig, opts ...func(*Config)) (*testHost, string) {
 	t.Helper()
 	dir := t.TempDir()
 	install(t, mockBinary(t), dir, "agent-worker-backend-mock")
@@ -105,7 +105,7 @@ func waitPlugins(t testing.TB, th *testHost, what string, cond func([]api.Plugin
 			t.Fatalf("plugins never showed %s: %+v", what, l.Plugins)
 		}
 		select {
-		case <-th.catalog.changed:
+		case <-th.catalog.Changed():
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
@@ -122,7 +122,7 @@ func find(ps []api.Plugin, name string) *api.Plugin {
 
 func TestPluginHotReload(t *testing.T) {
 	t.Parallel()
-	th, dir := pluginHost(t, SupervisorConfig{})
+	th, dir := pluginHost(t, plugins.SupervisorConfig{})
 	ps := waitPlugins(t, th, "the mock", func(ps []api.Plugin) bool { p := find(ps, "mock"); return p != nil && p.Error == "" })
 	if p := find(ps, "mock"); p.Kind != "backend" || len(p.SHA256) != 64 || !contains(p.APIVersions, "v1") {
 		t.Errorf("mock = %+v", p)
@@ -192,7 +192,7 @@ func TestPluginHotReload(t *testing.T) {
 
 func TestPluginHangingOnStartIsListedBroken(t *testing.T) {
 	t.Parallel()
-	th, dir := pluginHost(t, SupervisorConfig{})
+	th, dir := pluginHost(t, plugins.SupervisorConfig{})
 	install(t, buildPlugin(t, "host/testdata/plugins/hangstart", ""), dir, "agent-worker-backend-hang")
 	ps := waitPlugins(t, th, "hang broken", func(ps []api.Plugin) bool { p := find(ps, "hang"); return p != nil && p.Error != "" })
 	if p := find(ps, "hang"); !strings.Contains(p.Error, "handshake") {
@@ -222,7 +222,7 @@ func pluginProcesses(t testing.TB, path string) int {
 		if err != nil {
 			continue
 		}
-		if isPluginProcess(pid, path) && alive(pid) {
+		if plugins.IsPluginProcess(pid, path) && alive(pid) {
 			n++
 		}
 	}
@@ -264,7 +264,7 @@ func lastRun(t testing.TB, th *testHost, agent string) api.Run {
 
 func TestRunDefaultMockRepliesAndAcks(t *testing.T) {
 	t.Parallel()
-	th, _ := pluginHost(t, SupervisorConfig{})
+	th, _ := pluginHost(t, plugins.SupervisorConfig{})
 	mockAgent(t, th, "alice")
 	var chunks []string
 	res, err := th.client().Run(context.Background(), api.RunRequest{Agent: "alice", Message: "summarise the plan"},
@@ -295,7 +295,7 @@ func TestRunDefaultMockRepliesAndAcks(t *testing.T) {
 
 func TestRunFaults(t *testing.T) {
 	t.Parallel()
-	th, dir := pluginHost(t, SupervisorConfig{IdleTimeout: 2 * time.Second})
+	th, dir := pluginHost(t, plugins.SupervisorConfig{IdleTimeout: 2 * time.Second})
 	mockPath := filepath.Join(dir, "agent-worker-backend-mock")
 	tests := map[string]struct {
 		script []map[string]any
@@ -343,7 +343,7 @@ func TestRunFaults(t *testing.T) {
 
 // 20 runs back to back leave no processes, sockets or descriptors behind.
 func TestRunsLeaveNothingBehind(t *testing.T) {
-	th, dir := pluginHost(t, SupervisorConfig{})
+	th, dir := pluginHost(t, plugins.SupervisorConfig{})
 	mockAgent(t, th, "alice")
 	run := func() {
 		if _, err := th.client().Serve(context.Background(), api.RunRequest{Agent: "alice", Message: "hi"}); err != nil {
@@ -402,7 +402,7 @@ func shortTempDir(t testing.TB) string {
 
 func TestReapLeftovers(t *testing.T) {
 	t.Parallel()
-	th, dir := pluginHost(t, SupervisorConfig{})
+	th, dir := pluginHost(t, plugins.SupervisorConfig{})
 	ctx := context.Background()
 	// A plugin process the way a crashed daemon would leave it, and a row
 	// whose pid now belongs to something else.
@@ -452,7 +452,7 @@ func waitGone(t testing.TB, pid int) {
 // error at worst, never a hang, and nothing written is lost.
 func TestDocsPluginRestartsAfterCrash(t *testing.T) {
 	t.Parallel()
-	th, dir := pluginHost(t, SupervisorConfig{})
+	th, dir := pluginHost(t, plugins.SupervisorConfig{})
 	docs := install(t, buildPlugin(t, "cmd/agent-worker-docs-file", ""), dir, "agent-worker-docs-file")
 	waitPlugins(t, th, "the file docs plugin", func(ps []api.Plugin) bool { p := find(ps, "file"); return p != nil && p.Error == "" })
 	c, ctx := th.client(), context.Background()
@@ -497,70 +497,9 @@ func allProcesses(path string) []int {
 	var out []int
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
-		if pid, err := strconv.Atoi(e.Name()); err == nil && isPluginProcess(pid, path) && alive(pid) {
+		if pid, err := strconv.Atoi(e.Name()); err == nil && plugins.IsPluginProcess(pid, path) && alive(pid) {
 			out = append(out, pid)
 		}
 	}
 	return out
-}
-
-func TestOwnMCPServersFromConfig(t *testing.T) {
-	t.Parallel()
-	got := ownMCPServers(json.RawMessage(`{"script":[],"mcp_servers":{"web":{"url":"http://x/mcp","headers":{"A":"b"}},"gh":{"command":["npx","gh"],"env":{"T":"1"}}}}`))
-	if len(got) != 2 || got[0].Name != "gh" || got[0].Command[1] != "gh" || got[0].Env["T"] != "1" || got[1].URL != "http://x/mcp" || got[1].Headers["A"] != "b" {
-		t.Errorf("ownMCPServers = %+v", got)
-	}
-	if got := ownMCPServers(json.RawMessage(`{}`)); got != nil {
-		t.Errorf("no servers: %+v", got)
-	}
-}
-
-// An agent's env: becomes KEY=value entries for its plugin; a name that
-// cannot be a variable, or values that are not strings, say what to fix.
-func TestAgentEnvFromConfig(t *testing.T) {
-	t.Parallel()
-	tests := map[string]struct {
-		config string
-		want   []string
-		err    string
-	}{
-		"none":            {config: `{"script":[]}`, want: []string{}},
-		"empty config":    {config: ``, want: []string{}},
-		"sorted":          {config: `{"env":{"HTTPS_PROXY":"http://p:3128","A_B":"x=y"}}`, want: []string{"A_B=x=y", "HTTPS_PROXY=http://p:3128"}},
-		"not json":        {config: `{`, want: []string{}},
-		"name with =":     {config: `{"env":{"A=B":"x"}}`, err: `"A=B" is not a usable variable`},
-		"empty name":      {config: `{"env":{"":"x"}}`, err: `"" is not a usable variable`},
-		"NUL in value":    {config: `{"env":{"A":"x\u0000y"}}`, err: `"A" is not a usable variable`},
-		"number value":    {config: `{"env":{"A":1}}`, err: "want an object of strings"},
-		"list instead":    {config: `{"env":["A=1"]}`, err: "want an object of strings"},
-		"other keys kept": {config: `{"timeout":5,"env":{"K":"v"}}`, want: []string{"K=v"}},
-	}
-	for name, tc := range tests {
-		got, err := agentEnv(json.RawMessage(tc.config))
-		switch {
-		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
-			t.Errorf("%s: err = %v, want one saying %q", name, err, tc.err)
-		case tc.err == "" && err != nil:
-			t.Errorf("%s: %v", name, err)
-		case tc.err == "" && !slices.Equal(got, tc.want):
-			t.Errorf("%s: agentEnv = %q, want %q", name, got, tc.want)
-		}
-	}
-}
-
-// The allowlist keeps what backends and the network need and drops the
-// daemon's own settings and anything else it was started with.
-func TestPluginEnvAllowlist(t *testing.T) {
-	t.Parallel()
-	for name, kept := range map[string]bool{
-		"PATH": true, "HOME": true, "LANG": true, "LC_ALL": true, "TZ": true, "SSL_CERT_FILE": true,
-		"HTTPS_PROXY": true, "no_proxy": true, "ANTHROPIC_API_KEY": true, "ANTHROPIC_BASE_URL": true,
-		"OPENAI_BASE_URL": true, "GROQ_API_KEY": true, "CLAUDE_CONFIG_DIR": true, "CODEX_HOME": true, "CURSOR_API_KEY": true,
-		"XDG_CONFIG_HOME": true, "AGENT_WORKER_HOME": false, "AGENT_WORKER_TOKEN": false, "AGENT_WORKER_LISTEN": false, "AWS_SECRET_ACCESS_KEY": false,
-		"GITHUB_TOKEN": false, "DATABASE_URL": false, "PWD": false, "OLDPWD": false, "LD_PRELOAD": false,
-	} {
-		if got := inPluginEnv(name); got != kept {
-			t.Errorf("inPluginEnv(%s) = %v, want %v", name, got, kept)
-		}
-	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/plugins"
 	"github.com/agent-worker/agent-worker/host/team"
 	"github.com/agent-worker/agent-worker/sdk/backend"
 	"github.com/agent-worker/agent-worker/store"
@@ -60,7 +61,7 @@ type SchedulerConfig struct {
 // state it acts on is in the store, so a restarted daemon carries on.
 type Scheduler struct {
 	db    *store.DB
-	sup   *Supervisor
+	sup   *plugins.Supervisor
 	team  *team.Service
 	log   hclog.Logger
 	cfg   SchedulerConfig
@@ -75,7 +76,7 @@ type Scheduler struct {
 }
 
 // NewScheduler returns a scheduler; Run starts it.
-func NewScheduler(db *store.DB, sup *Supervisor, svc *team.Service, cfg SchedulerConfig, log hclog.Logger) *Scheduler {
+func NewScheduler(db *store.DB, sup *plugins.Supervisor, svc *team.Service, cfg SchedulerConfig, log hclog.Logger) *Scheduler {
 	if cfg.PollInterval <= 0 {
 		cfg.PollInterval = DefaultPollInterval
 	}
@@ -184,7 +185,7 @@ func (s *Scheduler) Add(key store.AgentKey) {
 				delete(s.loops, key)
 			}
 			s.mu.Unlock()
-			l.finishAll(Outcome{}, errors.New("the agent was removed"), true)
+			l.finishAll(plugins.Outcome{}, errors.New("the agent was removed"), true)
 		}()
 		s.loop(ctx, l)
 	})
@@ -363,25 +364,25 @@ func retryDelay(base time.Duration, n int, r float64) time.Duration {
 
 // runOnce takes a slot, records what the run will be shown, runs it and,
 // on success, settles it.
-func (s *Scheduler) runOnce(ctx context.Context, l *agentLoop, a store.Agent, attempt int) (Outcome, error) {
+func (s *Scheduler) runOnce(ctx context.Context, l *agentLoop, a store.Agent, attempt int) (plugins.Outcome, error) {
 	select {
 	case s.slots <- struct{}{}:
 	case <-ctx.Done():
-		return Outcome{}, ctx.Err()
+		return plugins.Outcome{}, ctx.Err()
 	}
 	defer func() { <-s.slots }()
 
 	inbox, err := s.db.Inbox(ctx, l.key, 0)
 	if err != nil {
-		return Outcome{}, err
+		return plugins.Outcome{}, err
 	}
 	if len(inbox) == 0 {
-		return Outcome{}, nil // acked meanwhile (a resumed or deleted message)
+		return plugins.Outcome{}, nil // acked meanwhile (a resumed or deleted message)
 	}
 	until := inbox[len(inbox)-1].Seq
 	before, err := s.db.LatestSeq(ctx, l.key.Scope())
 	if err != nil {
-		return Outcome{}, err
+		return plugins.Outcome{}, err
 	}
 	runCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -391,7 +392,7 @@ func (s *Scheduler) runOnce(ctx context.Context, l *agentLoop, a store.Agent, at
 	s.setState(ctx, l.key, "running", "")
 	start := time.Now()
 	var runID string
-	out, err := s.sup.Run(runCtx, RunSpec{Agent: a, Attempt: attempt, InboxUntil: until,
+	out, err := s.sup.Run(runCtx, plugins.RunSpec{Agent: a, Attempt: attempt, InboxUntil: until,
 		Settle: s.settle(ctx, a, before),
 		OnStart: func(id string) {
 			runID = id
@@ -427,8 +428,8 @@ func (s *Scheduler) runOnce(ctx context.Context, l *agentLoop, a store.Agent, at
 // ack without it. The reply is composed like any message (mentions, long
 // content as a resource) and announced once committed. ctx is the agent
 // loop's, for the BeforeSettle hook.
-func (s *Scheduler) settle(ctx context.Context, a store.Agent, before int64) func(context.Context, Outcome, json.RawMessage) error {
-	return func(txCtx context.Context, out Outcome, usage json.RawMessage) error {
+func (s *Scheduler) settle(ctx context.Context, a store.Agent, before int64) func(context.Context, plugins.Outcome, json.RawMessage) error {
+	return func(txCtx context.Context, out plugins.Outcome, usage json.RawMessage) error {
 		st := store.Settlement{RunID: out.Run.ID, Usage: usage, SinceSeq: before}
 		if strings.TrimSpace(out.Result) != "" {
 			m, err := s.team.Compose(txCtx, team.SendRequest{Scope: a.Key().Scope(), From: a.Name, Content: out.Result})
@@ -499,7 +500,7 @@ type runWatch struct {
 }
 
 type watchResult struct {
-	out Outcome
+	out plugins.Outcome
 	err error
 }
 
@@ -615,7 +616,7 @@ func (l *agentLoop) forward(e backend.Event) {
 
 // finishAll reports a final outcome to the attached watches (to every watch
 // when all is set, e.g. the agent was removed).
-func (l *agentLoop) finishAll(out Outcome, err error, all bool) {
+func (l *agentLoop) finishAll(out plugins.Outcome, err error, all bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.last = watchResult{out, err}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/plugins"
 	"github.com/agent-worker/agent-worker/host/team"
 	"github.com/agent-worker/agent-worker/sdk/backend"
 )
@@ -33,7 +34,7 @@ func chattyScript(n int) ([]map[string]any, string) {
 // and the stalled one is told it was dropped.
 func TestStalledRunWatcherIsDroppedAndTheRunFinishes(t *testing.T) {
 	t.Parallel()
-	th, _ := pluginHost(t, SupervisorConfig{}, noPoll)
+	th, _ := pluginHost(t, plugins.SupervisorConfig{}, noPoll)
 	script, text := chattyScript(200)
 	mockAgent(t, th, "chatty", script...)
 	bus := watchEvents(t, th)
@@ -105,7 +106,7 @@ func TestStalledRunWatcherIsDroppedAndTheRunFinishes(t *testing.T) {
 // fell behind and where the reply will be; the run finished without it.
 func TestStalledAskIsToldItFellBehind(t *testing.T) {
 	t.Parallel()
-	th, _ := pluginHost(t, SupervisorConfig{}, noPoll)
+	th, _ := pluginHost(t, plugins.SupervisorConfig{}, noPoll)
 	script, _ := chattyScript(watchQueue + 100)
 	mockAgent(t, th, "chatty", script...)
 	bus := watchEvents(t, th)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/plugins"
 	"github.com/agent-worker/agent-worker/host/team"
 	"github.com/agent-worker/agent-worker/store"
 )
@@ -73,7 +74,7 @@ agents:
 
 func TestWorkflowHotReload(t *testing.T) {
 	t.Parallel()
-	th, _ := pluginHost(t, SupervisorConfig{})
+	th, _ := pluginHost(t, plugins.SupervisorConfig{})
 	dir := t.TempDir()
 	file := filepath.Join(dir, "team.yaml")
 	saveFile(t, file, teamV1)
@@ -153,7 +154,7 @@ agents:
 
 func TestTwoTagsRunIsolated(t *testing.T) {
 	t.Parallel()
-	th, _ := pluginHost(t, SupervisorConfig{})
+	th, _ := pluginHost(t, plugins.SupervisorConfig{})
 	dir := t.TempDir()
 	file := filepath.Join(dir, "pair.yaml")
 	saveFile(t, file, `name: pair
@@ -191,7 +192,7 @@ kickoff: "@writer go (${{ workflow.tag }})"
 func TestStartedWorkflowResumesAfterRestart(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
-	th, plugins := pluginHost(t, SupervisorConfig{}, func(c *Config) { c.Home = home })
+	th, plugins := pluginHost(t, plugins.SupervisorConfig{}, func(c *Config) { c.Home = home })
 	dir := t.TempDir()
 	file := filepath.Join(dir, "team.yaml")
 	saveFile(t, file, teamV1)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/agent-worker/agent-worker/host"
 	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/plugins"
 )
 
 // stringList is a repeatable flag.
@@ -27,23 +28,23 @@ func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
 func daemonCmd(e *env) *ffcli.Command {
 	fs := flag.NewFlagSet("daemon", flag.ContinueOnError)
 	var (
-		cfg      host.Config
-		plugins  stringList
-		logLevel string
-		logJSON  bool
+		cfg        host.Config
+		pluginDirs stringList
+		logLevel   string
+		logJSON    bool
 	)
 	fs.StringVar(&cfg.Home, "home", api.DefaultHome(), "agent-worker home (daemon.json, database, logs)")
 	fs.StringVar(&cfg.Listen, "listen", host.DefaultListen, "address of the HTTP API; port 0 picks a free port")
 	fs.BoolVar(&cfg.AllowRemote, "allow-remote", false, "allow a --listen address other machines can reach (the API is plain HTTP and the token gives full control)")
 	fs.StringVar(&cfg.DefaultModel, "default-model", host.DefaultModel, "model of an sdk agent created without --model")
-	fs.Var(&plugins, "plugins-dir", "extra directory searched for plugins first (repeatable)")
+	fs.Var(&pluginDirs, "plugins-dir", "extra directory searched for plugins first (repeatable)")
 	fs.StringVar(&logLevel, "log-level", "info", "trace, debug, info, warn or error")
 	fs.BoolVar(&logJSON, "log-json", false, "log JSON lines instead of text")
 	fs.DurationVar(&cfg.Scheduler.PollInterval, "poll-interval", host.DefaultPollInterval, "how often agents check their inbox without a wake (a safety net)")
 	fs.IntVar(&cfg.Scheduler.MaxConcurrent, "max-concurrent", 0, "runs at once across the daemon (default 2 × cores)")
-	fs.DurationVar(&cfg.Supervisor.RunTimeout, "run-timeout", host.DefaultRunTimeout, "longest a run may take")
-	fs.DurationVar(&cfg.Supervisor.IdleTimeout, "idle-timeout", host.DefaultIdleTimeout, "longest a run's backend may go without an event (no progress)")
-	fs.DurationVar(&cfg.Supervisor.HeartbeatTimeout, "heartbeat-timeout", host.DefaultHeartbeatTimeout, "longest a run's plugin process may go without an event or answering a ping before it is killed and the run retried")
+	fs.DurationVar(&cfg.Supervisor.RunTimeout, "run-timeout", plugins.DefaultRunTimeout, "longest a run may take")
+	fs.DurationVar(&cfg.Supervisor.IdleTimeout, "idle-timeout", plugins.DefaultIdleTimeout, "longest a run's backend may go without an event (no progress)")
+	fs.DurationVar(&cfg.Supervisor.HeartbeatTimeout, "heartbeat-timeout", plugins.DefaultHeartbeatTimeout, "longest a run's plugin process may go without an event or answering a ping before it is killed and the run retried")
 	fs.String("config", "", "YAML file with any of these flags (flags and AGENT_WORKER_* env vars win)")
 	return &ffcli.Command{
 		Name:       "daemon",
@@ -74,7 +75,7 @@ the token controls the daemon, and the API is plain HTTP.`,
 			})
 			hclog.SetDefault(root)
 			cfg.Logger = root
-			cfg.PluginsDirs = plugins
+			cfg.PluginsDirs = pluginDirs
 			if marker := os.Getenv(testPauseBeforeSettle); marker != "" {
 				root.Warn("test hook set: every successful run pauses before it is settled", "env", testPauseBeforeSettle)
 				cfg.Scheduler.BeforeSettle = pauseBeforeSettle(marker)

@@ -1,11 +1,12 @@
-package host
+package plugins
 
 import (
 	"context"
 
-	"github.com/hashicorp/go-hclog"
 	"path/filepath"
 	"sync"
+
+	"github.com/hashicorp/go-hclog"
 
 	"github.com/agent-worker/agent-worker/docs-provider/file"
 	sqlitedocs "github.com/agent-worker/agent-worker/docs-provider/sqlite"
@@ -18,11 +19,11 @@ import (
 // docsFile is the sqlite provider's own database: never the daemon's.
 const docsFile = "documents.db"
 
-// docProviders hands each workflow the document provider its context names,
+// DocProviders hands each workflow the document provider its context names,
 // opening each provider once and closing them all with the daemon. The
 // built-in file and sqlite providers run in-process; an installed docs
 // plugin runs out of process (docsPlugin) behind the same interface.
-type docProviders struct {
+type DocProviders struct {
 	home    string
 	catalog *Catalog
 	log     hclog.Logger
@@ -34,8 +35,8 @@ type docProviders struct {
 	plugins map[string]*docsPlugin // by provider name and root
 }
 
-func newDocProviders(home string, catalog *Catalog, log hclog.Logger) *docProviders {
-	return &docProviders{home: home, catalog: catalog, log: log, files: map[string]*file.Provider{}, plugins: map[string]*docsPlugin{}}
+func NewDocProviders(home string, catalog *Catalog, log hclog.Logger) *DocProviders {
+	return &DocProviders{home: home, catalog: catalog, log: log, files: map[string]*file.Provider{}, plugins: map[string]*docsPlugin{}}
 }
 
 // resolve returns the provider of wf. An installed docs plugin of that
@@ -45,7 +46,7 @@ func newDocProviders(home string, catalog *Catalog, log hclog.Logger) *docProvid
 // daemon's home for standalone agents), or keeps the documents right in the
 // folder the workflow names (context.documents.dir); a plugin is told that
 // folder in AGENT_WORKER_DOCS_DIR.
-func (d *docProviders) resolve(_ context.Context, wf store.Workflow) (docprovider.Provider, error) {
+func (d *DocProviders) Resolve(_ context.Context, wf store.Workflow) (docprovider.Provider, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	root := wf.Workdir
@@ -101,7 +102,7 @@ func (d *docProviders) resolve(_ context.Context, wf store.Workflow) (docprovide
 	return nil, api.Errorf(api.CodeInvalid, "workflow @%s:%s uses documents provider %q, which is neither built in (file, sqlite) nor installed as agent-worker-docs-%s", wf.Name, wf.Tag, name, name)
 }
 
-func (d *docProviders) Close() error {
+func (d *DocProviders) Close() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for _, p := range d.plugins {

@@ -1,4 +1,4 @@
-package host
+package plugins
 
 import (
 	"context"
@@ -489,6 +489,10 @@ func (c *Catalog) Names(kind string) []string {
 
 // Dirs are the directories searched, in order.
 func (c *Catalog) Dirs() []string { return c.dirs }
+
+// Changed is signalled (coalesced) after every check of a binary, for
+// tests and listeners that wait for the catalog to see a change.
+func (c *Catalog) Changed() <-chan struct{} { return c.changed }
 
 func (c *Catalog) notify() {
 	select {

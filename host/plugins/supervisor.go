@@ -1,4 +1,4 @@
-package host
+package plugins
 
 import (
 	"context"
@@ -254,7 +254,7 @@ func (s *Supervisor) runPlugin(ctx context.Context, agent store.Agent, attempt i
 	if err != nil {
 		return backend.Permanent(fmt.Errorf("%s: %w", key, err))
 	}
-	stateDir := filepath.Join(agentStateDir(s.home, key), agent.Backend)
+	stateDir := filepath.Join(AgentStateDir(s.home, key), agent.Backend)
 	if err := os.MkdirAll(stateDir, 0o700); err != nil {
 		return err
 	}
@@ -338,9 +338,9 @@ func (s *Supervisor) runPlugin(ctx context.Context, agent store.Agent, attempt i
 	return runErr
 }
 
-// agentStateDir is where an agent's backends keep state across runs; the
+// AgentStateDir is where an agent's backends keep state across runs; the
 // daemon removes it with the agent.
-func agentStateDir(home string, key store.AgentKey) string {
+func AgentStateDir(home string, key store.AgentKey) string {
 	return filepath.Join(home, "state", key.Workflow, key.Tag, key.Name)
 }
 
@@ -527,7 +527,7 @@ func (s *Supervisor) Reap(ctx context.Context) error {
 		return err
 	}
 	for _, w := range workers {
-		if isPluginProcess(w.PID, w.PluginPath) {
+		if IsPluginProcess(w.PID, w.PluginPath) {
 			s.log.Warn("killing plugin left by a previous daemon", "run", w.RunID, "pid", w.PID)
 			_ = syscall.Kill(-w.PGID, syscall.SIGKILL)
 		}
@@ -542,9 +542,9 @@ func (s *Supervisor) Reap(ctx context.Context) error {
 	return err
 }
 
-// isPluginProcess checks /proc/<pid>/exe against the plugin's path (a
+// IsPluginProcess checks /proc/<pid>/exe against the plugin's path (a
 // replaced binary shows as "<path> (deleted)").
-func isPluginProcess(pid int, path string) bool {
+func IsPluginProcess(pid int, path string) bool {
 	exe, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/exe")
 	if err != nil {
 		return false

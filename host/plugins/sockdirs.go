@@ -1,4 +1,4 @@
-package host
+package plugins
 
 import (
 	"fmt"
@@ -50,10 +50,10 @@ func removeSocketDir(dir string) {
 	liveSocketDirs.Unlock()
 }
 
-// cleanSocketDirs removes the socket directories under runtime that
+// CleanSocketDirs removes the socket directories under runtime that
 // daemons which are gone left behind; it runs at start-up. Only names of
 // our pattern are touched, and never one whose daemon still runs.
-func cleanSocketDirs(runtime string, log hclog.Logger) {
+func CleanSocketDirs(runtime string, log hclog.Logger) {
 	entries, err := os.ReadDir(runtime)
 	if err != nil {
 		log.Warn("read runtime dir", "dir", runtime, "error", err)

@@ -1,0 +1,174 @@
+package plugins
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// startDetached starts a process in its own group and reaps it when it dies.
+func startDetached(t testing.TB, path string, args ...string) int {
+	t.Helper()
+	cmd := exec.Command(path, args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go cmd.Wait()
+	t.Cleanup(func() { cmd.Process.Kill() })
+	return cmd.Process.Pid
+}
+
+// shortTempDir is a temp dir short enough for unix socket paths.
+func shortTempDir(t testing.TB) string {
+	t.Helper()
+	d, err := os.MkdirTemp("", "awt-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(d) })
+	return d
+}
+
+func TestExitReason(t *testing.T) {
+	t.Parallel()
+	tests := map[string]struct {
+		script string
+		want   string
+	}{
+		"exit code": {"exit 3", "exit code 3"},
+		"SIGKILL":   {"kill -KILL $$", "killed by signal SIGKILL"},
+		"SIGTERM":   {"kill -TERM $$", "killed by signal SIGTERM"},
+		"SIGSEGV":   {"kill -SEGV $$", "killed by signal SIGSEGV"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			cmd := exec.Command("/bin/sh", "-c", tc.script)
+			_ = cmd.Run()
+			if got := exitReason(cmd); got != tc.want {
+				t.Errorf("exitReason = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// Socket directories that a daemon killed with its plugins left behind
+// are removed when the next daemon starts; those of a daemon that still
+// runs, and anything not ours, are left alone.
+func TestStaleSocketDirsRemovedAtStart(t *testing.T) {
+	t.Parallel()
+	runtime := shortTempDir(t)
+	gone := exec.Command("/bin/true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	dead := gone.Process.Pid
+	live := startDetached(t, "/bin/sleep", "60")
+	mk := func(name string) string {
+		p := filepath.Join(runtime, name)
+		if err := os.MkdirAll(filepath.Join(p, "sub"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(p, "plugin123"), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	stale := []string{
+		mk("aw-" + strconv.Itoa(dead) + "-run-123456"),
+		mk("aw-" + strconv.Itoa(dead) + "-fp-99"),
+		mk("aw-" + strconv.Itoa(os.Getpid()) + "-docs-42"), // our pid, not ours: a previous daemon's
+	}
+	kept := []string{
+		mk("aw-" + strconv.Itoa(live) + "-run-7"),
+		mk("aw-" + strconv.Itoa(dead) + "-other-1"),
+		mk("unrelated"),
+	}
+	inUse, err := makeSocketDir(runtime, "run") // another host in this process
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer removeSocketDir(inUse)
+	kept = append(kept, inUse)
+
+	CleanSocketDirs(runtime, hclog.NewNullLogger())
+	for _, d := range stale {
+		if _, err := os.Stat(d); !os.IsNotExist(err) {
+			t.Errorf("stale %s still there (%v)", filepath.Base(d), err)
+		}
+	}
+	for _, d := range kept {
+		if _, err := os.Stat(d); err != nil {
+			t.Errorf("%s removed: %v", filepath.Base(d), err)
+		}
+	}
+}
+
+func TestOwnMCPServersFromConfig(t *testing.T) {
+	t.Parallel()
+	got := ownMCPServers(json.RawMessage(`{"script":[],"mcp_servers":{"web":{"url":"http://x/mcp","headers":{"A":"b"}},"gh":{"command":["npx","gh"],"env":{"T":"1"}}}}`))
+	if len(got) != 2 || got[0].Name != "gh" || got[0].Command[1] != "gh" || got[0].Env["T"] != "1" || got[1].URL != "http://x/mcp" || got[1].Headers["A"] != "b" {
+		t.Errorf("ownMCPServers = %+v", got)
+	}
+	if got := ownMCPServers(json.RawMessage(`{}`)); got != nil {
+		t.Errorf("no servers: %+v", got)
+	}
+}
+
+// An agent's env: becomes KEY=value entries for its plugin; a name that
+// cannot be a variable, or values that are not strings, say what to fix.
+func TestAgentEnvFromConfig(t *testing.T) {
+	t.Parallel()
+	tests := map[string]struct {
+		config string
+		want   []string
+		err    string
+	}{
+		"none":            {config: `{"script":[]}`, want: []string{}},
+		"empty config":    {config: ``, want: []string{}},
+		"sorted":          {config: `{"env":{"HTTPS_PROXY":"http://p:3128","A_B":"x=y"}}`, want: []string{"A_B=x=y", "HTTPS_PROXY=http://p:3128"}},
+		"not json":        {config: `{`, want: []string{}},
+		"name with =":     {config: `{"env":{"A=B":"x"}}`, err: `"A=B" is not a usable variable`},
+		"empty name":      {config: `{"env":{"":"x"}}`, err: `"" is not a usable variable`},
+		"NUL in value":    {config: `{"env":{"A":"x\u0000y"}}`, err: `"A" is not a usable variable`},
+		"number value":    {config: `{"env":{"A":1}}`, err: "want an object of strings"},
+		"list instead":    {config: `{"env":["A=1"]}`, err: "want an object of strings"},
+		"other keys kept": {config: `{"timeout":5,"env":{"K":"v"}}`, want: []string{"K=v"}},
+	}
+	for name, tc := range tests {
+		got, err := agentEnv(json.RawMessage(tc.config))
+		switch {
+		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+			t.Errorf("%s: err = %v, want one saying %q", name, err, tc.err)
+		case tc.err == "" && err != nil:
+			t.Errorf("%s: %v", name, err)
+		case tc.err == "" && !slices.Equal(got, tc.want):
+			t.Errorf("%s: agentEnv = %q, want %q", name, got, tc.want)
+		}
+	}
+}
+
+// The allowlist keeps what backends and the network need and drops the
+// daemon's own settings and anything else it was started with.
+func TestPluginEnvAllowlist(t *testing.T) {
+	t.Parallel()
+	for name, kept := range map[string]bool{
+		"PATH": true, "HOME": true, "LANG": true, "LC_ALL": true, "TZ": true, "SSL_CERT_FILE": true,
+		"HTTPS_PROXY": true, "no_proxy": true, "ANTHROPIC_API_KEY": true, "ANTHROPIC_BASE_URL": true,
+		"OPENAI_BASE_URL": true, "GROQ_API_KEY": true, "CLAUDE_CONFIG_DIR": true, "CODEX_HOME": true, "CURSOR_API_KEY": true,
+		"XDG_CONFIG_HOME": true, "AGENT_WORKER_HOME": false, "AGENT_WORKER_TOKEN": false, "AGENT_WORKER_LISTEN": false, "AWS_SECRET_ACCESS_KEY": false,
+		"GITHUB_TOKEN": false, "DATABASE_URL": false, "PWD": false, "OLDPWD": false, "LD_PRELOAD": false,
+	} {
+		if got := inPluginEnv(name); got != kept {
+			t.Errorf("inPluginEnv(%s) = %v, want %v", name, got, kept)
+		}
+	}
+}
