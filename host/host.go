@@ -19,6 +19,7 @@ import (
 	"github.com/agent-worker/agent-worker/host/api"
 	"github.com/agent-worker/agent-worker/host/mcpserver"
 	"github.com/agent-worker/agent-worker/host/plugins"
+	"github.com/agent-worker/agent-worker/host/scheduler"
 	"github.com/agent-worker/agent-worker/host/team"
 	"github.com/agent-worker/agent-worker/store"
 )
@@ -55,7 +56,7 @@ type Config struct {
 	// Supervisor tunes run timeouts.
 	Supervisor plugins.SupervisorConfig
 	// Scheduler tunes when agents run.
-	Scheduler SchedulerConfig
+	Scheduler scheduler.Config
 	// Logger is the root logger; each part logs through a Named child.
 	Logger hclog.Logger
 	// Now is the clock; tests inject one.
@@ -79,7 +80,7 @@ type Host struct {
 	mcp       *mcpserver.Server
 	catalog   *plugins.Catalog
 	sup       *plugins.Supervisor
-	sched     *Scheduler
+	sched     *scheduler.Scheduler
 	wfs       *workflows
 
 	stopOnce sync.Once
@@ -162,7 +163,7 @@ func New(cfg Config) (_ *Host, err error) {
 	if err := h.sup.Reap(ctx); err != nil {
 		return nil, fmt.Errorf("reap workers: %w", err)
 	}
-	h.sched = NewScheduler(h.db, h.sup, h.team, cfg.Scheduler, h.log.Named("scheduler"))
+	h.sched = scheduler.New(h.db, h.sup, h.team, cfg.Scheduler, h.log.Named("scheduler"))
 	h.wfs = newWorkflows(h)
 	if err := h.wfs.Restore(ctx); err != nil {
 		return nil, fmt.Errorf("restore workflows: %w", err)

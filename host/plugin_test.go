@@ -16,6 +16,7 @@ import (
 
 	"github.com/agent-worker/agent-worker/host/api"
 	"github.com/agent-worker/agent-worker/host/plugins"
+	"github.com/agent-worker/agent-worker/host/scheduler"
 	"github.com/agent-worker/agent-worker/store"
 )
 
@@ -81,7 +82,7 @@ func pluginHost(t testing.TB, sc plugins.SupervisorConfig, opts ...func(*Config)
 	dir := t.TempDir()
 	install(t, mockBinary(t), dir, "agent-worker-backend-mock")
 	cfg := Config{Home: t.TempDir(), Listen: "127.0.0.1:0", PluginsDirs: []string{dir}, Supervisor: sc, RuntimeDir: shortTempDir(t),
-		Scheduler: SchedulerConfig{RetryBase: 10 * time.Millisecond}}
+		Scheduler: scheduler.Config{RetryBase: 10 * time.Millisecond}}
 	for _, o := range opts {
 		o(&cfg)
 	}

@@ -5,79 +5,19 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"time"
 
 	"github.com/agent-worker/agent-worker/host/api"
-	"github.com/agent-worker/agent-worker/host/team"
 	"github.com/agent-worker/agent-worker/sdk/backend"
 	"github.com/agent-worker/agent-worker/store"
 )
 
-// runMessage writes a user's message to an agent into the channel and
-// follows the run the scheduler starts for it: the same path every run
-// takes. If ctx ends first (the client went away) the run is cancelled.
-func (h *Host) runMessage(ctx context.Context, target, message string, onEvent func(backend.Event)) (api.RunResult, error) {
+// ask parses target and runs message through the scheduler (Scheduler.Ask).
+func (h *Host) ask(ctx context.Context, target, message string, onEvent func(backend.Event)) (api.RunResult, error) {
 	t, err := api.ParseAgentTarget(target)
 	if err != nil {
 		return api.RunResult{}, err
 	}
-	agent, err := h.db.GetAgent(ctx, keyOf(t))
-	if err != nil {
-		return api.RunResult{}, err
-	}
-	switch {
-	case agent.Backend == "external":
-		return api.RunResult{}, api.Errorf(api.CodeInvalid, "%s has backend external: an outside MCP client acts as it, the daemon never runs it", t.Display())
-	case agent.State == "failed":
-		return api.RunResult{}, api.Errorf(api.CodeConflict, "%s is failed (%s): fix the cause, then `agent-worker resume %s`", t.Display(), agent.Error, t.Display())
-	case agent.State == "stopped":
-		return api.RunResult{}, api.Errorf(api.CodeConflict, "%s is stopped (its workflow was stopped or it left the workflow file): start the workflow again", t.Display())
-	}
-	start := time.Now()
-	queue := 0
-	if onEvent != nil {
-		queue = watchQueue
-	}
-	w, err := h.sched.Watch(agent.Key(), queue)
-	if err != nil {
-		return api.RunResult{}, err
-	}
-	m, err := h.team.Send(ctx, team.SendRequest{Scope: agent.Key().Scope(), From: team.SenderUser, Content: "@" + agent.Name + " " + message})
-	if err != nil {
-		w.Stop(false)
-		return api.RunResult{}, err
-	}
-	w.Arm(m.Seq)
-	// The run's events are passed on here, on the caller's goroutine: a
-	// client that stops reading holds up only itself.
-	for {
-		select {
-		case <-ctx.Done():
-			w.Stop(true)
-			return api.RunResult{}, ctx.Err()
-		case e := <-w.Events():
-			onEvent(e)
-		case <-w.Dropped():
-			w.Stop(false)
-			return api.RunResult{}, api.Errorf(api.CodeUnavailable,
-				"you fell behind the run's events and were dropped; the run goes on: read %s's reply in its channel with since_seq=%d", t.Display(), m.Seq)
-		case r := <-w.Done():
-			for drained := false; !drained; {
-				select {
-				case e := <-w.Events():
-					onEvent(e)
-				default:
-					drained = true
-				}
-			}
-			if r.err != nil {
-				return api.RunResult{}, r.err
-			}
-			out := r.out
-			return api.RunResult{RunID: out.Run.ID, Agent: t.Display(), Content: out.Result, DurationMS: time.Since(start).Milliseconds(),
-				Usage: api.Usage{InputTokens: out.Usage.InputTokens, OutputTokens: out.Usage.OutputTokens, CostUSD: out.Usage.CostUSD}}, nil
-		}
-	}
+	return h.sched.Ask(ctx, t, message, onEvent)
 }
 
 // handleRun is POST /run: the run's events as server-sent events (`chunk`,
@@ -95,7 +35,7 @@ func (h *Host) handleRun(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	streamed := false
-	res, err := h.runMessage(r.Context(), req.Agent, req.Message, func(e backend.Event) {
+	res, err := h.ask(r.Context(), req.Agent, req.Message, func(e backend.Event) {
 		switch e.Kind {
 		case backend.EventText:
 			streamed = true
@@ -128,7 +68,7 @@ func (h *Host) handleServe(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeJSON(w, r, &req); err != nil {
 		return err
 	}
-	res, err := h.runMessage(r.Context(), req.Agent, req.Message, nil)
+	res, err := h.ask(r.Context(), req.Agent, req.Message, nil)
 	if err != nil {
 		return runError(err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agent-worker/agent-worker/host/api"
 	"github.com/agent-worker/agent-worker/host/plugins"
+	"github.com/agent-worker/agent-worker/host/scheduler"
 	"github.com/agent-worker/agent-worker/host/team"
 	"github.com/agent-worker/agent-worker/store"
 )
@@ -361,7 +362,7 @@ func TestSchedulesFireOnTheClockAndSurviveRestart(t *testing.T) {
 
 	// After a restart the schedules are still there and fire again.
 	th2 := startHostWith(t, Config{Home: home, Listen: "127.0.0.1:0", PluginsDirs: th.catalog.Dirs()[:1], Now: clock.Now,
-		Scheduler: SchedulerConfig{Clock: clock, PollInterval: time.Hour}})
+		Scheduler: scheduler.Config{Clock: clock, PollInterval: time.Hour}})
 	ev2 := watchEvents(t, th2)
 	// Whatever the restart re-queued finishes first, so the count below is
 	// about the schedule alone.
@@ -485,28 +486,6 @@ func TestAgentStateDir(t *testing.T) {
 	}
 }
 
-func TestRetryDelayDoubles(t *testing.T) {
-	t.Parallel()
-	tests := map[string]struct {
-		n    int
-		r    float64
-		want time.Duration
-	}{
-		"first, no jitter":      {1, 0.5, time.Second},
-		"second, no jitter":     {2, 0.5, 2 * time.Second},
-		"third, no jitter":      {3, 0.5, 4 * time.Second},
-		"third, lowest jitter":  {3, 0, 3600 * time.Millisecond},
-		"third, highest jitter": {3, 1, 4400 * time.Millisecond},
-		"capped":                {20, 0.5, maxRetryDelay},
-		"shift past the width":  {70, 0.5, maxRetryDelay},
-	}
-	for name, tc := range tests {
-		if got := retryDelay(time.Second, tc.n, tc.r); got != tc.want {
-			t.Errorf("%s: retryDelay(1s, %d, %v) = %v, want %v", name, tc.n, tc.r, got, tc.want)
-		}
-	}
-}
-
 // nextDelay waits until some waiter is due within limit of now and returns
 // how far ahead the soonest one is; long waits (the poll) are ignored. It
 // fails the test if no such waiter appears within 30 s of real time.
@@ -545,7 +524,7 @@ func TestRetryBackoffIsExponentialOnTheClock(t *testing.T) {
 	t.Parallel()
 	clock := newFakeClock(time.Now())
 	th, _ := pluginHost(t, plugins.SupervisorConfig{}, func(c *Config) {
-		c.Scheduler = SchedulerConfig{Clock: clock, PollInterval: time.Hour, Attempts: 4, RetryBase: time.Second}
+		c.Scheduler = scheduler.Config{Clock: clock, PollInterval: time.Hour, Attempts: 4, RetryBase: time.Second}
 	})
 	ev := watchEvents(t, th)
 	mockAgent(t, th, "crashy", map[string]any{"crash": 3})

@@ -13,6 +13,7 @@ import (
 
 	"github.com/agent-worker/agent-worker/host/api"
 	"github.com/agent-worker/agent-worker/host/plugins"
+	"github.com/agent-worker/agent-worker/host/scheduler"
 	"github.com/agent-worker/agent-worker/host/team"
 	"github.com/agent-worker/agent-worker/sdk/backend"
 )
@@ -54,7 +55,7 @@ func TestStalledRunWatcherIsDroppedAndTheRunFinishes(t *testing.T) {
 	defer reader.Stop(false)
 	type result struct {
 		text string
-		res  watchResult
+		res  scheduler.WatchResult
 	}
 	got := make(chan result, 1)
 	go func() {
@@ -94,8 +95,8 @@ func TestStalledRunWatcherIsDroppedAndTheRunFinishes(t *testing.T) {
 	}
 	select {
 	case r := <-got:
-		if r.text != text || r.res.err != nil || r.res.out.Result != "done talking" {
-			t.Errorf("the reading watcher got %d of %d bytes of text, outcome %+v, %v", len(r.text), len(text), r.res.out.Result, r.res.err)
+		if r.text != text || r.res.Err != nil || r.res.Out.Result != "done talking" {
+			t.Errorf("the reading watcher got %d of %d bytes of text, outcome %+v, %v", len(r.text), len(text), r.res.Out.Result, r.res.Err)
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("the reading watcher never got the run's outcome")
@@ -107,7 +108,7 @@ func TestStalledRunWatcherIsDroppedAndTheRunFinishes(t *testing.T) {
 func TestStalledAskIsToldItFellBehind(t *testing.T) {
 	t.Parallel()
 	th, _ := pluginHost(t, plugins.SupervisorConfig{}, noPoll)
-	script, _ := chattyScript(watchQueue + 100)
+	script, _ := chattyScript(scheduler.AskQueue + 100)
 	mockAgent(t, th, "chatty", script...)
 	bus := watchEvents(t, th)
 
@@ -115,7 +116,7 @@ func TestStalledAskIsToldItFellBehind(t *testing.T) {
 	var once sync.Once
 	errc := make(chan error, 1)
 	go func() {
-		_, err := th.runMessage(context.Background(), "chatty", "talk", func(backend.Event) {
+		_, err := th.ask(context.Background(), "chatty", "talk", func(backend.Event) {
 			once.Do(func() { <-release }) // the client stops reading
 		})
 		errc <- err

@@ -17,6 +17,7 @@ import (
 	"github.com/agent-worker/agent-worker/host"
 	"github.com/agent-worker/agent-worker/host/api"
 	"github.com/agent-worker/agent-worker/host/plugins"
+	"github.com/agent-worker/agent-worker/host/scheduler"
 )
 
 // stringList is a repeatable flag.
@@ -40,7 +41,7 @@ func daemonCmd(e *env) *ffcli.Command {
 	fs.Var(&pluginDirs, "plugins-dir", "extra directory searched for plugins first (repeatable)")
 	fs.StringVar(&logLevel, "log-level", "info", "trace, debug, info, warn or error")
 	fs.BoolVar(&logJSON, "log-json", false, "log JSON lines instead of text")
-	fs.DurationVar(&cfg.Scheduler.PollInterval, "poll-interval", host.DefaultPollInterval, "how often agents check their inbox without a wake (a safety net)")
+	fs.DurationVar(&cfg.Scheduler.PollInterval, "poll-interval", scheduler.DefaultPollInterval, "how often agents check their inbox without a wake (a safety net)")
 	fs.IntVar(&cfg.Scheduler.MaxConcurrent, "max-concurrent", 0, "runs at once across the daemon (default 2 × cores)")
 	fs.DurationVar(&cfg.Supervisor.RunTimeout, "run-timeout", plugins.DefaultRunTimeout, "longest a run may take")
 	fs.DurationVar(&cfg.Supervisor.IdleTimeout, "idle-timeout", plugins.DefaultIdleTimeout, "longest a run's backend may go without an event (no progress)")

@@ -1,4 +1,4 @@
-package host
+package scheduler
 
 import (
 	"context"
@@ -35,8 +35,8 @@ const (
 // retried.
 var errUserCancel = errors.New("cancelled by the user")
 
-// SchedulerConfig tunes when agents run; zero values take the defaults.
-type SchedulerConfig struct {
+// Config tunes when agents run; zero values take the defaults.
+type Config struct {
 	// PollInterval is the inbox safety net behind wakes.
 	PollInterval time.Duration
 	// MaxConcurrent caps runs across the daemon (default 2 × cores).
@@ -54,6 +54,12 @@ type SchedulerConfig struct {
 	BeforeSettle func(ctx context.Context, runID string) error
 }
 
+// Runner runs one attempt of an agent run in a fresh plugin process: the
+// one thing the scheduler needs from the plugins package.
+type Runner interface {
+	Run(ctx context.Context, spec plugins.RunSpec) (plugins.Outcome, error)
+}
+
 // Scheduler decides when each agent runs: on a wake (a new inbox message,
 // coalesced), on the inbox poll, and on its interval or cron schedule. Each
 // agent has one loop, so it runs at most once at a time; a FIFO semaphore
@@ -61,10 +67,10 @@ type SchedulerConfig struct {
 // state it acts on is in the store, so a restarted daemon carries on.
 type Scheduler struct {
 	db    *store.DB
-	sup   *plugins.Supervisor
+	sup   Runner
 	team  *team.Service
 	log   hclog.Logger
-	cfg   SchedulerConfig
+	cfg   Config
 	slots chan struct{}
 	sub   *team.Subscription // wakes, subscribed in Start
 
@@ -76,7 +82,7 @@ type Scheduler struct {
 }
 
 // NewScheduler returns a scheduler; Run starts it.
-func NewScheduler(db *store.DB, sup *plugins.Supervisor, svc *team.Service, cfg SchedulerConfig, log hclog.Logger) *Scheduler {
+func New(db *store.DB, sup Runner, svc *team.Service, cfg Config, log hclog.Logger) *Scheduler {
 	if cfg.PollInterval <= 0 {
 		cfg.PollInterval = DefaultPollInterval
 	}
@@ -107,9 +113,9 @@ type agentLoop struct {
 	mu        sync.Mutex
 	runCancel context.CancelCauseFunc // the run in flight, if any
 	until     int64                   // its inbox high-water seq
-	watches   []*runWatch
+	watches   []*RunWatch
 	lastFire  time.Time   // last scheduled wake-up, so one fire is not repeated
-	last      watchResult // the last finished run, for a watch armed late
+	last      WatchResult // the last finished run, for a watch armed late
 }
 
 // Start starts a loop per agent; loops and their runs live until ctx ends.
@@ -480,153 +486,4 @@ func (s *Scheduler) Resume(ctx context.Context, key store.AgentKey) error {
 	s.Add(key)
 	s.Wake(key)
 	return nil
-}
-
-// watchQueue is how many run events an ask client may have unread before
-// it is dropped: far more than a model streams while a healthy client
-// takes one write.
-const watchQueue = 1024
-
-// runWatch follows the run that handles one message, for ask/serve. The
-// run's events go into a bounded queue that the watcher drains on its own
-// goroutine, so a slow client never holds up the run or the agent loop.
-type runWatch struct {
-	l       *agentLoop
-	seq     int64              // the message; 0 until Arm
-	events  chan backend.Event // nil for a watch of the outcome only
-	dropped chan struct{}      // closed when events overflowed
-	done    chan watchResult   // capacity 1
-	active  bool               // attached to the run in flight
-}
-
-type watchResult struct {
-	out plugins.Outcome
-	err error
-}
-
-// Watch registers interest in an agent's runs before the caller writes its
-// message; Arm then names the message. This order means no run can handle
-// the message unseen. With queue > 0, the run's events arrive on Events; a
-// watcher that leaves more than queue of them unread is dropped (Dropped
-// closes) and the run carries on without it.
-func (s *Scheduler) Watch(key store.AgentKey, queue int) (*runWatch, error) {
-	s.mu.Lock()
-	l := s.loops[key]
-	s.mu.Unlock()
-	if l == nil {
-		return nil, api.Errorf(api.CodeConflict, "%s is not scheduled: it is stopped, or its workflow is", key)
-	}
-	w := &runWatch{l: l, dropped: make(chan struct{}), done: make(chan watchResult, 1)}
-	if queue > 0 {
-		w.events = make(chan backend.Event, queue)
-	}
-	l.mu.Lock()
-	l.watches = append(l.watches, w)
-	l.mu.Unlock()
-	return w, nil
-}
-
-// Arm names the message the watch waits for.
-func (w *runWatch) Arm(seq int64) {
-	l := w.l
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	w.seq = seq
-	switch {
-	case l.runCancel != nil && l.until >= seq:
-		w.active = true // the run in flight was shown it
-	case l.runCancel == nil && l.last.out.Run.InboxUntilSeq >= seq && l.last.err == nil:
-		w.done <- l.last // a run already handled it
-		w.removeLocked()
-	}
-}
-
-// Done delivers the outcome of the run that handled the message. Events
-// the run sent before it ended are already queued on Events.
-func (w *runWatch) Done() <-chan watchResult { return w.done }
-
-// Events delivers the run's events (nil without a queue: never ready).
-func (w *runWatch) Events() <-chan backend.Event { return w.events }
-
-// Dropped is closed when the watcher fell behind the run's events and was
-// detached; the run goes on and its reply lands in the channel as usual.
-func (w *runWatch) Dropped() <-chan struct{} { return w.dropped }
-
-// Stop stops watching; with cancelRun, a run in flight for the message is
-// cancelled (the user gave up) and not retried.
-func (w *runWatch) Stop(cancelRun bool) {
-	l := w.l
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	w.removeLocked()
-	if cancelRun && w.active && l.runCancel != nil {
-		l.runCancel(errUserCancel)
-	}
-}
-
-func (w *runWatch) removeLocked() {
-	ws := w.l.watches
-	for i, x := range ws {
-		if x == w {
-			w.l.watches = append(ws[:i], ws[i+1:]...)
-			return
-		}
-	}
-}
-
-// startRun marks the run in flight and attaches the watches it covers.
-func (l *agentLoop) startRun(cancel context.CancelCauseFunc, until int64) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.runCancel, l.until = cancel, until
-	for _, w := range l.watches {
-		if w.seq > 0 && w.seq <= until {
-			w.active = true
-		}
-	}
-}
-
-func (l *agentLoop) endRun() {
-	l.mu.Lock()
-	l.runCancel, l.until = nil, 0
-	l.mu.Unlock()
-}
-
-// forward queues a run event for the streaming watches attached to the
-// run. It never blocks and calls no watcher's code: a watch whose queue is
-// full is dropped.
-func (l *agentLoop) forward(e backend.Event) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	kept := l.watches[:0]
-	for _, w := range l.watches {
-		if w.active && w.events != nil {
-			select {
-			case w.events <- e:
-			default:
-				close(w.dropped) // and no outcome: it is detached
-				continue
-			}
-		}
-		kept = append(kept, w)
-	}
-	clear(l.watches[len(kept):])
-	l.watches = kept
-}
-
-// finishAll reports a final outcome to the attached watches (to every watch
-// when all is set, e.g. the agent was removed).
-func (l *agentLoop) finishAll(out plugins.Outcome, err error, all bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.last = watchResult{out, err}
-	kept := l.watches[:0]
-	for _, w := range l.watches {
-		if w.active || all {
-			w.done <- watchResult{out, err}
-			continue
-		}
-		kept = append(kept, w)
-	}
-	l.watches = kept
 }

@@ -1,0 +1,76 @@
+package scheduler
+
+import (
+	"context"
+	"time"
+
+	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/team"
+	"github.com/agent-worker/agent-worker/sdk/backend"
+	"github.com/agent-worker/agent-worker/store"
+)
+
+// Ask writes a user's message to an agent into the channel and follows the
+// run the scheduler starts for it: the same path every run takes (`ask`,
+// `serve`). onEvent, when set, gets the run's events on the caller's
+// goroutine. If ctx ends first (the client went away) the run is
+// cancelled and not retried.
+func (s *Scheduler) Ask(ctx context.Context, t api.Target, message string, onEvent func(backend.Event)) (api.RunResult, error) {
+	agent, err := s.db.GetAgent(ctx, store.AgentKey{Name: t.Agent, Workflow: t.Workflow, Tag: t.Tag})
+	if err != nil {
+		return api.RunResult{}, err
+	}
+	switch {
+	case agent.Backend == "external":
+		return api.RunResult{}, api.Errorf(api.CodeInvalid, "%s has backend external: an outside MCP client acts as it, the daemon never runs it", t.Display())
+	case agent.State == "failed":
+		return api.RunResult{}, api.Errorf(api.CodeConflict, "%s is failed (%s): fix the cause, then `agent-worker resume %s`", t.Display(), agent.Error, t.Display())
+	case agent.State == "stopped":
+		return api.RunResult{}, api.Errorf(api.CodeConflict, "%s is stopped (its workflow was stopped or it left the workflow file): start the workflow again", t.Display())
+	}
+	start := time.Now()
+	queue := 0
+	if onEvent != nil {
+		queue = AskQueue
+	}
+	w, err := s.Watch(agent.Key(), queue)
+	if err != nil {
+		return api.RunResult{}, err
+	}
+	m, err := s.team.Send(ctx, team.SendRequest{Scope: agent.Key().Scope(), From: team.SenderUser, Content: "@" + agent.Name + " " + message})
+	if err != nil {
+		w.Stop(false)
+		return api.RunResult{}, err
+	}
+	w.Arm(m.Seq)
+	// The run's events are passed on here, on the caller's goroutine: a
+	// client that stops reading holds up only itself.
+	for {
+		select {
+		case <-ctx.Done():
+			w.Stop(true)
+			return api.RunResult{}, ctx.Err()
+		case e := <-w.Events():
+			onEvent(e)
+		case <-w.Dropped():
+			w.Stop(false)
+			return api.RunResult{}, api.Errorf(api.CodeUnavailable,
+				"you fell behind the run's events and were dropped; the run goes on: read %s's reply in its channel with since_seq=%d", t.Display(), m.Seq)
+		case r := <-w.Done():
+			for drained := false; !drained; {
+				select {
+				case e := <-w.Events():
+					onEvent(e)
+				default:
+					drained = true
+				}
+			}
+			if r.Err != nil {
+				return api.RunResult{}, r.Err
+			}
+			out := r.Out
+			return api.RunResult{RunID: out.Run.ID, Agent: t.Display(), Content: out.Result, DurationMS: time.Since(start).Milliseconds(),
+				Usage: api.Usage{InputTokens: out.Usage.InputTokens, OutputTokens: out.Usage.OutputTokens, CostUSD: out.Usage.CostUSD}}, nil
+		}
+	}
+}
