@@ -6,9 +6,8 @@ import (
 	"net/http"
 	"os"
 
+	"github.com/agent-worker/agent-worker/host/agents"
 	"github.com/agent-worker/agent-worker/host/api"
-	"github.com/agent-worker/agent-worker/host/plugins"
-	"github.com/agent-worker/agent-worker/sdk/plugin"
 	"github.com/agent-worker/agent-worker/store"
 )
 
@@ -86,19 +85,10 @@ func (h *Host) handleCreateAgent(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeJSON(w, r, &spec); err != nil {
 		return err
 	}
-	if err := h.catalog.Unusable(plugin.KindBackend, backendName(spec.Backend)); err != nil {
-		return err
-	}
-	a, err := agentFromSpec(spec, h.catalog.Names(plugin.KindBackend), h.cfg.DefaultModel)
+	stored, err := h.agents.Create(r.Context(), spec)
 	if err != nil {
 		return err
 	}
-	stored, err := h.db.CreateAgent(r.Context(), a)
-	if err != nil {
-		return err
-	}
-	h.log.Named("agents").Info("agent registered", "agent", targetOf(stored.Key()).String(), "backend", stored.Backend)
-	h.sched.Add(stored.Key())
 	out, err := h.toAPIAgent(r.Context(), stored)
 	if err != nil {
 		return err
@@ -136,15 +126,9 @@ func (h *Host) handleDeleteAgent(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := h.db.DeleteAgent(r.Context(), keyOf(t)); err != nil {
+	if err := h.agents.Delete(r.Context(), keyOf(t)); err != nil {
 		return err
 	}
-	h.mcp.Forget(keyOf(t)) // its tokens went with it
-	h.sched.Remove(keyOf(t))
-	if err := os.RemoveAll(plugins.AgentStateDir(h.cfg.Home, keyOf(t))); err != nil {
-		h.log.Warn("remove agent state", "agent", t.String(), "error", err)
-	}
-	h.log.Named("agents").Info("agent removed", "agent", t.String())
 	writeJSON(w, http.StatusOK, api.Status{Status: "deleted", Target: t.Display()})
 	return nil
 }
@@ -252,7 +236,7 @@ func (h *Host) toAPIAgent(ctx context.Context, a store.Agent) (api.Agent, error)
 		Backend: a.Backend, Model: a.Model, System: a.System,
 		Schedule: a.Schedule, WakeupPrompt: a.WakeupPrompt, Config: cfg,
 		State: a.State, Task: a.Task, Error: a.Error, InboxDepth: depth,
-		Warnings:  agentWarnings(a, os.Getenv),
+		Warnings:  agents.Warnings(a, h.catalog, os.Getenv),
 		CreatedAt: a.CreatedAt.UTC(), UpdatedAt: a.UpdatedAt.UTC(),
 	}, nil
 }
@@ -322,9 +306,6 @@ func (h *Host) handleSetSchedule(w http.ResponseWriter, r *http.Request) error {
 	if req.Schedule == "" {
 		return api.Errorf(api.CodeInvalid, "schedule is empty: give an interval (30m) or a cron expression, or DELETE to clear it")
 	}
-	if err := validateSchedule(req.Schedule); err != nil {
-		return err
-	}
 	return h.changeSchedule(w, r, t, req.Schedule, req.WakeupPrompt)
 }
 
@@ -337,10 +318,9 @@ func (h *Host) handleClearSchedule(w http.ResponseWriter, r *http.Request) error
 }
 
 func (h *Host) changeSchedule(w http.ResponseWriter, r *http.Request, t api.Target, schedule, prompt string) error {
-	if err := h.db.SetAgentSchedule(r.Context(), keyOf(t), schedule, prompt); err != nil {
+	if err := h.agents.SetSchedule(r.Context(), keyOf(t), schedule, prompt); err != nil {
 		return err
 	}
-	h.sched.Reschedule(keyOf(t))
 	status := "scheduled"
 	if schedule == "" {
 		status = "unscheduled"

@@ -16,6 +16,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/agent-worker/agent-worker/host/agents"
 	"github.com/agent-worker/agent-worker/host/api"
 	"github.com/agent-worker/agent-worker/host/mcpserver"
 	"github.com/agent-worker/agent-worker/host/plugins"
@@ -82,6 +83,7 @@ type Host struct {
 	sup       *plugins.Supervisor
 	sched     *scheduler.Scheduler
 	wfs       *workflows
+	agents    *agents.Registry
 
 	stopOnce sync.Once
 	stop     chan struct{} // closed by POST /shutdown
@@ -164,6 +166,8 @@ func New(cfg Config) (_ *Host, err error) {
 		return nil, fmt.Errorf("reap workers: %w", err)
 	}
 	h.sched = scheduler.New(h.db, h.sup, h.team, cfg.Scheduler, h.log.Named("scheduler"))
+	h.agents = &agents.Registry{DB: h.db, Catalog: h.catalog, Sched: h.sched, DefaultModel: cfg.DefaultModel, Forget: h.mcp.Forget,
+		StateDir: func(k store.AgentKey) string { return plugins.AgentStateDir(home, k) }, Log: h.log.Named("agents")}
 	h.wfs = newWorkflows(h)
 	if err := h.wfs.Restore(ctx); err != nil {
 		return nil, fmt.Errorf("restore workflows: %w", err)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agent-worker/agent-worker/host/agents"
 	"github.com/agent-worker/agent-worker/host/api"
 	"github.com/agent-worker/agent-worker/host/plugins"
 	"github.com/agent-worker/agent-worker/workflow"
@@ -131,7 +132,7 @@ func TestSizeLimitsOnEveryPath(t *testing.T) {
 
 	// POST /agents: the request body limit stops a huge prompt first; the
 	// prompt's own limit holds for anything that gets past it.
-	_, err = agentFromSpec(api.AgentSpec{Name: "a", Backend: "mock", System: strings.Repeat("p", workflow.MaxSystemPromptBytes+1)}, nil, "")
+	_, err = agents.FromSpec(api.AgentSpec{Name: "a", Backend: "mock", System: strings.Repeat("p", workflow.MaxSystemPromptBytes+1)}, th.catalog, "")
 	if api.ErrorCode(err) != api.CodeTooLarge || !strings.Contains(err.Error(), "system prompt is 1048577 bytes; the limit is 1 MiB") {
 		t.Errorf("agent spec with a 1 MiB+ prompt: %v", err)
 	}

@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/agent-worker/agent-worker/host/api"
-	"github.com/agent-worker/agent-worker/store"
 )
 
 // An sdk agent created without a model gets the daemon's default; without
@@ -54,34 +53,6 @@ func TestNewAgentTakesTheDefaultModel(t *testing.T) {
 	b, err := th.client().CreateAgent(ctx, api.AgentSpec{Name: "bob", Model: "anthropic/claude-haiku-4-5"})
 	if err != nil || b.Model != "anthropic/claude-haiku-4-5" || len(b.Warnings) != 0 {
 		t.Errorf("bob = %s, warnings %q, %v; want his own model and no warning", b.Model, b.Warnings, err)
-	}
-}
-
-func TestAgentWarnings(t *testing.T) {
-	t.Parallel()
-	env := map[string]string{"ANTHROPIC_API_KEY": "k"}
-	tests := map[string]struct {
-		agent store.Agent
-		want  string // "" for no warning
-	}{
-		"key set":          {store.Agent{Backend: "sdk", Model: "anthropic/claude-sonnet-4-5"}, ""},
-		"key missing":      {store.Agent{Backend: "sdk", Model: "groq/llama-3.3-70b"}, "GROQ_API_KEY is not set"},
-		"key in agent env": {store.Agent{Backend: "sdk", Model: "groq/llama", Config: []byte(`{"env":{"GROQ_API_KEY":"x"}}`)}, ""},
-		"provider's key":   {store.Agent{Backend: "sdk", Model: "m", Config: []byte(`{"provider":{"name":"local","api_key_env":"LOCAL_KEY"}}`)}, "LOCAL_KEY is not set"},
-		"no key needed":    {store.Agent{Backend: "sdk", Model: "ollama/llama3.2"}, ""},
-		"other backend":    {store.Agent{Backend: "mock", Model: "groq/llama"}, ""},
-	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			got := agentWarnings(tc.agent, func(k string) string { return env[k] })
-			switch {
-			case tc.want == "" && len(got) > 0:
-				t.Errorf("warnings = %q, want none", got)
-			case tc.want != "" && (len(got) != 1 || !strings.Contains(got[0], tc.want)):
-				t.Errorf("warnings = %q, want one saying %q", got, tc.want)
-			}
-		})
 	}
 }
 

@@ -7,12 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/agent-worker/agent-worker/host/agents"
 	"github.com/agent-worker/agent-worker/host/api"
 	"github.com/agent-worker/agent-worker/host/internal/fswatch"
 	"github.com/agent-worker/agent-worker/host/team"
@@ -150,15 +152,10 @@ func (ws *workflows) Start(ctx context.Context, req api.StartWorkflow) (api.Work
 // untouched ones are left alone.
 // started is the start time for a start, zero for a reload.
 func (ws *workflows) apply(ctx context.Context, inst *workflow.Instance, content []byte, vars workflow.Vars, started time.Time) error {
-	installed := ws.h.catalog.Names(plugin.KindBackend)
 	wanted := map[string]store.Agent{}
 	for _, a := range inst.Agents {
-		if err := ws.h.catalog.Unusable(plugin.KindBackend, a.Backend); err != nil {
+		if _, err := agents.ResolveBackend(ws.h.catalog, a.Backend); err != nil {
 			return api.Errorf(api.CodeInvalid, "%s:%d: agent %s: %v", inst.Path, a.Line, a.Name, err)
-		}
-		if a.Backend != "external" && !containsString(knownBackends, a.Backend) && !containsString(installed, a.Backend) {
-			return api.Errorf(api.CodeInvalid, "%s:%d: agent %s uses backend %q, which is not installed: install agent-worker-backend-%s into a plugins.d folder",
-				inst.Path, a.Line, a.Name, a.Backend, a.Backend)
 		}
 		model := a.Model
 		if a.Backend == "sdk" && model == "" {
@@ -223,7 +220,7 @@ func (ws *workflows) apply(ctx context.Context, inst *workflow.Instance, content
 // would overwrite each other's work.
 func (ws *workflows) checkDocs(ctx context.Context, inst *workflow.Instance) error {
 	name := inst.Context.Documents
-	if name != "" && name != "file" && name != "sqlite" && !containsString(ws.h.catalog.Names(plugin.KindDocs), name) {
+	if name != "" && name != "file" && name != "sqlite" && !slices.Contains(ws.h.catalog.Names(plugin.KindDocs), name) {
 		return api.Errorf(api.CodeInvalid, "%s: documents provider %q is neither built in (file, sqlite) nor installed: use file or sqlite, or install agent-worker-docs-%s into a plugins.d folder",
 			inst.Path, name, name)
 	}
@@ -264,15 +261,6 @@ func orEmpty(b json.RawMessage) json.RawMessage {
 		return json.RawMessage("{}")
 	}
 	return b
-}
-
-func containsString(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // Stop stops a workflow: its agents stop after their current run, or at

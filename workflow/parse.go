@@ -550,12 +550,10 @@ func (p *parser) agent(k, v *yaml.Node) Agent {
 	where := "in agent " + a.Name
 	fs := p.fields(v, where, agentKeys...)
 
-	a.Backend = p.str(fs["backend"], "backend")
-	if a.Backend == "" || a.Backend == "default" {
-		a.Backend = "sdk"
-	}
+	word := p.str(fs["backend"], "backend")
+	a.Backend = BackendName(word)
 	if !pluginNameRE.MatchString(a.Backend) {
-		p.add(fs["backend"], "backend %q is not valid: use sdk, claude, codex, cursor, mock, external or a plugin name (up to 32 lowercase letters, digits, _ or -)", a.Backend)
+		p.add(fs["backend"], "backend %q is not valid: use %s or a plugin name (up to 32 lowercase letters, digits, _ or -)", word, strings.Join(Backends, ", "))
 	}
 	// An sdk agent without a model takes the daemon's default model.
 	a.Model = p.str(fs["model"], "model")

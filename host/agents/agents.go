@@ -1,4 +1,4 @@
-package host
+package agents
 
 import (
 	"encoding/json"
@@ -8,32 +8,41 @@ import (
 
 	"github.com/agent-worker/agent-worker/host/api"
 	"github.com/agent-worker/agent-worker/sdk/llm"
+	"github.com/agent-worker/agent-worker/sdk/plugin"
 	"github.com/agent-worker/agent-worker/store"
 	"github.com/agent-worker/agent-worker/workflow"
 )
 
-// backendAliases maps names users may write to the backend they mean.
-var backendAliases = map[string]string{"": "sdk", "default": "sdk"}
-
-// knownBackends are the first-party backends. "external" is a member the
-// daemon never runs: an outside MCP client acts as it.
-var knownBackends = []string{"sdk", "claude", "codex", "cursor", "mock", "external"}
-
-// backendName is the backend a user's word means: lower case, aliases
-// resolved.
-func backendName(s string) string {
-	b := strings.ToLower(s)
-	if alias, ok := backendAliases[b]; ok {
-		return alias
-	}
-	return b
+// Catalog is what the agents package needs of the plugin catalog: the
+// installed plugins of a kind, and why one of them cannot be used.
+type Catalog interface {
+	Names(kind string) []string
+	Unusable(kind, name string) error
 }
 
-// agentFromSpec validates a POST /agents body and fills in defaults (an
-// sdk agent without a model gets defaultModel). It reports the first
-// problem with what to write instead. installed lists the backend plugins
-// found in the plugins directories.
-func agentFromSpec(s api.AgentSpec, installed []string, defaultModel string) (store.Agent, error) {
+// ResolveBackend is the backend a user's word means, if the daemon can run
+// it: a first-party backend, external, or an installed plugin that works.
+// The error says what to write or install instead; callers add where the
+// word came from (a file:line, a request).
+func ResolveBackend(c Catalog, word string) (string, error) {
+	name := workflow.BackendName(word)
+	if err := c.Unusable(plugin.KindBackend, name); err != nil {
+		return "", err
+	}
+	installed := c.Names(plugin.KindBackend)
+	if slices.Contains(workflow.Backends, name) || slices.Contains(installed, name) {
+		return name, nil
+	}
+	names := append(slices.Clone(workflow.Backends), installed...)
+	slices.Sort(names)
+	return "", api.Errorf(api.CodeInvalid, "unknown backend %q: use one of %s, or install agent-worker-backend-%s into a plugins.d folder",
+		word, strings.Join(slices.Compact(names), ", "), name)
+}
+
+// FromSpec validates a POST /agents body and fills in defaults (an sdk
+// agent without a model gets defaultModel). It reports the first problem
+// with what to write instead.
+func FromSpec(s api.AgentSpec, c Catalog, defaultModel string) (store.Agent, error) {
 	t := api.Target{Agent: s.Name, Workflow: s.Workflow, Tag: s.Tag}
 	if t.Workflow == "" {
 		t.Workflow = api.GlobalWorkflow
@@ -50,12 +59,9 @@ func agentFromSpec(s api.AgentSpec, installed []string, defaultModel string) (st
 	if err := api.ValidateScopeName("tag", t.Tag); err != nil {
 		return store.Agent{}, err
 	}
-	backend := backendName(s.Backend)
-	if !slices.Contains(knownBackends, backend) && !slices.Contains(installed, backend) {
-		names := append(slices.Clone(knownBackends), installed...)
-		slices.Sort(names)
-		return store.Agent{}, api.Errorf(api.CodeInvalid, "unknown backend %q: use one of %s, or install agent-worker-backend-%s into a plugins.d folder",
-			s.Backend, strings.Join(slices.Compact(names), ", "), s.Backend)
+	backend, err := ResolveBackend(c, s.Backend)
+	if err != nil {
+		return store.Agent{}, err
 	}
 	if backend == "sdk" && s.Model == "" {
 		s.Model = defaultModel
@@ -66,7 +72,7 @@ func agentFromSpec(s api.AgentSpec, installed []string, defaultModel string) (st
 	if n := len(s.System); n > workflow.MaxSystemPromptBytes {
 		return store.Agent{}, api.Errorf(api.CodeTooLarge, "%v", &workflow.SizeError{What: "system prompt", Size: int64(n), Limit: workflow.MaxSystemPromptBytes})
 	}
-	if err := validateSchedule(s.Schedule); err != nil {
+	if err := ValidateSchedule(s.Schedule); err != nil {
 		return store.Agent{}, err
 	}
 	if s.WakeupPrompt != "" && s.Schedule == "" {
@@ -85,11 +91,17 @@ func agentFromSpec(s api.AgentSpec, installed []string, defaultModel string) (st
 	}, nil
 }
 
-// agentWarnings are what a user should fix before the agent's first run
-// that do not stop it from being registered: today, an sdk agent whose
-// model needs an API key that neither the daemon's environment nor the
-// agent's env: sets. getenv reads the daemon's environment.
-func agentWarnings(a store.Agent, getenv func(string) string) []string {
+// Warnings are what a user should fix before the agent's next run that do
+// not stop it from being registered: a backend that is no longer
+// installed or cannot be used (the resolver's words), and an sdk agent
+// whose model needs an API key that neither the daemon's environment nor
+// the agent's env: sets. getenv reads the daemon's environment.
+func Warnings(a store.Agent, c Catalog, getenv func(string) string) []string {
+	if c != nil {
+		if _, err := ResolveBackend(c, a.Backend); err != nil {
+			return []string{err.Error()}
+		}
+	}
 	if a.Backend != "sdk" {
 		return nil
 	}
@@ -113,9 +125,9 @@ func agentWarnings(a store.Agent, getenv func(string) string) []string {
 		key, a.Model)}
 }
 
-// validateSchedule refuses a schedule the scheduler could not fire, with
+// ValidateSchedule refuses a schedule the scheduler could not fire, with
 // the one parser the scheduler fires from.
-func validateSchedule(s string) error {
+func ValidateSchedule(s string) error {
 	if s == "" {
 		return nil
 	}
