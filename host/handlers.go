@@ -160,10 +160,18 @@ func (h *Host) handleStartWorkflow(w http.ResponseWriter, r *http.Request) error
 	if err := decodeJSON(w, r, &req); err != nil {
 		return err
 	}
-	out, err := h.wfs.Start(r.Context(), req)
+	st, err := h.wfs.Start(r.Context(), req)
 	if err != nil {
 		return err
 	}
+	t := api.Target{Workflow: st.Scope.Workflow, Tag: st.Scope.Tag}
+	out := api.Workflow{Name: t.Workflow, Tag: t.Tag, Target: t.Display()}
+	if !st.DryRun {
+		if out, err = h.apiWorkflow(r.Context(), st.Scope, false); err != nil {
+			return err
+		}
+	}
+	out.StartSeq = st.StartSeq
 	writeJSON(w, http.StatusCreated, out)
 	return nil
 }
@@ -327,4 +335,23 @@ func (h *Host) changeSchedule(w http.ResponseWriter, r *http.Request, t api.Targ
 	}
 	writeJSON(w, http.StatusOK, api.Status{Status: status, Target: t.Display()})
 	return nil
+}
+
+// apiWorkflow is a workflow in its wire form, with its progress if asked.
+func (h *Host) apiWorkflow(ctx context.Context, scope store.Scope, withProgress bool) (api.Workflow, error) {
+	wf, err := h.db.GetWorkflow(ctx, scope.Workflow, scope.Tag)
+	if err != nil {
+		return api.Workflow{}, err
+	}
+	agents, err := h.listAgents(ctx, store.AgentFilter{Workflow: scope.Workflow, Tag: scope.Tag})
+	if err != nil {
+		return api.Workflow{}, err
+	}
+	out := toAPIWorkflow(wf, agents)
+	if withProgress {
+		if out.Progress, err = h.wfs.Progress(ctx, wf); err != nil {
+			return api.Workflow{}, err
+		}
+	}
+	return out, nil
 }

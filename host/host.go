@@ -22,6 +22,7 @@ import (
 	"github.com/agent-worker/agent-worker/host/plugins"
 	"github.com/agent-worker/agent-worker/host/scheduler"
 	"github.com/agent-worker/agent-worker/host/team"
+	"github.com/agent-worker/agent-worker/host/workflows"
 	"github.com/agent-worker/agent-worker/store"
 )
 
@@ -82,7 +83,7 @@ type Host struct {
 	catalog   *plugins.Catalog
 	sup       *plugins.Supervisor
 	sched     *scheduler.Scheduler
-	wfs       *workflows
+	wfs       *workflows.Manager
 	agents    *agents.Registry
 
 	stopOnce sync.Once
@@ -168,7 +169,8 @@ func New(cfg Config) (_ *Host, err error) {
 	h.sched = scheduler.New(h.db, h.sup, h.team, cfg.Scheduler, h.log.Named("scheduler"))
 	h.agents = &agents.Registry{DB: h.db, Catalog: h.catalog, Sched: h.sched, DefaultModel: cfg.DefaultModel, Forget: h.mcp.Forget,
 		StateDir: func(k store.AgentKey) string { return plugins.AgentStateDir(home, k) }, Log: h.log.Named("agents")}
-	h.wfs = newWorkflows(h)
+	h.wfs = workflows.New(workflows.Config{DB: h.db, Team: h.team, Sched: h.sched, Catalog: h.catalog,
+		DefaultModel: cfg.DefaultModel, Now: cfg.Now, Log: h.log.Named("workflows")})
 	if err := h.wfs.Restore(ctx); err != nil {
 		return nil, fmt.Errorf("restore workflows: %w", err)
 	}

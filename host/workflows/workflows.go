@@ -1,4 +1,4 @@
-package host
+package workflows
 
 import (
 	"bytes"
@@ -26,13 +26,39 @@ import (
 // reloadDebounce waits out an editor's burst of events for one save.
 const reloadDebounce = 200 * time.Millisecond
 
-// workflows starts, stops and hot-reloads workflows from their YAML files.
+// Scheduler is what workflows need of the scheduler: to start, stop and
+// re-read an agent's loop.
+type Scheduler interface {
+	Add(key store.AgentKey)
+	Remove(key store.AgentKey)
+	Reschedule(key store.AgentKey)
+}
+
+// Config is what a Manager is built from.
+type Config struct {
+	DB    *store.DB
+	Team  *team.Service
+	Sched Scheduler
+	// Catalog answers which backend and docs plugins are installed.
+	Catalog agents.Catalog
+	// DefaultModel is the model of an sdk agent without one.
+	DefaultModel string
+	Now          func() time.Time
+	Log          hclog.Logger
+}
+
+// Manager starts, stops and hot-reloads workflows from their YAML files.
 // The daemon parses the files; the store keeps the last good config, the
 // params and the setup results, so an edit or a restart resolves a
 // workflow exactly as it was started.
-type workflows struct {
-	h   *Host
-	log hclog.Logger
+type Manager struct {
+	db           *store.DB
+	team         *team.Service
+	sched        Scheduler
+	catalog      agents.Catalog
+	defaultModel string
+	now          func() time.Time
+	log          hclog.Logger
 
 	// mu serialises starts, stops and reloads, and guards files.
 	mu    sync.Mutex
@@ -41,8 +67,10 @@ type workflows struct {
 	watcher *fsnotify.Watcher
 }
 
-func newWorkflows(h *Host) *workflows {
-	return &workflows{h: h, log: h.log.Named("workflows"), files: map[string]map[store.Scope]bool{}}
+// New returns a Manager; Restore and Watch bring it to life.
+func New(cfg Config) *Manager {
+	return &Manager{db: cfg.DB, team: cfg.Team, sched: cfg.Sched, catalog: cfg.Catalog, defaultModel: cfg.DefaultModel,
+		now: cfg.Now, log: cfg.Log, files: map[string]map[store.Scope]bool{}}
 }
 
 // problemsError turns parse/validation problems into one invalid-request
@@ -67,83 +95,90 @@ func readError(path string, err error) error {
 	return api.Errorf(api.CodeNotFound, "workflow file %s: %v", path, err)
 }
 
+// Started is what Start did: the workflow's scope and the newest message
+// seq before it started (where a client following its channel begins).
+// A dry run starts nothing.
+type Started struct {
+	Scope    store.Scope
+	StartSeq int64
+	DryRun   bool
+}
+
 // Start parses, sets up and starts a workflow under a tag.
-func (ws *workflows) Start(ctx context.Context, req api.StartWorkflow) (api.Workflow, error) {
+func (ws *Manager) Start(ctx context.Context, req api.StartWorkflow) (Started, error) {
 	if req.Path == "" {
-		return api.Workflow{}, api.Errorf(api.CodeInvalid, "path is required: the workflow file's absolute path")
+		return Started{}, api.Errorf(api.CodeInvalid, "path is required: the workflow file's absolute path")
 	}
 	path, err := filepath.Abs(req.Path)
 	if err != nil {
-		return api.Workflow{}, api.Errorf(api.CodeInvalid, "path %q: %v", req.Path, err)
+		return Started{}, api.Errorf(api.CodeInvalid, "path %q: %v", req.Path, err)
 	}
 	content := []byte(req.Content)
 	switch {
 	case req.Content == "":
 		if content, err = workflow.ReadFile(path); err != nil {
-			return api.Workflow{}, readError(path, err)
+			return Started{}, readError(path, err)
 		}
 	case len(content) > workflow.MaxFileBytes:
-		return api.Workflow{}, api.Errorf(api.CodeTooLarge, "%v", &workflow.SizeError{What: "workflow " + path, Size: int64(len(content)), Limit: workflow.MaxFileBytes})
+		return Started{}, api.Errorf(api.CodeTooLarge, "%v", &workflow.SizeError{What: "workflow " + path, Size: int64(len(content)), Limit: workflow.MaxFileBytes})
 	}
 	f, err := workflow.Parse(path, content)
 	if err != nil {
-		return api.Workflow{}, problemsError(err)
+		return Started{}, problemsError(err)
 	}
 	tag := req.Tag
 	if tag == "" {
 		tag = api.DefaultTag
 	}
 	if err := api.ValidateScopeName("tag", tag); err != nil {
-		return api.Workflow{}, err
+		return Started{}, err
 	}
 	if f.Name == api.GlobalWorkflow {
-		return api.Workflow{}, api.Errorf(api.CodeInvalid, "a workflow cannot be named %q: that is the standalone agents' scope", f.Name)
+		return Started{}, api.Errorf(api.CodeInvalid, "a workflow cannot be named %q: that is the standalone agents' scope", f.Name)
 	}
 	scope := store.Scope{Workflow: f.Name, Tag: tag}
 	if req.DryRun {
 		if _, err := f.ParseParams(req.Args); err != nil {
-			return api.Workflow{}, api.Errorf(api.CodeInvalid, "%v", err)
+			return Started{}, api.Errorf(api.CodeInvalid, "%v", err)
 		}
-		seq, err := ws.h.db.LatestSeq(ctx, scope)
-		return api.Workflow{Name: f.Name, Tag: tag, Target: api.Target{Workflow: f.Name, Tag: tag}.Display(), StartSeq: seq}, err
+		seq, err := ws.db.LatestSeq(ctx, scope)
+		return Started{Scope: scope, StartSeq: seq, DryRun: true}, err
 	}
 
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
-	if old, err := ws.h.db.GetWorkflow(ctx, f.Name, tag); err == nil && old.State == "running" {
-		return api.Workflow{}, api.Errorf(api.CodeConflict, "workflow @%s:%s is already running (from %s): stop it with `agent-worker stop @%s:%s` or start another --tag",
+	if old, err := ws.db.GetWorkflow(ctx, f.Name, tag); err == nil && old.State == "running" {
+		return Started{}, api.Errorf(api.CodeConflict, "workflow @%s:%s is already running (from %s): stop it with `agent-worker stop @%s:%s` or start another --tag",
 			f.Name, tag, old.SourcePath, f.Name, tag)
 	}
 	params, err := f.ParseParams(req.Args)
 	if err != nil {
-		return api.Workflow{}, api.Errorf(api.CodeInvalid, "%v", err)
+		return Started{}, api.Errorf(api.CodeInvalid, "%v", err)
 	}
 	vars := workflow.Vars{Workflow: f.Name, Tag: tag, Params: params}
 	if vars.Setup, err = workflow.RunSetup(ctx, f, vars); err != nil {
-		return api.Workflow{}, api.Errorf(api.CodeInvalid, "%v", err)
+		return Started{}, api.Errorf(api.CodeInvalid, "%v", err)
 	}
 	inst, err := workflow.Resolve(f, vars)
 	if err != nil {
-		return api.Workflow{}, problemsError(err)
+		return Started{}, problemsError(err)
 	}
-	before, err := ws.h.db.LatestSeq(ctx, scope)
+	before, err := ws.db.LatestSeq(ctx, scope)
 	if err != nil {
-		return api.Workflow{}, err
+		return Started{}, err
 	}
-	if err := ws.apply(ctx, inst, content, vars, ws.h.cfg.Now()); err != nil {
-		return api.Workflow{}, err
+	if err := ws.apply(ctx, inst, content, vars, ws.now()); err != nil {
+		return Started{}, err
 	}
 	if inst.Kickoff != "" {
-		if _, err := ws.h.team.Send(ctx, team.SendRequest{Scope: scope, From: team.SenderSystem, Content: inst.Kickoff}); err != nil {
-			return api.Workflow{}, fmt.Errorf("post kickoff: %w", err)
+		if _, err := ws.team.Send(ctx, team.SendRequest{Scope: scope, From: team.SenderSystem, Content: inst.Kickoff}); err != nil {
+			return Started{}, fmt.Errorf("post kickoff: %w", err)
 		}
 	}
 	ws.watchLocked(path, scope)
-	ws.h.team.Bus.Publish(team.Event{Kind: team.EventWorkflow, Agent: store.AgentKey{Workflow: scope.Workflow, Tag: scope.Tag}, State: "started"})
+	ws.team.Bus.Publish(team.Event{Kind: team.EventWorkflow, Agent: store.AgentKey{Workflow: scope.Workflow, Tag: scope.Tag}, State: "started"})
 	ws.log.Info("workflow started", "workflow", scope.String(), "file", path, "agents", len(inst.Agents))
-	out, err := ws.h.apiWorkflow(ctx, scope, false)
-	out.StartSeq = before
-	return out, err
+	return Started{Scope: scope, StartSeq: before}, nil
 }
 
 // apply records inst as the workflow's config and reconciles its agents:
@@ -151,15 +186,15 @@ func (ws *workflows) Start(ctx context.Context, req api.StartWorkflow) (api.Work
 // from their next run, removed ones stop after their current run, and
 // untouched ones are left alone.
 // started is the start time for a start, zero for a reload.
-func (ws *workflows) apply(ctx context.Context, inst *workflow.Instance, content []byte, vars workflow.Vars, started time.Time) error {
+func (ws *Manager) apply(ctx context.Context, inst *workflow.Instance, content []byte, vars workflow.Vars, started time.Time) error {
 	wanted := map[string]store.Agent{}
 	for _, a := range inst.Agents {
-		if _, err := agents.ResolveBackend(ws.h.catalog, a.Backend); err != nil {
+		if _, err := agents.ResolveBackend(ws.catalog, a.Backend); err != nil {
 			return api.Errorf(api.CodeInvalid, "%s:%d: agent %s: %v", inst.Path, a.Line, a.Name, err)
 		}
 		model := a.Model
 		if a.Backend == "sdk" && model == "" {
-			model = ws.h.cfg.DefaultModel
+			model = ws.defaultModel
 		}
 		wanted[a.Name] = store.Agent{Name: a.Name, Workflow: inst.Name, Tag: inst.Tag, Backend: a.Backend, Model: model,
 			System: a.SystemPrompt, Schedule: a.Schedule, WakeupPrompt: a.WakeupPrompt, Config: a.ConfigJSON()}
@@ -167,14 +202,14 @@ func (ws *workflows) apply(ctx context.Context, inst *workflow.Instance, content
 	if err := ws.checkDocs(ctx, inst); err != nil {
 		return err
 	}
-	_, err := ws.h.db.SaveWorkflow(ctx, store.Workflow{Name: inst.Name, Tag: inst.Tag, SourcePath: inst.Path,
+	_, err := ws.db.SaveWorkflow(ctx, store.Workflow{Name: inst.Name, Tag: inst.Tag, SourcePath: inst.Path,
 		ConfigYAML: string(content), State: "running", Workdir: inst.Dir, DocsDir: inst.Context.DocsDir,
 		DocsProvider: inst.Context.Documents, DocsOwner: inst.Context.DocumentOwner, LongMessageChars: inst.Context.LongMessageChars,
 		Params: vars.Params, Vars: vars.Setup, StartedAt: started})
 	if err != nil {
 		return err
 	}
-	existing, err := ws.h.db.ListAgents(ctx, store.AgentFilter{Workflow: inst.Name, Tag: inst.Tag})
+	existing, err := ws.db.ListAgents(ctx, store.AgentFilter{Workflow: inst.Name, Tag: inst.Tag})
 	if err != nil {
 		return err
 	}
@@ -182,7 +217,7 @@ func (ws *workflows) apply(ctx context.Context, inst *workflow.Instance, content
 	for _, a := range existing {
 		have[a.Name] = a
 		if _, keep := wanted[a.Name]; !keep && a.State != "stopped" {
-			if err := ws.h.db.SetAgentState(ctx, a.Key(), "stopped", ""); err != nil {
+			if err := ws.db.SetAgentState(ctx, a.Key(), "stopped", ""); err != nil {
 				return err
 			}
 			ws.log.Info("agent removed from the workflow; it stops after its current run", "agent", a.Key().String())
@@ -193,7 +228,7 @@ func (ws *workflows) apply(ctx context.Context, inst *workflow.Instance, content
 		old, ok := have[a.Name]
 		switch {
 		case !ok:
-			if _, err := ws.h.db.CreateAgent(ctx, want); err != nil {
+			if _, err := ws.db.CreateAgent(ctx, want); err != nil {
 				return err
 			}
 		case sameAgent(old, want) && old.State != "stopped":
@@ -203,13 +238,13 @@ func (ws *workflows) apply(ctx context.Context, inst *workflow.Instance, content
 			if old.State == "running" {
 				want.State = "running" // its run in flight finishes on the old config
 			}
-			if err := ws.h.db.UpdateAgent(ctx, want); err != nil {
+			if err := ws.db.UpdateAgent(ctx, want); err != nil {
 				return err
 			}
 			ws.log.Info("agent config changed; used from its next run", "agent", want.Key().String())
 		}
-		ws.h.sched.Add(want.Key())
-		ws.h.sched.Reschedule(want.Key())
+		ws.sched.Add(want.Key())
+		ws.sched.Reschedule(want.Key())
 	}
 	return nil
 }
@@ -218,9 +253,9 @@ func (ws *workflows) apply(ctx context.Context, inst *workflow.Instance, content
 // does not exist, and a documents folder another running instance already
 // writes to: instances share nothing, and two teams editing one notes.md
 // would overwrite each other's work.
-func (ws *workflows) checkDocs(ctx context.Context, inst *workflow.Instance) error {
+func (ws *Manager) checkDocs(ctx context.Context, inst *workflow.Instance) error {
 	name := inst.Context.Documents
-	if name != "" && name != "file" && name != "sqlite" && !slices.Contains(ws.h.catalog.Names(plugin.KindDocs), name) {
+	if name != "" && name != "file" && name != "sqlite" && !slices.Contains(ws.catalog.Names(plugin.KindDocs), name) {
 		return api.Errorf(api.CodeInvalid, "%s: documents provider %q is neither built in (file, sqlite) nor installed: use file or sqlite, or install agent-worker-docs-%s into a plugins.d folder",
 			inst.Path, name, name)
 	}
@@ -228,7 +263,7 @@ func (ws *workflows) checkDocs(ctx context.Context, inst *workflow.Instance) err
 	if dir == "" {
 		return nil
 	}
-	all, err := ws.h.db.ListWorkflows(ctx)
+	all, err := ws.db.ListWorkflows(ctx)
 	if err != nil {
 		return err
 	}
@@ -265,30 +300,30 @@ func orEmpty(b json.RawMessage) json.RawMessage {
 
 // Stop stops a workflow: its agents stop after their current run, or at
 // once with cancel (Ctrl-C on `run`). It stays in the store, stopped.
-func (ws *workflows) Stop(ctx context.Context, scope store.Scope, cancel bool) error {
+func (ws *Manager) Stop(ctx context.Context, scope store.Scope, cancel bool) error {
 	if scope.Workflow == api.GlobalWorkflow {
 		return api.Errorf(api.CodeInvalid, "the global workflow cannot be stopped: stop its agents one by one")
 	}
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
-	if _, err := ws.h.db.GetWorkflow(ctx, scope.Workflow, scope.Tag); err != nil {
+	if _, err := ws.db.GetWorkflow(ctx, scope.Workflow, scope.Tag); err != nil {
 		return err
 	}
-	if err := ws.h.db.SetWorkflowState(ctx, scope.Workflow, scope.Tag, "stopped", ""); err != nil {
+	if err := ws.db.SetWorkflowState(ctx, scope.Workflow, scope.Tag, "stopped", ""); err != nil {
 		return err
 	}
-	agents, err := ws.h.db.ListAgents(ctx, store.AgentFilter{Workflow: scope.Workflow, Tag: scope.Tag})
+	agents, err := ws.db.ListAgents(ctx, store.AgentFilter{Workflow: scope.Workflow, Tag: scope.Tag})
 	if err != nil {
 		return err
 	}
 	for _, a := range agents {
 		if a.State != "stopped" {
-			if err := ws.h.db.SetAgentState(ctx, a.Key(), "stopped", ""); err != nil {
+			if err := ws.db.SetAgentState(ctx, a.Key(), "stopped", ""); err != nil {
 				return err
 			}
 		}
 		if cancel {
-			ws.h.sched.Remove(a.Key())
+			ws.sched.Remove(a.Key())
 		}
 	}
 	for path, scopes := range ws.files {
@@ -303,8 +338,8 @@ func (ws *workflows) Stop(ctx context.Context, scope store.Scope, cancel bool) e
 
 // Restore watches the files of workflows a previous daemon left running;
 // their agents are already in the store and the scheduler picks them up.
-func (ws *workflows) Restore(ctx context.Context) error {
-	all, err := ws.h.db.ListWorkflows(ctx)
+func (ws *Manager) Restore(ctx context.Context) error {
+	all, err := ws.db.ListWorkflows(ctx)
 	if err != nil {
 		return err
 	}
@@ -318,7 +353,7 @@ func (ws *workflows) Restore(ctx context.Context) error {
 	return nil
 }
 
-func (ws *workflows) watchLocked(path string, scope store.Scope) {
+func (ws *Manager) watchLocked(path string, scope store.Scope) {
 	if ws.files[path] == nil {
 		ws.files[path] = map[store.Scope]bool{}
 	}
@@ -333,7 +368,7 @@ func (ws *workflows) watchLocked(path string, scope store.Scope) {
 // Watch reloads workflows when their files change until ctx ends. It
 // watches directories, not files (editors replace files on save), and
 // looks at the file once its events have settled.
-func (ws *workflows) Watch(ctx context.Context) error {
+func (ws *Manager) Watch(ctx context.Context) error {
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
 		return fmt.Errorf("watch workflows: %w", err)
@@ -363,13 +398,13 @@ func (ws *workflows) Watch(ctx context.Context) error {
 // reload applies an edited file to every workflow started from it. A bad
 // edit changes nothing that runs: the error is recorded where status and
 // info show it, and published as an event.
-func (ws *workflows) reload(ctx context.Context, path string) {
+func (ws *Manager) reload(ctx context.Context, path string) {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
 	scopes := ws.files[path]
 	content, readErr := workflow.ReadFile(path)
 	for scope := range scopes {
-		cur, err := ws.h.db.GetWorkflow(ctx, scope.Workflow, scope.Tag)
+		cur, err := ws.db.GetWorkflow(ctx, scope.Workflow, scope.Tag)
 		if err != nil || cur.State != "running" {
 			continue
 		}
@@ -403,30 +438,30 @@ func (ws *workflows) reload(ctx context.Context, path string) {
 			continue
 		}
 		ws.log.Info("workflow reloaded", "workflow", scope.String())
-		ws.h.team.Bus.Publish(team.Event{Kind: team.EventWorkflow, Agent: store.AgentKey{Workflow: cur.Name, Tag: cur.Tag}, State: "reloaded"})
+		ws.team.Bus.Publish(team.Event{Kind: team.EventWorkflow, Agent: store.AgentKey{Workflow: cur.Name, Tag: cur.Tag}, State: "reloaded"})
 	}
 }
 
-func (ws *workflows) reject(ctx context.Context, cur store.Workflow, msg string) {
+func (ws *Manager) reject(ctx context.Context, cur store.Workflow, msg string) {
 	ws.log.Warn("workflow reload", "workflow", cur.Name+":"+cur.Tag, "error", msg)
-	if err := ws.h.db.SetWorkflowState(ctx, cur.Name, cur.Tag, "running", msg); err != nil {
+	if err := ws.db.SetWorkflowState(ctx, cur.Name, cur.Tag, "running", msg); err != nil {
 		ws.log.Error("record reload error", "error", err)
 	}
-	ws.h.team.Bus.Publish(team.Event{Kind: team.EventWorkflow, Agent: store.AgentKey{Workflow: cur.Name, Tag: cur.Tag}, State: "rejected", Error: msg})
+	ws.team.Bus.Publish(team.Event{Kind: team.EventWorkflow, Agent: store.AgentKey{Workflow: cur.Name, Tag: cur.Tag}, State: "rejected", Error: msg})
 }
 
-func (ws *workflows) accept(ctx context.Context, cur store.Workflow) {
-	if err := ws.h.db.SetWorkflowState(ctx, cur.Name, cur.Tag, "running", ""); err != nil {
+func (ws *Manager) accept(ctx context.Context, cur store.Workflow) {
+	if err := ws.db.SetWorkflowState(ctx, cur.Name, cur.Tag, "running", ""); err != nil {
 		ws.log.Error("clear reload error", "error", err)
 	}
-	ws.h.team.Bus.Publish(team.Event{Kind: team.EventWorkflow, Agent: store.AgentKey{Workflow: cur.Name, Tag: cur.Tag}, State: "reloaded"})
+	ws.team.Bus.Publish(team.Event{Kind: team.EventWorkflow, Agent: store.AgentKey{Workflow: cur.Name, Tag: cur.Tag}, State: "reloaded"})
 }
 
-// progress reports whether a workflow's team is done and what it cost since
-// the workflow (re)started.
-func (h *Host) progress(ctx context.Context, wf store.Workflow) (*api.Progress, error) {
+// Progress reports whether a workflow's team is done and what it cost
+// since the workflow (re)started.
+func (ws *Manager) Progress(ctx context.Context, wf store.Workflow) (*api.Progress, error) {
 	scope := store.Scope{Workflow: wf.Name, Tag: wf.Tag}
-	agents, err := h.db.ListAgents(ctx, store.AgentFilter{Workflow: wf.Name, Tag: wf.Tag})
+	agents, err := ws.db.ListAgents(ctx, store.AgentFilter{Workflow: wf.Name, Tag: wf.Tag})
 	if err != nil {
 		return nil, err
 	}
@@ -439,42 +474,23 @@ func (h *Host) progress(ctx context.Context, wf store.Workflow) (*api.Progress, 
 			p.Idle = false
 		case a.State == "stopped" || a.Backend == "external":
 		default:
-			if d, err := h.db.InboxDepth(ctx, a.Key()); err != nil {
+			if d, err := ws.db.InboxDepth(ctx, a.Key()); err != nil {
 				return nil, err
 			} else if d > 0 {
 				p.Idle = false
 			}
 		}
 	}
-	if n, err := h.db.ActiveProposalCount(ctx, scope); err != nil {
+	if n, err := ws.db.ActiveProposalCount(ctx, scope); err != nil {
 		return nil, err
 	} else if n > 0 {
 		p.Idle = false
 	}
-	st, err := h.db.Stats(ctx, scope, wf.StartedAt)
+	st, err := ws.db.Stats(ctx, scope, wf.StartedAt)
 	if err != nil {
 		return nil, err
 	}
 	p.Runs, p.FailedRuns, p.InputTokens, p.OutputTokens, p.CostUSD = st.Runs, st.Failed, st.InputTokens, st.OutputTokens, st.CostUSD
-	p.DurationMS = h.cfg.Now().Sub(wf.StartedAt).Milliseconds()
+	p.DurationMS = ws.now().Sub(wf.StartedAt).Milliseconds()
 	return p, nil
-}
-
-// apiWorkflow is a workflow in its wire form, with its progress if asked.
-func (h *Host) apiWorkflow(ctx context.Context, scope store.Scope, withProgress bool) (api.Workflow, error) {
-	wf, err := h.db.GetWorkflow(ctx, scope.Workflow, scope.Tag)
-	if err != nil {
-		return api.Workflow{}, err
-	}
-	agents, err := h.listAgents(ctx, store.AgentFilter{Workflow: scope.Workflow, Tag: scope.Tag})
-	if err != nil {
-		return api.Workflow{}, err
-	}
-	out := toAPIWorkflow(wf, agents)
-	if withProgress {
-		if out.Progress, err = h.progress(ctx, wf); err != nil {
-			return api.Workflow{}, err
-		}
-	}
-	return out, nil
 }
