@@ -18,6 +18,7 @@ import (
 
 	"github.com/agent-worker/agent-worker/host/agents"
 	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/httpapi"
 	"github.com/agent-worker/agent-worker/host/mcpserver"
 	"github.com/agent-worker/agent-worker/host/plugins"
 	"github.com/agent-worker/agent-worker/host/scheduler"
@@ -179,8 +180,11 @@ func New(cfg Config) (_ *Host, err error) {
 		return nil, fmt.Errorf("listen on %s: %w (another program uses that address: pick another with --listen, port 0 picks a free one)", cfg.Listen, err)
 	}
 	httpLog := h.log.Named("http")
+	handler := httpapi.New(httpapi.Deps{DB: h.db, Team: h.team, Sched: h.sched, Agents: h.agents, Workflows: h.wfs, Catalog: h.catalog,
+		MCP: h.mcp, Token: h.token, Info: h.Info, Listen: h.ln.Addr().String(), Home: home, StartedAt: h.startedAt, Now: cfg.Now,
+		Shutdown: h.requestStop, Stopping: h.stop, Log: httpLog})
 	h.srv = &http.Server{
-		Handler:           h.routes(httpLog),
+		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          httpLog.StandardLogger(&hclog.StandardLoggerOptions{ForceLevel: hclog.Warn}),
 	}

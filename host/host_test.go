@@ -18,6 +18,8 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/httpapi"
+	"github.com/agent-worker/agent-worker/store"
 )
 
 // testHost is a daemon running in the test process on a free port.
@@ -247,7 +249,7 @@ func TestAgentRequestErrors(t *testing.T) {
 		"prompt no sched":  {"POST", "/agents", `{"name":"bob","backend":"mock","wakeup_prompt":"hi"}`, 400, api.CodeInvalid, "needs a schedule"},
 		"config not obj":   {"POST", "/agents", `{"name":"bob","backend":"mock","config":[1]}`, 400, api.CodeInvalid, "JSON object"},
 		"duplicate":        {"POST", "/agents", `{"name":"alice","backend":"mock"}`, 409, api.CodeConflict, "already exists"},
-		"too large":        {"POST", "/agents", `{"name":"bob","backend":"mock","system":"` + strings.Repeat("x", maxBodyBytes) + `"}`, 413, api.CodeTooLarge, "larger than"},
+		"too large":        {"POST", "/agents", `{"name":"bob","backend":"mock","system":"` + strings.Repeat("x", httpapi.MaxBodyBytes) + `"}`, 413, api.CodeTooLarge, "larger than"},
 		"unknown agent":    {"GET", "/agents/nobody", ``, 404, api.CodeNotFound, "not found"},
 		"delete unknown":   {"DELETE", "/agents/nobody@wf:t", ``, 404, api.CodeNotFound, "not found"},
 		"bad target":       {"GET", "/agents/a@b@c", ``, 400, api.CodeInvalid, "more than one '@'"},
@@ -379,7 +381,7 @@ func TestHealthReportsState(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := th.DB().SetAgentState(ctx, keyOf(api.Target{Agent: "bob", Workflow: "global", Tag: "main"}), "failed", "model said no"); err != nil {
+	if err := th.DB().SetAgentState(ctx, store.AgentKey{Name: "bob", Workflow: "global", Tag: "main"}, "failed", "model said no"); err != nil {
 		t.Fatal(err)
 	}
 	h, err := th.client().Health(ctx)

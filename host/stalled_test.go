@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/httpapi"
 	"github.com/agent-worker/agent-worker/host/plugins"
 	"github.com/agent-worker/agent-worker/host/scheduler"
 	"github.com/agent-worker/agent-worker/host/team"
@@ -116,7 +117,7 @@ func TestStalledAskIsToldItFellBehind(t *testing.T) {
 	var once sync.Once
 	errc := make(chan error, 1)
 	go func() {
-		_, err := th.ask(context.Background(), "chatty", "talk", func(backend.Event) {
+		_, err := th.sched.Ask(context.Background(), api.Target{Agent: "chatty", Workflow: api.GlobalWorkflow, Tag: api.DefaultTag}, "talk", func(backend.Event) {
 			once.Do(func() { <-release }) // the client stops reading
 		})
 		errc <- err
@@ -169,7 +170,10 @@ func TestStalledEventStreamIsDropped(t *testing.T) {
 	w := &stallingWriter{header: http.Header{}, open: make(chan struct{}), stalled: make(chan struct{}), release: make(chan struct{})}
 	ended := make(chan error, 1)
 	go func() {
-		ended <- th.streamEvents(w, httptest.NewRequest(http.MethodGet, "/events", nil), nil, "", nil, fromNow)
+		r := httptest.NewRequest(http.MethodGet, "/events", nil)
+		r.Header.Set("Authorization", "Bearer "+th.Token())
+		th.srv.Handler.ServeHTTP(w, r)
+		ended <- nil
 	}()
 	key := agentKey("ghost")
 	publish := func(state string) {
@@ -189,7 +193,7 @@ func TestStalledEventStreamIsDropped(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the stream never wrote its first event")
 	}
-	for range streamQueue * 2 {
+	for range httpapi.StreamQueue * 2 {
 		publish("flood")
 		sent++
 	}

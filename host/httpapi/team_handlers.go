@@ -1,4 +1,4 @@
-package host
+package httpapi
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 
 // handleSend writes a human's message into a channel. An agent target gets
 // an @mention so the message lands in that agent's inbox.
-func (h *Host) handleSend(w http.ResponseWriter, r *http.Request) error {
+func (h *Server) handleSend(w http.ResponseWriter, r *http.Request) error {
 	var req api.SendRequest
 	if err := decodeJSON(w, r, &req); err != nil {
 		return err
@@ -41,7 +41,7 @@ func (h *Host) handleSend(w http.ResponseWriter, r *http.Request) error {
 // handlePeek shows a channel: a scope target as the human operator sees it
 // (direct messages included, marked by `to`), an agent target as that agent
 // sees it. With follow=true it streams new messages as server-sent events.
-func (h *Host) handlePeek(w http.ResponseWriter, r *http.Request) error {
+func (h *Server) handlePeek(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	target := q.Get("target")
 	if target == "" {
@@ -93,7 +93,7 @@ func (h *Host) handlePeek(w http.ResponseWriter, r *http.Request) error {
 // happens (messages, run started/finished/failed, agent state changes),
 // optionally limited to one target's scope. Messages of a scope are read
 // from the store after the last seq sent, so a slow reader loses none.
-func (h *Host) handleEvents(w http.ResponseWriter, r *http.Request) error {
+func (h *Server) handleEvents(w http.ResponseWriter, r *http.Request) error {
 	var scope *store.Scope
 	viewer := ""
 	if target := r.URL.Query().Get("target"); target != "" {
@@ -118,9 +118,9 @@ func (h *Host) handleEvents(w http.ResponseWriter, r *http.Request) error {
 	return h.streamEvents(w, r, scope, viewer, nil, from)
 }
 
-// streamQueue is how many events an event stream may have unsent before
+// StreamQueue is how many events an event stream may have unsent before
 // the bus drops it: the client stopped reading.
-const streamQueue = 1024
+const StreamQueue = 1024
 
 // fromNow as a stream's start means: only messages written from now on.
 const fromNow = -1
@@ -128,8 +128,8 @@ const fromNow = -1
 // streamEvents writes bus events as SSE until the client or the daemon
 // goes away, after first sending the messages in first. Messages of the
 // scope are streamed from seq since on (fromNow: from the newest one).
-func (h *Host) streamEvents(w http.ResponseWriter, r *http.Request, scope *store.Scope, viewer string, first []store.Message, since int64) error {
-	sub := h.team.Bus.Subscribe(streamQueue)
+func (h *Server) streamEvents(w http.ResponseWriter, r *http.Request, scope *store.Scope, viewer string, first []store.Message, since int64) error {
+	sub := h.team.Bus.Subscribe(StreamQueue)
 	defer sub.Close()
 	// A workflow's stream says when its team has finished (`run` waits for
 	// that). The first check is made before the stream is announced: a
@@ -265,7 +265,7 @@ func intParam(s string, def int) (int, error) {
 	return n, nil
 }
 
-func (h *Host) handleMCPConfig(w http.ResponseWriter, r *http.Request) error {
+func (h *Server) handleMCPConfig(w http.ResponseWriter, r *http.Request) error {
 	t, err := api.ParseAgentTarget(r.PathValue("target"))
 	if err != nil {
 		return err
@@ -275,7 +275,7 @@ func (h *Host) handleMCPConfig(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	h.log.Named("mcp").Info("agent token minted", "agent", t.String())
-	writeJSON(w, http.StatusCreated, api.MCPConfig{Agent: t.Display(), URL: h.Info().URL() + "/mcp", Token: token})
+	writeJSON(w, http.StatusCreated, api.MCPConfig{Agent: t.Display(), URL: h.info().URL() + "/mcp", Token: token})
 	return nil
 }
 
@@ -285,7 +285,7 @@ func docScope(r *http.Request) (store.Scope, error) {
 	return scopeOf(t), err
 }
 
-func (h *Host) handleDocList(w http.ResponseWriter, r *http.Request) error {
+func (h *Server) handleDocList(w http.ResponseWriter, r *http.Request) error {
 	scope, err := docScope(r)
 	if err != nil {
 		return err
@@ -302,7 +302,7 @@ func (h *Host) handleDocList(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (h *Host) handleDocRead(w http.ResponseWriter, r *http.Request) error {
+func (h *Server) handleDocRead(w http.ResponseWriter, r *http.Request) error {
 	scope, err := docScope(r)
 	if err != nil {
 		return err
@@ -316,7 +316,7 @@ func (h *Host) handleDocRead(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (h *Host) handleDocWrite(w http.ResponseWriter, r *http.Request) error {
+func (h *Server) handleDocWrite(w http.ResponseWriter, r *http.Request) error {
 	return h.docChange(w, r, func(ctx context.Context, scope store.Scope, path string, body api.DocumentWrite) error {
 		if body.Create {
 			return h.team.DocCreate(ctx, scope, team.SenderUser, path, body.Content)
@@ -325,7 +325,7 @@ func (h *Host) handleDocWrite(w http.ResponseWriter, r *http.Request) error {
 	})
 }
 
-func (h *Host) handleDocAppend(w http.ResponseWriter, r *http.Request) error {
+func (h *Server) handleDocAppend(w http.ResponseWriter, r *http.Request) error {
 	return h.docChange(w, r, func(ctx context.Context, scope store.Scope, path string, body api.DocumentWrite) error {
 		if body.Create {
 			return api.Errorf(api.CodeInvalid, "create applies to PUT (write), not to POST (append)")
@@ -334,7 +334,7 @@ func (h *Host) handleDocAppend(w http.ResponseWriter, r *http.Request) error {
 	})
 }
 
-func (h *Host) docChange(w http.ResponseWriter, r *http.Request, do func(context.Context, store.Scope, string, api.DocumentWrite) error) error {
+func (h *Server) docChange(w http.ResponseWriter, r *http.Request, do func(context.Context, store.Scope, string, api.DocumentWrite) error) error {
 	scope, err := docScope(r)
 	if err != nil {
 		return err

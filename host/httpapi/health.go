@@ -1,4 +1,4 @@
-package host
+package httpapi
 
 import (
 	"context"
@@ -8,12 +8,12 @@ import (
 
 // runningWorkers lists the runs in flight with their heartbeat age, read
 // from the workers table the supervisor keeps fresh.
-func (h *Host) runningWorkers(ctx context.Context) ([]api.Worker, error) {
+func (h *Server) runningWorkers(ctx context.Context) ([]api.Worker, error) {
 	ws, err := h.db.ListWorkers(ctx)
 	if err != nil {
 		return nil, err
 	}
-	now := h.cfg.Now() // the store's clock, which wrote the heartbeats
+	now := h.now() // the store's clock, which wrote the heartbeats
 	out := make([]api.Worker, 0, len(ws))
 	for _, w := range ws {
 		out = append(out, api.Worker{Run: w.RunID, Agent: targetOf(w.Agent).Display(), Backend: w.Backend, PID: w.PID,
@@ -24,7 +24,7 @@ func (h *Host) runningWorkers(ctx context.Context) ([]api.Worker, error) {
 
 // storeHealth reports the database file's health and, when it cannot
 // save, the problem status lists.
-func (h *Host) storeHealth() (api.StoreHealth, []string) {
+func (h *Server) storeHealth() (api.StoreHealth, []string) {
 	sh := h.db.Health()
 	out := api.StoreHealth{Path: sh.Path, Linked: sh.Linked, Failing: sh.Failing(), LastError: sh.LastError}
 	if !sh.LastErrorAt.IsZero() {

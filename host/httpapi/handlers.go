@@ -1,4 +1,4 @@
-package host
+package httpapi
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 	"github.com/agent-worker/agent-worker/store"
 )
 
-func (h *Host) handleHealth(w http.ResponseWriter, r *http.Request) error {
+func (h *Server) handleHealth(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	counts, err := h.db.Counts(ctx)
 	if err != nil {
@@ -53,10 +53,10 @@ func (h *Host) handleHealth(w http.ResponseWriter, r *http.Request) error {
 	}
 	storeHealth, storeProblems := h.storeHealth()
 	problems = append(problems, storeProblems...)
-	now := h.cfg.Now()
+	now := h.now()
 	writeJSON(w, http.StatusOK, api.Health{
 		Status: "ok", Version: api.Version, PID: os.Getpid(),
-		Listen: h.ln.Addr().String(), Home: h.cfg.Home, Database: h.db.Path(),
+		Listen: h.listen, Home: h.home, Database: h.db.Path(),
 		StartedAt: h.startedAt.UTC(), UptimeMS: now.Sub(h.startedAt).Milliseconds(),
 		Counts: api.Counts{Agents: counts.Agents, Workflows: counts.Workflows, Messages: counts.Messages, Runs: counts.Runs},
 		Agents: agents, Workflows: wfs, Plugins: plugins, Problems: problems,
@@ -65,13 +65,13 @@ func (h *Host) handleHealth(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (h *Host) handleShutdown(w http.ResponseWriter, r *http.Request) error {
+func (h *Server) handleShutdown(w http.ResponseWriter, r *http.Request) error {
 	writeJSON(w, http.StatusOK, api.Status{Status: "stopping"})
-	h.requestStop()
+	h.stopServing()
 	return nil
 }
 
-func (h *Host) handleListAgents(w http.ResponseWriter, r *http.Request) error {
+func (h *Server) handleListAgents(w http.ResponseWriter, r *http.Request) error {
 	agents, err := h.listAgents(r.Context(), store.AgentFilter{})
 	if err != nil {
 		return err
@@ -80,7 +80,7 @@ func (h *Host) handleListAgents(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (h *Host) handleCreateAgent(w http.ResponseWriter, r *http.Request) error {
+func (h *Server) handleCreateAgent(w http.ResponseWriter, r *http.Request) error {
 	var spec api.AgentSpec
 	if err := decodeJSON(w, r, &spec); err != nil {
 		return err
@@ -97,7 +97,7 @@ func (h *Host) handleCreateAgent(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (h *Host) handleGetAgent(w http.ResponseWriter, r *http.Request) error {
+func (h *Server) handleGetAgent(w http.ResponseWriter, r *http.Request) error {
 	t, err := api.ParseAgentTarget(r.PathValue("target"))
 	if err != nil {
 		return err
@@ -121,7 +121,7 @@ func (h *Host) handleGetAgent(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (h *Host) handleDeleteAgent(w http.ResponseWriter, r *http.Request) error {
+func (h *Server) handleDeleteAgent(w http.ResponseWriter, r *http.Request) error {
 	t, err := api.ParseAgentTarget(r.PathValue("target"))
 	if err != nil {
 		return err
@@ -133,7 +133,7 @@ func (h *Host) handleDeleteAgent(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (h *Host) handleListWorkflows(w http.ResponseWriter, r *http.Request) error {
+func (h *Server) handleListWorkflows(w http.ResponseWriter, r *http.Request) error {
 	wfs, err := h.listWorkflows(r.Context(), nil)
 	if err != nil {
 		return err
@@ -142,7 +142,7 @@ func (h *Host) handleListWorkflows(w http.ResponseWriter, r *http.Request) error
 	return nil
 }
 
-func (h *Host) handleGetWorkflow(w http.ResponseWriter, r *http.Request) error {
+func (h *Server) handleGetWorkflow(w http.ResponseWriter, r *http.Request) error {
 	t, err := scopeFromPath(r)
 	if err != nil {
 		return err
@@ -155,7 +155,7 @@ func (h *Host) handleGetWorkflow(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (h *Host) handleStartWorkflow(w http.ResponseWriter, r *http.Request) error {
+func (h *Server) handleStartWorkflow(w http.ResponseWriter, r *http.Request) error {
 	var req api.StartWorkflow
 	if err := decodeJSON(w, r, &req); err != nil {
 		return err
@@ -178,7 +178,7 @@ func (h *Host) handleStartWorkflow(w http.ResponseWriter, r *http.Request) error
 
 // handleStopWorkflow stops a workflow; its agents stop after their current
 // run, or at once with ?cancel=true.
-func (h *Host) handleStopWorkflow(w http.ResponseWriter, r *http.Request) error {
+func (h *Server) handleStopWorkflow(w http.ResponseWriter, r *http.Request) error {
 	t, err := scopeFromPath(r)
 	if err != nil {
 		return err
@@ -195,7 +195,7 @@ func scopeFromPath(r *http.Request) (api.Target, error) {
 }
 
 // listAgents returns agents in their wire form, with inbox depths.
-func (h *Host) listAgents(ctx context.Context, f store.AgentFilter) ([]api.Agent, error) {
+func (h *Server) listAgents(ctx context.Context, f store.AgentFilter) ([]api.Agent, error) {
 	rows, err := h.db.ListAgents(ctx, f)
 	if err != nil {
 		return nil, err
@@ -213,7 +213,7 @@ func (h *Host) listAgents(ctx context.Context, f store.AgentFilter) ([]api.Agent
 
 // listWorkflows returns workflows with their member names; agents, when the
 // caller already has them, saves a second query.
-func (h *Host) listWorkflows(ctx context.Context, agents []api.Agent) ([]api.Workflow, error) {
+func (h *Server) listWorkflows(ctx context.Context, agents []api.Agent) ([]api.Workflow, error) {
 	rows, err := h.db.ListWorkflows(ctx)
 	if err != nil {
 		return nil, err
@@ -230,7 +230,7 @@ func (h *Host) listWorkflows(ctx context.Context, agents []api.Agent) ([]api.Wor
 	return out, nil
 }
 
-func (h *Host) toAPIAgent(ctx context.Context, a store.Agent) (api.Agent, error) {
+func (h *Server) toAPIAgent(ctx context.Context, a store.Agent) (api.Agent, error) {
 	depth, err := h.db.InboxDepth(ctx, a.Key())
 	if err != nil {
 		return api.Agent{}, err
@@ -272,7 +272,7 @@ func targetOf(k store.AgentKey) api.Target {
 	return api.Target{Agent: k.Name, Workflow: k.Workflow, Tag: k.Tag}
 }
 
-func (h *Host) handleResume(w http.ResponseWriter, r *http.Request) error {
+func (h *Server) handleResume(w http.ResponseWriter, r *http.Request) error {
 	t, err := api.ParseAgentTarget(r.PathValue("target"))
 	if err != nil {
 		return err
@@ -286,7 +286,7 @@ func (h *Host) handleResume(w http.ResponseWriter, r *http.Request) error {
 
 // handleReset forgets the agent's conversation with every backend; a run
 // in flight finishes, but its conversation is not kept.
-func (h *Host) handleReset(w http.ResponseWriter, r *http.Request) error {
+func (h *Server) handleReset(w http.ResponseWriter, r *http.Request) error {
 	t, err := api.ParseAgentTarget(r.PathValue("target"))
 	if err != nil {
 		return err
@@ -302,7 +302,7 @@ func (h *Host) handleReset(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (h *Host) handleSetSchedule(w http.ResponseWriter, r *http.Request) error {
+func (h *Server) handleSetSchedule(w http.ResponseWriter, r *http.Request) error {
 	t, err := api.ParseAgentTarget(r.PathValue("target"))
 	if err != nil {
 		return err
@@ -317,7 +317,7 @@ func (h *Host) handleSetSchedule(w http.ResponseWriter, r *http.Request) error {
 	return h.changeSchedule(w, r, t, req.Schedule, req.WakeupPrompt)
 }
 
-func (h *Host) handleClearSchedule(w http.ResponseWriter, r *http.Request) error {
+func (h *Server) handleClearSchedule(w http.ResponseWriter, r *http.Request) error {
 	t, err := api.ParseAgentTarget(r.PathValue("target"))
 	if err != nil {
 		return err
@@ -325,7 +325,7 @@ func (h *Host) handleClearSchedule(w http.ResponseWriter, r *http.Request) error
 	return h.changeSchedule(w, r, t, "", "")
 }
 
-func (h *Host) changeSchedule(w http.ResponseWriter, r *http.Request, t api.Target, schedule, prompt string) error {
+func (h *Server) changeSchedule(w http.ResponseWriter, r *http.Request, t api.Target, schedule, prompt string) error {
 	if err := h.agents.SetSchedule(r.Context(), keyOf(t), schedule, prompt); err != nil {
 		return err
 	}
@@ -338,7 +338,7 @@ func (h *Host) changeSchedule(w http.ResponseWriter, r *http.Request, t api.Targ
 }
 
 // apiWorkflow is a workflow in its wire form, with its progress if asked.
-func (h *Host) apiWorkflow(ctx context.Context, scope store.Scope, withProgress bool) (api.Workflow, error) {
+func (h *Server) apiWorkflow(ctx context.Context, scope store.Scope, withProgress bool) (api.Workflow, error) {
 	wf, err := h.db.GetWorkflow(ctx, scope.Workflow, scope.Tag)
 	if err != nil {
 		return api.Workflow{}, err

@@ -1,4 +1,4 @@
-package host
+package httpapi
 
 import (
 	"crypto/subtle"
@@ -19,12 +19,12 @@ import (
 	"github.com/agent-worker/agent-worker/store"
 )
 
-// maxBodyBytes bounds every request body; agent specs and messages are small
+// MaxBodyBytes bounds every request body; agent specs and messages are small
 // and large content goes through resources.
-const maxBodyBytes = 1 << 20
+const MaxBodyBytes = 1 << 20
 
 // routes is the whole HTTP API. Every route sits behind the bearer check.
-func (h *Host) routes(log hclog.Logger) http.Handler {
+func (h *Server) routes(log hclog.Logger) http.Handler {
 	mux := http.NewServeMux()
 	handle := func(pattern string, fn handlerFunc) { mux.Handle(pattern, apiHandler{fn, log}) }
 
@@ -135,7 +135,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // decodeJSON reads exactly one JSON object of bounded size into v and
 // rejects unknown fields, so a typo in a client is an error, not a default.
 func decodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		var tooBig *http.MaxBytesError
@@ -196,7 +196,7 @@ var unauthorizedMessage = fmt.Sprintf("missing or wrong bearer token: send `Auth
 
 // requireToken rejects any request without the daemon's bearer token. The
 // comparison takes constant time so the token cannot be guessed byte by byte.
-func (h *Host) requireToken(next http.Handler) http.Handler {
+func (h *Server) requireToken(next http.Handler) http.Handler {
 	want := []byte("Bearer " + h.token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got := []byte(r.Header.Get("Authorization"))

@@ -1,4 +1,4 @@
-package host
+package httpapi
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 )
 
 // ask parses target and runs message through the scheduler (Scheduler.Ask).
-func (h *Host) ask(ctx context.Context, target, message string, onEvent func(backend.Event)) (api.RunResult, error) {
+func (h *Server) ask(ctx context.Context, target, message string, onEvent func(backend.Event)) (api.RunResult, error) {
 	t, err := api.ParseAgentTarget(target)
 	if err != nil {
 		return api.RunResult{}, err
@@ -22,7 +22,7 @@ func (h *Host) ask(ctx context.Context, target, message string, onEvent func(bac
 
 // handleRun is POST /run: the run's events as server-sent events (`chunk`,
 // `tool`, then `done` or `error`). Closing the request cancels the run.
-func (h *Host) handleRun(w http.ResponseWriter, r *http.Request) error {
+func (h *Server) handleRun(w http.ResponseWriter, r *http.Request) error {
 	var req api.RunRequest
 	if err := decodeJSON(w, r, &req); err != nil {
 		return err
@@ -63,7 +63,7 @@ func (h *Host) handleRun(w http.ResponseWriter, r *http.Request) error {
 }
 
 // handleServe is POST /serve: the same run, answered as one JSON object.
-func (h *Host) handleServe(w http.ResponseWriter, r *http.Request) error {
+func (h *Server) handleServe(w http.ResponseWriter, r *http.Request) error {
 	var req api.RunRequest
 	if err := decodeJSON(w, r, &req); err != nil {
 		return err
@@ -87,13 +87,13 @@ func runError(err error) error {
 
 // handlePlugins answers from the catalog's last results; Refresh only
 // re-asks healthy plugins, bounded, never a broken binary.
-func (h *Host) handlePlugins(w http.ResponseWriter, r *http.Request) error {
+func (h *Server) handlePlugins(w http.ResponseWriter, r *http.Request) error {
 	h.catalog.Refresh(r.Context())
 	writeJSON(w, http.StatusOK, api.PluginList{Dirs: h.catalog.Dirs(), Plugins: h.catalog.List()})
 	return nil
 }
 
-func (h *Host) handleListRuns(w http.ResponseWriter, r *http.Request) error {
+func (h *Server) handleListRuns(w http.ResponseWriter, r *http.Request) error {
 	var f store.RunFilter
 	if a := r.URL.Query().Get("agent"); a != "" {
 		t, err := api.ParseAgentTarget(a)
@@ -119,7 +119,7 @@ func (h *Host) handleListRuns(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (h *Host) handleGetRun(w http.ResponseWriter, r *http.Request) error {
+func (h *Server) handleGetRun(w http.ResponseWriter, r *http.Request) error {
 	run, events, err := h.db.GetRun(r.Context(), r.PathValue("id"))
 	if err != nil {
 		return err

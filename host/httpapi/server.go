@@ -1,0 +1,109 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/agent-worker/agent-worker/host/agents"
+	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/scheduler"
+	"github.com/agent-worker/agent-worker/host/team"
+	"github.com/agent-worker/agent-worker/host/workflows"
+	"github.com/agent-worker/agent-worker/sdk/backend"
+	"github.com/agent-worker/agent-worker/store"
+)
+
+// Scheduler is what the handlers ask of the scheduler.
+type Scheduler interface {
+	Ask(ctx context.Context, t api.Target, message string, onEvent func(backend.Event)) (api.RunResult, error)
+	Resume(ctx context.Context, key store.AgentKey) error
+}
+
+// Agents registers and removes agents (host/agents.Registry).
+type Agents interface {
+	Create(ctx context.Context, spec api.AgentSpec) (store.Agent, error)
+	Delete(ctx context.Context, key store.AgentKey) error
+	SetSchedule(ctx context.Context, key store.AgentKey, schedule, prompt string) error
+}
+
+// Workflows starts and stops workflow instances (host/workflows.Manager).
+type Workflows interface {
+	Start(ctx context.Context, req api.StartWorkflow) (workflows.Started, error)
+	Stop(ctx context.Context, scope store.Scope, cancel bool) error
+	Progress(ctx context.Context, wf store.Workflow) (*api.Progress, error)
+}
+
+// Catalog lists the installed plugins (host/plugins.Catalog).
+type Catalog interface {
+	agents.Catalog
+	List() []api.Plugin
+	Dirs() []string
+	Refresh(ctx context.Context)
+}
+
+// Deps are the services the HTTP API calls; the handlers hold no state of
+// their own beyond them.
+type Deps struct {
+	DB        *store.DB
+	Team      *team.Service
+	Sched     Scheduler
+	Agents    Agents
+	Workflows Workflows
+	Catalog   Catalog
+	// MCP serves /mcp; it authenticates agents with their own tokens.
+	MCP http.Handler
+	// Token is the bearer token of every other route.
+	Token string
+	// Info is the daemon's published address, for the MCP URL it hands out.
+	Info func() api.DaemonInfo
+	// Listen is the bound address, Home the daemon's home, StartedAt and
+	// Now its clock: what /health reports.
+	Listen    string
+	Home      string
+	StartedAt time.Time
+	Now       func() time.Time
+	// Shutdown asks the daemon to stop (POST /shutdown); Stopping is
+	// closed when it does, which ends the event streams.
+	Shutdown func()
+	Stopping <-chan struct{}
+	Log      hclog.Logger
+}
+
+// Server is the HTTP API over the daemon's services.
+type Server struct {
+	db          *store.DB
+	team        *team.Service
+	sched       Scheduler
+	agents      Agents
+	wfs         Workflows
+	catalog     Catalog
+	mcp         http.Handler
+	token       string
+	info        func() api.DaemonInfo
+	listen      string
+	home        string
+	startedAt   time.Time
+	now         func() time.Time
+	stopServing func()
+	stop        <-chan struct{}
+	log         hclog.Logger
+}
+
+// New returns the whole HTTP API as one handler: /mcp, and every other
+// route behind the daemon's bearer token, each request logged.
+func New(d Deps) http.Handler {
+	h := &Server{db: d.DB, team: d.Team, sched: d.Sched, agents: d.Agents, wfs: d.Workflows, catalog: d.Catalog,
+		mcp: d.MCP, token: d.Token, info: d.Info, listen: d.Listen, home: d.Home, startedAt: d.StartedAt, now: d.Now,
+		stopServing: d.Shutdown, stop: d.Stopping, log: d.Log}
+	return h.routes(d.Log)
+}
+
+// Compile-time checks that the daemon's services fit.
+var (
+	_ Scheduler = (*scheduler.Scheduler)(nil)
+	_ Workflows = (*workflows.Manager)(nil)
+	_ Agents    = (*agents.Registry)(nil)
+)
