@@ -1,15 +1,17 @@
-// Package host is the agent-worker kernel: the daemon that owns the store
-// and serves the HTTP API. Start it with New, Run and Close; the
-// `agent-worker daemon` command and the tests drive it the same way.
+// Package host is the daemon's wiring and nothing else: New takes the
+// home's lock, opens the store and builds the parts in order, each with
+// its own logger; Run starts their loops and serves the HTTP API; Close
+// releases what New took. The `agent-worker daemon` command and the
+// daemon-level tests drive it the same way.
 //
-// New takes the home's lock, opens the store and builds the parts, each
-// with its own hclog logger named after it: the plugin catalog and its
-// plugins.d watcher (catalog.go), the document providers (docs.go,
-// docsplugin.go), the team context service (host/team), the MCP server
-// (host/mcpserver), the process supervisor (supervisor.go), the scheduler
-// (scheduler.go) and the workflow instances with their file watcher
-// (workflows.go). Run starts the background loops and serves the routes of
-// http.go, handlers.go and team_handlers.go; Close releases the store, the
-// document providers and the lock. The types of the wire, its errors and the
-// client live in host/api.
+// The parts, each in its own package with a doc.go of what it owns:
+// host/plugins (catalog, supervisor, document providers), host/scheduler
+// (when agents run, settling runs, ask), host/agents (registration and
+// the backend resolver), host/workflows (workflow instances and hot
+// reload), host/team (the channel, inboxes, documents, proposals and the
+// event bus), host/mcpserver (the agents' MCP tools), host/httpapi (the
+// routes) and host/api (the wire types, errors and client). Parts receive
+// what they need as small interfaces at construction; none imports this
+// package, and only this package imports host/httpapi
+// (sdk/imports_test.go enforces the layering).
 package host

@@ -66,6 +66,14 @@ type Config struct {
 	Now func() time.Time
 }
 
+// The services fit the interfaces the HTTP API is built from.
+var (
+	_ httpapi.Scheduler = (*scheduler.Scheduler)(nil)
+	_ httpapi.Workflows = (*workflows.Manager)(nil)
+	_ httpapi.Agents    = (*agents.Registry)(nil)
+	_ httpapi.Catalog   = (*plugins.Catalog)(nil)
+)
+
 // Host is a running daemon. New acquires everything (lock, store, socket) so
 // that a misconfiguration fails before Run; Run serves until its context ends
 // or a client asks for shutdown; Close releases what New acquired.

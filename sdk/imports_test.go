@@ -7,6 +7,7 @@ import (
 	"io"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -23,6 +24,7 @@ var forbidden = []string{module + "/host", module + "/store", module + "/workflo
 
 type pkg struct {
 	ImportPath string
+	Imports    []string
 	Deps       []string
 	Dir        string
 	GoFiles    []string
@@ -106,5 +108,78 @@ func TestEveryPackageHasADocComment(t *testing.T) {
 		if !documented {
 			t.Errorf("package %s has no doc comment: add a doc.go that says who should use it", p.ImportPath)
 		}
+	}
+}
+
+// kernel says which of the daemon's own packages each kernel package may
+// import directly (host/doc.go and each package's doc.go say why). host/
+// is the wiring: it may import every part, and only cmd/agent-worker may
+// import it. Nothing but host/ imports the HTTP layer. A package missing
+// here is a violation too, so a new room must say where it sits.
+var kernel = map[string][]string{
+	"host":                  {"host/agents", "host/api", "host/httpapi", "host/mcpserver", "host/plugins", "host/scheduler", "host/team", "host/workflows", "store"},
+	"host/api":              {"sdk/tools", "workflow"},
+	"host/internal/fswatch": {},
+	"host/team":             {"host/api", "sdk", "sdk/docprovider", "store"},
+	"host/mcpserver":        {"host/api", "host/team", "sdk", "sdk/tools", "store"},
+	"host/plugins":          {"docs-provider/file", "docs-provider/sqlite", "host/api", "host/internal/fswatch", "sdk", "sdk/backend", "sdk/docprovider", "sdk/plugin", "store"},
+	"host/scheduler":        {"host/api", "host/plugins", "host/team", "sdk/backend", "store", "workflow"},
+	"host/agents":           {"host/api", "sdk/llm", "sdk/plugin", "store", "workflow"},
+	"host/workflows":        {"host/agents", "host/api", "host/internal/fswatch", "host/team", "sdk/plugin", "store", "workflow"},
+	"host/httpapi":          {"host/agents", "host/api", "host/team", "host/workflows", "sdk", "sdk/backend", "store"},
+}
+
+// kernelViolations names every direct import of the module's own packages
+// that the layering does not allow.
+func kernelViolations(pkgs []pkg) []string {
+	var out []string
+	for _, p := range pkgs {
+		name := strings.TrimPrefix(p.ImportPath, module+"/")
+		allowed, inKernel := kernel[name]
+		if strings.HasPrefix(name, "host") && !inKernel {
+			out = append(out, p.ImportPath+" is a kernel package the layering does not know: add it to kernel with what it may import")
+			continue
+		}
+		for _, imp := range p.Imports {
+			dep, ours := strings.CutPrefix(imp, module+"/")
+			switch {
+			case !ours:
+			case dep == "host" && name != "cmd/agent-worker":
+				out = append(out, p.ImportPath+" imports "+imp+": only cmd/agent-worker may import the daemon's wiring")
+			case dep == "host/httpapi" && name != "host":
+				out = append(out, p.ImportPath+" imports "+imp+": only host/ may import the HTTP layer")
+			case inKernel && !slices.Contains(allowed, dep):
+				out = append(out, p.ImportPath+" imports "+imp+": not in its allowed imports")
+			}
+		}
+	}
+	return out
+}
+
+func TestKernelLayering(t *testing.T) {
+	if v := kernelViolations(listPackages(t, "./...")); len(v) > 0 {
+		t.Errorf("the kernel's layering is broken:\n%s", strings.Join(v, "\n"))
+	}
+}
+
+// The layering check itself catches each kind of violation.
+func TestKernelViolationsCatchesBadArrows(t *testing.T) {
+	pkgs := []pkg{
+		{ImportPath: module + "/host", Imports: []string{module + "/host/httpapi", module + "/host/scheduler"}},
+		{ImportPath: module + "/cmd/agent-worker", Imports: []string{module + "/host"}},
+		{ImportPath: module + "/host/scheduler", Imports: []string{module + "/host", module + "/host/workflows", "fmt"}},
+		{ImportPath: module + "/host/workflows", Imports: []string{module + "/host/httpapi"}},
+		{ImportPath: module + "/host/newroom", Imports: nil},
+		{ImportPath: module + "/cmd/other", Imports: []string{module + "/host/httpapi"}},
+	}
+	want := []string{
+		module + "/host/scheduler imports " + module + "/host: only cmd/agent-worker may import the daemon's wiring",
+		module + "/host/scheduler imports " + module + "/host/workflows: not in its allowed imports",
+		module + "/host/workflows imports " + module + "/host/httpapi: only host/ may import the HTTP layer",
+		module + "/host/newroom is a kernel package the layering does not know: add it to kernel with what it may import",
+		module + "/cmd/other imports " + module + "/host/httpapi: only host/ may import the HTTP layer",
+	}
+	if diff := cmp.Diff(want, kernelViolations(pkgs)); diff != "" {
+		t.Errorf("kernelViolations (-want +got):\n%s", diff)
 	}
 }

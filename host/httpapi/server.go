@@ -9,7 +9,6 @@ import (
 
 	"github.com/agent-worker/agent-worker/host/agents"
 	"github.com/agent-worker/agent-worker/host/api"
-	"github.com/agent-worker/agent-worker/host/scheduler"
 	"github.com/agent-worker/agent-worker/host/team"
 	"github.com/agent-worker/agent-worker/host/workflows"
 	"github.com/agent-worker/agent-worker/sdk/backend"
@@ -100,10 +99,3 @@ func New(d Deps) http.Handler {
 		stopServing: d.Shutdown, stop: d.Stopping, log: d.Log}
 	return h.routes(d.Log)
 }
-
-// Compile-time checks that the daemon's services fit.
-var (
-	_ Scheduler = (*scheduler.Scheduler)(nil)
-	_ Workflows = (*workflows.Manager)(nil)
-	_ Agents    = (*agents.Registry)(nil)
-)
