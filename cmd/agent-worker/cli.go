@@ -215,19 +215,26 @@ func interruptible(ctx context.Context) (context.Context, context.CancelFunc) {
 }
 
 // parseTarget reads a target typed by the user; a bad one is a usage error.
-func parseTarget(s string) (api.Target, error) {
-	t, err := api.ParseTarget(s)
+func parseTarget(s string) (api.Target, error) { return usageTarget(api.ParseTarget(s)) }
+
+// parseAgentTarget is parseTarget for commands that need an agent.
+func parseAgentTarget(s string) (api.Target, error) { return usageTarget(api.ParseAgentTarget(s)) }
+
+func usageTarget(t api.Target, err error) (api.Target, error) {
 	if err != nil {
 		return t, usageError{err.Error()}
 	}
 	return t, nil
 }
 
-// parseAgentTarget is parseTarget for commands that need an agent.
-func parseAgentTarget(s string) (api.Target, error) {
-	t, err := api.ParseAgentTarget(s)
+// agentClient is how a command about one agent begins: it reads the agent
+// target, so that a typo is a usage error before any daemon is started, and
+// connects, starting a daemon if none is running.
+func (e *env) agentClient(ctx context.Context, agent string) (api.Target, *api.Client, error) {
+	t, err := parseAgentTarget(agent)
 	if err != nil {
-		return t, usageError{err.Error()}
+		return t, nil, err
 	}
-	return t, nil
+	c, err := e.connect(ctx, true)
+	return t, c, err
 }

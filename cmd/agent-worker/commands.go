@@ -464,11 +464,7 @@ func resumeCmd(e *env) *ffcli.Command {
 	e.common(fs)
 	return leaf("resume", "resume <agent>", "clear a failed agent so it runs its unread messages again", fs, [2]int{1, 1},
 		func(ctx context.Context, args []string) error {
-			t, err := parseAgentTarget(args[0])
-			if err != nil {
-				return err
-			}
-			c, err := e.connect(ctx, true)
+			t, c, err := e.agentClient(ctx, args[0])
 			if err != nil {
 				return err
 			}
@@ -488,11 +484,7 @@ func resetCmd(e *env) *ffcli.Command {
 	e.common(fs)
 	return leaf("reset", "reset <agent>", "forget the agent's conversation (sdk memory, CLI sessions): its next run starts fresh", fs, [2]int{1, 1},
 		func(ctx context.Context, args []string) error {
-			t, err := parseAgentTarget(args[0])
-			if err != nil {
-				return err
-			}
-			c, err := e.connect(ctx, true)
+			t, c, err := e.agentClient(ctx, args[0])
 			if err != nil {
 				return err
 			}
@@ -519,17 +511,13 @@ func scheduleCmd(e *env) *ffcli.Command {
 	return leaf("schedule", `schedule <agent> set <30m | "cron expr"> [--prompt TEXT] | schedule <agent> clear`,
 		"wake an agent on an interval (after that long idle), a 5-field cron (day-of-week 0 and 7 are Sunday) or @hourly/@daily/@weekly", fs, [2]int{2, 3},
 		func(ctx context.Context, args []string) error {
-			t, err := parseAgentTarget(args[0])
-			if err != nil {
-				return err
-			}
 			switch {
 			case args[1] == "set" && len(args) == 3:
 			case args[1] == "clear" && len(args) == 2:
 			default:
 				return usagef(`usage: agent-worker schedule <agent> set <30m | "cron expr"> | schedule <agent> clear`)
 			}
-			c, err := e.connect(ctx, true)
+			t, c, err := e.agentClient(ctx, args[0])
 			if err != nil {
 				return err
 			}

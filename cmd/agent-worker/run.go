@@ -17,10 +17,7 @@ func askCmd(e *env) *ffcli.Command {
 	e.common(fs)
 	return leaf("ask", "ask <agent> <message> [--json]", "send an agent a message, run it, and stream its answer (Ctrl-C cancels)", fs, [2]int{2, 2},
 		func(ctx context.Context, args []string) error {
-			if _, err := parseAgentTarget(args[0]); err != nil {
-				return err
-			}
-			c, err := e.connect(ctx, true)
+			_, c, err := e.agentClient(ctx, args[0])
 			if err != nil {
 				return err
 			}
@@ -60,10 +57,7 @@ func serveCmd(e *env) *ffcli.Command {
 	return leaf("serve", "serve <agent> <message> [--text]",
 		"send an agent a message, run it, and print the JSON response when done (ask streams instead)", fs, [2]int{2, 2},
 		func(ctx context.Context, args []string) error {
-			if _, err := parseAgentTarget(args[0]); err != nil {
-				return err
-			}
-			c, err := e.connect(ctx, true)
+			_, c, err := e.agentClient(ctx, args[0])
 			if err != nil {
 				return err
 			}

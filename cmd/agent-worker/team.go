@@ -170,108 +170,124 @@ func (e *env) printMessage(m api.Message) error {
 }
 
 func docCmd(e *env) *ffcli.Command {
-	fs := flag.NewFlagSet("doc", flag.ContinueOnError)
-	sub := func(name, usage, help string, exec func(ctx context.Context, c *api.Client, scope api.Target, file string, args []string) error, nargs [2]int, withContent bool) *ffcli.Command {
-		fs := flag.NewFlagSet("doc "+name, flag.ContinueOnError)
-		e.common(fs)
-		file := fs.String("file", "", "document name (default notes.md)")
-		from := new(string)
-		if withContent {
-			fs.StringVar(from, "from", "", "read the content from this file (- for stdin)")
-		}
-		cmd := leaf(name, "doc "+usage, help, fs, nargs, func(ctx context.Context, args []string) error {
-			// The target is optional and comes first; write/append take the
-			// content last unless --from gives it.
-			target := "@" + api.GlobalWorkflow
-			takesTarget := len(args) == 2 || (len(args) == 1 && (!withContent || *from != ""))
-			if takesTarget {
-				target, args = args[0], args[1:]
-			}
-			t, err := parseTarget(target)
-			if err != nil {
-				return err
-			}
-			if withContent {
-				content, err := readContent(args, *from)
-				if err != nil {
-					return err
-				}
-				args = []string{content}
-			}
-			c, err := e.connect(ctx, true)
-			if err != nil {
-				return err
-			}
-			return exec(ctx, c, api.Target{Workflow: t.Workflow, Tag: t.Tag}, *file, args)
-		})
-		return cmd
-	}
-	name := func(f string) string {
-		if f == "" {
-			return "notes.md"
-		}
-		return f
-	}
 	return &ffcli.Command{
 		Name:       "doc",
 		ShortUsage: "agent-worker doc read|write|append|list [target] [--file NAME] [content | --from PATH]",
 		ShortHelp:  "read and change a team's shared documents",
-		FlagSet:    fs,
+		FlagSet:    flag.NewFlagSet("doc", flag.ContinueOnError),
 		Options:    []ff.Option{ff.WithEnvVarPrefix(envPrefix)},
 		Subcommands: []*ffcli.Command{
-			sub("read", "read [target] [--file NAME]", "print a document", func(ctx context.Context, c *api.Client, scope api.Target, file string, _ []string) error {
-				d, err := c.DocRead(ctx, scope, name(file))
-				if err != nil {
-					return err
-				}
-				if e.json {
-					return e.printJSON(d)
-				}
-				if d.Content == "" {
-					e.printf("(empty document)\n")
-					return nil
-				}
-				_, err = io.WriteString(e.stdout, d.Content)
-				if !strings.HasSuffix(d.Content, "\n") {
-					e.printf("\n")
-				}
-				return err
-			}, [2]int{0, 1}, false),
-			sub("write", "write [target] [--file NAME] <content | --from PATH>", "replace a document", func(ctx context.Context, c *api.Client, scope api.Target, file string, args []string) error {
-				if err := c.DocWrite(ctx, scope, name(file), api.DocumentWrite{Content: args[0]}); err != nil {
-					return err
-				}
-				return e.done("written", scope, name(file))
-			}, [2]int{0, 2}, true),
-			sub("append", "append [target] [--file NAME] <content | --from PATH>", "add to the end of a document", func(ctx context.Context, c *api.Client, scope api.Target, file string, args []string) error {
-				if err := c.DocAppend(ctx, scope, name(file), args[0]); err != nil {
-					return err
-				}
-				return e.done("appended", scope, name(file))
-			}, [2]int{0, 2}, true),
-			sub("list", "list [target]", "list documents", func(ctx context.Context, c *api.Client, scope api.Target, _ string, _ []string) error {
-				docs, err := c.DocList(ctx, scope)
-				if err != nil {
-					return err
-				}
-				if e.json {
-					return e.printJSON(api.DocumentList{Documents: docs})
-				}
-				if len(docs) == 0 {
-					e.printf("no documents in %s\n", scope.Display())
-					return nil
-				}
-				tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-				for _, d := range docs {
-					fmt.Fprintf(tw, "%s\t%d bytes\n", d.Path, d.Size)
-				}
-				return tw.Flush()
-			}, [2]int{0, 1}, false),
+			e.docSub("read", "read [target] [--file NAME]", "print a document", [2]int{0, 1}, false, e.docRead),
+			e.docSub("write", "write [target] [--file NAME] <content | --from PATH>", "replace a document", [2]int{0, 2}, true,
+				func(ctx context.Context, c *api.Client, scope api.Target, file string, args []string) error {
+					if err := c.DocWrite(ctx, scope, docName(file), api.DocumentWrite{Content: args[0]}); err != nil {
+						return err
+					}
+					return e.done("written", scope, docName(file))
+				}),
+			e.docSub("append", "append [target] [--file NAME] <content | --from PATH>", "add to the end of a document", [2]int{0, 2}, true,
+				func(ctx context.Context, c *api.Client, scope api.Target, file string, args []string) error {
+					if err := c.DocAppend(ctx, scope, docName(file), args[0]); err != nil {
+						return err
+					}
+					return e.done("appended", scope, docName(file))
+				}),
+			e.docSub("list", "list [target]", "list documents", [2]int{0, 1}, false, e.docList),
 		},
 		Exec: func(context.Context, []string) error {
 			return usagef("usage: agent-worker doc read|write|append|list [target] (see agent-worker doc --help)")
 		},
 	}
+}
+
+// docExec is one doc subcommand's work, given the team's scope, the
+// --file flag and, for write and append, the content as args[0].
+type docExec func(ctx context.Context, c *api.Client, scope api.Target, file string, args []string) error
+
+// docSub builds a doc subcommand: it reads the optional target (first) and,
+// withContent, the content (last, or from --from), then connects and runs
+// exec.
+func (e *env) docSub(name, usage, help string, nargs [2]int, withContent bool, exec docExec) *ffcli.Command {
+	fs := flag.NewFlagSet("doc "+name, flag.ContinueOnError)
+	e.common(fs)
+	file := fs.String("file", "", "document name (default notes.md)")
+	from := new(string)
+	if withContent {
+		fs.StringVar(from, "from", "", "read the content from this file (- for stdin)")
+	}
+	return leaf(name, "doc "+usage, help, fs, nargs, func(ctx context.Context, args []string) error {
+		// The target is optional and comes first; write/append take the
+		// content last unless --from gives it.
+		target := "@" + api.GlobalWorkflow
+		takesTarget := len(args) == 2 || (len(args) == 1 && (!withContent || *from != ""))
+		if takesTarget {
+			target, args = args[0], args[1:]
+		}
+		t, err := parseTarget(target)
+		if err != nil {
+			return err
+		}
+		if withContent {
+			content, err := readContent(args, *from)
+			if err != nil {
+				return err
+			}
+			args = []string{content}
+		}
+		c, err := e.connect(ctx, true)
+		if err != nil {
+			return err
+		}
+		return exec(ctx, c, api.Target{Workflow: t.Workflow, Tag: t.Tag}, *file, args)
+	})
+}
+
+// docName is the document a --file flag names: notes.md when none.
+func docName(f string) string {
+	if f == "" {
+		return "notes.md"
+	}
+	return f
+}
+
+// docRead is `doc read`: the document's text as it is, ending in a newline.
+func (e *env) docRead(ctx context.Context, c *api.Client, scope api.Target, file string, _ []string) error {
+	d, err := c.DocRead(ctx, scope, docName(file))
+	if err != nil {
+		return err
+	}
+	if e.json {
+		return e.printJSON(d)
+	}
+	if d.Content == "" {
+		e.printf("(empty document)\n")
+		return nil
+	}
+	_, err = io.WriteString(e.stdout, d.Content)
+	if !strings.HasSuffix(d.Content, "\n") {
+		e.printf("\n")
+	}
+	return err
+}
+
+// docList is `doc list`: the scope's documents with their sizes.
+func (e *env) docList(ctx context.Context, c *api.Client, scope api.Target, _ string, _ []string) error {
+	docs, err := c.DocList(ctx, scope)
+	if err != nil {
+		return err
+	}
+	if e.json {
+		return e.printJSON(api.DocumentList{Documents: docs})
+	}
+	if len(docs) == 0 {
+		e.printf("no documents in %s\n", scope.Display())
+		return nil
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	for _, d := range docs {
+		fmt.Fprintf(tw, "%s\t%d bytes\n", d.Path, d.Size)
+	}
+	return tw.Flush()
 }
 
 func (e *env) done(what string, scope api.Target, file string) error {
@@ -309,14 +325,10 @@ func mcpConfigCmd(e *env) *ffcli.Command {
 	return leaf("mcp-config", "mcp-config <agent> [--format claude|cursor|codex]",
 		"print an MCP config so an outside agent (your Claude Code, Codex, Cursor) joins the team as <agent>", fs, [2]int{1, 1},
 		func(ctx context.Context, args []string) error {
-			t, err := parseAgentTarget(args[0])
-			if err != nil {
-				return err
-			}
 			if *format != "claude" && *format != "cursor" && *format != "codex" {
 				return usagef("unknown --format %q: use claude, cursor or codex", *format)
 			}
-			c, err := e.connect(ctx, true)
+			t, c, err := e.agentClient(ctx, args[0])
 			if err != nil {
 				return err
 			}

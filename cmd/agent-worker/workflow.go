@@ -57,16 +57,26 @@ func startCmd(e *env) *ffcli.Command {
 }
 
 func (e *env) startWorkflow(ctx context.Context, file, tag string, params []string) (*api.Client, api.Workflow, error) {
-	path, err := filepath.Abs(file)
-	if err != nil {
-		return nil, api.Workflow{}, usagef("workflow file %q: %v", file, err)
-	}
-	c, err := e.connect(ctx, true)
+	c, path, err := e.workflowClient(ctx, file)
 	if err != nil {
 		return nil, api.Workflow{}, err
 	}
 	w, err := c.StartWorkflow(ctx, api.StartWorkflow{Path: path, Tag: tag, Args: params})
 	return c, w, err
+}
+
+// workflowClient resolves a workflow file's path (the daemon reads it from
+// its own working directory) and connects, starting a daemon if needed.
+func (e *env) workflowClient(ctx context.Context, file string) (*api.Client, string, error) {
+	path, err := filepath.Abs(file)
+	if err != nil {
+		return nil, "", usagef("workflow file %q: %v", file, err)
+	}
+	c, err := e.connect(ctx, true)
+	if err != nil {
+		return nil, "", err
+	}
+	return c, path, nil
 }
 
 // runWorkflow starts a workflow and shows its channel live. With untilIdle
@@ -75,11 +85,7 @@ func (e *env) startWorkflow(ctx context.Context, file, tag string, params []stri
 // It subscribes to the workflow's events before starting it (a dry run
 // names the workflow), so not even the first tool call is missed.
 func (e *env) runWorkflow(ctx context.Context, file, tag string, params []string, timeout time.Duration, untilIdle bool) error {
-	path, err := filepath.Abs(file)
-	if err != nil {
-		return usagef("workflow file %q: %v", file, err)
-	}
-	c, err := e.connect(ctx, true)
+	c, path, err := e.workflowClient(ctx, file)
 	if err != nil {
 		return err
 	}
@@ -88,7 +94,6 @@ func (e *env) runWorkflow(ctx context.Context, file, tag string, params []string
 	if err != nil {
 		return err
 	}
-	target := api.Target{Workflow: dry.Name, Tag: dry.Tag}
 	sig, stopSig := interruptible(ctx)
 	defer stopSig()
 	follow, cancelFollow := context.WithCancel(sig)
@@ -98,54 +103,20 @@ func (e *env) runWorkflow(ctx context.Context, file, tag string, params []string
 		follow, cancel = context.WithTimeout(follow, timeout)
 		defer cancel()
 	}
-	var done *api.Workflow
+	end := runEnd{target: api.Target{Workflow: dry.Name, Tag: dry.Tag}, timeout: timeout, untilIdle: untilIdle}
 	connected := make(chan struct{})
 	followed := make(chan error, 1)
-	go func() {
-		followed <- c.Follow(follow, dry.Target, 1000, api.FollowHandlers{
-			SinceSeq:  dry.StartSeq,
-			Connected: func() { close(connected) },
-			Message:   e.printMessage,
-			Tool:      e.printTool,
-			Run: func(kind string, r api.RunEventInfo) error {
-				if e.json {
-					return e.printNDJSON(map[string]any{"event": kind, "run": r})
-				}
-				if kind == "run_failed" {
-					e.dimf("   ~ %s's run failed (attempt %d): %s\n", r.Agent, r.Attempt, r.Error)
-				}
-				return nil
-			},
-			State: func(st api.AgentStateEvent) error {
-				if e.json {
-					return e.printNDJSON(map[string]any{"event": "agent_state", "state": st})
-				}
-				if st.State == "failed" {
-					e.dimf("   ~ %s failed: %s\n", st.Agent, st.Error)
-				}
-				return nil
-			},
-			Workflow: func(we api.WorkflowEvent) error {
-				if e.json {
-					return e.printNDJSON(map[string]any{"event": "workflow", "workflow": we})
-				}
-				switch {
-				case we.Error != "":
-					fmt.Fprintf(e.stderr, "agent-worker: %s\n", we.Error)
-				case we.Change == "reloaded":
-					e.dimf("   ~ %s reloaded from its file\n", we.Target)
-				}
-				return nil
-			},
-			Idle: func(idle api.Workflow) error {
-				if !untilIdle {
-					return nil
-				}
-				done = &idle
-				return api.ErrStopFollowing
-			},
-		})
-	}()
+	h := e.workflowPrinters()
+	h.SinceSeq = dry.StartSeq
+	h.Connected = func() { close(connected) }
+	h.Idle = func(idle api.Workflow) error {
+		if !untilIdle {
+			return nil
+		}
+		end.done = &idle // read only after followed has answered
+		return api.ErrStopFollowing
+	}
+	go func() { followed <- c.Follow(follow, dry.Target, 1000, h) }()
 	select {
 	case <-connected:
 	case err := <-followed:
@@ -166,24 +137,81 @@ func (e *env) runWorkflow(ctx context.Context, file, tag string, params []string
 	}
 	err = <-followed
 	bg := context.WithoutCancel(ctx)
-	interrupted, timedOut := sig.Err() != nil, timeout > 0 && follow.Err() != nil && sig.Err() == nil
-	if stopErr := c.StopWorkflow(bg, target, done == nil); stopErr != nil && err == nil {
+	end.interrupted, end.timedOut = sig.Err() != nil, timeout > 0 && follow.Err() != nil && sig.Err() == nil
+	if stopErr := c.StopWorkflow(bg, end.target, end.done == nil); stopErr != nil && err == nil {
 		err = stopErr
 	}
 	if err != nil {
 		return err
 	}
-	final, err := c.GetWorkflow(bg, target)
+	return e.summarize(bg, c, end)
+}
+
+// workflowPrinters shows a running workflow's events other than its
+// messages and tool calls: failed runs and agents, reloads and workflow
+// errors (everything, as NDJSON, with --json).
+func (e *env) workflowPrinters() api.FollowHandlers {
+	return api.FollowHandlers{
+		Message: e.printMessage,
+		Tool:    e.printTool,
+		Run: func(kind string, r api.RunEventInfo) error {
+			if e.json {
+				return e.printNDJSON(map[string]any{"event": kind, "run": r})
+			}
+			if kind == "run_failed" {
+				e.dimf("   ~ %s's run failed (attempt %d): %s\n", r.Agent, r.Attempt, r.Error)
+			}
+			return nil
+		},
+		State: func(st api.AgentStateEvent) error {
+			if e.json {
+				return e.printNDJSON(map[string]any{"event": "agent_state", "state": st})
+			}
+			if st.State == "failed" {
+				e.dimf("   ~ %s failed: %s\n", st.Agent, st.Error)
+			}
+			return nil
+		},
+		Workflow: func(we api.WorkflowEvent) error {
+			if e.json {
+				return e.printNDJSON(map[string]any{"event": "workflow", "workflow": we})
+			}
+			switch {
+			case we.Error != "":
+				fmt.Fprintf(e.stderr, "agent-worker: %s\n", we.Error)
+			case we.Change == "reloaded":
+				e.dimf("   ~ %s reloaded from its file\n", we.Target)
+			}
+			return nil
+		},
+	}
+}
+
+// runEnd is how a foreground workflow's following ended.
+type runEnd struct {
+	target    api.Target
+	done      *api.Workflow // the workflow as it was when its team went idle; nil if it never did
+	timeout   time.Duration
+	untilIdle bool
+	// interrupted: the user pressed Ctrl-C; timedOut: --timeout ran out.
+	interrupted, timedOut bool
+}
+
+// summarize prints a stopped workflow's totals and turns how it ended into
+// the exit status scripts rely on: 130 for Ctrl-C, 1 for a timeout or
+// failed agents.
+func (e *env) summarize(ctx context.Context, c *api.Client, end runEnd) error {
+	final, err := c.GetWorkflow(ctx, end.target)
 	if err != nil {
 		return err
 	}
 	p := final.Progress
-	if done != nil {
-		p = done.Progress // as it was when the team finished
+	if end.done != nil {
+		p = end.done.Progress // as it was when the team finished
 	}
 	if e.json {
 		if err := e.printNDJSON(map[string]any{"event": "summary", "workflow": final.Target, "progress": p,
-			"interrupted": interrupted, "timed_out": timedOut}); err != nil {
+			"interrupted": end.interrupted, "timed_out": end.timedOut}); err != nil {
 			return err
 		}
 	} else if p != nil {
@@ -191,17 +219,17 @@ func (e *env) runWorkflow(ctx context.Context, file, tag string, params []string
 			p.InputTokens, p.OutputTokens, p.CostUSD, (time.Duration(p.DurationMS) * time.Millisecond).Round(100*time.Millisecond))
 	}
 	switch {
-	case interrupted:
+	case end.interrupted:
 		return exitCode(130)
-	case timedOut:
-		fmt.Fprintf(e.stderr, "agent-worker: %s timed out after %s and was stopped\n", final.Target, timeout)
+	case end.timedOut:
+		fmt.Fprintf(e.stderr, "agent-worker: %s timed out after %s and was stopped\n", final.Target, end.timeout)
 		return exitCode(1)
 	case p != nil && len(p.Failed) > 0:
 		fmt.Fprintf(e.stderr, "agent-worker: failed agents: %s (see `agent-worker info <agent>`)\n", strings.Join(p.Failed, ", "))
 		return exitCode(1)
-	case !untilIdle:
+	case !end.untilIdle:
 		return nil
-	case done == nil:
+	case end.done == nil:
 		return errors.New("the daemon closed the stream before the team finished")
 	}
 	return nil

@@ -17,14 +17,25 @@ import (
 // maxReadLimit bounds channel_read (SPEC.md: limit ≤ 200).
 const maxReadLimit = 200
 
+// addTools registers every tool of the daemon's MCP server for agent me,
+// by group; each tool acts as me, in me's team.
 func (s *Server) addTools(srv *mcp.Server, me store.AgentKey) {
-	scope := me.Scope()
-	ctxSvc := s.svc
+	s.addChannelTools(srv, me)
+	s.addInboxTools(srv, me)
+	s.addPresenceTools(srv, me)
+	s.addDocTools(srv, me)
+	s.addProposalTools(srv, me)
+	s.addResourceTools(srv, me)
+}
 
+// addChannelTools registers channel_send and channel_read: posting to and
+// reading the team's channel.
+func (s *Server) addChannelTools(srv *mcp.Server, me store.AgentKey) {
+	scope := me.Scope()
 	tool(s, srv, me, tools.ChannelSend,
 		"Post a message to your team's channel. Mention teammates with @name to put it in their inbox and wake them (@all for everyone); set `to` for a direct message. Messages over the team's limit are stored as a resource automatically.",
 		func(ctx context.Context, in tools.SendArgs) (tools.SendResult, string, error) {
-			m, err := ctxSvc.Send(ctx, team.SendRequest{Scope: scope, From: me.Name, Content: in.Message, To: in.To})
+			m, err := s.svc.Send(ctx, team.SendRequest{Scope: scope, From: me.Name, Content: in.Message, To: in.To})
 			if err != nil {
 				return tools.SendResult{}, "", err
 			}
@@ -38,17 +49,21 @@ func (s *Server) addTools(srv *mcp.Server, me store.AgentKey) {
 			if in.Limit < 0 || in.Limit > maxReadLimit {
 				return tools.MessagesResult{}, "", api.Errorf(api.CodeInvalid, "limit must be between 1 and %d", maxReadLimit)
 			}
-			ms, err := ctxSvc.Read(ctx, scope, me.Name, in.SinceSeq, in.Limit)
+			ms, err := s.svc.Read(ctx, scope, me.Name, in.SinceSeq, in.Limit)
 			if err != nil {
 				return tools.MessagesResult{}, "", err
 			}
 			return tools.MessagesResult{Messages: team.APIMessages(ms), Count: len(ms)}, renderMessages(ms, "no messages"), nil
 		})
+}
 
+// addInboxTools registers my_inbox and my_inbox_ack: what is addressed to
+// the agent, and marking it read.
+func (s *Server) addInboxTools(srv *mcp.Server, me store.AgentKey) {
 	tool(s, srv, me, tools.MyInbox,
 		"List the unread messages addressed to you (mentions, @all and direct messages), oldest first. Reading does not mark them read: call my_inbox_ack with newest_seq when you have handled them.",
 		func(ctx context.Context, _ tools.NoArgs) (tools.InboxResult, string, error) {
-			ms, err := ctxSvc.Inbox(ctx, me)
+			ms, err := s.svc.Inbox(ctx, me)
 			if err != nil {
 				return tools.InboxResult{}, "", err
 			}
@@ -73,20 +88,25 @@ func (s *Server) addTools(srv *mcp.Server, me store.AgentKey) {
 	tool(s, srv, me, tools.MyInboxAck,
 		"Mark your inbox read up to and including until_seq (use newest_seq from my_inbox). Only moves forward; acking an older seq does nothing.",
 		func(ctx context.Context, in tools.AckArgs) (tools.AckResult, string, error) {
-			cur, err := ctxSvc.Ack(ctx, me, in.UntilSeq)
+			cur, err := s.svc.Ack(ctx, me, in.UntilSeq)
 			if err != nil {
 				return tools.AckResult{}, "", err
 			}
 			return tools.AckResult{Cursor: cur}, fmt.Sprintf("inbox read up to #%d", cur), nil
 		})
+}
 
+// addPresenceTools registers my_status_set and team_members: what the agent
+// tells its team it is doing, and what the others are doing.
+func (s *Server) addPresenceTools(srv *mcp.Server, me store.AgentKey) {
+	scope := me.Scope()
 	tool(s, srv, me, tools.MyStatusSet,
 		"Tell your team what you are doing: a one-word state and/or the task you are on. Teammates see it in team_members.",
 		func(ctx context.Context, in tools.StatusArgs) (tools.StatusResult, string, error) {
 			if in.State == nil && in.Task == nil {
 				return tools.StatusResult{}, "", api.Errorf(api.CodeInvalid, "give state, task or both")
 			}
-			if err := ctxSvc.SetStatus(ctx, me, in.State, in.Task); err != nil {
+			if err := s.svc.SetStatus(ctx, me, in.State, in.Task); err != nil {
 				return tools.StatusResult{}, "", err
 			}
 			a, err := s.db.GetAgent(ctx, me)
@@ -99,7 +119,7 @@ func (s *Server) addTools(srv *mcp.Server, me store.AgentKey) {
 	tool(s, srv, me, tools.TeamMembers,
 		"List your teammates with their state and current task; `you` marks yourself. Mention them as @name.",
 		func(ctx context.Context, _ tools.NoArgs) (tools.MembersResult, string, error) {
-			agents, err := ctxSvc.Members(ctx, scope)
+			agents, err := s.svc.Members(ctx, scope)
 			if err != nil {
 				return tools.MembersResult{}, "", err
 			}
@@ -124,11 +144,16 @@ func (s *Server) addTools(srv *mcp.Server, me store.AgentKey) {
 			out.Count = len(out.Members)
 			return out, strings.Join(lines, "\n"), nil
 		})
+}
 
+// addDocTools registers the team_doc_* tools over the team's shared
+// documents.
+func (s *Server) addDocTools(srv *mcp.Server, me store.AgentKey) {
+	scope := me.Scope()
 	tool(s, srv, me, tools.TeamDocRead,
 		"Read a shared team document (default notes.md). An unwritten notes.md reads as empty.",
 		func(ctx context.Context, in tools.DocArgs) (tools.DocResult, string, error) {
-			c, err := ctxSvc.DocRead(ctx, scope, in.File)
+			c, err := s.svc.DocRead(ctx, scope, in.File)
 			if err != nil {
 				return tools.DocResult{}, "", err
 			}
@@ -142,7 +167,7 @@ func (s *Server) addTools(srv *mcp.Server, me store.AgentKey) {
 	tool(s, srv, me, tools.TeamDocWrite,
 		"Replace the whole content of a shared team document (default notes.md), creating it if needed.",
 		func(ctx context.Context, in tools.DocWriteArgs) (tools.DocWritten, string, error) {
-			if err := ctxSvc.DocWrite(ctx, scope, me.Name, in.File, in.Content); err != nil {
+			if err := s.svc.DocWrite(ctx, scope, me.Name, in.File, in.Content); err != nil {
 				return tools.DocWritten{}, "", err
 			}
 			return tools.DocWritten{File: docName(in.File)}, "wrote " + docName(in.File), nil
@@ -151,7 +176,7 @@ func (s *Server) addTools(srv *mcp.Server, me store.AgentKey) {
 	tool(s, srv, me, tools.TeamDocAppend,
 		"Append text to the end of a shared team document (default notes.md), creating it if needed. Safer than write when teammates edit too.",
 		func(ctx context.Context, in tools.DocWriteArgs) (tools.DocWritten, string, error) {
-			if err := ctxSvc.DocAppend(ctx, scope, me.Name, in.File, in.Content); err != nil {
+			if err := s.svc.DocAppend(ctx, scope, me.Name, in.File, in.Content); err != nil {
 				return tools.DocWritten{}, "", err
 			}
 			return tools.DocWritten{File: docName(in.File)}, "appended to " + docName(in.File), nil
@@ -160,7 +185,7 @@ func (s *Server) addTools(srv *mcp.Server, me store.AgentKey) {
 	tool(s, srv, me, tools.TeamDocCreate,
 		"Create a new shared team document; fails if one with that name exists (use team_doc_write to replace).",
 		func(ctx context.Context, in tools.DocCreateArgs) (tools.DocWritten, string, error) {
-			if err := ctxSvc.DocCreate(ctx, scope, me.Name, in.File, in.Content); err != nil {
+			if err := s.svc.DocCreate(ctx, scope, me.Name, in.File, in.Content); err != nil {
 				return tools.DocWritten{}, "", err
 			}
 			return tools.DocWritten{File: in.File}, "created " + in.File, nil
@@ -169,7 +194,7 @@ func (s *Server) addTools(srv *mcp.Server, me store.AgentKey) {
 	tool(s, srv, me, tools.TeamDocList,
 		"List the team's shared documents with their sizes.",
 		func(ctx context.Context, _ tools.NoArgs) (tools.DocListResult, string, error) {
-			docs, err := ctxSvc.DocList(ctx, scope)
+			docs, err := s.svc.DocList(ctx, scope)
 			if err != nil {
 				return tools.DocListResult{}, "", err
 			}
@@ -185,7 +210,11 @@ func (s *Server) addTools(srv *mcp.Server, me store.AgentKey) {
 			}
 			return out, strings.Join(names, "\n"), nil
 		})
+}
 
+// addProposalTools registers the team's proposals and votes.
+func (s *Server) addProposalTools(srv *mcp.Server, me store.AgentKey) {
+	scope := me.Scope()
 	tool(s, srv, me, tools.TeamProposalCreate,
 		"Open a proposal for the team to vote on (election, decision, approval or assignment). Teammates are notified; it resolves when enough votes meet its rule, or when it expires.",
 		func(ctx context.Context, in tools.ProposalArgs) (tools.Proposal, string, error) {
@@ -201,7 +230,7 @@ func (s *Server) addTools(srv *mcp.Server, me store.AgentKey) {
 				}
 				np.ExpiresIn = d
 			}
-			p, err := ctxSvc.CreateProposal(ctx, np)
+			p, err := s.svc.CreateProposal(ctx, np)
 			if err != nil {
 				return tools.Proposal{}, "", err
 			}
@@ -211,7 +240,7 @@ func (s *Server) addTools(srv *mcp.Server, me store.AgentKey) {
 	tool(s, srv, me, tools.TeamVote,
 		"Vote on an active proposal. Voting again replaces your earlier vote.",
 		func(ctx context.Context, in tools.VoteArgs) (tools.Proposal, string, error) {
-			p, err := ctxSvc.Vote(ctx, scope, in.Proposal, me.Name, in.Choice, in.Reason)
+			p, err := s.svc.Vote(ctx, scope, in.Proposal, me.Name, in.Choice, in.Reason)
 			if err != nil {
 				return tools.Proposal{}, "", err
 			}
@@ -223,14 +252,14 @@ func (s *Server) addTools(srv *mcp.Server, me store.AgentKey) {
 		func(ctx context.Context, in tools.ProposalRefArgs) (tools.ProposalsResult, string, error) {
 			var ps []store.Proposal
 			if in.Proposal != "" {
-				p, err := ctxSvc.Proposal(ctx, scope, in.Proposal)
+				p, err := s.svc.Proposal(ctx, scope, in.Proposal)
 				if err != nil {
 					return tools.ProposalsResult{}, "", err
 				}
 				ps = []store.Proposal{p}
 			} else {
 				var err error
-				if ps, err = ctxSvc.Proposals(ctx, scope, true); err != nil {
+				if ps, err = s.svc.Proposals(ctx, scope, true); err != nil {
 					return tools.ProposalsResult{}, "", err
 				}
 			}
@@ -249,17 +278,22 @@ func (s *Server) addTools(srv *mcp.Server, me store.AgentKey) {
 	tool(s, srv, me, tools.TeamProposalCancel,
 		"Cancel an active proposal you created.",
 		func(ctx context.Context, in tools.CancelArgs) (tools.Proposal, string, error) {
-			p, err := ctxSvc.CancelProposal(ctx, scope, in.Proposal, me.Name)
+			p, err := s.svc.CancelProposal(ctx, scope, in.Proposal, me.Name)
 			if err != nil {
 				return tools.Proposal{}, "", err
 			}
 			return view(p), "cancelled " + p.ID, nil
 		})
+}
 
+// addResourceTools registers resource_create and resource_read: large
+// content passed around by id.
+func (s *Server) addResourceTools(srv *mcp.Server, me store.AgentKey) {
+	scope := me.Scope()
 	tool(s, srv, me, tools.ResourceCreate,
 		"Store large content (a diff, a report, JSON) and get an id to pass around in messages instead of the content itself.",
 		func(ctx context.Context, in tools.ResourceArgs) (tools.ResourceResult, string, error) {
-			r, err := ctxSvc.CreateResource(ctx, me, in.Content, in.Type)
+			r, err := s.svc.CreateResource(ctx, me, in.Content, in.Type)
 			if err != nil {
 				return tools.ResourceResult{}, "", err
 			}
@@ -269,7 +303,7 @@ func (s *Server) addTools(srv *mcp.Server, me store.AgentKey) {
 	tool(s, srv, me, tools.ResourceRead,
 		"Read a resource of your team by its id (res_…), e.g. a long message stored as a resource.",
 		func(ctx context.Context, in tools.ResourceReadArgs) (tools.ResourceResult, string, error) {
-			r, err := ctxSvc.ReadResource(ctx, scope, in.ID)
+			r, err := s.svc.ReadResource(ctx, scope, in.ID)
 			if err != nil {
 				return tools.ResourceResult{}, "", err
 			}

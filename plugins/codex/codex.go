@@ -59,8 +59,8 @@ func (b *Backend) Run(ctx context.Context, req backend.Request, events backend.E
 	if err != nil {
 		return err
 	}
-	out := &sender{events: events}
-	if err := out.send(backend.Event{Kind: backend.EventLog, Text: prompt}); err != nil {
+	out := cli.NewSender(events)
+	if err := out.Send(backend.Event{Kind: backend.EventLog, Text: prompt}); err != nil {
 		return err
 	}
 	home, err := b.home(req, opts, out)
@@ -74,8 +74,8 @@ func (b *Backend) Run(ctx context.Context, req backend.Request, events backend.E
 		Env: cli.Env("CODEX_HOME="+home, tokenEnv+"="+strings.TrimPrefix(req.Daemon.Headers["Authorization"], "Bearer "))}
 
 	p, err := b.exec(ctx, cmd, req.ResumeSession, prompt, out)
-	if err != nil && req.ResumeSession != "" && p.thread == "" && ctx.Err() == nil && out.failed() == nil {
-		if err := out.send(backend.Event{Kind: backend.EventLog, Text: fmt.Sprintf(
+	if err != nil && req.ResumeSession != "" && p.thread == "" && ctx.Err() == nil && out.Failed() == nil {
+		if err := out.Send(backend.Event{Kind: backend.EventLog, Text: fmt.Sprintf(
 			"codex: could not resume thread %s (%v); starting a new thread", req.ResumeSession, err)}); err != nil {
 			return err
 		}
@@ -85,14 +85,14 @@ func (b *Backend) Run(ctx context.Context, req backend.Request, events backend.E
 		return err
 	}
 	if p.answered {
-		return out.send(backend.Event{Kind: backend.EventResult, Text: p.answer})
+		return out.Send(backend.Event{Kind: backend.EventResult, Text: p.answer})
 	}
 	return nil
 }
 
 // home writes the run's private CODEX_HOME and links the agent's kept
 // threads into it.
-func (b *Backend) home(req backend.Request, opts options, out *sender) (string, error) {
+func (b *Backend) home(req backend.Request, opts options, out *cli.Sender) (string, error) {
 	if req.WorkDir == "" {
 		return "", backend.Permanent(errors.New("codex: the run has no work directory for CODEX_HOME"))
 	}
@@ -112,7 +112,7 @@ func (b *Backend) home(req backend.Request, opts options, out *sender) (string, 
 	}
 	if err := b.keepSessions(req, home); err != nil {
 		// The run works without it; only the next one starts afresh.
-		if err := out.send(backend.Event{Kind: backend.EventLog, Text: "codex: threads will not be kept for the next run: " + err.Error()}); err != nil {
+		if err := out.Send(backend.Event{Kind: backend.EventLog, Text: "codex: threads will not be kept for the next run: " + err.Error()}); err != nil {
 			return "", err
 		}
 	}
@@ -182,18 +182,18 @@ func execArgs(resume, prompt string) []string {
 
 // exec runs codex once and judges the run by its events; the exit code
 // only counts when they show no failure of their own.
-func (b *Backend) exec(ctx context.Context, cmd cli.Command, resume, prompt string, out *sender) (*parser, error) {
+func (b *Backend) exec(ctx context.Context, cmd cli.Command, resume, prompt string, out *cli.Sender) (*parser, error) {
 	p := newParser()
 	cmd.Args = execArgs(resume, prompt)
 	cmd.Stdout = func(line []byte) error {
 		for _, e := range p.parse(line) {
-			if err := out.send(e); err != nil {
+			if err := out.Send(e); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
-	cmd.Stderr = func(line string) { _ = out.send(backend.Event{Kind: backend.EventLog, Text: line}) }
+	cmd.Stderr = func(line string) { _ = out.Send(backend.Event{Kind: backend.EventLog, Text: line}) }
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	if b.heartbeat > 0 {
@@ -205,7 +205,7 @@ func (b *Backend) exec(ctx context.Context, cmd cli.Command, resume, prompt stri
 				case <-stop:
 					return
 				case <-tick.C:
-					_ = out.send(backend.Event{Kind: backend.EventHeartbeat})
+					_ = out.Send(backend.Event{Kind: backend.EventHeartbeat})
 				}
 			}
 		})
@@ -216,7 +216,7 @@ func (b *Backend) exec(ctx context.Context, cmd cli.Command, resume, prompt stri
 	if ctx.Err() != nil {
 		return p, ctx.Err()
 	}
-	if err := out.failed(); err != nil {
+	if err := out.Failed(); err != nil {
 		return p, err
 	}
 	err := p.outcome()
@@ -224,29 +224,6 @@ func (b *Backend) exec(ctx context.Context, cmd cli.Command, resume, prompt stri
 		err = classify(fmt.Errorf("codex: %w", runErr))
 	}
 	return p, err
-}
-
-// sender passes events on until one fails, then refuses the rest: the
-// daemon has stopped listening, and stdout and stderr both send.
-type sender struct {
-	events backend.Events
-	mu     sync.Mutex
-	err    error
-}
-
-func (s *sender) send(e backend.Event) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.err == nil {
-		s.err = s.events.Send(e)
-	}
-	return s.err
-}
-
-func (s *sender) failed() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.err
 }
 
 // Status says whether the codex CLI is installed and which version, for

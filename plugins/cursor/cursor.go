@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/agent-worker/agent-worker/plugins/internal/cli"
 	"github.com/agent-worker/agent-worker/sdk/backend"
@@ -63,12 +62,12 @@ func (b *Backend) Run(ctx context.Context, req backend.Request, events backend.E
 		prompt = "Your instructions are too long for the command line. Read them from " + file + " and follow them."
 	}
 
-	out := &sender{events: events}
+	out := cli.NewSender(events)
 	started, err := run(ctx, path, cmdArgs(req, cfg, ws, prompt, req.ResumeSession), cfg, ws, out)
-	if err != nil && req.ResumeSession != "" && !started && out.failed() == nil && ctx.Err() == nil && !errors.Is(err, cli.ErrIdle) {
+	if err != nil && req.ResumeSession != "" && !started && out.Failed() == nil && ctx.Err() == nil && !errors.Is(err, cli.ErrIdle) {
 		// The chat is gone (cursor-agent keeps chats per machine and
 		// working directory): a fresh one beats failing the agent forever.
-		if err := out.send(backend.Event{Kind: backend.EventLog,
+		if err := out.Send(backend.Event{Kind: backend.EventLog,
 			Text: fmt.Sprintf("resuming chat %s failed (%v); starting a new chat", req.ResumeSession, err)}); err != nil {
 			return err
 		}
@@ -78,21 +77,21 @@ func (b *Backend) Run(ctx context.Context, req backend.Request, events backend.E
 }
 
 // run runs cursor-agent once and reports whether it printed any event.
-func run(ctx context.Context, path string, args []string, cfg config, ws string, out *sender) (bool, error) {
+func run(ctx context.Context, path string, args []string, cfg config, ws string, out *cli.Sender) (bool, error) {
 	shown := slices.Clone(args)
 	shown[len(shown)-1] = fmt.Sprintf("<prompt, %d bytes>", len(args[len(args)-1]))
-	if err := out.send(backend.Event{Kind: backend.EventLog, Text: "cursor-agent " + strings.Join(shown, " ") + "\n\n" + args[len(args)-1]}); err != nil {
+	if err := out.Send(backend.Event{Kind: backend.EventLog, Text: "cursor-agent " + strings.Join(shown, " ") + "\n\n" + args[len(args)-1]}); err != nil {
 		return false, err
 	}
 	var s stream
 	err := cli.Run(ctx, cli.Command{
 		Path: path, Args: args, Dir: ws, Env: env(cfg), IdleTimeout: cfg.Idle,
-		Stdout: func(l []byte) error { return out.send(s.parse(l)...) },
-		Stderr: func(l string) { _ = out.send(backend.Event{Kind: backend.EventLog, Text: l}) },
+		Stdout: func(l []byte) error { return out.Send(s.parse(l)...) },
+		Stderr: func(l string) { _ = out.Send(backend.Event{Kind: backend.EventLog, Text: l}) },
 	})
 	switch {
-	case out.failed() != nil:
-		return s.started(), out.failed()
+	case out.Failed() != nil:
+		return s.started(), out.Failed()
 	case ctx.Err() != nil:
 		return s.started(), ctx.Err()
 	case err != nil && s.failed():
@@ -192,35 +191,6 @@ func env(cfg config) []string {
 	}
 	slices.Sort(kv)
 	return cli.Env(kv...)
-}
-
-// sender serialises the events of the stdout and stderr readers and stops
-// sending after the first failed Send, whose error it keeps: the daemon
-// has gone away, so the run must end.
-type sender struct {
-	events backend.Events
-
-	// mu guards the field that follows.
-	mu  sync.Mutex
-	err error
-}
-
-func (s *sender) send(es ...backend.Event) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, e := range es {
-		if s.err != nil {
-			break
-		}
-		s.err = s.events.Send(e)
-	}
-	return s.err
-}
-
-func (s *sender) failed() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.err
 }
 
 // Status says whether the cursor-agent CLI is installed and which version, for

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"regexp"
@@ -221,12 +220,8 @@ func connect(ctx context.Context, s backend.MCPServer, dir string) (*mcp.ClientS
 		}
 		transport = &mcp.CommandTransport{Command: cmd}
 	case s.URL != "":
-		hdr := http.Header{}
-		for k, v := range s.Headers {
-			hdr.Set(k, v)
-		}
 		transport = &mcp.StreamableClientTransport{Endpoint: s.URL, DisableStandaloneSSE: true,
-			HTTPClient: &http.Client{Transport: headerTransport{http.DefaultTransport, hdr}}}
+			HTTPClient: worker.HeaderClient(s.Headers)}
 	default:
 		return nil, backend.Permanent(fmt.Errorf("sdk: mcp server %s: give it a command or a url", s.Name))
 	}
@@ -241,18 +236,4 @@ func connect(ctx context.Context, s backend.MCPServer, dir string) (*mcp.ClientS
 		return nil, err
 	}
 	return session, nil
-}
-
-// headerTransport adds a server's configured headers to every request.
-type headerTransport struct {
-	base   http.RoundTripper
-	header http.Header
-}
-
-func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	for k, v := range t.header {
-		r.Header[k] = v
-	}
-	return t.base.RoundTrip(r)
 }

@@ -292,7 +292,19 @@ func tool[In, Out any](d *Daemon, srv *mcp.Server, name string, fn func(in In) (
 		})
 }
 
+// addTools registers the fake of every daemon tool for agent me, grouped
+// as host/mcpserver groups the real ones.
 func (d *Daemon) addTools(srv *mcp.Server, me string) {
+	d.addChannelTools(srv, me)
+	d.addInboxTools(srv, me)
+	d.addPresenceTools(srv, me)
+	d.addDocTools(srv, me)
+	d.addProposalTools(srv, me)
+	d.addResourceTools(srv, me)
+}
+
+// addChannelTools registers the fakes of channel_send and channel_read.
+func (d *Daemon) addChannelTools(srv *mcp.Server, me string) {
 	tool(d, srv, tools.ChannelSend, func(in tools.SendArgs) (tools.SendResult, string, error) {
 		if strings.TrimSpace(in.Message) == "" {
 			return tools.SendResult{}, "", errors.New("message is empty: write something")
@@ -326,7 +338,10 @@ func (d *Daemon) addTools(srv *mcp.Server, me string) {
 		ms = append([]worker.Message{}, ms...)
 		return tools.MessagesResult{Messages: ms, Count: len(ms)}, fmt.Sprintf("%d messages", len(ms)), nil
 	})
+}
 
+// addInboxTools registers the fakes of my_inbox and my_inbox_ack.
+func (d *Daemon) addInboxTools(srv *mcp.Server, me string) {
 	tool(d, srv, tools.MyInbox, func(tools.NoArgs) (tools.InboxResult, string, error) {
 		out := tools.InboxResult{Messages: []worker.Message{}}
 		for _, m := range d.messages {
@@ -343,7 +358,10 @@ func (d *Daemon) addTools(srv *mcp.Server, me string) {
 		d.cursors[me] = max(d.cursors[me], in.UntilSeq)
 		return tools.AckResult{Cursor: d.cursors[me]}, fmt.Sprintf("inbox read up to #%d", d.cursors[me]), nil
 	})
+}
 
+// addPresenceTools registers the fakes of my_status_set and team_members.
+func (d *Daemon) addPresenceTools(srv *mcp.Server, me string) {
 	tool(d, srv, tools.MyStatusSet, func(in tools.StatusArgs) (tools.StatusResult, string, error) {
 		if in.State == nil && in.Task == nil {
 			return tools.StatusResult{}, "", errors.New("give state, task or both")
@@ -368,7 +386,10 @@ func (d *Daemon) addTools(srv *mcp.Server, me string) {
 		out.Count = len(out.Members)
 		return out, fmt.Sprintf("%d members", out.Count), nil
 	})
+}
 
+// addDocTools registers the fakes of the team_doc_* tools.
+func (d *Daemon) addDocTools(srv *mcp.Server, me string) {
 	tool(d, srv, tools.TeamDocRead, func(in tools.DocArgs) (tools.DocResult, string, error) {
 		file, err := docName(in.File)
 		if err != nil {
@@ -419,7 +440,10 @@ func (d *Daemon) addTools(srv *mcp.Server, me string) {
 		out.Count = len(out.Documents)
 		return out, fmt.Sprintf("%d documents", out.Count), nil
 	})
+}
 
+// addProposalTools registers the fakes of the proposal and vote tools.
+func (d *Daemon) addProposalTools(srv *mcp.Server, me string) {
 	tool(d, srv, tools.TeamProposalCreate, func(in tools.ProposalArgs) (tools.Proposal, string, error) {
 		p, err := d.newProposal(me, in)
 		if err != nil {
@@ -483,7 +507,10 @@ func (d *Daemon) addTools(srv *mcp.Server, me string) {
 		p.State = "cancelled"
 		return view(p), "cancelled " + p.ID, nil
 	})
+}
 
+// addResourceTools registers the fakes of resource_create and resource_read.
+func (d *Daemon) addResourceTools(srv *mcp.Server, me string) {
 	tool(d, srv, tools.ResourceCreate, func(in tools.ResourceArgs) (resource, string, error) {
 		typ := cmp.Or(in.Type, "text")
 		if !slices.Contains([]string{"markdown", "json", "text", "diff"}, typ) {

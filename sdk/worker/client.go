@@ -37,13 +37,9 @@ func Connect(ctx context.Context, daemon backend.MCPServer) (*Client, error) {
 	if daemon.URL == "" {
 		return nil, errors.New("connect to daemon: the request has no daemon MCP URL")
 	}
-	hdr := make(http.Header, len(daemon.Headers))
-	for k, v := range daemon.Headers {
-		hdr.Set(k, v)
-	}
 	transport := &mcp.StreamableClientTransport{
 		Endpoint:             daemon.URL,
-		HTTPClient:           &http.Client{Transport: headerTransport{base: http.DefaultTransport, header: hdr}},
+		HTTPClient:           HeaderClient(daemon.Headers),
 		DisableStandaloneSSE: true, // only answers to our own calls matter
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "agent-worker-sdk", Version: "1"}, nil)
@@ -56,6 +52,19 @@ func Connect(ctx context.Context, daemon backend.MCPServer) (*Client, error) {
 
 // Close ends the session.
 func (c *Client) Close() error { return c.session.Close() }
+
+// HeaderClient returns an HTTP client that sends headers with every
+// request. An MCPServer in a RunRequest carries its headers (the daemon's
+// bearer token, an agent's own server's API key) as a plain map, and the
+// MCP SDK's streamable transport takes only an *http.Client, so every
+// backend that dials an MCP URL needs this; it lives here once.
+func HeaderClient(headers map[string]string) *http.Client {
+	hdr := make(http.Header, len(headers))
+	for k, v := range headers {
+		hdr.Set(k, v)
+	}
+	return &http.Client{Transport: headerTransport{base: http.DefaultTransport, header: hdr}}
+}
 
 // headerTransport adds fixed headers to every request.
 type headerTransport struct {

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -307,5 +309,35 @@ func TestFetch(t *testing.T) {
 	}
 	if got := d.Cursor("alice"); got != 0 {
 		t.Errorf("Fetch acked the inbox up to %d; only the daemon acks", got)
+	}
+}
+
+// TestHeaderClientSendsHeaders: every request through the client carries the
+// configured headers (a server's API key, the daemon's token), replacing one
+// the caller set, and the caller's request is left as it was.
+func TestHeaderClientSendsHeaders(t *testing.T) {
+	t.Parallel()
+	got := make(chan http.Header, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got <- r.Header.Clone()
+	}))
+	defer srv.Close()
+	c := worker.HeaderClient(map[string]string{"x-token": "secret", "Authorization": "Bearer run"})
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, srv.URL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer caller")
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	h := <-got
+	if h.Get("X-Token") != "secret" || h.Get("Authorization") != "Bearer run" {
+		t.Errorf("server saw X-Token %q, Authorization %q; want secret, Bearer run", h.Get("X-Token"), h.Get("Authorization"))
+	}
+	if req.Header.Get("Authorization") != "Bearer caller" {
+		t.Errorf("the caller's request was changed: Authorization %q", req.Header.Get("Authorization"))
 	}
 }
