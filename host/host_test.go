@@ -13,12 +13,14 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/agent-worker/agent-worker/host/api"
 	"github.com/agent-worker/agent-worker/host/httpapi"
+	"github.com/agent-worker/agent-worker/sdk/backend"
 	"github.com/agent-worker/agent-worker/store"
 )
 
@@ -248,6 +250,8 @@ func TestAgentRequestErrors(t *testing.T) {
 		"tiny interval":    {"POST", "/agents", `{"name":"bob","backend":"mock","schedule":"1ms"}`, 400, api.CodeInvalid, "at least"},
 		"prompt no sched":  {"POST", "/agents", `{"name":"bob","backend":"mock","wakeup_prompt":"hi"}`, 400, api.CodeInvalid, "needs a schedule"},
 		"config not obj":   {"POST", "/agents", `{"name":"bob","backend":"mock","config":[1]}`, 400, api.CodeInvalid, "JSON object"},
+		"config bad env":   {"POST", "/agents", `{"name":"bob","backend":"mock","config":{"env":{"A":1}}}`, 400, api.CodeInvalid, "config env: want an object of strings"},
+		"config bad time":  {"POST", "/agents", `{"name":"bob","backend":"mock","config":{"timeout":"soon"}}`, 400, api.CodeInvalid, `config timeout: "soon" is not a duration`},
 		"duplicate":        {"POST", "/agents", `{"name":"alice","backend":"mock"}`, 409, api.CodeConflict, "already exists"},
 		"too large":        {"POST", "/agents", `{"name":"bob","backend":"mock","system":"` + strings.Repeat("x", httpapi.MaxBodyBytes) + `"}`, 413, api.CodeTooLarge, "larger than"},
 		"unknown agent":    {"GET", "/agents/nobody", ``, 404, api.CodeNotFound, "not found"},
@@ -346,7 +350,8 @@ func TestAgentsSurviveRestart(t *testing.T) {
 	specs := []api.AgentSpec{
 		{Name: "alice", Backend: "mock", System: "be brief"},
 		{Name: "bob", Backend: "sdk", Model: "anthropic/claude-sonnet-4-5", Workflow: "review", Tag: "pr-1",
-			Schedule: "*/15 * * * *", WakeupPrompt: "check the queue", Config: json.RawMessage(`{"max_steps":5}`)},
+			Schedule: "*/15 * * * *", WakeupPrompt: "check the queue", Config: backend.AgentConfig{MaxSteps: 5, Timeout: 90 * time.Second, Env: map[string]string{"HTTPS_PROXY": "http://p:3128"},
+				Extra: map[string]json.RawMessage{"temperature": json.RawMessage(`0.2`)}}},
 	}
 	var before []api.Agent
 	for _, s := range specs {

@@ -246,8 +246,8 @@ func mockAgent(t testing.TB, th *testHost, name string, script ...map[string]any
 	t.Helper()
 	spec := api.AgentSpec{Name: name, Backend: "mock"}
 	if len(script) > 0 {
-		cfg, _ := json.Marshal(map[string]any{"script": script})
-		spec.Config = cfg
+		b, _ := json.Marshal(script)
+		spec.Config.Extra = map[string]json.RawMessage{"script": b}
 	}
 	if _, err := th.client().CreateAgent(context.Background(), spec); err != nil {
 		t.Fatal(err)

@@ -8,6 +8,8 @@ import (
 
 	"zombiezen.com/go/sqlite"
 	"zombiezen.com/go/sqlite/sqlitex"
+
+	"github.com/agent-worker/agent-worker/sdk/backend"
 )
 
 // AgentKey addresses one agent: names are unique only within a
@@ -25,9 +27,9 @@ type Agent struct {
 	Name, Workflow, Tag    string
 	Backend, Model, System string
 	Schedule, WakeupPrompt string
-	// Config holds backend-specific extras the store does not interpret.
-	// It must be a JSON value; empty is stored as {}.
-	Config json.RawMessage
+	// Config is the agent's backend configuration; the store keeps it as
+	// JSON in config_json and reads it back typed.
+	Config backend.AgentConfig
 	// State is idle, running, failed or stopped; empty on create means idle.
 	State string
 	// Status is what the agent says it is doing (my_status_set), such as
@@ -55,15 +57,20 @@ var agentStates = map[string]bool{"idle": true, "running": true, "failed": true,
 const agentColumns = `name, workflow, tag, backend, model, system, schedule, wakeup_prompt,
 	config_json, state, status, task, error, created_at, updated_at`
 
-func scanAgent(s *sqlite.Stmt) Agent {
-	return Agent{
+func scanAgent(s *sqlite.Stmt) (Agent, error) {
+	a := Agent{
 		Name: s.ColumnText(0), Workflow: s.ColumnText(1), Tag: s.ColumnText(2),
 		Backend: s.ColumnText(3), Model: s.ColumnText(4), System: s.ColumnText(5),
 		Schedule: s.ColumnText(6), WakeupPrompt: s.ColumnText(7),
-		Config: json.RawMessage(s.ColumnText(8)),
-		State:  s.ColumnText(9), Status: s.ColumnText(10), Task: s.ColumnText(11), Error: s.ColumnText(12),
+		State: s.ColumnText(9), Status: s.ColumnText(10), Task: s.ColumnText(11), Error: s.ColumnText(12),
 		CreatedAt: fromMs(s.ColumnInt64(13)), UpdatedAt: fromMs(s.ColumnInt64(14)),
 	}
+	cfg, err := backend.ParseAgentConfig([]byte(s.ColumnText(8)))
+	if err != nil {
+		return a, Errorf(CodeInvalid, "agent %q has a stored config the daemon cannot read (%v): remove the agent and create it again", a.Key(), err)
+	}
+	a.Config = cfg
+	return a, nil
 }
 
 // CreateAgent stores a new agent and returns it as stored (defaults filled,
@@ -79,14 +86,12 @@ func (db *DB) CreateAgent(ctx context.Context, a Agent) (Agent, error) {
 	if !agentStates[a.State] {
 		return Agent{}, Errorf(CodeInvalid, "agent %q: unknown state %q", a.Key(), a.State)
 	}
-	if len(a.Config) == 0 {
-		a.Config = json.RawMessage("{}")
-	}
-	if !json.Valid(a.Config) {
-		return Agent{}, Errorf(CodeInvalid, "agent %q: config is not valid JSON", a.Key())
+	config, err := json.Marshal(a.Config)
+	if err != nil {
+		return Agent{}, Errorf(CodeInvalid, "agent %q: %v", a.Key(), err)
 	}
 	var stored Agent
-	err := db.write(ctx, func(conn *sqlite.Conn) error {
+	err = db.write(ctx, func(conn *sqlite.Conn) error {
 		now := db.nowMs()
 		err := sqlitex.Execute(conn, `INSERT INTO workflows (name, tag, state, created_at, updated_at)
 			VALUES (?, ?, 'running', ?, ?) ON CONFLICT DO NOTHING`,
@@ -97,7 +102,7 @@ func (db *DB) CreateAgent(ctx context.Context, a Agent) (Agent, error) {
 		err = sqlitex.Execute(conn, `INSERT INTO agents (`+agentColumns+`)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			&sqlitex.ExecOptions{Args: []any{a.Name, a.Workflow, a.Tag, a.Backend, a.Model, a.System,
-				a.Schedule, a.WakeupPrompt, string(a.Config), a.State, a.Status, a.Task, a.Error, now, now}})
+				a.Schedule, a.WakeupPrompt, string(config), a.State, a.Status, a.Task, a.Error, now, now}})
 		if isConflict(err) {
 			return Errorf(CodeConflict, "agent %q already exists", a.Key())
 		}
@@ -120,13 +125,13 @@ func (db *DB) GetAgent(ctx context.Context, k AgentKey) (Agent, error) {
 	return a, err
 }
 
-func getAgent(conn *sqlite.Conn, k AgentKey) (Agent, error) {
-	var a Agent
+func getAgent(conn *sqlite.Conn, k AgentKey) (a Agent, err error) {
 	found := false
-	err := sqlitex.Execute(conn, `SELECT `+agentColumns+` FROM agents WHERE workflow = ? AND tag = ? AND name = ?`,
+	err = sqlitex.Execute(conn, `SELECT `+agentColumns+` FROM agents WHERE workflow = ? AND tag = ? AND name = ?`,
 		&sqlitex.ExecOptions{Args: []any{k.Workflow, k.Tag, k.Name}, ResultFunc: func(s *sqlite.Stmt) error {
-			a, found = scanAgent(s), true
-			return nil
+			found = true
+			a, err = scanAgent(s)
+			return err
 		}})
 	if err == nil && !found {
 		err = Errorf(CodeNotFound, "agent %q not found", k)
@@ -143,8 +148,9 @@ func (db *DB) ListAgents(ctx context.Context, f AgentFilter) ([]Agent, error) {
 			WHERE (?1 = '' OR workflow = ?1) AND (?2 = '' OR tag = ?2)
 			ORDER BY workflow, tag, name`,
 			&sqlitex.ExecOptions{Args: []any{f.Workflow, f.Tag}, ResultFunc: func(s *sqlite.Stmt) error {
-				as = append(as, scanAgent(s))
-				return nil
+				a, err := scanAgent(s)
+				as = append(as, a)
+				return err
 			}})
 	})
 	return as, err
@@ -311,8 +317,9 @@ func (db *DB) LastActivity(ctx context.Context, k AgentKey) (time.Time, error) {
 // schedule, config) and state, keeping its inbox and history: how an edited
 // workflow changes an agent from its next run.
 func (db *DB) UpdateAgent(ctx context.Context, a Agent) error {
-	if len(a.Config) == 0 {
-		a.Config = json.RawMessage("{}")
+	config, err := json.Marshal(a.Config)
+	if err != nil {
+		return Errorf(CodeInvalid, "agent %q: %v", a.Key(), err)
 	}
 	if a.State == "" {
 		a.State = "idle"
@@ -320,7 +327,7 @@ func (db *DB) UpdateAgent(ctx context.Context, a Agent) error {
 	return db.write(ctx, func(conn *sqlite.Conn) error {
 		err := sqlitex.Execute(conn, `UPDATE agents SET backend = ?, model = ?, system = ?, schedule = ?, wakeup_prompt = ?,
 			config_json = ?, state = ?, error = ?, updated_at = ? WHERE workflow = ? AND tag = ? AND name = ?`,
-			&sqlitex.ExecOptions{Args: []any{a.Backend, a.Model, a.System, a.Schedule, a.WakeupPrompt, string(a.Config),
+			&sqlitex.ExecOptions{Args: []any{a.Backend, a.Model, a.System, a.Schedule, a.WakeupPrompt, string(config),
 				a.State, a.Error, db.nowMs(), a.Workflow, a.Tag, a.Name}})
 		if err == nil && conn.Changes() == 0 {
 			err = Errorf(CodeNotFound, "agent %q not found", a.Key())

@@ -9,6 +9,8 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"zombiezen.com/go/sqlite"
 	"zombiezen.com/go/sqlite/sqlitex"
+
+	"github.com/agent-worker/agent-worker/sdk/backend"
 )
 
 // ignoreTimes compares agents and workflows without their timestamps,
@@ -26,7 +28,7 @@ func TestAgentCRUD(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := in
-	want.State, want.Config = "idle", json.RawMessage("{}")
+	want.State = "idle"
 	if diff := cmp.Diff(want, created, ignoreTimes); diff != "" {
 		t.Errorf("CreateAgent returned (-want +got):\n%s", diff)
 	}
@@ -122,8 +124,8 @@ func TestAgentErrors(t *testing.T) {
 			_, err := db.CreateAgent(ctx, Agent{Name: "x", Workflow: "global", Tag: "main", State: "dancing"})
 			return err
 		}, CodeInvalid, `unknown state "dancing"`},
-		"config not JSON": {func() error {
-			_, err := db.CreateAgent(ctx, Agent{Name: "x", Workflow: "global", Tag: "main", Config: []byte("{")})
+		"config Extra not JSON": {func() error {
+			_, err := db.CreateAgent(ctx, Agent{Name: "x", Workflow: "global", Tag: "main", Config: backend.AgentConfig{Extra: map[string]json.RawMessage{"script": []byte("{")}}})
 			return err
 		}, CodeInvalid, "JSON"},
 		"get missing": {func() error {
@@ -271,5 +273,31 @@ func TestInboxDepthUsesIndex(t *testing.T) {
 	joined := strings.Join(plan, "\n")
 	if strings.Contains(strings.ReplaceAll(joined, "SCAN CONSTANT ROW", ""), "SCAN") || !strings.Contains(joined, "SEARCH message_recipients USING PRIMARY KEY (workflow=? AND tag=? AND agent=? AND seq>?)") {
 		t.Errorf("inbox depth does not use a primary-key range search:\n%s", joined)
+	}
+}
+
+// A config is stored as JSON and read back typed; a row whose config the
+// daemon cannot read (written by hand, or before configs were checked) is
+// reported with the agent's name and what to do, not passed on half-read.
+func TestAgentConfigIsTypedInTheStore(t *testing.T) {
+	t.Parallel()
+	db := openTest(t)
+	ctx := t.Context()
+	cfg := backend.AgentConfig{MaxSteps: 4, Env: map[string]string{"K": "v"}, Extra: map[string]json.RawMessage{"script": json.RawMessage(`[{"reply":"hi"}]`)}}
+	a, err := db.CreateAgent(ctx, Agent{Name: "alice", Workflow: "global", Tag: "main", Backend: "mock", Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !a.Config.Equal(cfg) {
+		t.Errorf("stored config = %+v, want %+v", a.Config, cfg)
+	}
+	if got := queryInt(t, db, `SELECT json_extract(config_json, '$.max_steps') FROM agents WHERE name = 'alice'`); got != 4 {
+		t.Errorf("config_json max_steps = %d, want 4", got)
+	}
+	mustExec(t, db, `UPDATE agents SET config_json = '{"env": 5}' WHERE name = 'alice'`)
+	_, err = db.GetAgent(ctx, a.Key())
+	if ErrorCode(err) != CodeInvalid || !strings.Contains(err.Error(), `agent "alice@global:main" has a stored config the daemon cannot read`) ||
+		!strings.Contains(err.Error(), "config env: want an object of strings") {
+		t.Errorf("reading an unreadable config: %v", err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -15,6 +16,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"zombiezen.com/go/sqlite"
 	"zombiezen.com/go/sqlite/sqlitex"
+
+	"github.com/agent-worker/agent-worker/sdk/backend"
 )
 
 type historyRow struct {
@@ -121,7 +124,7 @@ func TestReopenKeepsData(t *testing.T) {
 	created, err := db.CreateAgent(t.Context(), Agent{
 		Name: "alice", Workflow: "review", Tag: "pr-1", Backend: "claude", Model: "sonnet",
 		System: "You review code.", Schedule: "@every 1h", WakeupPrompt: "Check the queue.",
-		Config: []byte(`{"max_turns":3}`), Task: "review #1",
+		Config: backend.AgentConfig{MaxSteps: 3, Extra: map[string]json.RawMessage{"sandbox": []byte(`"read-only"`)}}, Task: "review #1",
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-func TestConfigJSON(t *testing.T) {
+func TestBackendConfig(t *testing.T) {
 	t.Parallel()
 	tests := map[string]struct {
 		agent Agent
@@ -14,12 +14,12 @@ func TestConfigJSON(t *testing.T) {
 	}{
 		"nothing set": {Agent{Name: "a"}, `{}`},
 		"mock script at the top": {
-			Agent{Config: json.RawMessage(`{"script":[{"reply":"hi {{name}}"}]}`)},
+			Agent{Config: map[string]json.RawMessage{"script": json.RawMessage(`[{"reply":"hi {{name}}"}]`)}},
 			`{"script":[{"reply":"hi {{name}}"}]}`,
 		},
 		"every field": {
 			Agent{
-				Config:     json.RawMessage(`{"temperature":0.2}`),
+				Config:     map[string]json.RawMessage{"temperature": json.RawMessage(`0.2`)},
 				MaxSteps:   50,
 				Timeout:    10 * time.Minute,
 				MCPServers: []MCPServer{{Name: "gh", Command: []string{"npx", "gh"}, Env: map[string]string{"T": "x"}}, {Name: "web", URL: "https://w", Headers: map[string]string{"A": "b"}}},
@@ -33,8 +33,9 @@ func TestConfigJSON(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			if got := string(tc.agent.ConfigJSON()); got != tc.want {
-				t.Errorf("ConfigJSON =\n%s\nwant\n%s", got, tc.want)
+			b, err := json.Marshal(tc.agent.BackendConfig())
+			if got := string(b); err != nil || got != tc.want {
+				t.Errorf("BackendConfig as JSON =\n%s (%v)\nwant\n%s", got, err, tc.want)
 			}
 		})
 	}

@@ -11,7 +11,7 @@
 // A File becomes a running team in three steps, each its own call so the
 // daemon controls when they happen: ParseParams reads the params given after
 // `--`, RunSetup runs the setup commands, and Resolve interpolates every
-// string under a tag into an Instance. Agent.ConfigJSON is the backend
+// string under a tag into an Instance. Agent.BackendConfig is the backend
 // config the daemon stores for each agent.
 //
 // Variables are ${{ env.X }}, ${{ params.X }}, ${{ workflow.name }},

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/agent-worker/agent-worker/sdk/backend"
 )
 
 var (
@@ -37,8 +39,8 @@ var parserErrors = []string{
 // A setup variable may not shadow a variable namespace.
 var (
 	reservedAs = []string{"env", "workflow", "params", "source"}
-	// configOwned are the keys ConfigJSON sets from the agent's own fields.
-	configOwned = []string{"max_steps", "timeout", "mcp_servers", "env", "provider", "tools"}
+	// configOwned are the keys BackendConfig sets from the agent's own fields.
+	configOwned = backend.ConfigKeys
 	agentKeys   = []string{"backend", "model", "system_prompt", "schedule", "wakeup", "wakeup_prompt",
 		"max_steps", "timeout", "mcp_servers", "env", "provider", "tools", "config"}
 )
@@ -729,7 +731,7 @@ func (p *parser) provider(n *yaml.Node, agent string) *Provider {
 
 // config passes the backend's own settings through as JSON, uninterpolated:
 // a mock script may hold braces of its own.
-func (p *parser) config(n *yaml.Node) json.RawMessage {
+func (p *parser) config(n *yaml.Node) map[string]json.RawMessage {
 	if isNull(n) {
 		return nil
 	}
@@ -747,12 +749,16 @@ func (p *parser) config(n *yaml.Node) json.RawMessage {
 		p.add(n, "config cannot be read: %v", err)
 		return nil
 	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		p.add(n, "config cannot be passed to the backend as JSON (%v): use text keys in every map", err)
-		return nil
+	out := make(map[string]json.RawMessage, len(v))
+	for k, val := range v {
+		b, err := json.Marshal(val)
+		if err != nil {
+			p.add(n, "config cannot be passed to the backend as JSON (%v): use text keys in every map", err)
+			return nil
+		}
+		out[k] = b
 	}
-	return b
+	return out
 }
 
 func (p *parser) context(n *yaml.Node, agents []Agent) Context {

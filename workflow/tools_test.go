@@ -1,6 +1,7 @@
 package workflow
 
 import (
+	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -30,8 +31,9 @@ func TestTools(t *testing.T) {
 			if diff := cmp.Diff(tc.want, a.Tools); diff != "" || (tc.want == nil) != (a.Tools == nil) {
 				t.Errorf("Tools = %#v, want %#v", a.Tools, tc.want)
 			}
-			if got := string(a.ConfigJSON()); got != tc.wantConfig {
-				t.Errorf("ConfigJSON = %s, want %s", got, tc.wantConfig)
+			b, err := json.Marshal(a.BackendConfig())
+			if got := string(b); err != nil || got != tc.wantConfig {
+				t.Errorf("BackendConfig as JSON = %s (%v), want %s", got, err, tc.wantConfig)
 			}
 		})
 	}

@@ -81,7 +81,7 @@ type Agent struct {
 	Env                  map[string]string
 	Tools                []string // workspace tool sets (WorkspaceTools); nil: the backend's default (all), empty: none
 	Provider             *Provider
-	Config               json.RawMessage // the `config:` map, passed through to the backend untouched
+	Config               map[string]json.RawMessage // the `config:` map by key, passed through to the backend untouched
 	Line                 int
 }
 

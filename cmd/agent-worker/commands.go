@@ -14,6 +14,7 @@ import (
 	"github.com/peterbourgon/ff/v3/ffcli"
 
 	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/sdk/backend"
 )
 
 func statusCmd(e *env) *ffcli.Command {
@@ -127,10 +128,9 @@ func newCmd(e *env) *ffcli.Command {
 				}
 			}
 			if config != "" {
-				if !json.Valid([]byte(config)) {
-					return usagef("--config is not valid JSON")
+				if spec.Config, err = backend.ParseAgentConfig([]byte(config)); err != nil {
+					return usagef("--config: %v", err)
 				}
-				spec.Config = json.RawMessage(config)
 			}
 			c, err := e.connect(ctx, true)
 			if err != nil {
@@ -320,30 +320,22 @@ func (e *env) printAgent(a api.Agent) error {
 // configRows shows an agent's config for reading: tools and MCP servers by
 // name, env by variable names only (values are often secrets), the rest
 // as compact JSON.
-func configRows(raw json.RawMessage) [][2]string {
-	var cfg map[string]json.RawMessage
-	if json.Unmarshal(raw, &cfg) != nil || len(cfg) == 0 {
-		return nil
-	}
+func configRows(cfg backend.AgentConfig) [][2]string {
 	var rows [][2]string
-	if v, ok := cfg["tools"]; ok {
-		var tools []string
-		if json.Unmarshal(v, &tools) == nil {
-			rows = append(rows, [2]string{"tools", orNone(strings.Join(tools, ", "))})
-			delete(cfg, "tools")
-		}
+	if cfg.Tools != nil {
+		rows = append(rows, [2]string{"tools", orNone(strings.Join(cfg.Tools, ", "))})
 	}
-	for _, k := range []string{"env", "mcp_servers"} {
-		var m map[string]json.RawMessage
-		if json.Unmarshal(cfg[k], &m) != nil || m == nil {
-			continue
-		}
-		rows = append(rows, [2]string{strings.ReplaceAll(k, "_", " "), strings.Join(slices.Sorted(maps.Keys(m)), ", ")})
-		delete(cfg, k)
+	if len(cfg.Env) > 0 {
+		rows = append(rows, [2]string{"env", strings.Join(slices.Sorted(maps.Keys(cfg.Env)), ", ")})
 	}
-	if len(cfg) > 0 {
-		rest, _ := json.Marshal(cfg)
-		rows = append(rows, [2]string{"config", oneLine(string(rest), 100)})
+	if len(cfg.MCPServers) > 0 {
+		rows = append(rows, [2]string{"mcp servers", strings.Join(slices.Sorted(maps.Keys(cfg.MCPServers)), ", ")})
+	}
+	rest := cfg
+	rest.Tools, rest.Env, rest.MCPServers = nil, nil, nil
+	if !rest.IsZero() {
+		b, _ := json.Marshal(rest)
+		rows = append(rows, [2]string{"config", oneLine(string(b), 100)})
 	}
 	return rows
 }

@@ -256,6 +256,7 @@ func TestE2EErrorsAndExitCodes(t *testing.T) {
 		"bad target":        {[]string{"info", "a@b@c"}, api.ExitUsage, "more than one '@'"},
 		"schedule too tiny": {[]string{"new", "bob", "--backend", "mock", "--schedule", "1ms"}, api.ExitUsage, "at least"},
 		"unknown backend":   {[]string{"new", "bob", "--backend", "gpt"}, api.ExitUsage, "use one of"},
+		"config env typed":  {[]string{"new", "bob", "--backend", "mock", "--config", `{"env":{"A":1}}`}, api.ExitUsage, "--config: config env: want an object of strings"},
 		"unknown flag":      {[]string{"new", "bob", "--bogus"}, api.ExitUsage, "bogus"},
 		"missing argument":  {[]string{"info"}, api.ExitUsage, "usage: agent-worker info"},
 		"extra argument":    {[]string{"list", "extra"}, api.ExitUsage, "usage: agent-worker list"},

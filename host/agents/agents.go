@@ -1,7 +1,6 @@
 package agents
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -78,12 +77,6 @@ func FromSpec(s api.AgentSpec, c Catalog, defaultModel string) (store.Agent, err
 	if s.WakeupPrompt != "" && s.Schedule == "" {
 		return store.Agent{}, api.Errorf(api.CodeInvalid, "wakeup_prompt needs a schedule: add --schedule 30m (or a cron expression)")
 	}
-	if len(s.Config) > 0 {
-		var obj map[string]json.RawMessage
-		if err := json.Unmarshal(s.Config, &obj); err != nil || obj == nil {
-			return store.Agent{}, api.Errorf(api.CodeInvalid, "config must be a JSON object")
-		}
-	}
 	return store.Agent{
 		Name: t.Agent, Workflow: t.Workflow, Tag: t.Tag,
 		Backend: backend, Model: s.Model, System: s.System,
@@ -105,14 +98,7 @@ func Warnings(a store.Agent, c Catalog, getenv func(string) string) []string {
 	if a.Backend != "sdk" {
 		return nil
 	}
-	var cfg struct {
-		Env      map[string]string `json:"env"`
-		Provider *struct {
-			Name      string `json:"name"`
-			APIKeyEnv string `json:"api_key_env"`
-		} `json:"provider"`
-	}
-	_ = json.Unmarshal(a.Config, &cfg) // the backend reports a bad config itself
+	cfg := a.Config
 	var provider, keyEnv string
 	if p := cfg.Provider; p != nil {
 		provider, keyEnv = p.Name, p.APIKeyEnv

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/sdk/backend"
 	"github.com/agent-worker/agent-worker/sdk/plugin"
 	"github.com/agent-worker/agent-worker/store"
 )
@@ -57,8 +58,8 @@ func TestAgentWarnings(t *testing.T) {
 	}{
 		"key set":          {store.Agent{Backend: "sdk", Model: "anthropic/claude-sonnet-4-5"}, ""},
 		"key missing":      {store.Agent{Backend: "sdk", Model: "groq/llama-3.3-70b"}, "GROQ_API_KEY is not set"},
-		"key in agent env": {store.Agent{Backend: "sdk", Model: "groq/llama", Config: []byte(`{"env":{"GROQ_API_KEY":"x"}}`)}, ""},
-		"provider's key":   {store.Agent{Backend: "sdk", Model: "m", Config: []byte(`{"provider":{"name":"local","api_key_env":"LOCAL_KEY"}}`)}, "LOCAL_KEY is not set"},
+		"key in agent env": {store.Agent{Backend: "sdk", Model: "groq/llama", Config: backend.AgentConfig{Env: map[string]string{"GROQ_API_KEY": "x"}}}, ""},
+		"provider's key":   {store.Agent{Backend: "sdk", Model: "m", Config: backend.AgentConfig{Provider: &backend.Provider{Name: "local", APIKeyEnv: "LOCAL_KEY"}}}, "LOCAL_KEY is not set"},
 		"no key needed":    {store.Agent{Backend: "sdk", Model: "ollama/llama3.2"}, ""},
 		"other backend":    {store.Agent{Backend: "mock", Model: "groq/llama"}, ""},
 		"plugin installed": {store.Agent{Backend: "local"}, ""},

@@ -2,40 +2,43 @@ package api
 
 import (
 	"encoding/json"
-	"github.com/agent-worker/agent-worker/sdk/tools"
 	"time"
+
+	"github.com/agent-worker/agent-worker/sdk/backend"
+	"github.com/agent-worker/agent-worker/sdk/tools"
 )
 
 // AgentSpec is the body of POST /agents: what a user decides about an agent.
 type AgentSpec struct {
-	Name         string          `json:"name"`
-	Workflow     string          `json:"workflow,omitempty"`
-	Tag          string          `json:"tag,omitempty"`
-	Backend      string          `json:"backend,omitempty"`
-	Model        string          `json:"model,omitempty"`
-	System       string          `json:"system,omitempty"`
-	Schedule     string          `json:"schedule,omitempty"`
-	WakeupPrompt string          `json:"wakeup_prompt,omitempty"`
-	Config       json.RawMessage `json:"config,omitempty"`
+	Name         string `json:"name"`
+	Workflow     string `json:"workflow,omitempty"`
+	Tag          string `json:"tag,omitempty"`
+	Backend      string `json:"backend,omitempty"`
+	Model        string `json:"model,omitempty"`
+	System       string `json:"system,omitempty"`
+	Schedule     string `json:"schedule,omitempty"`
+	WakeupPrompt string `json:"wakeup_prompt,omitempty"`
+	// Config is the backend configuration, a JSON object on the wire.
+	Config backend.AgentConfig `json:"config,omitzero"`
 }
 
 // Agent is an agent as the daemon reports it: its spec plus what the daemon
 // knows about it.
 type Agent struct {
-	Name         string          `json:"name"`
-	Workflow     string          `json:"workflow"`
-	Tag          string          `json:"tag"`
-	Target       string          `json:"target"`
-	Backend      string          `json:"backend"`
-	Model        string          `json:"model,omitempty"`
-	System       string          `json:"system,omitempty"`
-	Schedule     string          `json:"schedule,omitempty"`
-	WakeupPrompt string          `json:"wakeup_prompt,omitempty"`
-	Config       json.RawMessage `json:"config,omitempty"`
-	State        string          `json:"state"`
-	Task         string          `json:"task,omitempty"`
-	Error        string          `json:"error,omitempty"`
-	InboxDepth   int             `json:"inbox_depth"`
+	Name         string              `json:"name"`
+	Workflow     string              `json:"workflow"`
+	Tag          string              `json:"tag"`
+	Target       string              `json:"target"`
+	Backend      string              `json:"backend"`
+	Model        string              `json:"model,omitempty"`
+	System       string              `json:"system,omitempty"`
+	Schedule     string              `json:"schedule,omitempty"`
+	WakeupPrompt string              `json:"wakeup_prompt,omitempty"`
+	Config       backend.AgentConfig `json:"config,omitzero"`
+	State        string              `json:"state"`
+	Task         string              `json:"task,omitempty"`
+	Error        string              `json:"error,omitempty"`
+	InboxDepth   int                 `json:"inbox_depth"`
 	// Warnings say what will make the agent's runs fail although it could
 	// be registered, e.g. an API key missing from the daemon's environment.
 	Warnings  []string  `json:"warnings,omitempty"`

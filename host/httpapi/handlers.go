@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"os"
 
@@ -235,14 +234,10 @@ func (h *Server) toAPIAgent(ctx context.Context, a store.Agent) (api.Agent, erro
 	if err != nil {
 		return api.Agent{}, err
 	}
-	var cfg json.RawMessage
-	if len(a.Config) > 0 && string(a.Config) != "{}" {
-		cfg = a.Config
-	}
 	return api.Agent{
 		Name: a.Name, Workflow: a.Workflow, Tag: a.Tag, Target: targetOf(a.Key()).Display(),
 		Backend: a.Backend, Model: a.Model, System: a.System,
-		Schedule: a.Schedule, WakeupPrompt: a.WakeupPrompt, Config: cfg,
+		Schedule: a.Schedule, WakeupPrompt: a.WakeupPrompt, Config: a.Config,
 		State: a.State, Task: a.Task, Error: a.Error, InboxDepth: depth,
 		Warnings:  agents.Warnings(a, h.catalog, os.Getenv),
 		CreatedAt: a.CreatedAt.UTC(), UpdatedAt: a.UpdatedAt.UTC(),

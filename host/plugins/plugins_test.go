@@ -1,13 +1,10 @@
 package plugins
 
 import (
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 
@@ -108,50 +105,6 @@ func TestStaleSocketDirsRemovedAtStart(t *testing.T) {
 	for _, d := range kept {
 		if _, err := os.Stat(d); err != nil {
 			t.Errorf("%s removed: %v", filepath.Base(d), err)
-		}
-	}
-}
-
-func TestOwnMCPServersFromConfig(t *testing.T) {
-	t.Parallel()
-	got := ownMCPServers(json.RawMessage(`{"script":[],"mcp_servers":{"web":{"url":"http://x/mcp","headers":{"A":"b"}},"gh":{"command":["npx","gh"],"env":{"T":"1"}}}}`))
-	if len(got) != 2 || got[0].Name != "gh" || got[0].Command[1] != "gh" || got[0].Env["T"] != "1" || got[1].URL != "http://x/mcp" || got[1].Headers["A"] != "b" {
-		t.Errorf("ownMCPServers = %+v", got)
-	}
-	if got := ownMCPServers(json.RawMessage(`{}`)); got != nil {
-		t.Errorf("no servers: %+v", got)
-	}
-}
-
-// An agent's env: becomes KEY=value entries for its plugin; a name that
-// cannot be a variable, or values that are not strings, say what to fix.
-func TestAgentEnvFromConfig(t *testing.T) {
-	t.Parallel()
-	tests := map[string]struct {
-		config string
-		want   []string
-		err    string
-	}{
-		"none":            {config: `{"script":[]}`, want: []string{}},
-		"empty config":    {config: ``, want: []string{}},
-		"sorted":          {config: `{"env":{"HTTPS_PROXY":"http://p:3128","A_B":"x=y"}}`, want: []string{"A_B=x=y", "HTTPS_PROXY=http://p:3128"}},
-		"not json":        {config: `{`, want: []string{}},
-		"name with =":     {config: `{"env":{"A=B":"x"}}`, err: `"A=B" is not a usable variable`},
-		"empty name":      {config: `{"env":{"":"x"}}`, err: `"" is not a usable variable`},
-		"NUL in value":    {config: `{"env":{"A":"x\u0000y"}}`, err: `"A" is not a usable variable`},
-		"number value":    {config: `{"env":{"A":1}}`, err: "want an object of strings"},
-		"list instead":    {config: `{"env":["A=1"]}`, err: "want an object of strings"},
-		"other keys kept": {config: `{"timeout":5,"env":{"K":"v"}}`, want: []string{"K=v"}},
-	}
-	for name, tc := range tests {
-		got, err := agentEnv(json.RawMessage(tc.config))
-		switch {
-		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
-			t.Errorf("%s: err = %v, want one saying %q", name, err, tc.err)
-		case tc.err == "" && err != nil:
-			t.Errorf("%s: %v", name, err)
-		case tc.err == "" && !slices.Equal(got, tc.want):
-			t.Errorf("%s: agentEnv = %q, want %q", name, got, tc.want)
 		}
 	}
 }

@@ -10,8 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -250,7 +248,7 @@ func (s *Supervisor) runPlugin(ctx context.Context, agent store.Agent, attempt i
 	if err != nil {
 		return err
 	}
-	ownEnv, err := agentEnv(agent.Config)
+	config, err := json.Marshal(agent.Config)
 	if err != nil {
 		return backend.Permanent(fmt.Errorf("%s: %w", key, err))
 	}
@@ -259,7 +257,7 @@ func (s *Supervisor) runPlugin(ctx context.Context, agent store.Agent, attempt i
 		return err
 	}
 
-	cmd := pluginCommand(p.Path, sockDir, projectDir, ownEnv...)
+	cmd := pluginCommand(p.Path, sockDir, projectDir, agent.Config.EnvList()...)
 	checksum, _ := hex.DecodeString(p.SHA256)
 	client := goplugin.NewClient(plugin.ClientConfig(cmd, checksum, log.Named(agent.Backend)))
 	defer killPlugin(client, cmd)
@@ -296,9 +294,9 @@ func (s *Supervisor) runPlugin(ctx context.Context, agent store.Agent, attempt i
 	req := backend.Request{
 		RunID: runID, Attempt: attempt,
 		Agent: backend.Agent{Name: agent.Name, Workflow: agent.Workflow, Tag: agent.Tag,
-			Model: agent.Model, System: agent.System, Config: agent.Config},
+			Model: agent.Model, System: agent.System, Config: config},
 		Daemon:        backend.MCPServer{Name: "agent-worker", URL: s.mcpURL(), Headers: map[string]string{"Authorization": "Bearer " + token}},
-		MCPServers:    ownMCPServers(agent.Config),
+		MCPServers:    agent.Config.MCPServerList(),
 		WorkDir:       workDir,
 		ProjectDir:    projectDir,
 		ResumeSession: resume,
@@ -342,58 +340,6 @@ func (s *Supervisor) runPlugin(ctx context.Context, agent store.Agent, attempt i
 // daemon removes it with the agent.
 func AgentStateDir(home string, key store.AgentKey) string {
 	return filepath.Join(home, "state", key.Workflow, key.Tag, key.Name)
-}
-
-// ownMCPServers reads the agent's own MCP servers from its config (the
-// workflow's mcp_servers, keyed by name), sorted by name.
-func ownMCPServers(config json.RawMessage) []backend.MCPServer {
-	var cfg struct {
-		MCPServers map[string]struct {
-			Command []string          `json:"command"`
-			URL     string            `json:"url"`
-			Env     map[string]string `json:"env"`
-			Headers map[string]string `json:"headers"`
-		} `json:"mcp_servers"`
-	}
-	if json.Unmarshal(config, &cfg) != nil {
-		return nil
-	}
-	var out []backend.MCPServer
-	for name, s := range cfg.MCPServers {
-		out = append(out, backend.MCPServer{Name: name, Command: s.Command, URL: s.URL, Env: s.Env, Headers: s.Headers})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
-}
-
-// envName is what a variable name in an agent's `env:` may look like.
-var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-
-// agentEnv reads the agent's own `env:` from its config as KEY=value
-// entries, sorted, for its plugin's environment: a proxy or base URL set
-// for one agent reaches its backend and everything that runs under it. A
-// name that cannot be a variable is the user's mistake.
-func agentEnv(config json.RawMessage) ([]string, error) {
-	var cfg struct {
-		Env map[string]string `json:"env"`
-	}
-	if len(config) > 0 {
-		// Only env is decoded, so a type error is env's; JSON that does not
-		// parse at all is left for the backend to report with its config.
-		var typ *json.UnmarshalTypeError
-		if err := json.Unmarshal(config, &cfg); errors.As(err, &typ) {
-			return nil, errors.New(`config env: want an object of strings, such as {"HTTPS_PROXY": "http://proxy:3128"}`)
-		}
-	}
-	env := make([]string, 0, len(cfg.Env))
-	for k, v := range cfg.Env {
-		if !envName.MatchString(k) || strings.ContainsRune(v, 0) {
-			return nil, fmt.Errorf("config env: %q is not a usable variable: names are letters, digits and _, values have no NUL", k)
-		}
-		env = append(env, k+"="+v)
-	}
-	sort.Strings(env)
-	return env, nil
 }
 
 // projectDir is where the agent works: its workflow's directory, or for a

@@ -1,9 +1,7 @@
 package workflows
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -197,7 +195,7 @@ func (ws *Manager) apply(ctx context.Context, inst *workflow.Instance, content [
 			model = ws.defaultModel
 		}
 		wanted[a.Name] = store.Agent{Name: a.Name, Workflow: inst.Name, Tag: inst.Tag, Backend: a.Backend, Model: model,
-			System: a.SystemPrompt, Schedule: a.Schedule, WakeupPrompt: a.WakeupPrompt, Config: a.ConfigJSON()}
+			System: a.SystemPrompt, Schedule: a.Schedule, WakeupPrompt: a.WakeupPrompt, Config: a.BackendConfig()}
 	}
 	if err := ws.checkDocs(ctx, inst); err != nil {
 		return err
@@ -278,24 +276,7 @@ func (ws *Manager) checkDocs(ctx context.Context, inst *workflow.Instance) error
 
 func sameAgent(a, b store.Agent) bool {
 	return a.Backend == b.Backend && a.Model == b.Model && a.System == b.System && a.Schedule == b.Schedule &&
-		a.WakeupPrompt == b.WakeupPrompt && jsonEqual(a.Config, b.Config)
-}
-
-func jsonEqual(a, b json.RawMessage) bool {
-	var x, y any
-	if json.Unmarshal(orEmpty(a), &x) != nil || json.Unmarshal(orEmpty(b), &y) != nil {
-		return bytes.Equal(a, b)
-	}
-	xb, _ := json.Marshal(x)
-	yb, _ := json.Marshal(y)
-	return bytes.Equal(xb, yb)
-}
-
-func orEmpty(b json.RawMessage) json.RawMessage {
-	if len(b) == 0 {
-		return json.RawMessage("{}")
-	}
-	return b
+		a.WakeupPrompt == b.WakeupPrompt && a.Config.Equal(b.Config)
 }
 
 // Stop stops a workflow: its agents stop after their current run, or at

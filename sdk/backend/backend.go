@@ -63,7 +63,10 @@ type Agent struct {
 	Name, Workflow, Tag string
 	Model               string
 	System              string
-	// Config is the agent's backend-specific configuration (a JSON object).
+	// Config is the agent's configuration as a JSON object: the shared
+	// keys (max_steps, timeout, env, mcp_servers, tools, provider) and the
+	// backend's own. ParseAgentConfig reads it typed; a backend may also
+	// decode just the keys it knows.
 	Config json.RawMessage
 }
 
