@@ -131,127 +131,160 @@ const fromNow = -1
 func (h *Server) streamEvents(w http.ResponseWriter, r *http.Request, scope *store.Scope, viewer string, first []store.Message, since int64) error {
 	sub := h.team.Bus.Subscribe(StreamQueue)
 	defer sub.Close()
+	st := &eventStream{h: h, ctx: context.WithoutCancel(r.Context()), scope: scope, viewer: viewer, last: since}
 	// A workflow's stream says when its team has finished (`run` waits for
 	// that). The first check is made before the stream is announced: a
 	// client that starts the workflow once connected must not meet a check
 	// that sees the workflow half set up.
-	idleNow := func() (api.Workflow, bool) {
-		if scope == nil || scope.Workflow == api.GlobalWorkflow {
-			return api.Workflow{}, false
-		}
-		out, err := h.apiWorkflow(context.WithoutCancel(r.Context()), *scope, true)
-		if err != nil || out.Progress == nil {
-			return api.Workflow{}, false
-		}
-		return out, out.State == "running" && out.Progress.Idle
-	}
-	now, wasIdle := idleNow()
-	sse, err := startSSE(w)
-	if err != nil {
+	now, idle := st.idleNow()
+	var err error
+	if st.sse, err = startSSE(w); err != nil {
 		return err
 	}
-	if wasIdle {
-		sse.send("idle", now)
+	st.wasIdle = idle
+	if idle {
+		st.sse.send("idle", now)
 	}
-	// checkIdle runs when something that could end the work happens.
-	checkIdle := func() {
-		out, idle := idleNow()
-		if idle && !wasIdle {
-			sse.send("idle", out)
-		}
-		wasIdle = idle
-	}
-	last := since
-	sendMessages := func(ms []store.Message) {
-		for _, m := range ms {
-			sse.send("message", team.APIMessage(m))
-			last = m.Seq
-		}
-	}
-	if last == fromNow {
+	if st.last == fromNow {
 		// Start after what exists now (read after subscribing, so nothing
 		// later is missed), so old history is not replayed.
-		last = 0
+		st.last = 0
 		if scope != nil {
 			if seq, err := h.db.LatestSeq(r.Context(), *scope); err == nil {
-				last = seq
+				st.last = seq
 			}
 		}
 	}
-	sendMessages(first)
-	if scope != nil {
-		// Catch up on what was written before the subscription began.
-		// A workflow about to start has none yet.
-		ms, err := h.team.Read(context.WithoutCancel(r.Context()), *scope, viewer, last, 1000)
-		if err != nil && store.ErrorCode(err) != store.CodeNotFound {
-			h.log.Warn("event stream", "error", err)
-			return nil
-		}
-		sendMessages(ms)
-	}
-	inScope := func(k store.AgentKey) bool {
-		return scope == nil || (k.Workflow == scope.Workflow && k.Tag == scope.Tag)
+	st.sendMessages(first)
+	// Catch up on what was written before the subscription began. A
+	// workflow about to start has none yet.
+	if !st.catchUp(true) {
+		return nil
 	}
 	ping := time.NewTicker(15 * time.Second)
 	defer ping.Stop()
 	for {
-		var ev team.Event
 		select {
 		case <-r.Context().Done():
 			return nil
 		case <-h.stop:
 			return nil
 		case <-ping.C:
-			sse.comment("ping")
-			if scope == nil {
-				continue
+			st.sse.comment("ping")
+			if scope != nil { // a safety net after dropped events
+				if !st.catchUp(false) {
+					return nil
+				}
+				st.checkIdle()
 			}
-			ev = team.Event{Kind: team.EventMessage} // safety net after dropped events
-		case ev = <-sub.C:
+		case ev := <-sub.C:
+			if !st.forward(ev) {
+				return nil
+			}
 		case <-sub.Dropped():
 			// The client stopped reading long enough for its queue to
 			// fill: end the stream, saying where to pick up.
 			how := "reconnect"
 			if scope != nil {
-				how = fmt.Sprintf("reconnect with since_seq=%d", last)
+				how = fmt.Sprintf("reconnect with since_seq=%d", st.last)
 			}
-			sse.send("error", api.Errorf(api.CodeUnavailable, "you fell behind the event stream and were dropped; %s", how))
+			st.sse.send("error", api.Errorf(api.CodeUnavailable, "you fell behind the event stream and were dropped; %s", how))
 			return nil
 		}
-		switch {
-		case ev.Kind == team.EventMessage && scope != nil:
-			if ev.Message != nil && (ev.Message.Workflow != scope.Workflow || ev.Message.Tag != scope.Tag || ev.Message.Seq <= last) {
-				continue
-			}
-			ms, err := h.team.Read(context.WithoutCancel(r.Context()), *scope, viewer, last, 1000)
-			if err != nil {
-				h.log.Warn("event stream", "error", err)
-				return nil
-			}
-			sendMessages(ms)
-			checkIdle() // a proposal may have closed
-		case ev.Kind == team.EventMessage:
-			sendMessages([]store.Message{*ev.Message})
-		case ev.Kind == team.EventWake:
-			// internal: the scheduler's business
-		case !inScope(ev.Agent):
-		case ev.Kind == team.EventTool:
-			sse.send(ev.Kind, api.ToolEvent{Agent: targetOf(ev.Agent).Display(), Name: ev.Tool.Name, Args: ev.Tool.Args})
-		case ev.Kind == team.EventWorkflow:
-			if !inScope(ev.Agent) {
-				continue
-			}
-			sse.send(ev.Kind, api.WorkflowEvent{Target: api.Target{Workflow: ev.Agent.Workflow, Tag: ev.Agent.Tag}.Display(),
-				Change: ev.State, Error: ev.Error})
-			checkIdle() // a start with nothing to do is done at once
-		case ev.Run != nil:
-			sse.send(ev.Kind, api.RunEventInfo{Agent: targetOf(ev.Agent).Display(), RunID: ev.Run.ID,
-				Attempt: ev.Run.Attempt, Error: ev.Run.Error, DurationMS: ev.Run.DurationMS})
-		case ev.Kind == team.EventAgentState:
-			sse.send(ev.Kind, api.AgentStateEvent{Agent: targetOf(ev.Agent).Display(), State: ev.State, Error: ev.Error})
-			checkIdle()
-		}
 	}
+}
+
+// eventStream is one client's event stream: what it has been sent (the
+// last message seq) and whether its workflow was last seen idle. Only the
+// streaming handler's goroutine uses it.
+type eventStream struct {
+	h       *Server
+	ctx     context.Context // the request's values, never cancelled mid-read
+	sse     *sseWriter
+	scope   *store.Scope // nil: every scope, message events only as they come
+	viewer  string
+	last    int64
+	wasIdle bool
+}
+
+// idleNow reports the workflow with its progress and whether its team has
+// finished; never for the standalone agents' scope or an unscoped stream.
+func (st *eventStream) idleNow() (api.Workflow, bool) {
+	if st.scope == nil || st.scope.Workflow == api.GlobalWorkflow {
+		return api.Workflow{}, false
+	}
+	out, err := st.h.apiWorkflow(st.ctx, *st.scope, true)
+	if err != nil || out.Progress == nil {
+		return api.Workflow{}, false
+	}
+	return out, out.State == "running" && out.Progress.Idle
+}
+
+// checkIdle runs when something that could end the work happens, and
+// sends `idle` when the team has just finished.
+func (st *eventStream) checkIdle() {
+	out, idle := st.idleNow()
+	if idle && !st.wasIdle {
+		st.sse.send("idle", out)
+	}
+	st.wasIdle = idle
+}
+
+func (st *eventStream) sendMessages(ms []store.Message) {
+	for _, m := range ms {
+		st.sse.send("message", team.APIMessage(m))
+		st.last = m.Seq
+	}
+}
+
+// catchUp sends the scope's messages after the last one sent. It reports
+// false when the stream must end; at the start (first) a scope with no
+// workflow yet is no reason to end.
+func (st *eventStream) catchUp(first bool) bool {
+	if st.scope == nil {
+		return true
+	}
+	ms, err := st.h.team.Read(st.ctx, *st.scope, st.viewer, st.last, 1000)
+	if err != nil && !(first && store.ErrorCode(err) == store.CodeNotFound) {
+		st.h.log.Warn("event stream", "error", err)
+		return false
+	}
+	st.sendMessages(ms)
+	return true
+}
+
+// forward sends what a bus event means to this client, if anything. It
+// reports false when the stream must end.
+func (st *eventStream) forward(ev team.Event) bool {
+	inScope := st.scope == nil || (ev.Agent.Workflow == st.scope.Workflow && ev.Agent.Tag == st.scope.Tag)
+	switch {
+	case ev.Kind == team.EventMessage && st.scope != nil:
+		if m := ev.Message; m != nil && (m.Workflow != st.scope.Workflow || m.Tag != st.scope.Tag || m.Seq <= st.last) {
+			return true
+		}
+		if !st.catchUp(false) {
+			return false
+		}
+		st.checkIdle() // a proposal may have closed
+	case ev.Kind == team.EventMessage:
+		st.sendMessages([]store.Message{*ev.Message})
+	case ev.Kind == team.EventWake:
+		// internal: the scheduler's business
+	case !inScope:
+	case ev.Kind == team.EventTool:
+		st.sse.send(ev.Kind, api.ToolEvent{Agent: targetOf(ev.Agent).Display(), Name: ev.Tool.Name, Args: ev.Tool.Args})
+	case ev.Kind == team.EventWorkflow:
+		st.sse.send(ev.Kind, api.WorkflowEvent{Target: api.Target{Workflow: ev.Agent.Workflow, Tag: ev.Agent.Tag}.Display(),
+			Change: ev.State, Error: ev.Error})
+		st.checkIdle() // a start with nothing to do is done at once
+	case ev.Run != nil:
+		st.sse.send(ev.Kind, api.RunEventInfo{Agent: targetOf(ev.Agent).Display(), RunID: ev.Run.ID,
+			Attempt: ev.Run.Attempt, Error: ev.Run.Error, DurationMS: ev.Run.DurationMS})
+	case ev.Kind == team.EventAgentState:
+		st.sse.send(ev.Kind, api.AgentStateEvent{Agent: targetOf(ev.Agent).Display(), State: ev.State, Error: ev.Error})
+		st.checkIdle()
+	}
+	return true
 }
 
 func intParam(s string, def int) (int, error) {
