@@ -44,7 +44,7 @@ func TestRunResultIsPostedLikeAMessage(t *testing.T) {
 	if d := depth(t, th, "bob"); d != 1 {
 		t.Errorf("bob's inbox = %d, want the reply", d)
 	}
-	if r := runsOf(t, th, "alice"); len(r) != 1 || r[0].State != store.RunSucceeded {
+	if r := runsOf(t, th, "alice"); len(r) != 1 || r[0].State != api.RunSucceeded {
 		t.Errorf("alice's runs = %+v", r)
 	}
 }
@@ -77,7 +77,7 @@ func TestFailedSettleIsRedoneAndRepliesOnce(t *testing.T) {
 		t.Errorf("alice said %q, want one reply", said)
 	}
 	runs := runsOf(t, th, "alice")
-	if len(runs) != 2 || runs[1].State != store.RunFailed || runs[0].State != store.RunSucceeded {
+	if len(runs) != 2 || runs[1].State != api.RunFailed || runs[0].State != api.RunSucceeded {
 		t.Errorf("runs = %+v; want the unsettled run failed, the retry succeeded", runs)
 	}
 	ws, err := th.DB().ListWorkers(context.Background())

@@ -138,7 +138,7 @@ agents:
 	handled := false
 	runs, _ := th.DB().ListRuns(ctx, store.RunFilter{Agent: alice})
 	for _, r := range runs {
-		handled = handled || (r.State == store.RunSucceeded && r.InboxUntilSeq >= kept.Seq)
+		handled = handled || (r.State == api.RunSucceeded && r.InboxUntilSeq >= kept.Seq)
 	}
 	if d != 1 && !handled {
 		t.Errorf("alice's message was lost by the reloads: depth %d, runs %+v", d, runs)

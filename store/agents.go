@@ -9,6 +9,7 @@ import (
 	"zombiezen.com/go/sqlite"
 	"zombiezen.com/go/sqlite/sqlitex"
 
+	"github.com/agent-worker/agent-worker/host/api"
 	"github.com/agent-worker/agent-worker/sdk/backend"
 )
 
@@ -30,8 +31,8 @@ type Agent struct {
 	// Config is the agent's backend configuration; the store keeps it as
 	// JSON in config_json and reads it back typed.
 	Config backend.AgentConfig
-	// State is idle, running, failed or stopped; empty on create means idle.
-	State string
+	// State is empty on create, which means idle.
+	State api.AgentState
 	// Status is what the agent says it is doing (my_status_set), such as
 	// "working" or "blocked"; the agent owns it, the daemon never sets it.
 	Status string
@@ -50,10 +51,6 @@ type AgentFilter struct {
 	Workflow, Tag string
 }
 
-// agentStates mirrors the CHECK in the schema, so that a bad state is
-// reported with a readable message before SQLite rejects it.
-var agentStates = map[string]bool{"idle": true, "running": true, "failed": true, "stopped": true}
-
 const agentColumns = `name, workflow, tag, backend, model, system, schedule, wakeup_prompt,
 	config_json, state, status, task, error, created_at, updated_at`
 
@@ -62,9 +59,14 @@ func scanAgent(s *sqlite.Stmt) (Agent, error) {
 		Name: s.ColumnText(0), Workflow: s.ColumnText(1), Tag: s.ColumnText(2),
 		Backend: s.ColumnText(3), Model: s.ColumnText(4), System: s.ColumnText(5),
 		Schedule: s.ColumnText(6), WakeupPrompt: s.ColumnText(7),
-		State: s.ColumnText(9), Status: s.ColumnText(10), Task: s.ColumnText(11), Error: s.ColumnText(12),
+		Status: s.ColumnText(10), Task: s.ColumnText(11), Error: s.ColumnText(12),
 		CreatedAt: fromMs(s.ColumnInt64(13)), UpdatedAt: fromMs(s.ColumnInt64(14)),
 	}
+	state, err := api.ParseAgentState(s.ColumnText(9))
+	if err != nil {
+		return a, Errorf(CodeInvalid, "agent %q in the database: %v", a.Key(), err)
+	}
+	a.State = state
 	cfg, err := backend.ParseAgentConfig([]byte(s.ColumnText(8)))
 	if err != nil {
 		return a, Errorf(CodeInvalid, "agent %q has a stored config the daemon cannot read (%v): remove the agent and create it again", a.Key(), err)
@@ -81,9 +83,9 @@ func (db *DB) CreateAgent(ctx context.Context, a Agent) (Agent, error) {
 		return Agent{}, Errorf(CodeInvalid, "agent %q: name, workflow and tag are required", a.Key())
 	}
 	if a.State == "" {
-		a.State = "idle"
+		a.State = api.AgentIdle
 	}
-	if !agentStates[a.State] {
+	if !a.State.Valid() {
 		return Agent{}, Errorf(CodeInvalid, "agent %q: unknown state %q", a.Key(), a.State)
 	}
 	config, err := json.Marshal(a.Config)
@@ -161,8 +163,8 @@ func (db *DB) ListAgents(ctx context.Context, f AgentFilter) ([]Agent, error) {
 // Stopping an agent also revokes, in the same transaction, every token
 // minted for it outside a run (mcp-config), so a stopped workflow's agents
 // cannot keep acting; a run in flight keeps its own token until it ends.
-func (db *DB) SetAgentState(ctx context.Context, k AgentKey, state, errMsg string) error {
-	if !agentStates[state] {
+func (db *DB) SetAgentState(ctx context.Context, k AgentKey, state api.AgentState, errMsg string) error {
+	if !state.Valid() {
 		return Errorf(CodeInvalid, "agent %q: unknown state %q", k, state)
 	}
 	return db.write(ctx, func(conn *sqlite.Conn) error {
@@ -173,7 +175,7 @@ func (db *DB) SetAgentState(ctx context.Context, k AgentKey, state, errMsg strin
 		if err == nil && conn.Changes() == 0 {
 			return Errorf(CodeNotFound, "agent %q not found", k)
 		}
-		if err != nil || state != "stopped" {
+		if err != nil || state != api.AgentStopped {
 			return err
 		}
 		return sqlitex.Execute(conn, `UPDATE agent_tokens SET revoked_at = ? WHERE revoked_at = 0 AND run_id = ''
@@ -322,7 +324,7 @@ func (db *DB) UpdateAgent(ctx context.Context, a Agent) error {
 		return Errorf(CodeInvalid, "agent %q: %v", a.Key(), err)
 	}
 	if a.State == "" {
-		a.State = "idle"
+		a.State = api.AgentIdle
 	}
 	return db.write(ctx, func(conn *sqlite.Conn) error {
 		err := sqlitex.Execute(conn, `UPDATE agents SET backend = ?, model = ?, system = ?, schedule = ?, wakeup_prompt = ?,

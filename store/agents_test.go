@@ -2,6 +2,7 @@ package store
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -10,6 +11,7 @@ import (
 	"zombiezen.com/go/sqlite"
 	"zombiezen.com/go/sqlite/sqlitex"
 
+	"github.com/agent-worker/agent-worker/host/api"
 	"github.com/agent-worker/agent-worker/sdk/backend"
 )
 
@@ -168,7 +170,7 @@ func TestResetRunningAgents(t *testing.T) {
 	t.Parallel()
 	db := openTest(t)
 	ctx := t.Context()
-	states := map[string]string{"a": "running", "b": "running", "c": "failed", "d": "idle", "e": "stopped"}
+	states := map[string]api.AgentState{"a": "running", "b": "running", "c": "failed", "d": "idle", "e": "stopped"}
 	for name, state := range states {
 		if _, err := db.CreateAgent(ctx, Agent{Name: name, Workflow: "w", Tag: "t", State: state}); err != nil {
 			t.Fatal(err)
@@ -182,11 +184,11 @@ func TestResetRunningAgents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := map[string]string{}
+	got := map[string]api.AgentState{}
 	for _, a := range as {
 		got[a.Name] = a.State
 	}
-	want := map[string]string{"a": "idle", "b": "idle", "c": "failed", "d": "idle", "e": "stopped"}
+	want := map[string]api.AgentState{"a": "idle", "b": "idle", "c": "failed", "d": "idle", "e": "stopped"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("states after reset (-want +got):\n%s", diff)
 	}
@@ -299,5 +301,88 @@ func TestAgentConfigIsTypedInTheStore(t *testing.T) {
 	if ErrorCode(err) != CodeInvalid || !strings.Contains(err.Error(), `agent "alice@global:main" has a stored config the daemon cannot read`) ||
 		!strings.Contains(err.Error(), "config env: want an object of strings") {
 		t.Errorf("reading an unreadable config: %v", err)
+	}
+}
+
+// Every state of the vocabulary (the second wave's too) is stored and
+// read back as itself.
+func TestEveryStateRoundTrips(t *testing.T) {
+	t.Parallel()
+	db := openTest(t)
+	ctx := t.Context()
+	a, err := db.CreateAgent(ctx, Agent{Name: "alice", Workflow: "team", Tag: "main", Backend: "mock"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range api.AgentStates {
+		if err := db.SetAgentState(ctx, a.Key(), s, ""); err != nil {
+			t.Fatalf("set agent %s: %v", s, err)
+		}
+		if got, err := db.GetAgent(ctx, a.Key()); err != nil || got.State != s {
+			t.Errorf("agent state %s read back as %q (%v)", s, got.State, err)
+		}
+	}
+	for _, s := range api.WorkflowStates {
+		if err := db.SetWorkflowState(ctx, "team", "main", s, ""); err != nil {
+			t.Fatalf("set workflow %s: %v", s, err)
+		}
+		if got, err := db.GetWorkflow(ctx, "team", "main"); err != nil || got.State != s {
+			t.Errorf("workflow state %s read back as %q (%v)", s, got.State, err)
+		}
+	}
+	for i, s := range api.RunStates {
+		id := fmt.Sprintf("run_%d", i)
+		if _, err := db.StartRun(ctx, Run{ID: id, Agent: a.Key(), Backend: "mock", Attempt: 1}); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.FinishRun(ctx, id, s, "", nil); err != nil {
+			t.Fatalf("finish run %s: %v", s, err)
+		}
+		if got, _, err := db.GetRun(ctx, id); err != nil || got.State != s {
+			t.Errorf("run state %s read back as %q (%v)", s, got.State, err)
+		}
+	}
+	if err := db.SetAgentState(ctx, a.Key(), "dancing", ""); ErrorCode(err) != CodeInvalid {
+		t.Errorf("set an unknown state: %v", err)
+	}
+}
+
+// A state the daemon does not know, found in the database (written by
+// hand or by a newer version), is reported naming the row and the value
+// when read, never passed on as if it were one.
+func TestUnknownStateInTheDatabaseIsReported(t *testing.T) {
+	t.Parallel()
+	db := openTest(t)
+	ctx := t.Context()
+	a, err := db.CreateAgent(ctx, Agent{Name: "alice", Workflow: "team", Tag: "main", Backend: "mock"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.StartRun(ctx, Run{ID: "run_x", Agent: a.Key(), Backend: "mock", Attempt: 1}); err != nil {
+		t.Fatal(err)
+	}
+	err = db.write(ctx, func(conn *sqlite.Conn) error {
+		return sqlitex.ExecuteScript(conn, `PRAGMA ignore_check_constraints = ON;
+			UPDATE agents SET state = 'dancing' WHERE name = 'alice';
+			UPDATE runs SET state = 'vanished' WHERE id = 'run_x';
+			UPDATE workflows SET state = 'asleep' WHERE name = 'team';
+			PRAGMA ignore_check_constraints = OFF;`, nil)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for what, read := range map[string]func() error{
+		`agent "alice@team:main" in the database: unknown agent state "dancing"`: func() error { _, err := db.GetAgent(ctx, a.Key()); return err },
+		`agent "alice@team:main" in the database: unknown agent state "dancing"; list`: func() error {
+			_, err := db.ListAgents(ctx, AgentFilter{})
+			return err
+		},
+		`run run_x in the database: unknown run state "vanished"`:               func() error { _, _, err := db.GetRun(ctx, "run_x"); return err },
+		`workflow "team:main" in the database: unknown workflow state "asleep"`: func() error { _, err := db.GetWorkflow(ctx, "team", "main"); return err },
+	} {
+		want, _, _ := strings.Cut(what, "; ")
+		if err := read(); ErrorCode(err) != CodeInvalid || !strings.Contains(err.Error(), want) {
+			t.Errorf("reading: %v, want an invalid error saying %q", err, want)
+		}
 	}
 }

@@ -7,14 +7,8 @@ import (
 
 	"zombiezen.com/go/sqlite"
 	"zombiezen.com/go/sqlite/sqlitex"
-)
 
-// Run states.
-const (
-	RunRunning   = "running"
-	RunSucceeded = "succeeded"
-	RunFailed    = "failed"
-	RunCancelled = "cancelled"
+	"github.com/agent-worker/agent-worker/host/api"
 )
 
 // Run is one attempt of one agent run: the record `info` and `runs` show.
@@ -24,7 +18,7 @@ type Run struct {
 	Backend            string
 	PluginSHA256       string
 	Attempt            int
-	State              string
+	State              api.RunState
 	StartedAt, EndedAt time.Time
 	// InboxUntilSeq is the newest inbox seq the run was shown: what it acks
 	// when it succeeds.
@@ -45,7 +39,7 @@ type RunEvent struct {
 func (db *DB) StartRun(ctx context.Context, r Run) (Run, error) {
 	err := db.write(ctx, func(conn *sqlite.Conn) error {
 		now := db.nowMs()
-		r.State, r.StartedAt = RunRunning, fromMs(now)
+		r.State, r.StartedAt = api.RunRunning, fromMs(now)
 		return sqlitex.Execute(conn, `INSERT INTO runs (id, agent, workflow, tag, backend, plugin_sha256,
 			attempt, state, started_at, inbox_until_seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			&sqlitex.ExecOptions{Args: []any{r.ID, r.Agent.Name, r.Agent.Workflow, r.Agent.Tag, r.Backend,
@@ -57,7 +51,7 @@ func (db *DB) StartRun(ctx context.Context, r Run) (Run, error) {
 // FinishRun records how a run ended and forgets its plugin process (which
 // has exited by then) in one transaction. A successful run of the
 // scheduler ends through SettleRun instead, which also acks and replies.
-func (db *DB) FinishRun(ctx context.Context, id, state, errMsg string, usage json.RawMessage) error {
+func (db *DB) FinishRun(ctx context.Context, id string, state api.RunState, errMsg string, usage json.RawMessage) error {
 	return db.write(ctx, func(conn *sqlite.Conn) error {
 		return finishRun(conn, id, state, errMsg, usage, db.nowMs())
 	})
@@ -65,7 +59,7 @@ func (db *DB) FinishRun(ctx context.Context, id, state, errMsg string, usage jso
 
 // finishRun records a run's end inside a caller's transaction and removes
 // its workers row.
-func finishRun(conn *sqlite.Conn, id, state, errMsg string, usage json.RawMessage, now int64) error {
+func finishRun(conn *sqlite.Conn, id string, state api.RunState, errMsg string, usage json.RawMessage, now int64) error {
 	if len(usage) == 0 {
 		usage = json.RawMessage("{}")
 	}
@@ -99,17 +93,22 @@ func (db *DB) AppendRunEvents(ctx context.Context, runID string, events []RunEve
 const runColumns = `id, agent, workflow, tag, backend, plugin_sha256, attempt, state, started_at, ended_at,
 	inbox_until_seq, error, usage_json`
 
-func scanRun(s *sqlite.Stmt) Run {
+func scanRun(s *sqlite.Stmt) (Run, error) {
 	r := Run{
 		ID: s.ColumnText(0), Agent: AgentKey{Name: s.ColumnText(1), Workflow: s.ColumnText(2), Tag: s.ColumnText(3)},
-		Backend: s.ColumnText(4), PluginSHA256: s.ColumnText(5), Attempt: s.ColumnInt(6), State: s.ColumnText(7),
+		Backend: s.ColumnText(4), PluginSHA256: s.ColumnText(5), Attempt: s.ColumnInt(6),
 		StartedAt: fromMs(s.ColumnInt64(8)), InboxUntilSeq: s.ColumnInt64(10), Error: s.ColumnText(11),
 		Usage: json.RawMessage(s.ColumnText(12)),
 	}
 	if ms := s.ColumnInt64(9); ms != 0 {
 		r.EndedAt = fromMs(ms)
 	}
-	return r
+	state, err := api.ParseRunState(s.ColumnText(7))
+	if err != nil {
+		return r, Errorf(CodeInvalid, "run %s in the database: %v", r.ID, err)
+	}
+	r.State = state
+	return r, nil
 }
 
 // GetRun returns a run and its transcript.
@@ -146,7 +145,11 @@ func (db *DB) ListRuns(ctx context.Context, f RunFilter) ([]Run, error) {
 			WHERE (?1 = '' OR (agent = ?1 AND workflow = ?2 AND tag = ?3))
 			ORDER BY started_at DESC, id DESC LIMIT ?4`,
 			&sqlitex.ExecOptions{Args: []any{f.Agent.Name, f.Agent.Workflow, f.Agent.Tag, f.Limit},
-				ResultFunc: func(s *sqlite.Stmt) error { out = append(out, scanRun(s)); return nil }})
+				ResultFunc: func(s *sqlite.Stmt) error {
+					r, err := scanRun(s)
+					out = append(out, r)
+					return err
+				}})
 	})
 	return out, err
 }

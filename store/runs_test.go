@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/agent-worker/agent-worker/host/api"
 )
 
 func TestRunsAndTranscripts(t *testing.T) {
@@ -29,14 +31,14 @@ func TestRunsAndTranscripts(t *testing.T) {
 	if err := db.AppendRunEvents(ctx, "run_a", events[:1]); ErrorCode(err) != CodeConflict {
 		t.Errorf("duplicate event n: %v, want conflict", err)
 	}
-	if err := db.FinishRun(ctx, "run_a", RunSucceeded, "", json.RawMessage(`{"input_tokens":3}`)); err != nil {
+	if err := db.FinishRun(ctx, "run_a", api.RunSucceeded, "", json.RawMessage(`{"input_tokens":3}`)); err != nil {
 		t.Fatal(err)
 	}
 	r, got, err := db.GetRun(ctx, "run_a")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.State != RunSucceeded || r.Attempt != 1 || r.InboxUntilSeq != 7 || r.EndedAt.IsZero() || string(r.Usage) != `{"input_tokens":3}` {
+	if r.State != api.RunSucceeded || r.Attempt != 1 || r.InboxUntilSeq != 7 || r.EndedAt.IsZero() || string(r.Usage) != `{"input_tokens":3}` {
 		t.Errorf("run_a = %+v", r)
 	}
 	if diff := cmp.Diff(events, got); diff != "" {
@@ -52,7 +54,7 @@ func TestRunsAndTranscripts(t *testing.T) {
 	if n, err := db.FailRunningRuns(ctx, "daemon stopped during the run"); err != nil || n != 1 {
 		t.Errorf("FailRunningRuns = %d, %v; want 1 (run_b)", n, err)
 	}
-	if r, _, _ := db.GetRun(ctx, "run_b"); r.State != RunFailed || r.Error != "daemon stopped during the run" {
+	if r, _, _ := db.GetRun(ctx, "run_b"); r.State != api.RunFailed || r.Error != "daemon stopped during the run" {
 		t.Errorf("run_b after FailRunningRuns = %+v", r)
 	}
 }

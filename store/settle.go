@@ -6,6 +6,8 @@ import (
 
 	"zombiezen.com/go/sqlite"
 	"zombiezen.com/go/sqlite/sqlitex"
+
+	"github.com/agent-worker/agent-worker/host/api"
 )
 
 // Settlement is what a successful run changes when it ends. SettleRun
@@ -38,7 +40,7 @@ func (db *DB) SettleRun(ctx context.Context, st Settlement) (reply Message, post
 		if err != nil {
 			return err
 		}
-		if r.State != RunRunning {
+		if r.State != api.RunRunning {
 			return Errorf(CodeConflict, "run %s is %s already: it cannot be settled again", r.ID, r.State)
 		}
 		if _, err := ackInbox(conn, r.Agent, r.InboxUntilSeq, now); err != nil {
@@ -60,7 +62,7 @@ func (db *DB) SettleRun(ctx context.Context, st Settlement) (reply Message, post
 				posted = true
 			}
 		}
-		return finishRun(conn, r.ID, RunSucceeded, "", st.Usage, now)
+		return finishRun(conn, r.ID, api.RunSucceeded, "", st.Usage, now)
 	})
 	if err != nil {
 		return Message{}, false, err
@@ -73,7 +75,7 @@ func getRunRow(conn *sqlite.Conn, id string) (Run, error) {
 	var r Run
 	found := false
 	err := sqlitex.Execute(conn, `SELECT `+runColumns+` FROM runs WHERE id = ?`, &sqlitex.ExecOptions{
-		Args: []any{id}, ResultFunc: func(s *sqlite.Stmt) error { r, found = scanRun(s), true; return nil }})
+		Args: []any{id}, ResultFunc: func(s *sqlite.Stmt) (err error) { r, err = scanRun(s); found = true; return err }})
 	if err == nil && !found {
 		err = Errorf(CodeNotFound, "run %s not found", id)
 	}

@@ -5,12 +5,14 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/agent-worker/agent-worker/host/api"
 )
 
 // settleState is everything a settle may change, read back for comparison.
 type settleState struct {
 	Cursor     int64
-	RunState   string
+	RunState   api.RunState
 	Ended      bool
 	Usage      string
 	Workers    int
@@ -71,7 +73,7 @@ func TestSettleRunPostsAcksAndEndsOnce(t *testing.T) {
 	if err != nil || !posted || reply.Seq <= before || reply.Sender != "alice" {
 		t.Fatalf("SettleRun = %+v, %v, %v; want alice's reply posted", reply, posted, err)
 	}
-	want := settleState{Cursor: before, RunState: RunSucceeded, Ended: true, Usage: string(usage), FromAlice: 1, BobsInbox: 1}
+	want := settleState{Cursor: before, RunState: api.RunSucceeded, Ended: true, Usage: string(usage), FromAlice: 1, BobsInbox: 1}
 	if diff := cmp.Diff(want, readSettleState(t, db, runID)); diff != "" {
 		t.Errorf("after settle (-want +got):\n%s", diff)
 	}
@@ -99,7 +101,7 @@ func TestSettleRunKeepsQuietWhenTheAgentSpoke(t *testing.T) {
 	if err != nil || posted {
 		t.Fatalf("SettleRun = posted %v, %v; want nothing posted", posted, err)
 	}
-	want := settleState{Cursor: before, RunState: RunSucceeded, Ended: true, Usage: "{}", FromAlice: 1, BobsInbox: 1}
+	want := settleState{Cursor: before, RunState: api.RunSucceeded, Ended: true, Usage: "{}", FromAlice: 1, BobsInbox: 1}
 	if diff := cmp.Diff(want, readSettleState(t, db, runID)); diff != "" {
 		t.Errorf("after settle (-want +got):\n%s", diff)
 	}
@@ -121,7 +123,7 @@ func TestSettleRunIsAtomic(t *testing.T) {
 			db := openTest(t)
 			runID, before := startSettleRun(t, db)
 			want := readSettleState(t, db, runID)
-			if want.RunState != RunRunning || want.Workers != 1 || want.AliceInbox != 1 {
+			if want.RunState != api.RunRunning || want.Workers != 1 || want.AliceInbox != 1 {
 				t.Fatalf("before settle: %+v", want)
 			}
 			if _, posted, err := db.SettleRun(t.Context(), Settlement{RunID: runID, Reply: reply, SinceSeq: before}); ErrorCode(err) != CodeInvalid || posted {

@@ -9,6 +9,8 @@ import (
 
 	"zombiezen.com/go/sqlite"
 	"zombiezen.com/go/sqlite/sqlitex"
+
+	"github.com/agent-worker/agent-worker/host/api"
 )
 
 // tokenPrefix marks agent tokens so that one pasted into the wrong place
@@ -53,7 +55,7 @@ func (db *DB) CreateToken(ctx context.Context, k AgentKey, runID string) (string
 			return err
 		case state == "":
 			return Errorf(CodeNotFound, "agent %q not found", k)
-		case state == "stopped" && runID == "":
+		case api.AgentState(state) == api.AgentStopped && runID == "":
 			return Errorf(CodeConflict, "agent %q is stopped, and a stopped agent gets no token: start it (or its workflow) again first", k)
 		}
 		return sqlitex.Execute(conn, `INSERT INTO agent_tokens (token_sha256, agent, workflow, tag, run_id, created_at)

@@ -7,6 +7,8 @@ import (
 
 	"zombiezen.com/go/sqlite"
 	"zombiezen.com/go/sqlite/sqlitex"
+
+	"github.com/agent-worker/agent-worker/host/api"
 )
 
 // Workflow is one running instance of a workflow file: the same file can run
@@ -17,8 +19,8 @@ type Workflow struct {
 	// last good config, so that a bad edit never replaces what runs.
 	SourcePath string
 	ConfigYAML string
-	// State is running, stopped or failed; empty on create means running.
-	State string
+	// State is empty on create, which means running.
+	State api.WorkflowState
 	// Error explains why the workflow failed or why its last edit was rejected.
 	Error string
 	// Workdir is where the workflow's documents live (.workflow/<wf>/<tag>/
@@ -44,23 +46,26 @@ type Workflow struct {
 	CreatedAt, UpdatedAt time.Time
 }
 
-// workflowStates mirrors the CHECK in the schema.
-var workflowStates = map[string]bool{"running": true, "stopped": true, "failed": true}
-
 const workflowColumns = `name, tag, source_path, config_yaml, state, error, created_at, updated_at,
 	workdir, docs_provider, docs_owner, long_message_chars, docs_dir, params_json, vars_json, started_at`
 
-func scanWorkflow(s *sqlite.Stmt) Workflow {
-	return Workflow{
+func scanWorkflow(s *sqlite.Stmt) (Workflow, error) {
+	w := Workflow{
 		Name: s.ColumnText(0), Tag: s.ColumnText(1),
 		SourcePath: s.ColumnText(2), ConfigYAML: s.ColumnText(3),
-		State: s.ColumnText(4), Error: s.ColumnText(5),
+		Error:     s.ColumnText(5),
 		CreatedAt: fromMs(s.ColumnInt64(6)), UpdatedAt: fromMs(s.ColumnInt64(7)),
 		Workdir: s.ColumnText(8), DocsProvider: s.ColumnText(9), DocsOwner: s.ColumnText(10),
 		LongMessageChars: s.ColumnInt(11), DocsDir: s.ColumnText(12),
 		Params: decodeStrings(s.ColumnText(13)), Vars: decodeStrings(s.ColumnText(14)),
 		StartedAt: fromMs(s.ColumnInt64(15)),
 	}
+	state, err := api.ParseWorkflowState(s.ColumnText(4))
+	if err != nil {
+		return w, Errorf(CodeInvalid, "workflow %q in the database: %v", workflowID(w.Name, w.Tag), err)
+	}
+	w.State = state
+	return w, nil
 }
 
 // workflowID formats a workflow as users write it, "name:tag".
@@ -74,9 +79,9 @@ func (db *DB) CreateWorkflow(ctx context.Context, w Workflow) (Workflow, error) 
 		return Workflow{}, Errorf(CodeInvalid, "workflow %q: name and tag are required", workflowID(w.Name, w.Tag))
 	}
 	if w.State == "" {
-		w.State = "running"
+		w.State = api.WorkflowRunning
 	}
-	if !workflowStates[w.State] {
+	if !w.State.Valid() {
 		return Workflow{}, Errorf(CodeInvalid, "workflow %q: unknown state %q", workflowID(w.Name, w.Tag), w.State)
 	}
 	if w.DocsProvider == "" {
@@ -110,13 +115,13 @@ func (db *DB) GetWorkflow(ctx context.Context, name, tag string) (Workflow, erro
 	return w, err
 }
 
-func getWorkflow(conn *sqlite.Conn, name, tag string) (Workflow, error) {
-	var w Workflow
+func getWorkflow(conn *sqlite.Conn, name, tag string) (w Workflow, err error) {
 	found := false
-	err := sqlitex.Execute(conn, `SELECT `+workflowColumns+` FROM workflows WHERE name = ? AND tag = ?`,
+	err = sqlitex.Execute(conn, `SELECT `+workflowColumns+` FROM workflows WHERE name = ? AND tag = ?`,
 		&sqlitex.ExecOptions{Args: []any{name, tag}, ResultFunc: func(s *sqlite.Stmt) error {
-			w, found = scanWorkflow(s), true
-			return nil
+			found = true
+			w, err = scanWorkflow(s)
+			return err
 		}})
 	if err == nil && !found {
 		err = Errorf(CodeNotFound, "workflow %q not found", workflowID(name, tag))
@@ -131,8 +136,9 @@ func (db *DB) ListWorkflows(ctx context.Context) ([]Workflow, error) {
 	err := db.read(ctx, func(conn *sqlite.Conn) error {
 		return sqlitex.Execute(conn, `SELECT `+workflowColumns+` FROM workflows ORDER BY name, tag`,
 			&sqlitex.ExecOptions{ResultFunc: func(s *sqlite.Stmt) error {
-				ws = append(ws, scanWorkflow(s))
-				return nil
+				w, err := scanWorkflow(s)
+				ws = append(ws, w)
+				return err
 			}})
 	})
 	return ws, err
@@ -140,8 +146,8 @@ func (db *DB) ListWorkflows(ctx context.Context) ([]Workflow, error) {
 
 // SetWorkflowState records a state change and the error behind it ("" to
 // clear it), so that status shows why a workflow stopped or failed.
-func (db *DB) SetWorkflowState(ctx context.Context, name, tag, state, errMsg string) error {
-	if !workflowStates[state] {
+func (db *DB) SetWorkflowState(ctx context.Context, name, tag string, state api.WorkflowState, errMsg string) error {
+	if !state.Valid() {
 		return Errorf(CodeInvalid, "workflow %q: unknown state %q", workflowID(name, tag), state)
 	}
 	return db.write(ctx, func(conn *sqlite.Conn) error {
@@ -180,7 +186,7 @@ func (db *DB) SaveWorkflow(ctx context.Context, w Workflow) (Workflow, error) {
 		return Workflow{}, Errorf(CodeInvalid, "workflow %q: name and tag are required", workflowID(w.Name, w.Tag))
 	}
 	if w.State == "" {
-		w.State = "running"
+		w.State = api.WorkflowRunning
 	}
 	if w.DocsProvider == "" {
 		w.DocsProvider = "file"

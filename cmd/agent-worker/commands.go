@@ -273,7 +273,7 @@ func (e *env) printAgent(a api.Agent) error {
 	row("workflow", strings.TrimPrefix(api.Target{Workflow: a.Workflow, Tag: a.Tag}.String(), "@"))
 	row("backend", a.Backend)
 	row("model", a.Model)
-	row("state", a.State)
+	row("state", string(a.State))
 	row("task", a.Task)
 	row("error", a.Error)
 	for _, w := range a.Warnings {
@@ -307,7 +307,7 @@ func (e *env) printAgent(a api.Agent) error {
 	e.printf("last runs:\n")
 	tw = tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	for _, r := range a.Runs {
-		outcome := r.State
+		outcome := string(r.State)
 		if r.Error != "" {
 			outcome += ": " + oneLine(r.Error, 80)
 		}

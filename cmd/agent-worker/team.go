@@ -92,7 +92,7 @@ func peekCmd(e *env) *ffcli.Command {
 						if e.json {
 							return e.printNDJSON(map[string]any{"event": "agent_state", "state": st})
 						}
-						if st.State == "failed" {
+						if st.State == api.AgentFailed {
 							e.dimf("   ~ %s failed: %s (agent-worker resume %s)\n", st.Agent, st.Error, st.Agent)
 						}
 						return nil

@@ -167,7 +167,7 @@ func (e *env) workflowPrinters() api.FollowHandlers {
 			if e.json {
 				return e.printNDJSON(map[string]any{"event": "agent_state", "state": st})
 			}
-			if st.State == "failed" {
+			if st.State == api.AgentFailed {
 				e.dimf("   ~ %s failed: %s\n", st.Agent, st.Error)
 			}
 			return nil

@@ -35,7 +35,7 @@ type Agent struct {
 	Schedule     string              `json:"schedule,omitempty"`
 	WakeupPrompt string              `json:"wakeup_prompt,omitempty"`
 	Config       backend.AgentConfig `json:"config,omitzero"`
-	State        string              `json:"state"`
+	State        AgentState          `json:"state"`
 	Task         string              `json:"task,omitempty"`
 	Error        string              `json:"error,omitempty"`
 	InboxDepth   int                 `json:"inbox_depth"`
@@ -56,15 +56,15 @@ type AgentList struct {
 
 // Workflow is a workflow:tag instance and its members.
 type Workflow struct {
-	Name       string    `json:"name"`
-	Tag        string    `json:"tag"`
-	Target     string    `json:"target"`
-	SourcePath string    `json:"source_path,omitempty"`
-	State      string    `json:"state"`
-	Error      string    `json:"error,omitempty"`
-	Agents     []string  `json:"agents"`
-	CreatedAt  time.Time `json:"created_at"`
-	UpdatedAt  time.Time `json:"updated_at"`
+	Name       string        `json:"name"`
+	Tag        string        `json:"tag"`
+	Target     string        `json:"target"`
+	SourcePath string        `json:"source_path,omitempty"`
+	State      WorkflowState `json:"state"`
+	Error      string        `json:"error,omitempty"`
+	Agents     []string      `json:"agents"`
+	CreatedAt  time.Time     `json:"created_at"`
+	UpdatedAt  time.Time     `json:"updated_at"`
 	// Progress is filled by GET /workflows/{name}/{tag} and the idle event.
 	Progress *Progress `json:"progress,omitempty"`
 	// StartSeq is the channel seq before the kickoff (POST /workflows), so
@@ -298,7 +298,7 @@ type Run struct {
 	Backend       string          `json:"backend"`
 	PluginSHA256  string          `json:"plugin_sha256,omitempty"`
 	Attempt       int             `json:"attempt"`
-	State         string          `json:"state"`
+	State         RunState        `json:"state"`
 	StartedAt     time.Time       `json:"started_at"`
 	EndedAt       *time.Time      `json:"ended_at,omitempty"`
 	DurationMS    int64           `json:"duration_ms,omitempty"`
@@ -344,9 +344,9 @@ type RunEventInfo struct {
 
 // AgentStateEvent is the data of the agent_state event of GET /events.
 type AgentStateEvent struct {
-	Agent string `json:"agent"`
-	State string `json:"state"`
-	Error string `json:"error,omitempty"`
+	Agent string     `json:"agent"`
+	State AgentState `json:"state"`
+	Error string     `json:"error,omitempty"`
 }
 
 // WorkflowEvent is the data of the workflow event of GET /events: a

@@ -26,10 +26,10 @@ func (h *Server) handleHealth(w http.ResponseWriter, r *http.Request) error {
 	}
 	problems := []string{}
 	for _, a := range agents {
-		if a.State == "failed" {
+		if a.State == api.AgentFailed {
 			problems = append(problems, "agent "+a.Target+" failed: "+a.Error)
 		}
-		if a.State != "stopped" {
+		if a.State != api.AgentStopped {
 			for _, w := range a.Warnings {
 				problems = append(problems, "agent "+a.Target+": "+w)
 			}

@@ -217,7 +217,7 @@ func (st *eventStream) idleNow() (api.Workflow, bool) {
 	if err != nil || out.Progress == nil {
 		return api.Workflow{}, false
 	}
-	return out, out.State == "running" && out.Progress.Idle
+	return out, out.State == api.WorkflowRunning && out.Progress.Idle
 }
 
 // checkIdle runs when something that could end the work happens, and
@@ -281,7 +281,7 @@ func (st *eventStream) forward(ev team.Event) bool {
 		st.sse.send(ev.Kind, api.RunEventInfo{Agent: targetOf(ev.Agent).Display(), RunID: ev.Run.ID,
 			Attempt: ev.Run.Attempt, Error: ev.Run.Error, DurationMS: ev.Run.DurationMS})
 	case ev.Kind == team.EventAgentState:
-		st.sse.send(ev.Kind, api.AgentStateEvent{Agent: targetOf(ev.Agent).Display(), State: ev.State, Error: ev.Error})
+		st.sse.send(ev.Kind, api.AgentStateEvent{Agent: targetOf(ev.Agent).Display(), State: api.AgentState(ev.State), Error: ev.Error})
 		st.checkIdle()
 	}
 	return true

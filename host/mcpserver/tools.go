@@ -126,9 +126,9 @@ func (s *Server) addPresenceTools(srv *mcp.Server, me store.AgentKey) {
 			out := tools.MembersResult{Members: []tools.Member{}}
 			var lines []string
 			for _, a := range agents {
-				m := tools.Member{Name: a.Name, Backend: a.Backend, State: a.State, Status: a.Status, Task: a.Task, You: a.Name == me.Name}
+				m := tools.Member{Name: a.Name, Backend: a.Backend, State: string(a.State), Status: a.Status, Task: a.Task, You: a.Name == me.Name}
 				out.Members = append(out.Members, m)
-				line := "@" + a.Name + " (" + a.State
+				line := "@" + a.Name + " (" + string(a.State)
 				if a.Status != "" {
 					line += ", " + a.Status
 				}

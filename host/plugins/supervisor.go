@@ -168,18 +168,18 @@ func (s *Supervisor) Run(ctx context.Context, spec RunSpec) (out Outcome, err er
 		usage, _ := json.Marshal(out.Usage)
 		if err == nil && spec.Settle != nil {
 			if err = spec.Settle(context.WithoutCancel(ctx), out, usage); err == nil {
-				out.Run.State = store.RunSucceeded
+				out.Run.State = api.RunSucceeded
 				log.Info("run finished and settled", "state", out.Run.State, "events", out.Events)
 				return
 			}
 			log.Warn("settle run", "error", err)
 		}
-		state, msg := store.RunSucceeded, ""
+		state, msg := api.RunSucceeded, ""
 		switch {
 		case err != nil && ctx.Err() != nil:
-			state, msg = store.RunCancelled, err.Error()
+			state, msg = api.RunCancelled, err.Error()
 		case err != nil:
-			state, msg = store.RunFailed, err.Error()
+			state, msg = api.RunFailed, err.Error()
 		}
 		if ferr := s.db.FinishRun(context.WithoutCancel(ctx), runID, state, msg, usage); ferr != nil {
 			log.Error("record run end", "error", ferr)

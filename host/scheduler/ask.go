@@ -23,9 +23,9 @@ func (s *Scheduler) Ask(ctx context.Context, t api.Target, message string, onEve
 	switch {
 	case agent.Backend == "external":
 		return api.RunResult{}, api.Errorf(api.CodeInvalid, "%s has backend external: an outside MCP client acts as it, the daemon never runs it", t.Display())
-	case agent.State == "failed":
+	case agent.State == api.AgentFailed:
 		return api.RunResult{}, api.Errorf(api.CodeConflict, "%s is failed (%s): fix the cause, then `agent-worker resume %s`", t.Display(), agent.Error, t.Display())
-	case agent.State == "stopped":
+	case agent.State == api.AgentStopped:
 		return api.RunResult{}, api.Errorf(api.CodeConflict, "%s is stopped (its workflow was stopped or it left the workflow file): start the workflow again", t.Display())
 	}
 	start := time.Now()

@@ -281,10 +281,10 @@ func (s *Scheduler) tick(ctx context.Context, l *agentLoop, scheduled bool) bool
 		}
 		return true
 	}
-	if a.Backend == "external" || a.State == "failed" || a.State == "stopped" {
+	if a.Backend == "external" || !a.State.Schedulable() {
 		return true
 	}
-	if wf, err := s.db.GetWorkflow(ctx, a.Workflow, a.Tag); err != nil || wf.State != "running" {
+	if wf, err := s.db.GetWorkflow(ctx, a.Workflow, a.Tag); err != nil || wf.State != api.WorkflowRunning {
 		return true
 	}
 	depth, err := s.db.InboxDepth(ctx, l.key)
@@ -328,12 +328,12 @@ func (s *Scheduler) runWithRetries(ctx context.Context, l *agentLoop, a store.Ag
 			return // the daemon is stopping or the agent was removed; unread stays unread
 		case errors.Is(err, errUserCancel):
 			l.finishAll(out, err, false)
-			s.setState(ctx, l.key, "idle", "")
+			s.setState(ctx, l.key, api.AgentIdle, "")
 			return
 		case backend.IsPermanent(err) || attempt >= s.cfg.Attempts:
 			s.log.Warn("agent failed", "agent", l.key.String(), "attempts", attempt, "error", err)
 			l.finishAll(out, err, false)
-			s.setState(ctx, l.key, "failed", err.Error())
+			s.setState(ctx, l.key, api.AgentFailed, err.Error())
 			return
 		}
 		backoff := retryDelay(s.cfg.RetryBase, attempt, rand.Float64())
@@ -395,7 +395,7 @@ func (s *Scheduler) runOnce(ctx context.Context, l *agentLoop, a store.Agent, at
 	l.startRun(cancel, until)
 	defer l.endRun()
 
-	s.setState(ctx, l.key, "running", "")
+	s.setState(ctx, l.key, api.AgentRunning, "")
 	start := time.Now()
 	var runID string
 	out, err := s.sup.Run(runCtx, plugins.RunSpec{Agent: a, Attempt: attempt, InboxUntil: until,
@@ -422,7 +422,7 @@ func (s *Scheduler) runOnce(ctx context.Context, l *agentLoop, a store.Agent, at
 		s.team.Bus.Publish(team.Event{Kind: team.EventRunFinished, Agent: l.key, Run: info})
 	}
 	if ctx.Err() == nil {
-		s.setState(ctx, l.key, "idle", "")
+		s.setState(ctx, l.key, api.AgentIdle, "")
 	}
 	return out, err
 }
@@ -463,14 +463,14 @@ func (s *Scheduler) settle(ctx context.Context, a store.Agent, before int64) fun
 	}
 }
 
-func (s *Scheduler) setState(ctx context.Context, key store.AgentKey, state, errMsg string) {
+func (s *Scheduler) setState(ctx context.Context, key store.AgentKey, state api.AgentState, errMsg string) {
 	if err := s.db.SetAgentState(context.WithoutCancel(ctx), key, state, errMsg); err != nil {
 		if store.ErrorCode(err) != store.CodeNotFound {
 			s.log.Warn("set agent state", "agent", key.String(), "error", err)
 		}
 		return
 	}
-	s.team.Bus.Publish(team.Event{Kind: team.EventAgentState, Agent: key, State: state, Error: errMsg})
+	s.team.Bus.Publish(team.Event{Kind: team.EventAgentState, Agent: key, State: string(state), Error: errMsg})
 }
 
 // Resume clears a failed agent so its unread messages run again.
@@ -479,10 +479,10 @@ func (s *Scheduler) Resume(ctx context.Context, key store.AgentKey) error {
 	if err != nil {
 		return err
 	}
-	if a.State != "failed" && a.State != "stopped" {
+	if a.State != api.AgentFailed && a.State != api.AgentStopped {
 		return api.Errorf(api.CodeConflict, "%s is %s, not failed: nothing to resume", key, a.State)
 	}
-	s.setState(ctx, key, "idle", "")
+	s.setState(ctx, key, api.AgentIdle, "")
 	s.Add(key)
 	s.Wake(key)
 	return nil

@@ -145,7 +145,7 @@ func (ws *Manager) Start(ctx context.Context, req api.StartWorkflow) (Started, e
 
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
-	if old, err := ws.db.GetWorkflow(ctx, f.Name, tag); err == nil && old.State == "running" {
+	if old, err := ws.db.GetWorkflow(ctx, f.Name, tag); err == nil && old.State == api.WorkflowRunning {
 		return Started{}, api.Errorf(api.CodeConflict, "workflow @%s:%s is already running (from %s): stop it with `agent-worker stop @%s:%s` or start another --tag",
 			f.Name, tag, old.SourcePath, f.Name, tag)
 	}
@@ -201,7 +201,7 @@ func (ws *Manager) apply(ctx context.Context, inst *workflow.Instance, content [
 		return err
 	}
 	_, err := ws.db.SaveWorkflow(ctx, store.Workflow{Name: inst.Name, Tag: inst.Tag, SourcePath: inst.Path,
-		ConfigYAML: string(content), State: "running", Workdir: inst.Dir, DocsDir: inst.Context.DocsDir,
+		ConfigYAML: string(content), State: api.WorkflowRunning, Workdir: inst.Dir, DocsDir: inst.Context.DocsDir,
 		DocsProvider: inst.Context.Documents, DocsOwner: inst.Context.DocumentOwner, LongMessageChars: inst.Context.LongMessageChars,
 		Params: vars.Params, Vars: vars.Setup, StartedAt: started})
 	if err != nil {
@@ -214,8 +214,8 @@ func (ws *Manager) apply(ctx context.Context, inst *workflow.Instance, content [
 	have := map[string]store.Agent{}
 	for _, a := range existing {
 		have[a.Name] = a
-		if _, keep := wanted[a.Name]; !keep && a.State != "stopped" {
-			if err := ws.db.SetAgentState(ctx, a.Key(), "stopped", ""); err != nil {
+		if _, keep := wanted[a.Name]; !keep && a.State != api.AgentStopped {
+			if err := ws.db.SetAgentState(ctx, a.Key(), api.AgentStopped, ""); err != nil {
 				return err
 			}
 			ws.log.Info("agent removed from the workflow; it stops after its current run", "agent", a.Key().String())
@@ -229,12 +229,12 @@ func (ws *Manager) apply(ctx context.Context, inst *workflow.Instance, content [
 			if _, err := ws.db.CreateAgent(ctx, want); err != nil {
 				return err
 			}
-		case sameAgent(old, want) && old.State != "stopped":
+		case sameAgent(old, want) && old.State != api.AgentStopped:
 			continue // untouched: no restart, nothing lost
 		default:
-			want.State = "idle"
-			if old.State == "running" {
-				want.State = "running" // its run in flight finishes on the old config
+			want.State = api.AgentIdle
+			if old.State == api.AgentRunning {
+				want.State = api.AgentRunning // its run in flight finishes on the old config
 			}
 			if err := ws.db.UpdateAgent(ctx, want); err != nil {
 				return err
@@ -266,7 +266,7 @@ func (ws *Manager) checkDocs(ctx context.Context, inst *workflow.Instance) error
 		return err
 	}
 	for _, w := range all {
-		if w.State == "running" && w.DocsDir == dir && (w.Name != inst.Name || w.Tag != inst.Tag) {
+		if w.State == api.WorkflowRunning && w.DocsDir == dir && (w.Name != inst.Name || w.Tag != inst.Tag) {
 			return api.Errorf(api.CodeConflict, "%s: documents folder %s is already used by @%s:%s, and two instances share no documents: put ${{ workflow.tag }} in the folder (e.g. dir: ./docs/${{ workflow.tag }}) or stop @%s:%s first",
 				inst.Path, dir, w.Name, w.Tag, w.Name, w.Tag)
 		}
@@ -290,7 +290,7 @@ func (ws *Manager) Stop(ctx context.Context, scope store.Scope, cancel bool) err
 	if _, err := ws.db.GetWorkflow(ctx, scope.Workflow, scope.Tag); err != nil {
 		return err
 	}
-	if err := ws.db.SetWorkflowState(ctx, scope.Workflow, scope.Tag, "stopped", ""); err != nil {
+	if err := ws.db.SetWorkflowState(ctx, scope.Workflow, scope.Tag, api.WorkflowStopped, ""); err != nil {
 		return err
 	}
 	agents, err := ws.db.ListAgents(ctx, store.AgentFilter{Workflow: scope.Workflow, Tag: scope.Tag})
@@ -298,8 +298,8 @@ func (ws *Manager) Stop(ctx context.Context, scope store.Scope, cancel bool) err
 		return err
 	}
 	for _, a := range agents {
-		if a.State != "stopped" {
-			if err := ws.db.SetAgentState(ctx, a.Key(), "stopped", ""); err != nil {
+		if a.State != api.AgentStopped {
+			if err := ws.db.SetAgentState(ctx, a.Key(), api.AgentStopped, ""); err != nil {
 				return err
 			}
 		}
@@ -327,7 +327,7 @@ func (ws *Manager) Restore(ctx context.Context) error {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
 	for _, w := range all {
-		if w.State == "running" && w.SourcePath != "" {
+		if w.State == api.WorkflowRunning && w.SourcePath != "" {
 			ws.watchLocked(w.SourcePath, store.Scope{Workflow: w.Name, Tag: w.Tag})
 		}
 	}
@@ -386,7 +386,7 @@ func (ws *Manager) reload(ctx context.Context, path string) {
 	content, readErr := workflow.ReadFile(path)
 	for scope := range scopes {
 		cur, err := ws.db.GetWorkflow(ctx, scope.Workflow, scope.Tag)
-		if err != nil || cur.State != "running" {
+		if err != nil || cur.State != api.WorkflowRunning {
 			continue
 		}
 		switch {
@@ -425,14 +425,14 @@ func (ws *Manager) reload(ctx context.Context, path string) {
 
 func (ws *Manager) reject(ctx context.Context, cur store.Workflow, msg string) {
 	ws.log.Warn("workflow reload", "workflow", cur.Name+":"+cur.Tag, "error", msg)
-	if err := ws.db.SetWorkflowState(ctx, cur.Name, cur.Tag, "running", msg); err != nil {
+	if err := ws.db.SetWorkflowState(ctx, cur.Name, cur.Tag, api.WorkflowRunning, msg); err != nil {
 		ws.log.Error("record reload error", "error", err)
 	}
 	ws.team.Bus.Publish(team.Event{Kind: team.EventWorkflow, Agent: store.AgentKey{Workflow: cur.Name, Tag: cur.Tag}, State: "rejected", Error: msg})
 }
 
 func (ws *Manager) accept(ctx context.Context, cur store.Workflow) {
-	if err := ws.db.SetWorkflowState(ctx, cur.Name, cur.Tag, "running", ""); err != nil {
+	if err := ws.db.SetWorkflowState(ctx, cur.Name, cur.Tag, api.WorkflowRunning, ""); err != nil {
 		ws.log.Error("clear reload error", "error", err)
 	}
 	ws.team.Bus.Publish(team.Event{Kind: team.EventWorkflow, Agent: store.AgentKey{Workflow: cur.Name, Tag: cur.Tag}, State: "reloaded"})
@@ -449,11 +449,11 @@ func (ws *Manager) Progress(ctx context.Context, wf store.Workflow) (*api.Progre
 	p := &api.Progress{Idle: true}
 	for _, a := range agents {
 		switch {
-		case a.State == "failed":
+		case a.State == api.AgentFailed:
 			p.Failed = append(p.Failed, a.Name)
-		case a.State == "running":
+		case a.State == api.AgentRunning:
 			p.Idle = false
-		case a.State == "stopped" || a.Backend == "external":
+		case a.State == api.AgentStopped || a.Backend == "external":
 		default:
 			if d, err := ws.db.InboxDepth(ctx, a.Key()); err != nil {
 				return nil, err
