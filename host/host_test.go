@@ -236,6 +236,8 @@ func TestAgentRequestErrors(t *testing.T) {
 		"send wrong type":  {"POST", "/send", `{"target":"alice","message":["hi"]}`, 400, api.CodeInvalid, `field "message" must be a string, not a JSON array`},
 		"send NUL":         {"POST", "/send", `{"target":"alice","message":"a\u0000b"}`, 400, api.CodeInvalid, "NUL byte"},
 		"bool field":       {"PUT", "/docs/global/main/x.md", `{"content":"a","create":"yes"}`, 400, api.CodeInvalid, `field "create" must be true or false, not a JSON string`},
+		"doc missing":      {"GET", "/docs/global/main/nope.md", ``, 404, api.CodeNotFound, "nope.md"},
+		"doc escapes":      {"GET", "/docs/global/main/a%2F..%2F..%2Fsecret.md", ``, 400, api.CodeInvalid, ".."},
 		"system NUL":       {"POST", "/agents", `{"name":"bob","backend":"mock","system":"x\u0000y"}`, 400, api.CodeInvalid, "NUL byte"},
 		"empty body":       {"POST", "/agents", ``, 400, api.CodeInvalid, "empty"},
 		"trailing data":    {"POST", "/agents", `{"name":"zed","backend":"mock"} {}`, 400, api.CodeInvalid, "exactly one"},
@@ -268,7 +270,7 @@ func TestAgentRequestErrors(t *testing.T) {
 			if status != tc.status || e.Code != tc.code || !strings.Contains(e.Message, tc.says) {
 				t.Errorf("%s %s: got %d %s; want %d %s saying %q", tc.method, tc.path, status, b, tc.status, tc.code, tc.says)
 			}
-			if strings.Contains(e.Message, "api.") || strings.Contains(e.Message, "Go value") {
+			if strings.Contains(e.Message, "api.Error") || strings.Contains(e.Message, "api.Code") || strings.Contains(e.Message, "Go value") {
 				t.Errorf("%s %s: error %q shows a Go type", tc.method, tc.path, e.Message)
 			}
 		})

@@ -64,12 +64,12 @@ func scanAgent(s *sqlite.Stmt) (Agent, error) {
 	}
 	state, err := api.ParseAgentState(s.ColumnText(9))
 	if err != nil {
-		return a, Errorf(CodeInvalid, "agent %q in the database: %v", a.Key(), err)
+		return a, api.Errorf(api.CodeInvalid, "agent %q in the database: %v", a.Key(), err)
 	}
 	a.State = state
 	cfg, err := backend.ParseAgentConfig([]byte(s.ColumnText(8)))
 	if err != nil {
-		return a, Errorf(CodeInvalid, "agent %q has a stored config the daemon cannot read (%v): remove the agent and create it again", a.Key(), err)
+		return a, api.Errorf(api.CodeInvalid, "agent %q has a stored config the daemon cannot read (%v): remove the agent and create it again", a.Key(), err)
 	}
 	a.Config = cfg
 	return a, nil
@@ -80,17 +80,17 @@ func scanAgent(s *sqlite.Stmt) (Agent, error) {
 // yet, so that defining an agent is enough to start using a workflow:tag.
 func (db *DB) CreateAgent(ctx context.Context, a Agent) (Agent, error) {
 	if a.Name == "" || a.Workflow == "" || a.Tag == "" {
-		return Agent{}, Errorf(CodeInvalid, "agent %q: name, workflow and tag are required", a.Key())
+		return Agent{}, api.Errorf(api.CodeInvalid, "agent %q: name, workflow and tag are required", a.Key())
 	}
 	if a.State == "" {
 		a.State = api.AgentIdle
 	}
 	if !a.State.Valid() {
-		return Agent{}, Errorf(CodeInvalid, "agent %q: unknown state %q", a.Key(), a.State)
+		return Agent{}, api.Errorf(api.CodeInvalid, "agent %q: unknown state %q", a.Key(), a.State)
 	}
 	config, err := json.Marshal(a.Config)
 	if err != nil {
-		return Agent{}, Errorf(CodeInvalid, "agent %q: %v", a.Key(), err)
+		return Agent{}, api.Errorf(api.CodeInvalid, "agent %q: %v", a.Key(), err)
 	}
 	var stored Agent
 	err = db.write(ctx, func(conn *sqlite.Conn) error {
@@ -106,7 +106,7 @@ func (db *DB) CreateAgent(ctx context.Context, a Agent) (Agent, error) {
 			&sqlitex.ExecOptions{Args: []any{a.Name, a.Workflow, a.Tag, a.Backend, a.Model, a.System,
 				a.Schedule, a.WakeupPrompt, string(config), a.State, a.Status, a.Task, a.Error, now, now}})
 		if isConflict(err) {
-			return Errorf(CodeConflict, "agent %q already exists", a.Key())
+			return api.Errorf(api.CodeConflict, "agent %q already exists", a.Key())
 		}
 		if err != nil {
 			return err
@@ -117,7 +117,7 @@ func (db *DB) CreateAgent(ctx context.Context, a Agent) (Agent, error) {
 	return stored, err
 }
 
-// GetAgent returns one agent, or a CodeNotFound error.
+// GetAgent returns one agent, or a api.CodeNotFound error.
 func (db *DB) GetAgent(ctx context.Context, k AgentKey) (Agent, error) {
 	var a Agent
 	err := db.read(ctx, func(conn *sqlite.Conn) (err error) {
@@ -136,7 +136,7 @@ func getAgent(conn *sqlite.Conn, k AgentKey) (a Agent, err error) {
 			return err
 		}})
 	if err == nil && !found {
-		err = Errorf(CodeNotFound, "agent %q not found", k)
+		err = api.Errorf(api.CodeNotFound, "agent %q not found", k)
 	}
 	return a, err
 }
@@ -165,7 +165,7 @@ func (db *DB) ListAgents(ctx context.Context, f AgentFilter) ([]Agent, error) {
 // cannot keep acting; a run in flight keeps its own token until it ends.
 func (db *DB) SetAgentState(ctx context.Context, k AgentKey, state api.AgentState, errMsg string) error {
 	if !state.Valid() {
-		return Errorf(CodeInvalid, "agent %q: unknown state %q", k, state)
+		return api.Errorf(api.CodeInvalid, "agent %q: unknown state %q", k, state)
 	}
 	return db.write(ctx, func(conn *sqlite.Conn) error {
 		now := db.nowMs()
@@ -173,7 +173,7 @@ func (db *DB) SetAgentState(ctx context.Context, k AgentKey, state api.AgentStat
 			WHERE workflow = ? AND tag = ? AND name = ?`,
 			&sqlitex.ExecOptions{Args: []any{state, errMsg, now, k.Workflow, k.Tag, k.Name}})
 		if err == nil && conn.Changes() == 0 {
-			return Errorf(CodeNotFound, "agent %q not found", k)
+			return api.Errorf(api.CodeNotFound, "agent %q not found", k)
 		}
 		if err != nil || state != api.AgentStopped {
 			return err
@@ -197,7 +197,7 @@ func (db *DB) SetAgentStatus(ctx context.Context, k AgentKey, status, task *stri
 		v    *string
 	}{{"status", status}, {"task", task}} {
 		if f.v != nil && utf8.RuneCountInString(*f.v) > maxStatusChars {
-			return Errorf(CodeInvalid, "agent %q: %s is longer than %d characters; keep it to one short line", k, f.name, maxStatusChars)
+			return api.Errorf(api.CodeInvalid, "agent %q: %s is longer than %d characters; keep it to one short line", k, f.name, maxStatusChars)
 		}
 	}
 	return db.write(ctx, func(conn *sqlite.Conn) error {
@@ -205,7 +205,7 @@ func (db *DB) SetAgentStatus(ctx context.Context, k AgentKey, status, task *stri
 			updated_at = ? WHERE workflow = ? AND tag = ? AND name = ?`,
 			&sqlitex.ExecOptions{Args: []any{nullable(status), nullable(task), db.nowMs(), k.Workflow, k.Tag, k.Name}})
 		if err == nil && conn.Changes() == 0 {
-			err = Errorf(CodeNotFound, "agent %q not found", k)
+			err = api.Errorf(api.CodeNotFound, "agent %q not found", k)
 		}
 		return err
 	})
@@ -227,7 +227,7 @@ func (db *DB) DeleteAgent(ctx context.Context, k AgentKey) error {
 		err := sqlitex.Execute(conn, `DELETE FROM agents WHERE workflow = ? AND tag = ? AND name = ?`,
 			&sqlitex.ExecOptions{Args: []any{k.Workflow, k.Tag, k.Name}})
 		if err == nil && conn.Changes() == 0 {
-			err = Errorf(CodeNotFound, "agent %q not found", k)
+			err = api.Errorf(api.CodeNotFound, "agent %q not found", k)
 		}
 		return err
 	})
@@ -270,7 +270,7 @@ func (db *DB) InboxDepth(ctx context.Context, k AgentKey) (int, error) {
 				return nil
 			}})
 		if err == nil && !exists {
-			err = Errorf(CodeNotFound, "agent %q not found", k)
+			err = api.Errorf(api.CodeNotFound, "agent %q not found", k)
 		}
 		return err
 	})
@@ -288,7 +288,7 @@ func (db *DB) SetAgentSchedule(ctx context.Context, k AgentKey, schedule, prompt
 			return err
 		}
 		if conn.Changes() == 0 {
-			return Errorf(CodeNotFound, "agent %q not found", k)
+			return api.Errorf(api.CodeNotFound, "agent %q not found", k)
 		}
 		return nil
 	})
@@ -308,7 +308,7 @@ func (db *DB) LastActivity(ctx context.Context, k AgentKey) (time.Time, error) {
 				return nil
 			}})
 		if err == nil && !found {
-			err = Errorf(CodeNotFound, "agent %q not found", k)
+			err = api.Errorf(api.CodeNotFound, "agent %q not found", k)
 		}
 		return err
 	})
@@ -321,7 +321,7 @@ func (db *DB) LastActivity(ctx context.Context, k AgentKey) (time.Time, error) {
 func (db *DB) UpdateAgent(ctx context.Context, a Agent) error {
 	config, err := json.Marshal(a.Config)
 	if err != nil {
-		return Errorf(CodeInvalid, "agent %q: %v", a.Key(), err)
+		return api.Errorf(api.CodeInvalid, "agent %q: %v", a.Key(), err)
 	}
 	if a.State == "" {
 		a.State = api.AgentIdle
@@ -332,7 +332,7 @@ func (db *DB) UpdateAgent(ctx context.Context, a Agent) error {
 			&sqlitex.ExecOptions{Args: []any{a.Backend, a.Model, a.System, a.Schedule, a.WakeupPrompt, string(config),
 				a.State, a.Error, db.nowMs(), a.Workflow, a.Tag, a.Name}})
 		if err == nil && conn.Changes() == 0 {
-			err = Errorf(CodeNotFound, "agent %q not found", a.Key())
+			err = api.Errorf(api.CodeNotFound, "agent %q not found", a.Key())
 		}
 		return err
 	})

@@ -2,6 +2,7 @@ package store
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -90,7 +91,7 @@ func TestAgentCRUD(t *testing.T) {
 	if err := db.DeleteAgent(ctx, in.Key()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.GetAgent(ctx, in.Key()); ErrorCode(err) != CodeNotFound {
+	if _, err := db.GetAgent(ctx, in.Key()); api.ErrorCode(err) != api.CodeNotFound {
 		t.Errorf("GetAgent after delete: %v, want not found", err)
 	}
 }
@@ -107,44 +108,44 @@ func TestAgentErrors(t *testing.T) {
 
 	for name, tc := range map[string]struct {
 		call     func() error
-		code     Code
+		code     api.Code
 		contains string
 	}{
 		"duplicate": {func() error {
 			_, err := db.CreateAgent(ctx, Agent{Name: "alice", Workflow: "global", Tag: "main"})
 			return err
-		}, CodeConflict, `agent "alice@global:main" already exists`},
+		}, api.CodeConflict, `agent "alice@global:main" already exists`},
 		"empty name": {func() error {
 			_, err := db.CreateAgent(ctx, Agent{Workflow: "global", Tag: "main"})
 			return err
-		}, CodeInvalid, "required"},
+		}, api.CodeInvalid, "required"},
 		"empty tag": {func() error {
 			_, err := db.CreateAgent(ctx, Agent{Name: "x", Workflow: "global"})
 			return err
-		}, CodeInvalid, "required"},
+		}, api.CodeInvalid, "required"},
 		"unknown state on create": {func() error {
 			_, err := db.CreateAgent(ctx, Agent{Name: "x", Workflow: "global", Tag: "main", State: "dancing"})
 			return err
-		}, CodeInvalid, `unknown state "dancing"`},
+		}, api.CodeInvalid, `unknown state "dancing"`},
 		"config Extra not JSON": {func() error {
 			_, err := db.CreateAgent(ctx, Agent{Name: "x", Workflow: "global", Tag: "main", Config: backend.AgentConfig{Extra: map[string]json.RawMessage{"script": []byte("{")}}})
 			return err
-		}, CodeInvalid, "JSON"},
+		}, api.CodeInvalid, "JSON"},
 		"get missing": {func() error {
 			_, err := db.GetAgent(ctx, missing)
 			return err
-		}, CodeNotFound, `agent "zed@global:main" not found`},
-		"set state of missing": {func() error { return db.SetAgentState(ctx, missing, "idle", "") }, CodeNotFound, "not found"},
-		"set unknown state":    {func() error { return db.SetAgentState(ctx, alice, "dancing", "") }, CodeInvalid, "dancing"},
-		"delete missing":       {func() error { return db.DeleteAgent(ctx, missing) }, CodeNotFound, "not found"},
+		}, api.CodeNotFound, `agent "zed@global:main" not found`},
+		"set state of missing": {func() error { return db.SetAgentState(ctx, missing, "idle", "") }, api.CodeNotFound, "not found"},
+		"set unknown state":    {func() error { return db.SetAgentState(ctx, alice, "dancing", "") }, api.CodeInvalid, "dancing"},
+		"delete missing":       {func() error { return db.DeleteAgent(ctx, missing) }, api.CodeNotFound, "not found"},
 		"inbox of missing": {func() error {
 			_, err := db.InboxDepth(ctx, missing)
 			return err
-		}, CodeNotFound, "not found"},
+		}, api.CodeNotFound, "not found"},
 	} {
 		err := tc.call()
-		if ErrorCode(err) != tc.code || err == nil || !strings.Contains(err.Error(), tc.contains) {
-			t.Errorf("%s: err = %v (code %q), want code %q mentioning %q", name, err, ErrorCode(err), tc.code, tc.contains)
+		if api.ErrorCode(err) != tc.code || err == nil || !strings.Contains(err.Error(), tc.contains) {
+			t.Errorf("%s: err = %v (code %q), want code %q mentioning %q", name, err, api.ErrorCode(err), tc.code, tc.contains)
 		}
 	}
 }
@@ -155,13 +156,13 @@ func TestConstraintErrorsAreTyped(t *testing.T) {
 	exec := func(query string) error {
 		return db.write(t.Context(), func(conn *sqlite.Conn) error { return sqlitex.Execute(conn, query, nil) })
 	}
-	for query, want := range map[string]Code{
-		`INSERT INTO workflows (name, tag, created_at, updated_at) VALUES ('global', 'main', 0, 0)`:         CodeConflict,
-		`INSERT INTO agents (name, workflow, tag, created_at, updated_at) VALUES ('a', 'no', 'such', 0, 0)`: CodeInvalid,
-		`INSERT INTO workflows (name, tag, state, created_at, updated_at) VALUES ('w', 't', 'bad', 0, 0)`:   CodeInvalid,
+	for query, want := range map[string]api.Code{
+		`INSERT INTO workflows (name, tag, created_at, updated_at) VALUES ('global', 'main', 0, 0)`:         api.CodeConflict,
+		`INSERT INTO agents (name, workflow, tag, created_at, updated_at) VALUES ('a', 'no', 'such', 0, 0)`: api.CodeInvalid,
+		`INSERT INTO workflows (name, tag, state, created_at, updated_at) VALUES ('w', 't', 'bad', 0, 0)`:   api.CodeInvalid,
 	} {
-		if err := exec(query); ErrorCode(err) != want {
-			t.Errorf("%s: err = %v (code %q), want code %q", query, err, ErrorCode(err), want)
+		if err := exec(query); api.ErrorCode(err) != want {
+			t.Errorf("%s: err = %v (code %q), want code %q", query, err, api.ErrorCode(err), want)
 		}
 	}
 }
@@ -298,7 +299,7 @@ func TestAgentConfigIsTypedInTheStore(t *testing.T) {
 	}
 	mustExec(t, db, `UPDATE agents SET config_json = '{"env": 5}' WHERE name = 'alice'`)
 	_, err = db.GetAgent(ctx, a.Key())
-	if ErrorCode(err) != CodeInvalid || !strings.Contains(err.Error(), `agent "alice@global:main" has a stored config the daemon cannot read`) ||
+	if api.ErrorCode(err) != api.CodeInvalid || !strings.Contains(err.Error(), `agent "alice@global:main" has a stored config the daemon cannot read`) ||
 		!strings.Contains(err.Error(), "config env: want an object of strings") {
 		t.Errorf("reading an unreadable config: %v", err)
 	}
@@ -342,7 +343,7 @@ func TestEveryStateRoundTrips(t *testing.T) {
 			t.Errorf("run state %s read back as %q (%v)", s, got.State, err)
 		}
 	}
-	if err := db.SetAgentState(ctx, a.Key(), "dancing", ""); ErrorCode(err) != CodeInvalid {
+	if err := db.SetAgentState(ctx, a.Key(), "dancing", ""); api.ErrorCode(err) != api.CodeInvalid {
 		t.Errorf("set an unknown state: %v", err)
 	}
 }
@@ -381,8 +382,42 @@ func TestUnknownStateInTheDatabaseIsReported(t *testing.T) {
 		`workflow "team:main" in the database: unknown workflow state "asleep"`: func() error { _, err := db.GetWorkflow(ctx, "team", "main"); return err },
 	} {
 		want, _, _ := strings.Cut(what, "; ")
-		if err := read(); ErrorCode(err) != CodeInvalid || !strings.Contains(err.Error(), want) {
+		if err := read(); api.ErrorCode(err) != api.CodeInvalid || !strings.Contains(err.Error(), want) {
 			t.Errorf("reading: %v, want an invalid error saying %q", err, want)
 		}
+	}
+}
+
+// The store's errors are the daemon's codes: errors.Is and errors.As reach
+// them through the callers' wrapping, all the way to the HTTP layer.
+func TestStoreErrorsAreAPICodes(t *testing.T) {
+	t.Parallel()
+	db := openTest(t)
+	ctx := t.Context()
+	_, err := db.GetAgent(ctx, AgentKey{Name: "zed", Workflow: "global", Tag: "main"})
+	wrapped := fmt.Errorf("resume zed: %w", err)
+	var coded *api.Error
+	if !errors.Is(wrapped, api.ErrNotFound) || !errors.As(wrapped, &coded) || coded.Code != api.CodeNotFound {
+		t.Errorf("a missing agent: %v", wrapped)
+	}
+	if _, err := db.CreateAgent(ctx, Agent{Name: "a", Workflow: "global", Tag: "main", Backend: "mock"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = db.CreateAgent(ctx, Agent{Name: "a", Workflow: "global", Tag: "main", Backend: "mock"})
+	if !errors.Is(fmt.Errorf("new: %w", err), api.ErrConflict) {
+		t.Errorf("a duplicate agent: %v", err)
+	}
+	// A constraint SQLite enforces (no message of ours) is classified too.
+	err = db.write(ctx, func(conn *sqlite.Conn) error {
+		return sqlitex.Execute(conn, `INSERT INTO agents (name, workflow, tag, created_at, updated_at) VALUES ('a', 'global', 'main', 0, 0)`, nil)
+	})
+	if !errors.Is(err, api.ErrConflict) {
+		t.Errorf("a raw duplicate insert: %v (%s)", err, api.ErrorCode(err))
+	}
+	err = db.write(ctx, func(conn *sqlite.Conn) error {
+		return sqlitex.Execute(conn, `INSERT INTO agents (name, workflow, tag, created_at, updated_at) VALUES ('b', 'nowhere', 'main', 0, 0)`, nil)
+	})
+	if !errors.Is(err, api.ErrInvalid) {
+		t.Errorf("a broken reference: %v (%s)", err, api.ErrorCode(err))
 	}
 }

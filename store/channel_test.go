@@ -7,6 +7,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"zombiezen.com/go/sqlite"
 	"zombiezen.com/go/sqlite/sqlitex"
+
+	"github.com/agent-worker/agent-worker/host/api"
 )
 
 // createTeam creates the named agents in scope s.
@@ -136,7 +138,7 @@ func TestReadChannelPaging(t *testing.T) {
 		"negative limit":   {Limit: -1},
 		"negative since":   {SinceSeq: -1},
 	} {
-		if _, err := db.ReadChannel(t.Context(), team, o); ErrorCode(err) != CodeInvalid {
+		if _, err := db.ReadChannel(t.Context(), team, o); api.ErrorCode(err) != api.CodeInvalid {
 			t.Errorf("%s: err = %v, want invalid", name, err)
 		}
 	}
@@ -193,7 +195,7 @@ func TestMessageWithResource(t *testing.T) {
 	// A resource that cannot be stored takes its message down with it.
 	_, err = db.AppendMessage(t.Context(), NewMessage{Workflow: "team", Tag: "t", Sender: "alice", Content: "@bob broken",
 		Recipients: []string{"bob"}, Resource: &NewResource{Type: "json", Content: "{not json"}})
-	if ErrorCode(err) != CodeInvalid {
+	if api.ErrorCode(err) != api.CodeInvalid {
 		t.Errorf("message with invalid JSON resource: err = %v, want invalid", err)
 	}
 	for table, want := range map[string]int{"messages": 1, "resources": 1, "message_recipients": 1} {
@@ -256,7 +258,7 @@ func TestScopeIsolation(t *testing.T) {
 	if n, err := db.InboxDepth(ctx, bobB); err != nil || n != 0 {
 		t.Errorf("bob@team:b depth = %d, %v; want 0", n, err)
 	}
-	if _, err := db.GetResource(ctx, b, m.ResourceID); ErrorCode(err) != CodeNotFound {
+	if _, err := db.GetResource(ctx, b, m.ResourceID); api.ErrorCode(err) != api.CodeNotFound {
 		t.Errorf("resource of %v read from %v: err = %v, want not found", a, b, err)
 	}
 	if _, err := db.GetResource(ctx, a, m.ResourceID); err != nil {
@@ -268,7 +270,7 @@ func TestScopeIsolation(t *testing.T) {
 	if tok, err := db.LookupToken(ctx, tokA); err != nil || tok.Key != aliceA {
 		t.Errorf("token of %v after revoking %v's: %+v, %v", aliceA, aliceB, tok, err)
 	}
-	if _, err := db.LookupToken(ctx, tokB); ErrorCode(err) != CodeNotFound {
+	if _, err := db.LookupToken(ctx, tokB); api.ErrorCode(err) != api.CodeNotFound {
 		t.Errorf("revoked token of %v: err = %v, want not found", aliceB, err)
 	}
 }

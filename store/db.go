@@ -147,7 +147,7 @@ func (db *DB) read(ctx context.Context, fn func(*sqlite.Conn) error) error {
 // the write slot and a connection: once the transaction starts, cancelling
 // ctx no longer interrupts it, so a write either commits or rolls back whole.
 // A write is refused while the database file is deleted or replaced, and
-// storage failures come back as CodeUnavailable (see Health).
+// storage failures come back as api.CodeUnavailable (see Health).
 func (db *DB) write(ctx context.Context, fn func(*sqlite.Conn) error) error {
 	if err := ctx.Err(); err != nil {
 		return err

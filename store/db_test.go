@@ -17,6 +17,7 @@ import (
 	"zombiezen.com/go/sqlite"
 	"zombiezen.com/go/sqlite/sqlitex"
 
+	"github.com/agent-worker/agent-worker/host/api"
 	"github.com/agent-worker/agent-worker/sdk/backend"
 )
 
@@ -218,7 +219,7 @@ func TestConcurrentCreates(t *testing.T) {
 			switch {
 			case err == nil:
 				ok++
-			case ErrorCode(err) == CodeConflict:
+			case api.ErrorCode(err) == api.CodeConflict:
 				conflicts++
 			default:
 				t.Errorf("unexpected error: %v", err)
@@ -239,7 +240,7 @@ func TestCancelledContext(t *testing.T) {
 	if _, err := db.CreateAgent(ctx, Agent{Name: "alice", Workflow: "global", Tag: "main"}); !errors.Is(err, context.Canceled) {
 		t.Errorf("CreateAgent with a cancelled context: err = %v, want context.Canceled", err)
 	}
-	if _, err := db.GetAgent(t.Context(), AgentKey{"alice", "global", "main"}); ErrorCode(err) != CodeNotFound {
+	if _, err := db.GetAgent(t.Context(), AgentKey{"alice", "global", "main"}); api.ErrorCode(err) != api.CodeNotFound {
 		t.Errorf("agent written despite cancelled context: GetAgent err = %v", err)
 	}
 

@@ -2,9 +2,10 @@
 // messages, inbox cursors, proposals, resources, runs and workers live in one
 // SQLite file (WAL mode) and nowhere else.
 //
-// Only the daemon (package host) imports it; plugins never open the database.
+// Only the daemon's kernel (host and its parts) imports it; plugins never open
+// the database.
 // The schema is a sequence of embedded SQL migrations, applied in order and
 // pinned by their sha256 so that an edited migration stops start-up instead
 // of silently diverging. Every write is a single immediate transaction, and
-// failures a caller can act on come back as *Error with a Code.
+// failures a caller can act on come back as *api.Error with a code (errors.go).
 package store

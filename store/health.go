@@ -1,12 +1,13 @@
 package store
 
 import (
-	"fmt"
 	"os"
 	"sync"
 	"time"
 
 	"zombiezen.com/go/sqlite"
+
+	"github.com/agent-worker/agent-worker/host/api"
 )
 
 // Health is how the database file is doing, for status: whether it is
@@ -49,8 +50,8 @@ func (db *DB) checkFile() error {
 	if err == nil && os.SameFile(fi, db.health.opened) {
 		return nil
 	}
-	return &Error{Code: CodeUnavailable, Message: fmt.Sprintf(
-		"the database file %s was deleted or replaced while the daemon was running; nothing more can be saved: restart the daemon (agent-worker stop --all)", db.path)}
+	return api.Errorf(api.CodeUnavailable,
+		"the database file %s was deleted or replaced while the daemon was running; nothing more can be saved: restart the daemon (agent-worker stop --all)", db.path)
 }
 
 // noteWrite records a write's outcome for Health and turns a storage
@@ -64,15 +65,15 @@ func (db *DB) noteWrite(err error) error {
 		db.health.mu.Unlock()
 		return nil
 	}
-	if ErrorCode(err) != CodeUnavailable {
+	if api.ErrorCode(err) != api.CodeUnavailable {
 		if !isStorageFailure(err) {
 			return err
 		}
 		if ferr := db.checkFile(); ferr != nil {
 			err = ferr // the real cause, in words
 		} else {
-			err = &Error{Code: CodeUnavailable, Message: fmt.Sprintf(
-				"the database %s cannot be written (%v): free disk space, raise the file-size limit or fix the file, then retry", db.path, err)}
+			err = api.Errorf(api.CodeUnavailable,
+				"the database %s cannot be written (%v): free disk space, raise the file-size limit or fix the file, then retry", db.path, err)
 		}
 	}
 	db.health.mu.Lock()

@@ -5,6 +5,8 @@ import (
 
 	"zombiezen.com/go/sqlite"
 	"zombiezen.com/go/sqlite/sqlitex"
+
+	"github.com/agent-worker/agent-worker/host/api"
 )
 
 // defaultInboxLimit is how many unread messages one Inbox call returns when
@@ -38,7 +40,7 @@ func inboxState(conn *sqlite.Conn, k AgentKey) (cursor, newest int64, err error)
 			return nil
 		}})
 	if err == nil && !exists {
-		err = Errorf(CodeNotFound, "agent %q not found", k)
+		err = api.Errorf(api.CodeNotFound, "agent %q not found", k)
 	}
 	return cursor, newest, err
 }
@@ -90,7 +92,7 @@ func (db *DB) InboxCursor(ctx context.Context, k AgentKey) (int64, error) {
 // sent is refused, because it would silently skip messages it never saw.
 func (db *DB) AckInbox(ctx context.Context, k AgentKey, untilSeq int64) (int64, error) {
 	if untilSeq < 0 {
-		return 0, Errorf(CodeInvalid, "until_seq %d is negative", untilSeq)
+		return 0, api.Errorf(api.CodeInvalid, "until_seq %d is negative", untilSeq)
 	}
 	var cursor int64
 	err := db.write(ctx, func(conn *sqlite.Conn) (err error) {
@@ -111,9 +113,9 @@ func ackInbox(conn *sqlite.Conn, k AgentKey, untilSeq, now int64) (int64, error)
 	case err != nil || untilSeq <= cur:
 		return cur, err
 	case newest == 0:
-		return cur, Errorf(CodeInvalid, "until_seq %d: your inbox has no messages to ack", untilSeq)
+		return cur, api.Errorf(api.CodeInvalid, "until_seq %d: your inbox has no messages to ack", untilSeq)
 	case untilSeq > newest:
-		return cur, Errorf(CodeInvalid, "until_seq %d is beyond your newest inbox message (%d): ack only messages you have read", untilSeq, newest)
+		return cur, api.Errorf(api.CodeInvalid, "until_seq %d is beyond your newest inbox message (%d): ack only messages you have read", untilSeq, newest)
 	}
 	err = sqlitex.Execute(conn, `INSERT INTO inbox_ack (workflow, tag, agent, cursor, updated_at) VALUES (?, ?, ?, ?, ?)
 		ON CONFLICT (workflow, tag, agent) DO UPDATE SET cursor = max(cursor, excluded.cursor), updated_at = excluded.updated_at`,

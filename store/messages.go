@@ -9,6 +9,8 @@ import (
 
 	"zombiezen.com/go/sqlite"
 	"zombiezen.com/go/sqlite/sqlitex"
+
+	"github.com/agent-worker/agent-worker/host/api"
 )
 
 // Message kinds. System lines come from the daemon (proposal results,
@@ -103,7 +105,7 @@ func (db *DB) AppendMessages(ctx context.Context, ms []NewMessage) ([]Message, e
 // and other writes that post channel lines use it to stay atomic.
 func appendMessage(conn *sqlite.Conn, m NewMessage, now int64) (Message, error) {
 	if m.Workflow == "" || m.Tag == "" || m.Sender == "" {
-		return Message{}, Errorf(CodeInvalid, "message needs a workflow, tag and sender")
+		return Message{}, api.Errorf(api.CodeInvalid, "message needs a workflow, tag and sender")
 	}
 	if m.Kind == "" {
 		m.Kind = KindMessage
@@ -185,10 +187,10 @@ func insertResource(conn *sqlite.Conn, r NewResource, now int64) (Resource, erro
 		r.Type = "text"
 	}
 	if !contains(ResourceTypes, r.Type) {
-		return Resource{}, Errorf(CodeInvalid, "unknown resource type %q: use markdown, json, text or diff", r.Type)
+		return Resource{}, api.Errorf(api.CodeInvalid, "unknown resource type %q: use markdown, json, text or diff", r.Type)
 	}
 	if r.Type == "json" && !json.Valid([]byte(r.Content)) {
-		return Resource{}, Errorf(CodeInvalid, "resource of type json does not hold valid JSON")
+		return Resource{}, api.Errorf(api.CodeInvalid, "resource of type json does not hold valid JSON")
 	}
 	if r.ID == "" {
 		r.ID = NewResourceID()

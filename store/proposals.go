@@ -11,6 +11,8 @@ import (
 
 	"zombiezen.com/go/sqlite"
 	"zombiezen.com/go/sqlite/sqlitex"
+
+	"github.com/agent-worker/agent-worker/host/api"
 )
 
 // The vocabulary of proposals, in the order error messages and tool
@@ -102,7 +104,7 @@ func (db *DB) CreateProposal(ctx context.Context, np NewProposal) (Proposal, []M
 			return notMember(p.Creator, s)
 		}
 		if p.Quorum > len(team) {
-			return Errorf(CodeInvalid, "quorum %d is more than the %d members of %s", p.Quorum, len(team), s)
+			return api.Errorf(api.CodeInvalid, "quorum %d is more than the %d members of %s", p.Quorum, len(team), s)
 		}
 		if p.Quorum == 0 {
 			p.Quorum = len(team)
@@ -161,27 +163,27 @@ func checkNewProposal(np NewProposal) (Proposal, time.Duration, error) {
 	expiresIn := cmp.Or(np.ExpiresIn, DefaultProposalExpiry)
 	switch {
 	case p.Workflow == "" || p.Tag == "":
-		return p, 0, Errorf(CodeInvalid, "a proposal needs a workflow and tag")
+		return p, 0, api.Errorf(api.CodeInvalid, "a proposal needs a workflow and tag")
 	case !slices.Contains(ProposalTypes, p.Type):
-		return p, 0, Errorf(CodeInvalid, "unknown proposal type %q: use %s", p.Type, listOr(ProposalTypes))
+		return p, 0, api.Errorf(api.CodeInvalid, "unknown proposal type %q: use %s", p.Type, listOr(ProposalTypes))
 	case !slices.Contains(Resolutions, p.Resolution):
-		return p, 0, Errorf(CodeInvalid, "unknown resolution %q: use %s", p.Resolution, listOr(Resolutions))
+		return p, 0, api.Errorf(api.CodeInvalid, "unknown resolution %q: use %s", p.Resolution, listOr(Resolutions))
 	case !slices.Contains(TieBreakers, p.TieBreaker):
-		return p, 0, Errorf(CodeInvalid, "unknown tie breaker %q: use %s", p.TieBreaker, listOr(TieBreakers))
+		return p, 0, api.Errorf(api.CodeInvalid, "unknown tie breaker %q: use %s", p.TieBreaker, listOr(TieBreakers))
 	case p.Title == "":
-		return p, 0, Errorf(CodeInvalid, "a proposal needs a title")
+		return p, 0, api.Errorf(api.CodeInvalid, "a proposal needs a title")
 	case p.Quorum < 0:
-		return p, 0, Errorf(CodeInvalid, "quorum %d is negative; use 0 for every member", p.Quorum)
+		return p, 0, api.Errorf(api.CodeInvalid, "quorum %d is negative; use 0 for every member", p.Quorum)
 	case expiresIn < 0 || expiresIn > MaxProposalExpiry:
-		return p, 0, Errorf(CodeInvalid, "expiry %s is out of range: use more than 0 and at most %s", expiresIn, MaxProposalExpiry)
+		return p, 0, api.Errorf(api.CodeInvalid, "expiry %s is out of range: use more than 0 and at most %s", expiresIn, MaxProposalExpiry)
 	}
 	for _, o := range np.Options {
 		o = strings.TrimSpace(o)
 		if o == "" {
-			return p, 0, Errorf(CodeInvalid, "an option is empty")
+			return p, 0, api.Errorf(api.CodeInvalid, "an option is empty")
 		}
 		if matchOption(p.Options, o) != "" {
-			return p, 0, Errorf(CodeInvalid, "option %q is listed twice", o)
+			return p, 0, api.Errorf(api.CodeInvalid, "option %q is listed twice", o)
 		}
 		p.Options = append(p.Options, o)
 	}
@@ -189,7 +191,7 @@ func checkNewProposal(np NewProposal) (Proposal, time.Duration, error) {
 		p.Options = []string{"approve", "reject"}
 	}
 	if len(p.Options) < 2 || len(p.Options) > MaxProposalOptions {
-		return p, 0, Errorf(CodeInvalid, "a %s proposal needs 2 to %d distinct options, got %d", p.Type, MaxProposalOptions, len(p.Options))
+		return p, 0, api.Errorf(api.CodeInvalid, "a %s proposal needs 2 to %d distinct options, got %d", p.Type, MaxProposalOptions, len(p.Options))
 	}
 	return p, expiresIn, nil
 }
@@ -210,7 +212,7 @@ func (db *DB) CastVote(ctx context.Context, s Scope, id, voter, choice, reason s
 			return err
 		}
 		if p.State != "active" {
-			refused = Errorf(CodeConflict, "proposal %s is %s; create a new one", id, p.State)
+			refused = api.Errorf(api.CodeConflict, "proposal %s is %s; create a new one", id, p.State)
 			return nil
 		}
 		team, err := proposalTeam(conn, s)
@@ -222,7 +224,7 @@ func (db *DB) CastVote(ctx context.Context, s Scope, id, voter, choice, reason s
 		}
 		canonical := matchOption(p.Options, strings.TrimSpace(choice))
 		if canonical == "" {
-			return Errorf(CodeInvalid, "%q is not an option of %s: choose %s", choice, id, listOr(p.Options))
+			return api.Errorf(api.CodeInvalid, "%q is not an option of %s: choose %s", choice, id, listOr(p.Options))
 		}
 		err = sqlitex.Execute(conn, `INSERT INTO votes (proposal_id, voter, choice, reason, created_at)
 			VALUES (?, ?, ?, ?, ?)
@@ -316,11 +318,11 @@ func (db *DB) CancelProposal(ctx context.Context, s Scope, id, by string) (Propo
 			return err
 		}
 		if p.State != "active" {
-			refused = Errorf(CodeConflict, "proposal %s is %s; only an active proposal can be cancelled", id, p.State)
+			refused = api.Errorf(api.CodeConflict, "proposal %s is %s; only an active proposal can be cancelled", id, p.State)
 			return nil
 		}
 		if by != p.Creator {
-			return Errorf(CodeInvalid, "only %s, who created %s, can cancel it", p.Creator, id)
+			return api.Errorf(api.CodeInvalid, "only %s, who created %s, can cancel it", p.Creator, id)
 		}
 		if err := closeProposal(conn, &p, "cancelled", "", "", now); err != nil {
 			return err
@@ -419,7 +421,7 @@ func getProposal(conn *sqlite.Conn, s Scope, id string) (Proposal, error) {
 			return err
 		}})
 	if err == nil && !found {
-		err = Errorf(CodeNotFound, "proposal %s not found in %s", id, s)
+		err = api.Errorf(api.CodeNotFound, "proposal %s not found in %s", id, s)
 	}
 	if err != nil {
 		return Proposal{}, err
@@ -588,7 +590,7 @@ func proposalTeam(conn *sqlite.Conn, s Scope) ([]string, error) {
 }
 
 func notMember(name string, s Scope) error {
-	return Errorf(CodeInvalid, "%s is not a member of %s", name, s)
+	return api.Errorf(api.CodeInvalid, "%s is not a member of %s", name, s)
 }
 
 // matchOption returns the option equal to choice ignoring case, or "".

@@ -11,6 +11,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"zombiezen.com/go/sqlite"
 	"zombiezen.com/go/sqlite/sqlitex"
+
+	"github.com/agent-worker/agent-worker/host/api"
 )
 
 var (
@@ -64,10 +66,10 @@ func vote(t *testing.T, db *DB, id, voter, choice string) Proposal {
 	return p
 }
 
-func wantPropErr(t *testing.T, err error, code Code, parts ...string) {
+func wantPropErr(t *testing.T, err error, code api.Code, parts ...string) {
 	t.Helper()
-	if ErrorCode(err) != code {
-		t.Errorf("error %v has code %q, want %q", err, ErrorCode(err), code)
+	if api.ErrorCode(err) != code {
+		t.Errorf("error %v has code %q, want %q", err, api.ErrorCode(err), code)
 	}
 	wantErr(t, err, parts...)
 }
@@ -203,7 +205,7 @@ func TestCreateProposalInvalid(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, msgs, err := db.CreateProposal(t.Context(), ballot(tc.change))
-			wantPropErr(t, err, CodeInvalid, tc.parts...)
+			wantPropErr(t, err, api.CodeInvalid, tc.parts...)
 			if msgs != nil {
 				t.Errorf("messages returned with the error: %v", msgs)
 			}
@@ -371,15 +373,15 @@ func TestVoteErrors(t *testing.T) {
 	for name, tc := range map[string]struct {
 		s                 Scope
 		id, voter, choice string
-		code              Code
+		code              api.Code
 		parts             []string
 	}{
-		"member of another scope": {wfMain, active.ID, "zed", "sqlite", CodeInvalid, []string{"zed is not a member of @wf:main"}},
-		"unknown voter":           {wfMain, active.ID, "nobody", "sqlite", CodeInvalid, []string{"nobody is not a member"}},
-		"invalid choice":          {wfMain, active.ID, "bob", "mysql", CodeInvalid, []string{`"mysql" is not an option of prop-1`, "postgres or sqlite"}},
-		"unknown proposal":        {wfMain, "prop-99", "bob", "sqlite", CodeNotFound, []string{"proposal prop-99 not found in @wf:main"}},
-		"proposal of other scope": {other, active.ID, "zed", "sqlite", CodeNotFound, []string{"proposal prop-1 not found in @wf:other"}},
-		"resolved proposal":       {wfMain, resolved.ID, "alice", "sqlite", CodeConflict, []string{"proposal prop-2 is resolved; create a new one"}},
+		"member of another scope": {wfMain, active.ID, "zed", "sqlite", api.CodeInvalid, []string{"zed is not a member of @wf:main"}},
+		"unknown voter":           {wfMain, active.ID, "nobody", "sqlite", api.CodeInvalid, []string{"nobody is not a member"}},
+		"invalid choice":          {wfMain, active.ID, "bob", "mysql", api.CodeInvalid, []string{`"mysql" is not an option of prop-1`, "postgres or sqlite"}},
+		"unknown proposal":        {wfMain, "prop-99", "bob", "sqlite", api.CodeNotFound, []string{"proposal prop-99 not found in @wf:main"}},
+		"proposal of other scope": {other, active.ID, "zed", "sqlite", api.CodeNotFound, []string{"proposal prop-1 not found in @wf:other"}},
+		"resolved proposal":       {wfMain, resolved.ID, "alice", "sqlite", api.CodeConflict, []string{"proposal prop-2 is resolved; create a new one"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, _, err := db.CastVote(t.Context(), tc.s, tc.id, tc.voter, tc.choice, "why")
@@ -507,7 +509,7 @@ func TestProposalLazyExpiry(t *testing.T) {
 	clk.Set(propT0.Add(time.Hour))
 
 	_, msgs, err := db.CastVote(ctx, wfMain, voted.ID, "carol", "sqlite", "")
-	wantPropErr(t, err, CodeConflict, "proposal prop-1 is expired; create a new one")
+	wantPropErr(t, err, api.CodeConflict, "proposal prop-1 is expired; create a new one")
 	wantLines := []propLine{{`proposal prop-1 expired: "sqlite" wins (1 of 1 votes)`, []string{"alice", "bob"}}}
 	if diff := cmp.Diff(wantLines, linesOf(msgs)); diff != "" {
 		t.Errorf("lines with the refused vote (-want +got):\n%s", diff)
@@ -519,7 +521,7 @@ func TestProposalLazyExpiry(t *testing.T) {
 		t.Errorf("ListProposals(active) after the deadline = %+v, %v; want none", ps, err)
 	}
 	_, _, err = db.CancelProposal(ctx, wfMain, cancelled.ID, "alice")
-	wantPropErr(t, err, CodeConflict, "proposal prop-4 is expired")
+	wantPropErr(t, err, api.CodeConflict, "proposal prop-4 is expired")
 
 	// Every lazy expiry was committed, with one propLine each, and none is redone.
 	for _, id := range []string{voted.ID, read.ID, listed.ID, cancelled.ID} {
@@ -544,9 +546,9 @@ func TestCancelProposal(t *testing.T) {
 	vote(t, db, p.ID, "alice", "sqlite")
 
 	_, _, err := db.CancelProposal(ctx, wfMain, p.ID, "bob")
-	wantPropErr(t, err, CodeInvalid, "only alice, who created prop-1, can cancel it")
+	wantPropErr(t, err, api.CodeInvalid, "only alice, who created prop-1, can cancel it")
 	_, _, err = db.CancelProposal(ctx, Scope{"wf", "other"}, p.ID, "alice")
-	wantPropErr(t, err, CodeNotFound, "not found in @wf:other")
+	wantPropErr(t, err, api.CodeNotFound, "not found in @wf:other")
 
 	clk.Set(propT0.Add(time.Minute))
 	got, msgs, err := db.CancelProposal(ctx, wfMain, p.ID, "alice")
@@ -561,9 +563,9 @@ func TestCancelProposal(t *testing.T) {
 	}
 
 	_, _, err = db.CancelProposal(ctx, wfMain, p.ID, "alice")
-	wantPropErr(t, err, CodeConflict, "proposal prop-1 is cancelled")
+	wantPropErr(t, err, api.CodeConflict, "proposal prop-1 is cancelled")
 	_, _, err = db.CastVote(ctx, wfMain, p.ID, "carol", "sqlite", "")
-	wantPropErr(t, err, CodeConflict, "proposal prop-1 is cancelled; create a new one")
+	wantPropErr(t, err, api.CodeConflict, "proposal prop-1 is cancelled; create a new one")
 	if _, ok, _ := db.NextExpiry(ctx); ok {
 		t.Error("NextExpiry still waits for a cancelled proposal")
 	}
@@ -706,7 +708,7 @@ func TestListProposalsAndScopes(t *testing.T) {
 		}
 	}
 	_, err := db.GetProposal(ctx, wfB, p1.ID)
-	wantPropErr(t, err, CodeNotFound, "proposal prop-1 not found in @wf:b")
+	wantPropErr(t, err, api.CodeNotFound, "proposal prop-1 not found in @wf:b")
 	_, err = db.GetProposal(ctx, wfMain, inB.ID)
-	wantPropErr(t, err, CodeNotFound, "not found in @wf:main")
+	wantPropErr(t, err, api.CodeNotFound, "not found in @wf:main")
 }

@@ -105,7 +105,7 @@ func scanRun(s *sqlite.Stmt) (Run, error) {
 	}
 	state, err := api.ParseRunState(s.ColumnText(7))
 	if err != nil {
-		return r, Errorf(CodeInvalid, "run %s in the database: %v", r.ID, err)
+		return r, api.Errorf(api.CodeInvalid, "run %s in the database: %v", r.ID, err)
 	}
 	r.State = state
 	return r, nil
@@ -242,7 +242,7 @@ func (db *DB) HeartbeatAge(ctx context.Context, runID string) (time.Duration, er
 				return nil
 			}})
 		if err == nil && !found {
-			err = Errorf(CodeNotFound, "no worker for run %s", runID)
+			err = api.Errorf(api.CodeNotFound, "no worker for run %s", runID)
 		}
 		return err
 	})
@@ -258,7 +258,7 @@ func (db *DB) RunInboxUntil(ctx context.Context, id string) (int64, error) {
 		err := sqlitex.Execute(conn, `SELECT inbox_until_seq FROM runs WHERE id = ?`, &sqlitex.ExecOptions{
 			Args: []any{id}, ResultFunc: func(s *sqlite.Stmt) error { until, found = s.ColumnInt64(0), true; return nil }})
 		if err == nil && !found {
-			err = Errorf(CodeNotFound, "run %s not found", id)
+			err = api.Errorf(api.CodeNotFound, "run %s not found", id)
 		}
 		return err
 	})

@@ -28,7 +28,7 @@ func TestRunsAndTranscripts(t *testing.T) {
 	if err := db.AppendRunEvents(ctx, "run_a", events); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.AppendRunEvents(ctx, "run_a", events[:1]); ErrorCode(err) != CodeConflict {
+	if err := db.AppendRunEvents(ctx, "run_a", events[:1]); api.ErrorCode(err) != api.CodeConflict {
 		t.Errorf("duplicate event n: %v, want conflict", err)
 	}
 	if err := db.FinishRun(ctx, "run_a", api.RunSucceeded, "", json.RawMessage(`{"input_tokens":3}`)); err != nil {
@@ -44,7 +44,7 @@ func TestRunsAndTranscripts(t *testing.T) {
 	if diff := cmp.Diff(events, got); diff != "" {
 		t.Errorf("transcript (-want +got):\n%s", diff)
 	}
-	if _, _, err := db.GetRun(ctx, "run_nope"); ErrorCode(err) != CodeNotFound {
+	if _, _, err := db.GetRun(ctx, "run_nope"); api.ErrorCode(err) != api.CodeNotFound {
 		t.Errorf("unknown run: %v", err)
 	}
 	runs, err := db.ListRuns(ctx, RunFilter{Agent: alice})
@@ -73,7 +73,7 @@ func TestWorkers(t *testing.T) {
 	if err != nil || len(ws) != 1 || ws[0].PID != 10 || ws[0].PluginPath != "/p/agent-worker-backend-mock" {
 		t.Fatalf("ListWorkers = %+v, %v", ws, err)
 	}
-	if _, err := db.HeartbeatAge(ctx, "run_nope"); ErrorCode(err) != CodeNotFound {
+	if _, err := db.HeartbeatAge(ctx, "run_nope"); api.ErrorCode(err) != api.CodeNotFound {
 		t.Errorf("HeartbeatAge of no worker: %v, want not found", err)
 	}
 	if err := db.RemoveWorker(ctx, "run_a"); err != nil {
@@ -118,7 +118,7 @@ func TestResetSessions(t *testing.T) {
 	db := openTest(t)
 	ctx := t.Context()
 	k := AgentKey{Name: "alice", Workflow: "global", Tag: "main"}
-	if _, err := db.ResetSessions(ctx, k); ErrorCode(err) != CodeNotFound {
+	if _, err := db.ResetSessions(ctx, k); api.ErrorCode(err) != api.CodeNotFound {
 		t.Fatalf("reset of a missing agent = %v, want not found", err)
 	}
 	if _, err := db.CreateAgent(ctx, Agent{Name: "alice", Workflow: "global", Tag: "main", Backend: "sdk"}); err != nil {

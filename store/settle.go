@@ -32,7 +32,7 @@ type Settlement struct {
 // spoke, records the run's end and usage and forgets its workers row, in
 // one transaction. posted says whether Reply was written (reply is then the
 // stored message). A run that is not running any more is refused with
-// CodeConflict, so a run is never settled twice.
+// api.CodeConflict, so a run is never settled twice.
 func (db *DB) SettleRun(ctx context.Context, st Settlement) (reply Message, posted bool, err error) {
 	err = db.write(ctx, func(conn *sqlite.Conn) error {
 		now := db.nowMs()
@@ -41,7 +41,7 @@ func (db *DB) SettleRun(ctx context.Context, st Settlement) (reply Message, post
 			return err
 		}
 		if r.State != api.RunRunning {
-			return Errorf(CodeConflict, "run %s is %s already: it cannot be settled again", r.ID, r.State)
+			return api.Errorf(api.CodeConflict, "run %s is %s already: it cannot be settled again", r.ID, r.State)
 		}
 		if _, err := ackInbox(conn, r.Agent, r.InboxUntilSeq, now); err != nil {
 			return err
@@ -49,7 +49,7 @@ func (db *DB) SettleRun(ctx context.Context, st Settlement) (reply Message, post
 		if st.Reply != nil {
 			m := *st.Reply
 			if m.Sender != r.Agent.Name || m.Workflow != r.Agent.Workflow || m.Tag != r.Agent.Tag {
-				return Errorf(CodeInvalid, "the reply of run %s must come from %s in @%s:%s", r.ID, r.Agent.Name, r.Agent.Workflow, r.Agent.Tag)
+				return api.Errorf(api.CodeInvalid, "the reply of run %s must come from %s in @%s:%s", r.ID, r.Agent.Name, r.Agent.Workflow, r.Agent.Tag)
 			}
 			spoke, err := spokeSince(conn, r.Agent, st.SinceSeq)
 			if err != nil {
@@ -77,7 +77,7 @@ func getRunRow(conn *sqlite.Conn, id string) (Run, error) {
 	err := sqlitex.Execute(conn, `SELECT `+runColumns+` FROM runs WHERE id = ?`, &sqlitex.ExecOptions{
 		Args: []any{id}, ResultFunc: func(s *sqlite.Stmt) (err error) { r, err = scanRun(s); found = true; return err }})
 	if err == nil && !found {
-		err = Errorf(CodeNotFound, "run %s not found", id)
+		err = api.Errorf(api.CodeNotFound, "run %s not found", id)
 	}
 	return r, err
 }

@@ -81,13 +81,13 @@ func TestSettleRunPostsAcksAndEndsOnce(t *testing.T) {
 	// A second settle of the same run (a retry that thinks the first was
 	// lost) changes nothing: no second reply, no second ack.
 	_, posted, err = db.SettleRun(t.Context(), Settlement{RunID: runID, Reply: aliceSays("@bob done"), SinceSeq: before})
-	if ErrorCode(err) != CodeConflict || posted {
+	if api.ErrorCode(err) != api.CodeConflict || posted {
 		t.Errorf("second SettleRun = %v, posted %v; want conflict", err, posted)
 	}
 	if diff := cmp.Diff(want, readSettleState(t, db, runID)); diff != "" {
 		t.Errorf("after a second settle (-want +got):\n%s", diff)
 	}
-	if _, _, err := db.SettleRun(t.Context(), Settlement{RunID: "run_nope"}); ErrorCode(err) != CodeNotFound {
+	if _, _, err := db.SettleRun(t.Context(), Settlement{RunID: "run_nope"}); api.ErrorCode(err) != api.CodeNotFound {
 		t.Errorf("settle of an unknown run = %v, want not found", err)
 	}
 }
@@ -126,7 +126,7 @@ func TestSettleRunIsAtomic(t *testing.T) {
 			if want.RunState != api.RunRunning || want.Workers != 1 || want.AliceInbox != 1 {
 				t.Fatalf("before settle: %+v", want)
 			}
-			if _, posted, err := db.SettleRun(t.Context(), Settlement{RunID: runID, Reply: reply, SinceSeq: before}); ErrorCode(err) != CodeInvalid || posted {
+			if _, posted, err := db.SettleRun(t.Context(), Settlement{RunID: runID, Reply: reply, SinceSeq: before}); api.ErrorCode(err) != api.CodeInvalid || posted {
 				t.Fatalf("SettleRun = posted %v, %v; want invalid", posted, err)
 			}
 			if diff := cmp.Diff(want, readSettleState(t, db, runID)); diff != "" {

@@ -54,9 +54,9 @@ func (db *DB) CreateToken(ctx context.Context, k AgentKey, runID string) (string
 		case err != nil:
 			return err
 		case state == "":
-			return Errorf(CodeNotFound, "agent %q not found", k)
+			return api.Errorf(api.CodeNotFound, "agent %q not found", k)
 		case api.AgentState(state) == api.AgentStopped && runID == "":
-			return Errorf(CodeConflict, "agent %q is stopped, and a stopped agent gets no token: start it (or its workflow) again first", k)
+			return api.Errorf(api.CodeConflict, "agent %q is stopped, and a stopped agent gets no token: start it (or its workflow) again first", k)
 		}
 		return sqlitex.Execute(conn, `INSERT INTO agent_tokens (token_sha256, agent, workflow, tag, run_id, created_at)
 			VALUES (?, ?, ?, ?, ?, ?)`,
@@ -85,7 +85,7 @@ func (db *DB) LookupToken(ctx context.Context, token string) (Token, error) {
 			}})
 	})
 	if err == nil && !found {
-		err = Errorf(CodeNotFound, "agent token not found or revoked")
+		err = api.Errorf(api.CodeNotFound, "agent token not found or revoked")
 	}
 	return tok, err
 }
@@ -97,7 +97,7 @@ func (db *DB) RevokeToken(ctx context.Context, token string) error {
 		err := sqlitex.Execute(conn, `UPDATE agent_tokens SET revoked_at = CASE revoked_at WHEN 0 THEN ? ELSE revoked_at END
 			WHERE token_sha256 = ?`, &sqlitex.ExecOptions{Args: []any{db.nowMs(), hashToken(token)}})
 		if err == nil && conn.Changes() == 0 {
-			err = Errorf(CodeNotFound, "agent token not found")
+			err = api.Errorf(api.CodeNotFound, "agent token not found")
 		}
 		return err
 	})
@@ -107,7 +107,7 @@ func (db *DB) RevokeToken(ctx context.Context, token string) error {
 // outlives its run cannot keep acting; it returns how many it ended.
 func (db *DB) RevokeRunTokens(ctx context.Context, runID string) (int, error) {
 	if runID == "" {
-		return 0, Errorf(CodeInvalid, "run id is required")
+		return 0, api.Errorf(api.CodeInvalid, "run id is required")
 	}
 	return db.revokeTokens(ctx, `run_id = ?2`, runID)
 }

@@ -9,6 +9,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"zombiezen.com/go/sqlite"
 	"zombiezen.com/go/sqlite/sqlitex"
+
+	"github.com/agent-worker/agent-worker/host/api"
 )
 
 // mintToken creates a token that must be created and look like one.
@@ -36,7 +38,7 @@ func TestTokens(t *testing.T) {
 	live := func(tok string) bool {
 		t.Helper()
 		_, err := db.LookupToken(ctx, tok)
-		if err != nil && ErrorCode(err) != CodeNotFound {
+		if err != nil && api.ErrorCode(err) != api.CodeNotFound {
 			t.Fatal(err)
 		}
 		return err == nil
@@ -108,15 +110,15 @@ func TestTokens(t *testing.T) {
 
 	for name, tc := range map[string]struct {
 		call func() error
-		code Code
+		code api.Code
 	}{
-		"lookup unknown":      {func() error { _, err := db.LookupToken(ctx, "awt_"+strings.Repeat("0", 64)); return err }, CodeNotFound},
-		"lookup malformed":    {func() error { _, err := db.LookupToken(ctx, ""); return err }, CodeNotFound},
-		"revoke unknown":      {func() error { return db.RevokeToken(ctx, "awt_nope") }, CodeNotFound},
-		"create for unknown":  {func() error { _, err := db.CreateToken(ctx, bob, "run-5"); return err }, CodeNotFound},
-		"revoke empty run id": {func() error { _, err := db.RevokeRunTokens(ctx, ""); return err }, CodeInvalid},
+		"lookup unknown":      {func() error { _, err := db.LookupToken(ctx, "awt_"+strings.Repeat("0", 64)); return err }, api.CodeNotFound},
+		"lookup malformed":    {func() error { _, err := db.LookupToken(ctx, ""); return err }, api.CodeNotFound},
+		"revoke unknown":      {func() error { return db.RevokeToken(ctx, "awt_nope") }, api.CodeNotFound},
+		"create for unknown":  {func() error { _, err := db.CreateToken(ctx, bob, "run-5"); return err }, api.CodeNotFound},
+		"revoke empty run id": {func() error { _, err := db.RevokeRunTokens(ctx, ""); return err }, api.CodeInvalid},
 	} {
-		if err := tc.call(); ErrorCode(err) != tc.code {
+		if err := tc.call(); api.ErrorCode(err) != tc.code {
 			t.Errorf("%s: err = %v, want code %q", name, err, tc.code)
 		}
 	}
@@ -147,10 +149,10 @@ func TestStoppedAgentLosesOutsideTokens(t *testing.T) {
 			t.Errorf("%s after alice stopped: lookup error %v, want live %v", name, err, c.live)
 		}
 	}
-	if _, err := db.CreateToken(ctx, alice, ""); ErrorCode(err) != CodeConflict || !strings.Contains(err.Error(), "stopped") {
+	if _, err := db.CreateToken(ctx, alice, ""); api.ErrorCode(err) != api.CodeConflict || !strings.Contains(err.Error(), "stopped") {
 		t.Errorf("outside token for a stopped agent: %v; want a conflict saying it is stopped", err)
 	}
-	if _, err := db.CreateToken(ctx, AgentKey{"carol", "team", "t"}, ""); ErrorCode(err) != CodeNotFound {
+	if _, err := db.CreateToken(ctx, AgentKey{"carol", "team", "t"}, ""); api.ErrorCode(err) != api.CodeNotFound {
 		t.Errorf("token for a missing agent: %v; want not found", err)
 	}
 	if err := db.SetAgentState(ctx, alice, "idle", ""); err != nil {

@@ -62,7 +62,7 @@ func scanWorkflow(s *sqlite.Stmt) (Workflow, error) {
 	}
 	state, err := api.ParseWorkflowState(s.ColumnText(4))
 	if err != nil {
-		return w, Errorf(CodeInvalid, "workflow %q in the database: %v", workflowID(w.Name, w.Tag), err)
+		return w, api.Errorf(api.CodeInvalid, "workflow %q in the database: %v", workflowID(w.Name, w.Tag), err)
 	}
 	w.State = state
 	return w, nil
@@ -72,17 +72,17 @@ func scanWorkflow(s *sqlite.Stmt) (Workflow, error) {
 func workflowID(name, tag string) string { return name + ":" + tag }
 
 // CreateWorkflow stores a new workflow:tag and returns it as stored; an
-// existing one is a CodeConflict, because starting a workflow twice under
+// existing one is a api.CodeConflict, because starting a workflow twice under
 // the same tag is a user mistake.
 func (db *DB) CreateWorkflow(ctx context.Context, w Workflow) (Workflow, error) {
 	if w.Name == "" || w.Tag == "" {
-		return Workflow{}, Errorf(CodeInvalid, "workflow %q: name and tag are required", workflowID(w.Name, w.Tag))
+		return Workflow{}, api.Errorf(api.CodeInvalid, "workflow %q: name and tag are required", workflowID(w.Name, w.Tag))
 	}
 	if w.State == "" {
 		w.State = api.WorkflowRunning
 	}
 	if !w.State.Valid() {
-		return Workflow{}, Errorf(CodeInvalid, "workflow %q: unknown state %q", workflowID(w.Name, w.Tag), w.State)
+		return Workflow{}, api.Errorf(api.CodeInvalid, "workflow %q: unknown state %q", workflowID(w.Name, w.Tag), w.State)
 	}
 	if w.DocsProvider == "" {
 		w.DocsProvider = "file"
@@ -94,7 +94,7 @@ func (db *DB) CreateWorkflow(ctx context.Context, w Workflow) (Workflow, error) 
 			&sqlitex.ExecOptions{Args: []any{w.Name, w.Tag, w.SourcePath, w.ConfigYAML, w.State, w.Error, now, now,
 				w.Workdir, w.DocsProvider, w.DocsOwner, w.LongMessageChars, w.DocsDir, encodeStrings(w.Params), encodeStrings(w.Vars), now}})
 		if isConflict(err) {
-			return Errorf(CodeConflict, "workflow %q already exists", workflowID(w.Name, w.Tag))
+			return api.Errorf(api.CodeConflict, "workflow %q already exists", workflowID(w.Name, w.Tag))
 		}
 		if err != nil {
 			return err
@@ -105,7 +105,7 @@ func (db *DB) CreateWorkflow(ctx context.Context, w Workflow) (Workflow, error) 
 	return stored, err
 }
 
-// GetWorkflow returns one workflow:tag, or a CodeNotFound error.
+// GetWorkflow returns one workflow:tag, or a api.CodeNotFound error.
 func (db *DB) GetWorkflow(ctx context.Context, name, tag string) (Workflow, error) {
 	var w Workflow
 	err := db.read(ctx, func(conn *sqlite.Conn) (err error) {
@@ -124,7 +124,7 @@ func getWorkflow(conn *sqlite.Conn, name, tag string) (w Workflow, err error) {
 			return err
 		}})
 	if err == nil && !found {
-		err = Errorf(CodeNotFound, "workflow %q not found", workflowID(name, tag))
+		err = api.Errorf(api.CodeNotFound, "workflow %q not found", workflowID(name, tag))
 	}
 	return w, err
 }
@@ -148,13 +148,13 @@ func (db *DB) ListWorkflows(ctx context.Context) ([]Workflow, error) {
 // clear it), so that status shows why a workflow stopped or failed.
 func (db *DB) SetWorkflowState(ctx context.Context, name, tag string, state api.WorkflowState, errMsg string) error {
 	if !state.Valid() {
-		return Errorf(CodeInvalid, "workflow %q: unknown state %q", workflowID(name, tag), state)
+		return api.Errorf(api.CodeInvalid, "workflow %q: unknown state %q", workflowID(name, tag), state)
 	}
 	return db.write(ctx, func(conn *sqlite.Conn) error {
 		err := sqlitex.Execute(conn, `UPDATE workflows SET state = ?, error = ?, updated_at = ? WHERE name = ? AND tag = ?`,
 			&sqlitex.ExecOptions{Args: []any{state, errMsg, db.nowMs(), name, tag}})
 		if err == nil && conn.Changes() == 0 {
-			err = Errorf(CodeNotFound, "workflow %q not found", workflowID(name, tag))
+			err = api.Errorf(api.CodeNotFound, "workflow %q not found", workflowID(name, tag))
 		}
 		return err
 	})
@@ -165,13 +165,13 @@ func (db *DB) SetWorkflowState(ctx context.Context, name, tag string, state api.
 // refused: standalone agents need it to exist.
 func (db *DB) DeleteWorkflow(ctx context.Context, name, tag string) error {
 	if name == "global" && tag == "main" {
-		return Errorf(CodeInvalid, "the global workflow cannot be deleted")
+		return api.Errorf(api.CodeInvalid, "the global workflow cannot be deleted")
 	}
 	return db.write(ctx, func(conn *sqlite.Conn) error {
 		err := sqlitex.Execute(conn, `DELETE FROM workflows WHERE name = ? AND tag = ?`,
 			&sqlitex.ExecOptions{Args: []any{name, tag}})
 		if err == nil && conn.Changes() == 0 {
-			err = Errorf(CodeNotFound, "workflow %q not found", workflowID(name, tag))
+			err = api.Errorf(api.CodeNotFound, "workflow %q not found", workflowID(name, tag))
 		}
 		return err
 	})
@@ -183,7 +183,7 @@ func (db *DB) DeleteWorkflow(ctx context.Context, name, tag string) error {
 // the stored start).
 func (db *DB) SaveWorkflow(ctx context.Context, w Workflow) (Workflow, error) {
 	if w.Name == "" || w.Tag == "" {
-		return Workflow{}, Errorf(CodeInvalid, "workflow %q: name and tag are required", workflowID(w.Name, w.Tag))
+		return Workflow{}, api.Errorf(api.CodeInvalid, "workflow %q: name and tag are required", workflowID(w.Name, w.Tag))
 	}
 	if w.State == "" {
 		w.State = api.WorkflowRunning

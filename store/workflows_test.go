@@ -5,6 +5,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/agent-worker/agent-worker/host/api"
 )
 
 func TestWorkflows(t *testing.T) {
@@ -23,10 +25,10 @@ func TestWorkflows(t *testing.T) {
 	if diff := cmp.Diff(want, created, cmpopts.EquateEmpty(), cmpopts.IgnoreFields(Workflow{}, "CreatedAt", "UpdatedAt", "StartedAt")); diff != "" {
 		t.Errorf("CreateWorkflow (-want +got):\n%s", diff)
 	}
-	if _, err := db.CreateWorkflow(ctx, in); ErrorCode(err) != CodeConflict {
+	if _, err := db.CreateWorkflow(ctx, in); api.ErrorCode(err) != api.CodeConflict {
 		t.Errorf("second CreateWorkflow: %v, want conflict", err)
 	}
-	if _, err := db.CreateWorkflow(ctx, Workflow{Name: "x"}); ErrorCode(err) != CodeInvalid {
+	if _, err := db.CreateWorkflow(ctx, Workflow{Name: "x"}); api.ErrorCode(err) != api.CodeInvalid {
 		t.Errorf("CreateWorkflow without tag: %v, want invalid", err)
 	}
 
@@ -37,10 +39,10 @@ func TestWorkflows(t *testing.T) {
 	if err != nil || got.State != "failed" || got.Error != "line 3: bad key" {
 		t.Errorf("after SetWorkflowState: %+v, %v", got, err)
 	}
-	if err := db.SetWorkflowState(ctx, "review", "pr-1", "dancing", ""); ErrorCode(err) != CodeInvalid {
+	if err := db.SetWorkflowState(ctx, "review", "pr-1", "dancing", ""); api.ErrorCode(err) != api.CodeInvalid {
 		t.Errorf("unknown state: %v, want invalid", err)
 	}
-	if err := db.SetWorkflowState(ctx, "nope", "t", "stopped", ""); ErrorCode(err) != CodeNotFound {
+	if err := db.SetWorkflowState(ctx, "nope", "t", "stopped", ""); api.ErrorCode(err) != api.CodeNotFound {
 		t.Errorf("missing workflow: %v, want not found", err)
 	}
 
@@ -72,7 +74,7 @@ func TestDeleteWorkflow(t *testing.T) {
 	if err := db.DeleteWorkflow(ctx, "review", "pr-1"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.GetWorkflow(ctx, "review", "pr-1"); ErrorCode(err) != CodeNotFound {
+	if _, err := db.GetWorkflow(ctx, "review", "pr-1"); api.ErrorCode(err) != api.CodeNotFound {
 		t.Errorf("GetWorkflow after delete: %v, want not found", err)
 	}
 	as, err := db.ListAgents(ctx, AgentFilter{})
@@ -92,10 +94,10 @@ func TestDeleteWorkflow(t *testing.T) {
 		}
 	}
 
-	if err := db.DeleteWorkflow(ctx, "review", "pr-1"); ErrorCode(err) != CodeNotFound {
+	if err := db.DeleteWorkflow(ctx, "review", "pr-1"); api.ErrorCode(err) != api.CodeNotFound {
 		t.Errorf("second DeleteWorkflow: %v, want not found", err)
 	}
-	if err := db.DeleteWorkflow(ctx, "global", "main"); ErrorCode(err) != CodeInvalid {
+	if err := db.DeleteWorkflow(ctx, "global", "main"); api.ErrorCode(err) != api.CodeInvalid {
 		t.Errorf("DeleteWorkflow(global:main): %v, want invalid", err)
 	}
 	if _, err := db.GetWorkflow(ctx, "global", "main"); err != nil {
@@ -129,7 +131,7 @@ func TestSaveWorkflowAndUpdateAgent(t *testing.T) {
 	if a.System != "new" || a.State != "stopped" {
 		t.Errorf("after UpdateAgent: %+v", a)
 	}
-	if err := db.UpdateAgent(ctx, Agent{Name: "zz", Workflow: "review", Tag: "pr-1"}); ErrorCode(err) != CodeNotFound {
+	if err := db.UpdateAgent(ctx, Agent{Name: "zz", Workflow: "review", Tag: "pr-1"}); api.ErrorCode(err) != api.CodeNotFound {
 		t.Errorf("UpdateAgent of a missing agent: %v", err)
 	}
 }

@@ -4,11 +4,16 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+
+	"github.com/agent-worker/agent-worker/sdk"
 )
 
 // Code classifies an error the same way on every surface: the HTTP status
 // and the CLI exit code both come from codeTable, and the MCP server shows a
-// coded error's message to the model where it hides an uncoded one.
+// coded error's message to the model where it hides an uncoded one. It is
+// the daemon's one error vocabulary: the store builds coded errors, the
+// plugin boundary (host/plugins) turns the sdk's error classes into codes,
+// and everything above passes them on.
 type Code string
 
 // The error codes of the API. Clients switch on these, never on messages.
@@ -106,18 +111,54 @@ type Error struct {
 
 func (e *Error) Error() string { return e.Message }
 
+// Is makes errors.Is match by code: errors.Is(err, ErrNotFound) holds for
+// any not-found *Error in err's chain, whatever its message.
+func (e *Error) Is(target error) bool {
+	t, ok := target.(*Error)
+	return ok && t.Message == "" && t.Code == e.Code
+}
+
+// Sentinels to test a code with errors.Is; never returned themselves.
+var (
+	ErrInvalid     = &Error{Code: CodeInvalid}
+	ErrNotFound    = &Error{Code: CodeNotFound}
+	ErrConflict    = &Error{Code: CodeConflict}
+	ErrPermission  = &Error{Code: CodePermission}
+	ErrTooLarge    = &Error{Code: CodeTooLarge}
+	ErrUnavailable = &Error{Code: CodeUnavailable}
+)
+
 // Errorf builds an *Error with a formatted message.
 func Errorf(code Code, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
 // ErrorCode returns the code of the *Error in err's chain, or CodeInternal
-// for any other error. A store code or a plugin error class counts as
-// internal here: only the daemon's HTTP layer turns those into codes.
+// for any other error.
 func ErrorCode(err error) Code {
 	var e *Error
 	if errors.As(err, &e) {
 		return e.Code
 	}
 	return CodeInternal
+}
+
+// sdkCodes is the one table from the sdk's error classes, the vocabulary
+// of plugin authors, to the daemon's codes.
+var sdkCodes = map[error]Code{sdk.ErrNotFound: CodeNotFound, sdk.ErrConflict: CodeConflict,
+	sdk.ErrInvalid: CodeInvalid, sdk.ErrPermission: CodePermission, sdk.ErrUnavailable: CodeUnavailable}
+
+// FromSDK converts an error that crossed from plugin-side code (a plugin
+// process, or an sdk helper run in the daemon) into the daemon's
+// vocabulary: an error of an sdk class becomes an *Error with its code and
+// message; a coded or unclassified error is returned as it is.
+func FromSDK(err error) error {
+	var coded *Error
+	if err == nil || errors.As(err, &coded) {
+		return err
+	}
+	if c, ok := sdkCodes[sdk.Class(err)]; ok {
+		return &Error{Code: c, Message: err.Error()}
+	}
+	return err
 }

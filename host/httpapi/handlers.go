@@ -287,7 +287,7 @@ func (h *Server) handleReset(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	n, err := h.db.ResetSessions(r.Context(), keyOf(t))
-	if store.ErrorCode(err) == store.CodeNotFound {
+	if api.ErrorCode(err) == api.CodeNotFound {
 		return api.Errorf(api.CodeNotFound, "no agent %s: `agent-worker list` shows the agents there are", t.Display())
 	}
 	if err != nil {

@@ -15,8 +15,6 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/agent-worker/agent-worker/host/api"
-	"github.com/agent-worker/agent-worker/sdk"
-	"github.com/agent-worker/agent-worker/store"
 )
 
 // MaxBodyBytes bounds every request body; agent specs and messages are small
@@ -97,25 +95,8 @@ func toAPIError(err error) *api.Error {
 	case errors.As(err, &tooBig):
 		return api.Errorf(api.CodeTooLarge, "request body is larger than %d bytes", tooBig.Limit)
 	}
-	if c, ok := sdkCodes[sdk.Class(err)]; ok {
-		return &api.Error{Code: c, Message: err.Error()}
-	}
-	switch store.ErrorCode(err) {
-	case store.CodeInvalid:
-		return &api.Error{Code: api.CodeInvalid, Message: err.Error()}
-	case store.CodeNotFound:
-		return &api.Error{Code: api.CodeNotFound, Message: err.Error()}
-	case store.CodeConflict:
-		return &api.Error{Code: api.CodeConflict, Message: err.Error()}
-	case store.CodeUnavailable:
-		return &api.Error{Code: api.CodeUnavailable, Message: err.Error()}
-	}
 	return nil
 }
-
-// sdkCodes maps the plugin error classes onto API codes.
-var sdkCodes = map[error]api.Code{sdk.ErrNotFound: api.CodeNotFound, sdk.ErrConflict: api.CodeConflict,
-	sdk.ErrInvalid: api.CodeInvalid, sdk.ErrPermission: api.CodePermission, sdk.ErrUnavailable: api.CodeUnavailable}
 
 func writeError(w http.ResponseWriter, log hclog.Logger, r *http.Request, err error) {
 	ae := toAPIError(err)

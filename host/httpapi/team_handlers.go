@@ -75,7 +75,7 @@ func (h *Server) handlePeek(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	ms, err := h.team.Read(r.Context(), scopeOf(t), viewer, int64(since), limit)
-	if follow && t.IsScope() && store.ErrorCode(err) == store.CodeNotFound {
+	if follow && t.IsScope() && api.ErrorCode(err) == api.CodeNotFound {
 		ms, err = nil, nil // a workflow about to start: follow it from its first line
 	}
 	if err != nil {
@@ -245,7 +245,7 @@ func (st *eventStream) catchUp(first bool) bool {
 		return true
 	}
 	ms, err := st.h.team.Read(st.ctx, *st.scope, st.viewer, st.last, 1000)
-	if err != nil && !(first && store.ErrorCode(err) == store.CodeNotFound) {
+	if err != nil && !(first && api.ErrorCode(err) == api.CodeNotFound) {
 		st.h.log.Warn("event stream", "error", err)
 		return false
 	}

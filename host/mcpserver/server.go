@@ -15,7 +15,6 @@ import (
 
 	"github.com/agent-worker/agent-worker/host/api"
 	"github.com/agent-worker/agent-worker/host/team"
-	"github.com/agent-worker/agent-worker/sdk"
 	"github.com/agent-worker/agent-worker/store"
 )
 
@@ -70,7 +69,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	tok, err := s.db.LookupToken(r.Context(), token)
 	if err != nil {
-		if store.ErrorCode(err) == store.CodeNotFound {
+		if api.ErrorCode(err) == api.CodeNotFound {
 			unauthorized(w, "unknown or revoked agent token: get a new one with `agent-worker mcp-config <agent>`")
 			return
 		}
@@ -151,7 +150,7 @@ func tool[In, Out any](s *Server, srv *mcp.Server, me store.AgentKey, name, desc
 // toolError keeps messages meant for the caller and hides internal ones.
 func (s *Server) toolError(name string, me store.AgentKey, err error) error {
 	var ae *api.Error
-	if errors.As(err, &ae) || store.ErrorCode(err) != "" || sdk.Class(err) != nil {
+	if errors.As(err, &ae) {
 		return err
 	}
 	s.log.Error("tool failed", "tool", name, "agent", me.String(), "error", err)

@@ -39,14 +39,23 @@ func NewDocProviders(home string, catalog *Catalog, log hclog.Logger) *DocProvid
 	return &DocProviders{home: home, catalog: catalog, log: log, files: map[string]*file.Provider{}, plugins: map[string]*docsPlugin{}}
 }
 
-// resolve returns the provider of wf. An installed docs plugin of that
-// name (agent-worker-docs-<name>) runs out of process; the first-party
+// Resolve returns the provider of wf, its errors in the daemon's codes.
+// An installed docs plugin of that name (agent-worker-docs-<name>) runs
+// out of process; the first-party
 // file and sqlite providers are also built in, for a daemon without
 // plugins. The file provider is rooted at the workflow's directory (the
 // daemon's home for standalone agents), or keeps the documents right in the
 // folder the workflow names (context.documents.dir); a plugin is told that
 // folder in AGENT_WORKER_DOCS_DIR.
 func (d *DocProviders) Resolve(_ context.Context, wf store.Workflow) (docprovider.Provider, error) {
+	p, err := d.resolve(wf)
+	if err != nil {
+		return nil, err
+	}
+	return coded{p}, nil
+}
+
+func (d *DocProviders) resolve(wf store.Workflow) (docprovider.Provider, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	root := wf.Workdir

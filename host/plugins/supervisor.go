@@ -218,7 +218,7 @@ func (s *Supervisor) Run(ctx context.Context, spec RunSpec) (out Outcome, err er
 			onEvent(e)
 		}
 	})
-	return out, err
+	return out, runError(err)
 }
 
 // runPlugin starts the plugin process, runs the backend in it and stops it.

@@ -272,7 +272,7 @@ func (s *Scheduler) nextFire(ctx context.Context, l *agentLoop) <-chan time.Time
 // tick handles one trigger. It returns false when the agent is gone.
 func (s *Scheduler) tick(ctx context.Context, l *agentLoop, scheduled bool) bool {
 	a, err := s.db.GetAgent(ctx, l.key)
-	if store.ErrorCode(err) == store.CodeNotFound {
+	if api.ErrorCode(err) == api.CodeNotFound {
 		return false
 	}
 	if err != nil {
@@ -465,7 +465,7 @@ func (s *Scheduler) settle(ctx context.Context, a store.Agent, before int64) fun
 
 func (s *Scheduler) setState(ctx context.Context, key store.AgentKey, state api.AgentState, errMsg string) {
 	if err := s.db.SetAgentState(context.WithoutCancel(ctx), key, state, errMsg); err != nil {
-		if store.ErrorCode(err) != store.CodeNotFound {
+		if api.ErrorCode(err) != api.CodeNotFound {
 			s.log.Warn("set agent state", "agent", key.String(), "error", err)
 		}
 		return

@@ -5,7 +5,6 @@ import (
 	"errors"
 
 	"github.com/agent-worker/agent-worker/host/api"
-	"github.com/agent-worker/agent-worker/sdk"
 	"github.com/agent-worker/agent-worker/sdk/docprovider"
 	"github.com/agent-worker/agent-worker/store"
 )
@@ -14,7 +13,7 @@ import (
 func (s *Service) provider(ctx context.Context, scope store.Scope, path string) (docprovider.Provider, store.Workflow, error) {
 	if path != "" {
 		if err := docprovider.ValidatePath(path); err != nil {
-			return nil, store.Workflow{}, err
+			return nil, store.Workflow{}, api.FromSDK(err)
 		}
 	}
 	wf, err := s.db.GetWorkflow(ctx, scope.Workflow, scope.Tag)
@@ -53,7 +52,7 @@ func (s *Service) DocRead(ctx context.Context, scope store.Scope, path string) (
 	}
 	r := ref(scope, path)
 	content, err := p.Read(ctx, r)
-	if errors.Is(err, sdk.ErrNotFound) && r.Path == docprovider.DefaultDocument {
+	if errors.Is(err, api.ErrNotFound) && r.Path == docprovider.DefaultDocument {
 		return "", nil
 	}
 	return content, err
