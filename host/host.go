@@ -162,28 +162,9 @@ func New(cfg Config) (_ *Host, err error) {
 	if err := h.restore(ctx); err != nil {
 		return nil, err
 	}
-	if cfg.RuntimeDir == "" {
-		cfg.RuntimeDir = os.TempDir()
+	if err := h.buildParts(ctx); err != nil {
+		return nil, err
 	}
-	h.cfg.RuntimeDir = cfg.RuntimeDir
-	plugins.CleanSocketDirs(cfg.RuntimeDir, h.log)
-	h.catalog = plugins.NewCatalog(pluginDirs(cfg), cfg.RuntimeDir, cfg.PluginTimeout, h.log.Named("plugins"))
-	h.docs = plugins.NewDocProviders(home, h.catalog, h.log.Named("docs"))
-	h.team = team.New(team.Config{DB: h.db, Docs: h.docs.Resolve, Logger: h.log.Named("team")})
-	h.mcp = mcpserver.New(h.team, h.db, h.log.Named("mcp"))
-	h.sup = plugins.NewSupervisor(h.db, h.catalog, home, cfg.RuntimeDir, func() string { return h.Info().URL() + "/mcp" }, cfg.Supervisor, h.log.Named("supervisor"))
-	if err := h.sup.Reap(ctx); err != nil {
-		return nil, fmt.Errorf("reap workers: %w", err)
-	}
-	h.sched = scheduler.New(h.db, h.sup, h.team, cfg.Scheduler, h.log.Named("scheduler"))
-	h.agents = &agents.Registry{DB: h.db, Catalog: h.catalog, Sched: h.sched, DefaultModel: cfg.DefaultModel, Forget: h.mcp.Forget,
-		StateDir: func(k store.AgentKey) string { return plugins.AgentStateDir(home, k) }, Log: h.log.Named("agents")}
-	h.wfs = workflows.New(workflows.Config{DB: h.db, Team: h.team, Sched: h.sched, Catalog: h.catalog,
-		DefaultModel: cfg.DefaultModel, Now: cfg.Now, Log: h.log.Named("workflows")})
-	if err := h.wfs.Restore(ctx); err != nil {
-		return nil, fmt.Errorf("restore workflows: %w", err)
-	}
-
 	if h.ln, err = net.Listen("tcp", cfg.Listen); err != nil {
 		return nil, fmt.Errorf("listen on %s: %w (another program uses that address: pick another with --listen, port 0 picks a free one)", cfg.Listen, err)
 	}
@@ -197,6 +178,33 @@ func New(cfg Config) (_ *Host, err error) {
 		ErrorLog:          httpLog.StandardLogger(&hclog.StandardLoggerOptions{ForceLevel: hclog.Warn}),
 	}
 	return h, nil
+}
+
+// buildParts builds the daemon's parts in dependency order, each with its
+// own logger, and brings back what a previous daemon left: its plugin
+// processes reaped, its workflows' files watched again.
+func (h *Host) buildParts(ctx context.Context) error {
+	if h.cfg.RuntimeDir == "" {
+		h.cfg.RuntimeDir = os.TempDir()
+	}
+	plugins.CleanSocketDirs(h.cfg.RuntimeDir, h.log)
+	h.catalog = plugins.NewCatalog(pluginDirs(h.cfg), h.cfg.RuntimeDir, h.cfg.PluginTimeout, h.log.Named("plugins"))
+	h.docs = plugins.NewDocProviders(h.cfg.Home, h.catalog, h.log.Named("docs"))
+	h.team = team.New(team.Config{DB: h.db, Docs: h.docs.Resolve, Logger: h.log.Named("team")})
+	h.mcp = mcpserver.New(h.team, h.db, h.log.Named("mcp"))
+	h.sup = plugins.NewSupervisor(h.db, h.catalog, h.cfg.Home, h.cfg.RuntimeDir, func() string { return h.Info().URL() + "/mcp" }, h.cfg.Supervisor, h.log.Named("supervisor"))
+	if err := h.sup.Reap(ctx); err != nil {
+		return fmt.Errorf("reap workers: %w", err)
+	}
+	h.sched = scheduler.New(h.db, h.sup, h.team, h.cfg.Scheduler, h.log.Named("scheduler"))
+	h.agents = &agents.Registry{DB: h.db, Catalog: h.catalog, Sched: h.sched, DefaultModel: h.cfg.DefaultModel, Forget: h.mcp.Forget,
+		StateDir: func(k store.AgentKey) string { return plugins.AgentStateDir(h.cfg.Home, k) }, Log: h.log.Named("agents")}
+	h.wfs = workflows.New(workflows.Config{DB: h.db, Team: h.team, Sched: h.sched, Catalog: h.catalog,
+		DefaultModel: h.cfg.DefaultModel, Now: h.cfg.Now, Log: h.log.Named("workflows")})
+	if err := h.wfs.Restore(ctx); err != nil {
+		return fmt.Errorf("restore workflows: %w", err)
+	}
+	return nil
 }
 
 // reachableFromOutside says whether listen (host:port) binds anything but a

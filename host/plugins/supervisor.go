@@ -165,27 +165,7 @@ func (s *Supervisor) Run(ctx context.Context, spec RunSpec) (out Outcome, err er
 	rec := newRecorder(s.db, runID, log)
 	defer func() {
 		rec.close()
-		usage, _ := json.Marshal(out.Usage)
-		if err == nil && spec.Settle != nil {
-			if err = spec.Settle(context.WithoutCancel(ctx), out, usage); err == nil {
-				out.Run.State = api.RunSucceeded
-				log.Info("run finished and settled", "state", out.Run.State, "events", out.Events)
-				return
-			}
-			log.Warn("settle run", "error", err)
-		}
-		state, msg := api.RunSucceeded, ""
-		switch {
-		case err != nil && ctx.Err() != nil:
-			state, msg = api.RunCancelled, err.Error()
-		case err != nil:
-			state, msg = api.RunFailed, err.Error()
-		}
-		if ferr := s.db.FinishRun(context.WithoutCancel(ctx), runID, state, msg, usage); ferr != nil {
-			log.Error("record run end", "error", ferr)
-		}
-		out.Run.State, out.Run.Error = state, msg
-		log.Info("run finished", "state", state, "error", msg, "events", out.Events)
+		err = s.finish(ctx, spec, &out, err, log)
 	}()
 
 	err = s.runPlugin(ctx, agent, attempt, resume, p, runID, log, spec.OnStart, func(e backend.Event) {
@@ -221,43 +201,45 @@ func (s *Supervisor) Run(ctx context.Context, spec RunSpec) (out Outcome, err er
 	return out, runError(err)
 }
 
+// finish records how a run ended: a successful run is settled by the
+// caller's Settle (ack, reply and run end in one transaction); anything
+// else, a failed settle included, is recorded here with its error. It
+// returns the run's error, which a failed settle replaces.
+func (s *Supervisor) finish(ctx context.Context, spec RunSpec, out *Outcome, err error, log hclog.Logger) error {
+	usage, _ := json.Marshal(out.Usage)
+	if err == nil && spec.Settle != nil {
+		if err = spec.Settle(context.WithoutCancel(ctx), *out, usage); err == nil {
+			out.Run.State = api.RunSucceeded
+			log.Info("run finished and settled", "state", out.Run.State, "events", out.Events)
+			return nil
+		}
+		log.Warn("settle run", "error", err)
+	}
+	state, msg := api.RunSucceeded, ""
+	switch {
+	case err != nil && ctx.Err() != nil:
+		state, msg = api.RunCancelled, err.Error()
+	case err != nil:
+		state, msg = api.RunFailed, err.Error()
+	}
+	if ferr := s.db.FinishRun(context.WithoutCancel(ctx), out.Run.ID, state, msg, usage); ferr != nil {
+		log.Error("record run end", "error", ferr)
+	}
+	out.Run.State, out.Run.Error = state, msg
+	log.Info("run finished", "state", state, "error", msg, "events", out.Events)
+	return err
+}
+
 // runPlugin starts the plugin process, runs the backend in it and stops it.
 func (s *Supervisor) runPlugin(ctx context.Context, agent store.Agent, attempt int, resume string, p api.Plugin, runID string, log hclog.Logger,
 	onStart func(string), emit func(backend.Event)) error {
-	key := agent.Key()
-	token, err := s.db.CreateToken(ctx, key, runID)
+	rs, err := s.prepare(ctx, agent, runID, log)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if _, err := s.db.RevokeRunTokens(context.WithoutCancel(ctx), runID); err != nil {
-			log.Error("revoke run token", "error", err)
-		}
-	}()
-	workDir := filepath.Join(s.home, "runs", runID)
-	if err := os.MkdirAll(workDir, 0o700); err != nil {
-		return err
-	}
-	defer os.RemoveAll(workDir)
-	sockDir, err := makeSocketDir(s.runtime, "run")
-	if err != nil {
-		return err
-	}
-	defer removeSocketDir(sockDir)
-	projectDir, err := s.projectDir(ctx, key)
-	if err != nil {
-		return err
-	}
-	config, err := json.Marshal(agent.Config)
-	if err != nil {
-		return backend.Permanent(fmt.Errorf("%s: %w", key, err))
-	}
-	stateDir := filepath.Join(AgentStateDir(s.home, key), agent.Backend)
-	if err := os.MkdirAll(stateDir, 0o700); err != nil {
-		return err
-	}
+	defer rs.cleanup()
 
-	cmd := pluginCommand(p.Path, sockDir, projectDir, agent.Config.EnvList()...)
+	cmd := pluginCommand(p.Path, rs.sockDir, rs.projectDir, agent.Config.EnvList()...)
 	checksum, _ := hex.DecodeString(p.SHA256)
 	client := goplugin.NewClient(plugin.ClientConfig(cmd, checksum, log.Named(agent.Backend)))
 	defer killPlugin(client, cmd)
@@ -294,13 +276,13 @@ func (s *Supervisor) runPlugin(ctx context.Context, agent store.Agent, attempt i
 	req := backend.Request{
 		RunID: runID, Attempt: attempt,
 		Agent: backend.Agent{Name: agent.Name, Workflow: agent.Workflow, Tag: agent.Tag,
-			Model: agent.Model, System: agent.System, Config: config},
-		Daemon:        backend.MCPServer{Name: "agent-worker", URL: s.mcpURL(), Headers: map[string]string{"Authorization": "Bearer " + token}},
+			Model: agent.Model, System: agent.System, Config: rs.config},
+		Daemon:        backend.MCPServer{Name: "agent-worker", URL: s.mcpURL(), Headers: map[string]string{"Authorization": "Bearer " + rs.token}},
 		MCPServers:    agent.Config.MCPServerList(),
-		WorkDir:       workDir,
-		ProjectDir:    projectDir,
+		WorkDir:       rs.workDir,
+		ProjectDir:    rs.projectDir,
 		ResumeSession: resume,
-		StateDir:      stateDir,
+		StateDir:      rs.stateDir,
 	}
 	if onStart != nil {
 		onStart(runID)
@@ -314,26 +296,84 @@ func (s *Supervisor) runPlugin(ctx context.Context, agent store.Agent, attempt i
 		return nil
 	}))
 
+	if err := s.stoppedBy(ctx, runCtx, agent.Backend, pid, log); err != nil {
+		return err
+	}
+	if runErr != nil && waitExited(client) {
+		return fmt.Errorf("%s plugin process exited (%s) before finishing the run: %w", agent.Backend, exitReason(cmd), runErr)
+	}
+	return runErr
+}
+
+// runSetup is what one run is given before its process starts: a token for
+// the daemon's MCP server, its directories and its config on the wire.
+type runSetup struct {
+	token, workDir, sockDir, projectDir, stateDir string
+	config                                        []byte
+	cleanup                                       func() // revokes the token, removes the per-run dirs
+}
+
+func (s *Supervisor) prepare(ctx context.Context, agent store.Agent, runID string, log hclog.Logger) (rs runSetup, err error) {
+	key := agent.Key()
+	var undo []func()
+	rs.cleanup = func() {
+		for i := len(undo) - 1; i >= 0; i-- {
+			undo[i]()
+		}
+	}
+	defer func() {
+		if err != nil {
+			rs.cleanup()
+		}
+	}()
+	if rs.config, err = json.Marshal(agent.Config); err != nil {
+		return rs, backend.Permanent(fmt.Errorf("%s: %w", key, err))
+	}
+	if rs.token, err = s.db.CreateToken(ctx, key, runID); err != nil {
+		return rs, err
+	}
+	undo = append(undo, func() {
+		if _, err := s.db.RevokeRunTokens(context.WithoutCancel(ctx), runID); err != nil {
+			log.Error("revoke run token", "error", err)
+		}
+	})
+	rs.workDir = filepath.Join(s.home, "runs", runID)
+	if err = os.MkdirAll(rs.workDir, 0o700); err != nil {
+		return rs, err
+	}
+	undo = append(undo, func() { os.RemoveAll(rs.workDir) })
+	if rs.sockDir, err = makeSocketDir(s.runtime, "run"); err != nil {
+		return rs, err
+	}
+	undo = append(undo, func() { removeSocketDir(rs.sockDir) })
+	if rs.projectDir, err = s.projectDir(ctx, key); err != nil {
+		return rs, err
+	}
+	rs.stateDir = filepath.Join(AgentStateDir(s.home, key), agent.Backend)
+	return rs, os.MkdirAll(rs.stateDir, 0o700)
+}
+
+// stoppedBy reports why the daemon ended a run (a stale heartbeat, the run
+// or idle timeout, the caller's cancel), after killing the plugin's whole
+// process group; nil when the run ended on its own.
+func (s *Supervisor) stoppedBy(ctx, runCtx context.Context, backendName string, pid int, log hclog.Logger) error {
 	var stale staleError
 	switch cause := context.Cause(runCtx); {
 	case errors.As(cause, &stale):
 		s.stopGroup(pid, log)
-		return fmt.Errorf("%s backend killed: %w (its plugin process neither sent an event nor answered a ping; the limit is the daemon's --heartbeat-timeout)", agent.Backend, stale)
+		return fmt.Errorf("%s backend killed: %w (its plugin process neither sent an event nor answered a ping; the limit is the daemon's --heartbeat-timeout)", backendName, stale)
 	case errors.Is(cause, errRunTimeout), errors.Is(cause, errIdleTimeout):
 		s.stopGroup(pid, log)
 		limit := s.cfg.RunTimeout
 		if errors.Is(cause, errIdleTimeout) {
 			limit = s.cfg.IdleTimeout
 		}
-		return fmt.Errorf("%s backend killed after %s (%v): it stopped producing events or ran too long", agent.Backend, limit, cause)
+		return fmt.Errorf("%s backend killed after %s (%v): it stopped producing events or ran too long", backendName, limit, cause)
 	case ctx.Err() != nil:
 		s.stopGroup(pid, log)
 		return fmt.Errorf("run cancelled: %w", context.Cause(ctx))
 	}
-	if runErr != nil && waitExited(client) {
-		return fmt.Errorf("%s plugin process exited (%s) before finishing the run: %w", agent.Backend, exitReason(cmd), runErr)
-	}
-	return runErr
+	return nil
 }
 
 // AgentStateDir is where an agent's backends keep state across runs; the
