@@ -402,3 +402,44 @@ func TestHealthReportsState(t *testing.T) {
 		t.Errorf("problems = %q, want %q", h.Problems, want)
 	}
 }
+
+// A failure the store names reaches the CLI with its code intact: the HTTP
+// status, the exit code the CLI uses, errors.Is on the client's error and
+// the store's own message.
+func TestStoreErrorsReachTheClient(t *testing.T) {
+	t.Parallel()
+	th := startHost(t, t.TempDir())
+	c, ctx := th.client(), context.Background()
+	if _, err := c.CreateAgent(ctx, api.AgentSpec{Name: "alice", Backend: "mock"}); err != nil {
+		t.Fatal(err)
+	}
+	tests := map[string]struct {
+		method, path, body string
+		call               func() error
+		status             int
+		is                 error
+		exit               int
+		says               string
+	}{
+		"not found": {"GET", "/agents/nobody", "", func() error {
+			_, err := c.GetAgent(ctx, api.Target{Agent: "nobody", Workflow: "global", Tag: "main"})
+			return err
+		}, http.StatusNotFound, api.ErrNotFound, api.ExitNotFound, `agent "nobody@global:main" not found`},
+		"conflict": {"POST", "/agents", `{"name":"alice","backend":"mock"}`, func() error {
+			_, err := c.CreateAgent(ctx, api.AgentSpec{Name: "alice", Backend: "mock"})
+			return err
+		}, http.StatusConflict, api.ErrConflict, api.ExitConflict, `agent "alice@global:main" already exists`},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if status, e, b := th.call(t, tc.method, tc.path, tc.body); status != tc.status || !strings.HasPrefix(e.Message, tc.says) {
+				t.Errorf("%s %s: %d %s; want %d saying %q", tc.method, tc.path, status, b, tc.status, tc.says)
+			}
+			err := tc.call()
+			var ae *api.Error
+			if !errors.As(err, &ae) || !errors.Is(err, tc.is) || api.ExitCode(api.ErrorCode(err)) != tc.exit || !strings.HasPrefix(ae.Message, tc.says) {
+				t.Errorf("client error = %v (code %s, exit %d); want %v, exit %d, saying %q", err, api.ErrorCode(err), api.ExitCode(api.ErrorCode(err)), tc.is, tc.exit, tc.says)
+			}
+		})
+	}
+}

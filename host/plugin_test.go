@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -503,4 +504,44 @@ func allProcesses(path string) []int {
 		}
 	}
 	return out
+}
+
+// A docs plugin's sdk error classes come back as the API's codes: the
+// client reads not_found (exit 3) and conflict (exit 4) with the plugin's
+// own message, and errors.Is works on them.
+func TestDocsPluginErrorsKeepTheirCodes(t *testing.T) {
+	t.Parallel()
+	th, dir := pluginHost(t, plugins.SupervisorConfig{})
+	docs := install(t, buildPlugin(t, "cmd/agent-worker-docs-file", ""), dir, "agent-worker-docs-file")
+	waitPlugins(t, th, "the file docs plugin", func(ps []api.Plugin) bool { p := find(ps, "file"); return p != nil && p.Error == "" })
+	c, ctx := th.client(), context.Background()
+	global := api.Target{Workflow: "global", Tag: "main"}
+	if err := c.DocWrite(ctx, global, "plan.md", api.DocumentWrite{Content: "v1"}); err != nil {
+		t.Fatal(err)
+	}
+	if len(allProcesses(docs)) == 0 {
+		t.Fatal("no docs plugin process after a write: the built-in provider was used")
+	}
+	tests := map[string]struct {
+		call func() error
+		is   error
+		exit int
+		says string
+	}{
+		"sdk.ErrNotFound": {func() error { _, err := c.DocRead(ctx, global, "missing.md"); return err },
+			api.ErrNotFound, api.ExitNotFound, "document missing.md does not exist"},
+		"sdk.ErrConflict": {func() error {
+			return c.DocWrite(ctx, global, "plan.md", api.DocumentWrite{Content: "v2", Create: true})
+		},
+			api.ErrConflict, api.ExitConflict, "document plan.md already exists"},
+	}
+	for name, tc := range tests {
+		err := tc.call()
+		if !errors.Is(err, tc.is) || api.ExitCode(api.ErrorCode(err)) != tc.exit || err.Error() != tc.says {
+			t.Errorf("%s: client error = %v (code %s); want %v, exit %d, saying %q", name, err, api.ErrorCode(err), tc.is, tc.exit, tc.says)
+		}
+	}
+	if d, err := c.DocRead(ctx, global, "plan.md"); err != nil || d.Content != "v1" {
+		t.Errorf("plan.md after the refused create = %+v, %v; want v1", d, err)
+	}
 }

@@ -1,11 +1,14 @@
 package store
 
 import (
+	"io/fs"
 	"strings"
 	"testing"
 	"testing/fstest"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/agent-worker/agent-worker/host/api"
 )
 
 func file(sql string) *fstest.MapFile { return &fstest.MapFile{Data: []byte(sql)} }
@@ -145,6 +148,88 @@ func TestOnlyComments(t *testing.T) {
 	} {
 		if got := onlyComments(s); got != want {
 			t.Errorf("onlyComments(%q) = %v, want %v", s, got, want)
+		}
+	}
+}
+
+// Migration 0007 rebuilds agents, runs and workflows to widen their state
+// CHECKs: the rows of a database written before it keep every column, the
+// new states can be written, and the cascades that point at the rebuilt
+// tables still work.
+func TestSecondWaveStatesMigrationKeepsRows(t *testing.T) {
+	t.Parallel()
+	path := testPath(t)
+	before := fstest.MapFS{}
+	all, err := fs.ReadDir(embeddedMigrations(), ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range all {
+		if e.Name() >= "0007" {
+			continue
+		}
+		b, err := fs.ReadFile(embeddedMigrations(), e.Name())
+		if err != nil {
+			t.Fatal(err)
+		}
+		before[e.Name()] = file(string(b))
+	}
+	old, err := Open(t.Context(), path, Options{Migrations: before})
+	if err != nil {
+		t.Fatal(err)
+	}
+	alice := AgentKey{Name: "alice", Workflow: "team", Tag: "t"}
+	mustExec(t, old, `INSERT INTO workflows (name, tag, source_path, config_yaml, state, error, created_at, updated_at, workdir,
+		docs_provider, docs_owner, long_message_chars, params_json, vars_json, docs_dir, started_at)
+		VALUES ('team', 't', '/w/team.yaml', 'agents: {}', 'stopped', 'bad edit', 1, 1, '/w', 'sqlite', 'lead', 500, '{"pr":"7"}', '{"sha":"abc"}', '/w/docs', 9)`)
+	mustExec(t, old, `INSERT INTO agents (name, workflow, tag, backend, model, system, schedule, wakeup_prompt, config_json,
+		state, task, error, created_at, updated_at, status)
+		VALUES ('alice', 'team', 't', 'mock', 'm1', 'be brief', '@daily', 'wake', '{"k":1}', 'failed', 'PR 7', 'boom', 2, 3, 'busy')`)
+	mustExec(t, old, `INSERT INTO runs (id, agent, workflow, tag, backend, plugin_sha256, attempt, state, started_at, ended_at,
+		inbox_until_seq, error, usage_json) VALUES ('run_1', 'alice', 'team', 't', 'mock', 'ab', 2, 'cancelled', 4, 5, 6, 'stop', '{"x":1}')`)
+	mustExec(t, old, `INSERT INTO run_events (run_id, n, kind, data, at) VALUES ('run_1', 1, 'text', '"hi"', 4)`)
+	mustExec(t, old, `INSERT INTO inbox_ack (workflow, tag, agent, cursor, updated_at) VALUES ('team', 't', 'alice', 0, 1)`)
+	if err := old.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	db := openAt(t, path, Options{})
+	ctx := t.Context()
+	a, err := db.GetAgent(ctx, alice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.State != api.AgentFailed || a.Backend != "mock" || a.Model != "m1" || a.System != "be brief" || a.Schedule != "@daily" ||
+		a.WakeupPrompt != "wake" || string(a.Config.Extra["k"]) != `1` || a.Task != "PR 7" || a.Error != "boom" || a.Status != "busy" ||
+		a.CreatedAt.UnixMilli() != 2 || a.UpdatedAt.UnixMilli() != 3 {
+		t.Errorf("agent after migration = %+v", a)
+	}
+	r, events, err := db.GetRun(ctx, "run_1")
+	if err != nil || r.State != api.RunCancelled || r.Attempt != 2 || r.PluginSHA256 != "ab" || r.InboxUntilSeq != 6 ||
+		r.Error != "stop" || string(r.Usage) != `{"x":1}` || r.EndedAt.UnixMilli() != 5 || len(events) != 1 {
+		t.Errorf("run after migration = %+v, %d events, %v", r, len(events), err)
+	}
+	w, err := db.GetWorkflow(ctx, "team", "t")
+	if err != nil || w.State != api.WorkflowStopped || w.SourcePath != "/w/team.yaml" || w.Error != "bad edit" || w.Workdir != "/w" ||
+		w.DocsProvider != "sqlite" || w.DocsOwner != "lead" || w.LongMessageChars != 500 || w.Params["pr"] != "7" || w.Vars["sha"] != "abc" ||
+		w.DocsDir != "/w/docs" || w.StartedAt.UnixMilli() != 9 {
+		t.Errorf("workflow after migration = %+v, %v", w, err)
+	}
+	if err := db.SetAgentState(ctx, alice, api.AgentOverBudget, ""); err != nil {
+		t.Errorf("over_budget after migration: %v", err)
+	}
+	if err := db.SetWorkflowState(ctx, "team", "t", api.WorkflowPaused, ""); err != nil {
+		t.Errorf("a paused workflow after migration: %v", err)
+	}
+	if err := db.FinishRun(ctx, "run_1", api.RunTimedOut, "too slow", nil); err != nil {
+		t.Errorf("timed_out after migration: %v", err)
+	}
+	if err := db.DeleteWorkflow(ctx, "team", "t"); err != nil {
+		t.Fatal(err)
+	}
+	for _, table := range []string{"agents", "runs", "run_events", "inbox_ack"} {
+		if n := queryInt(t, db, `SELECT count(*) FROM `+table); n != 0 {
+			t.Errorf("%s keeps %d rows after its workflow was deleted: the cascade is broken", table, n)
 		}
 	}
 }
