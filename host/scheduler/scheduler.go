@@ -81,7 +81,8 @@ type Scheduler struct {
 	wg    sync.WaitGroup
 }
 
-// NewScheduler returns a scheduler; Run starts it.
+// New returns a scheduler that hands each attempt to sup; Start and Run
+// bring it to life.
 func New(db *store.DB, sup Runner, svc *team.Service, cfg Config, log hclog.Logger) *Scheduler {
 	if cfg.PollInterval <= 0 {
 		cfg.PollInterval = DefaultPollInterval
