@@ -478,10 +478,40 @@ func (c *Client) GetRun(ctx context.Context, id string) (RunDetail, error) {
 	return d, c.do(ctx, http.MethodGet, "/runs/"+url.PathEscape(id), nil, &d)
 }
 
-// Resume is POST /agents/{target}/resume: a failed agent runs its unread
-// messages again.
+// Resume is POST /agents/{target}/resume, or for a workflow target
+// (@wf:tag) POST /workflows/{wf}/{tag}/resume: a paused, failed or
+// over-budget agent (every one of the workflow's) runs its unread messages
+// again.
 func (c *Client) Resume(ctx context.Context, t Target) error {
-	return c.do(ctx, http.MethodPost, "/agents/"+url.PathEscape(t.String())+"/resume", nil, nil)
+	return c.do(ctx, http.MethodPost, controlPath(t, "resume"), nil, nil)
+}
+
+// Pause is POST /agents/{target}/pause, or for a workflow target
+// POST /workflows/{wf}/{tag}/pause: no new run starts until Resume.
+func (c *Client) Pause(ctx context.Context, t Target) error {
+	return c.do(ctx, http.MethodPost, controlPath(t, "pause"), nil, nil)
+}
+
+// CancelAgent is POST /agents/{target}/cancel: the agent's run in flight
+// ends, recorded cancelled, its inbox unread.
+func (c *Client) CancelAgent(ctx context.Context, t Target) (Cancelled, error) {
+	var out Cancelled
+	return out, c.do(ctx, http.MethodPost, controlPath(t, "cancel"), nil, &out)
+}
+
+// CancelRun is POST /runs/{id}/cancel.
+func (c *Client) CancelRun(ctx context.Context, id string) (Cancelled, error) {
+	var out Cancelled
+	return out, c.do(ctx, http.MethodPost, "/runs/"+url.PathEscape(id)+"/cancel", nil, &out)
+}
+
+// controlPath is the route of a control action on an agent, or on a
+// workflow:tag when the target names no agent.
+func controlPath(t Target, action string) string {
+	if t.Agent == "" {
+		return "/workflows/" + url.PathEscape(t.Workflow) + "/" + url.PathEscape(t.Tag) + "/" + action
+	}
+	return "/agents/" + url.PathEscape(t.String()) + "/" + action
 }
 
 // Reset is POST /agents/{target}/reset: the agent forgets its

@@ -82,6 +82,13 @@ func (s WorkflowState) Valid() bool { _, err := ParseWorkflowState(string(s)); r
 // in this state (a run in flight finishes whatever the state becomes).
 func (s AgentState) Schedulable() bool { return s == AgentIdle || s == AgentRunning }
 
+// Live reports whether a workflow in this state is started and not
+// stopped: it keeps its file watched and reloads edits, whether or not
+// its agents may run right now (paused and over_budget hold new runs).
+func (s WorkflowState) Live() bool {
+	return s == WorkflowRunning || s == WorkflowPaused || s == WorkflowOverBudget
+}
+
 // Ended reports whether a run in this state is over.
 func (s RunState) Ended() bool { return s != RunQueued && s != RunRunning }
 

@@ -166,6 +166,14 @@ type Status struct {
 	Target string `json:"target,omitempty"`
 }
 
+// Cancelled is what a cancel did: Run is the run that was ended (its end
+// recorded as cancelled) and Target its agent.
+type Cancelled struct {
+	Status string `json:"status"`
+	Run    string `json:"run,omitempty"`
+	Target string `json:"target,omitempty"`
+}
+
 // Reset is what POST /agents/{target}/reset did: Forgotten counts the
 // backends whose conversation (the sdk backend's memory, a CLI's session)
 // the agent no longer has.

@@ -19,6 +19,9 @@ import (
 type Scheduler interface {
 	Ask(ctx context.Context, t api.Target, message string, onEvent func(backend.Event)) (api.RunResult, error)
 	Resume(ctx context.Context, key store.AgentKey) error
+	Pause(ctx context.Context, key store.AgentKey) error
+	CancelAgent(ctx context.Context, key store.AgentKey) (string, error)
+	CancelRun(ctx context.Context, runID string) error
 }
 
 // Agents registers and removes agents (host/agents.Registry).
@@ -32,6 +35,8 @@ type Agents interface {
 type Workflows interface {
 	Start(ctx context.Context, req api.StartWorkflow) (workflows.Started, error)
 	Stop(ctx context.Context, scope store.Scope, cancel bool) error
+	Pause(ctx context.Context, scope store.Scope) error
+	Resume(ctx context.Context, scope store.Scope) error
 	Progress(ctx context.Context, wf store.Workflow) (*api.Progress, error)
 }
 

@@ -219,6 +219,10 @@ func (s *Supervisor) finish(ctx context.Context, spec RunSpec, out *Outcome, err
 	switch {
 	case err != nil && ctx.Err() != nil:
 		state, msg = api.RunCancelled, err.Error()
+	case errors.Is(err, errRunTimeout):
+		// Told apart from a failure in the record; the scheduler still
+		// counts it as a failed attempt and retries it.
+		state, msg = api.RunTimedOut, err.Error()
 	case err != nil:
 		state, msg = api.RunFailed, err.Error()
 	}
@@ -368,7 +372,7 @@ func (s *Supervisor) stoppedBy(ctx, runCtx context.Context, backendName string, 
 		if errors.Is(cause, errIdleTimeout) {
 			limit = s.cfg.IdleTimeout
 		}
-		return fmt.Errorf("%s backend killed after %s (%v): it stopped producing events or ran too long", backendName, limit, cause)
+		return fmt.Errorf("%s backend killed after %s (%w): it stopped producing events or ran too long", backendName, limit, cause)
 	case ctx.Err() != nil:
 		s.stopGroup(pid, log)
 		return fmt.Errorf("run cancelled: %w", context.Cause(ctx))

@@ -27,6 +27,12 @@ func (s *Scheduler) Ask(ctx context.Context, t api.Target, message string, onEve
 		return api.RunResult{}, api.Errorf(api.CodeConflict, "%s is failed (%s): fix the cause, then `agent-worker resume %s`", t.Display(), agent.Error, t.Display())
 	case agent.State == api.AgentStopped:
 		return api.RunResult{}, api.Errorf(api.CodeConflict, "%s is stopped (its workflow was stopped or it left the workflow file): start the workflow again", t.Display())
+	case agent.State == api.AgentPaused, agent.State == api.AgentOverBudget:
+		return api.RunResult{}, api.Errorf(api.CodeConflict, "%s is %s and starts no run: `agent-worker resume %s` first", t.Display(), agent.State, t.Display())
+	}
+	if wf, err := s.db.GetWorkflow(ctx, agent.Workflow, agent.Tag); err == nil && wf.State != api.WorkflowRunning {
+		scope := api.Target{Workflow: agent.Workflow, Tag: agent.Tag}.Display()
+		return api.RunResult{}, api.Errorf(api.CodeConflict, "%s's workflow %s is %s and starts no run: `agent-worker resume %s` first", t.Display(), scope, wf.State, scope)
 	}
 	start := time.Now()
 	queue := 0

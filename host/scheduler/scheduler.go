@@ -31,9 +31,13 @@ const (
 	DefaultWakeupPrompt = "Scheduled wakeup. Check for any pending work or updates."
 )
 
-// errUserCancel ends a run the user cancelled (Ctrl-C on ask): it is not
-// retried.
+// errUserCancel ends a run the user cancelled (Ctrl-C on ask, `cancel`):
+// it is not retried, and the agent goes back to idle.
 var errUserCancel = errors.New("cancelled by the user")
+
+// errNotSchedulable ends an attempt that found the agent paused, stopped
+// or over budget when it was about to start: nothing ran.
+var errNotSchedulable = errors.New("the agent may not start a run")
 
 // Config tunes when agents run; zero values take the defaults.
 type Config struct {
@@ -114,6 +118,8 @@ type agentLoop struct {
 	mu        sync.Mutex
 	runCancel context.CancelCauseFunc // the run in flight, if any
 	until     int64                   // its inbox high-water seq
+	runID     string                  // its id, once the supervisor gave it one
+	runDone   chan struct{}           // closed when it has ended and is recorded
 	watches   []*RunWatch
 	lastFire  time.Time   // last scheduled wake-up, so one fire is not repeated
 	last      WatchResult // the last finished run, for a watch armed late
@@ -327,14 +333,17 @@ func (s *Scheduler) runWithRetries(ctx context.Context, l *agentLoop, a store.Ag
 			return
 		case ctx.Err() != nil:
 			return // the daemon is stopping or the agent was removed; unread stays unread
+		case errors.Is(err, errNotSchedulable):
+			return // paused, stopped or over budget meanwhile: its messages wait
 		case errors.Is(err, errUserCancel):
 			l.finishAll(out, err, false)
-			s.setState(ctx, l.key, api.AgentIdle, "")
-			return
+			return // runOnce left it idle; its inbox stays unread
 		case backend.IsPermanent(err) || attempt >= s.cfg.Attempts:
 			s.log.Warn("agent failed", "agent", l.key.String(), "attempts", attempt, "error", err)
 			l.finishAll(out, err, false)
-			s.setState(ctx, l.key, api.AgentFailed, err.Error())
+			// Only from idle: a pause or stop that came during the retries
+			// is what the user asked for, and resume clears both.
+			s.moveState(ctx, l.key, []api.AgentState{api.AgentIdle, api.AgentRunning}, api.AgentFailed, err.Error())
 			return
 		}
 		backoff := retryDelay(s.cfg.RetryBase, attempt, rand.Float64())
@@ -391,18 +400,23 @@ func (s *Scheduler) runOnce(ctx context.Context, l *agentLoop, a store.Agent, at
 	if err != nil {
 		return plugins.Outcome{}, err
 	}
+	// The move to running is conditional: a pause (or stop) that landed
+	// since the tick read the agent wins, and nothing starts.
+	if !s.moveState(ctx, l.key, []api.AgentState{api.AgentIdle, api.AgentRunning}, api.AgentRunning, "") {
+		return plugins.Outcome{}, errNotSchedulable
+	}
 	runCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	l.startRun(cancel, until)
 	defer l.endRun()
 
-	s.setState(ctx, l.key, api.AgentRunning, "")
 	start := time.Now()
 	var runID string
 	out, err := s.sup.Run(runCtx, plugins.RunSpec{Agent: a, Attempt: attempt, InboxUntil: until,
 		Settle: s.settle(ctx, a, before),
 		OnStart: func(id string) {
 			runID = id
+			l.setRunID(id)
 			s.team.Bus.Publish(team.Event{Kind: team.EventRunStarted, Agent: l.key, Run: &team.RunInfo{ID: id, Attempt: attempt}})
 		},
 		OnEvent: func(e backend.Event) {
@@ -423,7 +437,9 @@ func (s *Scheduler) runOnce(ctx context.Context, l *agentLoop, a store.Agent, at
 		s.team.Bus.Publish(team.Event{Kind: team.EventRunFinished, Agent: l.key, Run: info})
 	}
 	if ctx.Err() == nil {
-		s.setState(ctx, l.key, api.AgentIdle, "")
+		// Only from running: a pause, stop or budget stop that came
+		// during the run stays.
+		s.moveState(ctx, l.key, []api.AgentState{api.AgentRunning}, api.AgentIdle, "")
 	}
 	return out, err
 }
@@ -464,27 +480,19 @@ func (s *Scheduler) settle(ctx context.Context, a store.Agent, before int64) fun
 	}
 }
 
-func (s *Scheduler) setState(ctx context.Context, key store.AgentKey, state api.AgentState, errMsg string) {
-	if err := s.db.SetAgentState(context.WithoutCancel(ctx), key, state, errMsg); err != nil {
+// moveState moves an agent to state if it is in one of from (one store
+// write), publishes the change, and reports whether it moved.
+func (s *Scheduler) moveState(ctx context.Context, key store.AgentKey, from []api.AgentState, state api.AgentState, errMsg string) bool {
+	moved, err := s.db.MoveAgentState(context.WithoutCancel(ctx), key, from, state, errMsg)
+	if err != nil {
 		if api.ErrorCode(err) != api.CodeNotFound {
 			s.log.Warn("set agent state", "agent", key.String(), "error", err)
 		}
-		return
+		return false
 	}
-	s.team.Bus.Publish(team.Event{Kind: team.EventAgentState, Agent: key, State: string(state), Error: errMsg})
+	if moved {
+		s.team.Bus.Publish(team.Event{Kind: team.EventAgentState, Agent: key, State: string(state), Error: errMsg})
+	}
+	return moved
 }
 
-// Resume clears a failed agent so its unread messages run again.
-func (s *Scheduler) Resume(ctx context.Context, key store.AgentKey) error {
-	a, err := s.db.GetAgent(ctx, key)
-	if err != nil {
-		return err
-	}
-	if a.State != api.AgentFailed && a.State != api.AgentStopped {
-		return api.Errorf(api.CodeConflict, "%s is %s, not failed: nothing to resume", key, a.State)
-	}
-	s.setState(ctx, key, api.AgentIdle, "")
-	s.Add(key)
-	s.Wake(key)
-	return nil
-}

@@ -106,7 +106,7 @@ func (w *RunWatch) removeLocked() {
 func (l *agentLoop) startRun(cancel context.CancelCauseFunc, until int64) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.runCancel, l.until = cancel, until
+	l.runCancel, l.until, l.runID, l.runDone = cancel, until, "", make(chan struct{})
 	for _, w := range l.watches {
 		if w.seq > 0 && w.seq <= until {
 			w.active = true
@@ -114,9 +114,20 @@ func (l *agentLoop) startRun(cancel context.CancelCauseFunc, until int64) {
 	}
 }
 
+// setRunID names the run in flight, once the supervisor has recorded it.
+func (l *agentLoop) setRunID(id string) {
+	l.mu.Lock()
+	l.runID = id
+	l.mu.Unlock()
+}
+
+// endRun marks that no run is in flight; the run's end is recorded by then.
 func (l *agentLoop) endRun() {
 	l.mu.Lock()
-	l.runCancel, l.until = nil, 0
+	if l.runDone != nil {
+		close(l.runDone)
+	}
+	l.runCancel, l.until, l.runID, l.runDone = nil, 0, "", nil
 	l.mu.Unlock()
 }
 

@@ -145,9 +145,9 @@ func (ws *Manager) Start(ctx context.Context, req api.StartWorkflow) (Started, e
 
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
-	if old, err := ws.db.GetWorkflow(ctx, f.Name, tag); err == nil && old.State == api.WorkflowRunning {
-		return Started{}, api.Errorf(api.CodeConflict, "workflow @%s:%s is already running (from %s): stop it with `agent-worker stop @%s:%s` or start another --tag",
-			f.Name, tag, old.SourcePath, f.Name, tag)
+	if old, err := ws.db.GetWorkflow(ctx, f.Name, tag); err == nil && old.State.Live() {
+		return Started{}, api.Errorf(api.CodeConflict, "workflow @%s:%s is already started and %s (from %s): stop it with `agent-worker stop @%s:%s` or start another --tag",
+			f.Name, tag, old.State, old.SourcePath, f.Name, tag)
 	}
 	params, err := f.ParseParams(req.Args)
 	if err != nil {
@@ -165,7 +165,7 @@ func (ws *Manager) Start(ctx context.Context, req api.StartWorkflow) (Started, e
 	if err != nil {
 		return Started{}, err
 	}
-	if err := ws.apply(ctx, inst, content, vars, ws.now()); err != nil {
+	if err := ws.apply(ctx, inst, content, vars, ws.now(), api.WorkflowRunning); err != nil {
 		return Started{}, err
 	}
 	if inst.Kickoff != "" {
@@ -183,8 +183,9 @@ func (ws *Manager) Start(ctx context.Context, req api.StartWorkflow) (Started, e
 // new ones are created and scheduled, changed ones take the new config
 // from their next run, removed ones stop after their current run, and
 // untouched ones are left alone.
-// started is the start time for a start, zero for a reload.
-func (ws *Manager) apply(ctx context.Context, inst *workflow.Instance, content []byte, vars workflow.Vars, started time.Time) error {
+// started is the start time for a start, zero for a reload; state is the
+// workflow's state after it (a reload keeps a paused workflow paused).
+func (ws *Manager) apply(ctx context.Context, inst *workflow.Instance, content []byte, vars workflow.Vars, started time.Time, state api.WorkflowState) error {
 	wanted := map[string]store.Agent{}
 	for _, a := range inst.Agents {
 		if _, err := agents.ResolveBackend(ws.catalog, a.Backend); err != nil {
@@ -201,7 +202,7 @@ func (ws *Manager) apply(ctx context.Context, inst *workflow.Instance, content [
 		return err
 	}
 	_, err := ws.db.SaveWorkflow(ctx, store.Workflow{Name: inst.Name, Tag: inst.Tag, SourcePath: inst.Path,
-		ConfigYAML: string(content), State: api.WorkflowRunning, Workdir: inst.Dir, DocsDir: inst.Context.DocsDir,
+		ConfigYAML: string(content), State: state, Workdir: inst.Dir, DocsDir: inst.Context.DocsDir,
 		DocsProvider: inst.Context.Documents, DocsOwner: inst.Context.DocumentOwner, LongMessageChars: inst.Context.LongMessageChars,
 		Params: vars.Params, Vars: vars.Setup, StartedAt: started})
 	if err != nil {
@@ -233,8 +234,11 @@ func (ws *Manager) apply(ctx context.Context, inst *workflow.Instance, content [
 			continue // untouched: no restart, nothing lost
 		default:
 			want.State = api.AgentIdle
-			if old.State == api.AgentRunning {
+			switch old.State {
+			case api.AgentRunning:
 				want.State = api.AgentRunning // its run in flight finishes on the old config
+			case api.AgentPaused, api.AgentOverBudget:
+				want.State = old.State // an edit is not a resume
 			}
 			if err := ws.db.UpdateAgent(ctx, want); err != nil {
 				return err
@@ -317,6 +321,90 @@ func (ws *Manager) Stop(ctx context.Context, scope store.Scope, cancel bool) err
 	return nil
 }
 
+// Pause holds every agent of a workflow:tag: no agent of it starts a run
+// until it is resumed (the scheduler checks the workflow's state before
+// each run), messages keep arriving and wait unread, and runs in flight
+// finish normally. The agents keep their own states, so resuming the
+// workflow brings each back as it was. Pausing a paused workflow is a
+// no-op; a stopped one is refused.
+func (ws *Manager) Pause(ctx context.Context, scope store.Scope) error {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	wf, err := ws.db.GetWorkflow(ctx, scope.Workflow, scope.Tag)
+	if err != nil {
+		return noWorkflow(scope, err)
+	}
+	moved, err := ws.db.MoveWorkflowState(ctx, scope.Workflow, scope.Tag,
+		[]api.WorkflowState{api.WorkflowRunning, api.WorkflowPaused}, api.WorkflowPaused, wf.Error)
+	if err != nil {
+		return noWorkflow(scope, err)
+	}
+	if !moved {
+		return api.Errorf(api.CodeConflict, "%s is %s: nothing to pause", displayScope(scope), wf.State)
+	}
+	ws.team.Bus.Publish(team.Event{Kind: team.EventWorkflow, Agent: store.AgentKey{Workflow: scope.Workflow, Tag: scope.Tag}, State: string(api.WorkflowPaused)})
+	ws.log.Info("workflow paused", "workflow", scope.String())
+	return nil
+}
+
+// Resume lets a paused or over-budget workflow:tag run again, clears every
+// agent of it that is paused, failed or over budget, and wakes them all so
+// that waiting messages run. It is refused when there is nothing to
+// resume, and for a stopped workflow (start it again instead).
+func (ws *Manager) Resume(ctx context.Context, scope store.Scope) error {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	wf, err := ws.db.GetWorkflow(ctx, scope.Workflow, scope.Tag)
+	if err != nil {
+		return noWorkflow(scope, err)
+	}
+	if !wf.State.Live() {
+		return api.Errorf(api.CodeConflict, "%s is %s: start it again with `agent-worker start <file>`", displayScope(scope), wf.State)
+	}
+	moved, err := ws.db.MoveWorkflowState(ctx, scope.Workflow, scope.Tag,
+		[]api.WorkflowState{api.WorkflowPaused, api.WorkflowOverBudget}, api.WorkflowRunning, "")
+	if err != nil {
+		return noWorkflow(scope, err)
+	}
+	members, err := ws.db.ListAgents(ctx, store.AgentFilter{Workflow: scope.Workflow, Tag: scope.Tag})
+	if err != nil {
+		return err
+	}
+	cleared := 0
+	for _, a := range members {
+		ok, err := ws.db.MoveAgentState(ctx, a.Key(), []api.AgentState{api.AgentPaused, api.AgentFailed, api.AgentOverBudget}, api.AgentIdle, "")
+		if err != nil && api.ErrorCode(err) != api.CodeNotFound {
+			return err
+		}
+		if ok {
+			cleared++
+			ws.team.Bus.Publish(team.Event{Kind: team.EventAgentState, Agent: a.Key(), State: string(api.AgentIdle)})
+		}
+	}
+	if !moved && cleared == 0 {
+		return api.Errorf(api.CodeConflict, "%s is running and none of its agents is paused, failed or over budget: nothing to resume", displayScope(scope))
+	}
+	for _, a := range members {
+		ws.sched.Add(a.Key())
+		ws.sched.Reschedule(a.Key())
+	}
+	ws.team.Bus.Publish(team.Event{Kind: team.EventWorkflow, Agent: store.AgentKey{Workflow: scope.Workflow, Tag: scope.Tag}, State: "resumed"})
+	ws.log.Info("workflow resumed", "workflow", scope.String(), "agents_cleared", cleared)
+	return nil
+}
+
+// noWorkflow words a missing workflow for pause and resume.
+func noWorkflow(scope store.Scope, err error) error {
+	if api.ErrorCode(err) == api.CodeNotFound {
+		return api.Errorf(api.CodeNotFound, "no workflow %s: `agent-worker status` lists the workflows there are", displayScope(scope))
+	}
+	return err
+}
+
+func displayScope(scope store.Scope) string {
+	return api.Target{Workflow: scope.Workflow, Tag: scope.Tag}.Display()
+}
+
 // Restore watches the files of workflows a previous daemon left running;
 // their agents are already in the store and the scheduler picks them up.
 func (ws *Manager) Restore(ctx context.Context) error {
@@ -327,7 +415,7 @@ func (ws *Manager) Restore(ctx context.Context) error {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
 	for _, w := range all {
-		if w.State == api.WorkflowRunning && w.SourcePath != "" {
+		if w.State.Live() && w.SourcePath != "" {
 			ws.watchLocked(w.SourcePath, store.Scope{Workflow: w.Name, Tag: w.Tag})
 		}
 	}
@@ -386,7 +474,7 @@ func (ws *Manager) reload(ctx context.Context, path string) {
 	content, readErr := workflow.ReadFile(path)
 	for scope := range scopes {
 		cur, err := ws.db.GetWorkflow(ctx, scope.Workflow, scope.Tag)
-		if err != nil || cur.State != api.WorkflowRunning {
+		if err != nil || !cur.State.Live() {
 			continue
 		}
 		switch {
@@ -412,7 +500,7 @@ func (ws *Manager) reload(ctx context.Context, path string) {
 			inst, err = workflow.Resolve(f, workflow.Vars{Workflow: cur.Name, Tag: cur.Tag, Params: cur.Params, Setup: cur.Vars})
 		}
 		if err == nil {
-			err = ws.apply(ctx, inst, content, workflow.Vars{Params: cur.Params, Setup: cur.Vars}, time.Time{})
+			err = ws.apply(ctx, inst, content, workflow.Vars{Params: cur.Params, Setup: cur.Vars}, time.Time{}, cur.State)
 		}
 		if err != nil {
 			ws.reject(ctx, cur, "edit rejected, the last good config keeps running: "+problemsError(err).Error())
@@ -425,14 +513,14 @@ func (ws *Manager) reload(ctx context.Context, path string) {
 
 func (ws *Manager) reject(ctx context.Context, cur store.Workflow, msg string) {
 	ws.log.Warn("workflow reload", "workflow", cur.Name+":"+cur.Tag, "error", msg)
-	if err := ws.db.SetWorkflowState(ctx, cur.Name, cur.Tag, api.WorkflowRunning, msg); err != nil {
+	if err := ws.db.SetWorkflowState(ctx, cur.Name, cur.Tag, cur.State, msg); err != nil {
 		ws.log.Error("record reload error", "error", err)
 	}
 	ws.team.Bus.Publish(team.Event{Kind: team.EventWorkflow, Agent: store.AgentKey{Workflow: cur.Name, Tag: cur.Tag}, State: "rejected", Error: msg})
 }
 
 func (ws *Manager) accept(ctx context.Context, cur store.Workflow) {
-	if err := ws.db.SetWorkflowState(ctx, cur.Name, cur.Tag, api.WorkflowRunning, ""); err != nil {
+	if err := ws.db.SetWorkflowState(ctx, cur.Name, cur.Tag, cur.State, ""); err != nil {
 		ws.log.Error("clear reload error", "error", err)
 	}
 	ws.team.Bus.Publish(team.Event{Kind: team.EventWorkflow, Agent: store.AgentKey{Workflow: cur.Name, Tag: cur.Tag}, State: "reloaded"})

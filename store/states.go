@@ -1,0 +1,72 @@
+package store
+
+import (
+	"context"
+	"strings"
+
+	"zombiezen.com/go/sqlite"
+	"zombiezen.com/go/sqlite/sqlitex"
+
+	"github.com/agent-worker/agent-worker/host/api"
+)
+
+// MoveAgentState changes an agent's state to `to` only if it is in one of
+// `from`, in one transaction, and reports whether it did. It is how two
+// writers that race stay correct: the scheduler ends a run with
+// running → idle, so a pause, a stop or a budget stop that landed during
+// the run is never overwritten. A missing agent is not found.
+func (db *DB) MoveAgentState(ctx context.Context, k AgentKey, from []api.AgentState, to api.AgentState, errMsg string) (bool, error) {
+	if !to.Valid() {
+		return false, api.Errorf(api.CodeInvalid, "agent %q: unknown state %q", k, to)
+	}
+	moved := false
+	err := db.write(ctx, func(conn *sqlite.Conn) error {
+		if _, err := getAgent(conn, k); err != nil {
+			return err
+		}
+		args := []any{to, errMsg, db.nowMs(), k.Workflow, k.Tag, k.Name}
+		for _, s := range from {
+			args = append(args, s)
+		}
+		err := sqlitex.Execute(conn, `UPDATE agents SET state = ?, error = ?, updated_at = ?
+			WHERE workflow = ? AND tag = ? AND name = ? AND state IN (`+placeholders(len(from))+`)`,
+			&sqlitex.ExecOptions{Args: args})
+		moved = err == nil && conn.Changes() > 0
+		return err
+	})
+	return moved, err
+}
+
+// MoveWorkflowState changes a workflow's state to `to` only if it is in
+// one of `from`, in one transaction, and reports whether it did (pause
+// and resume of a workflow:tag). A missing workflow is not found.
+func (db *DB) MoveWorkflowState(ctx context.Context, name, tag string, from []api.WorkflowState, to api.WorkflowState, errMsg string) (bool, error) {
+	if !to.Valid() {
+		return false, api.Errorf(api.CodeInvalid, "workflow %q: unknown state %q", workflowID(name, tag), to)
+	}
+	moved := false
+	err := db.write(ctx, func(conn *sqlite.Conn) error {
+		if _, err := getWorkflow(conn, name, tag); err != nil {
+			return err
+		}
+		args := []any{to, errMsg, db.nowMs(), name, tag}
+		for _, s := range from {
+			args = append(args, s)
+		}
+		err := sqlitex.Execute(conn, `UPDATE workflows SET state = ?, error = ?, updated_at = ?
+			WHERE name = ? AND tag = ? AND state IN (`+placeholders(len(from))+`)`,
+			&sqlitex.ExecOptions{Args: args})
+		moved = err == nil && conn.Changes() > 0
+		return err
+	})
+	return moved, err
+}
+
+// placeholders returns "?, ?, …" for n arguments (NULL for none, which
+// matches nothing).
+func placeholders(n int) string {
+	if n == 0 {
+		return "NULL"
+	}
+	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
+}
