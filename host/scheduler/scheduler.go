@@ -495,4 +495,3 @@ func (s *Scheduler) moveState(ctx context.Context, key store.AgentKey, from []ap
 	}
 	return moved
 }
-
