@@ -75,6 +75,17 @@ func (db *DB) Inbox(ctx context.Context, k AgentKey, limit int) ([]Message, erro
 	return ms, nil
 }
 
+// NewestInboxSeq returns the newest seq ever addressed to the agent, read
+// or not (0 for none): whether anything arrived since a given message.
+func (db *DB) NewestInboxSeq(ctx context.Context, k AgentKey) (int64, error) {
+	var newest int64
+	err := db.read(ctx, func(conn *sqlite.Conn) (err error) {
+		_, newest, err = inboxState(conn, k)
+		return err
+	})
+	return newest, err
+}
+
 // InboxCursor returns the seq up to which the agent has acked its inbox (0
 // if it never has), so a run can record what it was shown against it.
 func (db *DB) InboxCursor(ctx context.Context, k AgentKey) (int64, error) {

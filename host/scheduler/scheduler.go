@@ -123,6 +123,13 @@ type agentLoop struct {
 	watches   []*RunWatch
 	lastFire  time.Time   // last scheduled wake-up, so one fire is not repeated
 	last      WatchResult // the last finished run, for a watch armed late
+
+	// held is the inbox seq a cancelled run was shown: the agent starts no
+	// run for those messages alone (a pending wake or the poll would redo
+	// what the user just cancelled) until a newer one arrives or its
+	// schedule fires; that run sees them again. Only the loop's own
+	// goroutine touches it.
+	held int64
 }
 
 // Start starts a loop per agent; loops and their runs live until ctx ends.
@@ -315,7 +322,14 @@ func (s *Scheduler) tick(ctx context.Context, l *agentLoop, scheduled bool) bool
 			depth = 1
 		}
 	}
+	if depth > 0 && l.held > 0 && !scheduled {
+		newest, err := s.db.NewestInboxSeq(ctx, l.key)
+		if err != nil || newest <= l.held {
+			return true // only what was cancelled waits: hold it
+		}
+	}
 	if depth > 0 {
+		l.held = 0
 		s.runWithRetries(ctx, l, a)
 	}
 	return true
@@ -428,6 +442,13 @@ func (s *Scheduler) runOnce(ctx context.Context, l *agentLoop, a store.Agent, at
 	})
 	if err != nil && errors.Is(context.Cause(runCtx), errUserCancel) {
 		err = errUserCancel
+		l.held = until
+	}
+	if ctx.Err() == nil {
+		// Only from running: a pause, stop or budget stop that came
+		// during the run stays. Moved before the run's end is published,
+		// so whoever sees the end sees the agent's state after it.
+		s.moveState(ctx, l.key, []api.AgentState{api.AgentRunning}, api.AgentIdle, "")
 	}
 	info := &team.RunInfo{ID: runID, Attempt: attempt, DurationMS: time.Since(start).Milliseconds()}
 	if err != nil {
@@ -435,11 +456,6 @@ func (s *Scheduler) runOnce(ctx context.Context, l *agentLoop, a store.Agent, at
 		s.team.Bus.Publish(team.Event{Kind: team.EventRunFailed, Agent: l.key, Run: info})
 	} else {
 		s.team.Bus.Publish(team.Event{Kind: team.EventRunFinished, Agent: l.key, Run: info})
-	}
-	if ctx.Err() == nil {
-		// Only from running: a pause, stop or budget stop that came
-		// during the run stays.
-		s.moveState(ctx, l.key, []api.AgentState{api.AgentRunning}, api.AgentIdle, "")
 	}
 	return out, err
 }
