@@ -451,26 +451,6 @@ func oneLine(s string, max int) string {
 	return s
 }
 
-func resumeCmd(e *env) *ffcli.Command {
-	fs := flag.NewFlagSet("resume", flag.ContinueOnError)
-	e.common(fs)
-	return leaf("resume", "resume <agent>", "clear a failed agent so it runs its unread messages again", fs, [2]int{1, 1},
-		func(ctx context.Context, args []string) error {
-			t, c, err := e.agentClient(ctx, args[0])
-			if err != nil {
-				return err
-			}
-			if err := c.Resume(ctx, t); err != nil {
-				return err
-			}
-			if e.json {
-				return e.printJSON(api.Status{Status: "resumed", Target: t.Display()})
-			}
-			e.printf("resumed: %s\n", t.Display())
-			return nil
-		})
-}
-
 func resetCmd(e *env) *ffcli.Command {
 	fs := flag.NewFlagSet("reset", flag.ContinueOnError)
 	e.common(fs)
