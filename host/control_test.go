@@ -125,10 +125,11 @@ agents:
     backend: mock
 `
 
-// Pausing a workflow holds every agent of it; resuming it runs them all.
+// Pausing a workflow holds every agent of it, through an edit of its file
+// and a daemon restart; resuming it runs them all.
 func TestPauseWorkflowHoldsEveryAgent(t *testing.T) {
 	t.Parallel()
-	th, _ := pluginHost(t, plugins.SupervisorConfig{}, noPoll)
+	th, dir := pluginHost(t, plugins.SupervisorConfig{}, noPoll)
 	ev := watchEvents(t, th)
 	ctx := context.Background()
 	c := th.client()
@@ -145,20 +146,35 @@ func TestPauseWorkflowHoldsEveryAgent(t *testing.T) {
 	if _, err := c.Send(ctx, api.SendRequest{Target: "@crew", Message: "@alice @bob hello"}); err != nil {
 		t.Fatal(err)
 	}
-	c.Send(ctx, api.SendRequest{Target: "witness", Message: "later"})
-	ev.settled(th, "witness")
-	for _, name := range []string{"alice", "bob"} {
-		key := store.AgentKey{Name: name, Workflow: "crew", Tag: "main"}
-		runs, _ := th.DB().ListRuns(ctx, store.RunFilter{Agent: key})
-		d, _ := th.DB().InboxDepth(ctx, key)
-		if len(runs) != 0 || d != 1 {
-			t.Errorf("%s in a paused workflow: %d runs, inbox %d; want none and 1 unread", name, len(runs), d)
+	held := func(when string) {
+		t.Helper()
+		c.Send(ctx, api.SendRequest{Target: "witness", Message: when})
+		ev.settled(th, "witness")
+		for _, name := range []string{"alice", "bob"} {
+			key := store.AgentKey{Name: name, Workflow: "crew", Tag: "main"}
+			runs, _ := th.DB().ListRuns(ctx, store.RunFilter{Agent: key})
+			d, _ := th.DB().InboxDepth(ctx, key)
+			if len(runs) != 0 || d != 1 {
+				t.Errorf("%s: %s in a paused workflow has %d runs, inbox %d; want none and 1 unread", when, name, len(runs), d)
+			}
+		}
+		if w, _ := c.GetWorkflow(ctx, crew); w.State != "paused" {
+			t.Errorf("%s: workflow state = %q", when, w.State)
 		}
 	}
-	w, _ := c.GetWorkflow(ctx, crew)
-	if w.State != "paused" {
-		t.Errorf("workflow state = %q", w.State)
-	}
+	held("paused")
+
+	// An edit of the file is applied and keeps the workflow paused.
+	saveFile(t, file, pausedTeam+"  carol:\n    backend: mock\n")
+	waitWorkflow(t, th, crew, "carol added", func(w api.Workflow, as []api.Agent) bool { return agentIn(as, "carol") != nil })
+	held("after an edit")
+
+	// So does a restart.
+	th.stop(t)
+	th = startHostWith(t, Config{Home: th.home, Listen: "127.0.0.1:0", PluginsDirs: []string{dir}, RuntimeDir: shortTempDir(t),
+		Scheduler: scheduler.Config{PollInterval: time.Hour, RetryBase: 10 * time.Millisecond}})
+	ev, c = watchEvents(t, th), th.client()
+	held("after a restart")
 	aliceT := api.Target{Agent: "alice", Workflow: "crew", Tag: "main"}
 	if err := c.Resume(ctx, aliceT); api.ErrorCode(err) != api.CodeConflict || !strings.Contains(err.Error(), "agent-worker resume @crew") {
 		t.Errorf("resume of an agent of a paused workflow: %v", err)

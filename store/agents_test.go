@@ -171,7 +171,7 @@ func TestResetRunningAgents(t *testing.T) {
 	t.Parallel()
 	db := openTest(t)
 	ctx := t.Context()
-	states := map[string]api.AgentState{"a": "running", "b": "running", "c": "failed", "d": "idle", "e": "stopped"}
+	states := map[string]api.AgentState{"a": "running", "b": "running", "c": "failed", "d": "idle", "e": "stopped", "f": "paused", "g": "over_budget"}
 	for name, state := range states {
 		if _, err := db.CreateAgent(ctx, Agent{Name: name, Workflow: "w", Tag: "t", State: state}); err != nil {
 			t.Fatal(err)
@@ -189,7 +189,7 @@ func TestResetRunningAgents(t *testing.T) {
 	for _, a := range as {
 		got[a.Name] = a.State
 	}
-	want := map[string]api.AgentState{"a": "idle", "b": "idle", "c": "failed", "d": "idle", "e": "stopped"}
+	want := map[string]api.AgentState{"a": "idle", "b": "idle", "c": "failed", "d": "idle", "e": "stopped", "f": "paused", "g": "over_budget"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("states after reset (-want +got):\n%s", diff)
 	}
