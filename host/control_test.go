@@ -22,6 +22,15 @@ func gateStep(gate string) map[string]any {
 	return map[string]any{"shell": "while [ ! -e '" + gate + "' ]; do sleep 0.05; done"}
 }
 
+// restartPluginHost stops th and starts a daemon on its home again, with
+// the plugins of dir and no inbox poll (as pluginHost with noPoll).
+func restartPluginHost(t testing.TB, th *testHost, dir string) *testHost {
+	t.Helper()
+	th.stop(t)
+	return startHostWith(t, Config{Home: th.home, Listen: "127.0.0.1:0", PluginsDirs: []string{dir}, RuntimeDir: shortTempDir(t),
+		Scheduler: scheduler.Config{PollInterval: time.Hour, RetryBase: 10 * time.Millisecond}})
+}
+
 func agentState(t testing.TB, th *testHost, name string) api.AgentState {
 	t.Helper()
 	a, err := th.DB().GetAgent(context.Background(), agentKey(name))
@@ -84,9 +93,7 @@ func TestPauseHoldsRunsUntilResume(t *testing.T) {
 	}
 
 	// The pause survives a restart: the restarted daemon starts no run.
-	th.stop(t)
-	th = startHostWith(t, Config{Home: th.home, Listen: "127.0.0.1:0", PluginsDirs: []string{dir}, RuntimeDir: shortTempDir(t),
-		Scheduler: scheduler.Config{PollInterval: time.Hour, RetryBase: 10 * time.Millisecond}})
+	th = restartPluginHost(t, th, dir)
 	ev = watchEvents(t, th)
 	c = th.client()
 	c.Send(ctx, api.SendRequest{Target: "bob", Message: "after the restart"})
@@ -170,9 +177,7 @@ func TestPauseWorkflowHoldsEveryAgent(t *testing.T) {
 	held("after an edit")
 
 	// So does a restart.
-	th.stop(t)
-	th = startHostWith(t, Config{Home: th.home, Listen: "127.0.0.1:0", PluginsDirs: []string{dir}, RuntimeDir: shortTempDir(t),
-		Scheduler: scheduler.Config{PollInterval: time.Hour, RetryBase: 10 * time.Millisecond}})
+	th = restartPluginHost(t, th, dir)
 	ev, c = watchEvents(t, th), th.client()
 	held("after a restart")
 	aliceT := api.Target{Agent: "alice", Workflow: "crew", Tag: "main"}

@@ -107,6 +107,9 @@ type Outcome struct {
 
 // RunSpec is one run to supervise.
 type RunSpec struct {
+	// ID is the run's id (NewRunID); empty gets a new one. A caller that
+	// sets it can name the run, e.g. to cancel it, before it has started.
+	ID      string
 	Agent   store.Agent
 	Attempt int // from 1
 	// InboxUntil is the newest inbox seq the run will be shown (the oldest
@@ -136,7 +139,10 @@ func (s *Supervisor) Run(ctx context.Context, spec RunSpec) (out Outcome, err er
 	if err != nil {
 		return out, backend.Permanent(err)
 	}
-	runID := newRunID()
+	runID := spec.ID
+	if runID == "" {
+		runID = NewRunID()
+	}
 	s.mu.Lock()
 	if other, busy := s.running[key]; busy {
 		s.mu.Unlock()
@@ -502,7 +508,8 @@ func exitReason(cmd *exec.Cmd) string {
 	return "exit code " + strconv.Itoa(cmd.ProcessState.ExitCode())
 }
 
-func newRunID() string {
+// NewRunID returns a fresh run id: "run_" and 16 hex digits.
+func NewRunID() string {
 	b := make([]byte, 8)
 	_, _ = rand.Read(b)
 	return "run_" + hex.EncodeToString(b)

@@ -118,7 +118,7 @@ type agentLoop struct {
 	mu        sync.Mutex
 	runCancel context.CancelCauseFunc // the run in flight, if any
 	until     int64                   // its inbox high-water seq
-	runID     string                  // its id, once the supervisor gave it one
+	runID     string                  // its id
 	runDone   chan struct{}           // closed when it has ended and is recorded
 	watches   []*RunWatch
 	lastFire  time.Time   // last scheduled wake-up, so one fire is not repeated
@@ -421,16 +421,16 @@ func (s *Scheduler) runOnce(ctx context.Context, l *agentLoop, a store.Agent, at
 	}
 	runCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	l.startRun(cancel, until)
+	runID := plugins.NewRunID()
+	l.startRun(cancel, until, runID)
 	defer l.endRun()
 
 	start := time.Now()
-	var runID string
-	out, err := s.sup.Run(runCtx, plugins.RunSpec{Agent: a, Attempt: attempt, InboxUntil: until,
+	started := "" // the run's id once the backend was entered (a run that never started has no record to name)
+	out, err := s.sup.Run(runCtx, plugins.RunSpec{ID: runID, Agent: a, Attempt: attempt, InboxUntil: until,
 		Settle: s.settle(ctx, a, before),
 		OnStart: func(id string) {
-			runID = id
-			l.setRunID(id)
+			started = id
 			s.team.Bus.Publish(team.Event{Kind: team.EventRunStarted, Agent: l.key, Run: &team.RunInfo{ID: id, Attempt: attempt}})
 		},
 		OnEvent: func(e backend.Event) {
@@ -450,7 +450,7 @@ func (s *Scheduler) runOnce(ctx context.Context, l *agentLoop, a store.Agent, at
 		// so whoever sees the end sees the agent's state after it.
 		s.moveState(ctx, l.key, []api.AgentState{api.AgentRunning}, api.AgentIdle, "")
 	}
-	info := &team.RunInfo{ID: runID, Attempt: attempt, DurationMS: time.Since(start).Milliseconds()}
+	info := &team.RunInfo{ID: started, Attempt: attempt, DurationMS: time.Since(start).Milliseconds()}
 	if err != nil {
 		info.Error = err.Error()
 		s.team.Bus.Publish(team.Event{Kind: team.EventRunFailed, Agent: l.key, Run: info})

@@ -103,22 +103,15 @@ func (w *RunWatch) removeLocked() {
 }
 
 // startRun marks the run in flight and attaches the watches it covers.
-func (l *agentLoop) startRun(cancel context.CancelCauseFunc, until int64) {
+func (l *agentLoop) startRun(cancel context.CancelCauseFunc, until int64, runID string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.runCancel, l.until, l.runID, l.runDone = cancel, until, "", make(chan struct{})
+	l.runCancel, l.until, l.runID, l.runDone = cancel, until, runID, make(chan struct{})
 	for _, w := range l.watches {
 		if w.seq > 0 && w.seq <= until {
 			w.active = true
 		}
 	}
-}
-
-// setRunID names the run in flight, once the supervisor has recorded it.
-func (l *agentLoop) setRunID(id string) {
-	l.mu.Lock()
-	l.runID = id
-	l.mu.Unlock()
 }
 
 // endRun marks that no run is in flight; the run's end is recorded by then.
