@@ -117,3 +117,18 @@ func pageLimit(limit, def int) (int, error) {
 	}
 	return limit, nil
 }
+
+// RecentSenders names the distinct senders of a scope's last n messages,
+// in the order they last spoke (newest first).
+func (db *DB) RecentSenders(ctx context.Context, scope Scope, n int) ([]string, error) {
+	var out []string
+	err := db.read(ctx, func(conn *sqlite.Conn) error {
+		return sqlitex.Execute(conn, `SELECT sender FROM (SELECT sender, seq FROM messages WHERE workflow = ? AND tag = ?
+			ORDER BY seq DESC LIMIT ?) GROUP BY sender ORDER BY max(seq) DESC`,
+			&sqlitex.ExecOptions{Args: []any{scope.Workflow, scope.Tag, n}, ResultFunc: func(s *sqlite.Stmt) error {
+				out = append(out, s.ColumnText(0))
+				return nil
+			}})
+	})
+	return out, err
+}

@@ -3,6 +3,7 @@ package store
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"zombiezen.com/go/sqlite"
@@ -272,5 +273,67 @@ func TestScopeIsolation(t *testing.T) {
 	}
 	if _, err := db.LookupToken(ctx, tokB); api.ErrorCode(err) != api.CodeNotFound {
 		t.Errorf("revoked token of %v: err = %v, want not found", aliceB, err)
+	}
+}
+
+// The loop guard's count: agent messages in a row pause the workflow at
+// the limit (in the message's transaction), a human or system line resets
+// the count, 0 turns it off, a reload keeps the pause and setting the
+// workflow running again starts a new count.
+func TestLoopGuardCount(t *testing.T) {
+	t.Parallel()
+	db := openTest(t)
+	ctx := t.Context()
+	if _, err := db.SaveWorkflow(ctx, Workflow{Name: "team", Tag: "main", LoopGuard: 3, StartedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"alice", "bob"} {
+		if _, err := db.CreateAgent(ctx, Agent{Name: n, Workflow: "team", Tag: "main", Backend: "mock"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send := func(from, kind string) bool {
+		t.Helper()
+		m, err := db.AppendMessage(ctx, NewMessage{Workflow: "team", Tag: "main", Sender: from, Kind: kind, Content: "hi"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m.LoopGuardTripped
+	}
+	state := func() api.WorkflowState {
+		w, err := db.GetWorkflow(ctx, "team", "main")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return w.State
+	}
+	if send("alice", "") || send("bob", "") || send("user", "") || send("alice", "") || send("bob", "") {
+		t.Fatal("tripped before three agent messages in a row")
+	}
+	if !send("alice", "") || state() != api.WorkflowPaused {
+		t.Fatalf("the third agent message in a row: state %s", state())
+	}
+	if send("bob", "") || state() != api.WorkflowPaused {
+		t.Error("a paused workflow tripped again")
+	}
+	if _, err := db.SaveWorkflow(ctx, Workflow{Name: "team", Tag: "main", LoopGuard: 3}); err != nil || state() != api.WorkflowPaused {
+		t.Errorf("a reload resumed a paused workflow: %s, %v", state(), err)
+	}
+	if err := db.SetWorkflowState(ctx, "team", "main", api.WorkflowRunning, ""); err != nil {
+		t.Fatal(err)
+	}
+	if send("alice", "") || send("bob", KindSystem) || send("alice", "") || send("bob", "") {
+		t.Error("the count went on across a resume, or a system line did not reset it")
+	}
+	if !send("alice", "") {
+		t.Error("three agent messages after the resume did not trip")
+	}
+	if _, err := db.SaveWorkflow(ctx, Workflow{Name: "team", Tag: "main", LoopGuard: 0, StartedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	for range 10 {
+		if send("alice", "") {
+			t.Fatal("loop_guard 0 tripped")
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"zombiezen.com/go/sqlite"
@@ -50,6 +51,10 @@ type Message struct {
 	// ResourceID names the resource holding the full text of a long message.
 	ResourceID string
 	CreatedAt  time.Time
+	// LoopGuardTripped is set (never stored) on the message that made its
+	// workflow's loop guard pause the workflow: the caller says so in the
+	// channel.
+	LoopGuardTripped bool
 }
 
 // NewMessage is a message to append. The caller has already resolved its
@@ -140,6 +145,9 @@ func appendMessage(conn *sqlite.Conn, m NewMessage, now int64) (Message, error) 
 		return Message{}, err
 	}
 	out.Seq = conn.LastInsertRowID()
+	if out.LoopGuardTripped, err = countAgentStreak(conn, out, now); err != nil {
+		return Message{}, err
+	}
 	for _, agent := range out.Recipients {
 		if agent == out.Sender {
 			continue // nobody is woken by their own message
@@ -234,4 +242,40 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// countAgentStreak keeps the workflow's run of agent messages in a row: an
+// agent's message lengthens it, a human's or a system line ends it. When
+// the run reaches the workflow's loop guard the workflow is paused, in the
+// same transaction, and countAgentStreak reports true.
+func countAgentStreak(conn *sqlite.Conn, m Message, now int64) (tripped bool, err error) {
+	fromAgent := false
+	if m.Kind == KindMessage {
+		err = sqlitex.Execute(conn, `SELECT 1 FROM agents WHERE workflow = ? AND tag = ? AND name = ?`,
+			&sqlitex.ExecOptions{Args: []any{m.Workflow, m.Tag, m.Sender}, ResultFunc: func(*sqlite.Stmt) error {
+				fromAgent = true
+				return nil
+			}})
+		if err != nil {
+			return false, err
+		}
+	}
+	if !fromAgent {
+		return false, sqlitex.Execute(conn, `UPDATE workflows SET agent_streak = 0 WHERE name = ? AND tag = ? AND agent_streak <> 0`,
+			&sqlitex.ExecOptions{Args: []any{m.Workflow, m.Tag}})
+	}
+	var streak, guard int
+	var state string
+	err = sqlitex.Execute(conn, `UPDATE workflows SET agent_streak = agent_streak + 1 WHERE name = ? AND tag = ?
+		RETURNING agent_streak, loop_guard, state`,
+		&sqlitex.ExecOptions{Args: []any{m.Workflow, m.Tag}, ResultFunc: func(s *sqlite.Stmt) error {
+			streak, guard, state = s.ColumnInt(0), s.ColumnInt(1), s.ColumnText(2)
+			return nil
+		}})
+	if err != nil || guard == 0 || streak < guard || api.WorkflowState(state) != api.WorkflowRunning {
+		return false, err
+	}
+	err = sqlitex.Execute(conn, `UPDATE workflows SET state = ?, error = ?, updated_at = ? WHERE name = ? AND tag = ?`,
+		&sqlitex.ExecOptions{Args: []any{api.WorkflowPaused, fmt.Sprintf("paused by the loop guard: %d agent messages in a row", streak), now, m.Workflow, m.Tag}})
+	return err == nil, err
 }

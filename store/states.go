@@ -53,8 +53,10 @@ func (db *DB) MoveWorkflowState(ctx context.Context, name, tag string, from []ap
 		for _, s := range from {
 			args = append(args, s)
 		}
-		err := sqlitex.Execute(conn, `UPDATE workflows SET state = ?, error = ?, updated_at = ?
-			WHERE name = ? AND tag = ? AND state IN (`+placeholders(len(from))+`)`,
+		// Running again starts a new loop-guard count (see countAgentStreak).
+		err := sqlitex.Execute(conn, `UPDATE workflows SET state = ?1, error = ?2, updated_at = ?3,
+			agent_streak = CASE WHEN ?1 = 'running' THEN 0 ELSE agent_streak END
+			WHERE name = ?4 AND tag = ?5 AND state IN (`+placeholders(len(from))+`)`,
 			&sqlitex.ExecOptions{Args: args})
 		moved = err == nil && conn.Changes() > 0
 		return err

@@ -33,6 +33,9 @@ type Workflow struct {
 	// LongMessageChars overrides the length above which a message is stored
 	// as a resource; 0 means the daemon's default.
 	LongMessageChars int
+	// LoopGuard is how many agent messages in a row pause the workflow;
+	// 0 is off.
+	LoopGuard int
 	// DocsDir, when set, is the folder that holds the documents themselves
 	// (context.documents.dir), instead of .workflow/<wf>/<tag>/documents/
 	// under Workdir.
@@ -47,7 +50,7 @@ type Workflow struct {
 }
 
 const workflowColumns = `name, tag, source_path, config_yaml, state, error, created_at, updated_at,
-	workdir, docs_provider, docs_owner, long_message_chars, docs_dir, params_json, vars_json, started_at`
+	workdir, docs_provider, docs_owner, long_message_chars, docs_dir, params_json, vars_json, started_at, loop_guard`
 
 func scanWorkflow(s *sqlite.Stmt) (Workflow, error) {
 	w := Workflow{
@@ -58,7 +61,7 @@ func scanWorkflow(s *sqlite.Stmt) (Workflow, error) {
 		Workdir: s.ColumnText(8), DocsProvider: s.ColumnText(9), DocsOwner: s.ColumnText(10),
 		LongMessageChars: s.ColumnInt(11), DocsDir: s.ColumnText(12),
 		Params: decodeStrings(s.ColumnText(13)), Vars: decodeStrings(s.ColumnText(14)),
-		StartedAt: fromMs(s.ColumnInt64(15)),
+		StartedAt: fromMs(s.ColumnInt64(15)), LoopGuard: s.ColumnInt(16),
 	}
 	state, err := api.ParseWorkflowState(s.ColumnText(4))
 	if err != nil {
@@ -90,9 +93,9 @@ func (db *DB) CreateWorkflow(ctx context.Context, w Workflow) (Workflow, error) 
 	var stored Workflow
 	err := db.write(ctx, func(conn *sqlite.Conn) error {
 		now := db.nowMs()
-		err := sqlitex.Execute(conn, `INSERT INTO workflows (`+workflowColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		err := sqlitex.Execute(conn, `INSERT INTO workflows (`+workflowColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			&sqlitex.ExecOptions{Args: []any{w.Name, w.Tag, w.SourcePath, w.ConfigYAML, w.State, w.Error, now, now,
-				w.Workdir, w.DocsProvider, w.DocsOwner, w.LongMessageChars, w.DocsDir, encodeStrings(w.Params), encodeStrings(w.Vars), now}})
+				w.Workdir, w.DocsProvider, w.DocsOwner, w.LongMessageChars, w.DocsDir, encodeStrings(w.Params), encodeStrings(w.Vars), now, w.LoopGuard}})
 		if isConflict(err) {
 			return api.Errorf(api.CodeConflict, "workflow %q already exists", workflowID(w.Name, w.Tag))
 		}
@@ -151,8 +154,25 @@ func (db *DB) SetWorkflowState(ctx context.Context, name, tag string, state api.
 		return api.Errorf(api.CodeInvalid, "workflow %q: unknown state %q", workflowID(name, tag), state)
 	}
 	return db.write(ctx, func(conn *sqlite.Conn) error {
-		err := sqlitex.Execute(conn, `UPDATE workflows SET state = ?, error = ?, updated_at = ? WHERE name = ? AND tag = ?`,
+		// A workflow set running again starts a new count of agent messages
+		// in a row, so a resumed team is not paused again at once.
+		err := sqlitex.Execute(conn, `UPDATE workflows SET state = ?1, error = ?2, updated_at = ?3,
+			agent_streak = CASE WHEN ?1 = 'running' THEN 0 ELSE agent_streak END WHERE name = ?4 AND tag = ?5`,
 			&sqlitex.ExecOptions{Args: []any{state, errMsg, db.nowMs(), name, tag}})
+		if err == nil && conn.Changes() == 0 {
+			err = api.Errorf(api.CodeNotFound, "workflow %q not found", workflowID(name, tag))
+		}
+		return err
+	})
+}
+
+// SetWorkflowError records (or, with "", clears) what is wrong with a
+// workflow without changing its state: a rejected edit of a paused
+// workflow leaves it paused.
+func (db *DB) SetWorkflowError(ctx context.Context, name, tag, errMsg string) error {
+	return db.write(ctx, func(conn *sqlite.Conn) error {
+		err := sqlitex.Execute(conn, `UPDATE workflows SET error = ?, updated_at = ? WHERE name = ? AND tag = ?`,
+			&sqlitex.ExecOptions{Args: []any{errMsg, db.nowMs(), name, tag}})
 		if err == nil && conn.Changes() == 0 {
 			err = api.Errorf(api.CodeNotFound, "workflow %q not found", workflowID(name, tag))
 		}
@@ -198,16 +218,21 @@ func (db *DB) SaveWorkflow(ctx context.Context, w Workflow) (Workflow, error) {
 		if !w.StartedAt.IsZero() {
 			started = w.StartedAt.UnixMilli()
 		}
-		err := sqlitex.Execute(conn, `INSERT INTO workflows (`+workflowColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		// A reload (StartedAt zero) keeps a paused or over-budget workflow
+		// so: an edit of the file is not a resume.
+		err := sqlitex.Execute(conn, `INSERT INTO workflows (`+workflowColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (name, tag) DO UPDATE SET
-			started_at = CASE WHEN ?17 THEN excluded.started_at ELSE workflows.started_at END, source_path = excluded.source_path, config_yaml = excluded.config_yaml,
-			state = excluded.state, error = excluded.error, updated_at = excluded.updated_at, workdir = excluded.workdir,
+			started_at = CASE WHEN ?18 THEN excluded.started_at ELSE workflows.started_at END, source_path = excluded.source_path, config_yaml = excluded.config_yaml,
+			state = CASE WHEN NOT ?18 AND workflows.state IN ('paused', 'over_budget') THEN workflows.state ELSE excluded.state END,
+			error = CASE WHEN NOT ?18 AND workflows.state IN ('paused', 'over_budget') THEN workflows.error ELSE excluded.error END,
+			agent_streak = CASE WHEN ?18 THEN 0 ELSE workflows.agent_streak END, loop_guard = excluded.loop_guard,
+			updated_at = excluded.updated_at, workdir = excluded.workdir,
 			docs_provider = excluded.docs_provider, docs_owner = excluded.docs_owner,
 			long_message_chars = excluded.long_message_chars, docs_dir = excluded.docs_dir,
 			params_json = excluded.params_json, vars_json = excluded.vars_json`,
 			&sqlitex.ExecOptions{Args: []any{w.Name, w.Tag, w.SourcePath, w.ConfigYAML, w.State, w.Error, now, now,
 				w.Workdir, w.DocsProvider, w.DocsOwner, w.LongMessageChars, w.DocsDir, encodeStrings(w.Params), encodeStrings(w.Vars),
-				started, !w.StartedAt.IsZero()}})
+				started, w.LoopGuard, !w.StartedAt.IsZero()}})
 		if err != nil {
 			return err
 		}

@@ -125,7 +125,7 @@ func (p *parser) parse(f *File, content []byte) {
 		return
 	}
 	root := deref(doc.Content[0])
-	top := p.fields(root, "at the top level", "name", "agents", "context", "params", "setup", "kickoff")
+	top := p.fields(root, "at the top level", "name", "agents", "context", "params", "setup", "kickoff", "loop_guard")
 	f.Name = p.name(top["name"])
 	// Params and setup first: every other string may refer to them.
 	f.Params = p.paramList(top["params"])
@@ -134,6 +134,31 @@ func (p *parser) parse(f *File, content []byte) {
 	f.Context = p.context(top["context"], f.Agents)
 	f.Kickoff = p.str(top["kickoff"], "kickoff")
 	p.checkVars(top["kickoff"], f.Kickoff, "", math.MaxInt)
+	f.LoopGuard = p.loopGuard(top["loop_guard"])
+}
+
+// loopGuard reads loop_guard: {max_rounds: N}; absent is the default, 0
+// turns the guard off.
+func (p *parser) loopGuard(n *yaml.Node) int {
+	if isNull(n) {
+		return DefaultLoopGuard
+	}
+	const example = "loop_guard: {max_rounds: 30}"
+	if n.Kind != yaml.MappingNode {
+		p.add(n, "loop_guard must be a map, e.g. %s (0 turns it off)", example)
+		return DefaultLoopGuard
+	}
+	fs := p.fields(n, "in loop_guard", "max_rounds")
+	v := fs["max_rounds"]
+	if isNull(v) {
+		return DefaultLoopGuard
+	}
+	var rounds int
+	if v.Kind != yaml.ScalarNode || v.Decode(&rounds) != nil || rounds < 0 {
+		p.add(v, "max_rounds must be a whole number, 0 or more (0 turns the guard off), e.g. %s", example)
+		return DefaultLoopGuard
+	}
+	return rounds
 }
 
 // yamlKeyLimit is the longest plain key yaml.v3 reads; a longer one is a

@@ -203,3 +203,30 @@ func TestMessages(t *testing.T) {
 		})
 	}
 }
+
+// loop_guard: the default, a number, 0 for off, and what a mistake says.
+func TestLoopGuard(t *testing.T) {
+	t.Parallel()
+	for yml, want := range map[string]int{
+		"":                              DefaultLoopGuard,
+		"loop_guard: {max_rounds: 5}\n": 5,
+		"loop_guard: {max_rounds: 0}\n": 0,
+		"loop_guard: {}\n":              DefaultLoopGuard,
+	} {
+		f, err := Parse("wf.yaml", []byte("agents:\n  a: {backend: mock}\n"+yml))
+		if err != nil || f.LoopGuard != want {
+			t.Errorf("%q: LoopGuard = %v (%v), want %d", yml, f, err, want)
+		}
+	}
+	for yml, want := range map[string]string{
+		"loop_guard: 5\n":                  "wf.yaml:3:13: loop_guard must be a map",
+		"loop_guard: {max_rounds: -1}\n":   "wf.yaml:3:26: max_rounds must be a whole number, 0 or more",
+		"loop_guard: {max_rounds: lots}\n": "wf.yaml:3:26: max_rounds must be a whole number",
+		"loop_guard: {max_round: 3}\n":     `wf.yaml:3:14: unknown key "max_round" in loop_guard`,
+	} {
+		_, err := Parse("wf.yaml", []byte("agents:\n  a: {backend: mock}\n"+yml))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", yml, err, want)
+		}
+	}
+}

@@ -29,6 +29,7 @@ type Instance struct {
 	Agents               []Agent // copies with SystemPrompt, WakeupPrompt, Env and MCPServers interpolated
 	Context              Context // DocsDir interpolated and absolute
 	Kickoff              string
+	LoopGuard            int // see File.LoopGuard
 }
 
 // Resolve interpolates every string of f that may hold variables. It runs
@@ -36,7 +37,7 @@ type Instance struct {
 // of them are reported together.
 func Resolve(f *File, v Vars) (*Instance, error) {
 	r := newResolver(f, v)
-	in := &Instance{Name: r.name, Tag: r.tag, Path: f.Path, Dir: f.Dir, Context: f.Context}
+	in := &Instance{Name: r.name, Tag: r.tag, Path: f.Path, Dir: f.Dir, Context: f.Context, LoopGuard: f.LoopGuard}
 	in.Kickoff = r.expand("kickoff", f.Kickoff)
 	for _, a := range f.Agents {
 		where := "agent " + a.Name

@@ -66,7 +66,14 @@ type File struct {
 	Params          []Param
 	Setup           []SetupStep
 	Kickoff         string
+	// LoopGuard is how many agent messages in a row (no human or system
+	// line between) pause the team: loop_guard.max_rounds, default
+	// DefaultLoopGuard, 0 off.
+	LoopGuard int
 }
+
+// DefaultLoopGuard is loop_guard.max_rounds when a file does not set it.
+const DefaultLoopGuard = 30
 
 // Agent is one team member as written in the file; Line lets the daemon point
 // at its definition when the agent fails to start.

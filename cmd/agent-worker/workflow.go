@@ -116,6 +116,17 @@ func (e *env) runWorkflow(ctx context.Context, file, tag string, params []string
 		end.done = &idle // read only after followed has answered
 		return api.ErrStopFollowing
 	}
+	printWorkflow := h.Workflow
+	h.Workflow = func(we api.WorkflowEvent) error {
+		if err := printWorkflow(we); err != nil {
+			return err
+		}
+		if untilIdle && we.Change == "paused" {
+			end.paused = we.Error // the loop guard stopped the team: it will not finish on its own
+			return api.ErrStopFollowing
+		}
+		return nil
+	}
 	go func() { followed <- c.Follow(follow, dry.Target, 1000, h) }()
 	select {
 	case <-connected:
@@ -195,6 +206,8 @@ type runEnd struct {
 	untilIdle bool
 	// interrupted: the user pressed Ctrl-C; timedOut: --timeout ran out.
 	interrupted, timedOut bool
+	// paused says why the team was paused (the loop guard), if it was.
+	paused string
 }
 
 // summarize prints a stopped workflow's totals and turns how it ended into
@@ -223,6 +236,9 @@ func (e *env) summarize(ctx context.Context, c *api.Client, end runEnd) error {
 		return exitCode(130)
 	case end.timedOut:
 		fmt.Fprintf(e.stderr, "agent-worker: %s timed out after %s and was stopped\n", final.Target, end.timeout)
+		return exitCode(1)
+	case end.paused != "":
+		fmt.Fprintf(e.stderr, "agent-worker: %s was %s, so its team would not finish; it was stopped\n", final.Target, end.paused)
 		return exitCode(1)
 	case p != nil && len(p.Failed) > 0:
 		fmt.Fprintf(e.stderr, "agent-worker: failed agents: %s (see `agent-worker info <agent>`)\n", strings.Join(p.Failed, ", "))

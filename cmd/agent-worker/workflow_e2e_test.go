@@ -159,3 +159,25 @@ func hasRunning(c *cli, agent string) bool {
 	}
 	return len(a.Runs) > 0 && a.Runs[0].State == "running"
 }
+
+// `run` of a team whose agents answer each other forever ends when the
+// loop guard pauses it: exit 1, the guard's notice in the channel, and a
+// line saying why the team would not finish.
+func TestE2ERunEndsWhenTheLoopGuardPauses(t *testing.T) {
+	t.Parallel()
+	c := newCLI(t)
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "pingpong.yaml"), `name: pingpong
+loop_guard: {max_rounds: 4}
+agents:
+  alice: {backend: mock, config: {script: [{reply: "@bob ping"}]}}
+  bob: {backend: mock, config: {script: [{reply: "@alice pong"}]}}
+kickoff: "@alice start"
+`)
+	r := c.run("run", filepath.Join(dir, "pingpong.yaml"), "--timeout", "60s")
+	if r.code != 1 || strings.Count(r.stdout, "[alice] @bob ping")+strings.Count(r.stdout, "[bob] @alice pong") != 4 ||
+		!strings.Contains(r.stdout, "@pingpong is paused: 4 messages in a row came from agents") ||
+		!strings.Contains(r.stderr, "@pingpong was paused by the loop guard: 4 agent messages in a row, so its team would not finish; it was stopped") {
+		t.Errorf("run: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+}

@@ -163,6 +163,36 @@ func (s *Service) Announce(msg store.Message) {
 			s.Bus.Publish(Event{Kind: EventWake, Agent: store.AgentKey{Name: r, Workflow: msg.Workflow, Tag: msg.Tag}})
 		}
 	}
+	if msg.LoopGuardTripped {
+		s.loopGuardTripped(msg)
+	}
+}
+
+// loopGuardTripped tells the team and its watchers that msg made the loop
+// guard pause its workflow (the store paused it in msg's transaction): a
+// system line names the agents that kept answering each other and how to
+// go on, and watchers get a workflow event.
+func (s *Service) loopGuardTripped(msg store.Message) {
+	ctx := context.Background()
+	scope := store.Scope{Workflow: msg.Workflow, Tag: msg.Tag}
+	wf, err := s.db.GetWorkflow(ctx, scope.Workflow, scope.Tag)
+	if err != nil {
+		s.log.Warn("loop guard", "workflow", scope.String(), "error", err)
+		return
+	}
+	senders, err := s.db.RecentSenders(ctx, scope, wf.LoopGuard)
+	if err != nil {
+		s.log.Warn("loop guard", "workflow", scope.String(), "error", err)
+	}
+	target := api.Target{Workflow: scope.Workflow, Tag: scope.Tag}.Display()
+	line := fmt.Sprintf("%s is paused: %d messages in a row came from agents (%s) with no human or system message between, which looks like a loop. "+
+		"Nothing is lost: new messages wait unread. Resume with `agent-worker resume %s`; change the limit with loop_guard: {max_rounds: N} in the workflow file (0 turns it off).",
+		target, wf.LoopGuard, strings.Join(senders, ", "), target)
+	if _, err := s.Send(ctx, SendRequest{Scope: scope, From: SenderSystem, Kind: store.KindSystem, Content: line}); err != nil {
+		s.log.Warn("loop guard: post the notice", "workflow", scope.String(), "error", err)
+	}
+	s.log.Warn("workflow paused by the loop guard", "workflow", scope.String(), "rounds", wf.LoopGuard, "agents", senders)
+	s.Bus.Publish(Event{Kind: EventWorkflow, Agent: store.AgentKey{Workflow: scope.Workflow, Tag: scope.Tag}, State: "paused", Error: wf.Error})
 }
 
 func checkSender(from string, members []string, scope store.Scope) error {

@@ -203,7 +203,7 @@ func (ws *Manager) apply(ctx context.Context, inst *workflow.Instance, content [
 	}
 	_, err := ws.db.SaveWorkflow(ctx, store.Workflow{Name: inst.Name, Tag: inst.Tag, SourcePath: inst.Path,
 		ConfigYAML: string(content), State: state, Workdir: inst.Dir, DocsDir: inst.Context.DocsDir,
-		DocsProvider: inst.Context.Documents, DocsOwner: inst.Context.DocumentOwner, LongMessageChars: inst.Context.LongMessageChars,
+		DocsProvider: inst.Context.Documents, DocsOwner: inst.Context.DocumentOwner, LongMessageChars: inst.Context.LongMessageChars, LoopGuard: inst.LoopGuard,
 		Params: vars.Params, Vars: vars.Setup, StartedAt: started})
 	if err != nil {
 		return err
@@ -513,14 +513,14 @@ func (ws *Manager) reload(ctx context.Context, path string) {
 
 func (ws *Manager) reject(ctx context.Context, cur store.Workflow, msg string) {
 	ws.log.Warn("workflow reload", "workflow", cur.Name+":"+cur.Tag, "error", msg)
-	if err := ws.db.SetWorkflowState(ctx, cur.Name, cur.Tag, cur.State, msg); err != nil {
+	if err := ws.db.SetWorkflowError(ctx, cur.Name, cur.Tag, msg); err != nil {
 		ws.log.Error("record reload error", "error", err)
 	}
 	ws.team.Bus.Publish(team.Event{Kind: team.EventWorkflow, Agent: store.AgentKey{Workflow: cur.Name, Tag: cur.Tag}, State: "rejected", Error: msg})
 }
 
 func (ws *Manager) accept(ctx context.Context, cur store.Workflow) {
-	if err := ws.db.SetWorkflowState(ctx, cur.Name, cur.Tag, cur.State, ""); err != nil {
+	if err := ws.db.SetWorkflowError(ctx, cur.Name, cur.Tag, ""); err != nil {
 		ws.log.Error("clear reload error", "error", err)
 	}
 	ws.team.Bus.Publish(team.Event{Kind: team.EventWorkflow, Agent: store.AgentKey{Workflow: cur.Name, Tag: cur.Tag}, State: "reloaded"})

@@ -1,0 +1,101 @@
+package host
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/plugins"
+	"github.com/agent-worker/agent-worker/host/team"
+	"github.com/agent-worker/agent-worker/store"
+)
+
+// Two mock agents scripted to answer each other forever: the loop guard
+// pauses the workflow after exactly max_rounds agent messages, says so in
+// the channel, no run starts while it is paused, and nothing is lost: the
+// last message waits unread and is the first thing the next run sees.
+func TestLoopGuardPausesATeamTalkingToItself(t *testing.T) {
+	t.Parallel()
+	th, _ := pluginHost(t, plugins.SupervisorConfig{})
+	file := filepath.Join(t.TempDir(), "pingpong.yaml")
+	saveFile(t, file, `name: pingpong
+loop_guard: {max_rounds: 6}
+agents:
+  alice: {backend: mock, config: {script: [{reply: "@bob ping"}]}}
+  bob: {backend: mock, config: {script: [{reply: "@alice pong"}]}}
+kickoff: "@alice start"
+`)
+	ev := watchEvents(t, th)
+	ctx := context.Background()
+	if _, err := th.client().StartWorkflow(ctx, api.StartWorkflow{Path: file}); err != nil {
+		t.Fatal(err)
+	}
+	scope := store.Scope{Workflow: "pingpong", Tag: "main"}
+	ev.next("the workflow paused", func(e team.Event) bool {
+		return e.Kind == team.EventWorkflow && e.Agent.Workflow == "pingpong" && e.State == "paused"
+	})
+	// bob's run, which said the sixth message, ends normally.
+	ev.next("bob's sixth-message run ends", func(e team.Event) bool {
+		return e.Kind == team.EventRunFinished && e.Agent.Name == "bob" && e.Agent.Workflow == "pingpong"
+	})
+	w, err := th.DB().GetWorkflow(ctx, scope.Workflow, scope.Tag)
+	if err != nil || w.State != api.WorkflowPaused || !strings.Contains(w.Error, "loop guard") {
+		t.Fatalf("workflow after the guard = %+v, %v", w, err)
+	}
+	ms, err := th.client().Peek(ctx, "@pingpong", 100, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var agentLines int
+	for _, m := range ms[1 : len(ms)-1] {
+		if m.From == "alice" || m.From == "bob" {
+			agentLines++
+		}
+	}
+	guard := ms[len(ms)-1]
+	if len(ms) != 8 || ms[0].From != "system" || agentLines != 6 || guard.From != "system" ||
+		!strings.Contains(guard.Content, "@pingpong is paused: 6 messages in a row came from agents (bob, alice)") ||
+		!strings.Contains(guard.Content, "agent-worker resume @pingpong") {
+		t.Fatalf("channel = %+v", ms)
+	}
+	alice := store.AgentKey{Name: "alice", Workflow: "pingpong", Tag: "main"}
+	if d, _ := th.DB().InboxDepth(ctx, alice); d != 1 {
+		t.Errorf("alice's inbox holds %d unread, want bob's last pong", d)
+	}
+	// A human asks alice something while the team is paused: it waits.
+	marker, err := th.client().Send(ctx, api.SendRequest{Target: "@pingpong", Message: "@alice still there?"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resumed := time.Now()
+	if err := th.DB().SetWorkflowState(ctx, scope.Workflow, scope.Tag, api.WorkflowRunning, ""); err != nil {
+		t.Fatal(err)
+	}
+	th.sched.Wake(alice)
+	ev.next("alice runs again after the resume", func(e team.Event) bool {
+		return e.Kind == team.EventRunFinished && e.Agent == alice
+	})
+	runs, err := th.DB().ListRuns(ctx, store.RunFilter{Agent: alice, Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Newest first: the runs that started before the resume, and the first
+	// one after it.
+	before, first := 0, store.Run{}
+	for _, r := range runs {
+		if r.StartedAt.After(resumed) {
+			first = r
+		} else {
+			before++
+		}
+	}
+	if before != 3 {
+		t.Errorf("alice ran %d time(s) before the resume: want 3 before the guard and none while paused", before)
+	}
+	if first.ID == "" || first.InboxUntilSeq < marker.Seq {
+		t.Errorf("alice's first run after the resume (%+v) did not see the pong and the question (#%d)", first, marker.Seq)
+	}
+}
