@@ -53,6 +53,7 @@ func (h *Server) routes(log hclog.Logger) http.Handler {
 	handle("GET /workflows/{name}/{tag}", h.handleGetWorkflow)
 	handle("POST /workflows", h.handleStartWorkflow)
 	handle("DELETE /workflows/{name}/{tag}", h.handleStopWorkflow)
+	mux.Handle("GET /metrics", h.metrics)
 	handle("/", func(w http.ResponseWriter, r *http.Request) error {
 		return api.Errorf(api.CodeNotFound, "no route %s %s: see `agent-worker --help` for what the daemon serves", r.Method, r.URL.Path)
 	})
