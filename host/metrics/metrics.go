@@ -113,9 +113,6 @@ func (m *Metrics) Handler() http.Handler {
 	})
 }
 
-// Registry is the daemon's registry, for tests that read values directly.
-func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
-
 // RunEnded counts a run that ended: its state, duration, and the tokens
 // and cost it reported, under its workflow.
 func (m *Metrics) RunEnded(backendName, workflow string, state api.RunState, d time.Duration, u backend.Usage) {
