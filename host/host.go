@@ -20,6 +20,7 @@ import (
 	"github.com/agent-worker/agent-worker/host/api"
 	"github.com/agent-worker/agent-worker/host/httpapi"
 	"github.com/agent-worker/agent-worker/host/mcpserver"
+	"github.com/agent-worker/agent-worker/host/metrics"
 	"github.com/agent-worker/agent-worker/host/plugins"
 	"github.com/agent-worker/agent-worker/host/scheduler"
 	"github.com/agent-worker/agent-worker/host/team"
@@ -72,6 +73,9 @@ var (
 	_ httpapi.Workflows = (*workflows.Manager)(nil)
 	_ httpapi.Agents    = (*agents.Registry)(nil)
 	_ httpapi.Catalog   = (*plugins.Catalog)(nil)
+
+	_ plugins.Observer   = (*metrics.Metrics)(nil)
+	_ scheduler.Observer = (*metrics.Metrics)(nil)
 )
 
 // Host is a running daemon. New acquires everything (lock, store, socket) so
@@ -94,6 +98,7 @@ type Host struct {
 	sched     *scheduler.Scheduler
 	wfs       *workflows.Manager
 	agents    *agents.Registry
+	metrics   *metrics.Metrics
 
 	stopOnce sync.Once
 	stop     chan struct{} // closed by POST /shutdown
@@ -155,7 +160,11 @@ func New(cfg Config) (_ *Host, err error) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	h.db, err = store.Open(ctx, filepath.Join(home, api.DBFile), store.Options{Logger: h.log.Named("store"), Now: cfg.Now})
+	// The metrics exist before the store so that its writes are timed
+	// from the first; the inbox gauge reads the store only when scraped.
+	h.metrics = metrics.New(func(ctx context.Context) (map[store.AgentKey]int, error) { return h.db.InboxDepths(ctx) }, h.log.Named("metrics"))
+	h.db, err = store.Open(ctx, filepath.Join(home, api.DBFile), store.Options{Logger: h.log.Named("store"), Now: cfg.Now,
+		ObserveWrite: h.metrics.StoreWrite})
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
@@ -171,7 +180,7 @@ func New(cfg Config) (_ *Host, err error) {
 	httpLog := h.log.Named("http")
 	handler := httpapi.New(httpapi.Deps{DB: h.db, Team: h.team, Sched: h.sched, Agents: h.agents, Workflows: h.wfs, Catalog: h.catalog,
 		MCP: h.mcp, Token: h.token, Info: h.Info, Listen: h.ln.Addr().String(), Home: home, StartedAt: h.startedAt, Now: cfg.Now,
-		Shutdown: h.requestStop, Stopping: h.stop, Log: httpLog})
+		Shutdown: h.requestStop, Stopping: h.stop, Metrics: h.metrics.Handler(), Log: httpLog})
 	h.srv = &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -189,9 +198,10 @@ func (h *Host) buildParts(ctx context.Context) error {
 	}
 	plugins.CleanSocketDirs(h.cfg.RuntimeDir, h.log)
 	h.catalog = plugins.NewCatalog(pluginDirs(h.cfg), h.cfg.RuntimeDir, h.cfg.PluginTimeout, h.log.Named("plugins"))
-	h.docs = plugins.NewDocProviders(h.cfg.Home, h.catalog, h.log.Named("docs"))
+	h.docs = plugins.NewDocProviders(h.cfg.Home, h.catalog, h.metrics, h.log.Named("docs"))
 	h.team = team.New(team.Config{DB: h.db, Docs: h.docs.Resolve, Logger: h.log.Named("team")})
-	h.mcp = mcpserver.New(h.team, h.db, h.log.Named("mcp"))
+	h.mcp = mcpserver.New(h.team, h.db, h.metrics.ToolCalled, h.log.Named("mcp"))
+	h.cfg.Supervisor.Observer, h.cfg.Scheduler.Observer = h.metrics, h.metrics
 	h.sup = plugins.NewSupervisor(h.db, h.catalog, h.cfg.Home, h.cfg.RuntimeDir, func() string { return h.Info().URL() + "/mcp" }, h.cfg.Supervisor, h.log.Named("supervisor"))
 	if err := h.sup.Reap(ctx); err != nil {
 		return fmt.Errorf("reap workers: %w", err)

@@ -118,7 +118,7 @@ func TestEveryRouteNeedsTheToken(t *testing.T) {
 	routes := []struct{ method, path string }{
 		{"GET", "/health"}, {"POST", "/shutdown"}, {"GET", "/agents"}, {"POST", "/agents"},
 		{"GET", "/agents/alice"}, {"DELETE", "/agents/alice"}, {"GET", "/workflows"},
-		{"GET", "/workflows/global/main"}, {"DELETE", "/workflows/x/main"}, {"GET", "/no-such-route"},
+		{"GET", "/workflows/global/main"}, {"DELETE", "/workflows/x/main"}, {"GET", "/metrics"}, {"GET", "/no-such-route"},
 	}
 	auths := map[string]string{
 		"no header":    "",

@@ -493,6 +493,10 @@ func TestDocsPluginRestartsAfterCrash(t *testing.T) {
 	if ps := allProcesses(docs); len(ps) != 1 || ps[0] == pid {
 		t.Errorf("docs plugin processes after restart: %v (old pid %d)", ps, pid)
 	}
+	m := scrape(t, th)
+	if r, n := m[`agent_worker_plugin_restarts_total{kind="docs",plugin="file"}`], m[`agent_worker_plugin_processes{kind="docs"}`]; r != 1 || n != 1 {
+		t.Errorf("metrics after the restart: %v restarts, %v docs processes; want 1 and 1", r, n)
+	}
 }
 
 func allProcesses(path string) []int {

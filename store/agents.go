@@ -277,6 +277,26 @@ func (db *DB) InboxDepth(ctx context.Context, k AgentKey) (int, error) {
 	return n, err
 }
 
+// InboxDepths returns how many messages wait in each agent's inbox, every
+// agent in one statement (agents with none included), for the daemon's
+// inbox-depth metric, which reads them all at every scrape.
+func (db *DB) InboxDepths(ctx context.Context) (map[AgentKey]int, error) {
+	out := map[AgentKey]int{}
+	err := db.read(ctx, func(conn *sqlite.Conn) error {
+		return sqlitex.Execute(conn, `SELECT a.workflow, a.tag, a.name,
+			(SELECT count(*) FROM message_recipients AS r
+			 WHERE r.workflow = a.workflow AND r.tag = a.tag AND r.agent = a.name
+			   AND r.seq > coalesce((SELECT cursor FROM inbox_ack AS k
+			                         WHERE k.workflow = a.workflow AND k.tag = a.tag AND k.agent = a.name), 0))
+			FROM agents AS a`,
+			&sqlitex.ExecOptions{ResultFunc: func(s *sqlite.Stmt) error {
+				out[AgentKey{Workflow: s.ColumnText(0), Tag: s.ColumnText(1), Name: s.ColumnText(2)}] = s.ColumnInt(3)
+				return nil
+			}})
+	})
+	return out, err
+}
+
 // SetAgentSchedule replaces an agent's schedule and wake-up prompt (both
 // empty clears them).
 func (db *DB) SetAgentSchedule(ctx context.Context, k AgentKey, schedule, prompt string) error {

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -245,6 +247,14 @@ func TestInboxDepth(t *testing.T) {
 	if got := depth(bob); got != 1 {
 		t.Errorf("bob's depth changed by alice's ack: %d", got)
 	}
+	// Every agent's depth in one read agrees with the one-agent reads.
+	all, err := db.InboxDepths(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[AgentKey]int{alice: 2, bob: 1, other: 1}, all); diff != "" {
+		t.Errorf("InboxDepths (-want +got):\n%s", diff)
+	}
 
 	// Deleting alice takes her cursor and inbox entries with her.
 	if err := db.DeleteAgent(ctx, alice); err != nil {
@@ -419,5 +429,32 @@ func TestStoreErrorsAreAPICodes(t *testing.T) {
 	})
 	if !errors.Is(err, api.ErrInvalid) {
 		t.Errorf("a broken reference: %v (%s)", err, api.ErrorCode(err))
+	}
+}
+
+// The write observer hears every write, so the daemon's store-write
+// latency metric counts each transaction once.
+func TestObserveWriteHearsEachWrite(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var heard []time.Duration
+	db := openAt(t, testPath(t), Options{ObserveWrite: func(d time.Duration) {
+		mu.Lock()
+		heard = append(heard, d)
+		mu.Unlock()
+	}})
+	mu.Lock()
+	before := len(heard) // migrations write too
+	mu.Unlock()
+	if _, err := db.CreateAgent(t.Context(), Agent{Name: "alice", Workflow: "global", Tag: "main"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.InboxDepth(t.Context(), AgentKey{"alice", "global", "main"}); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if got := len(heard) - before; got != 1 {
+		t.Errorf("one write and one read were observed as %d writes, want 1", got)
 	}
 }

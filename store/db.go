@@ -31,6 +31,10 @@ type Options struct {
 	// Migrations replaces the embedded migrations/ directory, for tests of
 	// the migration runner itself.
 	Migrations fs.FS
+	// ObserveWrite, when set, hears how long each write took (waiting for
+	// the write slot included): the daemon's metrics, without the store
+	// knowing about them. It must return quickly.
+	ObserveWrite func(time.Duration)
 }
 
 // DB is the daemon's handle on its database file. It is safe for
@@ -45,6 +49,7 @@ type DB struct {
 	// pooled connections to readers instead of to writers polling for a lock.
 	writeSem chan struct{}
 	health   health
+	observe  func(time.Duration) // Options.ObserveWrite, never nil
 
 	closeOnce sync.Once
 	closeErr  error
@@ -63,6 +68,9 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	}
 	if opts.PoolSize < 1 {
 		opts.PoolSize = 8
+	}
+	if opts.ObserveWrite == nil {
+		opts.ObserveWrite = func(time.Duration) {}
 	}
 	migrations := opts.Migrations
 	if migrations == nil {
@@ -94,7 +102,8 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", abs, err)
 	}
-	db := &DB{path: abs, pool: pool, log: opts.Logger, now: opts.Now, writeSem: make(chan struct{}, 1), health: health{opened: opened}}
+	db := &DB{path: abs, pool: pool, log: opts.Logger, now: opts.Now, writeSem: make(chan struct{}, 1), health: health{opened: opened},
+		observe: opts.ObserveWrite}
 	if err := db.migrate(ctx, migrations); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("open store %s: %w", abs, err)
@@ -152,6 +161,7 @@ func (db *DB) write(ctx context.Context, fn func(*sqlite.Conn) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	defer func(start time.Time) { db.observe(time.Since(start)) }(time.Now())
 	// Created before Put is deferred so that Put detaches it before it ends.
 	txCtx, cancelTx := context.WithTimeout(context.WithoutCancel(ctx), opTimeout)
 	defer cancelTx()

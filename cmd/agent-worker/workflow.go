@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/peterbourgon/ff/v3/ffcli"
@@ -54,6 +55,60 @@ func startCmd(e *env) *ffcli.Command {
 				w.Target, strings.Join(w.Agents, ", "), w.Target, w.Target)
 			return nil
 		})
+}
+
+func workflowsCmd(e *env) *ffcli.Command {
+	fs := flag.NewFlagSet("workflows", flag.ContinueOnError)
+	e.common(fs)
+	return leaf("workflows", "workflows [--json]", "list every workflow:tag with its state, file, agents, runs and spend", fs, [2]int{0, 0},
+		func(ctx context.Context, _ []string) error {
+			c, err := e.connect(ctx, true)
+			if err != nil {
+				return err
+			}
+			wfs, err := c.ListWorkflows(ctx)
+			if err != nil {
+				return err
+			}
+			if e.json {
+				return e.printJSON(api.WorkflowList{Workflows: wfs})
+			}
+			if len(wfs) == 0 {
+				e.printf("no workflows: start one with `agent-worker start <workflow.yaml>`\n")
+				return nil
+			}
+			tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "WORKFLOW\tSTATE\tAGENTS\tRUNS\tFAILED\tTOKENS IN/OUT\tCOST\tFILE")
+			for _, w := range wfs {
+				var members []string
+				for _, m := range w.Members {
+					members = append(members, m.Name+" ("+string(m.State)+")")
+				}
+				var sp api.Spend
+				if w.Spend != nil {
+					sp = *w.Spend
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d/%d\t$%.4f\t%s\n", w.Target, w.State, orNone(strings.Join(members, ", ")),
+					sp.Runs, sp.FailedRuns, sp.InputTokens, sp.OutputTokens, sp.CostUSD, orDash(w.SourcePath))
+			}
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			for _, w := range wfs {
+				if w.Error != "" {
+					e.printf("%s: %s\n", w.Target, w.Error)
+				}
+			}
+			return nil
+		})
+}
+
+// orDash stands in for an empty table cell.
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }
 
 func (e *env) startWorkflow(ctx context.Context, file, tag string, params []string) (*api.Client, api.Workflow, error) {

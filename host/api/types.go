@@ -63,13 +63,34 @@ type Workflow struct {
 	State      WorkflowState `json:"state"`
 	Error      string        `json:"error,omitempty"`
 	Agents     []string      `json:"agents"`
-	CreatedAt  time.Time     `json:"created_at"`
-	UpdatedAt  time.Time     `json:"updated_at"`
+	// Members are the agents again with their states, so that one call
+	// answers `agent-worker workflows`.
+	Members []Member `json:"members"`
+	// Spend is what every run of this workflow:tag has used so far
+	// (GET /workflows and GET /workflows/{name}/{tag}).
+	Spend     *Spend    `json:"spend,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
 	// Progress is filled by GET /workflows/{name}/{tag} and the idle event.
 	Progress *Progress `json:"progress,omitempty"`
 	// StartSeq is the channel seq before the kickoff (POST /workflows), so
 	// a client can show the channel from the kickoff on.
 	StartSeq int64 `json:"start_seq,omitempty"`
+}
+
+// Member is one agent of a workflow and its state.
+type Member struct {
+	Name  string     `json:"name"`
+	State AgentState `json:"state"`
+}
+
+// Spend counts runs and sums the tokens and cost they reported.
+type Spend struct {
+	Runs         int     `json:"runs"`
+	FailedRuns   int     `json:"failed_runs"`
+	InputTokens  int64   `json:"input_tokens"`
+	OutputTokens int64   `json:"output_tokens"`
+	CostUSD      float64 `json:"cost_usd"`
 }
 
 // Progress says whether a workflow's team has finished its work and what it

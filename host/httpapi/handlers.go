@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"os"
+	"time"
 
 	"github.com/agent-worker/agent-worker/host/agents"
 	"github.com/agent-worker/agent-worker/host/api"
@@ -137,6 +138,11 @@ func (h *Server) handleListWorkflows(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
+	for i := range wfs {
+		if wfs[i].Spend, err = h.spend(r.Context(), wfs[i]); err != nil {
+			return err
+		}
+	}
 	writeJSON(w, http.StatusOK, api.WorkflowList{Workflows: wfs})
 	return nil
 }
@@ -246,17 +252,27 @@ func (h *Server) toAPIAgent(ctx context.Context, a store.Agent) (api.Agent, erro
 
 // toAPIWorkflow attaches the names of wf's members from agents.
 func toAPIWorkflow(wf store.Workflow, agents []api.Agent) api.Workflow {
-	names := []string{}
+	names, members := []string{}, []api.Member{}
 	for _, a := range agents {
 		if a.Workflow == wf.Name && a.Tag == wf.Tag {
 			names = append(names, a.Name)
+			members = append(members, api.Member{Name: a.Name, State: a.State})
 		}
 	}
 	return api.Workflow{
 		Name: wf.Name, Tag: wf.Tag, Target: api.Target{Workflow: wf.Name, Tag: wf.Tag}.Display(),
-		SourcePath: wf.SourcePath, State: wf.State, Error: wf.Error, Agents: names,
+		SourcePath: wf.SourcePath, State: wf.State, Error: wf.Error, Agents: names, Members: members,
 		CreatedAt: wf.CreatedAt.UTC(), UpdatedAt: wf.UpdatedAt.UTC(),
 	}
+}
+
+// spend is what every run of wf has used (store.Stats since the first).
+func (h *Server) spend(ctx context.Context, wf api.Workflow) (*api.Spend, error) {
+	st, err := h.db.Stats(ctx, store.Scope{Workflow: wf.Name, Tag: wf.Tag}, time.Time{})
+	if err != nil {
+		return nil, err
+	}
+	return &api.Spend{Runs: st.Runs, FailedRuns: st.Failed, InputTokens: st.InputTokens, OutputTokens: st.OutputTokens, CostUSD: st.CostUSD}, nil
 }
 
 func keyOf(t api.Target) store.AgentKey {
@@ -343,6 +359,9 @@ func (h *Server) apiWorkflow(ctx context.Context, scope store.Scope, withProgres
 		return api.Workflow{}, err
 	}
 	out := toAPIWorkflow(wf, agents)
+	if out.Spend, err = h.spend(ctx, out); err != nil {
+		return api.Workflow{}, err
+	}
 	if withProgress {
 		if out.Progress, err = h.wfs.Progress(ctx, wf); err != nil {
 			return api.Workflow{}, err

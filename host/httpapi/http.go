@@ -58,6 +58,7 @@ func (h *Server) routes(log hclog.Logger) http.Handler {
 	handle("DELETE /workflows/{name}/{tag}", h.handleStopWorkflow)
 	handle("POST /workflows/{name}/{tag}/pause", h.handlePauseWorkflow)
 	handle("POST /workflows/{name}/{tag}/resume", h.handleResumeWorkflow)
+	mux.Handle("GET /metrics", h.metrics)
 	handle("/", func(w http.ResponseWriter, r *http.Request) error {
 		return api.Errorf(api.CodeNotFound, "no route %s %s: see `agent-worker --help` for what the daemon serves", r.Method, r.URL.Path)
 	})

@@ -73,7 +73,10 @@ type Deps struct {
 	// closed when it does, which ends the event streams.
 	Shutdown func()
 	Stopping <-chan struct{}
-	Log      hclog.Logger
+	// Metrics serves GET /metrics (Prometheus text format), behind the
+	// token like every route but /mcp.
+	Metrics http.Handler
+	Log     hclog.Logger
 }
 
 // Server is the HTTP API over the daemon's services.
@@ -85,6 +88,7 @@ type Server struct {
 	wfs         Workflows
 	catalog     Catalog
 	mcp         http.Handler
+	metrics     http.Handler
 	token       string
 	info        func() api.DaemonInfo
 	listen      string
@@ -100,7 +104,7 @@ type Server struct {
 // route behind the daemon's bearer token, each request logged.
 func New(d Deps) http.Handler {
 	h := &Server{db: d.DB, team: d.Team, sched: d.Sched, agents: d.Agents, wfs: d.Workflows, catalog: d.Catalog,
-		mcp: d.MCP, token: d.Token, info: d.Info, listen: d.Listen, home: d.Home, startedAt: d.StartedAt, now: d.Now,
+		mcp: d.MCP, metrics: d.Metrics, token: d.Token, info: d.Info, listen: d.Listen, home: d.Home, startedAt: d.StartedAt, now: d.Now,
 		stopServing: d.Shutdown, stop: d.Stopping, log: d.Log}
 	return h.routes(d.Log)
 }

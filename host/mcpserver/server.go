@@ -9,6 +9,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -38,6 +39,8 @@ type Server struct {
 	svc *team.Service
 	db  *store.DB
 	log hclog.Logger
+	// onTool hears every tool call: its tool, duration and error.
+	onTool func(tool string, d time.Duration, err error)
 
 	// mu guards servers: one *mcp.Server per identity, because the SDK asks
 	// for the server on every request and its tools close over the caller.
@@ -48,8 +51,13 @@ type Server struct {
 }
 
 // New returns the MCP server over svc; tokens are checked against db.
-func New(svc *team.Service, db *store.DB, log hclog.Logger) *Server {
-	s := &Server{svc: svc, db: db, log: log, servers: map[store.AgentKey]*mcp.Server{}}
+// onTool, when set, hears every tool call as it ends (the daemon's
+// metrics) and must return at once.
+func New(svc *team.Service, db *store.DB, onTool func(tool string, d time.Duration, err error), log hclog.Logger) *Server {
+	if onTool == nil {
+		onTool = func(string, time.Duration, error) {}
+	}
+	s := &Server{svc: svc, db: db, log: log, onTool: onTool, servers: map[store.AgentKey]*mcp.Server{}}
 	s.handler = mcp.NewStreamableHTTPHandler(s.serverFor, &mcp.StreamableHTTPOptions{
 		Logger:       slog.New(slogHandler{log}),
 		JSONResponse: true,
@@ -127,6 +135,7 @@ func tool[In, Out any](s *Server, srv *mcp.Server, me store.AgentKey, name, desc
 	fn func(ctx context.Context, in In) (Out, string, error)) {
 	mcp.AddTool(srv, &mcp.Tool{Name: name, Description: desc},
 		func(ctx context.Context, req *mcp.CallToolRequest, in In) (res *mcp.CallToolResult, out Out, err error) {
+			defer func(start time.Time) { s.onTool(name, time.Since(start), err) }(time.Now()) // after the recover below
 			defer func() {
 				if p := recover(); p != nil {
 					s.log.Error("tool panic", "tool", name, "agent", me.String(), "panic", p, "stack", string(debug.Stack()))

@@ -3,8 +3,12 @@ package mcpserver
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -15,10 +19,17 @@ import (
 )
 
 // A panicking or failing handler becomes a tool error; the server keeps
-// serving, and internal details never reach the caller.
+// serving, and internal details never reach the caller. Every call, a
+// panic included, is heard once with its outcome (the daemon's metrics).
 func TestToolErrorsAndPanics(t *testing.T) {
 	t.Parallel()
-	s := &Server{log: hclog.NewNullLogger()}
+	var mu sync.Mutex
+	var heard []string
+	s := &Server{log: hclog.NewNullLogger(), onTool: func(tool string, _ time.Duration, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		heard = append(heard, fmt.Sprintf("%s ok=%v", tool, err == nil))
+	}}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "1"}, nil)
 	me := store.AgentKey{Name: "alice", Workflow: "global", Tag: "main"}
 	calls := 0
@@ -63,5 +74,11 @@ func TestToolErrorsAndPanics(t *testing.T) {
 	}
 	if got, isErr := text("internal_error"); !isErr || strings.Contains(got, "/var/db") || !strings.Contains(got, "internal error") {
 		t.Errorf("internal error leaked or missing: %v %q", isErr, got)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	want := []string{"boom ok=false", "boom ok=true", "user_error ok=false", "internal_error ok=false"}
+	if !slices.Equal(heard, want) {
+		t.Errorf("tool calls heard = %q, want %q", heard, want)
 	}
 }

@@ -18,7 +18,7 @@ import (
 // backend and sdk/backendtest's fake daemon are written against.
 func TestServesToolsNames(t *testing.T) {
 	t.Parallel()
-	s := New(nil, nil, hclog.NewNullLogger())
+	s := New(nil, nil, nil, hclog.NewNullLogger())
 	me := store.AgentKey{Name: "alice", Workflow: "global", Tag: "main"}
 	r := httptest.NewRequest("POST", "/mcp", nil)
 	srv := s.serverFor(r.WithContext(context.WithValue(r.Context(), ctxKey{}, me)))

@@ -27,6 +27,7 @@ type DocProviders struct {
 	home    string
 	catalog *Catalog
 	log     hclog.Logger
+	obs     Observer
 
 	// mu guards the fields that follow.
 	mu      sync.Mutex
@@ -35,8 +36,13 @@ type DocProviders struct {
 	plugins map[string]*docsPlugin // by provider name and root
 }
 
-func NewDocProviders(home string, catalog *Catalog, log hclog.Logger) *DocProviders {
-	return &DocProviders{home: home, catalog: catalog, log: log, files: map[string]*file.Provider{}, plugins: map[string]*docsPlugin{}}
+// NewDocProviders returns the providers of the daemon on home; obs (nil
+// for none) hears each docs plugin process start, stop and restart.
+func NewDocProviders(home string, catalog *Catalog, obs Observer, log hclog.Logger) *DocProviders {
+	if obs == nil {
+		obs = nopObserver{}
+	}
+	return &DocProviders{home: home, catalog: catalog, log: log, obs: obs, files: map[string]*file.Provider{}, plugins: map[string]*docsPlugin{}}
 }
 
 // Resolve returns the provider of wf, its errors in the daemon's codes.
@@ -78,7 +84,7 @@ func (d *DocProviders) resolve(wf store.Workflow) (docprovider.Provider, error) 
 			if wf.DocsDir != "" {
 				env = append(env, "AGENT_WORKER_DOCS_DIR="+wf.DocsDir)
 			}
-			p = &docsPlugin{catalog: d.catalog, name: name, dir: root, log: d.log.Named(name), env: env}
+			p = &docsPlugin{catalog: d.catalog, name: name, dir: root, log: d.log.Named(name), obs: d.obs, env: env}
 			d.plugins[k] = p
 		}
 		return p, nil

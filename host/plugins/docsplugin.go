@@ -33,6 +33,7 @@ type docsPlugin struct {
 	env     []string // where the provider keeps documents
 	dir     string
 	log     hclog.Logger
+	obs     Observer
 
 	// mu guards the fields that follow.
 	mu       sync.Mutex
@@ -43,6 +44,7 @@ type docsPlugin struct {
 	prov     docprovider.Provider
 	failures int
 	retryAt  time.Time
+	started  bool // once: later starts are restarts
 }
 
 var _ docprovider.Provider = (*docsPlugin)(nil)
@@ -98,6 +100,11 @@ func (d *docsPlugin) startLocked(p api.Plugin) error {
 		return err
 	}
 	d.client, d.cmd, d.sockDir, d.sha = client, cmd, sockDir, p.SHA256
+	d.obs.PluginStarted(plugin.KindDocs)
+	if d.started {
+		d.obs.PluginRestarted(plugin.KindDocs, d.name)
+	}
+	d.started = true
 	d.log.Info("docs provider plugin started", "pid", cmd.Process.Pid, "version", p.Version)
 	return nil
 }
@@ -106,6 +113,7 @@ func (d *docsPlugin) stopLocked() {
 	if d.client != nil {
 		killPlugin(d.client, d.cmd)
 		removeSocketDir(d.sockDir)
+		d.obs.PluginStopped(plugin.KindDocs)
 	}
 	d.client, d.cmd, d.prov = nil, nil, nil
 }

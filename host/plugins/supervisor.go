@@ -52,7 +52,27 @@ type SupervisorConfig struct {
 	// HeartbeatTimeout: the plugin process neither sent an event nor
 	// answered a ping for this long (it is stopped, wedged or gone).
 	HeartbeatTimeout time.Duration
+	// Observer hears each run's end and each plugin process (the
+	// daemon's metrics); nil hears nothing.
+	Observer Observer
 }
+
+// Observer hears what the plugins part does, for the daemon's metrics
+// (host/metrics.Metrics). Its methods must return at once.
+type Observer interface {
+	RunEnded(backendName, workflow string, state api.RunState, d time.Duration, u backend.Usage)
+	PluginStarted(kind string)
+	PluginStopped(kind string)
+	PluginRestarted(kind, name string)
+}
+
+// nopObserver is the Observer of a part given none.
+type nopObserver struct{}
+
+func (nopObserver) RunEnded(string, string, api.RunState, time.Duration, backend.Usage) {}
+func (nopObserver) PluginStarted(string)                                                {}
+func (nopObserver) PluginStopped(string)                                                {}
+func (nopObserver) PluginRestarted(string, string)                                      {}
 
 // staleError ends a run whose heartbeat went stale.
 type staleError struct{ limit time.Duration }
@@ -92,6 +112,9 @@ func NewSupervisor(db *store.DB, catalog *Catalog, home, runtime string, mcpURL 
 	}
 	if cfg.HeartbeatTimeout <= 0 {
 		cfg.HeartbeatTimeout = DefaultHeartbeatTimeout
+	}
+	if cfg.Observer == nil {
+		cfg.Observer = nopObserver{}
 	}
 	return &Supervisor{db: db, catalog: catalog, log: log, cfg: cfg, home: home, runtime: runtime, mcpURL: mcpURL, running: map[store.AgentKey]string{}}
 }
@@ -168,6 +191,7 @@ func (s *Supervisor) Run(ctx context.Context, spec RunSpec) (out Outcome, err er
 	}
 	log := s.log.With("run", runID, "agent", key.String())
 	log.Info("run started", "backend", agent.Backend, "attempt", attempt, "inbox_until", until)
+	defer s.observeEnd(agent, &out, time.Now()) // deferred first: runs after finish has recorded the end
 	rec := newRecorder(s.db, runID, log)
 	defer func() {
 		rec.close()
@@ -240,6 +264,11 @@ func (s *Supervisor) finish(ctx context.Context, spec RunSpec, out *Outcome, err
 	return err
 }
 
+// observeEnd reports a run's end, as finish recorded it, to the Observer.
+func (s *Supervisor) observeEnd(agent store.Agent, out *Outcome, start time.Time) {
+	s.cfg.Observer.RunEnded(agent.Backend, agent.Workflow, out.Run.State, time.Since(start), out.Usage)
+}
+
 // runPlugin starts the plugin process, runs the backend in it and stops it.
 func (s *Supervisor) runPlugin(ctx context.Context, agent store.Agent, attempt int, resume string, p api.Plugin, runID string, log hclog.Logger,
 	onStart func(string), emit func(backend.Event)) error {
@@ -258,6 +287,8 @@ func (s *Supervisor) runPlugin(ctx context.Context, agent store.Agent, attempt i
 		return fmt.Errorf("start %s plugin: %w", agent.Backend, handshakeError(err, plugin.StartTimeout))
 	}
 	pid := cmd.Process.Pid
+	s.cfg.Observer.PluginStarted(plugin.KindBackend)
+	defer s.cfg.Observer.PluginStopped(plugin.KindBackend)
 	if err := s.db.AddWorker(ctx, store.Worker{RunID: runID, PID: pid, PGID: pid, PluginPath: p.Path, PluginSHA256: p.SHA256}); err != nil {
 		return err
 	}

@@ -56,7 +56,20 @@ type Config struct {
 	// unsettled (failed, its inbox unread, nothing posted). It is a test
 	// hook: it lets a test kill the daemon in exactly that window.
 	BeforeSettle func(ctx context.Context, runID string) error
+	// Observer hears how long messages waited for their run (the daemon's
+	// metrics); nil hears nothing.
+	Observer Observer
 }
+
+// Observer hears, as each run starts, how long the oldest message it is
+// shown has waited (host/metrics.Metrics). It must return at once.
+type Observer interface {
+	RunWaited(backendName string, d time.Duration)
+}
+
+type nopObserver struct{}
+
+func (nopObserver) RunWaited(string, time.Duration) {}
 
 // Runner runs one attempt of an agent run in a fresh plugin process: the
 // one thing the scheduler needs from the plugins package.
@@ -102,6 +115,9 @@ func New(db *store.DB, sup Runner, svc *team.Service, cfg Config, log hclog.Logg
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = realClock{}
+	}
+	if cfg.Observer == nil {
+		cfg.Observer = nopObserver{}
 	}
 	return &Scheduler{db: db, sup: sup, team: svc, log: log, cfg: cfg,
 		slots: make(chan struct{}, cfg.MaxConcurrent), loops: map[store.AgentKey]*agentLoop{}}
@@ -431,6 +447,7 @@ func (s *Scheduler) runOnce(ctx context.Context, l *agentLoop, a store.Agent, at
 		Settle: s.settle(ctx, a, before),
 		OnStart: func(id string) {
 			started = id
+			s.cfg.Observer.RunWaited(a.Backend, time.Since(inbox[0].CreatedAt))
 			s.team.Bus.Publish(team.Event{Kind: team.EventRunStarted, Agent: l.key, Run: &team.RunInfo{ID: id, Attempt: attempt}})
 		},
 		OnEvent: func(e backend.Event) {

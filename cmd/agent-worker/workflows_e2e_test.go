@@ -1,0 +1,84 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/agent-worker/agent-worker/host/api"
+)
+
+// `workflows` lists each workflow:tag a daemon runs with its state, file,
+// agents and their states, and what its runs have spent, as a table and
+// as JSON.
+func TestE2EWorkflowsCommand(t *testing.T) {
+	t.Parallel()
+	c := newCLI(t)
+	file := filepath.Join(t.TempDir(), "review.yaml")
+	writeFile(t, file, `
+name: review
+agents:
+  lead:
+    backend: mock
+    config: {script: [{usage: {input: 100, output: 10, cost: 0.5}}, {reply: "@helper check it"}]}
+  helper:
+    backend: mock
+    config: {script: [{usage: {input: 50, output: 5, cost: 0.25}}, {result: "looks good"}]}
+  broken:
+    backend: mock
+    config: {script: [{fail: "model unreachable", permanent: true}]}
+kickoff: "@lead @broken start"
+`)
+	c.ok("start", file, "--tag", "pr-1", "--background")
+
+	var wf api.Workflow
+	listed := func() bool {
+		var l api.WorkflowList
+		if err := json.Unmarshal([]byte(c.ok("workflows", "--json")), &l); err != nil {
+			t.Fatalf("workflows --json: %v", err)
+		}
+		for _, w := range l.Workflows {
+			if w.Target == "@review:pr-1" {
+				wf = w
+			}
+		}
+		for _, m := range wf.Members {
+			if m.State == api.AgentRunning {
+				return false
+			}
+		}
+		return wf.Spend != nil && wf.Spend.Runs == 3
+	}
+	c.waitFor("the team's three runs", listed)
+
+	if wf.State != api.WorkflowRunning || wf.SourcePath != file {
+		t.Errorf("workflow = %s from %q, want running from %s", wf.State, wf.SourcePath, file)
+	}
+	wantMembers := []api.Member{{Name: "broken", State: api.AgentFailed}, {Name: "helper", State: api.AgentIdle}, {Name: "lead", State: api.AgentIdle}}
+	if diff := cmp.Diff(wantMembers, wf.Members); diff != "" {
+		t.Errorf("members (-want +got):\n%s", diff)
+	}
+	wantSpend := api.Spend{Runs: 3, FailedRuns: 1, InputTokens: 150, OutputTokens: 15, CostUSD: 0.75}
+	if diff := cmp.Diff(wantSpend, *wf.Spend); diff != "" {
+		t.Errorf("spend (-want +got):\n%s", diff)
+	}
+
+	out := c.ok("workflows")
+	var row string
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(line, "@review:pr-1 ") {
+			row = line
+		}
+	}
+	if !strings.HasPrefix(out, "WORKFLOW") || row == "" {
+		t.Fatalf("workflows printed no header or no row for @review:pr-1:\n%s", out)
+	}
+	for _, want := range []string{"running", "broken (failed), helper (idle), lead (idle)", " 3 ", " 1 ", "150/15", "$0.7500", file} {
+		if !strings.Contains(row, want) {
+			t.Errorf("the @review:pr-1 row lacks %q:\n%s", want, out)
+		}
+	}
+}

@@ -1,0 +1,189 @@
+package metrics
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/sdk/backend"
+	"github.com/agent-worker/agent-worker/store"
+)
+
+// namespace prefixes every metric of the daemon's own.
+const namespace = "agent_worker"
+
+// scrapeTimeout bounds the store read behind the inbox-depth gauge, so a
+// stuck database makes one scrape incomplete rather than hanging it.
+const scrapeTimeout = 5 * time.Second
+
+// Buckets, in seconds. Runs last from a second (mock) to many minutes (a
+// CLI agent at work); tool calls and store writes take milliseconds.
+var (
+	runBuckets   = []float64{0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800}
+	waitBuckets  = []float64{0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 1800, 3600}
+	fastBuckets  = []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5}
+	outcomeOK    = "ok"
+	outcomeError = "error"
+)
+
+// InboxDepths reads every agent's unread count at once
+// (store.DB.InboxDepths).
+type InboxDepths func(ctx context.Context) (map[store.AgentKey]int, error)
+
+// Metrics are the daemon's metrics in a registry of their own. Its
+// methods are what the parts report through; all are safe for concurrent
+// use and return at once.
+type Metrics struct {
+	reg *prometheus.Registry
+	log hclog.Logger
+
+	runs           *prometheus.CounterVec
+	runDuration    *prometheus.HistogramVec
+	runWait        *prometheus.HistogramVec
+	toolCalls      *prometheus.CounterVec
+	toolDuration   *prometheus.HistogramVec
+	pluginsLive    *prometheus.GaugeVec
+	pluginRestarts *prometheus.CounterVec
+	tokens         *prometheus.CounterVec
+	cost           *prometheus.CounterVec
+	storeWrites    prometheus.Histogram
+}
+
+// New builds the registry: the daemon's metrics, the inbox-depth gauge
+// read from inbox at each scrape, and the Go runtime and process
+// collectors.
+func New(inbox InboxDepths, log hclog.Logger) *Metrics {
+	m := &Metrics{
+		reg: prometheus.NewRegistry(),
+		log: log,
+		runs: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "runs_total",
+			Help: "Agent runs that ended, by backend and how they ended (succeeded, failed, cancelled, timed_out)."},
+			[]string{"backend", "state"}),
+		runDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: namespace, Name: "run_duration_seconds",
+			Help: "How long agent runs took, from the start of the run to its recorded end.", Buckets: runBuckets},
+			[]string{"backend"}),
+		runWait: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: namespace, Name: "run_wait_seconds",
+			Help: "Time from the oldest unread message a run is shown to the start of that run.", Buckets: waitBuckets},
+			[]string{"backend"}),
+		toolCalls: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "mcp_tool_calls_total",
+			Help: "Calls of the daemon's MCP tools, by tool and outcome (ok, error)."},
+			[]string{"tool", "outcome"}),
+		toolDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: namespace, Name: "mcp_tool_duration_seconds",
+			Help: "How long the daemon's MCP tools took to answer, by tool.", Buckets: fastBuckets},
+			[]string{"tool"}),
+		pluginsLive: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: "plugin_processes",
+			Help: "Plugin processes the daemon runs now, by kind (backend: one per run in flight; docs: long-lived providers)."},
+			[]string{"kind"}),
+		pluginRestarts: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "plugin_restarts_total",
+			Help: "Long-lived plugin processes started again after they died or their binary was replaced, by kind and plugin."},
+			[]string{"kind", "plugin"}),
+		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "tokens_total",
+			Help: "Model tokens the runs reported, by workflow and direction (input, output)."},
+			[]string{"workflow", "direction"}),
+		cost: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "cost_usd_total",
+			Help: "Cost in US dollars the runs reported, by workflow."},
+			[]string{"workflow"}),
+		storeWrites: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: namespace, Name: "store_write_duration_seconds",
+			Help: "How long each store write took, waiting for the write lock included.", Buckets: fastBuckets}),
+	}
+	// Both plugin kinds show from the first scrape, 0 until one starts.
+	m.pluginsLive.WithLabelValues("backend")
+	m.pluginsLive.WithLabelValues("docs")
+	m.reg.MustRegister(m.runs, m.runDuration, m.runWait, m.toolCalls, m.toolDuration, m.pluginsLive,
+		m.pluginRestarts, m.tokens, m.cost, m.storeWrites,
+		inboxCollector{src: inbox},
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// Handler serves the registry in the Prometheus text format. A collector
+// that fails (the store unreadable) is logged and its metrics left out;
+// the rest are still served.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{
+		ErrorLog:      errorLog{m.log},
+		ErrorHandling: promhttp.ContinueOnError,
+	})
+}
+
+// RunEnded counts a run that ended: its state, duration, and the tokens
+// and cost it reported, under its workflow.
+func (m *Metrics) RunEnded(backendName, workflow string, state api.RunState, d time.Duration, u backend.Usage) {
+	m.runs.WithLabelValues(backendName, string(state)).Inc()
+	m.runDuration.WithLabelValues(backendName).Observe(d.Seconds())
+	if u.InputTokens > 0 {
+		m.tokens.WithLabelValues(workflow, "input").Add(float64(u.InputTokens))
+	}
+	if u.OutputTokens > 0 {
+		m.tokens.WithLabelValues(workflow, "output").Add(float64(u.OutputTokens))
+	}
+	if u.CostUSD > 0 {
+		m.cost.WithLabelValues(workflow).Add(u.CostUSD)
+	}
+}
+
+// RunWaited records how long the oldest message a run is shown waited
+// for it.
+func (m *Metrics) RunWaited(backendName string, d time.Duration) {
+	m.runWait.WithLabelValues(backendName).Observe(max(d, 0).Seconds())
+}
+
+// ToolCalled counts one MCP tool call and how long it took.
+func (m *Metrics) ToolCalled(tool string, d time.Duration, err error) {
+	outcome := outcomeOK
+	if err != nil {
+		outcome = outcomeError
+	}
+	m.toolCalls.WithLabelValues(tool, outcome).Inc()
+	m.toolDuration.WithLabelValues(tool).Observe(d.Seconds())
+}
+
+// PluginStarted and PluginStopped keep the count of live plugin processes
+// of a kind.
+func (m *Metrics) PluginStarted(kind string) { m.pluginsLive.WithLabelValues(kind).Inc() }
+
+// PluginStopped: see PluginStarted.
+func (m *Metrics) PluginStopped(kind string) { m.pluginsLive.WithLabelValues(kind).Dec() }
+
+// PluginRestarted counts a long-lived plugin started again.
+func (m *Metrics) PluginRestarted(kind, name string) {
+	m.pluginRestarts.WithLabelValues(kind, name).Inc()
+}
+
+// StoreWrite records one store write's latency (store.Options.ObserveWrite).
+func (m *Metrics) StoreWrite(d time.Duration) { m.storeWrites.Observe(d.Seconds()) }
+
+// inboxCollector reads every agent's inbox depth from the store at scrape
+// time: the store is the one source of truth, so there is no second count
+// to drift from it.
+type inboxCollector struct{ src InboxDepths }
+
+var inboxDesc = prometheus.NewDesc(namespace+"_inbox_depth",
+	"Unread messages waiting in each agent's inbox.", []string{"agent", "workflow", "tag"}, nil)
+
+func (c inboxCollector) Describe(ch chan<- *prometheus.Desc) { ch <- inboxDesc }
+
+func (c inboxCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), scrapeTimeout)
+	defer cancel()
+	depths, err := c.src(ctx)
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(inboxDesc, err)
+		return
+	}
+	for k, n := range depths {
+		ch <- prometheus.MustNewConstMetric(inboxDesc, prometheus.GaugeValue, float64(n), k.Name, k.Workflow, k.Tag)
+	}
+}
+
+// errorLog sends promhttp's errors to the daemon's log.
+type errorLog struct{ log hclog.Logger }
+
+func (e errorLog) Println(v ...any) { e.log.Warn("metrics scrape", "error", v) }
