@@ -24,6 +24,9 @@ func (h *Server) handleHealth(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if err := h.addSpend(ctx, agents, wfs); err != nil {
+		return err
+	}
 	problems := []string{}
 	for _, a := range agents {
 		if a.State == api.AgentFailed {
@@ -75,6 +78,9 @@ func (h *Server) handleListAgents(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
+	if err := h.addSpend(r.Context(), agents, nil); err != nil {
+		return err
+	}
 	writeJSON(w, http.StatusOK, api.AgentList{Agents: agents})
 	return nil
 }
@@ -116,7 +122,11 @@ func (h *Server) handleGetAgent(w http.ResponseWriter, r *http.Request) error {
 	for _, run := range runs {
 		out.Runs = append(out.Runs, apiRun(run))
 	}
-	writeJSON(w, http.StatusOK, out)
+	one := []api.Agent{out}
+	if err := h.addSpend(r.Context(), one, nil); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, one[0])
 	return nil
 }
 
@@ -137,6 +147,9 @@ func (h *Server) handleListWorkflows(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
+	if err := h.addSpend(r.Context(), nil, wfs); err != nil {
+		return err
+	}
 	writeJSON(w, http.StatusOK, api.WorkflowList{Workflows: wfs})
 	return nil
 }
@@ -150,7 +163,11 @@ func (h *Server) handleGetWorkflow(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, out)
+	one := []api.Workflow{out}
+	if err := h.addSpend(r.Context(), nil, one); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, one[0])
 	return nil
 }
 
@@ -349,4 +366,27 @@ func (h *Server) apiWorkflow(ctx context.Context, scope store.Scope, withProgres
 		}
 	}
 	return out, nil
+}
+
+// addSpend fills in what the agents and workflows have spent, from one
+// read of the runs: an agent's total, and a workflow:tag's over every
+// agent that ever ran in it.
+func (h *Server) addSpend(ctx context.Context, agents []api.Agent, wfs []api.Workflow) error {
+	per, err := h.db.Spend(ctx)
+	if err != nil {
+		return err
+	}
+	for i, a := range agents {
+		agents[i].Spend = apiSpend(per[store.AgentKey{Name: a.Name, Workflow: a.Workflow, Tag: a.Tag}])
+	}
+	for i, wf := range wfs {
+		var total store.RunStats
+		for k, st := range per {
+			if k.Workflow == wf.Name && k.Tag == wf.Tag {
+				total.Add(st)
+			}
+		}
+		wfs[i].Spend = apiSpend(total)
+	}
+	return nil
 }

@@ -49,6 +49,7 @@ func (h *Server) routes(log hclog.Logger) http.Handler {
 	handle("GET /plugins", h.handlePlugins)
 	handle("GET /runs", h.handleListRuns)
 	handle("GET /runs/{id}", h.handleGetRun)
+	handle("GET /runs/{id}/events", h.handleRunEvents)
 	handle("GET /workflows", h.handleListWorkflows)
 	handle("GET /workflows/{name}/{tag}", h.handleGetWorkflow)
 	handle("POST /workflows", h.handleStartWorkflow)

@@ -399,7 +399,7 @@ func (s *Scheduler) runOnce(ctx context.Context, l *agentLoop, a store.Agent, at
 	s.setState(ctx, l.key, api.AgentRunning, "")
 	start := time.Now()
 	var runID string
-	out, err := s.sup.Run(runCtx, plugins.RunSpec{Agent: a, Attempt: attempt, InboxUntil: until,
+	out, err := s.sup.Run(runCtx, plugins.RunSpec{Agent: a, Attempt: attempt, InboxUntil: until, Inbox: inbox,
 		Settle: s.settle(ctx, a, before),
 		OnStart: func(id string) {
 			runID = id
