@@ -251,4 +251,3 @@ func TestFollowRunStreamsLiveEventsAndEnds(t *testing.T) {
 		t.Errorf("following a finished run = %+v, %v", again, err)
 	}
 }
-
