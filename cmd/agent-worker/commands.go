@@ -318,8 +318,8 @@ func (e *env) printAgent(a api.Agent) error {
 		if r.Error != "" {
 			outcome += ": " + oneLine(r.Error, 80)
 		}
-		fmt.Fprintf(tw, "  %s\t%s\tattempt %d\t%s\t%s\n", r.StartedAt.Local().Format(time.DateTime), r.ID,
-			r.Attempt, (time.Duration(r.DurationMS) * time.Millisecond).Round(time.Millisecond), outcome)
+		fmt.Fprintf(tw, "  %s\t%s\tattempt %d\t%s\t%d/%d tokens\t%s\t%s\n", r.StartedAt.Local().Format(time.DateTime), r.ID,
+			r.Attempt, (time.Duration(r.DurationMS) * time.Millisecond).Round(time.Millisecond), r.InputTokens, r.OutputTokens, costText(r), outcome)
 	}
 	return tw.Flush()
 }

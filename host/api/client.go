@@ -221,23 +221,14 @@ var ErrStopFollowing = errors.New("stop following")
 // channel, then its live event stream (messages, runs, agent states) until
 // ctx ends or the daemon closes the stream.
 func (c *Client) Follow(ctx context.Context, target string, limit int, h FollowHandlers) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.BaseURL+peekPath(target, limit, h.SinceSeq, true), nil)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Authorization", "Bearer "+c.Token)
-	req.Header.Set("Accept", "text/event-stream")
-	resp, err := c.stream().Do(req)
+	resp, err := c.openStream(ctx, peekPath(target, limit, h.SinceSeq, true))
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil
 		}
-		return unreachable(c.BaseURL, err)
+		return err
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode >= 300 {
-		return decodeError(resp)
-	}
 	if h.Connected != nil {
 		h.Connected()
 	}
@@ -293,6 +284,26 @@ func (c *Client) Follow(ctx context.Context, target string, limit int, h FollowH
 		return nil
 	}
 	return err
+}
+
+// openStream starts a GET of server-sent events at path, without the
+// client's timeout; an answer other than success is returned as its error.
+func (c *Client) openStream(ctx context.Context, path string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.BaseURL+path, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+c.Token)
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := c.stream().Do(req)
+	if err != nil {
+		return nil, unreachable(c.BaseURL, err)
+	}
+	if resp.StatusCode >= 300 {
+		defer resp.Body.Close()
+		return nil, decodeError(resp)
+	}
+	return resp, nil
 }
 
 func peekPath(target string, limit int, since int64, follow bool) string {
@@ -496,23 +507,14 @@ func (c *Client) Runs(ctx context.Context, q RunQuery) ([]Run, error) {
 // A finished run's transcript is all there is, and FollowRun returns once
 // it is read.
 func (c *Client) FollowRun(ctx context.Context, id string, onStart func(Run), onEvent func(RunEvent) error) (Run, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.BaseURL+"/runs/"+url.PathEscape(id)+"/events?follow=true", nil)
-	if err != nil {
-		return Run{}, err
-	}
-	req.Header.Set("Authorization", "Bearer "+c.Token)
-	req.Header.Set("Accept", "text/event-stream")
-	resp, err := c.stream().Do(req)
+	resp, err := c.openStream(ctx, "/runs/"+url.PathEscape(id)+"/events?follow=true")
 	if err != nil {
 		if ctx.Err() != nil {
 			return Run{}, ctx.Err()
 		}
-		return Run{}, unreachable(c.BaseURL, err)
+		return Run{}, err
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode >= 300 {
-		return Run{}, decodeError(resp)
-	}
 	var run Run
 	ended := false
 	err = readSSE(resp.Body, func(event string, data []byte) error {
