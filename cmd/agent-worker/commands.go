@@ -247,8 +247,8 @@ func infoCmd(e *env) *ffcli.Command {
 					if p.Idle {
 						state = "idle"
 					}
-					e.printf("team:     %s; %d run(s), %d failed; %d tokens in / %d out, $%.4f\n",
-						state, p.Runs, p.FailedRuns, p.InputTokens, p.OutputTokens, p.CostUSD)
+					e.printf("team:     %s; %d run(s), %d failed; %d tokens in / %d out, $%.4f%s\n",
+						state, p.Runs, p.FailedRuns, p.InputTokens, p.OutputTokens, p.CostUSD, unpricedText(p.UnpricedRuns))
 					if len(p.Failed) > 0 {
 						e.printf("failed:   %s (agent-worker resume <agent>)\n", strings.Join(p.Failed, ", "))
 					}

@@ -93,11 +93,16 @@ func spendText(s *api.Spend) string {
 	if s == nil {
 		return ""
 	}
-	out := fmt.Sprintf("%d run(s), %d failed; %d tokens in / %d out; $%.4f", s.Runs, s.FailedRuns, s.InputTokens, s.OutputTokens, s.CostUSD)
-	if s.UnpricedRuns > 0 {
-		out += fmt.Sprintf(" + %d run(s) at unknown cost", s.UnpricedRuns)
+	return fmt.Sprintf("%d run(s), %d failed; %d tokens in / %d out; $%.4f%s", s.Runs, s.FailedRuns, s.InputTokens, s.OutputTokens, s.CostUSD,
+		unpricedText(s.UnpricedRuns))
+}
+
+// unpricedText says that a total leaves out runs of unknown cost.
+func unpricedText(n int) string {
+	if n == 0 {
+		return ""
 	}
-	return out
+	return fmt.Sprintf(" + %d run(s) at unknown cost", n)
 }
 
 func logsCmd(e *env) *ffcli.Command {

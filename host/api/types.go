@@ -88,7 +88,9 @@ type Progress struct {
 	InputTokens  int64    `json:"input_tokens"`
 	OutputTokens int64    `json:"output_tokens"`
 	CostUSD      float64  `json:"cost_usd"`
-	DurationMS   int64    `json:"duration_ms"`
+	// UnpricedRuns used tokens at an unknown cost, left out of CostUSD.
+	UnpricedRuns int   `json:"unpriced_runs,omitempty"`
+	DurationMS   int64 `json:"duration_ms"`
 }
 
 // StartWorkflow is the body of POST /workflows. The daemon reads and parses
