@@ -72,6 +72,7 @@ var (
 	_ httpapi.Scheduler = (*scheduler.Scheduler)(nil)
 	_ httpapi.Workflows = (*workflows.Manager)(nil)
 	_ httpapi.Agents    = (*agents.Registry)(nil)
+	_ httpapi.Runs      = (*plugins.Supervisor)(nil)
 	_ httpapi.Catalog   = (*plugins.Catalog)(nil)
 
 	_ plugins.Observer   = (*metrics.Metrics)(nil)
@@ -180,7 +181,8 @@ func New(cfg Config) (_ *Host, err error) {
 	httpLog := h.log.Named("http")
 	handler := httpapi.New(httpapi.Deps{DB: h.db, Team: h.team, Sched: h.sched, Agents: h.agents, Workflows: h.wfs, Catalog: h.catalog,
 		MCP: h.mcp, Token: h.token, Info: h.Info, Listen: h.ln.Addr().String(), Home: home, StartedAt: h.startedAt, Now: cfg.Now,
-		Shutdown: h.requestStop, Stopping: h.stop, Metrics: h.metrics.Handler(), Log: httpLog})
+		Shutdown: h.requestStop, Stopping: h.stop, Metrics: h.metrics.Handler(), Log: httpLog,
+		Runs: h.sup})
 	h.srv = &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,

@@ -113,14 +113,21 @@ func scanRun(s *sqlite.Stmt) (Run, error) {
 
 // GetRun returns a run and its transcript.
 func (db *DB) GetRun(ctx context.Context, id string) (Run, []RunEvent, error) {
+	return db.RunSince(ctx, id, 0)
+}
+
+// RunSince returns a run and the events of its transcript after event n,
+// read together, so a follower of a live run reads each event once.
+func (db *DB) RunSince(ctx context.Context, id string, n int) (Run, []RunEvent, error) {
 	var r Run
 	var events []RunEvent
 	err := db.read(ctx, func(conn *sqlite.Conn) (err error) {
+		defer sqlitex.Transaction(conn)(&err)
 		if r, err = getRunRow(conn, id); err != nil {
 			return err
 		}
-		return sqlitex.Execute(conn, `SELECT n, kind, data, at FROM run_events WHERE run_id = ? ORDER BY n`,
-			&sqlitex.ExecOptions{Args: []any{id}, ResultFunc: func(s *sqlite.Stmt) error {
+		return sqlitex.Execute(conn, `SELECT n, kind, data, at FROM run_events WHERE run_id = ? AND n > ? ORDER BY n`,
+			&sqlitex.ExecOptions{Args: []any{id, n}, ResultFunc: func(s *sqlite.Stmt) error {
 				events = append(events, RunEvent{N: s.ColumnInt(0), Kind: s.ColumnText(1), Data: s.ColumnText(2), At: fromMs(s.ColumnInt64(3))})
 				return nil
 			}})
@@ -131,7 +138,13 @@ func (db *DB) GetRun(ctx context.Context, id string) (Run, []RunEvent, error) {
 // RunFilter narrows ListRuns; empty fields match anything.
 type RunFilter struct {
 	Agent AgentKey
-	Limit int // 0 → 20
+	// Scope, when Agent is empty, keeps the runs of one workflow:tag; a
+	// Scope with an empty Tag keeps every tag of the workflow.
+	Scope Scope
+	// Unsuccessful keeps only the runs that ended badly: failed,
+	// cancelled or timed out.
+	Unsuccessful bool
+	Limit        int // 0 → 20
 }
 
 // ListRuns returns runs, newest first.
@@ -139,12 +152,16 @@ func (db *DB) ListRuns(ctx context.Context, f RunFilter) ([]Run, error) {
 	if f.Limit <= 0 {
 		f.Limit = 20
 	}
+	if f.Agent.Name != "" {
+		f.Scope = f.Agent.Scope()
+	}
 	var out []Run
 	err := db.read(ctx, func(conn *sqlite.Conn) error {
 		return sqlitex.Execute(conn, `SELECT `+runColumns+` FROM runs
-			WHERE (?1 = '' OR (agent = ?1 AND workflow = ?2 AND tag = ?3))
+			WHERE (?1 = '' OR agent = ?1) AND (?2 = '' OR workflow = ?2) AND (?3 = '' OR tag = ?3)
+			  AND (NOT ?5 OR state IN ('failed', 'cancelled', 'timed_out'))
 			ORDER BY started_at DESC, id DESC LIMIT ?4`,
-			&sqlitex.ExecOptions{Args: []any{f.Agent.Name, f.Agent.Workflow, f.Agent.Tag, f.Limit},
+			&sqlitex.ExecOptions{Args: []any{f.Agent.Name, f.Scope.Workflow, f.Scope.Tag, f.Limit, f.Unsuccessful},
 				ResultFunc: func(s *sqlite.Stmt) error {
 					r, err := scanRun(s)
 					out = append(out, r)
@@ -265,29 +282,98 @@ func (db *DB) RunInboxUntil(ctx context.Context, id string) (int64, error) {
 	return until, err
 }
 
-// RunStats sums the runs of a workflow:tag since a time, for the summary
-// `agent-worker run` prints.
+// Usage is what a run consumed, as runs.usage_json keeps it (the keys are
+// the field names, as they always were).
+type Usage struct {
+	InputTokens, OutputTokens int64
+	CostUSD                   float64
+	// CostSource says where CostUSD comes from: CostFromPlugin,
+	// CostFromPrices, or "" when the cost is unknown (a model without a
+	// price, and a backend that did not report one).
+	CostSource string `json:",omitempty"`
+	// Model is the agent's model when the run ran, which priced it.
+	Model string `json:",omitempty"`
+}
+
+// Where a run's cost comes from.
+const (
+	CostFromPlugin = "plugin" // the backend reported it
+	CostFromPrices = "prices" // the daemon's price table
+)
+
+// CostKnown reports whether CostUSD is a real figure; a run that used no
+// tokens costs nothing whatever its model.
+func (u Usage) CostKnown() bool {
+	return u.CostSource != "" || (u.InputTokens == 0 && u.OutputTokens == 0)
+}
+
+// ParseUsage reads a run's usage_json; anything unreadable is no usage.
+func ParseUsage(raw json.RawMessage) Usage {
+	var u Usage
+	_ = json.Unmarshal(raw, &u)
+	return u
+}
+
+// RunStats sums runs: for the summary `agent-worker run` prints and the
+// spend `info` and `status` show.
 type RunStats struct {
 	Runs, Failed              int
 	InputTokens, OutputTokens int64
 	CostUSD                   float64
+	// Unpriced counts the runs that used tokens but whose cost is unknown,
+	// so a total never passes for more than it is.
+	Unpriced int
+}
+
+// Add sums o into s.
+func (s *RunStats) Add(o RunStats) {
+	s.Runs += o.Runs
+	s.Failed += o.Failed
+	s.InputTokens += o.InputTokens
+	s.OutputTokens += o.OutputTokens
+	s.CostUSD += o.CostUSD
+	s.Unpriced += o.Unpriced
+}
+
+// statsColumns are the sums of RunStats over a set of runs, in its order.
+const statsColumns = `count(*), count(*) FILTER (WHERE state = 'failed'),
+	coalesce(sum(json_extract(usage_json, '$.InputTokens')), 0), coalesce(sum(json_extract(usage_json, '$.OutputTokens')), 0),
+	coalesce(sum(json_extract(usage_json, '$.CostUSD')), 0.0),
+	count(*) FILTER (WHERE coalesce(json_extract(usage_json, '$.CostSource'), '') = ''
+		AND coalesce(json_extract(usage_json, '$.InputTokens'), 0) + coalesce(json_extract(usage_json, '$.OutputTokens'), 0) > 0)`
+
+func scanStats(stmt *sqlite.Stmt, col int) RunStats {
+	return RunStats{Runs: stmt.ColumnInt(col), Failed: stmt.ColumnInt(col + 1), InputTokens: stmt.ColumnInt64(col + 2),
+		OutputTokens: stmt.ColumnInt64(col + 3), CostUSD: stmt.ColumnFloat(col + 4), Unpriced: stmt.ColumnInt(col + 5)}
 }
 
 // Stats returns the run statistics of scope since t.
 func (db *DB) Stats(ctx context.Context, s Scope, since time.Time) (RunStats, error) {
 	var st RunStats
 	err := db.read(ctx, func(conn *sqlite.Conn) error {
-		return sqlitex.Execute(conn, `SELECT count(*), count(*) FILTER (WHERE state = 'failed'),
-			coalesce(sum(json_extract(usage_json, '$.InputTokens')), 0), coalesce(sum(json_extract(usage_json, '$.OutputTokens')), 0),
-			coalesce(sum(json_extract(usage_json, '$.CostUSD')), 0.0)
-			FROM runs WHERE workflow = ? AND tag = ? AND started_at >= ?`,
+		return sqlitex.Execute(conn, `SELECT `+statsColumns+` FROM runs WHERE workflow = ? AND tag = ? AND started_at >= ?`,
 			&sqlitex.ExecOptions{Args: []any{s.Workflow, s.Tag, since.UnixMilli()}, ResultFunc: func(stmt *sqlite.Stmt) error {
-				st = RunStats{Runs: stmt.ColumnInt(0), Failed: stmt.ColumnInt(1), InputTokens: stmt.ColumnInt64(2),
-					OutputTokens: stmt.ColumnInt64(3), CostUSD: stmt.ColumnFloat(4)}
+				st = scanStats(stmt, 0)
 				return nil
 			}})
 	})
 	return st, err
+}
+
+// Spend returns the statistics of every run ever recorded, per agent
+// (agents removed since included), so a caller can total them per agent
+// and per workflow:tag from one read.
+func (db *DB) Spend(ctx context.Context) (map[AgentKey]RunStats, error) {
+	out := map[AgentKey]RunStats{}
+	err := db.read(ctx, func(conn *sqlite.Conn) error {
+		return sqlitex.Execute(conn, `SELECT workflow, tag, agent, `+statsColumns+` FROM runs GROUP BY workflow, tag, agent`,
+			&sqlitex.ExecOptions{ResultFunc: func(stmt *sqlite.Stmt) error {
+				k := AgentKey{Workflow: stmt.ColumnText(0), Tag: stmt.ColumnText(1), Name: stmt.ColumnText(2)}
+				out[k] = scanStats(stmt, 3)
+				return nil
+			}})
+	})
+	return out, err
 }
 
 // ReplaceSession saves a backend's new session for an agent only while

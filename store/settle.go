@@ -77,7 +77,7 @@ func getRunRow(conn *sqlite.Conn, id string) (Run, error) {
 	err := sqlitex.Execute(conn, `SELECT `+runColumns+` FROM runs WHERE id = ?`, &sqlitex.ExecOptions{
 		Args: []any{id}, ResultFunc: func(s *sqlite.Stmt) (err error) { r, err = scanRun(s); found = true; return err }})
 	if err == nil && !found {
-		err = api.Errorf(api.CodeNotFound, "run %s not found", id)
+		err = api.Errorf(api.CodeNotFound, "run %s not found: `agent-worker runs` lists the runs", id)
 	}
 	return r, err
 }

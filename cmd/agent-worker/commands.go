@@ -49,12 +49,15 @@ func statusCmd(e *env) *ffcli.Command {
 			e.printf("agents:    %d\n", h.Counts.Agents)
 			tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 			for _, a := range h.Agents {
-				fmt.Fprintf(tw, "  %s\t%s\t%s\n", a.Target, backendModel(a), a.State)
+				fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", a.Target, backendModel(a), a.State, spendText(a.Spend))
 			}
 			tw.Flush()
 			e.printf("workflows: %d\n", len(h.Workflows))
 			for _, w := range h.Workflows {
 				e.printf("  %s (%s) → %s\n", w.Target, w.State, orNone(strings.Join(w.Agents, ", ")))
+				if w.Spend != nil && w.Spend.Runs > 0 {
+					e.printf("    spent: %s\n", spendText(w.Spend))
+				}
 			}
 			var names []string
 			for _, p := range h.Plugins {
@@ -236,13 +239,16 @@ func infoCmd(e *env) *ffcli.Command {
 				if w.Error != "" {
 					e.printf("error:    %s\n", w.Error)
 				}
+				if w.Spend != nil {
+					e.printf("spent:    %s (all runs, ever)\n", spendText(w.Spend))
+				}
 				if p := w.Progress; p != nil {
 					state := "working"
 					if p.Idle {
 						state = "idle"
 					}
-					e.printf("team:     %s; %d run(s), %d failed; %d tokens in / %d out, $%.4f\n",
-						state, p.Runs, p.FailedRuns, p.InputTokens, p.OutputTokens, p.CostUSD)
+					e.printf("team:     %s; %d run(s), %d failed; %d tokens in / %d out, $%.4f%s\n",
+						state, p.Runs, p.FailedRuns, p.InputTokens, p.OutputTokens, p.CostUSD, unpricedText(p.UnpricedRuns))
 					if len(p.Failed) > 0 {
 						e.printf("failed:   %s (agent-worker resume <agent>)\n", strings.Join(p.Failed, ", "))
 					}
@@ -280,6 +286,7 @@ func (e *env) printAgent(a api.Agent) error {
 		row("warning", w)
 	}
 	row("inbox", fmt.Sprintf("%d unread", a.InboxDepth))
+	row("spent", spendText(a.Spend))
 	row("schedule", a.Schedule)
 	row("wakeup", a.WakeupPrompt)
 	row("system", firstLine(a.System, 100))
@@ -311,8 +318,8 @@ func (e *env) printAgent(a api.Agent) error {
 		if r.Error != "" {
 			outcome += ": " + oneLine(r.Error, 80)
 		}
-		fmt.Fprintf(tw, "  %s\t%s\tattempt %d\t%s\t%s\n", r.StartedAt.Local().Format(time.DateTime), r.ID,
-			r.Attempt, (time.Duration(r.DurationMS) * time.Millisecond).Round(time.Millisecond), outcome)
+		fmt.Fprintf(tw, "  %s\t%s\tattempt %d\t%s\t%d/%d tokens\t%s\t%s\n", r.StartedAt.Local().Format(time.DateTime), r.ID,
+			r.Attempt, (time.Duration(r.DurationMS) * time.Millisecond).Round(time.Millisecond), r.InputTokens, r.OutputTokens, costText(r), outcome)
 	}
 	return tw.Flush()
 }

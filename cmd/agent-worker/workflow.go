@@ -283,8 +283,8 @@ func (e *env) summarize(ctx context.Context, c *api.Client, end runEnd) error {
 			return err
 		}
 	} else if p != nil {
-		e.printf("%s: %d run(s), %d failed, %d tokens in / %d out, $%.4f, %s\n", final.Target, p.Runs, p.FailedRuns,
-			p.InputTokens, p.OutputTokens, p.CostUSD, (time.Duration(p.DurationMS) * time.Millisecond).Round(100*time.Millisecond))
+		e.printf("%s: %d run(s), %d failed, %d tokens in / %d out, $%.4f%s, %s\n", final.Target, p.Runs, p.FailedRuns,
+			p.InputTokens, p.OutputTokens, p.CostUSD, unpricedText(p.UnpricedRuns), (time.Duration(p.DurationMS) * time.Millisecond).Round(100*time.Millisecond))
 	}
 	switch {
 	case end.interrupted:

@@ -221,23 +221,14 @@ var ErrStopFollowing = errors.New("stop following")
 // channel, then its live event stream (messages, runs, agent states) until
 // ctx ends or the daemon closes the stream.
 func (c *Client) Follow(ctx context.Context, target string, limit int, h FollowHandlers) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.BaseURL+peekPath(target, limit, h.SinceSeq, true), nil)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Authorization", "Bearer "+c.Token)
-	req.Header.Set("Accept", "text/event-stream")
-	resp, err := c.stream().Do(req)
+	resp, err := c.openStream(ctx, peekPath(target, limit, h.SinceSeq, true))
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil
 		}
-		return unreachable(c.BaseURL, err)
+		return err
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode >= 300 {
-		return decodeError(resp)
-	}
 	if h.Connected != nil {
 		h.Connected()
 	}
@@ -293,6 +284,26 @@ func (c *Client) Follow(ctx context.Context, target string, limit int, h FollowH
 		return nil
 	}
 	return err
+}
+
+// openStream starts a GET of server-sent events at path, without the
+// client's timeout; an answer other than success is returned as its error.
+func (c *Client) openStream(ctx context.Context, path string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.BaseURL+path, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+c.Token)
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := c.stream().Do(req)
+	if err != nil {
+		return nil, unreachable(c.BaseURL, err)
+	}
+	if resp.StatusCode >= 300 {
+		defer resp.Body.Close()
+		return nil, decodeError(resp)
+	}
+	return resp, nil
 }
 
 func peekPath(target string, limit int, since int64, follow bool) string {
@@ -464,12 +475,83 @@ func (c *Client) Run(ctx context.Context, req RunRequest, h RunHandlers) (RunRes
 
 // ListRuns is GET /runs, newest first; agent "" lists every agent's runs.
 func (c *Client) ListRuns(ctx context.Context, agent string) ([]Run, error) {
-	var l RunList
-	path := "/runs"
-	if agent != "" {
-		path += "?agent=" + url.QueryEscape(agent)
+	return c.Runs(ctx, RunQuery{Target: agent})
+}
+
+// RunQuery narrows GET /runs.
+type RunQuery struct {
+	Target string // an agent or @wf[:tag]; "" for all
+	Failed bool   // only failed, cancelled and timed-out runs
+	Limit  int    // 0: the daemon's default (20)
+}
+
+// Runs is GET /runs, newest first.
+func (c *Client) Runs(ctx context.Context, q RunQuery) ([]Run, error) {
+	v := url.Values{}
+	if q.Target != "" {
+		v.Set("target", q.Target)
 	}
-	return l.Runs, c.do(ctx, http.MethodGet, path, nil, &l)
+	if q.Failed {
+		v.Set("failed", "true")
+	}
+	if q.Limit > 0 {
+		v.Set("limit", strconv.Itoa(q.Limit))
+	}
+	var l RunList
+	return l.Runs, c.do(ctx, http.MethodGet, "/runs?"+v.Encode(), nil, &l)
+}
+
+// FollowRun is GET /runs/{id}/events?follow=true: onStart gets the run as
+// it was when the stream began, onEvent its stored transcript, then each
+// new entry while the run goes on; FollowRun returns the run as it ended.
+// A finished run's transcript is all there is, and FollowRun returns once
+// it is read.
+func (c *Client) FollowRun(ctx context.Context, id string, onStart func(Run), onEvent func(RunEvent) error) (Run, error) {
+	resp, err := c.openStream(ctx, "/runs/"+url.PathEscape(id)+"/events?follow=true")
+	if err != nil {
+		if ctx.Err() != nil {
+			return Run{}, ctx.Err()
+		}
+		return Run{}, err
+	}
+	defer resp.Body.Close()
+	var run Run
+	ended := false
+	err = readSSE(resp.Body, func(event string, data []byte) error {
+		switch event {
+		case "run":
+			var r Run
+			if err := json.Unmarshal(data, &r); err != nil {
+				return fmt.Errorf("decode event: %w", err)
+			}
+			onStart(r)
+		case "event":
+			var e RunEvent
+			if err := json.Unmarshal(data, &e); err != nil {
+				return fmt.Errorf("decode event: %w", err)
+			}
+			return onEvent(e)
+		case "end":
+			ended = true
+			return json.Unmarshal(data, &run)
+		case "error":
+			var e Error
+			if err := json.Unmarshal(data, &e); err != nil {
+				return fmt.Errorf("decode event: %w", err)
+			}
+			return &e
+		}
+		return nil
+	})
+	switch {
+	case ctx.Err() != nil:
+		return run, ctx.Err()
+	case err != nil:
+		return run, err
+	case !ended:
+		return run, Errorf(CodeUnreachable, "the daemon closed the stream before the run ended: did it stop? check `agent-worker status`")
+	}
+	return run, nil
 }
 
 // GetRun is GET /runs/{id}: a run with its transcript.

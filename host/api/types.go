@@ -47,6 +47,8 @@ type Agent struct {
 	// Runs are the most recent runs, newest first (GET /agents/{target}
 	// only).
 	Runs []Run `json:"runs,omitempty"`
+	// Spend totals the agent's runs.
+	Spend *Spend `json:"spend,omitempty"`
 }
 
 // AgentList is the body of GET /agents.
@@ -65,10 +67,7 @@ type Workflow struct {
 	Agents     []string      `json:"agents"`
 	// Members are the agents again with their states, so that one call
 	// answers `agent-worker workflows`.
-	Members []Member `json:"members"`
-	// Spend is what every run of this workflow:tag has used so far
-	// (GET /workflows and GET /workflows/{name}/{tag}).
-	Spend     *Spend    `json:"spend,omitempty"`
+	Members   []Member  `json:"members"`
 	CreatedAt time.Time `json:"created_at"`
 	UpdatedAt time.Time `json:"updated_at"`
 	// Progress is filled by GET /workflows/{name}/{tag} and the idle event.
@@ -76,21 +75,15 @@ type Workflow struct {
 	// StartSeq is the channel seq before the kickoff (POST /workflows), so
 	// a client can show the channel from the kickoff on.
 	StartSeq int64 `json:"start_seq,omitempty"`
+	// Spend totals the runs of the workflow:tag, of members gone since
+	// included.
+	Spend *Spend `json:"spend,omitempty"`
 }
 
 // Member is one agent of a workflow and its state.
 type Member struct {
 	Name  string     `json:"name"`
 	State AgentState `json:"state"`
-}
-
-// Spend counts runs and sums the tokens and cost they reported.
-type Spend struct {
-	Runs         int     `json:"runs"`
-	FailedRuns   int     `json:"failed_runs"`
-	InputTokens  int64   `json:"input_tokens"`
-	OutputTokens int64   `json:"output_tokens"`
-	CostUSD      float64 `json:"cost_usd"`
 }
 
 // Progress says whether a workflow's team has finished its work and what it
@@ -104,7 +97,9 @@ type Progress struct {
 	InputTokens  int64    `json:"input_tokens"`
 	OutputTokens int64    `json:"output_tokens"`
 	CostUSD      float64  `json:"cost_usd"`
-	DurationMS   int64    `json:"duration_ms"`
+	// UnpricedRuns used tokens at an unknown cost, left out of CostUSD.
+	UnpricedRuns int   `json:"unpriced_runs,omitempty"`
+	DurationMS   int64 `json:"duration_ms"`
 }
 
 // StartWorkflow is the body of POST /workflows. The daemon reads and parses
@@ -334,6 +329,30 @@ type Run struct {
 	InboxUntilSeq int64           `json:"inbox_until_seq"`
 	Error         string          `json:"error,omitempty"`
 	Usage         json.RawMessage `json:"usage,omitempty"`
+	// Scope is the run's workflow:tag.
+	Scope string `json:"scope"`
+	// Model is the model the run was priced for.
+	Model        string `json:"model,omitempty"`
+	InputTokens  int64  `json:"input_tokens"`
+	OutputTokens int64  `json:"output_tokens"`
+	// CostUSD is nil when the cost is unknown: the backend reported none
+	// and the daemon's price table does not know the model.
+	CostUSD *float64 `json:"cost_usd"`
+	// CostSource is "plugin" (reported by the backend) or "prices" (the
+	// daemon's price table, PricesTaken).
+	CostSource string `json:"cost_source,omitempty"`
+}
+
+// Spend totals the runs of an agent or a workflow:tag, ever.
+type Spend struct {
+	Runs         int     `json:"runs"`
+	FailedRuns   int     `json:"failed_runs"`
+	InputTokens  int64   `json:"input_tokens"`
+	OutputTokens int64   `json:"output_tokens"`
+	CostUSD      float64 `json:"cost_usd"`
+	// UnpricedRuns used tokens at an unknown cost, which CostUSD leaves
+	// out.
+	UnpricedRuns int `json:"unpriced_runs,omitempty"`
 }
 
 // RunEvent is one entry of a run's transcript.
@@ -342,6 +361,30 @@ type RunEvent struct {
 	Kind string          `json:"kind"`
 	Data json.RawMessage `json:"data"`
 	At   time.Time       `json:"at"`
+}
+
+// RunEventPrompt is the kind of a transcript's first event: what the run
+// was given (PromptEvent). The other kinds are the backend's events (text,
+// tool_call, tool_result, usage, session, result, log).
+const RunEventPrompt = "prompt"
+
+// PromptEvent is the data of a run's prompt event: the agent's system
+// prompt and the inbox messages the run was shown, up to InboxUntilSeq.
+// The worker builds the model's prompt from them.
+type PromptEvent struct {
+	System        string          `json:"system"`
+	InboxUntilSeq int64           `json:"inbox_until_seq"`
+	Inbox         []PromptMessage `json:"inbox"`
+	// Omitted counts the newest messages left out to keep the event small.
+	Omitted int `json:"omitted,omitempty"`
+}
+
+// PromptMessage is one inbox message in a PromptEvent.
+type PromptMessage struct {
+	Seq     int64  `json:"seq"`
+	From    string `json:"from"`
+	To      string `json:"to,omitempty"`
+	Content string `json:"content"`
 }
 
 // RunList is the body of GET /runs.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"os"
-	"time"
 
 	"github.com/agent-worker/agent-worker/host/agents"
 	"github.com/agent-worker/agent-worker/host/api"
@@ -23,6 +22,9 @@ func (h *Server) handleHealth(w http.ResponseWriter, r *http.Request) error {
 	}
 	wfs, err := h.listWorkflows(ctx, agents)
 	if err != nil {
+		return err
+	}
+	if err := h.addSpend(ctx, agents, wfs); err != nil {
 		return err
 	}
 	problems := []string{}
@@ -76,6 +78,9 @@ func (h *Server) handleListAgents(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
+	if err := h.addSpend(r.Context(), agents, nil); err != nil {
+		return err
+	}
 	writeJSON(w, http.StatusOK, api.AgentList{Agents: agents})
 	return nil
 }
@@ -117,7 +122,11 @@ func (h *Server) handleGetAgent(w http.ResponseWriter, r *http.Request) error {
 	for _, run := range runs {
 		out.Runs = append(out.Runs, apiRun(run))
 	}
-	writeJSON(w, http.StatusOK, out)
+	one := []api.Agent{out}
+	if err := h.addSpend(r.Context(), one, nil); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, one[0])
 	return nil
 }
 
@@ -138,10 +147,8 @@ func (h *Server) handleListWorkflows(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
-	for i := range wfs {
-		if wfs[i].Spend, err = h.spend(r.Context(), wfs[i]); err != nil {
-			return err
-		}
+	if err := h.addSpend(r.Context(), nil, wfs); err != nil {
+		return err
 	}
 	writeJSON(w, http.StatusOK, api.WorkflowList{Workflows: wfs})
 	return nil
@@ -156,7 +163,11 @@ func (h *Server) handleGetWorkflow(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, out)
+	one := []api.Workflow{out}
+	if err := h.addSpend(r.Context(), nil, one); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, one[0])
 	return nil
 }
 
@@ -266,15 +277,6 @@ func toAPIWorkflow(wf store.Workflow, agents []api.Agent) api.Workflow {
 	}
 }
 
-// spend is what every run of wf has used (store.Stats since the first).
-func (h *Server) spend(ctx context.Context, wf api.Workflow) (*api.Spend, error) {
-	st, err := h.db.Stats(ctx, store.Scope{Workflow: wf.Name, Tag: wf.Tag}, time.Time{})
-	if err != nil {
-		return nil, err
-	}
-	return &api.Spend{Runs: st.Runs, FailedRuns: st.Failed, InputTokens: st.InputTokens, OutputTokens: st.OutputTokens, CostUSD: st.CostUSD}, nil
-}
-
 func keyOf(t api.Target) store.AgentKey {
 	return store.AgentKey{Name: t.Agent, Workflow: t.Workflow, Tag: t.Tag}
 }
@@ -359,13 +361,38 @@ func (h *Server) apiWorkflow(ctx context.Context, scope store.Scope, withProgres
 		return api.Workflow{}, err
 	}
 	out := toAPIWorkflow(wf, agents)
-	if out.Spend, err = h.spend(ctx, out); err != nil {
+	one := []api.Workflow{out}
+	if err := h.addSpend(ctx, nil, one); err != nil {
 		return api.Workflow{}, err
 	}
+	out = one[0]
 	if withProgress {
 		if out.Progress, err = h.wfs.Progress(ctx, wf); err != nil {
 			return api.Workflow{}, err
 		}
 	}
 	return out, nil
+}
+
+// addSpend fills in what the agents and workflows have spent, from one
+// read of the runs: an agent's total, and a workflow:tag's over every
+// agent that ever ran in it.
+func (h *Server) addSpend(ctx context.Context, agents []api.Agent, wfs []api.Workflow) error {
+	per, err := h.db.Spend(ctx)
+	if err != nil {
+		return err
+	}
+	for i, a := range agents {
+		agents[i].Spend = apiSpend(per[store.AgentKey{Name: a.Name, Workflow: a.Workflow, Tag: a.Tag}])
+	}
+	for i, wf := range wfs {
+		var total store.RunStats
+		for k, st := range per {
+			if k.Workflow == wf.Name && k.Tag == wf.Tag {
+				total.Add(st)
+			}
+		}
+		wfs[i].Spend = apiSpend(total)
+	}
+	return nil
 }

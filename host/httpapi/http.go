@@ -52,6 +52,7 @@ func (h *Server) routes(log hclog.Logger) http.Handler {
 	handle("GET /runs", h.handleListRuns)
 	handle("GET /runs/{id}", h.handleGetRun)
 	handle("POST /runs/{id}/cancel", h.handleCancelRun)
+	handle("GET /runs/{id}/events", h.handleRunEvents)
 	handle("GET /workflows", h.handleListWorkflows)
 	handle("GET /workflows/{name}/{tag}", h.handleGetWorkflow)
 	handle("POST /workflows", h.handleStartWorkflow)

@@ -93,16 +93,35 @@ func (h *Server) handlePlugins(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// handleListRuns is GET /runs: newest first, narrowed by target (an agent
+// or @wf[:tag]; agent= is the older name), failed=true (failed, cancelled
+// and timed out) and limit.
 func (h *Server) handleListRuns(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
 	var f store.RunFilter
-	if a := r.URL.Query().Get("agent"); a != "" {
-		t, err := api.ParseAgentTarget(a)
+	target := q.Get("target")
+	if target == "" {
+		target = q.Get("agent")
+	}
+	if target != "" {
+		t, err := api.ParseTarget(target)
 		if err != nil {
 			return err
 		}
-		f.Agent = keyOf(t)
+		if t.IsScope() {
+			f.Scope = scopeOf(t)
+		} else {
+			f.Agent = keyOf(t)
+		}
 	}
-	n, err := intParam(r.URL.Query().Get("limit"), 20)
+	switch v := q.Get("failed"); v {
+	case "", "false":
+	case "true":
+		f.Unsuccessful = true
+	default:
+		return api.Errorf(api.CodeInvalid, "failed=%q: use failed=true or leave it out", v)
+	}
+	n, err := intParam(q.Get("limit"), 20)
 	if err != nil {
 		return err
 	}
@@ -126,21 +145,97 @@ func (h *Server) handleGetRun(w http.ResponseWriter, r *http.Request) error {
 	}
 	out := api.RunDetail{Run: apiRun(run), Events: []api.RunEvent{}}
 	for _, e := range events {
-		out.Events = append(out.Events, api.RunEvent{N: e.N, Kind: e.Kind, Data: json.RawMessage(e.Data), At: e.At})
+		out.Events = append(out.Events, apiRunEvent(e))
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil
 }
 
+// handleRunEvents is GET /runs/{id}/events: the run's transcript as
+// server-sent events: `run` with the run as it is, one `event` per entry,
+// then `end` with the run. With
+// follow=true and a run in flight, new entries follow as they are stored
+// and `end` comes when the run's end is recorded.
+func (h *Server) handleRunEvents(w http.ResponseWriter, r *http.Request) error {
+	id := r.PathValue("id")
+	follow := r.URL.Query().Get("follow") == "true"
+	// Watch before reading, so nothing stored in between is missed.
+	changed, ended, stop, live := h.runs.WatchRun(id)
+	defer stop()
+	run, events, err := h.db.GetRun(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	sse, err := startSSE(w)
+	if err != nil {
+		return err
+	}
+	sse.send("run", apiRun(run))
+	last := 0
+	send := func(events []store.RunEvent) {
+		for _, e := range events {
+			sse.send("event", apiRunEvent(e))
+			last = e.N
+		}
+	}
+	send(events)
+	if follow && live {
+		for done := false; !done; {
+			select {
+			case <-r.Context().Done():
+				return nil
+			case <-h.stop:
+				sse.send("error", api.Errorf(api.CodeUnavailable, "the daemon is stopping; the run's transcript stays in `agent-worker logs %s`", id))
+				return nil
+			case <-changed:
+			case <-ended:
+				done = true
+			}
+			if run, events, err = h.db.RunSince(r.Context(), id, last); err != nil {
+				sse.send("error", toWireError(err))
+				return nil
+			}
+			send(events)
+		}
+	}
+	sse.send("end", apiRun(run))
+	return nil
+}
+
+// toWireError is err as an SSE error event carries it.
+func toWireError(err error) *api.Error {
+	if ae := toAPIError(err); ae != nil {
+		return ae
+	}
+	return api.Errorf(api.CodeInternal, "internal error in the daemon: see its log for details")
+}
+
+func apiRunEvent(e store.RunEvent) api.RunEvent {
+	return api.RunEvent{N: e.N, Kind: e.Kind, Data: json.RawMessage(e.Data), At: e.At}
+}
+
 func apiRun(r store.Run) api.Run {
 	out := api.Run{ID: r.ID, Agent: targetOf(r.Agent).Display(), Backend: r.Backend, PluginSHA256: r.PluginSHA256,
-		Attempt: r.Attempt, State: r.State, StartedAt: r.StartedAt, InboxUntilSeq: r.InboxUntilSeq, Error: r.Error, Usage: r.Usage}
+		Attempt: r.Attempt, State: r.State, StartedAt: r.StartedAt, InboxUntilSeq: r.InboxUntilSeq, Error: r.Error, Usage: r.Usage,
+		Scope: r.Agent.Workflow + ":" + r.Agent.Tag}
 	if !r.EndedAt.IsZero() {
 		end := r.EndedAt
 		out.EndedAt = &end
 		out.DurationMS = end.Sub(r.StartedAt).Milliseconds()
 	}
+	u := store.ParseUsage(r.Usage)
+	out.Model, out.InputTokens, out.OutputTokens, out.CostSource = u.Model, u.InputTokens, u.OutputTokens, u.CostSource
+	if u.CostKnown() && !r.EndedAt.IsZero() {
+		cost := u.CostUSD
+		out.CostUSD = &cost
+	}
 	return out
+}
+
+// apiSpend is a RunStats total in its wire form.
+func apiSpend(s store.RunStats) *api.Spend {
+	return &api.Spend{Runs: s.Runs, FailedRuns: s.Failed, InputTokens: s.InputTokens, OutputTokens: s.OutputTokens,
+		CostUSD: s.CostUSD, UnpricedRuns: s.Unpriced}
 }
 
 // sseWriter writes server-sent events and flushes each one.

@@ -48,6 +48,14 @@ type Catalog interface {
 	Refresh(ctx context.Context)
 }
 
+// Runs follows runs in flight (host/plugins.Supervisor).
+type Runs interface {
+	// WatchRun: changed gets a value when new events of run id are
+	// stored, ended closes once its end is recorded; live is false when
+	// the run is not in flight, and stop releases the watch.
+	WatchRun(id string) (changed, ended <-chan struct{}, stop func(), live bool)
+}
+
 // Deps are the services the HTTP API calls; the handlers hold no state of
 // their own beyond them.
 type Deps struct {
@@ -77,6 +85,8 @@ type Deps struct {
 	// token like every route but /mcp.
 	Metrics http.Handler
 	Log     hclog.Logger
+	// Runs follows live runs for GET /runs/{id}/events.
+	Runs Runs
 }
 
 // Server is the HTTP API over the daemon's services.
@@ -98,6 +108,7 @@ type Server struct {
 	stopServing func()
 	stop        <-chan struct{}
 	log         hclog.Logger
+	runs        Runs
 }
 
 // New returns the whole HTTP API as one handler: /mcp, and every other
@@ -105,6 +116,7 @@ type Server struct {
 func New(d Deps) http.Handler {
 	h := &Server{db: d.DB, team: d.Team, sched: d.Sched, agents: d.Agents, wfs: d.Workflows, catalog: d.Catalog,
 		mcp: d.MCP, metrics: d.Metrics, token: d.Token, info: d.Info, listen: d.Listen, home: d.Home, startedAt: d.StartedAt, now: d.Now,
-		stopServing: d.Shutdown, stop: d.Stopping, log: d.Log}
+		stopServing: d.Shutdown, stop: d.Stopping, log: d.Log,
+		runs: d.Runs}
 	return h.routes(d.Log)
 }

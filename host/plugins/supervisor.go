@@ -100,6 +100,9 @@ type Supervisor struct {
 	// mu guards running: one run per agent at a time.
 	mu      sync.Mutex
 	running map[store.AgentKey]string
+
+	// live tells followers of a run's transcript when it grows and ends.
+	live liveRuns
 }
 
 // NewSupervisor returns a supervisor; mcpURL gives the daemon's MCP address.
@@ -138,6 +141,9 @@ type RunSpec struct {
 	// InboxUntil is the newest inbox seq the run will be shown (the oldest
 	// page of my_inbox): what a successful run acks.
 	InboxUntil int64
+	// Inbox is the messages up to InboxUntil that the run is shown, which
+	// its transcript records as its prompt with the system prompt.
+	Inbox []store.Message
 	// OnStart is called when the backend's Run is entered; OnEvent for each
 	// event as it arrives. Either may be nil.
 	OnStart func(runID string)
@@ -184,6 +190,10 @@ func (s *Supervisor) Run(ctx context.Context, spec RunSpec) (out Outcome, err er
 	if err != nil {
 		return out, err
 	}
+	// Registered before the row exists and ended after its end is
+	// recorded, so a follower that finds the run not live reads it final.
+	s.live.begin(runID)
+	defer s.live.end(runID)
 	out.Run, err = s.db.StartRun(ctx, store.Run{ID: runID, Agent: key, Backend: agent.Backend,
 		PluginSHA256: p.SHA256, Attempt: attempt, InboxUntilSeq: until})
 	if err != nil {
@@ -192,11 +202,12 @@ func (s *Supervisor) Run(ctx context.Context, spec RunSpec) (out Outcome, err er
 	log := s.log.With("run", runID, "agent", key.String())
 	log.Info("run started", "backend", agent.Backend, "attempt", attempt, "inbox_until", until)
 	defer s.observeEnd(agent, &out, time.Now()) // deferred first: runs after finish has recorded the end
-	rec := newRecorder(s.db, runID, log)
+	rec := newRecorder(s.db, runID, log, func() { s.live.changed(runID) })
 	defer func() {
 		rec.close()
 		err = s.finish(ctx, spec, &out, err, log)
 	}()
+	rec.addPrompt(agent.System, until, spec.Inbox)
 
 	err = s.runPlugin(ctx, agent, attempt, resume, p, runID, log, spec.OnStart, func(e backend.Event) {
 		out.Events++
@@ -236,7 +247,9 @@ func (s *Supervisor) Run(ctx context.Context, spec RunSpec) (out Outcome, err er
 // else, a failed settle included, is recorded here with its error. It
 // returns the run's error, which a failed settle replaces.
 func (s *Supervisor) finish(ctx context.Context, spec RunSpec, out *Outcome, err error, log hclog.Logger) error {
-	usage, _ := json.Marshal(out.Usage)
+	ru := Prices.RunUsage(spec.Agent.Model, out.Usage)
+	out.Usage.CostUSD = ru.CostUSD
+	usage, _ := json.Marshal(ru)
 	if err == nil && spec.Settle != nil {
 		if err = spec.Settle(context.WithoutCancel(ctx), *out, usage); err == nil {
 			out.Run.State = api.RunSucceeded
@@ -588,9 +601,10 @@ func IsPluginProcess(pid int, path string) bool {
 // heartbeat fresh, so a chatty run costs a transaction per batch, not per
 // event.
 type recorder struct {
-	db    *store.DB
-	runID string
-	log   hclog.Logger
+	db      *store.DB
+	runID   string
+	log     hclog.Logger
+	flushed func()
 
 	// mu guards the fields that follow.
 	mu      sync.Mutex
@@ -602,8 +616,10 @@ type recorder struct {
 	done chan struct{}
 }
 
-func newRecorder(db *store.DB, runID string, log hclog.Logger) *recorder {
-	r := &recorder{db: db, runID: runID, log: log, stop: make(chan struct{}), done: make(chan struct{})}
+// newRecorder starts a recorder; flushed, if set, is called after each
+// batch is stored (without the recorder's lock).
+func newRecorder(db *store.DB, runID string, log hclog.Logger, flushed func()) *recorder {
+	r := &recorder{db: db, runID: runID, log: log, flushed: flushed, stop: make(chan struct{}), done: make(chan struct{})}
 	go r.loop()
 	return r
 }
@@ -687,6 +703,9 @@ func (r *recorder) flush() bool {
 	}
 	if err := r.db.AppendRunEvents(context.Background(), r.runID, batch); err != nil {
 		r.log.Error("record run events", "error", err, "events", len(batch))
+	}
+	if r.flushed != nil {
+		r.flushed()
 	}
 	return true
 }

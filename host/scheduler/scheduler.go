@@ -443,7 +443,7 @@ func (s *Scheduler) runOnce(ctx context.Context, l *agentLoop, a store.Agent, at
 
 	start := time.Now()
 	started := "" // the run's id once the backend was entered (a run that never started has no record to name)
-	out, err := s.sup.Run(runCtx, plugins.RunSpec{ID: runID, Agent: a, Attempt: attempt, InboxUntil: until,
+	out, err := s.sup.Run(runCtx, plugins.RunSpec{ID: runID, Agent: a, Attempt: attempt, InboxUntil: until, Inbox: inbox,
 		Settle: s.settle(ctx, a, before),
 		OnStart: func(id string) {
 			started = id

@@ -560,6 +560,7 @@ func (ws *Manager) Progress(ctx context.Context, wf store.Workflow) (*api.Progre
 		return nil, err
 	}
 	p.Runs, p.FailedRuns, p.InputTokens, p.OutputTokens, p.CostUSD = st.Runs, st.Failed, st.InputTokens, st.OutputTokens, st.CostUSD
+	p.UnpricedRuns = st.Unpriced
 	p.DurationMS = ws.now().Sub(wf.StartedAt).Milliseconds()
 	return p, nil
 }
