@@ -98,7 +98,11 @@ func (h *Server) handleCreateAgent(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, out)
+	one := []api.Agent{out} // the same view as GET /agents: spend included
+	if err := h.addSpend(r.Context(), one, nil); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, one[0])
 	return nil
 }
 
