@@ -42,7 +42,7 @@ var (
 	// configOwned are the keys BackendConfig sets from the agent's own fields.
 	configOwned = backend.ConfigKeys
 	agentKeys   = []string{"backend", "model", "system_prompt", "schedule", "wakeup", "wakeup_prompt",
-		"max_steps", "timeout", "mcp_servers", "env", "provider", "tools", "config"}
+		"max_steps", "timeout", "mcp_servers", "env", "provider", "tools", "config", "budget"}
 )
 
 // WorkspaceTools are the tool sets an agent's `tools:` may list: the sdk
@@ -125,7 +125,7 @@ func (p *parser) parse(f *File, content []byte) {
 		return
 	}
 	root := deref(doc.Content[0])
-	top := p.fields(root, "at the top level", "name", "agents", "context", "params", "setup", "kickoff", "loop_guard")
+	top := p.fields(root, "at the top level", "name", "agents", "context", "params", "setup", "kickoff", "loop_guard", "budget")
 	f.Name = p.name(top["name"])
 	// Params and setup first: every other string may refer to them.
 	f.Params = p.paramList(top["params"])
@@ -135,6 +135,46 @@ func (p *parser) parse(f *File, content []byte) {
 	f.Kickoff = p.str(top["kickoff"], "kickoff")
 	p.checkVars(top["kickoff"], f.Kickoff, "", math.MaxInt)
 	f.LoopGuard = p.loopGuard(top["loop_guard"])
+	f.Budget = p.budget(top["budget"], "budget")
+}
+
+// budget reads {usd, tokens, runs, hard}: each limit a number, 0 or more.
+func (p *parser) budget(n *yaml.Node, where string) *Budget {
+	if isNull(n) {
+		return nil
+	}
+	const example = "budget: {usd: 5, tokens: 2000000, runs: 200}"
+	if n.Kind != yaml.MappingNode {
+		p.add(n, "%s must be a map, e.g. %s", where, example)
+		return nil
+	}
+	fs := p.fields(n, "in "+where, "usd", "tokens", "runs", "hard")
+	b := &Budget{Hard: p.boolean(fs["hard"], "hard")}
+	if v := fs["usd"]; !isNull(v) {
+		var usd float64
+		if v.Kind != yaml.ScalarNode || v.Decode(&usd) != nil || usd < 0 {
+			p.add(v, "%s usd must be a number of dollars, 0 or more, e.g. %s", where, example)
+		} else {
+			b.USD = &usd
+		}
+	}
+	for key, dst := range map[string]**int64{"tokens": &b.Tokens, "runs": &b.Runs} {
+		v := fs[key]
+		if isNull(v) {
+			continue
+		}
+		var n int64
+		if v.Kind != yaml.ScalarNode || v.Decode(&n) != nil || n < 0 {
+			p.add(v, "%s %s must be a whole number, 0 or more, e.g. %s", where, key, example)
+			continue
+		}
+		*dst = &n
+	}
+	if b.USD == nil && b.Tokens == nil && b.Runs == nil {
+		p.add(n, "%s sets no limit: give usd, tokens or runs, e.g. %s", where, example)
+		return nil
+	}
+	return b
 }
 
 // loopGuard reads loop_guard: {max_rounds: N}; absent is the default, 0
@@ -611,6 +651,7 @@ func (p *parser) agent(k, v *yaml.Node) Agent {
 	a.Env = p.strMap(fs["env"], "env", where, true)
 	a.Provider = p.provider(fs["provider"], a.Name)
 	a.Tools = p.tools(fs["tools"], a.Backend)
+	a.Budget = p.budget(fs["budget"], "agent "+a.Name+" budget")
 	a.Config = p.config(fs["config"])
 	return a
 }

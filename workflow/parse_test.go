@@ -230,3 +230,29 @@ func TestLoopGuard(t *testing.T) {
 		}
 	}
 }
+
+// budget: per workflow and per agent, with what a mistake says.
+func TestBudget(t *testing.T) {
+	t.Parallel()
+	f, err := Parse("wf.yaml", []byte("budget: {usd: 2.5, runs: 3, hard: true}\nagents:\n  a: {backend: mock, budget: {tokens: 1000}}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := f.Budget; b == nil || *b.USD != 2.5 || *b.Runs != 3 || b.Tokens != nil || !b.Hard {
+		t.Errorf("workflow budget = %+v", b)
+	}
+	if b := f.Agents[0].Budget; b == nil || *b.Tokens != 1000 || b.Runs != nil || b.Hard {
+		t.Errorf("agent budget = %+v", b)
+	}
+	for yml, want := range map[string]string{
+		"budget: {usd: -1}\nagents: {a: {backend: mock}}\n":    "wf.yaml:1:15: budget usd must be a number of dollars, 0 or more",
+		"budget: {runs: many}\nagents: {a: {backend: mock}}\n": "wf.yaml:1:16: budget runs must be a whole number, 0 or more",
+		"budget: {}\nagents: {a: {backend: mock}}\n":           "wf.yaml:1:9: budget sets no limit",
+		"agents: {a: {backend: mock, budget: {tokens: -5}}}\n": "wf.yaml:1:46: agent a budget tokens must be a whole number",
+		"budget: {dollars: 3}\nagents: {a: {backend: mock}}\n": `unknown key "dollars" in budget`,
+	} {
+		if _, err := Parse("wf.yaml", []byte(yml)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", yml, err, want)
+		}
+	}
+}

@@ -29,7 +29,8 @@ type Instance struct {
 	Agents               []Agent // copies with SystemPrompt, WakeupPrompt, Env and MCPServers interpolated
 	Context              Context // DocsDir interpolated and absolute
 	Kickoff              string
-	LoopGuard            int // see File.LoopGuard
+	LoopGuard            int     // see File.LoopGuard
+	Budget               *Budget // see File.Budget
 }
 
 // Resolve interpolates every string of f that may hold variables. It runs
@@ -37,7 +38,7 @@ type Instance struct {
 // of them are reported together.
 func Resolve(f *File, v Vars) (*Instance, error) {
 	r := newResolver(f, v)
-	in := &Instance{Name: r.name, Tag: r.tag, Path: f.Path, Dir: f.Dir, Context: f.Context, LoopGuard: f.LoopGuard}
+	in := &Instance{Name: r.name, Tag: r.tag, Path: f.Path, Dir: f.Dir, Context: f.Context, LoopGuard: f.LoopGuard, Budget: f.Budget}
 	in.Kickoff = r.expand("kickoff", f.Kickoff)
 	for _, a := range f.Agents {
 		where := "agent " + a.Name

@@ -66,6 +66,8 @@ type File struct {
 	Params          []Param
 	Setup           []SetupStep
 	Kickoff         string
+	// Budget caps what the workflow:tag may spend; nil: no cap.
+	Budget *Budget
 	// LoopGuard is how many agent messages in a row (no human or system
 	// line between) pause the team: loop_guard.max_rounds, default
 	// DefaultLoopGuard, 0 off.
@@ -89,6 +91,7 @@ type Agent struct {
 	Tools                []string // workspace tool sets (WorkspaceTools); nil: the backend's default (all), empty: none
 	Provider             *Provider
 	Config               map[string]json.RawMessage // the `config:` map by key, passed through to the backend untouched
+	Budget               *Budget                    // this agent's own cap; nil: none
 	Line                 int
 }
 
@@ -222,4 +225,13 @@ func ReadLimited(path, what string, limit int64) ([]byte, error) {
 		return nil, &SizeError{What: what, Size: -1, Limit: limit}
 	}
 	return b, nil
+}
+
+// Budget caps spend since the workflow (re)started; a nil limit is unset.
+type Budget struct {
+	USD          *float64
+	Tokens, Runs *int64
+	// Hard cancels a run in flight that crosses the budget instead of
+	// letting it finish.
+	Hard bool
 }

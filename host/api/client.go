@@ -612,3 +612,13 @@ func (c *Client) SetSchedule(ctx context.Context, t Target, s ScheduleRequest) e
 func (c *Client) ClearSchedule(ctx context.Context, t Target) error {
 	return c.do(ctx, http.MethodDelete, "/agents/"+url.PathEscape(t.String())+"/schedule", nil, nil)
 }
+
+// SetBudget is PUT /budgets/{target}; t is an agent or a scope (@wf:tag).
+func (c *Client) SetBudget(ctx context.Context, t Target, b BudgetRequest) error {
+	return c.do(ctx, http.MethodPut, "/budgets/"+url.PathEscape(t.String()), b, nil)
+}
+
+// ClearBudget is DELETE /budgets/{target}.
+func (c *Client) ClearBudget(ctx context.Context, t Target) error {
+	return c.do(ctx, http.MethodDelete, "/budgets/"+url.PathEscape(t.String()), nil, nil)
+}

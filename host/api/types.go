@@ -437,3 +437,13 @@ type ToolEvent struct {
 	Name  string `json:"name"`
 	Args  string `json:"args,omitempty"`
 }
+
+// BudgetRequest is the body of PUT /budgets/{target}: the limits to set
+// (at least one), for a workflow:tag (target @wf:tag) or one agent.
+type BudgetRequest struct {
+	USD    *float64 `json:"usd,omitempty"`
+	Tokens *int64   `json:"tokens,omitempty"`
+	Runs   *int64   `json:"runs,omitempty"`
+	// Hard cancels a run in flight that crosses the budget.
+	Hard bool `json:"hard,omitempty"`
+}

@@ -46,6 +46,8 @@ func (h *Server) routes(log hclog.Logger) http.Handler {
 	handle("GET /docs/{wf}/{tag}/{path...}", h.handleDocRead)
 	handle("PUT /docs/{wf}/{tag}/{path...}", h.handleDocWrite)
 	handle("POST /docs/{wf}/{tag}/{path...}", h.handleDocAppend)
+	handle("PUT /budgets/{target}", h.handleSetBudget)
+	handle("DELETE /budgets/{target}", h.handleClearBudget)
 	handle("POST /run", h.handleRun)
 	handle("POST /serve", h.handleServe)
 	handle("GET /plugins", h.handlePlugins)

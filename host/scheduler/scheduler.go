@@ -345,6 +345,13 @@ func (s *Scheduler) tick(ctx context.Context, l *agentLoop, scheduled bool) bool
 		}
 	}
 	if depth > 0 {
+		if sb, err := s.overBudget(ctx, a); err != nil {
+			s.log.Warn("budget check", "agent", l.key.String(), "error", err)
+			return true
+		} else if sb != nil {
+			s.stopOverBudget(ctx, a, sb)
+			return true
+		}
 		l.held = 0
 		s.runWithRetries(ctx, l, a)
 	}
@@ -368,6 +375,12 @@ func (s *Scheduler) runWithRetries(ctx context.Context, l *agentLoop, a store.Ag
 		case errors.Is(err, errUserCancel):
 			l.finishAll(out, err, false)
 			return // runOnce left it idle; its inbox stays unread
+		case errors.As(err, new(*overBudgetError)):
+			l.finishAll(out, err, false)
+			var ob *overBudgetError
+			errors.As(err, &ob)
+			s.stopOverBudget(ctx, a, ob.spent) // runOnce left it idle: now over_budget, its inbox unread
+			return
 		case backend.IsPermanent(err) || attempt >= s.cfg.Attempts:
 			s.log.Warn("agent failed", "agent", l.key.String(), "attempts", attempt, "error", err)
 			l.finishAll(out, err, false)
@@ -441,6 +454,11 @@ func (s *Scheduler) runOnce(ctx context.Context, l *agentLoop, a store.Agent, at
 	l.startRun(cancel, until, runID)
 	defer l.endRun()
 
+	hard, err := s.hardBudget(ctx, a)
+	if err != nil {
+		s.log.Warn("budget check", "agent", l.key.String(), "error", err)
+	}
+	var crossed *spentBudget // a hard budget this run crossed, which cancelled it
 	start := time.Now()
 	started := "" // the run's id once the backend was entered (a run that never started has no record to name)
 	out, err := s.sup.Run(runCtx, plugins.RunSpec{ID: runID, Agent: a, Attempt: attempt, InboxUntil: until, Inbox: inbox,
@@ -451,6 +469,11 @@ func (s *Scheduler) runOnce(ctx context.Context, l *agentLoop, a store.Agent, at
 			s.team.Bus.Publish(team.Event{Kind: team.EventRunStarted, Agent: l.key, Run: &team.RunInfo{ID: id, Attempt: attempt}})
 		},
 		OnEvent: func(e backend.Event) {
+			if hard != nil && e.Kind == backend.EventUsage && e.Usage != nil && crossed == nil {
+				if crossed = hard(*e.Usage); crossed != nil {
+					cancel(errOverBudget)
+				}
+			}
 			l.forward(e) // never blocks: a watcher that falls behind is dropped
 			if e.Kind == backend.EventToolCall && e.Tool != nil {
 				s.team.Bus.Publish(team.Event{Kind: team.EventTool, Agent: l.key, Tool: &team.ToolInfo{Name: e.Tool.Name, Args: string(e.Tool.Args)}})
@@ -460,6 +483,9 @@ func (s *Scheduler) runOnce(ctx context.Context, l *agentLoop, a store.Agent, at
 	if err != nil && errors.Is(context.Cause(runCtx), errUserCancel) {
 		err = errUserCancel
 		l.held = until
+	}
+	if err != nil && crossed != nil {
+		err = &overBudgetError{crossed}
 	}
 	if ctx.Err() == nil {
 		// Only from running: a pause, stop or budget stop that came

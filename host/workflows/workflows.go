@@ -248,6 +248,27 @@ func (ws *Manager) apply(ctx context.Context, inst *workflow.Instance, content [
 		ws.sched.Add(want.Key())
 		ws.sched.Reschedule(want.Key())
 	}
+	return ws.applyBudgets(ctx, inst)
+}
+
+// applyBudgets makes the stored budgets those of the file: a start or an
+// edit replaces what `agent-worker budget` set meanwhile.
+func (ws *Manager) applyBudgets(ctx context.Context, inst *workflow.Instance) error {
+	scope := store.Scope{Workflow: inst.Name, Tag: inst.Tag}
+	set := func(agent string, b *workflow.Budget) error {
+		if b == nil {
+			return ws.db.ClearBudget(ctx, scope, agent)
+		}
+		return ws.db.SetBudget(ctx, store.Budget{Workflow: inst.Name, Tag: inst.Tag, Agent: agent, USD: b.USD, Tokens: b.Tokens, Runs: b.Runs, Hard: b.Hard})
+	}
+	if err := set("", inst.Budget); err != nil {
+		return err
+	}
+	for _, a := range inst.Agents {
+		if err := set(a.Name, a.Budget); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

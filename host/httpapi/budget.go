@@ -1,0 +1,47 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/store"
+)
+
+// handleSetBudget is PUT /budgets/{target}: a workflow:tag's budget
+// (@wf:tag) or an agent's. It replaces what the workflow file set until the
+// file is started or edited again.
+func (h *Server) handleSetBudget(w http.ResponseWriter, r *http.Request) error {
+	t, err := api.ParseTarget(r.PathValue("target"))
+	if err != nil {
+		return err
+	}
+	var req api.BudgetRequest
+	if err := decodeJSON(w, r, &req); err != nil {
+		return err
+	}
+	if req.USD == nil && req.Tokens == nil && req.Runs == nil {
+		return api.Errorf(api.CodeInvalid, "a budget needs a limit: give usd, tokens or runs (or DELETE to clear it)")
+	}
+	b := store.Budget{Workflow: t.Workflow, Tag: t.Tag, Agent: t.Agent, USD: req.USD, Tokens: req.Tokens, Runs: req.Runs, Hard: req.Hard}
+	if err := h.db.SetBudget(r.Context(), b); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, api.Status{Status: "budget set", Target: t.Display()})
+	return nil
+}
+
+// handleClearBudget is DELETE /budgets/{target}.
+func (h *Server) handleClearBudget(w http.ResponseWriter, r *http.Request) error {
+	t, err := api.ParseTarget(r.PathValue("target"))
+	if err != nil {
+		return err
+	}
+	if _, err := h.db.GetWorkflow(r.Context(), t.Workflow, t.Tag); err != nil {
+		return err
+	}
+	if err := h.db.ClearBudget(r.Context(), scopeOf(t), t.Agent); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, api.Status{Status: "budget cleared", Target: t.Display()})
+	return nil
+}
