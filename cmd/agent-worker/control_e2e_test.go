@@ -85,3 +85,44 @@ func TestE2EPauseResumeCancel(t *testing.T) {
 		t.Errorf("pause of an unknown agent: exit %d, %q", r.code, r.stderr)
 	}
 }
+
+// budget from the CLI: a standalone agent stops at its run cap with the
+// notice in its channel; raising the cap and resuming runs what waited;
+// bad limits are usage errors that change nothing.
+func TestE2EBudget(t *testing.T) {
+	t.Parallel()
+	c := newCLI(t)
+	c.ok("new", "alice", "--backend", "mock")
+	if out := c.ok("budget", "alice", "set", "--runs", "1"); out != "alice: budget set\n" {
+		t.Errorf("budget set printed %q", out)
+	}
+	c.ok("send", "alice", "one")
+	c.waitFor("alice's first run", func() bool { return c.agentNamed("alice").InboxDepth == 0 })
+	c.ok("send", "alice", "two")
+	c.waitFor("alice over budget", func() bool { return c.agentNamed("alice").State == api.AgentOverBudget })
+	if a := c.agentNamed("alice"); a.InboxDepth != 1 {
+		t.Errorf("alice over budget has %d unread, want the second message waiting", a.InboxDepth)
+	}
+	if out := c.ok("peek", "@global"); !strings.Contains(out, "alice is over its budget: runs: 1 of 1") {
+		t.Errorf("no budget notice in the channel:\n%s", out)
+	}
+	c.ok("budget", "alice", "set", "--runs", "5")
+	c.ok("resume", "alice")
+	c.waitFor("alice runs the waiting message", func() bool { return c.agentNamed("alice").InboxDepth == 0 })
+	if out := c.ok("budget", "alice", "clear", "--json"); !strings.Contains(out, `"status": "budget clear"`) {
+		t.Errorf("budget clear --json printed %q", out)
+	}
+	for args, says := range map[string]string{
+		"budget alice set --usd -1":    `--usd "-1": give a number of dollars, 0 or more`,
+		"budget alice set --runs many": `--runs "many": give a whole number`,
+		"budget alice set":             "needs a limit",
+		"budget alice raise":           "usage: agent-worker budget",
+	} {
+		if r := c.run(strings.Fields(args)...); r.code != api.ExitUsage || !strings.Contains(r.stderr, says) {
+			t.Errorf("%s: exit %d, %q; want usage saying %q", args, r.code, r.stderr, says)
+		}
+	}
+	if r := c.run("budget", "nobody", "set", "--runs", "1"); r.code != api.ExitNotFound {
+		t.Errorf("budget of an unknown agent: exit %d, %q", r.code, r.stderr)
+	}
+}
