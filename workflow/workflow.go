@@ -66,6 +66,7 @@ type File struct {
 	Params          []Param
 	Setup           []SetupStep
 	Kickoff         string
+	Triggers        []Trigger
 }
 
 // Agent is one team member as written in the file; Line lets the daemon point
@@ -125,6 +126,16 @@ type SetupStep struct {
 	Shell, As string
 	Timeout   time.Duration // 60s unless the step says otherwise
 	Line      int
+}
+
+// Trigger is a webhook that posts Message into the workflow's channel:
+// POST /hooks/<workflow>/<Name>, signed with the secret held in the
+// daemon's environment variable SecretEnv. Message may use ${{ body.PATH }}
+// (a dot path into the request's JSON body) beside the workflow's other
+// variables; Resolve fills in the others and RenderTrigger the body.
+type Trigger struct {
+	Name, SecretEnv, Message string
+	Line                     int
 }
 
 // Load reads and parses the workflow file at path, so callers holding only a
