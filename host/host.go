@@ -24,6 +24,7 @@ import (
 	"github.com/agent-worker/agent-worker/host/plugins"
 	"github.com/agent-worker/agent-worker/host/scheduler"
 	"github.com/agent-worker/agent-worker/host/team"
+	"github.com/agent-worker/agent-worker/host/triggers"
 	"github.com/agent-worker/agent-worker/host/workflows"
 	"github.com/agent-worker/agent-worker/store"
 )
@@ -65,6 +66,10 @@ type Config struct {
 	Logger hclog.Logger
 	// Now is the clock; tests inject one.
 	Now func() time.Time
+	// LookupEnv reads the secrets of webhook triggers (their secret_env)
+	// from the daemon's environment; nil is os.LookupEnv. Tests give each
+	// daemon its own.
+	LookupEnv func(string) (string, bool)
 }
 
 // The services fit the interfaces the HTTP API is built from.
@@ -74,6 +79,8 @@ var (
 	_ httpapi.Agents    = (*agents.Registry)(nil)
 	_ httpapi.Runs      = (*plugins.Supervisor)(nil)
 	_ httpapi.Catalog   = (*plugins.Catalog)(nil)
+	_ httpapi.Hooks     = (*triggers.Service)(nil)
+	_ workflows.Triggers = (*triggers.Service)(nil)
 
 	_ plugins.Observer   = (*metrics.Metrics)(nil)
 	_ scheduler.Observer = (*metrics.Metrics)(nil)
@@ -100,6 +107,7 @@ type Host struct {
 	wfs       *workflows.Manager
 	agents    *agents.Registry
 	metrics   *metrics.Metrics
+	hooks     *triggers.Service
 
 	stopOnce sync.Once
 	stop     chan struct{} // closed by POST /shutdown
@@ -179,7 +187,7 @@ func New(cfg Config) (_ *Host, err error) {
 		return nil, fmt.Errorf("listen on %s: %w (another program uses that address: pick another with --listen, port 0 picks a free one)", cfg.Listen, err)
 	}
 	httpLog := h.log.Named("http")
-	handler := httpapi.New(httpapi.Deps{DB: h.db, Team: h.team, Sched: h.sched, Agents: h.agents, Workflows: h.wfs, Catalog: h.catalog,
+	handler := httpapi.New(httpapi.Deps{DB: h.db, Team: h.team, Sched: h.sched, Agents: h.agents, Workflows: h.wfs, Catalog: h.catalog, Hooks: h.hooks,
 		MCP: h.mcp, Token: h.token, Info: h.Info, Listen: h.ln.Addr().String(), Home: home, StartedAt: h.startedAt, Now: cfg.Now,
 		Shutdown: h.requestStop, Stopping: h.stop, Metrics: h.metrics.Handler(), Log: httpLog,
 		Runs: h.sup})
@@ -211,7 +219,8 @@ func (h *Host) buildParts(ctx context.Context) error {
 	h.sched = scheduler.New(h.db, h.sup, h.team, h.cfg.Scheduler, h.log.Named("scheduler"))
 	h.agents = &agents.Registry{DB: h.db, Catalog: h.catalog, Sched: h.sched, DefaultModel: h.cfg.DefaultModel, Forget: h.mcp.Forget,
 		StateDir: func(k store.AgentKey) string { return plugins.AgentStateDir(h.cfg.Home, k) }, Log: h.log.Named("agents")}
-	h.wfs = workflows.New(workflows.Config{DB: h.db, Team: h.team, Sched: h.sched, Catalog: h.catalog,
+	h.hooks = triggers.New(triggers.Config{DB: h.db, Team: h.team, LookupEnv: h.cfg.LookupEnv, Log: h.log.Named("triggers")})
+	h.wfs = workflows.New(workflows.Config{DB: h.db, Team: h.team, Sched: h.sched, Triggers: h.hooks, Catalog: h.catalog,
 		DefaultModel: h.cfg.DefaultModel, Now: h.cfg.Now, Log: h.log.Named("workflows")})
 	if err := h.wfs.Restore(ctx); err != nil {
 		return fmt.Errorf("restore workflows: %w", err)

@@ -19,6 +19,8 @@
 // They are filled in kickoff, setup shell, system_prompt (inline or the
 // file's contents), wakeup_prompt, env values, mcp_servers fields and
 // context.documents.dir; never in config:, which goes to the backend as is.
+// A webhook trigger's message may also use ${{ body.PATH }}: Resolve leaves
+// it in place and RenderTrigger fills it from each delivery's JSON body.
 //
 // A workflow file, a system_prompt file and a resolved system prompt are at
 // most 1 MiB each (MaxFileBytes, MaxSystemPromptBytes); CheckAgentName and

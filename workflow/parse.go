@@ -26,6 +26,9 @@ var (
 	identRE      = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 	shortRE      = regexp.MustCompile(`^[A-Za-z0-9]$`)
 	yamlErrRE    = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+	// bodyPathRE is the path of ${{ body.PATH }}: object keys and array
+	// indexes joined by dots.
+	bodyPathRE = regexp.MustCompile(`^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$`)
 )
 
 const defaultSetupTimeout = 60 * time.Second
@@ -92,6 +95,7 @@ type parser struct {
 	probs   Problems
 	params  map[string]bool // declared param names
 	setupAs map[string]int  // setup `as` name -> step index
+	body    bool            // ${{ body.PATH }} is allowed: checking a trigger's message
 }
 
 func (p *parser) add(n *yaml.Node, format string, args ...any) {
@@ -125,7 +129,7 @@ func (p *parser) parse(f *File, content []byte) {
 		return
 	}
 	root := deref(doc.Content[0])
-	top := p.fields(root, "at the top level", "name", "agents", "context", "params", "setup", "kickoff", "loop_guard", "budget")
+	top := p.fields(root, "at the top level", "name", "agents", "context", "params", "setup", "kickoff", "loop_guard", "budget", "triggers")
 	f.Name = p.name(top["name"])
 	// Params and setup first: every other string may refer to them.
 	f.Params = p.paramList(top["params"])
@@ -136,6 +140,7 @@ func (p *parser) parse(f *File, content []byte) {
 	p.checkVars(top["kickoff"], f.Kickoff, "", math.MaxInt)
 	f.LoopGuard = p.loopGuard(top["loop_guard"])
 	f.Budget = p.budget(top["budget"], "budget")
+	f.Triggers = p.triggers(top["triggers"])
 }
 
 // budget reads {usd, tokens, runs, hard}: each limit a number, 0 or more.
@@ -199,6 +204,60 @@ func (p *parser) loopGuard(n *yaml.Node) int {
 		return DefaultLoopGuard
 	}
 	return rounds
+}
+
+// triggerExample is a whole trigger, for messages that show what to write.
+const triggerExample = `{webhook: pr-opened, secret_env: PR_WEBHOOK_SECRET, message: "@reviewer new PR: ${{ body.pull_request.html_url }}"}`
+
+// triggers reads the webhook triggers. A trigger without a secret is an
+// error: the endpoint is outside the bearer token, so the signature is all
+// that keeps strangers from posting into the channel.
+func (p *parser) triggers(n *yaml.Node) []Trigger {
+	if isNull(n) {
+		return nil
+	}
+	if n.Kind != yaml.SequenceNode {
+		p.add(n, "triggers must be a list, e.g. triggers: [%s]", triggerExample)
+		return nil
+	}
+	var out []Trigger
+	names := map[string]int{}
+	for i, item := range n.Content {
+		item = deref(item)
+		if item.Kind != yaml.MappingNode {
+			p.add(item, "each trigger must be a map, e.g. %s", triggerExample)
+			continue
+		}
+		fs := p.fields(item, fmt.Sprintf("in trigger %d", i+1), "webhook", "secret_env", "message")
+		t := Trigger{Name: p.str(fs["webhook"], "webhook"), SecretEnv: p.str(fs["secret_env"], "secret_env"),
+			Message: p.str(fs["message"], "message"), Line: item.Line}
+		label := fmt.Sprintf("trigger %d", i+1)
+		switch line, dup := names[t.Name]; {
+		case t.Name == "":
+			p.add(item, "trigger %d needs a name: add webhook: e.g. webhook: pr-opened (it is served at POST /hooks/<workflow>/<name>)", i+1)
+		case CheckScopeName("webhook", t.Name) != nil:
+			p.add(fs["webhook"], "%v", CheckScopeName("webhook", t.Name))
+		case dup:
+			p.add(fs["webhook"], "duplicate webhook %q (first at line %d): rename or remove one", t.Name, line)
+		default:
+			names[t.Name] = fs["webhook"].Line
+			label = "webhook " + t.Name
+		}
+		switch {
+		case t.SecretEnv == "":
+			p.add(item, "%s needs secret_env: the daemon's environment variable holding the webhook's secret, e.g. secret_env: PR_WEBHOOK_SECRET", label)
+		case !identRE.MatchString(t.SecretEnv):
+			p.add(fs["secret_env"], "%s: secret_env %q is not an environment variable name: use letters, digits and _, not starting with a digit", label, t.SecretEnv)
+		}
+		if strings.TrimSpace(t.Message) == "" {
+			p.add(item, "%s needs a message: what to post in the channel, e.g. message: \"@reviewer new PR: ${{ body.pull_request.html_url }}\"", label)
+		}
+		p.body = true
+		p.checkVars(fs["message"], t.Message, "", math.MaxInt)
+		p.body = false
+		out = append(out, t)
+	}
+	return out
 }
 
 // yamlKeyLimit is the longest plain key yaml.v3 reads; a longer one is a
@@ -968,6 +1027,12 @@ func (p *parser) unknownVar(expr string, steps int) string {
 	const all = "use env.NAME, params.NAME, workflow.name, workflow.tag, source.dir or a setup step's as: name"
 	ns, name, dotted := strings.Cut(expr, ".")
 	switch {
+	case ns == "body" && dotted && !p.body:
+		return fmt.Sprintf("${{ %s }} is only set in a trigger's message (it reads the webhook's JSON body): %s", expr, all)
+	case ns == "body" && dotted && !bodyPathRE.MatchString(name):
+		return fmt.Sprintf("${{ %s }}: write a dot path into the JSON body, e.g. body.pull_request.html_url or body.commits.0.id", expr)
+	case ns == "body" && dotted:
+		return ""
 	case !dotted && identRE.MatchString(expr):
 		i, ok := p.setupAs[expr]
 		switch {

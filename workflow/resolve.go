@@ -31,6 +31,9 @@ type Instance struct {
 	Kickoff              string
 	LoopGuard            int     // see File.LoopGuard
 	Budget               *Budget // see File.Budget
+	// Triggers have every variable of Message filled in but ${{ body.PATH }},
+	// which RenderTrigger fills from each delivery.
+	Triggers []Trigger
 }
 
 // Resolve interpolates every string of f that may hold variables. It runs
@@ -66,6 +69,12 @@ func Resolve(f *File, v Vars) (*Instance, error) {
 		}
 		in.Agents = append(in.Agents, a)
 	}
+	r.keepBody = true
+	for _, t := range f.Triggers {
+		t.Message = r.expand("webhook "+t.Name+" message", t.Message)
+		in.Triggers = append(in.Triggers, t)
+	}
+	r.keepBody = false
 	if d := r.expand("context.documents.dir", f.Context.DocsDir); d != "" && !filepath.IsAbs(d) {
 		in.Context.DocsDir = filepath.Join(f.Dir, d)
 	} else {
@@ -86,6 +95,7 @@ type resolver struct {
 	errs       []error
 	seen       map[string]bool
 	declParams map[string]string // name -> default, for params the caller left out
+	keepBody   bool              // leave ${{ body.PATH }} for RenderTrigger: expanding a trigger's message
 }
 
 func newResolver(f *File, v Vars) *resolver {
@@ -116,6 +126,9 @@ func (r *resolver) expand(where, s string) string {
 	}
 	return varRE.ReplaceAllStringFunc(s, func(m string) string {
 		expr := varRE.FindStringSubmatch(m)[1]
+		if r.keepBody && strings.HasPrefix(expr, "body.") {
+			return m
+		}
 		val, err := r.lookup(expr)
 		if err != nil {
 			if !r.seen[expr] {

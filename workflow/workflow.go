@@ -72,6 +72,7 @@ type File struct {
 	// line between) pause the team: loop_guard.max_rounds, default
 	// DefaultLoopGuard, 0 off.
 	LoopGuard int
+	Triggers  []Trigger
 }
 
 // DefaultLoopGuard is loop_guard.max_rounds when a file does not set it.
@@ -135,6 +136,16 @@ type SetupStep struct {
 	Shell, As string
 	Timeout   time.Duration // 60s unless the step says otherwise
 	Line      int
+}
+
+// Trigger is a webhook that posts Message into the workflow's channel:
+// POST /hooks/<workflow>/<Name>, signed with the secret held in the
+// daemon's environment variable SecretEnv. Message may use ${{ body.PATH }}
+// (a dot path into the request's JSON body) beside the workflow's other
+// variables; Resolve fills in the others and RenderTrigger the body.
+type Trigger struct {
+	Name, SecretEnv, Message string
+	Line                     int
 }
 
 // Load reads and parses the workflow file at path, so callers holding only a

@@ -68,6 +68,8 @@ func (h *Server) routes(log hclog.Logger) http.Handler {
 	// /mcp authenticates agents with their own tokens, not the daemon's.
 	top := http.NewServeMux()
 	top.Handle("/mcp", h.mcp)
+	// Webhooks are authenticated by their signature (host/triggers).
+	top.Handle("POST /hooks/{workflow}/{name}", apiHandler{h.handleHook, log})
 	top.Handle("/", h.requireToken(mux))
 	return logRequests(log, top)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/agent-worker/agent-worker/host/agents"
 	"github.com/agent-worker/agent-worker/host/api"
 	"github.com/agent-worker/agent-worker/host/team"
+	"github.com/agent-worker/agent-worker/host/triggers"
 	"github.com/agent-worker/agent-worker/host/workflows"
 	"github.com/agent-worker/agent-worker/sdk/backend"
 	"github.com/agent-worker/agent-worker/store"
@@ -56,6 +57,11 @@ type Runs interface {
 	WatchRun(id string) (changed, ended <-chan struct{}, stop func(), live bool)
 }
 
+// Hooks serves webhook deliveries (host/triggers.Service).
+type Hooks interface {
+	Deliver(ctx context.Context, d triggers.Delivery) (api.HookResult, error)
+}
+
 // Deps are the services the HTTP API calls; the handlers hold no state of
 // their own beyond them.
 type Deps struct {
@@ -65,6 +71,9 @@ type Deps struct {
 	Agents    Agents
 	Workflows Workflows
 	Catalog   Catalog
+	// Hooks serves POST /hooks/{workflow}/{name}, which is authenticated by
+	// the delivery's signature instead of the bearer token.
+	Hooks Hooks
 	// MCP serves /mcp; it authenticates agents with their own tokens.
 	MCP http.Handler
 	// Token is the bearer token of every other route.
@@ -97,6 +106,7 @@ type Server struct {
 	agents      Agents
 	wfs         Workflows
 	catalog     Catalog
+	hooks       Hooks
 	mcp         http.Handler
 	metrics     http.Handler
 	token       string
@@ -117,6 +127,6 @@ func New(d Deps) http.Handler {
 	h := &Server{db: d.DB, team: d.Team, sched: d.Sched, agents: d.Agents, wfs: d.Workflows, catalog: d.Catalog,
 		mcp: d.MCP, metrics: d.Metrics, token: d.Token, info: d.Info, listen: d.Listen, home: d.Home, startedAt: d.StartedAt, now: d.Now,
 		stopServing: d.Shutdown, stop: d.Stopping, log: d.Log,
-		runs: d.Runs}
+		runs: d.Runs, hooks: d.Hooks}
 	return h.routes(d.Log)
 }

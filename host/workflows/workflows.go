@@ -32,11 +32,18 @@ type Scheduler interface {
 	Reschedule(key store.AgentKey)
 }
 
+// Triggers checks a workflow's webhook triggers before it loads
+// (host/triggers.Service): a trigger whose secret is not set is refused.
+type Triggers interface {
+	Check(path string, ts []workflow.Trigger) error
+}
+
 // Config is what a Manager is built from.
 type Config struct {
-	DB    *store.DB
-	Team  *team.Service
-	Sched Scheduler
+	DB       *store.DB
+	Team     *team.Service
+	Sched    Scheduler
+	Triggers Triggers
 	// Catalog answers which backend and docs plugins are installed.
 	Catalog agents.Catalog
 	// DefaultModel is the model of an sdk agent without one.
@@ -53,6 +60,7 @@ type Manager struct {
 	db           *store.DB
 	team         *team.Service
 	sched        Scheduler
+	triggers     Triggers
 	catalog      agents.Catalog
 	defaultModel string
 	now          func() time.Time
@@ -67,7 +75,7 @@ type Manager struct {
 
 // New returns a Manager; Restore and Watch bring it to life.
 func New(cfg Config) *Manager {
-	return &Manager{db: cfg.DB, team: cfg.Team, sched: cfg.Sched, catalog: cfg.Catalog, defaultModel: cfg.DefaultModel,
+	return &Manager{db: cfg.DB, team: cfg.Team, sched: cfg.Sched, triggers: cfg.Triggers, catalog: cfg.Catalog, defaultModel: cfg.DefaultModel,
 		now: cfg.Now, log: cfg.Log, files: map[string]map[store.Scope]bool{}}
 }
 
@@ -201,11 +209,22 @@ func (ws *Manager) apply(ctx context.Context, inst *workflow.Instance, content [
 	if err := ws.checkDocs(ctx, inst); err != nil {
 		return err
 	}
+	if err := ws.triggers.Check(inst.Path, inst.Triggers); err != nil {
+		return err
+	}
 	_, err := ws.db.SaveWorkflow(ctx, store.Workflow{Name: inst.Name, Tag: inst.Tag, SourcePath: inst.Path,
 		ConfigYAML: string(content), State: state, Workdir: inst.Dir, DocsDir: inst.Context.DocsDir,
 		DocsProvider: inst.Context.Documents, DocsOwner: inst.Context.DocumentOwner, LongMessageChars: inst.Context.LongMessageChars, LoopGuard: inst.LoopGuard,
 		Params: vars.Params, Vars: vars.Setup, StartedAt: started})
 	if err != nil {
+		return err
+	}
+	scope := store.Scope{Workflow: inst.Name, Tag: inst.Tag}
+	hooks := make([]store.Trigger, len(inst.Triggers))
+	for i, t := range inst.Triggers {
+		hooks[i] = store.Trigger{Workflow: inst.Name, Tag: inst.Tag, Name: t.Name, SecretEnv: t.SecretEnv, Message: t.Message, Line: t.Line}
+	}
+	if err := ws.db.ReplaceTriggers(ctx, scope, hooks); err != nil {
 		return err
 	}
 	existing, err := ws.db.ListAgents(ctx, store.AgentFilter{Workflow: inst.Name, Tag: inst.Tag})
@@ -439,8 +458,28 @@ func (ws *Manager) Restore(ctx context.Context) error {
 		if w.State.Live() && w.SourcePath != "" {
 			ws.watchLocked(w.SourcePath, store.Scope{Workflow: w.Name, Tag: w.Tag})
 		}
+		if w.State != api.WorkflowStopped {
+			ws.warnSecrets(ctx, w)
+		}
 	}
 	return nil
+}
+
+// warnSecrets logs the triggers of w whose secret this daemon's
+// environment lacks: they were accepted when w loaded, under another
+// environment, and now answer 503 until the daemon restarts with it.
+func (ws *Manager) warnSecrets(ctx context.Context, w store.Workflow) {
+	hooks, err := ws.db.ListTriggers(ctx, store.Scope{Workflow: w.Name, Tag: w.Tag})
+	if err != nil || len(hooks) == 0 {
+		return
+	}
+	ts := make([]workflow.Trigger, len(hooks))
+	for i, t := range hooks {
+		ts[i] = workflow.Trigger{Name: t.Name, SecretEnv: t.SecretEnv, Message: t.Message, Line: t.Line}
+	}
+	if err := ws.triggers.Check(w.SourcePath, ts); err != nil {
+		ws.log.Warn("webhooks refuse deliveries until their secret is set", "workflow", w.Name+":"+w.Tag, "error", err)
+	}
 }
 
 func (ws *Manager) watchLocked(path string, scope store.Scope) {

@@ -1,0 +1,29 @@
+package api
+
+// Headers of a webhook delivery (POST /hooks/{workflow}/{name}). The names
+// are GitHub's, which other senders copy.
+const (
+	// HeaderSignature carries "sha256=" and the hex HMAC-SHA256 of the raw
+	// body keyed with the trigger's secret.
+	HeaderSignature = "X-Hub-Signature-256"
+	// HeaderDelivery and HeaderRequestID identify a delivery, so one sent
+	// twice posts once; the first that is set counts.
+	HeaderDelivery  = "X-GitHub-Delivery"
+	HeaderRequestID = "X-Request-Id"
+)
+
+// HookResult is the answer to a webhook delivery: 202 with the message it
+// posted, or 200 with Duplicate set and the seq of the message the first
+// delivery of the same id posted.
+type HookResult struct {
+	Workflow  string `json:"workflow"`
+	Tag       string `json:"tag"`
+	Trigger   string `json:"trigger"`
+	Delivery  string `json:"delivery,omitempty"`
+	Duplicate bool   `json:"duplicate"`
+	Seq       int64  `json:"seq"`
+	MessageID string `json:"message_id,omitempty"`
+	// Missing lists the ${{ body.PATH }} variables the body lacked; they
+	// were posted empty.
+	Missing []string `json:"missing,omitempty"`
+}

@@ -1,0 +1,188 @@
+package triggers
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/team"
+	"github.com/agent-worker/agent-worker/store"
+	"github.com/agent-worker/agent-worker/workflow"
+)
+
+// Config wires a Service.
+type Config struct {
+	DB   *store.DB
+	Team *team.Service
+	// LookupEnv reads the daemon's environment, where secrets live;
+	// nil is os.LookupEnv. Tests give each daemon its own.
+	LookupEnv func(string) (string, bool)
+	Log       hclog.Logger
+}
+
+// Service checks and serves webhook deliveries. It keeps no state: the
+// triggers are in the store, written when a workflow loads.
+type Service struct {
+	db     *store.DB
+	team   *team.Service
+	lookup func(string) (string, bool)
+	log    hclog.Logger
+}
+
+// New returns a Service over cfg.
+func New(cfg Config) *Service {
+	if cfg.LookupEnv == nil {
+		cfg.LookupEnv = os.LookupEnv
+	}
+	if cfg.Log == nil {
+		cfg.Log = hclog.NewNullLogger()
+	}
+	return &Service{db: cfg.DB, team: cfg.Team, lookup: cfg.LookupEnv, log: cfg.Log}
+}
+
+// secret is the trigger's secret, or "" when its variable is unset or
+// empty: an empty key would make every signature trivial to forge.
+func (s *Service) secret(env string) string {
+	v, _ := s.lookup(env)
+	return v
+}
+
+// Check refuses triggers whose secret_env is not set in the daemon's
+// environment, naming path:line of each, so the workflow does not start
+// (or an edit is rejected) rather than serve a webhook it cannot verify.
+func (s *Service) Check(path string, ts []workflow.Trigger) error {
+	var bad []string
+	for _, t := range ts {
+		if s.secret(t.SecretEnv) == "" {
+			bad = append(bad, fmt.Sprintf("%s:%d: webhook %s: secret_env %s is not set in the daemon's environment: "+
+				"set it to the webhook's secret and restart the daemon (`agent-worker stop --all`, then any command starts it)", path, t.Line, t.Name, t.SecretEnv))
+		}
+	}
+	if bad != nil {
+		return api.Errorf(api.CodeInvalid, "%s", strings.Join(bad, "\n"))
+	}
+	return nil
+}
+
+// Delivery is one webhook request as the HTTP layer received it.
+type Delivery struct {
+	Workflow, Tag, Trigger string
+	// Signature is the X-Hub-Signature-256 header, "" when absent.
+	Signature string
+	// ID is the sender's delivery id, "" when it sent none.
+	ID   string
+	Body []byte
+}
+
+// Deliver posts the trigger's message for d. In order: the workflow and
+// its trigger must exist (not found), the trigger's secret must be set
+// (unavailable: the daemon will not take unsigned requests), the
+// signature must match (unauthorized), then the message is rendered and
+// posted, unless d.ID was delivered within store.DeliveryMemory. Nothing
+// is posted on any error.
+func (s *Service) Deliver(ctx context.Context, d Delivery) (api.HookResult, error) {
+	res := api.HookResult{Workflow: d.Workflow, Tag: d.Tag, Trigger: d.Trigger, Delivery: d.ID}
+	scope := store.Scope{Workflow: d.Workflow, Tag: d.Tag}
+	wf, err := s.db.GetWorkflow(ctx, d.Workflow, d.Tag)
+	if err != nil {
+		return res, err
+	}
+	ts, err := s.db.ListTriggers(ctx, scope)
+	if err != nil {
+		return res, err
+	}
+	t, ok := find(ts, d.Trigger)
+	if !ok {
+		names := make([]string, len(ts))
+		for i, t := range ts {
+			names[i] = t.Name
+		}
+		have := "it has none (add triggers: to its file)"
+		if len(names) > 0 {
+			have = "its webhooks are " + strings.Join(names, ", ")
+		}
+		return res, api.Errorf(api.CodeNotFound, "workflow %s has no webhook %q: %s", scope, d.Trigger, have)
+	}
+	log := s.log.With("workflow", scope.String(), "webhook", t.Name, "delivery", d.ID)
+	secret := s.secret(t.SecretEnv)
+	if secret == "" {
+		log.Error("webhook refused: its secret_env is not set in the daemon's environment; set it and restart the daemon", "secret_env", t.SecretEnv)
+		return res, api.Errorf(api.CodeUnavailable, "webhook %q of %s cannot check signatures: the daemon's environment lacks its secret (see the daemon's log); nothing was posted", t.Name, scope)
+	}
+	if err := verify(secret, d.Signature, d.Body); err != nil {
+		log.Warn("webhook refused", "error", err)
+		return res, err
+	}
+	if wf.State == api.WorkflowStopped {
+		return res, api.Errorf(api.CodeConflict, "workflow %s is stopped: start it again to receive webhook %q; nothing was posted", scope, t.Name)
+	}
+	text, missing, err := workflow.RenderTrigger(t.Message, d.Body)
+	if err != nil {
+		return res, api.Errorf(api.CodeInvalid, "webhook %q: %v; nothing was posted", t.Name, err)
+	}
+	if len(missing) > 0 {
+		log.Warn("webhook message: the body lacks these paths; they were posted empty", "missing", missing)
+		res.Missing = missing
+	}
+	m, err := s.team.Compose(ctx, team.SendRequest{Scope: scope, From: team.SenderSystem, Content: text})
+	if err != nil {
+		return res, fmt.Errorf("webhook %q: %w", t.Name, err)
+	}
+	msg, dup, err := s.db.PostDelivery(ctx, store.Delivery{Workflow: d.Workflow, Tag: d.Tag, Trigger: t.Name, ID: d.ID}, m)
+	if err != nil {
+		return res, err
+	}
+	res.Duplicate, res.Seq, res.MessageID = dup, msg.Seq, msg.ID
+	if dup {
+		log.Info("webhook delivered again; already posted", "seq", msg.Seq)
+		return res, nil
+	}
+	s.team.Announce(msg)
+	log.Info("webhook posted", "seq", msg.Seq)
+	return res, nil
+}
+
+func find(ts []store.Trigger, name string) (store.Trigger, bool) {
+	for _, t := range ts {
+		if t.Name == name {
+			return t, true
+		}
+	}
+	return store.Trigger{}, false
+}
+
+// verify checks header ("sha256=<hex>") against the HMAC-SHA256 of body
+// keyed with secret, in constant time.
+func verify(secret, header string, body []byte) error {
+	if header == "" {
+		return api.Errorf(api.CodeUnauthorized, "missing %s header: sign the body with HMAC-SHA256 and the webhook's secret (GitHub does when the webhook has a secret); nothing was posted", api.HeaderSignature)
+	}
+	hexSum, ok := strings.CutPrefix(header, "sha256=")
+	got, err := hex.DecodeString(hexSum)
+	if !ok || err != nil {
+		return api.Errorf(api.CodeUnauthorized, "%s must be sha256= and the hex HMAC-SHA256 of the body; nothing was posted", api.HeaderSignature)
+	}
+	if !hmac.Equal(got, sum(secret, body)) {
+		return api.Errorf(api.CodeUnauthorized, "%s does not match the body: check that the sender uses the same secret as the daemon; nothing was posted", api.HeaderSignature)
+	}
+	return nil
+}
+
+// Sign returns the X-Hub-Signature-256 value of body under secret, as a
+// sender computes it; tests and scripts that call webhooks use it.
+func Sign(secret string, body []byte) string {
+	return "sha256=" + hex.EncodeToString(sum(secret, body))
+}
+
+func sum(secret string, body []byte) []byte {
+	mac := hmac.New(sha256.New, []byte(secret))
+	mac.Write(body)
+	return mac.Sum(nil)
+}
