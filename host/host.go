@@ -74,12 +74,12 @@ type Config struct {
 
 // The services fit the interfaces the HTTP API is built from.
 var (
-	_ httpapi.Scheduler = (*scheduler.Scheduler)(nil)
-	_ httpapi.Workflows = (*workflows.Manager)(nil)
-	_ httpapi.Agents    = (*agents.Registry)(nil)
-	_ httpapi.Runs      = (*plugins.Supervisor)(nil)
-	_ httpapi.Catalog   = (*plugins.Catalog)(nil)
-	_ httpapi.Hooks     = (*triggers.Service)(nil)
+	_ httpapi.Scheduler  = (*scheduler.Scheduler)(nil)
+	_ httpapi.Workflows  = (*workflows.Manager)(nil)
+	_ httpapi.Agents     = (*agents.Registry)(nil)
+	_ httpapi.Runs       = (*plugins.Supervisor)(nil)
+	_ httpapi.Catalog    = (*plugins.Catalog)(nil)
+	_ httpapi.Hooks      = (*triggers.Service)(nil)
 	_ workflows.Triggers = (*triggers.Service)(nil)
 
 	_ plugins.Observer   = (*metrics.Metrics)(nil)
