@@ -249,26 +249,13 @@ func contains(list []string, s string) bool {
 // the run reaches the workflow's loop guard the workflow is paused, in the
 // same transaction, and countAgentStreak reports true.
 func countAgentStreak(conn *sqlite.Conn, m Message, now int64) (tripped bool, err error) {
-	fromAgent := false
-	if m.Kind == KindMessage {
-		err = sqlitex.Execute(conn, `SELECT 1 FROM agents WHERE workflow = ? AND tag = ? AND name = ?`,
-			&sqlitex.ExecOptions{Args: []any{m.Workflow, m.Tag, m.Sender}, ResultFunc: func(*sqlite.Stmt) error {
-				fromAgent = true
-				return nil
-			}})
-		if err != nil {
-			return false, err
-		}
-	}
-	if !fromAgent {
-		return false, sqlitex.Execute(conn, `UPDATE workflows SET agent_streak = 0 WHERE name = ? AND tag = ? AND agent_streak <> 0`,
-			&sqlitex.ExecOptions{Args: []any{m.Workflow, m.Tag}})
-	}
 	var streak, guard int
 	var state string
-	err = sqlitex.Execute(conn, `UPDATE workflows SET agent_streak = agent_streak + 1 WHERE name = ? AND tag = ?
+	err = sqlitex.Execute(conn, `UPDATE workflows SET agent_streak = CASE WHEN ?3 AND EXISTS
+			(SELECT 1 FROM agents WHERE workflow = ?1 AND tag = ?2 AND name = ?4) THEN agent_streak + 1 ELSE 0 END
+		WHERE name = ?1 AND tag = ?2
 		RETURNING agent_streak, loop_guard, state`,
-		&sqlitex.ExecOptions{Args: []any{m.Workflow, m.Tag}, ResultFunc: func(s *sqlite.Stmt) error {
+		&sqlitex.ExecOptions{Args: []any{m.Workflow, m.Tag, m.Kind == KindMessage, m.Sender}, ResultFunc: func(s *sqlite.Stmt) error {
 			streak, guard, state = s.ColumnInt(0), s.ColumnInt(1), s.ColumnText(2)
 			return nil
 		}})
