@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
+	"time"
 
 	"github.com/agent-worker/agent-worker/host/api"
 	"github.com/agent-worker/agent-worker/host/team"
@@ -19,36 +19,59 @@ type spentBudget struct {
 	limit  string // which limit, in words: "runs 2 of 2"
 }
 
-// overBudget reports the first budget of a's workflow:tag, or of a itself,
-// whose spend since the workflow (re)started has reached one of its
-// limits; nil when a may run.
-func (s *Scheduler) overBudget(ctx context.Context, a store.Agent) (*spentBudget, error) {
-	budgets, err := s.db.Budgets(ctx, a.Key().Scope())
-	if err != nil || len(budgets) == 0 {
-		return nil, err
+// budgets are the caps that apply to one agent, read once per turn:
+// its workflow:tag's and its own, and when its workflow (re)started.
+type budgets struct {
+	list  []store.Budget
+	since time.Time
+}
+
+// budgetsOf reads the budgets of a's workflow:tag that apply to a; wf is
+// the workflow as the turn read it.
+func (s *Scheduler) budgetsOf(ctx context.Context, a store.Agent, wf store.Workflow) (budgets, error) {
+	all, err := s.db.Budgets(ctx, a.Key().Scope())
+	out := budgets{since: wf.StartedAt}
+	for _, b := range all {
+		if b.Agent == "" || b.Agent == a.Name {
+			out.list = append(out.list, b)
+		}
 	}
-	wf, err := s.db.GetWorkflow(ctx, a.Workflow, a.Tag)
-	if err != nil {
-		return nil, err
-	}
-	for _, b := range budgets {
-		var st store.RunStats
-		switch b.Agent {
-		case "":
-			st, err = s.db.Stats(ctx, a.Key().Scope(), wf.StartedAt)
-		case a.Name:
-			st, err = s.db.AgentStats(ctx, a.Key(), wf.StartedAt)
-		default:
+	return out, err
+}
+
+// budgetSpend pairs each budget keep accepts with what it covers has
+// spent since the workflow (re)started.
+func (s *Scheduler) budgetSpend(ctx context.Context, a store.Agent, bs budgets, keep func(store.Budget) bool) ([]spentBudget, error) {
+	var out []spentBudget
+	for _, b := range bs.list {
+		if !keep(b) {
 			continue
+		}
+		var st store.RunStats
+		var err error
+		if b.Agent == "" {
+			st, err = s.db.Stats(ctx, a.Key().Scope(), bs.since)
+		} else {
+			st, err = s.db.AgentStats(ctx, a.Key(), bs.since)
 		}
 		if err != nil {
 			return nil, err
 		}
-		if limit := reached(b, st); limit != "" {
-			return &spentBudget{budget: b, spent: st, limit: limit}, nil
+		out = append(out, spentBudget{budget: b, spent: st})
+	}
+	return out, nil
+}
+
+// overBudget reports the first budget whose spend has reached one of its
+// limits; nil when a may run.
+func (s *Scheduler) overBudget(ctx context.Context, a store.Agent, bs budgets) (*spentBudget, error) {
+	spent, err := s.budgetSpend(ctx, a, bs, func(store.Budget) bool { return true })
+	for _, sb := range spent {
+		if sb.limit = reached(sb.budget, sb.spent); sb.limit != "" {
+			return &sb, nil
 		}
 	}
-	return nil, nil
+	return nil, err
 }
 
 // reached names the first limit of b that st has reached, or "".
@@ -99,7 +122,7 @@ func (s *Scheduler) stopOverBudget(ctx context.Context, a store.Agent, sb *spent
 	if _, err := s.team.Send(context.WithoutCancel(ctx), team.SendRequest{Scope: scope, From: team.SenderSystem, Kind: store.KindSystem, Content: line}); err != nil {
 		s.log.Warn("budget: post the notice", "workflow", scope.String(), "error", err)
 	}
-	s.log.Warn("over budget", "target", target, "limit", sb.limit, "agents", len(keys), "detail", strings.TrimSpace(why))
+	s.log.Warn("over budget", "target", target, "limit", sb.limit, "agents", moved)
 }
 
 // errOverBudget is the cause of a run cancelled by a hard budget.
@@ -112,52 +135,24 @@ func (e *overBudgetError) Error() string {
 	return "cancelled: the run crossed a hard budget (" + e.spent.limit + ")"
 }
 
-// hardBudget returns, when a's workflow or a itself has a hard budget, a
-// check of a run's usage so far: it reports the budget the spend before the
-// run plus that usage has gone past (tokens or dollars; runs are checked
-// before a run starts), or nil.
-func (s *Scheduler) hardBudget(ctx context.Context, a store.Agent) (func(backend.Usage) *spentBudget, error) {
-	budgets, err := s.db.Budgets(ctx, a.Key().Scope())
-	if err != nil || len(budgets) == 0 {
+// hardBudget returns, when a hard budget applies to a, a check of a
+// run's usage so far: it reports the budget that the spend before the run
+// plus that usage has gone past (tokens or dollars; runs are checked before
+// a run starts), or nil. The spend is read at each attempt.
+func (s *Scheduler) hardBudget(ctx context.Context, a store.Agent, bs budgets) (func(backend.Usage) *spentBudget, error) {
+	hard, err := s.budgetSpend(ctx, a, bs, func(b store.Budget) bool { return b.Hard })
+	if err != nil || len(hard) == 0 {
 		return nil, err
-	}
-	wf, err := s.db.GetWorkflow(ctx, a.Workflow, a.Tag)
-	if err != nil {
-		return nil, err
-	}
-	type base struct {
-		b  store.Budget
-		st store.RunStats
-	}
-	var hard []base
-	for _, b := range budgets {
-		if !b.Hard || (b.Agent != "" && b.Agent != a.Name) {
-			continue
-		}
-		var st store.RunStats
-		if b.Agent == "" {
-			st, err = s.db.Stats(ctx, a.Key().Scope(), wf.StartedAt)
-		} else {
-			st, err = s.db.AgentStats(ctx, a.Key(), wf.StartedAt)
-		}
-		if err != nil {
-			return nil, err
-		}
-		b.Runs = nil
-		hard = append(hard, base{b, st})
-	}
-	if len(hard) == 0 {
-		return nil, nil
 	}
 	return func(u backend.Usage) *spentBudget {
 		for _, h := range hard {
-			st := h.st
+			st := h.spent
 			st.Runs++
 			st.InputTokens += u.InputTokens
 			st.OutputTokens += u.OutputTokens
 			st.CostUSD += u.CostUSD
-			if over(h.b, st) {
-				return &spentBudget{budget: h.b, spent: st, limit: reached(h.b, st)}
+			if over(h.budget, st) {
+				return &spentBudget{budget: h.budget, spent: st, limit: reached(h.budget, st)}
 			}
 		}
 		return nil

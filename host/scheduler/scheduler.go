@@ -314,7 +314,8 @@ func (s *Scheduler) tick(ctx context.Context, l *agentLoop, scheduled bool) bool
 	if a.Backend == "external" || !a.State.Schedulable() {
 		return true
 	}
-	if wf, err := s.db.GetWorkflow(ctx, a.Workflow, a.Tag); err != nil || wf.State != api.WorkflowRunning {
+	wf, err := s.db.GetWorkflow(ctx, a.Workflow, a.Tag)
+	if err != nil || wf.State != api.WorkflowRunning {
 		return true
 	}
 	depth, err := s.db.InboxDepth(ctx, l.key)
@@ -345,15 +346,21 @@ func (s *Scheduler) tick(ctx context.Context, l *agentLoop, scheduled bool) bool
 		}
 	}
 	if depth > 0 {
-		if sb, err := s.overBudget(ctx, a); err != nil {
+		bs, err := s.budgetsOf(ctx, a, wf)
+		var sb *spentBudget
+		if err == nil {
+			sb, err = s.overBudget(ctx, a, bs)
+		}
+		switch {
+		case err != nil:
 			s.log.Warn("budget check", "agent", l.key.String(), "error", err)
 			return true
-		} else if sb != nil {
+		case sb != nil:
 			s.stopOverBudget(ctx, a, sb)
 			return true
 		}
 		l.held = 0
-		s.runWithRetries(ctx, l, a)
+		s.runWithRetries(ctx, l, a, bs)
 	}
 	return true
 }
@@ -361,9 +368,10 @@ func (s *Scheduler) tick(ctx context.Context, l *agentLoop, scheduled bool) bool
 // runWithRetries runs the agent until a run succeeds, retrying failures with
 // jittered exponential backoff. After the last attempt (or a permanent
 // error) the agent is failed and its messages stay unread until resumed.
-func (s *Scheduler) runWithRetries(ctx context.Context, l *agentLoop, a store.Agent) {
+func (s *Scheduler) runWithRetries(ctx context.Context, l *agentLoop, a store.Agent, bs budgets) {
+	var crossed *overBudgetError
 	for attempt := 1; ; attempt++ {
-		out, err := s.runOnce(ctx, l, a, attempt)
+		out, err := s.runOnce(ctx, l, a, attempt, bs)
 		switch {
 		case err == nil:
 			l.finishAll(out, nil, false)
@@ -375,11 +383,9 @@ func (s *Scheduler) runWithRetries(ctx context.Context, l *agentLoop, a store.Ag
 		case errors.Is(err, errUserCancel):
 			l.finishAll(out, err, false)
 			return // runOnce left it idle; its inbox stays unread
-		case errors.As(err, new(*overBudgetError)):
+		case errors.As(err, &crossed):
 			l.finishAll(out, err, false)
-			var ob *overBudgetError
-			errors.As(err, &ob)
-			s.stopOverBudget(ctx, a, ob.spent) // runOnce left it idle: now over_budget, its inbox unread
+			s.stopOverBudget(ctx, a, crossed.spent) // runOnce left it idle: now over_budget, its inbox unread
 			return
 		case backend.IsPermanent(err) || attempt >= s.cfg.Attempts:
 			s.log.Warn("agent failed", "agent", l.key.String(), "attempts", attempt, "error", err)
@@ -423,7 +429,7 @@ func retryDelay(base time.Duration, n int, r float64) time.Duration {
 
 // runOnce takes a slot, records what the run will be shown, runs it and,
 // on success, settles it.
-func (s *Scheduler) runOnce(ctx context.Context, l *agentLoop, a store.Agent, attempt int) (plugins.Outcome, error) {
+func (s *Scheduler) runOnce(ctx context.Context, l *agentLoop, a store.Agent, attempt int, bs budgets) (plugins.Outcome, error) {
 	select {
 	case s.slots <- struct{}{}:
 	case <-ctx.Done():
@@ -454,7 +460,7 @@ func (s *Scheduler) runOnce(ctx context.Context, l *agentLoop, a store.Agent, at
 	l.startRun(cancel, until, runID)
 	defer l.endRun()
 
-	hard, err := s.hardBudget(ctx, a)
+	hard, err := s.hardBudget(ctx, a, bs)
 	if err != nil {
 		s.log.Warn("budget check", "agent", l.key.String(), "error", err)
 	}
