@@ -1,5 +1,7 @@
 package api
 
+import "slices"
+
 // AgentState is where an agent is in its life. The store keeps it, the
 // scheduler moves it, and the wire carries it as the same string.
 type AgentState string
@@ -70,13 +72,13 @@ func parseState[S ~string](s, what string, valid []S) (S, error) {
 }
 
 // Valid reports whether s is an agent state.
-func (s AgentState) Valid() bool { _, err := ParseAgentState(string(s)); return err == nil }
+func (s AgentState) Valid() bool { return slices.Contains(AgentStates, s) }
 
 // Valid reports whether s is a run state.
-func (s RunState) Valid() bool { _, err := ParseRunState(string(s)); return err == nil }
+func (s RunState) Valid() bool { return slices.Contains(RunStates, s) }
 
 // Valid reports whether s is a workflow state.
-func (s WorkflowState) Valid() bool { _, err := ParseWorkflowState(string(s)); return err == nil }
+func (s WorkflowState) Valid() bool { return slices.Contains(WorkflowStates, s) }
 
 // Schedulable reports whether the scheduler may start a run of an agent
 // in this state (a run in flight finishes whatever the state becomes).
