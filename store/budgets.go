@@ -28,7 +28,7 @@ func (b Budget) Scope() Scope { return Scope{Workflow: b.Workflow, Tag: b.Tag} }
 // SetBudget creates or replaces a budget.
 func (db *DB) SetBudget(ctx context.Context, b Budget) error {
 	if b.USD != nil && *b.USD < 0 || b.Tokens != nil && *b.Tokens < 0 || b.Runs != nil && *b.Runs < 0 {
-		return api.Errorf(api.CodeInvalid, "a budget cannot be negative")
+		return api.Errorf(api.CodeInvalid, "a budget cannot be negative: give usd, tokens or runs as 0 or more (0 stops every run), or clear the budget")
 	}
 	return db.write(ctx, func(conn *sqlite.Conn) error {
 		if _, err := getWorkflow(conn, b.Workflow, b.Tag); err != nil {
