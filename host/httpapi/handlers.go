@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"os"
+	"time"
 
 	"github.com/agent-worker/agent-worker/host/agents"
 	"github.com/agent-worker/agent-worker/host/api"
@@ -167,11 +168,7 @@ func (h *Server) handleGetWorkflow(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	one := []api.Workflow{out}
-	if err := h.addSpend(r.Context(), nil, one); err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, one[0])
+	writeJSON(w, http.StatusOK, out)
 	return nil
 }
 
@@ -365,11 +362,13 @@ func (h *Server) apiWorkflow(ctx context.Context, scope store.Scope, withProgres
 		return api.Workflow{}, err
 	}
 	out := toAPIWorkflow(wf, agents)
-	one := []api.Workflow{out}
-	if err := h.addSpend(ctx, nil, one); err != nil {
+	// One workflow's runs, not every run's (addSpend): event streams
+	// build this view on every message of their scope.
+	st, err := h.db.Stats(ctx, scope, time.Time{})
+	if err != nil {
 		return api.Workflow{}, err
 	}
-	out = one[0]
+	out.Spend = apiSpend(st)
 	if withProgress {
 		if out.Progress, err = h.wfs.Progress(ctx, wf); err != nil {
 			return api.Workflow{}, err
