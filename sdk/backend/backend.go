@@ -7,6 +7,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+
+	"github.com/agent-worker/agent-worker/sdk/tools"
 )
 
 // Backend runs one agent run. Run blocks until the run ends, sending events
@@ -34,9 +36,10 @@ type EventsFunc func(Event) error
 // Send calls f.
 func (f EventsFunc) Send(e Event) error { return f(e) }
 
-// Request carries only identity and connection info: the worker fetches
-// what it needs (inbox, channel, documents) from the daemon's MCP server and
-// builds its own prompt.
+// Request carries the run's identity and connection info, and what the run
+// is shown when it starts (RunContext), so that the worker builds its own
+// prompt without asking the daemon first; everything else it reads and does
+// through the daemon's MCP server.
 type Request struct {
 	RunID   string
 	Attempt int // 1 for the first try
@@ -56,7 +59,15 @@ type Request struct {
 	// StateDir is the agent's own directory for this backend, kept across
 	// runs (a CLI's conversation files) and removed with the agent.
 	StateDir string
+	// RunContext is what the daemon's tools would show the run at its
+	// start (inbox, channel tail, notes.md, document list); nil from a
+	// daemon that does not send it, when the worker fetches it
+	// (worker.Fetch does either).
+	RunContext *RunContext
 }
+
+// RunContext is a run's starting context as the daemon's tools return it.
+type RunContext = tools.RunContext
 
 // Agent is who is running.
 type Agent struct {

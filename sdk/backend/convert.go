@@ -7,7 +7,9 @@ import (
 
 	"github.com/agent-worker/agent-worker/sdk"
 	"github.com/agent-worker/agent-worker/sdk/internal/grpcerr"
+	"github.com/agent-worker/agent-worker/sdk/internal/pbtime"
 	"github.com/agent-worker/agent-worker/sdk/internal/pluginv1"
+	"github.com/agent-worker/agent-worker/sdk/tools"
 )
 
 // The pure conversions between the Go types plugin authors use and the
@@ -26,6 +28,7 @@ func requestToProto(r Request) *pluginv1.RunRequest {
 		ProjectDir:    r.ProjectDir,
 		ResumeSession: r.ResumeSession,
 		StateDir:      r.StateDir,
+		Context:       runContextToProto(r.RunContext),
 	}
 }
 
@@ -40,7 +43,74 @@ func requestFromProto(r *pluginv1.RunRequest) Request {
 		ProjectDir:    r.GetProjectDir(),
 		ResumeSession: r.GetResumeSession(),
 		StateDir:      r.GetStateDir(),
+		RunContext:    runContextFromProto(r.GetContext()),
 	}
+}
+
+// runContextToProto keeps "no context" (nil) apart from an empty one: a
+// worker fetches over MCP only when the daemon sent none.
+func runContextToProto(c *RunContext) *pluginv1.RunContext {
+	if c == nil {
+		return nil
+	}
+	docs := make([]*pluginv1.DocumentInfo, len(c.Documents))
+	for i, d := range c.Documents {
+		docs[i] = &pluginv1.DocumentInfo{Path: d.Path, Size: d.Size, UpdatedAt: pbtime.ToProto(d.UpdatedAt)}
+	}
+	return &pluginv1.RunContext{
+		Inbox:          messagesToProto(c.Inbox.Messages),
+		InboxNewestSeq: c.Inbox.NewestSeq,
+		Recent:         messagesToProto(c.Recent),
+		Notes:          c.Notes,
+		Documents:      docs,
+	}
+}
+
+// runContextFromProto returns nil for a request without a context. Its
+// slices are never nil, as the tools' results are not.
+func runContextFromProto(c *pluginv1.RunContext) *RunContext {
+	if c == nil {
+		return nil
+	}
+	inbox := messagesFromProto(c.GetInbox())
+	docs := make([]tools.DocumentInfo, len(c.GetDocuments()))
+	for i, d := range c.GetDocuments() {
+		docs[i] = tools.DocumentInfo{Path: d.GetPath(), Size: d.GetSize(), UpdatedAt: pbtime.FromProto(d.GetUpdatedAt())}
+	}
+	return &RunContext{
+		Inbox:     tools.InboxResult{Messages: inbox, Count: len(inbox), NewestSeq: c.GetInboxNewestSeq()},
+		Recent:    messagesFromProto(c.GetRecent()),
+		Notes:     c.GetNotes(),
+		Documents: docs,
+	}
+}
+
+func messagesToProto(ms []tools.Message) []*pluginv1.ChannelMessage {
+	out := make([]*pluginv1.ChannelMessage, len(ms))
+	for i, m := range ms {
+		out[i] = &pluginv1.ChannelMessage{
+			Seq: m.Seq, Id: m.ID, Workflow: m.Workflow, Tag: m.Tag, From: m.From, Content: m.Content,
+			Kind: m.Kind, To: m.To, Mentions: slices.Clone(m.Mentions), ResourceId: m.ResourceID,
+			CreatedAt: pbtime.ToProto(m.CreatedAt),
+		}
+	}
+	return out
+}
+
+func messagesFromProto(ms []*pluginv1.ChannelMessage) []tools.Message {
+	out := make([]tools.Message, len(ms))
+	for i, m := range ms {
+		mentions := slices.Clone(m.GetMentions())
+		if mentions == nil {
+			mentions = []string{} // as the tools send it: "mentions": []
+		}
+		out[i] = tools.Message{
+			Seq: m.GetSeq(), ID: m.GetId(), Workflow: m.GetWorkflow(), Tag: m.GetTag(), From: m.GetFrom(),
+			Content: m.GetContent(), Kind: m.GetKind(), To: m.GetTo(), Mentions: mentions,
+			ResourceID: m.GetResourceId(), CreatedAt: pbtime.FromProto(m.GetCreatedAt()),
+		}
+	}
+	return out
 }
 
 func agentToProto(a Agent) *pluginv1.Agent {

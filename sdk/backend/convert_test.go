@@ -4,13 +4,16 @@ import (
 	"encoding/json"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/testing/protocmp"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/agent-worker/agent-worker/sdk"
 	"github.com/agent-worker/agent-worker/sdk/internal/pluginv1"
+	"github.com/agent-worker/agent-worker/sdk/tools"
 )
 
 // fullRequest sets every field, so that a field the conversion forgets
@@ -34,6 +37,18 @@ var fullRequest = Request{
 	ProjectDir:    "/src/project",
 	ResumeSession: "sess-1",
 	StateDir:      "/home/u/.agent-worker/state/x",
+	RunContext: &RunContext{
+		Inbox: tools.InboxResult{Messages: []tools.Message{{
+			Seq: 7, ID: "msg_7", Workflow: "review", Tag: "pr-7", From: "bob", Content: "@alice look", Kind: "message",
+			Mentions: []string{"alice"}, CreatedAt: time.Date(2026, 1, 2, 3, 4, 5, 6, time.Local),
+		}}, Count: 1, NewestSeq: 7},
+		Recent: []tools.Message{
+			{Seq: 6, ID: "msg_6", From: "user", Content: "long", Kind: "message", Mentions: []string{}, ResourceID: "res_1"},
+			{Seq: 7, ID: "msg_7", From: "bob", To: "alice", Content: "dm", Kind: "message", Mentions: []string{"alice"}},
+		},
+		Notes:     "# Notes\n",
+		Documents: []tools.DocumentInfo{{Path: "notes.md", Size: 8, UpdatedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.Local)}, {Path: "plan.md"}},
+	},
 }
 
 // wire sends m through proto encoding, as gRPC does, so that tests see
@@ -62,7 +77,12 @@ func TestRequestConversion(t *testing.T) {
 			MCPServers: []MCPServer{},
 		},
 	}
-	want := map[string]Request{"zero": {}, "full": fullRequest, "empty collections": {}}
+	// An empty context stays a context (the worker must not fetch), with
+	// empty lists as the tools return them.
+	tests["empty context"] = Request{RunContext: &RunContext{}}
+	want := map[string]Request{"zero": {}, "full": fullRequest, "empty collections": {},
+		"empty context": {RunContext: &RunContext{Inbox: tools.InboxResult{Messages: []tools.Message{}},
+			Recent: []tools.Message{}, Documents: []tools.DocumentInfo{}}}}
 	for name, in := range tests {
 		t.Run(name, func(t *testing.T) {
 			got := requestFromProto(wire(t, requestToProto(in)))
@@ -90,6 +110,20 @@ func TestRequestToProtoFields(t *testing.T) {
 			{Name: "web", Url: "https://example.com/mcp"},
 		},
 		WorkDir: "/tmp/run-42", ProjectDir: "/src/project", ResumeSession: "sess-1", StateDir: "/home/u/.agent-worker/state/x",
+		Context: &pluginv1.RunContext{
+			Inbox: []*pluginv1.ChannelMessage{{Seq: 7, Id: "msg_7", Workflow: "review", Tag: "pr-7", From: "bob", Content: "@alice look",
+				Kind: "message", Mentions: []string{"alice"}, CreatedAt: timestamppb.New(time.Date(2026, 1, 2, 3, 4, 5, 6, time.Local))}},
+			InboxNewestSeq: 7,
+			Recent: []*pluginv1.ChannelMessage{
+				{Seq: 6, Id: "msg_6", From: "user", Content: "long", Kind: "message", Mentions: []string{}, ResourceId: "res_1"},
+				{Seq: 7, Id: "msg_7", From: "bob", To: "alice", Content: "dm", Kind: "message", Mentions: []string{"alice"}},
+			},
+			Notes: "# Notes\n",
+			Documents: []*pluginv1.DocumentInfo{
+				{Path: "notes.md", Size: 8, UpdatedAt: timestamppb.New(time.Date(2026, 1, 2, 3, 4, 5, 0, time.Local))},
+				{Path: "plan.md"},
+			},
+		},
 	}
 	if diff := cmp.Diff(want, requestToProto(fullRequest), protocmp.Transform()); diff != "" {
 		t.Errorf("requestToProto (-want +got):\n%s", diff)

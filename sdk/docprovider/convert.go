@@ -1,10 +1,7 @@
 package docprovider
 
 import (
-	"time"
-
-	"google.golang.org/protobuf/types/known/timestamppb"
-
+	"github.com/agent-worker/agent-worker/sdk/internal/pbtime"
 	"github.com/agent-worker/agent-worker/sdk/internal/pluginv1"
 )
 
@@ -30,7 +27,7 @@ func scopeFromProto(r *pluginv1.ListRequest) Scope {
 func infosToProto(infos []Info) *pluginv1.ListResponse {
 	out := &pluginv1.ListResponse{Documents: make([]*pluginv1.DocumentInfo, len(infos))}
 	for i, in := range infos {
-		out.Documents[i] = &pluginv1.DocumentInfo{Path: in.Path, Size: in.Size, UpdatedAt: timeToProto(in.UpdatedAt)}
+		out.Documents[i] = &pluginv1.DocumentInfo{Path: in.Path, Size: in.Size, UpdatedAt: pbtime.ToProto(in.UpdatedAt)}
 	}
 	return out
 }
@@ -40,25 +37,7 @@ func infosToProto(infos []Info) *pluginv1.ListResponse {
 func infosFromProto(r *pluginv1.ListResponse) []Info {
 	out := make([]Info, len(r.GetDocuments()))
 	for i, in := range r.GetDocuments() {
-		out[i] = Info{Path: in.GetPath(), Size: in.GetSize(), UpdatedAt: timeFromProto(in.GetUpdatedAt())}
+		out[i] = Info{Path: in.GetPath(), Size: in.GetSize(), UpdatedAt: pbtime.FromProto(in.GetUpdatedAt())}
 	}
 	return out
-}
-
-// timeToProto sends the zero time as no timestamp, so that it comes back
-// zero rather than as 1970.
-func timeToProto(t time.Time) *timestamppb.Timestamp {
-	if t.IsZero() {
-		return nil
-	}
-	return timestamppb.New(t)
-}
-
-// timeFromProto returns local time, as time.Now does, so that a provider
-// behind a plugin reads like one in the daemon.
-func timeFromProto(t *timestamppb.Timestamp) time.Time {
-	if t == nil {
-		return time.Time{}
-	}
-	return t.AsTime().Local()
 }

@@ -6,7 +6,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/types/known/timestamppb"
 )
 
 // wire sends m through proto encoding, as gRPC does.
@@ -73,18 +72,5 @@ func TestInfosConversion(t *testing.T) {
 	}
 	if got := infosFromProto(nil); got == nil || len(got) != 0 {
 		t.Errorf("infosFromProto(nil) = %#v, want an empty non-nil slice", got)
-	}
-}
-
-func TestTimeConversion(t *testing.T) {
-	t.Parallel()
-	if timeToProto(time.Time{}) != nil {
-		t.Error("the zero time must not become 1970")
-	}
-	if got := timeFromProto(nil); !got.IsZero() {
-		t.Errorf("timeFromProto(nil) = %v, want zero", got)
-	}
-	if got := timeFromProto(&timestamppb.Timestamp{}); !got.Equal(time.Unix(0, 0)) {
-		t.Errorf("timeFromProto(zero) = %v, want the epoch", got)
 	}
 }

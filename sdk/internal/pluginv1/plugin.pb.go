@@ -225,8 +225,9 @@ func (x *GetInfoResponse) GetStatus() string {
 	return ""
 }
 
-// RunRequest carries only identity and connection info; the worker fetches
-// everything else from the daemon's MCP server.
+// RunRequest carries the run's identity and connection info and, from a
+// daemon that sends it, the run's context: what the worker would otherwise
+// fetch from the daemon's MCP server before its first model call.
 type RunRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	RunId string                 `protobuf:"bytes,1,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
@@ -245,7 +246,10 @@ type RunRequest struct {
 	ResumeSession string `protobuf:"bytes,8,opt,name=resume_session,json=resumeSession,proto3" json:"resume_session,omitempty"`
 	// state_dir is the agent's own directory for this backend, kept across
 	// runs (a CLI's conversation files); the daemon removes it with the agent.
-	StateDir      string `protobuf:"bytes,9,opt,name=state_dir,json=stateDir,proto3" json:"state_dir,omitempty"`
+	StateDir string `protobuf:"bytes,9,opt,name=state_dir,json=stateDir,proto3" json:"state_dir,omitempty"`
+	// context is what the run is shown when it starts; absent from an older
+	// daemon, when the worker fetches it over MCP instead.
+	Context       *RunContext `protobuf:"bytes,11,opt,name=context,proto3" json:"context,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -343,6 +347,223 @@ func (x *RunRequest) GetStateDir() string {
 	return ""
 }
 
+func (x *RunRequest) GetContext() *RunContext {
+	if x != nil {
+		return x.Context
+	}
+	return nil
+}
+
+// RunContext is what the daemon's tools would return at the start of the
+// run: my_inbox, channel_read of the latest messages, team_doc_read of
+// notes.md and team_doc_list.
+type RunContext struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// inbox is the messages the run is shown, oldest first; inbox_newest_seq
+	// is the newest of them (what a successful run acks).
+	Inbox          []*ChannelMessage `protobuf:"bytes,1,rep,name=inbox,proto3" json:"inbox,omitempty"`
+	InboxNewestSeq int64             `protobuf:"varint,2,opt,name=inbox_newest_seq,json=inboxNewestSeq,proto3" json:"inbox_newest_seq,omitempty"`
+	// recent is the channel's latest messages as the agent sees them.
+	Recent []*ChannelMessage `protobuf:"bytes,3,rep,name=recent,proto3" json:"recent,omitempty"`
+	// notes is notes.md, empty before anyone writes it.
+	Notes         string          `protobuf:"bytes,4,opt,name=notes,proto3" json:"notes,omitempty"`
+	Documents     []*DocumentInfo `protobuf:"bytes,5,rep,name=documents,proto3" json:"documents,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RunContext) Reset() {
+	*x = RunContext{}
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RunContext) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RunContext) ProtoMessage() {}
+
+func (x *RunContext) ProtoReflect() protoreflect.Message {
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RunContext.ProtoReflect.Descriptor instead.
+func (*RunContext) Descriptor() ([]byte, []int) {
+	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *RunContext) GetInbox() []*ChannelMessage {
+	if x != nil {
+		return x.Inbox
+	}
+	return nil
+}
+
+func (x *RunContext) GetInboxNewestSeq() int64 {
+	if x != nil {
+		return x.InboxNewestSeq
+	}
+	return 0
+}
+
+func (x *RunContext) GetRecent() []*ChannelMessage {
+	if x != nil {
+		return x.Recent
+	}
+	return nil
+}
+
+func (x *RunContext) GetNotes() string {
+	if x != nil {
+		return x.Notes
+	}
+	return ""
+}
+
+func (x *RunContext) GetDocuments() []*DocumentInfo {
+	if x != nil {
+		return x.Documents
+	}
+	return nil
+}
+
+// ChannelMessage is one channel line as the daemon's tools show it.
+type ChannelMessage struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Seq      int64                  `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
+	Id       string                 `protobuf:"bytes,2,opt,name=id,proto3" json:"id,omitempty"`
+	Workflow string                 `protobuf:"bytes,3,opt,name=workflow,proto3" json:"workflow,omitempty"`
+	Tag      string                 `protobuf:"bytes,4,opt,name=tag,proto3" json:"tag,omitempty"`
+	From     string                 `protobuf:"bytes,5,opt,name=from,proto3" json:"from,omitempty"`
+	Content  string                 `protobuf:"bytes,6,opt,name=content,proto3" json:"content,omitempty"`
+	// kind is message, system or tool.
+	Kind string `protobuf:"bytes,7,opt,name=kind,proto3" json:"kind,omitempty"`
+	// to is set on a direct message.
+	To            string                 `protobuf:"bytes,8,opt,name=to,proto3" json:"to,omitempty"`
+	Mentions      []string               `protobuf:"bytes,9,rep,name=mentions,proto3" json:"mentions,omitempty"`
+	ResourceId    string                 `protobuf:"bytes,10,opt,name=resource_id,json=resourceId,proto3" json:"resource_id,omitempty"`
+	CreatedAt     *timestamppb.Timestamp `protobuf:"bytes,11,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ChannelMessage) Reset() {
+	*x = ChannelMessage{}
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ChannelMessage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ChannelMessage) ProtoMessage() {}
+
+func (x *ChannelMessage) ProtoReflect() protoreflect.Message {
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ChannelMessage.ProtoReflect.Descriptor instead.
+func (*ChannelMessage) Descriptor() ([]byte, []int) {
+	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *ChannelMessage) GetSeq() int64 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
+}
+
+func (x *ChannelMessage) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *ChannelMessage) GetWorkflow() string {
+	if x != nil {
+		return x.Workflow
+	}
+	return ""
+}
+
+func (x *ChannelMessage) GetTag() string {
+	if x != nil {
+		return x.Tag
+	}
+	return ""
+}
+
+func (x *ChannelMessage) GetFrom() string {
+	if x != nil {
+		return x.From
+	}
+	return ""
+}
+
+func (x *ChannelMessage) GetContent() string {
+	if x != nil {
+		return x.Content
+	}
+	return ""
+}
+
+func (x *ChannelMessage) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *ChannelMessage) GetTo() string {
+	if x != nil {
+		return x.To
+	}
+	return ""
+}
+
+func (x *ChannelMessage) GetMentions() []string {
+	if x != nil {
+		return x.Mentions
+	}
+	return nil
+}
+
+func (x *ChannelMessage) GetResourceId() string {
+	if x != nil {
+		return x.ResourceId
+	}
+	return ""
+}
+
+func (x *ChannelMessage) GetCreatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return nil
+}
+
 // Agent is who is running.
 type Agent struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
@@ -359,7 +580,7 @@ type Agent struct {
 
 func (x *Agent) Reset() {
 	*x = Agent{}
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[3]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -371,7 +592,7 @@ func (x *Agent) String() string {
 func (*Agent) ProtoMessage() {}
 
 func (x *Agent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[3]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -384,7 +605,7 @@ func (x *Agent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Agent.ProtoReflect.Descriptor instead.
 func (*Agent) Descriptor() ([]byte, []int) {
-	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{3}
+	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Agent) GetName() string {
@@ -444,7 +665,7 @@ type McpServer struct {
 
 func (x *McpServer) Reset() {
 	*x = McpServer{}
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[4]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -456,7 +677,7 @@ func (x *McpServer) String() string {
 func (*McpServer) ProtoMessage() {}
 
 func (x *McpServer) ProtoReflect() protoreflect.Message {
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[4]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -469,7 +690,7 @@ func (x *McpServer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use McpServer.ProtoReflect.Descriptor instead.
 func (*McpServer) Descriptor() ([]byte, []int) {
-	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{4}
+	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *McpServer) GetName() string {
@@ -529,7 +750,7 @@ type RunResponse struct {
 
 func (x *RunResponse) Reset() {
 	*x = RunResponse{}
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[5]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -541,7 +762,7 @@ func (x *RunResponse) String() string {
 func (*RunResponse) ProtoMessage() {}
 
 func (x *RunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[5]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -554,7 +775,7 @@ func (x *RunResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunResponse.ProtoReflect.Descriptor instead.
 func (*RunResponse) Descriptor() ([]byte, []int) {
-	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{5}
+	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *RunResponse) GetResponse() isRunResponse_Response {
@@ -722,7 +943,7 @@ type Text struct {
 
 func (x *Text) Reset() {
 	*x = Text{}
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[6]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -734,7 +955,7 @@ func (x *Text) String() string {
 func (*Text) ProtoMessage() {}
 
 func (x *Text) ProtoReflect() protoreflect.Message {
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[6]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -747,7 +968,7 @@ func (x *Text) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Text.ProtoReflect.Descriptor instead.
 func (*Text) Descriptor() ([]byte, []int) {
-	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{6}
+	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Text) GetText() string {
@@ -772,7 +993,7 @@ type ToolCall struct {
 
 func (x *ToolCall) Reset() {
 	*x = ToolCall{}
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[7]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -784,7 +1005,7 @@ func (x *ToolCall) String() string {
 func (*ToolCall) ProtoMessage() {}
 
 func (x *ToolCall) ProtoReflect() protoreflect.Message {
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[7]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -797,7 +1018,7 @@ func (x *ToolCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCall.ProtoReflect.Descriptor instead.
 func (*ToolCall) Descriptor() ([]byte, []int) {
-	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{7}
+	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ToolCall) GetId() string {
@@ -847,7 +1068,7 @@ type Usage struct {
 
 func (x *Usage) Reset() {
 	*x = Usage{}
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[8]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -859,7 +1080,7 @@ func (x *Usage) String() string {
 func (*Usage) ProtoMessage() {}
 
 func (x *Usage) ProtoReflect() protoreflect.Message {
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[8]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -872,7 +1093,7 @@ func (x *Usage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Usage.ProtoReflect.Descriptor instead.
 func (*Usage) Descriptor() ([]byte, []int) {
-	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{8}
+	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Usage) GetInputTokens() int64 {
@@ -905,7 +1126,7 @@ type Heartbeat struct {
 
 func (x *Heartbeat) Reset() {
 	*x = Heartbeat{}
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[9]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -917,7 +1138,7 @@ func (x *Heartbeat) String() string {
 func (*Heartbeat) ProtoMessage() {}
 
 func (x *Heartbeat) ProtoReflect() protoreflect.Message {
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[9]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -930,7 +1151,7 @@ func (x *Heartbeat) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Heartbeat.ProtoReflect.Descriptor instead.
 func (*Heartbeat) Descriptor() ([]byte, []int) {
-	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{9}
+	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{11}
 }
 
 // Session names a backend conversation.
@@ -943,7 +1164,7 @@ type Session struct {
 
 func (x *Session) Reset() {
 	*x = Session{}
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[10]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -955,7 +1176,7 @@ func (x *Session) String() string {
 func (*Session) ProtoMessage() {}
 
 func (x *Session) ProtoReflect() protoreflect.Message {
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[10]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -968,7 +1189,7 @@ func (x *Session) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Session.ProtoReflect.Descriptor instead.
 func (*Session) Descriptor() ([]byte, []int) {
-	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{10}
+	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Session) GetSessionId() string {
@@ -994,7 +1215,7 @@ type Error struct {
 
 func (x *Error) Reset() {
 	*x = Error{}
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[11]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1006,7 +1227,7 @@ func (x *Error) String() string {
 func (*Error) ProtoMessage() {}
 
 func (x *Error) ProtoReflect() protoreflect.Message {
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[11]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1019,7 +1240,7 @@ func (x *Error) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Error.ProtoReflect.Descriptor instead.
 func (*Error) Descriptor() ([]byte, []int) {
-	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{11}
+	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Error) GetMessage() string {
@@ -1056,7 +1277,7 @@ type DocumentRef struct {
 
 func (x *DocumentRef) Reset() {
 	*x = DocumentRef{}
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[12]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1068,7 +1289,7 @@ func (x *DocumentRef) String() string {
 func (*DocumentRef) ProtoMessage() {}
 
 func (x *DocumentRef) ProtoReflect() protoreflect.Message {
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[12]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1081,7 +1302,7 @@ func (x *DocumentRef) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DocumentRef.ProtoReflect.Descriptor instead.
 func (*DocumentRef) Descriptor() ([]byte, []int) {
-	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{12}
+	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *DocumentRef) GetWorkflow() string {
@@ -1115,7 +1336,7 @@ type ReadRequest struct {
 
 func (x *ReadRequest) Reset() {
 	*x = ReadRequest{}
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[13]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1127,7 +1348,7 @@ func (x *ReadRequest) String() string {
 func (*ReadRequest) ProtoMessage() {}
 
 func (x *ReadRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[13]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1140,7 +1361,7 @@ func (x *ReadRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadRequest.ProtoReflect.Descriptor instead.
 func (*ReadRequest) Descriptor() ([]byte, []int) {
-	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{13}
+	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ReadRequest) GetRef() *DocumentRef {
@@ -1160,7 +1381,7 @@ type ReadResponse struct {
 
 func (x *ReadResponse) Reset() {
 	*x = ReadResponse{}
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[14]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1172,7 +1393,7 @@ func (x *ReadResponse) String() string {
 func (*ReadResponse) ProtoMessage() {}
 
 func (x *ReadResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[14]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1185,7 +1406,7 @@ func (x *ReadResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadResponse.ProtoReflect.Descriptor instead.
 func (*ReadResponse) Descriptor() ([]byte, []int) {
-	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{14}
+	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ReadResponse) GetContent() string {
@@ -1206,7 +1427,7 @@ type WriteRequest struct {
 
 func (x *WriteRequest) Reset() {
 	*x = WriteRequest{}
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[15]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1218,7 +1439,7 @@ func (x *WriteRequest) String() string {
 func (*WriteRequest) ProtoMessage() {}
 
 func (x *WriteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[15]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1231,7 +1452,7 @@ func (x *WriteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteRequest.ProtoReflect.Descriptor instead.
 func (*WriteRequest) Descriptor() ([]byte, []int) {
-	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{15}
+	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *WriteRequest) GetRef() *DocumentRef {
@@ -1257,7 +1478,7 @@ type WriteResponse struct {
 
 func (x *WriteResponse) Reset() {
 	*x = WriteResponse{}
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[16]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1269,7 +1490,7 @@ func (x *WriteResponse) String() string {
 func (*WriteResponse) ProtoMessage() {}
 
 func (x *WriteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[16]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1282,7 +1503,7 @@ func (x *WriteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteResponse.ProtoReflect.Descriptor instead.
 func (*WriteResponse) Descriptor() ([]byte, []int) {
-	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{16}
+	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{18}
 }
 
 // AppendRequest adds content to a document.
@@ -1296,7 +1517,7 @@ type AppendRequest struct {
 
 func (x *AppendRequest) Reset() {
 	*x = AppendRequest{}
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[17]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1308,7 +1529,7 @@ func (x *AppendRequest) String() string {
 func (*AppendRequest) ProtoMessage() {}
 
 func (x *AppendRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[17]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1321,7 +1542,7 @@ func (x *AppendRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppendRequest.ProtoReflect.Descriptor instead.
 func (*AppendRequest) Descriptor() ([]byte, []int) {
-	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{17}
+	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *AppendRequest) GetRef() *DocumentRef {
@@ -1347,7 +1568,7 @@ type AppendResponse struct {
 
 func (x *AppendResponse) Reset() {
 	*x = AppendResponse{}
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[18]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1359,7 +1580,7 @@ func (x *AppendResponse) String() string {
 func (*AppendResponse) ProtoMessage() {}
 
 func (x *AppendResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[18]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1372,7 +1593,7 @@ func (x *AppendResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppendResponse.ProtoReflect.Descriptor instead.
 func (*AppendResponse) Descriptor() ([]byte, []int) {
-	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{18}
+	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{20}
 }
 
 // CreateRequest makes a new document.
@@ -1386,7 +1607,7 @@ type CreateRequest struct {
 
 func (x *CreateRequest) Reset() {
 	*x = CreateRequest{}
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[19]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1398,7 +1619,7 @@ func (x *CreateRequest) String() string {
 func (*CreateRequest) ProtoMessage() {}
 
 func (x *CreateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[19]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1411,7 +1632,7 @@ func (x *CreateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateRequest.ProtoReflect.Descriptor instead.
 func (*CreateRequest) Descriptor() ([]byte, []int) {
-	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{19}
+	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *CreateRequest) GetRef() *DocumentRef {
@@ -1437,7 +1658,7 @@ type CreateResponse struct {
 
 func (x *CreateResponse) Reset() {
 	*x = CreateResponse{}
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[20]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1449,7 +1670,7 @@ func (x *CreateResponse) String() string {
 func (*CreateResponse) ProtoMessage() {}
 
 func (x *CreateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[20]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1462,7 +1683,7 @@ func (x *CreateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateResponse.ProtoReflect.Descriptor instead.
 func (*CreateResponse) Descriptor() ([]byte, []int) {
-	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{20}
+	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{22}
 }
 
 // ListRequest names a workflow:tag.
@@ -1476,7 +1697,7 @@ type ListRequest struct {
 
 func (x *ListRequest) Reset() {
 	*x = ListRequest{}
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[21]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1488,7 +1709,7 @@ func (x *ListRequest) String() string {
 func (*ListRequest) ProtoMessage() {}
 
 func (x *ListRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[21]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1501,7 +1722,7 @@ func (x *ListRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRequest.ProtoReflect.Descriptor instead.
 func (*ListRequest) Descriptor() ([]byte, []int) {
-	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{21}
+	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ListRequest) GetWorkflow() string {
@@ -1528,7 +1749,7 @@ type ListResponse struct {
 
 func (x *ListResponse) Reset() {
 	*x = ListResponse{}
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[22]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1540,7 +1761,7 @@ func (x *ListResponse) String() string {
 func (*ListResponse) ProtoMessage() {}
 
 func (x *ListResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[22]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1553,7 +1774,7 @@ func (x *ListResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListResponse.ProtoReflect.Descriptor instead.
 func (*ListResponse) Descriptor() ([]byte, []int) {
-	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{22}
+	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ListResponse) GetDocuments() []*DocumentInfo {
@@ -1576,7 +1797,7 @@ type DocumentInfo struct {
 
 func (x *DocumentInfo) Reset() {
 	*x = DocumentInfo{}
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[23]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1588,7 +1809,7 @@ func (x *DocumentInfo) String() string {
 func (*DocumentInfo) ProtoMessage() {}
 
 func (x *DocumentInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[23]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1601,7 +1822,7 @@ func (x *DocumentInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DocumentInfo.ProtoReflect.Descriptor instead.
 func (*DocumentInfo) Descriptor() ([]byte, []int) {
-	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{23}
+	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *DocumentInfo) GetPath() string {
@@ -1637,7 +1858,7 @@ const file_agentworker_plugin_v1_plugin_proto_rawDesc = "" +
 	"\aversion\x18\x03 \x01(\tR\aversion\x12!\n" +
 	"\fapi_versions\x18\x04 \x03(\tR\vapiVersions\x12\"\n" +
 	"\fcapabilities\x18\x05 \x03(\tR\fcapabilities\x12\x16\n" +
-	"\x06status\x18\x06 \x01(\tR\x06status\"\xee\x02\n" +
+	"\x06status\x18\x06 \x01(\tR\x06status\"\xab\x03\n" +
 	"\n" +
 	"RunRequest\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x18\n" +
@@ -1650,7 +1871,30 @@ const file_agentworker_plugin_v1_plugin_proto_rawDesc = "" +
 	"\vproject_dir\x18\a \x01(\tR\n" +
 	"projectDir\x12%\n" +
 	"\x0eresume_session\x18\b \x01(\tR\rresumeSession\x12\x1b\n" +
-	"\tstate_dir\x18\t \x01(\tR\bstateDir\"\x8f\x01\n" +
+	"\tstate_dir\x18\t \x01(\tR\bstateDir\x12;\n" +
+	"\acontext\x18\v \x01(\v2!.agentworker.plugin.v1.RunContextR\acontext\"\x8b\x02\n" +
+	"\n" +
+	"RunContext\x12;\n" +
+	"\x05inbox\x18\x01 \x03(\v2%.agentworker.plugin.v1.ChannelMessageR\x05inbox\x12(\n" +
+	"\x10inbox_newest_seq\x18\x02 \x01(\x03R\x0einboxNewestSeq\x12=\n" +
+	"\x06recent\x18\x03 \x03(\v2%.agentworker.plugin.v1.ChannelMessageR\x06recent\x12\x14\n" +
+	"\x05notes\x18\x04 \x01(\tR\x05notes\x12A\n" +
+	"\tdocuments\x18\x05 \x03(\v2#.agentworker.plugin.v1.DocumentInfoR\tdocuments\"\xaa\x02\n" +
+	"\x0eChannelMessage\x12\x10\n" +
+	"\x03seq\x18\x01 \x01(\x03R\x03seq\x12\x0e\n" +
+	"\x02id\x18\x02 \x01(\tR\x02id\x12\x1a\n" +
+	"\bworkflow\x18\x03 \x01(\tR\bworkflow\x12\x10\n" +
+	"\x03tag\x18\x04 \x01(\tR\x03tag\x12\x12\n" +
+	"\x04from\x18\x05 \x01(\tR\x04from\x12\x18\n" +
+	"\acontent\x18\x06 \x01(\tR\acontent\x12\x12\n" +
+	"\x04kind\x18\a \x01(\tR\x04kind\x12\x0e\n" +
+	"\x02to\x18\b \x01(\tR\x02to\x12\x1a\n" +
+	"\bmentions\x18\t \x03(\tR\bmentions\x12\x1f\n" +
+	"\vresource_id\x18\n" +
+	" \x01(\tR\n" +
+	"resourceId\x129\n" +
+	"\n" +
+	"created_at\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\"\x8f\x01\n" +
 	"\x05Agent\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1a\n" +
 	"\bworkflow\x18\x02 \x01(\tR\bworkflow\x12\x10\n" +
@@ -1765,78 +2009,85 @@ func file_agentworker_plugin_v1_plugin_proto_rawDescGZIP() []byte {
 }
 
 var file_agentworker_plugin_v1_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_agentworker_plugin_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
+var file_agentworker_plugin_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
 var file_agentworker_plugin_v1_plugin_proto_goTypes = []any{
 	(ErrorClass)(0),               // 0: agentworker.plugin.v1.ErrorClass
 	(*GetInfoRequest)(nil),        // 1: agentworker.plugin.v1.GetInfoRequest
 	(*GetInfoResponse)(nil),       // 2: agentworker.plugin.v1.GetInfoResponse
 	(*RunRequest)(nil),            // 3: agentworker.plugin.v1.RunRequest
-	(*Agent)(nil),                 // 4: agentworker.plugin.v1.Agent
-	(*McpServer)(nil),             // 5: agentworker.plugin.v1.McpServer
-	(*RunResponse)(nil),           // 6: agentworker.plugin.v1.RunResponse
-	(*Text)(nil),                  // 7: agentworker.plugin.v1.Text
-	(*ToolCall)(nil),              // 8: agentworker.plugin.v1.ToolCall
-	(*Usage)(nil),                 // 9: agentworker.plugin.v1.Usage
-	(*Heartbeat)(nil),             // 10: agentworker.plugin.v1.Heartbeat
-	(*Session)(nil),               // 11: agentworker.plugin.v1.Session
-	(*Error)(nil),                 // 12: agentworker.plugin.v1.Error
-	(*DocumentRef)(nil),           // 13: agentworker.plugin.v1.DocumentRef
-	(*ReadRequest)(nil),           // 14: agentworker.plugin.v1.ReadRequest
-	(*ReadResponse)(nil),          // 15: agentworker.plugin.v1.ReadResponse
-	(*WriteRequest)(nil),          // 16: agentworker.plugin.v1.WriteRequest
-	(*WriteResponse)(nil),         // 17: agentworker.plugin.v1.WriteResponse
-	(*AppendRequest)(nil),         // 18: agentworker.plugin.v1.AppendRequest
-	(*AppendResponse)(nil),        // 19: agentworker.plugin.v1.AppendResponse
-	(*CreateRequest)(nil),         // 20: agentworker.plugin.v1.CreateRequest
-	(*CreateResponse)(nil),        // 21: agentworker.plugin.v1.CreateResponse
-	(*ListRequest)(nil),           // 22: agentworker.plugin.v1.ListRequest
-	(*ListResponse)(nil),          // 23: agentworker.plugin.v1.ListResponse
-	(*DocumentInfo)(nil),          // 24: agentworker.plugin.v1.DocumentInfo
-	nil,                           // 25: agentworker.plugin.v1.McpServer.HeadersEntry
-	nil,                           // 26: agentworker.plugin.v1.McpServer.EnvEntry
-	(*timestamppb.Timestamp)(nil), // 27: google.protobuf.Timestamp
+	(*RunContext)(nil),            // 4: agentworker.plugin.v1.RunContext
+	(*ChannelMessage)(nil),        // 5: agentworker.plugin.v1.ChannelMessage
+	(*Agent)(nil),                 // 6: agentworker.plugin.v1.Agent
+	(*McpServer)(nil),             // 7: agentworker.plugin.v1.McpServer
+	(*RunResponse)(nil),           // 8: agentworker.plugin.v1.RunResponse
+	(*Text)(nil),                  // 9: agentworker.plugin.v1.Text
+	(*ToolCall)(nil),              // 10: agentworker.plugin.v1.ToolCall
+	(*Usage)(nil),                 // 11: agentworker.plugin.v1.Usage
+	(*Heartbeat)(nil),             // 12: agentworker.plugin.v1.Heartbeat
+	(*Session)(nil),               // 13: agentworker.plugin.v1.Session
+	(*Error)(nil),                 // 14: agentworker.plugin.v1.Error
+	(*DocumentRef)(nil),           // 15: agentworker.plugin.v1.DocumentRef
+	(*ReadRequest)(nil),           // 16: agentworker.plugin.v1.ReadRequest
+	(*ReadResponse)(nil),          // 17: agentworker.plugin.v1.ReadResponse
+	(*WriteRequest)(nil),          // 18: agentworker.plugin.v1.WriteRequest
+	(*WriteResponse)(nil),         // 19: agentworker.plugin.v1.WriteResponse
+	(*AppendRequest)(nil),         // 20: agentworker.plugin.v1.AppendRequest
+	(*AppendResponse)(nil),        // 21: agentworker.plugin.v1.AppendResponse
+	(*CreateRequest)(nil),         // 22: agentworker.plugin.v1.CreateRequest
+	(*CreateResponse)(nil),        // 23: agentworker.plugin.v1.CreateResponse
+	(*ListRequest)(nil),           // 24: agentworker.plugin.v1.ListRequest
+	(*ListResponse)(nil),          // 25: agentworker.plugin.v1.ListResponse
+	(*DocumentInfo)(nil),          // 26: agentworker.plugin.v1.DocumentInfo
+	nil,                           // 27: agentworker.plugin.v1.McpServer.HeadersEntry
+	nil,                           // 28: agentworker.plugin.v1.McpServer.EnvEntry
+	(*timestamppb.Timestamp)(nil), // 29: google.protobuf.Timestamp
 }
 var file_agentworker_plugin_v1_plugin_proto_depIdxs = []int32{
-	4,  // 0: agentworker.plugin.v1.RunRequest.agent:type_name -> agentworker.plugin.v1.Agent
-	5,  // 1: agentworker.plugin.v1.RunRequest.daemon:type_name -> agentworker.plugin.v1.McpServer
-	5,  // 2: agentworker.plugin.v1.RunRequest.mcp_servers:type_name -> agentworker.plugin.v1.McpServer
-	25, // 3: agentworker.plugin.v1.McpServer.headers:type_name -> agentworker.plugin.v1.McpServer.HeadersEntry
-	26, // 4: agentworker.plugin.v1.McpServer.env:type_name -> agentworker.plugin.v1.McpServer.EnvEntry
-	7,  // 5: agentworker.plugin.v1.RunResponse.text:type_name -> agentworker.plugin.v1.Text
-	8,  // 6: agentworker.plugin.v1.RunResponse.tool_call:type_name -> agentworker.plugin.v1.ToolCall
-	8,  // 7: agentworker.plugin.v1.RunResponse.tool_result:type_name -> agentworker.plugin.v1.ToolCall
-	9,  // 8: agentworker.plugin.v1.RunResponse.usage:type_name -> agentworker.plugin.v1.Usage
-	10, // 9: agentworker.plugin.v1.RunResponse.heartbeat:type_name -> agentworker.plugin.v1.Heartbeat
-	11, // 10: agentworker.plugin.v1.RunResponse.session:type_name -> agentworker.plugin.v1.Session
-	7,  // 11: agentworker.plugin.v1.RunResponse.result:type_name -> agentworker.plugin.v1.Text
-	7,  // 12: agentworker.plugin.v1.RunResponse.log:type_name -> agentworker.plugin.v1.Text
-	12, // 13: agentworker.plugin.v1.RunResponse.error:type_name -> agentworker.plugin.v1.Error
-	0,  // 14: agentworker.plugin.v1.Error.class:type_name -> agentworker.plugin.v1.ErrorClass
-	13, // 15: agentworker.plugin.v1.ReadRequest.ref:type_name -> agentworker.plugin.v1.DocumentRef
-	13, // 16: agentworker.plugin.v1.WriteRequest.ref:type_name -> agentworker.plugin.v1.DocumentRef
-	13, // 17: agentworker.plugin.v1.AppendRequest.ref:type_name -> agentworker.plugin.v1.DocumentRef
-	13, // 18: agentworker.plugin.v1.CreateRequest.ref:type_name -> agentworker.plugin.v1.DocumentRef
-	24, // 19: agentworker.plugin.v1.ListResponse.documents:type_name -> agentworker.plugin.v1.DocumentInfo
-	27, // 20: agentworker.plugin.v1.DocumentInfo.updated_at:type_name -> google.protobuf.Timestamp
-	1,  // 21: agentworker.plugin.v1.InfoService.GetInfo:input_type -> agentworker.plugin.v1.GetInfoRequest
-	3,  // 22: agentworker.plugin.v1.BackendService.Run:input_type -> agentworker.plugin.v1.RunRequest
-	14, // 23: agentworker.plugin.v1.DocumentProviderService.Read:input_type -> agentworker.plugin.v1.ReadRequest
-	16, // 24: agentworker.plugin.v1.DocumentProviderService.Write:input_type -> agentworker.plugin.v1.WriteRequest
-	18, // 25: agentworker.plugin.v1.DocumentProviderService.Append:input_type -> agentworker.plugin.v1.AppendRequest
-	20, // 26: agentworker.plugin.v1.DocumentProviderService.Create:input_type -> agentworker.plugin.v1.CreateRequest
-	22, // 27: agentworker.plugin.v1.DocumentProviderService.List:input_type -> agentworker.plugin.v1.ListRequest
-	2,  // 28: agentworker.plugin.v1.InfoService.GetInfo:output_type -> agentworker.plugin.v1.GetInfoResponse
-	6,  // 29: agentworker.plugin.v1.BackendService.Run:output_type -> agentworker.plugin.v1.RunResponse
-	15, // 30: agentworker.plugin.v1.DocumentProviderService.Read:output_type -> agentworker.plugin.v1.ReadResponse
-	17, // 31: agentworker.plugin.v1.DocumentProviderService.Write:output_type -> agentworker.plugin.v1.WriteResponse
-	19, // 32: agentworker.plugin.v1.DocumentProviderService.Append:output_type -> agentworker.plugin.v1.AppendResponse
-	21, // 33: agentworker.plugin.v1.DocumentProviderService.Create:output_type -> agentworker.plugin.v1.CreateResponse
-	23, // 34: agentworker.plugin.v1.DocumentProviderService.List:output_type -> agentworker.plugin.v1.ListResponse
-	28, // [28:35] is the sub-list for method output_type
-	21, // [21:28] is the sub-list for method input_type
-	21, // [21:21] is the sub-list for extension type_name
-	21, // [21:21] is the sub-list for extension extendee
-	0,  // [0:21] is the sub-list for field type_name
+	6,  // 0: agentworker.plugin.v1.RunRequest.agent:type_name -> agentworker.plugin.v1.Agent
+	7,  // 1: agentworker.plugin.v1.RunRequest.daemon:type_name -> agentworker.plugin.v1.McpServer
+	7,  // 2: agentworker.plugin.v1.RunRequest.mcp_servers:type_name -> agentworker.plugin.v1.McpServer
+	4,  // 3: agentworker.plugin.v1.RunRequest.context:type_name -> agentworker.plugin.v1.RunContext
+	5,  // 4: agentworker.plugin.v1.RunContext.inbox:type_name -> agentworker.plugin.v1.ChannelMessage
+	5,  // 5: agentworker.plugin.v1.RunContext.recent:type_name -> agentworker.plugin.v1.ChannelMessage
+	26, // 6: agentworker.plugin.v1.RunContext.documents:type_name -> agentworker.plugin.v1.DocumentInfo
+	29, // 7: agentworker.plugin.v1.ChannelMessage.created_at:type_name -> google.protobuf.Timestamp
+	27, // 8: agentworker.plugin.v1.McpServer.headers:type_name -> agentworker.plugin.v1.McpServer.HeadersEntry
+	28, // 9: agentworker.plugin.v1.McpServer.env:type_name -> agentworker.plugin.v1.McpServer.EnvEntry
+	9,  // 10: agentworker.plugin.v1.RunResponse.text:type_name -> agentworker.plugin.v1.Text
+	10, // 11: agentworker.plugin.v1.RunResponse.tool_call:type_name -> agentworker.plugin.v1.ToolCall
+	10, // 12: agentworker.plugin.v1.RunResponse.tool_result:type_name -> agentworker.plugin.v1.ToolCall
+	11, // 13: agentworker.plugin.v1.RunResponse.usage:type_name -> agentworker.plugin.v1.Usage
+	12, // 14: agentworker.plugin.v1.RunResponse.heartbeat:type_name -> agentworker.plugin.v1.Heartbeat
+	13, // 15: agentworker.plugin.v1.RunResponse.session:type_name -> agentworker.plugin.v1.Session
+	9,  // 16: agentworker.plugin.v1.RunResponse.result:type_name -> agentworker.plugin.v1.Text
+	9,  // 17: agentworker.plugin.v1.RunResponse.log:type_name -> agentworker.plugin.v1.Text
+	14, // 18: agentworker.plugin.v1.RunResponse.error:type_name -> agentworker.plugin.v1.Error
+	0,  // 19: agentworker.plugin.v1.Error.class:type_name -> agentworker.plugin.v1.ErrorClass
+	15, // 20: agentworker.plugin.v1.ReadRequest.ref:type_name -> agentworker.plugin.v1.DocumentRef
+	15, // 21: agentworker.plugin.v1.WriteRequest.ref:type_name -> agentworker.plugin.v1.DocumentRef
+	15, // 22: agentworker.plugin.v1.AppendRequest.ref:type_name -> agentworker.plugin.v1.DocumentRef
+	15, // 23: agentworker.plugin.v1.CreateRequest.ref:type_name -> agentworker.plugin.v1.DocumentRef
+	26, // 24: agentworker.plugin.v1.ListResponse.documents:type_name -> agentworker.plugin.v1.DocumentInfo
+	29, // 25: agentworker.plugin.v1.DocumentInfo.updated_at:type_name -> google.protobuf.Timestamp
+	1,  // 26: agentworker.plugin.v1.InfoService.GetInfo:input_type -> agentworker.plugin.v1.GetInfoRequest
+	3,  // 27: agentworker.plugin.v1.BackendService.Run:input_type -> agentworker.plugin.v1.RunRequest
+	16, // 28: agentworker.plugin.v1.DocumentProviderService.Read:input_type -> agentworker.plugin.v1.ReadRequest
+	18, // 29: agentworker.plugin.v1.DocumentProviderService.Write:input_type -> agentworker.plugin.v1.WriteRequest
+	20, // 30: agentworker.plugin.v1.DocumentProviderService.Append:input_type -> agentworker.plugin.v1.AppendRequest
+	22, // 31: agentworker.plugin.v1.DocumentProviderService.Create:input_type -> agentworker.plugin.v1.CreateRequest
+	24, // 32: agentworker.plugin.v1.DocumentProviderService.List:input_type -> agentworker.plugin.v1.ListRequest
+	2,  // 33: agentworker.plugin.v1.InfoService.GetInfo:output_type -> agentworker.plugin.v1.GetInfoResponse
+	8,  // 34: agentworker.plugin.v1.BackendService.Run:output_type -> agentworker.plugin.v1.RunResponse
+	17, // 35: agentworker.plugin.v1.DocumentProviderService.Read:output_type -> agentworker.plugin.v1.ReadResponse
+	19, // 36: agentworker.plugin.v1.DocumentProviderService.Write:output_type -> agentworker.plugin.v1.WriteResponse
+	21, // 37: agentworker.plugin.v1.DocumentProviderService.Append:output_type -> agentworker.plugin.v1.AppendResponse
+	23, // 38: agentworker.plugin.v1.DocumentProviderService.Create:output_type -> agentworker.plugin.v1.CreateResponse
+	25, // 39: agentworker.plugin.v1.DocumentProviderService.List:output_type -> agentworker.plugin.v1.ListResponse
+	33, // [33:40] is the sub-list for method output_type
+	26, // [26:33] is the sub-list for method input_type
+	26, // [26:26] is the sub-list for extension type_name
+	26, // [26:26] is the sub-list for extension extendee
+	0,  // [0:26] is the sub-list for field type_name
 }
 
 func init() { file_agentworker_plugin_v1_plugin_proto_init() }
@@ -1844,7 +2095,7 @@ func file_agentworker_plugin_v1_plugin_proto_init() {
 	if File_agentworker_plugin_v1_plugin_proto != nil {
 		return
 	}
-	file_agentworker_plugin_v1_plugin_proto_msgTypes[5].OneofWrappers = []any{
+	file_agentworker_plugin_v1_plugin_proto_msgTypes[7].OneofWrappers = []any{
 		(*RunResponse_Text)(nil),
 		(*RunResponse_ToolCall)(nil),
 		(*RunResponse_ToolResult)(nil),
@@ -1861,7 +2112,7 @@ func file_agentworker_plugin_v1_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agentworker_plugin_v1_plugin_proto_rawDesc), len(file_agentworker_plugin_v1_plugin_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   26,
+			NumMessages:   28,
 			NumExtensions: 0,
 			NumServices:   3,
 		},
