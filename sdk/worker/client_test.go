@@ -14,6 +14,7 @@ import (
 
 	"github.com/agent-worker/agent-worker/sdk/backend"
 	"github.com/agent-worker/agent-worker/sdk/backendtest"
+	"github.com/agent-worker/agent-worker/sdk/tools"
 	"github.com/agent-worker/agent-worker/sdk/worker"
 )
 
@@ -309,6 +310,84 @@ func TestFetch(t *testing.T) {
 	}
 	if got := d.Cursor("alice"); got != 0 {
 		t.Errorf("Fetch acked the inbox up to %d; only the daemon acks", got)
+	}
+	if len(wc.Documents) != 1 || wc.Documents[0].Path != "notes.md" {
+		t.Errorf("Documents = %+v, want notes.md", wc.Documents)
+	}
+	if got, want := c.NewestSeq(), wc.Inbox[0].Seq; got != want {
+		t.Errorf("NewestSeq = %d, want %d", got, want)
+	}
+}
+
+// runContext is a context as a daemon sends it with a request.
+func runContext() *backend.RunContext {
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	ask := worker.Message{Seq: 9, ID: "msg_9", From: "user", Content: "@alice do the thing", Kind: "message", Mentions: []string{"alice"}, CreatedAt: at}
+	return &backend.RunContext{
+		Inbox:     tools.InboxResult{Messages: []worker.Message{ask}, Count: 1, NewestSeq: 9},
+		Recent:    []worker.Message{{Seq: 8, ID: "msg_8", From: "bob", Content: "chatter", Kind: "message", CreatedAt: at}, ask},
+		Notes:     "# Notes from the request\n",
+		Documents: []worker.Document{{Path: "notes.md", Size: 24}, {Path: "plan.md", Size: 99}},
+	}
+}
+
+// TestFetchFromRunContext: a request that carries its context is answered
+// from it without a single call to the daemon, and the connection still
+// knows what the run was shown (NewestSeq).
+func TestFetchFromRunContext(t *testing.T) {
+	t.Parallel()
+	d := backendtest.NewDaemon(t)
+	c, req := connect(t, d, "alice")
+	d.Post("user", "@alice something the daemon has but the request does not")
+	req.RunContext = runContext()
+
+	wc, err := worker.Fetch(t.Context(), c, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls := d.Calls(); len(calls) != 0 {
+		t.Errorf("Fetch with a run context called the daemon: %v", calls)
+	}
+	want := worker.Context{Agent: req.Agent, ProjectDir: req.ProjectDir, Attempt: req.Attempt,
+		Inbox: req.RunContext.Inbox.Messages, Recent: req.RunContext.Recent, Document: req.RunContext.Notes, Documents: req.RunContext.Documents}
+	if diff := cmp.Diff(want, wc); diff != "" {
+		t.Errorf("Fetch (-want +got):\n%s", diff)
+	}
+	if got := c.NewestSeq(); got != 9 {
+		t.Errorf("NewestSeq = %d, want 9, the newest message the run is shown", got)
+	}
+	if _, err := worker.Fetch(t.Context(), nil, backend.Request{}); err == nil {
+		t.Error("Fetch without a context or a connection succeeded")
+	}
+}
+
+// TestPromptFromRunContextNeverConnects: a CLI backend's prompt comes from
+// the request's context even when the daemon cannot be reached, so the
+// run's first model call waits for no round trip; without a context the
+// unreachable daemon is an error, as before.
+func TestPromptFromRunContextNeverConnects(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	req := backend.Request{Agent: backend.Agent{Name: "alice", Workflow: "w", Tag: "t"},
+		Daemon: backend.MCPServer{URL: "http://" + addr + "/mcp"}, RunContext: runContext()}
+
+	got, err := worker.Prompt(t.Context(), req)
+	if err != nil {
+		t.Fatalf("Prompt with a run context: %v", err)
+	}
+	for _, want := range []string{"@alice do the thing", "From @bob: chatter", "# Notes from the request", "plan.md (99 bytes)"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("prompt lacks %q:\n%s", want, got)
+		}
+	}
+	req.RunContext = nil
+	if _, err := worker.Prompt(t.Context(), req); err == nil {
+		t.Error("Prompt without a context reached no daemon, yet succeeded")
 	}
 }
 

@@ -2,14 +2,17 @@ package worker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/agent-worker/agent-worker/sdk/backend"
+	"github.com/agent-worker/agent-worker/sdk/tools"
 )
 
-// RecentLimit is how many channel messages Fetch shows as recent activity.
-const RecentLimit = 50
+// RecentLimit is how many channel messages a run is shown as recent
+// activity.
+const RecentLimit = tools.RecentLimit
 
 // recentChars cuts each recent-activity line, so that a chatty channel
 // cannot crowd the inbox out of the prompt; inbox messages stay whole.
@@ -21,14 +24,28 @@ type Context struct {
 	Inbox      []Message
 	Recent     []Message
 	Document   string // notes.md
+	Documents  []Document
 	ProjectDir string
 	Attempt    int
 }
 
-// Fetch gathers a run's context from the daemon: the inbox, the latest
-// RecentLimit channel messages and notes.md.
+// Fetch gathers a run's context: the inbox, the latest RecentLimit channel
+// messages, notes.md and the document list. A daemon that sends them with
+// the request (req.RunContext) spares the round trips, and then c is not
+// used and may be nil; from an older daemon Fetch reads them through c.
+// Either way c's NewestSeq is the newest inbox message the run is shown.
 func Fetch(ctx context.Context, c *Client, req backend.Request) (Context, error) {
 	wc := Context{Agent: req.Agent, ProjectDir: req.ProjectDir, Attempt: req.Attempt}
+	if rc := req.RunContext; rc != nil {
+		wc.Inbox, wc.Recent, wc.Document, wc.Documents = rc.Inbox.Messages, rc.Recent, rc.Notes, rc.Documents
+		if c != nil {
+			c.newestSeq.Store(rc.Inbox.NewestSeq)
+		}
+		return wc, nil
+	}
+	if c == nil {
+		return Context{}, errors.New("fetch run context: the request carries none and there is no daemon connection")
+	}
 	var err error
 	if wc.Inbox, err = c.Inbox(ctx); err != nil {
 		return Context{}, fmt.Errorf("fetch inbox: %w", err)
@@ -38,6 +55,9 @@ func Fetch(ctx context.Context, c *Client, req backend.Request) (Context, error)
 	}
 	if wc.Document, err = c.DocRead(ctx, ""); err != nil {
 		return Context{}, fmt.Errorf("fetch notes.md: %w", err)
+	}
+	if wc.Documents, err = c.DocList(ctx); err != nil {
+		return Context{}, fmt.Errorf("fetch document list: %w", err)
 	}
 	return wc, nil
 }
@@ -70,11 +90,27 @@ func BuildPrompt(c Context) string {
 		writeLine(&b, m, a.Name, recentChars)
 	}
 
-	if doc := strings.TrimSpace(c.Document); doc != "" {
+	doc, others := strings.TrimSpace(c.Document), otherDocuments(c.Documents)
+	if doc != "" || len(others) > 0 {
 		b.WriteString("\n## Current workspace\n")
+	}
+	if doc != "" {
 		b.WriteString("The team's shared document notes.md (read with team_doc_read, add with team_doc_append):\n\n")
 		b.WriteString(doc)
 		b.WriteString("\n")
+	}
+	if len(others) > 0 {
+		if doc != "" {
+			b.WriteString("\n")
+		}
+		b.WriteString("Other shared documents (read them with team_doc_read):\n")
+		for i, d := range others {
+			if i == maxListedDocuments {
+				fmt.Fprintf(&b, "- and %d more (team_doc_list lists them all)\n", len(others)-i)
+				break
+			}
+			fmt.Fprintf(&b, "- %s (%d bytes)\n", d.Path, d.Size)
+		}
 	}
 
 	if c.Attempt >= 2 {
@@ -134,6 +170,22 @@ func writeLine(b *strings.Builder, m Message, me string, max int) {
 	b.WriteString("\n")
 }
 
+// maxListedDocuments bounds the document list in a prompt, so that a team
+// with many documents does not crowd out its messages.
+const maxListedDocuments = 30
+
+// otherDocuments is the document list without notes.md, which the prompt
+// shows whole.
+func otherDocuments(docs []Document) []Document {
+	var out []Document
+	for _, d := range docs {
+		if d.Path != "notes.md" {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
 func plural(n int, word string) string {
 	if n == 1 {
 		return word
@@ -141,11 +193,16 @@ func plural(n int, word string) string {
 	return word + "s"
 }
 
-// Prompt is what a backend that hands the whole turn to a CLI needs: it
-// connects to the daemon as the run's agent, fetches the run's context and
-// builds the prompt, then closes the connection (the CLI opens its own).
-// An unreachable daemon fails here, before a CLI runs without its tools.
+// Prompt is what a backend that hands the whole turn to a CLI needs: the
+// run's prompt, built from the context the request carries. From an older
+// daemon that sends none, it connects as the run's agent, fetches the
+// context and closes the connection (the CLI opens its own); an
+// unreachable daemon then fails here, before a CLI runs without its tools.
 func Prompt(ctx context.Context, req backend.Request) (string, error) {
+	if req.RunContext != nil {
+		wc, err := Fetch(ctx, nil, req)
+		return BuildPrompt(wc), err
+	}
 	c, err := Connect(ctx, req.Daemon)
 	if err != nil {
 		return "", err

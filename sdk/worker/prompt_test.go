@@ -36,6 +36,9 @@ func TestBuildPrompt(t *testing.T) {
 		"full": {Agent: agent, Inbox: inbox, Recent: recent, Document: "# Plan\n- ship it\n\n",
 			ProjectDir: "/src/project", Attempt: 1},
 		"retry": {Agent: agent, Inbox: inbox[:1], Recent: recent[:2], Document: "  \n", ProjectDir: "/src/project", Attempt: 3},
+		"documents": {Agent: agent, Inbox: inbox[:1], Document: "# Plan\n", Attempt: 1,
+			Documents: []worker.Document{{Path: "notes.md", Size: 7}, {Path: "specs/api.md", Size: 1234}, {Path: "todo.txt", Size: 0}}},
+		"documents_only": {Agent: agent, Attempt: 1, Documents: []worker.Document{{Path: "plan.md", Size: 10}}},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
