@@ -212,6 +212,7 @@ func (h *Host) buildParts(ctx context.Context) error {
 	h.team = team.New(team.Config{DB: h.db, Docs: h.docs.Resolve, Logger: h.log.Named("team")})
 	h.mcp = mcpserver.New(h.team, h.db, h.metrics.ToolCalled, h.log.Named("mcp"))
 	h.cfg.Supervisor.Observer, h.cfg.Scheduler.Observer = h.metrics, h.metrics
+	h.cfg.Supervisor.Context = h.mcp // a run's request carries what its tools would show first
 	h.sup = plugins.NewSupervisor(h.db, h.catalog, h.cfg.Home, h.cfg.RuntimeDir, func() string { return h.Info().URL() + "/mcp" }, h.cfg.Supervisor, h.log.Named("supervisor"))
 	if err := h.sup.Reap(ctx); err != nil {
 		return fmt.Errorf("reap workers: %w", err)

@@ -74,14 +74,9 @@ func (s *Server) addInboxTools(srv *mcp.Server, me store.AgentKey) {
 				if err != nil {
 					return tools.InboxResult{}, "", err
 				}
-				for len(ms) > 0 && ms[len(ms)-1].Seq > until {
-					ms = ms[:len(ms)-1]
-				}
+				ms = shownUntil(ms, until)
 			}
-			out := tools.InboxResult{Messages: team.APIMessages(ms), Count: len(ms)}
-			if len(ms) > 0 {
-				out.NewestSeq = ms[len(ms)-1].Seq
-			}
+			out := inboxResult(ms)
 			return out, fmt.Sprintf("%d unread (newest_seq %d)\n%s", len(ms), out.NewestSeq, renderMessages(ms, "")), nil
 		})
 
@@ -194,17 +189,14 @@ func (s *Server) addDocTools(srv *mcp.Server, me store.AgentKey) {
 	tool(s, srv, me, tools.TeamDocList,
 		"List the team's shared documents with their sizes.",
 		func(ctx context.Context, _ tools.NoArgs) (tools.DocListResult, string, error) {
-			docs, err := s.svc.DocList(ctx, scope)
+			out, err := s.docList(ctx, scope)
 			if err != nil {
 				return tools.DocListResult{}, "", err
 			}
-			out := tools.DocListResult{Documents: []tools.DocumentInfo{}}
 			var names []string
-			for _, d := range docs {
-				out.Documents = append(out.Documents, tools.DocumentInfo{Path: d.Path, Size: d.Size, UpdatedAt: d.UpdatedAt})
+			for _, d := range out.Documents {
 				names = append(names, fmt.Sprintf("%s (%d bytes)", d.Path, d.Size))
 			}
-			out.Count = len(docs)
 			if len(names) == 0 {
 				return out, "no documents", nil
 			}
@@ -309,6 +301,37 @@ func (s *Server) addResourceTools(srv *mcp.Server, me store.AgentKey) {
 			}
 			return tools.ResourceResult{ID: r.ID, Type: r.Type, Content: r.Content, From: r.CreatedBy}, r.Content, nil
 		})
+}
+
+// shownUntil is the part of an inbox page a run is shown: the messages up to
+// until, the newest it acks on success.
+func shownUntil(ms []store.Message, until int64) []store.Message {
+	for len(ms) > 0 && ms[len(ms)-1].Seq > until {
+		ms = ms[:len(ms)-1]
+	}
+	return ms
+}
+
+// inboxResult is my_inbox's answer for the messages ms.
+func inboxResult(ms []store.Message) tools.InboxResult {
+	out := tools.InboxResult{Messages: team.APIMessages(ms), Count: len(ms)}
+	if len(ms) > 0 {
+		out.NewestSeq = ms[len(ms)-1].Seq
+	}
+	return out
+}
+
+// docList is team_doc_list's answer for scope.
+func (s *Server) docList(ctx context.Context, scope store.Scope) (tools.DocListResult, error) {
+	docs, err := s.svc.DocList(ctx, scope)
+	if err != nil {
+		return tools.DocListResult{}, err
+	}
+	out := tools.DocListResult{Documents: make([]tools.DocumentInfo, 0, len(docs)), Count: len(docs)}
+	for _, d := range docs {
+		out.Documents = append(out.Documents, tools.DocumentInfo{Path: d.Path, Size: d.Size, UpdatedAt: d.UpdatedAt})
+	}
+	return out, nil
 }
 
 func view(p store.Proposal) tools.Proposal {

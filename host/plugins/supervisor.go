@@ -55,6 +55,9 @@ type SupervisorConfig struct {
 	// Observer hears each run's end and each plugin process (the
 	// daemon's metrics); nil hears nothing.
 	Observer Observer
+	// Context reads what each run is shown at its start, sent with its
+	// request; nil sends none (the worker fetches it over MCP).
+	Context ContextSource
 }
 
 // Observer hears what the plugins part does, for the daemon's metrics
@@ -208,8 +211,10 @@ func (s *Supervisor) Run(ctx context.Context, spec RunSpec) (out Outcome, err er
 		err = s.finish(ctx, spec, &out, err, log)
 	}()
 	rec.addPrompt(agent.System, until, spec.Inbox)
+	rc := s.readRunContext(ctx, spec, log) // while the plugin process starts
+	defer rc.get()
 
-	err = s.runPlugin(ctx, agent, attempt, resume, p, runID, log, spec.OnStart, func(e backend.Event) {
+	err = s.runPlugin(ctx, agent, attempt, resume, p, runID, rc, log, spec.OnStart, func(e backend.Event) {
 		out.Events++
 		switch e.Kind {
 		case backend.EventResult:
@@ -283,7 +288,7 @@ func (s *Supervisor) observeEnd(agent store.Agent, out *Outcome, start time.Time
 }
 
 // runPlugin starts the plugin process, runs the backend in it and stops it.
-func (s *Supervisor) runPlugin(ctx context.Context, agent store.Agent, attempt int, resume string, p api.Plugin, runID string, log hclog.Logger,
+func (s *Supervisor) runPlugin(ctx context.Context, agent store.Agent, attempt int, resume string, p api.Plugin, runID string, rc *runContext, log hclog.Logger,
 	onStart func(string), emit func(backend.Event)) error {
 	rs, err := s.prepare(ctx, agent, runID, log)
 	if err != nil {
@@ -337,6 +342,7 @@ func (s *Supervisor) runPlugin(ctx context.Context, agent store.Agent, attempt i
 		ProjectDir:    rs.projectDir,
 		ResumeSession: resume,
 		StateDir:      rs.stateDir,
+		RunContext:    rc.get(),
 	}
 	if onStart != nil {
 		onStart(runID)

@@ -40,11 +40,16 @@ func (b *Backend) Run(ctx context.Context, req backend.Request, events backend.E
 	if err != nil {
 		return backend.Permanent(fmt.Errorf("mock: %w", err))
 	}
-	c, err := worker.Connect(ctx, req.Daemon)
-	if err != nil {
-		return err
+	r := &run{b: b, daemon: req.Daemon, events: events, dir: req.ProjectDir}
+	defer r.close()
+	// A request with its context needs the daemon only for the steps that
+	// act (a reply, a tool call); the others run without connecting.
+	var c *worker.Client
+	if req.RunContext == nil {
+		if c, err = r.client(ctx); err != nil {
+			return err
+		}
 	}
-	defer c.Close()
 	wc, err := worker.Fetch(ctx, c, req)
 	if err != nil {
 		return err
@@ -56,7 +61,7 @@ func (b *Backend) Run(ctx context.Context, req backend.Request, events backend.E
 		steps = defaultScript(len(wc.Inbox) > 0)
 	}
 	attempt := max(req.Attempt, 1)
-	r := &run{b: b, c: c, events: events, vars: placeholders(wc, attempt, req), dir: req.ProjectDir}
+	r.vars = placeholders(wc, attempt, req)
 	for _, s := range steps {
 		if s.attempt != 0 && s.attempt != attempt || s.from != "" && !inboxFrom(wc.Inbox, s.from) ||
 			s.contains != "" && !inboxHas(wc.Inbox, s.contains) {
@@ -72,7 +77,8 @@ func (b *Backend) Run(ctx context.Context, req backend.Request, events backend.E
 // run is one run's state while it follows its script.
 type run struct {
 	b      *Backend
-	c      *worker.Client
+	daemon backend.MCPServer
+	c      *worker.Client // connected by the first step that needs it
 	events backend.Events
 	vars   *strings.Replacer
 	dir    string // the project directory, where shell steps run
@@ -80,11 +86,34 @@ type run struct {
 
 func (r *run) send(e backend.Event) error { return r.events.Send(e) }
 
+// client returns the run's connection to the daemon, opening it at the
+// first call.
+func (r *run) client(ctx context.Context) (*worker.Client, error) {
+	if r.c == nil {
+		c, err := worker.Connect(ctx, r.daemon)
+		if err != nil {
+			return nil, err
+		}
+		r.c = c
+	}
+	return r.c, nil
+}
+
+func (r *run) close() {
+	if r.c != nil {
+		r.c.Close()
+	}
+}
+
 func (r *run) do(ctx context.Context, s step) error {
 	text := r.vars.Replace(s.text)
 	switch s.action {
 	case "reply":
-		if _, err := r.c.Send(ctx, text, s.to); err != nil {
+		c, err := r.client(ctx)
+		if err != nil {
+			return fmt.Errorf("mock: step %d: reply: %w", s.index, err)
+		}
+		if _, err := c.Send(ctx, text, s.to); err != nil {
 			return fmt.Errorf("mock: step %d: reply: %w", s.index, err)
 		}
 	case "tool":
@@ -197,7 +226,11 @@ func (r *run) tool(ctx context.Context, s step) error {
 	if err := r.send(backend.Event{Kind: backend.EventToolCall, Tool: &sent}); err != nil {
 		return err
 	}
-	structured, text, err := r.c.Call(ctx, s.text, args)
+	c, err := r.client(ctx)
+	if err != nil {
+		return fmt.Errorf("mock: step %d: %w", s.index, err)
+	}
+	structured, text, err := c.Call(ctx, s.text, args)
 	var refused *worker.ToolError
 	switch {
 	case errors.As(err, &refused):

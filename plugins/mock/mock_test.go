@@ -17,6 +17,7 @@ import (
 	"github.com/agent-worker/agent-worker/sdk/backend"
 	"github.com/agent-worker/agent-worker/sdk/backendtest"
 	"github.com/agent-worker/agent-worker/sdk/plugin/plugintest"
+	"github.com/agent-worker/agent-worker/sdk/tools"
 	"github.com/agent-worker/agent-worker/sdk/worker"
 )
 
@@ -110,8 +111,29 @@ func TestDefaultScript(t *testing.T) {
 	if prompt := rec.events[0].Text; !strings.Contains(prompt, "## Inbox (2 messages for you)") {
 		t.Errorf("the log event is not the prompt:\n%s", prompt)
 	}
-	if diff := cmp.Diff([]string{"my_inbox", "channel_read", "team_doc_read", "channel_send"}, d.Calls()); diff != "" {
+	if diff := cmp.Diff([]string{"my_inbox", "channel_read", "team_doc_read", "team_doc_list", "channel_send"}, d.Calls()); diff != "" {
 		t.Errorf("tool calls (-want +got); the mock must not ack:\n%s", diff)
+	}
+}
+
+// TestDefaultScriptFromRunContext: with the context in the request, the
+// mock's only call to the daemon is its reply.
+func TestDefaultScriptFromRunContext(t *testing.T) {
+	t.Parallel()
+	d := backendtest.NewDaemon(t)
+	ask := d.Post("user", "@alice ship it")
+	req := d.Request("alice")
+	req.RunContext = &backend.RunContext{Inbox: tools.InboxResult{Messages: []worker.Message{ask}, Count: 1, NewestSeq: ask.Seq},
+		Recent: []worker.Message{ask}, Notes: "# the plan"}
+	rec, err := runMock(t, New(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if prompt := rec.events[0].Text; !strings.Contains(prompt, "From user: @alice ship it") || !strings.Contains(prompt, "# the plan") {
+		t.Errorf("the prompt is not built from the request's context:\n%s", prompt)
+	}
+	if diff := cmp.Diff([]string{"channel_send"}, d.Calls()); diff != "" {
+		t.Errorf("tool calls (-want +got):\n%s", diff)
 	}
 }
 
