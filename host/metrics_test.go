@@ -46,8 +46,10 @@ func TestMetricsAfterARealRun(t *testing.T) {
 	t.Parallel()
 	th, _ := pluginHost(t, plugins.SupervisorConfig{})
 	ctx, c := context.Background(), th.client()
+	// The run's context comes with its request; the tool call is the
+	// script's own.
 	mockAgent(t, th, "alice", map[string]any{"usage": map[string]any{"input": 120, "output": 30, "cost": 0.25}},
-		map[string]any{"result": "alice done."})
+		map[string]any{"tool": "my_inbox"}, map[string]any{"result": "alice done."})
 	if _, err := c.Run(ctx, api.RunRequest{Agent: "alice", Message: "summarise the plan"}, api.RunHandlers{}); err != nil {
 		t.Fatal(err)
 	}

@@ -10,8 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/agent-worker/agent-worker/sdk/backend"
 	"github.com/agent-worker/agent-worker/sdk/backendtest"
+	"github.com/agent-worker/agent-worker/sdk/tools"
 )
 
 // withFake points a request at the stand-in CLI, scripted by model.
@@ -104,6 +107,37 @@ func TestRun(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(req.ProjectDir); len(entries) != 0 {
 		t.Errorf("the run wrote into the user's project: %v", entries)
+	}
+}
+
+// With the run's context in the request, the CLI's prompt is built from
+// it and the backend asks the daemon nothing before the CLI starts: the
+// only call the daemon sees is the CLI's own reply.
+func TestRunPromptFromRunContext(t *testing.T) {
+	t.Parallel()
+	d := backendtest.NewDaemon(t)
+	d.Post("user", "@alice a message the daemon holds")
+	req := withFake(d.Request("alice"), "anthropic/send")
+	req.RunContext = &backend.RunContext{
+		Inbox: tools.InboxResult{Messages: []tools.Message{{Seq: 1, From: "user", Content: "@alice from the request", Kind: "message"}}, Count: 1, NewestSeq: 1},
+		Notes: "# notes from the request",
+	}
+	ev, err := run(t, New(), req)
+	if err != nil {
+		t.Fatalf("Run = %v", err)
+	}
+	if diff := cmp.Diff([]string{"channel_send"}, d.Calls()); diff != "" {
+		t.Errorf("daemon tool calls (-want +got); the prompt needs none:\n%s", diff)
+	}
+	_, args := report(t, ev)
+	prompt := args[len(args)-1]
+	for _, want := range []string{"From user: @alice from the request", "# notes from the request"} {
+		if !strings.Contains(prompt, want) {
+			t.Errorf("the CLI's prompt lacks %q:\n%s", want, prompt)
+		}
+	}
+	if strings.Contains(prompt, "the daemon holds") {
+		t.Errorf("the prompt was fetched from the daemon, not built from the request:\n%s", prompt)
 	}
 }
 
