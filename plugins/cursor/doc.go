@@ -3,8 +3,9 @@
 // the daemon's MCP server. The plugin binary is
 // cmd/agent-worker-backend-cursor.
 //
-// A run fetches the inbox, recent channel and notes.md from the daemon,
-// builds the prompt (sdk/worker), and runs
+// A run builds the prompt (sdk/worker) from the context its request
+// carries (inbox, recent channel, notes.md, documents; fetched from the
+// daemon only when an older daemon sent none), and runs
 //
 //	cursor-agent -p --output-format stream-json --force --approve-mcps \
 //	  --workspace <private dir> [--model m] [--resume chat] [config args...] "<prompt>"

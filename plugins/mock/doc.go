@@ -2,9 +2,10 @@
 // like an agent without a model, so that workflows, the daemon and the
 // suites can be tested offline and deterministically, faults included.
 //
-// Each run connects to the daemon as its agent, fetches its context,
-// emits the prompt it would send a model as a log event, and then follows a
-// script from the agent's config:
+// Each run takes its context from the request (or fetches it from an
+// older daemon), emits the prompt it would send a model as a log event,
+// and then follows a script from the agent's config, connecting to the
+// daemon as its agent at the first step that acts:
 //
 //	{"script": [
 //	  {"reply": "on it, {{first_sender}}"},

@@ -46,16 +46,23 @@ func TestConnectNeedsTheToken(t *testing.T) {
 	}
 }
 
-func TestConnectUnreachableFailsFast(t *testing.T) {
-	t.Parallel()
+// closedURL is an MCP URL on a port nothing listens on.
+func closedURL(t *testing.T) string {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	addr := ln.Addr().String()
 	ln.Close()
+	return "http://" + addr + "/mcp"
+}
+
+func TestConnectUnreachableFailsFast(t *testing.T) {
+	t.Parallel()
+	url := closedURL(t)
 	begin := time.Now()
-	if _, err := worker.Connect(t.Context(), backend.MCPServer{URL: "http://" + addr + "/mcp"}); err == nil {
+	if _, err := worker.Connect(t.Context(), backend.MCPServer{URL: url}); err == nil {
 		t.Fatal("Connect to a closed port succeeded")
 	}
 	if d := time.Since(begin); d > 5*time.Second {
@@ -367,14 +374,8 @@ func TestFetchFromRunContext(t *testing.T) {
 // unreachable daemon is an error, as before.
 func TestPromptFromRunContextNeverConnects(t *testing.T) {
 	t.Parallel()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
 	req := backend.Request{Agent: backend.Agent{Name: "alice", Workflow: "w", Tag: "t"},
-		Daemon: backend.MCPServer{URL: "http://" + addr + "/mcp"}, RunContext: runContext()}
+		Daemon: backend.MCPServer{URL: closedURL(t)}, RunContext: runContext()}
 
 	got, err := worker.Prompt(t.Context(), req)
 	if err != nil {

@@ -1,9 +1,10 @@
 // Package worker is for backend authors: it lets a backend act as its agent
 // on the daemon's MCP server (Connect and the typed tool methods), gather
-// what a run needs (Fetch) and turn it into the prompt every backend shares
-// (BuildPrompt). The daemon serves only raw data and never builds prompts
-// (ARCHITECTURE.md invariant 6), so a backend that wants the team's usual
-// behaviour starts here:
+// what a run needs (Fetch: from the request's RunContext when the daemon
+// sent one, else over MCP) and turn it into the prompt every backend
+// shares (BuildPrompt). The daemon serves only raw data and never builds
+// prompts (ARCHITECTURE.md invariant 6), so a backend that wants the
+// team's usual behaviour starts here:
 //
 //	c, err := worker.Connect(ctx, req.Daemon)
 //	if err != nil {
