@@ -59,6 +59,11 @@ type Request struct {
 	// StateDir is the agent's own directory for this backend, kept across
 	// runs (a CLI's conversation files) and removed with the agent.
 	StateDir string
+	// Env is the agent's own environment (its `env:`). A plugin process
+	// has it set, and its working directory moved to ProjectDir, before
+	// the backend's Run is called, so a backend reads both the usual way
+	// (os.Getenv, a child's inherited environment and directory).
+	Env map[string]string
 	// RunContext is what the daemon's tools would show the run at its
 	// start (inbox, channel tail, notes.md, document list); nil from a
 	// daemon that does not send it, when the worker fetches it

@@ -28,6 +28,7 @@ func requestToProto(r Request) *pluginv1.RunRequest {
 		ProjectDir:    r.ProjectDir,
 		ResumeSession: r.ResumeSession,
 		StateDir:      r.StateDir,
+		Env:           maps.Clone(r.Env),
 		Context:       runContextToProto(r.RunContext),
 	}
 }
@@ -43,6 +44,7 @@ func requestFromProto(r *pluginv1.RunRequest) Request {
 		ProjectDir:    r.GetProjectDir(),
 		ResumeSession: r.GetResumeSession(),
 		StateDir:      r.GetStateDir(),
+		Env:           mapOrNil(r.GetEnv()),
 		RunContext:    runContextFromProto(r.GetContext()),
 	}
 }

@@ -37,6 +37,7 @@ var fullRequest = Request{
 	ProjectDir:    "/src/project",
 	ResumeSession: "sess-1",
 	StateDir:      "/home/u/.agent-worker/state/x",
+	Env:           map[string]string{"GIT_AUTHOR_NAME": "alice", "EMPTY": ""},
 	RunContext: &RunContext{
 		Inbox: tools.InboxResult{Messages: []tools.Message{{
 			Seq: 7, ID: "msg_7", Workflow: "review", Tag: "pr-7", From: "bob", Content: "@alice look", Kind: "message",
@@ -75,6 +76,7 @@ func TestRequestConversion(t *testing.T) {
 			Agent:      Agent{Config: json.RawMessage{}},
 			Daemon:     MCPServer{Headers: map[string]string{}, Command: []string{}},
 			MCPServers: []MCPServer{},
+			Env:        map[string]string{},
 		},
 	}
 	// An empty context stays a context (the worker must not fetch), with
@@ -110,6 +112,7 @@ func TestRequestToProtoFields(t *testing.T) {
 			{Name: "web", Url: "https://example.com/mcp"},
 		},
 		WorkDir: "/tmp/run-42", ProjectDir: "/src/project", ResumeSession: "sess-1", StateDir: "/home/u/.agent-worker/state/x",
+		Env: map[string]string{"GIT_AUTHOR_NAME": "alice", "EMPTY": ""},
 		Context: &pluginv1.RunContext{
 			Inbox: []*pluginv1.ChannelMessage{{Seq: 7, Id: "msg_7", Workflow: "review", Tag: "pr-7", From: "bob", Content: "@alice look",
 				Kind: "message", Mentions: []string{"alice"}, CreatedAt: timestamppb.New(time.Date(2026, 1, 2, 3, 4, 5, 6, time.Local))}},

@@ -17,13 +17,18 @@ type GRPCPlugin struct {
 	goplugin.NetRPCUnsupportedPlugin
 	// Impl is the backend a plugin serves; nil in the daemon.
 	Impl Backend
+	// Process says that Impl is served by a plugin process of its own
+	// (plugin.Serve sets it): its one run sets the request's Env and moves
+	// to its ProjectDir first, and any further run is refused. In-process
+	// test hosts leave it unset and may run Impl many times.
+	Process bool
 }
 
 var _ goplugin.GRPCPlugin = (*GRPCPlugin)(nil)
 
 // GRPCServer registers Impl as the plugin's BackendService.
 func (p *GRPCPlugin) GRPCServer(_ *goplugin.GRPCBroker, s *grpc.Server) error {
-	pluginv1.RegisterBackendServiceServer(s, &server{impl: p.Impl})
+	pluginv1.RegisterBackendServiceServer(s, &server{impl: p.Impl, process: p.Process})
 	return nil
 }
 

@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"sync"
+	"sync/atomic"
 
 	"google.golang.org/grpc"
 
+	"github.com/agent-worker/agent-worker/sdk"
 	"github.com/agent-worker/agent-worker/sdk/internal/pluginv1"
 )
 
@@ -15,6 +18,11 @@ import (
 type server struct {
 	pluginv1.UnimplementedBackendServiceServer
 	impl Backend
+	// process is set when this server is the whole plugin process (Serve,
+	// not an in-process test host): its one run may take over the
+	// process's environment and working directory.
+	process bool
+	ran     atomic.Bool
 }
 
 // Run runs the backend with the stream's ctx (cancelled when the daemon
@@ -23,8 +31,14 @@ type server struct {
 // daemon can tell a plugin's error from a broken transport.
 func (s *server) Run(req *pluginv1.RunRequest, stream grpc.ServerStreamingServer[pluginv1.RunResponse]) error {
 	ctx := stream.Context()
+	r := requestFromProto(req)
+	if s.process {
+		if err := s.enter(r); err != nil {
+			return stream.Send(&pluginv1.RunResponse{Response: &pluginv1.RunResponse_Error{Error: errorToProto(Permanent(err))}})
+		}
+	}
 	ev := &streamEvents{ctx: ctx, stream: stream}
-	runErr := s.impl.Run(ctx, requestFromProto(req), ev)
+	runErr := s.impl.Run(ctx, r, ev)
 	ev.close()
 	if runErr == nil {
 		return nil
@@ -33,6 +47,29 @@ func (s *server) Run(req *pluginv1.RunRequest, stream grpc.ServerStreamingServer
 		return context.Cause(ctx) // nobody is listening any more
 	}
 	return stream.Send(&pluginv1.RunResponse{Response: &pluginv1.RunResponse_Error{Error: errorToProto(runErr)}})
+}
+
+// enter makes the process the run's: a plugin process serves exactly one
+// run (a warm spare is started before its run is known, and a second run
+// would see what the first left in its environment and memory), so a
+// second Run is refused. The agent's environment is set over the one the
+// process was started with, and the process moves to the project
+// directory, as if it had been started for this run.
+func (s *server) enter(r Request) error {
+	if !s.ran.CompareAndSwap(false, true) {
+		return sdk.Errorf(sdk.ErrConflict, "this plugin process has served its run already (run %s refused): the daemon starts a fresh process for every run", r.RunID)
+	}
+	for k, v := range r.Env {
+		if err := os.Setenv(k, v); err != nil {
+			return sdk.Errorf(sdk.ErrInvalid, "agent env %q: %v: fix the agent's env", k, err)
+		}
+	}
+	if r.ProjectDir != "" {
+		if err := os.Chdir(r.ProjectDir); err != nil {
+			return sdk.Errorf(sdk.ErrInvalid, "enter the project directory: %v", err)
+		}
+	}
+	return nil
 }
 
 // errRunOver is what Send returns after Run has returned.

@@ -8,6 +8,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 	goplugin "github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
+
+	"github.com/agent-worker/agent-worker/sdk/backend"
 )
 
 // maxMessageBytes raises gRPC's 4 MiB default, which the plugin side
@@ -44,6 +46,9 @@ func Serve(cfg Config) {
 			JSONFormat: true,
 		})
 		hclog.SetDefault(logger)
+	}
+	if b, ok := set[nameBackend].(*backend.GRPCPlugin); ok {
+		b.Process = true // this process serves one run
 	}
 	stopTreeOnTerm()
 	goplugin.Serve(&goplugin.ServeConfig{

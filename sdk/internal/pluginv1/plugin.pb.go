@@ -247,6 +247,12 @@ type RunRequest struct {
 	// state_dir is the agent's own directory for this backend, kept across
 	// runs (a CLI's conversation files); the daemon removes it with the agent.
 	StateDir string `protobuf:"bytes,9,opt,name=state_dir,json=stateDir,proto3" json:"state_dir,omitempty"`
+	// env is the agent's own environment (its `env:`), which the plugin
+	// process sets before the run, over what it was started with: a warm
+	// spare process is started before anyone knows which agent it will
+	// serve, so what is the agent's comes with the request. The process
+	// also moves to project_dir first. A process serves one run only.
+	Env map[string]string `protobuf:"bytes,10,rep,name=env,proto3" json:"env,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	// context is what the run is shown when it starts; absent from an older
 	// daemon, when the worker fetches it over MCP instead.
 	Context       *RunContext `protobuf:"bytes,11,opt,name=context,proto3" json:"context,omitempty"`
@@ -345,6 +351,13 @@ func (x *RunRequest) GetStateDir() string {
 		return x.StateDir
 	}
 	return ""
+}
+
+func (x *RunRequest) GetEnv() map[string]string {
+	if x != nil {
+		return x.Env
+	}
+	return nil
 }
 
 func (x *RunRequest) GetContext() *RunContext {
@@ -1858,7 +1871,7 @@ const file_agentworker_plugin_v1_plugin_proto_rawDesc = "" +
 	"\aversion\x18\x03 \x01(\tR\aversion\x12!\n" +
 	"\fapi_versions\x18\x04 \x03(\tR\vapiVersions\x12\"\n" +
 	"\fcapabilities\x18\x05 \x03(\tR\fcapabilities\x12\x16\n" +
-	"\x06status\x18\x06 \x01(\tR\x06status\"\xab\x03\n" +
+	"\x06status\x18\x06 \x01(\tR\x06status\"\xa1\x04\n" +
 	"\n" +
 	"RunRequest\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x18\n" +
@@ -1871,8 +1884,13 @@ const file_agentworker_plugin_v1_plugin_proto_rawDesc = "" +
 	"\vproject_dir\x18\a \x01(\tR\n" +
 	"projectDir\x12%\n" +
 	"\x0eresume_session\x18\b \x01(\tR\rresumeSession\x12\x1b\n" +
-	"\tstate_dir\x18\t \x01(\tR\bstateDir\x12;\n" +
-	"\acontext\x18\v \x01(\v2!.agentworker.plugin.v1.RunContextR\acontext\"\x8b\x02\n" +
+	"\tstate_dir\x18\t \x01(\tR\bstateDir\x12<\n" +
+	"\x03env\x18\n" +
+	" \x03(\v2*.agentworker.plugin.v1.RunRequest.EnvEntryR\x03env\x12;\n" +
+	"\acontext\x18\v \x01(\v2!.agentworker.plugin.v1.RunContextR\acontext\x1a6\n" +
+	"\bEnvEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x8b\x02\n" +
 	"\n" +
 	"RunContext\x12;\n" +
 	"\x05inbox\x18\x01 \x03(\v2%.agentworker.plugin.v1.ChannelMessageR\x05inbox\x12(\n" +
@@ -2009,7 +2027,7 @@ func file_agentworker_plugin_v1_plugin_proto_rawDescGZIP() []byte {
 }
 
 var file_agentworker_plugin_v1_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_agentworker_plugin_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
+var file_agentworker_plugin_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
 var file_agentworker_plugin_v1_plugin_proto_goTypes = []any{
 	(ErrorClass)(0),               // 0: agentworker.plugin.v1.ErrorClass
 	(*GetInfoRequest)(nil),        // 1: agentworker.plugin.v1.GetInfoRequest
@@ -2038,56 +2056,58 @@ var file_agentworker_plugin_v1_plugin_proto_goTypes = []any{
 	(*ListRequest)(nil),           // 24: agentworker.plugin.v1.ListRequest
 	(*ListResponse)(nil),          // 25: agentworker.plugin.v1.ListResponse
 	(*DocumentInfo)(nil),          // 26: agentworker.plugin.v1.DocumentInfo
-	nil,                           // 27: agentworker.plugin.v1.McpServer.HeadersEntry
-	nil,                           // 28: agentworker.plugin.v1.McpServer.EnvEntry
-	(*timestamppb.Timestamp)(nil), // 29: google.protobuf.Timestamp
+	nil,                           // 27: agentworker.plugin.v1.RunRequest.EnvEntry
+	nil,                           // 28: agentworker.plugin.v1.McpServer.HeadersEntry
+	nil,                           // 29: agentworker.plugin.v1.McpServer.EnvEntry
+	(*timestamppb.Timestamp)(nil), // 30: google.protobuf.Timestamp
 }
 var file_agentworker_plugin_v1_plugin_proto_depIdxs = []int32{
 	6,  // 0: agentworker.plugin.v1.RunRequest.agent:type_name -> agentworker.plugin.v1.Agent
 	7,  // 1: agentworker.plugin.v1.RunRequest.daemon:type_name -> agentworker.plugin.v1.McpServer
 	7,  // 2: agentworker.plugin.v1.RunRequest.mcp_servers:type_name -> agentworker.plugin.v1.McpServer
-	4,  // 3: agentworker.plugin.v1.RunRequest.context:type_name -> agentworker.plugin.v1.RunContext
-	5,  // 4: agentworker.plugin.v1.RunContext.inbox:type_name -> agentworker.plugin.v1.ChannelMessage
-	5,  // 5: agentworker.plugin.v1.RunContext.recent:type_name -> agentworker.plugin.v1.ChannelMessage
-	26, // 6: agentworker.plugin.v1.RunContext.documents:type_name -> agentworker.plugin.v1.DocumentInfo
-	29, // 7: agentworker.plugin.v1.ChannelMessage.created_at:type_name -> google.protobuf.Timestamp
-	27, // 8: agentworker.plugin.v1.McpServer.headers:type_name -> agentworker.plugin.v1.McpServer.HeadersEntry
-	28, // 9: agentworker.plugin.v1.McpServer.env:type_name -> agentworker.plugin.v1.McpServer.EnvEntry
-	9,  // 10: agentworker.plugin.v1.RunResponse.text:type_name -> agentworker.plugin.v1.Text
-	10, // 11: agentworker.plugin.v1.RunResponse.tool_call:type_name -> agentworker.plugin.v1.ToolCall
-	10, // 12: agentworker.plugin.v1.RunResponse.tool_result:type_name -> agentworker.plugin.v1.ToolCall
-	11, // 13: agentworker.plugin.v1.RunResponse.usage:type_name -> agentworker.plugin.v1.Usage
-	12, // 14: agentworker.plugin.v1.RunResponse.heartbeat:type_name -> agentworker.plugin.v1.Heartbeat
-	13, // 15: agentworker.plugin.v1.RunResponse.session:type_name -> agentworker.plugin.v1.Session
-	9,  // 16: agentworker.plugin.v1.RunResponse.result:type_name -> agentworker.plugin.v1.Text
-	9,  // 17: agentworker.plugin.v1.RunResponse.log:type_name -> agentworker.plugin.v1.Text
-	14, // 18: agentworker.plugin.v1.RunResponse.error:type_name -> agentworker.plugin.v1.Error
-	0,  // 19: agentworker.plugin.v1.Error.class:type_name -> agentworker.plugin.v1.ErrorClass
-	15, // 20: agentworker.plugin.v1.ReadRequest.ref:type_name -> agentworker.plugin.v1.DocumentRef
-	15, // 21: agentworker.plugin.v1.WriteRequest.ref:type_name -> agentworker.plugin.v1.DocumentRef
-	15, // 22: agentworker.plugin.v1.AppendRequest.ref:type_name -> agentworker.plugin.v1.DocumentRef
-	15, // 23: agentworker.plugin.v1.CreateRequest.ref:type_name -> agentworker.plugin.v1.DocumentRef
-	26, // 24: agentworker.plugin.v1.ListResponse.documents:type_name -> agentworker.plugin.v1.DocumentInfo
-	29, // 25: agentworker.plugin.v1.DocumentInfo.updated_at:type_name -> google.protobuf.Timestamp
-	1,  // 26: agentworker.plugin.v1.InfoService.GetInfo:input_type -> agentworker.plugin.v1.GetInfoRequest
-	3,  // 27: agentworker.plugin.v1.BackendService.Run:input_type -> agentworker.plugin.v1.RunRequest
-	16, // 28: agentworker.plugin.v1.DocumentProviderService.Read:input_type -> agentworker.plugin.v1.ReadRequest
-	18, // 29: agentworker.plugin.v1.DocumentProviderService.Write:input_type -> agentworker.plugin.v1.WriteRequest
-	20, // 30: agentworker.plugin.v1.DocumentProviderService.Append:input_type -> agentworker.plugin.v1.AppendRequest
-	22, // 31: agentworker.plugin.v1.DocumentProviderService.Create:input_type -> agentworker.plugin.v1.CreateRequest
-	24, // 32: agentworker.plugin.v1.DocumentProviderService.List:input_type -> agentworker.plugin.v1.ListRequest
-	2,  // 33: agentworker.plugin.v1.InfoService.GetInfo:output_type -> agentworker.plugin.v1.GetInfoResponse
-	8,  // 34: agentworker.plugin.v1.BackendService.Run:output_type -> agentworker.plugin.v1.RunResponse
-	17, // 35: agentworker.plugin.v1.DocumentProviderService.Read:output_type -> agentworker.plugin.v1.ReadResponse
-	19, // 36: agentworker.plugin.v1.DocumentProviderService.Write:output_type -> agentworker.plugin.v1.WriteResponse
-	21, // 37: agentworker.plugin.v1.DocumentProviderService.Append:output_type -> agentworker.plugin.v1.AppendResponse
-	23, // 38: agentworker.plugin.v1.DocumentProviderService.Create:output_type -> agentworker.plugin.v1.CreateResponse
-	25, // 39: agentworker.plugin.v1.DocumentProviderService.List:output_type -> agentworker.plugin.v1.ListResponse
-	33, // [33:40] is the sub-list for method output_type
-	26, // [26:33] is the sub-list for method input_type
-	26, // [26:26] is the sub-list for extension type_name
-	26, // [26:26] is the sub-list for extension extendee
-	0,  // [0:26] is the sub-list for field type_name
+	27, // 3: agentworker.plugin.v1.RunRequest.env:type_name -> agentworker.plugin.v1.RunRequest.EnvEntry
+	4,  // 4: agentworker.plugin.v1.RunRequest.context:type_name -> agentworker.plugin.v1.RunContext
+	5,  // 5: agentworker.plugin.v1.RunContext.inbox:type_name -> agentworker.plugin.v1.ChannelMessage
+	5,  // 6: agentworker.plugin.v1.RunContext.recent:type_name -> agentworker.plugin.v1.ChannelMessage
+	26, // 7: agentworker.plugin.v1.RunContext.documents:type_name -> agentworker.plugin.v1.DocumentInfo
+	30, // 8: agentworker.plugin.v1.ChannelMessage.created_at:type_name -> google.protobuf.Timestamp
+	28, // 9: agentworker.plugin.v1.McpServer.headers:type_name -> agentworker.plugin.v1.McpServer.HeadersEntry
+	29, // 10: agentworker.plugin.v1.McpServer.env:type_name -> agentworker.plugin.v1.McpServer.EnvEntry
+	9,  // 11: agentworker.plugin.v1.RunResponse.text:type_name -> agentworker.plugin.v1.Text
+	10, // 12: agentworker.plugin.v1.RunResponse.tool_call:type_name -> agentworker.plugin.v1.ToolCall
+	10, // 13: agentworker.plugin.v1.RunResponse.tool_result:type_name -> agentworker.plugin.v1.ToolCall
+	11, // 14: agentworker.plugin.v1.RunResponse.usage:type_name -> agentworker.plugin.v1.Usage
+	12, // 15: agentworker.plugin.v1.RunResponse.heartbeat:type_name -> agentworker.plugin.v1.Heartbeat
+	13, // 16: agentworker.plugin.v1.RunResponse.session:type_name -> agentworker.plugin.v1.Session
+	9,  // 17: agentworker.plugin.v1.RunResponse.result:type_name -> agentworker.plugin.v1.Text
+	9,  // 18: agentworker.plugin.v1.RunResponse.log:type_name -> agentworker.plugin.v1.Text
+	14, // 19: agentworker.plugin.v1.RunResponse.error:type_name -> agentworker.plugin.v1.Error
+	0,  // 20: agentworker.plugin.v1.Error.class:type_name -> agentworker.plugin.v1.ErrorClass
+	15, // 21: agentworker.plugin.v1.ReadRequest.ref:type_name -> agentworker.plugin.v1.DocumentRef
+	15, // 22: agentworker.plugin.v1.WriteRequest.ref:type_name -> agentworker.plugin.v1.DocumentRef
+	15, // 23: agentworker.plugin.v1.AppendRequest.ref:type_name -> agentworker.plugin.v1.DocumentRef
+	15, // 24: agentworker.plugin.v1.CreateRequest.ref:type_name -> agentworker.plugin.v1.DocumentRef
+	26, // 25: agentworker.plugin.v1.ListResponse.documents:type_name -> agentworker.plugin.v1.DocumentInfo
+	30, // 26: agentworker.plugin.v1.DocumentInfo.updated_at:type_name -> google.protobuf.Timestamp
+	1,  // 27: agentworker.plugin.v1.InfoService.GetInfo:input_type -> agentworker.plugin.v1.GetInfoRequest
+	3,  // 28: agentworker.plugin.v1.BackendService.Run:input_type -> agentworker.plugin.v1.RunRequest
+	16, // 29: agentworker.plugin.v1.DocumentProviderService.Read:input_type -> agentworker.plugin.v1.ReadRequest
+	18, // 30: agentworker.plugin.v1.DocumentProviderService.Write:input_type -> agentworker.plugin.v1.WriteRequest
+	20, // 31: agentworker.plugin.v1.DocumentProviderService.Append:input_type -> agentworker.plugin.v1.AppendRequest
+	22, // 32: agentworker.plugin.v1.DocumentProviderService.Create:input_type -> agentworker.plugin.v1.CreateRequest
+	24, // 33: agentworker.plugin.v1.DocumentProviderService.List:input_type -> agentworker.plugin.v1.ListRequest
+	2,  // 34: agentworker.plugin.v1.InfoService.GetInfo:output_type -> agentworker.plugin.v1.GetInfoResponse
+	8,  // 35: agentworker.plugin.v1.BackendService.Run:output_type -> agentworker.plugin.v1.RunResponse
+	17, // 36: agentworker.plugin.v1.DocumentProviderService.Read:output_type -> agentworker.plugin.v1.ReadResponse
+	19, // 37: agentworker.plugin.v1.DocumentProviderService.Write:output_type -> agentworker.plugin.v1.WriteResponse
+	21, // 38: agentworker.plugin.v1.DocumentProviderService.Append:output_type -> agentworker.plugin.v1.AppendResponse
+	23, // 39: agentworker.plugin.v1.DocumentProviderService.Create:output_type -> agentworker.plugin.v1.CreateResponse
+	25, // 40: agentworker.plugin.v1.DocumentProviderService.List:output_type -> agentworker.plugin.v1.ListResponse
+	34, // [34:41] is the sub-list for method output_type
+	27, // [27:34] is the sub-list for method input_type
+	27, // [27:27] is the sub-list for extension type_name
+	27, // [27:27] is the sub-list for extension extendee
+	0,  // [0:27] is the sub-list for field type_name
 }
 
 func init() { file_agentworker_plugin_v1_plugin_proto_init() }
@@ -2112,7 +2132,7 @@ func file_agentworker_plugin_v1_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agentworker_plugin_v1_plugin_proto_rawDesc), len(file_agentworker_plugin_v1_plugin_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   28,
+			NumMessages:   29,
 			NumExtensions: 0,
 			NumServices:   3,
 		},
