@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -66,7 +67,8 @@ var processBackend = plugin.Config{
 		case "big":
 			return ev.Send(backend.Event{Kind: backend.EventResult, Text: fmt.Sprint(len(req.Agent.Config))})
 		case "env":
-			return ev.Send(backend.Event{Kind: backend.EventResult, Text: strings.Join(os.Environ(), "\n")})
+			wd, _ := os.Getwd()
+			return ev.Send(backend.Event{Kind: backend.EventResult, Text: strings.Join(append(os.Environ(), "cwd="+wd), "\n")})
 		}
 		if err := ev.Send(backend.Event{Kind: backend.EventText, Text: "thinking"}); err != nil {
 			return err
@@ -151,6 +153,44 @@ func connect(t *testing.T, c *goplugin.Client) goplugin.ClientProtocol {
 	return rpc
 }
 
+// backendProcess starts a backend plugin process and dispenses it.
+func backendProcess(t *testing.T) backend.Backend {
+	t.Helper()
+	c, _ := start(t, "backend", nil)
+	b, err := plugin.DispenseBackend(connect(t, c))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// A run's env and project directory come with its request (a warm spare
+// was started without them): the process sets the agent's variables over
+// its own and moves to the project directory before the backend runs.
+func TestProcessRunTakesItsEnvAndDir(t *testing.T) {
+	t.Parallel()
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var result string
+	sink := backend.EventsFunc(func(e backend.Event) error { result = e.Text; return nil })
+	req := backend.Request{RunID: "run-1", Agent: backend.Agent{Name: "env"}, ProjectDir: dir,
+		Env: map[string]string{"AW_AGENT_SETTING": "from-the-agent", "GORACE": "overridden"}}
+	if err := backendProcess(t).Run(runCtx(t), req, sink); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(result, "\n")
+	for _, want := range []string{"AW_AGENT_SETTING=from-the-agent", "GORACE=overridden", "cwd=" + dir} {
+		if !slices.Contains(lines, want) {
+			t.Errorf("the run's process lacks %s:\n%s", want, result)
+		}
+	}
+	if slices.Contains(lines, "GORACE=atexit_sleep_ms=0") {
+		t.Errorf("the agent's value did not replace the process's own:\n%s", result)
+	}
+}
+
 func binarySum(t *testing.T) []byte {
 	t.Helper()
 	f, err := os.Open(os.Args[0])
@@ -207,6 +247,14 @@ func TestProcessBackend(t *testing.T) {
 		t.Errorf("events (-want +got):\n%s", diff)
 	}
 
+	// The process served its run: another one is refused, whatever it is.
+	err = b.Run(runCtx(t), backend.Request{RunID: "run-8", Agent: backend.Agent{Name: "bob"}}, sink)
+	if !errors.Is(err, sdk.ErrConflict) || !backend.IsPermanent(err) || !strings.Contains(err.Error(), "served its run already (run run-8 refused)") {
+		t.Errorf("second Run in one process = %v (class %v, permanent %v), want a refusal", err, sdk.Class(err), backend.IsPermanent(err))
+	}
+
+	// Each of the next runs gets a process of its own, as the daemon's do.
+	b = backendProcess(t)
 	req.Agent = backend.Agent{Name: "fail", Model: "gpt-9"}
 	err = b.Run(runCtx(t), req, sink)
 	if !errors.Is(err, sdk.ErrInvalid) || !backend.IsPermanent(err) || err.Error() != `model "gpt-9" is unknown` {
@@ -215,6 +263,7 @@ func TestProcessBackend(t *testing.T) {
 
 	// Requests past gRPC's 4 MiB default reach the plugin.
 	events = nil
+	b = backendProcess(t)
 	req.Agent = backend.Agent{Name: "big", Config: []byte(`"` + strings.Repeat("x", 5<<20) + `"`)}
 	if err := b.Run(runCtx(t), req, sink); err != nil {
 		t.Fatalf("Run with a 5 MiB config = %v", err)
