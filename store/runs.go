@@ -184,10 +184,21 @@ func (db *DB) FailRunningRuns(ctx context.Context, reason string) (int, error) {
 	return n, err
 }
 
+// WorkerState says what a recorded plugin process is doing.
+type WorkerState string
+
+// Worker states: a process serving a run, or a warm spare waiting for one
+// (its RunID is then the spare's own id, until a run claims it).
+const (
+	WorkerRunning WorkerState = "running"
+	WorkerSpare   WorkerState = "spare"
+)
+
 // Worker is a live plugin process, recorded so that a restarted daemon can
 // find and kill what a crashed one left running.
 type Worker struct {
 	RunID        string
+	State        WorkerState // "" is WorkerRunning
 	PID, PGID    int
 	PluginPath   string
 	PluginSHA256 string
@@ -203,11 +214,29 @@ type Worker struct {
 
 // AddWorker records a started plugin process.
 func (db *DB) AddWorker(ctx context.Context, w Worker) error {
+	if w.State == "" {
+		w.State = WorkerRunning
+	}
 	return db.write(ctx, func(conn *sqlite.Conn) error {
 		now := db.nowMs()
 		return sqlitex.Execute(conn, `INSERT OR REPLACE INTO workers (run_id, pid, pgid, plugin_path, plugin_sha256, state, started_at, heartbeat_at)
-			VALUES (?, ?, ?, ?, ?, 'running', ?, ?)`,
-			&sqlitex.ExecOptions{Args: []any{w.RunID, w.PID, w.PGID, w.PluginPath, w.PluginSHA256, now, now}})
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+			&sqlitex.ExecOptions{Args: []any{w.RunID, w.PID, w.PGID, w.PluginPath, w.PluginSHA256, string(w.State), now, now}})
+	})
+}
+
+// ClaimSpare makes the row of warm spare spareID the row of run runID: the
+// same process, now serving that run, reaped and removed with it. A spare
+// already claimed (or gone) is not found, so one process never gets two
+// runs.
+func (db *DB) ClaimSpare(ctx context.Context, spareID, runID string) error {
+	return db.write(ctx, func(conn *sqlite.Conn) error {
+		err := sqlitex.Execute(conn, `UPDATE workers SET run_id = ?, state = ?, heartbeat_at = ? WHERE run_id = ? AND state = ?`,
+			&sqlitex.ExecOptions{Args: []any{runID, string(WorkerRunning), db.nowMs(), spareID, string(WorkerSpare)}})
+		if err == nil && conn.Changes() == 0 {
+			err = api.Errorf(api.CodeNotFound, "no waiting spare %s", spareID)
+		}
+		return err
 	})
 }
 
@@ -232,14 +261,14 @@ func (db *DB) ListWorkers(ctx context.Context) ([]Worker, error) {
 	var out []Worker
 	err := db.read(ctx, func(conn *sqlite.Conn) error {
 		return sqlitex.Execute(conn, `SELECT w.run_id, w.pid, w.pgid, w.plugin_path, w.plugin_sha256, w.started_at, w.heartbeat_at,
-			coalesce(r.agent, ''), coalesce(r.workflow, ''), coalesce(r.tag, ''), coalesce(r.backend, '')
+			coalesce(r.agent, ''), coalesce(r.workflow, ''), coalesce(r.tag, ''), coalesce(r.backend, ''), w.state
 			FROM workers w LEFT JOIN runs r ON r.id = w.run_id ORDER BY w.started_at, w.run_id`,
 			&sqlitex.ExecOptions{ResultFunc: func(s *sqlite.Stmt) error {
 				out = append(out, Worker{RunID: s.ColumnText(0), PID: s.ColumnInt(1), PGID: s.ColumnInt(2),
 					PluginPath: s.ColumnText(3), PluginSHA256: s.ColumnText(4),
 					StartedAt: fromMs(s.ColumnInt64(5)), HeartbeatAt: fromMs(s.ColumnInt64(6)),
 					Agent:   AgentKey{Name: s.ColumnText(7), Workflow: s.ColumnText(8), Tag: s.ColumnText(9)},
-					Backend: s.ColumnText(10)})
+					Backend: s.ColumnText(10), State: WorkerState(s.ColumnText(11))})
 				return nil
 			}})
 	})

@@ -70,7 +70,7 @@ func TestWorkers(t *testing.T) {
 		t.Fatal(err)
 	}
 	ws, err := db.ListWorkers(ctx)
-	if err != nil || len(ws) != 1 || ws[0].PID != 10 || ws[0].PluginPath != "/p/agent-worker-backend-mock" {
+	if err != nil || len(ws) != 1 || ws[0].PID != 10 || ws[0].PluginPath != "/p/agent-worker-backend-mock" || ws[0].State != WorkerRunning {
 		t.Fatalf("ListWorkers = %+v, %v", ws, err)
 	}
 	if _, err := db.HeartbeatAge(ctx, "run_nope"); api.ErrorCode(err) != api.CodeNotFound {
@@ -81,6 +81,31 @@ func TestWorkers(t *testing.T) {
 	}
 	if ws, _ := db.ListWorkers(ctx); len(ws) != 0 {
 		t.Errorf("worker left after RemoveWorker: %+v", ws)
+	}
+}
+
+// A spare's row becomes its run's row once, and only once.
+func TestClaimSpare(t *testing.T) {
+	t.Parallel()
+	db := openTest(t)
+	ctx := t.Context()
+	if err := db.AddWorker(ctx, Worker{RunID: "spare_1", State: WorkerSpare, PID: 11, PGID: 11, PluginPath: "/p/mock"}); err != nil {
+		t.Fatal(err)
+	}
+	if ws, _ := db.ListWorkers(ctx); len(ws) != 1 || ws[0].State != WorkerSpare {
+		t.Fatalf("spare row = %+v", ws)
+	}
+	if err := db.ClaimSpare(ctx, "spare_1", "run_a"); err != nil {
+		t.Fatal(err)
+	}
+	if ws, _ := db.ListWorkers(ctx); len(ws) != 1 || ws[0].RunID != "run_a" || ws[0].State != WorkerRunning || ws[0].PID != 11 {
+		t.Fatalf("claimed row = %+v", ws)
+	}
+	if err := db.ClaimSpare(ctx, "spare_1", "run_b"); api.ErrorCode(err) != api.CodeNotFound {
+		t.Errorf("second claim of one spare: %v, want not found", err)
+	}
+	if err := db.ClaimSpare(ctx, "run_a", "run_b"); api.ErrorCode(err) != api.CodeNotFound {
+		t.Errorf("claim of a running worker: %v, want not found", err)
 	}
 }
 
