@@ -353,6 +353,7 @@ func (h *Host) Run(ctx context.Context) error {
 			h.log.Error("workflow watcher stopped", "error", err)
 		}
 	})
+	wg.Go(func() { h.sup.RunSpares(bg) })
 	wg.Go(func() {
 		if err := h.catalog.Watch(bg); err != nil {
 			h.log.Error("plugin watcher stopped", "error", err)

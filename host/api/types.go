@@ -267,6 +267,31 @@ type Plugin struct {
 	// directory wins.
 	Shadowed  bool      `json:"shadowed,omitempty"`
 	CheckedAt time.Time `json:"checked_at"`
+	// Spares counts the warm spare processes of a backend since the
+	// daemon started; absent for a backend that has had no run.
+	Spares *SpareStats `json:"spares,omitempty"`
+}
+
+// SpareEvent is what happened to a warm spare process, for the counters.
+type SpareEvent string
+
+// Spare events. SpareTaken and SpareKilled end a live spare; ColdStart is
+// a run that found no spare ready and started its process itself.
+const (
+	SpareStarted SpareEvent = "started"
+	SpareTaken   SpareEvent = "taken"
+	SpareKilled  SpareEvent = "killed"
+	ColdStart    SpareEvent = "cold_start"
+)
+
+// SpareStats are a backend's warm spare counters: spares waiting now,
+// spares started and spares a run took, and runs that found none ready
+// and started their process cold.
+type SpareStats struct {
+	Live       int   `json:"live"`
+	Started    int64 `json:"started"`
+	Used       int64 `json:"used"`
+	ColdStarts int64 `json:"cold_starts"`
 }
 
 // PluginList is the body of GET /plugins.

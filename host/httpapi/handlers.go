@@ -44,7 +44,7 @@ func (h *Server) handleHealth(w http.ResponseWriter, r *http.Request) error {
 			problems = append(problems, "workflow "+wf.Target+": "+wf.Error)
 		}
 	}
-	plugins := h.catalog.List()
+	plugins := h.plugins()
 	for _, p := range plugins {
 		if p.Error != "" {
 			problems = append(problems, p.Kind+" plugin "+p.Name+" ("+p.Path+"): "+p.Error)

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/store"
 )
 
 // runningWorkers lists the runs in flight with their heartbeat age, read
@@ -16,6 +17,9 @@ func (h *Server) runningWorkers(ctx context.Context) ([]api.Worker, error) {
 	now := h.now() // the store's clock, which wrote the heartbeats
 	out := make([]api.Worker, 0, len(ws))
 	for _, w := range ws {
+		if w.State == store.WorkerSpare {
+			continue // waiting for a run; GET /plugins counts them
+		}
 		out = append(out, api.Worker{Run: w.RunID, Agent: targetOf(w.Agent).Display(), Backend: w.Backend, PID: w.PID,
 			StartedAt: w.StartedAt, HeartbeatAt: w.HeartbeatAt, HeartbeatAgeMS: max(now.Sub(w.HeartbeatAt).Milliseconds(), 0)})
 	}

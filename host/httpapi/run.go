@@ -89,8 +89,21 @@ func runError(err error) error {
 // re-asks healthy plugins, bounded, never a broken binary.
 func (h *Server) handlePlugins(w http.ResponseWriter, r *http.Request) error {
 	h.catalog.Refresh(r.Context())
-	writeJSON(w, http.StatusOK, api.PluginList{Dirs: h.catalog.Dirs(), Plugins: h.catalog.List()})
+	writeJSON(w, http.StatusOK, api.PluginList{Dirs: h.catalog.Dirs(), Plugins: h.plugins()})
 	return nil
+}
+
+// plugins lists the catalog's plugins, each backend in use with its warm
+// spare counters.
+func (h *Server) plugins() []api.Plugin {
+	ps := h.catalog.List()
+	stats := h.runs.SpareStats()
+	for i, p := range ps {
+		if st, ok := stats[p.Name]; ok && p.Kind == "backend" && !p.Shadowed {
+			ps[i].Spares = &st
+		}
+	}
+	return ps
 }
 
 // handleListRuns is GET /runs: newest first, narrowed by target (an agent

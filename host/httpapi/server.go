@@ -55,6 +55,8 @@ type Runs interface {
 	// stored, ended closes once its end is recorded; live is false when
 	// the run is not in flight, and stop releases the watch.
 	WatchRun(id string) (changed, ended <-chan struct{}, stop func(), live bool)
+	// SpareStats counts each backend's warm spares and cold starts.
+	SpareStats() map[string]api.SpareStats
 }
 
 // Hooks serves webhook deliveries (host/triggers.Service).

@@ -50,6 +50,8 @@ type Metrics struct {
 	toolDuration   *prometheus.HistogramVec
 	pluginsLive    *prometheus.GaugeVec
 	pluginRestarts *prometheus.CounterVec
+	sparesLive     *prometheus.GaugeVec
+	spares         *prometheus.CounterVec
 	tokens         *prometheus.CounterVec
 	cost           *prometheus.CounterVec
 	storeWrites    prometheus.Histogram
@@ -83,6 +85,12 @@ func New(inbox InboxDepths, log hclog.Logger) *Metrics {
 		pluginRestarts: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "plugin_restarts_total",
 			Help: "Long-lived plugin processes started again after they died or their binary was replaced, by kind and plugin."},
 			[]string{"kind", "plugin"}),
+		sparesLive: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: "spare_processes",
+			Help: "Warm spare backend processes waiting for a run now, by backend."},
+			[]string{"backend"}),
+		spares: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "spare_events_total",
+			Help: "Warm spares by backend and event: started, taken (by a run), killed (unused: binary changed, backend idle, daemon stopping), and cold_start (a run that found no spare ready)."},
+			[]string{"backend", "event"}),
 		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "tokens_total",
 			Help: "Model tokens the runs reported, by workflow and direction (input, output)."},
 			[]string{"workflow", "direction"}),
@@ -96,7 +104,7 @@ func New(inbox InboxDepths, log hclog.Logger) *Metrics {
 	m.pluginsLive.WithLabelValues("backend")
 	m.pluginsLive.WithLabelValues("docs")
 	m.reg.MustRegister(m.runs, m.runDuration, m.runWait, m.toolCalls, m.toolDuration, m.pluginsLive,
-		m.pluginRestarts, m.tokens, m.cost, m.storeWrites,
+		m.pluginRestarts, m.sparesLive, m.spares, m.tokens, m.cost, m.storeWrites,
 		inboxCollector{src: inbox},
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -155,6 +163,18 @@ func (m *Metrics) PluginStopped(kind string) { m.pluginsLive.WithLabelValues(kin
 // PluginRestarted counts a long-lived plugin started again.
 func (m *Metrics) PluginRestarted(kind, name string) {
 	m.pluginRestarts.WithLabelValues(kind, name).Inc()
+}
+
+// SpareEvent counts a backend's warm spare events and keeps its live
+// gauge: a start adds a spare, a take or a kill ends one.
+func (m *Metrics) SpareEvent(backendName string, e api.SpareEvent) {
+	m.spares.WithLabelValues(backendName, string(e)).Inc()
+	switch e {
+	case api.SpareStarted:
+		m.sparesLive.WithLabelValues(backendName).Inc()
+	case api.SpareTaken, api.SpareKilled:
+		m.sparesLive.WithLabelValues(backendName).Dec()
+	}
 }
 
 // StoreWrite records one store write's latency (store.Options.ObserveWrite).

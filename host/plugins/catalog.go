@@ -72,6 +72,8 @@ type Catalog struct {
 
 	// changed is signalled after every (re)check, for tests and listeners.
 	changed chan struct{}
+	// subs are Subscribe's channels, signalled like changed; guarded by mu.
+	subs map[chan struct{}]bool
 }
 
 // entry is what the catalog knows about one file.
@@ -498,6 +500,32 @@ func (c *Catalog) notify() {
 	select {
 	case c.changed <- struct{}{}:
 	default:
+	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	for ch := range c.subs {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// Subscribe returns a channel of its own signalled (coalesced) like
+// Changed, for a part that acts on a changed binary (the supervisor
+// replaces its warm spares); cancel ends the subscription.
+func (c *Catalog) Subscribe() (changed <-chan struct{}, cancel func()) {
+	ch := make(chan struct{}, 1)
+	c.mu.Lock()
+	if c.subs == nil {
+		c.subs = map[chan struct{}]bool{}
+	}
+	c.subs[ch] = true
+	c.mu.Unlock()
+	return ch, func() {
+		c.mu.Lock()
+		delete(c.subs, ch)
+		c.mu.Unlock()
 	}
 }
 

@@ -18,7 +18,7 @@ import (
 // cannot remove those of its plugins; the pid in the name lets the next
 // daemon tell them from those of a daemon that still runs (the runtime
 // dir is usually $TMPDIR, which other daemons share).
-var socketDirName = regexp.MustCompile(`^aw-([0-9]+)-(run|fp|docs)-[0-9]+$`)
+var socketDirName = regexp.MustCompile(`^aw-([0-9]+)-(run|spare|fp|docs)-[0-9]+$`)
 
 // liveSocketDirs are the directories this process made and has not
 // removed yet: several hosts in one process (tests) share a pid.

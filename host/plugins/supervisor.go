@@ -58,6 +58,12 @@ type SupervisorConfig struct {
 	// Context reads what each run is shown at its start, sent with its
 	// request; nil sends none (the worker fetches it over MCP).
 	Context ContextSource
+	// Spares is how many warm spare processes to keep per backend in
+	// use; nil is DefaultSpares (one each).
+	Spares *Spares
+	// SpareIdle stops a backend's spares after it has had no run for this
+	// long (default DefaultSpareIdle).
+	SpareIdle time.Duration
 }
 
 // Observer hears what the plugins part does, for the daemon's metrics
@@ -67,6 +73,9 @@ type Observer interface {
 	PluginStarted(kind string)
 	PluginStopped(kind string)
 	PluginRestarted(kind, name string)
+	// SpareEvent hears a warm spare of a backend start, be taken by a
+	// run or be killed unused, and a run that started its process cold.
+	SpareEvent(backendName string, e api.SpareEvent)
 }
 
 // nopObserver is the Observer of a part given none.
@@ -76,6 +85,7 @@ func (nopObserver) RunEnded(string, string, api.RunState, time.Duration, backend
 func (nopObserver) PluginStarted(string)                                                {}
 func (nopObserver) PluginStopped(string)                                                {}
 func (nopObserver) PluginRestarted(string, string)                                      {}
+func (nopObserver) SpareEvent(string, api.SpareEvent)                                   {}
 
 // staleError ends a run whose heartbeat went stale.
 type staleError struct{ limit time.Duration }
@@ -106,6 +116,9 @@ type Supervisor struct {
 
 	// live tells followers of a run's transcript when it grows and ends.
 	live liveRuns
+
+	// spares are the warm plugin processes waiting for a run.
+	spares *sparePool
 }
 
 // NewSupervisor returns a supervisor; mcpURL gives the daemon's MCP address.
@@ -122,7 +135,14 @@ func NewSupervisor(db *store.DB, catalog *Catalog, home, runtime string, mcpURL 
 	if cfg.Observer == nil {
 		cfg.Observer = nopObserver{}
 	}
-	return &Supervisor{db: db, catalog: catalog, log: log, cfg: cfg, home: home, runtime: runtime, mcpURL: mcpURL, running: map[store.AgentKey]string{}}
+	if cfg.Spares == nil {
+		cfg.Spares = &DefaultSpares
+	}
+	if cfg.SpareIdle <= 0 {
+		cfg.SpareIdle = DefaultSpareIdle
+	}
+	return &Supervisor{db: db, catalog: catalog, log: log, cfg: cfg, home: home, runtime: runtime, mcpURL: mcpURL, running: map[store.AgentKey]string{},
+		spares: newSparePool(*cfg.Spares, cfg.SpareIdle)}
 }
 
 // Outcome is what a finished run produced.
@@ -296,27 +316,14 @@ func (s *Supervisor) runPlugin(ctx context.Context, agent store.Agent, attempt i
 	}
 	defer rs.cleanup()
 
-	cmd := pluginCommand(p.Path, rs.sockDir, rs.projectDir, agent.Config.EnvList()...)
-	checksum, _ := hex.DecodeString(p.SHA256)
-	client := goplugin.NewClient(plugin.ClientConfig(cmd, checksum, log.Named(agent.Backend)))
-	defer killPlugin(client, cmd)
-	rpc, err := client.Client()
+	proc, err := s.runProcess(ctx, agent, p, rs, runID, log)
 	if err != nil {
-		return fmt.Errorf("start %s plugin: %w", agent.Backend, handshakeError(err, plugin.StartTimeout))
+		return err
 	}
-	pid := cmd.Process.Pid
+	defer proc.stop()
+	client, cmd, rpc, be, pid := proc.client, proc.cmd, proc.rpc, proc.be, proc.pid
 	s.cfg.Observer.PluginStarted(plugin.KindBackend)
 	defer s.cfg.Observer.PluginStopped(plugin.KindBackend)
-	if err := s.db.AddWorker(ctx, store.Worker{RunID: runID, PID: pid, PGID: pid, PluginPath: p.Path, PluginSHA256: p.SHA256}); err != nil {
-		return err
-	}
-	// The workers row goes with the run's end (FinishRun or SettleRun),
-	// after the process is killed, so a daemon that dies before that still
-	// finds the process to reap.
-	be, err := plugin.DispenseBackend(rpc)
-	if err != nil {
-		return err
-	}
 
 	runCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -342,6 +349,7 @@ func (s *Supervisor) runPlugin(ctx context.Context, agent store.Agent, attempt i
 		ProjectDir:    rs.projectDir,
 		ResumeSession: resume,
 		StateDir:      rs.stateDir,
+		Env:           runEnv(agent.Config.Env),
 		RunContext:    rc.get(),
 	}
 	if onStart != nil {
@@ -365,12 +373,103 @@ func (s *Supervisor) runPlugin(ctx context.Context, agent store.Agent, attempt i
 	return runErr
 }
 
+// runProcess gives a run its plugin process: a warm spare of the same
+// binary when one is ready (its workers row becomes the run's), otherwise
+// one started now with the agent's environment in its project directory.
+// The workers row goes with the run's end (FinishRun or SettleRun), after
+// the process is killed, so a daemon that dies before that still finds
+// the process to reap.
+func (s *Supervisor) runProcess(ctx context.Context, agent store.Agent, p api.Plugin, rs runSetup, runID string, log hclog.Logger) (*process, error) {
+	if x := s.takeSpare(p); x != nil {
+		if err := s.db.ClaimSpare(ctx, x.id, runID); err != nil {
+			x.proc.stop()
+			_ = s.db.RemoveWorker(context.WithoutCancel(ctx), x.id)
+			return nil, err
+		}
+		log.Debug("run takes a warm spare", "pid", x.proc.pid, "spare", x.id)
+		return x.proc, nil
+	}
+	s.spareEvent(p.Name, api.ColdStart)
+	proc, err := s.startProcess(p, "run", rs.projectDir, agent.Config.EnvList(), log)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.db.AddWorker(ctx, store.Worker{RunID: runID, PID: proc.pid, PGID: proc.pid, PluginPath: proc.path, PluginSHA256: p.SHA256}); err != nil {
+		proc.stop()
+		return nil, err
+	}
+	return proc, nil
+}
+
+// process is a started backend plugin process, handshaken, its backend
+// dispensed: a run's, or a warm spare waiting for one.
+type process struct {
+	client  *goplugin.Client
+	cmd     *exec.Cmd
+	rpc     goplugin.ClientProtocol
+	be      backend.Backend
+	pid     int
+	path    string // the file it executes
+	sockDir string
+}
+
+// stop kills the process's whole group and removes its socket directory.
+func (p *process) stop() {
+	killPlugin(p.client, p.cmd)
+	removeSocketDir(p.sockDir)
+}
+
+// execPath is the file a run or spare of p executes.
+func execPath(p api.Plugin) string { return p.Path }
+
+// startProcess starts p's binary for use ("run" or "spare") in dir (for an
+// empty dir, its own socket directory, which holds nothing else) with env
+// over the daemon's base environment.
+func (s *Supervisor) startProcess(p api.Plugin, use, dir string, env []string, log hclog.Logger) (*process, error) {
+	sockDir, err := makeSocketDir(s.runtime, use)
+	if err != nil {
+		return nil, err
+	}
+	if dir == "" {
+		dir = sockDir
+	}
+	path := execPath(p)
+	cmd := pluginCommand(path, sockDir, dir, env...)
+	checksum, _ := hex.DecodeString(p.SHA256)
+	client := goplugin.NewClient(plugin.ClientConfig(cmd, checksum, log.Named(p.Name)))
+	proc := &process{client: client, cmd: cmd, path: path, sockDir: sockDir}
+	rpc, err := client.Client()
+	if err != nil {
+		proc.stop()
+		return nil, fmt.Errorf("start %s plugin: %w", p.Name, handshakeError(err, plugin.StartTimeout))
+	}
+	proc.rpc, proc.pid = rpc, cmd.Process.Pid
+	if proc.be, err = plugin.DispenseBackend(rpc); err != nil {
+		proc.stop()
+		return nil, err
+	}
+	return proc, nil
+}
+
+// runEnv is the agent's env as its run's request carries it, less the
+// variables the daemon sets for the process itself (its socket and temp
+// directory), which win as they do for a process started for the run.
+func runEnv(env map[string]string) map[string]string {
+	out := make(map[string]string, len(env))
+	for k, v := range env {
+		if k != "PLUGIN_UNIX_SOCKET_DIR" && k != "TMPDIR" {
+			out[k] = v
+		}
+	}
+	return out
+}
+
 // runSetup is what one run is given before its process starts: a token for
 // the daemon's MCP server, its directories and its config on the wire.
 type runSetup struct {
-	token, workDir, sockDir, projectDir, stateDir string
-	config                                        []byte
-	cleanup                                       func() // revokes the token, removes the per-run dirs
+	token, workDir, projectDir, stateDir string
+	config                               []byte
+	cleanup                              func() // revokes the token, removes the per-run dirs
 }
 
 func (s *Supervisor) prepare(ctx context.Context, agent store.Agent, runID string, log hclog.Logger) (rs runSetup, err error) {
@@ -402,10 +501,6 @@ func (s *Supervisor) prepare(ctx context.Context, agent store.Agent, runID strin
 		return rs, err
 	}
 	undo = append(undo, func() { os.RemoveAll(rs.workDir) })
-	if rs.sockDir, err = makeSocketDir(s.runtime, "run"); err != nil {
-		return rs, err
-	}
-	undo = append(undo, func() { removeSocketDir(rs.sockDir) })
 	if rs.projectDir, err = s.projectDir(ctx, key); err != nil {
 		return rs, err
 	}
@@ -575,7 +670,7 @@ func (s *Supervisor) Reap(ctx context.Context) error {
 	}
 	for _, w := range workers {
 		if IsPluginProcess(w.PID, w.PluginPath) {
-			s.log.Warn("killing plugin left by a previous daemon", "run", w.RunID, "pid", w.PID)
+			s.log.Warn("killing plugin left by a previous daemon", "run", w.RunID, "state", w.State, "pid", w.PID)
 			_ = syscall.Kill(-w.PGID, syscall.SIGKILL)
 		}
 		if err := s.db.RemoveWorker(ctx, w.RunID); err != nil {
