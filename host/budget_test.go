@@ -138,7 +138,7 @@ agents:
 	if err != nil || a.State != api.AgentOverBudget || a.InboxDepth != 1 {
 		t.Errorf("spender = %s, %d unread (%v); want over_budget with its message unread", a.State, a.InboxDepth, err)
 	}
-	if ws, _ := th.DB().ListWorkers(ctx); len(ws) != 0 {
-		t.Errorf("a plugin process is still recorded: %+v", ws)
+	if ws := runWorkers(t, th); len(ws) != 0 {
+		t.Errorf("a run's plugin process is still recorded: %+v", ws)
 	}
 }

@@ -281,12 +281,11 @@ func TestRunPluginKilledBySignal(t *testing.T) {
 	case <-time.After(time.Minute):
 		t.Fatal("the run never started working")
 	}
-	mock := filepath.Join(dir, "agent-worker-backend-mock")
-	ps := allProcesses(mock)
-	if len(ps) != 1 {
-		t.Fatalf("mock processes while the run works: %v", ps)
+	ws := runWorkers(t, th)
+	if len(ws) != 1 || !plugins.IsPluginProcess(ws[0].PID, filepath.Join(dir, "agent-worker-backend-mock")) {
+		t.Fatalf("run workers while the run works: %+v", ws)
 	}
-	pid := ps[0]
+	pid := ws[0].PID
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}

@@ -226,7 +226,7 @@ func TestCancelKillsTheRunsProcessTree(t *testing.T) {
 	ev.next("the run to start", runOf(team.EventRunStarted, "worker"))
 	var pgid int
 	waitFor(t, "the run's plugin, shell and sleep", func() bool {
-		ws, _ := th.DB().ListWorkers(ctx)
+		ws := runWorkers(t, th)
 		if len(ws) == 1 {
 			pgid = ws[0].PGID
 		}

@@ -325,8 +325,10 @@ func TestRunFaults(t *testing.T) {
 			}
 		})
 	}
-	if n := pluginProcesses(t, mockPath); n != 0 {
-		t.Errorf("%d mock processes left after the faults", n)
+	// What is left is the backend's one warm spare.
+	spare := waitSpare(t, th)
+	if n := pluginProcesses(t, mockPath); n != 1 || !plugins.IsPluginProcess(spare.PID, mockPath) {
+		t.Errorf("%d mock processes left after the faults, want the spare %d only", n, spare.PID)
 	}
 	if _, err := th.client().Health(context.Background()); err != nil {
 		t.Errorf("daemon after faults: %v", err)
@@ -352,13 +354,18 @@ func TestRunsLeaveNothingBehind(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	run() // warm up: connection pools, the store's statement caches
+	run() // warm up: connection pools, the store's statement caches, the backend's warm spare
+	first := waitSpare(t, th)
 	fds, socks := countFDs(t), dirEntries(t, th.cfg.RuntimeDir)
 	for range 20 {
 		run()
 	}
-	if n := pluginProcesses(t, filepath.Join(dir, "agent-worker-backend-mock")); n != 0 {
-		t.Errorf("%d plugin processes left", n)
+	// What is left is one warm spare, as before the runs.
+	if spare := waitSpare(t, th, first.PID); !api.ProcessAlive(spare.PID) || api.ProcessAlive(first.PID) {
+		t.Errorf("spares: %+v now, %+v before", spare, first)
+	}
+	if n := pluginProcesses(t, filepath.Join(dir, "agent-worker-backend-mock")); n != 1 {
+		t.Errorf("%d plugin processes left, want the spare only", n)
 	}
 	if got := countFDs(t); got > fds+4 {
 		t.Errorf("file descriptors grew from %d to %d over 20 runs", fds, got)
@@ -366,8 +373,7 @@ func TestRunsLeaveNothingBehind(t *testing.T) {
 	if got := dirEntries(t, th.cfg.RuntimeDir); got > socks {
 		t.Errorf("socket dirs grew from %d to %d", socks, got)
 	}
-	ws, _ := th.DB().ListWorkers(context.Background())
-	if len(ws) != 0 {
+	if ws := runWorkers(t, th); len(ws) != 0 {
 		t.Errorf("workers rows left: %+v", ws)
 	}
 	if entries, _ := os.ReadDir(filepath.Join(th.home, "runs")); len(entries) != 0 {

@@ -80,9 +80,8 @@ func TestFailedSettleIsRedoneAndRepliesOnce(t *testing.T) {
 	if len(runs) != 2 || runs[1].State != api.RunFailed || runs[0].State != api.RunSucceeded {
 		t.Errorf("runs = %+v; want the unsettled run failed, the retry succeeded", runs)
 	}
-	ws, err := th.DB().ListWorkers(context.Background())
-	if err != nil || len(ws) != 0 {
-		t.Errorf("workers after both runs ended = %+v, %v", ws, err)
+	if ws := runWorkers(t, th); len(ws) != 0 {
+		t.Errorf("workers after both runs ended = %+v", ws)
 	}
 }
 

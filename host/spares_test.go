@@ -4,15 +4,21 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hashicorp/go-hclog"
+	goplugin "github.com/hashicorp/go-plugin"
 
 	"github.com/agent-worker/agent-worker/host/api"
 	"github.com/agent-worker/agent-worker/host/plugins"
 	"github.com/agent-worker/agent-worker/sdk/backend"
+	"github.com/agent-worker/agent-worker/sdk/plugin"
 	"github.com/agent-worker/agent-worker/store"
 )
 
@@ -66,6 +72,23 @@ func spares(t testing.TB, th *testHost) []store.Worker {
 	var out []store.Worker
 	for _, w := range ws {
 		if w.State == store.WorkerSpare {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// runWorkers lists the recorded plugin processes serving runs (spares
+// left out).
+func runWorkers(t testing.TB, th *testHost) []store.Worker {
+	t.Helper()
+	ws, err := th.DB().ListWorkers(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []store.Worker
+	for _, w := range ws {
+		if w.State != store.WorkerSpare {
 			out = append(out, w)
 		}
 	}
@@ -245,5 +268,41 @@ func TestRunsNeverShareAProcess(t *testing.T) {
 			t.Errorf("run %d (%s) saw env %q", i, a.Name, env)
 		}
 		seen[pid] = a.Name
+	}
+}
+
+// A spare a killed daemon left alive (here a real mock plugin process,
+// started and handshaken, recorded as a spare) is killed by the next
+// daemon at start-up, and its row forgotten.
+func TestReapKillsASpareLeftBehind(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	home, dir := t.TempDir(), t.TempDir()
+	bin := install(t, mockBinary(t), dir, "agent-worker-backend-mock")
+	cmd := exec.Command(bin)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	client := goplugin.NewClient(plugin.ClientConfig(cmd, nil, hclog.NewNullLogger()))
+	t.Cleanup(client.Kill)
+	if _, err := client.Client(); err != nil {
+		t.Fatal(err)
+	}
+	pid := cmd.Process.Pid
+	db, err := store.Open(ctx, filepath.Join(home, api.DBFile), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.AddWorker(ctx, store.Worker{RunID: "spare_left", State: store.WorkerSpare, PID: pid, PGID: pid, PluginPath: bin}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if !api.ProcessAlive(pid) {
+		t.Fatal("the left spare is not running")
+	}
+	th := startHostWith(t, Config{Home: home, Listen: "127.0.0.1:0", PluginsDirs: []string{dir}, RuntimeDir: shortTempDir(t)})
+	waitFor(t, "the left spare to be killed", func() bool { return !api.ProcessAlive(pid) })
+	if ws, err := th.DB().ListWorkers(ctx); err != nil || len(ws) != 0 {
+		t.Errorf("workers after reaping = %+v, %v; want none", ws, err)
 	}
 }

@@ -46,10 +46,12 @@ func daemonCmd(e *env) *ffcli.Command {
 	fs.DurationVar(&cfg.Supervisor.RunTimeout, "run-timeout", plugins.DefaultRunTimeout, "longest a run may take")
 	fs.DurationVar(&cfg.Supervisor.IdleTimeout, "idle-timeout", plugins.DefaultIdleTimeout, "longest a run's backend may go without an event (no progress)")
 	fs.DurationVar(&cfg.Supervisor.HeartbeatTimeout, "heartbeat-timeout", plugins.DefaultHeartbeatTimeout, "longest a run's plugin process may go without an event or answering a ping before it is killed and the run retried")
+	fs.Var(sparesFlag{&cfg.Supervisor.Spares}, "spares", "warm spare plugin processes kept per backend in use: N for all, or per backend (e.g. 1,sdk=0,mock=2); 0 starts every run's process cold")
+	fs.DurationVar(&cfg.Supervisor.SpareIdle, "spare-idle", plugins.DefaultSpareIdle, "stop a backend's warm spares after it has had no run for this long")
 	fs.String("config", "", "YAML file with any of these flags (flags and AGENT_WORKER_* env vars win)")
 	return &ffcli.Command{
 		Name:       "daemon",
-		ShortUsage: "agent-worker daemon [--listen 127.0.0.1:5099 [--allow-remote]] [--home DIR] [--plugins-dir DIR] [--default-model M] [--config FILE]",
+		ShortUsage: "agent-worker daemon [--listen 127.0.0.1:5099 [--allow-remote]] [--home DIR] [--plugins-dir DIR] [--default-model M] [--spares N|backend=N,...] [--config FILE]",
 		ShortHelp:  "run the daemon in the foreground",
 		LongHelp: `Runs the daemon until SIGINT/SIGTERM or ` + "`agent-worker stop --all`" + `.
 Other commands start it on their own when it is not running; run it by hand
@@ -92,6 +94,26 @@ the token controls the daemon, and the API is plain HTTP.`,
 			return h.Run(ctx)
 		},
 	}
+}
+
+// sparesFlag is --spares, read by plugins.ParseSpares; unset it is the
+// supervisor's default (one spare per backend in use).
+type sparesFlag struct{ dst **plugins.Spares }
+
+func (f sparesFlag) String() string {
+	if f.dst == nil || *f.dst == nil {
+		return plugins.DefaultSpares.String()
+	}
+	return (*f.dst).String()
+}
+
+func (f sparesFlag) Set(v string) error {
+	s, err := plugins.ParseSpares(v)
+	if err != nil {
+		return err
+	}
+	*f.dst = &s
+	return nil
 }
 
 // testPauseBeforeSettle names a test hook. Set to a file path, it makes

@@ -100,7 +100,7 @@ func pluginsCmd(e *env, name string) *ffcli.Command {
 				return nil
 			}
 			tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "KIND\tNAME\tVERSION\tSHA256\tSTATUS\tPATH")
+			fmt.Fprintln(tw, "KIND\tNAME\tVERSION\tSHA256\tSTATUS\tSPARES\tPATH")
 			for _, p := range l.Plugins {
 				status := "ok"
 				switch {
@@ -115,8 +115,17 @@ func pluginsCmd(e *env, name string) *ffcli.Command {
 				if len(sha) > 12 {
 					sha = sha[:12]
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", p.Kind, p.Name, orNone(p.Version), sha, status, p.Path)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Kind, p.Name, orNone(p.Version), sha, status, spareSummary(p.Spares), p.Path)
 			}
 			return tw.Flush()
 		})
+}
+
+// spareSummary is a backend's warm spares in the plugins table: waiting
+// now, runs that took one of those started, and runs that started cold.
+func spareSummary(s *api.SpareStats) string {
+	if s == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%d live, %d/%d used, %d cold", s.Live, s.Used, s.Started, s.ColdStarts)
 }
