@@ -163,7 +163,7 @@ func TestSpareServesOneRunAndIsReplaced(t *testing.T) {
 	}
 	m := scrape(t, th)
 	for key, want := range map[string]float64{
-		`agent_worker_spare_processes{backend="mock"}`:                     1,
+		`agent_worker_spare_processes{backend="mock"}`:                       1,
 		`agent_worker_spare_events_total{backend="mock",event="started"}`:    3,
 		`agent_worker_spare_events_total{backend="mock",event="taken"}`:      2,
 		`agent_worker_spare_events_total{backend="mock",event="cold_start"}`: 1,

@@ -70,12 +70,13 @@ func TestE2EDaemonKilledMidRun(t *testing.T) {
 	defer ask.Wait()
 	var plugin, grandchild int
 	c.waitFor("the plugin and its child", func() bool {
-		plugin = processWithExe(mockPlugin)
-		if plugin == 0 {
-			return false
+		for _, pid := range childrenRunning(daemon.Process.Pid, mockPlugin) { // the run's, and a warm spare
+			if grandchild = childOf(pid, "sleep"); grandchild != 0 {
+				plugin = pid
+				return true
+			}
 		}
-		grandchild = childOf(plugin, "sleep")
-		return grandchild != 0
+		return false
 	})
 	if err := daemon.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)

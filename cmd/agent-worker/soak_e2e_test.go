@@ -46,7 +46,9 @@ func TestE2ESoakFDsAndMemoryStayFlat(t *testing.T) {
 		t.Skipf("soak test: set %s=1 (or run `make soak`) to run 20,000 MCP calls and 200 runs against a daemon", soakEnv)
 	}
 	c := newCLI(t)
-	daemon := c.startDaemon()
+	// No warm spares: the daemon's own fds and memory are measured with
+	// no plugin process waiting (settle waits for none).
+	daemon := c.startDaemon("AGENT_WORKER_SPARES=0")
 	pid := daemon.Process.Pid
 	c.ok("new", "echo", "--backend", "mock")
 	// The outside agents' MCP endpoints, minted once (tokens outlive sessions).
