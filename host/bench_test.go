@@ -158,3 +158,42 @@ func BenchmarkPingPong(b *testing.B) {
 		th.stop(b)
 	}
 }
+
+// BenchmarkPluginRunSpares measures one supervised run of the mock as
+// BenchmarkPluginRun does, with --spares 0 (cold: every run starts its
+// process) and with a warm spare ready before each run (the wait for the
+// replacement spare is outside the timing). It reports p50 and p99.
+func BenchmarkPluginRunSpares(b *testing.B) {
+	zero := plugins.Spares{}
+	for name, sc := range map[string]plugins.SupervisorConfig{"cold": {Spares: &zero}, "spare-ready": {}} {
+		b.Run(name, func(b *testing.B) {
+			th, _ := pluginHost(b, sc)
+			mockAgent(b, th, "bench", map[string]any{"result": "ok"})
+			agent, err := th.DB().GetAgent(context.Background(), store.AgentKey{Name: "bench", Workflow: "global", Tag: "main"})
+			if err != nil {
+				b.Fatal(err)
+			}
+			run := func() time.Duration {
+				t0 := time.Now()
+				out, err := th.sup.Run(context.Background(), plugins.RunSpec{Agent: agent, Attempt: 1})
+				if err != nil || out.Result != "ok" {
+					b.Fatalf("run: %+v, %v", out, err)
+				}
+				return time.Since(t0)
+			}
+			run() // the backend's first run brings its spare
+			var lat []time.Duration
+			for b.Loop() {
+				if sc.Spares == nil {
+					b.StopTimer()
+					waitFor(b, "a warm spare", func() bool { return th.sup.SpareStats()["mock"].Live == 1 })
+					b.StartTimer()
+				}
+				lat = append(lat, run())
+			}
+			sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+			b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+			b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+		})
+	}
+}
