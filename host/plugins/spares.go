@@ -174,7 +174,7 @@ func (s *Supervisor) spareEvent(backendName string, e api.SpareEvent) {
 func (s *Supervisor) takeSpare(p api.Plugin) *spare {
 	sp := s.spares
 	sp.mu.Lock()
-	if !sp.running || sp.cfg.For(p.Name) == 0 {
+	if !sp.running || sp.cfg.For(p.Name) == 0 || !slices.Contains(p.Capabilities, plugin.CapabilityRunEnv) {
 		sp.mu.Unlock()
 		return nil
 	}
@@ -203,6 +203,11 @@ func (s *Supervisor) takeSpare(p api.Plugin) *spare {
 	}
 	<-got.ready // bounded by the plugin start timeout
 	if got.err != nil {
+		return nil
+	}
+	if got.proc.client.Exited() { // it died waiting: never hand a run a dead process
+		s.log.Warn("warm spare exited before its run; starting cold", "spare", got.id, "backend", p.Name)
+		s.killSpare(got)
 		return nil
 	}
 	s.spareEvent(p.Name, api.SpareTaken)
@@ -321,6 +326,9 @@ func (s *Supervisor) reviewSpares() {
 	sp := s.spares
 	sp.mu.Lock()
 	defer sp.mu.Unlock()
+	if !sp.running {
+		return
+	}
 	for _, name := range slices.Sorted(maps.Keys(sp.pools)) {
 		p, err := s.catalog.Lookup(plugin.KindBackend, name)
 		if err != nil {
@@ -329,9 +337,6 @@ func (s *Supervisor) reviewSpares() {
 			}
 			delete(sp.pools, name)
 			continue
-		}
-		if !sp.running {
-			return
 		}
 		s.refillLocked(p)
 	}

@@ -3,6 +3,7 @@ package plugin
 import (
 	"context"
 	"errors"
+	"slices"
 
 	"github.com/hashicorp/go-hclog"
 	goplugin "github.com/hashicorp/go-plugin"
@@ -20,6 +21,13 @@ const ProtocolVersion = 1
 // APIVersion is the protocol version a plugin built with this sdk serves,
 // as Info.APIVersions names it.
 const APIVersion = "v1"
+
+// CapabilityRunEnv says a backend plugin built with this sdk takes its
+// run's env and project directory from the request and serves one run per
+// process, so the daemon may start it before the run is known, as a warm
+// spare. Serve advertises it for every backend; the daemon starts a
+// plugin without it cold for each run.
+const CapabilityRunEnv = "run-env"
 
 // Handshake is shared by the daemon and every plugin. The cookie is not a
 // secret and never changes: it only stops a user who runs a plugin binary
@@ -107,6 +115,9 @@ func pluginSet(cfg Config) (goplugin.PluginSet, Info, error) {
 	case cfg.Backend != nil:
 		info.Kind = KindBackend
 		set[nameBackend] = &backend.GRPCPlugin{Impl: cfg.Backend}
+		if !slices.Contains(info.Capabilities, CapabilityRunEnv) {
+			info.Capabilities = append(slices.Clone(info.Capabilities), CapabilityRunEnv)
+		}
 	case cfg.Docs != nil:
 		info.Kind = KindDocs
 		set[nameDocs] = &docprovider.GRPCPlugin{Impl: cfg.Docs}
