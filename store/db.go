@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -44,12 +45,11 @@ type DB struct {
 	pool *sqlitex.Pool
 	log  hclog.Logger
 	now  func() time.Time
-	// writeSem queues this process's writers before they take a connection:
-	// SQLite admits one writer at a time anyway, and waiting here leaves the
-	// pooled connections to readers instead of to writers polling for a lock.
-	writeSem chan struct{}
-	health   health
-	observe  func(time.Duration) // Options.ObserveWrite, never nil
+	// w runs every write, on a connection of its own; the pool serves
+	// readers.
+	w       *writer
+	health  health
+	observe func(time.Duration) // Options.ObserveWrite, never nil
 
 	closeOnce sync.Once
 	closeErr  error
@@ -102,12 +102,17 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", abs, err)
 	}
-	db := &DB{path: abs, pool: pool, log: opts.Logger, now: opts.Now, writeSem: make(chan struct{}, 1), health: health{opened: opened},
+	db := &DB{path: abs, pool: pool, log: opts.Logger, now: opts.Now, health: health{opened: opened},
 		observe: opts.ObserveWrite}
 	if err := db.migrate(ctx, migrations); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("open store %s: %w", abs, err)
 	}
+	if db.w, err = openWriter(abs); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("open store %s: %w", abs, err)
+	}
+	go db.runWriter()
 	return db, nil
 }
 
@@ -125,7 +130,7 @@ func prepareConn(conn *sqlite.Conn) error {
 // Close releases every connection. Callers must have finished all store
 // calls; the daemon closes the store last. Later calls do nothing.
 func (db *DB) Close() error {
-	db.closeOnce.Do(func() { db.closeErr = db.pool.Close() })
+	db.closeOnce.Do(func() { db.closeErr = errors.Join(db.w.close(), db.pool.Close()) })
 	return db.closeErr
 }
 
@@ -152,49 +157,22 @@ func (db *DB) read(ctx context.Context, fn func(*sqlite.Conn) error) error {
 	return classify(fn(conn))
 }
 
-// write runs fn in one immediate transaction. ctx bounds only the wait for
-// the write slot and a connection: once the transaction starts, cancelling
-// ctx no longer interrupts it, so a write either commits or rolls back whole.
-// A write is refused while the database file is deleted or replaced, and
+// write runs fn in one immediate transaction of its own. ctx bounds only
+// the wait for the writer: once the transaction starts, cancelling ctx no
+// longer interrupts it, so a write either commits or rolls back whole. A
+// write is refused while the database file is deleted or replaced, and
 // storage failures come back as api.CodeUnavailable (see Health).
 func (db *DB) write(ctx context.Context, fn func(*sqlite.Conn) error) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	defer func(start time.Time) { db.observe(time.Since(start)) }(time.Now())
-	// Created before Put is deferred so that Put detaches it before it ends.
-	txCtx, cancelTx := context.WithTimeout(context.WithoutCancel(ctx), opTimeout)
-	defer cancelTx()
-	waitCtx, cancelWait := context.WithTimeout(ctx, opTimeout)
-	defer cancelWait()
-
-	select {
-	case db.writeSem <- struct{}{}:
-		defer func() { <-db.writeSem }()
-	case <-waitCtx.Done():
-		return fmt.Errorf("wait for write: %w", waitCtx.Err())
-	}
-	if err := db.checkFile(); err != nil {
-		return db.noteWrite(err)
-	}
-	conn, err := db.pool.Take(waitCtx)
-	if err != nil {
-		return err
-	}
-	defer db.pool.Put(conn)
-	conn.SetInterrupt(txCtx.Done())
-	return db.noteWrite(classify(immediate(conn, fn)))
+	return db.submit(ctx, fn, false)
 }
 
-// immediate runs fn inside BEGIN IMMEDIATE, so the write lock is taken up
-// front and a read-then-write never fails on lock upgrade.
-func immediate(conn *sqlite.Conn, fn func(*sqlite.Conn) error) (err error) {
-	end, err := sqlitex.ImmediateTransaction(conn)
-	if err != nil {
-		return err
-	}
-	defer end(&err)
-	return fn(conn)
+// writeGrouped is write for the hot path (channel messages): concurrent
+// grouped writes may share one commit, and each caller still hears only
+// after its own write is committed. fn may run twice (a write that shares
+// a failed commit runs again alone), so it must only assign its results,
+// never accumulate them.
+func (db *DB) writeGrouped(ctx context.Context, fn func(*sqlite.Conn) error) error {
+	return db.submit(ctx, fn, true)
 }
 
 // Counts is a cheap summary of the database, for status pages and health

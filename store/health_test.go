@@ -23,16 +23,19 @@ func fill(db *DB) error {
 	})
 }
 
-// setMaxPages caps the database's size on the store's one connection: SQLite
-// then fails growing writes with SQLITE_FULL, exactly as on a full disk.
+// setMaxPages caps the database's size on the store's writer connection:
+// SQLite then fails growing writes with SQLITE_FULL, exactly as on a full
+// disk. (A PRAGMA is not a transaction, so it runs outside db.write.)
 func setMaxPages(t *testing.T, db *DB, pages string) {
 	t.Helper()
-	conn, err := db.pool.Take(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.pool.Put(conn)
-	if err := sqlitex.ExecuteTransient(conn, "PRAGMA max_page_count = "+pages, nil); err != nil {
+	done := make(chan error, 1)
+	r := &writeReq{fn: func(conn *sqlite.Conn) error {
+		done <- sqlitex.ExecuteTransient(conn, "PRAGMA max_page_count = "+pages, nil)
+		return nil
+	}, done: make(chan error, 1)}
+	db.w.reqs <- r
+	<-r.done
+	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
 }

@@ -77,7 +77,7 @@ type NewMessage struct {
 // recipients or a reference to a missing resource.
 func (db *DB) AppendMessage(ctx context.Context, m NewMessage) (Message, error) {
 	var out Message
-	err := db.write(ctx, func(conn *sqlite.Conn) (err error) {
+	err := db.writeGrouped(ctx, func(conn *sqlite.Conn) (err error) {
 		out, err = appendMessage(conn, m, db.nowMs())
 		return err
 	})
@@ -154,9 +154,16 @@ func appendMessage(conn *sqlite.Conn, m NewMessage, now int64) (Message, error) 
 		}
 		// Only members get inbox rows; a name that left the team since the
 		// caller resolved mentions is dropped rather than failing the send.
-		err := sqlitex.Execute(conn, `INSERT INTO message_recipients (workflow, tag, agent, seq)
-			SELECT ?1, ?2, ?3, ?4 WHERE EXISTS
-			(SELECT 1 FROM agents WHERE workflow = ?1 AND tag = ?2 AND name = ?3)`,
+		// A lookup then a one-row INSERT … VALUES: an INSERT … SELECT would
+		// open a statement journal for every recipient.
+		member, err := count(conn, `SELECT count(*) FROM agents WHERE workflow = ? AND tag = ? AND name = ?`, out.Workflow, out.Tag, agent)
+		if err != nil {
+			return Message{}, err
+		}
+		if member == 0 {
+			continue
+		}
+		err = sqlitex.Execute(conn, `INSERT INTO message_recipients (workflow, tag, agent, seq) VALUES (?, ?, ?, ?)`,
 			&sqlitex.ExecOptions{Args: []any{out.Workflow, out.Tag, agent, out.Seq}})
 		if err != nil {
 			return Message{}, err
@@ -251,11 +258,18 @@ func contains(list []string, s string) bool {
 func countAgentStreak(conn *sqlite.Conn, m Message, now int64) (tripped bool, err error) {
 	var streak, guard int
 	var state string
+	// An UPDATE then a SELECT rather than UPDATE … RETURNING: SQLite runs
+	// RETURNING as a trigger, which gives the statement its own journal
+	// (allocated and freed on every message, a third of a send's cost).
 	err = sqlitex.Execute(conn, `UPDATE workflows SET agent_streak = CASE WHEN ?3 AND EXISTS
 			(SELECT 1 FROM agents WHERE workflow = ?1 AND tag = ?2 AND name = ?4) THEN agent_streak + 1 ELSE 0 END
-		WHERE name = ?1 AND tag = ?2
-		RETURNING agent_streak, loop_guard, state`,
-		&sqlitex.ExecOptions{Args: []any{m.Workflow, m.Tag, m.Kind == KindMessage, m.Sender}, ResultFunc: func(s *sqlite.Stmt) error {
+		WHERE name = ?1 AND tag = ?2`,
+		&sqlitex.ExecOptions{Args: []any{m.Workflow, m.Tag, m.Kind == KindMessage, m.Sender}})
+	if err != nil || conn.Changes() == 0 {
+		return false, err
+	}
+	err = sqlitex.Execute(conn, `SELECT agent_streak, loop_guard, state FROM workflows WHERE name = ? AND tag = ?`,
+		&sqlitex.ExecOptions{Args: []any{m.Workflow, m.Tag}, ResultFunc: func(s *sqlite.Stmt) error {
 			streak, guard, state = s.ColumnInt(0), s.ColumnInt(1), s.ColumnText(2)
 			return nil
 		}})

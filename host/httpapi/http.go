@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/pprof"
 	"reflect"
 	"runtime/debug"
 	"strings"
@@ -62,6 +63,13 @@ func (h *Server) routes(log hclog.Logger) http.Handler {
 	handle("POST /workflows/{name}/{tag}/pause", h.handlePauseWorkflow)
 	handle("POST /workflows/{name}/{tag}/resume", h.handleResumeWorkflow)
 	mux.Handle("GET /metrics", h.metrics)
+	// Profiles of the running daemon (go tool pprof), behind the token like
+	// everything else: a profile shows what the daemon is doing.
+	mux.HandleFunc("GET /debug/pprof/", pprof.Index)
+	mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
 	handle("/", func(w http.ResponseWriter, r *http.Request) error {
 		return api.Errorf(api.CodeNotFound, "no route %s %s: see `agent-worker --help` for what the daemon serves", r.Method, r.URL.Path)
 	})

@@ -1,0 +1,149 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+	"testing"
+
+	"zombiezen.com/go/sqlite"
+)
+
+// holdWriter blocks the writer until the returned func is called, so that
+// the writes queued meanwhile reach it together.
+func holdWriter(t *testing.T, db *DB) (release func()) {
+	t.Helper()
+	held, gate := make(chan struct{}), make(chan struct{})
+	go db.write(context.Background(), func(*sqlite.Conn) error {
+		close(held)
+		<-gate
+		return nil
+	})
+	<-held
+	return func() { close(gate) }
+}
+
+// waitQueued waits until n writes wait in the writer's queue.
+func waitQueued(db *DB, n int) {
+	for len(db.w.reqs) < n {
+		runtime.Gosched()
+	}
+}
+
+func TestConcurrentSendsShareACommitAndEachIsDurable(t *testing.T) {
+	t.Parallel()
+	path := testPath(t)
+	db := openAt(t, path, Options{})
+	for _, name := range []string{"a", "b"} {
+		if _, err := db.CreateAgent(t.Context(), Agent{Name: name, Workflow: "global", Tag: "main"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	release := holdWriter(t, db)
+	before := db.w.commits.Load()
+	const n = 20
+	seqs := make([]int64, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			m, err := db.AppendMessage(t.Context(), NewMessage{Workflow: "global", Tag: "main", Sender: "a",
+				Content: fmt.Sprintf("@b note %d", i), Recipients: []string{"b"}})
+			seqs[i], errs[i] = m.Seq, err
+		})
+	}
+	waitQueued(db, n)
+	release()
+	wg.Wait()
+	seen := map[int64]bool{}
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("send %d: %v", i, err)
+		}
+		if seen[seqs[i]] {
+			t.Fatalf("seq %d given twice", seqs[i])
+		}
+		seen[seqs[i]] = true
+	}
+	// The held write and at most a few commits for the 20 sends.
+	if got := db.w.commits.Load() - before; got > n/2 {
+		t.Errorf("%d sends took %d commits, want them to share commits", n, got)
+	}
+	// Each answered send is in the file: a second handle sees all of them.
+	other := openAt(t, path, Options{})
+	if got := queryInt(t, other, "SELECT count(*) FROM message_recipients WHERE agent = 'b'"); got != n {
+		t.Errorf("b's inbox rows on disk = %d, want %d", got, n)
+	}
+}
+
+func TestAFailingSendFailsAloneInItsGroup(t *testing.T) {
+	t.Parallel()
+	db := openTest(t)
+	for _, name := range []string{"a", "b"} {
+		if _, err := db.CreateAgent(t.Context(), Agent{Name: name, Workflow: "global", Tag: "main"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	release := holdWriter(t, db)
+	const n = 9
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			m := NewMessage{Workflow: "global", Tag: "main", Sender: "a", Content: "@b hi", Recipients: []string{"b"}}
+			if i == 4 {
+				m.Workflow = "nowhere" // no such workflow: the foreign key refuses it
+			}
+			_, errs[i] = db.AppendMessage(t.Context(), m)
+		})
+	}
+	waitQueued(db, n)
+	release()
+	wg.Wait()
+	for i, err := range errs {
+		if (err != nil) != (i == 4) {
+			t.Errorf("send %d: err = %v", i, err)
+		}
+	}
+	if got := queryInt(t, db, "SELECT count(*) FROM messages"); got != n-1 {
+		t.Errorf("messages stored = %d, want %d (all but the bad one)", got, n-1)
+	}
+}
+
+func TestAWriteGivenUpInTheQueueNeverRuns(t *testing.T) {
+	t.Parallel()
+	db := openTest(t)
+	release := holdWriter(t, db)
+	ctx, cancel := context.WithCancel(t.Context())
+	ran := false
+	errc := make(chan error, 1)
+	go func() {
+		errc <- db.write(ctx, func(*sqlite.Conn) error { ran = true; return nil })
+	}()
+	waitQueued(db, 1)
+	cancel()
+	if err := <-errc; err == nil {
+		t.Error("a write cancelled while queued reported success")
+	}
+	release()
+	// A later write goes after the abandoned one: by then it was skipped.
+	if err := db.write(t.Context(), func(*sqlite.Conn) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if ran {
+		t.Error("the abandoned write ran")
+	}
+}
+
+func TestWritesAfterCloseAreRefused(t *testing.T) {
+	t.Parallel()
+	db, err := Open(t.Context(), testPath(t), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if err := db.write(t.Context(), func(*sqlite.Conn) error { return nil }); err == nil {
+		t.Error("write after Close succeeded")
+	}
+}
