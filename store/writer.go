@@ -44,9 +44,9 @@ type writer struct {
 	// commits counts transactions committed, to show writes sharing them.
 	commits atomic.Int64
 	conn    *sqlite.Conn
-	reqs chan *writeReq
-	quit chan struct{}
-	done chan struct{}
+	reqs    chan *writeReq
+	quit    chan struct{}
+	done    chan struct{}
 }
 
 func openWriter(path string) (*writer, error) {
