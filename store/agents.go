@@ -167,6 +167,9 @@ func (db *DB) SetAgentState(ctx context.Context, k AgentKey, state api.AgentStat
 	if !state.Valid() {
 		return api.Errorf(api.CodeInvalid, "agent %q: unknown state %q", k, state)
 	}
+	if state == api.AgentStopped {
+		defer db.tokens.forget()
+	}
 	return db.write(ctx, func(conn *sqlite.Conn) error {
 		now := db.nowMs()
 		err := sqlitex.Execute(conn, `UPDATE agents SET state = ?, error = ?, updated_at = ?
@@ -223,6 +226,7 @@ func nullable(s *string) any {
 // entries, sessions and tokens (by foreign-key cascade), so that a new agent
 // of the same name starts clean. Its runs stay as history.
 func (db *DB) DeleteAgent(ctx context.Context, k AgentKey) error {
+	defer db.tokens.forget()
 	return db.write(ctx, func(conn *sqlite.Conn) error {
 		err := sqlitex.Execute(conn, `DELETE FROM agents WHERE workflow = ? AND tag = ? AND name = ?`,
 			&sqlitex.ExecOptions{Args: []any{k.Workflow, k.Tag, k.Name}})

@@ -47,7 +47,9 @@ type DB struct {
 	now  func() time.Time
 	// w runs every write, on a connection of its own; the pool serves
 	// readers.
-	w       *writer
+	w *writer
+	// tokens remembers verified agent tokens (LookupToken).
+	tokens  tokenCache
 	health  health
 	observe func(time.Duration) // Options.ObserveWrite, never nil
 

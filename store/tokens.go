@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"sync"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
@@ -71,13 +72,21 @@ func (db *DB) CreateToken(ctx context.Context, k AgentKey, runID string) (string
 // LookupToken authenticates a bearer token. Unknown, revoked and malformed
 // tokens, and those of deleted agents, are all just not found, so a caller
 // learns nothing by probing.
+//
+// A token found once is remembered, so that the MCP hot path does not read
+// the database on every request; every write that can end a token forgets
+// them all before it returns (see tokenCache).
 func (db *DB) LookupToken(ctx context.Context, token string) (Token, error) {
-	var tok Token
+	hash := hashToken(token)
+	tok, gen, ok := db.tokens.get(hash)
+	if ok {
+		return tok, nil
+	}
 	found := false
 	err := db.read(ctx, func(conn *sqlite.Conn) error {
 		return sqlitex.Execute(conn, `SELECT agent, workflow, tag, run_id, created_at FROM agent_tokens
 			WHERE token_sha256 = ? AND revoked_at = 0`,
-			&sqlitex.ExecOptions{Args: []any{hashToken(token)}, ResultFunc: func(s *sqlite.Stmt) error {
+			&sqlitex.ExecOptions{Args: []any{hash}, ResultFunc: func(s *sqlite.Stmt) error {
 				tok = Token{Key: AgentKey{Name: s.ColumnText(0), Workflow: s.ColumnText(1), Tag: s.ColumnText(2)},
 					RunID: s.ColumnText(3), CreatedAt: fromMs(s.ColumnInt64(4))}
 				found = true
@@ -87,12 +96,61 @@ func (db *DB) LookupToken(ctx context.Context, token string) (Token, error) {
 	if err == nil && !found {
 		err = api.Errorf(api.CodeNotFound, "agent token not found or revoked")
 	}
+	if err == nil {
+		db.tokens.put(hash, tok, gen)
+	}
 	return tok, err
+}
+
+// maxCachedTokens bounds the token cache; past it the cache starts over.
+const maxCachedTokens = 4096
+
+// tokenCache remembers tokens found live. It is a copy of the database
+// that may only lag in one direction: a token is cached only when no token
+// died between the read that found it and the caching (gen), and every
+// write that ends tokens calls forget after it commits, so a token revoked
+// by a call that has returned is never accepted again.
+type tokenCache struct {
+	// mu guards the fields that follow.
+	mu  sync.Mutex
+	gen uint64
+	m   map[string]Token // by token hash
+}
+
+// get returns the cached token of hash, or the generation a caller must
+// quote when it caches what it reads instead.
+func (c *tokenCache) get(hash string) (Token, uint64, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	tok, ok := c.m[hash]
+	return tok, c.gen, ok
+}
+
+// put caches tok unless tokens died since generation gen was read.
+func (c *tokenCache) put(hash string, tok Token, gen uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if gen != c.gen {
+		return
+	}
+	if c.m == nil || len(c.m) >= maxCachedTokens {
+		c.m = make(map[string]Token)
+	}
+	c.m[hash] = tok
+}
+
+// forget drops every cached token: some may have died.
+func (c *tokenCache) forget() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gen++
+	clear(c.m)
 }
 
 // RevokeToken ends one token, as when its run is over. Revoking it again is
 // not an error, so cleanup paths may overlap.
 func (db *DB) RevokeToken(ctx context.Context, token string) error {
+	defer db.tokens.forget()
 	return db.write(ctx, func(conn *sqlite.Conn) error {
 		err := sqlitex.Execute(conn, `UPDATE agent_tokens SET revoked_at = CASE revoked_at WHEN 0 THEN ? ELSE revoked_at END
 			WHERE token_sha256 = ?`, &sqlitex.ExecOptions{Args: []any{db.nowMs(), hashToken(token)}})
@@ -122,6 +180,7 @@ func (db *DB) RevokeAgentTokens(ctx context.Context, k AgentKey) (int, error) {
 // revokeTokens revokes the live tokens matching where, a constant condition
 // on ?2 and later parameters.
 func (db *DB) revokeTokens(ctx context.Context, where string, args ...any) (int, error) {
+	defer db.tokens.forget()
 	n := 0
 	err := db.write(ctx, func(conn *sqlite.Conn) error {
 		err := sqlitex.Execute(conn, `UPDATE agent_tokens SET revoked_at = ?1 WHERE revoked_at = 0 AND `+where,

@@ -166,3 +166,48 @@ func TestStoppedAgentLosesOutsideTokens(t *testing.T) {
 		t.Errorf("the token revoked by the stop came back")
 	}
 }
+
+// Every way a token dies ends it at once, even when LookupToken has just
+// found it (and remembered it).
+func TestCachedTokensDieAtOnce(t *testing.T) {
+	t.Parallel()
+	for name, kill := range map[string]func(db *DB, k AgentKey, tok string) error{
+		"revoke": func(db *DB, _ AgentKey, tok string) error { return db.RevokeToken(t.Context(), tok) },
+		"run ends": func(db *DB, _ AgentKey, _ string) error {
+			_, err := db.RevokeRunTokens(t.Context(), "run_1")
+			return err
+		},
+		"agent stops": func(db *DB, k AgentKey, _ string) error {
+			return db.SetAgentState(t.Context(), k, api.AgentStopped, "")
+		},
+		"agent revoked": func(db *DB, k AgentKey, _ string) error {
+			_, err := db.RevokeAgentTokens(t.Context(), k)
+			return err
+		},
+		"agent deleted":    func(db *DB, k AgentKey, _ string) error { return db.DeleteAgent(t.Context(), k) },
+		"workflow deleted": func(db *DB, k AgentKey, _ string) error { return db.DeleteWorkflow(t.Context(), k.Workflow, k.Tag) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			db := openTest(t)
+			createTeam(t, db, Scope{"team", "t"}, "alice")
+			alice := AgentKey{"alice", "team", "t"}
+			run := ""
+			if name == "run ends" || name == "revoke" {
+				run = "run_1"
+			}
+			tok := mintToken(t, db, alice, run)
+			for range 2 { // the second lookup is served from the cache
+				if got, err := db.LookupToken(t.Context(), tok); err != nil || got.Key != alice {
+					t.Fatalf("LookupToken = %v, %v", got, err)
+				}
+			}
+			if err := kill(db, alice, tok); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := db.LookupToken(t.Context(), tok); api.ErrorCode(err) != api.CodeNotFound {
+				t.Errorf("token after it died: err = %v, want not found", err)
+			}
+		})
+	}
+}

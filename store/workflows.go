@@ -187,6 +187,7 @@ func (db *DB) DeleteWorkflow(ctx context.Context, name, tag string) error {
 	if name == "global" && tag == "main" {
 		return api.Errorf(api.CodeInvalid, "the global workflow cannot be deleted")
 	}
+	defer db.tokens.forget()
 	return db.write(ctx, func(conn *sqlite.Conn) error {
 		err := sqlitex.Execute(conn, `DELETE FROM workflows WHERE name = ? AND tag = ?`,
 			&sqlitex.ExecOptions{Args: []any{name, tag}})
