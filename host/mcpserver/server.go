@@ -130,30 +130,48 @@ func (s *Server) Forget(key store.AgentKey) {
 // tool registers a typed tool whose handler runs as me. It refuses a request
 // whose token belongs to someone else (a session id used with another
 // agent's token), turns errors into tool errors that say what to fix, and
-// survives a panic.
+// survives a panic. It uses the SDK's raw tool API: the arguments are
+// checked once by decodeArgs and the result is not validated against its
+// own schema, where the SDK's typed API would validate both on every call.
 func tool[In, Out any](s *Server, srv *mcp.Server, me store.AgentKey, name, desc string,
 	fn func(ctx context.Context, in In) (Out, string, error)) {
-	mcp.AddTool(srv, &mcp.Tool{Name: name, Description: desc},
-		func(ctx context.Context, req *mcp.CallToolRequest, in In) (res *mcp.CallToolResult, out Out, err error) {
-			defer func(start time.Time) { s.onTool(name, time.Since(start), err) }(time.Now()) // after the recover below
+	args, result := schemaFor[In](), schemaFor[Out]()
+	srv.AddTool(&mcp.Tool{Name: name, Description: desc, InputSchema: args.schema, OutputSchema: result.schema},
+		func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
+			start := time.Now()
 			defer func() {
 				if p := recover(); p != nil {
 					s.log.Error("tool panic", "tool", name, "agent", me.String(), "panic", p, "stack", string(debug.Stack()))
 					err = fmt.Errorf("internal error in %s; the daemon logged it, try again or report it", name)
 				}
+				s.onTool(name, time.Since(start), err)
+				if err != nil { // a tool error the agent reads, not a protocol error
+					res, err = toolErrorResult(err), nil
+				}
 			}()
 			if req.Extra != nil {
 				if req.Extra.Header.Get(identityHeader) != me.String() {
-					return nil, out, errors.New("this MCP session belongs to another agent: open a new session with your own token")
+					return nil, errors.New("this MCP session belongs to another agent: open a new session with your own token")
 				}
 				ctx = context.WithValue(ctx, runKey{}, req.Extra.Header.Get(runHeader))
 			}
+			var in In
+			if err := decodeArgs(req.Params.Arguments, args, &in); err != nil {
+				return nil, api.Errorf(api.CodeInvalid, "%s: %v", name, err)
+			}
 			out, text, err := fn(ctx, in)
 			if err != nil {
-				return nil, out, s.toolError(name, me, err)
+				return nil, s.toolError(name, me, err)
 			}
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, out, nil
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, StructuredContent: out}, nil
 		})
+}
+
+// toolErrorResult is a failed call as the agent sees it.
+func toolErrorResult(err error) *mcp.CallToolResult {
+	res := &mcp.CallToolResult{}
+	res.SetError(err)
+	return res
 }
 
 // toolError keeps messages meant for the caller and hides internal ones.
