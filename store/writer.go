@@ -108,18 +108,17 @@ func (db *DB) runWriter() {
 	batch := make([]*writeReq, 0, maxGroup)
 	var held *writeReq // a write that may not be grouped, taken while gathering
 	for {
-		var r *writeReq
-		if held != nil {
-			r, held = held, nil
-		} else {
+		r := held // already taken
+		held = nil
+		if r == nil {
 			select {
 			case r = <-w.reqs:
 			case <-w.quit:
 				return
 			}
-		}
-		if !r.state.CompareAndSwap(reqQueued, reqTaken) {
-			continue
+			if !r.state.CompareAndSwap(reqQueued, reqTaken) {
+				continue // its caller gave up
+			}
 		}
 		batch = append(batch[:0], r)
 	gather:

@@ -147,3 +147,33 @@ func TestWritesAfterCloseAreRefused(t *testing.T) {
 		t.Error("write after Close succeeded")
 	}
 }
+
+func TestAWriteQueuedBehindSendsIsAnswered(t *testing.T) {
+	t.Parallel()
+	db := openTest(t)
+	for _, name := range []string{"a", "b"} {
+		if _, err := db.CreateAgent(t.Context(), Agent{Name: name, Workflow: "global", Tag: "main"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	release := holdWriter(t, db)
+	var wg sync.WaitGroup
+	errs := make([]error, 3)
+	send := func(i int) {
+		_, errs[i] = db.AppendMessage(t.Context(), NewMessage{Workflow: "global", Tag: "main", Sender: "a", Content: "@b hi", Recipients: []string{"b"}})
+	}
+	wg.Go(func() { send(0) })
+	waitQueued(db, 1)
+	// A plain write between two sends ends the group and runs next.
+	wg.Go(func() { errs[1] = db.write(t.Context(), func(*sqlite.Conn) error { return nil }) })
+	waitQueued(db, 2)
+	wg.Go(func() { send(2) })
+	waitQueued(db, 3)
+	release()
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("write %d: %v", i, err)
+		}
+	}
+}
