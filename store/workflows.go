@@ -256,3 +256,21 @@ func decodeStrings(s string) map[string]string {
 	_ = json.Unmarshal([]byte(s), &m)
 	return m
 }
+
+// Team reads a workflow:tag and its members' names (sorted) in one read:
+// what every message needs before it is written (limits, mentions).
+func (db *DB) Team(ctx context.Context, scope Scope) (Workflow, []string, error) {
+	var w Workflow
+	var names []string
+	err := db.read(ctx, func(conn *sqlite.Conn) (err error) {
+		if w, err = getWorkflow(conn, scope.Workflow, scope.Tag); err != nil {
+			return err
+		}
+		return sqlitex.Execute(conn, `SELECT name FROM agents WHERE workflow = ? AND tag = ? ORDER BY name`,
+			&sqlitex.ExecOptions{Args: []any{scope.Workflow, scope.Tag}, ResultFunc: func(s *sqlite.Stmt) error {
+				names = append(names, s.ColumnText(0))
+				return nil
+			}})
+	})
+	return w, names, err
+}

@@ -258,11 +258,12 @@ func (s *Scheduler) Reschedule(key store.AgentKey) { s.Wake(key) }
 func (s *Scheduler) loop(ctx context.Context, l *agentLoop) {
 	scheduled := false
 	for {
-		if !s.tick(ctx, l, scheduled) {
+		a, alive := s.tick(ctx, l, scheduled)
+		if !alive {
 			return
 		}
 		scheduled = false
-		fire := s.nextFire(ctx, l)
+		fire := s.nextFire(ctx, l, a)
 		select {
 		case <-ctx.Done():
 			return
@@ -277,9 +278,17 @@ func (s *Scheduler) loop(ctx context.Context, l *agentLoop) {
 // nextFire returns a channel that fires at the agent's next scheduled
 // wake-up, or nil without a schedule. Interval schedules fire after that
 // long idle; cron schedules at the next match after the last activity.
-func (s *Scheduler) nextFire(ctx context.Context, l *agentLoop) <-chan time.Time {
-	a, err := s.db.GetAgent(ctx, l.key)
-	if err != nil || a.Schedule == "" {
+// known is the agent as tick just read it, or nil to read it now.
+func (s *Scheduler) nextFire(ctx context.Context, l *agentLoop, known *store.Agent) <-chan time.Time {
+	if known == nil {
+		a, err := s.db.GetAgent(ctx, l.key)
+		if err != nil {
+			return nil
+		}
+		known = &a
+	}
+	a := *known
+	if a.Schedule == "" {
 		return nil
 	}
 	last, err := s.db.LastActivity(ctx, l.key)
@@ -299,28 +308,31 @@ func (s *Scheduler) nextFire(ctx context.Context, l *agentLoop) <-chan time.Time
 	return s.cfg.Clock.After(sched.Next(last).Sub(s.cfg.Clock.Now()))
 }
 
-// tick handles one trigger. It returns false when the agent is gone.
-func (s *Scheduler) tick(ctx context.Context, l *agentLoop, scheduled bool) bool {
+// tick handles one trigger. It returns false when the agent is gone, and
+// the agent as it read it when it started no run (so that nextFire need not
+// read it again: a wake of an outside agent, which never runs, costs one
+// read).
+func (s *Scheduler) tick(ctx context.Context, l *agentLoop, scheduled bool) (*store.Agent, bool) {
 	a, err := s.db.GetAgent(ctx, l.key)
 	if api.ErrorCode(err) == api.CodeNotFound {
-		return false
+		return nil, false
 	}
 	if err != nil {
 		if ctx.Err() == nil {
 			s.log.Warn("scheduler: read agent", "agent", l.key.String(), "error", err)
 		}
-		return true
+		return nil, true
 	}
 	if a.Backend == "external" || !a.State.Schedulable() {
-		return true
+		return &a, true
 	}
 	wf, err := s.db.GetWorkflow(ctx, a.Workflow, a.Tag)
 	if err != nil || wf.State != api.WorkflowRunning {
-		return true
+		return &a, true
 	}
 	depth, err := s.db.InboxDepth(ctx, l.key)
 	if err != nil {
-		return true
+		return &a, true
 	}
 	if scheduled {
 		l.mu.Lock()
@@ -334,7 +346,7 @@ func (s *Scheduler) tick(ctx context.Context, l *agentLoop, scheduled bool) bool
 			if _, err := s.team.Send(ctx, team.SendRequest{Scope: l.key.Scope(), From: team.SenderSystem, Kind: store.KindSystem,
 				Content: "@" + a.Name + " " + prompt}); err != nil {
 				s.log.Warn("scheduled wake-up", "agent", l.key.String(), "error", err)
-				return true
+				return &a, true
 			}
 			depth = 1
 		}
@@ -342,7 +354,7 @@ func (s *Scheduler) tick(ctx context.Context, l *agentLoop, scheduled bool) bool
 	if depth > 0 && l.held > 0 && !scheduled {
 		newest, err := s.db.NewestInboxSeq(ctx, l.key)
 		if err != nil || newest <= l.held {
-			return true // only what was cancelled waits: hold it
+			return &a, true // only what was cancelled waits: hold it
 		}
 	}
 	if depth > 0 {
@@ -354,15 +366,16 @@ func (s *Scheduler) tick(ctx context.Context, l *agentLoop, scheduled bool) bool
 		switch {
 		case err != nil:
 			s.log.Warn("budget check", "agent", l.key.String(), "error", err)
-			return true
+			return &a, true
 		case sb != nil:
 			s.stopOverBudget(ctx, a, sb)
-			return true
+			return &a, true
 		}
 		l.held = 0
 		s.runWithRetries(ctx, l, a, bs)
+		return nil, true
 	}
-	return true
+	return &a, true
 }
 
 // runWithRetries runs the agent until a run succeeds, retrying failures with

@@ -103,11 +103,7 @@ func (s *Service) Send(ctx context.Context, r SendRequest) (store.Message, error
 // run's settle transaction (store.SettleRun) and then calls Announce, so a
 // run's reply gets exactly the treatment of any other message.
 func (s *Service) Compose(ctx context.Context, r SendRequest) (store.NewMessage, error) {
-	wf, err := s.db.GetWorkflow(ctx, r.Scope.Workflow, r.Scope.Tag)
-	if err != nil {
-		return store.NewMessage{}, err
-	}
-	members, err := s.memberNames(ctx, r.Scope)
+	wf, members, err := s.db.Team(ctx, r.Scope)
 	if err != nil {
 		return store.NewMessage{}, err
 	}
@@ -259,18 +255,6 @@ func (s *Service) SetStatus(ctx context.Context, k store.AgentKey, status, task 
 // Members returns the agents of scope.
 func (s *Service) Members(ctx context.Context, scope store.Scope) ([]store.Agent, error) {
 	return s.db.ListAgents(ctx, store.AgentFilter{Workflow: scope.Workflow, Tag: scope.Tag})
-}
-
-func (s *Service) memberNames(ctx context.Context, scope store.Scope) ([]string, error) {
-	agents, err := s.Members(ctx, scope)
-	if err != nil {
-		return nil, err
-	}
-	names := make([]string, len(agents))
-	for i, a := range agents {
-		names[i] = a.Name
-	}
-	return names, nil
 }
 
 // CreateResource stores content under a new res_ id.
