@@ -2,10 +2,10 @@ package store
 
 import (
 	"context"
-	"sync"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"sync"
 	"time"
 
 	"zombiezen.com/go/sqlite"
