@@ -225,7 +225,7 @@ func (c *Catalog) gc() {
 	for _, f := range files {
 		name := f.Name()
 		switch {
-		case keep[name]:
+		case keep[name], !f.Type().IsRegular():
 			continue
 		case strings.HasPrefix(name, tmpPrefix):
 			if info, err := f.Info(); err != nil || time.Since(info.ModTime()) < staleTmpAge {
