@@ -282,7 +282,7 @@ func TestRunPluginKilledBySignal(t *testing.T) {
 		t.Fatal("the run never started working")
 	}
 	ws := runWorkers(t, th)
-	if len(ws) != 1 || !plugins.IsPluginProcess(ws[0].PID, filepath.Join(dir, "agent-worker-backend-mock")) {
+	if len(ws) != 1 || !plugins.IsPluginProcess(ws[0].PID, ws[0].PluginPath) || !runsPlugin(ws[0].PID, filepath.Join(dir, "agent-worker-backend-mock")) {
 		t.Fatalf("run workers while the run works: %+v", ws)
 	}
 	pid := ws[0].PID

@@ -207,7 +207,7 @@ func (h *Host) buildParts(ctx context.Context) error {
 		h.cfg.RuntimeDir = os.TempDir()
 	}
 	plugins.CleanSocketDirs(h.cfg.RuntimeDir, h.log)
-	h.catalog = plugins.NewCatalog(pluginDirs(h.cfg), h.cfg.RuntimeDir, h.cfg.PluginTimeout, h.log.Named("plugins"))
+	h.catalog = plugins.NewCatalog(pluginDirs(h.cfg), plugins.VerifiedDir(h.cfg.Home), h.cfg.RuntimeDir, h.cfg.PluginTimeout, h.log.Named("plugins"))
 	h.docs = plugins.NewDocProviders(h.cfg.Home, h.catalog, h.metrics, h.log.Named("docs"))
 	h.team = team.New(team.Config{DB: h.db, Docs: h.docs.Resolve, Logger: h.log.Named("team")})
 	h.mcp = mcpserver.New(h.team, h.db, h.metrics.ToolCalled, h.log.Named("mcp"))

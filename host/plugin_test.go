@@ -214,21 +214,22 @@ func writeScript(t testing.TB, body string) string {
 	return p
 }
 
-// pluginProcesses counts live processes running the binary at path.
+// pluginProcesses counts live processes of the plugin installed at path.
 func pluginProcesses(t testing.TB, path string) int {
 	t.Helper()
-	entries, _ := os.ReadDir("/proc")
-	n := 0
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if plugins.IsPluginProcess(pid, path) && alive(pid) {
-			n++
-		}
+	return len(allProcesses(path))
+}
+
+// runsPlugin reports whether pid is a process of the plugin installed at
+// path: the daemon executes the plugin's verified copy under that name
+// (argv[0]); a process started from path itself counts too.
+func runsPlugin(pid int, path string) bool {
+	if plugins.IsPluginProcess(pid, path) {
+		return true
 	}
-	return n
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	argv0, _, _ := strings.Cut(string(b), "\x00")
+	return err == nil && argv0 == path
 }
 
 func alive(pid int) bool { return api.ProcessAlive(pid) }
@@ -327,7 +328,7 @@ func TestRunFaults(t *testing.T) {
 	}
 	// What is left is the backend's one warm spare.
 	spare := waitSpare(t, th)
-	if n := pluginProcesses(t, mockPath); n != 1 || !plugins.IsPluginProcess(spare.PID, mockPath) {
+	if n := pluginProcesses(t, mockPath); n != 1 || !runsPlugin(spare.PID, mockPath) {
 		t.Errorf("%d mock processes left after the faults, want the spare %d only", n, spare.PID)
 	}
 	if _, err := th.client().Health(context.Background()); err != nil {
@@ -509,7 +510,7 @@ func allProcesses(path string) []int {
 	var out []int
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
-		if pid, err := strconv.Atoi(e.Name()); err == nil && plugins.IsPluginProcess(pid, path) && alive(pid) {
+		if pid, err := strconv.Atoi(e.Name()); err == nil && runsPlugin(pid, path) && alive(pid) {
 			out = append(out, pid)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -193,12 +194,14 @@ func TestSpareReplacedWhenThePluginChanges(t *testing.T) {
 
 	install(t, buildPlugin(t, "cmd/agent-worker-backend-mock", "-s"), dir, "agent-worker-backend-mock")
 	ps := waitPlugins(t, th, "the new mock", func(ps []api.Plugin) bool { p := find(ps, "mock"); return p != nil && p.SHA256 != old.PluginSHA256 })
-	newSHA := find(ps, "mock").SHA256
+	newSHA, newCopy := find(ps, "mock").SHA256, find(ps, "mock").ExecPath
 	fresh := waitSpare(t, th, old.PID)
-	if fresh.PluginSHA256 != newSHA {
-		t.Errorf("new spare runs sha %s, want %s", fresh.PluginSHA256, newSHA)
+	if fresh.PluginSHA256 != newSHA || fresh.PluginPath != newCopy || newCopy != filepath.Join(plugins.VerifiedDir(th.home), newSHA) {
+		t.Errorf("new spare runs sha %s from %s, want %s from its verified copy %s", fresh.PluginSHA256, fresh.PluginPath, newSHA, newCopy)
 	}
 	waitFor(t, "the old spare to be killed", func() bool { return !api.ProcessAlive(old.PID) })
+	// No entry refers to the old bytes any more: their copy is removed.
+	waitFor(t, "the old verified copy to be removed", func() bool { _, err := os.Stat(old.PluginPath); return os.IsNotExist(err) })
 	if pid, _, _ := runOnce(t, th, alice); pid != fresh.PID {
 		t.Errorf("run after the change ran in pid %d, want the new spare %d", pid, fresh.PID)
 	}

@@ -94,7 +94,7 @@ func TestE2EDaemonKilledMidRun(t *testing.T) {
 	c.ok("stop", "alice") // its script hangs again
 }
 
-// processWithExe finds a live process running the binary at path.
+// processWithExe finds a live process of the plugin binary at path.
 func processWithExe(path string) int {
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
@@ -102,11 +102,23 @@ func processWithExe(path string) int {
 		if err != nil {
 			continue
 		}
-		if exe, err := os.Readlink("/proc/" + e.Name() + "/exe"); err == nil && exe == path && api.ProcessAlive(pid) {
+		if runsBinary(e.Name(), path) && api.ProcessAlive(pid) {
 			return pid
 		}
 	}
 	return 0
+}
+
+// runsBinary reports whether process pid runs the plugin binary at path:
+// the daemon executes the plugin's verified copy under that name
+// (argv[0]); a process started from path itself counts too.
+func runsBinary(pid, path string) bool {
+	if exe, err := os.Readlink("/proc/" + pid + "/exe"); err == nil && exe == path {
+		return true
+	}
+	b, err := os.ReadFile("/proc/" + pid + "/cmdline")
+	argv0, _, _ := strings.Cut(string(b), "\x00")
+	return err == nil && argv0 == path
 }
 
 // childOf finds a live child of parent whose command name is comm.

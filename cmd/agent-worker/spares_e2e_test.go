@@ -85,7 +85,7 @@ func childrenRunning(parent int, path string) []int {
 		if err != nil {
 			continue
 		}
-		if exe, err := os.Readlink("/proc/" + e.Name() + "/exe"); err != nil || exe != path {
+		if !runsBinary(e.Name(), path) {
 			continue
 		}
 		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")

@@ -249,10 +249,14 @@ type MCPConfig struct {
 
 // Plugin is one executable found in a plugins directory.
 type Plugin struct {
-	Name         string   `json:"name"`
-	Kind         string   `json:"kind"` // backend or docs
-	Path         string   `json:"path"`
-	SHA256       string   `json:"sha256"`
+	Name   string `json:"name"`
+	Kind   string `json:"kind"` // backend or docs
+	Path   string `json:"path"`
+	SHA256 string `json:"sha256"`
+	// ExecPath is the daemon's private copy of the bytes it hashed, which
+	// every process of the plugin executes: a file replaced in the plugins
+	// directory is never run before it has been checked.
+	ExecPath     string   `json:"exec_path,omitempty"`
 	Version      string   `json:"version,omitempty"`
 	APIVersions  []string `json:"api_versions,omitempty"`
 	Capabilities []string `json:"capabilities,omitempty"`

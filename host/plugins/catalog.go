@@ -52,6 +52,8 @@ const (
 // kind, version and sha256, or why it cannot be used. It watches the
 // directories so that a binary dropped in, replaced or removed is seen
 // without a restart. Runs in flight keep the binary they started with.
+// What runs is never the file in the plugins directory but the private
+// copy of the bytes the catalog hashed (verify.go).
 //
 // Binaries are examined concurrently, each within a deadline; one that
 // misses it is killed with its whole process group and listed broken. A
@@ -59,9 +61,13 @@ const (
 // the file changes, so a bad file costs one process, once.
 type Catalog struct {
 	dirs    []string
+	copies  string // the private directory of verified copies
 	runtime string // parent of the fingerprint processes' socket dirs
 	timeout time.Duration
 	log     hclog.Logger
+
+	// copyMu serialises publishing verified copies and removing unused ones.
+	copyMu sync.Mutex
 
 	// mu guards the fields that follow.
 	mu         sync.RWMutex
@@ -69,6 +75,11 @@ type Catalog struct {
 	examining  map[string]bool // paths being examined now
 	again      map[string]bool // paths that changed while being examined
 	refreshing chan struct{}   // closed when the Refresh under way ends; nil if none
+	making     map[string]int  // sha256s of verified copies being made, which gc keeps
+	suspects   map[string]bool // paths whose verified copy failed its check
+
+	// kick tells Watch that suspect recorded a path.
+	kick chan struct{}
 
 	// changed is signalled after every (re)check, for tests and listeners.
 	changed chan struct{}
@@ -82,17 +93,22 @@ type entry struct {
 	// stamp is the file as last examined; a file with the same stamp is
 	// not examined again.
 	stamp fileStamp
+	// copyStamp is the verified copy (Plugin.ExecPath) as written; a start
+	// refuses a copy that no longer matches it.
+	copyStamp fileStamp
 	// ran is set when the result came from starting the binary (good or
 	// broken): the same bytes are never started again for it.
 	ran bool
 }
 
 // fileStamp tells a changed file from an unchanged one without reading
-// it: installs replace the inode or the mtime, chmod changes the mode.
+// it: installs replace the inode or the mtime, chmod changes the mode, and
+// any write or chmod moves the ctime, which no one but root can set back.
 type fileStamp struct {
 	ino   uint64
 	size  int64
 	mtime int64 // ns
+	ctime int64 // ns
 	mode  os.FileMode
 }
 
@@ -100,19 +116,22 @@ func stampOf(st os.FileInfo) fileStamp {
 	s := fileStamp{size: st.Size(), mtime: st.ModTime().UnixNano(), mode: st.Mode()}
 	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
 		s.ino = sys.Ino
+		s.ctime = sys.Ctim.Nano()
 	}
 	return s
 }
 
 // NewCatalog returns a catalog over dirs, earlier directories winning when
-// two hold a plugin of the same kind and name. timeout bounds the
-// examination of one binary (0: DefaultPluginTimeout).
-func NewCatalog(dirs []string, runtime string, timeout time.Duration, log hclog.Logger) *Catalog {
+// two hold a plugin of the same kind and name. copies is the private
+// directory of verified copies (VerifiedDir of the daemon's home); timeout
+// bounds the examination of one binary (0: DefaultPluginTimeout).
+func NewCatalog(dirs []string, copies, runtime string, timeout time.Duration, log hclog.Logger) *Catalog {
 	if timeout <= 0 {
 		timeout = DefaultPluginTimeout
 	}
-	return &Catalog{dirs: dirs, runtime: runtime, timeout: timeout, log: log, byPath: map[string]entry{},
-		examining: map[string]bool{}, again: map[string]bool{}, changed: make(chan struct{}, 1)}
+	return &Catalog{dirs: dirs, copies: copies, runtime: runtime, timeout: timeout, log: log, byPath: map[string]entry{},
+		examining: map[string]bool{}, again: map[string]bool{}, making: map[string]int{}, suspects: map[string]bool{},
+		kick: make(chan struct{}, 1), changed: make(chan struct{}, 1)}
 }
 
 // pluginName splits an executable's file name into kind and name.
@@ -167,6 +186,7 @@ func (c *Catalog) Scan(ctx context.Context) {
 		}
 	}
 	c.mu.Unlock()
+	c.gc()
 	c.notify()
 }
 
@@ -198,7 +218,8 @@ func (c *Catalog) check(ctx context.Context, path string) {
 
 // examine looks at one path as it is now: gone, unchanged, not usable as
 // it stands (not executable, not a file), the same bytes as a binary
-// already examined, or new bytes, which it fingerprints.
+// already examined, or new bytes, which it fingerprints. Whatever it
+// hashes it also copies (verifyCopy), and the fingerprint runs the copy.
 func (c *Catalog) examine(ctx context.Context, path string) {
 	kind, name, ok := pluginName(filepath.Base(path))
 	if !ok {
@@ -214,6 +235,7 @@ func (c *Catalog) examine(ctx context.Context, path string) {
 			delete(c.byPath, path)
 			c.mu.Unlock()
 			c.log.Info("plugin removed", "path", path)
+			c.gc()
 		}
 		return
 	}
@@ -232,19 +254,22 @@ func (c *Catalog) examine(ctx context.Context, path string) {
 			e.Error = "installed but not executable: chmod +x " + path
 			break
 		}
-		sum, err := fileSHA256(path)
+		sum, exe, copyStamp, release, err := c.verifyCopy(path)
 		if err != nil {
-			e.Error = "read binary: " + err.Error()
+			e.Error = err.Error()
+			e.stamp = fileStamp{} // not a verdict on the file: try again at the next scan
 			break
 		}
-		e.SHA256 = sum
+		defer release() // once the entry naming the copy is stored
+		e.SHA256, e.ExecPath, e.copyStamp = sum, exe, copyStamp
 		if had && old.ran && old.SHA256 == sum {
-			old.stamp = e.stamp // touched or moved, same bytes: same result
+			// Touched or moved, same bytes: same result.
+			old.stamp, old.ExecPath, old.copyStamp = e.stamp, exe, copyStamp
 			e = old
 			break
 		}
 		e.ran = true
-		info, err := c.fingerprint(ctx, path, sum)
+		info, err := c.fingerprint(ctx, exe, path)
 		switch {
 		case err != nil && ctx.Err() != nil:
 			return // the daemon is stopping: no verdict
@@ -259,6 +284,9 @@ func (c *Catalog) examine(ctx context.Context, path string) {
 	c.mu.Lock()
 	c.byPath[path] = e
 	c.mu.Unlock()
+	if old.ExecPath != e.ExecPath {
+		c.gc()
+	}
 	switch {
 	case had && old.Error == e.Error && old.SHA256 == e.SHA256:
 		// nothing new to say
@@ -319,7 +347,12 @@ func (c *Catalog) Refresh(ctx context.Context) {
 // refreshOne asks one healthy plugin for its Info again and keeps the
 // answer if the file is still the one examined.
 func (c *Catalog) refreshOne(ctx context.Context, old entry) {
-	info, err := c.fingerprint(ctx, old.Path, old.SHA256)
+	exe, err := c.verified(old.Plugin)
+	if err != nil {
+		c.log.Warn("plugin status not refreshed", "path", old.Path, "error", err)
+		return
+	}
+	info, err := c.fingerprint(ctx, exe, old.Path)
 	if err != nil {
 		c.log.Warn("plugin did not refresh its status; keeping the last one", "path", old.Path, "error", err)
 		return
@@ -335,14 +368,15 @@ func (c *Catalog) refreshOne(ctx context.Context, old entry) {
 	c.byPath[old.Path] = cur
 }
 
-// fingerprint starts the binary once, asks for its Info and stops it, all
-// within the plugin timeout. A binary that is busy being written
-// (ETXTBSY) is retried briefly.
-func (c *Catalog) fingerprint(ctx context.Context, path, sum string) (plugin.Info, error) {
+// fingerprint starts the verified copy exe of the binary at path once,
+// asks for its Info and stops it, all within the plugin timeout. A copy
+// just written may still be open for writing in a process forked
+// meanwhile (ETXTBSY): that is retried briefly.
+func (c *Catalog) fingerprint(ctx context.Context, exe, path string) (plugin.Info, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	for attempt := 0; ; attempt++ {
-		info, err := c.fingerprintOnce(ctx, path, sum)
+		info, err := c.fingerprintOnce(ctx, exe, path)
 		if err == nil || !errors.Is(err, syscall.ETXTBSY) || attempt == 4 {
 			return info, err
 		}
@@ -354,7 +388,7 @@ func (c *Catalog) fingerprint(ctx context.Context, path, sum string) (plugin.Inf
 	}
 }
 
-func (c *Catalog) fingerprintOnce(ctx context.Context, path, sum string) (plugin.Info, error) {
+func (c *Catalog) fingerprintOnce(ctx context.Context, exe, path string) (plugin.Info, error) {
 	deadline, _ := ctx.Deadline()
 	left := time.Until(deadline)
 	if ctx.Err() != nil || left <= 0 {
@@ -365,9 +399,8 @@ func (c *Catalog) fingerprintOnce(ctx context.Context, path, sum string) (plugin
 		return plugin.Info{}, err
 	}
 	defer removeSocketDir(sockDir)
-	cmd := pluginCommand(path, sockDir, filepath.Dir(path))
-	checksum, _ := hex.DecodeString(sum)
-	cfg := plugin.ClientConfig(cmd, checksum, c.log.Named("fingerprint").With("plugin", filepath.Base(path)))
+	cmd := pluginCommand(exe, path, sockDir, filepath.Dir(path))
+	cfg := plugin.ClientConfig(cmd, nil, c.log.Named("fingerprint").With("plugin", filepath.Base(path)))
 	cfg.StartTimeout = left
 	client := goplugin.NewClient(cfg)
 	rpc, err := client.Client()
@@ -553,6 +586,24 @@ func (c *Catalog) Watch(ctx context.Context) error {
 	// never holds up the others; all end before Watch returns.
 	var checks sync.WaitGroup
 	defer checks.Wait()
+	// A path whose verified copy failed its check is examined again at once.
+	suspectsCtx, stopSuspects := context.WithCancel(ctx)
+	suspectsDone := make(chan struct{})
+	go func() {
+		defer close(suspectsDone)
+		for {
+			select {
+			case <-suspectsCtx.Done():
+				return
+			case <-c.kick:
+			}
+			for _, path := range c.takeSuspects() {
+				c.check(suspectsCtx, path)
+				c.notify()
+			}
+		}
+	}()
+	defer func() { stopSuspects(); <-suspectsDone }()
 	rescan := time.NewTicker(rescanEvery)
 	defer rescan.Stop()
 	fswatch.Run(ctx, w, debounce, fswatch.Handler{
@@ -592,15 +643,18 @@ func fileSHA256(path string) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// pluginCommand prepares a plugin process: its own process group (so the
+// pluginCommand prepares a plugin process executing exe (a verified copy)
+// under the name path (its file in a plugins directory, which is what ps
+// and the plugin's own messages show): its own process group (so the
 // whole tree can be killed), killed if the daemon dies, stdin closed, a
 // short private socket directory, and only the environment it needs:
 // pluginEnv, then extra (an agent's own `env:`, which wins over the
 // daemon's), then the variables the daemon itself sets, which win over
 // both. go-plugin adds nothing of the daemon's (plugin.ClientConfig sets
 // SkipHostEnv), so cmd.Env is the plugin's whole environment.
-func pluginCommand(path, sockDir, dir string, extra ...string) *exec.Cmd {
-	cmd := exec.Command(path)
+func pluginCommand(exe, path, sockDir, dir string, extra ...string) *exec.Cmd {
+	cmd := exec.Command(exe)
+	cmd.Args[0] = path
 	cmd.Dir = dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	cmd.Env = append(append(pluginEnv(), extra...), "PLUGIN_UNIX_SOCKET_DIR="+sockDir, "TMPDIR="+sockDir)

@@ -2,7 +2,6 @@ package plugins
 
 import (
 	"context"
-	"encoding/hex"
 	"errors"
 	"os/exec"
 	"sync"
@@ -82,14 +81,17 @@ func (d *docsPlugin) provider() (docprovider.Provider, error) {
 }
 
 func (d *docsPlugin) startLocked(p api.Plugin) error {
+	exe, err := d.catalog.verified(p)
+	if err != nil {
+		return err
+	}
 	sockDir, err := makeSocketDir(d.catalog.runtime, "docs")
 	if err != nil {
 		return err
 	}
-	cmd := pluginCommand(p.Path, sockDir, d.dir)
+	cmd := pluginCommand(exe, p.Path, sockDir, d.dir)
 	cmd.Env = append(cmd.Env, d.env...)
-	checksum, _ := hex.DecodeString(p.SHA256)
-	client := goplugin.NewClient(plugin.ClientConfig(cmd, checksum, d.log))
+	client := goplugin.NewClient(plugin.ClientConfig(cmd, nil, d.log))
 	rpc, err := client.Client()
 	if err == nil {
 		d.prov, err = plugin.DispenseDocs(rpc)

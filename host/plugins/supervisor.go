@@ -409,7 +409,7 @@ type process struct {
 	rpc     goplugin.ClientProtocol
 	be      backend.Backend
 	pid     int
-	path    string // the file it executes
+	path    string // the file it executes: the plugin's verified copy
 	sockDir string
 }
 
@@ -419,13 +419,16 @@ func (p *process) stop() {
 	removeSocketDir(p.sockDir)
 }
 
-// execPath is the file a run or spare of p executes.
-func execPath(p api.Plugin) string { return p.Path }
-
-// startProcess starts p's binary for use ("run" or "spare") in dir (for an
-// empty dir, its own socket directory, which holds nothing else) with env
-// over the daemon's base environment.
+// startProcess starts p's verified copy for use ("run" or "spare") in dir
+// (for an empty dir, its own socket directory, which holds nothing else)
+// with env over the daemon's base environment. Nothing is hashed here: the
+// catalog hashed the copy's bytes when it wrote them, and a copy changed
+// since is refused.
 func (s *Supervisor) startProcess(p api.Plugin, use, dir string, env []string, log hclog.Logger) (*process, error) {
+	exe, err := s.catalog.verified(p)
+	if err != nil {
+		return nil, err
+	}
 	sockDir, err := makeSocketDir(s.runtime, use)
 	if err != nil {
 		return nil, err
@@ -433,11 +436,9 @@ func (s *Supervisor) startProcess(p api.Plugin, use, dir string, env []string, l
 	if dir == "" {
 		dir = sockDir
 	}
-	path := execPath(p)
-	cmd := pluginCommand(path, sockDir, dir, env...)
-	checksum, _ := hex.DecodeString(p.SHA256)
-	client := goplugin.NewClient(plugin.ClientConfig(cmd, checksum, log.Named(p.Name)))
-	proc := &process{client: client, cmd: cmd, path: path, sockDir: sockDir}
+	cmd := pluginCommand(exe, p.Path, sockDir, dir, env...)
+	client := goplugin.NewClient(plugin.ClientConfig(cmd, nil, log.Named(p.Name)))
+	proc := &process{client: client, cmd: cmd, path: exe, sockDir: sockDir}
 	rpc, err := client.Client()
 	if err != nil {
 		proc.stop()
@@ -684,8 +685,9 @@ func (s *Supervisor) Reap(ctx context.Context) error {
 	return err
 }
 
-// IsPluginProcess checks /proc/<pid>/exe against the plugin's path (a
-// replaced binary shows as "<path> (deleted)").
+// IsPluginProcess checks /proc/<pid>/exe against the file the plugin
+// process executes, for the daemon's processes its verified copy (a
+// removed copy shows as "<path> (deleted)").
 func IsPluginProcess(pid int, path string) bool {
 	exe, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/exe")
 	if err != nil {

@@ -24,8 +24,11 @@ const StartTimeout = 10 * time.Second
 // ClientConfig is how the daemon starts a plugin binary (cmd) as a
 // go-plugin client: gRPC only, automatic mTLS, not Managed (the daemon
 // kills each client itself; go-plugin never forgets Managed ones), and a
-// StartTimeout. A non-nil checksum (sha256 of the binary, taken when it was
-// fingerprinted) makes Start refuse a binary that changed since. The
+// StartTimeout. A non-nil checksum (a sha256) makes Start hash the whole
+// binary and refuse it if it differs; the daemon passes nil, since it
+// executes private copies it hashed once when it wrote them, and a hash
+// per start costs tens of milliseconds without closing the gap between
+// that hash and the exec. The
 // plugin's stderr, where it logs, is re-emitted through logger (nil:
 // go-plugin's default on stderr); stdout after the handshake is dropped.
 // cmd.Env is the plugin's whole environment besides go-plugin's own
