@@ -22,7 +22,7 @@ import (
 const StartTimeout = 10 * time.Second
 
 // ClientConfig is how the daemon starts a plugin binary (cmd) as a
-// go-plugin client: gRPC only, automatic mTLS, not Managed (the daemon
+// go-plugin client: gRPC only, no TLS, not Managed (the daemon
 // kills each client itself; go-plugin never forgets Managed ones), and a
 // StartTimeout. A non-nil checksum (a sha256) makes Start hash the whole
 // binary and refuse it if it differs; the daemon passes nil, since it
@@ -41,13 +41,19 @@ func ClientConfig(cmd *exec.Cmd, checksum []byte, logger hclog.Logger) *goplugin
 		VersionedPlugins: hostPlugins(),
 		Cmd:              cmd,
 		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
-		AutoMTLS:         true,
-		Managed:          false,
-		SkipHostEnv:      true,
-		StartTimeout:     StartTimeout,
-		Logger:           logger,
-		SyncStdout:       io.Discard,
-		SyncStderr:       io.Discard,
+		// No AutoMTLS: the plugin's socket is in a private (0700) directory
+		// of the daemon's user, so TLS on it would only keep out processes
+		// of that same user, which can open the database and the documents
+		// directly. go-plugin's AutoMTLS makes a P-521 certificate on each
+		// side of every start, ~20 ms of CPU per process on each side: most
+		// of a warm spare's cost, on the path of the run it competes with.
+		AutoMTLS:     false,
+		Managed:      false,
+		SkipHostEnv:  true,
+		StartTimeout: StartTimeout,
+		Logger:       logger,
+		SyncStdout:   io.Discard,
+		SyncStderr:   io.Discard,
 	}
 	if logger != nil {
 		// Writes to os.Stderr after Serve travel over go-plugin's stdio

@@ -110,8 +110,8 @@ func TestClientConfig(t *testing.T) {
 		t.Error("Cmd not set")
 	case !cmp.Equal(cfg.AllowedProtocols, []goplugin.Protocol{goplugin.ProtocolGRPC}):
 		t.Errorf("AllowedProtocols = %v, want gRPC only", cfg.AllowedProtocols)
-	case !cfg.AutoMTLS || cfg.Managed:
-		t.Errorf("AutoMTLS = %v, Managed = %v; want true, false", cfg.AutoMTLS, cfg.Managed)
+	case cfg.AutoMTLS || cfg.Managed:
+		t.Errorf("AutoMTLS = %v, Managed = %v; want false, false (private socket directory; see ClientConfig)", cfg.AutoMTLS, cfg.Managed)
 	case cfg.StartTimeout != plugin.StartTimeout:
 		t.Errorf("StartTimeout = %v", cfg.StartTimeout)
 	case cfg.SecureConfig == nil || !cmp.Equal(cfg.SecureConfig.Checksum, []byte{1, 2, 3}) || cfg.SecureConfig.Hash.Size() != 32:

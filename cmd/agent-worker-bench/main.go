@@ -1,0 +1,103 @@
+// Command agent-worker-bench measures a real agent-worker daemon, with real
+// plugin processes, real HTTP and MCP clients (the go-sdk's and the official
+// TypeScript SDK's), beside the ceilings it is built on: raw SQLite and the
+// MCP go-sdk's bare no-op server, all in one run on one machine. It prints
+// one Markdown table; `make bench` runs it and docs/performance.md keeps
+// the latest table.
+//
+//	agent-worker-bench [-bin bin/agent-worker] [-plugins plugins.d] [-quick] [-only mcp] [-cpuprofile file]
+package main
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+)
+
+type config struct {
+	bin, plugins, work, tsCache string
+	calls                       int    // channel_send calls per client kind (Go, TypeScript)
+	quick                       bool   // small counts: a smoke run of every scenario
+	only                        string // "mcp": only the store, the ceilings and channel_send
+	cpuprofile                  string // where to save the daemon's CPU profile under channel_send load
+	sparesOff                   []string
+}
+
+func main() {
+	var cfg config
+	bare := flag.Bool("bare-server", false, "serve the go-sdk's bare no-op MCP server and print its URL (used by the bench itself)")
+	home, _ := os.UserHomeDir()
+	flag.StringVar(&cfg.bin, "bin", "bin/agent-worker", "the agent-worker binary to measure")
+	flag.StringVar(&cfg.plugins, "plugins", "plugins.d", "plugins directory (first-party plugins built by `make plugins`)")
+	flag.StringVar(&cfg.tsCache, "ts-cache", filepath.Join(home, ".cache", "agent-worker-bench"), "where the TypeScript MCP SDK is installed (outside the repository)")
+	flag.IntVar(&cfg.calls, "calls", 50_000, "channel_send calls measured per client kind (Go, then TypeScript)")
+	flag.BoolVar(&cfg.quick, "quick", false, "small counts: check every scenario runs, numbers are not meaningful")
+	flag.StringVar(&cfg.only, "only", "", "run only these scenarios: mcp (store, ceilings and channel_send) or runs (mention → reply and ping-pong)")
+	flag.StringVar(&cfg.cpuprofile, "cpuprofile", "", "save the daemon's CPU profile (from /debug/pprof) taken under the go-sdk channel_send load to this file")
+	flag.Parse()
+	if *bare {
+		if err := serveBare(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		return
+	}
+	cfg.sparesOff = []string{"--spares", "0"}
+	if cfg.quick {
+		cfg.calls = 2_000
+	}
+	for _, p := range []*string{&cfg.bin, &cfg.plugins} {
+		abs, err := filepath.Abs(*p)
+		if err != nil {
+			fail(err)
+		}
+		*p = abs
+	}
+	work, err := os.MkdirTemp("", "agent-worker-bench-")
+	if err != nil {
+		fail(err)
+	}
+	defer os.RemoveAll(work)
+	cfg.work = work
+	t, err := measure(context.Background(), cfg)
+	if err != nil {
+		fail(err)
+	}
+	fmt.Print(t.markdown())
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "agent-worker-bench:", err)
+	os.Exit(1)
+}
+
+// step prints what the bench is doing, for a run that takes minutes.
+func step(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "%s  "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
+}
+
+// machine describes where the table was measured.
+func machine() string {
+	cpu := "unknown CPU"
+	if f, err := os.Open("/proc/cpuinfo"); err == nil {
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			if v, ok := strings.CutPrefix(sc.Text(), "model name"); ok {
+				cpu = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(v), ":"))
+				break
+			}
+		}
+		f.Close()
+	}
+	kernel, _ := os.ReadFile("/proc/sys/kernel/osrelease")
+	node, _ := exec.Command("node", "--version").Output()
+	return fmt.Sprintf("%d cores (%s), Linux %s, %s, node %s", runtime.NumCPU(), cpu,
+		strings.TrimSpace(string(kernel)), runtime.Version(), strings.TrimSpace(string(node)))
+}

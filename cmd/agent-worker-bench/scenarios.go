@@ -1,0 +1,346 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"zombiezen.com/go/sqlite"
+	"zombiezen.com/go/sqlite/sqlitex"
+
+	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/store"
+)
+
+// rawSQLite is the ceiling of a store write: one row per immediate
+// transaction in a WAL database with the store's pragmas, one at a time.
+func rawSQLite(dir string, n int) (float64, error) {
+	conn, err := sqlite.OpenConn(filepath.Join(dir, "raw.db"), sqlite.OpenReadWrite|sqlite.OpenCreate|sqlite.OpenWAL)
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close()
+	for _, q := range []string{"PRAGMA journal_mode = WAL;", "PRAGMA synchronous = NORMAL;",
+		"CREATE TABLE t (id INTEGER PRIMARY KEY, body TEXT NOT NULL, at INTEGER NOT NULL);"} {
+		if err := sqlitex.ExecuteTransient(conn, q, nil); err != nil {
+			return 0, err
+		}
+	}
+	start := time.Now()
+	for i := range n {
+		end, err := sqlitex.ImmediateTransaction(conn)
+		if err != nil {
+			return 0, err
+		}
+		err = sqlitex.Execute(conn, "INSERT INTO t (body, at) VALUES (?, ?);",
+			&sqlitex.ExecOptions{Args: []any{fmt.Sprintf("@s%d ping", i%8), time.Now().UnixMilli()}})
+		end(&err)
+		if err != nil {
+			return 0, err
+		}
+	}
+	return float64(n) / time.Since(start).Seconds(), nil
+}
+
+// storeAppend is the same load through the store: one channel message per
+// transaction (seq, recipients, inbox rows), one at a time.
+func storeAppend(ctx context.Context, dir string, n int) (float64, error) {
+	db, err := store.Open(ctx, filepath.Join(dir, "store.db"), store.Options{})
+	if err != nil {
+		return 0, err
+	}
+	defer db.Close()
+	for i := range 9 {
+		if _, err := db.CreateAgent(ctx, store.Agent{Name: fmt.Sprintf("s%d", i), Workflow: "global", Tag: "main", Backend: "external"}); err != nil {
+			return 0, err
+		}
+	}
+	start := time.Now()
+	for i := range n {
+		if _, err := db.AppendMessages(ctx, []store.NewMessage{{Workflow: "global", Tag: "main", Sender: "s0",
+			Content: fmt.Sprintf("@s%d ping", i%8+1), Recipients: []string{fmt.Sprintf("s%d", i%8+1)}}}); err != nil {
+			return 0, err
+		}
+	}
+	return float64(n) / time.Since(start).Seconds(), nil
+}
+
+// externalAgents registers outside agents name0..name(n-1) in wf and
+// returns the MCP URL and their tokens.
+func externalAgents(ctx context.Context, c *api.Client, wf, prefix string, n int) (string, []string, error) {
+	var url string
+	tokens := make([]string, n)
+	for i := range n {
+		t := api.Target{Agent: fmt.Sprintf("%s%d", prefix, i), Workflow: wf, Tag: "main"}
+		if _, err := c.GetAgent(ctx, t); api.ErrorCode(err) == api.CodeNotFound {
+			if _, err := c.CreateAgent(ctx, api.AgentSpec{Name: t.Agent, Workflow: wf, Tag: "main", Backend: "external"}); err != nil {
+				return "", nil, err
+			}
+		}
+		cfg, err := c.MCPConfig(ctx, t)
+		if err != nil {
+			return "", nil, err
+		}
+		url, tokens[i] = cfg.URL, cfg.Token
+	}
+	return url, tokens, nil
+}
+
+// mockAgent registers a standalone mock agent following script.
+func mockAgent(ctx context.Context, c *api.Client, name string, script ...map[string]any) error {
+	spec := api.AgentSpec{Name: name, Backend: "mock"}
+	if len(script) > 0 {
+		b, _ := json.Marshal(script)
+		spec.Config.Extra = map[string]json.RawMessage{"script": b}
+	}
+	_, err := c.CreateAgent(ctx, spec)
+	return err
+}
+
+// follower streams the global channel's messages and run ends.
+type follower struct {
+	messages chan api.Message
+	runsDone chan string // agent names whose run ended
+	cancel   context.CancelFunc
+}
+
+func follow(ctx context.Context, c *api.Client, target string) (*follower, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	f := &follower{messages: make(chan api.Message, 4096), runsDone: make(chan string, 4096), cancel: cancel}
+	connected := make(chan struct{})
+	errc := make(chan error, 1)
+	go func() {
+		errc <- c.Follow(ctx, target, 0, api.FollowHandlers{
+			Connected: func() { close(connected) },
+			Message:   func(m api.Message) error { f.messages <- m; return nil },
+			Run: func(kind string, r api.RunEventInfo) error {
+				if kind != "run_started" {
+					f.runsDone <- r.Agent
+				}
+				return nil
+			},
+		})
+	}()
+	select {
+	case <-connected:
+		return f, nil
+	case err := <-errc:
+		cancel()
+		return nil, fmt.Errorf("follow %s: %v", target, err)
+	case <-time.After(10 * time.Second):
+		cancel()
+		return nil, errors.New("follow: no stream within 10 s")
+	}
+}
+
+// waitMessage waits for a message from sender.
+func (f *follower) waitMessage(from string, limit time.Duration) (api.Message, error) {
+	timeout := time.After(limit)
+	for {
+		select {
+		case m := <-f.messages:
+			if m.From == from {
+				return m, nil
+			}
+		case <-timeout:
+			return api.Message{}, fmt.Errorf("no message from %s within %s", from, limit)
+		}
+	}
+}
+
+func (f *follower) waitRunEnd(agent string, limit time.Duration) error {
+	timeout := time.After(limit)
+	for {
+		select {
+		case a := <-f.runsDone:
+			if strings.HasPrefix(a, agent) {
+				return nil
+			}
+		case <-timeout:
+			return fmt.Errorf("%s's run did not end within %s", agent, limit)
+		}
+	}
+}
+
+// mentionReply sends n messages mentioning a mock agent, one at a time, and
+// measures each from the send until the agent's reply is in the channel;
+// the next message goes after the run has ended.
+func mentionReply(ctx context.Context, c *api.Client, name string, n int) (p50, p99 time.Duration, err error) {
+	if err := mockAgent(ctx, c, name, map[string]any{"reply": "pong"}); err != nil {
+		return 0, 0, err
+	}
+	f, err := follow(ctx, c, "@global")
+	if err != nil {
+		return 0, 0, err
+	}
+	defer f.cancel()
+	lat := make([]time.Duration, 0, n)
+	for i := range n + 5 { // 5 warm-up rounds
+		t0 := time.Now()
+		if _, err := c.Send(ctx, api.SendRequest{Target: name, Message: "ping"}); err != nil {
+			return 0, 0, err
+		}
+		if _, err := f.waitMessage(name, 30*time.Second); err != nil {
+			return 0, 0, err
+		}
+		if i >= 5 {
+			lat = append(lat, time.Since(t0))
+		}
+		if err := f.waitRunEnd(name, 30*time.Second); err != nil {
+			return 0, 0, err
+		}
+		// Drain what the reply run left (its own run events).
+		for len(f.runsDone) > 0 {
+			<-f.runsDone
+		}
+	}
+	p50, p99 = percentiles(lat)
+	return p50, p99, nil
+}
+
+// pingPong has mock agents that answer a mention with a mention of the
+// next one, in a ring, balls messages in flight, and counts messages per
+// second until total have been exchanged.
+func pingPong(ctx context.Context, c *api.Client, prefix string, agents, balls, total int) (float64, error) {
+	for i := range agents {
+		name := fmt.Sprintf("%s%d", prefix, i)
+		if err := mockAgent(ctx, c, name, map[string]any{"reply": fmt.Sprintf("@%s%d ping", prefix, (i+1)%agents)}); err != nil {
+			return 0, err
+		}
+	}
+	f, err := follow(ctx, c, "@global")
+	if err != nil {
+		return 0, err
+	}
+	defer f.cancel()
+	start := time.Now()
+	for i := range balls {
+		if _, err := c.Send(ctx, api.SendRequest{Target: fmt.Sprintf("%s%d", prefix, i%agents), Message: "serve"}); err != nil {
+			return 0, err
+		}
+	}
+	n := 0
+	timeout := time.After(5 * time.Minute)
+	for n < total {
+		select {
+		case m := <-f.messages:
+			if strings.HasPrefix(m.From, prefix) {
+				n++
+			}
+		case <-timeout:
+			return 0, fmt.Errorf("ping-pong: %d of %d messages in 5 min", n, total)
+		}
+	}
+	rate := float64(total) / time.Since(start).Seconds()
+	for i := range agents { // stop the balls
+		_ = c.DeleteAgent(ctx, api.Target{Agent: fmt.Sprintf("%s%d", prefix, i), Workflow: "global", Tag: "main"})
+	}
+	return rate, nil
+}
+
+// runWorkflow writes a workflow of n mock agents whose kickoff mentions
+// them all, and times `agent-worker run` of it until the team is idle.
+// The best of three runs is reported, each under its own tag.
+func runWorkflow(ctx context.Context, cfg config, d *daemon, n int) (time.Duration, error) {
+	dir := filepath.Join(cfg.work, fmt.Sprintf("wf%d", n))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return 0, err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "name: team%d\nagents:\n", n)
+	var mentions []string
+	for i := range n {
+		fmt.Fprintf(&b, "  a%d:\n    backend: mock\n", i)
+		mentions = append(mentions, fmt.Sprintf("@a%d", i))
+	}
+	fmt.Fprintf(&b, "kickoff: %q\n", strings.Join(mentions, " ")+" please report in")
+	file := filepath.Join(dir, "team.yaml")
+	if err := os.WriteFile(file, []byte(b.String()), 0o644); err != nil {
+		return 0, err
+	}
+	best := time.Duration(0)
+	for i := range 3 {
+		cmd := exec.CommandContext(ctx, cfg.bin, "run", file, "--tag", fmt.Sprintf("r%d", i))
+		cmd.Env = append(os.Environ(), "AGENT_WORKER_HOME="+d.home)
+		t0 := time.Now()
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return 0, fmt.Errorf("run %d-agent workflow: %v: %s", n, err, out)
+		}
+		if el := time.Since(t0); best == 0 || el < best {
+			best = el
+		}
+	}
+	return best, nil
+}
+
+// myInbox1M seeds a million messages among 100 outside agents into a
+// stopped daemon's store, restarts it and measures my_inbox, p50/p99.
+func myInbox1M(ctx context.Context, cfg config, calls int) (p50, p99 time.Duration, err error) {
+	home, err := tempHome(cfg, "inbox1m")
+	if err != nil {
+		return 0, 0, err
+	}
+	d, err := startDaemon(ctx, cfg, home)
+	if err != nil {
+		return 0, 0, err
+	}
+	const agents, total, batch = 100, 1_000_000, 20_000
+	if _, _, err := externalAgents(ctx, d.client, "big", "a", agents); err != nil {
+		d.stop(ctx)
+		return 0, 0, err
+	}
+	d.stop(ctx)
+	db, err := store.Open(ctx, filepath.Join(home, api.DBFile), store.Options{})
+	if err != nil {
+		return 0, 0, err
+	}
+	for n := 0; n < total; n += batch {
+		ms := make([]store.NewMessage, batch)
+		for j := range ms {
+			from, to := (n+j)%agents, (n+j+1)%agents
+			ms[j] = store.NewMessage{Workflow: "big", Tag: "main", Sender: fmt.Sprintf("a%d", from),
+				Content: fmt.Sprintf("@a%d message %d", to, n+j), Recipients: []string{fmt.Sprintf("a%d", to)}}
+		}
+		if _, err := db.AppendMessages(ctx, ms); err != nil {
+			db.Close()
+			return 0, 0, err
+		}
+	}
+	db.Close()
+	if d, err = startDaemon(ctx, cfg, home); err != nil {
+		return 0, 0, err
+	}
+	defer d.stop(ctx)
+	url, tokens, err := externalAgents(ctx, d.client, "big", "a", agents)
+	if err != nil {
+		return 0, 0, err
+	}
+	sessions := make([]*mcp.ClientSession, agents)
+	for i := range sessions {
+		if sessions[i], err = goSession(ctx, url, tokens[i]); err != nil {
+			return 0, 0, err
+		}
+		defer sessions[i].Close()
+	}
+	lat := make([]time.Duration, 0, calls)
+	for i := range calls + agents {
+		t0 := time.Now()
+		res, err := sessions[i%agents].CallTool(ctx, &mcp.CallToolParams{Name: "my_inbox"})
+		el := time.Since(t0)
+		if err != nil || res.IsError {
+			return 0, 0, fmt.Errorf("my_inbox: %v %v", err, res)
+		}
+		if i >= agents { // the first call of each agent warms its caches
+			lat = append(lat, el)
+		}
+	}
+	p50, p99 = percentiles(lat)
+	return p50, p99, nil
+}
