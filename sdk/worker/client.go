@@ -23,6 +23,10 @@ type (
 	Document = tools.DocumentInfo
 )
 
+// sessionProtocol is the MCP protocol version the daemon's stateful server
+// speaks; see Connect.
+const sessionProtocol = "2025-11-25"
+
 // Client is an MCP session with the daemon, acting as the run's agent: the
 // token in the request's Daemon headers decides who that is.
 type Client struct {
@@ -43,7 +47,10 @@ func Connect(ctx context.Context, daemon backend.MCPServer) (*Client, error) {
 		DisableStandaloneSSE: true, // only answers to our own calls matter
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "agent-worker-sdk", Version: "1"}, nil)
-	s, err := client.Connect(ctx, transport, nil)
+	// The daemon serves sessions (initialize), so a client that first tries
+	// the stateless server/discover of newer protocol versions spends a
+	// round trip on every run learning that; ask for the session one.
+	s, err := client.Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: sessionProtocol})
 	if err != nil {
 		return nil, fmt.Errorf("connect to daemon at %s: %w", daemon.URL, err)
 	}
