@@ -144,7 +144,7 @@ func measure(ctx context.Context, cfg config) (*table, error) {
 	}
 
 	step("mention → reply with warm spares")
-	sp50, sp99, err := mentionReply(ctx, d.client, "echo", n(200, 20))
+	sp50, sp99, err := mentionReply(ctx, d.client, "echo", n(200, 20), true)
 	if err != nil {
 		return nil, fmt.Errorf("mention → reply: %w", err)
 	}
@@ -196,7 +196,7 @@ func measure(ctx context.Context, cfg config) (*table, error) {
 	if err != nil {
 		return nil, err
 	}
-	cp50, cp99, err := mentionReply(ctx, cold.client, "echo", n(100, 10))
+	cp50, cp99, err := mentionReply(ctx, cold.client, "echo", n(100, 10), false)
 	cold.stop(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("mention → reply (cold): %w", err)
@@ -262,8 +262,12 @@ func measureRuns(ctx context.Context, cfg config, t *table, n func(full, quick i
 		if err != nil {
 			return nil, err
 		}
-		stop := d.profile(ctx, cfg.cpuprofile+map[bool]string{true: "", false: ".cold"}[spares == nil])
-		p50, p99, err := mentionReply(ctx, d.client, "echo", n(200, 20))
+		profile := cfg.cpuprofile
+		if profile != "" && spares != nil {
+			profile += ".cold"
+		}
+		stop := d.profile(ctx, profile)
+		p50, p99, err := mentionReply(ctx, d.client, "echo", n(200, 20), spares == nil)
 		stop()
 		if err != nil {
 			d.stop(ctx)

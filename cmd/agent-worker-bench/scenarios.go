@@ -171,8 +171,10 @@ func (f *follower) waitRunEnd(agent string, limit time.Duration) error {
 
 // mentionReply sends n messages mentioning a mock agent, one at a time, and
 // measures each from the send until the agent's reply is in the channel;
-// the next message goes after the run has ended.
-func mentionReply(ctx context.Context, c *api.Client, name string, n int) (p50, p99 time.Duration, err error) {
+// the next message goes after the run has ended and, with warm, once the
+// mock backend's replacement spare is ready (this measures a run on a warm
+// spare; ping-pong measures runs back to back).
+func mentionReply(ctx context.Context, c *api.Client, name string, n int, warm bool) (p50, p99 time.Duration, err error) {
 	if err := mockAgent(ctx, c, name, map[string]any{"reply": "pong"}); err != nil {
 		return 0, 0, err
 	}
@@ -183,6 +185,11 @@ func mentionReply(ctx context.Context, c *api.Client, name string, n int) (p50, 
 	defer f.cancel()
 	lat := make([]time.Duration, 0, n)
 	for i := range n + 5 { // 5 warm-up rounds
+		if warm && i > 0 {
+			if err := waitSpare(ctx, c, "mock"); err != nil {
+				return 0, 0, err
+			}
+		}
 		t0 := time.Now()
 		if _, err := c.Send(ctx, api.SendRequest{Target: name, Message: "ping"}); err != nil {
 			return 0, 0, err
@@ -343,4 +350,22 @@ func myInbox1M(ctx context.Context, cfg config, calls int) (p50, p99 time.Durati
 	}
 	p50, p99 = percentiles(lat)
 	return p50, p99, nil
+}
+
+// waitSpare waits until backend has a warm spare ready.
+func waitSpare(ctx context.Context, c *api.Client, backend string) error {
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		l, err := c.Plugins(ctx)
+		if err != nil {
+			return err
+		}
+		for _, p := range l.Plugins {
+			if p.Kind == "backend" && p.Name == backend && p.Spares != nil && p.Spares.Live > 0 {
+				return nil
+			}
+		}
+		time.Sleep(2 * time.Millisecond) // polling another process's state; not what is measured
+	}
+	return fmt.Errorf("no warm %s spare within 30 s", backend)
 }
