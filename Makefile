@@ -10,7 +10,7 @@ RUN_HOME ?= $(CURDIR)/.run-home
 AW       := AGENT_WORKER_HOME=$(RUN_HOME) ./$(BIN)/agent-worker
 
 .DEFAULT_GOAL := all
-.PHONY: all help build plugins run test test-e2e bench soak lint proto proto-check clean check-deps
+.PHONY: all help build plugins run test test-e2e bench bench-go soak lint proto proto-check clean check-deps
 
 all: build plugins ## build bin/agent-worker and every first-party plugin into plugins.d/
 
@@ -53,7 +53,11 @@ test-e2e: ## install the pinned claude and codex CLIs (cache outside the repo) a
 	fi
 	PATH="$(E2E_BIN):$$PATH" AGENT_WORKER_E2E_CLIS=1 $(GO) test -race -count=1 -run 'E2E' ./cmd/... ./plugins/...
 
-bench: ## run the benchmarks
+bench: build plugins ## one side-by-side table of a real daemon beside its ceilings (raw SQLite, the bare MCP SDK); also written to docs/performance.md
+	$(GO) build -o $(BIN)/agent-worker-bench ./cmd/agent-worker-bench
+	./$(BIN)/agent-worker-bench -bin $(BIN)/agent-worker -plugins $(PLUGINS) -doc docs/performance.md
+
+bench-go: ## the Go micro-benchmarks (go test -bench) of the store, the MCP server and runs
 	$(GO) test -run '^$$' -bench . -benchmem -timeout 30m ./...
 
 soak: ## 20,000 MCP calls + 200 runs against a real daemon; fails if its fds or memory grow

@@ -5,7 +5,7 @@
 // one Markdown table; `make bench` runs it and docs/performance.md keeps
 // the latest table.
 //
-//	agent-worker-bench [-bin bin/agent-worker] [-plugins plugins.d] [-quick] [-only mcp] [-cpuprofile file]
+//	agent-worker-bench [-bin bin/agent-worker] [-plugins plugins.d] [-quick] [-only mcp|runs] [-cpuprofile file] [-doc docs/performance.md]
 package main
 
 import (
@@ -27,6 +27,7 @@ type config struct {
 	quick                       bool   // small counts: a smoke run of every scenario
 	only                        string // "mcp": only the store, the ceilings and channel_send
 	cpuprofile                  string // where to save the daemon's CPU profile under channel_send load
+	doc                         string // a Markdown file whose table section is replaced by this run's
 	sparesOff                   []string
 }
 
@@ -40,6 +41,7 @@ func main() {
 	flag.IntVar(&cfg.calls, "calls", 50_000, "channel_send calls measured per client kind (Go, then TypeScript)")
 	flag.BoolVar(&cfg.quick, "quick", false, "small counts: check every scenario runs, numbers are not meaningful")
 	flag.StringVar(&cfg.only, "only", "", "run only these scenarios: mcp (store, ceilings and channel_send) or runs (mention → reply and ping-pong)")
+	flag.StringVar(&cfg.doc, "doc", "", "also write the table into this Markdown file, between its "+beginMark+" and "+endMark+" lines (make bench: docs/performance.md)")
 	flag.StringVar(&cfg.cpuprofile, "cpuprofile", "", "save the daemon's CPU profile (from /debug/pprof) taken under the go-sdk channel_send load to this file")
 	flag.Parse()
 	if *bare {
@@ -71,6 +73,33 @@ func main() {
 		fail(err)
 	}
 	fmt.Print(t.markdown())
+	if cfg.doc != "" {
+		if err := writeDoc(cfg.doc, t.markdown()); err != nil {
+			fail(err)
+		}
+		step("table written to %s", cfg.doc)
+	}
+}
+
+// The lines between which -doc replaces a file's table.
+const (
+	beginMark = "<!-- bench:begin -->"
+	endMark   = "<!-- bench:end -->"
+)
+
+// writeDoc replaces what lies between the marks in file with table.
+func writeDoc(file, table string) error {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return err
+	}
+	s := string(b)
+	i, j := strings.Index(s, beginMark), strings.Index(s, endMark)
+	if i < 0 || j < i {
+		return fmt.Errorf("%s: no %s … %s section to replace", file, beginMark, endMark)
+	}
+	s = s[:i+len(beginMark)] + "\n" + table + s[j:]
+	return os.WriteFile(file, []byte(s), 0o644)
 }
 
 func fail(err error) {
