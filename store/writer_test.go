@@ -24,6 +24,16 @@ func holdWriter(t *testing.T, db *DB) (release func()) {
 	return func() { close(gate) }
 }
 
+// pair makes agents a and b in global:main: a sends, b receives.
+func pair(t *testing.T, db *DB) {
+	t.Helper()
+	for _, name := range []string{"a", "b"} {
+		if _, err := db.CreateAgent(t.Context(), Agent{Name: name, Workflow: "global", Tag: "main"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // waitQueued waits until n writes wait in the writer's queue.
 func waitQueued(db *DB, n int) {
 	for len(db.w.reqs) < n {
@@ -35,11 +45,7 @@ func TestConcurrentSendsShareACommitAndEachIsDurable(t *testing.T) {
 	t.Parallel()
 	path := testPath(t)
 	db := openAt(t, path, Options{})
-	for _, name := range []string{"a", "b"} {
-		if _, err := db.CreateAgent(t.Context(), Agent{Name: name, Workflow: "global", Tag: "main"}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	pair(t, db)
 	release := holdWriter(t, db)
 	before := db.w.commits.Load()
 	const n = 20
@@ -80,11 +86,7 @@ func TestConcurrentSendsShareACommitAndEachIsDurable(t *testing.T) {
 func TestAFailingSendFailsAloneInItsGroup(t *testing.T) {
 	t.Parallel()
 	db := openTest(t)
-	for _, name := range []string{"a", "b"} {
-		if _, err := db.CreateAgent(t.Context(), Agent{Name: name, Workflow: "global", Tag: "main"}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	pair(t, db)
 	release := holdWriter(t, db)
 	const n = 9
 	errs := make([]error, n)
@@ -151,11 +153,7 @@ func TestWritesAfterCloseAreRefused(t *testing.T) {
 func TestAWriteQueuedBehindSendsIsAnswered(t *testing.T) {
 	t.Parallel()
 	db := openTest(t)
-	for _, name := range []string{"a", "b"} {
-		if _, err := db.CreateAgent(t.Context(), Agent{Name: name, Workflow: "global", Tag: "main"}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	pair(t, db)
 	release := holdWriter(t, db)
 	var wg sync.WaitGroup
 	errs := make([]error, 3)
