@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -26,6 +27,7 @@ type daemon struct {
 	client *api.Client
 	info   api.DaemonInfo
 	exited chan error // receives cmd.Wait's result once
+	once   sync.Once  // stop's work happens once
 }
 
 // startDaemon runs `agent-worker daemon` on a free loopback port with the
@@ -74,13 +76,15 @@ func (d *daemon) pid() int { return d.info.PID }
 // stop asks the daemon to shut down and waits for it; a daemon that does not
 // exit within 20 s is killed with its process group.
 func (d *daemon) stop(ctx context.Context) {
-	_ = d.client.Shutdown(ctx)
-	select {
-	case <-d.exited:
-	case <-time.After(20 * time.Second):
-		syscall.Kill(-d.info.PID, syscall.SIGKILL)
-		<-d.exited
-	}
+	d.once.Do(func() {
+		_ = d.client.Shutdown(ctx)
+		select {
+		case <-d.exited:
+		case <-time.After(20 * time.Second):
+			syscall.Kill(-d.info.PID, syscall.SIGKILL)
+			<-d.exited
+		}
+	})
 }
 
 // cpuTime is the process's user+system CPU time from /proc.
@@ -124,11 +128,15 @@ func childrenRSS(pid int) (int64, int) {
 	n := 0
 	var walk func(int)
 	walk = func(p int) {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", p, p))
-		if err != nil {
-			return
+		// Each thread lists the children it forked; Go forks from any thread.
+		files, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", p))
+		var kids []string
+		for _, file := range files {
+			if b, err := os.ReadFile(file); err == nil {
+				kids = append(kids, strings.Fields(string(b))...)
+			}
 		}
-		for _, f := range strings.Fields(string(b)) {
+		for _, f := range kids {
 			c, _ := strconv.Atoi(f)
 			if r, err := rss(c); err == nil {
 				total += r
