@@ -183,7 +183,7 @@ func measure(ctx context.Context, cfg config) (*table, error) {
 	afterRuns, _ := rss(d.pid())
 	spareRSS, spares := childrenRSS(d.pid())
 	t.add(row{what: "daemon RSS: idle / after " + fmt.Sprint(calls) + " MCP calls / after " + fmt.Sprint(runs) + " runs",
-		ours: fmt.Sprintf("%s / %s / %s (spares: %d processes, %s)", mib(idleRSS), mib(afterCalls), mib(afterRuns), spares, mib(spareRSS)),
+		ours: fmt.Sprintf("%s / %s / %s (plugin processes beside it, warm spares and docs providers: %d, %s)", mib(idleRSS), mib(afterCalls), mib(afterRuns), spares, mib(spareRSS)),
 		goal: "≤ 30 MiB idle, ≤ 80 MiB after 100k calls and 1,000 runs"})
 	d.stop(ctx)
 
