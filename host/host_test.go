@@ -119,6 +119,7 @@ func TestEveryRouteNeedsTheToken(t *testing.T) {
 		{"GET", "/health"}, {"POST", "/shutdown"}, {"GET", "/agents"}, {"POST", "/agents"},
 		{"GET", "/agents/alice"}, {"DELETE", "/agents/alice"}, {"GET", "/workflows"},
 		{"GET", "/workflows/global/main"}, {"DELETE", "/workflows/x/main"}, {"GET", "/metrics"}, {"GET", "/no-such-route"},
+		{"GET", "/debug/pprof/"}, {"GET", "/debug/pprof/heap"},
 	}
 	auths := map[string]string{
 		"no header":    "",
@@ -441,5 +442,15 @@ func TestStoreErrorsReachTheClient(t *testing.T) {
 				t.Errorf("client error = %v (code %s, exit %d); want %v, exit %d, saying %q", err, api.ErrorCode(err), api.ExitCode(api.ErrorCode(err)), tc.is, tc.exit, tc.says)
 			}
 		})
+	}
+}
+
+// The daemon's profiles are served to the token's holder (go tool pprof).
+func TestPprofBehindTheToken(t *testing.T) {
+	t.Parallel()
+	th := startHost(t, t.TempDir())
+	status, _, body := th.call(t, "GET", "/debug/pprof/heap?debug=1", "", "Bearer "+th.Token())
+	if status != http.StatusOK || !strings.Contains(string(body), "heap profile") {
+		t.Errorf("GET /debug/pprof/heap with the token: %d %.80q", status, body)
 	}
 }
