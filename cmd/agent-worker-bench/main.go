@@ -28,6 +28,7 @@ type config struct {
 	only                        string // "mcp": only the store, the ceilings and channel_send
 	cpuprofile                  string // where to save the daemon's CPU profile under channel_send load
 	doc                         string // a Markdown file whose table section is replaced by this run's
+	spares                      string // the daemon's --spares for the scenarios with spares ("": its default)
 	sparesOff                   []string
 }
 
@@ -41,6 +42,7 @@ func main() {
 	flag.IntVar(&cfg.calls, "calls", 50_000, "channel_send calls measured per client kind (Go, then TypeScript)")
 	flag.BoolVar(&cfg.quick, "quick", false, "small counts: check every scenario runs, numbers are not meaningful")
 	flag.StringVar(&cfg.only, "only", "", "run only these scenarios: mcp (store, ceilings and channel_send) or runs (mention → reply and ping-pong)")
+	flag.StringVar(&cfg.spares, "spares", "", "the daemon's --spares setting for the scenarios with warm spares (default: the daemon's own default)")
 	flag.StringVar(&cfg.doc, "doc", "", "also write the table into this Markdown file, between its "+beginMark+" and "+endMark+" lines (make bench: docs/performance.md)")
 	flag.StringVar(&cfg.cpuprofile, "cpuprofile", "", "save the daemon's CPU profile (from /debug/pprof) taken under the go-sdk channel_send load to this file")
 	flag.Parse()

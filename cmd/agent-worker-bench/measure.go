@@ -95,7 +95,7 @@ func measure(ctx context.Context, cfg config) (*table, error) {
 	if err != nil {
 		return nil, err
 	}
-	d, err := startDaemon(ctx, cfg, home)
+	d, err := startDaemon(ctx, cfg, home, cfg.sparesOn()...)
 	if err != nil {
 		return nil, err
 	}
@@ -253,7 +253,7 @@ func measureBare(ctx context.Context, cfg config, script string) (goL, tsL load,
 // ping-pong, for working on the run path.
 func measureRuns(ctx context.Context, cfg config, t *table, n func(full, quick int) int) (*table, error) {
 	start := time.Now()
-	for _, spares := range [][]string{nil, cfg.sparesOff} {
+	for _, spares := range [][]string{cfg.sparesOn(), cfg.sparesOff} {
 		home, err := tempHome(cfg, fmt.Sprintf("runs%d", len(spares)))
 		if err != nil {
 			return nil, err
@@ -263,18 +263,19 @@ func measureRuns(ctx context.Context, cfg config, t *table, n func(full, quick i
 			return nil, err
 		}
 		profile := cfg.cpuprofile
-		if profile != "" && spares != nil {
+		warm := len(spares) == 0 || spares[1] != "0"
+		if profile != "" && !warm {
 			profile += ".cold"
 		}
 		stop := d.profile(ctx, profile)
-		p50, p99, err := mentionReply(ctx, d.client, "echo", n(200, 20), spares == nil)
+		p50, p99, err := mentionReply(ctx, d.client, "echo", n(200, 20), warm)
 		stop()
 		if err != nil {
 			d.stop(ctx)
 			return nil, err
 		}
-		t.add(row{what: fmt.Sprintf("mention → reply (spares %v)", spares == nil), ours: fmt.Sprintf("p50 %s ms, p99 %s ms", ms(p50), ms(p99))})
-		if spares == nil {
+		t.add(row{what: fmt.Sprintf("mention → reply (%v)", spares), ours: fmt.Sprintf("p50 %s ms, p99 %s ms", ms(p50), ms(p99))})
+		if warm {
 			pp, err := pingPong(ctx, d.client, "pp", 2, 1, n(400, 20))
 			if err != nil {
 				d.stop(ctx)
@@ -286,4 +287,12 @@ func measureRuns(ctx context.Context, cfg config, t *table, n func(full, quick i
 	}
 	t.took = time.Since(start)
 	return t, nil
+}
+
+// sparesOn is the daemon flags of the scenarios with warm spares.
+func (c config) sparesOn() []string {
+	if c.spares == "" {
+		return nil
+	}
+	return []string{"--spares", c.spares}
 }
