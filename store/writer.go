@@ -95,8 +95,12 @@ func (db *DB) submit(ctx context.Context, fn func(*sqlite.Conn) error, grouped b
 		if r.state.CompareAndSwap(reqQueued, reqAbandoned) {
 			return fmt.Errorf("wait for write: %w", waitCtx.Err())
 		}
-		return <-r.done // taken meanwhile: its outcome is coming
+	case <-db.w.quit:
+		if r.state.CompareAndSwap(reqQueued, reqAbandoned) {
+			return errClosed // the writer stopped before taking it
+		}
 	}
+	return <-r.done // taken meanwhile: its outcome is coming
 }
 
 // run is the writer's loop: it takes the next write and, when that write

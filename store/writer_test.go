@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"sync"
@@ -173,5 +174,30 @@ func TestAWriteQueuedBehindSendsIsAnswered(t *testing.T) {
 		if err != nil {
 			t.Errorf("write %d: %v", i, err)
 		}
+	}
+}
+
+func TestAWriteQueuedAtCloseIsRefusedNotLeftWaiting(t *testing.T) {
+	t.Parallel()
+	db, err := Open(t.Context(), testPath(t), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	release := holdWriter(t, db)
+	errc := make(chan error, 1)
+	go func() { errc <- db.write(t.Context(), func(*sqlite.Conn) error { return nil }) }()
+	waitQueued(db, 1)
+	closed := make(chan error, 1)
+	go func() { closed <- db.Close() }()
+	<-db.w.quit // Close has begun: the writer stops after the held write
+	release()
+	if err := <-errc; err == nil {
+		// The writer may have taken it before it saw quit; then it ran.
+		t.Log("the queued write ran before the writer stopped")
+	} else if !errors.Is(err, errClosed) {
+		t.Errorf("queued write at Close: %v, want %v", err, errClosed)
+	}
+	if err := <-closed; err != nil {
+		t.Errorf("Close: %v", err)
 	}
 }
