@@ -287,7 +287,7 @@ func TestReapKillsASpareLeftBehind(t *testing.T) {
 	bin := install(t, mockBinary(t), dir, "agent-worker-backend-mock")
 	cmd := exec.Command(bin)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	client := goplugin.NewClient(plugin.ClientConfig(cmd, nil, hclog.NewNullLogger()))
+	client := goplugin.NewClient(plugin.ClientConfig(cmd, hclog.NewNullLogger()))
 	t.Cleanup(client.Kill)
 	if _, err := client.Client(); err != nil {
 		t.Fatal(err)

@@ -41,7 +41,7 @@ func TestMain(m *testing.M) {
 // start runs the binary as the daemon does and returns its client.
 func start(t *testing.T) *goplugin.Client {
 	t.Helper()
-	c := goplugin.NewClient(plugin.ClientConfig(exec.Command(bin), nil, hclog.NewNullLogger()))
+	c := goplugin.NewClient(plugin.ClientConfig(exec.Command(bin), hclog.NewNullLogger()))
 	t.Cleanup(c.Kill)
 	return c
 }

@@ -400,7 +400,7 @@ func (c *Catalog) fingerprintOnce(ctx context.Context, exe, path string) (plugin
 	}
 	defer removeSocketDir(sockDir)
 	cmd := pluginCommand(exe, path, sockDir, filepath.Dir(path))
-	cfg := plugin.ClientConfig(cmd, nil, c.log.Named("fingerprint").With("plugin", filepath.Base(path)))
+	cfg := plugin.ClientConfig(cmd, c.log.Named("fingerprint").With("plugin", filepath.Base(path)))
 	cfg.StartTimeout = left
 	client := goplugin.NewClient(cfg)
 	rpc, err := client.Client()

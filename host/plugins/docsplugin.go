@@ -91,7 +91,7 @@ func (d *docsPlugin) startLocked(p api.Plugin) error {
 	}
 	cmd := pluginCommand(exe, p.Path, sockDir, d.dir)
 	cmd.Env = append(cmd.Env, d.env...)
-	client := goplugin.NewClient(plugin.ClientConfig(cmd, nil, d.log))
+	client := goplugin.NewClient(plugin.ClientConfig(cmd, d.log))
 	rpc, err := client.Client()
 	if err == nil {
 		d.prov, err = plugin.DispenseDocs(rpc)

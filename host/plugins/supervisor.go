@@ -444,7 +444,7 @@ func (s *Supervisor) startProcess(p api.Plugin, use, dir string, env []string, l
 		dir = sockDir
 	}
 	cmd := pluginCommand(exe, p.Path, sockDir, dir, env...)
-	client := goplugin.NewClient(plugin.ClientConfig(cmd, nil, log.Named(p.Name)))
+	client := goplugin.NewClient(plugin.ClientConfig(cmd, log.Named(p.Name)))
 	proc := &process{client: client, cmd: cmd, path: exe, sockDir: sockDir}
 	rpc, err := client.Client()
 	if err != nil {

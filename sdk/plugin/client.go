@@ -2,7 +2,6 @@ package plugin
 
 import (
 	"context"
-	"crypto/sha256"
 	"fmt"
 	"io"
 	"os/exec"
@@ -24,18 +23,16 @@ const StartTimeout = 10 * time.Second
 // ClientConfig is how the daemon starts a plugin binary (cmd) as a
 // go-plugin client: gRPC only, no TLS, not Managed (the daemon
 // kills each client itself; go-plugin never forgets Managed ones), and a
-// StartTimeout. A non-nil checksum (a sha256) makes Start hash the whole
-// binary and refuse it if it differs; the daemon passes nil, since it
-// executes private copies it hashed once when it wrote them, and a hash
-// per start costs tens of milliseconds without closing the gap between
-// that hash and the exec. The
-// plugin's stderr, where it logs, is re-emitted through logger (nil:
+// StartTimeout. It sets no go-plugin SecureConfig: the daemon executes
+// private copies it hashed once when it wrote them, and a hash per start
+// cost tens of milliseconds without closing the gap between that hash and
+// the exec. The plugin's stderr, where it logs, is re-emitted through logger (nil:
 // go-plugin's default on stderr); stdout after the handshake is dropped.
 // cmd.Env is the plugin's whole environment besides go-plugin's own
 // handshake variables: the daemon's is not added (SkipHostEnv), so a
 // secret in it never reaches a plugin or what the plugin runs.
 // A ClientConfig serves one NewClient.
-func ClientConfig(cmd *exec.Cmd, checksum []byte, logger hclog.Logger) *goplugin.ClientConfig {
+func ClientConfig(cmd *exec.Cmd, logger hclog.Logger) *goplugin.ClientConfig {
 	cfg := &goplugin.ClientConfig{
 		HandshakeConfig:  Handshake,
 		VersionedPlugins: hostPlugins(),
@@ -59,9 +56,6 @@ func ClientConfig(cmd *exec.Cmd, checksum []byte, logger hclog.Logger) *goplugin
 		// Writes to os.Stderr after Serve travel over go-plugin's stdio
 		// stream rather than the stderr pipe; keep them with the logs.
 		cfg.SyncStderr = logger.StandardWriter(&hclog.StandardLoggerOptions{InferLevels: true})
-	}
-	if checksum != nil {
-		cfg.SecureConfig = &goplugin.SecureConfig{Checksum: checksum, Hash: sha256.New()}
 	}
 	return cfg
 }

@@ -3,10 +3,8 @@ package plugin_test
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -131,7 +129,7 @@ func (b *syncBuffer) String() string {
 
 // start runs the test binary as a plugin in mode, the way the daemon
 // does, and returns the client and its logs.
-func start(t *testing.T, mode string, checksum []byte) (*goplugin.Client, *syncBuffer) {
+func start(t *testing.T, mode string) (*goplugin.Client, *syncBuffer) {
 	t.Helper()
 	logs := &syncBuffer{}
 	logger := hclog.New(&hclog.LoggerOptions{Name: "host", Output: logs, Level: hclog.Debug})
@@ -139,7 +137,7 @@ func start(t *testing.T, mode string, checksum []byte) (*goplugin.Client, *syncB
 	// The race detector sleeps a second before a process exits; the
 	// plugin's exit is not what these tests measure.
 	cmd.Env = []string{modeEnv + "=" + mode, "GORACE=atexit_sleep_ms=0"}
-	c := goplugin.NewClient(plugin.ClientConfig(cmd, checksum, logger))
+	c := goplugin.NewClient(plugin.ClientConfig(cmd, logger))
 	t.Cleanup(c.Kill)
 	return c, logs
 }
@@ -156,7 +154,7 @@ func connect(t *testing.T, c *goplugin.Client) goplugin.ClientProtocol {
 // backendProcess starts a backend plugin process and dispenses it.
 func backendProcess(t *testing.T) backend.Backend {
 	t.Helper()
-	c, _ := start(t, "backend", nil)
+	c, _ := start(t, "backend")
 	b, err := plugin.DispenseBackend(connect(t, c))
 	if err != nil {
 		t.Fatal(err)
@@ -191,20 +189,6 @@ func TestProcessRunTakesItsEnvAndDir(t *testing.T) {
 	}
 }
 
-func binarySum(t *testing.T) []byte {
-	t.Helper()
-	f, err := os.Open(os.Args[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		t.Fatal(err)
-	}
-	return h.Sum(nil)
-}
-
 func runCtx(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	t.Cleanup(cancel)
@@ -214,7 +198,7 @@ func runCtx(t *testing.T) context.Context {
 // A real plugin process: fingerprint, runs, errors, logs.
 func TestProcessBackend(t *testing.T) {
 	t.Parallel()
-	c, logs := start(t, "backend", binarySum(t))
+	c, logs := start(t, "backend")
 	rpc := connect(t, c)
 	if v := c.NegotiatedVersion(); v != plugin.ProtocolVersion {
 		t.Errorf("NegotiatedVersion = %d, want %d", v, plugin.ProtocolVersion)
@@ -286,7 +270,7 @@ func TestProcessBackend(t *testing.T) {
 // never a hang.
 func TestProcessCrashIsUnavailable(t *testing.T) {
 	t.Parallel()
-	c, _ := start(t, "backend", nil)
+	c, _ := start(t, "backend")
 	b, err := plugin.DispenseBackend(connect(t, c))
 	if err != nil {
 		t.Fatal(err)
@@ -305,7 +289,7 @@ func TestProcessCrashIsUnavailable(t *testing.T) {
 // sdk.ErrUnavailable (the daemon restarts it) instead of hanging.
 func TestProcessDocs(t *testing.T) {
 	t.Parallel()
-	c, _ := start(t, "docs", nil)
+	c, _ := start(t, "docs")
 	rpc := connect(t, c)
 	info, err := plugin.DispenseInfo(rpc)
 	if err != nil {
@@ -338,21 +322,11 @@ func TestProcessDocs(t *testing.T) {
 	}
 }
 
-// A binary that changed since it was fingerprinted is not started.
-func TestProcessWrongChecksumRefused(t *testing.T) {
-	t.Parallel()
-	wrong := sha256.Sum256([]byte("another binary"))
-	c, _ := start(t, "backend", wrong[:])
-	if _, err := c.Client(); !errors.Is(err, goplugin.ErrChecksumsDoNotMatch) {
-		t.Errorf("Client with a wrong checksum = %v, want ErrChecksumsDoNotMatch", err)
-	}
-}
-
 // A plugin that prints to stdout before Serve breaks the handshake; the
 // daemon must get a clear error quickly, not wait for a timeout.
 func TestProcessStdoutGarbage(t *testing.T) {
 	t.Parallel()
-	c, _ := start(t, "garbage", nil)
+	c, _ := start(t, "garbage")
 	began := time.Now()
 	_, err := c.Client()
 	if err == nil {
@@ -394,7 +368,7 @@ func TestProcessRunByHand(t *testing.T) {
 // a stopped one, which is how the daemon tells a quiet run from a dead one.
 func TestPingStoppedProcess(t *testing.T) {
 	t.Parallel()
-	c, _ := start(t, "backend", nil)
+	c, _ := start(t, "backend")
 	rpc := connect(t, c)
 	if err := plugin.Ping(runCtx(t), rpc); err != nil {
 		t.Fatalf("Ping of a live plugin = %v", err)
@@ -448,7 +422,7 @@ func waitStopped(t *testing.T, pid int) {
 // otherwise add the whole host environment, secrets included.
 func TestProcessGetsOnlyTheCommandEnvironment(t *testing.T) {
 	t.Setenv("AW_HOST_CANARY", "host-secret-7f3a")
-	c, _ := start(t, "backend", nil)
+	c, _ := start(t, "backend")
 	b, err := plugin.DispenseBackend(connect(t, c))
 	if err != nil {
 		t.Fatal(err)
