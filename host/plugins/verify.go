@@ -101,29 +101,40 @@ func (c *Catalog) copyBinary(path string) (sum, tmp string, err error) {
 }
 
 // publish moves a fresh copy to its content address. A copy already there
-// is kept if it still holds those bytes with mode 0500 (an entry may run
-// it), and replaced otherwise. It returns the copy and its stamp.
+// that an entry runs, and that is still the file written for it (its
+// stamp, the check every start makes), is kept, so that the entry's next
+// start does not refuse a replaced file; anything else there is replaced.
+// Processes still executing a replaced file keep its inode. It returns the
+// copy and its stamp.
 func (c *Catalog) publish(tmp, sum string) (string, fileStamp, error) {
 	final := filepath.Join(c.copies, sum)
 	c.copyMu.Lock()
 	defer c.copyMu.Unlock()
-	if st, err := os.Lstat(final); err == nil && st.Mode().IsRegular() && st.Mode().Perm() == copyMode {
-		if have, err := fileSHA256(final); err == nil && have == sum {
-			os.Remove(tmp)
-			tmp = ""
-		}
+	if st, err := os.Lstat(final); err == nil && c.runsCopy(sum, stampOf(st)) {
+		os.Remove(tmp)
+		return final, stampOf(st), nil
 	}
-	if tmp != "" {
-		if err := os.Rename(tmp, final); err != nil {
-			os.Remove(tmp)
-			return "", fileStamp{}, fmt.Errorf("publish the verified copy: %w", err)
-		}
+	if err := os.Rename(tmp, final); err != nil {
+		os.Remove(tmp)
+		return "", fileStamp{}, fmt.Errorf("publish the verified copy: %w", err)
 	}
 	st, err := os.Lstat(final)
 	if err != nil {
 		return "", fileStamp{}, fmt.Errorf("publish the verified copy: %w", err)
 	}
 	return final, stampOf(st), nil
+}
+
+// runsCopy reports whether an entry executes the copy of sum as stamped.
+func (c *Catalog) runsCopy(sum string, stamp fileStamp) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	for _, e := range c.byPath {
+		if e.SHA256 == sum && e.copyStamp == stamp {
+			return true
+		}
+	}
+	return false
 }
 
 // privateDir makes dir if needed and makes sure it is a directory only

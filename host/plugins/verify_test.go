@@ -40,6 +40,8 @@ func TestVerifyCopyKeepsASoundCopyAndReplacesAnAlteredOne(t *testing.T) {
 	if st, _ := os.Stat(exe); st.Mode().Perm() != 0o500 {
 		t.Errorf("copy mode %v, want 0500", st.Mode().Perm())
 	}
+	// The catalog stores the entry that runs the copy.
+	c.byPath[bin] = entry{Plugin: api.Plugin{Path: bin, SHA256: sum, ExecPath: exe}, copyStamp: stamp}
 
 	_, _, again, release, err := c.verifyCopy(bin)
 	if err != nil {
