@@ -24,7 +24,6 @@ var errClosed = errors.New("store is closed")
 type writeReq struct {
 	fn      func(*sqlite.Conn) error
 	grouped bool // may share a commit with other grouped writes
-	queued  time.Time
 	state   atomic.Int32
 	done    chan error
 }
@@ -77,8 +76,8 @@ func (db *DB) submit(ctx context.Context, fn func(*sqlite.Conn) error, grouped b
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	r := &writeReq{fn: fn, grouped: grouped, queued: time.Now(), done: make(chan error, 1)}
-	defer func() { db.observe(time.Since(r.queued)) }()
+	defer func(start time.Time) { db.observe(time.Since(start)) }(time.Now())
+	r := &writeReq{fn: fn, grouped: grouped, done: make(chan error, 1)}
 	waitCtx, cancel := context.WithTimeout(ctx, opTimeout)
 	defer cancel()
 	select {
@@ -103,7 +102,7 @@ func (db *DB) submit(ctx context.Context, fn func(*sqlite.Conn) error, grouped b
 	return <-r.done // taken meanwhile: its outcome is coming
 }
 
-// run is the writer's loop: it takes the next write and, when that write
+// runWriter is the writer's loop: it takes the next write and, when that write
 // may be grouped, every grouped write already queued behind it (up to
 // maxGroup), and commits them together.
 func (db *DB) runWriter() {
