@@ -169,25 +169,9 @@ func (s *Supervisor) spareEvent(backendName string, e api.SpareEvent) {
 // takeSpare hands a run of p a warm spare of p's exact binary, or nil when
 // there is none (the run starts its process cold). The spare leaves the
 // pool under the lock, so no other run can have it; one still starting is
-// waited for, since it is ready sooner than a cold start would be.
-//
-// refill brings the pool back to its size in the background; the run calls
-// it once it is under way (its first event, or its end), not at the take:
-// starting a process costs a core for tens of milliseconds, and on a small
-// machine that would be taken from the run that just started.
-func (s *Supervisor) takeSpare(p api.Plugin) (got *spare, refill func()) {
-	refill = sync.OnceFunc(func() {
-		sp := s.spares
-		sp.mu.Lock()
-		defer sp.mu.Unlock()
-		if sp.running {
-			s.refillLocked(p)
-		}
-	})
-	return s.takeSpareNow(p), refill
-}
-
-func (s *Supervisor) takeSpareNow(p api.Plugin) *spare {
+// waited for, since it is ready sooner than a cold start would be. The
+// pool is brought back to its size by refiller, not here.
+func (s *Supervisor) takeSpare(p api.Plugin) *spare {
 	sp := s.spares
 	sp.mu.Lock()
 	if !sp.running || sp.cfg.For(p.Name) == 0 || !slices.Contains(p.Capabilities, plugin.CapabilityRunEnv) {
@@ -227,6 +211,22 @@ func (s *Supervisor) takeSpareNow(p api.Plugin) *spare {
 	}
 	s.spareEvent(p.Name, api.SpareTaken)
 	return got
+}
+
+// refiller returns a func that brings p's pool back to its size, once. A
+// run calls it when it is under way (its first event, or its end), not when
+// it takes its process: starting a process costs a core for tens of
+// milliseconds, and on a small machine that would be taken from the run
+// that just started.
+func (s *Supervisor) refiller(p api.Plugin) func() {
+	return sync.OnceFunc(func() {
+		sp := s.spares
+		sp.mu.Lock()
+		defer sp.mu.Unlock()
+		if sp.running {
+			s.refillLocked(p)
+		}
+	})
 }
 
 // refillLocked brings p's pool to its size, dropping spares of another

@@ -316,8 +316,9 @@ func (s *Supervisor) runPlugin(ctx context.Context, agent store.Agent, attempt i
 	}
 	defer rs.cleanup()
 
-	proc, refill, err := s.runProcess(ctx, agent, p, rs, runID, log)
+	refill := s.refiller(p)
 	defer refill() // at the latest; normally at the first event, below
+	proc, err := s.runProcess(ctx, agent, p, rs, runID, log)
 	if err != nil {
 		return err
 	}
@@ -353,7 +354,6 @@ func (s *Supervisor) runPlugin(ctx context.Context, agent store.Agent, attempt i
 		Env:           runEnv(agent.Config.Env),
 		RunContext:    rc.get(),
 	}
-	log.Trace("run request ready", "context", req.RunContext != nil)
 	if onStart != nil {
 		onStart(runID)
 	}
@@ -382,30 +382,26 @@ func (s *Supervisor) runPlugin(ctx context.Context, agent store.Agent, attempt i
 // The workers row goes with the run's end (FinishRun or SettleRun), after
 // the process is killed, so a daemon that dies before that still finds
 // the process to reap.
-//
-// refill (never nil) starts the spares that replace the one taken, or the
-// first ones of the backend; the caller calls it once its run is under way.
-func (s *Supervisor) runProcess(ctx context.Context, agent store.Agent, p api.Plugin, rs runSetup, runID string, log hclog.Logger) (*process, func(), error) {
-	x, refill := s.takeSpare(p)
-	if x != nil {
+func (s *Supervisor) runProcess(ctx context.Context, agent store.Agent, p api.Plugin, rs runSetup, runID string, log hclog.Logger) (*process, error) {
+	if x := s.takeSpare(p); x != nil {
 		if err := s.db.ClaimSpare(ctx, x.id, runID); err != nil {
 			x.proc.stop()
 			_ = s.db.RemoveWorker(context.WithoutCancel(ctx), x.id)
-			return nil, refill, err
+			return nil, err
 		}
 		log.Debug("run takes a warm spare", "pid", x.proc.pid, "spare", x.id)
-		return x.proc, refill, nil
+		return x.proc, nil
 	}
 	s.spareEvent(p.Name, api.ColdStart)
 	proc, err := s.startProcess(p, "run", rs.projectDir, agent.Config.EnvList(), log)
 	if err != nil {
-		return nil, refill, err
+		return nil, err
 	}
 	if err := s.db.AddWorker(ctx, store.Worker{RunID: runID, PID: proc.pid, PGID: proc.pid, PluginPath: proc.path, PluginSHA256: p.SHA256}); err != nil {
 		proc.stop()
-		return nil, refill, err
+		return nil, err
 	}
-	return proc, refill, nil
+	return proc, nil
 }
 
 // process is a started backend plugin process, handshaken, its backend
