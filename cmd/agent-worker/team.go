@@ -272,19 +272,22 @@ func (e *env) docRead(ctx context.Context, c *api.Client, scope api.Target, file
 
 // docList is `doc list`: the scope's documents with their sizes.
 func (e *env) docList(ctx context.Context, c *api.Client, scope api.Target, _ string, _ []string) error {
-	docs, err := c.DocList(ctx, scope)
+	l, err := c.DocList(ctx, scope)
 	if err != nil {
 		return err
 	}
 	if e.json {
-		return e.printJSON(api.DocumentList{Documents: docs})
+		return e.printJSON(l)
 	}
-	if len(docs) == 0 {
+	if l.Owner != "" {
+		e.printf("owner: %s (only %s may change documents)\n", l.Owner, l.Owner)
+	}
+	if len(l.Documents) == 0 {
 		e.printf("no documents in %s\n", scope.Display())
 		return nil
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-	for _, d := range docs {
+	for _, d := range l.Documents {
 		fmt.Fprintf(tw, "%s\t%d bytes\n", d.Path, d.Size)
 	}
 	return tw.Flush()

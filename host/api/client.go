@@ -346,10 +346,10 @@ func readSSE(r io.Reader, fn func(event string, data []byte) error) error {
 	return sc.Err()
 }
 
-// DocList is GET /docs/{wf}/{tag}.
-func (c *Client) DocList(ctx context.Context, scope Target) ([]DocumentInfo, error) {
+// DocList is GET /docs/{wf}/{tag}: the documents and who may change them.
+func (c *Client) DocList(ctx context.Context, scope Target) (DocumentList, error) {
 	var l DocumentList
-	return l.Documents, c.do(ctx, http.MethodGet, docPath(scope, ""), nil, &l)
+	return l, c.do(ctx, http.MethodGet, docPath(scope, ""), nil, &l)
 }
 
 // DocRead is GET /docs/{wf}/{tag}/{path}.
@@ -366,6 +366,17 @@ func (c *Client) DocWrite(ctx context.Context, scope Target, path string, w Docu
 // DocAppend is POST /docs/{wf}/{tag}/{path}.
 func (c *Client) DocAppend(ctx context.Context, scope Target, path, content string) error {
 	return c.do(ctx, http.MethodPost, docPath(scope, path), DocumentWrite{Content: content}, nil)
+}
+
+// Proposals is GET /proposals/{wf}/{tag}: the team's proposals with their
+// votes, newest first; activeOnly leaves out the closed ones.
+func (c *Client) Proposals(ctx context.Context, scope Target, activeOnly bool) ([]Proposal, error) {
+	path := "/proposals/" + url.PathEscape(scope.Workflow) + "/" + url.PathEscape(scope.Tag)
+	if activeOnly {
+		path += "?active=true"
+	}
+	var l ProposalList
+	return l.Proposals, c.do(ctx, http.MethodGet, path, nil, &l)
 }
 
 func docPath(scope Target, path string) string {

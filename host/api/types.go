@@ -206,6 +206,13 @@ type Message = tools.Message
 // DocumentInfo describes one document in GET /docs/{wf}/{tag}.
 type DocumentInfo = tools.DocumentInfo
 
+// Proposal is a team vote in GET /proposals/{wf}/{tag}, the same shape the
+// team_proposal_* tools give agents.
+type Proposal = tools.Proposal
+
+// Vote is one member's current vote on a Proposal.
+type Vote = tools.Vote
+
 // SendRequest is the body of POST /send: a human (sender "user") writes
 // into a channel. An agent target gets an @mention prepended.
 type SendRequest struct {
@@ -237,6 +244,14 @@ type DocumentWrite struct {
 // DocumentList is the body of GET /docs/{wf}/{tag}.
 type DocumentList struct {
 	Documents []DocumentInfo `json:"documents"`
+	// Owner is the workflow's documentOwner, the one agent (besides the
+	// user) who may change documents; empty means every member may.
+	Owner string `json:"owner,omitempty"`
+}
+
+// ProposalList is the body of GET /proposals/{wf}/{tag}: newest first.
+type ProposalList struct {
+	Proposals []Proposal `json:"proposals"`
 }
 
 // MCPConfig is the body of POST /agents/{target}/mcp-config: what an outside

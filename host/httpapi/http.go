@@ -47,6 +47,7 @@ func (h *Server) routes(log hclog.Logger) http.Handler {
 	handle("GET /docs/{wf}/{tag}/{path...}", h.handleDocRead)
 	handle("PUT /docs/{wf}/{tag}/{path...}", h.handleDocWrite)
 	handle("POST /docs/{wf}/{tag}/{path...}", h.handleDocAppend)
+	handle("GET /proposals/{wf}/{tag}", h.handleProposals)
 	handle("PUT /budgets/{target}", h.handleSetBudget)
 	handle("DELETE /budgets/{target}", h.handleClearBudget)
 	handle("POST /run", h.handleRun)

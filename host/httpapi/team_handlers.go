@@ -312,7 +312,7 @@ func (h *Server) handleMCPConfig(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// docScope reads {wf}/{tag} from the path.
+// docScope reads {wf}/{tag} from the path (documents and proposals).
 func docScope(r *http.Request) (store.Scope, error) {
 	t, err := api.ParseTarget("@" + r.PathValue("wf") + ":" + r.PathValue("tag"))
 	return scopeOf(t), err
@@ -323,11 +323,15 @@ func (h *Server) handleDocList(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	wf, err := h.db.GetWorkflow(r.Context(), scope.Workflow, scope.Tag)
+	if err != nil {
+		return err
+	}
 	docs, err := h.team.DocList(r.Context(), scope)
 	if err != nil {
 		return err
 	}
-	out := api.DocumentList{Documents: []api.DocumentInfo{}}
+	out := api.DocumentList{Documents: []api.DocumentInfo{}, Owner: wf.DocsOwner}
 	for _, d := range docs {
 		out.Documents = append(out.Documents, api.DocumentInfo{Path: d.Path, Size: d.Size, UpdatedAt: d.UpdatedAt})
 	}
@@ -381,6 +385,38 @@ func (h *Server) docChange(w http.ResponseWriter, r *http.Request, do func(conte
 		return err
 	}
 	writeJSON(w, http.StatusOK, api.Status{Status: "ok", Target: scope.String() + "/" + path})
+	return nil
+}
+
+// handleProposals is GET /proposals/{wf}/{tag}: the team's proposals,
+// newest first, each with its votes; active=true keeps the open ones.
+func (h *Server) handleProposals(w http.ResponseWriter, r *http.Request) error {
+	scope, err := docScope(r)
+	if err != nil {
+		return err
+	}
+	var active bool
+	switch v := r.URL.Query().Get("active"); v {
+	case "", "false":
+	case "true":
+		active = true
+	default:
+		return api.Errorf(api.CodeInvalid, "active=%q: use active=true or leave it out", v)
+	}
+	// The store lists no proposals for a workflow it does not know; say
+	// that it is unknown, as every other scope route does.
+	if _, err := h.db.GetWorkflow(r.Context(), scope.Workflow, scope.Tag); err != nil {
+		return err
+	}
+	ps, err := h.team.Proposals(r.Context(), scope, active)
+	if err != nil {
+		return err
+	}
+	out := api.ProposalList{Proposals: []api.Proposal{}}
+	for _, p := range ps {
+		out.Proposals = append(out.Proposals, team.APIProposal(p))
+	}
+	writeJSON(w, http.StatusOK, out)
 	return nil
 }
 

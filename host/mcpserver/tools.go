@@ -226,7 +226,7 @@ func (s *Server) addProposalTools(srv *mcp.Server, me store.AgentKey) {
 			if err != nil {
 				return tools.Proposal{}, "", err
 			}
-			return view(p), fmt.Sprintf("opened %s %q: options %s", p.ID, p.Title, strings.Join(p.Options, ", ")), nil
+			return team.APIProposal(p), fmt.Sprintf("opened %s %q: options %s", p.ID, p.Title, strings.Join(p.Options, ", ")), nil
 		})
 
 	tool(s, srv, me, tools.TeamVote,
@@ -236,7 +236,7 @@ func (s *Server) addProposalTools(srv *mcp.Server, me store.AgentKey) {
 			if err != nil {
 				return tools.Proposal{}, "", err
 			}
-			return view(p), summary(p), nil
+			return team.APIProposal(p), summary(p), nil
 		})
 
 	tool(s, srv, me, tools.TeamProposalStatus,
@@ -258,7 +258,7 @@ func (s *Server) addProposalTools(srv *mcp.Server, me store.AgentKey) {
 			out := tools.ProposalsResult{Proposals: []tools.Proposal{}, Count: len(ps)}
 			var lines []string
 			for _, p := range ps {
-				out.Proposals = append(out.Proposals, view(p))
+				out.Proposals = append(out.Proposals, team.APIProposal(p))
 				lines = append(lines, summary(p))
 			}
 			if len(lines) == 0 {
@@ -274,7 +274,7 @@ func (s *Server) addProposalTools(srv *mcp.Server, me store.AgentKey) {
 			if err != nil {
 				return tools.Proposal{}, "", err
 			}
-			return view(p), "cancelled " + p.ID, nil
+			return team.APIProposal(p), "cancelled " + p.ID, nil
 		})
 }
 
@@ -332,19 +332,6 @@ func (s *Server) docList(ctx context.Context, scope store.Scope) (tools.DocListR
 		out.Documents = append(out.Documents, tools.DocumentInfo{Path: d.Path, Size: d.Size, UpdatedAt: d.UpdatedAt})
 	}
 	return out, nil
-}
-
-func view(p store.Proposal) tools.Proposal {
-	v := tools.Proposal{ID: p.ID, Type: p.Type, Title: p.Title, Creator: p.Creator, Options: p.Options,
-		Resolution: p.Resolution, Quorum: p.Quorum, Binding: p.Binding, State: p.State, Winner: p.Winner,
-		Votes: []tools.Vote{}, ExpiresAt: p.ExpiresAt}
-	if p.TieBreaker == "creator-decides" {
-		v.Resolution = "creator-decides"
-	}
-	for _, vt := range p.Votes {
-		v.Votes = append(v.Votes, tools.Vote{Voter: vt.Voter, Choice: vt.Choice, Reason: vt.Reason})
-	}
-	return v
 }
 
 func summary(p store.Proposal) string {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/agent-worker/agent-worker/host/api"
 	"github.com/agent-worker/agent-worker/store"
 )
 
@@ -41,6 +42,22 @@ func (s *Service) Proposal(ctx context.Context, scope store.Scope, id string) (s
 // Proposals lists the proposals of scope, newest first.
 func (s *Service) Proposals(ctx context.Context, scope store.Scope, activeOnly bool) ([]store.Proposal, error) {
 	return s.db.ListProposals(ctx, scope, activeOnly)
+}
+
+// APIProposal is a proposal as agents (team_proposal_*) and HTTP clients
+// (GET /proposals) see it: one conversion, so both always agree. A
+// creator-decides tie-break shows as the resolution the creator asked for.
+func APIProposal(p store.Proposal) api.Proposal {
+	v := api.Proposal{ID: p.ID, Type: p.Type, Title: p.Title, Creator: p.Creator, Options: p.Options,
+		Resolution: p.Resolution, Quorum: p.Quorum, Binding: p.Binding, State: p.State, Winner: p.Winner,
+		Votes: []api.Vote{}, ExpiresAt: p.ExpiresAt}
+	if p.TieBreaker == "creator-decides" {
+		v.Resolution = "creator-decides"
+	}
+	for _, vt := range p.Votes {
+		v.Votes = append(v.Votes, api.Vote{Voter: vt.Voter, Choice: vt.Choice, Reason: vt.Reason})
+	}
+	return v
 }
 
 func (s *Service) publishAll(msgs []store.Message) {
