@@ -184,7 +184,7 @@ Every flag can also be set from the environment: --home ← AGENT_WORKER_HOME.
 		FlagSet: fs,
 		Subcommands: []*ffcli.Command{
 			daemonCmd(e), statusCmd(e), newCmd(e), listCmd(e, "list"), listCmd(e, "ls"),
-			infoCmd(e), stopCmd(e), sendCmd(e), peekCmd(e), docCmd(e), mcpConfigCmd(e),
+			infoCmd(e), stopCmd(e), sendCmd(e), peekCmd(e), docCmd(e), proposalsCmd(e), mcpConfigCmd(e),
 			askCmd(e), serveCmd(e), pluginsCmd(e, "plugins"), pluginsCmd(e, "backends"),
 			resumeCmd(e), resetCmd(e), scheduleCmd(e), runCmd(e), startCmd(e), workflowsCmd(e),
 			pauseCmd(e), cancelCmd(e), runsCmd(e), logsCmd(e), budgetCmd(e),

@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/peterbourgon/ff/v3"
 	"github.com/peterbourgon/ff/v3/ffcli"
@@ -291,6 +292,82 @@ func (e *env) docList(ctx context.Context, c *api.Client, scope api.Target, _ st
 		fmt.Fprintf(tw, "%s\t%d bytes\n", d.Path, d.Size)
 	}
 	return tw.Flush()
+}
+
+func proposalsCmd(e *env) *ffcli.Command {
+	fs := flag.NewFlagSet("proposals", flag.ContinueOnError)
+	e.common(fs)
+	active := fs.Bool("active", false, "only the proposals still open for votes")
+	return leaf("proposals", "proposals <@wf[:tag]> [--active] [--json]",
+		"show a team's proposals, newest first, with their options, votes and outcome", fs, [2]int{1, 1},
+		func(ctx context.Context, args []string) error {
+			t, err := parseTarget(args[0])
+			if err != nil {
+				return err
+			}
+			if !t.IsScope() {
+				return usagef("proposals belong to a workflow: give %s, not an agent", api.Target{Workflow: t.Workflow, Tag: t.Tag}.Display())
+			}
+			c, err := e.connect(ctx, true)
+			if err != nil {
+				return err
+			}
+			ps, err := c.Proposals(ctx, t, *active)
+			if err != nil {
+				return err
+			}
+			if e.json {
+				return e.printJSON(api.ProposalList{Proposals: ps})
+			}
+			if len(ps) == 0 {
+				what := "proposals"
+				if *active {
+					what = "active proposals"
+				}
+				e.printf("no %s in %s\n", what, t.Display())
+				return nil
+			}
+			for i, p := range ps {
+				if i > 0 {
+					e.printf("\n")
+				}
+				e.printProposal(p)
+			}
+			return nil
+		})
+}
+
+// printProposal shows one proposal as a block: what it asks and how it is
+// decided, the count per option, the outcome once closed, and each vote.
+func (e *env) printProposal(p api.Proposal) {
+	e.printf("%s  %s  %q\n", p.ID, p.State, p.Title)
+	rule := fmt.Sprintf("  %s by %s, %s, %d of %d votes", p.Type, p.Creator, p.Resolution, len(p.Votes), p.Quorum)
+	if p.Binding {
+		rule += ", binding"
+	}
+	if p.State == "active" && !p.ExpiresAt.IsZero() {
+		rule += ", expires " + p.ExpiresAt.Local().Format(time.DateTime)
+	}
+	e.printf("%s\n", rule)
+	counts := map[string]int{}
+	for _, v := range p.Votes {
+		counts[v.Choice]++
+	}
+	opts := make([]string, 0, len(p.Options))
+	for _, o := range p.Options {
+		opts = append(opts, fmt.Sprintf("%s (%d)", o, counts[o]))
+	}
+	e.printf("  options: %s\n", strings.Join(opts, ", "))
+	if p.Winner != "" {
+		e.printf("  winner:  %s\n", p.Winner)
+	}
+	for _, v := range p.Votes {
+		line := "  " + v.Voter + " → " + v.Choice
+		if v.Reason != "" {
+			line += " (" + oneLine(v.Reason, 200) + ")"
+		}
+		e.printf("%s\n", line)
+	}
 }
 
 func (e *env) done(what string, scope api.Target, file string) error {

@@ -73,6 +73,7 @@ func TestE2ESendPeekAndDocs(t *testing.T) {
 		"traversal":      {[]string{"doc", "read", "--file", "../../etc/passwd.md"}, api.ExitUsage, ".."},
 		"no content":     {[]string{"doc", "write"}, api.ExitUsage, "missing content"},
 		"unknown scope":  {[]string{"peek", "@nowhere"}, api.ExitNotFound, "not found"},
+		"no proposals":   {[]string{"proposals", "@nowhere"}, api.ExitNotFound, `workflow "nowhere:main" not found`},
 		"bad -n":         {[]string{"peek", "-n", "0"}, api.ExitUsage, "-n"},
 	} {
 		r := c.run(tc.args...)

@@ -72,6 +72,26 @@ func TestE2EExamplesRunToCompletion(t *testing.T) {
 			if !strings.Contains(r.stdout, "run(s), 0 failed") {
 				t.Errorf("no summary:\n%s", r.stdout)
 			}
+			if name == "decision" {
+				// The vote stays readable once the run is over, as does
+				// who may change the documents.
+				out := c.ok("proposals", "@decision")
+				for _, want := range []string{`prop-1  resolved  "Database for the new service"`, "options: postgres (2), sqlite (0)",
+					"winner:  postgres", "backend-dev → postgres (we need concurrent writers)"} {
+					if !strings.Contains(out, want) {
+						t.Errorf("proposals output lacks %q:\n%s", want, out)
+					}
+				}
+				if out := c.ok("proposals", "@decision", "--active"); out != "no active proposals in @decision\n" {
+					t.Errorf("proposals --active = %q", out)
+				}
+				if out := c.ok("doc", "list", "@decision"); !strings.HasPrefix(out, "owner: lead (only lead may change documents)\n") {
+					t.Errorf("doc list = %q", out)
+				}
+				if r := c.run("proposals", "lead@decision"); r.code != api.ExitUsage || !strings.Contains(r.stderr, "give @decision") {
+					t.Errorf("proposals of an agent: exit %d, stderr %q", r.code, r.stderr)
+				}
+			}
 			if name == "code-review" {
 				doc := filepath.Join(dir, ".workflow", "code-review", "main", "documents", "notes.md")
 				b, err := os.ReadFile(doc)
