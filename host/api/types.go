@@ -78,6 +78,19 @@ type Workflow struct {
 	// Spend totals the runs of the workflow:tag, of members gone since
 	// included.
 	Spend *Spend `json:"spend,omitempty"`
+	// Budget is the workflow:tag's own budget, if it has one, and what it
+	// covers has spent (GET /workflows and GET /workflows/{name}/{tag}).
+	Budget *Budget `json:"budget,omitempty"`
+}
+
+// Budget is a budget's limits (nil: unset) and the spend it counts: the
+// runs since the workflow (re)started.
+type Budget struct {
+	USD    *float64 `json:"usd,omitempty"`
+	Tokens *int64   `json:"tokens,omitempty"`
+	Runs   *int64   `json:"runs,omitempty"`
+	Hard   bool     `json:"hard,omitempty"`
+	Spent  Spend    `json:"spent"`
 }
 
 // Member is one agent of a workflow and its state.

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/agent-worker/agent-worker/host/api"
@@ -44,4 +45,26 @@ func (h *Server) handleClearBudget(w http.ResponseWriter, r *http.Request) error
 	}
 	writeJSON(w, http.StatusOK, api.Status{Status: "budget cleared", Target: t.Display()})
 	return nil
+}
+
+// workflowBudget is wf's own budget with what its runs have spent since
+// the workflow (re)started, the spend the scheduler holds it to; nil when
+// it has none.
+func (h *Server) workflowBudget(ctx context.Context, wf store.Workflow) (*api.Budget, error) {
+	scope := store.Scope{Workflow: wf.Name, Tag: wf.Tag}
+	bs, err := h.db.Budgets(ctx, scope)
+	if err != nil {
+		return nil, err
+	}
+	for _, b := range bs {
+		if b.Agent != "" {
+			continue
+		}
+		st, err := h.db.Stats(ctx, scope, wf.StartedAt)
+		if err != nil {
+			return nil, err
+		}
+		return &api.Budget{USD: b.USD, Tokens: b.Tokens, Runs: b.Runs, Hard: b.Hard, Spent: *apiSpend(st)}, nil
+	}
+	return nil, nil
 }

@@ -242,7 +242,11 @@ func (h *Server) listWorkflows(ctx context.Context, agents []api.Agent) ([]api.W
 	}
 	out := make([]api.Workflow, 0, len(rows))
 	for _, wf := range rows {
-		out = append(out, toAPIWorkflow(wf, agents))
+		w := toAPIWorkflow(wf, agents)
+		if w.Budget, err = h.workflowBudget(ctx, wf); err != nil {
+			return nil, err
+		}
+		out = append(out, w)
 	}
 	return out, nil
 }
@@ -362,6 +366,9 @@ func (h *Server) apiWorkflow(ctx context.Context, scope store.Scope, withProgres
 		return api.Workflow{}, err
 	}
 	out := toAPIWorkflow(wf, agents)
+	if out.Budget, err = h.workflowBudget(ctx, wf); err != nil {
+		return api.Workflow{}, err
+	}
 	// One workflow's runs, not every run's (addSpend): event streams
 	// build this view on every message of their scope.
 	st, err := h.db.Stats(ctx, scope, time.Time{})

@@ -22,7 +22,8 @@ import (
 // and large content goes through resources.
 const MaxBodyBytes = 1 << 20
 
-// routes is the whole HTTP API. Every route sits behind the bearer check.
+// routes is the whole HTTP API. Every route sits behind the bearer check
+// but /mcp (agent tokens), /hooks (signatures) and /console (sessions).
 func (h *Server) routes(log hclog.Logger) http.Handler {
 	mux := http.NewServeMux()
 	handle := func(pattern string, fn handlerFunc) { mux.Handle(pattern, apiHandler{fn, log}) }
@@ -63,6 +64,8 @@ func (h *Server) routes(log hclog.Logger) http.Handler {
 	handle("DELETE /workflows/{name}/{tag}", h.handleStopWorkflow)
 	handle("POST /workflows/{name}/{tag}/pause", h.handlePauseWorkflow)
 	handle("POST /workflows/{name}/{tag}/resume", h.handleResumeWorkflow)
+	handle("GET /resources/{wf}/{tag}/{id}", h.handleResource)
+	handle("POST /console/codes", h.handleConsoleCode)
 	mux.Handle("GET /metrics", h.metrics)
 	// Profiles of the running daemon (go tool pprof), behind the token like
 	// everything else: a profile shows what the daemon is doing.
@@ -80,6 +83,13 @@ func (h *Server) routes(log hclog.Logger) http.Handler {
 	// Webhooks are authenticated by their signature (host/triggers).
 	top.Handle("POST /hooks/{workflow}/{name}", apiHandler{h.handleHook, log})
 	top.Handle("/", h.requireToken(mux))
+	// The console authenticates browsers with its own session cookie and
+	// calls the routes above in process; minting its login codes takes
+	// the token.
+	if h.console != nil {
+		top.Handle("/console/", h.console.Handler(mux))
+		top.Handle("POST /console/codes", h.requireToken(mux))
+	}
 	return logRequests(log, top)
 }
 

@@ -64,6 +64,15 @@ type Hooks interface {
 	Deliver(ctx context.Context, d triggers.Delivery) (api.HookResult, error)
 }
 
+// Console is the web console (host/console.Server).
+type Console interface {
+	// Handler serves /console/ for logged-in sessions as a client of
+	// inner, the routes behind the bearer token.
+	Handler(inner http.Handler) http.Handler
+	// NewLogin mints a one-time login link under the daemon's baseURL.
+	NewLogin(baseURL string) api.ConsoleLogin
+}
+
 // Deps are the services the HTTP API calls; the handlers hold no state of
 // their own beyond them.
 type Deps struct {
@@ -98,6 +107,8 @@ type Deps struct {
 	Log     hclog.Logger
 	// Runs follows live runs for GET /runs/{id}/events.
 	Runs Runs
+	// Console serves /console/; nil serves none.
+	Console Console
 }
 
 // Server is the HTTP API over the daemon's services.
@@ -121,6 +132,7 @@ type Server struct {
 	stop        <-chan struct{}
 	log         hclog.Logger
 	runs        Runs
+	console     Console
 }
 
 // New returns the whole HTTP API as one handler: /mcp, and every other
@@ -129,6 +141,6 @@ func New(d Deps) http.Handler {
 	h := &Server{db: d.DB, team: d.Team, sched: d.Sched, agents: d.Agents, wfs: d.Workflows, catalog: d.Catalog,
 		mcp: d.MCP, metrics: d.Metrics, token: d.Token, info: d.Info, listen: d.Listen, home: d.Home, startedAt: d.StartedAt, now: d.Now,
 		stopServing: d.Shutdown, stop: d.Stopping, log: d.Log,
-		runs: d.Runs, hooks: d.Hooks}
+		runs: d.Runs, hooks: d.Hooks, console: d.Console}
 	return h.routes(d.Log)
 }
