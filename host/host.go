@@ -18,6 +18,7 @@ import (
 
 	"github.com/agent-worker/agent-worker/host/agents"
 	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/console"
 	"github.com/agent-worker/agent-worker/host/httpapi"
 	"github.com/agent-worker/agent-worker/host/mcpserver"
 	"github.com/agent-worker/agent-worker/host/metrics"
@@ -190,7 +191,7 @@ func New(cfg Config) (_ *Host, err error) {
 	handler := httpapi.New(httpapi.Deps{DB: h.db, Team: h.team, Sched: h.sched, Agents: h.agents, Workflows: h.wfs, Catalog: h.catalog, Hooks: h.hooks,
 		MCP: h.mcp, Token: h.token, Info: h.Info, Listen: h.ln.Addr().String(), Home: home, StartedAt: h.startedAt, Now: cfg.Now,
 		Shutdown: h.requestStop, Stopping: h.stop, Metrics: h.metrics.Handler(), Log: httpLog,
-		Runs: h.sup})
+		Runs: h.sup, Console: console.New(console.Config{Now: cfg.Now, Log: h.log.Named("console")})})
 	h.srv = &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
