@@ -8,9 +8,11 @@ LDFLAGS  := -X github.com/agent-worker/agent-worker/host/api.Version=$(VERSION)
 # make run keeps its state beside the checkout unless told otherwise.
 RUN_HOME ?= $(CURDIR)/.run-home
 AW       := AGENT_WORKER_HOME=$(RUN_HOME) ./$(BIN)/agent-worker
+# apt needs root: sudo unless make already runs as root.
+SUDO     := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .DEFAULT_GOAL := all
-.PHONY: all help build plugins run test test-e2e bench bench-go soak lint proto proto-check clean check-deps
+.PHONY: all help build plugins run test test-e2e screenshot bench bench-go soak lint proto proto-check clean check-deps
 
 all: build plugins ## build bin/agent-worker and every first-party plugin into plugins.d/
 
@@ -31,6 +33,8 @@ run: build plugins ## run the code-review example team on mock backends (daemon 
 	@echo "The review is a real file: examples/code-review/.workflow/code-review/main/documents/notes.md"
 	@echo "The daemon keeps running in the background (log: $(RUN_HOME)/logs/daemon.log)."
 	@echo "Try: AGENT_WORKER_HOME=$(RUN_HOME) ./$(BIN)/agent-worker status"
+	@echo "Watch and steer it in your browser: AGENT_WORKER_HOME=$(RUN_HOME) ./$(BIN)/agent-worker console"
+	@echo "  (prints a one-time login link to the web console, valid 60 s, and opens it when there is a browser)"
 	@echo "Stop it with: AGENT_WORKER_HOME=$(RUN_HOME) ./$(BIN)/agent-worker stop --all"
 
 test: ## run all tests, end-to-end ones included (race detector on)
@@ -44,14 +48,19 @@ CLAUDE_CODE_VERSION := 2.1.197
 CODEX_VERSION       := 0.169.0
 E2E_BIN             := $(E2E_CACHE)/node_modules/.bin
 
-test-e2e: ## install the pinned claude and codex CLIs (cache outside the repo) and run the end-to-end tests against them
+test-e2e: ## install the pinned claude and codex CLIs (cache outside the repo) and Debian's chromium when absent, and run the end-to-end tests against them
 	@if [ "$$($(E2E_BIN)/claude --version 2>/dev/null)" != "$(CLAUDE_CODE_VERSION) (Claude Code)" ] || \
 	    [ "$$($(E2E_BIN)/codex --version 2>/dev/null)" != "codex-cli $(CODEX_VERSION)" ]; then \
 		mkdir -p $(E2E_CACHE) && echo "installing claude-code $(CLAUDE_CODE_VERSION) and codex $(CODEX_VERSION) into $(E2E_CACHE)" && \
 		npm install --prefix $(E2E_CACHE) --no-audit --no-fund --loglevel=error \
 			@anthropic-ai/claude-code@$(CLAUDE_CODE_VERSION) @openai/codex@$(CODEX_VERSION); \
 	fi
-	PATH="$(E2E_BIN):$$PATH" AGENT_WORKER_E2E_CLIS=1 $(GO) test -race -count=1 -run 'E2E' ./cmd/... ./plugins/...
+	@command -v chromium >/dev/null || { echo "installing Debian's chromium for the console's browser test"; \
+		$(SUDO) apt-get update -q >/dev/null && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null; }
+	PATH="$(E2E_BIN):$$PATH" AGENT_WORKER_E2E_CLIS=1 AGENT_WORKER_E2E_BROWSER=1 $(GO) test -race -count=1 -run 'E2E' ./cmd/... ./plugins/...
+
+screenshot: ## drive the web console in chromium and save a full-page screenshot of a team to docs/console.png
+	AGENT_WORKER_E2E_BROWSER=1 AGENT_WORKER_SCREENSHOT=$(CURDIR)/docs/console.png $(GO) test -count=1 -run 'TestE2EConsoleBrowser' ./cmd/agent-worker
 
 bench: build plugins ## one side-by-side table of a real daemon beside its ceilings (raw SQLite, the bare MCP SDK); also written to docs/performance.md
 	$(GO) build -o $(BIN)/agent-worker-bench ./cmd/agent-worker-bench

@@ -119,7 +119,8 @@ func TestEveryRouteNeedsTheToken(t *testing.T) {
 		{"GET", "/health"}, {"POST", "/shutdown"}, {"GET", "/agents"}, {"POST", "/agents"},
 		{"GET", "/agents/alice"}, {"DELETE", "/agents/alice"}, {"GET", "/workflows"},
 		{"GET", "/workflows/global/main"}, {"DELETE", "/workflows/x/main"}, {"GET", "/metrics"}, {"GET", "/no-such-route"},
-		{"GET", "/docs/global/main"}, {"GET", "/proposals/global/main"},
+		{"GET", "/docs/global/main"}, {"GET", "/proposals/global/main"}, {"GET", "/resources/global/main/res_0123456789abcdef"},
+		{"POST", "/console/codes"},
 		{"GET", "/debug/pprof/"}, {"GET", "/debug/pprof/heap"},
 	}
 	auths := map[string]string{

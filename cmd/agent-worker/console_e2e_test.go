@@ -75,7 +75,7 @@ func TestE2EConsoleBrowser(t *testing.T) {
 	if err := os.WriteFile(file, []byte(consoleTeam), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	c.ok("status") // starts the daemon
+	c.ok("list") // starts the daemon
 
 	// `console --no-open` prints the link; --json gives it to scripts.
 	var login api.ConsoleLogin
@@ -213,23 +213,17 @@ func TestE2EConsoleBrowser(t *testing.T) {
 		t.Error("the overview reloaded instead of updating in place")
 	}
 
-	// The team page: the kickoff is there, alice is running; her reply
-	// arrives live once the gate opens.
+	// The team page: the kickoff is there and alice is running (held at
+	// the gate). A message sent from the page reaches the channel (peek),
+	// and bob's reply appears without a reload.
 	must("open the team", chromedp.Click(chromedp.CSS(`a[href="/console/team/crew/main"]`)))
 	waitJS("the team page with the kickoff", `!!document.querySelector("#messages") && document.querySelector("#messages").innerText.includes("please review the plan")`)
 	waitJS("the live stream", `document.documentElement.dataset.live === "on"`)
 	waitJS("alice running", `document.querySelector('tr[data-agent="alice@crew"]').innerText.includes("running")`)
 	must("mark the team page", chromedp.Evaluate[chromedp.Void](`window.__sameLoad = true`))
-	if err := os.WriteFile(filepath.Join(dir, "gate"), nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	waitJS("alice's reply", `document.querySelector("#messages").innerText.includes("the plan looks sound")`)
-	waitJS("alice idle again", `document.querySelector('tr[data-agent="alice@crew"]').innerText.includes("idle")`)
-
-	// Send from the page: it reaches the channel (peek) and the page.
 	must("send", chromedp.SetValue(chromedp.CSS(`#send textarea`), "@bob hello from the browser"), chromedp.Click(chromedp.CSS(`#send button`)))
 	waitJS("the sent message", `document.querySelector("#messages").innerText.includes("hello from the browser")`)
-	waitJS("bob's answer", `document.querySelector("#messages").innerText.includes("[bob] Processed")`)
+	waitJS("bob's reply", `document.querySelector("#messages").innerText.includes("[bob] Processed")`)
 	if out := c.ok("peek", "@crew", "-n", "20"); !strings.Contains(out, "user") || !strings.Contains(out, "hello from the browser") {
 		t.Errorf("peek does not show the message sent from the page:\n%s", out)
 	}
@@ -240,6 +234,30 @@ func TestE2EConsoleBrowser(t *testing.T) {
 	if !same {
 		t.Error("the team page reloaded, or a <script> from the channel ran")
 	}
+
+	// Alice's run in flight: its page follows the transcript live until
+	// the run ends.
+	must("open alice's run", chromedp.Click(chromedp.CSS(`tr[data-agent="alice@crew"] a[href^="/console/runs/run_"]`)))
+	waitJS("the live run page", `!!document.querySelector(".live") && document.documentElement.dataset.live === "on"`)
+	must("mark the run page", chromedp.Evaluate[chromedp.Void](`window.__sameLoad = true`))
+	if err := os.WriteFile(filepath.Join(dir, "gate"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitJS("the run's end on its page", `document.querySelector("#transcript").innerText.includes("alice done.") && document.querySelector("#run-head h1").innerText.includes("succeeded")`)
+	eval("no reload", `window.__sameLoad === true`, &same)
+	if !same {
+		t.Error("the run page reloaded instead of following the run")
+	}
+	var transcript string
+	eval("transcript", `document.querySelector("main").textContent`, &transcript)
+	for _, want := range []string{"you review plans.", "please review the plan", "tool call", "team_doc_append", "tool result", "1200 tokens in, 340 out", "$0.0123", "alice done."} {
+		if !strings.Contains(strings.ToLower(transcript), want) {
+			t.Errorf("the run page lacks %q:\n%s", want, transcript)
+		}
+	}
+	must("back to the team", chromedp.Navigate(base+"/console/team/crew/main"))
+	waitJS("alice's reply", `document.querySelector("#messages").innerText.includes("the plan looks sound")`)
+	waitJS("alice idle again", `document.querySelector('tr[data-agent="alice@crew"]').innerText.includes("idle")`)
 
 	// A POST without the CSRF token is refused and posts nothing.
 	var status int
@@ -273,18 +291,10 @@ func TestE2EConsoleBrowser(t *testing.T) {
 	must("resume the team", chromedp.Click(chromedp.CSS(`#team-head .b-resume`)))
 	waitJS("the team running", `document.querySelector("#team-head h1").innerText.includes("running")`)
 
-	// Alice's run: its transcript shows the prompt, the tool call of her
-	// reply, its usage and cost.
+	// The runs list filters by agent and leads to the same transcript.
 	must("runs", chromedp.Navigate(base+"/console/runs?target="+"alice%40crew"))
 	must("open the run", chromedp.Click(chromedp.CSS(`table.runs tbody tr:last-child a`)))
 	waitJS("the transcript", `document.querySelector("#transcript") && document.querySelector("#transcript").innerText.includes("team_doc_append")`)
-	var transcript string
-	eval("transcript", `document.querySelector("main").textContent`, &transcript)
-	for _, want := range []string{"you review plans.", "please review the plan", "tool call", "team_doc_append", "tool result", "1200 tokens in, 340 out", "$0.0123", "alice done."} {
-		if !strings.Contains(strings.ToLower(transcript), want) {
-			t.Errorf("the run page lacks %q:\n%s", want, transcript)
-		}
-	}
 
 	// The other views render with this team.
 	for path, want := range map[string]string{"/console/cost": "Per agent", "/console/plugins": "mock", "/console/docs/crew/main": "notes.md", "/console/docs/crew/main/notes.md": "the plan looks sound"} {
@@ -312,6 +322,19 @@ func TestE2EConsoleBrowser(t *testing.T) {
 	var weight struct{ HTML, JS, CSS int }
 	eval("page weight", `Promise.all([location.href, "/console/static/console.js", "/console/static/console.css"].map(u => fetch(u).then(r => r.text()).then(s => new Blob([s]).size))).then(([h, j, c]) => ({HTML: h, JS: j, CSS: c}))`, &weight)
 	t.Logf("team page weight: HTML %d B + JS %d B + CSS %d B = %d B", weight.HTML, weight.JS, weight.CSS, weight.HTML+weight.JS+weight.CSS)
+
+	// Sessions end with the daemon: after `stop --all` and a new daemon,
+	// the browser's cookie (cookies ignore the port) opens nothing.
+	c.ok("stop", "--all")
+	c.ok("list") // a new daemon
+	d, err := api.ReadDaemonInfo(c.home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err = chromedp.Run(ctx, chromedp.NavigateResponse(d.URL()+"/console/"))
+	if err != nil || resp.Status != 401 {
+		t.Errorf("the old session on a new daemon: %v %v, want 401", resp, err)
+	}
 }
 
 func jsString(s string) string {
