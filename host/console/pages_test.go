@@ -1,0 +1,127 @@
+package console
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agent-worker/agent-worker/host/api"
+)
+
+// fullAPI answers the API calls of every page with every optional field
+// set: a template that names a field the API type lacks fails only when
+// it runs, so this runs them all.
+func fullAPI(t *testing.T) http.Handler {
+	now := time.Now().UTC()
+	ended := now.Add(2 * time.Second)
+	cost, usd := 0.42, 5.0
+	tokens, runs := int64(100000), int64(50)
+	spend := &api.Spend{Runs: 3, FailedRuns: 1, InputTokens: 1200, OutputTokens: 300, CostUSD: 0.42, UnpricedRuns: 1}
+	wf := api.Workflow{Name: "crew", Tag: "main", Target: "@crew", State: api.WorkflowPaused, Error: "rejected edit: crew.yaml:3: bad",
+		Agents: []string{"alice"}, Members: []api.Member{{Name: "alice", State: api.AgentRunning}}, Spend: spend,
+		Budget: &api.Budget{USD: &usd, Tokens: &tokens, Runs: &runs, Hard: true, Spent: *spend}, CreatedAt: now, UpdatedAt: now}
+	global := api.Workflow{Name: api.GlobalWorkflow, Tag: "main", Target: "@global", State: api.WorkflowRunning, Members: []api.Member{}}
+	alice := api.Agent{Name: "alice", Workflow: "crew", Tag: "main", Target: "alice@crew", Backend: "mock", Model: "m1",
+		State: api.AgentRunning, Error: "last attempt failed", InboxDepth: 2, Spend: spend}
+	bob := api.Agent{Name: "bob", Workflow: "crew", Tag: "main", Target: "bob@crew", Backend: "mock", State: api.AgentFailed, Error: "crashed"}
+	run := api.Run{ID: "run_1", Agent: "alice@crew", Backend: "mock", Attempt: 2, State: api.RunRunning, StartedAt: now,
+		Scope: "@crew", Model: "m1", InputTokens: 1200, OutputTokens: 300, CostUSD: &cost, CostSource: "plugin"}
+	failed := api.Run{ID: "run_0", Agent: "bob@crew", Backend: "mock", Attempt: 1, State: api.RunFailed, StartedAt: now.Add(-time.Minute),
+		EndedAt: &ended, DurationMS: 2000, Scope: "@crew", Error: "plugin crashed: exit status 3"}
+	raw := func(v any) json.RawMessage { b, _ := json.Marshal(v); return b }
+	events := []api.RunEvent{
+		{N: 1, Kind: api.RunEventPrompt, At: now, Data: raw(api.PromptEvent{System: "You review.", InboxUntilSeq: 3, Omitted: 1,
+			Inbox: []api.PromptMessage{{Seq: 1, From: "user", To: "alice", Content: "look"}}})},
+		{N: 2, Kind: "text", At: now, Data: raw(map[string]string{"text": "thinking"})},
+		{N: 3, Kind: "tool_call", At: now, Data: raw(map[string]any{"Name": "channel_send", "Args": map[string]string{"message": "hi"}})},
+		{N: 4, Kind: "tool_result", At: now, Data: raw(map[string]any{"Name": "channel_send", "Result": "refused", "IsError": true})},
+		{N: 5, Kind: "usage", At: now, Data: raw(map[string]any{"InputTokens": 10, "OutputTokens": 5, "CostUSD": 0.01})},
+		{N: 6, Kind: "session", At: now, Data: raw(map[string]string{"session_id": "s-1"})},
+		{N: 7, Kind: "log", At: now, Data: raw(map[string]int{"truncated": 900000})},
+		{N: 8, Kind: "odd", At: now, Data: json.RawMessage(`[1,2]`)},
+	}
+	msgs := []api.Message{
+		{Seq: 1, From: "alice", Kind: "message", Content: strings.Repeat("a long review ", 100), Mentions: []string{"bob"}, ResourceID: "res_0123456789abcdef", CreatedAt: now},
+		{Seq: 2, From: "bob", To: "alice", Kind: "message", Content: "a direct word", Mentions: []string{"alice"}, CreatedAt: now},
+		{Seq: 3, From: "system", Kind: "system", Content: "paused by the loop guard", CreatedAt: now},
+		{Seq: 4, From: "alice", Kind: "tool", Content: "team_doc_append notes.md", CreatedAt: now},
+	}
+	mux := http.NewServeMux()
+	reply := func(pattern string, v any) {
+		mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			_ = json.NewEncoder(w).Encode(v)
+		})
+	}
+	reply("GET /health", api.Health{Version: "test", Agents: []api.Agent{alice, bob}, Workflows: []api.Workflow{wf, global},
+		Problems: []string{"agent bob@crew failed: crashed"}, UptimeMS: 90000,
+		Workers: []api.Worker{{Run: "run_1", Agent: "alice@crew", Backend: "mock", PID: 4242, StartedAt: now}}})
+	reply("GET /workflows", api.WorkflowList{Workflows: []api.Workflow{wf, global}})
+	reply("GET /workflows/{name}/{tag}", wf)
+	reply("GET /agents", api.AgentList{Agents: []api.Agent{alice, bob}})
+	reply("GET /runs", api.RunList{Runs: []api.Run{run, failed}})
+	reply("GET /runs/{id}", api.RunDetail{Run: run, Events: events})
+	reply("GET /peek", api.MessageList{Messages: msgs})
+	reply("GET /docs/{wf}/{tag}", api.DocumentList{Owner: "alice", Documents: []api.DocumentInfo{{Path: "notes/plan.md", Size: 120, UpdatedAt: now}}})
+	reply("GET /docs/{wf}/{tag}/{path...}", api.Document{Path: "notes/plan.md", Content: "# Plan\n\n- one\n"})
+	reply("GET /proposals/{wf}/{tag}", api.ProposalList{Proposals: []api.Proposal{
+		{ID: "prop-1", Type: "decision", Title: "Which database", Creator: "alice", Options: []string{"postgres", "sqlite"},
+			Resolution: "plurality", Binding: true, State: "resolved", Winner: "postgres",
+			Votes: []api.Vote{{Voter: "alice", Choice: "postgres", Reason: "writers"}, {Voter: "bob", Choice: "sqlite"}}},
+		{ID: "prop-2", Type: "approval", Title: "Ship", Creator: "bob", Options: []string{"yes", "no"}, State: "active"}}})
+	reply("GET /resources/{wf}/{tag}/{id}", api.Resource{ID: "res_0123456789abcdef", Type: "markdown", Content: "the whole review", CreatedBy: "alice", CreatedAt: now})
+	reply("GET /plugins", api.PluginList{Dirs: []string{"/p"}, Plugins: []api.Plugin{
+		{Name: "mock", Kind: "backend", Path: "/p/agent-worker-backend-mock", SHA256: strings.Repeat("ab", 32), Version: "1.0", Status: "ok",
+			Spares: &api.SpareStats{Live: 1, Started: 3, Used: 2, ColdStarts: 1}},
+		{Name: "mock", Kind: "backend", Path: "/q/agent-worker-backend-mock", Shadowed: true},
+		{Name: "s3", Kind: "docs", Path: "/p/agent-worker-docs-s3", Error: "handshake failed"}}})
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		t.Errorf("a page called %s %s, which this test does not answer", r.Method, r.URL)
+		http.NotFound(w, r)
+	})
+	return mux
+}
+
+// Every page renders with every optional field set, and shows it.
+func TestEveryPageRendersEveryField(t *testing.T) {
+	s := New(Config{})
+	h := s.Handler(fullAPI(t))
+	cookie := &http.Cookie{Name: cookieName, Value: s.newSession()}
+	pages := map[string][]string{
+		"/console/":               {"@crew", "standalone agents", "rejected edit", "agent bob@crew failed", "run_1", "4242", "of $5.00", "1.5k of 100.0k tokens", "3 of 50 runs", "team_doc_append notes.md"},
+		"/console/team/crew/main": {"@crew", "Resume team", "run_1", "Cancel run", "DM → alice", "@bob", "show the rest", "res_0123456789abcdef", "2 unread", "last attempt failed"},
+		"/console/team/crew/main/messages?after=0":          {`id="m4"`, "team_doc_append notes.md"},
+		"/console/docs/crew/main":                           {"Owner: <b>alice</b>", "notes/plan.md", "prop-1", "Which database", "postgres <span class=\"muted\">1 vote(s)", "winner", "alice</b> → postgres", "writers", "binding", "No votes yet."},
+		"/console/docs/crew/main/notes/plan.md":             {"<h1>Plan</h1>", "<li>one</li>", "Owner: alice"},
+		"/console/resources/crew/main/res_0123456789abcdef": {"the whole review", "markdown by alice"},
+		"/console/runs?target=%40crew&failed=true&limit=5":  {"run_0", "plugin crashed", "unpriced", "$0.4200", "checked"},
+		"/console/runs/run_1":                               {"You review.", "inbox up to #3", "1 newer not recorded", "(DM → alice)", "thinking", "channel_send", "tool error", "refused", "10 tokens in, 5 out, $0.0100", "session s-1", "too large to keep", "  1,\n  2", "live", "Cancel run", "(plugin)"},
+		"/console/cost":                                     {"<svg", "<polyline", "alice@crew", "@crew", "Priced in US dollars"},
+		"/console/plugins":                                  {"abababababab", "1 · 3 · 2 · 1", "shadowed", "handshake failed", "run_0", "plugin crashed"},
+	}
+	for path, wants := range pages {
+		req := httptest.NewRequest("GET", path, nil)
+		req.AddCookie(cookie)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		body, _ := io.ReadAll(rec.Body)
+		if rec.Code != http.StatusOK {
+			t.Errorf("GET %s: %d\n%s", path, rec.Code, body)
+			continue
+		}
+		for _, want := range wants {
+			if !strings.Contains(string(body), want) {
+				t.Errorf("GET %s lacks %q", path, want)
+			}
+		}
+		for _, bad := range []string{"<no value>", "%!", "&lt;no value&gt;"} {
+			if strings.Contains(string(body), bad) {
+				t.Errorf("GET %s shows %q", path, bad)
+			}
+		}
+	}
+}
