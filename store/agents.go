@@ -39,7 +39,14 @@ type Agent struct {
 	Task   string
 	// Error explains the last failure, so that status can show why an agent
 	// is failed without digging through logs.
-	Error                string
+	Error string
+	// CanSpawn lets the agent spawn up to MaxSpawned live agents of its
+	// workflow:tag (agent_spawn) and stop them (agent_stop). SpawnedBy
+	// names the agent that spawned this one; "" for agents of a workflow
+	// file or the CLI.
+	CanSpawn             bool
+	MaxSpawned           int
+	SpawnedBy            string
 	CreatedAt, UpdatedAt time.Time
 }
 
@@ -52,7 +59,7 @@ type AgentFilter struct {
 }
 
 const agentColumns = `name, workflow, tag, backend, model, system, schedule, wakeup_prompt,
-	config_json, state, status, task, error, created_at, updated_at`
+	config_json, state, status, task, error, created_at, updated_at, can_spawn, max_spawned, spawned_by`
 
 func scanAgent(s *sqlite.Stmt) (Agent, error) {
 	a := Agent{
@@ -61,6 +68,7 @@ func scanAgent(s *sqlite.Stmt) (Agent, error) {
 		Schedule: s.ColumnText(6), WakeupPrompt: s.ColumnText(7),
 		Status: s.ColumnText(10), Task: s.ColumnText(11), Error: s.ColumnText(12),
 		CreatedAt: fromMs(s.ColumnInt64(13)), UpdatedAt: fromMs(s.ColumnInt64(14)),
+		CanSpawn: s.ColumnBool(15), MaxSpawned: s.ColumnInt(16), SpawnedBy: s.ColumnText(17),
 	}
 	state, err := api.ParseAgentState(s.ColumnText(9))
 	if err != nil {
@@ -101,20 +109,72 @@ func (db *DB) CreateAgent(ctx context.Context, a Agent) (Agent, error) {
 		if err != nil {
 			return err
 		}
-		err = sqlitex.Execute(conn, `INSERT INTO agents (`+agentColumns+`)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			&sqlitex.ExecOptions{Args: []any{a.Name, a.Workflow, a.Tag, a.Backend, a.Model, a.System,
-				a.Schedule, a.WakeupPrompt, string(config), a.State, a.Status, a.Task, a.Error, now, now}})
-		if isConflict(err) {
-			return api.Errorf(api.CodeConflict, "agent %q already exists", a.Key())
-		}
-		if err != nil {
+		if err := insertAgent(conn, a, string(config), now); err != nil {
 			return err
 		}
 		stored, err = getAgent(conn, a.Key())
 		return err
 	})
 	return stored, err
+}
+
+func insertAgent(conn *sqlite.Conn, a Agent, config string, now int64) error {
+	err := sqlitex.Execute(conn, `INSERT INTO agents (`+agentColumns+`)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		&sqlitex.ExecOptions{Args: []any{a.Name, a.Workflow, a.Tag, a.Backend, a.Model, a.System,
+			a.Schedule, a.WakeupPrompt, config, a.State, a.Status, a.Task, a.Error, now, now,
+			a.CanSpawn, a.MaxSpawned, a.SpawnedBy}})
+	if isConflict(err) {
+		return api.Errorf(api.CodeConflict, "agent %q already exists: pick another name", a.Key())
+	}
+	return err
+}
+
+// SpawnAgent stores a, spawned by its workflow's agent a.SpawnedBy, in the
+// same transaction that checks the spawner may (can_spawn, still in the
+// workflow) and has fewer than its max_spawned live (not stopped) agents,
+// so two spawns at once cannot pass the limit together.
+func (db *DB) SpawnAgent(ctx context.Context, a Agent) (Agent, error) {
+	if a.State == "" {
+		a.State = api.AgentIdle
+	}
+	config, err := json.Marshal(a.Config)
+	if err != nil {
+		return Agent{}, api.Errorf(api.CodeInvalid, "agent %q: %v", a.Key(), err)
+	}
+	var stored Agent
+	err = db.write(ctx, func(conn *sqlite.Conn) error {
+		parent, err := getAgent(conn, AgentKey{Name: a.SpawnedBy, Workflow: a.Workflow, Tag: a.Tag})
+		if err != nil {
+			return err
+		}
+		if !parent.CanSpawn {
+			return api.Errorf(api.CodePermission, "%s may not spawn agents: give it can_spawn: true in the workflow file", parent.Name)
+		}
+		live, err := countLiveSpawned(conn, parent.Key())
+		if err != nil {
+			return err
+		}
+		if live >= parent.MaxSpawned {
+			return api.Errorf(api.CodeConflict, "%s already has %d live spawned agent(s), its max_spawned: stop one with agent_stop first", parent.Name, live)
+		}
+		if err := insertAgent(conn, a, string(config), db.nowMs()); err != nil {
+			return err
+		}
+		stored, err = getAgent(conn, a.Key())
+		return err
+	})
+	return stored, err
+}
+
+func countLiveSpawned(conn *sqlite.Conn, parent AgentKey) (int, error) {
+	n := 0
+	err := sqlitex.Execute(conn, `SELECT count(*) FROM agents WHERE workflow = ? AND tag = ? AND spawned_by = ? AND state != 'stopped'`,
+		&sqlitex.ExecOptions{Args: []any{parent.Workflow, parent.Tag, parent.Name}, ResultFunc: func(st *sqlite.Stmt) error {
+			n = st.ColumnInt(0)
+			return nil
+		}})
+	return n, err
 }
 
 // GetAgent returns one agent, or a api.CodeNotFound error.
@@ -352,9 +412,10 @@ func (db *DB) UpdateAgent(ctx context.Context, a Agent) error {
 	}
 	return db.write(ctx, func(conn *sqlite.Conn) error {
 		err := sqlitex.Execute(conn, `UPDATE agents SET backend = ?, model = ?, system = ?, schedule = ?, wakeup_prompt = ?,
-			config_json = ?, state = ?, error = ?, updated_at = ? WHERE workflow = ? AND tag = ? AND name = ?`,
+			config_json = ?, state = ?, error = ?, can_spawn = ?, max_spawned = ?, updated_at = ?
+			WHERE workflow = ? AND tag = ? AND name = ?`,
 			&sqlitex.ExecOptions{Args: []any{a.Backend, a.Model, a.System, a.Schedule, a.WakeupPrompt, string(config),
-				a.State, a.Error, db.nowMs(), a.Workflow, a.Tag, a.Name}})
+				a.State, a.Error, a.CanSpawn, a.MaxSpawned, db.nowMs(), a.Workflow, a.Tag, a.Name}})
 		if err == nil && conn.Changes() == 0 {
 			err = api.Errorf(api.CodeNotFound, "agent %q not found", a.Key())
 		}

@@ -45,7 +45,7 @@ var (
 	// configOwned are the keys BackendConfig sets from the agent's own fields.
 	configOwned = backend.ConfigKeys
 	agentKeys   = []string{"backend", "model", "system_prompt", "schedule", "wakeup", "wakeup_prompt",
-		"max_steps", "timeout", "mcp_servers", "env", "provider", "tools", "config", "budget"}
+		"max_steps", "timeout", "mcp_servers", "env", "provider", "tools", "config", "budget", "can_spawn", "max_spawned"}
 )
 
 // WorkspaceTools are the tool sets an agent's `tools:` may list: the sdk
@@ -711,6 +711,14 @@ func (p *parser) agent(k, v *yaml.Node) Agent {
 	a.Provider = p.provider(fs["provider"], a.Name)
 	a.Tools = p.tools(fs["tools"], a.Backend)
 	a.Budget = p.budget(fs["budget"], "agent "+a.Name+" budget")
+	a.CanSpawn = p.boolean(fs["can_spawn"], "can_spawn")
+	a.MaxSpawned = p.positive(fs["max_spawned"], "max_spawned", "5")
+	switch {
+	case a.MaxSpawned > 0 && !a.CanSpawn:
+		p.add(fs["max_spawned"], "max_spawned only applies to an agent that may spawn helpers: add can_spawn: true or remove max_spawned")
+	case a.CanSpawn && a.MaxSpawned == 0:
+		a.MaxSpawned = DefaultMaxSpawned
+	}
 	a.Config = p.config(fs["config"])
 	return a
 }

@@ -93,8 +93,17 @@ type Agent struct {
 	Provider             *Provider
 	Config               map[string]json.RawMessage // the `config:` map by key, passed through to the backend untouched
 	Budget               *Budget                    // this agent's own cap; nil: none
-	Line                 int
+	// CanSpawn lets the agent call agent_spawn and agent_stop (and, in a
+	// git workspace, integrate and discard worktrees); MaxSpawned caps its
+	// live spawned agents (DefaultMaxSpawned when can_spawn is set).
+	CanSpawn   bool
+	MaxSpawned int
+	Line       int
 }
+
+// DefaultMaxSpawned is how many live agents a can_spawn agent may have
+// spawned at once when the file does not say.
+const DefaultMaxSpawned = 5
 
 // MCPServer is an MCP server of the agent's own, beside the team server the
 // daemon always provides. Exactly one of Command and URL is set.

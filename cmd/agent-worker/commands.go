@@ -205,7 +205,11 @@ func listCmd(e *env, name string) *ffcli.Command {
 			tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "NAME\tBACKEND/MODEL\tSTATE\tWORKFLOW")
 			for _, a := range agents {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", a.Name, backendModel(a), a.State, api.Target{Workflow: a.Workflow, Tag: a.Tag}.Display())
+				name := a.Name
+				if a.SpawnedBy != "" {
+					name += " (spawned by " + a.SpawnedBy + ")"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", name, backendModel(a), a.State, api.Target{Workflow: a.Workflow, Tag: a.Tag}.Display())
 			}
 			return tw.Flush()
 		})
@@ -280,6 +284,10 @@ func (e *env) printAgent(a api.Agent) error {
 	row("backend", a.Backend)
 	row("model", a.Model)
 	row("state", string(a.State))
+	row("spawned by", a.SpawnedBy)
+	if a.CanSpawn {
+		row("can spawn", fmt.Sprintf("up to %d live agents (agent_spawn, agent_stop)", a.MaxSpawned))
+	}
 	row("task", a.Task)
 	row("error", a.Error)
 	for _, w := range a.Warnings {

@@ -49,6 +49,11 @@ type Agent struct {
 	Runs []Run `json:"runs,omitempty"`
 	// Spend totals the agent's runs.
 	Spend *Spend `json:"spend,omitempty"`
+	// CanSpawn: the agent may spawn up to MaxSpawned agents at once
+	// (agent_spawn). SpawnedBy names the agent that spawned this one.
+	CanSpawn   bool   `json:"can_spawn,omitempty"`
+	MaxSpawned int    `json:"max_spawned,omitempty"`
+	SpawnedBy  string `json:"spawned_by,omitempty"`
 }
 
 // AgentList is the body of GET /agents.

@@ -263,6 +263,7 @@ func (h *Server) toAPIAgent(ctx context.Context, a store.Agent) (api.Agent, erro
 		State: a.State, Task: a.Task, Error: a.Error, InboxDepth: depth,
 		Warnings:  agents.Warnings(a, h.catalog, os.Getenv),
 		CreatedAt: a.CreatedAt.UTC(), UpdatedAt: a.UpdatedAt.UTC(),
+		CanSpawn: a.CanSpawn, MaxSpawned: a.MaxSpawned, SpawnedBy: a.SpawnedBy,
 	}, nil
 }
 

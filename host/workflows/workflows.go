@@ -204,7 +204,8 @@ func (ws *Manager) apply(ctx context.Context, inst *workflow.Instance, content [
 			model = ws.defaultModel
 		}
 		wanted[a.Name] = store.Agent{Name: a.Name, Workflow: inst.Name, Tag: inst.Tag, Backend: a.Backend, Model: model,
-			System: a.SystemPrompt, Schedule: a.Schedule, WakeupPrompt: a.WakeupPrompt, Config: a.BackendConfig()}
+			System: a.SystemPrompt, Schedule: a.Schedule, WakeupPrompt: a.WakeupPrompt, Config: a.BackendConfig(),
+			CanSpawn: a.CanSpawn, MaxSpawned: a.MaxSpawned}
 	}
 	if err := ws.checkDocs(ctx, inst); err != nil {
 		return err
@@ -234,7 +235,9 @@ func (ws *Manager) apply(ctx context.Context, inst *workflow.Instance, content [
 	have := map[string]store.Agent{}
 	for _, a := range existing {
 		have[a.Name] = a
-		if _, keep := wanted[a.Name]; !keep && a.State != api.AgentStopped {
+		// A spawned agent is not in the file; it lives until agent_stop or
+		// the end of the workflow.
+		if _, keep := wanted[a.Name]; !keep && a.SpawnedBy == "" && a.State != api.AgentStopped {
 			if err := ws.db.SetAgentState(ctx, a.Key(), api.AgentStopped, ""); err != nil {
 				return err
 			}
@@ -320,7 +323,7 @@ func (ws *Manager) checkDocs(ctx context.Context, inst *workflow.Instance) error
 
 func sameAgent(a, b store.Agent) bool {
 	return a.Backend == b.Backend && a.Model == b.Model && a.System == b.System && a.Schedule == b.Schedule &&
-		a.WakeupPrompt == b.WakeupPrompt && a.Config.Equal(b.Config)
+		a.WakeupPrompt == b.WakeupPrompt && a.Config.Equal(b.Config) && a.CanSpawn == b.CanSpawn && a.MaxSpawned == b.MaxSpawned
 }
 
 // Stop stops a workflow: its agents stop after their current run, or at
