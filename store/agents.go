@@ -151,6 +151,9 @@ func (db *DB) SpawnAgent(ctx context.Context, a Agent) (Agent, error) {
 		if !parent.CanSpawn {
 			return api.Errorf(api.CodePermission, "%s may not spawn agents: give it can_spawn: true in the workflow file", parent.Name)
 		}
+		if _, err := getAgent(conn, a.Key()); err == nil {
+			return api.Errorf(api.CodeConflict, "agent %q already exists: pick another name", a.Key())
+		}
 		live, err := countLiveSpawned(conn, parent.Key())
 		if err != nil {
 			return err
@@ -165,6 +168,16 @@ func (db *DB) SpawnAgent(ctx context.Context, a Agent) (Agent, error) {
 		return err
 	})
 	return stored, err
+}
+
+// LiveSpawned counts the agents parent spawned that are not stopped.
+func (db *DB) LiveSpawned(ctx context.Context, parent AgentKey) (int, error) {
+	var n int
+	err := db.read(ctx, func(conn *sqlite.Conn) (err error) {
+		n, err = countLiveSpawned(conn, parent)
+		return err
+	})
+	return n, err
 }
 
 func countLiveSpawned(conn *sqlite.Conn, parent AgentKey) (int, error) {

@@ -3,6 +3,7 @@ package agents
 import (
 	"context"
 	"os"
+	"strings"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -73,4 +74,74 @@ func (r *Registry) SetSchedule(ctx context.Context, key store.AgentKey, schedule
 	}
 	r.Sched.Reschedule(key)
 	return nil
+}
+
+// Spawn creates agent name for parent, a can_spawn agent, in parent's
+// workflow:tag: on parent's backend unless backend is given, with
+// parent's model when the backend is the same. The store checks
+// can_spawn and max_spawned in the transaction that inserts it. It
+// returns the agent and how many of parent's spawned agents are live.
+func (r *Registry) Spawn(ctx context.Context, parent store.AgentKey, name, system, backend, model string) (store.Agent, int, error) {
+	p, err := r.DB.GetAgent(ctx, parent)
+	if err != nil {
+		return store.Agent{}, 0, err
+	}
+	if !p.CanSpawn {
+		return store.Agent{}, 0, api.Errorf(api.CodePermission, "%s may not spawn agents: give it can_spawn: true in the workflow file", p.Name)
+	}
+	if strings.TrimSpace(system) == "" {
+		return store.Agent{}, 0, api.Errorf(api.CodeInvalid, "system_prompt is empty: say what the new agent is for")
+	}
+	spec := api.AgentSpec{Name: name, Workflow: parent.Workflow, Tag: parent.Tag, Backend: backend, Model: model, System: system}
+	if spec.Backend == "" {
+		spec.Backend = p.Backend
+	}
+	if spec.Model == "" && spec.Backend == p.Backend {
+		spec.Model = p.Model
+	}
+	a, err := FromSpec(spec, r.Catalog, r.DefaultModel)
+	if err != nil {
+		return store.Agent{}, 0, err
+	}
+	a.SpawnedBy = p.Name
+	stored, err := r.DB.SpawnAgent(ctx, a)
+	if err != nil {
+		return store.Agent{}, 0, err
+	}
+	live, err := r.DB.LiveSpawned(ctx, parent)
+	if err != nil {
+		return store.Agent{}, 0, err
+	}
+	r.Log.Info("agent spawned", "agent", stored.Key().String(), "by", p.Name, "backend", stored.Backend)
+	r.Sched.Add(stored.Key())
+	return stored, live, nil
+}
+
+// StopSpawned stops an agent that parent spawned: its run in flight is
+// cancelled, it starts no new one, and its tokens die. It stays listed,
+// stopped, with its history.
+func (r *Registry) StopSpawned(ctx context.Context, parent store.AgentKey, name string) (store.Agent, error) {
+	key := store.AgentKey{Name: name, Workflow: parent.Workflow, Tag: parent.Tag}
+	a, err := r.DB.GetAgent(ctx, key)
+	if err != nil {
+		return store.Agent{}, err
+	}
+	if a.SpawnedBy != parent.Name {
+		who := "the workflow file or the CLI"
+		if a.SpawnedBy != "" {
+			who = a.SpawnedBy
+		}
+		return store.Agent{}, api.Errorf(api.CodePermission, "%s was not spawned by %s but by %s: an agent stops only the agents it spawned", name, parent.Name, who)
+	}
+	if a.State == api.AgentStopped {
+		return a, nil
+	}
+	if err := r.DB.SetAgentState(ctx, key, api.AgentStopped, ""); err != nil {
+		return store.Agent{}, err
+	}
+	r.Forget(key)
+	r.Sched.Remove(key)
+	r.Log.Info("spawned agent stopped", "agent", key.String(), "by", parent.Name)
+	a.State = api.AgentStopped
+	return a, nil
 }

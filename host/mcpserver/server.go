@@ -48,6 +48,16 @@ type Server struct {
 	servers map[store.AgentKey]*mcp.Server
 
 	handler http.Handler
+
+	// Spawner serves agent_spawn and agent_stop; set before serving.
+	Spawner Spawner
+}
+
+// Spawner creates and stops the agents a planner spawns
+// (host/agents.Registry).
+type Spawner interface {
+	Spawn(ctx context.Context, parent store.AgentKey, name, system, backend, model string) (store.Agent, int, error)
+	StopSpawned(ctx context.Context, parent store.AgentKey, name string) (store.Agent, error)
 }
 
 // New returns the MCP server over svc; tokens are checked against db.

@@ -26,6 +26,7 @@ func (s *Server) addTools(srv *mcp.Server, me store.AgentKey) {
 	s.addDocTools(srv, me)
 	s.addProposalTools(srv, me)
 	s.addResourceTools(srv, me)
+	s.addAgentTools(srv, me)
 }
 
 // addChannelTools registers channel_send and channel_read: posting to and
@@ -379,4 +380,55 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
+}
+
+// addAgentTools registers agent_spawn and agent_stop: a planner (an agent
+// with can_spawn) brings helpers into its team and lets them go.
+func (s *Server) addAgentTools(srv *mcp.Server, me store.AgentKey) {
+	scope := me.Scope()
+	tool(s, srv, me, tools.AgentSpawn,
+		"Bring a new agent into your team (only if you have can_spawn; at most your max_spawned live at once). It joins your workflow with its own inbox and runs when mentioned: after spawning, @mention it with its task.",
+		func(ctx context.Context, in tools.SpawnArgs) (tools.SpawnResult, string, error) {
+			if s.Spawner == nil {
+				return tools.SpawnResult{}, "", api.Errorf(api.CodeUnavailable, "this daemon cannot spawn agents")
+			}
+			a, live, err := s.Spawner.Spawn(ctx, me, in.Name, in.SystemPrompt, in.Backend, in.Model)
+			if err != nil {
+				return tools.SpawnResult{}, "", err
+			}
+			parent, err := s.db.GetAgent(ctx, me)
+			if err != nil {
+				return tools.SpawnResult{}, "", err
+			}
+			line := fmt.Sprintf("%s spawned %s (%s%s)", me.Name, a.Name, a.Backend, modelSuffix(a.Model))
+			if _, err := s.svc.Send(ctx, team.SendRequest{Scope: scope, From: team.SenderSystem, Content: line, Kind: store.KindSystem}); err != nil {
+				s.log.Warn("announce a spawned agent", "agent", a.Key().String(), "error", err)
+			}
+			out := tools.SpawnResult{Name: a.Name, Backend: a.Backend, Model: a.Model, Live: live, Max: parent.MaxSpawned}
+			return out, fmt.Sprintf("spawned %s on %s%s (%d of %d live); mention @%s to give it work", a.Name, a.Backend, modelSuffix(a.Model), live, parent.MaxSpawned, a.Name), nil
+		})
+
+	tool(s, srv, me, tools.AgentStop,
+		"Stop an agent you spawned: its run in flight ends and it runs no more. Its messages and history stay.",
+		func(ctx context.Context, in tools.StopArgs) (tools.StopResult, string, error) {
+			if s.Spawner == nil {
+				return tools.StopResult{}, "", api.Errorf(api.CodeUnavailable, "this daemon cannot stop spawned agents")
+			}
+			a, err := s.Spawner.StopSpawned(ctx, me, in.Name)
+			if err != nil {
+				return tools.StopResult{}, "", err
+			}
+			line := fmt.Sprintf("%s stopped %s", me.Name, a.Name)
+			if _, err := s.svc.Send(ctx, team.SendRequest{Scope: scope, From: team.SenderSystem, Content: line, Kind: store.KindSystem}); err != nil {
+				s.log.Warn("announce a stopped agent", "agent", a.Key().String(), "error", err)
+			}
+			return tools.StopResult{Name: a.Name, State: string(a.State)}, "stopped " + a.Name, nil
+		})
+}
+
+func modelSuffix(model string) string {
+	if model == "" {
+		return ""
+	}
+	return ", " + model
 }

@@ -301,6 +301,7 @@ func (d *Daemon) addTools(srv *mcp.Server, me string) {
 	d.addDocTools(srv, me)
 	d.addProposalTools(srv, me)
 	d.addResourceTools(srv, me)
+	d.addAgentTools(srv, me)
 }
 
 // addChannelTools registers the fakes of channel_send and channel_read.
@@ -622,4 +623,27 @@ func resolve(p *tools.Proposal) {
 		return
 	}
 	p.State, p.Winner = "resolved", top
+}
+
+// addAgentTools registers the fakes of agent_spawn and agent_stop: a
+// spawned agent joins the member list and agent_stop takes it out; any
+// caller may spawn (the real daemon checks can_spawn).
+func (d *Daemon) addAgentTools(srv *mcp.Server, me string) {
+	tool(d, srv, tools.AgentSpawn, func(in tools.SpawnArgs) (tools.SpawnResult, string, error) {
+		if in.Name == "" || slices.Contains(d.members, in.Name) {
+			return tools.SpawnResult{}, "", fmt.Errorf("agent %q already exists or is empty: pick another name", in.Name)
+		}
+		d.members = append(d.members, in.Name)
+		d.append("system", fmt.Sprintf("%s spawned %s", me, in.Name), "", "system")
+		return tools.SpawnResult{Name: in.Name, Backend: cmp.Or(in.Backend, "mock"), Model: in.Model}, "spawned " + in.Name, nil
+	})
+
+	tool(d, srv, tools.AgentStop, func(in tools.StopArgs) (tools.StopResult, string, error) {
+		i := slices.Index(d.members, in.Name)
+		if i < 0 {
+			return tools.StopResult{}, "", fmt.Errorf("no agent %q", in.Name)
+		}
+		d.members = slices.Delete(d.members, i, i+1)
+		return tools.StopResult{Name: in.Name, State: "stopped"}, "stopped " + in.Name, nil
+	})
 }

@@ -234,7 +234,7 @@ func TestDaemonServesTheDaemonsTools(t *testing.T) {
 	for _, tool := range res.Tools {
 		got = append(got, tool.Name)
 	}
-	want := []string{"channel_read", "channel_send", "my_inbox", "my_inbox_ack", "my_status_set", "resource_create", "resource_read",
+	want := []string{"agent_spawn", "agent_stop", "channel_read", "channel_send", "my_inbox", "my_inbox_ack", "my_status_set", "resource_create", "resource_read",
 		"team_doc_append", "team_doc_create", "team_doc_list", "team_doc_read", "team_doc_write", "team_members",
 		"team_proposal_cancel", "team_proposal_create", "team_proposal_status", "team_vote"}
 	if diff := cmp.Diff(want, got, cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {

@@ -117,6 +117,21 @@ type (
 		Proposals []Proposal `json:"proposals"`
 		Count     int        `json:"count"`
 	}
+	// SpawnResult is agent_spawn's result: the new teammate.
+	SpawnResult struct {
+		Name    string `json:"name"`
+		Backend string `json:"backend"`
+		Model   string `json:"model,omitempty"`
+		// Live counts the caller's spawned agents not stopped, this one
+		// included; Max is its max_spawned.
+		Live int `json:"live"`
+		Max  int `json:"max"`
+	}
+	// StopResult is agent_stop's result.
+	StopResult struct {
+		Name  string `json:"name"`
+		State string `json:"state"`
+	}
 	// ResourceResult is the result of resource_create and resource_read.
 	ResourceResult struct {
 		ID      string `json:"id"`

@@ -24,12 +24,14 @@ const (
 	TeamProposalCancel = "team_proposal_cancel"
 	ResourceCreate     = "resource_create"
 	ResourceRead       = "resource_read"
+	AgentSpawn         = "agent_spawn"
+	AgentStop          = "agent_stop"
 )
 
 // Names lists every tool, in SPEC.md order.
 var Names = []string{ChannelSend, ChannelRead, MyInbox, MyInboxAck, MyStatusSet, TeamMembers, TeamDocRead, TeamDocWrite,
 	TeamDocAppend, TeamDocCreate, TeamDocList, TeamProposalCreate, TeamVote, TeamProposalStatus, TeamProposalCancel,
-	ResourceCreate, ResourceRead}
+	ResourceCreate, ResourceRead, AgentSpawn, AgentStop}
 
 // Tool arguments. A field without omitempty is required; the jsonschema
 // tag is what the model reads.
@@ -97,6 +99,17 @@ type (
 	ResourceArgs struct {
 		Content string `json:"content" jsonschema:"the content to store"`
 		Type    string `json:"type,omitempty" jsonschema:"markdown, json, text (default) or diff"`
+	}
+	// SpawnArgs is agent_spawn's input.
+	SpawnArgs struct {
+		Name         string `json:"name" jsonschema:"the new agent's name: letters, digits, - and _, unique in the team; teammates mention it as @name"`
+		SystemPrompt string `json:"system_prompt" jsonschema:"what the new agent is for and how it should work: its system prompt"`
+		Backend      string `json:"backend,omitempty" jsonschema:"sdk, claude, codex, cursor or mock; default: your own backend"`
+		Model        string `json:"model,omitempty" jsonschema:"e.g. anthropic/claude-sonnet-4-5; default: your model when the backend is yours, else the backend's default"`
+	}
+	// StopArgs is agent_stop's input.
+	StopArgs struct {
+		Name string `json:"name" jsonschema:"an agent you spawned"`
 	}
 	// ResourceReadArgs is resource_read's input.
 	ResourceReadArgs struct {

@@ -1,0 +1,121 @@
+package host
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/plugins"
+	"github.com/agent-worker/agent-worker/host/team"
+)
+
+const plannerTeam = `name: crew
+agents:
+  planner:
+    backend: mock
+    can_spawn: true
+    max_spawned: 2
+  worker:
+    backend: mock
+`
+
+// A planner (can_spawn, max_spawned 2) spawns helpers over MCP and stops
+// them; the limits, names and permissions hold, a spawned helper runs
+// when mentioned, survives an edit of the file and stops with its
+// workflow.
+func TestPlannerSpawnsAndStopsHelpers(t *testing.T) {
+	t.Parallel()
+	th, _ := pluginHost(t, plugins.SupervisorConfig{}, noPoll)
+	ev := watchEvents(t, th)
+	ctx := context.Background()
+	c := th.client()
+	file := filepath.Join(t.TempDir(), "crew.yaml")
+	saveFile(t, file, plannerTeam)
+	if _, err := c.StartWorkflow(ctx, api.StartWorkflow{Path: file}); err != nil {
+		t.Fatal(err)
+	}
+	planner := th.join(t, "planner@crew")
+	worker := th.join(t, "worker@crew")
+
+	out := planner.ok("agent_spawn", map[string]any{"name": "scout", "system_prompt": "You look things up.", "backend": "mock"})
+	if out["name"] != "scout" || out["backend"] != "mock" || out["live"] != float64(1) || out["max"] != float64(2) {
+		t.Errorf("agent_spawn = %v", out)
+	}
+	planner.ok("agent_spawn", map[string]any{"name": "fixer", "system_prompt": "You fix things."})
+	planner.fails("agent_spawn", map[string]any{"name": "third", "system_prompt": "x"}, "already has 2 live spawned agent(s)")
+	planner.fails("agent_spawn", map[string]any{"name": "scout", "system_prompt": "again"}, "already exists")
+	planner.fails("agent_spawn", map[string]any{"name": "worker", "system_prompt": "clash"}, "already exists")
+	planner.fails("agent_spawn", map[string]any{"name": "bad name!", "system_prompt": "x"}, "name")
+	planner.fails("agent_spawn", map[string]any{"name": "mute", "system_prompt": "  "}, "system_prompt is empty")
+	planner.fails("agent_spawn", map[string]any{"name": "alien", "system_prompt": "x", "backend": "nosuch"}, "nosuch")
+	worker.fails("agent_spawn", map[string]any{"name": "rogue", "system_prompt": "x"}, "worker may not spawn agents: give it can_spawn: true")
+	worker.fails("agent_stop", map[string]any{"name": "scout"}, "scout was not spawned by worker but by planner")
+	planner.fails("agent_stop", map[string]any{"name": "worker"}, "worker was not spawned by planner but by the workflow file or the CLI")
+
+	// list and info say who spawned them; the refused spawns left nothing.
+	agents, err := c.ListAgents(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	by := map[string]string{}
+	for _, a := range agents {
+		if a.Workflow == "crew" {
+			by[a.Name] = a.SpawnedBy
+		}
+	}
+	if len(by) != 4 || by["scout"] != "planner" || by["fixer"] != "planner" || by["worker"] != "" {
+		t.Errorf("agents of crew and who spawned them: %v", by)
+	}
+	if a, _ := c.GetAgent(ctx, api.Target{Agent: "fixer", Workflow: "crew", Tag: "main"}); a.Backend != "mock" || a.System != "You fix things." {
+		t.Errorf("fixer = %s %q, want the planner's backend and its own prompt", a.Backend, a.System)
+	}
+	if a, _ := c.GetAgent(ctx, api.Target{Agent: "planner", Workflow: "crew", Tag: "main"}); !a.CanSpawn || a.MaxSpawned != 2 {
+		t.Errorf("planner: can_spawn %v max_spawned %d", a.CanSpawn, a.MaxSpawned)
+	}
+
+	// A spawned agent runs when mentioned.
+	if _, err := c.Send(ctx, api.SendRequest{Target: "@crew", Message: "@scout find the docs"}); err != nil {
+		t.Fatal(err)
+	}
+	ev.next("scout's run", func(e team.Event) bool {
+		return e.Kind == team.EventRunFinished && e.Agent.Name == "scout" && e.Agent.Workflow == "crew"
+	})
+	ms, _ := c.Peek(ctx, "@crew", 20, 0)
+	var lines []string
+	for _, m := range ms {
+		lines = append(lines, m.From+": "+m.Content)
+	}
+	channel := strings.Join(lines, "\n")
+	for _, want := range []string{"system: planner spawned scout (mock)", "scout: [scout] Processed"} {
+		if !strings.Contains(channel, want) {
+			t.Errorf("channel lacks %q:\n%s", want, channel)
+		}
+	}
+
+	// Stopping one frees a place; stopping twice is no error.
+	if out := planner.ok("agent_stop", map[string]any{"name": "scout"}); out["state"] != "stopped" {
+		t.Errorf("agent_stop = %v", out)
+	}
+	planner.ok("agent_stop", map[string]any{"name": "scout"})
+	planner.ok("agent_spawn", map[string]any{"name": "third", "system_prompt": "x"})
+
+	// An edit of the file keeps the spawned agents; stopping the workflow
+	// stops them.
+	saveFile(t, file, plannerTeam+"  extra:\n    backend: mock\n")
+	ev.next("the reload", func(e team.Event) bool {
+		return e.Kind == team.EventWorkflow && e.State == "reloaded" && e.Agent.Workflow == "crew"
+	})
+	if a, _ := c.GetAgent(ctx, api.Target{Agent: "fixer", Workflow: "crew", Tag: "main"}); a.State == api.AgentStopped {
+		t.Error("a reload of the file stopped a spawned agent")
+	}
+	if err := c.StopWorkflow(ctx, api.Target{Workflow: "crew", Tag: "main"}, false); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"fixer", "third"} {
+		if a, _ := c.GetAgent(ctx, api.Target{Agent: name, Workflow: "crew", Tag: "main"}); a.State != api.AgentStopped {
+			t.Errorf("%s after its workflow stopped: %s", name, a.State)
+		}
+	}
+}
