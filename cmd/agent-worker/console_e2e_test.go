@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -259,6 +260,43 @@ func TestE2EConsoleBrowser(t *testing.T) {
 	waitJS("alice's reply", `document.querySelector("#messages").innerText.includes("the plan looks sound")`)
 	waitJS("alice idle again", `document.querySelector('tr[data-agent="alice@crew"]').innerText.includes("idle")`)
 
+	// A full-page screenshot of the team page, kept as a test artefact
+	// (go test -artifacts) and, with AGENT_WORKER_SCREENSHOT=path, there.
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(t.ArtifactDir(), "console-team.png"), png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if p := os.Getenv("AGENT_WORKER_SCREENSHOT"); p != "" {
+		if err := os.WriteFile(p, png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The team page's weight: its HTML, script and style sheet.
+	var weight struct{ HTML, JS, CSS int }
+	eval("page weight", `Promise.all([location.href, "/console/static/console.js", "/console/static/console.css"].map(u => fetch(u).then(r => r.text()).then(s => new Blob([s]).size))).then(([h, j, c]) => ({HTML: h, JS: j, CSS: c}))`, &weight)
+	t.Logf("team page weight: HTML %d B + JS %d B + CSS %d B = %d B", weight.HTML, weight.JS, weight.CSS, weight.HTML+weight.JS+weight.CSS)
+
+	// The channel follows new messages to the bottom, and stops following
+	// once the reader scrolls up (a "new messages" button appears).
+	for i := range 30 {
+		c.ok("send", "@crew", fmt.Sprintf("filler line %d for scrolling", i))
+	}
+	waitJS("the fillers at the bottom", `document.querySelector("#messages").innerText.includes("filler line 29") && (() => { const ch = document.querySelector("#channel"); return ch.scrollHeight > ch.clientHeight && ch.scrollHeight - ch.scrollTop - ch.clientHeight < 40; })()`)
+	must("scroll up", chromedp.Evaluate[chromedp.Void](`document.querySelector("#channel").scrollTop = 0`))
+	c.ok("send", "@crew", "a line while the reader is up")
+	waitJS("the line while scrolled up", `document.querySelector("#messages").innerText.includes("a line while the reader is up")`)
+	var kept struct {
+		Top   int
+		Shown bool
+	}
+	eval("scroll position", `({Top: document.querySelector("#channel").scrollTop, Shown: !document.querySelector("#newer").hidden})`, &kept)
+	if kept.Top != 0 || !kept.Shown {
+		t.Errorf("after scrolling up, a new message moved the channel to %d (want 0) or showed no new-messages button (%v)", kept.Top, kept.Shown)
+	}
+
 	// A POST without the CSRF token is refused and posts nothing.
 	var status int
 	eval("POST without CSRF", `fetch("/console/team/crew/main/send", {method: "POST", headers: {"Content-Type": "application/x-www-form-urlencoded"}, body: "message=forged"}).then(r => r.status)`, &status)
@@ -301,27 +339,6 @@ func TestE2EConsoleBrowser(t *testing.T) {
 		must(path, chromedp.Navigate(base+path))
 		waitJS(path, `document.body.innerText.includes(`+jsString(want)+`)`)
 	}
-
-	// A full-page screenshot of the team page, kept as a test artefact
-	// (go test -artifacts) and, with AGENT_WORKER_SCREENSHOT=path, there.
-	must("team page", chromedp.Navigate(base+"/console/team/crew/main"))
-	waitJS("the channel", `document.querySelector("#messages").children.length > 3`)
-	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(t.ArtifactDir(), "console-team.png"), png, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if p := os.Getenv("AGENT_WORKER_SCREENSHOT"); p != "" {
-		if err := os.WriteFile(p, png, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// The team page's weight: its HTML, script and style sheet.
-	var weight struct{ HTML, JS, CSS int }
-	eval("page weight", `Promise.all([location.href, "/console/static/console.js", "/console/static/console.css"].map(u => fetch(u).then(r => r.text()).then(s => new Blob([s]).size))).then(([h, j, c]) => ({HTML: h, JS: j, CSS: c}))`, &weight)
-	t.Logf("team page weight: HTML %d B + JS %d B + CSS %d B = %d B", weight.HTML, weight.JS, weight.CSS, weight.HTML+weight.JS+weight.CSS)
 
 	// Sessions end with the daemon: after `stop --all` and a new daemon,
 	// the browser's cookie (cookies ignore the port) opens nothing.
