@@ -42,7 +42,10 @@
 // when: {from: name} to run only if an inbox message comes from name, or
 // when: {text: s} to run only if an inbox message contains s. Text may use
 // {{name}}, {{workflow}}, {{tag}}, {{attempt}}, {{first_sender}},
-// {{proposal}} (the first prop-N the inbox mentions), {{resume}} (the session
+// {{proposal}} (the first prop-N the inbox mentions), {{last.FIELD}} and
+// {{step.N.FIELD}} (a top-level field of the structured result of the
+// last tool step, or of step N, e.g. the id task_create returned; "" when
+// missing), {{resume}} (the session
 // the daemon asked to resume), {{state_dir}} and {{inbox_summary}}
 // ("from: text" of each inbox message without @, joined with "; ", at most
 // 200 characters). A tool step that the daemon

@@ -82,6 +82,10 @@ type run struct {
 	events backend.Events
 	vars   *strings.Replacer
 	dir    string // the project directory, where shell steps run
+	// results are the structured results of the run's tool steps by step
+	// number, for {{last.FIELD}} and {{step.N.FIELD}}.
+	results map[int]map[string]any
+	last    int
 }
 
 func (r *run) send(e backend.Event) error { return r.events.Send(e) }
@@ -106,7 +110,7 @@ func (r *run) close() {
 }
 
 func (r *run) do(ctx context.Context, s step) error {
-	text := r.vars.Replace(s.text)
+	text := r.fill(s.text)
 	switch s.action {
 	case "reply":
 		c, err := r.client(ctx)
@@ -216,7 +220,7 @@ func (b *cappedBuffer) Write(p []byte) (int, error) {
 // tool calls a daemon tool and reports the call and its result as events.
 // A refusal is a result, not a failure: a model would read it and go on.
 func (r *run) tool(ctx context.Context, s step) error {
-	args, _ := expand(r.vars, s.args).(map[string]any)
+	args, _ := expand(r.fill, s.args).(map[string]any)
 	raw, err := json.Marshal(args)
 	if err != nil {
 		return fmt.Errorf("mock: step %d: args: %w", s.index, err)
@@ -241,6 +245,13 @@ func (r *run) tool(ctx context.Context, s step) error {
 		call.Result = text
 	default:
 		call.Result = string(structured)
+	}
+	var fields map[string]any
+	if err == nil && json.Unmarshal(structured, &fields) == nil {
+		if r.results == nil {
+			r.results = map[int]map[string]any{}
+		}
+		r.results[s.index], r.last = fields, s.index
 	}
 	return r.send(backend.Event{Kind: backend.EventToolResult, Tool: &call})
 }

@@ -224,6 +224,17 @@ func TestSteps(t *testing.T) {
 				}
 			},
 		},
+		"tool results in later steps": {
+			script: `[{"tool": "resource_create", "args": {"content": "big"}}, {"tool": "resource_create", "args": {"content": "bigger", "type": "markdown"}},
+				{"reply": "first {{step.1.id}} then {{last.id}} ({{last.type}}), none: [{{step.9.id}}{{last.nosuch}}]"}]`,
+			check: func(t *testing.T, d *backendtest.Daemon, _ *testBackend, _ []backend.Event, err error) {
+				noError(t, err)
+				want := "first res_0000000000000001 then res_0000000000000002 (markdown), none: []"
+				if ms := d.Messages(); ms[len(ms)-1].Content != want {
+					t.Errorf("reply = %q, want %q", ms[len(ms)-1].Content, want)
+				}
+			},
+		},
 		"tool without args": {
 			script: `[{"tool": "team_members"}]`,
 			check: func(t *testing.T, _ *backendtest.Daemon, _ *testBackend, events []backend.Event, err error) {

@@ -331,22 +331,52 @@ func cut(s string, n int) string {
 }
 
 // expand fills placeholders in every string of v (tool arguments).
-func expand(r *strings.Replacer, v any) any {
+func expand(fill func(string) string, v any) any {
 	switch v := v.(type) {
 	case string:
-		return r.Replace(v)
+		return fill(v)
 	case map[string]any:
 		out := make(map[string]any, len(v))
 		for k, x := range v {
-			out[k] = expand(r, x)
+			out[k] = expand(fill, x)
 		}
 		return out
 	case []any:
 		out := make([]any, len(v))
 		for i, x := range v {
-			out[i] = expand(r, x)
+			out[i] = expand(fill, x)
 		}
 		return out
 	}
 	return v
+}
+
+// resultRef is {{last.FIELD}} or {{step.N.FIELD}}: a top-level field of a
+// tool step's structured result, such as the id task_create returned.
+var resultRef = regexp.MustCompile(`\{\{(last|step\.(\d+))\.([A-Za-z0-9_]+)\}\}`)
+
+// fill replaces the run's placeholders in s, and the results of its tool
+// steps so far; a field that is missing (or a step that has not run)
+// becomes "".
+func (r *run) fill(s string) string {
+	s = r.vars.Replace(s)
+	if !strings.Contains(s, "{{") {
+		return s
+	}
+	return resultRef.ReplaceAllStringFunc(s, func(ref string) string {
+		m := resultRef.FindStringSubmatch(ref)
+		n := r.last
+		if m[2] != "" {
+			n, _ = strconv.Atoi(m[2])
+		}
+		switch v := r.results[n][m[3]].(type) {
+		case nil:
+			return ""
+		case string:
+			return v
+		default:
+			b, _ := json.Marshal(v)
+			return string(b)
+		}
+	})
 }
