@@ -130,6 +130,13 @@ func toAPIError(err error) *api.Error {
 
 func writeError(w http.ResponseWriter, log hclog.Logger, r *http.Request, err error) {
 	ae := toAPIError(err)
+	if ae == nil && r.Context().Err() != nil {
+		// The client left (a browser navigating away, Ctrl-C): what failed
+		// is the read it abandoned, not the daemon, and nobody waits for
+		// the answer.
+		log.Debug("request abandoned by the client", "method", r.Method, "path", r.URL.Path, "error", err)
+		return
+	}
 	if ae == nil {
 		log.Error("request failed", "method", r.Method, "path", r.URL.Path, "error", err)
 		ae = api.Errorf(api.CodeInternal, "internal error in the daemon: see its log for details")
