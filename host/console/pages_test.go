@@ -26,8 +26,8 @@ func fullAPI(t *testing.T) http.Handler {
 		Budget: &api.Budget{USD: &usd, Tokens: &tokens, Runs: &runs, Hard: true, Spent: *spend}, CreatedAt: now, UpdatedAt: now}
 	global := api.Workflow{Name: api.GlobalWorkflow, Tag: "main", Target: "@global", State: api.WorkflowRunning, Members: []api.Member{}}
 	alice := api.Agent{Name: "alice", Workflow: "crew", Tag: "main", Target: "alice@crew", Backend: "mock", Model: "m1",
-		State: api.AgentRunning, Error: "last attempt failed", InboxDepth: 2, Spend: spend}
-	bob := api.Agent{Name: "bob", Workflow: "crew", Tag: "main", Target: "bob@crew", Backend: "mock", State: api.AgentFailed, Error: "crashed"}
+		State: api.AgentRunning, Error: "last attempt failed", InboxDepth: 2, Spend: spend, CanSpawn: true, MaxSpawned: 3}
+	bob := api.Agent{Name: "bob", Workflow: "crew", Tag: "main", Target: "bob@crew", Backend: "mock", State: api.AgentFailed, Error: "crashed", SpawnedBy: "alice"}
 	run := api.Run{ID: "run_1", Agent: "alice@crew", Backend: "mock", Attempt: 2, State: api.RunRunning, StartedAt: now,
 		Scope: "@crew", Model: "m1", InputTokens: 1200, OutputTokens: 300, CostUSD: &cost, CostSource: "plugin"}
 	failed := api.Run{ID: "run_0", Agent: "bob@crew", Backend: "mock", Attempt: 1, State: api.RunFailed, StartedAt: now.Add(-time.Minute),
@@ -93,7 +93,7 @@ func TestEveryPageRendersEveryField(t *testing.T) {
 	cookie := &http.Cookie{Name: cookieName, Value: s.newSession()}
 	pages := map[string][]string{
 		"/console/":               {"@crew", "standalone agents", "rejected edit", "agent bob@crew failed", "run_1", "4242", "of $5.00", "1.5k of 100.0k tokens", "3 of 50 runs", "team_doc_append notes.md"},
-		"/console/team/crew/main": {"@crew", "Resume team", "run_1", "Cancel run", "DM → alice", "@bob", "show the rest", "res_0123456789abcdef", "2 unread", "last attempt failed"},
+		"/console/team/crew/main": {"@crew", "Resume team", "run_1", "Cancel run", "DM → alice", "@bob", "show the rest", "res_0123456789abcdef", "2 unread", "last attempt failed", "spawned by alice", "may spawn 3"},
 		"/console/team/crew/main/messages?after=0":          {`id="m4"`, "team_doc_append notes.md"},
 		"/console/docs/crew/main":                           {"Owner: <b>alice</b>", "notes/plan.md", "prop-1", "Which database", "postgres <span class=\"muted\">1 vote(s)", "winner", "alice</b> → postgres", "writers", "binding", "No votes yet."},
 		"/console/docs/crew/main/notes/plan.md":             {"<h1>Plan</h1>", "<li>one</li>", "Owner: alice"},
