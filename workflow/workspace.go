@@ -80,7 +80,9 @@ func CheckBranchName(name string) error {
 		return bad("it may not end with /, . or .lock")
 	case strings.HasPrefix(name, "/"):
 		return bad("it may not start with /")
-	case strings.ContainsFunc(name, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) || strings.ContainsRune("~^:?*[\\", r) }):
+	case strings.ContainsFunc(name, func(r rune) bool {
+		return unicode.IsSpace(r) || unicode.IsControl(r) || strings.ContainsRune("~^:?*[\\", r)
+	}):
 		return bad(`it may not contain spaces or any of ~ ^ : ? * [ \`)
 	}
 	for _, part := range strings.Split(name, "/") {
