@@ -29,7 +29,10 @@ type Registry struct {
 	Forget func(store.AgentKey)
 	// StateDir is where an agent's private state lives; removed with it.
 	StateDir func(store.AgentKey) string
-	Log      hclog.Logger
+	// Release tidies the git worktrees of a workflow's removed agents
+	// (host/worktrees); nil when there are none to tidy.
+	Release func(context.Context, store.Scope)
+	Log     hclog.Logger
 }
 
 // Create validates spec, stores the agent and schedules it.
@@ -57,6 +60,9 @@ func (r *Registry) Delete(ctx context.Context, key store.AgentKey) error {
 	r.Sched.Remove(key)
 	if err := os.RemoveAll(r.StateDir(key)); err != nil {
 		r.Log.Warn("remove agent state", "agent", key.String(), "error", err)
+	}
+	if r.Release != nil {
+		r.Release(ctx, key.Scope())
 	}
 	r.Log.Info("agent removed", "agent", key.String())
 	return nil

@@ -24,14 +24,21 @@ type Workspace struct {
 	Repo, Base string
 }
 
-// Check resolves inst's workspace when the workflow starts or reloads, and
+// Check resolves inst's workspace when the workflow starts or reloads: its
+// repository and base branch, or "" for both without one. See resolve.
+func (s *Service) Check(ctx context.Context, inst *workflow.Instance, keepBase string) (repo, base string, err error) {
+	ws, err := resolve(ctx, inst, keepBase)
+	return ws.Repo, ws.Base, err
+}
+
+// resolve resolves inst's workspace when the workflow starts or reloads, and
 // refuses it at the file's workspace: line when the workflow's directory
 // is not in a git repository, the base branch does not exist (or, with no
 // base:, no branch is checked out), or git is missing or too old. keepBase
 // is the base a running workflow already has: a reload whose file names
 // none keeps it, rather than following whatever the user has checked out
 // now. A workflow without a workspace gives the zero Workspace.
-func Check(ctx context.Context, inst *workflow.Instance, keepBase string) (Workspace, error) {
+func resolve(ctx context.Context, inst *workflow.Instance, keepBase string) (Workspace, error) {
 	ws := inst.Workspace
 	if ws == nil {
 		return Workspace{}, nil

@@ -432,9 +432,9 @@ func TestReleaseKeepsUnmergedWork(t *testing.T) {
 	}
 }
 
-// Check refuses a directory outside any repository and a missing base at
+// resolve refuses a directory outside any repository and a missing base at
 // the workspace: line, and takes the current branch when base is absent.
-func TestCheck(t *testing.T) {
+func TestResolve(t *testing.T) {
 	t.Parallel()
 	repo := newRepo(t)
 	sh(t, repo, "checkout", "-q", "-b", "topic")
@@ -443,30 +443,30 @@ func TestCheck(t *testing.T) {
 			Agents: []workflow.Agent{{Name: "alice"}}, Workspace: &workflow.Workspace{Git: workflow.GitWorktree, Base: base, Line: 4}}
 	}
 	ctx := context.Background()
-	if ws, err := Check(ctx, inst(repo, ""), ""); err != nil || ws.Base != "topic" || ws.Repo != repo {
+	if ws, err := resolve(ctx, inst(repo, ""), ""); err != nil || ws.Base != "topic" || ws.Repo != repo {
 		t.Errorf("no base: %+v, %v; want the current branch topic", ws, err)
 	}
-	if ws, err := Check(ctx, inst(repo, ""), "main"); err != nil || ws.Base != "main" {
+	if ws, err := resolve(ctx, inst(repo, ""), "main"); err != nil || ws.Base != "main" {
 		t.Errorf("no base on a reload: %+v, %v; want the kept main", ws, err)
 	}
 	sub := filepath.Join(repo, "team")
 	write(t, filepath.Join(sub, "x"), "")
-	if ws, err := Check(ctx, inst(sub, "main"), ""); err != nil || ws.Repo != repo || ws.Base != "main" {
+	if ws, err := resolve(ctx, inst(sub, "main"), ""); err != nil || ws.Repo != repo || ws.Base != "main" {
 		t.Errorf("from a subdirectory: %+v, %v", ws, err)
 	}
-	if ws, err := Check(ctx, &workflow.Instance{Dir: repo}, ""); err != nil || ws != (Workspace{}) {
+	if ws, err := resolve(ctx, &workflow.Instance{Dir: repo}, ""); err != nil || ws != (Workspace{}) {
 		t.Errorf("no workspace: %+v, %v", ws, err)
 	}
 	plain := t.TempDir()
-	_, err := Check(ctx, inst(plain, ""), "")
+	_, err := resolve(ctx, inst(plain, ""), "")
 	if want := filepath.Join(plain, "review.yaml") + ":4: workspace: git needs a git repository: " + plain + " is not one; run git init or remove workspace:"; err == nil || err.Error() != want {
 		t.Errorf("not a repository: %v\nwant %s", err, want)
 	}
-	if _, err := Check(ctx, inst(repo, "nope"), ""); err == nil || !strings.Contains(err.Error(), ":4: workspace: base branch nope does not exist in "+repo) {
+	if _, err := resolve(ctx, inst(repo, "nope"), ""); err == nil || !strings.Contains(err.Error(), ":4: workspace: base branch nope does not exist in "+repo) {
 		t.Errorf("missing base: %v", err)
 	}
 	sh(t, repo, "checkout", "-q", "--detach")
-	if _, err := Check(ctx, inst(repo, ""), ""); err == nil || !strings.Contains(err.Error(), "detached HEAD") {
+	if _, err := resolve(ctx, inst(repo, ""), ""); err == nil || !strings.Contains(err.Error(), "detached HEAD") {
 		t.Errorf("detached: %v", err)
 	}
 }
