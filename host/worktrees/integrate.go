@@ -41,6 +41,14 @@ func (s *Service) allowed(ctx context.Context, scope store.Scope, by, what strin
 // which is refused while that tree has uncommitted changes to tracked
 // files. A conflict changes nothing and names the files.
 func (s *Service) Integrate(ctx context.Context, key store.AgentKey, by, target string) (tools.IntegrateResult, error) {
+	res, err := s.integrate(ctx, key, by, target)
+	if err == nil && res.Merged && s.stopped(ctx, key) {
+		s.Release(ctx, key.Scope()) // a kept worktree whose work is now merged goes
+	}
+	return res, err
+}
+
+func (s *Service) integrate(ctx context.Context, key store.AgentKey, by, target string) (tools.IntegrateResult, error) {
 	scope := key.Scope()
 	wf, err := s.workspace(ctx, scope)
 	if err != nil {
