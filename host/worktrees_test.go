@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agent-worker/agent-worker/host/api"
 	"github.com/agent-worker/agent-worker/host/plugins"
@@ -364,5 +365,41 @@ func TestWorktreeRestartAndCleanup(t *testing.T) {
 	}
 	if got := gitIn(t, repo, "status", "--porcelain"); got != "?? team.yaml" {
 		t.Errorf("the user's tree after the stop: %q", got)
+	}
+}
+
+// A workflow stopped while a run is in flight lets the run end first; its
+// worktree goes once it has (the cleanup hears the run's end).
+func TestWorktreeRemovedWhenARunInFlightEnds(t *testing.T) {
+	t.Parallel()
+	th, _ := pluginHost(t, plugins.SupervisorConfig{})
+	repo := gitRepo(t)
+	file := filepath.Join(repo, "team.yaml")
+	saveFile(t, file, "name: team\nworkspace: {git: worktree}\nagents:\n  alice:\n    backend: mock\n    config: {script: [{hang: true}]}\nkickoff: \"@alice go\"\n")
+	ev := watchEvents(t, th)
+	ctx := context.Background()
+	if _, err := th.client().StartWorkflow(ctx, api.StartWorkflow{Path: file}); err != nil {
+		t.Fatal(err)
+	}
+	ev.next("alice's run to start", runOf(team.EventRunStarted, "alice"))
+	dir := filepath.Join(th.home, "worktrees", "team", "main", "alice")
+	if _, err := os.Stat(dir); err != nil {
+		t.Fatalf("alice runs without a worktree: %v", err)
+	}
+	if err := th.client().StopWorkflow(ctx, api.Target{Workflow: "team", Tag: "main"}, true); err != nil {
+		t.Fatal(err)
+	}
+	ev.next("alice's run to end", runOf(team.EventRunFailed, "alice"))
+	// The removal follows the run's end on the daemon's side, with no
+	// event of its own: look until it is done.
+	deadline := time.Now().Add(30 * time.Second)
+	for _, err := os.Stat(dir); !os.IsNotExist(err); _, err = os.Stat(dir) {
+		if time.Now().After(deadline) {
+			t.Fatalf("alice's worktree is still there after her run ended: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if got := gitIn(t, repo, "branch", "--list", "aw/*"); got != "" {
+		t.Errorf("branches left: %q", got)
 	}
 }

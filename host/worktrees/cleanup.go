@@ -67,7 +67,8 @@ func (s *Service) release(ctx context.Context, wf store.Workflow) error {
 // lost, and keeps both otherwise.
 func (s *Service) tidy(ctx context.Context, wf store.Workflow, key store.AgentKey) error {
 	repo := wf.WorkspaceRepo
-	defer s.lock(repo)()
+	ctx, unlock := s.lock(ctx, repo)
+	defer unlock()
 	path, branch := s.Path(key), workflow.BranchName(key.Workflow, key.Tag, key.Name)
 	isTree, err := s.isWorktree(ctx, repo, path)
 	if err != nil {
@@ -124,8 +125,9 @@ func (s *Service) tidy(ctx context.Context, wf store.Workflow, key store.AgentKe
 }
 
 // Run tidies worktrees until ctx ends: once at the start, for what a
-// previous daemon left, and after each run of an agent that has stopped
-// meanwhile (a workflow stopped mid-run lets its runs finish first).
+// previous daemon left, after each run of an agent that has stopped
+// meanwhile (a workflow stopped mid-run lets its runs finish first), and
+// when an agent_state event says an agent stopped.
 func (s *Service) Run(ctx context.Context) {
 	for ctx.Err() == nil {
 		sub := s.team.Bus.Subscribe(busBuffer)
@@ -144,7 +146,9 @@ func (s *Service) listen(ctx context.Context, sub *team.Subscription) {
 		case <-sub.Dropped():
 			return
 		case e := <-sub.C:
-			if (e.Kind == team.EventRunFinished || e.Kind == team.EventRunFailed) && s.stopped(ctx, e.Agent) {
+			ended := e.Kind == team.EventRunFinished || e.Kind == team.EventRunFailed
+			stopped := e.Kind == team.EventAgentState && e.State == string(api.AgentStopped)
+			if (ended || stopped) && s.stopped(ctx, e.Agent) {
 				s.Release(ctx, e.Agent.Scope())
 			}
 		}

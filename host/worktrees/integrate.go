@@ -42,14 +42,23 @@ func (s *Service) allowed(ctx context.Context, scope store.Scope, by, what strin
 // files. A conflict changes nothing and names the files.
 func (s *Service) Integrate(ctx context.Context, key store.AgentKey, by, target string) (tools.IntegrateResult, error) {
 	res, err := s.integrate(ctx, key, by, target)
-	if err == nil && res.Merged && s.stopped(ctx, key) {
+	if err != nil || !res.Merged {
+		return res, err
+	}
+	s.announce(ctx, key.Scope(), fmt.Sprintf("%s's branch %s was integrated into %s by %s: merge commit %s (%d file%s changed).",
+		key.Name, res.Branch, res.Target, by, short(res.Commit), len(res.Files), plural(len(res.Files))))
+	if s.stopped(ctx, key) {
 		s.Release(ctx, key.Scope()) // a kept worktree whose work is now merged goes
 	}
-	return res, err
+	return res, nil
 }
 
+// integrate is Integrate's git work, under the repository's lock.
 func (s *Service) integrate(ctx context.Context, key store.AgentKey, by, target string) (tools.IntegrateResult, error) {
 	scope := key.Scope()
+	if err := workflow.CheckAgentName(key.Name); err != nil {
+		return tools.IntegrateResult{}, api.Errorf(api.CodeInvalid, "%v", err)
+	}
 	wf, err := s.workspace(ctx, scope)
 	if err != nil {
 		return tools.IntegrateResult{}, err
@@ -69,7 +78,8 @@ func (s *Service) integrate(ctx context.Context, key store.AgentKey, by, target 
 		return res, api.Errorf(api.CodeInvalid, "cannot integrate %s into itself: name another target", branch)
 	}
 	repo := wf.WorkspaceRepo
-	defer s.lock(repo)()
+	ctx, unlock := s.lock(ctx, repo)
+	defer unlock()
 	src, err := revParse(ctx, repo, branchRef(branch))
 	if err != nil {
 		return res, err
@@ -118,8 +128,6 @@ func (s *Service) integrate(ctx context.Context, key store.AgentKey, by, target 
 		res.Files = dedupe(strings.Split(diff, "\x00"))
 	}
 	s.log.Info("worktree integrated", "agent", key.String(), "branch", branch, "target", target, "commit", commit, "by", by)
-	s.announce(ctx, scope, fmt.Sprintf("%s's branch %s was integrated into %s by %s: merge commit %s (%d file%s changed).",
-		key.Name, branch, target, by, short(commit), len(res.Files), plural(len(res.Files))))
 	return res, nil
 }
 
@@ -183,7 +191,24 @@ func checkedOut(ctx context.Context, repo, branch string) (string, error) {
 // refuse it unless force; commits on the branch are what discard throws
 // away, and the answer names the last one so it can be brought back.
 func (s *Service) Discard(ctx context.Context, key store.AgentKey, by, reason string, force bool) (tools.DiscardResult, error) {
+	res, err := s.discard(ctx, key, by, reason, force)
+	if err != nil {
+		return res, err
+	}
+	line := fmt.Sprintf("%s's worktree and branch %s were discarded by %s: %s", key.Name, res.Branch, by, reason)
+	if res.LastCommit != "" {
+		line += fmt.Sprintf(" (its last commit was %s; `git branch %s %s` brings it back until git prunes it)", short(res.LastCommit), res.Branch, short(res.LastCommit))
+	}
+	s.announce(ctx, key.Scope(), line)
+	return res, nil
+}
+
+// discard is Discard's git work, under the repository's lock.
+func (s *Service) discard(ctx context.Context, key store.AgentKey, by, reason string, force bool) (tools.DiscardResult, error) {
 	scope := key.Scope()
+	if err := workflow.CheckAgentName(key.Name); err != nil {
+		return tools.DiscardResult{}, api.Errorf(api.CodeInvalid, "%v", err)
+	}
 	wf, err := s.workspace(ctx, scope)
 	if err != nil {
 		return tools.DiscardResult{}, err
@@ -202,7 +227,8 @@ func (s *Service) Discard(ctx context.Context, key store.AgentKey, by, reason st
 		return res, api.Errorf(api.CodeConflict, "%s has a run in flight in its worktree: wait for it to end (or `agent-worker cancel %s`) and discard again", key, key.Name)
 	}
 	repo := wf.WorkspaceRepo
-	defer s.lock(repo)()
+	ctx, unlock := s.lock(ctx, repo)
+	defer unlock()
 	path := s.Path(key)
 	isTree, err := s.isWorktree(ctx, repo, path)
 	if err != nil {
@@ -237,11 +263,6 @@ func (s *Service) Discard(ctx context.Context, key store.AgentKey, by, reason st
 		}
 	}
 	s.log.Info("worktree discarded", "agent", key.String(), "branch", branch, "last_commit", res.LastCommit, "by", by, "reason", reason)
-	line := fmt.Sprintf("%s's worktree and branch %s were discarded by %s: %s", key.Name, branch, by, reason)
-	if res.LastCommit != "" {
-		line += fmt.Sprintf(" (its last commit was %s; `git branch %s %s` brings it back until git prunes it)", short(res.LastCommit), branch, short(res.LastCommit))
-	}
-	s.announce(ctx, scope, line)
 	return res, nil
 }
 

@@ -49,8 +49,15 @@ func New(cfg Config) *Service {
 	return &Service{db: cfg.DB, team: cfg.Team, root: filepath.Join(cfg.Home, "worktrees"), log: cfg.Log, repos: map[string]*sync.Mutex{}}
 }
 
-// lock takes repo's lock and returns its release.
-func (s *Service) lock(repo string) func() {
+// gitTimeout bounds the git work done under one lock (hooks included).
+const gitTimeout = 2 * time.Minute
+
+// lock takes repo's lock and returns the context the git work under it
+// runs in, and the lock's release. That context outlives the caller's: a
+// client that hangs up, or a run cancelled while its worktree is being
+// made, never leaves git half done (a worktree half made, a ref half
+// moved); gitTimeout bounds it instead.
+func (s *Service) lock(ctx context.Context, repo string) (context.Context, func()) {
 	s.mu.Lock()
 	m := s.repos[repo]
 	if m == nil {
@@ -59,7 +66,8 @@ func (s *Service) lock(repo string) func() {
 	}
 	s.mu.Unlock()
 	m.Lock()
-	return m.Unlock
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), gitTimeout)
+	return ctx, func() { cancel(); m.Unlock() }
 }
 
 // Path is where agent key's worktree lives: outside the user's working
@@ -77,7 +85,11 @@ func (s *Service) ProjectDir(ctx context.Context, wf store.Workflow, agent strin
 		return "", false, nil
 	}
 	key := store.AgentKey{Workflow: wf.Name, Tag: wf.Tag, Name: agent}
-	defer s.lock(wf.WorkspaceRepo)()
+	if err := workflow.CheckAgentName(agent); err != nil {
+		return "", true, api.Errorf(api.CodeInvalid, "%v", err)
+	}
+	ctx, unlock := s.lock(ctx, wf.WorkspaceRepo)
+	defer unlock()
 	dir, err = s.ensure(ctx, wf, key)
 	if err != nil {
 		return "", true, fmt.Errorf("%s's git worktree: %w", key, err)
@@ -230,6 +242,9 @@ func (s *Service) status(ctx context.Context, wf store.Workflow, only string) ([
 	}
 	slices.Sort(names)
 	if only != "" {
+		if err := workflow.CheckAgentName(only); err != nil {
+			return nil, api.Errorf(api.CodeInvalid, "%v", err)
+		}
 		if !slices.Contains(names, only) {
 			return nil, api.Errorf(api.CodeNotFound, "%s has no agent %s and no branch %s: team_members lists the agents",
 				display(scope), only, workflow.BranchName(wf.Name, wf.Tag, only))
