@@ -16,20 +16,26 @@ import (
 // maxListed bounds the file names an error or a channel line lists.
 const maxListed = 20
 
-// allowed refuses by unless it is the user or an agent of scope with
-// can_spawn: merging and throwing away work is the planners' call.
-func (s *Service) allowed(ctx context.Context, scope store.Scope, by, what string) error {
-	if by == team.SenderUser {
-		return nil
+// authorize reads the git workspace of key's workflow for an integrate
+// or discard (what) of key's worktree by by, and refuses by unless it is
+// the user or an agent of that workflow with can_spawn: merging and
+// throwing away work is the planners' call.
+func (s *Service) authorize(ctx context.Context, key store.AgentKey, by, what string) (store.Workflow, error) {
+	if err := workflow.CheckAgentName(key.Name); err != nil {
+		return store.Workflow{}, api.Errorf(api.CodeInvalid, "%v", err)
 	}
-	a, err := s.db.GetAgent(ctx, store.AgentKey{Workflow: scope.Workflow, Tag: scope.Tag, Name: by})
+	wf, err := s.workspace(ctx, key.Scope())
+	if err != nil || by == team.SenderUser {
+		return wf, err
+	}
+	a, err := s.db.GetAgent(ctx, store.AgentKey{Workflow: key.Workflow, Tag: key.Tag, Name: by})
 	if err != nil {
-		return err
+		return wf, err
 	}
 	if !a.CanSpawn {
-		return api.Errorf(api.CodePermission, "%s may not %s worktrees: only the user and agents with can_spawn: true may; ask one of them in the channel", by, what)
+		return wf, api.Errorf(api.CodePermission, "%s may not %s worktrees: only the user and agents with can_spawn: true may; ask one of them in the channel", by, what)
 	}
-	return nil
+	return wf, nil
 }
 
 // Integrate merges agent key's branch into target (the workspace's base
@@ -56,14 +62,8 @@ func (s *Service) Integrate(ctx context.Context, key store.AgentKey, by, target 
 // integrate is Integrate's git work, under the repository's lock.
 func (s *Service) integrate(ctx context.Context, key store.AgentKey, by, target string) (tools.IntegrateResult, error) {
 	scope := key.Scope()
-	if err := workflow.CheckAgentName(key.Name); err != nil {
-		return tools.IntegrateResult{}, api.Errorf(api.CodeInvalid, "%v", err)
-	}
-	wf, err := s.workspace(ctx, scope)
+	wf, err := s.authorize(ctx, key, by, "integrate")
 	if err != nil {
-		return tools.IntegrateResult{}, err
-	}
-	if err := s.allowed(ctx, scope, by, "integrate"); err != nil {
 		return tools.IntegrateResult{}, err
 	}
 	if target == "" {
@@ -205,15 +205,8 @@ func (s *Service) Discard(ctx context.Context, key store.AgentKey, by, reason st
 
 // discard is Discard's git work, under the repository's lock.
 func (s *Service) discard(ctx context.Context, key store.AgentKey, by, reason string, force bool) (tools.DiscardResult, error) {
-	scope := key.Scope()
-	if err := workflow.CheckAgentName(key.Name); err != nil {
-		return tools.DiscardResult{}, api.Errorf(api.CodeInvalid, "%v", err)
-	}
-	wf, err := s.workspace(ctx, scope)
+	wf, err := s.authorize(ctx, key, by, "discard")
 	if err != nil {
-		return tools.DiscardResult{}, err
-	}
-	if err := s.allowed(ctx, scope, by, "discard"); err != nil {
 		return tools.DiscardResult{}, err
 	}
 	if strings.TrimSpace(reason) == "" {
