@@ -391,15 +391,15 @@ func TestWorktreeRemovedWhenARunInFlightEnds(t *testing.T) {
 	}
 	ev.next("alice's run to end", runOf(team.EventRunFailed, "alice"))
 	// The removal follows the run's end on the daemon's side, with no
-	// event of its own: look until it is done.
+	// event of its own: look until it is done (the branch goes last).
 	deadline := time.Now().Add(30 * time.Second)
-	for _, err := os.Stat(dir); !os.IsNotExist(err); _, err = os.Stat(dir) {
+	for gitIn(t, repo, "branch", "--list", "aw/*") != "" {
 		if time.Now().After(deadline) {
-			t.Fatalf("alice's worktree is still there after her run ended: %v", err)
+			t.Fatalf("alice's branch is still there after her run ended")
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if got := gitIn(t, repo, "branch", "--list", "aw/*"); got != "" {
-		t.Errorf("branches left: %q", got)
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("alice's branch went but her worktree is still there: %v", err)
 	}
 }
