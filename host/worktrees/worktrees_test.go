@@ -470,3 +470,35 @@ func TestResolve(t *testing.T) {
 		t.Errorf("detached: %v", err)
 	}
 }
+
+// An agent removed from the store (`stop bob@review`) is known by its
+// branch alone: its unmerged work is kept and listed, merged work goes.
+func TestReleaseAfterAgentRemoved(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	commit(t, f.dir(t, "bob"), "unmerged", map[string]string{"b.txt": "b"})
+	f.dir(t, "alice")
+	for _, name := range []string{"alice", "bob"} {
+		if err := f.db.DeleteAgent(t.Context(), f.key(name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.svc.Release(t.Context(), f.scope())
+	ws, err := f.svc.Status(t.Context(), f.scope(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ws) != 2 || ws[0].Agent != "bob" || ws[0].State != tools.WorktreeKept || ws[1].Agent != "lead" || ws[1].State != tools.WorktreeNone {
+		t.Errorf("after removing alice and bob: %+v", ws)
+	}
+	if _, err := os.Stat(f.svc.Path(f.key("alice"))); !os.IsNotExist(err) {
+		t.Errorf("alice's worktree outlived her: %v", err)
+	}
+	// Integrating the kept branch tidies it away.
+	if _, err := f.svc.Integrate(t.Context(), f.key("bob"), team.SenderUser, ""); err != nil {
+		t.Fatal(err)
+	}
+	if got := sh(t, f.repo, "branch", "--list", "aw/*"); got != "" {
+		t.Errorf("branches after integrating bob's kept work: %q", got)
+	}
+}
