@@ -403,3 +403,28 @@ func TestWorktreeRemovedWhenARunInFlightEnds(t *testing.T) {
 		t.Errorf("alice's branch went but her worktree is still there: %v", err)
 	}
 }
+
+// An edit that breaks the workspace is rejected at its line, and the last
+// good config (and its worktrees) keeps running.
+func TestWorktreeBadEditRejected(t *testing.T) {
+	t.Parallel()
+	th, _ := pluginHost(t, plugins.SupervisorConfig{})
+	repo := gitRepo(t)
+	file := filepath.Join(repo, "team.yaml")
+	const good = "name: team\nagents:\n  alice: {backend: mock}\nworkspace: {git: worktree}\n"
+	saveFile(t, file, good)
+	if _, err := th.client().StartWorkflow(context.Background(), api.StartWorkflow{Path: file}); err != nil {
+		t.Fatal(err)
+	}
+	saveFile(t, file, strings.Replace(good, "{git: worktree}", "{git: worktree, base: nope}", 1))
+	w := waitWorkflow(t, th, api.Target{Workflow: "team", Tag: "main"}, "the edit rejected", func(w api.Workflow, _ []api.Agent) bool {
+		return w.Error != ""
+	})
+	if !strings.Contains(w.Error, "edit rejected") || !strings.Contains(w.Error, file+":4: workspace: base branch nope does not exist") || w.State != api.WorkflowRunning {
+		t.Errorf("after a bad edit: %s, %q", w.State, w.Error)
+	}
+	ws, err := th.client().Worktrees(context.Background(), "@team")
+	if err != nil || len(ws) != 1 || ws[0].Base != "main" {
+		t.Errorf("worktrees after the rejected edit: %+v, %v", ws, err)
+	}
+}
