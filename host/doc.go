@@ -10,7 +10,8 @@
 // the backend resolver), host/workflows (workflow instances and hot
 // reload), host/team (the channel, inboxes, documents, proposals and the
 // event bus), host/triggers (webhook deliveries: signature, dedupe,
-// message), host/mcpserver (the agents' MCP tools), host/httpapi (the
+// message), host/worktrees (each agent's git worktree: made, merged,
+// discarded, tidied), host/mcpserver (the agents' MCP tools), host/httpapi (the
 // routes) and host/api (the wire types, errors and client). Parts receive
 // what they need as small interfaces at construction; none imports this
 // package, and only this package imports host/httpapi

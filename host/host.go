@@ -27,6 +27,7 @@ import (
 	"github.com/agent-worker/agent-worker/host/team"
 	"github.com/agent-worker/agent-worker/host/triggers"
 	"github.com/agent-worker/agent-worker/host/workflows"
+	"github.com/agent-worker/agent-worker/host/worktrees"
 	"github.com/agent-worker/agent-worker/store"
 )
 
@@ -83,6 +84,11 @@ var (
 	_ httpapi.Hooks      = (*triggers.Service)(nil)
 	_ workflows.Triggers = (*triggers.Service)(nil)
 
+	_ workflows.Worktrees = (*worktrees.Service)(nil)
+	_ plugins.ProjectDirs = (*worktrees.Service)(nil)
+	_ httpapi.Worktrees   = (*worktrees.Service)(nil)
+	_ mcpserver.Worktrees = (*worktrees.Service)(nil)
+
 	_ plugins.Observer   = (*metrics.Metrics)(nil)
 	_ scheduler.Observer = (*metrics.Metrics)(nil)
 )
@@ -109,6 +115,7 @@ type Host struct {
 	agents    *agents.Registry
 	metrics   *metrics.Metrics
 	hooks     *triggers.Service
+	worktrees *worktrees.Service
 
 	stopOnce sync.Once
 	stop     chan struct{} // closed by POST /shutdown
@@ -189,7 +196,7 @@ func New(cfg Config) (_ *Host, err error) {
 	}
 	httpLog := h.log.Named("http")
 	handler := httpapi.New(httpapi.Deps{DB: h.db, Team: h.team, Sched: h.sched, Agents: h.agents, Workflows: h.wfs, Catalog: h.catalog, Hooks: h.hooks,
-		MCP: h.mcp, Token: h.token, Info: h.Info, Listen: h.ln.Addr().String(), Home: home, StartedAt: h.startedAt, Now: cfg.Now,
+		MCP: h.mcp, Worktrees: h.worktrees, Token: h.token, Info: h.Info, Listen: h.ln.Addr().String(), Home: home, StartedAt: h.startedAt, Now: cfg.Now,
 		Shutdown: h.requestStop, Stopping: h.stop, Metrics: h.metrics.Handler(), Log: httpLog,
 		Runs: h.sup, Console: console.New(console.Config{Now: cfg.Now, Log: h.log.Named("console")})})
 	h.srv = &http.Server{
@@ -211,19 +218,22 @@ func (h *Host) buildParts(ctx context.Context) error {
 	h.catalog = plugins.NewCatalog(pluginDirs(h.cfg), plugins.VerifiedDir(h.cfg.Home), h.cfg.RuntimeDir, h.cfg.PluginTimeout, h.log.Named("plugins"))
 	h.docs = plugins.NewDocProviders(h.cfg.Home, h.catalog, h.metrics, h.log.Named("docs"))
 	h.team = team.New(team.Config{DB: h.db, Docs: h.docs.Resolve, Logger: h.log.Named("team")})
+	h.worktrees = worktrees.New(worktrees.Config{DB: h.db, Team: h.team, Home: h.cfg.Home, Log: h.log.Named("worktrees")})
 	h.mcp = mcpserver.New(h.team, h.db, h.metrics.ToolCalled, h.log.Named("mcp"))
+	h.mcp.Worktrees = h.worktrees
 	h.cfg.Supervisor.Observer, h.cfg.Scheduler.Observer = h.metrics, h.metrics
-	h.cfg.Supervisor.Context = h.mcp // a run's request carries what its tools would show first
+	h.cfg.Supervisor.Context = h.mcp         // a run's request carries what its tools would show first
+	h.cfg.Supervisor.Worktrees = h.worktrees // an agent of a git workspace runs in its worktree
 	h.sup = plugins.NewSupervisor(h.db, h.catalog, h.cfg.Home, h.cfg.RuntimeDir, func() string { return h.Info().URL() + "/mcp" }, h.cfg.Supervisor, h.log.Named("supervisor"))
 	if err := h.sup.Reap(ctx); err != nil {
 		return fmt.Errorf("reap workers: %w", err)
 	}
 	h.sched = scheduler.New(h.db, h.sup, h.team, h.cfg.Scheduler, h.log.Named("scheduler"))
 	h.agents = &agents.Registry{DB: h.db, Catalog: h.catalog, Sched: h.sched, DefaultModel: h.cfg.DefaultModel, Forget: h.mcp.Forget,
-		StateDir: func(k store.AgentKey) string { return plugins.AgentStateDir(h.cfg.Home, k) }, Log: h.log.Named("agents")}
+		StateDir: func(k store.AgentKey) string { return plugins.AgentStateDir(h.cfg.Home, k) }, Release: h.worktrees.Release, Log: h.log.Named("agents")}
 	h.mcp.Spawner = h.agents // agent_spawn and agent_stop
 	h.hooks = triggers.New(triggers.Config{DB: h.db, Team: h.team, LookupEnv: h.cfg.LookupEnv, Log: h.log.Named("triggers")})
-	h.wfs = workflows.New(workflows.Config{DB: h.db, Team: h.team, Sched: h.sched, Triggers: h.hooks, Catalog: h.catalog,
+	h.wfs = workflows.New(workflows.Config{DB: h.db, Team: h.team, Sched: h.sched, Triggers: h.hooks, Worktrees: h.worktrees, Catalog: h.catalog,
 		DefaultModel: h.cfg.DefaultModel, Now: h.cfg.Now, Log: h.log.Named("workflows")})
 	if err := h.wfs.Restore(ctx); err != nil {
 		return fmt.Errorf("restore workflows: %w", err)
@@ -356,6 +366,7 @@ func (h *Host) Run(ctx context.Context) error {
 		}
 	})
 	wg.Go(func() { h.sup.RunSpares(bg) })
+	wg.Go(func() { h.worktrees.Run(bg) })
 	wg.Go(func() {
 		if err := h.catalog.Watch(bg); err != nil {
 			h.log.Error("plugin watcher stopped", "error", err)

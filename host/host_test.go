@@ -121,6 +121,7 @@ func TestEveryRouteNeedsTheToken(t *testing.T) {
 		{"GET", "/workflows/global/main"}, {"DELETE", "/workflows/x/main"}, {"GET", "/metrics"}, {"GET", "/no-such-route"},
 		{"GET", "/docs/global/main"}, {"GET", "/proposals/global/main"}, {"GET", "/resources/global/main/res_0123456789abcdef"},
 		{"POST", "/console/codes"},
+		{"GET", "/worktrees"}, {"POST", "/worktrees/alice@wf/integrate"}, {"POST", "/worktrees/alice@wf/discard"},
 		{"GET", "/debug/pprof/"}, {"GET", "/debug/pprof/heap"},
 	}
 	auths := map[string]string{

@@ -43,6 +43,9 @@ type Workflow struct {
 	// Params and Vars (setup results) are what the workflow was started
 	// with, kept so that an edit or a restart resolves it the same way.
 	Params, Vars map[string]string
+	// WorkspaceRepo and WorkspaceBase are a git workspace's repository
+	// (its top-level directory) and base branch; both "" without one.
+	WorkspaceRepo, WorkspaceBase string
 	// StartedAt is when the workflow was last started; SaveWorkflow keeps
 	// the stored one when it is zero (a reload, not a start).
 	StartedAt            time.Time
@@ -50,7 +53,8 @@ type Workflow struct {
 }
 
 const workflowColumns = `name, tag, source_path, config_yaml, state, error, created_at, updated_at,
-	workdir, docs_provider, docs_owner, long_message_chars, docs_dir, params_json, vars_json, started_at, loop_guard`
+	workdir, docs_provider, docs_owner, long_message_chars, docs_dir, params_json, vars_json, started_at, loop_guard,
+	workspace_repo, workspace_base`
 
 func scanWorkflow(s *sqlite.Stmt) (Workflow, error) {
 	w := Workflow{
@@ -62,6 +66,7 @@ func scanWorkflow(s *sqlite.Stmt) (Workflow, error) {
 		LongMessageChars: s.ColumnInt(11), DocsDir: s.ColumnText(12),
 		Params: decodeStrings(s.ColumnText(13)), Vars: decodeStrings(s.ColumnText(14)),
 		StartedAt: fromMs(s.ColumnInt64(15)), LoopGuard: s.ColumnInt(16),
+		WorkspaceRepo: s.ColumnText(17), WorkspaceBase: s.ColumnText(18),
 	}
 	state, err := api.ParseWorkflowState(s.ColumnText(4))
 	if err != nil {
@@ -93,9 +98,10 @@ func (db *DB) CreateWorkflow(ctx context.Context, w Workflow) (Workflow, error) 
 	var stored Workflow
 	err := db.write(ctx, func(conn *sqlite.Conn) error {
 		now := db.nowMs()
-		err := sqlitex.Execute(conn, `INSERT INTO workflows (`+workflowColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		err := sqlitex.Execute(conn, `INSERT INTO workflows (`+workflowColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			&sqlitex.ExecOptions{Args: []any{w.Name, w.Tag, w.SourcePath, w.ConfigYAML, w.State, w.Error, now, now,
-				w.Workdir, w.DocsProvider, w.DocsOwner, w.LongMessageChars, w.DocsDir, encodeStrings(w.Params), encodeStrings(w.Vars), now, w.LoopGuard}})
+				w.Workdir, w.DocsProvider, w.DocsOwner, w.LongMessageChars, w.DocsDir, encodeStrings(w.Params), encodeStrings(w.Vars), now, w.LoopGuard,
+				w.WorkspaceRepo, w.WorkspaceBase}})
 		if isConflict(err) {
 			return api.Errorf(api.CodeConflict, "workflow %q already exists", workflowID(w.Name, w.Tag))
 		}
@@ -221,19 +227,20 @@ func (db *DB) SaveWorkflow(ctx context.Context, w Workflow) (Workflow, error) {
 		}
 		// A reload (StartedAt zero) keeps a paused or over-budget workflow
 		// so: an edit of the file is not a resume.
-		err := sqlitex.Execute(conn, `INSERT INTO workflows (`+workflowColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		err := sqlitex.Execute(conn, `INSERT INTO workflows (`+workflowColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (name, tag) DO UPDATE SET
-			started_at = CASE WHEN ?18 THEN excluded.started_at ELSE workflows.started_at END, source_path = excluded.source_path, config_yaml = excluded.config_yaml,
-			state = CASE WHEN NOT ?18 AND workflows.state IN ('paused', 'over_budget') THEN workflows.state ELSE excluded.state END,
-			error = CASE WHEN NOT ?18 AND workflows.state IN ('paused', 'over_budget') THEN workflows.error ELSE excluded.error END,
-			agent_streak = CASE WHEN ?18 THEN 0 ELSE workflows.agent_streak END, loop_guard = excluded.loop_guard,
+			started_at = CASE WHEN ?20 THEN excluded.started_at ELSE workflows.started_at END, source_path = excluded.source_path, config_yaml = excluded.config_yaml,
+			state = CASE WHEN NOT ?20 AND workflows.state IN ('paused', 'over_budget') THEN workflows.state ELSE excluded.state END,
+			error = CASE WHEN NOT ?20 AND workflows.state IN ('paused', 'over_budget') THEN workflows.error ELSE excluded.error END,
+			agent_streak = CASE WHEN ?20 THEN 0 ELSE workflows.agent_streak END, loop_guard = excluded.loop_guard,
 			updated_at = excluded.updated_at, workdir = excluded.workdir,
 			docs_provider = excluded.docs_provider, docs_owner = excluded.docs_owner,
 			long_message_chars = excluded.long_message_chars, docs_dir = excluded.docs_dir,
-			params_json = excluded.params_json, vars_json = excluded.vars_json`,
+			params_json = excluded.params_json, vars_json = excluded.vars_json,
+			workspace_repo = excluded.workspace_repo, workspace_base = excluded.workspace_base`,
 			&sqlitex.ExecOptions{Args: []any{w.Name, w.Tag, w.SourcePath, w.ConfigYAML, w.State, w.Error, now, now,
 				w.Workdir, w.DocsProvider, w.DocsOwner, w.LongMessageChars, w.DocsDir, encodeStrings(w.Params), encodeStrings(w.Vars),
-				started, w.LoopGuard, !w.StartedAt.IsZero()}})
+				started, w.LoopGuard, w.WorkspaceRepo, w.WorkspaceBase, !w.StartedAt.IsZero()}})
 		if err != nil {
 			return err
 		}

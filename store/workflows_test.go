@@ -15,7 +15,7 @@ func TestWorkflows(t *testing.T) {
 	ctx := t.Context()
 
 	in := Workflow{Name: "review", Tag: "pr-1", SourcePath: "/src/review.yaml", ConfigYAML: "agents: {}\n",
-		Workdir: "/src", DocsOwner: "alice", LongMessageChars: 2000}
+		Workdir: "/src", DocsOwner: "alice", LongMessageChars: 2000, WorkspaceRepo: "/src", WorkspaceBase: "main"}
 	created, err := db.CreateWorkflow(ctx, in)
 	if err != nil {
 		t.Fatal(err)
@@ -114,11 +114,13 @@ func TestSaveWorkflowAndUpdateAgent(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.State, w.DocsOwner, w.Params = "stopped", "lead", map[string]string{"pr": "8"}
+	w.WorkspaceRepo, w.WorkspaceBase = "/a", "dev"
 	got, err := db.SaveWorkflow(ctx, w)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.State != "stopped" || got.DocsOwner != "lead" || got.Params["pr"] != "8" || got.Vars["sha"] != "abc" {
+	if got.State != "stopped" || got.DocsOwner != "lead" || got.Params["pr"] != "8" || got.Vars["sha"] != "abc" ||
+		got.WorkspaceRepo != "/a" || got.WorkspaceBase != "dev" {
 		t.Errorf("after the second save: %+v", got)
 	}
 	if _, err := db.CreateAgent(ctx, Agent{Name: "a", Workflow: "review", Tag: "pr-1", Backend: "mock", System: "old"}); err != nil {

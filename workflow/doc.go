@@ -26,6 +26,13 @@
 // most 1 MiB each (MaxFileBytes, MaxSystemPromptBytes); CheckAgentName and
 // CheckScopeName are the one definition of agent, workflow and tag names.
 //
+// workspace: {git: worktree, base: BRANCH} asks for a git worktree per
+// agent; the parser checks the keys and the branch name (CheckBranchName,
+// the one check of a branch name), and BranchName names each agent's
+// branch. Whether the directory is a repository and the base exists is the
+// daemon's check when the workflow loads (host/worktrees), since it needs
+// git.
+//
 // ParseSchedule is the one parser of agent schedules: the loader, the
 // daemon's `new` and `schedule set`, and the scheduler that fires them all
 // call it, so a schedule that loads is a schedule that fires.

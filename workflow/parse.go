@@ -129,7 +129,7 @@ func (p *parser) parse(f *File, content []byte) {
 		return
 	}
 	root := deref(doc.Content[0])
-	top := p.fields(root, "at the top level", "name", "agents", "context", "params", "setup", "kickoff", "loop_guard", "budget", "triggers")
+	top := p.fields(root, "at the top level", "name", "agents", "context", "params", "setup", "kickoff", "loop_guard", "budget", "triggers", "workspace")
 	f.Name = p.name(top["name"])
 	// Params and setup first: every other string may refer to them.
 	f.Params = p.paramList(top["params"])
@@ -141,6 +141,17 @@ func (p *parser) parse(f *File, content []byte) {
 	f.LoopGuard = p.loopGuard(top["loop_guard"])
 	f.Budget = p.budget(top["budget"], "budget")
 	f.Triggers = p.triggers(top["triggers"])
+	f.Workspace = p.workspace(keyNode(root, "workspace"), top["workspace"])
+}
+
+// keyNode is the key node of name in mapping n (for its line), or nil.
+func keyNode(n *yaml.Node, name string) *yaml.Node {
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == name {
+			return n.Content[i]
+		}
+	}
+	return nil
 }
 
 // budget reads {usd, tokens, runs, hard}: each limit a number, 0 or more.

@@ -34,6 +34,8 @@ type Instance struct {
 	// Triggers have every variable of Message filled in but ${{ body.PATH }},
 	// which RenderTrigger fills from each delivery.
 	Triggers []Trigger
+	// Workspace is File.Workspace: nil, or the git worktree setting.
+	Workspace *Workspace
 }
 
 // Resolve interpolates every string of f that may hold variables. It runs
@@ -41,7 +43,7 @@ type Instance struct {
 // of them are reported together.
 func Resolve(f *File, v Vars) (*Instance, error) {
 	r := newResolver(f, v)
-	in := &Instance{Name: r.name, Tag: r.tag, Path: f.Path, Dir: f.Dir, Context: f.Context, LoopGuard: f.LoopGuard, Budget: f.Budget}
+	in := &Instance{Name: r.name, Tag: r.tag, Path: f.Path, Dir: f.Dir, Context: f.Context, LoopGuard: f.LoopGuard, Budget: f.Budget, Workspace: f.Workspace}
 	in.Kickoff = r.expand("kickoff", f.Kickoff)
 	for _, a := range f.Agents {
 		where := "agent " + a.Name

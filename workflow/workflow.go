@@ -73,6 +73,8 @@ type File struct {
 	// DefaultLoopGuard, 0 off.
 	LoopGuard int
 	Triggers  []Trigger
+	// Workspace, when set, gives each agent a git worktree of its own.
+	Workspace *Workspace
 }
 
 // DefaultLoopGuard is loop_guard.max_rounds when a file does not set it.

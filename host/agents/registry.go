@@ -30,7 +30,10 @@ type Registry struct {
 	Forget func(store.AgentKey)
 	// StateDir is where an agent's private state lives; removed with it.
 	StateDir func(store.AgentKey) string
-	Log      hclog.Logger
+	// Release tidies the git worktrees of a workflow's removed agents
+	// (host/worktrees); nil when there are none to tidy.
+	Release func(context.Context, store.Scope)
+	Log     hclog.Logger
 }
 
 // Create validates spec, stores the agent and schedules it.
@@ -58,6 +61,9 @@ func (r *Registry) Delete(ctx context.Context, key store.AgentKey) error {
 	r.Sched.Remove(key)
 	if err := os.RemoveAll(r.StateDir(key)); err != nil {
 		r.Log.Warn("remove agent state", "agent", key.String(), "error", err)
+	}
+	if r.Release != nil {
+		r.Release(ctx, key.Scope())
 	}
 	r.Log.Info("agent removed", "agent", key.String())
 	return nil
@@ -141,6 +147,9 @@ func (r *Registry) StopSpawned(ctx context.Context, parent store.AgentKey, name 
 	}
 	r.Forget(key)
 	r.Sched.Remove(key)
+	if r.Release != nil {
+		r.Release(ctx, key.Scope()) // its worktree goes, unless it holds unmerged work
+	}
 	r.Log.Info("spawned agent stopped", "agent", key.String(), "by", parent.Name)
 	a.State = api.AgentStopped
 	return a, nil

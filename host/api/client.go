@@ -633,3 +633,29 @@ func (c *Client) SetBudget(ctx context.Context, t Target, b BudgetRequest) error
 func (c *Client) ClearBudget(ctx context.Context, t Target) error {
 	return c.do(ctx, http.MethodDelete, "/budgets/"+url.PathEscape(t.String()), nil, nil)
 }
+
+// Worktrees is GET /worktrees: the agents' git worktrees of target
+// (@wf[:tag], or one agent), or of every workflow with a git workspace
+// when target is "".
+func (c *Client) Worktrees(ctx context.Context, target string) ([]Worktree, error) {
+	path := "/worktrees"
+	if target != "" {
+		path += "?" + url.Values{"target": {target}}.Encode()
+	}
+	var l WorktreeList
+	return l.Worktrees, c.do(ctx, http.MethodGet, path, nil, &l)
+}
+
+// Integrate is POST /worktrees/{agent}/integrate: merge the agent's branch
+// into req.Target (the workspace's base when empty).
+func (c *Client) Integrate(ctx context.Context, agent Target, req IntegrateRequest) (IntegrateResult, error) {
+	var res IntegrateResult
+	return res, c.do(ctx, http.MethodPost, "/worktrees/"+url.PathEscape(agent.String())+"/integrate", req, &res)
+}
+
+// Discard is POST /worktrees/{agent}/discard: remove the agent's worktree
+// and delete its branch.
+func (c *Client) Discard(ctx context.Context, agent Target, req DiscardRequest) (DiscardResult, error) {
+	var res DiscardResult
+	return res, c.do(ctx, http.MethodPost, "/worktrees/"+url.PathEscape(agent.String())+"/discard", req, &res)
+}

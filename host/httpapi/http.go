@@ -66,6 +66,9 @@ func (h *Server) routes(log hclog.Logger) http.Handler {
 	handle("POST /workflows/{name}/{tag}/resume", h.handleResumeWorkflow)
 	handle("GET /resources/{wf}/{tag}/{id}", h.handleResource)
 	handle("POST /console/codes", h.handleConsoleCode)
+	handle("GET /worktrees", h.handleWorktrees)
+	handle("POST /worktrees/{agent}/integrate", h.handleIntegrate)
+	handle("POST /worktrees/{agent}/discard", h.handleDiscard)
 	mux.Handle("GET /metrics", h.metrics)
 	// Profiles of the running daemon (go tool pprof), behind the token like
 	// everything else: a profile shows what the daemon is doing.

@@ -109,6 +109,8 @@ type Deps struct {
 	Runs Runs
 	// Console serves /console/; nil serves none.
 	Console Console
+	// Worktrees serves /worktrees: the agents' git worktrees.
+	Worktrees Worktrees
 }
 
 // Server is the HTTP API over the daemon's services.
@@ -133,6 +135,7 @@ type Server struct {
 	log         hclog.Logger
 	runs        Runs
 	console     Console
+	worktrees   Worktrees
 }
 
 // New returns the whole HTTP API as one handler: /mcp, and every other
@@ -141,6 +144,6 @@ func New(d Deps) http.Handler {
 	h := &Server{db: d.DB, team: d.Team, sched: d.Sched, agents: d.Agents, wfs: d.Workflows, catalog: d.Catalog,
 		mcp: d.MCP, metrics: d.Metrics, token: d.Token, info: d.Info, listen: d.Listen, home: d.Home, startedAt: d.StartedAt, now: d.Now,
 		stopServing: d.Shutdown, stop: d.Stopping, log: d.Log,
-		runs: d.Runs, hooks: d.Hooks, console: d.Console}
+		runs: d.Runs, hooks: d.Hooks, console: d.Console, worktrees: d.Worktrees}
 	return h.routes(d.Log)
 }

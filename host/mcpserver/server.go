@@ -41,6 +41,9 @@ type Server struct {
 	log hclog.Logger
 	// onTool hears every tool call: its tool, duration and error.
 	onTool func(tool string, d time.Duration, err error)
+	// Worktrees serves the worktree tools; set it before serving. Nil
+	// answers them with an error.
+	Worktrees Worktrees
 
 	// mu guards servers: one *mcp.Server per identity, because the SDK asks
 	// for the server on every request and its tools close over the caller.

@@ -27,6 +27,7 @@ func (s *Server) addTools(srv *mcp.Server, me store.AgentKey) {
 	s.addProposalTools(srv, me)
 	s.addResourceTools(srv, me)
 	s.addAgentTools(srv, me)
+	s.addWorktreeTools(srv, me)
 }
 
 // addChannelTools registers channel_send and channel_read: posting to and

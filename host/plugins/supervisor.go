@@ -64,6 +64,16 @@ type SupervisorConfig struct {
 	// SpareIdle stops a backend's spares after it has had no run for this
 	// long (default DefaultSpareIdle).
 	SpareIdle time.Duration
+	// Worktrees gives agents of a workflow with a git workspace a
+	// worktree of their own as their project directory; nil: none does.
+	Worktrees ProjectDirs
+}
+
+// ProjectDirs gives an agent a working directory of its own instead of
+// its workflow's (host/worktrees.Service: a git worktree). ok is false when
+// the workflow has none, and the default applies.
+type ProjectDirs interface {
+	ProjectDir(ctx context.Context, wf store.Workflow, agent string) (dir string, ok bool, err error)
 }
 
 // Observer hears what the plugins part does, for the daemon's metrics
@@ -541,13 +551,19 @@ func AgentStateDir(home string, key store.AgentKey) string {
 	return filepath.Join(home, "state", key.Workflow, key.Tag, key.Name)
 }
 
-// projectDir is where the agent works: its workflow's directory, or for a
-// standalone agent a workspace of its own (never the daemon's home, where
+// projectDir is where the agent works: its git worktree when its workflow
+// has a git workspace, else its workflow's directory, or for a standalone
+// agent a workspace of its own (never the daemon's home, where
 // daemon.json holds the admin token).
 func (s *Supervisor) projectDir(ctx context.Context, key store.AgentKey) (string, error) {
 	wf, err := s.db.GetWorkflow(ctx, key.Workflow, key.Tag)
 	if err != nil {
 		return "", err
+	}
+	if s.cfg.Worktrees != nil {
+		if dir, ok, err := s.cfg.Worktrees.ProjectDir(ctx, wf, key.Name); ok || err != nil {
+			return dir, err
+		}
 	}
 	if wf.Workdir != "" {
 		return wf.Workdir, nil

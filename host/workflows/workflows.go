@@ -38,12 +38,27 @@ type Triggers interface {
 	Check(path string, ts []workflow.Trigger) error
 }
 
+// Worktrees resolves a workflow's git workspace when it loads, refusing
+// one outside a repository or with a missing base, and tidies the
+// worktrees of agents that stopped (host/worktrees).
+type Worktrees interface {
+	// Check resolves inst's workspace (the zero value without one);
+	// keepBase is the base a reload keeps when the file names none.
+	Check(ctx context.Context, inst *workflow.Instance, keepBase string) (repo, base string, err error)
+	// Release removes the worktrees of scope's stopped agents whose work
+	// is merged, and keeps the others.
+	Release(ctx context.Context, scope store.Scope)
+}
+
 // Config is what a Manager is built from.
 type Config struct {
 	DB       *store.DB
 	Team     *team.Service
 	Sched    Scheduler
 	Triggers Triggers
+	// Worktrees checks git workspaces and tidies them; nil: a workflow
+	// with workspace: is refused.
+	Worktrees Worktrees
 	// Catalog answers which backend and docs plugins are installed.
 	Catalog agents.Catalog
 	// DefaultModel is the model of an sdk agent without one.
@@ -61,6 +76,7 @@ type Manager struct {
 	team         *team.Service
 	sched        Scheduler
 	triggers     Triggers
+	worktrees    Worktrees
 	catalog      agents.Catalog
 	defaultModel string
 	now          func() time.Time
@@ -75,7 +91,7 @@ type Manager struct {
 
 // New returns a Manager; Restore and Watch bring it to life.
 func New(cfg Config) *Manager {
-	return &Manager{db: cfg.DB, team: cfg.Team, sched: cfg.Sched, triggers: cfg.Triggers, catalog: cfg.Catalog, defaultModel: cfg.DefaultModel,
+	return &Manager{db: cfg.DB, team: cfg.Team, sched: cfg.Sched, triggers: cfg.Triggers, worktrees: cfg.Worktrees, catalog: cfg.Catalog, defaultModel: cfg.DefaultModel,
 		now: cfg.Now, log: cfg.Log, files: map[string]map[store.Scope]bool{}}
 }
 
@@ -151,6 +167,7 @@ func (ws *Manager) Start(ctx context.Context, req api.StartWorkflow) (Started, e
 		return Started{Scope: scope, StartSeq: seq, DryRun: true}, err
 	}
 
+	defer ws.release(ctx, scope) // after the lock: agents a restart dropped from the file
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
 	if old, err := ws.db.GetWorkflow(ctx, f.Name, tag); err == nil && old.State.Live() {
@@ -213,10 +230,14 @@ func (ws *Manager) apply(ctx context.Context, inst *workflow.Instance, content [
 	if err := ws.triggers.Check(inst.Path, inst.Triggers); err != nil {
 		return err
 	}
-	_, err := ws.db.SaveWorkflow(ctx, store.Workflow{Name: inst.Name, Tag: inst.Tag, SourcePath: inst.Path,
+	repo, base, err := ws.checkWorkspace(ctx, inst, started.IsZero())
+	if err != nil {
+		return err
+	}
+	_, err = ws.db.SaveWorkflow(ctx, store.Workflow{Name: inst.Name, Tag: inst.Tag, SourcePath: inst.Path,
 		ConfigYAML: string(content), State: state, Workdir: inst.Dir, DocsDir: inst.Context.DocsDir,
 		DocsProvider: inst.Context.Documents, DocsOwner: inst.Context.DocumentOwner, LongMessageChars: inst.Context.LongMessageChars, LoopGuard: inst.LoopGuard,
-		Params: vars.Params, Vars: vars.Setup, StartedAt: started})
+		Params: vars.Params, Vars: vars.Setup, StartedAt: started, WorkspaceRepo: repo, WorkspaceBase: base})
 	if err != nil {
 		return err
 	}
@@ -271,6 +292,31 @@ func (ws *Manager) apply(ctx context.Context, inst *workflow.Instance, content [
 		ws.sched.Reschedule(want.Key())
 	}
 	return ws.applyBudgets(ctx, inst)
+}
+
+// checkWorkspace resolves inst's git workspace (repository and base
+// branch), refusing it at its line when it cannot work. A reload keeps the
+// base the workflow has when the file names none.
+func (ws *Manager) checkWorkspace(ctx context.Context, inst *workflow.Instance, reload bool) (repo, base string, err error) {
+	if inst.Workspace == nil {
+		return "", "", nil
+	}
+	if ws.worktrees == nil {
+		return "", "", api.Errorf(api.CodeInvalid, "%s:%d: workspace: this daemon was built without git worktrees: remove workspace:", inst.Path, inst.Workspace.Line)
+	}
+	keep := ""
+	if cur, err := ws.db.GetWorkflow(ctx, inst.Name, inst.Tag); reload && err == nil {
+		keep = cur.WorkspaceBase
+	}
+	return ws.worktrees.Check(ctx, inst, keep)
+}
+
+// release has the worktrees of scope's stopped agents tidied; callers
+// defer it before taking mu, so git never runs under the lock.
+func (ws *Manager) release(ctx context.Context, scope store.Scope) {
+	if ws.worktrees != nil {
+		ws.worktrees.Release(context.WithoutCancel(ctx), scope)
+	}
 }
 
 // applyBudgets makes the stored budgets those of the file: a start or an
@@ -332,6 +378,7 @@ func (ws *Manager) Stop(ctx context.Context, scope store.Scope, cancel bool) err
 	if scope.Workflow == api.GlobalWorkflow {
 		return api.Errorf(api.CodeInvalid, "the global workflow cannot be stopped: stop its agents one by one")
 	}
+	defer ws.release(ctx, scope) // after the lock: runs in flight are tidied when they end
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
 	if _, err := ws.db.GetWorkflow(ctx, scope.Workflow, scope.Tag); err != nil {
@@ -531,6 +578,12 @@ func (ws *Manager) Watch(ctx context.Context) error {
 // edit changes nothing that runs: the error is recorded where status and
 // info show it, and published as an event.
 func (ws *Manager) reload(ctx context.Context, path string) {
+	var applied []store.Scope
+	defer func() { // after the lock: agents the edit removed
+		for _, scope := range applied {
+			ws.release(ctx, scope)
+		}
+	}()
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
 	scopes := ws.files[path]
@@ -569,6 +622,7 @@ func (ws *Manager) reload(ctx context.Context, path string) {
 			ws.reject(ctx, cur, "edit rejected, the last good config keeps running: "+problemsError(err).Error())
 			continue
 		}
+		applied = append(applied, scope)
 		ws.log.Info("workflow reloaded", "workflow", scope.String())
 		ws.team.Bus.Publish(team.Event{Kind: team.EventWorkflow, Agent: store.AgentKey{Workflow: cur.Name, Tag: cur.Tag}, State: "reloaded"})
 	}

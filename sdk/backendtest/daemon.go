@@ -302,6 +302,7 @@ func (d *Daemon) addTools(srv *mcp.Server, me string) {
 	d.addProposalTools(srv, me)
 	d.addResourceTools(srv, me)
 	d.addAgentTools(srv, me)
+	d.addWorktreeTools(srv, me)
 }
 
 // addChannelTools registers the fakes of channel_send and channel_read.

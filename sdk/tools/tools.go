@@ -31,7 +31,8 @@ const (
 // Names lists every tool, in SPEC.md order.
 var Names = []string{ChannelSend, ChannelRead, MyInbox, MyInboxAck, MyStatusSet, TeamMembers, TeamDocRead, TeamDocWrite,
 	TeamDocAppend, TeamDocCreate, TeamDocList, TeamProposalCreate, TeamVote, TeamProposalStatus, TeamProposalCancel,
-	ResourceCreate, ResourceRead, AgentSpawn, AgentStop}
+	ResourceCreate, ResourceRead, AgentSpawn, AgentStop,
+	WorktreeStatus, WorktreeIntegrate, WorktreeDiscard}
 
 // Tool arguments. A field without omitempty is required; the jsonschema
 // tag is what the model reads.

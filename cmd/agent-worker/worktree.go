@@ -1,0 +1,165 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/peterbourgon/ff/v3"
+	"github.com/peterbourgon/ff/v3/ffcli"
+
+	"github.com/agent-worker/agent-worker/host/api"
+)
+
+// worktreeCmd groups the git worktree commands: each agent of a workflow
+// with workspace: {git: worktree} works in its own worktree.
+func worktreeCmd(e *env) *ffcli.Command {
+	return &ffcli.Command{
+		Name:       "worktree",
+		ShortUsage: "agent-worker worktree list [@wf[:tag] | agent] | integrate <agent> [--into BRANCH] | discard <agent> --reason R [--force]",
+		ShortHelp:  "see, merge and throw away the agents' git worktrees (workflows with workspace: {git: worktree})",
+		LongHelp: `A workflow with workspace: {git: worktree, base: main} gives each agent a git
+worktree of its own, on branch aw/<workflow>/<tag>/<agent>, under
+$AGENT_WORKER_HOME/worktrees/. integrate merges an agent's branch into the base
+(or --into BRANCH) with a merge commit; discard throws the worktree and the
+branch away. When an agent or its workflow stops, its worktree is removed,
+unless it holds work not merged into the base: that is kept and listed here.`,
+		FlagSet: flag.NewFlagSet("worktree", flag.ContinueOnError),
+		Options: []ff.Option{ff.WithEnvVarPrefix(envPrefix)},
+		Subcommands: []*ffcli.Command{
+			worktreeListCmd(e), worktreeIntegrateCmd(e), worktreeDiscardCmd(e),
+		},
+		Exec: func(context.Context, []string) error {
+			return usagef("usage: agent-worker worktree list|integrate|discard (see agent-worker worktree --help)")
+		},
+	}
+}
+
+func worktreeListCmd(e *env) *ffcli.Command {
+	fs := flag.NewFlagSet("worktree list", flag.ContinueOnError)
+	e.common(fs)
+	return leaf("list", "worktree list [@wf[:tag] | agent] [--json]",
+		"list the agents' worktrees: branch, commits ahead/behind the base, uncommitted changes, last commit; kept ones say why",
+		fs, [2]int{0, 1}, func(ctx context.Context, args []string) error {
+			target := ""
+			if len(args) == 1 {
+				t, err := parseTarget(args[0])
+				if err != nil {
+					return err
+				}
+				target = t.String()
+			}
+			c, err := e.connect(ctx, true)
+			if err != nil {
+				return err
+			}
+			ws, err := c.Worktrees(ctx, target)
+			if err != nil {
+				return err
+			}
+			if e.json {
+				return e.printJSON(api.WorktreeList{Worktrees: ws})
+			}
+			return e.printWorktrees(ws)
+		})
+}
+
+// printWorktrees is the table of `worktree list`, then what to do about
+// each kept worktree.
+func (e *env) printWorktrees(ws []api.Worktree) error {
+	if len(ws) == 0 {
+		e.printf("no worktrees: a workflow with workspace: {git: worktree} gives each agent one before its first run\n")
+		return nil
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "AGENT\tSTATE\tBRANCH\tAHEAD/BEHIND\tCHANGES\tLAST COMMIT\tPATH")
+	for _, w := range ws {
+		last := "-"
+		if c := w.LastCommit; c != nil {
+			last = fmt.Sprintf("%.12s %s", c.SHA, c.Subject)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d %s\t%d\t%s\t%s\n", worktreeAgent(w), w.State, w.Branch, w.Ahead, w.Behind, w.Base,
+			len(w.Changed), last, orDash(w.Path))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, w := range ws {
+		if w.State == api.WorktreeKept {
+			e.printf("%s: kept, %s: `agent-worker worktree integrate %s` or `agent-worker worktree discard %s --reason ...`\n",
+				worktreeAgent(w), w.KeptBecause, worktreeAgent(w), worktreeAgent(w))
+		}
+	}
+	return nil
+}
+
+func worktreeAgent(w api.Worktree) string {
+	return api.Target{Agent: w.Agent, Workflow: w.Workflow, Tag: w.Tag}.String()
+}
+
+func worktreeIntegrateCmd(e *env) *ffcli.Command {
+	fs := flag.NewFlagSet("worktree integrate", flag.ContinueOnError)
+	e.common(fs)
+	into := fs.String("into", "", "the branch to merge into (default: the workspace's base branch)")
+	return leaf("integrate", "worktree integrate <agent@wf[:tag]> [--into BRANCH] [--json]",
+		"merge an agent's branch into the base (or --into) with a merge commit; a conflict changes nothing and lists the files",
+		fs, [2]int{1, 1}, func(ctx context.Context, args []string) error {
+			t, err := parseAgentTarget(args[0])
+			if err != nil {
+				return err
+			}
+			c, err := e.connect(ctx, true)
+			if err != nil {
+				return err
+			}
+			res, err := c.Integrate(ctx, t, api.IntegrateRequest{Target: *into})
+			if err != nil {
+				return err
+			}
+			if e.json {
+				return e.printJSON(res)
+			}
+			if !res.Merged {
+				e.printf("%s already has every commit of %s: nothing to merge\n", res.Target, res.Branch)
+				return nil
+			}
+			e.printf("merged %s into %s: commit %.12s, %d file(s) changed\n", res.Branch, res.Target, res.Commit, len(res.Files))
+			return nil
+		})
+}
+
+func worktreeDiscardCmd(e *env) *ffcli.Command {
+	fs := flag.NewFlagSet("worktree discard", flag.ContinueOnError)
+	e.common(fs)
+	reason := fs.String("reason", "", "why the work is thrown away (posted in the team's channel); required")
+	force := fs.Bool("force", false, "throw away uncommitted changes in the worktree too")
+	return leaf("discard", "worktree discard <agent@wf[:tag]> --reason R [--force] [--json]",
+		"remove an agent's worktree and delete its branch (its next run starts afresh from the base); uncommitted changes refuse it unless --force",
+		fs, [2]int{1, 1}, func(ctx context.Context, args []string) error {
+			t, err := parseAgentTarget(args[0])
+			if err != nil {
+				return err
+			}
+			if *reason == "" {
+				return usagef("worktree discard needs --reason: say why the work is thrown away (it is posted in the team's channel)")
+			}
+			c, err := e.connect(ctx, true)
+			if err != nil {
+				return err
+			}
+			res, err := c.Discard(ctx, t, api.DiscardRequest{Reason: *reason, Force: *force})
+			if err != nil {
+				return err
+			}
+			if e.json {
+				return e.printJSON(res)
+			}
+			e.printf("discarded %s's worktree and branch %s", t.Display(), res.Branch)
+			if res.LastCommit != "" {
+				e.printf(" (its last commit was %.12s: `git branch %s %.12s` brings it back until git prunes it)", res.LastCommit, res.Branch, res.LastCommit)
+			}
+			e.printf("\n")
+			return nil
+		})
+}

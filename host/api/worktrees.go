@@ -1,0 +1,42 @@
+package api
+
+import "github.com/agent-worker/agent-worker/sdk/tools"
+
+// Worktree is an agent's git worktree in GET /worktrees, the same shape
+// the worktree_status tool gives agents.
+type Worktree = tools.Worktree
+
+// WorktreeState says whether a worktree is in use, not made yet, or kept
+// after its agent stopped.
+type WorktreeState = tools.WorktreeState
+
+// The worktree states (see tools.WorktreeState).
+const (
+	WorktreeActive = tools.WorktreeActive
+	WorktreeNone   = tools.WorktreeNone
+	WorktreeKept   = tools.WorktreeKept
+)
+
+// WorktreeList is the answer of GET /worktrees.
+type WorktreeList struct {
+	Worktrees []Worktree `json:"worktrees"`
+}
+
+// IntegrateRequest is the body of POST /worktrees/{agent}/integrate:
+// the branch to merge into, the workspace's base when empty.
+type IntegrateRequest struct {
+	Target string `json:"target,omitempty"`
+}
+
+// IntegrateResult is what an integrate did (worktree_integrate's result).
+type IntegrateResult = tools.IntegrateResult
+
+// DiscardRequest is the body of POST /worktrees/{agent}/discard. Force
+// throws away uncommitted changes too.
+type DiscardRequest struct {
+	Reason string `json:"reason"`
+	Force  bool   `json:"force,omitempty"`
+}
+
+// DiscardResult is what a discard removed (worktree_discard's result).
+type DiscardResult = tools.DiscardResult

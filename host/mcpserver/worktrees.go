@@ -1,0 +1,112 @@
+package mcpserver
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/sdk/tools"
+	"github.com/agent-worker/agent-worker/store"
+)
+
+// Worktrees is what the worktree tools ask of the daemon's git worktrees
+// (host/worktrees.Service); each call acts as by, the calling agent, whose
+// can_spawn decides whether it may integrate or discard.
+type Worktrees interface {
+	Status(ctx context.Context, scope store.Scope, agent string) ([]tools.Worktree, error)
+	Integrate(ctx context.Context, key store.AgentKey, by, target string) (tools.IntegrateResult, error)
+	Discard(ctx context.Context, key store.AgentKey, by, reason string, force bool) (tools.DiscardResult, error)
+}
+
+// addWorktreeTools registers worktree_status, worktree_integrate and
+// worktree_discard: the agents' git worktrees in a workflow with
+// workspace: {git: worktree}.
+func (s *Server) addWorktreeTools(srv *mcp.Server, me store.AgentKey) {
+	scope := me.Scope()
+	teammate := func(name string) (store.AgentKey, error) {
+		if err := api.ValidateAgentName(name); err != nil {
+			return store.AgentKey{}, err
+		}
+		return store.AgentKey{Workflow: scope.Workflow, Tag: scope.Tag, Name: name}, nil
+	}
+	tool(s, srv, me, tools.WorktreeStatus,
+		"Show your team's git worktrees (each agent works in its own, on branch aw/<workflow>/<tag>/<agent>): branch, commits ahead of and behind the base branch, uncommitted changes and the last commit. Give agent for one; omit it for every agent.",
+		func(ctx context.Context, in tools.WorktreeStatusArgs) (tools.WorktreesResult, string, error) {
+			if s.Worktrees == nil {
+				return tools.WorktreesResult{}, "", noWorktrees()
+			}
+			if in.Agent != "" {
+				if err := api.ValidateAgentName(in.Agent); err != nil {
+					return tools.WorktreesResult{}, "", err
+				}
+			}
+			ws, err := s.Worktrees.Status(ctx, scope, in.Agent)
+			if err != nil {
+				return tools.WorktreesResult{}, "", err
+			}
+			lines := make([]string, len(ws))
+			for i, w := range ws {
+				lines[i] = worktreeLine(w)
+			}
+			return tools.WorktreesResult{Worktrees: ws, Count: len(ws)}, strings.Join(lines, "\n"), nil
+		})
+
+	tool(s, srv, me, tools.WorktreeIntegrate,
+		"Merge a teammate's branch into the base branch (or target) with a merge commit. A conflict changes nothing and lists the files. Only agents with can_spawn may.",
+		func(ctx context.Context, in tools.WorktreeIntegrateArgs) (tools.IntegrateResult, string, error) {
+			if s.Worktrees == nil {
+				return tools.IntegrateResult{}, "", noWorktrees()
+			}
+			key, err := teammate(in.Agent)
+			if err != nil {
+				return tools.IntegrateResult{}, "", err
+			}
+			res, err := s.Worktrees.Integrate(ctx, key, me.Name, in.Target)
+			if err != nil {
+				return tools.IntegrateResult{}, "", err
+			}
+			if !res.Merged {
+				return res, fmt.Sprintf("%s already has every commit of %s: nothing to merge", res.Target, res.Branch), nil
+			}
+			return res, fmt.Sprintf("merged %s into %s: commit %s, %d file(s) changed", res.Branch, res.Target, res.Commit, len(res.Files)), nil
+		})
+
+	tool(s, srv, me, tools.WorktreeDiscard,
+		"Throw away a teammate's worktree and branch (its next run starts afresh from the base). Uncommitted changes refuse it unless force. Only agents with can_spawn may.",
+		func(ctx context.Context, in tools.WorktreeDiscardArgs) (tools.DiscardResult, string, error) {
+			if s.Worktrees == nil {
+				return tools.DiscardResult{}, "", noWorktrees()
+			}
+			key, err := teammate(in.Agent)
+			if err != nil {
+				return tools.DiscardResult{}, "", err
+			}
+			res, err := s.Worktrees.Discard(ctx, key, me.Name, in.Reason, in.Force)
+			if err != nil {
+				return tools.DiscardResult{}, "", err
+			}
+			return res, fmt.Sprintf("discarded %s's worktree and branch %s", res.Agent, res.Branch), nil
+		})
+}
+
+func noWorktrees() error {
+	return api.Errorf(api.CodeInvalid, "this daemon serves no git worktrees")
+}
+
+// worktreeLine is one worktree as the tool's text shows it.
+func worktreeLine(w tools.Worktree) string {
+	line := fmt.Sprintf("%s (%s) %s: %d ahead, %d behind %s", w.Agent, w.State, w.Branch, w.Ahead, w.Behind, w.Base)
+	if n := len(w.Changed); n > 0 {
+		line += fmt.Sprintf("; %d uncommitted change(s)", n)
+	}
+	if c := w.LastCommit; c != nil {
+		line += fmt.Sprintf("; last commit %.12s %q", c.SHA, c.Subject)
+	}
+	if w.KeptBecause != "" {
+		line += "; kept: " + w.KeptBecause
+	}
+	return line
+}

@@ -1,0 +1,387 @@
+package worktrees
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/team"
+	"github.com/agent-worker/agent-worker/sdk/tools"
+	"github.com/agent-worker/agent-worker/store"
+	"github.com/agent-worker/agent-worker/workflow"
+)
+
+// Config is what a Service is built from.
+type Config struct {
+	DB   *store.DB
+	Team *team.Service
+	// Home is the daemon's home; worktrees live under Home/worktrees.
+	Home string
+	Log  hclog.Logger
+}
+
+// Service makes, reports, merges and removes the agents' worktrees.
+type Service struct {
+	db   *store.DB
+	team *team.Service
+	root string
+	log  hclog.Logger
+
+	// mu guards repos: one lock per repository, held while git works in
+	// it, so two agents' first runs, an integrate and a cleanup never
+	// interleave their git commands.
+	mu    sync.Mutex
+	repos map[string]*sync.Mutex
+}
+
+// New returns a Service; Run tidies up after agents that stop.
+func New(cfg Config) *Service {
+	return &Service{db: cfg.DB, team: cfg.Team, root: filepath.Join(cfg.Home, "worktrees"), log: cfg.Log, repos: map[string]*sync.Mutex{}}
+}
+
+// gitTimeout bounds the git work done under one lock (hooks included).
+const gitTimeout = 2 * time.Minute
+
+// lock takes repo's lock and returns the context the git work under it
+// runs in, and the lock's release. That context outlives the caller's: a
+// client that hangs up, or a run cancelled while its worktree is being
+// made, never leaves git half done (a worktree half made, a ref half
+// moved); gitTimeout bounds it instead.
+func (s *Service) lock(ctx context.Context, repo string) (context.Context, func()) {
+	s.mu.Lock()
+	m := s.repos[repo]
+	if m == nil {
+		m = &sync.Mutex{}
+		s.repos[repo] = m
+	}
+	s.mu.Unlock()
+	m.Lock()
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), gitTimeout)
+	return ctx, func() { cancel(); m.Unlock() }
+}
+
+// Path is where agent key's worktree lives: outside the user's working
+// tree, so their `git status` never lists the agents' copies.
+func (s *Service) Path(key store.AgentKey) string {
+	return filepath.Join(s.root, key.Workflow, key.Tag, key.Name)
+}
+
+// ProjectDir is the working directory of a run of agent in wf: its
+// worktree, made from the base before its first run and reused after
+// (across restarts too). ok is false for a workflow without a git
+// workspace, whose agents work in the workflow's directory.
+func (s *Service) ProjectDir(ctx context.Context, wf store.Workflow, agent string) (dir string, ok bool, err error) {
+	if wf.WorkspaceRepo == "" {
+		return "", false, nil
+	}
+	key := store.AgentKey{Workflow: wf.Name, Tag: wf.Tag, Name: agent}
+	if err := workflow.CheckAgentName(agent); err != nil {
+		return "", true, api.Errorf(api.CodeInvalid, "%v", err)
+	}
+	ctx, unlock := s.lock(ctx, wf.WorkspaceRepo)
+	defer unlock()
+	dir, err = s.ensure(ctx, wf, key)
+	if err != nil {
+		return "", true, fmt.Errorf("%s's git worktree: %w", key, err)
+	}
+	return dir, true, nil
+}
+
+// ensure makes key's worktree unless it is there. Reusing one takes only
+// that it is a worktree of the same repository: the agent may have
+// switched branches in it, which is its business.
+func (s *Service) ensure(ctx context.Context, wf store.Workflow, key store.AgentKey) (string, error) {
+	path, branch := s.Path(key), workflow.BranchName(key.Workflow, key.Tag, key.Name)
+	switch ok, err := s.isWorktree(ctx, wf.WorkspaceRepo, path); {
+	case err != nil:
+		return "", err
+	case ok:
+		return path, nil
+	}
+	if entries, err := os.ReadDir(path); err == nil {
+		if len(entries) > 0 {
+			return "", api.Errorf(api.CodeConflict, "%s is in the way: it is not a git worktree of %s; move it away and the next run makes the worktree", path, wf.WorkspaceRepo)
+		}
+		_ = os.Remove(path)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return "", err
+	}
+	// A worktree whose directory was deleted is still registered, and
+	// its branch counts as checked out there until it is pruned.
+	if _, err := git(ctx, wf.WorkspaceRepo, "worktree", "prune"); err != nil {
+		return "", err
+	}
+	head, err := revParse(ctx, wf.WorkspaceRepo, branchRef(branch))
+	if err != nil {
+		return "", err
+	}
+	args := []string{"worktree", "add", path, branch} // a kept branch: back in a worktree, commits and all
+	if head == "" {
+		args = []string{"worktree", "add", "-b", branch, path, branchRef(wf.WorkspaceBase)}
+	}
+	if _, err := git(ctx, wf.WorkspaceRepo, args...); err != nil {
+		return "", err
+	}
+	s.log.Info("worktree made", "agent", key.String(), "path", path, "branch", branch, "base", wf.WorkspaceBase, "reused_branch", head != "")
+	return path, nil
+}
+
+// isWorktree says whether path is a worktree of repo. A directory that is
+// not one, or is one of another repository, is not.
+func (s *Service) isWorktree(ctx context.Context, repo, path string) (bool, error) {
+	if _, err := os.Lstat(filepath.Join(path, ".git")); err != nil {
+		return false, nil
+	}
+	mine, err := commonDir(ctx, path)
+	if err != nil {
+		return false, nil // a broken .git file: in the way, like any other content
+	}
+	theirs, err := commonDir(ctx, repo)
+	if err != nil {
+		return false, err
+	}
+	return mine == theirs, nil
+}
+
+func commonDir(ctx context.Context, dir string) (string, error) {
+	out, err := git(ctx, dir, "rev-parse", "--path-format=absolute", "--git-common-dir")
+	if err != nil {
+		return "", err
+	}
+	if real, err := filepath.EvalSymlinks(out); err == nil {
+		out = real
+	}
+	return filepath.Clean(out), nil
+}
+
+// workspace reads scope's workflow and refuses one without a git workspace.
+func (s *Service) workspace(ctx context.Context, scope store.Scope) (store.Workflow, error) {
+	wf, err := s.db.GetWorkflow(ctx, scope.Workflow, scope.Tag)
+	if api.ErrorCode(err) == api.CodeNotFound {
+		return wf, api.Errorf(api.CodeNotFound, "no workflow %s: `agent-worker workflows` lists them", display(scope))
+	}
+	if err != nil {
+		return wf, err
+	}
+	if wf.WorkspaceRepo == "" {
+		return wf, api.Errorf(api.CodeInvalid, "%s has no git workspace: its agents work in %s; add workspace: {git: worktree} to its file to give each a worktree",
+			display(scope), wf.Workdir)
+	}
+	return wf, nil
+}
+
+func display(scope store.Scope) string {
+	return api.Target{Workflow: scope.Workflow, Tag: scope.Tag}.Display()
+}
+
+// List reports the worktrees of every workflow with a git workspace,
+// stopped ones included (what they kept), or of scope alone.
+func (s *Service) List(ctx context.Context, scope *store.Scope) ([]tools.Worktree, error) {
+	if scope != nil {
+		return s.Status(ctx, *scope, "")
+	}
+	all, err := s.db.ListWorkflows(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := []tools.Worktree{}
+	for _, wf := range all {
+		if wf.WorkspaceRepo == "" {
+			continue
+		}
+		ws, err := s.status(ctx, wf, "")
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ws...)
+	}
+	return out, nil
+}
+
+// Status reports agent's worktree in scope, or with agent "" every
+// agent's, and the kept branches of agents that are gone.
+func (s *Service) Status(ctx context.Context, scope store.Scope, agent string) ([]tools.Worktree, error) {
+	wf, err := s.workspace(ctx, scope)
+	if err != nil {
+		return nil, err
+	}
+	return s.status(ctx, wf, agent)
+}
+
+func (s *Service) status(ctx context.Context, wf store.Workflow, only string) ([]tools.Worktree, error) {
+	scope := store.Scope{Workflow: wf.Name, Tag: wf.Tag}
+	members, err := s.db.ListAgents(ctx, store.AgentFilter{Workflow: wf.Name, Tag: wf.Tag})
+	if err != nil {
+		return nil, err
+	}
+	live := map[string]bool{}
+	var names []string
+	for _, a := range members {
+		live[a.Name] = a.State != api.AgentStopped && wf.State.Live()
+		names = append(names, a.Name)
+	}
+	branches, err := s.branches(ctx, wf)
+	if err != nil {
+		return nil, err
+	}
+	for name := range branches {
+		if !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	if only != "" {
+		if err := workflow.CheckAgentName(only); err != nil {
+			return nil, api.Errorf(api.CodeInvalid, "%v", err)
+		}
+		if !slices.Contains(names, only) {
+			return nil, api.Errorf(api.CodeNotFound, "%s has no agent %s and no branch %s: team_members lists the agents",
+				display(scope), only, workflow.BranchName(wf.Name, wf.Tag, only))
+		}
+		names = []string{only}
+	}
+	out := []tools.Worktree{}
+	for _, name := range names {
+		w, err := s.describe(ctx, wf, name)
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case live[name] && w.Path == "" && !branches[name]:
+			w.State = tools.WorktreeNone
+		case live[name]:
+			w.State = tools.WorktreeActive
+		case w.Path == "" && !branches[name]:
+			continue // stopped and tidied: nothing left to show
+		default:
+			w.State = tools.WorktreeKept
+			w.KeptBecause = keptBecause(w)
+		}
+		out = append(out, w)
+	}
+	return out, nil
+}
+
+// keptBecause words why a worktree outlived its agent.
+func keptBecause(w tools.Worktree) string {
+	var why []string
+	if w.Ahead > 0 {
+		why = append(why, fmt.Sprintf("%d commit%s not merged into %s", w.Ahead, plural(w.Ahead), w.Base))
+	}
+	if n := len(w.Changed); n > 0 {
+		why = append(why, fmt.Sprintf("%d uncommitted change%s", n, plural(n)))
+	}
+	if len(why) == 0 {
+		return "its agent's run has not ended yet, or the cleanup failed (see the daemon log)"
+	}
+	return strings.Join(why, " and ")
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// branches lists the agents that have a branch in wf's repository.
+func (s *Service) branches(ctx context.Context, wf store.Workflow) (map[string]bool, error) {
+	prefix := branchRef(workflow.BranchName(wf.Name, wf.Tag, ""))
+	out, err := git(ctx, wf.WorkspaceRepo, "for-each-ref", "--format=%(refname)", prefix)
+	if err != nil {
+		return nil, err
+	}
+	names := map[string]bool{}
+	for _, ref := range strings.Split(out, "\n") {
+		if name, ok := strings.CutPrefix(ref, prefix); ok && name != "" && !strings.Contains(name, "/") {
+			names[name] = true
+		}
+	}
+	return names, nil
+}
+
+// describe reads what git knows of agent's branch and worktree; State is
+// the caller's to set.
+func (s *Service) describe(ctx context.Context, wf store.Workflow, agent string) (tools.Worktree, error) {
+	key := store.AgentKey{Workflow: wf.Name, Tag: wf.Tag, Name: agent}
+	branch := workflow.BranchName(wf.Name, wf.Tag, agent)
+	w := tools.Worktree{Agent: agent, Workflow: wf.Name, Tag: wf.Tag, Branch: branch, Base: wf.WorkspaceBase, Changed: []tools.FileChange{}}
+	if ok, err := s.isWorktree(ctx, wf.WorkspaceRepo, s.Path(key)); err != nil {
+		return w, err
+	} else if ok {
+		w.Path = s.Path(key)
+		if w.Changed, err = changes(ctx, w.Path); err != nil {
+			return w, err
+		}
+	}
+	head, err := revParse(ctx, wf.WorkspaceRepo, branchRef(branch))
+	if err != nil || head == "" {
+		return w, err
+	}
+	if w.Ahead, w.Behind, err = aheadBehind(ctx, wf.WorkspaceRepo, wf.WorkspaceBase, branch); err != nil {
+		return w, err
+	}
+	w.LastCommit, err = lastCommit(ctx, wf.WorkspaceRepo, head)
+	return w, err
+}
+
+// changes lists a worktree's uncommitted changes, untracked files included.
+func changes(ctx context.Context, dir string) ([]tools.FileChange, error) {
+	out, err := git(ctx, dir, "status", "--porcelain=v1", "-z", "--untracked-files=all")
+	if err != nil {
+		return nil, err
+	}
+	cs := []tools.FileChange{}
+	fields := strings.Split(out, "\x00")
+	for i := 0; i < len(fields); i++ {
+		f := fields[i]
+		if len(f) < 4 {
+			continue
+		}
+		c := tools.FileChange{Status: f[:2], Path: f[3:]}
+		if c.Status[0] == 'R' || c.Status[0] == 'C' {
+			i++ // the rename's source follows
+		}
+		cs = append(cs, c)
+	}
+	return cs, nil
+}
+
+// aheadBehind counts the commits branch has that base lacks, and back.
+func aheadBehind(ctx context.Context, repo, base, branch string) (ahead, behind int, err error) {
+	out, err := git(ctx, repo, "rev-list", "--left-right", "--count", branchRef(base)+"..."+branchRef(branch))
+	if exitCode(err) == 128 {
+		return 0, 0, nil // the base is gone: nothing to compare with
+	}
+	if err != nil {
+		return 0, 0, err
+	}
+	left, right, _ := strings.Cut(out, "\t")
+	behind, _ = strconv.Atoi(strings.TrimSpace(left))
+	ahead, _ = strconv.Atoi(strings.TrimSpace(right))
+	return ahead, behind, nil
+}
+
+func lastCommit(ctx context.Context, repo, sha string) (*tools.Commit, error) {
+	out, err := git(ctx, repo, "log", "-1", "--format=%H%x00%s%x00%an%x00%aI", sha)
+	if err != nil {
+		return nil, err
+	}
+	parts := strings.SplitN(out, "\x00", 4)
+	if len(parts) < 4 {
+		return nil, errors.New("git log: unexpected output " + strconv.Quote(out))
+	}
+	when, _ := time.Parse(time.RFC3339, parts[3])
+	return &tools.Commit{SHA: parts[0], Subject: parts[1], Author: parts[2], Time: when}, nil
+}

@@ -1,0 +1,70 @@
+package workflow
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// workspace: the setting as read, and what each mistake says, at its line.
+func TestWorkspace(t *testing.T) {
+	t.Parallel()
+	const agents = "agents: {a: {backend: mock}}\n"
+	good := map[string]*Workspace{
+		"":                             nil,
+		"workspace: {git: worktree}\n": {Git: GitWorktree, Line: 2},
+		"workspace: {git: worktree, base: release/1.x}\n": {Git: GitWorktree, Base: "release/1.x", Line: 2},
+		"workspace:\n  git: worktree\n  base: main\n":     {Git: GitWorktree, Base: "main", Line: 2},
+	}
+	for yml, want := range good {
+		f, err := Parse("wf.yaml", []byte(agents+yml))
+		if err != nil {
+			t.Errorf("%q: %v", yml, err)
+			continue
+		}
+		if diff := cmp.Diff(want, f.Workspace); diff != "" {
+			t.Errorf("%q: Workspace (-want +got):\n%s", yml, diff)
+		}
+		inst, err := Resolve(f, Vars{})
+		if err != nil || !cmp.Equal(inst.Workspace, want) {
+			t.Errorf("%q: resolved Workspace = %+v (%v), want %+v", yml, inst.Workspace, err, want)
+		}
+	}
+	bad := map[string]string{
+		"workspace: git\n":                            "wf.yaml:2:12: workspace must be a map, e.g. workspace: {git: worktree, base: main}",
+		"workspace: {base: main}\n":                   "wf.yaml:2:12: workspace needs git: worktree",
+		"workspace: {git: clone}\n":                   `wf.yaml:2:18: workspace git "clone" is not known: the one kind is worktree`,
+		"workspace: {git: worktree, branch: main}\n":  `wf.yaml:2:28: unknown key "branch" in workspace: known keys are git, base`,
+		"workspace: {git: worktree, base: -f}\n":      `wf.yaml:2:34: workspace base: branch name "-f" is not valid: it may not start with -`,
+		"workspace: {git: worktree, base: a..b}\n":    `branch name "a..b" is not valid: it may not contain .., @{ or //`,
+		"workspace: {git: worktree, base: 'my br'}\n": "it may not contain spaces",
+		"workspace: {git: worktree, base: [main]}\n":  "wf.yaml:2:34: base must be a single value",
+		"workspace: {git: worktree, base: x.lock}\n":  "it may not end with /, . or .lock",
+		"workspace: {git: worktree, base: a/.b}\n":    "no part of it may start with .",
+		"workspace: {git: worktree}\nworkspaces: 1\n": `wf.yaml:3:1: unknown key "workspaces" at the top level: did you mean workspace?`,
+	}
+	for yml, want := range bad {
+		_, err := Parse("wf.yaml", []byte(agents+yml))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", yml, err, want)
+		}
+	}
+}
+
+func TestCheckBranchName(t *testing.T) {
+	t.Parallel()
+	for _, ok := range []string{"main", "release/1.x", "aw/review/pr-1/alice", "feature_x", "v1.2"} {
+		if err := CheckBranchName(ok); err != nil {
+			t.Errorf("CheckBranchName(%q) = %v", ok, err)
+		}
+	}
+	for _, bad := range []string{"", "-x", "HEAD", "@", "a..b", "a@{1}", "a//b", "a/", "a.", "a.lock", "/a", "a b", "a~1", "a^", "a:b", "a?", "a*", "a[", `a\b`, ".a", "a/.b", "a\tb"} {
+		if err := CheckBranchName(bad); err == nil {
+			t.Errorf("CheckBranchName(%q) = nil, want an error", bad)
+		}
+	}
+	if got := BranchName("review", "pr-1", "alice"); got != "aw/review/pr-1/alice" {
+		t.Errorf("BranchName = %q", got)
+	}
+}
