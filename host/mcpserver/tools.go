@@ -26,6 +26,7 @@ func (s *Server) addTools(srv *mcp.Server, me store.AgentKey) {
 	s.addDocTools(srv, me)
 	s.addProposalTools(srv, me)
 	s.addResourceTools(srv, me)
+	s.addTaskTools(srv, me)
 }
 
 // addChannelTools registers channel_send and channel_read: posting to and

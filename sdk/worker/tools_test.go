@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/agent-worker/agent-worker/sdk/backendtest"
+	daemontools "github.com/agent-worker/agent-worker/sdk/tools"
 )
 
 func TestToolsListsTheDaemonToolsWithSchemas(t *testing.T) {
@@ -23,8 +24,8 @@ func TestToolsListsTheDaemonToolsWithSchemas(t *testing.T) {
 		}
 		byName[tool.Name] = string(schema)
 	}
-	if len(byName) != 17 {
-		t.Errorf("Tools returned %d tools, want the daemon's 17: %v", len(byName), byName)
+	if len(byName) != len(daemontools.Names) {
+		t.Errorf("Tools returned %d tools, want the daemon's %d: %v", len(byName), len(daemontools.Names), byName)
 	}
 	if s := byName["channel_send"]; !strings.Contains(s, `"message"`) {
 		t.Errorf("channel_send schema = %s, want its message argument", s)
