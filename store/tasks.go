@@ -76,6 +76,8 @@ type Task struct {
 	// Parent makes this a subtask: the parent waits for its subtasks (it
 	// can be claimed and completed only once they are completed).
 	Parent string
+	// Subtasks are the tasks whose parent this is, in id order.
+	Subtasks []string
 	// Assignee, when set, is the only agent who may claim the task.
 	Assignee  string
 	CreatedBy string
@@ -284,14 +286,14 @@ func checkTaskLinks(conn *sqlite.Conn, s Scope, nt NewTask) error {
 		}
 	}
 	if len(missing) > 0 {
-		return api.Errorf(api.CodeInvalid, "depends_on: %s %s not a task of %s: task_list shows the board", strings.Join(missing, ", "), isAre(len(missing)), s)
+		return api.Errorf(api.CodeInvalid, "depends_on: %s %s not a task of %s", strings.Join(missing, ", "), isAre(len(missing)), s)
 	}
 	if nt.Parent == "" {
 		return nil
 	}
 	state, ok := known[nt.Parent]
 	if !ok {
-		return api.Errorf(api.CodeInvalid, "parent: %s is not a task of %s: task_list shows the board", nt.Parent, s)
+		return api.Errorf(api.CodeInvalid, "parent: %s is not a task of %s", nt.Parent, s)
 	}
 	if state.Done() {
 		return api.Errorf(api.CodeConflict, "parent: %s is %s, so it cannot get a subtask: create the task without a parent", nt.Parent, state)
@@ -396,7 +398,7 @@ func (db *DB) GetTask(ctx context.Context, s Scope, id string) (Task, []TaskEven
 					return nil
 				}})
 			if err == nil && s == (Scope{}) {
-				err = api.Errorf(api.CodeNotFound, "task %s not found: `agent-worker tasks @workflow:tag` lists a board", id)
+				err = api.Errorf(api.CodeNotFound, "task %s not found", id)
 			}
 			if err != nil {
 				return err
@@ -490,7 +492,7 @@ func bestReady(conn *sqlite.Conn, a TaskActor) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return "", api.Errorf(api.CodeNotFound, "no task is ready for you in %s (%d pending wait for dependencies or subtasks, %d are assigned to others, %d are held): task_list shows the board",
+	return "", api.Errorf(api.CodeNotFound, "no task is ready for you in %s (%d pending wait for dependencies or subtasks, %d are assigned to others, %d are held): task_list shows the board, and a task that becomes ready wakes you",
 		a.Scope(), pending, others, held)
 }
 
@@ -1075,7 +1077,7 @@ func getTask(conn *sqlite.Conn, s Scope, id string) (Task, error) {
 			return err
 		}})
 	if err == nil && !found {
-		err = api.Errorf(api.CodeNotFound, "task %s not found in %s: task_list shows the board", id, s)
+		err = api.Errorf(api.CodeNotFound, "task %s not found in %s", id, s)
 	}
 	if err != nil {
 		return Task{}, err
@@ -1092,9 +1094,12 @@ func getTask(conn *sqlite.Conn, s Scope, id string) (Task, error) {
 	if err != nil {
 		return Task{}, err
 	}
-	err = sqlitex.Execute(conn, `SELECT id FROM tasks WHERE parent = ? AND state <> 'completed' ORDER BY n`,
+	err = sqlitex.Execute(conn, `SELECT id, state <> 'completed' FROM tasks WHERE parent = ? ORDER BY n`,
 		&sqlitex.ExecOptions{Args: []any{id}, ResultFunc: func(st *sqlite.Stmt) error {
-			t.WaitingOn = append(t.WaitingOn, st.ColumnText(0))
+			t.Subtasks = append(t.Subtasks, st.ColumnText(0))
+			if st.ColumnBool(1) {
+				t.WaitingOn = append(t.WaitingOn, st.ColumnText(0))
+			}
 			return nil
 		}})
 	return t, err
@@ -1126,8 +1131,12 @@ func listTasks(conn *sqlite.Conn, s Scope) ([]Task, error) {
 			return nil
 		}})
 	for _, c := range ts {
-		if c.Parent != "" && c.State != api.TaskCompleted {
-			p := &ts[at[c.Parent]]
+		if c.Parent == "" {
+			continue
+		}
+		p := &ts[at[c.Parent]]
+		p.Subtasks = append(p.Subtasks, c.ID)
+		if c.State != api.TaskCompleted {
 			p.WaitingOn = append(p.WaitingOn, c.ID)
 		}
 	}

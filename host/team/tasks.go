@@ -126,8 +126,8 @@ func (s *Service) RunLeases(ctx context.Context) {
 // /tasks) see it: one conversion, so both always agree.
 func APITask(t store.Task) api.Task {
 	v := api.Task{ID: t.ID, Title: t.Title, Description: t.Description, Priority: t.Priority, State: string(t.State),
-		Ready: t.Ready(), DependsOn: t.DependsOn, WaitingOn: t.WaitingOn, Parent: t.Parent, Assignee: t.Assignee,
-		CreatedBy: t.CreatedBy, Holder: t.Holder, Percent: t.Percent, Result: t.Result, Error: t.Error,
+		Ready: t.Ready(), DependsOn: t.DependsOn, WaitingOn: t.WaitingOn, Parent: t.Parent, Subtasks: t.Subtasks,
+		Assignee: t.Assignee, CreatedBy: t.CreatedBy, Holder: t.Holder, HolderRun: t.HolderRun, Percent: t.Percent, Result: t.Result, Error: t.Error,
 		Retries: t.Retries, MaxRetries: t.MaxRetries, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt}
 	if v.DependsOn == nil {
 		v.DependsOn = []string{}

@@ -77,11 +77,14 @@ type Task struct {
 	// WaitingOn lists the dependencies and subtasks not completed yet.
 	WaitingOn []string `json:"waiting_on,omitempty"`
 	Parent    string   `json:"parent,omitempty"`
+	Subtasks  []string `json:"subtasks,omitempty"`
 	Assignee  string   `json:"assignee,omitempty"`
 	CreatedBy string   `json:"created_by"`
 	// Holder holds a claimed or in-progress task, and completed or failed
 	// a finished one.
 	Holder string `json:"holder,omitempty"`
+	// HolderRun is the run holding the lease ("" for an outside agent).
+	HolderRun string `json:"holder_run,omitempty"`
 	// LeaseExpiresAt is when a held task goes back to pending unless its
 	// holder shows a sign of life.
 	LeaseExpiresAt *time.Time `json:"lease_expires_at,omitempty"`
