@@ -371,3 +371,51 @@ func TestTaskOfAKilledRunGoesBackToPendingAndAnotherAgentCompletesIt(t *testing.
 		t.Errorf("task-1 = %+v", tk)
 	}
 }
+
+// A daemon restart keeps the board: finished and waiting tasks as they
+// were, an outside agent's claim (its lease has not expired), and the task
+// of the run the stop ended back on the board, saying why.
+func TestTaskBoardSurvivesARestartAndDeadRunsLoseTheirLeases(t *testing.T) {
+	t.Parallel()
+	var cfg *Config
+	th, _ := pluginHost(t, plugins.SupervisorConfig{}, func(c *Config) { cfg = c })
+	mockAgent(t, th, "sleeper",
+		map[string]any{"tool": "task_claim", "args": map[string]any{"id": "task-1"}},
+		map[string]any{"hang": true})
+	keeper := th.join(t, "keeper")
+	th.addTask(t, api.TaskCreate{Target: "@global", Title: "Long job", Assignee: "sleeper"})
+	th.addTask(t, api.TaskCreate{Target: "@global", Title: "Kept", Assignee: "keeper"})
+	th.addTask(t, api.TaskCreate{Target: "@global", Title: "Done", Assignee: "keeper"})
+	th.addTask(t, api.TaskCreate{Target: "@global", Title: "After the long job", DependsOn: []string{"task-1"}})
+	keeper.ok("task_claim", map[string]any{"id": "task-3"})
+	keeper.ok("task_complete", map[string]any{"id": "task-3", "result": "ok"})
+	keeper.ok("task_claim", map[string]any{"id": "task-2"})
+	waitFor(t, "sleeper's run to claim task-1", func() bool { return th.board(t, "@global")["task-1"].State == "claimed" })
+	run := th.board(t, "@global")["task-1"].HolderRun
+	// Paused, so that no new run takes task-1 again after the restart.
+	if err := th.client().Pause(context.Background(), api.Target{Agent: "sleeper", Workflow: "global", Tag: "main"}); err != nil {
+		t.Fatal(err)
+	}
+	th.stop(t)
+
+	th2 := startHostWith(t, *cfg)
+	waitFor(t, "task-1 back on the board", func() bool { return th2.board(t, "@global")["task-1"].State == "pending" })
+	board := th2.board(t, "@global")
+	for id, want := range map[string]struct{ state, holder string }{
+		"task-1": {"pending", ""}, "task-2": {"claimed", "keeper"}, "task-3": {"completed", "keeper"}, "task-4": {"pending", ""},
+	} {
+		if got := board[id]; got.State != want.state || got.Holder != want.holder {
+			t.Errorf("%s after the restart: %s held by %q, want %s held by %q", id, got.State, got.Holder, want.state, want.holder)
+		}
+	}
+	if !board["task-1"].Ready || fmt.Sprint(board["task-4"].WaitingOn) != "[task-1]" {
+		t.Errorf("task-1 ready %v, task-4 waits for %v", board["task-1"].Ready, board["task-4"].WaitingOn)
+	}
+	d := th2.taskDetail(t, "task-1")
+	last := d.History[len(d.History)-1]
+	if last.Kind != "returned" || !strings.Contains(last.Note, "sleeper's run "+run+" ended (") {
+		t.Errorf("task-1's last event: %+v", last)
+	}
+	// The keeper still holds task-2 and finishes it through a new session.
+	th2.join(t, "keeper").ok("task_complete", map[string]any{"id": "task-2", "result": "kept"})
+}
