@@ -702,7 +702,8 @@ const lostTasksSQL = `SELECT t.id, t.workflow, t.tag, t.holder, t.holder_run, r.
 	ORDER BY t.n`
 
 // ReturnLostTasks sends every task whose lease is lost back to pending,
-// with a channel line that says which and why and wakes who may claim it.
+// with a channel line that says which and why and wakes who may claim it
+// (but not the agent that lost it).
 // The daemon calls it when a run ends, at start-up (the runs that died
 // with the previous daemon were marked failed by then) and when the next
 // lease expires. It costs one read when nothing is lost.
@@ -726,13 +727,14 @@ func (db *DB) ReturnLostTasks(ctx context.Context) ([]Task, []Message, error) {
 		ts, msgs = nil, nil
 		now := db.nowMs()
 		type loss struct {
-			id, why string
-			s       Scope
+			id, holder, why string
+			s               Scope
 		}
 		var losses []loss
 		err := sqlitex.Execute(conn, lostTasksSQL, &sqlitex.ExecOptions{Args: []any{now}, ResultFunc: func(st *sqlite.Stmt) error {
 			l := loss{id: st.ColumnText(0), s: Scope{Workflow: st.ColumnText(1), Tag: st.ColumnText(2)}}
 			holder, run := st.ColumnText(3), st.ColumnText(4)
+			l.holder = holder
 			switch runKnown, runState, runErr, member := st.ColumnBool(5), st.ColumnText(6), st.ColumnText(7), st.ColumnBool(8); {
 			case !member:
 				l.why = fmt.Sprintf("%s is no longer a member of %s", holder, l.s)
@@ -764,7 +766,10 @@ func (db *DB) ReturnLostTasks(ctx context.Context) ([]Task, []Message, error) {
 			if err := taskEvent(conn, t.ID, now, "system", TaskReturned, t.State, l.why, nil); err != nil {
 				return err
 			}
-			m, err := returnedLine(conn, t, fmt.Sprintf("%s %q went back to pending: %s.", t.ID, t.Title, l.why), "", now)
+			// The holder is not woken by its own loss: a run that ends
+			// without finishing its task must not be run again for it
+			// and again (a crashed run is retried by the scheduler).
+			m, err := returnedLine(conn, t, fmt.Sprintf("%s %q went back to pending: %s.", t.ID, t.Title, l.why), l.holder, now)
 			if err != nil {
 				return err
 			}

@@ -383,7 +383,8 @@ func TestFailWithRetryUntilRetriesRunOut(t *testing.T) {
 }
 
 // A lease is lost when its run ends, when it expires, or when its holder
-// leaves; the task goes back to pending with a line that says why, and its
+// leaves; the task goes back to pending with a line that says why and
+// wakes the others free for work (never the agent that lost it), and its
 // retries are unchanged. A run's heartbeat keeps its leases alive.
 func TestLostLeasesGoBackToPending(t *testing.T) {
 	t.Parallel()
@@ -420,8 +421,7 @@ func TestLostLeasesGoBackToPending(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []propLine{
-		{Content: `task-1 "of a dead run" went back to pending: alice's run run_a ended (failed: killed by signal SIGKILL) without completing or releasing it. @alice it is ready: claim it with task_claim("task-1").`,
-			Inbox: []string{"alice"}},
+		{Content: `task-1 "of a dead run" went back to pending: alice's run run_a ended (failed: killed by signal SIGKILL) without completing or releasing it. It is ready for anyone: claim it with task_claim("task-1").`},
 		{Content: `task-4 "of a leaver" went back to pending: carol is no longer a member of @wf:main. @alice it is ready: claim it with task_claim("task-4").`,
 			Inbox: []string{"alice"}},
 	}
