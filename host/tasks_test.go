@@ -419,3 +419,41 @@ func TestTaskBoardSurvivesARestartAndDeadRunsLoseTheirLeases(t *testing.T) {
 	// The keeper still holds task-2 and finishes it through a new session.
 	th2.join(t, "keeper").ok("task_complete", map[string]any{"id": "task-2", "result": "kept"})
 }
+
+// The task tools refuse bad arguments with an error that names what to
+// fix, and change nothing.
+func TestTaskToolsRefuseBadInput(t *testing.T) {
+	t.Parallel()
+	th := startHost(t, t.TempDir())
+	alice := th.join(t, "alice@wf")
+	th.addTask(t, api.TaskCreate{Target: "@wf", Title: "Only task"})
+	for _, tc := range []struct {
+		tool string
+		args map[string]any
+		says string
+	}{
+		{"task_create", map[string]any{}, `missing required argument "title"`},
+		{"task_create", map[string]any{"title": "x", "priority": "high"}, `argument "priority" must be an integer`},
+		{"task_create", map[string]any{"title": "x", "depends_on": "task-1"}, `argument "depends_on" must be a list`},
+		{"task_create", map[string]any{"title": "x", "assignee": "zed"}, "assignee: zed is not a member of @wf:main"},
+		{"task_create", map[string]any{"title": "x", "parent": "task-9"}, "parent: task-9 is not a task of @wf:main"},
+		{"task_create", map[string]any{"title": "x", "owner": "me"}, `unknown argument "owner"`},
+		{"task_list", map[string]any{"state": "done"}, `unknown task state "done": use pending, claimed, in_progress, completed or failed`},
+		{"task_claim", map[string]any{"id": "task-404"}, "task task-404 not found in @wf:main"},
+		{"task_progress", map[string]any{"id": "task-1"}, `missing required argument "note"`},
+		{"task_progress", map[string]any{"id": "task-1", "note": " "}, "note is empty"},
+		{"task_progress", map[string]any{"id": "task-1", "note": "x", "percent": 150}, "percent 150 is out of range: give 0 to 100"},
+		{"task_complete", map[string]any{"id": "task-1"}, "task-1 is pending, not held by anyone: claim it with task_claim first"},
+		{"task_fail", map[string]any{"id": "task-1"}, `missing required argument "reason"`},
+		{"task_release", map[string]any{}, `missing required argument "id"`},
+		{"task_release", map[string]any{"id": ""}, "id is empty"},
+	} {
+		alice.fails(tc.tool, tc.args, tc.says)
+	}
+	if tk := th.board(t, "@wf")["task-1"]; tk.State != "pending" || len(th.board(t, "@wf")) != 1 {
+		t.Errorf("the board after refused calls: %+v", th.board(t, "@wf"))
+	}
+	if lines := th.channelLines(t, "@wf"); len(lines) != 1 {
+		t.Errorf("channel after refused calls:\n%s", strings.Join(lines, "\n"))
+	}
+}
