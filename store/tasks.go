@@ -509,28 +509,20 @@ func (db *DB) TaskProgress(ctx context.Context, a TaskActor, id, note string, pe
 	if err := checkTaskText("note", note, MaxTaskText); err != nil {
 		return Task{}, err
 	}
-	var t Task
-	err := db.write(ctx, func(conn *sqlite.Conn) (err error) {
-		now := db.nowMs()
-		if t, err = heldTask(conn, a, id, "record progress on"); err != nil {
-			return err
-		}
-		if err := holdTask(conn, &t, a, api.TaskInProgress, now); err != nil {
-			return err
+	t, _, err := db.changeHeld(ctx, a, id, "record progress on", func(conn *sqlite.Conn, t *Task, now int64) ([]Message, error) {
+		if err := holdTask(conn, t, a, api.TaskInProgress, now); err != nil {
+			return nil, err
 		}
 		if percent != nil {
 			if err := sqlitex.Execute(conn, `UPDATE tasks SET percent = ? WHERE id = ?`, &sqlitex.ExecOptions{Args: []any{*percent, t.ID}}); err != nil {
-				return err
+				return nil, err
 			}
 			p := *percent
 			t.Percent = &p
 		}
-		return taskEvent(conn, t.ID, now, a.Name, TaskProgress, t.State, note, percent)
+		return nil, taskEvent(conn, t.ID, now, a.Name, TaskProgress, t.State, note, percent)
 	})
-	if err != nil {
-		return Task{}, err
-	}
-	return t, nil
+	return t, err
 }
 
 // CompleteTask finishes a task the agent holds. Its subtasks must be
@@ -541,51 +533,28 @@ func (db *DB) CompleteTask(ctx context.Context, a TaskActor, id, result string) 
 	if err := checkTaskText("result", result, MaxTaskText); err != nil {
 		return Task{}, nil, err
 	}
-	var (
-		t    Task
-		msgs []Message
-	)
-	err := db.write(ctx, func(conn *sqlite.Conn) (err error) {
-		msgs = nil
-		now := db.nowMs()
-		if t, err = heldTask(conn, a, id, "complete"); err != nil {
-			return err
-		}
-		var open []string
-		err = sqlitex.Execute(conn, `SELECT id FROM tasks WHERE parent = ? AND state <> 'completed' ORDER BY n`,
-			&sqlitex.ExecOptions{Args: []any{t.ID}, ResultFunc: func(st *sqlite.Stmt) error {
-				open = append(open, st.ColumnText(0))
-				return nil
-			}})
-		if err != nil {
-			return err
-		}
+	return db.changeHeld(ctx, a, id, "complete", func(conn *sqlite.Conn, t *Task, now int64) ([]Message, error) {
+		open := slices.DeleteFunc(slices.Clone(t.WaitingOn), func(w string) bool { return !slices.Contains(t.Subtasks, w) })
 		if len(open) > 0 {
 			subs, err := describeTasks(conn, a.Scope(), open)
 			if err != nil {
-				return err
+				return nil, err
 			}
-			return api.Errorf(api.CodeConflict, "%s has subtasks not completed yet: %s; complete them first, or release it (task_release)", t.ID, subs)
+			return nil, api.Errorf(api.CodeConflict, "%s has subtasks not completed yet: %s; complete them first, or release it (task_release)", t.ID, subs)
 		}
-		if err := finishTask(conn, &t, api.TaskCompleted, result, "", now); err != nil {
-			return err
+		if err := finishTask(conn, t, api.TaskCompleted, result, "", now); err != nil {
+			return nil, err
 		}
 		if err := taskEvent(conn, t.ID, now, a.Name, TaskDone, t.State, result, nil); err != nil {
-			return err
+			return nil, err
 		}
-		m, err := taskLine(conn, t, fmt.Sprintf("%s completed by %s: %s", t.ID, a.Name, t.Title), nil, now)
+		m, err := taskLine(conn, *t, fmt.Sprintf("%s completed by %s: %s", t.ID, a.Name, t.Title), nil, now)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		msgs = append(msgs, m)
-		more, err := nowReady(conn, t, now)
-		msgs = append(msgs, more...)
-		return err
+		more, err := nowReady(conn, *t, now)
+		return append([]Message{m}, more...), err
 	})
-	if err != nil {
-		return Task{}, nil, err
-	}
-	return t, msgs, nil
 }
 
 // FailTask records that the agent could not do a task it holds. With
@@ -600,39 +569,29 @@ func (db *DB) FailTask(ctx context.Context, a TaskActor, id, reason string, retr
 	if err := checkTaskText("reason", reason, MaxTaskText); err != nil {
 		return Task{}, nil, err
 	}
-	var (
-		t    Task
-		msgs []Message
-	)
-	err := db.write(ctx, func(conn *sqlite.Conn) (err error) {
-		msgs = nil
-		now := db.nowMs()
-		if t, err = heldTask(conn, a, id, "fail"); err != nil {
-			return err
-		}
+	return db.changeHeld(ctx, a, id, "fail", func(conn *sqlite.Conn, t *Task, now int64) ([]Message, error) {
 		short := oneLine(reason, 300)
 		if retry && t.Retries < t.MaxRetries {
 			err := sqlitex.Execute(conn, `UPDATE tasks SET retries = retries + 1 WHERE id = ?`, &sqlitex.ExecOptions{Args: []any{t.ID}})
 			if err != nil {
-				return err
+				return nil, err
 			}
 			t.Retries++
-			if err := finishTask(conn, &t, api.TaskPending, "", reason, now); err != nil {
-				return err
+			if err := finishTask(conn, t, api.TaskPending, "", reason, now); err != nil {
+				return nil, err
 			}
 			if err := taskEvent(conn, t.ID, now, a.Name, TaskRetry, t.State, reason, nil); err != nil {
-				return err
+				return nil, err
 			}
-			m, err := returnedLine(conn, t, fmt.Sprintf("%s %q failed for %s (%s), retry %d of %d.",
+			m, err := returnedLine(conn, *t, fmt.Sprintf("%s %q failed for %s (%s), retry %d of %d.",
 				t.ID, t.Title, a.Name, short, t.Retries, t.MaxRetries), a.Name, now)
-			msgs = append(msgs, m)
-			return err
+			return []Message{m}, err
 		}
-		if err := finishTask(conn, &t, api.TaskFailed, "", reason, now); err != nil {
-			return err
+		if err := finishTask(conn, t, api.TaskFailed, "", reason, now); err != nil {
+			return nil, err
 		}
 		if err := taskEvent(conn, t.ID, now, a.Name, TaskFail, t.State, reason, nil); err != nil {
-			return err
+			return nil, err
 		}
 		line := fmt.Sprintf("%s %q failed (%s: %s)", t.ID, t.Title, a.Name, short)
 		if retry {
@@ -640,7 +599,7 @@ func (db *DB) FailTask(ctx context.Context, a TaskActor, id, reason string, retr
 		}
 		blocked, err := waitingFor(conn, t.ID)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		switch len(blocked) {
 		case 0:
@@ -649,37 +608,41 @@ func (db *DB) FailTask(ctx context.Context, a TaskActor, id, reason string, retr
 		default:
 			line += fmt.Sprintf("; %s wait for it and cannot start", strings.Join(blocked, ", "))
 		}
-		m, err := taskLine(conn, t, line+".", nil, now)
-		msgs = append(msgs, m)
-		return err
+		m, err := taskLine(conn, *t, line+".", nil, now)
+		return []Message{m}, err
 	})
-	if err != nil {
-		return Task{}, nil, err
-	}
-	return t, msgs, nil
 }
 
 // ReleaseTask gives a held task back: pending again, for anyone who may
 // claim it, with its retries unchanged.
 func (db *DB) ReleaseTask(ctx context.Context, a TaskActor, id string) (Task, []Message, error) {
+	return db.changeHeld(ctx, a, id, "release", func(conn *sqlite.Conn, t *Task, now int64) ([]Message, error) {
+		if err := finishTask(conn, t, api.TaskPending, "", t.Error, now); err != nil {
+			return nil, err
+		}
+		if err := taskEvent(conn, t.ID, now, a.Name, TaskReleased, t.State, "", nil); err != nil {
+			return nil, err
+		}
+		m, err := returnedLine(conn, *t, fmt.Sprintf("%s released %s %q.", a.Name, t.ID, t.Title), a.Name, now)
+		return []Message{m}, err
+	})
+}
+
+// changeHeld runs change, in one write, on a task that a holds (anything
+// else is refused, saying what to do), and returns the task as change left
+// it with the channel lines change posted.
+func (db *DB) changeHeld(ctx context.Context, a TaskActor, id, what string,
+	change func(conn *sqlite.Conn, t *Task, now int64) ([]Message, error)) (Task, []Message, error) {
 	var (
 		t    Task
 		msgs []Message
 	)
 	err := db.write(ctx, func(conn *sqlite.Conn) (err error) {
-		msgs = nil
 		now := db.nowMs()
-		if t, err = heldTask(conn, a, id, "release"); err != nil {
+		if t, err = heldTask(conn, a, id, what); err != nil {
 			return err
 		}
-		if err := finishTask(conn, &t, api.TaskPending, "", t.Error, now); err != nil {
-			return err
-		}
-		if err := taskEvent(conn, t.ID, now, a.Name, TaskReleased, t.State, "", nil); err != nil {
-			return err
-		}
-		m, err := returnedLine(conn, t, fmt.Sprintf("%s released %s %q.", a.Name, t.ID, t.Title), a.Name, now)
-		msgs = append(msgs, m)
+		msgs, err = change(conn, &t, now)
 		return err
 	})
 	if err != nil {

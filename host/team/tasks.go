@@ -114,11 +114,8 @@ func (s *Service) RunLeases(ctx context.Context) {
 			s.log.Info("task back on the board: its lease was lost", "task", t.ID, "workflow", store.Scope{Workflow: t.Workflow, Tag: t.Tag}.String())
 		}
 		s.publishAll(msgs)
-		wait := maxLeaseWait
-		if next, ok, err := s.db.NextLeaseExpiry(ctx); err == nil && ok {
-			wait = min(max(time.Until(next), 0), maxLeaseWait)
-		}
-		timer.Reset(wait)
+		next, ok, err := s.db.NextLeaseExpiry(ctx)
+		timer.Reset(waitUntil(next, ok, err, maxLeaseWait))
 	}
 }
 
