@@ -971,10 +971,12 @@ func wakeFor(conn *sqlite.Conn, t Task, exclude string) ([]string, error) {
 	return names, err
 }
 
-// taskLine posts a system line about t to its channel.
+// taskLine posts a system line about t to its channel. It leaves the
+// loop guard's count alone: two agents handing each other tasks must not
+// escape the guard because the board speaks between their messages.
 func taskLine(conn *sqlite.Conn, t Task, content string, recipients []string, now int64) (Message, error) {
 	return appendMessage(conn, NewMessage{Workflow: t.Workflow, Tag: t.Tag, Sender: "system",
-		Content: content, Kind: KindSystem, Recipients: recipients}, now)
+		Content: content, Kind: KindSystem, Recipients: recipients, KeepStreak: true}, now)
 }
 
 // waitingFor lists the open tasks that wait for id: its dependents and

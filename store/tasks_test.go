@@ -477,3 +477,33 @@ func manyIDs(n int) []string {
 	}
 	return ids
 }
+
+// Board lines leave the loop guard's count alone, so agents handing each
+// other tasks between their messages still trip it.
+func TestTaskLinesLeaveTheLoopGuardCountAlone(t *testing.T) {
+	t.Parallel()
+	db, _ := teamDB(t, "alice", "bob")
+	ctx := t.Context()
+	if _, err := db.SaveWorkflow(ctx, Workflow{Name: "wf", Tag: "main", LoopGuard: 3, StartedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	say := func(from string) bool {
+		t.Helper()
+		m, err := db.AppendMessage(ctx, NewMessage{Workflow: "wf", Tag: "main", Sender: from, Content: "over to you"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m.LoopGuardTripped
+	}
+	if say("alice") || say("bob") {
+		t.Fatal("tripped early")
+	}
+	tk := mustCreate(t, db, task("ping", func(nt *NewTask) { nt.Assignee = "bob" })) // a ready line for bob
+	mustClaim(t, db, actor("bob", ""), tk.ID)
+	if _, _, err := db.CompleteTask(ctx, actor("bob", ""), tk.ID, ""); err != nil { // a completion line
+		t.Fatal(err)
+	}
+	if !say("alice") {
+		t.Error("the third agent message in a row did not trip the guard: a board line reset the count")
+	}
+}
