@@ -548,7 +548,10 @@ func (db *DB) CompleteTask(ctx context.Context, a TaskActor, id, result string) 
 		if err := taskEvent(conn, t.ID, now, a.Name, TaskDone, t.State, result, nil); err != nil {
 			return nil, err
 		}
-		m, err := taskLine(conn, *t, fmt.Sprintf("%s completed by %s: %s", t.ID, a.Name, t.Title), nil, now)
+		// A completion is progress, not chatter: like a human's line it
+		// ends the agents' run of messages for the loop guard.
+		m, err := appendMessage(conn, NewMessage{Workflow: t.Workflow, Tag: t.Tag, Sender: "system", Kind: KindSystem,
+			Content: fmt.Sprintf("%s completed by %s: %s", t.ID, a.Name, t.Title)}, now)
 		if err != nil {
 			return nil, err
 		}
@@ -972,8 +975,9 @@ func wakeFor(conn *sqlite.Conn, t Task, exclude string) ([]string, error) {
 }
 
 // taskLine posts a system line about t to its channel. It leaves the
-// loop guard's count alone: two agents handing each other tasks must not
-// escape the guard because the board speaks between their messages.
+// loop guard's count alone: two agents handing each other tasks (created,
+// released, failed, lost) must not escape the guard because the board
+// speaks between their messages. Only a completion ends the count.
 func taskLine(conn *sqlite.Conn, t Task, content string, recipients []string, now int64) (Message, error) {
 	return appendMessage(conn, NewMessage{Workflow: t.Workflow, Tag: t.Tag, Sender: "system",
 		Content: content, Kind: KindSystem, Recipients: recipients, KeepStreak: true}, now)

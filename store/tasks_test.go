@@ -479,8 +479,9 @@ func manyIDs(n int) []string {
 }
 
 // Board lines leave the loop guard's count alone, so agents handing each
-// other tasks between their messages still trip it.
-func TestTaskLinesLeaveTheLoopGuardCountAlone(t *testing.T) {
+// other tasks between their messages still trip it; a completion is
+// progress and ends the count, as a human's line does.
+func TestTaskLinesLeaveTheLoopGuardCountAloneButACompletionEndsIt(t *testing.T) {
 	t.Parallel()
 	db, _ := teamDB(t, "alice", "bob")
 	ctx := t.Context()
@@ -500,10 +501,23 @@ func TestTaskLinesLeaveTheLoopGuardCountAlone(t *testing.T) {
 	}
 	tk := mustCreate(t, db, task("ping", func(nt *NewTask) { nt.Assignee = "bob" })) // a ready line for bob
 	mustClaim(t, db, actor("bob", ""), tk.ID)
-	if _, _, err := db.CompleteTask(ctx, actor("bob", ""), tk.ID, ""); err != nil { // a completion line
+	if _, _, err := db.ReleaseTask(ctx, actor("bob", ""), tk.ID); err != nil { // a line: back on the board
 		t.Fatal(err)
 	}
 	if !say("alice") {
 		t.Error("the third agent message in a row did not trip the guard: a board line reset the count")
+	}
+	if err := db.SetWorkflowState(ctx, "wf", "main", api.WorkflowRunning, ""); err != nil {
+		t.Fatal(err)
+	}
+	if say("alice") || say("bob") {
+		t.Fatal("tripped early after the resume")
+	}
+	mustClaim(t, db, actor("bob", ""), tk.ID)
+	if _, _, err := db.CompleteTask(ctx, actor("bob", ""), tk.ID, ""); err != nil {
+		t.Fatal(err)
+	}
+	if say("alice") || say("bob") {
+		t.Error("a completion did not end the count")
 	}
 }
