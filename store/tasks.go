@@ -48,18 +48,24 @@ const (
 // writing about once a minute.
 const leaseRenewSlack = time.Minute
 
+// TaskEventKind says what a line of a task's history records.
+type TaskEventKind string
+
 // Task event kinds, the history `tasks show` prints.
 const (
-	TaskCreated   = "created"
-	TaskClaim     = "claimed"
-	TaskProgress  = "progress"
-	TaskDone      = "completed"
-	TaskFail      = "failed"
-	TaskRetry     = "retried"
-	TaskReleased  = "released"
-	TaskReturned  = "returned"
+	TaskEventCreated   TaskEventKind = "created"
+	TaskEventClaimed   TaskEventKind = "claimed"
+	TaskEventProgress  TaskEventKind = "progress"
+	TaskEventCompleted TaskEventKind = "completed"
+	TaskEventFailed    TaskEventKind = "failed"
+	TaskEventRetried   TaskEventKind = "retried"  // failed, with a retry left: pending again
+	TaskEventReleased  TaskEventKind = "released" // handed back by its holder
+	TaskEventReturned  TaskEventKind = "returned" // its lease was lost
+)
+
+const (
 	taskIDPrefix  = "task-"
-	taskCounterID = "task"
+	taskCounterID = "task" // its row in counters
 )
 
 // Task is one task of a workflow:tag's board.
@@ -105,8 +111,9 @@ func (t Task) Ready() bool { return t.State == api.TaskPending && len(t.WaitingO
 
 // TaskEvent is one line of a task's history.
 type TaskEvent struct {
-	At          time.Time
-	Actor, Kind string
+	At    time.Time
+	Actor string
+	Kind  TaskEventKind
 	// State is the task's state after the event.
 	State   api.TaskState
 	Note    string
@@ -197,7 +204,7 @@ func (db *DB) CreateTask(ctx context.Context, nt NewTask) (Task, []Message, erro
 				return err
 			}
 		}
-		if err := taskEvent(conn, id, now, nt.CreatedBy, TaskCreated, api.TaskPending, "", nil); err != nil {
+		if err := taskEvent(conn, id, now, nt.CreatedBy, TaskEventCreated, api.TaskPending, "", nil); err != nil {
 			return err
 		}
 		if t, err = getTask(conn, s, id); err != nil {
@@ -455,7 +462,7 @@ func (db *DB) ClaimTask(ctx context.Context, a TaskActor, id string) (Task, erro
 		if err := holdTask(conn, &t, a, api.TaskClaimed, now); err != nil {
 			return err
 		}
-		return taskEvent(conn, t.ID, now, a.Name, TaskClaim, t.State, "", nil)
+		return taskEvent(conn, t.ID, now, a.Name, TaskEventClaimed, t.State, "", nil)
 	})
 	if err != nil {
 		return Task{}, err
@@ -520,7 +527,7 @@ func (db *DB) TaskProgress(ctx context.Context, a TaskActor, id, note string, pe
 			p := *percent
 			t.Percent = &p
 		}
-		return nil, taskEvent(conn, t.ID, now, a.Name, TaskProgress, t.State, note, percent)
+		return nil, taskEvent(conn, t.ID, now, a.Name, TaskEventProgress, t.State, note, percent)
 	})
 	return t, err
 }
@@ -545,7 +552,7 @@ func (db *DB) CompleteTask(ctx context.Context, a TaskActor, id, result string) 
 		if err := finishTask(conn, t, api.TaskCompleted, result, "", now); err != nil {
 			return nil, err
 		}
-		if err := taskEvent(conn, t.ID, now, a.Name, TaskDone, t.State, result, nil); err != nil {
+		if err := taskEvent(conn, t.ID, now, a.Name, TaskEventCompleted, t.State, result, nil); err != nil {
 			return nil, err
 		}
 		// A completion is progress, not chatter: like a human's line it
@@ -583,7 +590,7 @@ func (db *DB) FailTask(ctx context.Context, a TaskActor, id, reason string, retr
 			if err := finishTask(conn, t, api.TaskPending, "", reason, now); err != nil {
 				return nil, err
 			}
-			if err := taskEvent(conn, t.ID, now, a.Name, TaskRetry, t.State, reason, nil); err != nil {
+			if err := taskEvent(conn, t.ID, now, a.Name, TaskEventRetried, t.State, reason, nil); err != nil {
 				return nil, err
 			}
 			m, err := returnedLine(conn, *t, fmt.Sprintf("%s %q failed for %s (%s), retry %d of %d.",
@@ -593,7 +600,7 @@ func (db *DB) FailTask(ctx context.Context, a TaskActor, id, reason string, retr
 		if err := finishTask(conn, t, api.TaskFailed, "", reason, now); err != nil {
 			return nil, err
 		}
-		if err := taskEvent(conn, t.ID, now, a.Name, TaskFail, t.State, reason, nil); err != nil {
+		if err := taskEvent(conn, t.ID, now, a.Name, TaskEventFailed, t.State, reason, nil); err != nil {
 			return nil, err
 		}
 		line := fmt.Sprintf("%s %q failed (%s: %s)", t.ID, t.Title, a.Name, short)
@@ -623,7 +630,7 @@ func (db *DB) ReleaseTask(ctx context.Context, a TaskActor, id string) (Task, []
 		if err := finishTask(conn, t, api.TaskPending, "", t.Error, now); err != nil {
 			return nil, err
 		}
-		if err := taskEvent(conn, t.ID, now, a.Name, TaskReleased, t.State, "", nil); err != nil {
+		if err := taskEvent(conn, t.ID, now, a.Name, TaskEventReleased, t.State, "", nil); err != nil {
 			return nil, err
 		}
 		m, err := returnedLine(conn, *t, fmt.Sprintf("%s released %s %q.", a.Name, t.ID, t.Title), a.Name, now)
@@ -729,7 +736,7 @@ func (db *DB) ReturnLostTasks(ctx context.Context) ([]Task, []Message, error) {
 			if err := finishTask(conn, &t, api.TaskPending, "", t.Error, now); err != nil {
 				return err
 			}
-			if err := taskEvent(conn, t.ID, now, "system", TaskReturned, t.State, l.why, nil); err != nil {
+			if err := taskEvent(conn, t.ID, now, "system", TaskEventReturned, t.State, l.why, nil); err != nil {
 				return err
 			}
 			// The holder is not woken by its own loss: a run that ends
@@ -866,7 +873,7 @@ func finishTask(conn *sqlite.Conn, t *Task, state api.TaskState, result, errMsg 
 	return nil
 }
 
-func taskEvent(conn *sqlite.Conn, id string, now int64, actor, kind string, state api.TaskState, note string, percent *int) error {
+func taskEvent(conn *sqlite.Conn, id string, now int64, actor string, kind TaskEventKind, state api.TaskState, note string, percent *int) error {
 	var p any
 	if percent != nil {
 		p = *percent
@@ -1121,7 +1128,7 @@ func taskHistory(conn *sqlite.Conn, id string) ([]TaskEvent, error) {
 	var ev []TaskEvent
 	err := sqlitex.Execute(conn, `SELECT at, actor, kind, state, note, percent FROM task_events WHERE task_id = ? ORDER BY rowid`,
 		&sqlitex.ExecOptions{Args: []any{id}, ResultFunc: func(st *sqlite.Stmt) error {
-			e := TaskEvent{At: fromMs(st.ColumnInt64(0)), Actor: st.ColumnText(1), Kind: st.ColumnText(2),
+			e := TaskEvent{At: fromMs(st.ColumnInt64(0)), Actor: st.ColumnText(1), Kind: TaskEventKind(st.ColumnText(2)),
 				State: api.TaskState(st.ColumnText(3)), Note: st.ColumnText(4)}
 			if st.ColumnType(5) != sqlite.TypeNull {
 				p := st.ColumnInt(5)

@@ -140,7 +140,7 @@ func APITask(t store.Task) api.Task {
 func APITaskEvents(ev []store.TaskEvent) []api.TaskEvent {
 	out := make([]api.TaskEvent, 0, len(ev))
 	for _, e := range ev {
-		out = append(out, api.TaskEvent{At: e.At, Actor: e.Actor, Kind: e.Kind, State: string(e.State), Note: e.Note, Percent: e.Percent})
+		out = append(out, api.TaskEvent{At: e.At, Actor: e.Actor, Kind: string(e.Kind), State: string(e.State), Note: e.Note, Percent: e.Percent})
 	}
 	return out
 }
