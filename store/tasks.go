@@ -172,7 +172,7 @@ func (db *DB) CreateTask(ctx context.Context, nt NewTask) (Task, []Message, erro
 		if _, err := getWorkflow(conn, s.Workflow, s.Tag); err != nil {
 			return err
 		}
-		members, err := proposalTeam(conn, s)
+		members, err := memberNames(conn, s)
 		if err != nil {
 			return err
 		}
