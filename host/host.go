@@ -351,6 +351,9 @@ func (h *Host) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	defer func() { stopBG(); wg.Wait() }()
 	wg.Go(func() { h.team.RunExpiry(bg) })
+	// Returns the tasks whose lease was lost, first those of the runs that
+	// died with the previous daemon (Reap marked them failed).
+	wg.Go(func() { h.team.RunLeases(bg) })
 	h.catalog.Scan(bg) // before serving, so the first run finds its plugin
 	if err := h.sched.Start(bg); err != nil {
 		return fmt.Errorf("start scheduler: %w", err)

@@ -120,7 +120,7 @@ func TestEveryRouteNeedsTheToken(t *testing.T) {
 		{"GET", "/agents/alice"}, {"DELETE", "/agents/alice"}, {"GET", "/workflows"},
 		{"GET", "/workflows/global/main"}, {"DELETE", "/workflows/x/main"}, {"GET", "/metrics"}, {"GET", "/no-such-route"},
 		{"GET", "/docs/global/main"}, {"GET", "/proposals/global/main"}, {"GET", "/resources/global/main/res_0123456789abcdef"},
-		{"POST", "/console/codes"},
+		{"POST", "/console/codes"}, {"GET", "/tasks"}, {"POST", "/tasks"}, {"GET", "/tasks/task-1"},
 		{"GET", "/worktrees"}, {"POST", "/worktrees/alice@wf/integrate"}, {"POST", "/worktrees/alice@wf/discard"},
 		{"GET", "/debug/pprof/"}, {"GET", "/debug/pprof/heap"},
 	}

@@ -70,6 +70,10 @@ type NewMessage struct {
 	// Resource, when set, is stored in the same transaction and the message
 	// points at it.
 	Resource *NewResource
+	// KeepStreak leaves the loop guard's count alone: a task board line
+	// reports what agents did, so it must neither lengthen nor end their
+	// run of messages in a row.
+	KeepStreak bool
 }
 
 // AppendMessage writes a message, its inbox rows and its resource (if any)
@@ -145,8 +149,10 @@ func appendMessage(conn *sqlite.Conn, m NewMessage, now int64) (Message, error) 
 		return Message{}, err
 	}
 	out.Seq = conn.LastInsertRowID()
-	if out.LoopGuardTripped, err = countAgentStreak(conn, out, now); err != nil {
-		return Message{}, err
+	if !m.KeepStreak {
+		if out.LoopGuardTripped, err = countAgentStreak(conn, out, now); err != nil {
+			return Message{}, err
+		}
 	}
 	for _, agent := range out.Recipients {
 		if agent == out.Sender {

@@ -96,7 +96,7 @@ func (db *DB) CreateProposal(ctx context.Context, np NewProposal) (Proposal, []M
 	var msgs []Message
 	err = db.write(ctx, func(conn *sqlite.Conn) error {
 		now := db.nowMs()
-		team, err := proposalTeam(conn, s)
+		team, err := memberNames(conn, s)
 		if err != nil {
 			return err
 		}
@@ -215,7 +215,7 @@ func (db *DB) CastVote(ctx context.Context, s Scope, id, voter, choice, reason s
 			refused = api.Errorf(api.CodeConflict, "proposal %s is %s; create a new one", id, p.State)
 			return nil
 		}
-		team, err := proposalTeam(conn, s)
+		team, err := memberNames(conn, s)
 		if err != nil {
 			return err
 		}
@@ -578,8 +578,9 @@ func proposalLine(conn *sqlite.Conn, p Proposal, content string, recipients []st
 		Content: content, Kind: KindSystem, Recipients: recipients}, now)
 }
 
-// proposalTeam lists the members of s, who may create and vote.
-func proposalTeam(conn *sqlite.Conn, s Scope) ([]string, error) {
+// memberNames lists the members of s by name: who may create proposals and
+// vote, create and claim tasks.
+func memberNames(conn *sqlite.Conn, s Scope) ([]string, error) {
 	var names []string
 	err := sqlitex.Execute(conn, `SELECT name FROM agents WHERE workflow = ? AND tag = ? ORDER BY name`,
 		&sqlitex.ExecOptions{Args: []any{s.Workflow, s.Tag}, ResultFunc: func(st *sqlite.Stmt) error {

@@ -241,11 +241,18 @@ func (db *DB) ClaimSpare(ctx context.Context, spareID, runID string) error {
 }
 
 // Heartbeat records that a worker's run is still alive (it produced
-// events, or its plugin answered a ping).
+// events, or its plugin answered a ping), and in the same transaction
+// renews the leases of the tasks the run holds: a live run keeps its
+// tasks without a write of its own.
 func (db *DB) Heartbeat(ctx context.Context, runID string) error {
 	return db.write(ctx, func(conn *sqlite.Conn) error {
-		return sqlitex.Execute(conn, `UPDATE workers SET heartbeat_at = ? WHERE run_id = ?`,
-			&sqlitex.ExecOptions{Args: []any{db.nowMs(), runID}})
+		now := db.nowMs()
+		err := sqlitex.Execute(conn, `UPDATE workers SET heartbeat_at = ? WHERE run_id = ?`,
+			&sqlitex.ExecOptions{Args: []any{now, runID}})
+		if err != nil {
+			return err
+		}
+		return renewRunLeases(conn, runID, now)
 	})
 }
 

@@ -187,7 +187,7 @@ Every flag can also be set from the environment: --home ← AGENT_WORKER_HOME.
 			infoCmd(e), stopCmd(e), sendCmd(e), peekCmd(e), docCmd(e), proposalsCmd(e), mcpConfigCmd(e),
 			askCmd(e), serveCmd(e), pluginsCmd(e, "plugins"), pluginsCmd(e, "backends"),
 			resumeCmd(e), resetCmd(e), scheduleCmd(e), runCmd(e), startCmd(e), workflowsCmd(e),
-			pauseCmd(e), cancelCmd(e), runsCmd(e), logsCmd(e), budgetCmd(e), consoleCmd(e),
+			pauseCmd(e), cancelCmd(e), runsCmd(e), logsCmd(e), budgetCmd(e), consoleCmd(e), tasksCmd(e),
 			worktreeCmd(e),
 		},
 		Exec: func(ctx context.Context, args []string) error {

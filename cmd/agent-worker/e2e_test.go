@@ -298,7 +298,7 @@ func TestE2EUnreachableDaemon(t *testing.T) {
 func TestE2EHelpOnEveryCommand(t *testing.T) {
 	t.Parallel()
 	c := &cli{t: t, home: t.TempDir()}
-	for _, cmd := range []string{"daemon", "status", "new", "list", "ls", "info", "stop", "send", "peek", "mcp-config", "doc read", "doc write", "doc append", "doc list", "proposals", "ask", "serve", "plugins", "backends", "resume", "schedule", "pause", "cancel", "workflows", "budget"} {
+	for _, cmd := range []string{"daemon", "status", "new", "list", "ls", "info", "stop", "send", "peek", "mcp-config", "doc read", "doc write", "doc append", "doc list", "proposals", "ask", "serve", "plugins", "backends", "resume", "schedule", "pause", "cancel", "workflows", "budget", "tasks", "tasks add", "tasks show"} {
 		r := c.run(append(strings.Fields(cmd), "--help")...)
 		if r.code != 0 || !strings.Contains(r.stderr, "USAGE") || !strings.Contains(r.stderr, "agent-worker "+cmd) {
 			t.Errorf("%s --help: exit %d, stderr %q", cmd, r.code, r.stderr)

@@ -379,6 +379,37 @@ func (c *Client) Proposals(ctx context.Context, scope Target, activeOnly bool) (
 	return l.Proposals, c.do(ctx, http.MethodGet, path, nil, &l)
 }
 
+// Tasks is GET /tasks: the board of scope (a workflow target), oldest
+// first; a non-empty state or assignee narrows it.
+func (c *Client) Tasks(ctx context.Context, scope Target, state TaskState, assignee string) ([]Task, error) {
+	q := url.Values{"target": {scope.Display()}}
+	if state != "" {
+		q.Set("state", string(state))
+	}
+	if assignee != "" {
+		q.Set("assignee", assignee)
+	}
+	var l TaskList
+	return l.Tasks, c.do(ctx, http.MethodGet, "/tasks?"+q.Encode(), nil, &l)
+}
+
+// CreateTask is POST /tasks: the user adds a task to a board.
+func (c *Client) CreateTask(ctx context.Context, req TaskCreate) (Task, error) {
+	var t Task
+	return t, c.do(ctx, http.MethodPost, "/tasks", req, &t)
+}
+
+// GetTask is GET /tasks/{id}: one task with its history. A non-zero scope
+// checks that the task belongs to that board.
+func (c *Client) GetTask(ctx context.Context, id string, scope *Target) (TaskDetail, error) {
+	path := "/tasks/" + url.PathEscape(id)
+	if scope != nil {
+		path += "?" + url.Values{"target": {scope.Display()}}.Encode()
+	}
+	var d TaskDetail
+	return d, c.do(ctx, http.MethodGet, path, nil, &d)
+}
+
 func docPath(scope Target, path string) string {
 	p := "/docs/" + url.PathEscape(scope.Workflow) + "/" + url.PathEscape(scope.Tag)
 	if path != "" {

@@ -51,6 +51,24 @@ const (
 // WorkflowStates lists every workflow state.
 var WorkflowStates = []WorkflowState{WorkflowRunning, WorkflowPaused, WorkflowOverBudget, WorkflowFailed, WorkflowStopped}
 
+// TaskState is where a task of a team's board is (issue 16): pending
+// until an agent claims it, claimed, in_progress from its first progress
+// note, then completed or failed. A lost lease or a retried failure sends
+// it back to pending.
+type TaskState string
+
+// Task states, in the order of their life.
+const (
+	TaskPending    TaskState = "pending"
+	TaskClaimed    TaskState = "claimed"
+	TaskInProgress TaskState = "in_progress"
+	TaskCompleted  TaskState = "completed"
+	TaskFailed     TaskState = "failed"
+)
+
+// TaskStates lists every task state.
+var TaskStates = []TaskState{TaskPending, TaskClaimed, TaskInProgress, TaskCompleted, TaskFailed}
+
 // ParseAgentState checks a stored or sent agent state.
 func ParseAgentState(s string) (AgentState, error) { return parseState(s, "agent", AgentStates) }
 
@@ -70,6 +88,9 @@ func parseState[S ~string](s, what string, valid []S) (S, error) {
 	}
 	return "", Errorf(CodeInvalid, "unknown %s state %q: want one of %v", what, s, valid)
 }
+
+// ParseTaskState checks a stored or sent task state.
+func ParseTaskState(s string) (TaskState, error) { return parseState(s, "task", TaskStates) }
 
 // Valid reports whether s is an agent state.
 func (s AgentState) Valid() bool { return slices.Contains(AgentStates, s) }
@@ -91,9 +112,19 @@ func (s WorkflowState) Live() bool {
 	return s == WorkflowRunning || s == WorkflowPaused || s == WorkflowOverBudget
 }
 
+// Valid reports whether s is a task state.
+func (s TaskState) Valid() bool { return slices.Contains(TaskStates, s) }
+
+// Held reports whether a task in this state has a holder and a lease.
+func (s TaskState) Held() bool { return s == TaskClaimed || s == TaskInProgress }
+
+// Done reports whether a task in this state is over for good.
+func (s TaskState) Done() bool { return s == TaskCompleted || s == TaskFailed }
+
 // Ended reports whether a run in this state is over.
 func (s RunState) Ended() bool { return s != RunQueued && s != RunRunning }
 
 func (s AgentState) String() string    { return string(s) }
 func (s RunState) String() string      { return string(s) }
 func (s WorkflowState) String() string { return string(s) }
+func (s TaskState) String() string     { return string(s) }

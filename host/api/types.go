@@ -231,6 +231,48 @@ type Proposal = tools.Proposal
 // Vote is one member's current vote on a Proposal.
 type Vote = tools.Vote
 
+// Task is one task of a team's board in GET /tasks, the same shape the
+// task_* tools give agents.
+type Task = tools.Task
+
+// TaskList is the body of GET /tasks: the board, oldest first.
+type TaskList struct {
+	Tasks []Task `json:"tasks"`
+}
+
+// TaskCreate is the body of POST /tasks: the user adds a task to the board
+// of Target (@workflow[:tag]).
+type TaskCreate struct {
+	Target      string   `json:"target"`
+	Title       string   `json:"title"`
+	Description string   `json:"description,omitempty"`
+	Priority    int      `json:"priority,omitempty"`
+	DependsOn   []string `json:"depends_on,omitempty"`
+	Parent      string   `json:"parent,omitempty"`
+	Assignee    string   `json:"assignee,omitempty"`
+}
+
+// TaskEvent is one line of a task's history: a state change, or a
+// progress note (with its percentage, if it gave one).
+type TaskEvent struct {
+	At    time.Time `json:"at"`
+	Actor string    `json:"actor"`
+	// Kind is created, claimed, progress, completed, failed, retried,
+	// released or returned (its lease was lost).
+	Kind    string `json:"kind"`
+	State   string `json:"state"`
+	Note    string `json:"note,omitempty"`
+	Percent *int   `json:"percent,omitempty"`
+}
+
+// TaskDetail is the body of GET /tasks/{id}: the task, the scope it
+// belongs to and its history, oldest first.
+type TaskDetail struct {
+	Task    Task        `json:"task"`
+	Scope   string      `json:"scope"`
+	History []TaskEvent `json:"history"`
+}
+
 // SendRequest is the body of POST /send: a human (sender "user") writes
 // into a channel. An agent target gets an @mention prepended.
 type SendRequest struct {

@@ -45,10 +45,13 @@ type Server struct {
 	// answers them with an error.
 	Worktrees Worktrees
 
-	// mu guards servers: one *mcp.Server per identity, because the SDK asks
-	// for the server on every request and its tools close over the caller.
+	// mu guards the fields that follow. servers holds one *mcp.Server per
+	// identity, because the SDK asks for the server on every request and
+	// its tools close over the caller; renewed, when each outside agent
+	// last renewed its task leases.
 	mu      sync.Mutex
 	servers map[store.AgentKey]*mcp.Server
+	renewed map[store.AgentKey]time.Time
 
 	handler http.Handler
 
@@ -70,7 +73,8 @@ func New(svc *team.Service, db *store.DB, onTool func(tool string, d time.Durati
 	if onTool == nil {
 		onTool = func(string, time.Duration, error) {}
 	}
-	s := &Server{svc: svc, db: db, log: log, onTool: onTool, servers: map[store.AgentKey]*mcp.Server{}}
+	s := &Server{svc: svc, db: db, log: log, onTool: onTool, servers: map[store.AgentKey]*mcp.Server{},
+		renewed: map[store.AgentKey]time.Time{}}
 	s.handler = mcp.NewStreamableHTTPHandler(s.serverFor, &mcp.StreamableHTTPOptions{
 		Logger:       slog.New(slogHandler{log}),
 		JSONResponse: true,
@@ -137,6 +141,7 @@ func (s *Server) serverFor(r *http.Request) *mcp.Server {
 func (s *Server) Forget(key store.AgentKey) {
 	s.mu.Lock()
 	delete(s.servers, key)
+	delete(s.renewed, key)
 	s.mu.Unlock()
 }
 
@@ -167,6 +172,9 @@ func tool[In, Out any](s *Server, srv *mcp.Server, me store.AgentKey, name, desc
 					return nil, errors.New("this MCP session belongs to another agent: open a new session with your own token")
 				}
 				ctx = context.WithValue(ctx, runKey{}, req.Extra.Header.Get(runHeader))
+				if runOf(ctx) == "" {
+					s.renewOutsideLeases(ctx, me) // a run's leases ride on its heartbeat
+				}
 			}
 			var in In
 			if err := decodeArgs(req.Params.Arguments, args, &in); err != nil {

@@ -88,10 +88,8 @@ func (s *Service) RunExpiry(ctx context.Context) {
 			s.log.Warn("expire proposals", "error", err)
 		}
 		s.publishAll(msgs)
-		wait := maxExpiryWait
-		if next, ok, err := s.db.NextExpiry(ctx); err == nil && ok {
-			wait = min(max(time.Until(next), 0), maxExpiryWait)
-		}
+		next, ok, err := s.db.NextExpiry(ctx)
+		wait := waitUntil(next, ok, err, maxExpiryWait)
 		if !timer.Stop() {
 			select {
 			case <-timer.C:
@@ -100,4 +98,13 @@ func (s *Service) RunExpiry(ctx context.Context) {
 		}
 		timer.Reset(wait)
 	}
+}
+
+// waitUntil is how long a loop that acts at next (when ok, and read
+// without err) sleeps: until then, at most limit.
+func waitUntil(next time.Time, ok bool, err error, limit time.Duration) time.Duration {
+	if err != nil || !ok {
+		return limit
+	}
+	return min(max(time.Until(next), 0), limit)
 }

@@ -32,7 +32,8 @@ import (
 //
 // It is looser than the real daemon where that keeps tests short: any
 // well-formed @name is a mention (and makes that name a member), long
-// messages are not turned into resources, and proposals never expire.
+// messages are not turned into resources, proposals never expire, and
+// tasks have no leases, subtask rule or channel lines.
 type Daemon struct {
 	// Workflow and Tag name the one team the daemon serves.
 	Workflow, Tag string
@@ -54,6 +55,7 @@ type Daemon struct {
 	contents  map[string]string // document contents by path
 	resources map[string]resource
 	proposals []*tools.Proposal
+	tasks     []*tools.Task
 	calls     []string
 	runs      int
 }
@@ -303,6 +305,7 @@ func (d *Daemon) addTools(srv *mcp.Server, me string) {
 	d.addResourceTools(srv, me)
 	d.addAgentTools(srv, me)
 	d.addWorktreeTools(srv, me)
+	d.addTaskTools(srv, me)
 }
 
 // addChannelTools registers the fakes of channel_send and channel_read.
@@ -647,4 +650,143 @@ func (d *Daemon) addAgentTools(srv *mcp.Server, me string) {
 		d.members = slices.Delete(d.members, i, i+1)
 		return tools.StopResult{Name: in.Name, State: "stopped"}, "stopped " + in.Name, nil
 	})
+}
+
+// addTaskTools registers the fakes of the task board's tools: the states,
+// dependencies, assignees and holder checks of the real board.
+func (d *Daemon) addTaskTools(srv *mcp.Server, me string) {
+	tool(d, srv, tools.TaskCreate, func(in tools.TaskCreateArgs) (tools.Task, string, error) {
+		if strings.TrimSpace(in.Title) == "" {
+			return tools.Task{}, "", errors.New("title is empty: say in a line what is to be done")
+		}
+		for _, dep := range in.DependsOn {
+			if _, err := d.task(dep); err != nil {
+				return tools.Task{}, "", fmt.Errorf("depends_on: %w", err)
+			}
+		}
+		now := d.now()
+		t := &tools.Task{ID: fmt.Sprintf("task-%d", len(d.tasks)+1), Title: in.Title, Description: in.Description,
+			Priority: in.Priority, State: "pending", DependsOn: append([]string{}, in.DependsOn...), Parent: in.Parent,
+			Assignee: in.Assignee, CreatedBy: me, MaxRetries: 2, CreatedAt: now, UpdatedAt: now}
+		d.tasks = append(d.tasks, t)
+		return d.taskView(t), "created " + t.ID, nil
+	})
+
+	tool(d, srv, tools.TaskList, func(in tools.TaskListArgs) (tools.TasksResult, string, error) {
+		out := tools.TasksResult{Tasks: []tools.Task{}}
+		for _, t := range d.tasks {
+			if (in.State == "" || t.State == in.State) && (in.Assignee == "" || t.Assignee == in.Assignee) {
+				out.Tasks = append(out.Tasks, d.taskView(t))
+			}
+		}
+		out.Count = len(out.Tasks)
+		return out, fmt.Sprintf("%d tasks", out.Count), nil
+	})
+
+	tool(d, srv, tools.TaskClaim, func(in tools.TaskClaimArgs) (tools.Task, string, error) {
+		var t *tools.Task
+		if in.ID == "" {
+			for _, c := range d.tasks {
+				if d.taskView(c).Ready && (c.Assignee == "" || c.Assignee == me) && (t == nil || c.Priority > t.Priority) {
+					t = c
+				}
+			}
+			if t == nil {
+				return tools.Task{}, "", errors.New("no task is ready for you: task_list shows the board")
+			}
+		} else {
+			var err error
+			if t, err = d.task(in.ID); err != nil {
+				return tools.Task{}, "", err
+			}
+			switch v := d.taskView(t); {
+			case t.State == "claimed" || t.State == "in_progress":
+				return tools.Task{}, "", fmt.Errorf("%s is already claimed by %s", t.ID, t.Holder)
+			case t.Assignee != "" && t.Assignee != me:
+				return tools.Task{}, "", fmt.Errorf("%s is assigned to %s", t.ID, t.Assignee)
+			case !v.Ready:
+				return tools.Task{}, "", fmt.Errorf("%s is %s and waits for %s", t.ID, t.State, strings.Join(v.WaitingOn, ", "))
+			}
+		}
+		t.State, t.Holder, t.UpdatedAt = "claimed", me, d.now()
+		return d.taskView(t), "claimed " + t.ID, nil
+	})
+
+	held := func(id, what string) (*tools.Task, error) {
+		t, err := d.task(id)
+		switch {
+		case err != nil:
+			return nil, err
+		case t.State != "claimed" && t.State != "in_progress":
+			return nil, fmt.Errorf("%s is %s, not held: claim it with task_claim first", t.ID, t.State)
+		case t.Holder != me:
+			return nil, fmt.Errorf("%s is held by %s: only the holder may %s it", t.ID, t.Holder, what)
+		}
+		t.UpdatedAt = d.now()
+		return t, nil
+	}
+
+	tool(d, srv, tools.TaskProgress, func(in tools.TaskProgressArgs) (tools.Task, string, error) {
+		t, err := held(in.ID, "record progress on")
+		if err != nil {
+			return tools.Task{}, "", err
+		}
+		t.State, t.Percent = "in_progress", in.Percent
+		return d.taskView(t), "noted", nil
+	})
+
+	tool(d, srv, tools.TaskComplete, func(in tools.TaskCompleteArgs) (tools.Task, string, error) {
+		t, err := held(in.ID, "complete")
+		if err != nil {
+			return tools.Task{}, "", err
+		}
+		t.State, t.Result = "completed", in.Result
+		return d.taskView(t), "completed " + t.ID, nil
+	})
+
+	tool(d, srv, tools.TaskFail, func(in tools.TaskFailArgs) (tools.Task, string, error) {
+		t, err := held(in.ID, "fail")
+		if err != nil {
+			return tools.Task{}, "", err
+		}
+		t.Error = in.Reason
+		if in.Retry && t.Retries < t.MaxRetries {
+			t.State, t.Holder = "pending", ""
+			t.Retries++
+		} else {
+			t.State = "failed"
+		}
+		return d.taskView(t), t.ID + " " + t.State, nil
+	})
+
+	tool(d, srv, tools.TaskRelease, func(in tools.TaskRefArgs) (tools.Task, string, error) {
+		t, err := held(in.ID, "release")
+		if err != nil {
+			return tools.Task{}, "", err
+		}
+		t.State, t.Holder = "pending", ""
+		return d.taskView(t), "released " + t.ID, nil
+	})
+}
+
+func (d *Daemon) task(id string) (*tools.Task, error) {
+	for _, t := range d.tasks {
+		if t.ID == id {
+			return t, nil
+		}
+	}
+	return nil, fmt.Errorf("task %s not found: task_list shows the board", id)
+}
+
+// taskView copies t for a result, with what it waits for worked out.
+func (d *Daemon) taskView(t *tools.Task) tools.Task {
+	v := *t
+	v.DependsOn, v.WaitingOn = slices.Clone(t.DependsOn), nil
+	for _, dep := range t.DependsOn {
+		if x, err := d.task(dep); err == nil && x.State != "completed" {
+			v.WaitingOn = append(v.WaitingOn, dep)
+		}
+	}
+	v.Ready = v.State == "pending" && len(v.WaitingOn) == 0
+	return v
 }

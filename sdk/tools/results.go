@@ -62,6 +62,41 @@ type Proposal struct {
 	ExpiresAt  time.Time `json:"expires_at"`
 }
 
+// Task is one task of a team's board as the task tools return it (and as
+// the daemon's HTTP API shows it).
+type Task struct {
+	ID          string `json:"id"`
+	Title       string `json:"title"`
+	Description string `json:"description,omitempty"`
+	Priority    int    `json:"priority"`
+	// State is pending, claimed, in_progress, completed or failed.
+	State string `json:"state"`
+	// Ready is set on a pending task that can be claimed now.
+	Ready     bool     `json:"ready"`
+	DependsOn []string `json:"depends_on"`
+	// WaitingOn lists the dependencies and subtasks not completed yet.
+	WaitingOn []string `json:"waiting_on,omitempty"`
+	Parent    string   `json:"parent,omitempty"`
+	Subtasks  []string `json:"subtasks,omitempty"`
+	Assignee  string   `json:"assignee,omitempty"`
+	CreatedBy string   `json:"created_by"`
+	// Holder holds a claimed or in-progress task, and completed or failed
+	// a finished one.
+	Holder string `json:"holder,omitempty"`
+	// HolderRun is the run holding the lease ("" for an outside agent).
+	HolderRun string `json:"holder_run,omitempty"`
+	// LeaseExpiresAt is when a held task goes back to pending unless its
+	// holder shows a sign of life.
+	LeaseExpiresAt *time.Time `json:"lease_expires_at,omitempty"`
+	Percent        *int       `json:"percent,omitempty"`
+	Result         string     `json:"result,omitempty"`
+	Error          string     `json:"error,omitempty"`
+	Retries        int        `json:"retries"`
+	MaxRetries     int        `json:"max_retries"`
+	CreatedAt      time.Time  `json:"created_at"`
+	UpdatedAt      time.Time  `json:"updated_at"`
+}
+
 // Tool results, the structured content each tool returns.
 type (
 	// SendResult is channel_send's result.
@@ -131,6 +166,11 @@ type (
 	StopResult struct {
 		Name  string `json:"name"`
 		State string `json:"state"`
+	}
+	// TasksResult is task_list's result.
+	TasksResult struct {
+		Tasks []Task `json:"tasks"`
+		Count int    `json:"count"`
 	}
 	// ResourceResult is the result of resource_create and resource_read.
 	ResourceResult struct {

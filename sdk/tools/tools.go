@@ -26,13 +26,22 @@ const (
 	ResourceRead       = "resource_read"
 	AgentSpawn         = "agent_spawn"
 	AgentStop          = "agent_stop"
+	// The task board (SPEC.md "Control plane, console and coordination").
+	TaskCreate   = "task_create"
+	TaskList     = "task_list"
+	TaskClaim    = "task_claim"
+	TaskProgress = "task_progress"
+	TaskComplete = "task_complete"
+	TaskFail     = "task_fail"
+	TaskRelease  = "task_release"
 )
 
 // Names lists every tool, in SPEC.md order.
 var Names = []string{ChannelSend, ChannelRead, MyInbox, MyInboxAck, MyStatusSet, TeamMembers, TeamDocRead, TeamDocWrite,
 	TeamDocAppend, TeamDocCreate, TeamDocList, TeamProposalCreate, TeamVote, TeamProposalStatus, TeamProposalCancel,
 	ResourceCreate, ResourceRead, AgentSpawn, AgentStop,
-	WorktreeStatus, WorktreeIntegrate, WorktreeDiscard}
+	WorktreeStatus, WorktreeIntegrate, WorktreeDiscard,
+	TaskCreate, TaskList, TaskClaim, TaskProgress, TaskComplete, TaskFail, TaskRelease}
 
 // Tool arguments. A field without omitempty is required; the jsonschema
 // tag is what the model reads.
@@ -115,5 +124,44 @@ type (
 	// ResourceReadArgs is resource_read's input.
 	ResourceReadArgs struct {
 		ID string `json:"id" jsonschema:"resource id, res_ followed by 16 hex digits"`
+	}
+	// TaskCreateArgs is task_create's input.
+	TaskCreateArgs struct {
+		Title       string   `json:"title" jsonschema:"what is to be done, in one line (at most 200 characters)"`
+		Description string   `json:"description,omitempty" jsonschema:"details the taker needs: context, acceptance criteria, where to look"`
+		Priority    int      `json:"priority,omitempty" jsonschema:"higher is taken first (default 0; negative is allowed)"`
+		DependsOn   []string `json:"depends_on,omitempty" jsonschema:"ids of tasks of this team (e.g. task-3) that must be completed before this one can be claimed"`
+		Parent      string   `json:"parent,omitempty" jsonschema:"id of the task this is a subtask of; the parent can be claimed and completed only after all its subtasks are completed"`
+		Assignee    string   `json:"assignee,omitempty" jsonschema:"a teammate's name: only they may claim it (default: anyone)"`
+	}
+	// TaskListArgs is task_list's input.
+	TaskListArgs struct {
+		State    string `json:"state,omitempty" jsonschema:"only tasks in this state: pending, claimed, in_progress, completed or failed"`
+		Assignee string `json:"assignee,omitempty" jsonschema:"only tasks assigned to this teammate"`
+	}
+	// TaskClaimArgs is task_claim's input.
+	TaskClaimArgs struct {
+		ID string `json:"id,omitempty" jsonschema:"the task to claim, e.g. task-3; omit to get the best ready task (assigned to you first, then highest priority, then oldest)"`
+	}
+	// TaskProgressArgs is task_progress's input.
+	TaskProgressArgs struct {
+		ID      string `json:"id" jsonschema:"a task you hold, e.g. task-3"`
+		Note    string `json:"note" jsonschema:"what is done or what comes next, in a line or two"`
+		Percent *int   `json:"percent,omitempty" jsonschema:"how far along it is, 0 to 100"`
+	}
+	// TaskCompleteArgs is task_complete's input.
+	TaskCompleteArgs struct {
+		ID     string `json:"id" jsonschema:"a task you hold, e.g. task-3"`
+		Result string `json:"result,omitempty" jsonschema:"what was done and where to find it (a branch, a file, a document)"`
+	}
+	// TaskFailArgs is task_fail's input.
+	TaskFailArgs struct {
+		ID     string `json:"id" jsonschema:"a task you hold, e.g. task-3"`
+		Reason string `json:"reason" jsonschema:"why it cannot be done"`
+		Retry  bool   `json:"retry,omitempty" jsonschema:"true if another try may succeed: the task goes back to pending while it has retries left (2 by default), then fails for good"`
+	}
+	// TaskRefArgs is task_release's input.
+	TaskRefArgs struct {
+		ID string `json:"id" jsonschema:"a task you hold, e.g. task-3"`
 	}
 )

@@ -1,0 +1,306 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/peterbourgon/ff/v3/ffcli"
+
+	"github.com/agent-worker/agent-worker/host/api"
+)
+
+func tasksCmd(e *env) *ffcli.Command {
+	fs := flag.NewFlagSet("tasks", flag.ContinueOnError)
+	e.common(fs)
+	state := fs.String("state", "", "only tasks in this state: pending, claimed, in_progress, completed or failed")
+	assignee := fs.String("assignee", "", "only tasks assigned to this agent")
+	cmd := leaf("tasks", "tasks [@wf[:tag]] [--state S] [--assignee AGENT] [--json] | tasks add … | tasks show …",
+		"show a team's task board as a tree (subtasks under their parent, dependencies as \"after task-1\"); `tasks add` and `tasks show` below",
+		fs, [2]int{0, 1},
+		func(ctx context.Context, args []string) error {
+			target := "@" + api.GlobalWorkflow
+			if len(args) == 1 {
+				target = args[0]
+			}
+			t, err := boardTarget(target)
+			if err != nil {
+				return err
+			}
+			var st api.TaskState
+			if *state != "" {
+				if st, err = api.ParseTaskState(*state); err != nil {
+					return usagef("--state %q: use pending, claimed, in_progress, completed or failed", *state)
+				}
+			}
+			c, err := e.connect(ctx, true)
+			if err != nil {
+				return err
+			}
+			ts, err := c.Tasks(ctx, t, st, *assignee)
+			if err != nil {
+				return err
+			}
+			if e.json {
+				return e.printJSON(api.TaskList{Tasks: ts})
+			}
+			if len(ts) == 0 {
+				what := "tasks"
+				if *state != "" {
+					what = *state + " tasks"
+				}
+				e.printf("no %s in %s (add one with `agent-worker tasks add %s <title>`)\n", what, t.Display(), t.Display())
+				return nil
+			}
+			e.printf("%s\n", boardSummary(t, ts))
+			return e.printTaskTree(ts)
+		})
+	cmd.Subcommands = []*ffcli.Command{tasksAddCmd(e), tasksShowCmd(e)}
+	return cmd
+}
+
+func tasksAddCmd(e *env) *ffcli.Command {
+	fs := flag.NewFlagSet("tasks add", flag.ContinueOnError)
+	e.common(fs)
+	desc := fs.String("description", "", "details the taker needs: context, acceptance criteria, where to look")
+	priority := fs.Int("priority", 0, "higher is taken first (negative is allowed)")
+	var after stringList
+	fs.Var(&after, "after", "a task that must be completed before this one can be claimed (repeatable)")
+	assign := fs.String("assign", "", "the only agent who may claim it")
+	parent := fs.String("parent", "", "the task this is a subtask of (the parent waits for its subtasks)")
+	return leaf("add", "tasks add <@wf[:tag]> <title> [--description TEXT] [--priority N] [--after ID]... [--assign AGENT] [--parent ID]",
+		"add a task to a team's board; a task that can be claimed at once wakes its assignee, or the agents free for work", fs, [2]int{2, 2},
+		func(ctx context.Context, args []string) error {
+			t, err := boardTarget(args[0])
+			if err != nil {
+				return err
+			}
+			if strings.TrimSpace(args[1]) == "" {
+				return usagef("the title is empty: say in a line what is to be done")
+			}
+			c, err := e.connect(ctx, true)
+			if err != nil {
+				return err
+			}
+			task, err := c.CreateTask(ctx, api.TaskCreate{Target: t.Display(), Title: args[1], Description: *desc, Priority: *priority,
+				DependsOn: after, Parent: *parent, Assignee: *assign})
+			if err != nil {
+				return err
+			}
+			if e.json {
+				return e.printJSON(task)
+			}
+			line := fmt.Sprintf("%s added to %s: %s", task.ID, t.Display(), task.Title)
+			if d := taskDetails(task); d != "" {
+				line += " (" + d + ")"
+			}
+			e.printf("%s\n", line)
+			return nil
+		})
+}
+
+func tasksShowCmd(e *env) *ffcli.Command {
+	fs := flag.NewFlagSet("tasks show", flag.ContinueOnError)
+	e.common(fs)
+	target := fs.String("target", "", "the board the task must belong to (@wf[:tag]); ids are unique across boards, so it is only a check")
+	return leaf("show", "tasks show <id> [--target @wf[:tag]] [--json]", "show one task with its description, result and history", fs, [2]int{1, 1},
+		func(ctx context.Context, args []string) error {
+			var scope *api.Target
+			if *target != "" {
+				t, err := boardTarget(*target)
+				if err != nil {
+					return err
+				}
+				scope = &t
+			}
+			c, err := e.connect(ctx, true)
+			if err != nil {
+				return err
+			}
+			d, err := c.GetTask(ctx, args[0], scope)
+			if err != nil {
+				return err
+			}
+			if e.json {
+				return e.printJSON(d)
+			}
+			e.printTaskDetail(d)
+			return nil
+		})
+}
+
+// boardTarget reads the target of a board: a workflow, not an agent.
+func boardTarget(s string) (api.Target, error) {
+	t, err := parseTarget(s)
+	if err != nil {
+		return t, err
+	}
+	if !t.IsScope() {
+		return t, usagef("%s is an agent: tasks belong to a workflow, give %s", s, api.Target{Workflow: t.Workflow, Tag: t.Tag}.Display())
+	}
+	return t, nil
+}
+
+// boardSummary is the line above a board: how many tasks in each state.
+func boardSummary(t api.Target, ts []api.Task) string {
+	n := map[string]int{}
+	ready := 0
+	for _, tk := range ts {
+		n[tk.State]++
+		if tk.Ready {
+			ready++
+		}
+	}
+	var parts []string
+	for _, s := range api.TaskStates {
+		if c := n[string(s)]; c > 0 {
+			part := fmt.Sprintf("%d %s", c, s)
+			if s == api.TaskPending && ready > 0 {
+				part += fmt.Sprintf(" (%d ready)", ready)
+			}
+			parts = append(parts, part)
+		}
+	}
+	return fmt.Sprintf("%s: %d task(s), %s", t.Display(), len(ts), strings.Join(parts, ", "))
+}
+
+// printTaskTree prints a board as a tree: every task in id order, its
+// subtasks indented under it. A subtask whose parent is not listed (a
+// filter left it out) is a root.
+func (e *env) printTaskTree(ts []api.Task) error {
+	listed := map[string]bool{}
+	children := map[string][]api.Task{}
+	for _, t := range ts {
+		listed[t.ID] = true
+	}
+	var roots []api.Task
+	for _, t := range ts {
+		if t.Parent != "" && listed[t.Parent] {
+			children[t.Parent] = append(children[t.Parent], t)
+		} else {
+			roots = append(roots, t)
+		}
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tSTATE\tTITLE\tDETAILS")
+	var walk func(t api.Task, depth int)
+	walk = func(t api.Task, depth int) {
+		d := taskDetails(t)
+		if t.Parent != "" && !listed[t.Parent] {
+			d = strings.TrimPrefix(d+"; subtask of "+t.Parent, "; ")
+		}
+		fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\n", strings.Repeat("  ", depth), t.ID, t.State, oneLine(t.Title, 60), d)
+		for _, c := range children[t.ID] {
+			walk(c, depth+1)
+		}
+	}
+	for _, r := range roots {
+		walk(r, 0)
+	}
+	return tw.Flush()
+}
+
+// taskDetails is the DETAILS column of a task: priority, assignee, holder
+// and progress, dependencies, and whether a pending task is ready.
+func taskDetails(t api.Task) string {
+	var parts []string
+	if t.Priority != 0 {
+		parts = append(parts, fmt.Sprintf("priority %d", t.Priority))
+	}
+	if t.Assignee != "" {
+		parts = append(parts, "for "+t.Assignee)
+	}
+	switch t.State {
+	case string(api.TaskClaimed), string(api.TaskInProgress):
+		held := "held by " + t.Holder
+		if t.Percent != nil {
+			held += fmt.Sprintf(", %d%%", *t.Percent)
+		}
+		parts = append(parts, held)
+	case string(api.TaskCompleted):
+		parts = append(parts, "by "+t.Holder)
+	case string(api.TaskFailed):
+		parts = append(parts, fmt.Sprintf("%s: %s", t.Holder, oneLine(t.Error, 60)))
+	}
+	if len(t.DependsOn) > 0 {
+		parts = append(parts, "after "+strings.Join(t.DependsOn, ", "))
+	}
+	if t.Retries > 0 {
+		parts = append(parts, fmt.Sprintf("retry %d of %d", t.Retries, t.MaxRetries))
+	}
+	switch {
+	case t.Ready:
+		parts = append(parts, "ready")
+	case t.State == string(api.TaskPending):
+		parts = append(parts, "waiting for "+strings.Join(t.WaitingOn, ", "))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// printTaskDetail is `tasks show`: the task's fields, then its history.
+func (e *env) printTaskDetail(d api.TaskDetail) {
+	t := d.Task
+	e.printf("%s  %s  %q  (%s)\n", t.ID, t.State, t.Title, d.Scope)
+	e.printf("  created by %s %s", t.CreatedBy, t.CreatedAt.Local().Format(time.DateTime))
+	if t.Priority != 0 {
+		e.printf(", priority %d", t.Priority)
+	}
+	e.printf("\n")
+	if t.Assignee != "" {
+		e.printf("  assigned to: %s\n", t.Assignee)
+	}
+	if t.Parent != "" {
+		e.printf("  subtask of:  %s\n", t.Parent)
+	}
+	if len(t.Subtasks) > 0 {
+		e.printf("  subtasks:    %s\n", strings.Join(t.Subtasks, ", "))
+	}
+	if len(t.DependsOn) > 0 {
+		e.printf("  after:       %s\n", strings.Join(t.DependsOn, ", "))
+	}
+	switch {
+	case t.Ready:
+		e.printf("  ready to claim\n")
+	case len(t.WaitingOn) > 0 && t.State == string(api.TaskPending):
+		e.printf("  waiting for: %s\n", strings.Join(t.WaitingOn, ", "))
+	}
+	if t.LeaseExpiresAt != nil {
+		who := t.Holder
+		if t.HolderRun != "" {
+			who += " (run " + t.HolderRun + ")"
+		}
+		e.printf("  held by:     %s, lease until %s\n", who, t.LeaseExpiresAt.Local().Format(time.TimeOnly))
+	}
+	if t.Percent != nil {
+		e.printf("  progress:    %d%%\n", *t.Percent)
+	}
+	if t.Retries > 0 {
+		e.printf("  retries:     %d of %d\n", t.Retries, t.MaxRetries)
+	}
+	for _, f := range []struct{ name, text string }{{"description", t.Description}, {"result", t.Result}, {"error", t.Error}} {
+		if f.text == "" {
+			continue
+		}
+		e.printf("  %s:\n", f.name)
+		for _, l := range strings.Split(strings.TrimRight(f.text, "\n"), "\n") {
+			e.printf("    %s\n", l)
+		}
+	}
+	e.printf("history:\n")
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	for _, ev := range d.History {
+		note := oneLine(ev.Note, 200)
+		if ev.Percent != nil {
+			note = strings.TrimSpace(fmt.Sprintf("%d%% %s", *ev.Percent, note))
+		}
+		line := fmt.Sprintf("  %s\t%s\t%s\t%s", ev.At.Local().Format(time.DateTime), ev.Actor, ev.Kind, ev.State)
+		if note != "" {
+			line += "\t" + note
+		}
+		fmt.Fprintln(tw, line)
+	}
+	_ = tw.Flush()
+}

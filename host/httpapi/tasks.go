@@ -1,0 +1,96 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/team"
+	"github.com/agent-worker/agent-worker/store"
+)
+
+// taskScope reads the board a task route is about: a workflow target
+// (@wf[:tag]); an agent's target is refused, since a board belongs to its
+// workflow. def is the target when none is given ("" requires one).
+func taskScope(target, def string) (store.Scope, error) {
+	if target == "" {
+		if def == "" {
+			return store.Scope{}, api.Errorf(api.CodeInvalid, "target is missing: give the board's workflow, e.g. @review or @review:pr-1")
+		}
+		target = def
+	}
+	t, err := api.ParseTarget(target)
+	if err != nil {
+		return store.Scope{}, err
+	}
+	if !t.IsScope() {
+		return store.Scope{}, api.Errorf(api.CodeInvalid, "target %s is an agent: tasks belong to a workflow, give %s",
+			t.Display(), api.Target{Workflow: t.Workflow, Tag: t.Tag}.Display())
+	}
+	return scopeOf(t), nil
+}
+
+// handleListTasks is GET /tasks?target=@wf[:tag]&state=S&assignee=A: a
+// board, oldest first (target defaults to the standalone agents' board).
+func (h *Server) handleListTasks(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	scope, err := taskScope(q.Get("target"), "@"+api.GlobalWorkflow)
+	if err != nil {
+		return err
+	}
+	f := store.TaskFilter{Assignee: q.Get("assignee")}
+	if s := q.Get("state"); s != "" {
+		if f.State, err = api.ParseTaskState(s); err != nil {
+			return err
+		}
+	}
+	ts, err := h.team.Tasks(r.Context(), scope, f)
+	if err != nil {
+		return err
+	}
+	out := api.TaskList{Tasks: make([]api.Task, 0, len(ts))}
+	for _, t := range ts {
+		out.Tasks = append(out.Tasks, team.APITask(t))
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// handleCreateTask is POST /tasks: the user adds a task to a board.
+func (h *Server) handleCreateTask(w http.ResponseWriter, r *http.Request) error {
+	var req api.TaskCreate
+	if err := decodeJSON(w, r, &req); err != nil {
+		return err
+	}
+	scope, err := taskScope(req.Target, "")
+	if err != nil {
+		return err
+	}
+	t, err := h.team.CreateTask(r.Context(), store.NewTask{Workflow: scope.Workflow, Tag: scope.Tag, Title: req.Title,
+		Description: req.Description, Priority: req.Priority, DependsOn: req.DependsOn, Parent: req.Parent,
+		Assignee: req.Assignee, CreatedBy: team.SenderUser})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, team.APITask(t))
+	return nil
+}
+
+// handleGetTask is GET /tasks/{id}[?target=@wf[:tag]]: one task with its
+// history. Ids are unique across boards, so the target only checks which
+// board the caller expects.
+func (h *Server) handleGetTask(w http.ResponseWriter, r *http.Request) error {
+	var scope store.Scope
+	if target := r.URL.Query().Get("target"); target != "" {
+		var err error
+		if scope, err = taskScope(target, ""); err != nil {
+			return err
+		}
+	}
+	t, history, err := h.team.Task(r.Context(), scope, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, api.TaskDetail{Task: team.APITask(t), History: team.APITaskEvents(history),
+		Scope: api.Target{Workflow: t.Workflow, Tag: t.Tag}.Display()})
+	return nil
+}

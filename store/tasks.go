@@ -1,0 +1,1182 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"zombiezen.com/go/sqlite"
+	"zombiezen.com/go/sqlite/sqlitex"
+
+	"github.com/agent-worker/agent-worker/host/api"
+)
+
+// The task board (issue 16). Every rule lives here, inside the write that
+// applies it, so two agents racing for a task are decided by the one
+// writer: the first claim commits, the second reads it claimed. The lines
+// the board posts in the channel (a completion, a task back on the board,
+// a task that became ready, with its mentions) commit in the same
+// transaction, and the caller announces them like proposal lines.
+
+// Limits and defaults of tasks, exported so that tool descriptions and the
+// CLI can state them.
+const (
+	// TaskLease is how long a claim lasts without a sign of life: a run's
+	// heartbeat (its events and the supervisor's pings) renews the leases
+	// of the run, an outside agent's tool calls renew its own. A run's end
+	// returns its tasks at once; the expiry is the backstop.
+	TaskLease = 10 * time.Minute
+	// DefaultTaskRetries is how many times task_fail with retry sends a
+	// task back to pending before it fails for good.
+	DefaultTaskRetries = 2
+	// MaxTaskTitle bounds a title (characters): it is quoted in channel
+	// lines.
+	MaxTaskTitle = 200
+	// MaxTaskText bounds a description, result, progress note or failure
+	// reason (characters); longer content belongs in a document.
+	MaxTaskText = 20_000
+	// MaxTaskDeps bounds depends_on.
+	MaxTaskDeps = 50
+)
+
+// leaseRenewSlack is how much of a lease may be used before a heartbeat
+// writes a new expiry: heartbeats come every few seconds, the page needs
+// writing about once a minute.
+const leaseRenewSlack = time.Minute
+
+// TaskEventKind says what a line of a task's history records.
+type TaskEventKind string
+
+// Task event kinds, the history `tasks show` prints.
+const (
+	TaskEventCreated   TaskEventKind = "created"
+	TaskEventClaimed   TaskEventKind = "claimed"
+	TaskEventProgress  TaskEventKind = "progress"
+	TaskEventCompleted TaskEventKind = "completed"
+	TaskEventFailed    TaskEventKind = "failed"
+	TaskEventRetried   TaskEventKind = "retried"  // failed, with a retry left: pending again
+	TaskEventReleased  TaskEventKind = "released" // handed back by its holder
+	TaskEventReturned  TaskEventKind = "returned" // its lease was lost
+)
+
+const (
+	taskIDPrefix  = "task-"
+	taskCounterID = "task" // its row in counters
+)
+
+// Task is one task of a workflow:tag's board.
+type Task struct {
+	// ID is "task-N", unique across all scopes and never reused.
+	ID                 string
+	Workflow, Tag      string
+	Title, Description string
+	// Priority orders claims: higher first.
+	Priority int
+	// DependsOn are tasks of the same scope that must be completed before
+	// this one can be claimed, in id order.
+	DependsOn []string
+	// Parent makes this a subtask: the parent waits for its subtasks (it
+	// can be claimed and completed only once they are completed).
+	Parent string
+	// Subtasks are the tasks whose parent this is, in id order.
+	Subtasks []string
+	// Assignee, when set, is the only agent who may claim the task.
+	Assignee  string
+	CreatedBy string
+	State     api.TaskState
+	// Holder is the agent holding a claimed or in-progress task, and who
+	// completed or failed a finished one; "" while pending.
+	Holder string
+	// HolderRun is the run holding the lease ("" for an outside agent);
+	// LeaseExpiresAt its expiry. Both are zero unless the task is held.
+	HolderRun      string
+	LeaseExpiresAt time.Time
+	// Percent is the last percentage a progress note gave, if any.
+	Percent       *int
+	Result, Error string
+	// Retries counts the failures task_fail sent back to pending.
+	Retries, MaxRetries int
+	// WaitingOn lists the dependencies and subtasks not completed yet.
+	WaitingOn            []string
+	CreatedAt, UpdatedAt time.Time
+}
+
+// Ready reports whether the task can be claimed now (by its assignee, or
+// by anyone when it has none).
+func (t Task) Ready() bool { return t.State == api.TaskPending && len(t.WaitingOn) == 0 }
+
+// TaskEvent is one line of a task's history.
+type TaskEvent struct {
+	At    time.Time
+	Actor string
+	Kind  TaskEventKind
+	// State is the task's state after the event.
+	State   api.TaskState
+	Note    string
+	Percent *int
+}
+
+// NewTask is a task to add to a board.
+type NewTask struct {
+	Workflow, Tag      string
+	Title, Description string
+	Priority           int
+	DependsOn          []string
+	Parent, Assignee   string
+	// CreatedBy is a member of the scope, or "user".
+	CreatedBy string
+}
+
+// TaskFilter narrows ListTasks; zero fields match everything.
+type TaskFilter struct {
+	State    api.TaskState
+	Assignee string
+}
+
+// TaskActor is an agent acting on its team's board, and the run it acts
+// in ("" for an outside agent), which holds the leases it takes.
+type TaskActor struct {
+	AgentKey
+	Run string
+}
+
+// TaskID reads an id as agents and users write it: "task-3", or just "3".
+func TaskID(s string) string {
+	s = strings.TrimSpace(s)
+	if _, err := strconv.ParseUint(s, 10, 63); err == nil {
+		return taskIDPrefix + s
+	}
+	return s
+}
+
+// CreateTask adds a task to a board. depends_on and parent must name tasks
+// of the same scope, and together they may not make a task wait for
+// itself; a task that is ready at once wakes who may claim it, through the
+// returned channel line.
+func (db *DB) CreateTask(ctx context.Context, nt NewTask) (Task, []Message, error) {
+	nt, err := checkNewTask(nt)
+	if err != nil {
+		return Task{}, nil, err
+	}
+	s := Scope{Workflow: nt.Workflow, Tag: nt.Tag}
+	var (
+		t    Task
+		msgs []Message
+	)
+	err = db.write(ctx, func(conn *sqlite.Conn) error {
+		now := db.nowMs()
+		if _, err := getWorkflow(conn, s.Workflow, s.Tag); err != nil {
+			return err
+		}
+		members, err := memberNames(conn, s)
+		if err != nil {
+			return err
+		}
+		if nt.CreatedBy != "user" && !slices.Contains(members, nt.CreatedBy) {
+			return notMember(nt.CreatedBy, s)
+		}
+		if nt.Assignee != "" && !slices.Contains(members, nt.Assignee) {
+			return api.Errorf(api.CodeInvalid, "assignee: %s is not a member of %s; members: %s", nt.Assignee, s, strings.Join(members, ", "))
+		}
+		if err := checkTaskLinks(conn, s, nt); err != nil {
+			return err
+		}
+		n, err := count(conn, `INSERT INTO counters (name, value) VALUES ('`+taskCounterID+`', 1)
+			ON CONFLICT (name) DO UPDATE SET value = value + 1 RETURNING value`)
+		if err != nil {
+			return err
+		}
+		id := taskIDPrefix + strconv.Itoa(n)
+		err = sqlitex.Execute(conn, `INSERT INTO tasks (id, n, workflow, tag, title, description, priority, parent,
+			assignee, created_by, max_retries, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, NULLIF(?, ''), ?, ?, ?, ?, ?)`,
+			&sqlitex.ExecOptions{Args: []any{id, n, s.Workflow, s.Tag, nt.Title, nt.Description, nt.Priority, nt.Parent,
+				nt.Assignee, nt.CreatedBy, DefaultTaskRetries, now, now}})
+		if err != nil {
+			return err
+		}
+		for _, d := range nt.DependsOn {
+			if err := sqlitex.Execute(conn, `INSERT INTO task_deps (task_id, dep_id) VALUES (?, ?)`,
+				&sqlitex.ExecOptions{Args: []any{id, d}}); err != nil {
+				return err
+			}
+		}
+		if err := taskEvent(conn, id, now, nt.CreatedBy, TaskEventCreated, api.TaskPending, "", nil); err != nil {
+			return err
+		}
+		if t, err = getTask(conn, s, id); err != nil {
+			return err
+		}
+		msgs = nil
+		if t.Ready() {
+			m, err := readyLine(conn, t, nt.CreatedBy, "", now)
+			if err != nil {
+				return err
+			}
+			msgs = append(msgs, m)
+		}
+		return nil
+	})
+	if err != nil {
+		return Task{}, nil, err
+	}
+	return t, msgs, nil
+}
+
+// checkNewTask cleans a new task and applies every rule that needs no
+// database, so that bad requests fail before taking the write lock.
+func checkNewTask(nt NewTask) (NewTask, error) {
+	nt.Title = strings.TrimSpace(nt.Title)
+	nt.Parent = TaskID(nt.Parent)
+	nt.Assignee = strings.TrimSpace(nt.Assignee)
+	deps := make([]string, 0, len(nt.DependsOn))
+	for _, d := range nt.DependsOn {
+		if d = TaskID(d); d == "" {
+			return nt, api.Errorf(api.CodeInvalid, "depends_on: an id is empty")
+		}
+		deps = append(deps, d)
+	}
+	nt.DependsOn = dedupe(deps)
+	switch {
+	case nt.Workflow == "" || nt.Tag == "":
+		return nt, api.Errorf(api.CodeInvalid, "a task needs a workflow and tag")
+	case nt.CreatedBy == "":
+		return nt, api.Errorf(api.CodeInvalid, "a task needs a creator")
+	case nt.Title == "":
+		return nt, api.Errorf(api.CodeInvalid, "title is empty: say in a line what is to be done")
+	case len(nt.DependsOn) > MaxTaskDeps:
+		return nt, api.Errorf(api.CodeInvalid, "depends_on names %d tasks; the limit is %d: group them under a parent task", len(nt.DependsOn), MaxTaskDeps)
+	}
+	if err := checkTaskText("title", nt.Title, MaxTaskTitle); err != nil {
+		return nt, err
+	}
+	if strings.ContainsAny(nt.Title, "\n\r") {
+		return nt, api.Errorf(api.CodeInvalid, "title is more than one line: put the details in description")
+	}
+	return nt, checkTaskText("description", nt.Description, MaxTaskText)
+}
+
+// checkTaskText refuses text over max characters or with a NUL byte.
+func checkTaskText(what, s string, max int) error {
+	if n := utf8.RuneCountInString(s); n > max {
+		return api.Errorf(api.CodeInvalid, "%s is %d characters; the limit is %d: put long content in a document (team_doc_write) and point to it", what, n, max)
+	}
+	if i := strings.IndexByte(s, 0); i >= 0 {
+		return api.Errorf(api.CodeInvalid, "%s contains a NUL byte (at byte %d): send text", what, i)
+	}
+	return nil
+}
+
+// checkTaskLinks checks that depends_on and parent name tasks of s, that a
+// parent is still open, and that the new task would not wait for itself:
+// it waits for its dependencies, and its parent waits for it, so a
+// dependency that (through dependencies and subtasks) waits for the parent
+// closes a cycle, which the error spells out.
+func checkTaskLinks(conn *sqlite.Conn, s Scope, nt NewTask) error {
+	ids := append(slices.Clone(nt.DependsOn), nt.Parent)
+	known := map[string]api.TaskState{}
+	err := sqlitex.Execute(conn, `SELECT id, state FROM tasks WHERE workflow = ? AND tag = ? AND id IN (`+placeholders(len(ids))+`)`,
+		&sqlitex.ExecOptions{Args: append([]any{s.Workflow, s.Tag}, anySlice(ids)...), ResultFunc: func(st *sqlite.Stmt) error {
+			known[st.ColumnText(0)] = api.TaskState(st.ColumnText(1))
+			return nil
+		}})
+	if err != nil {
+		return err
+	}
+	var missing []string
+	for _, d := range nt.DependsOn {
+		if _, ok := known[d]; !ok {
+			missing = append(missing, d)
+		}
+	}
+	if len(missing) > 0 {
+		return api.Errorf(api.CodeInvalid, "depends_on: %s %s not a task of %s", strings.Join(missing, ", "), isAre(len(missing)), s)
+	}
+	if nt.Parent == "" {
+		return nil
+	}
+	state, ok := known[nt.Parent]
+	if !ok {
+		return api.Errorf(api.CodeInvalid, "parent: %s is not a task of %s", nt.Parent, s)
+	}
+	if state.Done() {
+		return api.Errorf(api.CodeConflict, "parent: %s is %s, so it cannot get a subtask: create the task without a parent", nt.Parent, state)
+	}
+	if slices.Contains(nt.DependsOn, nt.Parent) {
+		return api.Errorf(api.CodeInvalid, "dependency cycle: new task → %s → new task (it would depend on its own parent, which waits for its subtasks)", nt.Parent)
+	}
+	waits, err := waitGraph(conn, s)
+	if err != nil {
+		return err
+	}
+	if path := findPath(waits, nt.DependsOn, nt.Parent); path != nil {
+		return api.Errorf(api.CodeInvalid, "dependency cycle: new task → %s → new task (→ means \"waits for\": a task waits for its depends_on, a parent for its subtasks)",
+			strings.Join(path, " → "))
+	}
+	return nil
+}
+
+// waitGraph is every "waits for" edge of s: a task waits for its
+// dependencies and a parent for its subtasks.
+func waitGraph(conn *sqlite.Conn, s Scope) (map[string][]string, error) {
+	waits := map[string][]string{}
+	err := sqlitex.Execute(conn, `SELECT d.task_id, d.dep_id FROM task_deps d JOIN tasks t ON t.id = d.task_id
+		WHERE t.workflow = ?1 AND t.tag = ?2
+		UNION ALL
+		SELECT parent, id FROM tasks WHERE workflow = ?1 AND tag = ?2 AND parent IS NOT NULL`,
+		&sqlitex.ExecOptions{Args: []any{s.Workflow, s.Tag}, ResultFunc: func(st *sqlite.Stmt) error {
+			waits[st.ColumnText(0)] = append(waits[st.ColumnText(0)], st.ColumnText(1))
+			return nil
+		}})
+	return waits, err
+}
+
+// findPath returns a shortest path of waits from one of from to target
+// (both ends included), or nil.
+func findPath(waits map[string][]string, from []string, target string) []string {
+	prev := map[string]string{}
+	queue := []string{}
+	for _, f := range from {
+		if _, seen := prev[f]; !seen {
+			prev[f] = ""
+			queue = append(queue, f)
+		}
+	}
+	for len(queue) > 0 {
+		cur := queue[0]
+		queue = queue[1:]
+		if cur == target {
+			var path []string
+			for at := cur; at != ""; at = prev[at] {
+				path = append([]string{at}, path...)
+			}
+			return path
+		}
+		for _, next := range waits[cur] {
+			if _, seen := prev[next]; !seen {
+				prev[next] = cur
+				queue = append(queue, next)
+			}
+		}
+	}
+	return nil
+}
+
+// ListTasks returns the tasks of s that match f, oldest first.
+func (db *DB) ListTasks(ctx context.Context, s Scope, f TaskFilter) ([]Task, error) {
+	if f.State != "" && !f.State.Valid() {
+		return nil, api.Errorf(api.CodeInvalid, "unknown task state %q: use %s", f.State, listOr(taskStateNames()))
+	}
+	var ts []Task
+	err := db.read(ctx, func(conn *sqlite.Conn) error {
+		if _, err := getWorkflow(conn, s.Workflow, s.Tag); err != nil {
+			return err
+		}
+		all, err := listTasks(conn, s)
+		if err != nil {
+			return err
+		}
+		for _, t := range all {
+			if (f.State == "" || t.State == f.State) && (f.Assignee == "" || t.Assignee == f.Assignee) {
+				ts = append(ts, t)
+			}
+		}
+		return nil
+	})
+	return ts, err
+}
+
+// GetTask returns one task of s with its history. An empty s finds the
+// task in whichever scope it is (ids are unique across scopes).
+func (db *DB) GetTask(ctx context.Context, s Scope, id string) (Task, []TaskEvent, error) {
+	var (
+		t  Task
+		ev []TaskEvent
+	)
+	err := db.read(ctx, func(conn *sqlite.Conn) (err error) {
+		id = TaskID(id)
+		if s == (Scope{}) {
+			err = sqlitex.Execute(conn, `SELECT workflow, tag FROM tasks WHERE id = ?`, &sqlitex.ExecOptions{
+				Args: []any{id}, ResultFunc: func(st *sqlite.Stmt) error {
+					s = Scope{Workflow: st.ColumnText(0), Tag: st.ColumnText(1)}
+					return nil
+				}})
+			if err == nil && s == (Scope{}) {
+				err = api.Errorf(api.CodeNotFound, "task %s not found", id)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		if t, err = getTask(conn, s, id); err != nil {
+			return err
+		}
+		ev, err = taskHistory(conn, id)
+		return err
+	})
+	return t, ev, err
+}
+
+// ClaimTask gives a task to an agent: the one named, or with id "" the
+// best ready one (assigned to the agent first, then by priority, then
+// oldest). The claim holds a lease for the agent's run. Claiming a task
+// the agent already holds renews its lease.
+func (db *DB) ClaimTask(ctx context.Context, a TaskActor, id string) (Task, error) {
+	var t Task
+	s := a.Scope()
+	err := db.write(ctx, func(conn *sqlite.Conn) (err error) {
+		now := db.nowMs()
+		if err := checkActor(conn, a); err != nil {
+			return err
+		}
+		if id = TaskID(id); id == "" {
+			if id, err = bestReady(conn, a); err != nil {
+				return err
+			}
+		}
+		if t, err = getTask(conn, s, id); err != nil {
+			return err
+		}
+		switch {
+		case t.State.Held() && t.Holder == a.Name:
+			return holdTask(conn, &t, a, t.State, now)
+		case t.State.Held():
+			return api.Errorf(api.CodeConflict, "%s is already claimed by %s: claim another (task_claim without an id picks a ready one)", t.ID, t.Holder)
+		case t.State == api.TaskCompleted:
+			return api.Errorf(api.CodeConflict, "%s is already completed (by %s)", t.ID, t.Holder)
+		case t.State == api.TaskFailed:
+			return api.Errorf(api.CodeConflict, "%s failed (%s): create a new task to try again", t.ID, oneLine(t.Error, 200))
+		case t.Assignee != "" && t.Assignee != a.Name:
+			return api.Errorf(api.CodePermission, "%s is assigned to %s: only %s may claim it", t.ID, t.Assignee, t.Assignee)
+		case len(t.WaitingOn) > 0:
+			waiting, err := describeTasks(conn, s, t.WaitingOn)
+			if err != nil {
+				return err
+			}
+			return api.Errorf(api.CodeConflict, "%s is not ready: it waits for %s, not completed yet; claim it once they are, or call task_claim without an id for a ready task",
+				t.ID, waiting)
+		}
+		if err := holdTask(conn, &t, a, api.TaskClaimed, now); err != nil {
+			return err
+		}
+		return taskEvent(conn, t.ID, now, a.Name, TaskEventClaimed, t.State, "", nil)
+	})
+	if err != nil {
+		return Task{}, err
+	}
+	return t, nil
+}
+
+// bestReady picks the task ClaimTask without an id gives a, or says why
+// there is none.
+func bestReady(conn *sqlite.Conn, a TaskActor) (string, error) {
+	id := ""
+	err := sqlitex.Execute(conn, `SELECT t.id FROM tasks t
+		WHERE t.workflow = ?1 AND t.tag = ?2 AND t.state = 'pending' AND (t.assignee = '' OR t.assignee = ?3)
+		  AND NOT EXISTS (SELECT 1 FROM task_deps d JOIN tasks x ON x.id = d.dep_id WHERE d.task_id = t.id AND x.state <> 'completed')
+		  AND NOT EXISTS (SELECT 1 FROM tasks c WHERE c.parent = t.id AND c.state <> 'completed')
+		ORDER BY t.assignee = ?3 DESC, t.priority DESC, t.n LIMIT 1`,
+		&sqlitex.ExecOptions{Args: []any{a.Workflow, a.Tag, a.Name}, ResultFunc: func(st *sqlite.Stmt) error {
+			id = st.ColumnText(0)
+			return nil
+		}})
+	if err != nil || id != "" {
+		return id, err
+	}
+	var pending, others, held int
+	err = sqlitex.Execute(conn, `SELECT
+		count(*) FILTER (WHERE state = 'pending' AND (assignee = '' OR assignee = ?3)),
+		count(*) FILTER (WHERE state = 'pending' AND assignee <> '' AND assignee <> ?3),
+		count(*) FILTER (WHERE state = 'claimed' OR state = 'in_progress')
+		FROM tasks WHERE workflow = ?1 AND tag = ?2`,
+		&sqlitex.ExecOptions{Args: []any{a.Workflow, a.Tag, a.Name}, ResultFunc: func(st *sqlite.Stmt) error {
+			pending, others, held = st.ColumnInt(0), st.ColumnInt(1), st.ColumnInt(2)
+			return nil
+		}})
+	if err != nil {
+		return "", err
+	}
+	return "", api.Errorf(api.CodeNotFound, "no task is ready for you in %s (%d pending wait for dependencies or subtasks, %d are assigned to others, %d are held): task_list shows the board, and a task that becomes ready wakes you",
+		a.Scope(), pending, others, held)
+}
+
+// TaskProgress records a note (and optionally a percentage) on a task the
+// agent holds; the first one moves it from claimed to in_progress.
+func (db *DB) TaskProgress(ctx context.Context, a TaskActor, id, note string, percent *int) (Task, error) {
+	note = strings.TrimSpace(note)
+	switch {
+	case note == "":
+		return Task{}, api.Errorf(api.CodeInvalid, "note is empty: say in a line what is done or what comes next")
+	case percent != nil && (*percent < 0 || *percent > 100):
+		return Task{}, api.Errorf(api.CodeInvalid, "percent %d is out of range: give 0 to 100", *percent)
+	}
+	if err := checkTaskText("note", note, MaxTaskText); err != nil {
+		return Task{}, err
+	}
+	t, _, err := db.changeHeld(ctx, a, id, "record progress on", func(conn *sqlite.Conn, t *Task, now int64) ([]Message, error) {
+		if err := holdTask(conn, t, a, api.TaskInProgress, now); err != nil {
+			return nil, err
+		}
+		if percent != nil {
+			if err := sqlitex.Execute(conn, `UPDATE tasks SET percent = ? WHERE id = ?`, &sqlitex.ExecOptions{Args: []any{*percent, t.ID}}); err != nil {
+				return nil, err
+			}
+			p := *percent
+			t.Percent = &p
+		}
+		return nil, taskEvent(conn, t.ID, now, a.Name, TaskEventProgress, t.State, note, percent)
+	})
+	return t, err
+}
+
+// CompleteTask finishes a task the agent holds. Its subtasks must be
+// completed first. The channel hears of it, and the tasks that were
+// waiting only for it wake who may claim them.
+func (db *DB) CompleteTask(ctx context.Context, a TaskActor, id, result string) (Task, []Message, error) {
+	result = strings.TrimSpace(result)
+	if err := checkTaskText("result", result, MaxTaskText); err != nil {
+		return Task{}, nil, err
+	}
+	return db.changeHeld(ctx, a, id, "complete", func(conn *sqlite.Conn, t *Task, now int64) ([]Message, error) {
+		open := slices.DeleteFunc(slices.Clone(t.WaitingOn), func(w string) bool { return !slices.Contains(t.Subtasks, w) })
+		if len(open) > 0 {
+			subs, err := describeTasks(conn, a.Scope(), open)
+			if err != nil {
+				return nil, err
+			}
+			return nil, api.Errorf(api.CodeConflict, "%s has subtasks not completed yet: %s; complete them first, or release it (task_release)", t.ID, subs)
+		}
+		if err := finishTask(conn, t, api.TaskCompleted, result, "", now); err != nil {
+			return nil, err
+		}
+		if err := taskEvent(conn, t.ID, now, a.Name, TaskEventCompleted, t.State, result, nil); err != nil {
+			return nil, err
+		}
+		// A completion is progress, not chatter: like a human's line it
+		// ends the agents' run of messages for the loop guard.
+		m, err := appendMessage(conn, NewMessage{Workflow: t.Workflow, Tag: t.Tag, Sender: "system", Kind: KindSystem,
+			Content: fmt.Sprintf("%s completed by %s: %s", t.ID, a.Name, t.Title)}, now)
+		if err != nil {
+			return nil, err
+		}
+		more, err := nowReady(conn, *t, now)
+		return append([]Message{m}, more...), err
+	})
+}
+
+// FailTask records that the agent could not do a task it holds. With
+// retry, while retries remain, the task goes back to pending for another
+// try (the reason stays as its error); otherwise it fails for good, and
+// the tasks that wait for it cannot start.
+func (db *DB) FailTask(ctx context.Context, a TaskActor, id, reason string, retry bool) (Task, []Message, error) {
+	reason = strings.TrimSpace(reason)
+	if reason == "" {
+		return Task{}, nil, api.Errorf(api.CodeInvalid, "reason is empty: say why the task cannot be done")
+	}
+	if err := checkTaskText("reason", reason, MaxTaskText); err != nil {
+		return Task{}, nil, err
+	}
+	return db.changeHeld(ctx, a, id, "fail", func(conn *sqlite.Conn, t *Task, now int64) ([]Message, error) {
+		short := oneLine(reason, 300)
+		if retry && t.Retries < t.MaxRetries {
+			err := sqlitex.Execute(conn, `UPDATE tasks SET retries = retries + 1 WHERE id = ?`, &sqlitex.ExecOptions{Args: []any{t.ID}})
+			if err != nil {
+				return nil, err
+			}
+			t.Retries++
+			if err := finishTask(conn, t, api.TaskPending, "", reason, now); err != nil {
+				return nil, err
+			}
+			if err := taskEvent(conn, t.ID, now, a.Name, TaskEventRetried, t.State, reason, nil); err != nil {
+				return nil, err
+			}
+			m, err := returnedLine(conn, *t, fmt.Sprintf("%s %q failed for %s (%s), retry %d of %d.",
+				t.ID, t.Title, a.Name, short, t.Retries, t.MaxRetries), a.Name, now)
+			return []Message{m}, err
+		}
+		if err := finishTask(conn, t, api.TaskFailed, "", reason, now); err != nil {
+			return nil, err
+		}
+		if err := taskEvent(conn, t.ID, now, a.Name, TaskEventFailed, t.State, reason, nil); err != nil {
+			return nil, err
+		}
+		line := fmt.Sprintf("%s %q failed (%s: %s)", t.ID, t.Title, a.Name, short)
+		if retry {
+			line += fmt.Sprintf(", after %d retries", t.Retries)
+		}
+		blocked, err := waitingFor(conn, t.ID)
+		if err != nil {
+			return nil, err
+		}
+		switch len(blocked) {
+		case 0:
+		case 1:
+			line += fmt.Sprintf("; %s waits for it and cannot start", blocked[0])
+		default:
+			line += fmt.Sprintf("; %s wait for it and cannot start", strings.Join(blocked, ", "))
+		}
+		m, err := taskLine(conn, *t, line+".", nil, now)
+		return []Message{m}, err
+	})
+}
+
+// ReleaseTask gives a held task back: pending again, for anyone who may
+// claim it, with its retries unchanged.
+func (db *DB) ReleaseTask(ctx context.Context, a TaskActor, id string) (Task, []Message, error) {
+	return db.changeHeld(ctx, a, id, "release", func(conn *sqlite.Conn, t *Task, now int64) ([]Message, error) {
+		if err := finishTask(conn, t, api.TaskPending, "", t.Error, now); err != nil {
+			return nil, err
+		}
+		if err := taskEvent(conn, t.ID, now, a.Name, TaskEventReleased, t.State, "", nil); err != nil {
+			return nil, err
+		}
+		m, err := returnedLine(conn, *t, fmt.Sprintf("%s released %s %q.", a.Name, t.ID, t.Title), a.Name, now)
+		return []Message{m}, err
+	})
+}
+
+// changeHeld runs change, in one write, on a task that a holds (anything
+// else is refused, saying what to do), and returns the task as change left
+// it with the channel lines change posted.
+func (db *DB) changeHeld(ctx context.Context, a TaskActor, id, what string,
+	change func(conn *sqlite.Conn, t *Task, now int64) ([]Message, error)) (Task, []Message, error) {
+	var (
+		t    Task
+		msgs []Message
+	)
+	err := db.write(ctx, func(conn *sqlite.Conn) (err error) {
+		now := db.nowMs()
+		if t, err = heldTask(conn, a, id, what); err != nil {
+			return err
+		}
+		msgs, err = change(conn, &t, now)
+		return err
+	})
+	if err != nil {
+		return Task{}, nil, err
+	}
+	return t, msgs, nil
+}
+
+// lostTasksSQL selects the held tasks whose lease is lost: expired, held
+// by a run that is no longer running (or no longer recorded), or held by
+// an agent that left the scope. Their retries are unchanged: losing a
+// lease is the holder's or the daemon's misfortune, not the task's.
+const lostTasksSQL = `SELECT t.id, t.workflow, t.tag, t.holder, t.holder_run, r.id IS NOT NULL, coalesce(r.state, ''), coalesce(r.error, ''),
+	EXISTS (SELECT 1 FROM agents a WHERE a.workflow = t.workflow AND a.tag = t.tag AND a.name = t.holder)
+	FROM tasks t LEFT JOIN runs r ON t.holder_run <> '' AND r.id = t.holder_run
+	WHERE (t.state = 'claimed' OR t.state = 'in_progress')
+	  AND (t.lease_expires_at <= ?1
+	       OR (t.holder_run <> '' AND (r.id IS NULL OR (r.state <> 'running' AND r.state <> 'queued')))
+	       OR NOT EXISTS (SELECT 1 FROM agents a WHERE a.workflow = t.workflow AND a.tag = t.tag AND a.name = t.holder))
+	ORDER BY t.n`
+
+// ReturnLostTasks sends every task whose lease is lost back to pending,
+// with a channel line that says which and why and wakes who may claim it
+// (but not the agent that lost it).
+// The daemon calls it when a run ends, at start-up (the runs that died
+// with the previous daemon were marked failed by then) and when the next
+// lease expires. It costs one read when nothing is lost.
+func (db *DB) ReturnLostTasks(ctx context.Context) ([]Task, []Message, error) {
+	lost := false
+	err := db.read(ctx, func(conn *sqlite.Conn) error {
+		return sqlitex.Execute(conn, `SELECT EXISTS (`+lostTasksSQL+`)`, &sqlitex.ExecOptions{
+			Args: []any{db.nowMs()}, ResultFunc: func(st *sqlite.Stmt) error {
+				lost = st.ColumnBool(0)
+				return nil
+			}})
+	})
+	if err != nil || !lost {
+		return nil, nil, err
+	}
+	var (
+		ts   []Task
+		msgs []Message
+	)
+	err = db.write(ctx, func(conn *sqlite.Conn) error {
+		ts, msgs = nil, nil
+		now := db.nowMs()
+		type loss struct {
+			id, holder, why string
+			s               Scope
+		}
+		var losses []loss
+		err := sqlitex.Execute(conn, lostTasksSQL, &sqlitex.ExecOptions{Args: []any{now}, ResultFunc: func(st *sqlite.Stmt) error {
+			l := loss{id: st.ColumnText(0), s: Scope{Workflow: st.ColumnText(1), Tag: st.ColumnText(2)}}
+			holder, run := st.ColumnText(3), st.ColumnText(4)
+			l.holder = holder
+			switch runKnown, runState, runErr, member := st.ColumnBool(5), st.ColumnText(6), st.ColumnText(7), st.ColumnBool(8); {
+			case !member:
+				l.why = fmt.Sprintf("%s is no longer a member of %s", holder, l.s)
+			case run != "" && runKnown && runState != string(api.RunRunning) && runState != string(api.RunQueued):
+				l.why = fmt.Sprintf("%s's run %s ended (%s", holder, run, runState)
+				if runErr != "" {
+					l.why += ": " + oneLine(runErr, 200)
+				}
+				l.why += ") without completing or releasing it"
+			case run != "" && !runKnown:
+				l.why = fmt.Sprintf("%s's run %s is gone", holder, run)
+			default:
+				l.why = fmt.Sprintf("%s's lease expired (no sign of life for %s)", holder, TaskLease)
+			}
+			losses = append(losses, l)
+			return nil
+		}})
+		if err != nil {
+			return err
+		}
+		for _, l := range losses {
+			t, err := getTask(conn, l.s, l.id)
+			if err != nil {
+				return err
+			}
+			if err := finishTask(conn, &t, api.TaskPending, "", t.Error, now); err != nil {
+				return err
+			}
+			if err := taskEvent(conn, t.ID, now, "system", TaskEventReturned, t.State, l.why, nil); err != nil {
+				return err
+			}
+			// The holder is not woken by its own loss: a run that ends
+			// without finishing its task must not be run again for it
+			// and again (a crashed run is retried by the scheduler).
+			m, err := returnedLine(conn, t, fmt.Sprintf("%s %q went back to pending: %s.", t.ID, t.Title, l.why), l.holder, now)
+			if err != nil {
+				return err
+			}
+			ts, msgs = append(ts, t), append(msgs, m)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return ts, msgs, nil
+}
+
+// NextLeaseExpiry returns the earliest expiry of a held task's lease, so
+// the daemon can sleep until then; ok is false when no task is held.
+func (db *DB) NextLeaseExpiry(ctx context.Context) (t time.Time, ok bool, err error) {
+	err = db.read(ctx, func(conn *sqlite.Conn) error {
+		return sqlitex.Execute(conn, `SELECT min(lease_expires_at) FROM tasks WHERE state = 'claimed' OR state = 'in_progress'`,
+			&sqlitex.ExecOptions{ResultFunc: func(s *sqlite.Stmt) error {
+				if s.ColumnType(0) != sqlite.TypeNull {
+					t, ok = fromMs(s.ColumnInt64(0)), true
+				}
+				return nil
+			}})
+	})
+	return t, ok, err
+}
+
+// RenewAgentLeases renews the leases an outside agent (one without a run)
+// holds; its tool calls are its only sign of life. A run's leases are
+// renewed by its heartbeat instead (renewRunLeases).
+func (db *DB) RenewAgentLeases(ctx context.Context, k AgentKey) error {
+	return db.write(ctx, func(conn *sqlite.Conn) error {
+		now := db.nowMs()
+		return sqlitex.Execute(conn, `UPDATE tasks SET lease_expires_at = ?1
+			WHERE workflow = ?2 AND tag = ?3 AND (state = 'claimed' OR state = 'in_progress') AND holder = ?4 AND holder_run = ''
+			  AND lease_expires_at < ?5`,
+			&sqlitex.ExecOptions{Args: []any{now + TaskLease.Milliseconds(), k.Workflow, k.Tag, k.Name,
+				now + (TaskLease - leaseRenewSlack).Milliseconds()}})
+	})
+}
+
+// renewRunLeases renews, inside a heartbeat's transaction, the leases run
+// holds. It writes only when a lease has used up leaseRenewSlack, so a
+// chatty run's heartbeats rarely touch the tasks table.
+func renewRunLeases(conn *sqlite.Conn, runID string, now int64) error {
+	return sqlitex.Execute(conn, `UPDATE tasks SET lease_expires_at = ?1
+		WHERE holder_run = ?2 AND holder_run <> '' AND (state = 'claimed' OR state = 'in_progress') AND lease_expires_at < ?3`,
+		&sqlitex.ExecOptions{Args: []any{now + TaskLease.Milliseconds(), runID, now + (TaskLease - leaseRenewSlack).Milliseconds()}})
+}
+
+// checkActor refuses an agent that is not a member of its scope, and a
+// run that has already ended (a lease must belong to a live run).
+func checkActor(conn *sqlite.Conn, a TaskActor) error {
+	if _, err := getAgent(conn, a.AgentKey); err != nil {
+		return err
+	}
+	if a.Run == "" {
+		return nil
+	}
+	state := ""
+	err := sqlitex.Execute(conn, `SELECT state FROM runs WHERE id = ?`, &sqlitex.ExecOptions{Args: []any{a.Run},
+		ResultFunc: func(st *sqlite.Stmt) error {
+			state = st.ColumnText(0)
+			return nil
+		}})
+	if err == nil && state != string(api.RunRunning) && state != string(api.RunQueued) {
+		err = api.Errorf(api.CodeConflict, "your run %s has ended, so it cannot hold a task", a.Run)
+	}
+	return err
+}
+
+// heldTask loads a task a is about to act on (`what` it), which a must
+// hold; anything else is refused with what the task's state says to do.
+func heldTask(conn *sqlite.Conn, a TaskActor, id, what string) (Task, error) {
+	if err := checkActor(conn, a); err != nil {
+		return Task{}, err
+	}
+	id = TaskID(id)
+	if id == "" {
+		return Task{}, api.Errorf(api.CodeInvalid, "id is empty: name the task, e.g. task-3")
+	}
+	t, err := getTask(conn, a.Scope(), id)
+	if err != nil {
+		return t, err
+	}
+	switch {
+	case t.State == api.TaskPending:
+		return t, api.Errorf(api.CodeConflict, "%s is pending, not held by anyone: claim it with task_claim first", t.ID)
+	case t.State == api.TaskCompleted:
+		return t, api.Errorf(api.CodeConflict, "%s is already completed (by %s)", t.ID, t.Holder)
+	case t.State == api.TaskFailed:
+		return t, api.Errorf(api.CodeConflict, "%s has already failed (%s)", t.ID, oneLine(t.Error, 200))
+	case t.Holder != a.Name:
+		return t, api.Errorf(api.CodePermission, "%s is held by %s: only the holder may %s it", t.ID, t.Holder, what)
+	}
+	return t, nil
+}
+
+// holdTask puts t in state, held by a with a fresh lease for a's run (the
+// caller's current run, should an earlier run of the same agent have
+// taken it).
+func holdTask(conn *sqlite.Conn, t *Task, a TaskActor, state api.TaskState, now int64) error {
+	expires := now + TaskLease.Milliseconds()
+	err := sqlitex.Execute(conn, `UPDATE tasks SET state = ?, holder = ?, holder_run = ?, lease_expires_at = ?, updated_at = ? WHERE id = ?`,
+		&sqlitex.ExecOptions{Args: []any{state, a.Name, a.Run, expires, now, t.ID}})
+	if err != nil {
+		return err
+	}
+	t.State, t.Holder, t.HolderRun, t.LeaseExpiresAt, t.UpdatedAt = state, a.Name, a.Run, fromMs(expires), fromMs(now)
+	return nil
+}
+
+// finishTask ends t's hold: completed or failed (the holder stays, as who
+// finished it) or pending again (no holder).
+func finishTask(conn *sqlite.Conn, t *Task, state api.TaskState, result, errMsg string, now int64) error {
+	holder := t.Holder
+	if state == api.TaskPending {
+		holder = ""
+	}
+	err := sqlitex.Execute(conn, `UPDATE tasks SET state = ?, holder = ?, holder_run = '', lease_expires_at = 0,
+		result = ?, error = ?, updated_at = ? WHERE id = ?`,
+		&sqlitex.ExecOptions{Args: []any{state, holder, result, errMsg, now, t.ID}})
+	if err != nil {
+		return err
+	}
+	t.State, t.Holder, t.HolderRun, t.LeaseExpiresAt, t.Result, t.Error, t.UpdatedAt = state, holder, "", time.Time{}, result, errMsg, fromMs(now)
+	return nil
+}
+
+func taskEvent(conn *sqlite.Conn, id string, now int64, actor string, kind TaskEventKind, state api.TaskState, note string, percent *int) error {
+	var p any
+	if percent != nil {
+		p = *percent
+	}
+	return sqlitex.Execute(conn, `INSERT INTO task_events (task_id, at, actor, kind, state, note, percent) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		&sqlitex.ExecOptions{Args: []any{id, now, actor, kind, state, note, p}})
+}
+
+// nowReady finds the tasks that done (just completed) was the last thing
+// they waited for — its dependents and its parent — and wakes who may
+// claim each, the agent who completed it included: it is free now.
+func nowReady(conn *sqlite.Conn, done Task, now int64) ([]Message, error) {
+	var ids []string
+	err := sqlitex.Execute(conn, `SELECT task_id FROM task_deps WHERE dep_id = ?1
+		UNION SELECT parent FROM tasks WHERE id = ?1 AND parent IS NOT NULL`,
+		&sqlitex.ExecOptions{Args: []any{done.ID}, ResultFunc: func(st *sqlite.Stmt) error {
+			ids = append(ids, st.ColumnText(0))
+			return nil
+		}})
+	if err != nil {
+		return nil, err
+	}
+	var msgs []Message
+	for _, id := range ids {
+		t, err := getTask(conn, Scope{Workflow: done.Workflow, Tag: done.Tag}, id)
+		if err != nil {
+			return nil, err
+		}
+		if !t.Ready() {
+			continue
+		}
+		m, err := readyLine(conn, t, "", "", now)
+		if err != nil {
+			return nil, err
+		}
+		msgs = append(msgs, m)
+	}
+	return msgs, nil
+}
+
+// returnedLine is the line of a task back on the board: what happened,
+// then who may claim it now, or what it waits for.
+func returnedLine(conn *sqlite.Conn, t Task, what, exclude string, now int64) (Message, error) {
+	if !t.Ready() {
+		return taskLine(conn, t, fmt.Sprintf("%s It waits for %s.", what, strings.Join(t.WaitingOn, ", ")), nil, now)
+	}
+	return readyLine(conn, t, exclude, what, now)
+}
+
+// readyLine tells who may claim a ready task that it can: its assignee,
+// or else the members free for work (idle or running, holding no task),
+// but never exclude, who made it ready and knows. intro, when set, says
+// first what happened.
+func readyLine(conn *sqlite.Conn, t Task, exclude, intro string, now int64) (Message, error) {
+	who, err := wakeFor(conn, t, exclude)
+	if err != nil {
+		return Message{}, err
+	}
+	var b strings.Builder
+	subject := fmt.Sprintf("%s %q", t.ID, t.Title)
+	if intro != "" {
+		b.WriteString(intro + " ")
+		subject = "it"
+		if len(who) == 0 {
+			subject = "It"
+		}
+	}
+	if len(who) > 0 {
+		b.WriteString(mentionAll(who) + " ")
+	}
+	b.WriteString(subject + " is ready")
+	switch {
+	case t.Assignee != "":
+		b.WriteString(" for " + t.Assignee)
+	case len(who) == 0:
+		b.WriteString(" for anyone")
+	}
+	if t.Priority != 0 {
+		fmt.Fprintf(&b, " (priority %d)", t.Priority)
+	}
+	fmt.Fprintf(&b, ": claim it with task_claim(%q).", t.ID)
+	return taskLine(conn, t, b.String(), who, now)
+}
+
+// wakeFor is who a ready task wakes: its assignee, or the members that are
+// idle or running and hold no task (a running one sees it at its next
+// run); never exclude.
+func wakeFor(conn *sqlite.Conn, t Task, exclude string) ([]string, error) {
+	if t.Assignee != "" {
+		if t.Assignee == exclude {
+			return nil, nil
+		}
+		return []string{t.Assignee}, nil
+	}
+	var names []string
+	err := sqlitex.Execute(conn, `SELECT a.name FROM agents a
+		WHERE a.workflow = ?1 AND a.tag = ?2 AND (a.state = 'idle' OR a.state = 'running') AND a.name <> ?3
+		  AND NOT EXISTS (SELECT 1 FROM tasks h WHERE h.workflow = ?1 AND h.tag = ?2 AND h.holder = a.name
+		                  AND (h.state = 'claimed' OR h.state = 'in_progress'))
+		ORDER BY a.name`,
+		&sqlitex.ExecOptions{Args: []any{t.Workflow, t.Tag, exclude}, ResultFunc: func(st *sqlite.Stmt) error {
+			names = append(names, st.ColumnText(0))
+			return nil
+		}})
+	return names, err
+}
+
+// taskLine posts a system line about t to its channel. It leaves the
+// loop guard's count alone: two agents handing each other tasks (created,
+// released, failed, lost) must not escape the guard because the board
+// speaks between their messages. Only a completion ends the count.
+func taskLine(conn *sqlite.Conn, t Task, content string, recipients []string, now int64) (Message, error) {
+	return appendMessage(conn, NewMessage{Workflow: t.Workflow, Tag: t.Tag, Sender: "system",
+		Content: content, Kind: KindSystem, Recipients: recipients, KeepStreak: true}, now)
+}
+
+// waitingFor lists the open tasks that wait for id: its dependents and
+// its parent.
+func waitingFor(conn *sqlite.Conn, id string) ([]string, error) {
+	var ids []string
+	err := sqlitex.Execute(conn, `SELECT t.id FROM task_deps d JOIN tasks t ON t.id = d.task_id
+		WHERE d.dep_id = ?1 AND t.state <> 'completed' AND t.state <> 'failed'
+		UNION SELECT p.id FROM tasks c JOIN tasks p ON p.id = c.parent
+		WHERE c.id = ?1 AND p.state <> 'completed' AND p.state <> 'failed'`,
+		&sqlitex.ExecOptions{Args: []any{id}, ResultFunc: func(st *sqlite.Stmt) error {
+			ids = append(ids, st.ColumnText(0))
+			return nil
+		}})
+	slices.SortFunc(ids, compareTaskIDs)
+	return ids, err
+}
+
+// describeTasks names tasks with their state and holder, for errors:
+// "task-1 (in_progress, held by alice), task-2 (pending)".
+func describeTasks(conn *sqlite.Conn, s Scope, ids []string) (string, error) {
+	parts := make([]string, 0, len(ids))
+	for _, id := range ids {
+		t, err := getTask(conn, s, id)
+		if err != nil {
+			return "", err
+		}
+		d := fmt.Sprintf("%s (%s", t.ID, t.State)
+		if t.State.Held() {
+			d += ", held by " + t.Holder
+		}
+		parts = append(parts, d+")")
+	}
+	return strings.Join(parts, ", "), nil
+}
+
+const taskColumns = `id, workflow, tag, title, description, priority, coalesce(parent, ''), assignee, created_by, state,
+	holder, holder_run, lease_expires_at, percent, result, error, retries, max_retries, created_at, updated_at`
+
+func scanTask(s *sqlite.Stmt) (Task, error) {
+	t := Task{
+		ID: s.ColumnText(0), Workflow: s.ColumnText(1), Tag: s.ColumnText(2), Title: s.ColumnText(3),
+		Description: s.ColumnText(4), Priority: s.ColumnInt(5), Parent: s.ColumnText(6), Assignee: s.ColumnText(7),
+		CreatedBy: s.ColumnText(8), Holder: s.ColumnText(10), HolderRun: s.ColumnText(11),
+		LeaseExpiresAt: msOrZero(s.ColumnInt64(12)), Result: s.ColumnText(14), Error: s.ColumnText(15),
+		Retries: s.ColumnInt(16), MaxRetries: s.ColumnInt(17), CreatedAt: fromMs(s.ColumnInt64(18)), UpdatedAt: fromMs(s.ColumnInt64(19)),
+	}
+	if s.ColumnType(13) != sqlite.TypeNull {
+		p := s.ColumnInt(13)
+		t.Percent = &p
+	}
+	state, err := api.ParseTaskState(s.ColumnText(9))
+	if err != nil {
+		return t, api.Errorf(api.CodeInvalid, "task %s in the database: %v", t.ID, err)
+	}
+	t.State = state
+	return t, nil
+}
+
+// getTask loads one task of s with its dependencies and what it waits for.
+func getTask(conn *sqlite.Conn, s Scope, id string) (Task, error) {
+	var t Task
+	found := false
+	err := sqlitex.Execute(conn, `SELECT `+taskColumns+` FROM tasks WHERE id = ? AND workflow = ? AND tag = ?`,
+		&sqlitex.ExecOptions{Args: []any{id, s.Workflow, s.Tag}, ResultFunc: func(st *sqlite.Stmt) (err error) {
+			found = true
+			t, err = scanTask(st)
+			return err
+		}})
+	if err == nil && !found {
+		err = api.Errorf(api.CodeNotFound, "task %s not found in %s", id, s)
+	}
+	if err != nil {
+		return Task{}, err
+	}
+	err = sqlitex.Execute(conn, `SELECT d.dep_id, x.state <> 'completed' FROM task_deps d JOIN tasks x ON x.id = d.dep_id
+		WHERE d.task_id = ? ORDER BY x.n`,
+		&sqlitex.ExecOptions{Args: []any{id}, ResultFunc: func(st *sqlite.Stmt) error {
+			t.DependsOn = append(t.DependsOn, st.ColumnText(0))
+			if st.ColumnBool(1) {
+				t.WaitingOn = append(t.WaitingOn, st.ColumnText(0))
+			}
+			return nil
+		}})
+	if err != nil {
+		return Task{}, err
+	}
+	err = sqlitex.Execute(conn, `SELECT id, state <> 'completed' FROM tasks WHERE parent = ? ORDER BY n`,
+		&sqlitex.ExecOptions{Args: []any{id}, ResultFunc: func(st *sqlite.Stmt) error {
+			t.Subtasks = append(t.Subtasks, st.ColumnText(0))
+			if st.ColumnBool(1) {
+				t.WaitingOn = append(t.WaitingOn, st.ColumnText(0))
+			}
+			return nil
+		}})
+	return t, err
+}
+
+// listTasks loads every task of s, oldest first, in three statements
+// however large the board.
+func listTasks(conn *sqlite.Conn, s Scope) ([]Task, error) {
+	var ts []Task
+	at := map[string]int{}
+	err := sqlitex.Execute(conn, `SELECT `+taskColumns+` FROM tasks WHERE workflow = ? AND tag = ? ORDER BY n`,
+		&sqlitex.ExecOptions{Args: []any{s.Workflow, s.Tag}, ResultFunc: func(st *sqlite.Stmt) error {
+			t, err := scanTask(st)
+			at[t.ID] = len(ts)
+			ts = append(ts, t)
+			return err
+		}})
+	if err != nil {
+		return nil, err
+	}
+	err = sqlitex.Execute(conn, `SELECT d.task_id, d.dep_id FROM task_deps d JOIN tasks t ON t.id = d.task_id JOIN tasks x ON x.id = d.dep_id
+		WHERE t.workflow = ? AND t.tag = ? ORDER BY t.n, x.n`,
+		&sqlitex.ExecOptions{Args: []any{s.Workflow, s.Tag}, ResultFunc: func(st *sqlite.Stmt) error {
+			t, dep := &ts[at[st.ColumnText(0)]], st.ColumnText(1)
+			t.DependsOn = append(t.DependsOn, dep)
+			if ts[at[dep]].State != api.TaskCompleted {
+				t.WaitingOn = append(t.WaitingOn, dep)
+			}
+			return nil
+		}})
+	for _, c := range ts {
+		if c.Parent == "" {
+			continue
+		}
+		p := &ts[at[c.Parent]]
+		p.Subtasks = append(p.Subtasks, c.ID)
+		if c.State != api.TaskCompleted {
+			p.WaitingOn = append(p.WaitingOn, c.ID)
+		}
+	}
+	return ts, err
+}
+
+func taskHistory(conn *sqlite.Conn, id string) ([]TaskEvent, error) {
+	var ev []TaskEvent
+	err := sqlitex.Execute(conn, `SELECT at, actor, kind, state, note, percent FROM task_events WHERE task_id = ? ORDER BY rowid`,
+		&sqlitex.ExecOptions{Args: []any{id}, ResultFunc: func(st *sqlite.Stmt) error {
+			e := TaskEvent{At: fromMs(st.ColumnInt64(0)), Actor: st.ColumnText(1), Kind: TaskEventKind(st.ColumnText(2)),
+				State: api.TaskState(st.ColumnText(3)), Note: st.ColumnText(4)}
+			if st.ColumnType(5) != sqlite.TypeNull {
+				p := st.ColumnInt(5)
+				e.Percent = &p
+			}
+			ev = append(ev, e)
+			return nil
+		}})
+	return ev, err
+}
+
+// compareTaskIDs orders task-2 before task-10.
+func compareTaskIDs(a, b string) int {
+	na, _ := strconv.Atoi(strings.TrimPrefix(a, taskIDPrefix))
+	nb, _ := strconv.Atoi(strings.TrimPrefix(b, taskIDPrefix))
+	return na - nb
+}
+
+func taskStateNames() []string {
+	out := make([]string, len(api.TaskStates))
+	for i, s := range api.TaskStates {
+		out[i] = string(s)
+	}
+	return out
+}
+
+func anySlice(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
+}
+
+func isAre(n int) string {
+	if n == 1 {
+		return "is"
+	}
+	return "are"
+}
+
+// oneLine shortens s to one line of at most n characters, for channel
+// lines and errors that quote an agent's text.
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}

@@ -1,0 +1,523 @@
+package store
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/agent-worker/agent-worker/host/api"
+)
+
+// task is a task of wf:main created by alice; tests change what they test.
+func task(title string, change func(*NewTask)) NewTask {
+	nt := NewTask{Workflow: "wf", Tag: "main", Title: title, CreatedBy: "alice"}
+	if change != nil {
+		change(&nt)
+	}
+	return nt
+}
+
+func mustCreate(t *testing.T, db *DB, nt NewTask) Task {
+	t.Helper()
+	tk, _, err := db.CreateTask(t.Context(), nt)
+	if err != nil {
+		t.Fatalf("CreateTask %q: %v", nt.Title, err)
+	}
+	return tk
+}
+
+func actor(name, run string) TaskActor {
+	return TaskActor{AgentKey: AgentKey{Name: name, Workflow: "wf", Tag: "main"}, Run: run}
+}
+
+func mustClaim(t *testing.T, db *DB, a TaskActor, id string) Task {
+	t.Helper()
+	tk, err := db.ClaimTask(t.Context(), a, id)
+	if err != nil {
+		t.Fatalf("%s claims %q: %v", a.Name, id, err)
+	}
+	return tk
+}
+
+func stateOf(t *testing.T, db *DB, id string) Task {
+	t.Helper()
+	tk, _, err := db.GetTask(t.Context(), wfMain, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tk
+}
+
+// Ids count up across scopes and are never reused, like proposal ids.
+func TestTaskIDsCountUpAcrossScopes(t *testing.T) {
+	t.Parallel()
+	db, _ := teamDB(t, "alice")
+	addMembers(t, db, Scope{"wf", "other"}, "alice")
+	a := mustCreate(t, db, task("one", nil))
+	b := mustCreate(t, db, task("two", func(nt *NewTask) { nt.Tag = "other" }))
+	c := mustCreate(t, db, task("three", nil))
+	if got := []string{a.ID, b.ID, c.ID}; !cmp.Equal(got, []string{"task-1", "task-2", "task-3"}) {
+		t.Errorf("ids = %v", got)
+	}
+	if c.State != api.TaskPending || c.CreatedBy != "alice" || c.MaxRetries != DefaultTaskRetries || !c.Ready() {
+		t.Errorf("new task = %+v", c)
+	}
+	if _, _, err := db.GetTask(t.Context(), wfMain, "task-2"); api.ErrorCode(err) != api.CodeNotFound {
+		t.Errorf("task-2 of wf:other read in wf:main: %v", err)
+	}
+	if found, _, err := db.GetTask(t.Context(), Scope{}, "2"); err != nil || found.Tag != "other" {
+		t.Errorf("task 2 found without a scope = %+v, %v", found, err)
+	}
+}
+
+// A claim without an id takes the best ready task: assigned to the caller
+// first, then the highest priority, then the oldest; tasks still waiting
+// for a dependency or assigned to others are skipped.
+func TestClaimWithoutIDTakesTheBestReadyTask(t *testing.T) {
+	t.Parallel()
+	db, _ := teamDB(t, "alice", "bob", "carol")
+	low := mustCreate(t, db, task("low", nil))
+	first := mustCreate(t, db, task("high, older", func(nt *NewTask) { nt.Priority = 5 }))
+	mustCreate(t, db, task("high, newer", func(nt *NewTask) { nt.Priority = 5 }))
+	mustCreate(t, db, task("blocked", func(nt *NewTask) { nt.Priority = 9; nt.DependsOn = []string{low.ID} }))
+	mustCreate(t, db, task("carol's", func(nt *NewTask) { nt.Priority = 9; nt.Assignee = "carol" }))
+	mine := mustCreate(t, db, task("bob's", func(nt *NewTask) { nt.Assignee = "bob" }))
+
+	var got []string
+	for range 4 {
+		got = append(got, mustClaim(t, db, actor("bob", ""), "").Title)
+	}
+	want := []string{mine.Title, first.Title, "high, newer", "low"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("claim order (-want +got):\n%s", diff)
+	}
+	_, err := db.ClaimTask(t.Context(), actor("bob", ""), "")
+	wantPropErr(t, err, api.CodeNotFound, "no task is ready for you in @wf:main", "1 pending wait", "1 are assigned to others", "4 are held")
+}
+
+// Every claim that cannot be granted says why and what to do instead.
+func TestClaimRefusals(t *testing.T) {
+	t.Parallel()
+	db, _ := teamDB(t, "alice", "bob")
+	dep := mustCreate(t, db, task("dep", nil))
+	waiting := mustCreate(t, db, task("waits", func(nt *NewTask) { nt.DependsOn = []string{dep.ID} }))
+	held := mustCreate(t, db, task("held", nil))
+	mustClaim(t, db, actor("alice", ""), held.ID)
+	mustClaim(t, db, actor("alice", ""), dep.ID)
+	done := mustCreate(t, db, task("done", nil))
+	mustClaim(t, db, actor("alice", ""), done.ID)
+	if _, _, err := db.CompleteTask(t.Context(), actor("alice", ""), done.ID, "ok"); err != nil {
+		t.Fatal(err)
+	}
+	failed := mustCreate(t, db, task("failed", nil))
+	mustClaim(t, db, actor("alice", ""), failed.ID)
+	if _, _, err := db.FailTask(t.Context(), actor("alice", ""), failed.ID, "no disk", false); err != nil {
+		t.Fatal(err)
+	}
+	theirs := mustCreate(t, db, task("theirs", func(nt *NewTask) { nt.Assignee = "alice" }))
+
+	for name, tc := range map[string]struct {
+		id    string
+		code  api.Code
+		parts []string
+	}{
+		"claimed by another": {held.ID, api.CodeConflict, []string{held.ID + " is already claimed by alice"}},
+		"dependency open":    {waiting.ID, api.CodeConflict, []string{waiting.ID + " is not ready: it waits for " + dep.ID + " (claimed, held by alice)", "task_claim without an id"}},
+		"completed":          {done.ID, api.CodeConflict, []string{"already completed (by alice)"}},
+		"failed":             {failed.ID, api.CodeConflict, []string{"failed (no disk)", "create a new task"}},
+		"assigned elsewhere": {theirs.ID, api.CodePermission, []string{"assigned to alice"}},
+		"unknown":            {"task-99", api.CodeNotFound, []string{"task task-99 not found in @wf:main"}},
+	} {
+		_, err := db.ClaimTask(t.Context(), actor("bob", ""), tc.id)
+		if api.ErrorCode(err) != tc.code {
+			t.Errorf("%s: error %v, want code %s", name, err, tc.code)
+			continue
+		}
+		wantErr(t, err, tc.parts...)
+	}
+	if _, err := db.ClaimTask(t.Context(), actor("zed", ""), ""); api.ErrorCode(err) != api.CodeNotFound {
+		t.Errorf("a claim by a non-member: %v", err)
+	}
+	// Claiming what one holds already renews it.
+	if again := mustClaim(t, db, actor("alice", ""), held.ID); again.State != api.TaskClaimed || again.Holder != "alice" {
+		t.Errorf("alice claims her own task again: %+v", again)
+	}
+}
+
+// Two agents racing for the same tasks never get the same one.
+func TestConcurrentClaimsGetDifferentTasks(t *testing.T) {
+	t.Parallel()
+	db, _ := teamDB(t, "a", "b", "c", "d", "alice")
+	const n = 40
+	for i := range n {
+		mustCreate(t, db, task(fmt.Sprint("t", i), nil))
+	}
+	var (
+		mu  sync.Mutex
+		got = map[string]string{}
+		wg  sync.WaitGroup
+	)
+	for _, who := range []string{"a", "b", "c", "d"} {
+		wg.Go(func() {
+			for {
+				tk, err := db.ClaimTask(t.Context(), actor(who, ""), "")
+				if api.ErrorCode(err) == api.CodeNotFound {
+					return
+				}
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				if prev, dup := got[tk.ID]; dup {
+					t.Errorf("%s claimed by %s and %s", tk.ID, prev, who)
+				}
+				got[tk.ID] = who
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if len(got) != n {
+		t.Errorf("%d tasks claimed, want %d", len(got), n)
+	}
+}
+
+// depends_on and parent must name open tasks of the scope, and a new task
+// may not end up waiting for itself; the error spells the cycle out.
+func TestCreateTaskRefusals(t *testing.T) {
+	t.Parallel()
+	db, _ := teamDB(t, "alice", "bob")
+	epic := mustCreate(t, db, task("epic", nil))                                                                 // task-1
+	api1 := mustCreate(t, db, task("api", func(nt *NewTask) { nt.Parent = epic.ID }))                            // task-2: epic waits for it
+	docs := mustCreate(t, db, task("docs", func(nt *NewTask) { nt.DependsOn = []string{epic.ID} }))              // task-3 waits for epic
+	mustCreate(t, db, task("review", func(nt *NewTask) { nt.DependsOn = []string{docs.ID, api1.ID, "task-2"} })) // task-4
+	addMembers(t, db, Scope{"wf", "other"}, "alice")
+	elsewhere := mustCreate(t, db, task("elsewhere", func(nt *NewTask) { nt.Tag = "other" }))
+
+	for name, tc := range map[string]struct {
+		nt    NewTask
+		code  api.Code
+		parts []string
+	}{
+		"direct cycle": {task("x", func(nt *NewTask) { nt.Parent = epic.ID; nt.DependsOn = []string{epic.ID} }),
+			api.CodeInvalid, []string{"dependency cycle: new task → task-1 → new task"}},
+		"cycle through a dependent": {task("x", func(nt *NewTask) { nt.Parent = epic.ID; nt.DependsOn = []string{"task-4"} }),
+			api.CodeInvalid, []string{"dependency cycle: new task → task-4 → task-3 → task-1 → new task", `→ means "waits for"`}},
+		"unknown dependency": {task("x", func(nt *NewTask) { nt.DependsOn = []string{"task-1", "task-77", "78"} }),
+			api.CodeInvalid, []string{"depends_on: task-77, task-78 are not a task of @wf:main"}},
+		"dependency in another scope": {task("x", func(nt *NewTask) { nt.DependsOn = []string{elsewhere.ID} }),
+			api.CodeInvalid, []string{elsewhere.ID + " is not a task of @wf:main"}},
+		"unknown parent":   {task("x", func(nt *NewTask) { nt.Parent = "task-99" }), api.CodeInvalid, []string{"parent: task-99 is not a task"}},
+		"unknown assignee": {task("x", func(nt *NewTask) { nt.Assignee = "zed" }), api.CodeInvalid, []string{"assignee: zed is not a member of @wf:main", "alice, bob"}},
+		"creator outside":  {task("x", func(nt *NewTask) { nt.CreatedBy = "zed" }), api.CodeInvalid, []string{"zed is not a member"}},
+		"empty title":      {task("  ", nil), api.CodeInvalid, []string{"title is empty"}},
+		"two-line title":   {task("a\nb", nil), api.CodeInvalid, []string{"more than one line"}},
+		"long title":       {task(string(make([]rune, MaxTaskTitle+1)), nil), api.CodeInvalid, []string{"title is 201 characters; the limit is 200"}},
+		"NUL description":  {task("x", func(nt *NewTask) { nt.Description = "a\x00b" }), api.CodeInvalid, []string{"description contains a NUL byte"}},
+		"unknown workflow": {task("x", func(nt *NewTask) { nt.Workflow = "nope" }), api.CodeNotFound, []string{`workflow "nope:main" not found`}},
+		"too many deps":    {task("x", func(nt *NewTask) { nt.DependsOn = manyIDs(MaxTaskDeps + 1) }), api.CodeInvalid, []string{"depends_on names 51 tasks; the limit is 50"}},
+		"empty dependency": {task("x", func(nt *NewTask) { nt.DependsOn = []string{" "} }), api.CodeInvalid, []string{"depends_on: an id is empty"}},
+	} {
+		_, _, err := db.CreateTask(t.Context(), tc.nt)
+		if api.ErrorCode(err) != tc.code {
+			t.Errorf("%s: error %v, want code %s", name, err, tc.code)
+			continue
+		}
+		wantErr(t, err, tc.parts...)
+	}
+	if n := queryInt(t, db, `SELECT count(*) FROM tasks`); n != 5 {
+		t.Errorf("%d tasks after the refusals, want 5", n)
+	}
+}
+
+// A parent waits for its subtasks: it cannot be claimed or completed while
+// one is open, and the last subtask's completion wakes who may claim it.
+func TestParentWaitsForItsSubtasks(t *testing.T) {
+	t.Parallel()
+	db, _ := teamDB(t, "alice", "bob")
+	epic := mustCreate(t, db, task("epic", func(nt *NewTask) { nt.Assignee = "alice" }))
+	mustClaim(t, db, actor("alice", ""), epic.ID) // before it had subtasks
+	sub := mustCreate(t, db, task("part", func(nt *NewTask) { nt.Parent = epic.ID }))
+	_, _, err := db.CompleteTask(t.Context(), actor("alice", ""), epic.ID, "")
+	wantPropErr(t, err, api.CodeConflict, epic.ID+" has subtasks not completed yet: "+sub.ID+" (pending)")
+	if _, _, err := db.ReleaseTask(t.Context(), actor("alice", ""), epic.ID); err != nil {
+		t.Fatal(err)
+	}
+	_, err = db.ClaimTask(t.Context(), actor("alice", ""), epic.ID)
+	wantPropErr(t, err, api.CodeConflict, "waits for "+sub.ID+" (pending)")
+
+	mustClaim(t, db, actor("bob", ""), sub.ID)
+	_, msgs, err := db.CompleteTask(t.Context(), actor("bob", ""), sub.ID, "done")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []propLine{
+		{Content: `task-2 completed by bob: part`},
+		{Content: `@alice task-1 "epic" is ready for alice: claim it with task_claim("task-1").`, Inbox: []string{"alice"}},
+	}
+	if diff := cmp.Diff(want, linesOf(msgs)); diff != "" {
+		t.Errorf("lines of the last subtask's completion (-want +got):\n%s", diff)
+	}
+	mustClaim(t, db, actor("alice", ""), "")
+}
+
+// A task that becomes ready wakes its assignee, or the members free for
+// work (idle or running, holding no task) but not whoever made it ready.
+func TestReadyTasksWakeWhoMayClaimThem(t *testing.T) {
+	t.Parallel()
+	db, _ := teamDB(t, "alice", "bob", "carol", "dave")
+	if err := db.SetAgentState(t.Context(), AgentKey{"dave", "wf", "main"}, api.AgentPaused, ""); err != nil {
+		t.Fatal(err)
+	}
+	busy := mustCreate(t, db, task("busy work", nil))
+	mustClaim(t, db, actor("carol", ""), busy.ID)
+	first := mustCreate(t, db, task("first", func(nt *NewTask) { nt.Priority = 3 }))
+	mustCreate(t, db, task("second", func(nt *NewTask) { nt.DependsOn = []string{first.ID} }))
+	mustCreate(t, db, task("for bob", func(nt *NewTask) { nt.DependsOn = []string{first.ID}; nt.Assignee = "bob" }))
+	mustClaim(t, db, actor("bob", ""), first.ID)
+	if _, _, err := db.CompleteTask(t.Context(), actor("bob", ""), first.ID, ""); err != nil {
+		t.Fatal(err)
+	}
+	want := []propLine{
+		{Content: `@bob @carol task-1 "busy work" is ready: claim it with task_claim("task-1").`, Inbox: []string{"bob", "carol"}},
+		{Content: `@bob task-2 "first" is ready (priority 3): claim it with task_claim("task-2").`, Inbox: []string{"bob"}},
+		{Content: "task-2 completed by bob: first"},
+		{Content: `@alice @bob task-3 "second" is ready: claim it with task_claim("task-3").`, Inbox: []string{"alice", "bob"}},
+		{Content: `@bob task-4 "for bob" is ready for bob: claim it with task_claim("task-4").`, Inbox: []string{"bob"}},
+	}
+	got := systemLines(t, db, wfMain)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("board lines (-want +got):\n%s", diff)
+	}
+}
+
+// Only the holder may act on a held task; the others hear who holds it.
+func TestOnlyTheHolderActsOnATask(t *testing.T) {
+	t.Parallel()
+	db, _ := teamDB(t, "alice", "bob")
+	tk := mustCreate(t, db, task("mine", nil))
+	pending := mustCreate(t, db, task("nobody's", nil))
+	mustClaim(t, db, actor("alice", ""), tk.ID)
+	ctx, bob := t.Context(), actor("bob", "")
+	_, _, err := db.CompleteTask(ctx, bob, tk.ID, "")
+	wantPropErr(t, err, api.CodePermission, tk.ID+" is held by alice: only the holder may complete it")
+	_, err = db.TaskProgress(ctx, bob, tk.ID, "half", nil)
+	wantPropErr(t, err, api.CodePermission, "held by alice")
+	_, _, err = db.FailTask(ctx, bob, tk.ID, "no", false)
+	wantPropErr(t, err, api.CodePermission, "held by alice")
+	_, _, err = db.ReleaseTask(ctx, bob, tk.ID)
+	wantPropErr(t, err, api.CodePermission, "held by alice")
+	_, _, err = db.CompleteTask(ctx, bob, pending.ID, "")
+	wantPropErr(t, err, api.CodeConflict, "is pending, not held by anyone: claim it with task_claim first")
+	if got := stateOf(t, db, tk.ID); got.State != api.TaskClaimed || got.Holder != "alice" {
+		t.Errorf("after the refusals: %+v", got)
+	}
+
+	// The holder's progress moves it to in_progress and is kept in its history.
+	half := 50
+	got, err := db.TaskProgress(ctx, actor("alice", ""), tk.ID, "parser done", &half)
+	if err != nil || got.State != api.TaskInProgress || got.Percent == nil || *got.Percent != 50 {
+		t.Fatalf("progress = %+v, %v", got, err)
+	}
+	bad := 101
+	_, err = db.TaskProgress(ctx, actor("alice", ""), tk.ID, "more", &bad)
+	wantPropErr(t, err, api.CodeInvalid, "percent 101 is out of range")
+	if _, _, err := db.CompleteTask(ctx, actor("alice", ""), tk.ID, "shipped"); err != nil {
+		t.Fatal(err)
+	}
+	done, history, err := db.GetTask(ctx, wfMain, tk.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if done.State != api.TaskCompleted || done.Holder != "alice" || done.Result != "shipped" || done.HolderRun != "" || !done.LeaseExpiresAt.IsZero() {
+		t.Errorf("completed task = %+v", done)
+	}
+	var kinds []string
+	for _, e := range history {
+		kinds = append(kinds, fmt.Sprintf("%s %s %s %q", e.Actor, e.Kind, e.State, e.Note))
+	}
+	want := []string{`alice created pending ""`, `alice claimed claimed ""`, `alice progress in_progress "parser done"`, `alice completed completed "shipped"`}
+	if diff := cmp.Diff(want, kinds); diff != "" {
+		t.Errorf("history (-want +got):\n%s", diff)
+	}
+}
+
+// task_fail with retry sends the task back while retries remain, then it
+// fails for good and the tasks waiting for it are named.
+func TestFailWithRetryUntilRetriesRunOut(t *testing.T) {
+	t.Parallel()
+	db, _ := teamDB(t, "alice", "bob")
+	tk := mustCreate(t, db, task("flaky", nil))
+	mustCreate(t, db, task("after", func(nt *NewTask) { nt.DependsOn = []string{tk.ID} }))
+	var lines []string
+	for i := range DefaultTaskRetries + 1 {
+		mustClaim(t, db, actor("bob", ""), tk.ID)
+		got, msgs, err := db.FailTask(t.Context(), actor("bob", ""), tk.ID, fmt.Sprint("timeout ", i), true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range msgs {
+			lines = append(lines, m.Content)
+		}
+		if i < DefaultTaskRetries && (got.State != api.TaskPending || got.Retries != i+1) {
+			t.Errorf("after failure %d: %+v", i, got)
+		}
+		if i == DefaultTaskRetries && (got.State != api.TaskFailed || got.Error != "timeout 2") {
+			t.Errorf("after the last failure: %+v", got)
+		}
+	}
+	want := []string{
+		`task-1 "flaky" failed for bob (timeout 0), retry 1 of 2. @alice it is ready: claim it with task_claim("task-1").`,
+		`task-1 "flaky" failed for bob (timeout 1), retry 2 of 2. @alice it is ready: claim it with task_claim("task-1").`,
+		`task-1 "flaky" failed (bob: timeout 2), after 2 retries; task-2 waits for it and cannot start.`,
+	}
+	if diff := cmp.Diff(want, lines); diff != "" {
+		t.Errorf("lines (-want +got):\n%s", diff)
+	}
+	_, _, err := db.FailTask(t.Context(), actor("bob", ""), tk.ID, "again", true)
+	wantPropErr(t, err, api.CodeConflict, "has already failed (timeout 2)")
+}
+
+// A lease is lost when its run ends, when it expires, or when its holder
+// leaves; the task goes back to pending with a line that says why and
+// wakes the others free for work (never the agent that lost it), and its
+// retries are unchanged. A run's heartbeat keeps its leases alive.
+func TestLostLeasesGoBackToPending(t *testing.T) {
+	t.Parallel()
+	db, clk := teamDB(t, "alice", "bob", "carol", "outsider")
+	ctx := t.Context()
+	for _, r := range []Run{{ID: "run_a", Agent: AgentKey{"alice", "wf", "main"}}, {ID: "run_b", Agent: AgentKey{"bob", "wf", "main"}}} {
+		if _, err := db.StartRun(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.AddWorker(ctx, Worker{RunID: r.ID, PID: 10, PGID: 10, PluginPath: "/p/mock"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ended := mustCreate(t, db, task("of a dead run", nil))
+	alive := mustCreate(t, db, task("of a live run", nil))
+	outside := mustCreate(t, db, task("of an outside agent", nil))
+	leaver := mustCreate(t, db, task("of a leaver", nil))
+	mustClaim(t, db, actor("alice", "run_a"), ended.ID)
+	mustClaim(t, db, actor("bob", "run_b"), alive.ID)
+	mustClaim(t, db, actor("outsider", ""), outside.ID)
+	mustClaim(t, db, actor("carol", ""), leaver.ID)
+
+	if lost, _, err := db.ReturnLostTasks(ctx); err != nil || len(lost) != 0 {
+		t.Fatalf("nothing is lost yet: %v, %v", lost, err)
+	}
+	if err := db.FinishRun(ctx, "run_a", api.RunFailed, "killed by signal SIGKILL", nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.DeleteAgent(ctx, AgentKey{"carol", "wf", "main"}); err != nil {
+		t.Fatal(err)
+	}
+	lost, msgs, err := db.ReturnLostTasks(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []propLine{
+		{Content: `task-1 "of a dead run" went back to pending: alice's run run_a ended (failed: killed by signal SIGKILL) without completing or releasing it. It is ready for anyone: claim it with task_claim("task-1").`},
+		{Content: `task-4 "of a leaver" went back to pending: carol is no longer a member of @wf:main. @alice it is ready: claim it with task_claim("task-4").`,
+			Inbox: []string{"alice"}},
+	}
+	if diff := cmp.Diff(want, linesOf(msgs)); diff != "" || len(lost) != 2 {
+		t.Errorf("lost tasks %d, lines (-want +got):\n%s", len(lost), diff)
+	}
+	if got := stateOf(t, db, ended.ID); got.State != api.TaskPending || got.Holder != "" || got.Retries != 0 {
+		t.Errorf("returned task = %+v", got)
+	}
+
+	// Past the lease: the live run's heartbeat renewed its lease, the
+	// outside agent's tool calls renewed nothing, so only its task goes.
+	clk.Set(propT0.Add(TaskLease - time.Second))
+	if err := db.Heartbeat(ctx, "run_b"); err != nil {
+		t.Fatal(err)
+	}
+	clk.Set(propT0.Add(TaskLease + time.Second))
+	next, ok, err := db.NextLeaseExpiry(ctx)
+	if err != nil || !ok || !next.Equal(propT0.Add(TaskLease)) {
+		t.Errorf("next expiry = %v %v %v, want %v", next, ok, err, propT0.Add(TaskLease))
+	}
+	_, msgs, err = db.ReturnLostTasks(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(msgs) != 1 || msgs[0].Content[:len(`task-3 "of an outside agent" went back to pending: outsider's lease expired (no sign of life for 10m0s).`)] !=
+		`task-3 "of an outside agent" went back to pending: outsider's lease expired (no sign of life for 10m0s).` {
+		t.Errorf("expiry lines = %+v", linesOf(msgs))
+	}
+	if got := stateOf(t, db, alive.ID); got.State != api.TaskClaimed || !got.LeaseExpiresAt.Equal(propT0.Add(2*TaskLease-time.Second)) {
+		t.Errorf("the live run's task = %+v", got)
+	}
+
+	// An outside agent's tool calls renew its own leases.
+	mustClaim(t, db, actor("outsider", ""), outside.ID)
+	clk.Set(propT0.Add(2*TaskLease + time.Second))
+	if err := db.RenewAgentLeases(ctx, AgentKey{"outsider", "wf", "main"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := stateOf(t, db, outside.ID); !got.LeaseExpiresAt.Equal(propT0.Add(3*TaskLease + time.Second)) {
+		t.Errorf("renewed outside lease expires %v", got.LeaseExpiresAt)
+	}
+
+	// A run that has ended cannot claim.
+	_, err = db.ClaimTask(ctx, actor("alice", "run_a"), "")
+	wantPropErr(t, err, api.CodeConflict, "your run run_a has ended")
+}
+
+func manyIDs(n int) []string {
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = fmt.Sprint("task-", i+1)
+	}
+	return ids
+}
+
+// Board lines leave the loop guard's count alone, so agents handing each
+// other tasks between their messages still trip it; a completion is
+// progress and ends the count, as a human's line does.
+func TestTaskLinesLeaveTheLoopGuardCountAloneButACompletionEndsIt(t *testing.T) {
+	t.Parallel()
+	db, _ := teamDB(t, "alice", "bob")
+	ctx := t.Context()
+	if _, err := db.SaveWorkflow(ctx, Workflow{Name: "wf", Tag: "main", LoopGuard: 3, StartedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	say := func(from string) bool {
+		t.Helper()
+		m, err := db.AppendMessage(ctx, NewMessage{Workflow: "wf", Tag: "main", Sender: from, Content: "over to you"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m.LoopGuardTripped
+	}
+	if say("alice") || say("bob") {
+		t.Fatal("tripped early")
+	}
+	tk := mustCreate(t, db, task("ping", func(nt *NewTask) { nt.Assignee = "bob" })) // a ready line for bob
+	mustClaim(t, db, actor("bob", ""), tk.ID)
+	if _, _, err := db.ReleaseTask(ctx, actor("bob", ""), tk.ID); err != nil { // a line: back on the board
+		t.Fatal(err)
+	}
+	if !say("alice") {
+		t.Error("the third agent message in a row did not trip the guard: a board line reset the count")
+	}
+	if err := db.SetWorkflowState(ctx, "wf", "main", api.WorkflowRunning, ""); err != nil {
+		t.Fatal(err)
+	}
+	if say("alice") || say("bob") {
+		t.Fatal("tripped early after the resume")
+	}
+	mustClaim(t, db, actor("bob", ""), tk.ID)
+	if _, _, err := db.CompleteTask(ctx, actor("bob", ""), tk.ID, ""); err != nil {
+		t.Fatal(err)
+	}
+	if say("alice") || say("bob") {
+		t.Error("a completion did not end the count")
+	}
+}
