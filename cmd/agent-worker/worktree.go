@@ -69,7 +69,8 @@ func worktreeListCmd(e *env) *ffcli.Command {
 // each kept worktree.
 func (e *env) printWorktrees(ws []api.Worktree) error {
 	if len(ws) == 0 {
-		e.printf("no worktrees: a workflow with workspace: {git: worktree} gives each agent one before its first run\n")
+		e.printf("no worktrees: each agent of a running workflow with workspace: {git: worktree} gets one before its first run, " +
+			"and a stopped agent's is removed unless it holds work not merged into the base\n")
 		return nil
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
