@@ -428,3 +428,34 @@ func TestWorktreeBadEditRejected(t *testing.T) {
 		t.Errorf("worktrees after the rejected edit: %+v, %v", ws, err)
 	}
 }
+
+// A helper that lead spawns in a git workspace runs in a worktree of its
+// own on its own branch; agent_stop removes it, since it holds nothing
+// unmerged.
+func TestWorktreeOfASpawnedAgent(t *testing.T) {
+	t.Parallel()
+	th, _ := pluginHost(t, plugins.SupervisorConfig{}, noPoll)
+	startWorktreeTeam(t, th, `{result: "alice idle"}`, `{result: "bob idle"}`)
+	ev := watchEvents(t, th)
+	lead := th.join(t, "lead@team")
+	lead.ok("agent_spawn", map[string]any{"name": "helper", "system_prompt": "You help.", "backend": "mock"})
+	if _, err := th.client().Send(context.Background(), api.SendRequest{Target: "@team", Message: "@helper hello"}); err != nil {
+		t.Fatal(err)
+	}
+	ev.next("helper's first run", func(e team.Event) bool {
+		return e.Kind == team.EventRunFinished && e.Agent.Name == "helper"
+	})
+	st := lead.ok("worktree_status", map[string]any{"agent": "helper"})
+	wts, _ := st["worktrees"].([]any)
+	if len(wts) != 1 || field(wts[0], "state") != "active" || field(wts[0], "branch") != "aw/team/main/helper" {
+		t.Fatalf("worktree_status(helper) = %v", st)
+	}
+	path, _ := field(wts[0], "path").(string)
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("helper's worktree %q: %v", path, err)
+	}
+	lead.ok("agent_stop", map[string]any{"name": "helper"})
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Errorf("helper's worktree %s after agent_stop: %v, want it removed", path, err)
+	}
+}
