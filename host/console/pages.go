@@ -61,7 +61,7 @@ func mustParsePages() *pages {
 		"docURL": func(t api.Target, p string) string {
 			return "/console/docs/" + url.PathEscape(t.Workflow) + "/" + url.PathEscape(t.Tag) + "/" + escapePath(p)
 		},
-		"pathEscape": url.PathEscape, "queryEscape": url.QueryEscape,
+		"pathEscape": url.PathEscape, "queryEscape": url.QueryEscape, "join": strings.Join,
 		"runsOf": func(target string) string { return "/console/runs?target=" + url.QueryEscape(target) },
 		"dict": func(kv ...any) (map[string]any, error) {
 			if len(kv)%2 != 0 {

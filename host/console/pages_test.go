@@ -66,6 +66,13 @@ func fullAPI(t *testing.T) http.Handler {
 	reply("GET /runs", api.RunList{Runs: []api.Run{run, failed}})
 	reply("GET /runs/{id}", api.RunDetail{Run: run, Events: events})
 	reply("GET /peek", api.MessageList{Messages: msgs})
+	pct := 40
+	reply("GET /tasks", api.TaskList{Tasks: []api.Task{
+		{ID: "task-1", Title: "write the parser", State: "in_progress", Holder: "alice", Percent: &pct, Result: ""},
+		{ID: "task-2", Title: "merge it", State: "pending", Assignee: "bob", Parent: "task-9", WaitingOn: []string{"task-1", "task-3"}},
+		{ID: "task-3", Title: "docs", State: "pending", Ready: true},
+		{ID: "task-4", Title: "lexer", State: "failed", Holder: "bob", Error: "gave up"},
+		{ID: "task-5", Title: "tests", State: "completed", Holder: "alice", Result: "all green"}}})
 	reply("GET /docs/{wf}/{tag}", api.DocumentList{Owner: "alice", Documents: []api.DocumentInfo{{Path: "notes/plan.md", Size: 120, UpdatedAt: now}}})
 	reply("GET /docs/{wf}/{tag}/{path...}", api.Document{Path: "notes/plan.md", Content: "# Plan\n\n- one\n"})
 	reply("GET /proposals/{wf}/{tag}", api.ProposalList{Proposals: []api.Proposal{
@@ -92,8 +99,9 @@ func TestEveryPageRendersEveryField(t *testing.T) {
 	h := s.Handler(fullAPI(t))
 	cookie := &http.Cookie{Name: cookieName, Value: s.newSession()}
 	pages := map[string][]string{
-		"/console/":               {"@crew", "standalone agents", "rejected edit", "agent bob@crew failed", "run_1", "4242", "of $5.00", "1.5k of 100.0k tokens", "3 of 50 runs", "team_doc_append notes.md"},
-		"/console/team/crew/main": {"@crew", "Resume team", "run_1", "Cancel run", "DM → alice", "@bob", "show the rest", "res_0123456789abcdef", "2 unread", "last attempt failed", "spawned by alice", "may spawn 3"},
+		"/console/": {"@crew", "standalone agents", "rejected edit", "agent bob@crew failed", "run_1", "4242", "of $5.00", "1.5k of 100.0k tokens", "3 of 50 runs", "team_doc_append notes.md"},
+		"/console/team/crew/main": {"@crew", "Resume team", "run_1", "Cancel run", "DM → alice", "@bob", "show the rest", "res_0123456789abcdef", "2 unread", "last attempt failed", "spawned by alice", "may spawn 3",
+			"task-1", "40%", "waits for task-1, task-3", "under task-9", "for bob", "anyone", "ready", "gave up", "all green"},
 		"/console/team/crew/main/messages?after=0":          {`id="m4"`, "team_doc_append notes.md"},
 		"/console/docs/crew/main":                           {"Owner: <b>alice</b>", "notes/plan.md", "prop-1", "Which database", "postgres <span class=\"muted\">1 vote(s)", "winner", "alice</b> → postgres", "writers", "binding", "No votes yet."},
 		"/console/docs/crew/main/notes/plan.md":             {"<h1>Plan</h1>", "<li>one</li>", "Owner: alice"},

@@ -109,12 +109,16 @@ func (v *views) team(w http.ResponseWriter, r *http.Request, ss session) error {
 	if err != nil {
 		return err
 	}
+	tasks, err := v.api.Tasks(ctx, t, "", "")
+	if err != nil {
+		return err
+	}
 	var last int64
 	if len(ms) > 0 {
 		last = ms[len(ms)-1].Seq
 	}
 	return v.s.pages.render(w, r, "team", ss, wf.Target, map[string]any{
-		"Workflow": wf, "Target": t, "Members": members, "Messages": ms, "LastSeq": last,
+		"Workflow": wf, "Target": t, "Members": members, "Messages": ms, "LastSeq": last, "Tasks": tasks,
 	})
 }
 
