@@ -49,7 +49,9 @@ type Config struct {
 type Server struct {
 	now   func() time.Time
 	log   hclog.Logger
-	pages *pages
+	// pages are parsed at the console's first request: a daemon nobody
+	// opens the console of keeps that memory.
+	pages func() *pages
 
 	mu       sync.Mutex
 	codes    map[[32]byte]time.Time // sha256 of a code → when it expires
@@ -69,7 +71,7 @@ func New(cfg Config) *Server {
 	if cfg.Log == nil {
 		cfg.Log = hclog.NewNullLogger()
 	}
-	return &Server{now: cfg.Now, log: cfg.Log, pages: mustParsePages(),
+	return &Server{now: cfg.Now, log: cfg.Log, pages: sync.OnceValue(mustParsePages),
 		codes: map[[32]byte]time.Time{}, sessions: map[[32]byte]*session{}}
 }
 

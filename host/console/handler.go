@@ -63,7 +63,7 @@ func securityHeaders(next http.Handler) http.Handler {
 func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	if !s.takeCode(r.URL.Query().Get("code")) {
-		s.pages.fail(w, http.StatusForbidden, "This login link does not work",
+		s.pages().fail(w, http.StatusForbidden, "This login link does not work",
 			"A login link works once, within a minute of being made. Run `agent-worker console` for a new one.")
 		return
 	}
@@ -82,14 +82,14 @@ func (s *Server) authed(fn pageFunc) http.Handler {
 		w.Header().Set("Cache-Control", "no-store")
 		ss, ok := s.sessionOf(r)
 		if !ok {
-			s.pages.fail(w, http.StatusUnauthorized, "Not logged in",
+			s.pages().fail(w, http.StatusUnauthorized, "Not logged in",
 				"Run `agent-worker console` on the daemon's machine for a one-time login link.")
 			return
 		}
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
 			if !csrfOK(r, ss) {
-				s.pages.fail(w, http.StatusForbidden, "Refused: no valid CSRF token",
+				s.pages().fail(w, http.StatusForbidden, "Refused: no valid CSRF token",
 					"Changes must come from a console page. Reload the page and try again.")
 				return
 			}
@@ -108,7 +108,7 @@ func (s *Server) failWith(w http.ResponseWriter, r *http.Request, err error) {
 		s.log.Error("console request failed", "method", r.Method, "path", r.URL.Path, "error", err)
 		ae = api.Errorf(api.CodeInternal, "internal error in the daemon: see its log for details")
 	}
-	s.pages.fail(w, api.HTTPStatus(ae.Code), "Error: "+string(ae.Code), ae.Message)
+	s.pages().fail(w, api.HTTPStatus(ae.Code), "Error: "+string(ae.Code), ae.Message)
 }
 
 // inProcess is an http.RoundTripper that serves each request with a

@@ -64,7 +64,7 @@ func (v *views) overview(w http.ResponseWriter, r *http.Request, ss session) err
 		}
 		rows = append(rows, row)
 	}
-	return v.s.pages.render(w, r, "overview", ss, "Overview", map[string]any{"Health": h, "Teams": rows})
+	return v.s.pages().render(w, r, "overview", ss, "Overview", map[string]any{"Health": h, "Teams": rows})
 }
 
 // memberRow is one agent on a team page.
@@ -117,7 +117,7 @@ func (v *views) team(w http.ResponseWriter, r *http.Request, ss session) error {
 	if len(ms) > 0 {
 		last = ms[len(ms)-1].Seq
 	}
-	return v.s.pages.render(w, r, "team", ss, wf.Target, map[string]any{
+	return v.s.pages().render(w, r, "team", ss, wf.Target, map[string]any{
 		"Workflow": wf, "Target": t, "Members": members, "Messages": ms, "LastSeq": last, "Tasks": tasks,
 	})
 }
@@ -137,7 +137,7 @@ func (v *views) messages(w http.ResponseWriter, r *http.Request, ss session) err
 	if err != nil {
 		return err
 	}
-	return v.s.pages.fragment(w, "messages", map[string]any{"Target": t, "Messages": ms})
+	return v.s.pages().fragment(w, "messages", map[string]any{"Target": t, "Messages": ms})
 }
 
 // send posts the user's message to a team's channel.
@@ -219,7 +219,7 @@ func (v *views) docs(w http.ResponseWriter, r *http.Request, ss session) error {
 	if err != nil {
 		return err
 	}
-	return v.s.pages.render(w, r, "docs", ss, "Documents of "+t.Display(), map[string]any{
+	return v.s.pages().render(w, r, "docs", ss, "Documents of "+t.Display(), map[string]any{
 		"Target": t, "Docs": docs, "Proposals": props,
 	})
 }
@@ -240,7 +240,7 @@ func (v *views) doc(w http.ResponseWriter, r *http.Request, ss session) error {
 		return err
 	}
 	ext := strings.ToLower(path.Ext(p))
-	return v.s.pages.render(w, r, "doc", ss, p, map[string]any{
+	return v.s.pages().render(w, r, "doc", ss, p, map[string]any{
 		"Target": t, "Path": p, "Doc": d, "Owner": docs.Owner,
 		"Markdown": ext == ".md" || ext == ".markdown",
 	})
@@ -255,7 +255,7 @@ func (v *views) resource(w http.ResponseWriter, r *http.Request, ss session) err
 	if err != nil {
 		return err
 	}
-	return v.s.pages.render(w, r, "resource", ss, res.ID, map[string]any{"Target": t, "Resource": res})
+	return v.s.pages().render(w, r, "resource", ss, res.ID, map[string]any{"Target": t, "Resource": res})
 }
 
 func (v *views) runs(w http.ResponseWriter, r *http.Request, ss session) error {
@@ -268,7 +268,7 @@ func (v *views) runs(w http.ResponseWriter, r *http.Request, ss session) error {
 	if err != nil {
 		return err
 	}
-	return v.s.pages.render(w, r, "runs", ss, "Runs", map[string]any{"Filter": f, "Runs": runs})
+	return v.s.pages().render(w, r, "runs", ss, "Runs", map[string]any{"Filter": f, "Runs": runs})
 }
 
 func (v *views) run(w http.ResponseWriter, r *http.Request, ss session) error {
@@ -280,7 +280,7 @@ func (v *views) run(w http.ResponseWriter, r *http.Request, ss session) error {
 	for _, e := range d.Events {
 		entries = append(entries, transcriptEntry(e))
 	}
-	return v.s.pages.render(w, r, "run", ss, "Run "+d.ID, map[string]any{
+	return v.s.pages().render(w, r, "run", ss, "Run "+d.ID, map[string]any{
 		"Run": d.Run, "Entries": entries, "Live": d.State == api.RunRunning || d.State == api.RunQueued,
 	})
 }
@@ -293,7 +293,7 @@ func (v *views) cost(w http.ResponseWriter, r *http.Request, ss session) error {
 	now := v.s.now()
 	byWorkflow := spendSeries(runs, now, func(run api.Run) string { return run.Scope })
 	byAgent := spendSeries(runs, now, func(run api.Run) string { return run.Agent })
-	return v.s.pages.render(w, r, "cost", ss, "Cost", map[string]any{
+	return v.s.pages().render(w, r, "cost", ss, "Cost", map[string]any{
 		"Workflows": byWorkflow, "Agents": byAgent,
 		"WorkflowChart": drawChart(byWorkflow), "AgentChart": drawChart(byAgent),
 		"Runs": len(runs), "Capped": len(runs) == costRuns,
@@ -327,7 +327,7 @@ func (v *views) plugins(w http.ResponseWriter, r *http.Request, ss session) erro
 		rows = append(rows, row)
 	}
 	slices.SortStableFunc(rows, func(a, b pluginRow) int { return strings.Compare(a.Kind, b.Kind) })
-	return v.s.pages.render(w, r, "plugins", ss, "Plugins", map[string]any{"Dirs": l.Dirs, "Plugins": rows})
+	return v.s.pages().render(w, r, "plugins", ss, "Plugins", map[string]any{"Dirs": l.Dirs, "Plugins": rows})
 }
 
 // events is the daemon's event stream (GET /events) for the page's
@@ -363,7 +363,7 @@ func (v *views) proxy(w http.ResponseWriter, r *http.Request, p string, q url.Va
 func (v *views) logout(w http.ResponseWriter, r *http.Request, ss session) error {
 	v.s.endSession(r)
 	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: "", Path: "/console", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteStrictMode})
-	v.s.pages.fail(w, http.StatusOK, "Logged out", "Run `agent-worker console` to log in again.")
+	v.s.pages().fail(w, http.StatusOK, "Logged out", "Run `agent-worker console` to log in again.")
 	return nil
 }
 
