@@ -47,8 +47,8 @@ type Config struct {
 
 // Server holds the console's login codes and sessions.
 type Server struct {
-	now   func() time.Time
-	log   hclog.Logger
+	now func() time.Time
+	log hclog.Logger
 	// pages are parsed at the console's first request: a daemon nobody
 	// opens the console of keeps that memory.
 	pages func() *pages
