@@ -132,17 +132,20 @@ func insertAgent(conn *sqlite.Conn, a Agent, config string, now int64) error {
 
 // SpawnAgent stores a, spawned by its workflow's agent a.SpawnedBy, in the
 // same transaction that checks the spawner may (can_spawn, still in the
-// workflow) and has fewer than its max_spawned live (not stopped) agents,
-// so two spawns at once cannot pass the limit together.
-func (db *DB) SpawnAgent(ctx context.Context, a Agent) (Agent, error) {
+// workflow), that the name is free and that the spawner has fewer than its
+// max_spawned live (not stopped) agents, so two spawns at once cannot pass
+// the limit together. It returns the agent as stored and how many live
+// agents the spawner has now, this one included.
+func (db *DB) SpawnAgent(ctx context.Context, a Agent) (Agent, int, error) {
 	if a.State == "" {
 		a.State = api.AgentIdle
 	}
 	config, err := json.Marshal(a.Config)
 	if err != nil {
-		return Agent{}, api.Errorf(api.CodeInvalid, "agent %q: %v", a.Key(), err)
+		return Agent{}, 0, api.Errorf(api.CodeInvalid, "agent %q: %v", a.Key(), err)
 	}
 	var stored Agent
+	var live int
 	err = db.write(ctx, func(conn *sqlite.Conn) error {
 		parent, err := getAgent(conn, AgentKey{Name: a.SpawnedBy, Workflow: a.Workflow, Tag: a.Tag})
 		if err != nil {
@@ -154,8 +157,7 @@ func (db *DB) SpawnAgent(ctx context.Context, a Agent) (Agent, error) {
 		if _, err := getAgent(conn, a.Key()); err == nil {
 			return api.Errorf(api.CodeConflict, "agent %q already exists: pick another name", a.Key())
 		}
-		live, err := countLiveSpawned(conn, parent.Key())
-		if err != nil {
+		if live, err = countLiveSpawned(conn, parent.Key()); err != nil {
 			return err
 		}
 		if live >= parent.MaxSpawned {
@@ -164,20 +166,11 @@ func (db *DB) SpawnAgent(ctx context.Context, a Agent) (Agent, error) {
 		if err := insertAgent(conn, a, string(config), db.nowMs()); err != nil {
 			return err
 		}
+		live++
 		stored, err = getAgent(conn, a.Key())
 		return err
 	})
-	return stored, err
-}
-
-// LiveSpawned counts the agents parent spawned that are not stopped.
-func (db *DB) LiveSpawned(ctx context.Context, parent AgentKey) (int, error) {
-	var n int
-	err := db.read(ctx, func(conn *sqlite.Conn) (err error) {
-		n, err = countLiveSpawned(conn, parent)
-		return err
-	})
-	return n, err
+	return stored, live, err
 }
 
 func countLiveSpawned(conn *sqlite.Conn, parent AgentKey) (int, error) {

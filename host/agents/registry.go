@@ -82,21 +82,18 @@ func (r *Registry) SetSchedule(ctx context.Context, key store.AgentKey, schedule
 	return nil
 }
 
-// Spawn creates agent name for parent, a can_spawn agent, in parent's
-// workflow:tag: on parent's backend unless backend is given, with
-// parent's model when the backend is the same. The store checks
-// can_spawn and max_spawned in the transaction that inserts it. It
-// returns the agent and how many of parent's spawned agents are live.
-func (r *Registry) Spawn(ctx context.Context, parent store.AgentKey, name, system, backend, model string) (store.Agent, int, error) {
+// Spawn creates agent name for parent in parent's workflow:tag: on
+// parent's backend unless backend is given, with parent's model when the
+// backend is the same. The store checks can_spawn, the name and
+// max_spawned in the transaction that inserts it. It returns the agent,
+// how many of parent's spawned agents are live and parent's max_spawned.
+func (r *Registry) Spawn(ctx context.Context, parent store.AgentKey, name, system, backend, model string) (store.Agent, int, int, error) {
 	p, err := r.DB.GetAgent(ctx, parent)
 	if err != nil {
-		return store.Agent{}, 0, err
-	}
-	if !p.CanSpawn {
-		return store.Agent{}, 0, api.Errorf(api.CodePermission, "%s may not spawn agents: give it can_spawn: true in the workflow file", p.Name)
+		return store.Agent{}, 0, 0, err
 	}
 	if strings.TrimSpace(system) == "" {
-		return store.Agent{}, 0, api.Errorf(api.CodeInvalid, "system_prompt is empty: say what the new agent is for")
+		return store.Agent{}, 0, 0, api.Errorf(api.CodeInvalid, "system_prompt is empty: say what the new agent is for")
 	}
 	spec := api.AgentSpec{Name: name, Workflow: parent.Workflow, Tag: parent.Tag, Backend: backend, Model: model, System: system}
 	if spec.Backend == "" {
@@ -107,20 +104,16 @@ func (r *Registry) Spawn(ctx context.Context, parent store.AgentKey, name, syste
 	}
 	a, err := FromSpec(spec, r.Catalog, r.DefaultModel)
 	if err != nil {
-		return store.Agent{}, 0, err
+		return store.Agent{}, 0, 0, err
 	}
 	a.SpawnedBy = p.Name
-	stored, err := r.DB.SpawnAgent(ctx, a)
+	stored, live, err := r.DB.SpawnAgent(ctx, a)
 	if err != nil {
-		return store.Agent{}, 0, err
-	}
-	live, err := r.DB.LiveSpawned(ctx, parent)
-	if err != nil {
-		return store.Agent{}, 0, err
+		return store.Agent{}, 0, 0, err
 	}
 	r.Log.Info("agent spawned", "agent", stored.Key().String(), "by", p.Name, "backend", stored.Backend)
 	r.Sched.Add(stored.Key())
-	return stored, live, nil
+	return stored, live, p.MaxSpawned, nil
 }
 
 // StopSpawned stops an agent that parent spawned: its run in flight is

@@ -62,7 +62,9 @@ type Server struct {
 // Spawner creates and stops the agents a planner spawns
 // (host/agents.Registry).
 type Spawner interface {
-	Spawn(ctx context.Context, parent store.AgentKey, name, system, backend, model string) (store.Agent, int, error)
+	// Spawn returns the new agent, the parent's live spawned agents and
+	// its max_spawned.
+	Spawn(ctx context.Context, parent store.AgentKey, name, system, backend, model string) (a store.Agent, live, max int, err error)
 	StopSpawned(ctx context.Context, parent store.AgentKey, name string) (store.Agent, error)
 }
 

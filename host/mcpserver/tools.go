@@ -394,11 +394,7 @@ func (s *Server) addAgentTools(srv *mcp.Server, me store.AgentKey) {
 			if s.Spawner == nil {
 				return tools.SpawnResult{}, "", api.Errorf(api.CodeUnavailable, "this daemon cannot spawn agents")
 			}
-			a, live, err := s.Spawner.Spawn(ctx, me, in.Name, in.SystemPrompt, in.Backend, in.Model)
-			if err != nil {
-				return tools.SpawnResult{}, "", err
-			}
-			parent, err := s.db.GetAgent(ctx, me)
+			a, live, max, err := s.Spawner.Spawn(ctx, me, in.Name, in.SystemPrompt, in.Backend, in.Model)
 			if err != nil {
 				return tools.SpawnResult{}, "", err
 			}
@@ -406,8 +402,8 @@ func (s *Server) addAgentTools(srv *mcp.Server, me store.AgentKey) {
 			if _, err := s.svc.Send(ctx, team.SendRequest{Scope: scope, From: team.SenderSystem, Content: line, Kind: store.KindSystem}); err != nil {
 				s.log.Warn("announce a spawned agent", "agent", a.Key().String(), "error", err)
 			}
-			out := tools.SpawnResult{Name: a.Name, Backend: a.Backend, Model: a.Model, Live: live, Max: parent.MaxSpawned}
-			return out, fmt.Sprintf("spawned %s on %s%s (%d of %d live); mention @%s to give it work", a.Name, a.Backend, modelSuffix(a.Model), live, parent.MaxSpawned, a.Name), nil
+			out := tools.SpawnResult{Name: a.Name, Backend: a.Backend, Model: a.Model, Live: live, Max: max}
+			return out, fmt.Sprintf("spawned %s on %s%s (%d of %d live); mention @%s to give it work", a.Name, a.Backend, modelSuffix(a.Model), live, max, a.Name), nil
 		})
 
 	tool(s, srv, me, tools.AgentStop,
