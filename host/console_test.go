@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
@@ -34,12 +35,7 @@ func newBrowser(t *testing.T, th *testHost) *browser {
 
 func (b *browser) do(method, path string, form url.Values, header ...string) (*http.Response, string) {
 	b.t.Helper()
-	var body *strings.Reader
-	if form != nil {
-		body = strings.NewReader(form.Encode())
-	} else {
-		body = strings.NewReader("")
-	}
+	body := strings.NewReader(form.Encode()) // a nil form encodes as ""
 	u := path
 	if strings.HasPrefix(path, "/") {
 		u = b.th.url(path)
@@ -59,16 +55,11 @@ func (b *browser) do(method, path string, form url.Values, header ...string) (*h
 		b.t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var sb strings.Builder
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := resp.Body.Read(buf)
-		sb.Write(buf[:n])
-		if err != nil {
-			break
-		}
+	got, err := io.ReadAll(resp.Body)
+	if err != nil {
+		b.t.Fatal(err)
 	}
-	return resp, sb.String()
+	return resp, string(got)
 }
 
 var csrfMeta = regexp.MustCompile(`<meta name="csrf-token" content="([^"]+)">`)

@@ -1,6 +1,7 @@
 package console
 
 import (
+	"cmp"
 	"fmt"
 	"html"
 	"html/template"
@@ -59,14 +60,8 @@ func spendSeries(runs []api.Run, now time.Time, key func(api.Run) string) chartD
 	for _, s := range byName {
 		all = append(all, s)
 	}
-	slices.SortFunc(all, func(a, b *series) int {
-		if a.USD != b.USD {
-			return cmpDesc(a.USD, b.USD)
-		}
-		if a.Tokens != b.Tokens {
-			return cmpDesc(float64(a.Tokens), float64(b.Tokens))
-		}
-		return strings.Compare(a.Name, b.Name)
+	slices.SortFunc(all, func(a, b *series) int { // biggest first
+		return cmp.Or(cmp.Compare(b.USD, a.USD), cmp.Compare(b.Tokens, a.Tokens), strings.Compare(a.Name, b.Name))
 	})
 	if len(all) > maxSeries {
 		rest := &series{Name: fmt.Sprintf("%d others", len(all)-maxSeries+1)}
@@ -85,16 +80,6 @@ func spendSeries(runs []api.Run, now time.Time, key func(api.Run) string) chartD
 		d.Tokens += s.Tokens
 	}
 	return d
-}
-
-func cmpDesc(a, b float64) int {
-	switch {
-	case a > b:
-		return -1
-	case a < b:
-		return 1
-	}
-	return 0
 }
 
 // chartData is a chart's lines and totals.

@@ -60,7 +60,6 @@ func fullAPI(t *testing.T) http.Handler {
 	reply("GET /health", api.Health{Version: "test", Agents: []api.Agent{alice, bob}, Workflows: []api.Workflow{wf, global},
 		Problems: []string{"agent bob@crew failed: crashed"}, UptimeMS: 90000,
 		Workers: []api.Worker{{Run: "run_1", Agent: "alice@crew", Backend: "mock", PID: 4242, StartedAt: now}}})
-	reply("GET /workflows", api.WorkflowList{Workflows: []api.Workflow{wf, global}})
 	reply("GET /workflows/{name}/{tag}", wf)
 	reply("GET /agents", api.AgentList{Agents: []api.Agent{alice, bob}})
 	reply("GET /runs", api.RunList{Runs: []api.Run{run, failed}})

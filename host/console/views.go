@@ -37,16 +37,12 @@ type teamRow struct {
 
 func (v *views) overview(w http.ResponseWriter, r *http.Request, ss session) error {
 	ctx := r.Context()
-	h, err := v.api.Health(ctx)
+	h, err := v.api.Health(ctx) // workflows with spend and budget, agents, workers, problems
 	if err != nil {
 		return err
 	}
-	wfs, err := v.api.ListWorkflows(ctx)
-	if err != nil {
-		return err
-	}
-	rows := make([]teamRow, 0, len(wfs))
-	for _, wf := range wfs {
+	rows := make([]teamRow, 0, len(h.Workflows))
+	for _, wf := range h.Workflows {
 		row := teamRow{Workflow: wf, Standard: wf.Name != api.GlobalWorkflow}
 		for _, a := range h.Agents {
 			if a.Workflow != wf.Name || a.Tag != wf.Tag {
