@@ -124,3 +124,18 @@ func TestFoldKeepsUTF8(t *testing.T) {
 		t.Errorf("a short message folds: %q", got)
 	}
 }
+
+// A form over the limit is refused saying so, not as a missing CSRF token.
+func TestOversizedFormSaysSo(t *testing.T) {
+	s := New(Config{})
+	h := s.Handler(http.NotFoundHandler())
+	body := "csrf=x&message=" + strings.Repeat("a", maxFormBytes)
+	req := httptest.NewRequest("POST", "/console/team/crew/main/send", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.AddCookie(&http.Cookie{Name: cookieName, Value: s.newSession()})
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	if rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), "put longer content in a document") {
+		t.Errorf("oversized form: %d\n%s", rec.Code, rec.Body.String())
+	}
+}

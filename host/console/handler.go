@@ -3,6 +3,7 @@ package console
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -88,6 +89,11 @@ func (s *Server) authed(fn pageFunc) http.Handler {
 		}
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
+			if err := r.ParseForm(); err != nil {
+				s.pages().fail(w, http.StatusBadRequest, "The form could not be read",
+					fmt.Sprintf("%v. A message may be at most %d bytes: put longer content in a document.", err, maxFormBytes))
+				return
+			}
 			if !csrfOK(r, ss) {
 				s.pages().fail(w, http.StatusForbidden, "Refused: no valid CSRF token",
 					"Changes must come from a console page. Reload the page and try again.")
