@@ -121,6 +121,7 @@ func (s *Service) tidy(ctx context.Context, wf store.Workflow, key store.AgentKe
 	_ = os.Remove(filepath.Dir(path))
 	_ = os.Remove(filepath.Dir(filepath.Dir(path)))
 	s.log.Info("worktree removed", "agent", key.String(), "branch", branch)
+	s.team.Bus.Publish(team.Event{Kind: team.EventWorktree, Agent: key, State: "removed"})
 	return nil
 }
 
