@@ -37,16 +37,20 @@ type Service struct {
 	root string
 	log  hclog.Logger
 
-	// mu guards repos: one lock per repository, held while git works in
-	// it, so two agents' first runs, an integrate and a cleanup never
-	// interleave their git commands.
-	mu    sync.Mutex
+	// mu guards the fields that follow.
+	mu sync.Mutex
+	// repos holds one lock per repository, held while git works in it, so
+	// two agents' first runs, an integrate and a cleanup never interleave
+	// their git commands.
 	repos map[string]*sync.Mutex
+	// gitDirs caches each repository's common git directory, which every
+	// run start compares its worktree's with.
+	gitDirs map[string]string
 }
 
 // New returns a Service; Run tidies up after agents that stop.
 func New(cfg Config) *Service {
-	return &Service{db: cfg.DB, team: cfg.Team, root: filepath.Join(cfg.Home, "worktrees"), log: cfg.Log, repos: map[string]*sync.Mutex{}}
+	return &Service{db: cfg.DB, team: cfg.Team, root: filepath.Join(cfg.Home, "worktrees"), log: cfg.Log, repos: map[string]*sync.Mutex{}, gitDirs: map[string]string{}}
 }
 
 // gitTimeout bounds the git work done under one lock (hooks included).
@@ -147,11 +151,29 @@ func (s *Service) isWorktree(ctx context.Context, repo, path string) (bool, erro
 	if err != nil {
 		return false, nil // a broken .git file: in the way, like any other content
 	}
-	theirs, err := commonDir(ctx, repo)
+	theirs, err := s.repoGitDir(ctx, repo)
 	if err != nil {
 		return false, err
 	}
 	return mine == theirs, nil
+}
+
+// repoGitDir is repo's common git directory, asked of git once.
+func (s *Service) repoGitDir(ctx context.Context, repo string) (string, error) {
+	s.mu.Lock()
+	dir, ok := s.gitDirs[repo]
+	s.mu.Unlock()
+	if ok {
+		return dir, nil
+	}
+	dir, err := commonDir(ctx, repo)
+	if err != nil {
+		return "", err
+	}
+	s.mu.Lock()
+	s.gitDirs[repo] = dir
+	s.mu.Unlock()
+	return dir, nil
 }
 
 func commonDir(ctx context.Context, dir string) (string, error) {
