@@ -21,8 +21,8 @@ const maxListed = 20
 // the user or an agent of that workflow with can_spawn: merging and
 // throwing away work is the planners' call.
 func (s *Service) authorize(ctx context.Context, key store.AgentKey, by, what string) (store.Workflow, error) {
-	if err := workflow.CheckAgentName(key.Name); err != nil {
-		return store.Workflow{}, api.Errorf(api.CodeInvalid, "%v", err)
+	if err := api.ValidateAgentName(key.Name); err != nil {
+		return store.Workflow{}, err
 	}
 	wf, err := s.workspace(ctx, key.Scope())
 	if err != nil || by == team.SenderUser {

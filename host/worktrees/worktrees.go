@@ -89,8 +89,8 @@ func (s *Service) ProjectDir(ctx context.Context, wf store.Workflow, agent strin
 		return "", false, nil
 	}
 	key := store.AgentKey{Workflow: wf.Name, Tag: wf.Tag, Name: agent}
-	if err := workflow.CheckAgentName(agent); err != nil {
-		return "", true, api.Errorf(api.CodeInvalid, "%v", err)
+	if err := api.ValidateAgentName(agent); err != nil {
+		return "", true, err
 	}
 	ctx, unlock := s.lock(ctx, wf.WorkspaceRepo)
 	defer unlock()
@@ -234,6 +234,11 @@ func (s *Service) List(ctx context.Context, scope *store.Scope) ([]tools.Worktre
 // Status reports agent's worktree in scope, or with agent "" every
 // agent's, and the kept branches of agents that are gone.
 func (s *Service) Status(ctx context.Context, scope store.Scope, agent string) ([]tools.Worktree, error) {
+	if agent != "" {
+		if err := api.ValidateAgentName(agent); err != nil {
+			return nil, err
+		}
+	}
 	wf, err := s.workspace(ctx, scope)
 	if err != nil {
 		return nil, err
@@ -264,9 +269,6 @@ func (s *Service) status(ctx context.Context, wf store.Workflow, only string) ([
 	}
 	slices.Sort(names)
 	if only != "" {
-		if err := workflow.CheckAgentName(only); err != nil {
-			return nil, api.Errorf(api.CodeInvalid, "%v", err)
-		}
 		if !slices.Contains(names, only) {
 			return nil, api.Errorf(api.CodeNotFound, "%s has no agent %s and no branch %s: team_members lists the agents",
 				display(scope), only, workflow.BranchName(wf.Name, wf.Tag, only))
