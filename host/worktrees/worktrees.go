@@ -208,11 +208,8 @@ func display(scope store.Scope) string {
 }
 
 // List reports the worktrees of every workflow with a git workspace,
-// stopped ones included (what they kept), or of scope alone.
-func (s *Service) List(ctx context.Context, scope *store.Scope) ([]tools.Worktree, error) {
-	if scope != nil {
-		return s.Status(ctx, *scope, "")
-	}
+// stopped ones included (what they kept); Status reports one workflow's.
+func (s *Service) List(ctx context.Context) ([]tools.Worktree, error) {
 	all, err := s.db.ListWorkflows(ctx)
 	if err != nil {
 		return nil, err

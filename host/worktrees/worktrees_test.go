@@ -401,7 +401,7 @@ func TestReleaseKeepsUnmergedWork(t *testing.T) {
 	if _, err := os.Stat(a); !os.IsNotExist(err) {
 		t.Errorf("alice's merged worktree is still there: %v", err)
 	}
-	ws, err := f.svc.List(t.Context(), nil)
+	ws, err := f.svc.List(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -427,7 +427,7 @@ func TestReleaseKeepsUnmergedWork(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if ws, _ := f.svc.List(t.Context(), nil); len(ws) != 0 {
+	if ws, _ := f.svc.List(t.Context()); len(ws) != 0 {
 		t.Errorf("after discarding: %+v", ws)
 	}
 }
