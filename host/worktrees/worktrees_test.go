@@ -454,7 +454,7 @@ func TestResolve(t *testing.T) {
 	if ws, err := resolve(ctx, inst(sub, "main"), ""); err != nil || ws.Repo != repo || ws.Base != "main" {
 		t.Errorf("from a subdirectory: %+v, %v", ws, err)
 	}
-	if ws, err := resolve(ctx, &workflow.Instance{Dir: repo}, ""); err != nil || ws != (Workspace{}) {
+	if ws, err := resolve(ctx, &workflow.Instance{Dir: repo}, ""); err != nil || ws != (repoBase{}) {
 		t.Errorf("no workspace: %+v, %v", ws, err)
 	}
 	plain := t.TempDir()
