@@ -161,7 +161,8 @@ func (s *Service) moveBranch(ctx context.Context, repo, target, old, commit, bra
 			target, tree, listFiles(files))
 	}
 	if _, err := git(ctx, tree, "merge", "--ff-only", "--no-edit", "--quiet", commit); err != nil {
-		return api.Errorf(api.CodeConflict, "%s is checked out in %s, and moving it there failed; nothing was changed: %v", target, tree, err)
+		return api.Errorf(api.CodeConflict, "%s is checked out in %s, and moving it there failed; nothing was changed: %v. Mend what git says in %s and integrate again, or integrate into another branch (--into, or target)",
+			target, tree, err, tree)
 	}
 	return nil
 }
