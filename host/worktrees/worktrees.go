@@ -267,8 +267,8 @@ func (s *Service) status(ctx context.Context, wf store.Workflow, only string) ([
 	slices.Sort(names)
 	if only != "" {
 		if !slices.Contains(names, only) {
-			return nil, api.Errorf(api.CodeNotFound, "%s has no agent %s and no branch %s: team_members lists the agents",
-				display(scope), only, workflow.BranchName(wf.Name, wf.Tag, only))
+			return nil, api.Errorf(api.CodeNotFound, "%s has no agent %s and no branch %s: worktree_status without an agent, or `agent-worker worktree list %s`, lists the worktrees there are",
+				display(scope), only, workflow.BranchName(wf.Name, wf.Tag, only), display(scope))
 		}
 		names = []string{only}
 	}
