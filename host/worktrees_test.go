@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/agent-worker/agent-worker/host/api"
 	"github.com/agent-worker/agent-worker/host/plugins"
@@ -390,17 +389,12 @@ func TestWorktreeRemovedWhenARunInFlightEnds(t *testing.T) {
 		t.Fatal(err)
 	}
 	ev.next("alice's run to end", runOf(team.EventRunFailed, "alice"))
-	// The removal follows the run's end on the daemon's side, with no
-	// event of its own: look until it is done (the branch goes last).
-	deadline := time.Now().Add(30 * time.Second)
-	for gitIn(t, repo, "branch", "--list", "aw/*") != "" {
-		if time.Now().After(deadline) {
-			t.Fatalf("alice's branch is still there after her run ended")
-		}
-		time.Sleep(20 * time.Millisecond)
+	ev.next("alice's worktree to be removed", runOf(team.EventWorktree, "alice"))
+	if got := gitIn(t, repo, "branch", "--list", "aw/*"); got != "" {
+		t.Errorf("alice's branch is still there after her worktree was removed: %q", got)
 	}
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
-		t.Errorf("alice's branch went but her worktree is still there: %v", err)
+		t.Errorf("alice's worktree is still there after her run ended: %v", err)
 	}
 }
 

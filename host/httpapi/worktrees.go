@@ -13,8 +13,9 @@ import (
 // (host/worktrees.Service); the HTTP API acts as the user, who may do all
 // of it.
 type Worktrees interface {
-	// List reports scope's worktrees, or every workflow's with scope nil.
-	List(ctx context.Context, scope *store.Scope) ([]api.Worktree, error)
+	// List reports every workflow's worktrees; Status one workflow's, or
+	// with agent one agent's.
+	List(ctx context.Context) ([]api.Worktree, error)
 	Status(ctx context.Context, scope store.Scope, agent string) ([]api.Worktree, error)
 	Integrate(ctx context.Context, key store.AgentKey, by, target string) (api.IntegrateResult, error)
 	Discard(ctx context.Context, key store.AgentKey, by, reason string, force bool) (api.DiscardResult, error)
@@ -22,33 +23,24 @@ type Worktrees interface {
 
 // handleWorktrees is GET /worktrees[?target=@wf[:tag] | agent@wf[:tag]].
 func (h *Server) handleWorktrees(w http.ResponseWriter, r *http.Request) error {
-	var (
-		list []api.Worktree
-		err  error
-	)
-	switch target := r.URL.Query().Get("target"); {
-	case target == "":
-		list, err = h.worktrees.List(r.Context(), nil)
-	default:
-		t, perr := api.ParseTarget(target)
-		if perr != nil {
-			return perr
-		}
-		scope := scopeOf(t)
-		if t.IsScope() {
-			list, err = h.worktrees.List(r.Context(), &scope)
-		} else {
-			list, err = h.worktrees.Status(r.Context(), scope, t.Agent)
-		}
-	}
+	list, err := h.listWorktrees(r)
 	if err != nil {
 		return err
 	}
-	if list == nil {
-		list = []api.Worktree{}
-	}
 	writeJSON(w, http.StatusOK, api.WorktreeList{Worktrees: list})
 	return nil
+}
+
+func (h *Server) listWorktrees(r *http.Request) ([]api.Worktree, error) {
+	target := r.URL.Query().Get("target")
+	if target == "" {
+		return h.worktrees.List(r.Context())
+	}
+	t, err := api.ParseTarget(target)
+	if err != nil {
+		return nil, err
+	}
+	return h.worktrees.Status(r.Context(), scopeOf(t), t.Agent) // t.Agent "": the whole workflow
 }
 
 // handleIntegrate is POST /worktrees/{agent}/integrate.

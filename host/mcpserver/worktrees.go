@@ -26,22 +26,15 @@ type Worktrees interface {
 // workspace: {git: worktree}.
 func (s *Server) addWorktreeTools(srv *mcp.Server, me store.AgentKey) {
 	scope := me.Scope()
-	teammate := func(name string) (store.AgentKey, error) {
-		if err := api.ValidateAgentName(name); err != nil {
-			return store.AgentKey{}, err
-		}
-		return store.AgentKey{Workflow: scope.Workflow, Tag: scope.Tag, Name: name}, nil
+	// The service checks the names it is given.
+	teammate := func(name string) store.AgentKey {
+		return store.AgentKey{Workflow: scope.Workflow, Tag: scope.Tag, Name: name}
 	}
 	tool(s, srv, me, tools.WorktreeStatus,
 		"Show your team's git worktrees (each agent works in its own, on branch aw/<workflow>/<tag>/<agent>): branch, commits ahead of and behind the base branch, uncommitted changes and the last commit. Give agent for one; omit it for every agent.",
 		func(ctx context.Context, in tools.WorktreeStatusArgs) (tools.WorktreesResult, string, error) {
 			if s.Worktrees == nil {
 				return tools.WorktreesResult{}, "", noWorktrees()
-			}
-			if in.Agent != "" {
-				if err := api.ValidateAgentName(in.Agent); err != nil {
-					return tools.WorktreesResult{}, "", err
-				}
 			}
 			ws, err := s.Worktrees.Status(ctx, scope, in.Agent)
 			if err != nil {
@@ -60,11 +53,7 @@ func (s *Server) addWorktreeTools(srv *mcp.Server, me store.AgentKey) {
 			if s.Worktrees == nil {
 				return tools.IntegrateResult{}, "", noWorktrees()
 			}
-			key, err := teammate(in.Agent)
-			if err != nil {
-				return tools.IntegrateResult{}, "", err
-			}
-			res, err := s.Worktrees.Integrate(ctx, key, me.Name, in.Target)
+			res, err := s.Worktrees.Integrate(ctx, teammate(in.Agent), me.Name, in.Target)
 			if err != nil {
 				return tools.IntegrateResult{}, "", err
 			}
@@ -80,11 +69,7 @@ func (s *Server) addWorktreeTools(srv *mcp.Server, me store.AgentKey) {
 			if s.Worktrees == nil {
 				return tools.DiscardResult{}, "", noWorktrees()
 			}
-			key, err := teammate(in.Agent)
-			if err != nil {
-				return tools.DiscardResult{}, "", err
-			}
-			res, err := s.Worktrees.Discard(ctx, key, me.Name, in.Reason, in.Force)
+			res, err := s.Worktrees.Discard(ctx, teammate(in.Agent), me.Name, in.Reason, in.Force)
 			if err != nil {
 				return tools.DiscardResult{}, "", err
 			}

@@ -23,6 +23,10 @@ const (
 	EventWorkflow = "workflow"
 	// EventTool: an agent's backend called a tool (Tool set).
 	EventTool = "tool"
+	// EventWorktree: an agent's git worktree and branch were tidied away
+	// once nothing in them would be lost (State "removed"). Internal: not
+	// streamed to clients.
+	EventWorktree = "worktree"
 )
 
 // RunInfo describes a run in run events.
@@ -48,7 +52,7 @@ type Event struct {
 	Message *store.Message // EventMessage
 	Run     *RunInfo       // run events
 	Tool    *ToolInfo      // EventTool
-	State   string         // EventAgentState
+	State   string         // EventAgentState, EventWorktree
 	Error   string         // EventAgentState, EventWorkflow: what went wrong
 }
 

@@ -305,8 +305,10 @@ func (ws *Manager) checkWorkspace(ctx context.Context, inst *workflow.Instance, 
 		return "", "", api.Errorf(api.CodeInvalid, "%s:%d: workspace: this daemon was built without git worktrees: remove workspace:", inst.Path, inst.Workspace.Line)
 	}
 	keep := ""
-	if cur, err := ws.db.GetWorkflow(ctx, inst.Name, inst.Tag); reload && err == nil {
-		keep = cur.WorkspaceBase
+	if reload {
+		if cur, err := ws.db.GetWorkflow(ctx, inst.Name, inst.Tag); err == nil {
+			keep = cur.WorkspaceBase
+		}
 	}
 	return ws.worktrees.Check(ctx, inst, keep)
 }

@@ -18,9 +18,9 @@ var minGit = [2]int{2, 38}
 
 var gitVersionRE = regexp.MustCompile(`git version (\d+)\.(\d+)`)
 
-// Workspace is a workflow's git workspace as the daemon keeps it: the
+// repoBase is a workflow's git workspace as the daemon keeps it: the
 // repository's top-level directory and the base branch, resolved.
-type Workspace struct {
+type repoBase struct {
 	Repo, Base string
 }
 
@@ -37,19 +37,19 @@ func (s *Service) Check(ctx context.Context, inst *workflow.Instance, keepBase s
 // base:, no branch is checked out), or git is missing or too old. keepBase
 // is the base a running workflow already has: a reload whose file names
 // none keeps it, rather than following whatever the user has checked out
-// now. A workflow without a workspace gives the zero Workspace.
-func resolve(ctx context.Context, inst *workflow.Instance, keepBase string) (Workspace, error) {
+// now. A workflow without a workspace gives the zero repoBase.
+func resolve(ctx context.Context, inst *workflow.Instance, keepBase string) (repoBase, error) {
 	ws := inst.Workspace
 	if ws == nil {
-		return Workspace{}, nil
+		return repoBase{}, nil
 	}
 	at := fmt.Sprintf("%s:%d: workspace", inst.Path, ws.Line)
 	if err := checkVersion(ctx, inst.Dir); err != nil {
-		return Workspace{}, api.Errorf(api.CodeInvalid, "%s: %v", at, err)
+		return repoBase{}, api.Errorf(api.CodeInvalid, "%s: %v", at, err)
 	}
 	top, err := git(ctx, inst.Dir, "rev-parse", "--show-toplevel")
 	if err != nil || top == "" {
-		return Workspace{}, api.Errorf(api.CodeInvalid, "%s: git needs a git repository: %s is not one; run git init or remove workspace:", at, inst.Dir)
+		return repoBase{}, api.Errorf(api.CodeInvalid, "%s: git needs a git repository: %s is not one; run git init or remove workspace:", at, inst.Dir)
 	}
 	top = filepath.Clean(top)
 	base := ws.Base
@@ -59,26 +59,26 @@ func resolve(ctx context.Context, inst *workflow.Instance, keepBase string) (Wor
 	if base == "" {
 		cur, err := git(ctx, top, "symbolic-ref", "--quiet", "--short", "HEAD")
 		if err != nil || cur == "" {
-			return Workspace{}, api.Errorf(api.CodeInvalid, "%s: %s has no branch checked out (a detached HEAD), so there is no current branch to start from: name one, e.g. workspace: {git: worktree, base: main}", at, top)
+			return repoBase{}, api.Errorf(api.CodeInvalid, "%s: %s has no branch checked out (a detached HEAD), so there is no current branch to start from: name one, e.g. workspace: {git: worktree, base: main}", at, top)
 		}
 		base = cur
 	}
 	if err := workflow.CheckBranchName(base); err != nil {
-		return Workspace{}, api.Errorf(api.CodeInvalid, "%s: base: %v", at, err)
+		return repoBase{}, api.Errorf(api.CodeInvalid, "%s: base: %v", at, err)
 	}
 	head, err := revParse(ctx, top, branchRef(base))
 	if err != nil {
-		return Workspace{}, api.Errorf(api.CodeInvalid, "%s: %v", at, err)
+		return repoBase{}, api.Errorf(api.CodeInvalid, "%s: %v", at, err)
 	}
 	if head == "" {
-		return Workspace{}, api.Errorf(api.CodeInvalid, "%s: base branch %s does not exist in %s (or has no commit yet): create it, or name another with base: (git branch lists them)", at, base, top)
+		return repoBase{}, api.Errorf(api.CodeInvalid, "%s: base branch %s does not exist in %s (or has no commit yet): create it, or name another with base: (git branch lists them)", at, base, top)
 	}
 	for _, a := range inst.Agents {
 		if err := workflow.CheckBranchName(workflow.BranchName(inst.Name, inst.Tag, a.Name)); err != nil {
-			return Workspace{}, api.Errorf(api.CodeInvalid, "%s: agent %s's branch: %v; rename the workflow or the tag", at, a.Name, err)
+			return repoBase{}, api.Errorf(api.CodeInvalid, "%s: agent %s's branch: %v; rename the workflow or the tag", at, a.Name, err)
 		}
 	}
-	return Workspace{Repo: top, Base: base}, nil
+	return repoBase{Repo: top, Base: base}, nil
 }
 
 // checkVersion refuses a git without merge-tree --write-tree.

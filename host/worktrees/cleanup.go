@@ -121,6 +121,7 @@ func (s *Service) tidy(ctx context.Context, wf store.Workflow, key store.AgentKe
 	_ = os.Remove(filepath.Dir(path))
 	_ = os.Remove(filepath.Dir(filepath.Dir(path)))
 	s.log.Info("worktree removed", "agent", key.String(), "branch", branch)
+	s.team.Bus.Publish(team.Event{Kind: team.EventWorktree, Agent: key, State: "removed"})
 	return nil
 }
 
@@ -148,25 +149,47 @@ func (s *Service) listen(ctx context.Context, sub *team.Subscription) {
 		case e := <-sub.C:
 			ended := e.Kind == team.EventRunFinished || e.Kind == team.EventRunFailed
 			stopped := e.Kind == team.EventAgentState && e.State == string(api.AgentStopped)
-			if (ended || stopped) && s.stopped(ctx, e.Agent) {
-				s.Release(ctx, e.Agent.Scope())
+			if ended || stopped {
+				s.settle(ctx, e.Agent)
 			}
 		}
 	}
 }
 
-// stopped says whether key is stopped or gone, or its workflow is: the
-// cheap check before a cleanup after each run.
+// settle tidies key's worktree after its run ended or it stopped, if it or
+// its workflow is gone. It runs after every run, so it is cheap when there
+// is nothing to do: one read for a workflow without a git workspace, two
+// for a live agent, and git only for the one agent that is gone.
+func (s *Service) settle(ctx context.Context, key store.AgentKey) {
+	wf, err := s.db.GetWorkflow(ctx, key.Workflow, key.Tag)
+	if err != nil || wf.WorkspaceRepo == "" || !s.gone(ctx, wf, key) {
+		return
+	}
+	if busy, err := s.busy(ctx, key); err != nil || busy {
+		return
+	}
+	if err := s.tidy(ctx, wf, key); err != nil {
+		s.log.Warn("tidy worktree", "agent", key.String(), "error", err)
+	}
+}
+
+// stopped says whether key, of a workflow with a git workspace, is stopped
+// or gone, or its workflow is.
 func (s *Service) stopped(ctx context.Context, key store.AgentKey) bool {
-	a, err := s.db.GetAgent(ctx, key)
-	if api.ErrorCode(err) == api.CodeNotFound {
+	wf, err := s.db.GetWorkflow(ctx, key.Workflow, key.Tag)
+	return err == nil && wf.WorkspaceRepo != "" && s.gone(ctx, wf, key)
+}
+
+// gone says whether key is stopped or removed, or its workflow wf stopped.
+func (s *Service) gone(ctx context.Context, wf store.Workflow, key store.AgentKey) bool {
+	if !wf.State.Live() {
 		return true
 	}
-	if err != nil || a.State == api.AgentStopped {
-		return err == nil
+	a, err := s.db.GetAgent(ctx, key)
+	if api.ErrorCode(err) == api.CodeNotFound {
+		return true // removed from the store: `stop <agent>`
 	}
-	wf, err := s.db.GetWorkflow(ctx, key.Workflow, key.Tag)
-	return err == nil && !wf.State.Live()
+	return err == nil && a.State == api.AgentStopped
 }
 
 // releaseAll tidies every workflow with a git workspace.

@@ -21,8 +21,8 @@ const maxListed = 20
 // the user or an agent of that workflow with can_spawn: merging and
 // throwing away work is the planners' call.
 func (s *Service) authorize(ctx context.Context, key store.AgentKey, by, what string) (store.Workflow, error) {
-	if err := workflow.CheckAgentName(key.Name); err != nil {
-		return store.Workflow{}, api.Errorf(api.CodeInvalid, "%v", err)
+	if err := api.ValidateAgentName(key.Name); err != nil {
+		return store.Workflow{}, err
 	}
 	wf, err := s.workspace(ctx, key.Scope())
 	if err != nil || by == team.SenderUser {
@@ -161,7 +161,8 @@ func (s *Service) moveBranch(ctx context.Context, repo, target, old, commit, bra
 			target, tree, listFiles(files))
 	}
 	if _, err := git(ctx, tree, "merge", "--ff-only", "--no-edit", "--quiet", commit); err != nil {
-		return api.Errorf(api.CodeConflict, "%s is checked out in %s, and moving it there failed; nothing was changed: %v", target, tree, err)
+		return api.Errorf(api.CodeConflict, "%s is checked out in %s, and moving it there failed; nothing was changed: %v. Mend what git says in %s and integrate again, or integrate into another branch (--into, or target)",
+			target, tree, err, tree)
 	}
 	return nil
 }

@@ -37,16 +37,20 @@ type Service struct {
 	root string
 	log  hclog.Logger
 
-	// mu guards repos: one lock per repository, held while git works in
-	// it, so two agents' first runs, an integrate and a cleanup never
-	// interleave their git commands.
-	mu    sync.Mutex
+	// mu guards the fields that follow.
+	mu sync.Mutex
+	// repos holds one lock per repository, held while git works in it, so
+	// two agents' first runs, an integrate and a cleanup never interleave
+	// their git commands.
 	repos map[string]*sync.Mutex
+	// gitDirs caches each repository's common git directory, which every
+	// run start compares its worktree's with.
+	gitDirs map[string]string
 }
 
 // New returns a Service; Run tidies up after agents that stop.
 func New(cfg Config) *Service {
-	return &Service{db: cfg.DB, team: cfg.Team, root: filepath.Join(cfg.Home, "worktrees"), log: cfg.Log, repos: map[string]*sync.Mutex{}}
+	return &Service{db: cfg.DB, team: cfg.Team, root: filepath.Join(cfg.Home, "worktrees"), log: cfg.Log, repos: map[string]*sync.Mutex{}, gitDirs: map[string]string{}}
 }
 
 // gitTimeout bounds the git work done under one lock (hooks included).
@@ -85,8 +89,8 @@ func (s *Service) ProjectDir(ctx context.Context, wf store.Workflow, agent strin
 		return "", false, nil
 	}
 	key := store.AgentKey{Workflow: wf.Name, Tag: wf.Tag, Name: agent}
-	if err := workflow.CheckAgentName(agent); err != nil {
-		return "", true, api.Errorf(api.CodeInvalid, "%v", err)
+	if err := api.ValidateAgentName(agent); err != nil {
+		return "", true, err
 	}
 	ctx, unlock := s.lock(ctx, wf.WorkspaceRepo)
 	defer unlock()
@@ -147,11 +151,29 @@ func (s *Service) isWorktree(ctx context.Context, repo, path string) (bool, erro
 	if err != nil {
 		return false, nil // a broken .git file: in the way, like any other content
 	}
-	theirs, err := commonDir(ctx, repo)
+	theirs, err := s.repoGitDir(ctx, repo)
 	if err != nil {
 		return false, err
 	}
 	return mine == theirs, nil
+}
+
+// repoGitDir is repo's common git directory, asked of git once.
+func (s *Service) repoGitDir(ctx context.Context, repo string) (string, error) {
+	s.mu.Lock()
+	dir, ok := s.gitDirs[repo]
+	s.mu.Unlock()
+	if ok {
+		return dir, nil
+	}
+	dir, err := commonDir(ctx, repo)
+	if err != nil {
+		return "", err
+	}
+	s.mu.Lock()
+	s.gitDirs[repo] = dir
+	s.mu.Unlock()
+	return dir, nil
 }
 
 func commonDir(ctx context.Context, dir string) (string, error) {
@@ -186,11 +208,8 @@ func display(scope store.Scope) string {
 }
 
 // List reports the worktrees of every workflow with a git workspace,
-// stopped ones included (what they kept), or of scope alone.
-func (s *Service) List(ctx context.Context, scope *store.Scope) ([]tools.Worktree, error) {
-	if scope != nil {
-		return s.Status(ctx, *scope, "")
-	}
+// stopped ones included (what they kept); Status reports one workflow's.
+func (s *Service) List(ctx context.Context) ([]tools.Worktree, error) {
 	all, err := s.db.ListWorkflows(ctx)
 	if err != nil {
 		return nil, err
@@ -212,6 +231,11 @@ func (s *Service) List(ctx context.Context, scope *store.Scope) ([]tools.Worktre
 // Status reports agent's worktree in scope, or with agent "" every
 // agent's, and the kept branches of agents that are gone.
 func (s *Service) Status(ctx context.Context, scope store.Scope, agent string) ([]tools.Worktree, error) {
+	if agent != "" {
+		if err := api.ValidateAgentName(agent); err != nil {
+			return nil, err
+		}
+	}
 	wf, err := s.workspace(ctx, scope)
 	if err != nil {
 		return nil, err
@@ -242,12 +266,9 @@ func (s *Service) status(ctx context.Context, wf store.Workflow, only string) ([
 	}
 	slices.Sort(names)
 	if only != "" {
-		if err := workflow.CheckAgentName(only); err != nil {
-			return nil, api.Errorf(api.CodeInvalid, "%v", err)
-		}
 		if !slices.Contains(names, only) {
-			return nil, api.Errorf(api.CodeNotFound, "%s has no agent %s and no branch %s: team_members lists the agents",
-				display(scope), only, workflow.BranchName(wf.Name, wf.Tag, only))
+			return nil, api.Errorf(api.CodeNotFound, "%s has no agent %s and no branch %s: worktree_status without an agent, or `agent-worker worktree list %s`, lists the worktrees there are",
+				display(scope), only, workflow.BranchName(wf.Name, wf.Tag, only), display(scope))
 		}
 		names = []string{only}
 	}

@@ -401,7 +401,7 @@ func TestReleaseKeepsUnmergedWork(t *testing.T) {
 	if _, err := os.Stat(a); !os.IsNotExist(err) {
 		t.Errorf("alice's merged worktree is still there: %v", err)
 	}
-	ws, err := f.svc.List(t.Context(), nil)
+	ws, err := f.svc.List(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -427,7 +427,7 @@ func TestReleaseKeepsUnmergedWork(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if ws, _ := f.svc.List(t.Context(), nil); len(ws) != 0 {
+	if ws, _ := f.svc.List(t.Context()); len(ws) != 0 {
 		t.Errorf("after discarding: %+v", ws)
 	}
 }
@@ -454,7 +454,7 @@ func TestResolve(t *testing.T) {
 	if ws, err := resolve(ctx, inst(sub, "main"), ""); err != nil || ws.Repo != repo || ws.Base != "main" {
 		t.Errorf("from a subdirectory: %+v, %v", ws, err)
 	}
-	if ws, err := resolve(ctx, &workflow.Instance{Dir: repo}, ""); err != nil || ws != (Workspace{}) {
+	if ws, err := resolve(ctx, &workflow.Instance{Dir: repo}, ""); err != nil || ws != (repoBase{}) {
 		t.Errorf("no workspace: %+v, %v", ws, err)
 	}
 	plain := t.TempDir()
