@@ -676,28 +676,30 @@ const lostTasksSQL = `SELECT t.id, t.workflow, t.tag, t.holder, t.holder_run, r.
 
 // ReturnLostTasks sends every task whose lease is lost back to pending,
 // with a channel line that says which and why and wakes who may claim it
-// (but not the agent that lost it).
+// (but not the agent that lost it), and returns the earliest expiry of the
+// leases still held (zero when no task is held), so the daemon can sleep
+// until then.
 // The daemon calls it when a run ends, at start-up (the runs that died
 // with the previous daemon were marked failed by then) and when the next
 // lease expires. It costs one read when nothing is lost.
-func (db *DB) ReturnLostTasks(ctx context.Context) ([]Task, []Message, error) {
+func (db *DB) ReturnLostTasks(ctx context.Context) ([]Task, []Message, time.Time, error) {
 	lost := false
+	var next time.Time
 	err := db.read(ctx, func(conn *sqlite.Conn) error {
-		return sqlitex.Execute(conn, `SELECT EXISTS (`+lostTasksSQL+`)`, &sqlitex.ExecOptions{
+		return sqlitex.Execute(conn, `SELECT EXISTS (`+lostTasksSQL+`), (`+nextLeaseSQL+`)`, &sqlitex.ExecOptions{
 			Args: []any{db.nowMs()}, ResultFunc: func(st *sqlite.Stmt) error {
-				lost = st.ColumnBool(0)
+				lost, next = st.ColumnBool(0), msOrZero(st.ColumnInt64(1))
 				return nil
 			}})
 	})
 	if err != nil || !lost {
-		return nil, nil, err
+		return nil, nil, next, err
 	}
 	var (
 		ts   []Task
 		msgs []Message
 	)
 	err = db.write(ctx, func(conn *sqlite.Conn) error {
-		ts, msgs = nil, nil
 		now := db.nowMs()
 		type loss struct {
 			id, holder, why string
@@ -748,28 +750,20 @@ func (db *DB) ReturnLostTasks(ctx context.Context) ([]Task, []Message, error) {
 			}
 			ts, msgs = append(ts, t), append(msgs, m)
 		}
-		return nil
+		return sqlitex.Execute(conn, nextLeaseSQL, &sqlitex.ExecOptions{ResultFunc: func(st *sqlite.Stmt) error {
+			next = msOrZero(st.ColumnInt64(0))
+			return nil
+		}})
 	})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, time.Time{}, err
 	}
-	return ts, msgs, nil
+	return ts, msgs, next, nil
 }
 
-// NextLeaseExpiry returns the earliest expiry of a held task's lease, so
-// the daemon can sleep until then; ok is false when no task is held.
-func (db *DB) NextLeaseExpiry(ctx context.Context) (t time.Time, ok bool, err error) {
-	err = db.read(ctx, func(conn *sqlite.Conn) error {
-		return sqlitex.Execute(conn, `SELECT min(lease_expires_at) FROM tasks WHERE state = 'claimed' OR state = 'in_progress'`,
-			&sqlitex.ExecOptions{ResultFunc: func(s *sqlite.Stmt) error {
-				if s.ColumnType(0) != sqlite.TypeNull {
-					t, ok = fromMs(s.ColumnInt64(0)), true
-				}
-				return nil
-			}})
-	})
-	return t, ok, err
-}
+// nextLeaseSQL selects the earliest expiry of a held task's lease, NULL
+// (read as 0) when no task is held.
+const nextLeaseSQL = `SELECT min(lease_expires_at) FROM tasks WHERE state = 'claimed' OR state = 'in_progress'`
 
 // RenewAgentLeases renews the leases an outside agent (one without a run)
 // holds; its tool calls are its only sign of life. A run's leases are

@@ -407,8 +407,8 @@ func TestLostLeasesGoBackToPending(t *testing.T) {
 	mustClaim(t, db, actor("outsider", ""), outside.ID)
 	mustClaim(t, db, actor("carol", ""), leaver.ID)
 
-	if lost, _, err := db.ReturnLostTasks(ctx); err != nil || len(lost) != 0 {
-		t.Fatalf("nothing is lost yet: %v, %v", lost, err)
+	if lost, _, next, err := db.ReturnLostTasks(ctx); err != nil || len(lost) != 0 || !next.Equal(propT0.Add(TaskLease)) {
+		t.Fatalf("nothing is lost yet: %v, %v; next expiry %v, want %v", lost, err, next, propT0.Add(TaskLease))
 	}
 	if err := db.FinishRun(ctx, "run_a", api.RunFailed, "killed by signal SIGKILL", nil); err != nil {
 		t.Fatal(err)
@@ -416,7 +416,7 @@ func TestLostLeasesGoBackToPending(t *testing.T) {
 	if err := db.DeleteAgent(ctx, AgentKey{"carol", "wf", "main"}); err != nil {
 		t.Fatal(err)
 	}
-	lost, msgs, err := db.ReturnLostTasks(ctx)
+	lost, msgs, next, err := db.ReturnLostTasks(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -427,6 +427,9 @@ func TestLostLeasesGoBackToPending(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, linesOf(msgs)); diff != "" || len(lost) != 2 {
 		t.Errorf("lost tasks %d, lines (-want +got):\n%s", len(lost), diff)
+	}
+	if !next.Equal(propT0.Add(TaskLease)) {
+		t.Errorf("next expiry after the sweep = %v, want %v", next, propT0.Add(TaskLease))
 	}
 	if got := stateOf(t, db, ended.ID); got.State != api.TaskPending || got.Holder != "" || got.Retries != 0 {
 		t.Errorf("returned task = %+v", got)
@@ -439,13 +442,13 @@ func TestLostLeasesGoBackToPending(t *testing.T) {
 		t.Fatal(err)
 	}
 	clk.Set(propT0.Add(TaskLease + time.Second))
-	next, ok, err := db.NextLeaseExpiry(ctx)
-	if err != nil || !ok || !next.Equal(propT0.Add(TaskLease)) {
-		t.Errorf("next expiry = %v %v %v, want %v", next, ok, err, propT0.Add(TaskLease))
-	}
-	_, msgs, err = db.ReturnLostTasks(ctx)
+	_, msgs, next, err = db.ReturnLostTasks(ctx)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// What is left held is the live run's renewed lease.
+	if !next.Equal(propT0.Add(2*TaskLease - time.Second)) {
+		t.Errorf("next expiry after the sweep = %v, want %v", next, propT0.Add(2*TaskLease-time.Second))
 	}
 	if len(msgs) != 1 || msgs[0].Content[:len(`task-3 "of an outside agent" went back to pending: outsider's lease expired (no sign of life for 10m0s).`)] !=
 		`task-3 "of an outside agent" went back to pending: outsider's lease expired (no sign of life for 10m0s).` {

@@ -87,7 +87,7 @@ const leaseQueue = 1024
 // at once (a restarted daemon finds the runs that died with the previous
 // one failed, and their tasks go back), after every run's end, and when
 // the next lease expires (at least every maxLeaseWait). Each sweep costs
-// one read when nothing is lost.
+// one read when nothing is lost, which also gives the next expiry.
 func (s *Service) RunLeases(ctx context.Context) {
 	sub := s.Bus.Subscribe(leaseQueue)
 	defer func() { sub.Close() }()
@@ -106,7 +106,7 @@ func (s *Service) RunLeases(ctx context.Context) {
 			sub.Close()
 			sub = s.Bus.Subscribe(leaseQueue)
 		}
-		lost, msgs, err := s.db.ReturnLostTasks(ctx)
+		lost, msgs, next, err := s.db.ReturnLostTasks(ctx)
 		if err != nil && ctx.Err() == nil {
 			s.log.Warn("return lost tasks", "error", err)
 		}
@@ -114,8 +114,7 @@ func (s *Service) RunLeases(ctx context.Context) {
 			s.log.Info("task back on the board: its lease was lost", "task", t.ID, "workflow", store.Scope{Workflow: t.Workflow, Tag: t.Tag}.String())
 		}
 		s.publishAll(msgs)
-		next, ok, err := s.db.NextLeaseExpiry(ctx)
-		timer.Reset(waitUntil(next, ok, err, maxLeaseWait))
+		timer.Reset(waitUntil(next, !next.IsZero(), err, maxLeaseWait))
 	}
 }
 
