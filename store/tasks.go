@@ -448,7 +448,7 @@ func (db *DB) ClaimTask(ctx context.Context, a TaskActor, id string) (Task, erro
 		case t.State == api.TaskCompleted:
 			return api.Errorf(api.CodeConflict, "%s is already completed (by %s)", t.ID, t.Holder)
 		case t.State == api.TaskFailed:
-			return api.Errorf(api.CodeConflict, "%s failed (%s): create a new task to try again", t.ID, oneLine(t.Error, 200))
+			return api.Errorf(api.CodeConflict, "%s failed (%s): create a new task to try again", t.ID, OneLine(t.Error, 200))
 		case t.Assignee != "" && t.Assignee != a.Name:
 			return api.Errorf(api.CodePermission, "%s is assigned to %s: only %s may claim it", t.ID, t.Assignee, t.Assignee)
 		case len(t.WaitingOn) > 0:
@@ -580,7 +580,7 @@ func (db *DB) FailTask(ctx context.Context, a TaskActor, id, reason string, retr
 		return Task{}, nil, err
 	}
 	return db.changeHeld(ctx, a, id, "fail", func(conn *sqlite.Conn, t *Task, now int64) ([]Message, error) {
-		short := oneLine(reason, 300)
+		short := OneLine(reason, 300)
 		if retry && t.Retries < t.MaxRetries {
 			err := sqlitex.Execute(conn, `UPDATE tasks SET retries = retries + 1 WHERE id = ?`, &sqlitex.ExecOptions{Args: []any{t.ID}})
 			if err != nil {
@@ -716,7 +716,7 @@ func (db *DB) ReturnLostTasks(ctx context.Context) ([]Task, []Message, time.Time
 			case run != "" && runKnown && runState != string(api.RunRunning) && runState != string(api.RunQueued):
 				l.why = fmt.Sprintf("%s's run %s ended (%s", holder, run, runState)
 				if runErr != "" {
-					l.why += ": " + oneLine(runErr, 200)
+					l.why += ": " + OneLine(runErr, 200)
 				}
 				l.why += ") without completing or releasing it"
 			case run != "" && !runKnown:
@@ -829,7 +829,7 @@ func heldTask(conn *sqlite.Conn, a TaskActor, id, what string) (Task, error) {
 	case t.State == api.TaskCompleted:
 		return t, api.Errorf(api.CodeConflict, "%s is already completed (by %s)", t.ID, t.Holder)
 	case t.State == api.TaskFailed:
-		return t, api.Errorf(api.CodeConflict, "%s has already failed (%s)", t.ID, oneLine(t.Error, 200))
+		return t, api.Errorf(api.CodeConflict, "%s has already failed (%s)", t.ID, OneLine(t.Error, 200))
 	case t.Holder != a.Name:
 		return t, api.Errorf(api.CodePermission, "%s is held by %s: only the holder may %s it", t.ID, t.Holder, what)
 	}
@@ -1164,9 +1164,9 @@ func isAre(n int) string {
 	return "are"
 }
 
-// oneLine shortens s to one line of at most n characters, for channel
-// lines and errors that quote an agent's text.
-func oneLine(s string, n int) string {
+// OneLine shortens s to one line of at most n characters, for channel
+// lines, errors and tool results that quote an agent's text.
+func OneLine(s string, n int) string {
 	s = strings.Join(strings.Fields(s), " ")
 	if utf8.RuneCountInString(s) <= n {
 		return s
