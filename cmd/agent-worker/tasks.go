@@ -133,16 +133,7 @@ func tasksShowCmd(e *env) *ffcli.Command {
 }
 
 // boardTarget reads the target of a board: a workflow, not an agent.
-func boardTarget(s string) (api.Target, error) {
-	t, err := parseTarget(s)
-	if err != nil {
-		return t, err
-	}
-	if !t.IsScope() {
-		return t, usagef("%s is an agent: tasks belong to a workflow, give %s", s, api.Target{Workflow: t.Workflow, Tag: t.Tag}.Display())
-	}
-	return t, nil
-}
+func boardTarget(s string) (api.Target, error) { return usageTarget(api.ParseScopeTarget(s, "tasks")) }
 
 // boardSummary is the line above a board: how many tasks in each state.
 func boardSummary(t api.Target, ts []api.Task) string {

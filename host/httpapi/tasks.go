@@ -18,15 +18,8 @@ func taskScope(target, def string) (store.Scope, error) {
 		}
 		target = def
 	}
-	t, err := api.ParseTarget(target)
-	if err != nil {
-		return store.Scope{}, err
-	}
-	if !t.IsScope() {
-		return store.Scope{}, api.Errorf(api.CodeInvalid, "target %s is an agent: tasks belong to a workflow, give %s",
-			t.Display(), api.Target{Workflow: t.Workflow, Tag: t.Tag}.Display())
-	}
-	return scopeOf(t), nil
+	t, err := api.ParseScopeTarget(target, "tasks")
+	return scopeOf(t), err
 }
 
 // handleListTasks is GET /tasks?target=@wf[:tag]&state=S&assignee=A: a
