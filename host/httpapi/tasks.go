@@ -30,12 +30,8 @@ func (h *Server) handleListTasks(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	f := store.TaskFilter{Assignee: q.Get("assignee")}
-	if s := q.Get("state"); s != "" {
-		if f.State, err = api.ParseTaskState(s); err != nil {
-			return err
-		}
-	}
+	// The store checks the state, with the same error the task_list tool gives.
+	f := store.TaskFilter{State: api.TaskState(q.Get("state")), Assignee: q.Get("assignee")}
 	ts, err := h.team.Tasks(r.Context(), scope, f)
 	if err != nil {
 		return err
