@@ -235,7 +235,7 @@ func checkNewTask(nt NewTask) (NewTask, error) {
 	deps := make([]string, 0, len(nt.DependsOn))
 	for _, d := range nt.DependsOn {
 		if d = TaskID(d); d == "" {
-			return nt, api.Errorf(api.CodeInvalid, "depends_on: an id is empty")
+			return nt, api.Errorf(api.CodeInvalid, "depends_on: an id is empty: name each task, e.g. task-3")
 		}
 		deps = append(deps, d)
 	}
@@ -405,7 +405,7 @@ func (db *DB) GetTask(ctx context.Context, s Scope, id string) (Task, []TaskEven
 					return nil
 				}})
 			if err == nil && s == (Scope{}) {
-				err = api.Errorf(api.CodeNotFound, "task %s not found", id)
+				err = api.Errorf(api.CodeNotFound, "task %s not found: `agent-worker tasks @workflow` lists a board's ids", id)
 			}
 			if err != nil {
 				return err
@@ -446,7 +446,7 @@ func (db *DB) ClaimTask(ctx context.Context, a TaskActor, id string) (Task, erro
 		case t.State.Held():
 			return api.Errorf(api.CodeConflict, "%s is already claimed by %s: claim another (task_claim without an id picks a ready one)", t.ID, t.Holder)
 		case t.State == api.TaskCompleted:
-			return api.Errorf(api.CodeConflict, "%s is already completed (by %s)", t.ID, t.Holder)
+			return api.Errorf(api.CodeConflict, "%s is already completed (by %s): claim another (task_claim without an id picks a ready one)", t.ID, t.Holder)
 		case t.State == api.TaskFailed:
 			return api.Errorf(api.CodeConflict, "%s failed (%s): create a new task to try again", t.ID, OneLine(t.Error, 200))
 		case t.Assignee != "" && t.Assignee != a.Name:
@@ -827,9 +827,9 @@ func heldTask(conn *sqlite.Conn, a TaskActor, id, what string) (Task, error) {
 	case t.State == api.TaskPending:
 		return t, api.Errorf(api.CodeConflict, "%s is pending, not held by anyone: claim it with task_claim first", t.ID)
 	case t.State == api.TaskCompleted:
-		return t, api.Errorf(api.CodeConflict, "%s is already completed (by %s)", t.ID, t.Holder)
+		return t, api.Errorf(api.CodeConflict, "%s is already completed (by %s): nothing is left to do on it; task_list shows what is", t.ID, t.Holder)
 	case t.State == api.TaskFailed:
-		return t, api.Errorf(api.CodeConflict, "%s has already failed (%s)", t.ID, OneLine(t.Error, 200))
+		return t, api.Errorf(api.CodeConflict, "%s has already failed (%s): create a new task to try again", t.ID, OneLine(t.Error, 200))
 	case t.Holder != a.Name:
 		return t, api.Errorf(api.CodePermission, "%s is held by %s: only the holder may %s it", t.ID, t.Holder, what)
 	}
@@ -1052,7 +1052,7 @@ func getTask(conn *sqlite.Conn, s Scope, id string) (Task, error) {
 			return err
 		}})
 	if err == nil && !found {
-		err = api.Errorf(api.CodeNotFound, "task %s not found in %s", id, s)
+		err = api.Errorf(api.CodeNotFound, "task %s not found in %s: task_list (or `agent-worker tasks %s`) shows its ids", id, s, s)
 	}
 	if err != nil {
 		return Task{}, err

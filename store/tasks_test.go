@@ -126,10 +126,10 @@ func TestClaimRefusals(t *testing.T) {
 	}{
 		"claimed by another": {held.ID, api.CodeConflict, []string{held.ID + " is already claimed by alice"}},
 		"dependency open":    {waiting.ID, api.CodeConflict, []string{waiting.ID + " is not ready: it waits for " + dep.ID + " (claimed, held by alice)", "task_claim without an id"}},
-		"completed":          {done.ID, api.CodeConflict, []string{"already completed (by alice)"}},
+		"completed":          {done.ID, api.CodeConflict, []string{"already completed (by alice): claim another"}},
 		"failed":             {failed.ID, api.CodeConflict, []string{"failed (no disk)", "create a new task"}},
 		"assigned elsewhere": {theirs.ID, api.CodePermission, []string{"assigned to alice"}},
-		"unknown":            {"task-99", api.CodeNotFound, []string{"task task-99 not found in @wf:main"}},
+		"unknown":            {"task-99", api.CodeNotFound, []string{"task task-99 not found in @wf:main: task_list (or `agent-worker tasks @wf:main`) shows its ids"}},
 	} {
 		_, err := db.ClaimTask(t.Context(), actor("bob", ""), tc.id)
 		if api.ErrorCode(err) != tc.code {
@@ -220,7 +220,7 @@ func TestCreateTaskRefusals(t *testing.T) {
 		"NUL description":  {task("x", func(nt *NewTask) { nt.Description = "a\x00b" }), api.CodeInvalid, []string{"description contains a NUL byte"}},
 		"unknown workflow": {task("x", func(nt *NewTask) { nt.Workflow = "nope" }), api.CodeNotFound, []string{`workflow "nope:main" not found`}},
 		"too many deps":    {task("x", func(nt *NewTask) { nt.DependsOn = manyIDs(MaxTaskDeps + 1) }), api.CodeInvalid, []string{"depends_on names 51 tasks; the limit is 50"}},
-		"empty dependency": {task("x", func(nt *NewTask) { nt.DependsOn = []string{" "} }), api.CodeInvalid, []string{"depends_on: an id is empty"}},
+		"empty dependency": {task("x", func(nt *NewTask) { nt.DependsOn = []string{" "} }), api.CodeInvalid, []string{"depends_on: an id is empty: name each task"}},
 	} {
 		_, _, err := db.CreateTask(t.Context(), tc.nt)
 		if api.ErrorCode(err) != tc.code {
@@ -379,7 +379,7 @@ func TestFailWithRetryUntilRetriesRunOut(t *testing.T) {
 		t.Errorf("lines (-want +got):\n%s", diff)
 	}
 	_, _, err := db.FailTask(t.Context(), actor("bob", ""), tk.ID, "again", true)
-	wantPropErr(t, err, api.CodeConflict, "has already failed (timeout 2)")
+	wantPropErr(t, err, api.CodeConflict, "has already failed (timeout 2): create a new task")
 }
 
 // A lease is lost when its run ends, when it expires, or when its holder
