@@ -210,15 +210,12 @@ func (db *DB) CreateTask(ctx context.Context, nt NewTask) (Task, []Message, erro
 		if t, err = getTask(conn, s, id); err != nil {
 			return err
 		}
-		msgs = nil
-		if t.Ready() {
-			m, err := readyLine(conn, t, nt.CreatedBy, "", now)
-			if err != nil {
-				return err
-			}
-			msgs = append(msgs, m)
+		if !t.Ready() {
+			return nil
 		}
-		return nil
+		m, err := readyLine(conn, t, nt.CreatedBy, "", now)
+		msgs = []Message{m}
+		return err
 	})
 	if err != nil {
 		return Task{}, nil, err
@@ -988,15 +985,15 @@ func taskLine(conn *sqlite.Conn, t Task, content string, recipients []string, no
 // its parent.
 func waitingFor(conn *sqlite.Conn, id string) ([]string, error) {
 	var ids []string
-	err := sqlitex.Execute(conn, `SELECT t.id FROM task_deps d JOIN tasks t ON t.id = d.task_id
+	err := sqlitex.Execute(conn, `SELECT t.id, t.n FROM task_deps d JOIN tasks t ON t.id = d.task_id
 		WHERE d.dep_id = ?1 AND t.state <> 'completed' AND t.state <> 'failed'
-		UNION SELECT p.id FROM tasks c JOIN tasks p ON p.id = c.parent
-		WHERE c.id = ?1 AND p.state <> 'completed' AND p.state <> 'failed'`,
+		UNION SELECT p.id, p.n FROM tasks c JOIN tasks p ON p.id = c.parent
+		WHERE c.id = ?1 AND p.state <> 'completed' AND p.state <> 'failed'
+		ORDER BY 2`,
 		&sqlitex.ExecOptions{Args: []any{id}, ResultFunc: func(st *sqlite.Stmt) error {
 			ids = append(ids, st.ColumnText(0))
 			return nil
 		}})
-	slices.SortFunc(ids, compareTaskIDs)
 	return ids, err
 }
 
@@ -1132,13 +1129,6 @@ func taskHistory(conn *sqlite.Conn, id string) ([]TaskEvent, error) {
 			return nil
 		}})
 	return ev, err
-}
-
-// compareTaskIDs orders task-2 before task-10.
-func compareTaskIDs(a, b string) int {
-	na, _ := strconv.Atoi(strings.TrimPrefix(a, taskIDPrefix))
-	nb, _ := strconv.Atoi(strings.TrimPrefix(b, taskIDPrefix))
-	return na - nb
 }
 
 func taskStateNames() []string {
