@@ -210,15 +210,12 @@ func (db *DB) CreateTask(ctx context.Context, nt NewTask) (Task, []Message, erro
 		if t, err = getTask(conn, s, id); err != nil {
 			return err
 		}
-		msgs = nil
-		if t.Ready() {
-			m, err := readyLine(conn, t, nt.CreatedBy, "", now)
-			if err != nil {
-				return err
-			}
-			msgs = append(msgs, m)
+		if !t.Ready() {
+			return nil
 		}
-		return nil
+		m, err := readyLine(conn, t, nt.CreatedBy, "", now)
+		msgs = []Message{m}
+		return err
 	})
 	if err != nil {
 		return Task{}, nil, err
@@ -235,7 +232,7 @@ func checkNewTask(nt NewTask) (NewTask, error) {
 	deps := make([]string, 0, len(nt.DependsOn))
 	for _, d := range nt.DependsOn {
 		if d = TaskID(d); d == "" {
-			return nt, api.Errorf(api.CodeInvalid, "depends_on: an id is empty")
+			return nt, api.Errorf(api.CodeInvalid, "depends_on: an id is empty: name each task, e.g. task-3")
 		}
 		deps = append(deps, d)
 	}
@@ -405,7 +402,7 @@ func (db *DB) GetTask(ctx context.Context, s Scope, id string) (Task, []TaskEven
 					return nil
 				}})
 			if err == nil && s == (Scope{}) {
-				err = api.Errorf(api.CodeNotFound, "task %s not found", id)
+				err = api.Errorf(api.CodeNotFound, "task %s not found: `agent-worker tasks @workflow` lists a board's ids", id)
 			}
 			if err != nil {
 				return err
@@ -446,9 +443,9 @@ func (db *DB) ClaimTask(ctx context.Context, a TaskActor, id string) (Task, erro
 		case t.State.Held():
 			return api.Errorf(api.CodeConflict, "%s is already claimed by %s: claim another (task_claim without an id picks a ready one)", t.ID, t.Holder)
 		case t.State == api.TaskCompleted:
-			return api.Errorf(api.CodeConflict, "%s is already completed (by %s)", t.ID, t.Holder)
+			return api.Errorf(api.CodeConflict, "%s is already completed (by %s): claim another (task_claim without an id picks a ready one)", t.ID, t.Holder)
 		case t.State == api.TaskFailed:
-			return api.Errorf(api.CodeConflict, "%s failed (%s): create a new task to try again", t.ID, oneLine(t.Error, 200))
+			return api.Errorf(api.CodeConflict, "%s failed (%s): create a new task to try again", t.ID, OneLine(t.Error, 200))
 		case t.Assignee != "" && t.Assignee != a.Name:
 			return api.Errorf(api.CodePermission, "%s is assigned to %s: only %s may claim it", t.ID, t.Assignee, t.Assignee)
 		case len(t.WaitingOn) > 0:
@@ -580,7 +577,7 @@ func (db *DB) FailTask(ctx context.Context, a TaskActor, id, reason string, retr
 		return Task{}, nil, err
 	}
 	return db.changeHeld(ctx, a, id, "fail", func(conn *sqlite.Conn, t *Task, now int64) ([]Message, error) {
-		short := oneLine(reason, 300)
+		short := OneLine(reason, 300)
 		if retry && t.Retries < t.MaxRetries {
 			err := sqlitex.Execute(conn, `UPDATE tasks SET retries = retries + 1 WHERE id = ?`, &sqlitex.ExecOptions{Args: []any{t.ID}})
 			if err != nil {
@@ -676,28 +673,30 @@ const lostTasksSQL = `SELECT t.id, t.workflow, t.tag, t.holder, t.holder_run, r.
 
 // ReturnLostTasks sends every task whose lease is lost back to pending,
 // with a channel line that says which and why and wakes who may claim it
-// (but not the agent that lost it).
+// (but not the agent that lost it), and returns the earliest expiry of the
+// leases still held (zero when no task is held), so the daemon can sleep
+// until then.
 // The daemon calls it when a run ends, at start-up (the runs that died
 // with the previous daemon were marked failed by then) and when the next
 // lease expires. It costs one read when nothing is lost.
-func (db *DB) ReturnLostTasks(ctx context.Context) ([]Task, []Message, error) {
+func (db *DB) ReturnLostTasks(ctx context.Context) ([]Task, []Message, time.Time, error) {
 	lost := false
+	var next time.Time
 	err := db.read(ctx, func(conn *sqlite.Conn) error {
-		return sqlitex.Execute(conn, `SELECT EXISTS (`+lostTasksSQL+`)`, &sqlitex.ExecOptions{
+		return sqlitex.Execute(conn, `SELECT EXISTS (`+lostTasksSQL+`), (`+nextLeaseSQL+`)`, &sqlitex.ExecOptions{
 			Args: []any{db.nowMs()}, ResultFunc: func(st *sqlite.Stmt) error {
-				lost = st.ColumnBool(0)
+				lost, next = st.ColumnBool(0), msOrZero(st.ColumnInt64(1))
 				return nil
 			}})
 	})
 	if err != nil || !lost {
-		return nil, nil, err
+		return nil, nil, next, err
 	}
 	var (
 		ts   []Task
 		msgs []Message
 	)
 	err = db.write(ctx, func(conn *sqlite.Conn) error {
-		ts, msgs = nil, nil
 		now := db.nowMs()
 		type loss struct {
 			id, holder, why string
@@ -714,7 +713,7 @@ func (db *DB) ReturnLostTasks(ctx context.Context) ([]Task, []Message, error) {
 			case run != "" && runKnown && runState != string(api.RunRunning) && runState != string(api.RunQueued):
 				l.why = fmt.Sprintf("%s's run %s ended (%s", holder, run, runState)
 				if runErr != "" {
-					l.why += ": " + oneLine(runErr, 200)
+					l.why += ": " + OneLine(runErr, 200)
 				}
 				l.why += ") without completing or releasing it"
 			case run != "" && !runKnown:
@@ -748,28 +747,20 @@ func (db *DB) ReturnLostTasks(ctx context.Context) ([]Task, []Message, error) {
 			}
 			ts, msgs = append(ts, t), append(msgs, m)
 		}
-		return nil
+		return sqlitex.Execute(conn, nextLeaseSQL, &sqlitex.ExecOptions{ResultFunc: func(st *sqlite.Stmt) error {
+			next = msOrZero(st.ColumnInt64(0))
+			return nil
+		}})
 	})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, time.Time{}, err
 	}
-	return ts, msgs, nil
+	return ts, msgs, next, nil
 }
 
-// NextLeaseExpiry returns the earliest expiry of a held task's lease, so
-// the daemon can sleep until then; ok is false when no task is held.
-func (db *DB) NextLeaseExpiry(ctx context.Context) (t time.Time, ok bool, err error) {
-	err = db.read(ctx, func(conn *sqlite.Conn) error {
-		return sqlitex.Execute(conn, `SELECT min(lease_expires_at) FROM tasks WHERE state = 'claimed' OR state = 'in_progress'`,
-			&sqlitex.ExecOptions{ResultFunc: func(s *sqlite.Stmt) error {
-				if s.ColumnType(0) != sqlite.TypeNull {
-					t, ok = fromMs(s.ColumnInt64(0)), true
-				}
-				return nil
-			}})
-	})
-	return t, ok, err
-}
+// nextLeaseSQL selects the earliest expiry of a held task's lease, NULL
+// (read as 0) when no task is held.
+const nextLeaseSQL = `SELECT min(lease_expires_at) FROM tasks WHERE state = 'claimed' OR state = 'in_progress'`
 
 // RenewAgentLeases renews the leases an outside agent (one without a run)
 // holds; its tool calls are its only sign of life. A run's leases are
@@ -833,9 +824,9 @@ func heldTask(conn *sqlite.Conn, a TaskActor, id, what string) (Task, error) {
 	case t.State == api.TaskPending:
 		return t, api.Errorf(api.CodeConflict, "%s is pending, not held by anyone: claim it with task_claim first", t.ID)
 	case t.State == api.TaskCompleted:
-		return t, api.Errorf(api.CodeConflict, "%s is already completed (by %s)", t.ID, t.Holder)
+		return t, api.Errorf(api.CodeConflict, "%s is already completed (by %s): nothing is left to do on it; task_list shows what is", t.ID, t.Holder)
 	case t.State == api.TaskFailed:
-		return t, api.Errorf(api.CodeConflict, "%s has already failed (%s)", t.ID, oneLine(t.Error, 200))
+		return t, api.Errorf(api.CodeConflict, "%s has already failed (%s): create a new task to try again", t.ID, OneLine(t.Error, 200))
 	case t.Holder != a.Name:
 		return t, api.Errorf(api.CodePermission, "%s is held by %s: only the holder may %s it", t.ID, t.Holder, what)
 	}
@@ -994,15 +985,15 @@ func taskLine(conn *sqlite.Conn, t Task, content string, recipients []string, no
 // its parent.
 func waitingFor(conn *sqlite.Conn, id string) ([]string, error) {
 	var ids []string
-	err := sqlitex.Execute(conn, `SELECT t.id FROM task_deps d JOIN tasks t ON t.id = d.task_id
+	err := sqlitex.Execute(conn, `SELECT t.id, t.n FROM task_deps d JOIN tasks t ON t.id = d.task_id
 		WHERE d.dep_id = ?1 AND t.state <> 'completed' AND t.state <> 'failed'
-		UNION SELECT p.id FROM tasks c JOIN tasks p ON p.id = c.parent
-		WHERE c.id = ?1 AND p.state <> 'completed' AND p.state <> 'failed'`,
+		UNION SELECT p.id, p.n FROM tasks c JOIN tasks p ON p.id = c.parent
+		WHERE c.id = ?1 AND p.state <> 'completed' AND p.state <> 'failed'
+		ORDER BY 2`,
 		&sqlitex.ExecOptions{Args: []any{id}, ResultFunc: func(st *sqlite.Stmt) error {
 			ids = append(ids, st.ColumnText(0))
 			return nil
 		}})
-	slices.SortFunc(ids, compareTaskIDs)
 	return ids, err
 }
 
@@ -1058,7 +1049,7 @@ func getTask(conn *sqlite.Conn, s Scope, id string) (Task, error) {
 			return err
 		}})
 	if err == nil && !found {
-		err = api.Errorf(api.CodeNotFound, "task %s not found in %s", id, s)
+		err = api.Errorf(api.CodeNotFound, "task %s not found in %s: task_list (or `agent-worker tasks %s`) shows its ids", id, s, s)
 	}
 	if err != nil {
 		return Task{}, err
@@ -1140,13 +1131,6 @@ func taskHistory(conn *sqlite.Conn, id string) ([]TaskEvent, error) {
 	return ev, err
 }
 
-// compareTaskIDs orders task-2 before task-10.
-func compareTaskIDs(a, b string) int {
-	na, _ := strconv.Atoi(strings.TrimPrefix(a, taskIDPrefix))
-	nb, _ := strconv.Atoi(strings.TrimPrefix(b, taskIDPrefix))
-	return na - nb
-}
-
 func taskStateNames() []string {
 	out := make([]string, len(api.TaskStates))
 	for i, s := range api.TaskStates {
@@ -1170,9 +1154,9 @@ func isAre(n int) string {
 	return "are"
 }
 
-// oneLine shortens s to one line of at most n characters, for channel
-// lines and errors that quote an agent's text.
-func oneLine(s string, n int) string {
+// OneLine shortens s to one line of at most n characters, for channel
+// lines, errors and tool results that quote an agent's text.
+func OneLine(s string, n int) string {
 	s = strings.Join(strings.Fields(s), " ")
 	if utf8.RuneCountInString(s) <= n {
 		return s

@@ -126,10 +126,10 @@ func TestClaimRefusals(t *testing.T) {
 	}{
 		"claimed by another": {held.ID, api.CodeConflict, []string{held.ID + " is already claimed by alice"}},
 		"dependency open":    {waiting.ID, api.CodeConflict, []string{waiting.ID + " is not ready: it waits for " + dep.ID + " (claimed, held by alice)", "task_claim without an id"}},
-		"completed":          {done.ID, api.CodeConflict, []string{"already completed (by alice)"}},
+		"completed":          {done.ID, api.CodeConflict, []string{"already completed (by alice): claim another"}},
 		"failed":             {failed.ID, api.CodeConflict, []string{"failed (no disk)", "create a new task"}},
 		"assigned elsewhere": {theirs.ID, api.CodePermission, []string{"assigned to alice"}},
-		"unknown":            {"task-99", api.CodeNotFound, []string{"task task-99 not found in @wf:main"}},
+		"unknown":            {"task-99", api.CodeNotFound, []string{"task task-99 not found in @wf:main: task_list (or `agent-worker tasks @wf:main`) shows its ids"}},
 	} {
 		_, err := db.ClaimTask(t.Context(), actor("bob", ""), tc.id)
 		if api.ErrorCode(err) != tc.code {
@@ -220,7 +220,7 @@ func TestCreateTaskRefusals(t *testing.T) {
 		"NUL description":  {task("x", func(nt *NewTask) { nt.Description = "a\x00b" }), api.CodeInvalid, []string{"description contains a NUL byte"}},
 		"unknown workflow": {task("x", func(nt *NewTask) { nt.Workflow = "nope" }), api.CodeNotFound, []string{`workflow "nope:main" not found`}},
 		"too many deps":    {task("x", func(nt *NewTask) { nt.DependsOn = manyIDs(MaxTaskDeps + 1) }), api.CodeInvalid, []string{"depends_on names 51 tasks; the limit is 50"}},
-		"empty dependency": {task("x", func(nt *NewTask) { nt.DependsOn = []string{" "} }), api.CodeInvalid, []string{"depends_on: an id is empty"}},
+		"empty dependency": {task("x", func(nt *NewTask) { nt.DependsOn = []string{" "} }), api.CodeInvalid, []string{"depends_on: an id is empty: name each task"}},
 	} {
 		_, _, err := db.CreateTask(t.Context(), tc.nt)
 		if api.ErrorCode(err) != tc.code {
@@ -379,7 +379,7 @@ func TestFailWithRetryUntilRetriesRunOut(t *testing.T) {
 		t.Errorf("lines (-want +got):\n%s", diff)
 	}
 	_, _, err := db.FailTask(t.Context(), actor("bob", ""), tk.ID, "again", true)
-	wantPropErr(t, err, api.CodeConflict, "has already failed (timeout 2)")
+	wantPropErr(t, err, api.CodeConflict, "has already failed (timeout 2): create a new task")
 }
 
 // A lease is lost when its run ends, when it expires, or when its holder
@@ -407,8 +407,8 @@ func TestLostLeasesGoBackToPending(t *testing.T) {
 	mustClaim(t, db, actor("outsider", ""), outside.ID)
 	mustClaim(t, db, actor("carol", ""), leaver.ID)
 
-	if lost, _, err := db.ReturnLostTasks(ctx); err != nil || len(lost) != 0 {
-		t.Fatalf("nothing is lost yet: %v, %v", lost, err)
+	if lost, _, next, err := db.ReturnLostTasks(ctx); err != nil || len(lost) != 0 || !next.Equal(propT0.Add(TaskLease)) {
+		t.Fatalf("nothing is lost yet: %v, %v; next expiry %v, want %v", lost, err, next, propT0.Add(TaskLease))
 	}
 	if err := db.FinishRun(ctx, "run_a", api.RunFailed, "killed by signal SIGKILL", nil); err != nil {
 		t.Fatal(err)
@@ -416,7 +416,7 @@ func TestLostLeasesGoBackToPending(t *testing.T) {
 	if err := db.DeleteAgent(ctx, AgentKey{"carol", "wf", "main"}); err != nil {
 		t.Fatal(err)
 	}
-	lost, msgs, err := db.ReturnLostTasks(ctx)
+	lost, msgs, next, err := db.ReturnLostTasks(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -427,6 +427,9 @@ func TestLostLeasesGoBackToPending(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, linesOf(msgs)); diff != "" || len(lost) != 2 {
 		t.Errorf("lost tasks %d, lines (-want +got):\n%s", len(lost), diff)
+	}
+	if !next.Equal(propT0.Add(TaskLease)) {
+		t.Errorf("next expiry after the sweep = %v, want %v", next, propT0.Add(TaskLease))
 	}
 	if got := stateOf(t, db, ended.ID); got.State != api.TaskPending || got.Holder != "" || got.Retries != 0 {
 		t.Errorf("returned task = %+v", got)
@@ -439,13 +442,13 @@ func TestLostLeasesGoBackToPending(t *testing.T) {
 		t.Fatal(err)
 	}
 	clk.Set(propT0.Add(TaskLease + time.Second))
-	next, ok, err := db.NextLeaseExpiry(ctx)
-	if err != nil || !ok || !next.Equal(propT0.Add(TaskLease)) {
-		t.Errorf("next expiry = %v %v %v, want %v", next, ok, err, propT0.Add(TaskLease))
-	}
-	_, msgs, err = db.ReturnLostTasks(ctx)
+	_, msgs, next, err = db.ReturnLostTasks(ctx)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// What is left held is the live run's renewed lease.
+	if !next.Equal(propT0.Add(2*TaskLease - time.Second)) {
+		t.Errorf("next expiry after the sweep = %v, want %v", next, propT0.Add(2*TaskLease-time.Second))
 	}
 	if len(msgs) != 1 || msgs[0].Content[:len(`task-3 "of an outside agent" went back to pending: outsider's lease expired (no sign of life for 10m0s).`)] !=
 		`task-3 "of an outside agent" went back to pending: outsider's lease expired (no sign of life for 10m0s).` {

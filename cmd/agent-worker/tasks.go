@@ -30,17 +30,12 @@ func tasksCmd(e *env) *ffcli.Command {
 			if err != nil {
 				return err
 			}
-			var st api.TaskState
-			if *state != "" {
-				if st, err = api.ParseTaskState(*state); err != nil {
-					return usagef("--state %q: use pending, claimed, in_progress, completed or failed", *state)
-				}
-			}
+			// The daemon checks the state and the title, as for every client.
 			c, err := e.connect(ctx, true)
 			if err != nil {
 				return err
 			}
-			ts, err := c.Tasks(ctx, t, st, *assignee)
+			ts, err := c.Tasks(ctx, t, api.TaskState(*state), *assignee)
 			if err != nil {
 				return err
 			}
@@ -77,9 +72,6 @@ func tasksAddCmd(e *env) *ffcli.Command {
 			t, err := boardTarget(args[0])
 			if err != nil {
 				return err
-			}
-			if strings.TrimSpace(args[1]) == "" {
-				return usagef("the title is empty: say in a line what is to be done")
 			}
 			c, err := e.connect(ctx, true)
 			if err != nil {
@@ -133,16 +125,7 @@ func tasksShowCmd(e *env) *ffcli.Command {
 }
 
 // boardTarget reads the target of a board: a workflow, not an agent.
-func boardTarget(s string) (api.Target, error) {
-	t, err := parseTarget(s)
-	if err != nil {
-		return t, err
-	}
-	if !t.IsScope() {
-		return t, usagef("%s is an agent: tasks belong to a workflow, give %s", s, api.Target{Workflow: t.Workflow, Tag: t.Tag}.Display())
-	}
-	return t, nil
-}
+func boardTarget(s string) (api.Target, error) { return usageTarget(api.ParseScopeTarget(s, "tasks")) }
 
 // boardSummary is the line above a board: how many tasks in each state.
 func boardSummary(t api.Target, ts []api.Task) string {

@@ -95,11 +95,11 @@ func TestE2ETasksAddListShowAndBadInput(t *testing.T) {
 		"cycle":              {[]string{"tasks", "add", "@global", "x", "--parent", "task-2", "--after", "task-4"}, api.ExitUsage, "dependency cycle: new task → task-4 → task-2 → new task"},
 		"agent target":       {[]string{"tasks", "add", "dev", "x"}, api.ExitUsage, "dev is an agent: tasks belong to a workflow, give @global"},
 		"no title":           {[]string{"tasks", "add", "@global"}, api.ExitUsage, "usage: agent-worker tasks add <@wf[:tag]> <title>"},
-		"empty title":        {[]string{"tasks", "add", "@global", " "}, api.ExitUsage, "the title is empty"},
+		"empty title":        {[]string{"tasks", "add", "@global", " "}, api.ExitUsage, "title is empty: say in a line what is to be done"},
 		"unknown assignee":   {[]string{"tasks", "add", "@global", "x", "--assign", "zed"}, api.ExitUsage, "assignee: zed is not a member of @global:main"},
 		"bad priority":       {[]string{"tasks", "add", "@global", "x", "--priority", "high"}, api.ExitUsage, "invalid value"},
 		"unknown board":      {[]string{"tasks", "@nowhere"}, api.ExitNotFound, `workflow "nowhere:main" not found`},
-		"bad state":          {[]string{"tasks", "--state", "done"}, api.ExitUsage, `--state "done": use pending, claimed, in_progress, completed or failed`},
+		"bad state":          {[]string{"tasks", "--state", "done"}, api.ExitUsage, `unknown task state "done": use pending, claimed, in_progress, completed or failed`},
 		"unknown task":       {[]string{"tasks", "show", "task-99"}, api.ExitNotFound, "task task-99 not found"},
 		"other board":        {[]string{"tasks", "show", "task-1", "--target", "@elsewhere"}, api.ExitNotFound, "task task-1 not found in @elsewhere:main"},
 	} {

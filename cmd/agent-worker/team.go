@@ -301,12 +301,9 @@ func proposalsCmd(e *env) *ffcli.Command {
 	return leaf("proposals", "proposals <@wf[:tag]> [--active] [--json]",
 		"show a team's proposals, newest first, with their options, votes and outcome", fs, [2]int{1, 1},
 		func(ctx context.Context, args []string) error {
-			t, err := parseTarget(args[0])
+			t, err := usageTarget(api.ParseScopeTarget(args[0], "proposals"))
 			if err != nil {
 				return err
-			}
-			if !t.IsScope() {
-				return usagef("proposals belong to a workflow: give %s, not an agent", api.Target{Workflow: t.Workflow, Tag: t.Tag}.Display())
 			}
 			c, err := e.connect(ctx, true)
 			if err != nil {

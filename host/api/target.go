@@ -95,6 +95,16 @@ func ParseAgentTarget(s string) (Target, error) {
 	return t, err
 }
 
+// ParseScopeTarget is ParseTarget for what belongs to a workflow (its
+// tasks, its proposals), not to one agent: what names it in the error.
+func ParseScopeTarget(s, what string) (Target, error) {
+	t, err := ParseTarget(s)
+	if err == nil && !t.IsScope() {
+		return Target{}, Errorf(CodeInvalid, "%s is an agent: %s belong to a workflow, give %s", s, what, Target{Workflow: t.Workflow, Tag: t.Tag}.Display())
+	}
+	return t, err
+}
+
 // ValidateAgentName checks an agent name against SPEC.md and the reserved
 // names. The rule itself is the workflow file's, so an agent is named the
 // same way in a file, a target and a request.

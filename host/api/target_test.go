@@ -116,6 +116,17 @@ func TestParseAgentTargetRefusesScope(t *testing.T) {
 	}
 }
 
+func TestParseScopeTargetRefusesAgent(t *testing.T) {
+	t.Parallel()
+	_, err := ParseScopeTarget("a@web", "tasks")
+	if want := "a@web is an agent: tasks belong to a workflow, give @web"; ErrorCode(err) != CodeInvalid || err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("ParseScopeTarget(a@web) error = %v, want %q", err, want)
+	}
+	if got, err := ParseScopeTarget("@review:pr-1", "tasks"); err != nil || got != (Target{Workflow: "review", Tag: "pr-1"}) {
+		t.Fatalf("ParseScopeTarget(@review:pr-1) = %+v, %v", got, err)
+	}
+}
+
 func TestErrorTable(t *testing.T) {
 	t.Parallel()
 	tests := map[Code]struct{ status, exit int }{

@@ -18,15 +18,8 @@ func taskScope(target, def string) (store.Scope, error) {
 		}
 		target = def
 	}
-	t, err := api.ParseTarget(target)
-	if err != nil {
-		return store.Scope{}, err
-	}
-	if !t.IsScope() {
-		return store.Scope{}, api.Errorf(api.CodeInvalid, "target %s is an agent: tasks belong to a workflow, give %s",
-			t.Display(), api.Target{Workflow: t.Workflow, Tag: t.Tag}.Display())
-	}
-	return scopeOf(t), nil
+	t, err := api.ParseScopeTarget(target, "tasks")
+	return scopeOf(t), err
 }
 
 // handleListTasks is GET /tasks?target=@wf[:tag]&state=S&assignee=A: a
@@ -37,12 +30,8 @@ func (h *Server) handleListTasks(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	f := store.TaskFilter{Assignee: q.Get("assignee")}
-	if s := q.Get("state"); s != "" {
-		if f.State, err = api.ParseTaskState(s); err != nil {
-			return err
-		}
-	}
+	// The store checks the state, with the same error the task_list tool gives.
+	f := store.TaskFilter{State: api.TaskState(q.Get("state")), Assignee: q.Get("assignee")}
 	ts, err := h.team.Tasks(r.Context(), scope, f)
 	if err != nil {
 		return err

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -138,22 +137,11 @@ func renderTask(t store.Task) string {
 		extra = append(extra, "waits for "+strings.Join(t.WaitingOn, ", "))
 	}
 	if t.Error != "" {
-		extra = append(extra, "error: "+clip(strings.Join(strings.Fields(t.Error), " "), 300))
+		extra = append(extra, "error: "+store.OneLine(t.Error, 300))
 	}
 	line := fmt.Sprintf("%s [%s] %q", t.ID, state, t.Title)
 	if len(extra) > 0 {
 		line += " (" + strings.Join(extra, "; ") + ")"
 	}
 	return line
-}
-
-// clip shortens s to at most n bytes (on a rune boundary), marking the cut.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
 }

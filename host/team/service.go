@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/hashicorp/go-hclog"
@@ -49,6 +50,9 @@ type Service struct {
 	max  int
 	// expiry wakes RunExpiry when a new proposal may expire sooner.
 	expiry chan struct{}
+	// claims counts the claims made through the service, so RunLeases
+	// can tell that no task has been taken since it last found none held.
+	claims atomic.Uint64
 	// Bus carries the team's events (messages, wakes, runs, agent states,
 	// workflow changes, tool calls) to in-process listeners: the scheduler
 	// and the HTTP event streams. Other parts publish on it too.

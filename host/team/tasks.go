@@ -36,7 +36,11 @@ func (s *Service) Task(ctx context.Context, scope store.Scope, id string) (store
 // ClaimTask gives an agent a task (the one named, or the best ready one),
 // held by the agent's run.
 func (s *Service) ClaimTask(ctx context.Context, a store.TaskActor, id string) (store.Task, error) {
-	return s.db.ClaimTask(ctx, a, id)
+	t, err := s.db.ClaimTask(ctx, a, id)
+	if err == nil {
+		s.claims.Add(1) // after the commit: see RunLeases
+	}
+	return t, err
 }
 
 // TaskProgress records a progress note on a task the agent holds.
@@ -87,12 +91,18 @@ const leaseQueue = 1024
 // at once (a restarted daemon finds the runs that died with the previous
 // one failed, and their tasks go back), after every run's end, and when
 // the next lease expires (at least every maxLeaseWait). Each sweep costs
-// one read when nothing is lost.
+// one read when nothing is lost, which also gives the next expiry, and
+// nothing at all while no task is held: a board nobody has claimed from
+// since the last sweep has no lease to lose.
 func (s *Service) RunLeases(ctx context.Context) {
 	sub := s.Bus.Subscribe(leaseQueue)
 	defer func() { sub.Close() }()
 	timer := time.NewTimer(0)
 	defer timer.Stop()
+	var (
+		idle bool   // the last sweep found no task held…
+		seen uint64 // …and s.claims was this before it read
+	)
 	for {
 		select {
 		case <-ctx.Done():
@@ -106,7 +116,15 @@ func (s *Service) RunLeases(ctx context.Context) {
 			sub.Close()
 			sub = s.Bus.Subscribe(leaseQueue)
 		}
-		lost, msgs, err := s.db.ReturnLostTasks(ctx)
+		// A claim is counted after its commit, so one the sweep's read
+		// missed always changes claims.
+		if idle && s.claims.Load() == seen {
+			timer.Reset(maxLeaseWait)
+			continue
+		}
+		seen = s.claims.Load()
+		lost, msgs, next, err := s.db.ReturnLostTasks(ctx)
+		idle = err == nil && next.IsZero()
 		if err != nil && ctx.Err() == nil {
 			s.log.Warn("return lost tasks", "error", err)
 		}
@@ -114,8 +132,7 @@ func (s *Service) RunLeases(ctx context.Context) {
 			s.log.Info("task back on the board: its lease was lost", "task", t.ID, "workflow", store.Scope{Workflow: t.Workflow, Tag: t.Tag}.String())
 		}
 		s.publishAll(msgs)
-		next, ok, err := s.db.NextLeaseExpiry(ctx)
-		timer.Reset(waitUntil(next, ok, err, maxLeaseWait))
+		timer.Reset(waitUntil(next, !next.IsZero(), err, maxLeaseWait))
 	}
 }
 

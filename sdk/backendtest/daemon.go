@@ -686,8 +686,15 @@ func (d *Daemon) addTaskTools(srv *mcp.Server, me string) {
 	tool(d, srv, tools.TaskClaim, func(in tools.TaskClaimArgs) (tools.Task, string, error) {
 		var t *tools.Task
 		if in.ID == "" {
+			// As the daemon picks: assigned to me first, then by priority, then oldest.
+			better := func(c, t *tools.Task) bool {
+				if mine := c.Assignee == me; mine != (t.Assignee == me) {
+					return mine
+				}
+				return c.Priority > t.Priority
+			}
 			for _, c := range d.tasks {
-				if d.taskView(c).Ready && (c.Assignee == "" || c.Assignee == me) && (t == nil || c.Priority > t.Priority) {
+				if d.taskView(c).Ready && (c.Assignee == "" || c.Assignee == me) && (t == nil || better(c, t)) {
 					t = c
 				}
 			}
