@@ -119,3 +119,31 @@ func TestPlannerSpawnsAndStopsHelpers(t *testing.T) {
 		}
 	}
 }
+
+// The system lines of agent_spawn and agent_stop report what an agent
+// did: they leave the loop guard's count alone, so agents cannot escape
+// the guard by spawning between their messages.
+func TestSpawnLinesDoNotResetTheLoopGuard(t *testing.T) {
+	t.Parallel()
+	th, _ := pluginHost(t, plugins.SupervisorConfig{}, noPoll)
+	ctx := context.Background()
+	c := th.client()
+	file := filepath.Join(t.TempDir(), "crew.yaml")
+	saveFile(t, file, plannerTeam+"loop_guard: {max_rounds: 3}\n")
+	if _, err := c.StartWorkflow(ctx, api.StartWorkflow{Path: file}); err != nil {
+		t.Fatal(err)
+	}
+	planner := th.join(t, "planner@crew")
+	crew := api.Target{Workflow: "crew", Tag: "main"}
+	planner.ok("channel_send", map[string]any{"message": "one"})
+	planner.ok("channel_send", map[string]any{"message": "two"})
+	planner.ok("agent_spawn", map[string]any{"name": "scout", "system_prompt": "You look things up."})
+	planner.ok("agent_stop", map[string]any{"name": "scout"})
+	if w, _ := c.GetWorkflow(ctx, crew); w.State != api.WorkflowRunning {
+		t.Fatalf("after two agent messages and the spawn lines the workflow is %s, want running", w.State)
+	}
+	planner.ok("channel_send", map[string]any{"message": "three"})
+	if w, _ := c.GetWorkflow(ctx, crew); w.State != api.WorkflowPaused {
+		t.Errorf("three agent messages with only spawn lines between: workflow %s, want paused by the loop guard", w.State)
+	}
+}

@@ -70,9 +70,10 @@ type NewMessage struct {
 	// Resource, when set, is stored in the same transaction and the message
 	// points at it.
 	Resource *NewResource
-	// KeepStreak leaves the loop guard's count alone: a task board line
-	// reports what agents did, so it must neither lengthen nor end their
-	// run of messages in a row.
+	// KeepStreak leaves the loop guard's count alone: a daemon line that
+	// reports what an agent did (a task board line, a spawn, a merge by a
+	// planner) must neither lengthen nor end the agents' run of messages
+	// in a row, or agents could escape the guard through the daemon.
 	KeepStreak bool
 }
 

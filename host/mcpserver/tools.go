@@ -399,7 +399,7 @@ func (s *Server) addAgentTools(srv *mcp.Server, me store.AgentKey) {
 				return tools.SpawnResult{}, "", err
 			}
 			line := fmt.Sprintf("%s spawned %s (%s%s)", me.Name, a.Name, a.Backend, modelSuffix(a.Model))
-			if _, err := s.svc.Send(ctx, team.SendRequest{Scope: scope, From: team.SenderSystem, Content: line, Kind: store.KindSystem}); err != nil {
+			if _, err := s.svc.Send(ctx, team.SendRequest{Scope: scope, From: team.SenderSystem, Content: line, Kind: store.KindSystem, ByAgent: true}); err != nil {
 				s.log.Warn("announce a spawned agent", "agent", a.Key().String(), "error", err)
 			}
 			out := tools.SpawnResult{Name: a.Name, Backend: a.Backend, Model: a.Model, Live: live, Max: max}
@@ -417,7 +417,7 @@ func (s *Server) addAgentTools(srv *mcp.Server, me store.AgentKey) {
 				return tools.StopResult{}, "", err
 			}
 			line := fmt.Sprintf("%s stopped %s", me.Name, a.Name)
-			if _, err := s.svc.Send(ctx, team.SendRequest{Scope: scope, From: team.SenderSystem, Content: line, Kind: store.KindSystem}); err != nil {
+			if _, err := s.svc.Send(ctx, team.SendRequest{Scope: scope, From: team.SenderSystem, Content: line, Kind: store.KindSystem, ByAgent: true}); err != nil {
 				s.log.Warn("announce a stopped agent", "agent", a.Key().String(), "error", err)
 			}
 			return tools.StopResult{Name: a.Name, State: string(a.State)}, "stopped " + a.Name, nil

@@ -81,6 +81,9 @@ type SendRequest struct {
 	Content string
 	To      string // a member, for a direct message
 	Kind    string // default store.KindMessage
+	// ByAgent marks a system line that reports an agent's action: it
+	// leaves the loop guard's count alone (store.NewMessage.KeepStreak).
+	ByAgent bool
 }
 
 // Send is the channel's write path: it composes the message (see Compose),
@@ -139,7 +142,7 @@ func (s *Service) Compose(ctx context.Context, r SendRequest) (store.NewMessage,
 	}
 	m := store.NewMessage{
 		Workflow: r.Scope.Workflow, Tag: r.Scope.Tag, Sender: r.From,
-		Content: r.Content, Kind: r.Kind, To: r.To, Recipients: recipients,
+		Content: r.Content, Kind: r.Kind, To: r.To, Recipients: recipients, KeepStreak: r.ByAgent,
 	}
 	long := s.long
 	if wf.LongMessageChars > 0 {

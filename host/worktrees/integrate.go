@@ -51,7 +51,7 @@ func (s *Service) Integrate(ctx context.Context, key store.AgentKey, by, target 
 	if err != nil || !res.Merged {
 		return res, err
 	}
-	s.announce(ctx, key.Scope(), fmt.Sprintf("%s's branch %s was integrated into %s by %s: merge commit %s (%d file%s changed).",
+	s.announce(ctx, key.Scope(), by, fmt.Sprintf("%s's branch %s was integrated into %s by %s: merge commit %s (%d file%s changed).",
 		key.Name, res.Branch, res.Target, by, short(res.Commit), len(res.Files), plural(len(res.Files))))
 	if s.stopped(ctx, key) {
 		s.Release(ctx, key.Scope()) // a kept worktree whose work is now merged goes
@@ -200,7 +200,7 @@ func (s *Service) Discard(ctx context.Context, key store.AgentKey, by, reason st
 	if res.LastCommit != "" {
 		line += fmt.Sprintf(" (its last commit was %s; `git branch %s %s` brings it back until git prunes it)", short(res.LastCommit), res.Branch, short(res.LastCommit))
 	}
-	s.announce(ctx, key.Scope(), line)
+	s.announce(ctx, key.Scope(), by, line)
 	return res, nil
 }
 
@@ -283,10 +283,12 @@ func (s *Service) busy(ctx context.Context, key store.AgentKey) (bool, error) {
 	return runs[0].State == api.RunRunning || runs[0].State == api.RunQueued, nil
 }
 
-// announce posts a system line in scope's channel; failing to is logged,
-// the git work being done.
-func (s *Service) announce(ctx context.Context, scope store.Scope, line string) {
-	if _, err := s.team.Send(context.WithoutCancel(ctx), team.SendRequest{Scope: scope, From: team.SenderSystem, Kind: store.KindSystem, Content: line}); err != nil {
+// announce posts a system line in scope's channel about what by did;
+// failing to is logged, the git work being done. A planner's action
+// leaves the loop guard's count alone; the user's ends it.
+func (s *Service) announce(ctx context.Context, scope store.Scope, by, line string) {
+	req := team.SendRequest{Scope: scope, From: team.SenderSystem, Kind: store.KindSystem, Content: line, ByAgent: by != team.SenderUser}
+	if _, err := s.team.Send(context.WithoutCancel(ctx), req); err != nil {
 		s.log.Warn("post worktree notice", "workflow", scope.String(), "error", err)
 	}
 }
