@@ -1,0 +1,17 @@
+// Package pgtest starts throwaway PostgreSQL clusters for tests, from the
+// server binaries of the machine (Debian's postgresql package), so that the
+// store's PostgreSQL engine is tested against a real server without Docker.
+// Use it from tests only. A package shares one cluster per test binary and
+// gives each test its own database:
+//
+//	func TestMain(m *testing.M) { pgtest.Main(m) }
+//
+//	func TestSomething(t *testing.T) {
+//		dsn := pgtest.Shared(t).NewDatabase(t) // dropped when t ends
+//		...
+//	}
+//
+// Without the binaries the tests skip, unless AGENT_WORKER_E2E_POSTGRES=1
+// (set by make test-e2e and CI), where they fail. The package imports
+// nothing of the module, so any package may use it.
+package pgtest
