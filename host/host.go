@@ -42,6 +42,10 @@ const DefaultModel = "anthropic/claude-sonnet-4-5"
 type Config struct {
 	// Home holds daemon.json, the lock, the database and logs.
 	Home string
+	// Store is where the daemon keeps its state: empty for the SQLite file
+	// in Home, or a postgres:// URL, which several daemons may share
+	// (cluster mode).
+	Store string
 	// Listen is host:port for the HTTP API; port 0 picks a free port.
 	Listen string
 	// AllowRemote lets Listen be an address other hosts can reach. The API
@@ -180,7 +184,11 @@ func New(cfg Config) (_ *Host, err error) {
 	// The metrics exist before the store so that its writes are timed
 	// from the first; the inbox gauge reads the store only when scraped.
 	h.metrics = metrics.New(func(ctx context.Context) (map[store.AgentKey]int, error) { return h.db.InboxDepths(ctx) }, h.log.Named("metrics"))
-	h.db, err = store.Open(ctx, filepath.Join(home, api.DBFile), store.Options{Logger: h.log.Named("store"), Now: cfg.Now,
+	storeAt := cfg.Store
+	if storeAt == "" {
+		storeAt = filepath.Join(home, api.DBFile)
+	}
+	h.db, err = store.Open(ctx, storeAt, store.Options{Logger: h.log.Named("store"), Now: cfg.Now,
 		ObserveWrite: h.metrics.StoreWrite})
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)

@@ -6,9 +6,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"zombiezen.com/go/sqlite"
-	"zombiezen.com/go/sqlite/sqlitex"
-
 	"github.com/agent-worker/agent-worker/host/api"
 	"github.com/agent-worker/agent-worker/sdk/backend"
 )
@@ -61,7 +58,7 @@ type AgentFilter struct {
 const agentColumns = `name, workflow, tag, backend, model, system, schedule, wakeup_prompt,
 	config_json, state, status, task, error, created_at, updated_at, can_spawn, max_spawned, spawned_by`
 
-func scanAgent(s *sqlite.Stmt) (Agent, error) {
+func scanAgent(s row) (Agent, error) {
 	a := Agent{
 		Name: s.ColumnText(0), Workflow: s.ColumnText(1), Tag: s.ColumnText(2),
 		Backend: s.ColumnText(3), Model: s.ColumnText(4), System: s.ColumnText(5),
@@ -101,11 +98,11 @@ func (db *DB) CreateAgent(ctx context.Context, a Agent) (Agent, error) {
 		return Agent{}, api.Errorf(api.CodeInvalid, "agent %q: %v", a.Key(), err)
 	}
 	var stored Agent
-	err = db.write(ctx, func(conn *sqlite.Conn) error {
+	err = db.write(ctx, func(conn querier) error {
 		now := db.nowMs()
-		err := sqlitex.Execute(conn, `INSERT INTO workflows (name, tag, state, created_at, updated_at)
+		err := conn.execute(`INSERT INTO workflows (name, tag, state, created_at, updated_at)
 			VALUES (?, ?, 'running', ?, ?) ON CONFLICT DO NOTHING`,
-			&sqlitex.ExecOptions{Args: []any{a.Workflow, a.Tag, now, now}})
+			&execOptions{Args: []any{a.Workflow, a.Tag, now, now}})
 		if err != nil {
 			return err
 		}
@@ -118,10 +115,10 @@ func (db *DB) CreateAgent(ctx context.Context, a Agent) (Agent, error) {
 	return stored, err
 }
 
-func insertAgent(conn *sqlite.Conn, a Agent, config string, now int64) error {
-	err := sqlitex.Execute(conn, `INSERT INTO agents (`+agentColumns+`)
+func insertAgent(conn querier, a Agent, config string, now int64) error {
+	err := conn.execute(`INSERT INTO agents (`+agentColumns+`)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		&sqlitex.ExecOptions{Args: []any{a.Name, a.Workflow, a.Tag, a.Backend, a.Model, a.System,
+		&execOptions{Args: []any{a.Name, a.Workflow, a.Tag, a.Backend, a.Model, a.System,
 			a.Schedule, a.WakeupPrompt, config, a.State, a.Status, a.Task, a.Error, now, now,
 			a.CanSpawn, a.MaxSpawned, a.SpawnedBy}})
 	if isConflict(err) {
@@ -146,7 +143,7 @@ func (db *DB) SpawnAgent(ctx context.Context, a Agent) (Agent, int, error) {
 	}
 	var stored Agent
 	var live int
-	err = db.write(ctx, func(conn *sqlite.Conn) error {
+	err = db.write(ctx, func(conn querier) error {
 		parent, err := getAgent(conn, AgentKey{Name: a.SpawnedBy, Workflow: a.Workflow, Tag: a.Tag})
 		if err != nil {
 			return err
@@ -173,10 +170,10 @@ func (db *DB) SpawnAgent(ctx context.Context, a Agent) (Agent, int, error) {
 	return stored, live, err
 }
 
-func countLiveSpawned(conn *sqlite.Conn, parent AgentKey) (int, error) {
+func countLiveSpawned(conn querier, parent AgentKey) (int, error) {
 	n := 0
-	err := sqlitex.Execute(conn, `SELECT count(*) FROM agents WHERE workflow = ? AND tag = ? AND spawned_by = ? AND state != 'stopped'`,
-		&sqlitex.ExecOptions{Args: []any{parent.Workflow, parent.Tag, parent.Name}, ResultFunc: func(st *sqlite.Stmt) error {
+	err := conn.execute(`SELECT count(*) FROM agents WHERE workflow = ? AND tag = ? AND spawned_by = ? AND state != 'stopped'`,
+		&execOptions{Args: []any{parent.Workflow, parent.Tag, parent.Name}, ResultFunc: func(st row) error {
 			n = st.ColumnInt(0)
 			return nil
 		}})
@@ -186,17 +183,17 @@ func countLiveSpawned(conn *sqlite.Conn, parent AgentKey) (int, error) {
 // GetAgent returns one agent, or a api.CodeNotFound error.
 func (db *DB) GetAgent(ctx context.Context, k AgentKey) (Agent, error) {
 	var a Agent
-	err := db.read(ctx, func(conn *sqlite.Conn) (err error) {
+	err := db.read(ctx, func(conn querier) (err error) {
 		a, err = getAgent(conn, k)
 		return err
 	})
 	return a, err
 }
 
-func getAgent(conn *sqlite.Conn, k AgentKey) (a Agent, err error) {
+func getAgent(conn querier, k AgentKey) (a Agent, err error) {
 	found := false
-	err = sqlitex.Execute(conn, `SELECT `+agentColumns+` FROM agents WHERE workflow = ? AND tag = ? AND name = ?`,
-		&sqlitex.ExecOptions{Args: []any{k.Workflow, k.Tag, k.Name}, ResultFunc: func(s *sqlite.Stmt) error {
+	err = conn.execute(`SELECT `+agentColumns+` FROM agents WHERE workflow = ? AND tag = ? AND name = ?`,
+		&execOptions{Args: []any{k.Workflow, k.Tag, k.Name}, ResultFunc: func(s row) error {
 			found = true
 			a, err = scanAgent(s)
 			return err
@@ -211,11 +208,11 @@ func getAgent(conn *sqlite.Conn, k AgentKey) (a Agent, err error) {
 // name so that listings are stable.
 func (db *DB) ListAgents(ctx context.Context, f AgentFilter) ([]Agent, error) {
 	var as []Agent
-	err := db.read(ctx, func(conn *sqlite.Conn) error {
-		return sqlitex.Execute(conn, `SELECT `+agentColumns+` FROM agents
+	err := db.read(ctx, func(conn querier) error {
+		return conn.execute(`SELECT `+agentColumns+` FROM agents
 			WHERE (?1 = '' OR workflow = ?1) AND (?2 = '' OR tag = ?2)
 			ORDER BY workflow, tag, name`,
-			&sqlitex.ExecOptions{Args: []any{f.Workflow, f.Tag}, ResultFunc: func(s *sqlite.Stmt) error {
+			&execOptions{Args: []any{f.Workflow, f.Tag}, ResultFunc: func(s row) error {
 				a, err := scanAgent(s)
 				as = append(as, a)
 				return err
@@ -236,20 +233,20 @@ func (db *DB) SetAgentState(ctx context.Context, k AgentKey, state api.AgentStat
 	if state == api.AgentStopped {
 		defer db.tokens.forget()
 	}
-	return db.write(ctx, func(conn *sqlite.Conn) error {
+	return db.write(ctx, func(conn querier) error {
 		now := db.nowMs()
-		err := sqlitex.Execute(conn, `UPDATE agents SET state = ?, error = ?, updated_at = ?
+		err := conn.execute(`UPDATE agents SET state = ?, error = ?, updated_at = ?
 			WHERE workflow = ? AND tag = ? AND name = ?`,
-			&sqlitex.ExecOptions{Args: []any{state, errMsg, now, k.Workflow, k.Tag, k.Name}})
-		if err == nil && conn.Changes() == 0 {
+			&execOptions{Args: []any{state, errMsg, now, k.Workflow, k.Tag, k.Name}})
+		if err == nil && conn.changes() == 0 {
 			return api.Errorf(api.CodeNotFound, "agent %q not found", k)
 		}
 		if err != nil || state != api.AgentStopped {
 			return err
 		}
-		return sqlitex.Execute(conn, `UPDATE agent_tokens SET revoked_at = ? WHERE revoked_at = 0 AND run_id = ''
+		return conn.execute(`UPDATE agent_tokens SET revoked_at = ? WHERE revoked_at = 0 AND run_id = ''
 			AND workflow = ? AND tag = ? AND agent = ?`,
-			&sqlitex.ExecOptions{Args: []any{now, k.Workflow, k.Tag, k.Name}})
+			&execOptions{Args: []any{now, k.Workflow, k.Tag, k.Name}})
 	})
 }
 
@@ -269,11 +266,11 @@ func (db *DB) SetAgentStatus(ctx context.Context, k AgentKey, status, task *stri
 			return api.Errorf(api.CodeInvalid, "agent %q: %s is longer than %d characters; keep it to one short line", k, f.name, maxStatusChars)
 		}
 	}
-	return db.write(ctx, func(conn *sqlite.Conn) error {
-		err := sqlitex.Execute(conn, `UPDATE agents SET status = coalesce(?, status), task = coalesce(?, task),
+	return db.write(ctx, func(conn querier) error {
+		err := conn.execute(`UPDATE agents SET status = coalesce(?, status), task = coalesce(?, task),
 			updated_at = ? WHERE workflow = ? AND tag = ? AND name = ?`,
-			&sqlitex.ExecOptions{Args: []any{nullable(status), nullable(task), db.nowMs(), k.Workflow, k.Tag, k.Name}})
-		if err == nil && conn.Changes() == 0 {
+			&execOptions{Args: []any{nullable(status), nullable(task), db.nowMs(), k.Workflow, k.Tag, k.Name}})
+		if err == nil && conn.changes() == 0 {
 			err = api.Errorf(api.CodeNotFound, "agent %q not found", k)
 		}
 		return err
@@ -293,10 +290,10 @@ func nullable(s *string) any {
 // of the same name starts clean. Its runs stay as history.
 func (db *DB) DeleteAgent(ctx context.Context, k AgentKey) error {
 	defer db.tokens.forget()
-	return db.write(ctx, func(conn *sqlite.Conn) error {
-		err := sqlitex.Execute(conn, `DELETE FROM agents WHERE workflow = ? AND tag = ? AND name = ?`,
-			&sqlitex.ExecOptions{Args: []any{k.Workflow, k.Tag, k.Name}})
-		if err == nil && conn.Changes() == 0 {
+	return db.write(ctx, func(conn querier) error {
+		err := conn.execute(`DELETE FROM agents WHERE workflow = ? AND tag = ? AND name = ?`,
+			&execOptions{Args: []any{k.Workflow, k.Tag, k.Name}})
+		if err == nil && conn.changes() == 0 {
 			err = api.Errorf(api.CodeNotFound, "agent %q not found", k)
 		}
 		return err
@@ -309,10 +306,10 @@ func (db *DB) DeleteAgent(ctx context.Context, k AgentKey) error {
 // many were reset.
 func (db *DB) ResetRunningAgents(ctx context.Context) (int, error) {
 	n := 0
-	err := db.write(ctx, func(conn *sqlite.Conn) error {
-		err := sqlitex.Execute(conn, `UPDATE agents SET state = 'idle', updated_at = ? WHERE state = 'running'`,
-			&sqlitex.ExecOptions{Args: []any{db.nowMs()}})
-		n = conn.Changes()
+	err := db.write(ctx, func(conn querier) error {
+		err := conn.execute(`UPDATE agents SET state = 'idle', updated_at = ? WHERE state = 'running'`,
+			&execOptions{Args: []any{db.nowMs()}})
+		n = conn.changes()
 		return err
 	})
 	return n, err
@@ -331,11 +328,11 @@ const inboxDepthSQL = `SELECT
 // ack cursor), which the scheduler uses to decide whether to wake it.
 func (db *DB) InboxDepth(ctx context.Context, k AgentKey) (int, error) {
 	n := 0
-	err := db.read(ctx, func(conn *sqlite.Conn) error {
+	err := db.read(ctx, func(conn querier) error {
 		exists := false
-		err := sqlitex.Execute(conn, inboxDepthSQL, &sqlitex.ExecOptions{
+		err := conn.execute(inboxDepthSQL, &execOptions{
 			Args: []any{k.Workflow, k.Tag, k.Name},
-			ResultFunc: func(s *sqlite.Stmt) error {
+			ResultFunc: func(s row) error {
 				exists, n = s.ColumnBool(0), s.ColumnInt(1)
 				return nil
 			}})
@@ -352,14 +349,14 @@ func (db *DB) InboxDepth(ctx context.Context, k AgentKey) (int, error) {
 // inbox-depth metric, which reads them all at every scrape.
 func (db *DB) InboxDepths(ctx context.Context) (map[AgentKey]int, error) {
 	out := map[AgentKey]int{}
-	err := db.read(ctx, func(conn *sqlite.Conn) error {
-		return sqlitex.Execute(conn, `SELECT a.workflow, a.tag, a.name,
+	err := db.read(ctx, func(conn querier) error {
+		return conn.execute(`SELECT a.workflow, a.tag, a.name,
 			(SELECT count(*) FROM message_recipients AS r
 			 WHERE r.workflow = a.workflow AND r.tag = a.tag AND r.agent = a.name
 			   AND r.seq > coalesce((SELECT cursor FROM inbox_ack AS k
 			                         WHERE k.workflow = a.workflow AND k.tag = a.tag AND k.agent = a.name), 0))
 			FROM agents AS a`,
-			&sqlitex.ExecOptions{ResultFunc: func(s *sqlite.Stmt) error {
+			&execOptions{ResultFunc: func(s row) error {
 				out[AgentKey{Workflow: s.ColumnText(0), Tag: s.ColumnText(1), Name: s.ColumnText(2)}] = s.ColumnInt(3)
 				return nil
 			}})
@@ -370,14 +367,14 @@ func (db *DB) InboxDepths(ctx context.Context) (map[AgentKey]int, error) {
 // SetAgentSchedule replaces an agent's schedule and wake-up prompt (both
 // empty clears them).
 func (db *DB) SetAgentSchedule(ctx context.Context, k AgentKey, schedule, prompt string) error {
-	return db.write(ctx, func(conn *sqlite.Conn) error {
-		err := sqlitex.Execute(conn, `UPDATE agents SET schedule = ?, wakeup_prompt = ?, updated_at = ?
+	return db.write(ctx, func(conn querier) error {
+		err := conn.execute(`UPDATE agents SET schedule = ?, wakeup_prompt = ?, updated_at = ?
 			WHERE workflow = ? AND tag = ? AND name = ?`,
-			&sqlitex.ExecOptions{Args: []any{schedule, prompt, db.nowMs(), k.Workflow, k.Tag, k.Name}})
+			&execOptions{Args: []any{schedule, prompt, db.nowMs(), k.Workflow, k.Tag, k.Name}})
 		if err != nil {
 			return err
 		}
-		if conn.Changes() == 0 {
+		if conn.changes() == 0 {
 			return api.Errorf(api.CodeNotFound, "agent %q not found", k)
 		}
 		return nil
@@ -389,12 +386,12 @@ func (db *DB) SetAgentSchedule(ctx context.Context, k AgentKey, schedule, prompt
 // schedules survive a daemon restart without state of their own.
 func (db *DB) LastActivity(ctx context.Context, k AgentKey) (time.Time, error) {
 	var ms int64
-	err := db.read(ctx, func(conn *sqlite.Conn) error {
+	err := db.read(ctx, func(conn querier) error {
 		found := false
-		err := sqlitex.Execute(conn, `SELECT max(created_at, coalesce((SELECT max(ended_at) FROM runs
-			WHERE workflow = ?1 AND tag = ?2 AND agent = ?3), 0)) FROM agents WHERE workflow = ?1 AND tag = ?2 AND name = ?3`,
-			&sqlitex.ExecOptions{Args: []any{k.Workflow, k.Tag, k.Name}, ResultFunc: func(s *sqlite.Stmt) error {
-				ms, found = s.ColumnInt64(0), true
+		err := conn.execute(`SELECT created_at, coalesce((SELECT max(ended_at) FROM runs
+			WHERE workflow = ?1 AND tag = ?2 AND agent = ?3), 0) FROM agents WHERE workflow = ?1 AND tag = ?2 AND name = ?3`,
+			&execOptions{Args: []any{k.Workflow, k.Tag, k.Name}, ResultFunc: func(s row) error {
+				ms, found = max(s.ColumnInt64(0), s.ColumnInt64(1)), true
 				return nil
 			}})
 		if err == nil && !found {
@@ -416,13 +413,13 @@ func (db *DB) UpdateAgent(ctx context.Context, a Agent) error {
 	if a.State == "" {
 		a.State = api.AgentIdle
 	}
-	return db.write(ctx, func(conn *sqlite.Conn) error {
-		err := sqlitex.Execute(conn, `UPDATE agents SET backend = ?, model = ?, system = ?, schedule = ?, wakeup_prompt = ?,
+	return db.write(ctx, func(conn querier) error {
+		err := conn.execute(`UPDATE agents SET backend = ?, model = ?, system = ?, schedule = ?, wakeup_prompt = ?,
 			config_json = ?, state = ?, error = ?, can_spawn = ?, max_spawned = ?, updated_at = ?
 			WHERE workflow = ? AND tag = ? AND name = ?`,
-			&sqlitex.ExecOptions{Args: []any{a.Backend, a.Model, a.System, a.Schedule, a.WakeupPrompt, string(config),
+			&execOptions{Args: []any{a.Backend, a.Model, a.System, a.Schedule, a.WakeupPrompt, string(config),
 				a.State, a.Error, a.CanSpawn, a.MaxSpawned, db.nowMs(), a.Workflow, a.Tag, a.Name}})
-		if err == nil && conn.Changes() == 0 {
+		if err == nil && conn.changes() == 0 {
 			err = api.Errorf(api.CodeNotFound, "agent %q not found", a.Key())
 		}
 		return err

@@ -11,7 +11,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
-	"zombiezen.com/go/sqlite"
 	"zombiezen.com/go/sqlite/sqlitex"
 
 	"github.com/agent-worker/agent-worker/host/api"
@@ -156,7 +155,7 @@ func TestConstraintErrorsAreTyped(t *testing.T) {
 	t.Parallel()
 	db := openTest(t)
 	exec := func(query string) error {
-		return db.write(t.Context(), func(conn *sqlite.Conn) error { return sqlitex.Execute(conn, query, nil) })
+		return db.write(t.Context(), func(conn querier) error { return conn.execute(query, nil) })
 	}
 	for query, want := range map[string]api.Code{
 		`INSERT INTO workflows (name, tag, created_at, updated_at) VALUES ('global', 'main', 0, 0)`:         api.CodeConflict,
@@ -271,13 +270,14 @@ func TestInboxDepth(t *testing.T) {
 }
 
 func TestInboxDepthUsesIndex(t *testing.T) {
+	sqliteOnly(t, "SQLite's query plan")
 	t.Parallel()
 	db := openTest(t)
 	var plan []string
-	err := db.read(t.Context(), func(conn *sqlite.Conn) error {
-		return sqlitex.Execute(conn, "EXPLAIN QUERY PLAN "+inboxDepthSQL, &sqlitex.ExecOptions{
+	err := db.read(t.Context(), func(conn querier) error {
+		return conn.execute("EXPLAIN QUERY PLAN "+inboxDepthSQL, &execOptions{
 			Args:       []any{"team", "t", "alice"},
-			ResultFunc: func(s *sqlite.Stmt) error { plan = append(plan, s.GetText("detail")); return nil },
+			ResultFunc: func(s row) error { plan = append(plan, s.ColumnText(3)); return nil },
 		})
 	})
 	if err != nil {
@@ -304,7 +304,11 @@ func TestAgentConfigIsTypedInTheStore(t *testing.T) {
 	if !a.Config.Equal(cfg) {
 		t.Errorf("stored config = %+v, want %+v", a.Config, cfg)
 	}
-	if got := queryInt(t, db, `SELECT json_extract(config_json, '$.max_steps') FROM agents WHERE name = 'alice'`); got != 4 {
+	maxSteps := `SELECT json_extract(config_json, '$.max_steps') FROM agents WHERE name = 'alice'`
+	if testEngine == "postgres" {
+		maxSteps = `SELECT (config_json::jsonb ->> 'max_steps')::bigint FROM agents WHERE name = 'alice'`
+	}
+	if got := queryInt(t, db, maxSteps); got != 4 {
 		t.Errorf("config_json max_steps = %d, want 4", got)
 	}
 	mustExec(t, db, `UPDATE agents SET config_json = '{"env": 5}' WHERE name = 'alice'`)
@@ -362,6 +366,7 @@ func TestEveryStateRoundTrips(t *testing.T) {
 // hand or by a newer version), is reported naming the row and the value
 // when read, never passed on as if it were one.
 func TestUnknownStateInTheDatabaseIsReported(t *testing.T) {
+	sqliteOnly(t, "writes a bad row past CHECK with a SQLite pragma")
 	t.Parallel()
 	db := openTest(t)
 	ctx := t.Context()
@@ -372,8 +377,8 @@ func TestUnknownStateInTheDatabaseIsReported(t *testing.T) {
 	if _, err := db.StartRun(ctx, Run{ID: "run_x", Agent: a.Key(), Backend: "mock", Attempt: 1}); err != nil {
 		t.Fatal(err)
 	}
-	err = db.write(ctx, func(conn *sqlite.Conn) error {
-		return sqlitex.ExecuteScript(conn, `PRAGMA ignore_check_constraints = ON;
+	err = db.write(ctx, func(conn querier) error {
+		return sqlitex.ExecuteScript(rawSQLite(conn), `PRAGMA ignore_check_constraints = ON;
 			UPDATE agents SET state = 'dancing' WHERE name = 'alice';
 			UPDATE runs SET state = 'vanished' WHERE id = 'run_x';
 			UPDATE workflows SET state = 'asleep' WHERE name = 'team';
@@ -418,14 +423,14 @@ func TestStoreErrorsAreAPICodes(t *testing.T) {
 		t.Errorf("a duplicate agent: %v", err)
 	}
 	// A constraint SQLite enforces (no message of ours) is classified too.
-	err = db.write(ctx, func(conn *sqlite.Conn) error {
-		return sqlitex.Execute(conn, `INSERT INTO agents (name, workflow, tag, created_at, updated_at) VALUES ('a', 'global', 'main', 0, 0)`, nil)
+	err = db.write(ctx, func(conn querier) error {
+		return conn.execute(`INSERT INTO agents (name, workflow, tag, created_at, updated_at) VALUES ('a', 'global', 'main', 0, 0)`, nil)
 	})
 	if !errors.Is(err, api.ErrConflict) {
 		t.Errorf("a raw duplicate insert: %v (%s)", err, api.ErrorCode(err))
 	}
-	err = db.write(ctx, func(conn *sqlite.Conn) error {
-		return sqlitex.Execute(conn, `INSERT INTO agents (name, workflow, tag, created_at, updated_at) VALUES ('b', 'nowhere', 'main', 0, 0)`, nil)
+	err = db.write(ctx, func(conn querier) error {
+		return conn.execute(`INSERT INTO agents (name, workflow, tag, created_at, updated_at) VALUES ('b', 'nowhere', 'main', 0, 0)`, nil)
 	})
 	if !errors.Is(err, api.ErrInvalid) {
 		t.Errorf("a broken reference: %v (%s)", err, api.ErrorCode(err))

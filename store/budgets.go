@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"zombiezen.com/go/sqlite"
-	"zombiezen.com/go/sqlite/sqlitex"
 
 	"github.com/agent-worker/agent-worker/host/api"
 )
@@ -30,7 +29,7 @@ func (db *DB) SetBudget(ctx context.Context, b Budget) error {
 	if b.USD != nil && *b.USD < 0 || b.Tokens != nil && *b.Tokens < 0 || b.Runs != nil && *b.Runs < 0 {
 		return api.Errorf(api.CodeInvalid, "a budget cannot be negative: give usd, tokens or runs as 0 or more (0 stops every run), or clear the budget")
 	}
-	return db.write(ctx, func(conn *sqlite.Conn) error {
+	return db.write(ctx, func(conn querier) error {
 		if _, err := getWorkflow(conn, b.Workflow, b.Tag); err != nil {
 			return err
 		}
@@ -39,26 +38,27 @@ func (db *DB) SetBudget(ctx context.Context, b Budget) error {
 				return err
 			}
 		}
-		return sqlitex.Execute(conn, `INSERT OR REPLACE INTO budgets (workflow, tag, agent, usd, tokens, runs, hard, updated_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-			&sqlitex.ExecOptions{Args: []any{b.Workflow, b.Tag, b.Agent, orNull(b.USD), orNull(b.Tokens), orNull(b.Runs), b.Hard, db.nowMs()}})
+		return conn.execute(`INSERT INTO budgets (workflow, tag, agent, usd, tokens, runs, hard, updated_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (workflow, tag, agent) DO UPDATE SET usd = excluded.usd,
+			tokens = excluded.tokens, runs = excluded.runs, hard = excluded.hard, updated_at = excluded.updated_at`,
+			&execOptions{Args: []any{b.Workflow, b.Tag, b.Agent, orNull(b.USD), orNull(b.Tokens), orNull(b.Runs), b.Hard, db.nowMs()}})
 	})
 }
 
 // ClearBudget removes a budget; clearing one that is not set is no error.
 func (db *DB) ClearBudget(ctx context.Context, s Scope, agent string) error {
-	return db.write(ctx, func(conn *sqlite.Conn) error {
-		return sqlitex.Execute(conn, `DELETE FROM budgets WHERE workflow = ? AND tag = ? AND agent = ?`,
-			&sqlitex.ExecOptions{Args: []any{s.Workflow, s.Tag, agent}})
+	return db.write(ctx, func(conn querier) error {
+		return conn.execute(`DELETE FROM budgets WHERE workflow = ? AND tag = ? AND agent = ?`,
+			&execOptions{Args: []any{s.Workflow, s.Tag, agent}})
 	})
 }
 
 // Budgets returns the budgets of a workflow:tag, its own (Agent "") first.
 func (db *DB) Budgets(ctx context.Context, s Scope) ([]Budget, error) {
 	var out []Budget
-	err := db.read(ctx, func(conn *sqlite.Conn) error {
-		return sqlitex.Execute(conn, `SELECT agent, usd, tokens, runs, hard, updated_at FROM budgets WHERE workflow = ? AND tag = ? ORDER BY agent`,
-			&sqlitex.ExecOptions{Args: []any{s.Workflow, s.Tag}, ResultFunc: func(st *sqlite.Stmt) error {
+	err := db.read(ctx, func(conn querier) error {
+		return conn.execute(`SELECT agent, usd, tokens, runs, hard, updated_at FROM budgets WHERE workflow = ? AND tag = ? ORDER BY agent`,
+			&execOptions{Args: []any{s.Workflow, s.Tag}, ResultFunc: func(st row) error {
 				b := Budget{Workflow: s.Workflow, Tag: s.Tag, Agent: st.ColumnText(0), Hard: st.ColumnBool(4), UpdatedAt: fromMs(st.ColumnInt64(5))}
 				if st.ColumnType(1) != sqlite.TypeNull {
 					v := st.ColumnFloat(1)
@@ -82,9 +82,9 @@ func (db *DB) Budgets(ctx context.Context, s Scope) ([]Budget, error) {
 // AgentStats is Stats for one agent's runs.
 func (db *DB) AgentStats(ctx context.Context, k AgentKey, since time.Time) (RunStats, error) {
 	var st RunStats
-	err := db.read(ctx, func(conn *sqlite.Conn) error {
-		return sqlitex.Execute(conn, `SELECT `+statsColumns+` FROM runs WHERE workflow = ? AND tag = ? AND agent = ? AND started_at >= ?`,
-			&sqlitex.ExecOptions{Args: []any{k.Workflow, k.Tag, k.Name, since.UnixMilli()}, ResultFunc: func(stmt *sqlite.Stmt) error {
+	err := db.read(ctx, func(conn querier) error {
+		return conn.execute(`SELECT `+statsColumns(conn)+` FROM runs WHERE workflow = ? AND tag = ? AND agent = ? AND started_at >= ?`,
+			&execOptions{Args: []any{k.Workflow, k.Tag, k.Name, since.UnixMilli()}, ResultFunc: func(stmt row) error {
 				st = scanStats(stmt, 0)
 				return nil
 			}})

@@ -6,9 +6,6 @@ import (
 	"fmt"
 	"slices"
 
-	"zombiezen.com/go/sqlite"
-	"zombiezen.com/go/sqlite/sqlitex"
-
 	"github.com/agent-worker/agent-worker/host/api"
 )
 
@@ -38,7 +35,7 @@ type ReadOptions struct {
 const messageColumns = `m.seq, m.id, m.workflow, m.tag, m.sender, m.content, m.kind,
 	coalesce(m.to_agent, ''), m.recipients, coalesce(m.resource_id, ''), m.created_at`
 
-func scanMessage(s *sqlite.Stmt) (Message, error) {
+func scanMessage(s row) (Message, error) {
 	m := Message{
 		Seq: s.ColumnInt64(0), ID: s.ColumnText(1), Workflow: s.ColumnText(2), Tag: s.ColumnText(3),
 		Sender: s.ColumnText(4), Content: s.ColumnText(5), Kind: s.ColumnText(6), To: s.ColumnText(7),
@@ -78,8 +75,8 @@ func (db *DB) ReadChannel(ctx context.Context, s Scope, o ReadOptions) ([]Messag
 		query, args = readSinceSQL, append(args, o.SinceSeq)
 	}
 	var ms []Message
-	err = db.read(ctx, func(conn *sqlite.Conn) error {
-		return sqlitex.Execute(conn, query, &sqlitex.ExecOptions{Args: args, ResultFunc: func(st *sqlite.Stmt) error {
+	err = db.read(ctx, func(conn querier) error {
+		return conn.execute(query, &execOptions{Args: args, ResultFunc: func(st row) error {
 			m, err := scanMessage(st)
 			ms = append(ms, m)
 			return err
@@ -98,8 +95,8 @@ func (db *DB) ReadChannel(ctx context.Context, s Scope, o ReadOptions) ([]Messag
 // it has none), so that a reader can start following the channel from now.
 func (db *DB) LatestSeq(ctx context.Context, s Scope) (int64, error) {
 	var seq int64
-	err := db.read(ctx, func(conn *sqlite.Conn) error {
-		return sqlitex.Execute(conn, latestSeqSQL, &sqlitex.ExecOptions{Args: []any{s.Workflow, s.Tag}, ResultFunc: func(st *sqlite.Stmt) error {
+	err := db.read(ctx, func(conn querier) error {
+		return conn.execute(latestSeqSQL, &execOptions{Args: []any{s.Workflow, s.Tag}, ResultFunc: func(st row) error {
 			seq = st.ColumnInt64(0)
 			return nil
 		}})
@@ -122,10 +119,10 @@ func pageLimit(limit, def int) (int, error) {
 // in the order they last spoke (newest first).
 func (db *DB) RecentSenders(ctx context.Context, scope Scope, n int) ([]string, error) {
 	var out []string
-	err := db.read(ctx, func(conn *sqlite.Conn) error {
-		return sqlitex.Execute(conn, `SELECT sender FROM (SELECT sender, seq FROM messages WHERE workflow = ? AND tag = ?
-			ORDER BY seq DESC LIMIT ?) GROUP BY sender ORDER BY max(seq) DESC`,
-			&sqlitex.ExecOptions{Args: []any{scope.Workflow, scope.Tag, n}, ResultFunc: func(s *sqlite.Stmt) error {
+	err := db.read(ctx, func(conn querier) error {
+		return conn.execute(`SELECT sender FROM (SELECT sender, seq FROM messages WHERE workflow = ? AND tag = ?
+			ORDER BY seq DESC LIMIT ?) AS recent GROUP BY sender ORDER BY max(seq) DESC`,
+			&execOptions{Args: []any{scope.Workflow, scope.Tag, n}, ResultFunc: func(s row) error {
 				out = append(out, s.ColumnText(0))
 				return nil
 			}})

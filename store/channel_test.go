@@ -6,8 +6,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"zombiezen.com/go/sqlite"
-	"zombiezen.com/go/sqlite/sqlitex"
 
 	"github.com/agent-worker/agent-worker/host/api"
 )
@@ -54,10 +52,10 @@ func seqsOf(ms []Message) []int64 {
 func queryPlan(t *testing.T, db *DB, query string, args ...any) string {
 	t.Helper()
 	var plan []string
-	err := db.read(t.Context(), func(conn *sqlite.Conn) error {
-		return sqlitex.Execute(conn, "EXPLAIN QUERY PLAN "+query, &sqlitex.ExecOptions{
+	err := db.read(t.Context(), func(conn querier) error {
+		return conn.execute("EXPLAIN QUERY PLAN "+query, &execOptions{
 			Args:       args,
-			ResultFunc: func(s *sqlite.Stmt) error { plan = append(plan, s.GetText("detail")); return nil },
+			ResultFunc: func(s row) error { plan = append(plan, s.ColumnText(3)); return nil },
 		})
 	})
 	if err != nil {
@@ -207,6 +205,7 @@ func TestMessageWithResource(t *testing.T) {
 }
 
 func TestReadChannelUsesIndex(t *testing.T) {
+	sqliteOnly(t, "SQLite's query plan")
 	t.Parallel()
 	db := openTest(t)
 	for name, tc := range map[string]struct {

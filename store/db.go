@@ -11,8 +11,6 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"zombiezen.com/go/sqlite"
-	"zombiezen.com/go/sqlite/sqlitex"
 )
 
 // opTimeout bounds how long one store call may wait for a connection or the
@@ -38,15 +36,16 @@ type Options struct {
 	ObserveWrite func(time.Duration)
 }
 
-// DB is the daemon's handle on its database file. It is safe for
-// concurrent use; callers share one for the life of the process.
+// DB is the daemon's handle on its store: the SQLite file, or a
+// PostgreSQL database in cluster mode. It is safe for concurrent use;
+// callers share one for the life of the process.
 type DB struct {
-	path string
-	pool *sqlitex.Pool
+	path string // the file, or the PostgreSQL URL without its password
+	eng  engine
 	log  hclog.Logger
 	now  func() time.Time
-	// w runs every write, on a connection of its own; the pool serves
-	// readers.
+	// w queues every write for the engine's one write transaction at a
+	// time; reads go straight to the engine's pool.
 	w *writer
 	// tokens remembers verified agent tokens (LookupToken).
 	tokens  tokenCache
@@ -57,10 +56,11 @@ type DB struct {
 	closeErr  error
 }
 
-// Open opens (creating if needed) the database at path and brings its
-// schema up to date. It refuses a database whose applied migrations differ
-// from the ones this binary embeds, because running on a schema the code
-// does not expect corrupts state quietly.
+// Open opens the store at path and brings its schema up to date: a
+// postgres:// or postgresql:// URL opens PostgreSQL, anything else is the
+// SQLite file (created if needed). It refuses a database whose applied
+// migrations differ from the ones this binary embeds, because running on a
+// schema the code does not expect corrupts state quietly.
 func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	if opts.Logger == nil {
 		opts.Logger = hclog.NewNullLogger()
@@ -68,63 +68,49 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	if opts.PoolSize < 1 {
-		opts.PoolSize = 8
-	}
 	if opts.ObserveWrite == nil {
 		opts.ObserveWrite = func(time.Duration) {}
 	}
-	migrations := opts.Migrations
-	if migrations == nil {
-		migrations = embeddedMigrations()
+	db := &DB{log: opts.Logger, now: opts.Now, observe: opts.ObserveWrite}
+	if IsPostgresURL(path) {
+		if err := db.openPostgres(ctx, path, opts); err != nil {
+			return nil, err
+		}
+	} else if err := db.openSQLite(ctx, path, opts); err != nil {
+		return nil, err
 	}
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return nil, fmt.Errorf("open store: %w", err)
-	}
-	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
-		return nil, fmt.Errorf("open store: %w", err)
-	}
-	// Create the file ourselves so it is private: it holds every message, and
-	// SQLite gives its -wal and -shm files the mode of the database file.
-	f, err := os.OpenFile(abs, os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("open store: %w", err)
-	}
-	opened, err := f.Stat()
-	f.Close()
-	if err != nil {
-		return nil, fmt.Errorf("open store: %w", err)
-	}
-
-	pool, err := sqlitex.NewPool(abs, sqlitex.PoolOptions{
-		PoolSize:    opts.PoolSize,
-		PrepareConn: prepareConn,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("open store %s: %w", abs, err)
-	}
-	db := &DB{path: abs, pool: pool, log: opts.Logger, now: opts.Now, health: health{opened: opened},
-		observe: opts.ObserveWrite}
-	if err := db.migrate(ctx, migrations); err != nil {
-		pool.Close()
-		return nil, fmt.Errorf("open store %s: %w", abs, err)
-	}
-	if db.w, err = openWriter(abs); err != nil {
-		pool.Close()
-		return nil, fmt.Errorf("open store %s: %w", abs, err)
-	}
+	db.w = newWriter()
 	go db.runWriter()
 	return db, nil
 }
 
-// prepareConn sets the per-connection PRAGMAs. They run one by one outside
-// any transaction, where foreign_keys would silently do nothing.
-func prepareConn(conn *sqlite.Conn) error {
-	for _, p := range []string{"PRAGMA foreign_keys = ON;", "PRAGMA synchronous = NORMAL;"} {
-		if err := sqlitex.ExecuteTransient(conn, p, nil); err != nil {
-			return fmt.Errorf("%s: %w", p, err)
-		}
+func (db *DB) openSQLite(ctx context.Context, path string, opts Options) error {
+	if opts.PoolSize < 1 {
+		opts.PoolSize = 8 // plenty for WAL readers plus the one writer
+	}
+	migrations := opts.Migrations
+	if migrations == nil {
+		migrations = sqliteMigrations()
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return fmt.Errorf("open store: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
+		return fmt.Errorf("open store: %w", err)
+	}
+	e, err := openSQLite(abs, opts.PoolSize)
+	if err != nil {
+		return fmt.Errorf("open store %s: %w", abs, err)
+	}
+	db.path, db.eng = abs, e
+	if err := db.migrateSQLite(ctx, e, migrations); err != nil {
+		e.close()
+		return fmt.Errorf("open store %s: %w", abs, err)
+	}
+	if err := e.openWriter(); err != nil {
+		e.close()
+		return fmt.Errorf("open store %s: %w", abs, err)
 	}
 	return nil
 }
@@ -132,12 +118,13 @@ func prepareConn(conn *sqlite.Conn) error {
 // Close releases every connection. Callers must have finished all store
 // calls; the daemon closes the store last. Later calls do nothing.
 func (db *DB) Close() error {
-	db.closeOnce.Do(func() { db.closeErr = errors.Join(db.w.close(), db.pool.Close()) })
+	db.closeOnce.Do(func() { db.closeErr = errors.Join(db.w.close(), db.eng.close()) })
 	return db.closeErr
 }
 
-// Path returns the absolute path of the database file, for status output
-// and for tools that inspect it.
+// Path returns the absolute path of the database file (or the PostgreSQL
+// URL without its password), for status output and for tools that inspect
+// it.
 func (db *DB) Path() string { return db.path }
 
 // nowMs is the timestamp format of every column: unix milliseconds.
@@ -148,15 +135,18 @@ func fromMs(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
 
 // read runs fn on a pooled connection; ctx (capped at opTimeout) bounds both
 // the wait for a connection and the queries themselves.
-func (db *DB) read(ctx context.Context, fn func(*sqlite.Conn) error) error {
+func (db *DB) read(ctx context.Context, fn func(querier) error) error {
 	ctx, cancel := context.WithTimeout(ctx, opTimeout)
 	defer cancel()
-	conn, err := db.pool.Take(ctx)
-	if err != nil {
-		return err
-	}
-	defer db.pool.Put(conn)
-	return classify(fn(conn))
+	return classify(db.eng.read(ctx, false, fn))
+}
+
+// snapshot is read inside one read-only transaction, for reads of several
+// statements that must agree with each other.
+func (db *DB) snapshot(ctx context.Context, fn func(querier) error) error {
+	ctx, cancel := context.WithTimeout(ctx, opTimeout)
+	defer cancel()
+	return classify(db.eng.read(ctx, true, fn))
 }
 
 // write runs fn in one immediate transaction of its own. ctx bounds only
@@ -164,7 +154,7 @@ func (db *DB) read(ctx context.Context, fn func(*sqlite.Conn) error) error {
 // longer interrupts it, so a write either commits or rolls back whole. A
 // write is refused while the database file is deleted or replaced, and
 // storage failures come back as api.CodeUnavailable (see Health).
-func (db *DB) write(ctx context.Context, fn func(*sqlite.Conn) error) error {
+func (db *DB) write(ctx context.Context, fn func(querier) error) error {
 	return db.submit(ctx, fn, false)
 }
 
@@ -173,7 +163,7 @@ func (db *DB) write(ctx context.Context, fn func(*sqlite.Conn) error) error {
 // after its own write is committed. fn may run twice (a write that shares
 // a failed commit runs again alone), so it must only assign its results,
 // never accumulate them.
-func (db *DB) writeGrouped(ctx context.Context, fn func(*sqlite.Conn) error) error {
+func (db *DB) writeGrouped(ctx context.Context, fn func(querier) error) error {
 	return db.submit(ctx, fn, true)
 }
 
@@ -187,11 +177,11 @@ type Counts struct {
 // statement so the numbers are consistent with each other.
 func (db *DB) Counts(ctx context.Context) (Counts, error) {
 	var c Counts
-	err := db.read(ctx, func(conn *sqlite.Conn) error {
-		return sqlitex.Execute(conn, `SELECT
+	err := db.read(ctx, func(conn querier) error {
+		return conn.execute(`SELECT
 			(SELECT count(*) FROM agents), (SELECT count(*) FROM workflows),
 			(SELECT count(*) FROM messages), (SELECT count(*) FROM runs)`,
-			&sqlitex.ExecOptions{ResultFunc: func(s *sqlite.Stmt) error {
+			&execOptions{ResultFunc: func(s row) error {
 				c = Counts{s.ColumnInt(0), s.ColumnInt(1), s.ColumnInt(2), s.ColumnInt(3)}
 				return nil
 			}})

@@ -2,10 +2,12 @@ package store
 
 import (
 	"errors"
+	"strings"
 
 	"zombiezen.com/go/sqlite"
 
 	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // The store speaks the daemon's one error vocabulary, host/api's codes: a
@@ -13,7 +15,7 @@ import (
 // errors.Is with api.ErrNotFound and the like work through any wrapping),
 // anything else is an internal failure. Queries build their own coded
 // errors where they know the object (not found, already exists); classify
-// turns what SQLite reports into codes, in one place.
+// turns what SQLite or PostgreSQL reports into codes, in one place.
 
 // classify turns SQLite's failures into coded errors: a duplicate key is a
 // conflict, a broken reference or rule an invalid request, a busy or
@@ -23,6 +25,18 @@ import (
 func classify(err error) error {
 	var coded *api.Error
 	if err == nil || errors.As(err, &coded) {
+		return err
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		switch {
+		case pe.Code == "23505":
+			return api.Errorf(api.CodeConflict, "%v", err)
+		case strings.HasPrefix(pe.Code, "23"):
+			return api.Errorf(api.CodeInvalid, "%v", err)
+		case pe.Code == "40001", pe.Code == "40P01", pe.Code == "55P03":
+			return api.Errorf(api.CodeUnavailable, "the database is busy (%v): retry", err)
+		}
 		return err
 	}
 	switch sqlite.ErrCode(err).ToPrimary() {
@@ -40,6 +54,10 @@ func classify(err error) error {
 // isConflict reports whether err is a duplicate-key failure, for the call
 // sites that replace SQLite's wording with one that names the object.
 func isConflict(err error) bool {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code == "23505"
+	}
 	c := sqlite.ErrCode(err)
 	return c == sqlite.ResultConstraintPrimaryKey || c == sqlite.ResultConstraintUnique
 }

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"os"
 	"sync"
 	"time"
 
@@ -32,26 +31,11 @@ func (h Health) Failing() bool { return h.LastError != "" && !h.LastErrorAt.Befo
 
 // health is the DB's record behind Health.
 type health struct {
-	opened os.FileInfo // the file as Open found it
-
 	// mu guards the fields that follow.
 	mu    sync.Mutex
 	okAt  time.Time
 	err   string
 	errAt time.Time
-}
-
-// checkFile refuses writes once the database file is no longer the one
-// the daemon opened: SQLite would go on writing into the unlinked inode and
-// every acknowledged write would be lost at the next start. A stat costs
-// microseconds, so every write pays it.
-func (db *DB) checkFile() error {
-	fi, err := os.Stat(db.path)
-	if err == nil && os.SameFile(fi, db.health.opened) {
-		return nil
-	}
-	return api.Errorf(api.CodeUnavailable,
-		"the database file %s was deleted or replaced while the daemon was running; nothing more can be saved: restart the daemon (agent-worker stop --all)", db.path)
 }
 
 // noteWrite records a write's outcome for Health and turns a storage
@@ -69,7 +53,7 @@ func (db *DB) noteWrite(err error) error {
 		if !isStorageFailure(err) {
 			return err
 		}
-		if ferr := db.checkFile(); ferr != nil {
+		if ferr := db.eng.checkFile(); ferr != nil {
 			err = ferr // the real cause, in words
 		} else {
 			err = api.Errorf(api.CodeUnavailable,
@@ -85,6 +69,9 @@ func (db *DB) noteWrite(err error) error {
 // isStorageFailure reports whether err comes from the file or the disk
 // rather than from the statement.
 func isStorageFailure(err error) bool {
+	if postgresFailure(err) {
+		return true
+	}
 	switch sqlite.ErrCode(err).ToPrimary() {
 	case sqlite.ResultFull, sqlite.ResultIOErr, sqlite.ResultReadOnly, sqlite.ResultCantOpen,
 		sqlite.ResultCorrupt, sqlite.ResultNotADB, sqlite.ResultPerm:
@@ -96,7 +83,7 @@ func isStorageFailure(err error) bool {
 // Health reports the database file's state now (the link is checked
 // afresh) and the outcome of recent writes.
 func (db *DB) Health() Health {
-	h := Health{Path: db.path, Linked: db.checkFile() == nil}
+	h := Health{Path: db.path, Linked: db.eng.checkFile() == nil}
 	db.health.mu.Lock()
 	h.LastWriteAt, h.LastError, h.LastErrorAt = db.health.okAt, db.health.err, db.health.errAt
 	db.health.mu.Unlock()

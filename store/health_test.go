@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"zombiezen.com/go/sqlite"
 	"zombiezen.com/go/sqlite/sqlitex"
 
 	"github.com/agent-worker/agent-worker/host/api"
@@ -15,11 +14,11 @@ import (
 
 // fill writes a megabyte, so that a full disk shows.
 func fill(db *DB) error {
-	return db.write(context.Background(), func(conn *sqlite.Conn) error {
-		if err := sqlitex.ExecuteTransient(conn, `CREATE TABLE IF NOT EXISTS filler (b BLOB)`, nil); err != nil {
+	return db.write(context.Background(), func(conn querier) error {
+		if err := sqlitex.ExecuteTransient(rawSQLite(conn), `CREATE TABLE IF NOT EXISTS filler (b BLOB)`, nil); err != nil {
 			return err
 		}
-		return sqlitex.ExecuteTransient(conn, `INSERT INTO filler VALUES (zeroblob(1000000))`, nil)
+		return sqlitex.ExecuteTransient(rawSQLite(conn), `INSERT INTO filler VALUES (zeroblob(1000000))`, nil)
 	})
 }
 
@@ -29,8 +28,8 @@ func fill(db *DB) error {
 func setMaxPages(t *testing.T, db *DB, pages string) {
 	t.Helper()
 	done := make(chan error, 1)
-	r := &writeReq{fn: func(conn *sqlite.Conn) error {
-		done <- sqlitex.ExecuteTransient(conn, "PRAGMA max_page_count = "+pages, nil)
+	r := &writeReq{fn: func(conn querier) error {
+		done <- sqlitex.ExecuteTransient(rawSQLite(conn), "PRAGMA max_page_count = "+pages, nil)
 		return nil
 	}, done: make(chan error, 1)}
 	db.w.reqs <- r
@@ -41,6 +40,7 @@ func setMaxPages(t *testing.T, db *DB, pages string) {
 }
 
 func TestHealthRecordsWriteFailures(t *testing.T) {
+	sqliteOnly(t, "a full disk, made with a SQLite page limit")
 	t.Parallel()
 	db := openAt(t, testPath(t), Options{PoolSize: 1})
 	if err := fill(db); err != nil {
@@ -60,8 +60,8 @@ func TestHealthRecordsWriteFailures(t *testing.T) {
 		t.Errorf("health after a failed write = %+v", h)
 	}
 	// A request's own mistake is not a storage failure.
-	if err := db.write(t.Context(), func(conn *sqlite.Conn) error {
-		return sqlitex.ExecuteTransient(conn, "INSERT INTO no_such_table VALUES (1)", nil)
+	if err := db.write(t.Context(), func(conn querier) error {
+		return sqlitex.ExecuteTransient(rawSQLite(conn), "INSERT INTO no_such_table VALUES (1)", nil)
 	}); err == nil || api.ErrorCode(err) == api.CodeUnavailable {
 		t.Errorf("bad statement = %v, want a plain error", err)
 	}
@@ -75,6 +75,7 @@ func TestHealthRecordsWriteFailures(t *testing.T) {
 }
 
 func TestDeletedOrReplacedFileRefusesWrites(t *testing.T) {
+	sqliteOnly(t, "the database file deleted under the daemon")
 	t.Parallel()
 	for name, swap := range map[string]func(path string) error{
 		"deleted": os.Remove,

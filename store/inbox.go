@@ -2,9 +2,7 @@ package store
 
 import (
 	"context"
-
-	"zombiezen.com/go/sqlite"
-	"zombiezen.com/go/sqlite/sqlitex"
+	"strings"
 
 	"github.com/agent-worker/agent-worker/host/api"
 )
@@ -23,6 +21,10 @@ const inboxSQL = `SELECT ` + messageColumns + `
 	  AND r.seq > coalesce((SELECT cursor FROM inbox_ack WHERE workflow = ?1 AND tag = ?2 AND agent = ?3), 0)
 	ORDER BY r.seq LIMIT ?4`
 
+// inboxSQLPostgres is inboxSQL for PostgreSQL, which has no CROSS JOIN …
+// ON; SQLite's CROSS JOIN is there to fix the join order.
+var inboxSQLPostgres = strings.Replace(inboxSQL, "CROSS JOIN", "JOIN", 1)
+
 // inboxStateSQL reads, in one statement, whether the agent exists, its
 // cursor and the newest seq it was ever addressed.
 const inboxStateSQL = `SELECT
@@ -31,11 +33,11 @@ const inboxStateSQL = `SELECT
 	coalesce((SELECT seq FROM message_recipients WHERE workflow = ?1 AND tag = ?2 AND agent = ?3
 	          ORDER BY seq DESC LIMIT 1), 0)`
 
-func inboxState(conn *sqlite.Conn, k AgentKey) (cursor, newest int64, err error) {
+func inboxState(conn querier, k AgentKey) (cursor, newest int64, err error) {
 	exists := false
-	err = sqlitex.Execute(conn, inboxStateSQL, &sqlitex.ExecOptions{
+	err = conn.execute(inboxStateSQL, &execOptions{
 		Args: []any{k.Workflow, k.Tag, k.Name},
-		ResultFunc: func(s *sqlite.Stmt) error {
+		ResultFunc: func(s row) error {
 			exists, cursor, newest = s.ColumnBool(0), s.ColumnInt64(1), s.ColumnInt64(2)
 			return nil
 		}})
@@ -54,16 +56,15 @@ func (db *DB) Inbox(ctx context.Context, k AgentKey, limit int) ([]Message, erro
 		return nil, err
 	}
 	var ms []Message
-	err = db.read(ctx, func(conn *sqlite.Conn) (err error) {
+	err = db.snapshot(ctx, func(conn querier) (err error) {
 		// One snapshot, so a deleted agent is reported as such rather than
 		// as an empty inbox.
-		defer sqlitex.Transaction(conn)(&err)
 		if _, _, err := inboxState(conn, k); err != nil {
 			return err
 		}
-		return sqlitex.Execute(conn, inboxSQL, &sqlitex.ExecOptions{
+		return conn.execute(pick(conn, inboxSQL, inboxSQLPostgres), &execOptions{
 			Args: []any{k.Workflow, k.Tag, k.Name, limit},
-			ResultFunc: func(s *sqlite.Stmt) error {
+			ResultFunc: func(s row) error {
 				m, err := scanMessage(s)
 				ms = append(ms, m)
 				return err
@@ -79,7 +80,7 @@ func (db *DB) Inbox(ctx context.Context, k AgentKey, limit int) ([]Message, erro
 // or not (0 for none): whether anything arrived since a given message.
 func (db *DB) NewestInboxSeq(ctx context.Context, k AgentKey) (int64, error) {
 	var newest int64
-	err := db.read(ctx, func(conn *sqlite.Conn) (err error) {
+	err := db.read(ctx, func(conn querier) (err error) {
 		_, newest, err = inboxState(conn, k)
 		return err
 	})
@@ -90,7 +91,7 @@ func (db *DB) NewestInboxSeq(ctx context.Context, k AgentKey) (int64, error) {
 // if it never has), so a run can record what it was shown against it.
 func (db *DB) InboxCursor(ctx context.Context, k AgentKey) (int64, error) {
 	var cursor int64
-	err := db.read(ctx, func(conn *sqlite.Conn) (err error) {
+	err := db.read(ctx, func(conn querier) (err error) {
 		cursor, _, err = inboxState(conn, k)
 		return err
 	})
@@ -106,7 +107,7 @@ func (db *DB) AckInbox(ctx context.Context, k AgentKey, untilSeq int64) (int64, 
 		return 0, api.Errorf(api.CodeInvalid, "until_seq %d is negative", untilSeq)
 	}
 	var cursor int64
-	err := db.write(ctx, func(conn *sqlite.Conn) (err error) {
+	err := db.write(ctx, func(conn querier) (err error) {
 		cursor, err = ackInbox(conn, k, untilSeq, db.nowMs())
 		return err
 	})
@@ -118,7 +119,7 @@ func (db *DB) AckInbox(ctx context.Context, k AgentKey, untilSeq int64) (int64, 
 
 // ackInbox is AckInbox inside a caller's transaction, so settling a run
 // acks with the same rules as the ack tool.
-func ackInbox(conn *sqlite.Conn, k AgentKey, untilSeq, now int64) (int64, error) {
+func ackInbox(conn querier, k AgentKey, untilSeq, now int64) (int64, error) {
 	cur, newest, err := inboxState(conn, k)
 	switch {
 	case err != nil || untilSeq <= cur:
@@ -128,9 +129,10 @@ func ackInbox(conn *sqlite.Conn, k AgentKey, untilSeq, now int64) (int64, error)
 	case untilSeq > newest:
 		return cur, api.Errorf(api.CodeInvalid, "until_seq %d is beyond your newest inbox message (%d): ack only messages you have read", untilSeq, newest)
 	}
-	err = sqlitex.Execute(conn, `INSERT INTO inbox_ack (workflow, tag, agent, cursor, updated_at) VALUES (?, ?, ?, ?, ?)
-		ON CONFLICT (workflow, tag, agent) DO UPDATE SET cursor = max(cursor, excluded.cursor), updated_at = excluded.updated_at`,
-		&sqlitex.ExecOptions{Args: []any{k.Workflow, k.Tag, k.Name, untilSeq, now}})
+	err = conn.execute(`INSERT INTO inbox_ack (workflow, tag, agent, cursor, updated_at) VALUES (?, ?, ?, ?, ?)
+		ON CONFLICT (workflow, tag, agent) DO UPDATE SET
+			cursor = CASE WHEN excluded.cursor > inbox_ack.cursor THEN excluded.cursor ELSE inbox_ack.cursor END, updated_at = excluded.updated_at`,
+		&execOptions{Args: []any{k.Workflow, k.Tag, k.Name, untilSeq, now}})
 	if err != nil {
 		return cur, err
 	}

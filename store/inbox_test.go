@@ -158,6 +158,7 @@ func TestInboxErrors(t *testing.T) {
 }
 
 func TestInboxUsesIndex(t *testing.T) {
+	sqliteOnly(t, "SQLite's query plan")
 	t.Parallel()
 	db := openTest(t)
 	plan := queryPlan(t, db, inboxSQL, "team", "t", "alice", 100)

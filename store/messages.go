@@ -8,9 +8,6 @@ import (
 	"fmt"
 	"time"
 
-	"zombiezen.com/go/sqlite"
-	"zombiezen.com/go/sqlite/sqlitex"
-
 	"github.com/agent-worker/agent-worker/host/api"
 )
 
@@ -82,7 +79,7 @@ type NewMessage struct {
 // recipients or a reference to a missing resource.
 func (db *DB) AppendMessage(ctx context.Context, m NewMessage) (Message, error) {
 	var out Message
-	err := db.writeGrouped(ctx, func(conn *sqlite.Conn) (err error) {
+	err := db.writeGrouped(ctx, func(conn querier) (err error) {
 		out, err = appendMessage(conn, m, db.nowMs())
 		return err
 	})
@@ -94,7 +91,7 @@ func (db *DB) AppendMessage(ctx context.Context, m NewMessage) (Message, error) 
 // would dominate the cost.
 func (db *DB) AppendMessages(ctx context.Context, ms []NewMessage) ([]Message, error) {
 	out := make([]Message, 0, len(ms))
-	err := db.write(ctx, func(conn *sqlite.Conn) error {
+	err := db.write(ctx, func(conn querier) error {
 		now := db.nowMs()
 		for _, m := range ms {
 			msg, err := appendMessage(conn, m, now)
@@ -113,7 +110,7 @@ func (db *DB) AppendMessages(ctx context.Context, ms []NewMessage) ([]Message, e
 
 // appendMessage is AppendMessage inside a caller's transaction; proposal
 // and other writes that post channel lines use it to stay atomic.
-func appendMessage(conn *sqlite.Conn, m NewMessage, now int64) (Message, error) {
+func appendMessage(conn querier, m NewMessage, now int64) (Message, error) {
 	if m.Workflow == "" || m.Tag == "" || m.Sender == "" {
 		return Message{}, api.Errorf(api.CodeInvalid, "message needs a workflow, tag and sender")
 	}
@@ -141,15 +138,15 @@ func appendMessage(conn *sqlite.Conn, m NewMessage, now int64) (Message, error) 
 	if err != nil {
 		return Message{}, err
 	}
-	err = sqlitex.Execute(conn, `INSERT INTO messages
+	err = conn.execute(`INSERT INTO messages
 		(id, workflow, tag, sender, content, kind, to_agent, recipients, resource_id, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, NULLIF(?, ''), ?, NULLIF(?, ''), ?)`,
-		&sqlitex.ExecOptions{Args: []any{out.ID, out.Workflow, out.Tag, out.Sender, out.Content,
-			out.Kind, out.To, string(recipients), out.ResourceID, now}})
+		VALUES (?, ?, ?, ?, ?, ?, NULLIF(?, ''), ?, NULLIF(?, ''), ?) RETURNING seq`,
+		&execOptions{Args: []any{out.ID, out.Workflow, out.Tag, out.Sender, out.Content,
+			out.Kind, out.To, string(recipients), out.ResourceID, now},
+			ResultFunc: func(s row) error { out.Seq = s.ColumnInt64(0); return nil }})
 	if err != nil {
 		return Message{}, err
 	}
-	out.Seq = conn.LastInsertRowID()
 	if !m.KeepStreak {
 		if out.LoopGuardTripped, err = countAgentStreak(conn, out, now); err != nil {
 			return Message{}, err
@@ -170,8 +167,8 @@ func appendMessage(conn *sqlite.Conn, m NewMessage, now int64) (Message, error) 
 		if member == 0 {
 			continue
 		}
-		err = sqlitex.Execute(conn, `INSERT INTO message_recipients (workflow, tag, agent, seq) VALUES (?, ?, ?, ?)`,
-			&sqlitex.ExecOptions{Args: []any{out.Workflow, out.Tag, agent, out.Seq}})
+		err = conn.execute(`INSERT INTO message_recipients (workflow, tag, agent, seq) VALUES (?, ?, ?, ?)`,
+			&execOptions{Args: []any{out.Workflow, out.Tag, agent, out.Seq}})
 		if err != nil {
 			return Message{}, err
 		}
@@ -204,7 +201,7 @@ type Resource struct {
 // ResourceTypes are the types a resource may have.
 var ResourceTypes = []string{"markdown", "json", "text", "diff"}
 
-func insertResource(conn *sqlite.Conn, r NewResource, now int64) (Resource, error) {
+func insertResource(conn querier, r NewResource, now int64) (Resource, error) {
 	if r.Type == "" {
 		r.Type = "text"
 	}
@@ -219,8 +216,8 @@ func insertResource(conn *sqlite.Conn, r NewResource, now int64) (Resource, erro
 	}
 	out := Resource{ID: r.ID, Workflow: r.Workflow, Tag: r.Tag, Type: r.Type,
 		Content: r.Content, CreatedBy: r.CreatedBy, CreatedAt: fromMs(now)}
-	err := sqlitex.Execute(conn, `INSERT INTO resources (id, workflow, tag, type, content, created_by, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?)`, &sqlitex.ExecOptions{Args: []any{
+	err := conn.execute(`INSERT INTO resources (id, workflow, tag, type, content, created_by, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?)`, &execOptions{Args: []any{
 		out.ID, out.Workflow, out.Tag, out.Type, out.Content, out.CreatedBy, now}})
 	return out, err
 }
@@ -262,28 +259,28 @@ func contains(list []string, s string) bool {
 // agent's message lengthens it, a human's or a system line ends it. When
 // the run reaches the workflow's loop guard the workflow is paused, in the
 // same transaction, and countAgentStreak reports true.
-func countAgentStreak(conn *sqlite.Conn, m Message, now int64) (tripped bool, err error) {
+func countAgentStreak(conn querier, m Message, now int64) (tripped bool, err error) {
 	var streak, guard int
 	var state string
 	// An UPDATE then a SELECT rather than UPDATE … RETURNING: SQLite runs
 	// RETURNING as a trigger, which gives the statement its own journal
 	// (allocated and freed on every message, a third of a send's cost).
-	err = sqlitex.Execute(conn, `UPDATE workflows SET agent_streak = CASE WHEN ?3 AND EXISTS
+	err = conn.execute(`UPDATE workflows SET agent_streak = CASE WHEN ?3 AND EXISTS
 			(SELECT 1 FROM agents WHERE workflow = ?1 AND tag = ?2 AND name = ?4) THEN agent_streak + 1 ELSE 0 END
 		WHERE name = ?1 AND tag = ?2`,
-		&sqlitex.ExecOptions{Args: []any{m.Workflow, m.Tag, m.Kind == KindMessage, m.Sender}})
-	if err != nil || conn.Changes() == 0 {
+		&execOptions{Args: []any{m.Workflow, m.Tag, m.Kind == KindMessage, m.Sender}})
+	if err != nil || conn.changes() == 0 {
 		return false, err
 	}
-	err = sqlitex.Execute(conn, `SELECT agent_streak, loop_guard, state FROM workflows WHERE name = ? AND tag = ?`,
-		&sqlitex.ExecOptions{Args: []any{m.Workflow, m.Tag}, ResultFunc: func(s *sqlite.Stmt) error {
+	err = conn.execute(`SELECT agent_streak, loop_guard, state FROM workflows WHERE name = ? AND tag = ?`,
+		&execOptions{Args: []any{m.Workflow, m.Tag}, ResultFunc: func(s row) error {
 			streak, guard, state = s.ColumnInt(0), s.ColumnInt(1), s.ColumnText(2)
 			return nil
 		}})
 	if err != nil || guard == 0 || streak < guard || api.WorkflowState(state) != api.WorkflowRunning {
 		return false, err
 	}
-	err = sqlitex.Execute(conn, `UPDATE workflows SET state = ?, error = ?, updated_at = ? WHERE name = ? AND tag = ?`,
-		&sqlitex.ExecOptions{Args: []any{api.WorkflowPaused, fmt.Sprintf("paused by the loop guard: %d agent messages in a row", streak), now, m.Workflow, m.Tag}})
+	err = conn.execute(`UPDATE workflows SET state = ?, error = ?, updated_at = ? WHERE name = ? AND tag = ?`,
+		&execOptions{Args: []any{api.WorkflowPaused, fmt.Sprintf("paused by the loop guard: %d agent messages in a row", streak), now, m.Workflow, m.Tag}})
 	return err == nil, err
 }

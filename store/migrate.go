@@ -17,12 +17,23 @@ import (
 	"zombiezen.com/go/sqlite/sqlitex"
 )
 
-//go:embed migrations/*.sql
-var migrationFiles embed.FS
+// Each engine has its own migrations, each checked by its sha256: SQLite's
+// in migrations/, PostgreSQL's in migrations/postgres/.
+var (
+	//go:embed migrations/*.sql
+	sqliteMigrationFiles embed.FS
+	//go:embed migrations/postgres/*.sql
+	postgresMigrationFiles embed.FS
+)
 
-// embeddedMigrations is the schema this binary was built with.
-func embeddedMigrations() fs.FS {
-	sub, err := fs.Sub(migrationFiles, "migrations")
+// sqliteMigrations is the SQLite schema this binary was built with.
+func sqliteMigrations() fs.FS { return subFS(sqliteMigrationFiles, "migrations") }
+
+// postgresMigrations is the PostgreSQL schema this binary was built with.
+func postgresMigrations() fs.FS { return subFS(postgresMigrationFiles, "migrations/postgres") }
+
+func subFS(fsys embed.FS, dir string) fs.FS {
+	sub, err := fs.Sub(fsys, dir)
 	if err != nil {
 		panic(err) // the directory is embedded at build time
 	}
@@ -58,10 +69,11 @@ func loadMigrations(fsys fs.FS) ([]migration, error) {
 	return ms, nil
 }
 
-// migrate verifies the applied migrations against fsys and applies the
-// missing ones, each in its own immediate transaction together with its
-// migration_history row, so a failure leaves the previous schema intact.
-func (db *DB) migrate(ctx context.Context, fsys fs.FS) (err error) {
+// migrateSQLite verifies the applied migrations against fsys and applies
+// the missing ones, each in its own immediate transaction together with
+// its migration_history row, so a failure leaves the previous schema
+// intact.
+func (db *DB) migrateSQLite(ctx context.Context, e *sqliteEngine, fsys fs.FS) (err error) {
 	ms, err := loadMigrations(fsys)
 	if err != nil {
 		return err
@@ -70,11 +82,11 @@ func (db *DB) migrate(ctx context.Context, fsys fs.FS) (err error) {
 	// a database held by another process fails start-up instead of hanging it.
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
-	conn, err := db.pool.Take(ctx)
+	conn, err := e.pool.Take(ctx)
 	if err != nil {
 		return err
 	}
-	defer db.pool.Put(conn)
+	defer e.pool.Put(conn)
 
 	err = sqlitex.ExecuteTransient(conn, `CREATE TABLE IF NOT EXISTS migration_history (
 		name       TEXT PRIMARY KEY,
@@ -156,7 +168,7 @@ func (db *DB) apply(conn *sqlite.Conn, m migration) error {
 	ms := int64(-1) // stays -1 if another process applied it first
 	err := immediate(conn, func(conn *sqlite.Conn) error {
 		// Another process may have applied it since we looked.
-		n, err := count(conn, `SELECT count(*) FROM migration_history WHERE name = ?`, m.name)
+		n, err := count(sqliteConn{conn}, `SELECT count(*) FROM migration_history WHERE name = ?`, m.name)
 		if err != nil || n > 0 {
 			return err
 		}
@@ -180,10 +192,21 @@ func (db *DB) apply(conn *sqlite.Conn, m migration) error {
 	return err
 }
 
+// immediate runs fn inside BEGIN IMMEDIATE, so the write lock is taken up
+// front and a read-then-write never fails on lock upgrade.
+func immediate(conn *sqlite.Conn, fn func(*sqlite.Conn) error) (err error) {
+	end, err := sqlitex.ImmediateTransaction(conn)
+	if err != nil {
+		return err
+	}
+	defer end(&err)
+	return fn(conn)
+}
+
 // count runs a query that returns one integer.
-func count(conn *sqlite.Conn, query string, args ...any) (int, error) {
+func count(conn querier, query string, args ...any) (int, error) {
 	n := 0
-	err := sqlitex.Execute(conn, query, &sqlitex.ExecOptions{Args: args, ResultFunc: func(s *sqlite.Stmt) error {
+	err := conn.execute(query, &execOptions{Args: args, ResultFunc: func(s row) error {
 		n = s.ColumnInt(0)
 		return nil
 	}})

@@ -37,6 +37,7 @@ func wantErr(t *testing.T, err error, parts ...string) {
 }
 
 func TestTamperedHistoryRefused(t *testing.T) {
+	sqliteOnly(t, "edits the SQLite history table")
 	t.Parallel()
 	path := testPath(t)
 	db, err := Open(t.Context(), path, Options{})
@@ -51,6 +52,7 @@ func TestTamperedHistoryRefused(t *testing.T) {
 }
 
 func TestMigrationRunner(t *testing.T) {
+	sqliteOnly(t, "the runner is tested on SQLite migrations written for it")
 	t.Parallel()
 	v1 := fstest.MapFS{
 		// A trailing comment must not break the script runner.
@@ -157,10 +159,11 @@ func TestOnlyComments(t *testing.T) {
 // new states can be written, and the cascades that point at the rebuilt
 // tables still work.
 func TestSecondWaveStatesMigrationKeepsRows(t *testing.T) {
+	sqliteOnly(t, "a migration of the SQLite schema")
 	t.Parallel()
 	path := testPath(t)
 	before := fstest.MapFS{}
-	all, err := fs.ReadDir(embeddedMigrations(), ".")
+	all, err := fs.ReadDir(sqliteMigrations(), ".")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +171,7 @@ func TestSecondWaveStatesMigrationKeepsRows(t *testing.T) {
 		if e.Name() >= "0007" {
 			continue
 		}
-		b, err := fs.ReadFile(embeddedMigrations(), e.Name())
+		b, err := fs.ReadFile(sqliteMigrations(), e.Name())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,9 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"zombiezen.com/go/sqlite"
-	"zombiezen.com/go/sqlite/sqlitex"
-
 	"github.com/agent-worker/agent-worker/host/api"
 )
 
@@ -94,7 +91,7 @@ func (db *DB) CreateProposal(ctx context.Context, np NewProposal) (Proposal, []M
 	}
 	s := Scope{Workflow: p.Workflow, Tag: p.Tag}
 	var msgs []Message
-	err = db.write(ctx, func(conn *sqlite.Conn) error {
+	err = db.write(ctx, func(conn querier) error {
 		now := db.nowMs()
 		team, err := memberNames(conn, s)
 		if err != nil {
@@ -110,7 +107,7 @@ func (db *DB) CreateProposal(ctx context.Context, np NewProposal) (Proposal, []M
 			p.Quorum = len(team)
 		}
 		n, err := count(conn, `INSERT INTO counters (name, value) VALUES ('proposal', 1)
-			ON CONFLICT (name) DO UPDATE SET value = value + 1 RETURNING value`)
+			ON CONFLICT (name) DO UPDATE SET value = counters.value + 1 RETURNING value`)
 		if err != nil {
 			return err
 		}
@@ -119,10 +116,10 @@ func (db *DB) CreateProposal(ctx context.Context, np NewProposal) (Proposal, []M
 		if err != nil {
 			return err
 		}
-		err = sqlitex.Execute(conn, `INSERT INTO proposals (id, workflow, tag, creator, type, title,
+		err = conn.execute(`INSERT INTO proposals (id, workflow, tag, creator, type, title,
 			options_json, resolution, tie_breaker, quorum, binding, created_at, expires_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			&sqlitex.ExecOptions{Args: []any{p.ID, p.Workflow, p.Tag, p.Creator, p.Type, p.Title,
+			&execOptions{Args: []any{p.ID, p.Workflow, p.Tag, p.Creator, p.Type, p.Title,
 				string(options), p.Resolution, p.TieBreaker, p.Quorum, p.Binding, now, now + expiresIn.Milliseconds()}})
 		if err != nil {
 			return err
@@ -206,7 +203,7 @@ func (db *DB) CastVote(ctx context.Context, s Scope, id, voter, choice, reason s
 		msgs    []Message
 		refused error
 	)
-	err := db.write(ctx, func(conn *sqlite.Conn) (err error) {
+	err := db.write(ctx, func(conn querier) (err error) {
 		now := db.nowMs()
 		if p, msgs, err = liveProposal(conn, s, id, now); err != nil {
 			return err
@@ -226,10 +223,10 @@ func (db *DB) CastVote(ctx context.Context, s Scope, id, voter, choice, reason s
 		if canonical == "" {
 			return api.Errorf(api.CodeInvalid, "%q is not an option of %s: choose %s", choice, id, listOr(p.Options))
 		}
-		err = sqlitex.Execute(conn, `INSERT INTO votes (proposal_id, voter, choice, reason, created_at)
+		err = conn.execute(`INSERT INTO votes (proposal_id, voter, choice, reason, created_at)
 			VALUES (?, ?, ?, ?, ?)
 			ON CONFLICT (proposal_id, voter) DO UPDATE SET choice = excluded.choice, reason = excluded.reason`,
-			&sqlitex.ExecOptions{Args: []any{id, voter, canonical, reason, now}})
+			&execOptions{Args: []any{id, voter, canonical, reason, now}})
 		if err != nil {
 			return err
 		}
@@ -268,14 +265,14 @@ func (db *DB) CastVote(ctx context.Context, s Scope, id, voter, choice, reason s
 // if its deadline has passed, so a reader never sees an overdue "active".
 func (db *DB) GetProposal(ctx context.Context, s Scope, id string) (Proposal, error) {
 	var p Proposal
-	err := db.read(ctx, func(conn *sqlite.Conn) (err error) {
+	err := db.read(ctx, func(conn querier) (err error) {
 		p, err = getProposal(conn, s, id)
 		return err
 	})
 	if err != nil || !db.overdue(p) {
 		return p, err
 	}
-	err = db.write(ctx, func(conn *sqlite.Conn) (err error) {
+	err = db.write(ctx, func(conn querier) (err error) {
 		p, _, err = liveProposal(conn, s, id, db.nowMs())
 		return err
 	})
@@ -286,14 +283,14 @@ func (db *DB) GetProposal(ctx context.Context, s Scope, id string) (Proposal, er
 // ones first like GetProposal.
 func (db *DB) ListProposals(ctx context.Context, s Scope, activeOnly bool) ([]Proposal, error) {
 	var ps []Proposal
-	err := db.read(ctx, func(conn *sqlite.Conn) (err error) {
+	err := db.read(ctx, func(conn querier) (err error) {
 		ps, err = listProposals(conn, s, activeOnly)
 		return err
 	})
 	if err != nil || !slices.ContainsFunc(ps, db.overdue) {
 		return ps, err
 	}
-	err = db.write(ctx, func(conn *sqlite.Conn) (err error) {
+	err = db.write(ctx, func(conn querier) (err error) {
 		if _, _, err = expireDue(conn, s, db.nowMs()); err != nil {
 			return err
 		}
@@ -312,7 +309,7 @@ func (db *DB) CancelProposal(ctx context.Context, s Scope, id, by string) (Propo
 		msgs    []Message
 		refused error
 	)
-	err := db.write(ctx, func(conn *sqlite.Conn) (err error) {
+	err := db.write(ctx, func(conn querier) (err error) {
 		now := db.nowMs()
 		if p, msgs, err = liveProposal(conn, s, id, now); err != nil {
 			return err
@@ -346,7 +343,7 @@ func (db *DB) ExpireProposals(ctx context.Context) ([]Proposal, []Message, error
 		ps   []Proposal
 		msgs []Message
 	)
-	err := db.write(ctx, func(conn *sqlite.Conn) (err error) {
+	err := db.write(ctx, func(conn querier) (err error) {
 		ps, msgs, err = expireDue(conn, Scope{}, db.nowMs())
 		return err
 	})
@@ -360,9 +357,9 @@ func (db *DB) ExpireProposals(ctx context.Context) ([]Proposal, []Message, error
 // daemon can sleep until then instead of polling; ok is false when none is
 // active. The deadline may already have passed.
 func (db *DB) NextExpiry(ctx context.Context) (t time.Time, ok bool, err error) {
-	err = db.read(ctx, func(conn *sqlite.Conn) error {
-		return sqlitex.Execute(conn, `SELECT expires_at FROM proposals WHERE state = 'active'
-			ORDER BY expires_at LIMIT 1`, &sqlitex.ExecOptions{ResultFunc: func(s *sqlite.Stmt) error {
+	err = db.read(ctx, func(conn querier) error {
+		return conn.execute(`SELECT expires_at FROM proposals WHERE state = 'active'
+			ORDER BY expires_at LIMIT 1`, &execOptions{ResultFunc: func(s row) error {
 			t, ok = fromMs(s.ColumnInt64(0)), true
 			return nil
 		}})
@@ -374,7 +371,7 @@ func (db *DB) NextExpiry(ctx context.Context) (t time.Time, ok bool, err error) 
 // yet overdue), because a workflow run is not finished while one is.
 func (db *DB) ActiveProposalCount(ctx context.Context, s Scope) (int, error) {
 	n := 0
-	err := db.read(ctx, func(conn *sqlite.Conn) (err error) {
+	err := db.read(ctx, func(conn querier) (err error) {
 		n, err = count(conn, `SELECT count(*) FROM proposals
 			WHERE workflow = ? AND tag = ? AND state = 'active' AND expires_at > ?`, s.Workflow, s.Tag, db.nowMs())
 		return err
@@ -389,7 +386,7 @@ func (db *DB) overdue(p Proposal) bool {
 const proposalColumns = `id, workflow, tag, creator, type, title, options_json, resolution, tie_breaker,
 	quorum, binding, state, winner, resolved_by, created_at, expires_at, resolved_at`
 
-func scanProposal(s *sqlite.Stmt) (Proposal, error) {
+func scanProposal(s row) (Proposal, error) {
 	p := Proposal{
 		ID: s.ColumnText(0), Workflow: s.ColumnText(1), Tag: s.ColumnText(2), Creator: s.ColumnText(3),
 		Type: s.ColumnText(4), Title: s.ColumnText(5), Resolution: s.ColumnText(7), TieBreaker: s.ColumnText(8),
@@ -411,11 +408,11 @@ func msOrZero(ms int64) time.Time {
 	return fromMs(ms)
 }
 
-func getProposal(conn *sqlite.Conn, s Scope, id string) (Proposal, error) {
+func getProposal(conn querier, s Scope, id string) (Proposal, error) {
 	var p Proposal
 	found := false
-	err := sqlitex.Execute(conn, `SELECT `+proposalColumns+` FROM proposals WHERE id = ? AND workflow = ? AND tag = ?`,
-		&sqlitex.ExecOptions{Args: []any{id, s.Workflow, s.Tag}, ResultFunc: func(st *sqlite.Stmt) (err error) {
+	err := conn.execute(`SELECT `+proposalColumns+` FROM proposals WHERE id = ? AND workflow = ? AND tag = ?`,
+		&execOptions{Args: []any{id, s.Workflow, s.Tag}, ResultFunc: func(st row) (err error) {
 			p, err = scanProposal(st)
 			found = true
 			return err
@@ -429,12 +426,12 @@ func getProposal(conn *sqlite.Conn, s Scope, id string) (Proposal, error) {
 	return p, loadVotes(conn, &p)
 }
 
-func listProposals(conn *sqlite.Conn, s Scope, activeOnly bool) ([]Proposal, error) {
+func listProposals(conn querier, s Scope, activeOnly bool) ([]Proposal, error) {
 	var ps []Proposal
-	err := sqlitex.Execute(conn, `SELECT `+proposalColumns+` FROM proposals
+	err := conn.execute(`SELECT `+proposalColumns+` FROM proposals
 		WHERE workflow = ? AND tag = ? AND (NOT ? OR state = 'active')
 		ORDER BY CAST(substr(id, 6) AS INTEGER) DESC`,
-		&sqlitex.ExecOptions{Args: []any{s.Workflow, s.Tag, activeOnly}, ResultFunc: func(st *sqlite.Stmt) error {
+		&execOptions{Args: []any{s.Workflow, s.Tag, activeOnly}, ResultFunc: func(st row) error {
 			p, err := scanProposal(st)
 			ps = append(ps, p)
 			return err
@@ -447,11 +444,11 @@ func listProposals(conn *sqlite.Conn, s Scope, activeOnly bool) ([]Proposal, err
 	return ps, err
 }
 
-func loadVotes(conn *sqlite.Conn, p *Proposal) error {
+func loadVotes(conn querier, p *Proposal) error {
 	p.Votes = nil
-	return sqlitex.Execute(conn, `SELECT voter, choice, reason, created_at FROM votes
+	return conn.execute(`SELECT voter, choice, reason, created_at FROM votes
 		WHERE proposal_id = ? ORDER BY created_at, rowid`,
-		&sqlitex.ExecOptions{Args: []any{p.ID}, ResultFunc: func(s *sqlite.Stmt) error {
+		&execOptions{Args: []any{p.ID}, ResultFunc: func(s row) error {
 			p.Votes = append(p.Votes, Vote{s.ColumnText(0), s.ColumnText(1), s.ColumnText(2), fromMs(s.ColumnInt64(3))})
 			return nil
 		}})
@@ -459,7 +456,7 @@ func loadVotes(conn *sqlite.Conn, p *Proposal) error {
 
 // liveProposal loads a proposal inside a write, expiring it first if its
 // deadline has passed; the messages are the expiry line, if any.
-func liveProposal(conn *sqlite.Conn, s Scope, id string, now int64) (Proposal, []Message, error) {
+func liveProposal(conn querier, s Scope, id string, now int64) (Proposal, []Message, error) {
 	p, err := getProposal(conn, s, id)
 	if err != nil || p.State != "active" || p.ExpiresAt.UnixMilli() > now {
 		return p, nil, err
@@ -470,16 +467,16 @@ func liveProposal(conn *sqlite.Conn, s Scope, id string, now int64) (Proposal, [
 
 // expireDue expires the overdue active proposals of s, or of every scope
 // when s is zero, oldest deadline first.
-func expireDue(conn *sqlite.Conn, s Scope, now int64) ([]Proposal, []Message, error) {
+func expireDue(conn querier, s Scope, now int64) ([]Proposal, []Message, error) {
 	type due struct {
 		id string
 		s  Scope
 	}
 	var dues []due
-	err := sqlitex.Execute(conn, `SELECT id, workflow, tag FROM proposals
+	err := conn.execute(`SELECT id, workflow, tag FROM proposals
 		WHERE state = 'active' AND expires_at <= ?1 AND (?2 = '' OR (workflow = ?2 AND tag = ?3))
 		ORDER BY expires_at, CAST(substr(id, 6) AS INTEGER)`,
-		&sqlitex.ExecOptions{Args: []any{now, s.Workflow, s.Tag}, ResultFunc: func(st *sqlite.Stmt) error {
+		&execOptions{Args: []any{now, s.Workflow, s.Tag}, ResultFunc: func(st row) error {
 			dues = append(dues, due{st.ColumnText(0), Scope{Workflow: st.ColumnText(1), Tag: st.ColumnText(2)}})
 			return nil
 		}})
@@ -502,7 +499,7 @@ func expireDue(conn *sqlite.Conn, s Scope, now int64) ([]Proposal, []Message, er
 
 // expireProposal closes an overdue proposal with the result of the votes
 // cast so far, since a deadline must not throw away what was agreed.
-func expireProposal(conn *sqlite.Conn, p *Proposal, now int64) (Message, error) {
+func expireProposal(conn querier, p *Proposal, now int64) (Message, error) {
 	winner, n := outcome(*p)
 	if err := closeProposal(conn, p, "expired", "timeout", winner, now); err != nil {
 		return Message{}, err
@@ -516,9 +513,9 @@ func expireProposal(conn *sqlite.Conn, p *Proposal, now int64) (Message, error) 
 
 // closeProposal ends p's active life; a binding result also becomes the
 // workflow's decision, whether votes or the deadline produced it.
-func closeProposal(conn *sqlite.Conn, p *Proposal, state, resolvedBy, winner string, now int64) error {
-	err := sqlitex.Execute(conn, `UPDATE proposals SET state = ?, resolved_by = ?, winner = ?, resolved_at = ?
-		WHERE id = ?`, &sqlitex.ExecOptions{Args: []any{state, resolvedBy, winner, now, p.ID}})
+func closeProposal(conn querier, p *Proposal, state, resolvedBy, winner string, now int64) error {
+	err := conn.execute(`UPDATE proposals SET state = ?, resolved_by = ?, winner = ?, resolved_at = ?
+		WHERE id = ?`, &execOptions{Args: []any{state, resolvedBy, winner, now, p.ID}})
 	if err != nil {
 		return err
 	}
@@ -526,8 +523,8 @@ func closeProposal(conn *sqlite.Conn, p *Proposal, state, resolvedBy, winner str
 	if !p.Binding || winner == "" {
 		return nil
 	}
-	return sqlitex.Execute(conn, `INSERT INTO decisions (proposal_id, workflow, tag, title, winner, created_at)
-		VALUES (?, ?, ?, ?, ?, ?)`, &sqlitex.ExecOptions{Args: []any{p.ID, p.Workflow, p.Tag, p.Title, winner, now}})
+	return conn.execute(`INSERT INTO decisions (proposal_id, workflow, tag, title, winner, created_at)
+		VALUES (?, ?, ?, ?, ?, ?)`, &execOptions{Args: []any{p.ID, p.Workflow, p.Tag, p.Title, winner, now}})
 }
 
 // outcome applies p's resolution rule to the votes cast, without the
@@ -573,17 +570,17 @@ func (p Proposal) participants() []string {
 }
 
 // proposalLine posts a system line about p to its channel.
-func proposalLine(conn *sqlite.Conn, p Proposal, content string, recipients []string, now int64) (Message, error) {
+func proposalLine(conn querier, p Proposal, content string, recipients []string, now int64) (Message, error) {
 	return appendMessage(conn, NewMessage{Workflow: p.Workflow, Tag: p.Tag, Sender: "system",
 		Content: content, Kind: KindSystem, Recipients: recipients}, now)
 }
 
 // memberNames lists the members of s by name: who may create proposals and
 // vote, create and claim tasks.
-func memberNames(conn *sqlite.Conn, s Scope) ([]string, error) {
+func memberNames(conn querier, s Scope) ([]string, error) {
 	var names []string
-	err := sqlitex.Execute(conn, `SELECT name FROM agents WHERE workflow = ? AND tag = ? ORDER BY name`,
-		&sqlitex.ExecOptions{Args: []any{s.Workflow, s.Tag}, ResultFunc: func(st *sqlite.Stmt) error {
+	err := conn.execute(`SELECT name FROM agents WHERE workflow = ? AND tag = ? ORDER BY name`,
+		&execOptions{Args: []any{s.Workflow, s.Tag}, ResultFunc: func(st row) error {
 			names = append(names, st.ColumnText(0))
 			return nil
 		}})

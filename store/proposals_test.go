@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"zombiezen.com/go/sqlite"
-	"zombiezen.com/go/sqlite/sqlitex"
 
 	"github.com/agent-worker/agent-worker/host/api"
 )
@@ -98,11 +96,11 @@ func linesOf(msgs []Message) []propLine {
 func systemLines(t *testing.T, db *DB, s Scope) []propLine {
 	t.Helper()
 	var ls []propLine
-	err := db.read(t.Context(), func(conn *sqlite.Conn) error {
+	err := db.read(t.Context(), func(conn querier) error {
 		var seqs []int64
-		err := sqlitex.Execute(conn, `SELECT seq, content FROM messages
+		err := conn.execute(`SELECT seq, content FROM messages
 			WHERE workflow = ? AND tag = ? AND sender = 'system' AND kind = 'system' ORDER BY seq`,
-			&sqlitex.ExecOptions{Args: []any{s.Workflow, s.Tag}, ResultFunc: func(st *sqlite.Stmt) error {
+			&execOptions{Args: []any{s.Workflow, s.Tag}, ResultFunc: func(st row) error {
 				seqs = append(seqs, st.ColumnInt64(0))
 				ls = append(ls, propLine{Content: st.ColumnText(1)})
 				return nil
@@ -111,8 +109,8 @@ func systemLines(t *testing.T, db *DB, s Scope) []propLine {
 			if err != nil {
 				break
 			}
-			err = sqlitex.Execute(conn, `SELECT agent FROM message_recipients WHERE seq = ? ORDER BY agent`,
-				&sqlitex.ExecOptions{Args: []any{seq}, ResultFunc: func(st *sqlite.Stmt) error {
+			err = conn.execute(`SELECT agent FROM message_recipients WHERE seq = ? ORDER BY agent`,
+				&execOptions{Args: []any{seq}, ResultFunc: func(st row) error {
 					ls[i].Inbox = append(ls[i].Inbox, st.ColumnText(0))
 					return nil
 				}})
@@ -591,9 +589,9 @@ func TestProposalBindingDecisions(t *testing.T) {
 
 	type decision struct{ ID, Workflow, Tag, Title, Winner string }
 	var got []decision
-	err := db.read(t.Context(), func(conn *sqlite.Conn) error {
-		return sqlitex.Execute(conn, `SELECT proposal_id, workflow, tag, title, winner FROM decisions ORDER BY created_at, proposal_id`,
-			&sqlitex.ExecOptions{ResultFunc: func(s *sqlite.Stmt) error {
+	err := db.read(t.Context(), func(conn querier) error {
+		return conn.execute(`SELECT proposal_id, workflow, tag, title, winner FROM decisions ORDER BY created_at, proposal_id`,
+			&execOptions{ResultFunc: func(s row) error {
 				got = append(got, decision{s.ColumnText(0), s.ColumnText(1), s.ColumnText(2), s.ColumnText(3), s.ColumnText(4)})
 				return nil
 			}})

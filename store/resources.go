@@ -4,9 +4,6 @@ import (
 	"context"
 	"regexp"
 
-	"zombiezen.com/go/sqlite"
-	"zombiezen.com/go/sqlite/sqlitex"
-
 	"github.com/agent-worker/agent-worker/host/api"
 )
 
@@ -30,7 +27,7 @@ func (db *DB) CreateResource(ctx context.Context, r NewResource) (Resource, erro
 		return Resource{}, api.Errorf(api.CodeInvalid, "resource content is %d bytes; the limit is %d (10 MiB)", len(r.Content), MaxResourceBytes)
 	}
 	var out Resource
-	err := db.write(ctx, func(conn *sqlite.Conn) (err error) {
+	err := db.write(ctx, func(conn querier) (err error) {
 		out, err = insertResource(conn, r, db.nowMs())
 		return err
 	})
@@ -45,10 +42,10 @@ func (db *DB) GetResource(ctx context.Context, s Scope, id string) (Resource, er
 	}
 	var r Resource
 	found := false
-	err := db.read(ctx, func(conn *sqlite.Conn) error {
-		return sqlitex.Execute(conn, `SELECT id, workflow, tag, type, content, created_by, created_at
+	err := db.read(ctx, func(conn querier) error {
+		return conn.execute(`SELECT id, workflow, tag, type, content, created_by, created_at
 			FROM resources WHERE id = ? AND workflow = ? AND tag = ?`,
-			&sqlitex.ExecOptions{Args: []any{id, s.Workflow, s.Tag}, ResultFunc: func(st *sqlite.Stmt) error {
+			&execOptions{Args: []any{id, s.Workflow, s.Tag}, ResultFunc: func(st row) error {
 				r = Resource{ID: st.ColumnText(0), Workflow: st.ColumnText(1), Tag: st.ColumnText(2),
 					Type: st.ColumnText(3), Content: st.ColumnText(4), CreatedBy: st.ColumnText(5),
 					CreatedAt: fromMs(st.ColumnInt64(6))}

@@ -5,9 +5,6 @@ import (
 	"encoding/json"
 	"time"
 
-	"zombiezen.com/go/sqlite"
-	"zombiezen.com/go/sqlite/sqlitex"
-
 	"github.com/agent-worker/agent-worker/host/api"
 )
 
@@ -37,12 +34,12 @@ type RunEvent struct {
 
 // StartRun records a run as running.
 func (db *DB) StartRun(ctx context.Context, r Run) (Run, error) {
-	err := db.write(ctx, func(conn *sqlite.Conn) error {
+	err := db.write(ctx, func(conn querier) error {
 		now := db.nowMs()
 		r.State, r.StartedAt = api.RunRunning, fromMs(now)
-		return sqlitex.Execute(conn, `INSERT INTO runs (id, agent, workflow, tag, backend, plugin_sha256,
+		return conn.execute(`INSERT INTO runs (id, agent, workflow, tag, backend, plugin_sha256,
 			attempt, state, started_at, inbox_until_seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			&sqlitex.ExecOptions{Args: []any{r.ID, r.Agent.Name, r.Agent.Workflow, r.Agent.Tag, r.Backend,
+			&execOptions{Args: []any{r.ID, r.Agent.Name, r.Agent.Workflow, r.Agent.Tag, r.Backend,
 				r.PluginSHA256, r.Attempt, r.State, now, r.InboxUntilSeq}})
 	})
 	return r, err
@@ -52,23 +49,23 @@ func (db *DB) StartRun(ctx context.Context, r Run) (Run, error) {
 // has exited by then) in one transaction. A successful run of the
 // scheduler ends through SettleRun instead, which also acks and replies.
 func (db *DB) FinishRun(ctx context.Context, id string, state api.RunState, errMsg string, usage json.RawMessage) error {
-	return db.write(ctx, func(conn *sqlite.Conn) error {
+	return db.write(ctx, func(conn querier) error {
 		return finishRun(conn, id, state, errMsg, usage, db.nowMs())
 	})
 }
 
 // finishRun records a run's end inside a caller's transaction and removes
 // its workers row.
-func finishRun(conn *sqlite.Conn, id string, state api.RunState, errMsg string, usage json.RawMessage, now int64) error {
+func finishRun(conn querier, id string, state api.RunState, errMsg string, usage json.RawMessage, now int64) error {
 	if len(usage) == 0 {
 		usage = json.RawMessage("{}")
 	}
-	err := sqlitex.Execute(conn, `UPDATE runs SET state = ?, error = ?, usage_json = ?, ended_at = ? WHERE id = ?`,
-		&sqlitex.ExecOptions{Args: []any{state, errMsg, string(usage), now, id}})
+	err := conn.execute(`UPDATE runs SET state = ?, error = ?, usage_json = ?, ended_at = ? WHERE id = ?`,
+		&execOptions{Args: []any{state, errMsg, string(usage), now, id}})
 	if err != nil {
 		return err
 	}
-	return sqlitex.Execute(conn, `DELETE FROM workers WHERE run_id = ?`, &sqlitex.ExecOptions{Args: []any{id}})
+	return conn.execute(`DELETE FROM workers WHERE run_id = ?`, &execOptions{Args: []any{id}})
 }
 
 // AppendRunEvents adds events to a run's transcript in one transaction;
@@ -78,10 +75,10 @@ func (db *DB) AppendRunEvents(ctx context.Context, runID string, events []RunEve
 	if len(events) == 0 {
 		return nil
 	}
-	return db.write(ctx, func(conn *sqlite.Conn) error {
+	return db.write(ctx, func(conn querier) error {
 		for _, e := range events {
-			err := sqlitex.Execute(conn, `INSERT INTO run_events (run_id, n, kind, data, at) VALUES (?, ?, ?, ?, ?)`,
-				&sqlitex.ExecOptions{Args: []any{runID, e.N, e.Kind, e.Data, e.At.UnixMilli()}})
+			err := conn.execute(`INSERT INTO run_events (run_id, n, kind, data, at) VALUES (?, ?, ?, ?, ?)`,
+				&execOptions{Args: []any{runID, e.N, e.Kind, e.Data, e.At.UnixMilli()}})
 			if err != nil {
 				return err
 			}
@@ -93,7 +90,7 @@ func (db *DB) AppendRunEvents(ctx context.Context, runID string, events []RunEve
 const runColumns = `id, agent, workflow, tag, backend, plugin_sha256, attempt, state, started_at, ended_at,
 	inbox_until_seq, error, usage_json`
 
-func scanRun(s *sqlite.Stmt) (Run, error) {
+func scanRun(s row) (Run, error) {
 	r := Run{
 		ID: s.ColumnText(0), Agent: AgentKey{Name: s.ColumnText(1), Workflow: s.ColumnText(2), Tag: s.ColumnText(3)},
 		Backend: s.ColumnText(4), PluginSHA256: s.ColumnText(5), Attempt: s.ColumnInt(6),
@@ -121,13 +118,12 @@ func (db *DB) GetRun(ctx context.Context, id string) (Run, []RunEvent, error) {
 func (db *DB) RunSince(ctx context.Context, id string, n int) (Run, []RunEvent, error) {
 	var r Run
 	var events []RunEvent
-	err := db.read(ctx, func(conn *sqlite.Conn) (err error) {
-		defer sqlitex.Transaction(conn)(&err)
+	err := db.snapshot(ctx, func(conn querier) (err error) {
 		if r, err = getRunRow(conn, id); err != nil {
 			return err
 		}
-		return sqlitex.Execute(conn, `SELECT n, kind, data, at FROM run_events WHERE run_id = ? AND n > ? ORDER BY n`,
-			&sqlitex.ExecOptions{Args: []any{id, n}, ResultFunc: func(s *sqlite.Stmt) error {
+		return conn.execute(`SELECT n, kind, data, at FROM run_events WHERE run_id = ? AND n > ? ORDER BY n`,
+			&execOptions{Args: []any{id, n}, ResultFunc: func(s row) error {
 				events = append(events, RunEvent{N: s.ColumnInt(0), Kind: s.ColumnText(1), Data: s.ColumnText(2), At: fromMs(s.ColumnInt64(3))})
 				return nil
 			}})
@@ -156,13 +152,13 @@ func (db *DB) ListRuns(ctx context.Context, f RunFilter) ([]Run, error) {
 		f.Scope = f.Agent.Scope()
 	}
 	var out []Run
-	err := db.read(ctx, func(conn *sqlite.Conn) error {
-		return sqlitex.Execute(conn, `SELECT `+runColumns+` FROM runs
+	err := db.read(ctx, func(conn querier) error {
+		return conn.execute(`SELECT `+runColumns+` FROM runs
 			WHERE (?1 = '' OR agent = ?1) AND (?2 = '' OR workflow = ?2) AND (?3 = '' OR tag = ?3)
 			  AND (NOT ?5 OR state IN ('failed', 'cancelled', 'timed_out'))
 			ORDER BY started_at DESC, id DESC LIMIT ?4`,
-			&sqlitex.ExecOptions{Args: []any{f.Agent.Name, f.Scope.Workflow, f.Scope.Tag, f.Limit, f.Unsuccessful},
-				ResultFunc: func(s *sqlite.Stmt) error {
+			&execOptions{Args: []any{f.Agent.Name, f.Scope.Workflow, f.Scope.Tag, f.Limit, f.Unsuccessful},
+				ResultFunc: func(s row) error {
 					r, err := scanRun(s)
 					out = append(out, r)
 					return err
@@ -175,10 +171,10 @@ func (db *DB) ListRuns(ctx context.Context, f RunFilter) ([]Run, error) {
 // reason: at start-up, those are the runs a dead daemon left behind.
 func (db *DB) FailRunningRuns(ctx context.Context, reason string) (int, error) {
 	var n int
-	err := db.write(ctx, func(conn *sqlite.Conn) error {
-		err := sqlitex.Execute(conn, `UPDATE runs SET state = 'failed', error = ?, ended_at = ? WHERE state IN ('queued', 'running')`,
-			&sqlitex.ExecOptions{Args: []any{reason, db.nowMs()}})
-		n = conn.Changes()
+	err := db.write(ctx, func(conn querier) error {
+		err := conn.execute(`UPDATE runs SET state = 'failed', error = ?, ended_at = ? WHERE state IN ('queued', 'running')`,
+			&execOptions{Args: []any{reason, db.nowMs()}})
+		n = conn.changes()
 		return err
 	})
 	return n, err
@@ -217,11 +213,13 @@ func (db *DB) AddWorker(ctx context.Context, w Worker) error {
 	if w.State == "" {
 		w.State = WorkerRunning
 	}
-	return db.write(ctx, func(conn *sqlite.Conn) error {
+	return db.write(ctx, func(conn querier) error {
 		now := db.nowMs()
-		return sqlitex.Execute(conn, `INSERT OR REPLACE INTO workers (run_id, pid, pgid, plugin_path, plugin_sha256, state, started_at, heartbeat_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-			&sqlitex.ExecOptions{Args: []any{w.RunID, w.PID, w.PGID, w.PluginPath, w.PluginSHA256, string(w.State), now, now}})
+		return conn.execute(`INSERT INTO workers (run_id, pid, pgid, plugin_path, plugin_sha256, state, started_at, heartbeat_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id) DO UPDATE SET pid = excluded.pid, pgid = excluded.pgid,
+			plugin_path = excluded.plugin_path, plugin_sha256 = excluded.plugin_sha256, state = excluded.state,
+			started_at = excluded.started_at, heartbeat_at = excluded.heartbeat_at`,
+			&execOptions{Args: []any{w.RunID, w.PID, w.PGID, w.PluginPath, w.PluginSHA256, string(w.State), now, now}})
 	})
 }
 
@@ -230,10 +228,10 @@ func (db *DB) AddWorker(ctx context.Context, w Worker) error {
 // already claimed (or gone) is not found, so one process never gets two
 // runs.
 func (db *DB) ClaimSpare(ctx context.Context, spareID, runID string) error {
-	return db.write(ctx, func(conn *sqlite.Conn) error {
-		err := sqlitex.Execute(conn, `UPDATE workers SET run_id = ?, state = ?, heartbeat_at = ? WHERE run_id = ? AND state = ?`,
-			&sqlitex.ExecOptions{Args: []any{runID, string(WorkerRunning), db.nowMs(), spareID, string(WorkerSpare)}})
-		if err == nil && conn.Changes() == 0 {
+	return db.write(ctx, func(conn querier) error {
+		err := conn.execute(`UPDATE workers SET run_id = ?, state = ?, heartbeat_at = ? WHERE run_id = ? AND state = ?`,
+			&execOptions{Args: []any{runID, string(WorkerRunning), db.nowMs(), spareID, string(WorkerSpare)}})
+		if err == nil && conn.changes() == 0 {
 			err = api.Errorf(api.CodeNotFound, "no waiting spare %s", spareID)
 		}
 		return err
@@ -245,10 +243,10 @@ func (db *DB) ClaimSpare(ctx context.Context, spareID, runID string) error {
 // renews the leases of the tasks the run holds: a live run keeps its
 // tasks without a write of its own.
 func (db *DB) Heartbeat(ctx context.Context, runID string) error {
-	return db.write(ctx, func(conn *sqlite.Conn) error {
+	return db.write(ctx, func(conn querier) error {
 		now := db.nowMs()
-		err := sqlitex.Execute(conn, `UPDATE workers SET heartbeat_at = ? WHERE run_id = ?`,
-			&sqlitex.ExecOptions{Args: []any{now, runID}})
+		err := conn.execute(`UPDATE workers SET heartbeat_at = ? WHERE run_id = ?`,
+			&execOptions{Args: []any{now, runID}})
 		if err != nil {
 			return err
 		}
@@ -258,19 +256,19 @@ func (db *DB) Heartbeat(ctx context.Context, runID string) error {
 
 // RemoveWorker forgets a process that has exited.
 func (db *DB) RemoveWorker(ctx context.Context, runID string) error {
-	return db.write(ctx, func(conn *sqlite.Conn) error {
-		return sqlitex.Execute(conn, `DELETE FROM workers WHERE run_id = ?`, &sqlitex.ExecOptions{Args: []any{runID}})
+	return db.write(ctx, func(conn querier) error {
+		return conn.execute(`DELETE FROM workers WHERE run_id = ?`, &execOptions{Args: []any{runID}})
 	})
 }
 
 // ListWorkers returns every recorded plugin process, oldest first.
 func (db *DB) ListWorkers(ctx context.Context) ([]Worker, error) {
 	var out []Worker
-	err := db.read(ctx, func(conn *sqlite.Conn) error {
-		return sqlitex.Execute(conn, `SELECT w.run_id, w.pid, w.pgid, w.plugin_path, w.plugin_sha256, w.started_at, w.heartbeat_at,
+	err := db.read(ctx, func(conn querier) error {
+		return conn.execute(`SELECT w.run_id, w.pid, w.pgid, w.plugin_path, w.plugin_sha256, w.started_at, w.heartbeat_at,
 			coalesce(r.agent, ''), coalesce(r.workflow, ''), coalesce(r.tag, ''), coalesce(r.backend, ''), w.state
 			FROM workers w LEFT JOIN runs r ON r.id = w.run_id ORDER BY w.started_at, w.run_id`,
-			&sqlitex.ExecOptions{ResultFunc: func(s *sqlite.Stmt) error {
+			&execOptions{ResultFunc: func(s row) error {
 				out = append(out, Worker{RunID: s.ColumnText(0), PID: s.ColumnInt(1), PGID: s.ColumnInt(2),
 					PluginPath: s.ColumnText(3), PluginSHA256: s.ColumnText(4),
 					StartedAt: fromMs(s.ColumnInt64(5)), HeartbeatAt: fromMs(s.ColumnInt64(6)),
@@ -287,10 +285,10 @@ func (db *DB) ListWorkers(ctx context.Context) ([]Worker, error) {
 // compares timestamps from two clocks.
 func (db *DB) HeartbeatAge(ctx context.Context, runID string) (time.Duration, error) {
 	var age time.Duration
-	err := db.read(ctx, func(conn *sqlite.Conn) error {
+	err := db.read(ctx, func(conn querier) error {
 		found := false
-		err := sqlitex.Execute(conn, `SELECT heartbeat_at FROM workers WHERE run_id = ?`, &sqlitex.ExecOptions{
-			Args: []any{runID}, ResultFunc: func(s *sqlite.Stmt) error {
+		err := conn.execute(`SELECT heartbeat_at FROM workers WHERE run_id = ?`, &execOptions{
+			Args: []any{runID}, ResultFunc: func(s row) error {
 				age, found = time.Duration(db.nowMs()-s.ColumnInt64(0))*time.Millisecond, true
 				return nil
 			}})
@@ -306,10 +304,10 @@ func (db *DB) HeartbeatAge(ctx context.Context, runID string) (time.Duration, er
 // its my_inbox may show.
 func (db *DB) RunInboxUntil(ctx context.Context, id string) (int64, error) {
 	var until int64
-	err := db.read(ctx, func(conn *sqlite.Conn) error {
+	err := db.read(ctx, func(conn querier) error {
 		found := false
-		err := sqlitex.Execute(conn, `SELECT inbox_until_seq FROM runs WHERE id = ?`, &sqlitex.ExecOptions{
-			Args: []any{id}, ResultFunc: func(s *sqlite.Stmt) error { until, found = s.ColumnInt64(0), true; return nil }})
+		err := conn.execute(`SELECT inbox_until_seq FROM runs WHERE id = ?`, &execOptions{
+			Args: []any{id}, ResultFunc: func(s row) error { until, found = s.ColumnInt64(0), true; return nil }})
 		if err == nil && !found {
 			err = api.Errorf(api.CodeNotFound, "run %s not found", id)
 		}
@@ -371,14 +369,26 @@ func (s *RunStats) Add(o RunStats) {
 	s.Unpriced += o.Unpriced
 }
 
-// statsColumns are the sums of RunStats over a set of runs, in its order.
-const statsColumns = `count(*), count(*) FILTER (WHERE state = 'failed'),
+// statsColumns are the sums of RunStats over a set of runs, in its order,
+// in q's dialect (the two engines read JSON with different functions).
+func statsColumns(q querier) string {
+	return pick(q, statsColumnsSQLite, statsColumnsPostgres)
+}
+
+const (
+	statsColumnsSQLite = `count(*), count(*) FILTER (WHERE state = 'failed'),
 	coalesce(sum(json_extract(usage_json, '$.InputTokens')), 0), coalesce(sum(json_extract(usage_json, '$.OutputTokens')), 0),
 	coalesce(sum(json_extract(usage_json, '$.CostUSD')), 0.0),
 	count(*) FILTER (WHERE coalesce(json_extract(usage_json, '$.CostSource'), '') = ''
 		AND coalesce(json_extract(usage_json, '$.InputTokens'), 0) + coalesce(json_extract(usage_json, '$.OutputTokens'), 0) > 0)`
+	statsColumnsPostgres = `count(*), count(*) FILTER (WHERE state = 'failed'),
+	coalesce(sum((usage_json::jsonb ->> 'InputTokens')::bigint), 0), coalesce(sum((usage_json::jsonb ->> 'OutputTokens')::bigint), 0),
+	coalesce(sum((usage_json::jsonb ->> 'CostUSD')::double precision), 0.0),
+	count(*) FILTER (WHERE coalesce(usage_json::jsonb ->> 'CostSource', '') = ''
+		AND coalesce((usage_json::jsonb ->> 'InputTokens')::bigint, 0) + coalesce((usage_json::jsonb ->> 'OutputTokens')::bigint, 0) > 0)`
+)
 
-func scanStats(stmt *sqlite.Stmt, col int) RunStats {
+func scanStats(stmt row, col int) RunStats {
 	return RunStats{Runs: stmt.ColumnInt(col), Failed: stmt.ColumnInt(col + 1), InputTokens: stmt.ColumnInt64(col + 2),
 		OutputTokens: stmt.ColumnInt64(col + 3), CostUSD: stmt.ColumnFloat(col + 4), Unpriced: stmt.ColumnInt(col + 5)}
 }
@@ -386,9 +396,9 @@ func scanStats(stmt *sqlite.Stmt, col int) RunStats {
 // Stats returns the run statistics of scope since t.
 func (db *DB) Stats(ctx context.Context, s Scope, since time.Time) (RunStats, error) {
 	var st RunStats
-	err := db.read(ctx, func(conn *sqlite.Conn) error {
-		return sqlitex.Execute(conn, `SELECT `+statsColumns+` FROM runs WHERE workflow = ? AND tag = ? AND started_at >= ?`,
-			&sqlitex.ExecOptions{Args: []any{s.Workflow, s.Tag, since.UnixMilli()}, ResultFunc: func(stmt *sqlite.Stmt) error {
+	err := db.read(ctx, func(conn querier) error {
+		return conn.execute(`SELECT `+statsColumns(conn)+` FROM runs WHERE workflow = ? AND tag = ? AND started_at >= ?`,
+			&execOptions{Args: []any{s.Workflow, s.Tag, since.UnixMilli()}, ResultFunc: func(stmt row) error {
 				st = scanStats(stmt, 0)
 				return nil
 			}})
@@ -401,9 +411,9 @@ func (db *DB) Stats(ctx context.Context, s Scope, since time.Time) (RunStats, er
 // and per workflow:tag from one read.
 func (db *DB) Spend(ctx context.Context) (map[AgentKey]RunStats, error) {
 	out := map[AgentKey]RunStats{}
-	err := db.read(ctx, func(conn *sqlite.Conn) error {
-		return sqlitex.Execute(conn, `SELECT workflow, tag, agent, `+statsColumns+` FROM runs GROUP BY workflow, tag, agent`,
-			&sqlitex.ExecOptions{ResultFunc: func(stmt *sqlite.Stmt) error {
+	err := db.read(ctx, func(conn querier) error {
+		return conn.execute(`SELECT workflow, tag, agent, `+statsColumns(conn)+` FROM runs GROUP BY workflow, tag, agent`,
+			&execOptions{ResultFunc: func(stmt row) error {
 				k := AgentKey{Workflow: stmt.ColumnText(0), Tag: stmt.ColumnText(1), Name: stmt.ColumnText(2)}
 				out[k] = scanStats(stmt, 3)
 				return nil
@@ -418,19 +428,19 @@ func (db *DB) Spend(ctx context.Context) (map[AgentKey]RunStats, error) {
 // back.
 func (db *DB) ReplaceSession(ctx context.Context, k AgentKey, backend, old, sessionID string) (bool, error) {
 	saved := false
-	err := db.write(ctx, func(conn *sqlite.Conn) error {
+	err := db.write(ctx, func(conn querier) error {
 		cur := ""
-		err := sqlitex.Execute(conn, `SELECT session_id FROM sessions WHERE workflow = ? AND tag = ? AND agent = ? AND backend = ?`,
-			&sqlitex.ExecOptions{Args: []any{k.Workflow, k.Tag, k.Name, backend},
-				ResultFunc: func(s *sqlite.Stmt) error { cur = s.ColumnText(0); return nil }})
+		err := conn.execute(`SELECT session_id FROM sessions WHERE workflow = ? AND tag = ? AND agent = ? AND backend = ?`,
+			&execOptions{Args: []any{k.Workflow, k.Tag, k.Name, backend},
+				ResultFunc: func(s row) error { cur = s.ColumnText(0); return nil }})
 		if err != nil || cur != old {
 			return err
 		}
 		saved = true
-		return sqlitex.Execute(conn, `INSERT INTO sessions (workflow, tag, agent, backend, session_id, updated_at)
+		return conn.execute(`INSERT INTO sessions (workflow, tag, agent, backend, session_id, updated_at)
 			VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (workflow, tag, agent, backend)
 			DO UPDATE SET session_id = excluded.session_id, updated_at = excluded.updated_at`,
-			&sqlitex.ExecOptions{Args: []any{k.Workflow, k.Tag, k.Name, backend, sessionID, db.nowMs()}})
+			&execOptions{Args: []any{k.Workflow, k.Tag, k.Name, backend, sessionID, db.nowMs()}})
 	})
 	return saved && err == nil, err
 }
@@ -440,13 +450,13 @@ func (db *DB) ReplaceSession(ctx context.Context, k AgentKey, backend, old, sess
 // has used, and returns how many were kept; a missing agent is not found.
 func (db *DB) ResetSessions(ctx context.Context, k AgentKey) (int, error) {
 	n := 0
-	err := db.write(ctx, func(conn *sqlite.Conn) error {
+	err := db.write(ctx, func(conn querier) error {
 		if _, err := getAgent(conn, k); err != nil {
 			return err
 		}
-		err := sqlitex.Execute(conn, `DELETE FROM sessions WHERE workflow = ? AND tag = ? AND agent = ?`,
-			&sqlitex.ExecOptions{Args: []any{k.Workflow, k.Tag, k.Name}})
-		n = conn.Changes()
+		err := conn.execute(`DELETE FROM sessions WHERE workflow = ? AND tag = ? AND agent = ?`,
+			&execOptions{Args: []any{k.Workflow, k.Tag, k.Name}})
+		n = conn.changes()
 		return err
 	})
 	return n, err
@@ -455,10 +465,10 @@ func (db *DB) ResetSessions(ctx context.Context, k AgentKey) (int, error) {
 // Session returns the agent's last conversation id with backend, or "".
 func (db *DB) Session(ctx context.Context, k AgentKey, backend string) (string, error) {
 	var id string
-	err := db.read(ctx, func(conn *sqlite.Conn) error {
-		return sqlitex.Execute(conn, `SELECT session_id FROM sessions WHERE workflow = ? AND tag = ? AND agent = ? AND backend = ?`,
-			&sqlitex.ExecOptions{Args: []any{k.Workflow, k.Tag, k.Name, backend},
-				ResultFunc: func(s *sqlite.Stmt) error { id = s.ColumnText(0); return nil }})
+	err := db.read(ctx, func(conn querier) error {
+		return conn.execute(`SELECT session_id FROM sessions WHERE workflow = ? AND tag = ? AND agent = ? AND backend = ?`,
+			&execOptions{Args: []any{k.Workflow, k.Tag, k.Name, backend},
+				ResultFunc: func(s row) error { id = s.ColumnText(0); return nil }})
 	})
 	return id, err
 }

@@ -4,9 +4,6 @@ import (
 	"context"
 	"encoding/json"
 
-	"zombiezen.com/go/sqlite"
-	"zombiezen.com/go/sqlite/sqlitex"
-
 	"github.com/agent-worker/agent-worker/host/api"
 )
 
@@ -34,7 +31,7 @@ type Settlement struct {
 // stored message). A run that is not running any more is refused with
 // api.CodeConflict, so a run is never settled twice.
 func (db *DB) SettleRun(ctx context.Context, st Settlement) (reply Message, posted bool, err error) {
-	err = db.write(ctx, func(conn *sqlite.Conn) error {
+	err = db.write(ctx, func(conn querier) error {
 		now := db.nowMs()
 		r, err := getRunRow(conn, st.RunID)
 		if err != nil {
@@ -71,11 +68,11 @@ func (db *DB) SettleRun(ctx context.Context, st Settlement) (reply Message, post
 }
 
 // getRunRow reads one run without its transcript.
-func getRunRow(conn *sqlite.Conn, id string) (Run, error) {
+func getRunRow(conn querier, id string) (Run, error) {
 	var r Run
 	found := false
-	err := sqlitex.Execute(conn, `SELECT `+runColumns+` FROM runs WHERE id = ?`, &sqlitex.ExecOptions{
-		Args: []any{id}, ResultFunc: func(s *sqlite.Stmt) (err error) { r, err = scanRun(s); found = true; return err }})
+	err := conn.execute(`SELECT `+runColumns+` FROM runs WHERE id = ?`, &execOptions{
+		Args: []any{id}, ResultFunc: func(s row) (err error) { r, err = scanRun(s); found = true; return err }})
 	if err == nil && !found {
 		err = api.Errorf(api.CodeNotFound, "run %s not found: `agent-worker runs` lists the runs", id)
 	}
@@ -87,14 +84,14 @@ func getRunRow(conn *sqlite.Conn, id string) (Run, error) {
 // run's result is not posted again.
 func (db *DB) SpokeSince(ctx context.Context, k AgentKey, seq int64) (bool, error) {
 	var spoke bool
-	err := db.read(ctx, func(conn *sqlite.Conn) (err error) {
+	err := db.read(ctx, func(conn querier) (err error) {
 		spoke, err = spokeSince(conn, k, seq)
 		return err
 	})
 	return spoke, err
 }
 
-func spokeSince(conn *sqlite.Conn, k AgentKey, seq int64) (bool, error) {
+func spokeSince(conn querier, k AgentKey, seq int64) (bool, error) {
 	n, err := count(conn, `SELECT EXISTS (SELECT 1 FROM messages WHERE workflow = ? AND tag = ? AND sender = ? AND seq > ?)`,
 		k.Workflow, k.Tag, k.Name, seq)
 	return n > 0, err

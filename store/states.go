@@ -4,9 +4,6 @@ import (
 	"context"
 	"strings"
 
-	"zombiezen.com/go/sqlite"
-	"zombiezen.com/go/sqlite/sqlitex"
-
 	"github.com/agent-worker/agent-worker/host/api"
 )
 
@@ -20,7 +17,7 @@ func (db *DB) MoveAgentState(ctx context.Context, k AgentKey, from []api.AgentSt
 		return false, api.Errorf(api.CodeInvalid, "agent %q: unknown state %q", k, to)
 	}
 	moved := false
-	err := db.write(ctx, func(conn *sqlite.Conn) error {
+	err := db.write(ctx, func(conn querier) error {
 		if _, err := getAgent(conn, k); err != nil {
 			return err
 		}
@@ -28,10 +25,10 @@ func (db *DB) MoveAgentState(ctx context.Context, k AgentKey, from []api.AgentSt
 		for _, s := range from {
 			args = append(args, s)
 		}
-		err := sqlitex.Execute(conn, `UPDATE agents SET state = ?, error = ?, updated_at = ?
+		err := conn.execute(`UPDATE agents SET state = ?, error = ?, updated_at = ?
 			WHERE workflow = ? AND tag = ? AND name = ? AND state IN (`+placeholders(len(from))+`)`,
-			&sqlitex.ExecOptions{Args: args})
-		moved = err == nil && conn.Changes() > 0
+			&execOptions{Args: args})
+		moved = err == nil && conn.changes() > 0
 		return err
 	})
 	return moved, err
@@ -45,7 +42,7 @@ func (db *DB) MoveWorkflowState(ctx context.Context, name, tag string, from []ap
 		return false, api.Errorf(api.CodeInvalid, "workflow %q: unknown state %q", workflowID(name, tag), to)
 	}
 	moved := false
-	err := db.write(ctx, func(conn *sqlite.Conn) error {
+	err := db.write(ctx, func(conn querier) error {
 		if _, err := getWorkflow(conn, name, tag); err != nil {
 			return err
 		}
@@ -54,11 +51,11 @@ func (db *DB) MoveWorkflowState(ctx context.Context, name, tag string, from []ap
 			args = append(args, s)
 		}
 		// Running again starts a new loop-guard count (see countAgentStreak).
-		err := sqlitex.Execute(conn, `UPDATE workflows SET state = ?1, error = ?2, updated_at = ?3,
+		err := conn.execute(`UPDATE workflows SET state = ?1, error = ?2, updated_at = ?3,
 			agent_streak = CASE WHEN ?1 = 'running' THEN 0 ELSE agent_streak END
 			WHERE name = ?4 AND tag = ?5 AND state IN (`+placeholders(len(from))+`)`,
-			&sqlitex.ExecOptions{Args: args})
-		moved = err == nil && conn.Changes() > 0
+			&execOptions{Args: args})
+		moved = err == nil && conn.changes() > 0
 		return err
 	})
 	return moved, err

@@ -10,7 +10,6 @@ import (
 	"unicode/utf8"
 
 	"zombiezen.com/go/sqlite"
-	"zombiezen.com/go/sqlite/sqlitex"
 
 	"github.com/agent-worker/agent-worker/host/api"
 )
@@ -167,7 +166,7 @@ func (db *DB) CreateTask(ctx context.Context, nt NewTask) (Task, []Message, erro
 		t    Task
 		msgs []Message
 	)
-	err = db.write(ctx, func(conn *sqlite.Conn) error {
+	err = db.write(ctx, func(conn querier) error {
 		now := db.nowMs()
 		if _, err := getWorkflow(conn, s.Workflow, s.Tag); err != nil {
 			return err
@@ -186,21 +185,21 @@ func (db *DB) CreateTask(ctx context.Context, nt NewTask) (Task, []Message, erro
 			return err
 		}
 		n, err := count(conn, `INSERT INTO counters (name, value) VALUES ('`+taskCounterID+`', 1)
-			ON CONFLICT (name) DO UPDATE SET value = value + 1 RETURNING value`)
+			ON CONFLICT (name) DO UPDATE SET value = counters.value + 1 RETURNING value`)
 		if err != nil {
 			return err
 		}
 		id := taskIDPrefix + strconv.Itoa(n)
-		err = sqlitex.Execute(conn, `INSERT INTO tasks (id, n, workflow, tag, title, description, priority, parent,
+		err = conn.execute(`INSERT INTO tasks (id, n, workflow, tag, title, description, priority, parent,
 			assignee, created_by, max_retries, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, NULLIF(?, ''), ?, ?, ?, ?, ?)`,
-			&sqlitex.ExecOptions{Args: []any{id, n, s.Workflow, s.Tag, nt.Title, nt.Description, nt.Priority, nt.Parent,
+			&execOptions{Args: []any{id, n, s.Workflow, s.Tag, nt.Title, nt.Description, nt.Priority, nt.Parent,
 				nt.Assignee, nt.CreatedBy, DefaultTaskRetries, now, now}})
 		if err != nil {
 			return err
 		}
 		for _, d := range nt.DependsOn {
-			if err := sqlitex.Execute(conn, `INSERT INTO task_deps (task_id, dep_id) VALUES (?, ?)`,
-				&sqlitex.ExecOptions{Args: []any{id, d}}); err != nil {
+			if err := conn.execute(`INSERT INTO task_deps (task_id, dep_id) VALUES (?, ?)`,
+				&execOptions{Args: []any{id, d}}); err != nil {
 				return err
 			}
 		}
@@ -272,11 +271,11 @@ func checkTaskText(what, s string, max int) error {
 // it waits for its dependencies, and its parent waits for it, so a
 // dependency that (through dependencies and subtasks) waits for the parent
 // closes a cycle, which the error spells out.
-func checkTaskLinks(conn *sqlite.Conn, s Scope, nt NewTask) error {
+func checkTaskLinks(conn querier, s Scope, nt NewTask) error {
 	ids := append(slices.Clone(nt.DependsOn), nt.Parent)
 	known := map[string]api.TaskState{}
-	err := sqlitex.Execute(conn, `SELECT id, state FROM tasks WHERE workflow = ? AND tag = ? AND id IN (`+placeholders(len(ids))+`)`,
-		&sqlitex.ExecOptions{Args: append([]any{s.Workflow, s.Tag}, anySlice(ids)...), ResultFunc: func(st *sqlite.Stmt) error {
+	err := conn.execute(`SELECT id, state FROM tasks WHERE workflow = ? AND tag = ? AND id IN (`+placeholders(len(ids))+`)`,
+		&execOptions{Args: append([]any{s.Workflow, s.Tag}, anySlice(ids)...), ResultFunc: func(st row) error {
 			known[st.ColumnText(0)] = api.TaskState(st.ColumnText(1))
 			return nil
 		}})
@@ -318,13 +317,13 @@ func checkTaskLinks(conn *sqlite.Conn, s Scope, nt NewTask) error {
 
 // waitGraph is every "waits for" edge of s: a task waits for its
 // dependencies and a parent for its subtasks.
-func waitGraph(conn *sqlite.Conn, s Scope) (map[string][]string, error) {
+func waitGraph(conn querier, s Scope) (map[string][]string, error) {
 	waits := map[string][]string{}
-	err := sqlitex.Execute(conn, `SELECT d.task_id, d.dep_id FROM task_deps d JOIN tasks t ON t.id = d.task_id
+	err := conn.execute(`SELECT d.task_id, d.dep_id FROM task_deps d JOIN tasks t ON t.id = d.task_id
 		WHERE t.workflow = ?1 AND t.tag = ?2
 		UNION ALL
 		SELECT parent, id FROM tasks WHERE workflow = ?1 AND tag = ?2 AND parent IS NOT NULL`,
-		&sqlitex.ExecOptions{Args: []any{s.Workflow, s.Tag}, ResultFunc: func(st *sqlite.Stmt) error {
+		&execOptions{Args: []any{s.Workflow, s.Tag}, ResultFunc: func(st row) error {
 			waits[st.ColumnText(0)] = append(waits[st.ColumnText(0)], st.ColumnText(1))
 			return nil
 		}})
@@ -368,7 +367,7 @@ func (db *DB) ListTasks(ctx context.Context, s Scope, f TaskFilter) ([]Task, err
 		return nil, api.Errorf(api.CodeInvalid, "unknown task state %q: use %s", f.State, listOr(taskStateNames()))
 	}
 	var ts []Task
-	err := db.read(ctx, func(conn *sqlite.Conn) error {
+	err := db.read(ctx, func(conn querier) error {
 		if _, err := getWorkflow(conn, s.Workflow, s.Tag); err != nil {
 			return err
 		}
@@ -393,11 +392,11 @@ func (db *DB) GetTask(ctx context.Context, s Scope, id string) (Task, []TaskEven
 		t  Task
 		ev []TaskEvent
 	)
-	err := db.read(ctx, func(conn *sqlite.Conn) (err error) {
+	err := db.read(ctx, func(conn querier) (err error) {
 		id = TaskID(id)
 		if s == (Scope{}) {
-			err = sqlitex.Execute(conn, `SELECT workflow, tag FROM tasks WHERE id = ?`, &sqlitex.ExecOptions{
-				Args: []any{id}, ResultFunc: func(st *sqlite.Stmt) error {
+			err = conn.execute(`SELECT workflow, tag FROM tasks WHERE id = ?`, &execOptions{
+				Args: []any{id}, ResultFunc: func(st row) error {
 					s = Scope{Workflow: st.ColumnText(0), Tag: st.ColumnText(1)}
 					return nil
 				}})
@@ -424,7 +423,7 @@ func (db *DB) GetTask(ctx context.Context, s Scope, id string) (Task, []TaskEven
 func (db *DB) ClaimTask(ctx context.Context, a TaskActor, id string) (Task, error) {
 	var t Task
 	s := a.Scope()
-	err := db.write(ctx, func(conn *sqlite.Conn) (err error) {
+	err := db.write(ctx, func(conn querier) (err error) {
 		now := db.nowMs()
 		if err := checkActor(conn, a); err != nil {
 			return err
@@ -469,14 +468,14 @@ func (db *DB) ClaimTask(ctx context.Context, a TaskActor, id string) (Task, erro
 
 // bestReady picks the task ClaimTask without an id gives a, or says why
 // there is none.
-func bestReady(conn *sqlite.Conn, a TaskActor) (string, error) {
+func bestReady(conn querier, a TaskActor) (string, error) {
 	id := ""
-	err := sqlitex.Execute(conn, `SELECT t.id FROM tasks t
+	err := conn.execute(`SELECT t.id FROM tasks t
 		WHERE t.workflow = ?1 AND t.tag = ?2 AND t.state = 'pending' AND (t.assignee = '' OR t.assignee = ?3)
 		  AND NOT EXISTS (SELECT 1 FROM task_deps d JOIN tasks x ON x.id = d.dep_id WHERE d.task_id = t.id AND x.state <> 'completed')
 		  AND NOT EXISTS (SELECT 1 FROM tasks c WHERE c.parent = t.id AND c.state <> 'completed')
 		ORDER BY t.assignee = ?3 DESC, t.priority DESC, t.n LIMIT 1`,
-		&sqlitex.ExecOptions{Args: []any{a.Workflow, a.Tag, a.Name}, ResultFunc: func(st *sqlite.Stmt) error {
+		&execOptions{Args: []any{a.Workflow, a.Tag, a.Name}, ResultFunc: func(st row) error {
 			id = st.ColumnText(0)
 			return nil
 		}})
@@ -484,12 +483,12 @@ func bestReady(conn *sqlite.Conn, a TaskActor) (string, error) {
 		return id, err
 	}
 	var pending, others, held int
-	err = sqlitex.Execute(conn, `SELECT
+	err = conn.execute(`SELECT
 		count(*) FILTER (WHERE state = 'pending' AND (assignee = '' OR assignee = ?3)),
 		count(*) FILTER (WHERE state = 'pending' AND assignee <> '' AND assignee <> ?3),
 		count(*) FILTER (WHERE state = 'claimed' OR state = 'in_progress')
 		FROM tasks WHERE workflow = ?1 AND tag = ?2`,
-		&sqlitex.ExecOptions{Args: []any{a.Workflow, a.Tag, a.Name}, ResultFunc: func(st *sqlite.Stmt) error {
+		&execOptions{Args: []any{a.Workflow, a.Tag, a.Name}, ResultFunc: func(st row) error {
 			pending, others, held = st.ColumnInt(0), st.ColumnInt(1), st.ColumnInt(2)
 			return nil
 		}})
@@ -513,12 +512,12 @@ func (db *DB) TaskProgress(ctx context.Context, a TaskActor, id, note string, pe
 	if err := checkTaskText("note", note, MaxTaskText); err != nil {
 		return Task{}, err
 	}
-	t, _, err := db.changeHeld(ctx, a, id, "record progress on", func(conn *sqlite.Conn, t *Task, now int64) ([]Message, error) {
+	t, _, err := db.changeHeld(ctx, a, id, "record progress on", func(conn querier, t *Task, now int64) ([]Message, error) {
 		if err := holdTask(conn, t, a, api.TaskInProgress, now); err != nil {
 			return nil, err
 		}
 		if percent != nil {
-			if err := sqlitex.Execute(conn, `UPDATE tasks SET percent = ? WHERE id = ?`, &sqlitex.ExecOptions{Args: []any{*percent, t.ID}}); err != nil {
+			if err := conn.execute(`UPDATE tasks SET percent = ? WHERE id = ?`, &execOptions{Args: []any{*percent, t.ID}}); err != nil {
 				return nil, err
 			}
 			p := *percent
@@ -537,7 +536,7 @@ func (db *DB) CompleteTask(ctx context.Context, a TaskActor, id, result string) 
 	if err := checkTaskText("result", result, MaxTaskText); err != nil {
 		return Task{}, nil, err
 	}
-	return db.changeHeld(ctx, a, id, "complete", func(conn *sqlite.Conn, t *Task, now int64) ([]Message, error) {
+	return db.changeHeld(ctx, a, id, "complete", func(conn querier, t *Task, now int64) ([]Message, error) {
 		open := slices.DeleteFunc(slices.Clone(t.WaitingOn), func(w string) bool { return !slices.Contains(t.Subtasks, w) })
 		if len(open) > 0 {
 			subs, err := describeTasks(conn, a.Scope(), open)
@@ -576,10 +575,10 @@ func (db *DB) FailTask(ctx context.Context, a TaskActor, id, reason string, retr
 	if err := checkTaskText("reason", reason, MaxTaskText); err != nil {
 		return Task{}, nil, err
 	}
-	return db.changeHeld(ctx, a, id, "fail", func(conn *sqlite.Conn, t *Task, now int64) ([]Message, error) {
+	return db.changeHeld(ctx, a, id, "fail", func(conn querier, t *Task, now int64) ([]Message, error) {
 		short := OneLine(reason, 300)
 		if retry && t.Retries < t.MaxRetries {
-			err := sqlitex.Execute(conn, `UPDATE tasks SET retries = retries + 1 WHERE id = ?`, &sqlitex.ExecOptions{Args: []any{t.ID}})
+			err := conn.execute(`UPDATE tasks SET retries = retries + 1 WHERE id = ?`, &execOptions{Args: []any{t.ID}})
 			if err != nil {
 				return nil, err
 			}
@@ -623,7 +622,7 @@ func (db *DB) FailTask(ctx context.Context, a TaskActor, id, reason string, retr
 // ReleaseTask gives a held task back: pending again, for anyone who may
 // claim it, with its retries unchanged.
 func (db *DB) ReleaseTask(ctx context.Context, a TaskActor, id string) (Task, []Message, error) {
-	return db.changeHeld(ctx, a, id, "release", func(conn *sqlite.Conn, t *Task, now int64) ([]Message, error) {
+	return db.changeHeld(ctx, a, id, "release", func(conn querier, t *Task, now int64) ([]Message, error) {
 		if err := finishTask(conn, t, api.TaskPending, "", t.Error, now); err != nil {
 			return nil, err
 		}
@@ -639,12 +638,12 @@ func (db *DB) ReleaseTask(ctx context.Context, a TaskActor, id string) (Task, []
 // else is refused, saying what to do), and returns the task as change left
 // it with the channel lines change posted.
 func (db *DB) changeHeld(ctx context.Context, a TaskActor, id, what string,
-	change func(conn *sqlite.Conn, t *Task, now int64) ([]Message, error)) (Task, []Message, error) {
+	change func(conn querier, t *Task, now int64) ([]Message, error)) (Task, []Message, error) {
 	var (
 		t    Task
 		msgs []Message
 	)
-	err := db.write(ctx, func(conn *sqlite.Conn) (err error) {
+	err := db.write(ctx, func(conn querier) (err error) {
 		now := db.nowMs()
 		if t, err = heldTask(conn, a, id, what); err != nil {
 			return err
@@ -682,9 +681,9 @@ const lostTasksSQL = `SELECT t.id, t.workflow, t.tag, t.holder, t.holder_run, r.
 func (db *DB) ReturnLostTasks(ctx context.Context) ([]Task, []Message, time.Time, error) {
 	lost := false
 	var next time.Time
-	err := db.read(ctx, func(conn *sqlite.Conn) error {
-		return sqlitex.Execute(conn, `SELECT EXISTS (`+lostTasksSQL+`), (`+nextLeaseSQL+`)`, &sqlitex.ExecOptions{
-			Args: []any{db.nowMs()}, ResultFunc: func(st *sqlite.Stmt) error {
+	err := db.read(ctx, func(conn querier) error {
+		return conn.execute(`SELECT EXISTS (`+lostTasksSQL+`), (`+nextLeaseSQL+`)`, &execOptions{
+			Args: []any{db.nowMs()}, ResultFunc: func(st row) error {
 				lost, next = st.ColumnBool(0), msOrZero(st.ColumnInt64(1))
 				return nil
 			}})
@@ -696,14 +695,14 @@ func (db *DB) ReturnLostTasks(ctx context.Context) ([]Task, []Message, time.Time
 		ts   []Task
 		msgs []Message
 	)
-	err = db.write(ctx, func(conn *sqlite.Conn) error {
+	err = db.write(ctx, func(conn querier) error {
 		now := db.nowMs()
 		type loss struct {
 			id, holder, why string
 			s               Scope
 		}
 		var losses []loss
-		err := sqlitex.Execute(conn, lostTasksSQL, &sqlitex.ExecOptions{Args: []any{now}, ResultFunc: func(st *sqlite.Stmt) error {
+		err := conn.execute(lostTasksSQL, &execOptions{Args: []any{now}, ResultFunc: func(st row) error {
 			l := loss{id: st.ColumnText(0), s: Scope{Workflow: st.ColumnText(1), Tag: st.ColumnText(2)}}
 			holder, run := st.ColumnText(3), st.ColumnText(4)
 			l.holder = holder
@@ -747,7 +746,7 @@ func (db *DB) ReturnLostTasks(ctx context.Context) ([]Task, []Message, time.Time
 			}
 			ts, msgs = append(ts, t), append(msgs, m)
 		}
-		return sqlitex.Execute(conn, nextLeaseSQL, &sqlitex.ExecOptions{ResultFunc: func(st *sqlite.Stmt) error {
+		return conn.execute(nextLeaseSQL, &execOptions{ResultFunc: func(st row) error {
 			next = msOrZero(st.ColumnInt64(0))
 			return nil
 		}})
@@ -766,12 +765,12 @@ const nextLeaseSQL = `SELECT min(lease_expires_at) FROM tasks WHERE state = 'cla
 // holds; its tool calls are its only sign of life. A run's leases are
 // renewed by its heartbeat instead (renewRunLeases).
 func (db *DB) RenewAgentLeases(ctx context.Context, k AgentKey) error {
-	return db.write(ctx, func(conn *sqlite.Conn) error {
+	return db.write(ctx, func(conn querier) error {
 		now := db.nowMs()
-		return sqlitex.Execute(conn, `UPDATE tasks SET lease_expires_at = ?1
+		return conn.execute(`UPDATE tasks SET lease_expires_at = ?1
 			WHERE workflow = ?2 AND tag = ?3 AND (state = 'claimed' OR state = 'in_progress') AND holder = ?4 AND holder_run = ''
 			  AND lease_expires_at < ?5`,
-			&sqlitex.ExecOptions{Args: []any{now + TaskLease.Milliseconds(), k.Workflow, k.Tag, k.Name,
+			&execOptions{Args: []any{now + TaskLease.Milliseconds(), k.Workflow, k.Tag, k.Name,
 				now + (TaskLease - leaseRenewSlack).Milliseconds()}})
 	})
 }
@@ -779,15 +778,15 @@ func (db *DB) RenewAgentLeases(ctx context.Context, k AgentKey) error {
 // renewRunLeases renews, inside a heartbeat's transaction, the leases run
 // holds. It writes only when a lease has used up leaseRenewSlack, so a
 // chatty run's heartbeats rarely touch the tasks table.
-func renewRunLeases(conn *sqlite.Conn, runID string, now int64) error {
-	return sqlitex.Execute(conn, `UPDATE tasks SET lease_expires_at = ?1
+func renewRunLeases(conn querier, runID string, now int64) error {
+	return conn.execute(`UPDATE tasks SET lease_expires_at = ?1
 		WHERE holder_run = ?2 AND holder_run <> '' AND (state = 'claimed' OR state = 'in_progress') AND lease_expires_at < ?3`,
-		&sqlitex.ExecOptions{Args: []any{now + TaskLease.Milliseconds(), runID, now + (TaskLease - leaseRenewSlack).Milliseconds()}})
+		&execOptions{Args: []any{now + TaskLease.Milliseconds(), runID, now + (TaskLease - leaseRenewSlack).Milliseconds()}})
 }
 
 // checkActor refuses an agent that is not a member of its scope, and a
 // run that has already ended (a lease must belong to a live run).
-func checkActor(conn *sqlite.Conn, a TaskActor) error {
+func checkActor(conn querier, a TaskActor) error {
 	if _, err := getAgent(conn, a.AgentKey); err != nil {
 		return err
 	}
@@ -795,8 +794,8 @@ func checkActor(conn *sqlite.Conn, a TaskActor) error {
 		return nil
 	}
 	state := ""
-	err := sqlitex.Execute(conn, `SELECT state FROM runs WHERE id = ?`, &sqlitex.ExecOptions{Args: []any{a.Run},
-		ResultFunc: func(st *sqlite.Stmt) error {
+	err := conn.execute(`SELECT state FROM runs WHERE id = ?`, &execOptions{Args: []any{a.Run},
+		ResultFunc: func(st row) error {
 			state = st.ColumnText(0)
 			return nil
 		}})
@@ -808,7 +807,7 @@ func checkActor(conn *sqlite.Conn, a TaskActor) error {
 
 // heldTask loads a task a is about to act on (`what` it), which a must
 // hold; anything else is refused with what the task's state says to do.
-func heldTask(conn *sqlite.Conn, a TaskActor, id, what string) (Task, error) {
+func heldTask(conn querier, a TaskActor, id, what string) (Task, error) {
 	if err := checkActor(conn, a); err != nil {
 		return Task{}, err
 	}
@@ -836,10 +835,10 @@ func heldTask(conn *sqlite.Conn, a TaskActor, id, what string) (Task, error) {
 // holdTask puts t in state, held by a with a fresh lease for a's run (the
 // caller's current run, should an earlier run of the same agent have
 // taken it).
-func holdTask(conn *sqlite.Conn, t *Task, a TaskActor, state api.TaskState, now int64) error {
+func holdTask(conn querier, t *Task, a TaskActor, state api.TaskState, now int64) error {
 	expires := now + TaskLease.Milliseconds()
-	err := sqlitex.Execute(conn, `UPDATE tasks SET state = ?, holder = ?, holder_run = ?, lease_expires_at = ?, updated_at = ? WHERE id = ?`,
-		&sqlitex.ExecOptions{Args: []any{state, a.Name, a.Run, expires, now, t.ID}})
+	err := conn.execute(`UPDATE tasks SET state = ?, holder = ?, holder_run = ?, lease_expires_at = ?, updated_at = ? WHERE id = ?`,
+		&execOptions{Args: []any{state, a.Name, a.Run, expires, now, t.ID}})
 	if err != nil {
 		return err
 	}
@@ -849,14 +848,14 @@ func holdTask(conn *sqlite.Conn, t *Task, a TaskActor, state api.TaskState, now 
 
 // finishTask ends t's hold: completed or failed (the holder stays, as who
 // finished it) or pending again (no holder).
-func finishTask(conn *sqlite.Conn, t *Task, state api.TaskState, result, errMsg string, now int64) error {
+func finishTask(conn querier, t *Task, state api.TaskState, result, errMsg string, now int64) error {
 	holder := t.Holder
 	if state == api.TaskPending {
 		holder = ""
 	}
-	err := sqlitex.Execute(conn, `UPDATE tasks SET state = ?, holder = ?, holder_run = '', lease_expires_at = 0,
+	err := conn.execute(`UPDATE tasks SET state = ?, holder = ?, holder_run = '', lease_expires_at = 0,
 		result = ?, error = ?, updated_at = ? WHERE id = ?`,
-		&sqlitex.ExecOptions{Args: []any{state, holder, result, errMsg, now, t.ID}})
+		&execOptions{Args: []any{state, holder, result, errMsg, now, t.ID}})
 	if err != nil {
 		return err
 	}
@@ -864,23 +863,23 @@ func finishTask(conn *sqlite.Conn, t *Task, state api.TaskState, result, errMsg 
 	return nil
 }
 
-func taskEvent(conn *sqlite.Conn, id string, now int64, actor string, kind TaskEventKind, state api.TaskState, note string, percent *int) error {
+func taskEvent(conn querier, id string, now int64, actor string, kind TaskEventKind, state api.TaskState, note string, percent *int) error {
 	var p any
 	if percent != nil {
 		p = *percent
 	}
-	return sqlitex.Execute(conn, `INSERT INTO task_events (task_id, at, actor, kind, state, note, percent) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-		&sqlitex.ExecOptions{Args: []any{id, now, actor, kind, state, note, p}})
+	return conn.execute(`INSERT INTO task_events (task_id, at, actor, kind, state, note, percent) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		&execOptions{Args: []any{id, now, actor, kind, state, note, p}})
 }
 
 // nowReady finds the tasks that done (just completed) was the last thing
 // they waited for — its dependents and its parent — and wakes who may
 // claim each, the agent who completed it included: it is free now.
-func nowReady(conn *sqlite.Conn, done Task, now int64) ([]Message, error) {
+func nowReady(conn querier, done Task, now int64) ([]Message, error) {
 	var ids []string
-	err := sqlitex.Execute(conn, `SELECT task_id FROM task_deps WHERE dep_id = ?1
-		UNION SELECT parent FROM tasks WHERE id = ?1 AND parent IS NOT NULL`,
-		&sqlitex.ExecOptions{Args: []any{done.ID}, ResultFunc: func(st *sqlite.Stmt) error {
+	err := conn.execute(`SELECT id FROM tasks WHERE id IN (SELECT task_id FROM task_deps WHERE dep_id = ?1
+		UNION SELECT parent FROM tasks WHERE id = ?1 AND parent IS NOT NULL) ORDER BY n`,
+		&execOptions{Args: []any{done.ID}, ResultFunc: func(st row) error {
 			ids = append(ids, st.ColumnText(0))
 			return nil
 		}})
@@ -907,7 +906,7 @@ func nowReady(conn *sqlite.Conn, done Task, now int64) ([]Message, error) {
 
 // returnedLine is the line of a task back on the board: what happened,
 // then who may claim it now, or what it waits for.
-func returnedLine(conn *sqlite.Conn, t Task, what, exclude string, now int64) (Message, error) {
+func returnedLine(conn querier, t Task, what, exclude string, now int64) (Message, error) {
 	if !t.Ready() {
 		return taskLine(conn, t, fmt.Sprintf("%s It waits for %s.", what, strings.Join(t.WaitingOn, ", ")), nil, now)
 	}
@@ -918,7 +917,7 @@ func returnedLine(conn *sqlite.Conn, t Task, what, exclude string, now int64) (M
 // or else the members free for work (idle or running, holding no task),
 // but never exclude, who made it ready and knows. intro, when set, says
 // first what happened.
-func readyLine(conn *sqlite.Conn, t Task, exclude, intro string, now int64) (Message, error) {
+func readyLine(conn querier, t Task, exclude, intro string, now int64) (Message, error) {
 	who, err := wakeFor(conn, t, exclude)
 	if err != nil {
 		return Message{}, err
@@ -952,7 +951,7 @@ func readyLine(conn *sqlite.Conn, t Task, exclude, intro string, now int64) (Mes
 // wakeFor is who a ready task wakes: its assignee, or the members that are
 // idle or running and hold no task (a running one sees it at its next
 // run); never exclude.
-func wakeFor(conn *sqlite.Conn, t Task, exclude string) ([]string, error) {
+func wakeFor(conn querier, t Task, exclude string) ([]string, error) {
 	if t.Assignee != "" {
 		if t.Assignee == exclude {
 			return nil, nil
@@ -960,12 +959,12 @@ func wakeFor(conn *sqlite.Conn, t Task, exclude string) ([]string, error) {
 		return []string{t.Assignee}, nil
 	}
 	var names []string
-	err := sqlitex.Execute(conn, `SELECT a.name FROM agents a
+	err := conn.execute(`SELECT a.name FROM agents a
 		WHERE a.workflow = ?1 AND a.tag = ?2 AND (a.state = 'idle' OR a.state = 'running') AND a.name <> ?3
 		  AND NOT EXISTS (SELECT 1 FROM tasks h WHERE h.workflow = ?1 AND h.tag = ?2 AND h.holder = a.name
 		                  AND (h.state = 'claimed' OR h.state = 'in_progress'))
 		ORDER BY a.name`,
-		&sqlitex.ExecOptions{Args: []any{t.Workflow, t.Tag, exclude}, ResultFunc: func(st *sqlite.Stmt) error {
+		&execOptions{Args: []any{t.Workflow, t.Tag, exclude}, ResultFunc: func(st row) error {
 			names = append(names, st.ColumnText(0))
 			return nil
 		}})
@@ -976,21 +975,21 @@ func wakeFor(conn *sqlite.Conn, t Task, exclude string) ([]string, error) {
 // loop guard's count alone: two agents handing each other tasks (created,
 // released, failed, lost) must not escape the guard because the board
 // speaks between their messages. Only a completion ends the count.
-func taskLine(conn *sqlite.Conn, t Task, content string, recipients []string, now int64) (Message, error) {
+func taskLine(conn querier, t Task, content string, recipients []string, now int64) (Message, error) {
 	return appendMessage(conn, NewMessage{Workflow: t.Workflow, Tag: t.Tag, Sender: "system",
 		Content: content, Kind: KindSystem, Recipients: recipients, KeepStreak: true}, now)
 }
 
 // waitingFor lists the open tasks that wait for id: its dependents and
 // its parent.
-func waitingFor(conn *sqlite.Conn, id string) ([]string, error) {
+func waitingFor(conn querier, id string) ([]string, error) {
 	var ids []string
-	err := sqlitex.Execute(conn, `SELECT t.id, t.n FROM task_deps d JOIN tasks t ON t.id = d.task_id
+	err := conn.execute(`SELECT t.id, t.n FROM task_deps d JOIN tasks t ON t.id = d.task_id
 		WHERE d.dep_id = ?1 AND t.state <> 'completed' AND t.state <> 'failed'
 		UNION SELECT p.id, p.n FROM tasks c JOIN tasks p ON p.id = c.parent
 		WHERE c.id = ?1 AND p.state <> 'completed' AND p.state <> 'failed'
 		ORDER BY 2`,
-		&sqlitex.ExecOptions{Args: []any{id}, ResultFunc: func(st *sqlite.Stmt) error {
+		&execOptions{Args: []any{id}, ResultFunc: func(st row) error {
 			ids = append(ids, st.ColumnText(0))
 			return nil
 		}})
@@ -999,7 +998,7 @@ func waitingFor(conn *sqlite.Conn, id string) ([]string, error) {
 
 // describeTasks names tasks with their state and holder, for errors:
 // "task-1 (in_progress, held by alice), task-2 (pending)".
-func describeTasks(conn *sqlite.Conn, s Scope, ids []string) (string, error) {
+func describeTasks(conn querier, s Scope, ids []string) (string, error) {
 	parts := make([]string, 0, len(ids))
 	for _, id := range ids {
 		t, err := getTask(conn, s, id)
@@ -1018,7 +1017,7 @@ func describeTasks(conn *sqlite.Conn, s Scope, ids []string) (string, error) {
 const taskColumns = `id, workflow, tag, title, description, priority, coalesce(parent, ''), assignee, created_by, state,
 	holder, holder_run, lease_expires_at, percent, result, error, retries, max_retries, created_at, updated_at`
 
-func scanTask(s *sqlite.Stmt) (Task, error) {
+func scanTask(s row) (Task, error) {
 	t := Task{
 		ID: s.ColumnText(0), Workflow: s.ColumnText(1), Tag: s.ColumnText(2), Title: s.ColumnText(3),
 		Description: s.ColumnText(4), Priority: s.ColumnInt(5), Parent: s.ColumnText(6), Assignee: s.ColumnText(7),
@@ -1039,11 +1038,11 @@ func scanTask(s *sqlite.Stmt) (Task, error) {
 }
 
 // getTask loads one task of s with its dependencies and what it waits for.
-func getTask(conn *sqlite.Conn, s Scope, id string) (Task, error) {
+func getTask(conn querier, s Scope, id string) (Task, error) {
 	var t Task
 	found := false
-	err := sqlitex.Execute(conn, `SELECT `+taskColumns+` FROM tasks WHERE id = ? AND workflow = ? AND tag = ?`,
-		&sqlitex.ExecOptions{Args: []any{id, s.Workflow, s.Tag}, ResultFunc: func(st *sqlite.Stmt) (err error) {
+	err := conn.execute(`SELECT `+taskColumns+` FROM tasks WHERE id = ? AND workflow = ? AND tag = ?`,
+		&execOptions{Args: []any{id, s.Workflow, s.Tag}, ResultFunc: func(st row) (err error) {
 			found = true
 			t, err = scanTask(st)
 			return err
@@ -1054,9 +1053,9 @@ func getTask(conn *sqlite.Conn, s Scope, id string) (Task, error) {
 	if err != nil {
 		return Task{}, err
 	}
-	err = sqlitex.Execute(conn, `SELECT d.dep_id, x.state <> 'completed' FROM task_deps d JOIN tasks x ON x.id = d.dep_id
+	err = conn.execute(`SELECT d.dep_id, x.state <> 'completed' FROM task_deps d JOIN tasks x ON x.id = d.dep_id
 		WHERE d.task_id = ? ORDER BY x.n`,
-		&sqlitex.ExecOptions{Args: []any{id}, ResultFunc: func(st *sqlite.Stmt) error {
+		&execOptions{Args: []any{id}, ResultFunc: func(st row) error {
 			t.DependsOn = append(t.DependsOn, st.ColumnText(0))
 			if st.ColumnBool(1) {
 				t.WaitingOn = append(t.WaitingOn, st.ColumnText(0))
@@ -1066,8 +1065,8 @@ func getTask(conn *sqlite.Conn, s Scope, id string) (Task, error) {
 	if err != nil {
 		return Task{}, err
 	}
-	err = sqlitex.Execute(conn, `SELECT id, state <> 'completed' FROM tasks WHERE parent = ? ORDER BY n`,
-		&sqlitex.ExecOptions{Args: []any{id}, ResultFunc: func(st *sqlite.Stmt) error {
+	err = conn.execute(`SELECT id, state <> 'completed' FROM tasks WHERE parent = ? ORDER BY n`,
+		&execOptions{Args: []any{id}, ResultFunc: func(st row) error {
 			t.Subtasks = append(t.Subtasks, st.ColumnText(0))
 			if st.ColumnBool(1) {
 				t.WaitingOn = append(t.WaitingOn, st.ColumnText(0))
@@ -1079,11 +1078,11 @@ func getTask(conn *sqlite.Conn, s Scope, id string) (Task, error) {
 
 // listTasks loads every task of s, oldest first, in three statements
 // however large the board.
-func listTasks(conn *sqlite.Conn, s Scope) ([]Task, error) {
+func listTasks(conn querier, s Scope) ([]Task, error) {
 	var ts []Task
 	at := map[string]int{}
-	err := sqlitex.Execute(conn, `SELECT `+taskColumns+` FROM tasks WHERE workflow = ? AND tag = ? ORDER BY n`,
-		&sqlitex.ExecOptions{Args: []any{s.Workflow, s.Tag}, ResultFunc: func(st *sqlite.Stmt) error {
+	err := conn.execute(`SELECT `+taskColumns+` FROM tasks WHERE workflow = ? AND tag = ? ORDER BY n`,
+		&execOptions{Args: []any{s.Workflow, s.Tag}, ResultFunc: func(st row) error {
 			t, err := scanTask(st)
 			at[t.ID] = len(ts)
 			ts = append(ts, t)
@@ -1092,9 +1091,9 @@ func listTasks(conn *sqlite.Conn, s Scope) ([]Task, error) {
 	if err != nil {
 		return nil, err
 	}
-	err = sqlitex.Execute(conn, `SELECT d.task_id, d.dep_id FROM task_deps d JOIN tasks t ON t.id = d.task_id JOIN tasks x ON x.id = d.dep_id
+	err = conn.execute(`SELECT d.task_id, d.dep_id FROM task_deps d JOIN tasks t ON t.id = d.task_id JOIN tasks x ON x.id = d.dep_id
 		WHERE t.workflow = ? AND t.tag = ? ORDER BY t.n, x.n`,
-		&sqlitex.ExecOptions{Args: []any{s.Workflow, s.Tag}, ResultFunc: func(st *sqlite.Stmt) error {
+		&execOptions{Args: []any{s.Workflow, s.Tag}, ResultFunc: func(st row) error {
 			t, dep := &ts[at[st.ColumnText(0)]], st.ColumnText(1)
 			t.DependsOn = append(t.DependsOn, dep)
 			if ts[at[dep]].State != api.TaskCompleted {
@@ -1115,10 +1114,10 @@ func listTasks(conn *sqlite.Conn, s Scope) ([]Task, error) {
 	return ts, err
 }
 
-func taskHistory(conn *sqlite.Conn, id string) ([]TaskEvent, error) {
+func taskHistory(conn querier, id string) ([]TaskEvent, error) {
 	var ev []TaskEvent
-	err := sqlitex.Execute(conn, `SELECT at, actor, kind, state, note, percent FROM task_events WHERE task_id = ? ORDER BY rowid`,
-		&sqlitex.ExecOptions{Args: []any{id}, ResultFunc: func(st *sqlite.Stmt) error {
+	err := conn.execute(`SELECT at, actor, kind, state, note, percent FROM task_events WHERE task_id = ? ORDER BY rowid`,
+		&execOptions{Args: []any{id}, ResultFunc: func(st row) error {
 			e := TaskEvent{At: fromMs(st.ColumnInt64(0)), Actor: st.ColumnText(1), Kind: TaskEventKind(st.ColumnText(2)),
 				State: api.TaskState(st.ColumnText(3)), Note: st.ColumnText(4)}
 			if st.ColumnType(5) != sqlite.TypeNull {

@@ -8,9 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"zombiezen.com/go/sqlite"
-	"zombiezen.com/go/sqlite/sqlitex"
-
 	"github.com/agent-worker/agent-worker/host/api"
 )
 
@@ -44,10 +41,10 @@ func (db *DB) CreateToken(ctx context.Context, k AgentKey, runID string) (string
 		return "", err
 	}
 	token := tokenPrefix + hex.EncodeToString(b)
-	err := db.write(ctx, func(conn *sqlite.Conn) error {
+	err := db.write(ctx, func(conn querier) error {
 		state := ""
-		err := sqlitex.Execute(conn, `SELECT state FROM agents WHERE workflow = ? AND tag = ? AND name = ?`,
-			&sqlitex.ExecOptions{Args: []any{k.Workflow, k.Tag, k.Name}, ResultFunc: func(s *sqlite.Stmt) error {
+		err := conn.execute(`SELECT state FROM agents WHERE workflow = ? AND tag = ? AND name = ?`,
+			&execOptions{Args: []any{k.Workflow, k.Tag, k.Name}, ResultFunc: func(s row) error {
 				state = s.ColumnText(0)
 				return nil
 			}})
@@ -59,9 +56,9 @@ func (db *DB) CreateToken(ctx context.Context, k AgentKey, runID string) (string
 		case api.AgentState(state) == api.AgentStopped && runID == "":
 			return api.Errorf(api.CodeConflict, "agent %q is stopped, and a stopped agent gets no token: start it (or its workflow) again first", k)
 		}
-		return sqlitex.Execute(conn, `INSERT INTO agent_tokens (token_sha256, agent, workflow, tag, run_id, created_at)
+		return conn.execute(`INSERT INTO agent_tokens (token_sha256, agent, workflow, tag, run_id, created_at)
 			VALUES (?, ?, ?, ?, ?, ?)`,
-			&sqlitex.ExecOptions{Args: []any{hashToken(token), k.Name, k.Workflow, k.Tag, runID, db.nowMs()}})
+			&execOptions{Args: []any{hashToken(token), k.Name, k.Workflow, k.Tag, runID, db.nowMs()}})
 	})
 	if err != nil {
 		return "", err
@@ -83,10 +80,10 @@ func (db *DB) LookupToken(ctx context.Context, token string) (Token, error) {
 		return tok, nil
 	}
 	found := false
-	err := db.read(ctx, func(conn *sqlite.Conn) error {
-		return sqlitex.Execute(conn, `SELECT agent, workflow, tag, run_id, created_at FROM agent_tokens
+	err := db.read(ctx, func(conn querier) error {
+		return conn.execute(`SELECT agent, workflow, tag, run_id, created_at FROM agent_tokens
 			WHERE token_sha256 = ? AND revoked_at = 0`,
-			&sqlitex.ExecOptions{Args: []any{hash}, ResultFunc: func(s *sqlite.Stmt) error {
+			&execOptions{Args: []any{hash}, ResultFunc: func(s row) error {
 				tok = Token{Key: AgentKey{Name: s.ColumnText(0), Workflow: s.ColumnText(1), Tag: s.ColumnText(2)},
 					RunID: s.ColumnText(3), CreatedAt: fromMs(s.ColumnInt64(4))}
 				found = true
@@ -151,10 +148,10 @@ func (c *tokenCache) forget() {
 // not an error, so cleanup paths may overlap.
 func (db *DB) RevokeToken(ctx context.Context, token string) error {
 	defer db.tokens.forget()
-	return db.write(ctx, func(conn *sqlite.Conn) error {
-		err := sqlitex.Execute(conn, `UPDATE agent_tokens SET revoked_at = CASE revoked_at WHEN 0 THEN ? ELSE revoked_at END
-			WHERE token_sha256 = ?`, &sqlitex.ExecOptions{Args: []any{db.nowMs(), hashToken(token)}})
-		if err == nil && conn.Changes() == 0 {
+	return db.write(ctx, func(conn querier) error {
+		err := conn.execute(`UPDATE agent_tokens SET revoked_at = CASE revoked_at WHEN 0 THEN ? ELSE revoked_at END
+			WHERE token_sha256 = ?`, &execOptions{Args: []any{db.nowMs(), hashToken(token)}})
+		if err == nil && conn.changes() == 0 {
 			err = api.Errorf(api.CodeNotFound, "agent token not found")
 		}
 		return err
@@ -182,10 +179,10 @@ func (db *DB) RevokeAgentTokens(ctx context.Context, k AgentKey) (int, error) {
 func (db *DB) revokeTokens(ctx context.Context, where string, args ...any) (int, error) {
 	defer db.tokens.forget()
 	n := 0
-	err := db.write(ctx, func(conn *sqlite.Conn) error {
-		err := sqlitex.Execute(conn, `UPDATE agent_tokens SET revoked_at = ?1 WHERE revoked_at = 0 AND `+where,
-			&sqlitex.ExecOptions{Args: append([]any{db.nowMs()}, args...)})
-		n = conn.Changes()
+	err := db.write(ctx, func(conn querier) error {
+		err := conn.execute(`UPDATE agent_tokens SET revoked_at = ?1 WHERE revoked_at = 0 AND `+where,
+			&execOptions{Args: append([]any{db.nowMs()}, args...)})
+		n = conn.changes()
 		return err
 	})
 	return n, err

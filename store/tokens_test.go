@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"zombiezen.com/go/sqlite"
-	"zombiezen.com/go/sqlite/sqlitex"
 
 	"github.com/agent-worker/agent-worker/host/api"
 )
@@ -58,9 +56,9 @@ func TestTokens(t *testing.T) {
 
 	// Only hashes are stored.
 	var rows []string
-	err = db.read(ctx, func(conn *sqlite.Conn) error {
-		return sqlitex.Execute(conn, `SELECT token_sha256 || ' ' || agent || ' ' || workflow || ' ' || tag || ' ' || run_id FROM agent_tokens`,
-			&sqlitex.ExecOptions{ResultFunc: func(s *sqlite.Stmt) error { rows = append(rows, s.ColumnText(0)); return nil }})
+	err = db.read(ctx, func(conn querier) error {
+		return conn.execute(`SELECT token_sha256 || ' ' || agent || ' ' || workflow || ' ' || tag || ' ' || run_id FROM agent_tokens`,
+			&execOptions{ResultFunc: func(s row) error { rows = append(rows, s.ColumnText(0)); return nil }})
 	})
 	if err != nil || len(rows) != 4 {
 		t.Fatalf("agent_tokens: %d rows, %v", len(rows), err)

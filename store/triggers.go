@@ -4,9 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"time"
-
-	"zombiezen.com/go/sqlite"
-	"zombiezen.com/go/sqlite/sqlitex"
 )
 
 // Trigger is a webhook of a workflow:tag as its last good config defines
@@ -29,13 +26,13 @@ const DeliveryMemory = 24 * time.Hour
 // Triggers are upserted, not deleted and rewritten, so nothing that refers
 // to one by name is lost when an edit leaves it in place.
 func (db *DB) ReplaceTriggers(ctx context.Context, scope Scope, ts []Trigger) error {
-	return db.write(ctx, func(conn *sqlite.Conn) error {
+	return db.write(ctx, func(conn querier) error {
 		keep := make([]string, 0, len(ts))
 		for _, t := range ts {
 			keep = append(keep, t.Name)
-			err := sqlitex.Execute(conn, `INSERT INTO triggers (workflow, tag, name, secret_env, message, line) VALUES (?, ?, ?, ?, ?, ?)
+			err := conn.execute(`INSERT INTO triggers (workflow, tag, name, secret_env, message, line) VALUES (?, ?, ?, ?, ?, ?)
 				ON CONFLICT (workflow, tag, name) DO UPDATE SET secret_env = excluded.secret_env, message = excluded.message, line = excluded.line`,
-				&sqlitex.ExecOptions{Args: []any{scope.Workflow, scope.Tag, t.Name, t.SecretEnv, t.Message, t.Line}})
+				&execOptions{Args: []any{scope.Workflow, scope.Tag, t.Name, t.SecretEnv, t.Message, t.Line}})
 			if err != nil {
 				return err
 			}
@@ -45,18 +42,19 @@ func (db *DB) ReplaceTriggers(ctx context.Context, scope Scope, ts []Trigger) er
 		if err != nil {
 			return err
 		}
-		return sqlitex.Execute(conn, `DELETE FROM triggers WHERE workflow = ? AND tag = ?
-			AND name NOT IN (SELECT value FROM json_each(?))`,
-			&sqlitex.ExecOptions{Args: []any{scope.Workflow, scope.Tag, string(names)}})
+		return conn.execute(pick(conn, `DELETE FROM triggers WHERE workflow = ? AND tag = ?
+			AND name NOT IN (SELECT value FROM json_each(?))`, `DELETE FROM triggers WHERE workflow = ? AND tag = ?
+			AND name NOT IN (SELECT jsonb_array_elements_text(CAST(? AS jsonb)))`),
+			&execOptions{Args: []any{scope.Workflow, scope.Tag, string(names)}})
 	})
 }
 
 // ListTriggers returns the triggers of scope by name.
 func (db *DB) ListTriggers(ctx context.Context, scope Scope) ([]Trigger, error) {
 	var out []Trigger
-	err := db.read(ctx, func(conn *sqlite.Conn) error {
-		return sqlitex.Execute(conn, `SELECT name, secret_env, message, line FROM triggers WHERE workflow = ? AND tag = ? ORDER BY name`,
-			&sqlitex.ExecOptions{Args: []any{scope.Workflow, scope.Tag}, ResultFunc: func(s *sqlite.Stmt) error {
+	err := db.read(ctx, func(conn querier) error {
+		return conn.execute(`SELECT name, secret_env, message, line FROM triggers WHERE workflow = ? AND tag = ? ORDER BY name`,
+			&execOptions{Args: []any{scope.Workflow, scope.Tag}, ResultFunc: func(s row) error {
 				out = append(out, Trigger{Workflow: scope.Workflow, Tag: scope.Tag, Name: s.ColumnText(0),
 					SecretEnv: s.ColumnText(1), Message: s.ColumnText(2), Line: s.ColumnInt(3)})
 				return nil
@@ -80,16 +78,16 @@ type Delivery struct {
 // first delivery posted and duplicate true. Ids older than DeliveryMemory
 // are forgotten on the way.
 func (db *DB) PostDelivery(ctx context.Context, d Delivery, m NewMessage) (msg Message, duplicate bool, err error) {
-	err = db.write(ctx, func(conn *sqlite.Conn) error {
+	err = db.write(ctx, func(conn querier) error {
 		now := db.nowMs()
-		err := sqlitex.Execute(conn, `DELETE FROM webhook_deliveries WHERE received_at <= ?`,
-			&sqlitex.ExecOptions{Args: []any{now - DeliveryMemory.Milliseconds()}})
+		err := conn.execute(`DELETE FROM webhook_deliveries WHERE received_at <= ?`,
+			&execOptions{Args: []any{now - DeliveryMemory.Milliseconds()}})
 		if err != nil {
 			return err
 		}
 		if d.ID != "" {
-			err := sqlitex.Execute(conn, `SELECT seq FROM webhook_deliveries WHERE workflow = ? AND tag = ? AND trigger = ? AND delivery_id = ?`,
-				&sqlitex.ExecOptions{Args: []any{d.Workflow, d.Tag, d.Trigger, d.ID}, ResultFunc: func(s *sqlite.Stmt) error {
+			err := conn.execute(`SELECT seq FROM webhook_deliveries WHERE workflow = ? AND tag = ? AND trigger = ? AND delivery_id = ?`,
+				&execOptions{Args: []any{d.Workflow, d.Tag, d.Trigger, d.ID}, ResultFunc: func(s row) error {
 					duplicate, msg.Seq = true, s.ColumnInt64(0)
 					return nil
 				}})
@@ -103,8 +101,8 @@ func (db *DB) PostDelivery(ctx context.Context, d Delivery, m NewMessage) (msg M
 		if d.ID == "" {
 			return nil
 		}
-		return sqlitex.Execute(conn, `INSERT INTO webhook_deliveries (workflow, tag, trigger, delivery_id, seq, received_at) VALUES (?, ?, ?, ?, ?, ?)`,
-			&sqlitex.ExecOptions{Args: []any{d.Workflow, d.Tag, d.Trigger, d.ID, msg.Seq, now}})
+		return conn.execute(`INSERT INTO webhook_deliveries (workflow, tag, trigger, delivery_id, seq, received_at) VALUES (?, ?, ?, ?, ?, ?)`,
+			&execOptions{Args: []any{d.Workflow, d.Tag, d.Trigger, d.ID, msg.Seq, now}})
 	})
 	if err != nil {
 		return Message{}, false, err

@@ -5,9 +5,6 @@ import (
 	"encoding/json"
 	"time"
 
-	"zombiezen.com/go/sqlite"
-	"zombiezen.com/go/sqlite/sqlitex"
-
 	"github.com/agent-worker/agent-worker/host/api"
 )
 
@@ -56,7 +53,7 @@ const workflowColumns = `name, tag, source_path, config_yaml, state, error, crea
 	workdir, docs_provider, docs_owner, long_message_chars, docs_dir, params_json, vars_json, started_at, loop_guard,
 	workspace_repo, workspace_base`
 
-func scanWorkflow(s *sqlite.Stmt) (Workflow, error) {
+func scanWorkflow(s row) (Workflow, error) {
 	w := Workflow{
 		Name: s.ColumnText(0), Tag: s.ColumnText(1),
 		SourcePath: s.ColumnText(2), ConfigYAML: s.ColumnText(3),
@@ -96,10 +93,10 @@ func (db *DB) CreateWorkflow(ctx context.Context, w Workflow) (Workflow, error) 
 		w.DocsProvider = "file"
 	}
 	var stored Workflow
-	err := db.write(ctx, func(conn *sqlite.Conn) error {
+	err := db.write(ctx, func(conn querier) error {
 		now := db.nowMs()
-		err := sqlitex.Execute(conn, `INSERT INTO workflows (`+workflowColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			&sqlitex.ExecOptions{Args: []any{w.Name, w.Tag, w.SourcePath, w.ConfigYAML, w.State, w.Error, now, now,
+		err := conn.execute(`INSERT INTO workflows (`+workflowColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			&execOptions{Args: []any{w.Name, w.Tag, w.SourcePath, w.ConfigYAML, w.State, w.Error, now, now,
 				w.Workdir, w.DocsProvider, w.DocsOwner, w.LongMessageChars, w.DocsDir, encodeStrings(w.Params), encodeStrings(w.Vars), now, w.LoopGuard,
 				w.WorkspaceRepo, w.WorkspaceBase}})
 		if isConflict(err) {
@@ -117,17 +114,17 @@ func (db *DB) CreateWorkflow(ctx context.Context, w Workflow) (Workflow, error) 
 // GetWorkflow returns one workflow:tag, or a api.CodeNotFound error.
 func (db *DB) GetWorkflow(ctx context.Context, name, tag string) (Workflow, error) {
 	var w Workflow
-	err := db.read(ctx, func(conn *sqlite.Conn) (err error) {
+	err := db.read(ctx, func(conn querier) (err error) {
 		w, err = getWorkflow(conn, name, tag)
 		return err
 	})
 	return w, err
 }
 
-func getWorkflow(conn *sqlite.Conn, name, tag string) (w Workflow, err error) {
+func getWorkflow(conn querier, name, tag string) (w Workflow, err error) {
 	found := false
-	err = sqlitex.Execute(conn, `SELECT `+workflowColumns+` FROM workflows WHERE name = ? AND tag = ?`,
-		&sqlitex.ExecOptions{Args: []any{name, tag}, ResultFunc: func(s *sqlite.Stmt) error {
+	err = conn.execute(`SELECT `+workflowColumns+` FROM workflows WHERE name = ? AND tag = ?`,
+		&execOptions{Args: []any{name, tag}, ResultFunc: func(s row) error {
 			found = true
 			w, err = scanWorkflow(s)
 			return err
@@ -142,9 +139,9 @@ func getWorkflow(conn *sqlite.Conn, name, tag string) (w Workflow, err error) {
 // by name and tag so that listings are stable.
 func (db *DB) ListWorkflows(ctx context.Context) ([]Workflow, error) {
 	var ws []Workflow
-	err := db.read(ctx, func(conn *sqlite.Conn) error {
-		return sqlitex.Execute(conn, `SELECT `+workflowColumns+` FROM workflows ORDER BY name, tag`,
-			&sqlitex.ExecOptions{ResultFunc: func(s *sqlite.Stmt) error {
+	err := db.read(ctx, func(conn querier) error {
+		return conn.execute(`SELECT `+workflowColumns+` FROM workflows ORDER BY name, tag`,
+			&execOptions{ResultFunc: func(s row) error {
 				w, err := scanWorkflow(s)
 				ws = append(ws, w)
 				return err
@@ -159,13 +156,13 @@ func (db *DB) SetWorkflowState(ctx context.Context, name, tag string, state api.
 	if !state.Valid() {
 		return api.Errorf(api.CodeInvalid, "workflow %q: unknown state %q", workflowID(name, tag), state)
 	}
-	return db.write(ctx, func(conn *sqlite.Conn) error {
+	return db.write(ctx, func(conn querier) error {
 		// A workflow set running again starts a new count of agent messages
 		// in a row, so a resumed team is not paused again at once.
-		err := sqlitex.Execute(conn, `UPDATE workflows SET state = ?1, error = ?2, updated_at = ?3,
+		err := conn.execute(`UPDATE workflows SET state = ?1, error = ?2, updated_at = ?3,
 			agent_streak = CASE WHEN ?1 = 'running' THEN 0 ELSE agent_streak END WHERE name = ?4 AND tag = ?5`,
-			&sqlitex.ExecOptions{Args: []any{state, errMsg, db.nowMs(), name, tag}})
-		if err == nil && conn.Changes() == 0 {
+			&execOptions{Args: []any{state, errMsg, db.nowMs(), name, tag}})
+		if err == nil && conn.changes() == 0 {
 			err = api.Errorf(api.CodeNotFound, "workflow %q not found", workflowID(name, tag))
 		}
 		return err
@@ -176,10 +173,10 @@ func (db *DB) SetWorkflowState(ctx context.Context, name, tag string, state api.
 // workflow without changing its state: a rejected edit of a paused
 // workflow leaves it paused.
 func (db *DB) SetWorkflowError(ctx context.Context, name, tag, errMsg string) error {
-	return db.write(ctx, func(conn *sqlite.Conn) error {
-		err := sqlitex.Execute(conn, `UPDATE workflows SET error = ?, updated_at = ? WHERE name = ? AND tag = ?`,
-			&sqlitex.ExecOptions{Args: []any{errMsg, db.nowMs(), name, tag}})
-		if err == nil && conn.Changes() == 0 {
+	return db.write(ctx, func(conn querier) error {
+		err := conn.execute(`UPDATE workflows SET error = ?, updated_at = ? WHERE name = ? AND tag = ?`,
+			&execOptions{Args: []any{errMsg, db.nowMs(), name, tag}})
+		if err == nil && conn.changes() == 0 {
 			err = api.Errorf(api.CodeNotFound, "workflow %q not found", workflowID(name, tag))
 		}
 		return err
@@ -194,10 +191,10 @@ func (db *DB) DeleteWorkflow(ctx context.Context, name, tag string) error {
 		return api.Errorf(api.CodeInvalid, "the global workflow cannot be deleted")
 	}
 	defer db.tokens.forget()
-	return db.write(ctx, func(conn *sqlite.Conn) error {
-		err := sqlitex.Execute(conn, `DELETE FROM workflows WHERE name = ? AND tag = ?`,
-			&sqlitex.ExecOptions{Args: []any{name, tag}})
-		if err == nil && conn.Changes() == 0 {
+	return db.write(ctx, func(conn querier) error {
+		err := conn.execute(`DELETE FROM workflows WHERE name = ? AND tag = ?`,
+			&execOptions{Args: []any{name, tag}})
+		if err == nil && conn.changes() == 0 {
 			err = api.Errorf(api.CodeNotFound, "workflow %q not found", workflowID(name, tag))
 		}
 		return err
@@ -219,7 +216,7 @@ func (db *DB) SaveWorkflow(ctx context.Context, w Workflow) (Workflow, error) {
 		w.DocsProvider = "file"
 	}
 	var stored Workflow
-	err := db.write(ctx, func(conn *sqlite.Conn) error {
+	err := db.write(ctx, func(conn querier) error {
 		now := db.nowMs()
 		started := now
 		if !w.StartedAt.IsZero() {
@@ -227,7 +224,7 @@ func (db *DB) SaveWorkflow(ctx context.Context, w Workflow) (Workflow, error) {
 		}
 		// A reload (StartedAt zero) keeps a paused or over-budget workflow
 		// so: an edit of the file is not a resume.
-		err := sqlitex.Execute(conn, `INSERT INTO workflows (`+workflowColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		err := conn.execute(`INSERT INTO workflows (`+workflowColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (name, tag) DO UPDATE SET
 			started_at = CASE WHEN ?20 THEN excluded.started_at ELSE workflows.started_at END, source_path = excluded.source_path, config_yaml = excluded.config_yaml,
 			state = CASE WHEN NOT ?20 AND workflows.state IN ('paused', 'over_budget') THEN workflows.state ELSE excluded.state END,
@@ -238,7 +235,7 @@ func (db *DB) SaveWorkflow(ctx context.Context, w Workflow) (Workflow, error) {
 			long_message_chars = excluded.long_message_chars, docs_dir = excluded.docs_dir,
 			params_json = excluded.params_json, vars_json = excluded.vars_json,
 			workspace_repo = excluded.workspace_repo, workspace_base = excluded.workspace_base`,
-			&sqlitex.ExecOptions{Args: []any{w.Name, w.Tag, w.SourcePath, w.ConfigYAML, w.State, w.Error, now, now,
+			&execOptions{Args: []any{w.Name, w.Tag, w.SourcePath, w.ConfigYAML, w.State, w.Error, now, now,
 				w.Workdir, w.DocsProvider, w.DocsOwner, w.LongMessageChars, w.DocsDir, encodeStrings(w.Params), encodeStrings(w.Vars),
 				started, w.LoopGuard, w.WorkspaceRepo, w.WorkspaceBase, !w.StartedAt.IsZero()}})
 		if err != nil {
@@ -269,12 +266,12 @@ func decodeStrings(s string) map[string]string {
 func (db *DB) Team(ctx context.Context, scope Scope) (Workflow, []string, error) {
 	var w Workflow
 	var names []string
-	err := db.read(ctx, func(conn *sqlite.Conn) (err error) {
+	err := db.read(ctx, func(conn querier) (err error) {
 		if w, err = getWorkflow(conn, scope.Workflow, scope.Tag); err != nil {
 			return err
 		}
-		return sqlitex.Execute(conn, `SELECT name FROM agents WHERE workflow = ? AND tag = ? ORDER BY name`,
-			&sqlitex.ExecOptions{Args: []any{scope.Workflow, scope.Tag}, ResultFunc: func(s *sqlite.Stmt) error {
+		return conn.execute(`SELECT name FROM agents WHERE workflow = ? AND tag = ? ORDER BY name`,
+			&execOptions{Args: []any{scope.Workflow, scope.Tag}, ResultFunc: func(s row) error {
 				names = append(names, s.ColumnText(0))
 				return nil
 			}})

@@ -6,9 +6,6 @@ import (
 	"fmt"
 	"sync/atomic"
 	"time"
-
-	"zombiezen.com/go/sqlite"
-	"zombiezen.com/go/sqlite/sqlitex"
 )
 
 // maxGroup bounds how many queued writes share one commit, so that one
@@ -22,7 +19,7 @@ var errClosed = errors.New("store is closed")
 // queued to taken (the writer runs it; the caller must wait for done) or to
 // abandoned (the caller gave up before it was taken; the writer skips it).
 type writeReq struct {
-	fn      func(*sqlite.Conn) error
+	fn      func(querier) error
 	grouped bool // may share a commit with other grouped writes
 	state   atomic.Int32
 	done    chan error
@@ -34,45 +31,34 @@ const (
 	reqAbandoned
 )
 
-// writer owns the one connection every write goes through. SQLite admits
-// one writer at a time anyway; keeping the writes on one connection keeps
-// its page cache valid from one transaction to the next (a pooled
-// connection's cache is thrown away whenever another connection wrote),
-// and lets concurrent writes that allow it share one commit.
+// writer runs every write, one transaction at a time, so that concurrent
+// writes that allow it can share one commit. Each engine serializes writes
+// anyway (SQLite admits one writer; on PostgreSQL every write transaction
+// takes the same advisory lock), so queueing them here costs nothing and
+// saves a commit per grouped write.
 type writer struct {
 	// commits counts transactions committed, to show writes sharing them.
 	commits atomic.Int64
-	conn    *sqlite.Conn
 	reqs    chan *writeReq
 	quit    chan struct{}
 	done    chan struct{}
 }
 
-func openWriter(path string) (*writer, error) {
-	conn, err := sqlite.OpenConn(path, sqlite.OpenReadWrite|sqlite.OpenCreate|sqlite.OpenWAL|sqlite.OpenURI)
-	if err != nil {
-		return nil, err
-	}
-	conn.SetBlockOnBusy()
-	if err := prepareConn(conn); err != nil {
-		conn.Close()
-		return nil, err
-	}
-	return &writer{conn: conn, reqs: make(chan *writeReq, maxGroup), quit: make(chan struct{}), done: make(chan struct{})}, nil
+func newWriter() *writer {
+	return &writer{reqs: make(chan *writeReq, maxGroup), quit: make(chan struct{}), done: make(chan struct{})}
 }
 
-// close stops the writer after the write it is running and closes its
-// connection.
+// close stops the writer after the write it is running.
 func (w *writer) close() error {
 	close(w.quit)
 	<-w.done
-	return w.conn.Close()
+	return nil
 }
 
 // submit queues fn and waits for its outcome. ctx bounds only the wait in
 // the queue: once the writer has taken fn, it commits or rolls back whole
 // and the caller hears which.
-func (db *DB) submit(ctx context.Context, fn func(*sqlite.Conn) error, grouped bool) error {
+func (db *DB) submit(ctx context.Context, fn func(querier) error, grouped bool) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -149,7 +135,7 @@ func (db *DB) runWriter() {
 // alone, so that one bad write fails by itself and the others still land:
 // grouped writes are ones that can simply be run again.
 func (db *DB) commit(batch []*writeReq) {
-	if err := db.checkFile(); err != nil {
+	if err := db.eng.checkFile(); err != nil {
 		err = db.noteWrite(err)
 		for _, r := range batch {
 			r.done <- err
@@ -157,7 +143,7 @@ func (db *DB) commit(batch []*writeReq) {
 		return
 	}
 	if len(batch) > 1 {
-		err := db.transaction(func(conn *sqlite.Conn) error {
+		err := db.eng.transaction(func(conn querier) error {
 			for _, r := range batch {
 				if err := r.fn(conn); err != nil {
 					return err
@@ -175,31 +161,10 @@ func (db *DB) commit(batch []*writeReq) {
 		}
 	}
 	for _, r := range batch {
-		err := db.transaction(r.fn)
+		err := db.eng.transaction(r.fn)
 		if err == nil {
 			db.w.commits.Add(1)
 		}
 		r.done <- db.noteWrite(classify(err))
 	}
-}
-
-// transaction runs fn in one immediate transaction on the writer's
-// connection, interrupted only if it outlasts opTimeout.
-func (db *DB) transaction(fn func(*sqlite.Conn) error) error {
-	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
-	defer cancel()
-	db.w.conn.SetInterrupt(ctx.Done())
-	defer db.w.conn.SetInterrupt(nil)
-	return immediate(db.w.conn, fn)
-}
-
-// immediate runs fn inside BEGIN IMMEDIATE, so the write lock is taken up
-// front and a read-then-write never fails on lock upgrade.
-func immediate(conn *sqlite.Conn, fn func(*sqlite.Conn) error) (err error) {
-	end, err := sqlitex.ImmediateTransaction(conn)
-	if err != nil {
-		return err
-	}
-	defer end(&err)
-	return fn(conn)
 }

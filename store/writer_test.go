@@ -7,8 +7,6 @@ import (
 	"runtime"
 	"sync"
 	"testing"
-
-	"zombiezen.com/go/sqlite"
 )
 
 // holdWriter blocks the writer until the returned func is called, so that
@@ -16,7 +14,7 @@ import (
 func holdWriter(t *testing.T, db *DB) (release func()) {
 	t.Helper()
 	held, gate := make(chan struct{}), make(chan struct{})
-	go db.write(context.Background(), func(*sqlite.Conn) error {
+	go db.write(context.Background(), func(querier) error {
 		close(held)
 		<-gate
 		return nil
@@ -122,7 +120,7 @@ func TestAWriteGivenUpInTheQueueNeverRuns(t *testing.T) {
 	ran := false
 	errc := make(chan error, 1)
 	go func() {
-		errc <- db.write(ctx, func(*sqlite.Conn) error { ran = true; return nil })
+		errc <- db.write(ctx, func(querier) error { ran = true; return nil })
 	}()
 	waitQueued(db, 1)
 	cancel()
@@ -131,7 +129,7 @@ func TestAWriteGivenUpInTheQueueNeverRuns(t *testing.T) {
 	}
 	release()
 	// A later write goes after the abandoned one: by then it was skipped.
-	if err := db.write(t.Context(), func(*sqlite.Conn) error { return nil }); err != nil {
+	if err := db.write(t.Context(), func(querier) error { return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if ran {
@@ -146,7 +144,7 @@ func TestWritesAfterCloseAreRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.Close()
-	if err := db.write(t.Context(), func(*sqlite.Conn) error { return nil }); err == nil {
+	if err := db.write(t.Context(), func(querier) error { return nil }); err == nil {
 		t.Error("write after Close succeeded")
 	}
 }
@@ -164,7 +162,7 @@ func TestAWriteQueuedBehindSendsIsAnswered(t *testing.T) {
 	wg.Go(func() { send(0) })
 	waitQueued(db, 1)
 	// A plain write between two sends ends the group and runs next.
-	wg.Go(func() { errs[1] = db.write(t.Context(), func(*sqlite.Conn) error { return nil }) })
+	wg.Go(func() { errs[1] = db.write(t.Context(), func(querier) error { return nil }) })
 	waitQueued(db, 2)
 	wg.Go(func() { send(2) })
 	waitQueued(db, 3)
@@ -185,7 +183,7 @@ func TestAWriteQueuedAtCloseIsRefusedNotLeftWaiting(t *testing.T) {
 	}
 	release := holdWriter(t, db)
 	errc := make(chan error, 1)
-	go func() { errc <- db.write(t.Context(), func(*sqlite.Conn) error { return nil }) }()
+	go func() { errc <- db.write(t.Context(), func(querier) error { return nil }) }()
 	waitQueued(db, 1)
 	closed := make(chan error, 1)
 	go func() { closed <- db.Close() }()

@@ -35,6 +35,7 @@ func daemonCmd(e *env) *ffcli.Command {
 		logJSON    bool
 	)
 	fs.StringVar(&cfg.Home, "home", api.DefaultHome(), "agent-worker home (daemon.json, database, logs)")
+	fs.StringVar(&cfg.Store, "store", "", "where state is kept: a postgres:// URL shared by the daemons of a cluster (default: the SQLite file in --home)")
 	fs.StringVar(&cfg.Listen, "listen", host.DefaultListen, "address of the HTTP API; port 0 picks a free port")
 	fs.BoolVar(&cfg.AllowRemote, "allow-remote", false, "allow a --listen address other machines can reach (the API is plain HTTP and the token gives full control)")
 	fs.StringVar(&cfg.DefaultModel, "default-model", host.DefaultModel, "model of an sdk agent created without --model")
@@ -51,7 +52,7 @@ func daemonCmd(e *env) *ffcli.Command {
 	fs.String("config", "", "YAML file with any of these flags (flags and AGENT_WORKER_* env vars win)")
 	return &ffcli.Command{
 		Name:       "daemon",
-		ShortUsage: "agent-worker daemon [--listen 127.0.0.1:5099 [--allow-remote]] [--home DIR] [--plugins-dir DIR] [--default-model M] [--spares N|backend=N,...] [--config FILE]",
+		ShortUsage: "agent-worker daemon [--listen 127.0.0.1:5099 [--allow-remote]] [--home DIR] [--store postgres://…] [--plugins-dir DIR] [--default-model M] [--spares N|backend=N,...] [--config FILE]",
 		ShortHelp:  "run the daemon in the foreground",
 		LongHelp: `Runs the daemon until SIGINT/SIGTERM or ` + "`agent-worker stop --all`" + `.
 Other commands start it on their own when it is not running; run it by hand
