@@ -304,7 +304,13 @@ func (db *DB) DeleteAgent(ctx context.Context, k AgentKey) error {
 // daemon, so agents still marked running belong to a dead process and go
 // back to idle, where the scheduler picks them up again. It returns how
 // many were reset.
+//
+// In a cluster it does nothing: other daemons' agents are running for
+// real, and those of a dead daemon go back with RecoverDeadDaemons.
 func (db *DB) ResetRunningAgents(ctx context.Context) (int, error) {
+	if db.Cluster() {
+		return 0, nil
+	}
 	n := 0
 	err := db.write(ctx, func(conn querier) error {
 		err := conn.execute(`UPDATE agents SET state = 'idle', updated_at = ? WHERE state = 'running'`,

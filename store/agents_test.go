@@ -169,6 +169,7 @@ func TestConstraintErrorsAreTyped(t *testing.T) {
 }
 
 func TestResetRunningAgents(t *testing.T) {
+	sqliteOnly(t, "in a cluster a fresh daemon resets nothing; RecoverDeadDaemons takes back a dead member's agents")
 	t.Parallel()
 	db := openTest(t)
 	ctx := t.Context()

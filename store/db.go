@@ -30,6 +30,10 @@ type Options struct {
 	// Migrations replaces the embedded migrations/ directory, for tests of
 	// the migration runner itself.
 	Migrations fs.FS
+	// Daemon is the id of this daemon process, recorded on every run and
+	// plugin process it starts; on PostgreSQL, where several daemons share
+	// the store, it also scopes what the daemon lists as its own.
+	Daemon string
 	// ObserveWrite, when set, hears how long each write took (waiting for
 	// the write slot included): the daemon's metrics, without the store
 	// knowing about them. It must return quickly.
@@ -44,6 +48,8 @@ type DB struct {
 	eng  engine
 	log  hclog.Logger
 	now  func() time.Time
+	// daemon is Options.Daemon.
+	daemon string
 	// w queues every write for the engine's one write transaction at a
 	// time; reads go straight to the engine's pool.
 	w *writer
@@ -71,7 +77,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	if opts.ObserveWrite == nil {
 		opts.ObserveWrite = func(time.Duration) {}
 	}
-	db := &DB{log: opts.Logger, now: opts.Now, observe: opts.ObserveWrite}
+	db := &DB{log: opts.Logger, now: opts.Now, observe: opts.ObserveWrite, daemon: opts.Daemon}
 	if IsPostgresURL(path) {
 		if err := db.openPostgres(ctx, path, opts); err != nil {
 			return nil, err

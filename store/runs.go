@@ -22,6 +22,9 @@ type Run struct {
 	InboxUntilSeq int64
 	Error         string
 	Usage         json.RawMessage
+	// Daemon is the id of the daemon process that ran it (cluster mode
+	// spreads runs over several).
+	Daemon string
 }
 
 // RunEvent is one entry of a run's transcript.
@@ -37,10 +40,11 @@ func (db *DB) StartRun(ctx context.Context, r Run) (Run, error) {
 	err := db.write(ctx, func(conn querier) error {
 		now := db.nowMs()
 		r.State, r.StartedAt = api.RunRunning, fromMs(now)
+		r.Daemon = db.daemon
 		return conn.execute(`INSERT INTO runs (id, agent, workflow, tag, backend, plugin_sha256,
-			attempt, state, started_at, inbox_until_seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			attempt, state, started_at, inbox_until_seq, daemon) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			&execOptions{Args: []any{r.ID, r.Agent.Name, r.Agent.Workflow, r.Agent.Tag, r.Backend,
-				r.PluginSHA256, r.Attempt, r.State, now, r.InboxUntilSeq}})
+				r.PluginSHA256, r.Attempt, r.State, now, r.InboxUntilSeq, r.Daemon}})
 	})
 	return r, err
 }
@@ -88,14 +92,14 @@ func (db *DB) AppendRunEvents(ctx context.Context, runID string, events []RunEve
 }
 
 const runColumns = `id, agent, workflow, tag, backend, plugin_sha256, attempt, state, started_at, ended_at,
-	inbox_until_seq, error, usage_json`
+	inbox_until_seq, error, usage_json, daemon`
 
 func scanRun(s row) (Run, error) {
 	r := Run{
 		ID: s.ColumnText(0), Agent: AgentKey{Name: s.ColumnText(1), Workflow: s.ColumnText(2), Tag: s.ColumnText(3)},
 		Backend: s.ColumnText(4), PluginSHA256: s.ColumnText(5), Attempt: s.ColumnInt(6),
 		StartedAt: fromMs(s.ColumnInt64(8)), InboxUntilSeq: s.ColumnInt64(10), Error: s.ColumnText(11),
-		Usage: json.RawMessage(s.ColumnText(12)),
+		Usage: json.RawMessage(s.ColumnText(12)), Daemon: s.ColumnText(13),
 	}
 	if ms := s.ColumnInt64(9); ms != 0 {
 		r.EndedAt = fromMs(ms)
@@ -168,12 +172,15 @@ func (db *DB) ListRuns(ctx context.Context, f RunFilter) ([]Run, error) {
 }
 
 // FailRunningRuns marks every run still recorded as running as failed with
-// reason: at start-up, those are the runs a dead daemon left behind.
+// reason: at start-up, those are the runs a dead daemon left behind. In a
+// cluster it touches only this daemon's own runs: the others' are theirs,
+// or RecoverDeadDaemons's.
 func (db *DB) FailRunningRuns(ctx context.Context, reason string) (int, error) {
 	var n int
 	err := db.write(ctx, func(conn querier) error {
-		err := conn.execute(`UPDATE runs SET state = 'failed', error = ?, ended_at = ? WHERE state IN ('queued', 'running')`,
-			&execOptions{Args: []any{reason, db.nowMs()}})
+		err := conn.execute(`UPDATE runs SET state = 'failed', error = ?1, ended_at = ?2
+			WHERE state IN ('queued', 'running') AND (?3 = '' OR daemon = ?3)`,
+			&execOptions{Args: []any{reason, db.nowMs(), db.clusterDaemon()}})
 		n = conn.changes()
 		return err
 	})
@@ -206,6 +213,8 @@ type Worker struct {
 	// so that status can say whose run a worker is.
 	Agent   AgentKey
 	Backend string
+	// Daemon is the id of the daemon that started the process.
+	Daemon string
 }
 
 // AddWorker records a started plugin process.
@@ -215,11 +224,11 @@ func (db *DB) AddWorker(ctx context.Context, w Worker) error {
 	}
 	return db.write(ctx, func(conn querier) error {
 		now := db.nowMs()
-		return conn.execute(`INSERT INTO workers (run_id, pid, pgid, plugin_path, plugin_sha256, state, started_at, heartbeat_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id) DO UPDATE SET pid = excluded.pid, pgid = excluded.pgid,
+		return conn.execute(`INSERT INTO workers (run_id, pid, pgid, plugin_path, plugin_sha256, state, started_at, heartbeat_at, daemon)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id) DO UPDATE SET pid = excluded.pid, pgid = excluded.pgid,
 			plugin_path = excluded.plugin_path, plugin_sha256 = excluded.plugin_sha256, state = excluded.state,
-			started_at = excluded.started_at, heartbeat_at = excluded.heartbeat_at`,
-			&execOptions{Args: []any{w.RunID, w.PID, w.PGID, w.PluginPath, w.PluginSHA256, string(w.State), now, now}})
+			started_at = excluded.started_at, heartbeat_at = excluded.heartbeat_at, daemon = excluded.daemon`,
+			&execOptions{Args: []any{w.RunID, w.PID, w.PGID, w.PluginPath, w.PluginSHA256, string(w.State), now, now, db.daemon}})
 	})
 }
 
@@ -266,14 +275,15 @@ func (db *DB) ListWorkers(ctx context.Context) ([]Worker, error) {
 	var out []Worker
 	err := db.read(ctx, func(conn querier) error {
 		return conn.execute(`SELECT w.run_id, w.pid, w.pgid, w.plugin_path, w.plugin_sha256, w.started_at, w.heartbeat_at,
-			coalesce(r.agent, ''), coalesce(r.workflow, ''), coalesce(r.tag, ''), coalesce(r.backend, ''), w.state
-			FROM workers w LEFT JOIN runs r ON r.id = w.run_id ORDER BY w.started_at, w.run_id`,
-			&execOptions{ResultFunc: func(s row) error {
+			coalesce(r.agent, ''), coalesce(r.workflow, ''), coalesce(r.tag, ''), coalesce(r.backend, ''), w.state, w.daemon
+			FROM workers w LEFT JOIN runs r ON r.id = w.run_id
+			WHERE ?1 = '' OR w.daemon = ?1 ORDER BY w.started_at, w.run_id`,
+			&execOptions{Args: []any{db.clusterDaemon()}, ResultFunc: func(s row) error {
 				out = append(out, Worker{RunID: s.ColumnText(0), PID: s.ColumnInt(1), PGID: s.ColumnInt(2),
 					PluginPath: s.ColumnText(3), PluginSHA256: s.ColumnText(4),
 					StartedAt: fromMs(s.ColumnInt64(5)), HeartbeatAt: fromMs(s.ColumnInt64(6)),
 					Agent:   AgentKey{Name: s.ColumnText(7), Workflow: s.ColumnText(8), Tag: s.ColumnText(9)},
-					Backend: s.ColumnText(10), State: WorkerState(s.ColumnText(11))})
+					Backend: s.ColumnText(10), State: WorkerState(s.ColumnText(11)), Daemon: s.ColumnText(12)})
 				return nil
 			}})
 	})

@@ -23,6 +23,9 @@ type Workflow struct {
 	// Workdir is where the workflow's documents live (.workflow/<wf>/<tag>/
 	// under it); empty means the daemon's home.
 	Workdir string
+	// Owner is the id of the daemon that started the workflow, which
+	// watches its file; set by the store, moved by SetWorkflowOwner.
+	Owner string
 	// DocsProvider names the document provider (file or sqlite).
 	DocsProvider string
 	// DocsOwner, when set, is the only agent allowed to change documents.
@@ -51,7 +54,7 @@ type Workflow struct {
 
 const workflowColumns = `name, tag, source_path, config_yaml, state, error, created_at, updated_at,
 	workdir, docs_provider, docs_owner, long_message_chars, docs_dir, params_json, vars_json, started_at, loop_guard,
-	workspace_repo, workspace_base`
+	workspace_repo, workspace_base, owner`
 
 func scanWorkflow(s row) (Workflow, error) {
 	w := Workflow{
@@ -63,7 +66,7 @@ func scanWorkflow(s row) (Workflow, error) {
 		LongMessageChars: s.ColumnInt(11), DocsDir: s.ColumnText(12),
 		Params: decodeStrings(s.ColumnText(13)), Vars: decodeStrings(s.ColumnText(14)),
 		StartedAt: fromMs(s.ColumnInt64(15)), LoopGuard: s.ColumnInt(16),
-		WorkspaceRepo: s.ColumnText(17), WorkspaceBase: s.ColumnText(18),
+		WorkspaceRepo: s.ColumnText(17), WorkspaceBase: s.ColumnText(18), Owner: s.ColumnText(19),
 	}
 	state, err := api.ParseWorkflowState(s.ColumnText(4))
 	if err != nil {
@@ -95,10 +98,10 @@ func (db *DB) CreateWorkflow(ctx context.Context, w Workflow) (Workflow, error) 
 	var stored Workflow
 	err := db.write(ctx, func(conn querier) error {
 		now := db.nowMs()
-		err := conn.execute(`INSERT INTO workflows (`+workflowColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		err := conn.execute(`INSERT INTO workflows (`+workflowColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			&execOptions{Args: []any{w.Name, w.Tag, w.SourcePath, w.ConfigYAML, w.State, w.Error, now, now,
 				w.Workdir, w.DocsProvider, w.DocsOwner, w.LongMessageChars, w.DocsDir, encodeStrings(w.Params), encodeStrings(w.Vars), now, w.LoopGuard,
-				w.WorkspaceRepo, w.WorkspaceBase}})
+				w.WorkspaceRepo, w.WorkspaceBase, db.daemon}})
 		if isConflict(err) {
 			return api.Errorf(api.CodeConflict, "workflow %q already exists", workflowID(w.Name, w.Tag))
 		}
@@ -223,21 +226,23 @@ func (db *DB) SaveWorkflow(ctx context.Context, w Workflow) (Workflow, error) {
 			started = w.StartedAt.UnixMilli()
 		}
 		// A reload (StartedAt zero) keeps a paused or over-budget workflow
-		// so: an edit of the file is not a resume.
-		err := conn.execute(`INSERT INTO workflows (`+workflowColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		// so: an edit of the file is not a resume. A start takes ownership
+		// (this daemon watches the file from now on); a reload keeps it.
+		err := conn.execute(`INSERT INTO workflows (`+workflowColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (name, tag) DO UPDATE SET
-			started_at = CASE WHEN ?20 THEN excluded.started_at ELSE workflows.started_at END, source_path = excluded.source_path, config_yaml = excluded.config_yaml,
-			state = CASE WHEN NOT ?20 AND workflows.state IN ('paused', 'over_budget') THEN workflows.state ELSE excluded.state END,
-			error = CASE WHEN NOT ?20 AND workflows.state IN ('paused', 'over_budget') THEN workflows.error ELSE excluded.error END,
-			agent_streak = CASE WHEN ?20 THEN 0 ELSE workflows.agent_streak END, loop_guard = excluded.loop_guard,
+			started_at = CASE WHEN ?21 THEN excluded.started_at ELSE workflows.started_at END, source_path = excluded.source_path, config_yaml = excluded.config_yaml,
+			state = CASE WHEN NOT ?21 AND workflows.state IN ('paused', 'over_budget') THEN workflows.state ELSE excluded.state END,
+			error = CASE WHEN NOT ?21 AND workflows.state IN ('paused', 'over_budget') THEN workflows.error ELSE excluded.error END,
+			agent_streak = CASE WHEN ?21 THEN 0 ELSE workflows.agent_streak END, loop_guard = excluded.loop_guard,
 			updated_at = excluded.updated_at, workdir = excluded.workdir,
 			docs_provider = excluded.docs_provider, docs_owner = excluded.docs_owner,
 			long_message_chars = excluded.long_message_chars, docs_dir = excluded.docs_dir,
 			params_json = excluded.params_json, vars_json = excluded.vars_json,
-			workspace_repo = excluded.workspace_repo, workspace_base = excluded.workspace_base`,
+			workspace_repo = excluded.workspace_repo, workspace_base = excluded.workspace_base,
+			owner = CASE WHEN ?21 THEN excluded.owner ELSE workflows.owner END`,
 			&execOptions{Args: []any{w.Name, w.Tag, w.SourcePath, w.ConfigYAML, w.State, w.Error, now, now,
 				w.Workdir, w.DocsProvider, w.DocsOwner, w.LongMessageChars, w.DocsDir, encodeStrings(w.Params), encodeStrings(w.Vars),
-				started, w.LoopGuard, w.WorkspaceRepo, w.WorkspaceBase, !w.StartedAt.IsZero()}})
+				started, w.LoopGuard, w.WorkspaceRepo, w.WorkspaceBase, db.daemon, !w.StartedAt.IsZero()}})
 		if err != nil {
 			return err
 		}

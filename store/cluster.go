@@ -1,0 +1,205 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/agent-worker/agent-worker/host/api"
+)
+
+// Cluster reports whether this store may be shared by several daemons
+// (PostgreSQL): the daemon then registers itself, dispatches runs through
+// the job queue and recovers the work of members that died.
+func (db *DB) Cluster() bool { return db.eng != nil && db.dialectOf() == dialectPostgres }
+
+func (db *DB) dialectOf() dialect {
+	if _, ok := db.eng.(*postgresEngine); ok {
+		return dialectPostgres
+	}
+	return dialectSQLite
+}
+
+// clusterDaemon is the daemon id that scopes "this daemon's own" rows in a
+// cluster, and "" (everything) on the embedded file.
+func (db *DB) clusterDaemon() string {
+	if db.Cluster() {
+		return db.daemon
+	}
+	return ""
+}
+
+// Daemon is a member of the cluster as it registered itself.
+type Daemon struct {
+	ID, Host string
+	PID      int
+	// Address is where its HTTP API (and MCP server, and console) listen.
+	Address     string
+	Version     string
+	StartedAt   time.Time
+	HeartbeatAt time.Time
+	// StoppedAt is set when it stopped cleanly, or when another member
+	// found it dead and took its work back.
+	StoppedAt time.Time
+}
+
+// RegisterDaemon records d (its id, address, start) as a live member.
+func (db *DB) RegisterDaemon(ctx context.Context, d Daemon) error {
+	return db.write(ctx, func(conn querier) error {
+		now := db.nowMs()
+		return conn.execute(`INSERT INTO daemons (id, host, pid, address, version, started_at, heartbeat_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET address = excluded.address,
+			heartbeat_at = excluded.heartbeat_at, stopped_at = 0`,
+			&execOptions{Args: []any{d.ID, d.Host, d.PID, d.Address, d.Version, now, now}})
+	})
+}
+
+// DaemonHeartbeat keeps a member alive. A member that was already found
+// dead (its work taken back) is told so: it must not go on as if it still
+// held that work.
+func (db *DB) DaemonHeartbeat(ctx context.Context, id string) error {
+	return db.write(ctx, func(conn querier) error {
+		err := conn.execute(`UPDATE daemons SET heartbeat_at = ? WHERE id = ? AND stopped_at = 0`,
+			&execOptions{Args: []any{db.nowMs(), id}})
+		if err == nil && conn.changes() == 0 {
+			return api.Errorf(api.CodeConflict, "daemon %s is no longer a member: the others found it dead and took its runs back", id)
+		}
+		return err
+	})
+}
+
+// DaemonStopped marks a member as gone, when it stops cleanly.
+func (db *DB) DaemonStopped(ctx context.Context, id string) error {
+	return db.write(ctx, func(conn querier) error {
+		return conn.execute(`UPDATE daemons SET stopped_at = ? WHERE id = ? AND stopped_at = 0`,
+			&execOptions{Args: []any{db.nowMs(), id}})
+	})
+}
+
+// ListDaemons returns the members, live ones first, newest first; those
+// stopped for longer than keep are left out.
+func (db *DB) ListDaemons(ctx context.Context, keep time.Duration) ([]Daemon, error) {
+	var out []Daemon
+	err := db.read(ctx, func(conn querier) error {
+		return conn.execute(`SELECT id, host, pid, address, version, started_at, heartbeat_at, stopped_at FROM daemons
+			WHERE stopped_at = 0 OR stopped_at >= ? ORDER BY stopped_at <> 0, started_at DESC, id`,
+			&execOptions{Args: []any{db.nowMs() - keep.Milliseconds()}, ResultFunc: func(s row) error {
+				d := Daemon{ID: s.ColumnText(0), Host: s.ColumnText(1), PID: s.ColumnInt(2), Address: s.ColumnText(3),
+					Version: s.ColumnText(4), StartedAt: fromMs(s.ColumnInt64(5)), HeartbeatAt: fromMs(s.ColumnInt64(6))}
+				if ms := s.ColumnInt64(7); ms > 0 {
+					d.StoppedAt = fromMs(ms)
+				}
+				out = append(out, d)
+				return nil
+			}})
+	})
+	return out, err
+}
+
+// SharedSetting returns the cluster-wide value of key, storing candidate
+// first if there is none yet: the first daemon's value wins, and every
+// member gets the same (the API token, so a client may talk to any).
+func (db *DB) SharedSetting(ctx context.Context, key, candidate string) (string, error) {
+	var v string
+	err := db.write(ctx, func(conn querier) error {
+		err := conn.execute(`INSERT INTO cluster_settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING`,
+			&execOptions{Args: []any{key, candidate}})
+		if err != nil {
+			return err
+		}
+		return conn.execute(`SELECT value FROM cluster_settings WHERE key = ?`,
+			&execOptions{Args: []any{key}, ResultFunc: func(s row) error { v = s.ColumnText(0); return nil }})
+	})
+	return v, err
+}
+
+// Recovered is what RecoverDeadDaemons took back from one dead member.
+type Recovered struct {
+	Daemon Daemon
+	// Runs are the runs it had in flight, now failed.
+	Runs []Run
+	// Agents went from running back to idle, to be woken.
+	Agents []AgentKey
+	// Workers are its plugin processes as recorded (now forgotten): a
+	// member on the same host kills those still alive.
+	Workers []Worker
+}
+
+// RecoverDeadDaemons takes back, in one transaction, the work of every
+// member whose heartbeat is older than lease: its runs in flight fail
+// (their tasks' leases then go back with the next sweep), its running
+// agents go back to idle, its plugin processes are forgotten, and it is
+// marked stopped, so a member that was only stalled learns at its next
+// heartbeat that its work is gone.
+func (db *DB) RecoverDeadDaemons(ctx context.Context, lease time.Duration) ([]Recovered, error) {
+	var out []Recovered
+	err := db.write(ctx, func(conn querier) error {
+		out = out[:0]
+		now := db.nowMs()
+		err := conn.execute(`SELECT id, host, pid, address, version, started_at, heartbeat_at FROM daemons
+			WHERE stopped_at = 0 AND heartbeat_at < ? ORDER BY id`,
+			&execOptions{Args: []any{now - lease.Milliseconds()}, ResultFunc: func(s row) error {
+				out = append(out, Recovered{Daemon: Daemon{ID: s.ColumnText(0), Host: s.ColumnText(1), PID: s.ColumnInt(2),
+					Address: s.ColumnText(3), Version: s.ColumnText(4), StartedAt: fromMs(s.ColumnInt64(5)),
+					HeartbeatAt: fromMs(s.ColumnInt64(6))}})
+				return nil
+			}})
+		if err != nil {
+			return err
+		}
+		for i := range out {
+			r := &out[i]
+			id := r.Daemon.ID
+			err := conn.execute(`SELECT `+runColumns+` FROM runs WHERE daemon = ? AND state IN ('queued', 'running') ORDER BY id`,
+				&execOptions{Args: []any{id}, ResultFunc: func(s row) error {
+					run, err := scanRun(s)
+					r.Runs = append(r.Runs, run)
+					return err
+				}})
+			if err != nil {
+				return err
+			}
+			reason := "daemon " + id + " on " + r.Daemon.Host + " stopped responding during this run"
+			for _, run := range r.Runs {
+				if err := conn.execute(`UPDATE runs SET state = 'failed', error = ?, ended_at = ? WHERE id = ?`,
+					&execOptions{Args: []any{reason, now, run.ID}}); err != nil {
+					return err
+				}
+				err := conn.execute(`UPDATE agents SET state = 'idle', updated_at = ? WHERE workflow = ? AND tag = ? AND name = ? AND state = 'running'`,
+					&execOptions{Args: []any{now, run.Agent.Workflow, run.Agent.Tag, run.Agent.Name}})
+				if err != nil {
+					return err
+				}
+				if conn.changes() > 0 {
+					r.Agents = append(r.Agents, run.Agent)
+				}
+			}
+			err = conn.execute(`SELECT run_id, pid, pgid, plugin_path, state FROM workers WHERE daemon = ? ORDER BY run_id`,
+				&execOptions{Args: []any{id}, ResultFunc: func(s row) error {
+					r.Workers = append(r.Workers, Worker{RunID: s.ColumnText(0), PID: s.ColumnInt(1), PGID: s.ColumnInt(2),
+						PluginPath: s.ColumnText(3), State: WorkerState(s.ColumnText(4)), Daemon: id})
+					return nil
+				}})
+			if err != nil {
+				return err
+			}
+			if err := conn.execute(`DELETE FROM workers WHERE daemon = ?`, &execOptions{Args: []any{id}}); err != nil {
+				return err
+			}
+			if err := conn.execute(`UPDATE daemons SET stopped_at = ? WHERE id = ?`, &execOptions{Args: []any{now, id}}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// SetWorkflowOwner records which daemon watches a workflow's file ("" for
+// none): the one that started it, until another starts it from the same
+// file.
+func (db *DB) SetWorkflowOwner(ctx context.Context, s Scope, daemon string) error {
+	return db.write(ctx, func(conn querier) error {
+		return conn.execute(`UPDATE workflows SET owner = ? WHERE name = ? AND tag = ?`,
+			&execOptions{Args: []any{daemon, s.Workflow, s.Tag}})
+	})
+}

@@ -1,0 +1,101 @@
+package store
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/agent-worker/agent-worker/host/api"
+)
+
+// A member whose heartbeat stopped loses its work to the others in one
+// step: its runs in flight fail, its running agents go back to idle, its
+// plugin processes are handed over for killing, and it learns at its next
+// heartbeat that it is no longer a member. A live member keeps everything.
+func TestRecoverDeadDaemonsTakesBackOnlyTheDeadMembersWork(t *testing.T) {
+	t.Parallel()
+	clk := &clock{t: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+	path := testPath(t)
+	ctx := t.Context()
+	dead := openAt(t, path, Options{Now: clk.Now, Daemon: "dead"})
+	live := openAt(t, path, Options{Now: clk.Now, Daemon: "live"})
+	team := Scope{"team", "t"}
+	createTeam(t, dead, team, "alice", "bob")
+	for _, db := range []*DB{dead, live} {
+		if err := db.RegisterDaemon(ctx, Daemon{ID: db.daemon, Host: "h", PID: 1, Address: "127.0.0.1:1"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	startRunning := func(db *DB, agent, runID string) {
+		t.Helper()
+		k := AgentKey{Name: agent, Workflow: team.Workflow, Tag: team.Tag}
+		if _, err := db.StartRun(ctx, Run{ID: runID, Agent: k, Backend: "mock"}); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.AddWorker(ctx, Worker{RunID: runID, PID: 42, PGID: 42, PluginPath: "/p"}); err != nil {
+			t.Fatal(err)
+		}
+		mustExec(t, db, `UPDATE agents SET state = 'running' WHERE workflow = ? AND tag = ? AND name = ?`, team.Workflow, team.Tag, agent)
+	}
+	startRunning(dead, "alice", "run-a")
+	startRunning(live, "bob", "run-b")
+
+	clk.Set(clk.Now().Add(20 * time.Second))
+	if err := live.DaemonHeartbeat(ctx, "live"); err != nil {
+		t.Fatal(err)
+	}
+	got, err := live.RecoverDeadDaemons(ctx, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].Daemon.ID != "dead" {
+		t.Fatalf("recovered %+v, want the dead member only", got)
+	}
+	r := got[0]
+	if len(r.Runs) != 1 || r.Runs[0].ID != "run-a" || r.Runs[0].Daemon != "dead" {
+		t.Errorf("runs taken back = %+v, want run-a", r.Runs)
+	}
+	if diff := cmp.Diff([]AgentKey{{Name: "alice", Workflow: "team", Tag: "t"}}, r.Agents); diff != "" {
+		t.Errorf("agents back to idle (-want +got):\n%s", diff)
+	}
+	if len(r.Workers) != 1 || r.Workers[0].PID != 42 {
+		t.Errorf("workers handed over = %+v, want pid 42", r.Workers)
+	}
+	runA, _, err := live.GetRun(ctx, "run-a")
+	if err != nil || runA.State != api.RunFailed || runA.Error == "" {
+		t.Errorf("run-a = %+v (err %v), want failed with a reason", runA, err)
+	}
+	runB, _, err := live.GetRun(ctx, "run-b")
+	if err != nil || runB.State != api.RunRunning || runB.Daemon != "live" {
+		t.Errorf("run-b = %+v (err %v), want still running on live", runB, err)
+	}
+	for name, want := range map[string]api.AgentState{"alice": api.AgentIdle, "bob": api.AgentRunning} {
+		a, err := live.GetAgent(ctx, AgentKey{Name: name, Workflow: "team", Tag: "t"})
+		if err != nil || a.State != want {
+			t.Errorf("%s = %v (err %v), want %v", name, a.State, err, want)
+		}
+	}
+	if err := dead.DaemonHeartbeat(ctx, "dead"); api.ErrorCode(err) != api.CodeConflict {
+		t.Errorf("heartbeat of a member found dead = %v, want a conflict", err)
+	}
+	if again, err := live.RecoverDeadDaemons(ctx, 10*time.Second); err != nil || len(again) != 0 {
+		t.Errorf("second recovery = %+v, %v; want nothing", again, err)
+	}
+	ds, err := live.ListDaemons(ctx, time.Hour)
+	if err != nil || len(ds) != 2 || ds[0].ID != "live" || !ds[0].StoppedAt.IsZero() || ds[1].StoppedAt.IsZero() {
+		t.Errorf("members = %+v (err %v), want live first, then dead as stopped", ds, err)
+	}
+}
+
+// The first daemon's value of a shared setting wins; later ones read it.
+func TestSharedSettingFirstValueWins(t *testing.T) {
+	t.Parallel()
+	db := openTest(t)
+	for _, candidate := range []string{"first", "second"} {
+		got, err := db.SharedSetting(t.Context(), "token", candidate)
+		if err != nil || got != "first" {
+			t.Errorf("SharedSetting(%q) = %q, %v; want first", candidate, got, err)
+		}
+	}
+}
