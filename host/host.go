@@ -18,6 +18,7 @@ import (
 
 	"github.com/agent-worker/agent-worker/host/agents"
 	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/cluster"
 	"github.com/agent-worker/agent-worker/host/console"
 	"github.com/agent-worker/agent-worker/host/httpapi"
 	"github.com/agent-worker/agent-worker/host/mcpserver"
@@ -120,6 +121,10 @@ type Host struct {
 	metrics   *metrics.Metrics
 	hooks     *triggers.Service
 	worktrees *worktrees.Service
+	// member is this daemon in a cluster (a PostgreSQL store); nil on the
+	// embedded file. memberID is its id, stamped on its runs either way.
+	member   *cluster.Member
+	memberID string
 
 	stopOnce sync.Once
 	stop     chan struct{} // closed by POST /shutdown
@@ -188,10 +193,20 @@ func New(cfg Config) (_ *Host, err error) {
 	if storeAt == "" {
 		storeAt = filepath.Join(home, api.DBFile)
 	}
-	h.db, err = store.Open(ctx, storeAt, store.Options{Logger: h.log.Named("store"), Now: cfg.Now,
+	if h.memberID, err = newMemberID(); err != nil {
+		return nil, err
+	}
+	h.db, err = store.Open(ctx, storeAt, store.Options{Daemon: h.memberID, Logger: h.log.Named("store"), Now: cfg.Now,
 		ObserveWrite: h.metrics.StoreWrite})
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
+	}
+	if h.db.Cluster() {
+		// Every member answers with the same token, so a client may talk
+		// to any of them: the first member's wins.
+		if h.token, err = h.db.SharedSetting(ctx, "api_token", h.token); err != nil {
+			return nil, fmt.Errorf("cluster token: %w", err)
+		}
 	}
 	if err := h.restore(ctx); err != nil {
 		return nil, err
@@ -202,11 +217,17 @@ func New(cfg Config) (_ *Host, err error) {
 	if h.ln, err = net.Listen("tcp", cfg.Listen); err != nil {
 		return nil, fmt.Errorf("listen on %s: %w (another program uses that address: pick another with --listen, port 0 picks a free one)", cfg.Listen, err)
 	}
+	if h.db.Cluster() {
+		if err := h.joinCluster(ctx); err != nil {
+			return nil, err
+		}
+	}
 	httpLog := h.log.Named("http")
 	handler := httpapi.New(httpapi.Deps{DB: h.db, Team: h.team, Sched: h.sched, Agents: h.agents, Workflows: h.wfs, Catalog: h.catalog, Hooks: h.hooks,
 		MCP: h.mcp, Worktrees: h.worktrees, Token: h.token, Info: h.Info, Listen: h.ln.Addr().String(), Home: home, StartedAt: h.startedAt, Now: cfg.Now,
 		Shutdown: h.requestStop, Stopping: h.stop, Metrics: h.metrics.Handler(), Log: httpLog,
-		Runs: h.sup, Console: console.New(console.Config{Now: cfg.Now, Log: h.log.Named("console")})})
+		Runs: h.sup, Console: console.New(console.Config{Now: cfg.Now, Log: h.log.Named("console")}),
+		Member: h.clusterID(), Lease: cluster.DefaultLease})
 	h.srv = &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -376,6 +397,14 @@ func (h *Host) Run(ctx context.Context) error {
 			h.log.Error("workflow watcher stopped", "error", err)
 		}
 	})
+	if h.member != nil {
+		wg.Go(func() {
+			if err := h.member.Run(bg); err != nil {
+				h.log.Error("cluster member stopped", "error", err)
+			}
+		})
+		wg.Go(func() { h.syncAgents(bg) })
+	}
 	wg.Go(func() { h.sup.RunSpares(bg) })
 	wg.Go(func() { h.worktrees.Run(bg) })
 	wg.Go(func() {

@@ -203,3 +203,17 @@ func (db *DB) SetWorkflowOwner(ctx context.Context, s Scope, daemon string) erro
 			&execOptions{Args: []any{daemon, s.Workflow, s.Tag}})
 	})
 }
+
+// WorkflowOwners maps each workflow (its target as displayed, "@review"
+// or "@review:pr-1") to the member that watches its file.
+func (db *DB) WorkflowOwners(ctx context.Context) (map[string]string, error) {
+	out := map[string]string{}
+	err := db.read(ctx, func(conn querier) error {
+		return conn.execute(`SELECT name, tag, owner FROM workflows WHERE owner <> ''`,
+			&execOptions{ResultFunc: func(s row) error {
+				out[api.Target{Workflow: s.ColumnText(0), Tag: s.ColumnText(1)}.Display()] = s.ColumnText(2)
+				return nil
+			}})
+	})
+	return out, err
+}

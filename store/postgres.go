@@ -435,3 +435,13 @@ func postgresFailure(err error) bool {
 	var ce *pgconn.ConnectError
 	return errors.As(err, &ce) || pgconn.Timeout(err) || pgconn.SafeToRetry(err)
 }
+
+// PostgresPool is the store's connection pool on PostgreSQL (nil on the
+// SQLite file), for what shares the database with the store: the job
+// queue and the cluster's notifications.
+func (db *DB) PostgresPool() *pgxpool.Pool {
+	if e, ok := db.eng.(*postgresEngine); ok {
+		return e.pool
+	}
+	return nil
+}

@@ -67,6 +67,21 @@ func statusCmd(e *env) *ffcli.Command {
 			}
 			e.printf("plugins:   %s\n", orNone(strings.Join(names, ", ")))
 			e.printf("store:     %s\n", storeLine(h.Store))
+			if c := h.Cluster; c != nil {
+				e.printf("cluster:   %d member(s); this is %s\n", len(c.Members), c.Member)
+				for _, m := range c.Members {
+					state := "alive"
+					switch {
+					case m.StoppedAt != nil:
+						state = "stopped " + m.StoppedAt.Local().Format(time.TimeOnly)
+					case !m.Alive:
+						state = "not responding"
+					}
+					age := time.Duration(m.HeartbeatAgeMS) * time.Millisecond
+					fmt.Fprintf(tw, "  %s\t%s\thttp://%s\tpid %d\t%s\theartbeat %s ago\n", m.ID, m.Host, m.Address, m.PID, state, age.Round(100*time.Millisecond))
+				}
+				tw.Flush()
+			}
 			if len(h.Workers) > 0 {
 				e.printf("running:   %d\n", len(h.Workers))
 				for _, w := range h.Workers {

@@ -159,6 +159,31 @@ type Health struct {
 	Workers []Worker `json:"workers"`
 	// Store is the database file's health.
 	Store StoreHealth `json:"store"`
+	// Cluster lists the members when the daemon shares a PostgreSQL store
+	// with others; absent on the embedded file.
+	Cluster *Cluster `json:"cluster,omitempty"`
+}
+
+// Cluster is the daemons that share one store, as status shows them.
+type Cluster struct {
+	// Member is the id of the daemon that answered.
+	Member  string          `json:"member"`
+	Members []ClusterMember `json:"members"`
+}
+
+// ClusterMember is one daemon of a cluster. Alive is false once its
+// heartbeat is older than the lease (the others then take its work back)
+// or it stopped; StoppedAt says when.
+type ClusterMember struct {
+	ID             string     `json:"id"`
+	Host           string     `json:"host"`
+	PID            int        `json:"pid"`
+	Address        string     `json:"address"`
+	Version        string     `json:"version"`
+	StartedAt      time.Time  `json:"started_at"`
+	HeartbeatAgeMS int64      `json:"heartbeat_age_ms"`
+	Alive          bool       `json:"alive"`
+	StoppedAt      *time.Time `json:"stopped_at,omitempty"`
 }
 
 // Worker is a run in flight as status shows it: whose run it is and how

@@ -56,6 +56,11 @@ func (h *Server) handleHealth(w http.ResponseWriter, r *http.Request) error {
 	}
 	storeHealth, storeProblems := h.storeHealth()
 	problems = append(problems, storeProblems...)
+	cluster, clusterProblems, err := h.cluster(ctx, wfs)
+	if err != nil {
+		return err
+	}
+	problems = append(problems, clusterProblems...)
 	now := h.now()
 	writeJSON(w, http.StatusOK, api.Health{
 		Status: "ok", Version: api.Version, PID: os.Getpid(),
@@ -63,7 +68,7 @@ func (h *Server) handleHealth(w http.ResponseWriter, r *http.Request) error {
 		StartedAt: h.startedAt.UTC(), UptimeMS: now.Sub(h.startedAt).Milliseconds(),
 		Counts: api.Counts{Agents: counts.Agents, Workflows: counts.Workflows, Messages: counts.Messages, Runs: counts.Runs},
 		Agents: agents, Workflows: wfs, Plugins: plugins, Problems: problems,
-		Workers: running, Store: storeHealth,
+		Workers: running, Store: storeHealth, Cluster: cluster,
 	})
 	return nil
 }

@@ -111,6 +111,10 @@ type Deps struct {
 	Console Console
 	// Worktrees serves /worktrees: the agents' git worktrees.
 	Worktrees Worktrees
+	// Member is this daemon's id in a cluster ("" on the embedded file);
+	// Lease how long a silent member stays one.
+	Member string
+	Lease  time.Duration
 }
 
 // Server is the HTTP API over the daemon's services.
@@ -136,6 +140,8 @@ type Server struct {
 	runs        Runs
 	console     Console
 	worktrees   Worktrees
+	member      string
+	lease       time.Duration
 }
 
 // New returns the whole HTTP API as one handler: /mcp, and every other
@@ -144,6 +150,6 @@ func New(d Deps) http.Handler {
 	h := &Server{db: d.DB, team: d.Team, sched: d.Sched, agents: d.Agents, wfs: d.Workflows, catalog: d.Catalog,
 		mcp: d.MCP, metrics: d.Metrics, token: d.Token, info: d.Info, listen: d.Listen, home: d.Home, startedAt: d.StartedAt, now: d.Now,
 		stopServing: d.Shutdown, stop: d.Stopping, log: d.Log,
-		runs: d.Runs, hooks: d.Hooks, console: d.Console, worktrees: d.Worktrees}
+		runs: d.Runs, hooks: d.Hooks, console: d.Console, worktrees: d.Worktrees, member: d.Member, lease: d.Lease}
 	return h.routes(d.Log)
 }

@@ -34,6 +34,7 @@ func (s *Scheduler) Ask(ctx context.Context, t api.Target, message string, onEve
 		scope := api.Target{Workflow: agent.Workflow, Tag: agent.Tag}.Display()
 		return api.RunResult{}, api.Errorf(api.CodeConflict, "%s's workflow %s is %s and starts no run: `agent-worker resume %s` first", t.Display(), scope, wf.State, scope)
 	}
+	s.Add(agent.Key()) // in a cluster it may have been created on another member
 	start := time.Now()
 	queue := 0
 	if onEvent != nil {

@@ -90,6 +90,10 @@ type Scheduler struct {
 	cfg   Config
 	slots chan struct{}
 	sub   *team.Subscription // wakes, subscribed in Start
+	// dispatch, in a cluster, takes the turns the loops decide on to the
+	// cluster's job queue, from which any member runs them (Turn); nil runs
+	// them here.
+	dispatch Dispatcher
 
 	// mu guards the fields that follow.
 	mu    sync.Mutex
@@ -123,6 +127,27 @@ func New(db *store.DB, sup Runner, svc *team.Service, cfg Config, log hclog.Logg
 		slots: make(chan struct{}, cfg.MaxConcurrent), loops: map[store.AgentKey]*agentLoop{}}
 }
 
+// Dispatcher hands turns to a cluster's job queue (host/cluster): a turn
+// is one job per agent at a time, whichever member enqueues it, and any
+// member with a free slot runs it through Turn.
+type Dispatcher interface {
+	// Enqueue asks for a turn of the agent. busy says a turn of it is
+	// running now, so the request folded into one that may already have
+	// looked at the inbox: the caller looks again shortly.
+	Enqueue(ctx context.Context, key store.AgentKey) (busy bool, err error)
+	// Fire asks, once cluster-wide, for the scheduled wake-up due at at.
+	Fire(ctx context.Context, key store.AgentKey, at time.Time) error
+}
+
+// SetDispatcher makes the scheduler a member of a cluster: from now on its
+// loops enqueue turns rather than run them. Call it before Start.
+func (s *Scheduler) SetDispatcher(d Dispatcher) { s.dispatch = d }
+
+// busyRecheck is how soon a loop whose turn folded into a running one
+// looks again: that turn may have checked the inbox just before the new
+// message landed.
+const busyRecheck = 200 * time.Millisecond
+
 // agentLoop is one agent's scheduling state. Only its own goroutine runs
 // the agent; others signal it.
 type agentLoop struct {
@@ -146,6 +171,9 @@ type agentLoop struct {
 	// schedule fires; that run sees them again. Only the loop's own
 	// goroutine touches it.
 	held int64
+	// recheck makes the loop look again soon: its turn folded into one
+	// running elsewhere in the cluster. Only the loop's goroutine touches it.
+	recheck bool
 }
 
 // Start starts a loop per agent; loops and their runs live until ctx ends.
@@ -183,7 +211,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case ev := <-sub.C:
-			if ev.Kind == team.EventWake {
+			if ev.Kind == team.EventWake && (!ev.Remote || s.watchedHere(ev.Agent)) {
 				s.Wake(ev.Agent)
 			}
 		case <-sub.Dropped():
@@ -263,14 +291,29 @@ func (s *Scheduler) loop(ctx context.Context, l *agentLoop) {
 			return
 		}
 		scheduled = false
-		fire := s.nextFire(ctx, l, a)
+		fire, at := s.nextFire(ctx, l, a)
+		poll := s.cfg.PollInterval
+		if l.recheck {
+			l.recheck, poll = false, busyRecheck
+		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-l.wake:
-		case <-s.cfg.Clock.After(s.cfg.PollInterval):
+		case <-s.cfg.Clock.After(poll):
 		case <-fire:
-			scheduled = true
+			if s.dispatch == nil {
+				scheduled = true
+				continue
+			}
+			// Every member's loop sees the same due time (it comes from
+			// the store); the queue keeps one job per agent and time.
+			l.mu.Lock()
+			l.lastFire = s.cfg.Clock.Now()
+			l.mu.Unlock()
+			if err := s.dispatch.Fire(ctx, l.key, at); err != nil && ctx.Err() == nil {
+				s.log.Warn("scheduled wake-up", "agent", l.key.String(), "error", err)
+			}
 		}
 	}
 }
@@ -279,21 +322,21 @@ func (s *Scheduler) loop(ctx context.Context, l *agentLoop) {
 // wake-up, or nil without a schedule. Interval schedules fire after that
 // long idle; cron schedules at the next match after the last activity.
 // known is the agent as tick just read it, or nil to read it now.
-func (s *Scheduler) nextFire(ctx context.Context, l *agentLoop, known *store.Agent) <-chan time.Time {
+func (s *Scheduler) nextFire(ctx context.Context, l *agentLoop, known *store.Agent) (<-chan time.Time, time.Time) {
 	if known == nil {
 		a, err := s.db.GetAgent(ctx, l.key)
 		if err != nil {
-			return nil
+			return nil, time.Time{}
 		}
 		known = &a
 	}
 	a := *known
 	if a.Schedule == "" {
-		return nil
+		return nil, time.Time{}
 	}
 	last, err := s.db.LastActivity(ctx, l.key)
 	if err != nil {
-		return nil
+		return nil, time.Time{}
 	}
 	l.mu.Lock()
 	if l.lastFire.After(last) {
@@ -303,9 +346,10 @@ func (s *Scheduler) nextFire(ctx context.Context, l *agentLoop, known *store.Age
 	sched, err := workflow.ParseSchedule(a.Schedule)
 	if err != nil {
 		s.log.Warn("unusable schedule", "agent", l.key.String(), "error", err)
-		return nil
+		return nil, time.Time{}
 	}
-	return s.cfg.Clock.After(sched.Next(last).Sub(s.cfg.Clock.Now()))
+	at := sched.Next(last)
+	return s.cfg.Clock.After(at.Sub(s.cfg.Clock.Now())), at
 }
 
 // tick handles one trigger. It returns false when the agent is gone, and
@@ -339,12 +383,7 @@ func (s *Scheduler) tick(ctx context.Context, l *agentLoop, scheduled bool) (*st
 		l.lastFire = s.cfg.Clock.Now()
 		l.mu.Unlock()
 		if depth == 0 {
-			prompt := a.WakeupPrompt
-			if prompt == "" {
-				prompt = DefaultWakeupPrompt
-			}
-			if _, err := s.team.Send(ctx, team.SendRequest{Scope: l.key.Scope(), From: team.SenderSystem, Kind: store.KindSystem,
-				Content: "@" + a.Name + " " + prompt}); err != nil {
+			if err := s.wakeup(ctx, a); err != nil {
 				s.log.Warn("scheduled wake-up", "agent", l.key.String(), "error", err)
 				return &a, true
 			}
@@ -372,8 +411,22 @@ func (s *Scheduler) tick(ctx context.Context, l *agentLoop, scheduled bool) (*st
 			return &a, true
 		}
 		l.held = 0
+		if s.dispatch != nil && !l.watched() {
+			// A cluster member: the turn goes to the queue, from which any
+			// member runs it. A loop someone here waits on (ask) runs it
+			// here, so the asker follows it.
+			busy, err := s.dispatch.Enqueue(ctx, l.key)
+			if err != nil && ctx.Err() == nil {
+				s.log.Warn("enqueue a turn", "agent", l.key.String(), "error", err)
+			}
+			l.recheck = busy || err != nil
+			return &a, true
+		}
 		s.runWithRetries(ctx, l, a, bs)
 		return nil, true
+	}
+	if a.State == api.AgentRunning && s.dispatch != nil && l.watched() {
+		l.recheck = true // running elsewhere: the asker's turn comes after it
 	}
 	return &a, true
 }
@@ -464,7 +517,13 @@ func (s *Scheduler) runOnce(ctx context.Context, l *agentLoop, a store.Agent, at
 	}
 	// The move to running is conditional: a pause (or stop) that landed
 	// since the tick read the agent wins, and nothing starts.
-	if !s.moveState(ctx, l.key, []api.AgentState{api.AgentIdle, api.AgentRunning}, api.AgentRunning, "") {
+	from := []api.AgentState{api.AgentIdle, api.AgentRunning}
+	if s.dispatch != nil {
+		// In a cluster the store is what keeps an agent to one run at a
+		// time: only an idle agent may start one, on whichever member.
+		from = from[:1]
+	}
+	if !s.moveState(ctx, l.key, from, api.AgentRunning, "") {
 		return plugins.Outcome{}, errNotSchedulable
 	}
 	runCtx, cancel := context.WithCancelCause(ctx)
@@ -572,4 +631,31 @@ func (s *Scheduler) moveState(ctx context.Context, key store.AgentKey, from []ap
 		s.team.Bus.Publish(team.Event{Kind: team.EventAgentState, Agent: key, State: string(state), Error: errMsg})
 	}
 	return moved
+}
+
+// watched reports whether someone here follows the agent's next run (ask).
+func (l *agentLoop) watched() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.watches) > 0
+}
+
+// wakeup posts an agent's scheduled wake-up prompt to it.
+func (s *Scheduler) wakeup(ctx context.Context, a store.Agent) error {
+	prompt := a.WakeupPrompt
+	if prompt == "" {
+		prompt = DefaultWakeupPrompt
+	}
+	_, err := s.team.Send(ctx, team.SendRequest{Scope: a.Key().Scope(), From: team.SenderSystem, Kind: store.KindSystem,
+		Content: "@" + a.Name + " " + prompt})
+	return err
+}
+
+// watchedHere reports whether someone here follows the agent's next run:
+// a wake relayed from another member then wakes the loop here too.
+func (s *Scheduler) watchedHere(key store.AgentKey) bool {
+	s.mu.Lock()
+	l := s.loops[key]
+	s.mu.Unlock()
+	return l != nil && l.watched()
 }

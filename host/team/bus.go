@@ -54,6 +54,10 @@ type Event struct {
 	Tool    *ToolInfo      // EventTool
 	State   string         // EventAgentState, EventWorktree
 	Error   string         // EventAgentState, EventWorkflow: what went wrong
+	// Remote marks an event another cluster member published, relayed
+	// here (host/cluster): it is not relayed again, and the scheduler
+	// leaves the turn it may ask for to the member that published it.
+	Remote bool
 }
 
 // Bus fans events out to subscribers. Publishing never blocks and holds no

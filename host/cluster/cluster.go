@@ -1,0 +1,324 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"syscall"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivermigrate"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/team"
+	"github.com/agent-worker/agent-worker/store"
+)
+
+// Defaults of Config.
+const (
+	DefaultHeartbeat = time.Second
+	DefaultLease     = 5 * time.Second
+)
+
+// Config is what a member needs from the daemon.
+type Config struct {
+	DB *store.DB
+	// ID is this daemon process's member id, the one the store stamps on
+	// its runs; Address is where its HTTP API listens.
+	ID, Address string
+	Bus         *team.Bus
+	Log         hclog.Logger
+	// Workers is how many turns this member runs at once: its share of
+	// the queue (the daemon's --max-concurrent).
+	Workers int
+	// Heartbeat is how often the member proves alive; Lease how long a
+	// silent member stays one before the others take its work back.
+	Heartbeat, Lease time.Duration
+	// RescueAfter is River's last resort for a job whose worker vanished
+	// without the member being found dead: longer than any run may take.
+	RescueAfter time.Duration
+	// Turn runs an agent's turn (scheduler.Scheduler.Turn); RetryDelay is
+	// the backoff after failed attempt n.
+	Turn       func(ctx context.Context, key store.AgentKey, scheduled bool, attempt, attempts int) (busy bool, err error)
+	RetryDelay func(n int) time.Duration
+	// Attempts per turn (default 3).
+	Attempts int
+	// KillOrphan is called for each plugin process of a dead member that
+	// ran on this host (plugins.IsPluginProcess decides if it still is one).
+	KillOrphan func(w store.Worker)
+}
+
+// Member is this daemon as a member of the cluster.
+type Member struct {
+	cfg   Config
+	pool  *pgxpool.Pool
+	river *river.Client[pgx.Tx]
+	host  string
+}
+
+// riverLock serializes River's migrations between members starting at
+// once ("aw-river" in ASCII).
+const riverLock int64 = 0x61772d7269766572
+
+// Join brings River's schema up to date, registers the member and builds
+// its queue client; Run starts them.
+func Join(ctx context.Context, cfg Config) (*Member, error) {
+	pool := cfg.DB.PostgresPool()
+	if pool == nil {
+		return nil, errors.New("cluster mode needs a PostgreSQL store")
+	}
+	if cfg.Heartbeat <= 0 {
+		cfg.Heartbeat = DefaultHeartbeat
+	}
+	if cfg.Lease <= 0 {
+		cfg.Lease = DefaultLease
+	}
+	if cfg.Attempts <= 0 {
+		cfg.Attempts = 3
+	}
+	if cfg.Workers <= 0 {
+		cfg.Workers = 1
+	}
+	if cfg.RescueAfter <= 0 {
+		cfg.RescueAfter = time.Hour
+	}
+	host, _ := os.Hostname()
+	m := &Member{cfg: cfg, pool: pool, host: host}
+	driver := riverpgxv5.New(pool)
+	if err := m.migrateRiver(ctx, driver); err != nil {
+		return nil, fmt.Errorf("job queue schema: %w", err)
+	}
+	workers := river.NewWorkers()
+	river.AddWorker(workers, &turnWorker{m: m})
+	river.AddWorker(workers, &fireWorker{m: m})
+	var err error
+	m.river, err = river.NewClient(driver, &river.Config{
+		ID:      cfg.ID,
+		Queues:  map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: cfg.Workers}},
+		Workers: workers,
+		// A wake becomes a run within milliseconds: the insert notifies
+		// every member, and a member may fetch again this soon after.
+		FetchCooldown:        5 * time.Millisecond,
+		FetchPollInterval:    time.Second,
+		MaxAttempts:          cfg.Attempts,
+		RescueStuckJobsAfter: cfg.RescueAfter,
+		JobTimeout:           -1, // the supervisor's run timeouts bound a turn
+		Logger:               slog.New(slog.NewTextHandler(cfg.Log.StandardWriter(&hclog.StandardLoggerOptions{InferLevels: true}), &slog.HandlerOptions{Level: slog.LevelWarn})),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("job queue: %w", err)
+	}
+	if err := cfg.DB.RegisterDaemon(ctx, store.Daemon{ID: cfg.ID, Host: host, PID: os.Getpid(), Address: cfg.Address, Version: api.Version}); err != nil {
+		return nil, fmt.Errorf("register in the cluster: %w", err)
+	}
+	return m, nil
+}
+
+func (m *Member) migrateRiver(ctx context.Context, driver *riverpgxv5.Driver) error {
+	conn, err := m.pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", riverLock); err != nil {
+		return err
+	}
+	defer conn.Exec(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", riverLock) //nolint:errcheck // the session ends with the connection anyway
+	migrator, err := rivermigrate.New(driver, nil)
+	if err != nil {
+		return err
+	}
+	_, err = migrator.Migrate(ctx, rivermigrate.DirectionUp, nil)
+	return err
+}
+
+// Run works the queue, keeps the member alive, takes back dead members'
+// work and relays events until ctx ends; then it stops taking jobs, lets
+// the running ones end (their runs are cancelled with the daemon) and
+// leaves the cluster.
+func (m *Member) Run(ctx context.Context) error {
+	if err := m.river.Start(ctx); err != nil {
+		return fmt.Errorf("start the job queue: %w", err)
+	}
+	relay := newRelay(m)
+	done := make(chan struct{}, 2)
+	go func() { relay.send(ctx); done <- struct{}{} }()
+	go func() { relay.listen(ctx); done <- struct{}{} }()
+	tick := time.NewTicker(m.cfg.Heartbeat)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			defer cancel()
+			if err := m.river.Stop(stopCtx); err != nil {
+				m.cfg.Log.Warn("stop the job queue", "error", err)
+			}
+			<-done
+			<-done
+			return m.cfg.DB.DaemonStopped(stopCtx, m.cfg.ID)
+		case <-tick.C:
+			m.beat(ctx)
+		}
+	}
+}
+
+// beat proves the member alive and takes back the work of any member
+// whose lease ran out.
+func (m *Member) beat(ctx context.Context) {
+	if err := m.cfg.DB.DaemonHeartbeat(ctx, m.cfg.ID); err != nil {
+		if ctx.Err() != nil {
+			return
+		}
+		m.cfg.Log.Error("cluster heartbeat", "error", err)
+		if api.ErrorCode(err) == api.CodeConflict {
+			// Found dead while stalled: its runs were taken back. Join
+			// again, as a member with nothing in flight it did not start.
+			_ = m.cfg.DB.RegisterDaemon(ctx, store.Daemon{ID: m.cfg.ID, Host: m.host, PID: os.Getpid(), Address: m.cfg.Address, Version: api.Version})
+		}
+		return
+	}
+	dead, err := m.cfg.DB.RecoverDeadDaemons(ctx, m.cfg.Lease)
+	if err != nil {
+		if ctx.Err() == nil {
+			m.cfg.Log.Warn("take back dead members' work", "error", err)
+		}
+		return
+	}
+	if len(dead) == 0 {
+		return
+	}
+	// Their turns still hold River's jobs (running, by a worker that is
+	// gone): hand them back to the queue now rather than at River's rescue,
+	// so the agents' next turns are not folded into jobs no one works.
+	n, err := m.releaseJobs(ctx)
+	if err != nil {
+		m.cfg.Log.Warn("release dead members' jobs", "error", err)
+	}
+	for _, r := range dead {
+		m.cfg.Log.Warn("a cluster member stopped responding; its work was taken back",
+			"member", r.Daemon.ID, "host", r.Daemon.Host, "runs", len(r.Runs), "agents", len(r.Agents), "jobs", n)
+		if r.Daemon.Host == m.host && m.cfg.KillOrphan != nil {
+			for _, w := range r.Workers {
+				m.cfg.KillOrphan(w)
+			}
+		}
+		for _, k := range r.Agents {
+			m.cfg.Bus.Publish(team.Event{Kind: team.EventWake, Agent: k})
+		}
+	}
+}
+
+// releaseJobs makes the jobs that stopped members were working available
+// again: what River's rescuer does for a stuck job, done as soon as the
+// member is known dead.
+func (m *Member) releaseJobs(ctx context.Context) (int64, error) {
+	tag, err := m.pool.Exec(ctx, `UPDATE river_job SET state = 'available', scheduled_at = now()
+		WHERE state = 'running' AND attempted_by[array_upper(attempted_by, 1)] IN (SELECT id FROM daemons WHERE stopped_at <> 0)`)
+	return tag.RowsAffected(), err
+}
+
+// Enqueue asks for a turn of the agent: one job per agent, so a burst of
+// wakes from every member folds into one.
+func (m *Member) Enqueue(ctx context.Context, key store.AgentKey) (busy bool, err error) {
+	res, err := m.river.Insert(ctx, turnArgs{Workflow: key.Workflow, Tag: key.Tag, Agent: key.Name}, nil)
+	if err != nil {
+		return false, err
+	}
+	return res.UniqueSkippedAsDuplicate && res.Job != nil && res.Job.State == rivertype.JobStateRunning, nil
+}
+
+// Fire asks for the scheduled wake-up due at at: every member's loop asks,
+// and the queue keeps one job per agent and due time.
+func (m *Member) Fire(ctx context.Context, key store.AgentKey, at time.Time) error {
+	_, err := m.river.Insert(ctx, fireArgs{Workflow: key.Workflow, Tag: key.Tag, Agent: key.Name, At: at.UnixMilli()}, nil)
+	return err
+}
+
+// turnArgs is a turn's job: unique per agent while it waits or runs.
+type turnArgs struct {
+	Workflow string `json:"workflow" river:"unique"`
+	Tag      string `json:"tag" river:"unique"`
+	Agent    string `json:"agent" river:"unique"`
+}
+
+func (turnArgs) Kind() string { return "agent_turn" }
+
+func (turnArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: waitingOrRunning}}
+}
+
+// waitingOrRunning are the states in which a job stands for "a turn is
+// coming": a finished one must not swallow the next.
+var waitingOrRunning = []rivertype.JobState{rivertype.JobStateAvailable, rivertype.JobStatePending,
+	rivertype.JobStateRunning, rivertype.JobStateRetryable, rivertype.JobStateScheduled}
+
+type turnWorker struct {
+	river.WorkerDefaults[turnArgs]
+	m *Member
+}
+
+func (w *turnWorker) Work(ctx context.Context, job *river.Job[turnArgs]) error {
+	key := store.AgentKey{Name: job.Args.Agent, Workflow: job.Args.Workflow, Tag: job.Args.Tag}
+	return w.m.work(ctx, key, false, job.Attempt, job.MaxAttempts)
+}
+
+func (w *turnWorker) Timeout(*river.Job[turnArgs]) time.Duration { return -1 }
+
+func (w *turnWorker) NextRetry(job *river.Job[turnArgs]) time.Time {
+	return time.Now().Add(w.m.cfg.RetryDelay(job.Attempt))
+}
+
+// fireArgs is a scheduled wake-up's job: unique per agent and due time,
+// finished ones included, so it fires once however many members ask.
+type fireArgs struct {
+	Workflow string `json:"workflow"`
+	Tag      string `json:"tag"`
+	Agent    string `json:"agent"`
+	At       int64  `json:"at"`
+}
+
+func (fireArgs) Kind() string { return "agent_wakeup" }
+
+func (fireArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{UniqueOpts: river.UniqueOpts{ByArgs: true}}
+}
+
+type fireWorker struct {
+	river.WorkerDefaults[fireArgs]
+	m *Member
+}
+
+func (w *fireWorker) Work(ctx context.Context, job *river.Job[fireArgs]) error {
+	key := store.AgentKey{Name: job.Args.Agent, Workflow: job.Args.Workflow, Tag: job.Args.Tag}
+	return w.m.work(ctx, key, true, job.Attempt, job.MaxAttempts)
+}
+
+func (w *fireWorker) Timeout(*river.Job[fireArgs]) time.Duration { return -1 }
+
+func (w *fireWorker) NextRetry(job *river.Job[fireArgs]) time.Time {
+	return time.Now().Add(w.m.cfg.RetryDelay(job.Attempt))
+}
+
+// busySnooze is how long a job waits when its agent is running on some
+// member: that turn ends, and this one looks at what it left.
+const busySnooze = 100 * time.Millisecond
+
+func (m *Member) work(ctx context.Context, key store.AgentKey, scheduled bool, attempt, attempts int) error {
+	busy, err := m.cfg.Turn(ctx, key, scheduled, attempt, attempts)
+	if busy {
+		return river.JobSnooze(busySnooze)
+	}
+	return err
+}
+
+// KillGroup kills a dead member's plugin process group on this host.
+func KillGroup(pgid int) { _ = syscall.Kill(-pgid, syscall.SIGKILL) }

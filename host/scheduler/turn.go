@@ -1,0 +1,116 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"time"
+
+	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/sdk/backend"
+	"github.com/agent-worker/agent-worker/store"
+)
+
+// maxFold bounds how many turns one queued job runs back to back while
+// messages keep arriving, so that one chatty agent cannot hold a slot.
+const maxFold = 4
+
+// Turn runs a turn the cluster's queue handed to this member: attempt of
+// attempts (the queue retries a failed one with backoff). It checks what a
+// loop's tick checks (state, workflow, budget) and runs the agent if it
+// has unread messages, again while new ones came during the run. busy
+// says the agent is running on some member now: the queue tries again
+// shortly. An error is an attempt that failed and may be retried; after
+// the last one, or a permanent error, the agent is failed and Turn
+// returns nil.
+func (s *Scheduler) Turn(ctx context.Context, key store.AgentKey, scheduled bool, attempt, attempts int) (busy bool, err error) {
+	s.Add(key) // an agent another member created: schedule it here too
+	s.mu.Lock()
+	l := s.loops[key]
+	s.mu.Unlock()
+	if l == nil {
+		return false, nil // removed, or the daemon is stopping
+	}
+	for n := 0; n < maxFold; n++ {
+		a, err := s.db.GetAgent(ctx, key)
+		switch {
+		case api.ErrorCode(err) == api.CodeNotFound:
+			return false, nil
+		case err != nil:
+			return false, err
+		case a.State == api.AgentRunning:
+			return true, nil
+		case a.Backend == "external" || !a.State.Schedulable():
+			return false, nil
+		}
+		wf, err := s.db.GetWorkflow(ctx, a.Workflow, a.Tag)
+		if err != nil || wf.State != api.WorkflowRunning {
+			return false, err
+		}
+		depth, err := s.db.InboxDepth(ctx, key)
+		if err != nil {
+			return false, err
+		}
+		if scheduled && n == 0 && depth == 0 {
+			if err := s.wakeup(ctx, a); err != nil {
+				return false, err
+			}
+			depth = 1
+		}
+		if depth == 0 {
+			return false, nil
+		}
+		bs, err := s.budgetsOf(ctx, a, wf)
+		if err != nil {
+			return false, err
+		}
+		if sb, err := s.overBudget(ctx, a, bs); err != nil || sb != nil {
+			if sb != nil {
+				s.stopOverBudget(ctx, a, sb)
+			}
+			return false, err
+		}
+		out, err := s.runOnce(ctx, l, a, attempt, bs)
+		var crossed *overBudgetError
+		switch {
+		case err == nil:
+			l.finishAll(out, nil, false)
+			attempt = 1 // the next fold is a turn of its own
+			continue
+		case ctx.Err() != nil:
+			return false, ctx.Err() // the member is stopping: the queue gives the job to another
+		case errors.Is(err, errNotSchedulable):
+			if a, gerr := s.db.GetAgent(ctx, key); gerr == nil && a.State == api.AgentRunning {
+				return true, nil // another member started it first
+			}
+			return false, nil
+		case errors.Is(err, errUserCancel):
+			l.finishAll(out, err, false)
+			return false, nil
+		case errors.As(err, &crossed):
+			l.finishAll(out, err, false)
+			s.stopOverBudget(ctx, a, crossed.spent)
+			return false, nil
+		case backend.IsPermanent(err) || attempt >= attempts:
+			s.log.Warn("agent failed", "agent", key.String(), "attempts", attempt, "error", err)
+			l.finishAll(out, err, false)
+			s.moveState(ctx, key, []api.AgentState{api.AgentIdle, api.AgentRunning}, api.AgentFailed, err.Error())
+			return false, nil
+		default:
+			s.log.Info("run failed; the queue retries it", "agent", key.String(), "attempt", attempt, "error", err)
+			return false, err
+		}
+	}
+	// Still more: hand the rest to a job of its own.
+	if s.dispatch != nil {
+		_, err := s.dispatch.Enqueue(ctx, key)
+		return false, err
+	}
+	return false, nil
+}
+
+// RetryDelay is the backoff before attempt n+1 after attempt n failed,
+// the same as a loop's own retries.
+func (s *Scheduler) RetryDelay(n int) time.Duration {
+	return retryDelay(s.cfg.RetryBase, n, rand.Float64())
+}
