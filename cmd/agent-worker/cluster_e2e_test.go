@@ -1,0 +1,321 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/store/pgtest"
+)
+
+// member is one daemon of a test cluster: its own home, the shared store.
+type member struct {
+	*cli
+	cmd *exec.Cmd
+	id  string
+}
+
+// startCluster starts n daemons on one fresh PostgreSQL database and
+// returns them with the database's URL.
+func startCluster(t *testing.T, n int, extraEnv ...string) ([]*member, string) {
+	t.Helper()
+	url := pgtest.Shared(t).NewDatabase(t)
+	var ms []*member
+	for range n {
+		c := newCLI(t)
+		cmd := c.startDaemon(append([]string{"AGENT_WORKER_STORE=" + url}, extraEnv...)...)
+		var h api.Health
+		if err := json.Unmarshal([]byte(c.ok("status", "--json")), &h); err != nil {
+			t.Fatal(err)
+		}
+		if h.Cluster == nil {
+			t.Fatalf("status of a daemon on %s shows no cluster", url)
+		}
+		ms = append(ms, &member{cli: c, cmd: cmd, id: h.Cluster.Member})
+	}
+	return ms, url
+}
+
+// sqlConn is one connection to the cluster's database for a test's own
+// checks, closed when the test ends.
+type sqlConn struct {
+	t    *testing.T
+	conn *pgx.Conn
+}
+
+func connect(t *testing.T, url string) *sqlConn {
+	t.Helper()
+	conn, err := pgx.Connect(t.Context(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	return &sqlConn{t, conn}
+}
+
+// query runs one SQL query; the caller collects the rows.
+func (c *sqlConn) query(sql string, args ...any) pgx.Rows {
+	c.t.Helper()
+	rows, err := c.conn.Query(c.t.Context(), sql, args...)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return rows
+}
+
+// count runs a query that returns one integer.
+func (c *sqlConn) count(sql string, args ...any) int {
+	c.t.Helper()
+	n, err := pgx.CollectExactlyOneRow(c.query(sql, args...), pgx.RowTo[int])
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return n
+}
+
+// Three daemons on one store run a 20-agent mock team: every member
+// serves the API with the same token, turns are spread over all three
+// (each run records its member), one member is killed with SIGKILL in the
+// middle of a run, and still every agent answers every message, none ran
+// twice at once, and no acknowledged message is lost.
+func TestE2EClusterOfThreeRunsATeamAndSurvivesAKilledMember(t *testing.T) {
+	ms, url := startCluster(t, 3, "AGENT_WORKER_MAX_CONCURRENT=3")
+	a, b, c := ms[0], ms[1], ms[2]
+
+	var h api.Health
+	if err := json.Unmarshal([]byte(b.ok("status", "--json")), &h); err != nil {
+		t.Fatal(err)
+	}
+	if len(h.Cluster.Members) != 3 {
+		t.Fatalf("members = %+v, want 3", h.Cluster.Members)
+	}
+	for _, m := range h.Cluster.Members {
+		if !m.Alive {
+			t.Errorf("member %s is not alive at the start", m.ID)
+		}
+	}
+	infoA, _ := api.ReadDaemonInfo(a.home)
+	infoC, _ := api.ReadDaemonInfo(c.home)
+	if infoA.Token != infoC.Token {
+		t.Errorf("members have different tokens: a client could not talk to any of them")
+	}
+
+	const agents = 20
+	script := `{"script":[{"sleep":"300ms"},{"result":"{{name}} done"}]}`
+	for i := range agents {
+		ms[i%3].ok("new", fmt.Sprintf("a%02d", i), "--backend", "mock", "--config", script)
+	}
+	// Each agent gets three messages, each through another member.
+	var mu sync.Mutex
+	last := map[string]int64{} // the seq of each agent's last message
+	send := func(round int, through []*member) {
+		var wg sync.WaitGroup
+		for i := range agents {
+			wg.Go(func() {
+				name := fmt.Sprintf("a%02d", i)
+				out := through[(i+round)%len(through)].ok("send", name, fmt.Sprintf("round %d", round), "--json")
+				var sent struct {
+					Seq int64 `json:"seq"`
+				}
+				if err := json.Unmarshal([]byte(out), &sent); err != nil {
+					t.Errorf("send --json: %v: %s", err, out)
+				}
+				mu.Lock()
+				last[name] = max(last[name], sent.Seq)
+				mu.Unlock()
+			})
+		}
+		wg.Wait()
+	}
+	db := connect(t, url)
+	count := db.count
+	send(1, ms)
+	a.waitFor("a run of member "+c.id+" to succeed", func() bool {
+		return count(`SELECT count(*) FROM runs WHERE daemon = $1 AND state = 'succeeded'`, c.id) > 0
+	})
+	send(2, ms)
+	// Kill c in the middle of one of its runs.
+	a.waitFor("a run in flight on member "+c.id, func() bool {
+		rows := db.query(`SELECT count(*) FROM runs WHERE daemon = $1 AND state = 'running'`, c.id)
+		n, _ := pgx.CollectExactlyOneRow(rows, pgx.RowTo[int])
+		return n > 0
+	})
+	if err := c.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	c.cmd.Wait()
+	send(3, ms[:2])
+
+	// Every agent answers everything: its inbox acked up to its last
+	// message by a successful run.
+	a.waitFor("every agent to answer its last message", func() bool {
+		rows := db.query(`SELECT agent, max(inbox_until_seq) FROM runs WHERE state = 'succeeded' GROUP BY agent`)
+		got, err := pgx.CollectRows(rows, pgx.RowToStructByPos[struct {
+			Agent string
+			Until int64
+		}])
+		if err != nil {
+			return false
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		answered := 0
+		for _, r := range got {
+			if r.Until >= last[r.Agent] {
+				answered++
+			}
+		}
+		return answered == agents
+	})
+
+	// Runs were spread over all three members, c's before it died.
+	rows := db.query(`SELECT daemon, count(*) FROM runs WHERE state = 'succeeded' GROUP BY daemon`)
+	byMember, err := pgx.CollectRows(rows, pgx.RowToStructByPos[struct {
+		Daemon string
+		N      int
+	}])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(byMember) != 3 {
+		t.Errorf("successful runs by member = %+v, want runs on all three", byMember)
+	}
+	t.Logf("successful runs by member: %+v", byMember)
+
+	// The run c was killed in was taken back: failed, naming the member.
+	rows = db.query(`SELECT count(*) FROM runs WHERE daemon = $1 AND state = 'failed' AND error LIKE '%stopped responding%'`, c.id)
+	if n, _ := pgx.CollectExactlyOneRow(rows, pgx.RowTo[int]); n == 0 {
+		t.Errorf("no run of the killed member %s was taken back", c.id)
+	}
+	rows = db.query(`SELECT count(*) FROM runs WHERE state = 'running'`)
+	if n, _ := pgx.CollectExactlyOneRow(rows, pgx.RowTo[int]); n != 0 {
+		t.Errorf("%d runs still recorded as running", n)
+	}
+
+	// No agent ran twice at the same time, on any members.
+	rows = db.query(`SELECT r1.agent, r1.id, r1.daemon, r2.id, r2.daemon FROM runs r1 JOIN runs r2
+		ON r1.agent = r2.agent AND r1.id < r2.id AND r1.started_at < r2.ended_at AND r2.started_at < r1.ended_at`)
+	overlaps, err := pgx.CollectRows(rows, pgx.RowToStructByPos[struct{ Agent, ID1, D1, ID2, D2 string }])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(overlaps) > 0 {
+		t.Errorf("agents ran twice at once: %+v", overlaps)
+	}
+
+	// Every message sent is in the channel, read through any member.
+	peek := b.ok("peek", "@global", "-n", "1000")
+	for round := 1; round <= 3; round++ { // round 2's sends through c returned before it was killed
+		if got := strings.Count(peek, fmt.Sprintf("round %d", round)); got != agents {
+			t.Errorf("round %d: %d messages in the channel, want %d", round, got, agents)
+		}
+	}
+
+	// The survivors say the killed member is gone.
+	if err := json.Unmarshal([]byte(a.ok("status", "--json")), &h); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range h.Cluster.Members {
+		if m.ID == c.id && m.Alive {
+			t.Errorf("status still shows the killed member %s alive", c.id)
+		}
+	}
+}
+
+// A scheduled wake-up fires once per due time however many members
+// schedule the agent: three members, one wake-up line per run.
+func TestE2EClusterScheduleFiresOncePerTick(t *testing.T) {
+	ms, url := startCluster(t, 3)
+	db := connect(t, url)
+	ms[0].ok("new", "ticker", "--backend", "mock", "--schedule", "1s", "--config", `{"script":[{"result":"tick"}]}`)
+	ms[1].waitFor("four scheduled runs", func() bool {
+		rows := db.query(`SELECT count(*) FROM runs WHERE agent = 'ticker' AND state = 'succeeded'`)
+		n, _ := pgx.CollectExactlyOneRow(rows, pgx.RowTo[int])
+		return n >= 4
+	})
+	ms[0].ok("stop", "ticker")
+	rows := db.query(`SELECT content FROM messages WHERE sender = 'system' AND content LIKE '@ticker %' ORDER BY seq`)
+	wakeups, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows = db.query(`SELECT count(*) FROM runs WHERE agent = 'ticker'`)
+	runs, _ := pgx.CollectExactlyOneRow(rows, pgx.RowTo[int])
+	rows = db.query(`SELECT count(DISTINCT daemon) FROM runs WHERE agent = 'ticker'`)
+	members, _ := pgx.CollectExactlyOneRow(rows, pgx.RowTo[int])
+	t.Logf("%d wake-ups, %d runs, on %d member(s)", len(wakeups), runs, members)
+	// A run can still have been due when the agent stopped: at most one
+	// wake-up more than runs, never one per member.
+	if len(wakeups) < runs || len(wakeups) > runs+1 {
+		t.Errorf("%d scheduled wake-ups for %d runs: a tick fired more than once", len(wakeups), runs)
+	}
+}
+
+// An outside agent connected over MCP to member B sees a message sent
+// through member A, and B's event stream shows it: the store is shared,
+// and the members relay their events.
+func TestE2EClusterMessageThroughOneMemberReachesAnMCPClientOfAnother(t *testing.T) {
+	ms, _ := startCluster(t, 2)
+	a, b := ms[0], ms[1]
+	a.ok("new", "ext", "--backend", "external")
+	sess := b.mcpSession("ext")
+
+	stream := exec.Command(binary, "peek", "@global", "--follow")
+	stream.Env = b.env()
+	out, err := stream.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := stream.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stream.Process.Kill(); stream.Wait() })
+	lines := make(chan string, 16)
+	go func() {
+		buf := make([]byte, 4096)
+		var acc string
+		for {
+			n, err := out.Read(buf)
+			acc += string(buf[:n])
+			for {
+				i := strings.IndexByte(acc, '\n')
+				if i < 0 {
+					break
+				}
+				lines <- acc[:i]
+				acc = acc[i+1:]
+			}
+			if err != nil {
+				close(lines)
+				return
+			}
+		}
+	}()
+
+	sent := time.Now()
+	a.ok("send", "ext", "ping through a")
+	for line := range lines {
+		if strings.Contains(line, "ping through a") {
+			t.Logf("B's event stream showed A's message %s after the send returned", time.Since(sent).Round(time.Millisecond))
+			break
+		}
+	}
+	res, err := sess.CallTool(t.Context(), &mcp.CallToolParams{Name: "my_inbox"})
+	if err != nil || res.IsError {
+		t.Fatalf("my_inbox on B: %v %+v", err, res)
+	}
+	b2, _ := json.Marshal(res.StructuredContent)
+	if !strings.Contains(string(b2), "ping through a") {
+		t.Errorf("ext's inbox on B = %s, want A's message", b2)
+	}
+}
