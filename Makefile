@@ -48,7 +48,7 @@ CLAUDE_CODE_VERSION := 2.1.197
 CODEX_VERSION       := 0.169.0
 E2E_BIN             := $(E2E_CACHE)/node_modules/.bin
 
-test-e2e: ## install the pinned claude and codex CLIs (cache outside the repo), Debian's chromium and postgresql when absent, and run the end-to-end tests and the store's suite on PostgreSQL
+test-e2e: ## install the pinned claude and codex CLIs (cache outside the repo), Debian's chromium and postgresql when absent, and run the end-to-end tests and the store's and the postgres documents provider's suites on PostgreSQL
 	@if [ "$$($(E2E_BIN)/claude --version 2>/dev/null)" != "$(CLAUDE_CODE_VERSION) (Claude Code)" ] || \
 	    [ "$$($(E2E_BIN)/codex --version 2>/dev/null)" != "codex-cli $(CODEX_VERSION)" ]; then \
 		mkdir -p $(E2E_CACHE) && echo "installing claude-code $(CLAUDE_CODE_VERSION) and codex $(CODEX_VERSION) into $(E2E_CACHE)" && \
@@ -61,6 +61,7 @@ test-e2e: ## install the pinned claude and codex CLIs (cache outside the repo), 
 		$(SUDO) apt-get update -q >/dev/null && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql >/dev/null; }
 	PATH="$(E2E_BIN):$$PATH" AGENT_WORKER_E2E_CLIS=1 AGENT_WORKER_E2E_BROWSER=1 AGENT_WORKER_E2E_POSTGRES=1 $(GO) test -race -count=1 -run 'E2E' ./cmd/... ./plugins/...
 	AGENT_WORKER_E2E_POSTGRES=1 AGENT_WORKER_TEST_STORE=postgres $(GO) test -count=1 ./store/...
+	AGENT_WORKER_E2E_POSTGRES=1 $(GO) test -race -count=1 ./docs-provider/postgres/... ./cmd/agent-worker-docs-postgres/...
 
 screenshot: ## drive the web console in chromium and save a full-page screenshot of a team to docs/console.png
 	AGENT_WORKER_E2E_BROWSER=1 AGENT_WORKER_SCREENSHOT=$(CURDIR)/docs/console.png $(GO) test -count=1 -run 'TestE2EConsoleBrowser' ./cmd/agent-worker

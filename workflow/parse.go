@@ -906,7 +906,9 @@ func (p *parser) config(n *yaml.Node) map[string]json.RawMessage {
 }
 
 func (p *parser) context(n *yaml.Node, agents []Agent) Context {
-	c := Context{Documents: "file"}
+	// Documents stays "" unless the file names a provider: the daemon
+	// picks the default, file on its own and postgres in a cluster.
+	var c Context
 	if isNull(n) {
 		return c
 	}
@@ -959,6 +961,9 @@ func (p *parser) context(n *yaml.Node, agents []Agent) Context {
 				c.DocsDir, dirNode = filepath.Join(p.docsDir(node, dir), "documents"), node
 			}
 		}
+	}
+	if dirNode != nil && c.Documents == "" {
+		c.Documents = "file" // only the file provider keeps documents in a folder
 	}
 	if dirNode != nil && c.Documents == "sqlite" {
 		p.add(dirNode, "a documents folder only applies to the file provider (sqlite keeps documents in its database): remove dir, or use provider: file")

@@ -42,6 +42,8 @@ func TestContextForms(t *testing.T) {
 		"dir with tag":           {context: "{documents: {provider: file, dir: 'docs/${{ workflow.tag }}'}}", tag: "pr-42", want: Context{Documents: "file", DocsDir: filepath.Join(dir, "docs", "pr-42")}},
 		"seed config dir":        {context: "{provider: file, config: {dir: ./ctx}}", want: Context{Documents: "file", DocsDir: filepath.Join(dir, "ctx", "documents")}},
 		"seed config bind":       {context: "{provider: file, config: {bind: '.ctx/${{ workflow.tag }}/'}}", tag: "pr-42", want: Context{Documents: "file", DocsDir: filepath.Join(dir, ".ctx", "pr-42", "documents")}},
+		"no provider":            {context: "{documentOwner: a}", want: Context{DocumentOwner: "a"}},
+		"folder, no provider":    {context: "{config: {dir: ./ctx}}", want: Context{Documents: "file", DocsDir: filepath.Join(dir, "ctx", "documents")}},
 		"provider and documents": {context: "{provider: file, documents: sqlite}", wantErr: "wf.yaml:2:21: provider and documents both name the documents provider"},
 		"dir and bind":           {context: "{config: {dir: a, bind: b}}", wantErr: "dir and bind are two ways to name the context folder: keep one"},
 		"dir twice":              {context: "{documents: {provider: file, dir: a}, config: {dir: b}}", wantErr: "the documents folder is given twice (documents.dir at line 2)"},

@@ -126,7 +126,7 @@ type Provider struct {
 // Context says where the team's shared documents live and how long a message
 // may be before it is stored as a resource.
 type Context struct {
-	Documents        string // docs provider: "file" (default), "sqlite" or a plugin name
+	Documents        string // docs provider: "file", "sqlite" or a plugin name; "" when the file names none (the daemon's default: file, or postgres in a cluster)
 	DocsDir          string // the folder the documents themselves go in, absolute once resolved; "" = .workflow/<wf>/<tag>/documents/ beside the file
 	DocumentOwner    string // an agent name, or ""
 	LongMessageChars int    // 0 = the daemon's default (4000)

@@ -2,8 +2,8 @@ package plugins
 
 import (
 	"context"
-
 	"path/filepath"
+	"strings"
 	"sync"
 
 	"github.com/hashicorp/go-hclog"
@@ -19,6 +19,10 @@ import (
 // docsFile is the sqlite provider's own database: never the daemon's.
 const docsFile = "documents.db"
 
+// postgresDocs is the documents provider of a cluster (UseStore): the
+// plugin agent-worker-docs-postgres, on the daemons' shared database.
+const postgresDocs = "postgres"
+
 // DocProviders hands each workflow the document provider its context names,
 // opening each provider once and closing them all with the daemon. The
 // built-in file and sqlite providers run in-process; an installed docs
@@ -30,10 +34,11 @@ type DocProviders struct {
 	obs     Observer
 
 	// mu guards the fields that follow.
-	mu      sync.Mutex
-	files   map[string]*file.Provider // by root directory, or "dir:" and the documents folder
-	sqlite  *sqlitedocs.Provider
-	plugins map[string]*docsPlugin // by provider name and root
+	mu       sync.Mutex
+	storeURL string                    // the cluster's PostgreSQL database (UseStore), or ""
+	files    map[string]*file.Provider // by root directory, or "dir:" and the documents folder
+	sqlite   *sqlitedocs.Provider
+	plugins  map[string]*docsPlugin // by provider name and root; the postgres one by name alone
 }
 
 // NewDocProviders returns the providers of the daemon on home; obs (nil
@@ -45,11 +50,25 @@ func NewDocProviders(home string, catalog *Catalog, obs Observer, log hclog.Logg
 	return &DocProviders{home: home, catalog: catalog, log: log, obs: obs, files: map[string]*file.Provider{}, plugins: map[string]*docsPlugin{}}
 }
 
+// UseStore tells the providers that the daemon keeps its state in the
+// PostgreSQL database at url, which the daemons of a cluster share. A
+// workflow that names no documents provider (and no documents folder) then
+// keeps its documents in that database too, through the installed plugin
+// agent-worker-docs-postgres, given url in AGENT_WORKER_DOCS_URL: files in
+// one daemon's home would be invisible to the others. A workflow that
+// names its provider keeps it. Call it before the first Resolve.
+func (d *DocProviders) UseStore(url string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.storeURL = url
+}
+
 // Resolve returns the provider of wf, its errors in the daemon's codes.
-// An installed docs plugin of that name (agent-worker-docs-<name>) runs
-// out of process; the first-party
-// file and sqlite providers are also built in, for a daemon without
-// plugins. The file provider is rooted at the workflow's directory (the
+// A workflow that names none gets file, or postgres on a PostgreSQL store
+// (UseStore). An installed docs plugin of that name
+// (agent-worker-docs-<name>) runs out of process; the first-party file and
+// sqlite providers are also built in, for a daemon without plugins, and
+// postgres is only ever the plugin. The file provider is rooted at the workflow's directory (the
 // daemon's home for standalone agents), or keeps the documents right in the
 // folder the workflow names (context.documents.dir); a plugin is told that
 // folder in AGENT_WORKER_DOCS_DIR.
@@ -69,8 +88,15 @@ func (d *DocProviders) resolve(wf store.Workflow) (docprovider.Provider, error) 
 		root = d.home
 	}
 	name := wf.DocsProvider
-	if name == "" {
+	switch {
+	case name != "":
+	case d.storeURL != "" && wf.DocsDir == "":
+		name = postgresDocs
+	default:
 		name = "file"
+	}
+	if name == postgresDocs {
+		return d.postgresLocked(wf)
 	}
 	if _, err := d.catalog.Lookup(plugin.KindDocs, name); err == nil || api.ErrorCode(err) != api.CodeNotFound {
 		db := filepath.Join(d.home, docsFile) // the same file as the built-in sqlite provider
@@ -117,6 +143,32 @@ func (d *DocProviders) resolve(wf store.Workflow) (docprovider.Provider, error) 
 	return nil, api.Errorf(api.CodeInvalid, "workflow @%s:%s uses documents provider %q, which is neither built in (file, sqlite) nor installed as agent-worker-docs-%s", wf.Name, wf.Tag, name, name)
 }
 
+// postgresLocked returns the one postgres plugin of the daemon: every
+// workflow's documents are in the same database, so one process (and its
+// few connections) serves them all. It alone is told the store's URL.
+func (d *DocProviders) postgresLocked(wf store.Workflow) (docprovider.Provider, error) {
+	if d.storeURL == "" {
+		return nil, api.Errorf(api.CodeInvalid, "workflow @%s:%s uses documents provider postgres, which keeps documents in the PostgreSQL database of a cluster, but this daemon keeps its state in SQLite: start it with --store postgres://…, or use file or sqlite",
+			wf.Name, wf.Tag)
+	}
+	if _, err := d.catalog.Lookup(plugin.KindDocs, postgresDocs); api.ErrorCode(err) == api.CodeNotFound {
+		why := "uses documents provider postgres"
+		if wf.DocsProvider == "" {
+			why = "names no documents provider, so on a PostgreSQL store (--store postgres://…) its documents go to that database, shared by every daemon,"
+		}
+		return nil, api.Errorf(api.CodeInvalid, "workflow @%s:%s %s but the plugin agent-worker-docs-postgres is not installed: install it into a plugins directory (%s; make plugins builds it), or name a provider (context: {documents: file}) to keep the documents on this daemon only",
+			wf.Name, wf.Tag, why, strings.Join(d.catalog.Dirs(), ", "))
+	}
+	p := d.plugins[postgresDocs]
+	if p == nil {
+		p = &docsPlugin{catalog: d.catalog, name: postgresDocs, dir: d.home, log: d.log.Named(postgresDocs), obs: d.obs,
+			env: []string{"AGENT_WORKER_DOCS_URL=" + d.storeURL}}
+		d.plugins[postgresDocs] = p
+	}
+	return p, nil
+}
+
+// Close stops every docs plugin and closes the built-in sqlite provider.
 func (d *DocProviders) Close() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
