@@ -246,6 +246,11 @@ func (h *Host) buildParts(ctx context.Context) error {
 	plugins.CleanSocketDirs(h.cfg.RuntimeDir, h.log)
 	h.catalog = plugins.NewCatalog(pluginDirs(h.cfg), plugins.VerifiedDir(h.cfg.Home), h.cfg.RuntimeDir, h.cfg.PluginTimeout, h.log.Named("plugins"))
 	h.docs = plugins.NewDocProviders(h.cfg.Home, h.catalog, h.metrics, h.log.Named("docs"))
+	if h.db.Cluster() {
+		// Documents live in the shared database too, so that every member
+		// serves them: a workflow that names no provider uses postgres.
+		h.docs.UseStore(h.cfg.Store)
+	}
 	h.team = team.New(team.Config{DB: h.db, Docs: h.docs.Resolve, Logger: h.log.Named("team")})
 	h.worktrees = worktrees.New(worktrees.Config{DB: h.db, Team: h.team, Home: h.cfg.Home, Log: h.log.Named("worktrees")})
 	h.mcp = mcpserver.New(h.team, h.db, h.metrics.ToolCalled, h.log.Named("mcp"))

@@ -26,7 +26,8 @@ type Workflow struct {
 	// Owner is the id of the daemon that started the workflow, which
 	// watches its file; set by the store, moved by SetWorkflowOwner.
 	Owner string
-	// DocsProvider names the document provider (file or sqlite).
+	// DocsProvider names the document provider (file, sqlite, a plugin);
+	// "" is the daemon's default: file, or postgres in a cluster.
 	DocsProvider string
 	// DocsOwner, when set, is the only agent allowed to change documents.
 	DocsOwner string
@@ -91,9 +92,6 @@ func (db *DB) CreateWorkflow(ctx context.Context, w Workflow) (Workflow, error) 
 	}
 	if !w.State.Valid() {
 		return Workflow{}, api.Errorf(api.CodeInvalid, "workflow %q: unknown state %q", workflowID(w.Name, w.Tag), w.State)
-	}
-	if w.DocsProvider == "" {
-		w.DocsProvider = "file"
 	}
 	var stored Workflow
 	err := db.write(ctx, func(conn querier) error {
@@ -214,9 +212,6 @@ func (db *DB) SaveWorkflow(ctx context.Context, w Workflow) (Workflow, error) {
 	}
 	if w.State == "" {
 		w.State = api.WorkflowRunning
-	}
-	if w.DocsProvider == "" {
-		w.DocsProvider = "file"
 	}
 	var stored Workflow
 	err := db.write(ctx, func(conn querier) error {

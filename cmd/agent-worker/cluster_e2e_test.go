@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -317,5 +318,30 @@ func TestE2EClusterMessageThroughOneMemberReachesAnMCPClientOfAnother(t *testing
 	b2, _ := json.Marshal(res.StructuredContent)
 	if !strings.Contains(string(b2), "ping through a") {
 		t.Errorf("ext's inbox on B = %s, want A's message", b2)
+	}
+}
+
+// Documents live in the shared database in a cluster: one written through
+// a member is read through another, and no file is written in either
+// member's home.
+func TestE2EClusterDocumentsAreSharedByTheMembers(t *testing.T) {
+	ms, url := startCluster(t, 2)
+	a, b := ms[0], ms[1]
+	a.ok("doc", "write", "@global", "--file", "plan.md", "# the plan\n")
+	b.ok("doc", "append", "@global", "--file", "plan.md", "* step one\n")
+	if got := a.ok("doc", "read", "@global", "--file", "plan.md"); !strings.Contains(got, "# the plan") || !strings.Contains(got, "* step one") {
+		t.Errorf("plan.md read through a = %q, want both members' writes", got)
+	}
+	if got := b.ok("doc", "list", "@global"); !strings.Contains(got, "plan.md") {
+		t.Errorf("doc list through b = %q, want plan.md", got)
+	}
+	db := connect(t, url)
+	if n := db.count(`SELECT count(*) FROM agent_worker_docs.documents`); n != 1 {
+		t.Errorf("%d documents in PostgreSQL, want 1", n)
+	}
+	for _, m := range ms {
+		if files, _ := filepath.Glob(filepath.Join(m.home, ".workflow", "*", "*", "documents", "*")); len(files) > 0 {
+			t.Errorf("documents written as files in %s: %v", m.home, files)
+		}
 	}
 }

@@ -40,6 +40,8 @@ func TestMain(m *testing.M) {
 	pluginsDir = filepath.Join(dir, "plugins.d")
 	mockPlugin = filepath.Join(pluginsDir, "agent-worker-backend-mock")
 	mains, _ := filepath.Glob("../agent-worker-backend-*")
+	// And the one docs plugin no provider is built in for: a cluster's.
+	mains = append(mains, "../agent-worker-docs-postgres")
 	for _, m := range mains {
 		build = exec.Command("go", "build", "-o", filepath.Join(pluginsDir, filepath.Base(m)), m)
 		build.Stdout, build.Stderr = os.Stderr, os.Stderr

@@ -52,7 +52,7 @@ CREATE TABLE workflows (
   created_at         BIGINT NOT NULL,
   updated_at         BIGINT NOT NULL,
   workdir            TEXT NOT NULL DEFAULT '',
-  docs_provider      TEXT NOT NULL DEFAULT 'file',
+  docs_provider      TEXT NOT NULL DEFAULT '',
   docs_owner         TEXT NOT NULL DEFAULT '',
   long_message_chars BIGINT NOT NULL DEFAULT 0 CHECK (long_message_chars >= 0),
   params_json        TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(params_json)),
