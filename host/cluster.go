@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"time"
@@ -15,8 +17,27 @@ import (
 	"github.com/agent-worker/agent-worker/store"
 )
 
-// newMemberID names this daemon process: its host and a random suffix, so
-// that a run's record says where it ran and a restart is a new member.
+// memberFile keeps a home's member id, so that a restarted daemon is the
+// same member coming back (and takes back what its previous process left).
+const memberFile = "member-id"
+
+// memberID names the daemon of home: its host and a random suffix, made
+// once and kept in the home, so a run's record says where it ran.
+func memberID(home string) (string, error) {
+	path := filepath.Join(home, memberFile)
+	if b, err := os.ReadFile(path); err == nil && len(strings.TrimSpace(string(b))) > 0 {
+		return strings.TrimSpace(string(b)), nil
+	}
+	id, err := newMemberID()
+	if err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(path, []byte(id+"\n"), 0o600); err != nil {
+		return "", fmt.Errorf("member id: %w", err)
+	}
+	return id, nil
+}
+
 func newMemberID() (string, error) {
 	b := make([]byte, 4)
 	if _, err := rand.Read(b); err != nil {
@@ -28,6 +49,15 @@ func newMemberID() (string, error) {
 		host = "daemon"
 	}
 	return host + "-" + hex.EncodeToString(b), nil
+}
+
+// clusterMemberID is the member id on a PostgreSQL store, "" on the
+// embedded file (before the member has joined).
+func (h *Host) clusterMemberID() string {
+	if h.db.Cluster() {
+		return h.memberID
+	}
+	return ""
 }
 
 // clusterID is the member id status shows, "" off a cluster.
@@ -72,6 +102,23 @@ func (h *Host) joinCluster(ctx context.Context) error {
 	h.sched.SetDispatcher(m)
 	h.log.Info("joined the cluster", "member", h.memberID, "store", h.db.Path())
 	return nil
+}
+
+// recoverOwn takes back, at start-up, what this member's previous process
+// left: its runs fail, its agents go back to idle, and its plugin
+// processes still alive are killed.
+func (h *Host) recoverOwn(ctx context.Context) (int, error) {
+	r, err := h.db.RecoverMember(ctx, h.memberID)
+	if err != nil {
+		return 0, err
+	}
+	for _, w := range r.Workers {
+		if plugins.IsPluginProcess(w.PID, w.PluginPath) {
+			h.log.Warn("killing plugin left by a previous daemon", "run", w.RunID, "pid", w.PID)
+			cluster.KillGroup(w.PGID)
+		}
+	}
+	return len(r.Runs), nil
 }
 
 // syncAgents schedules, every few seconds, the agents other members

@@ -193,7 +193,7 @@ func New(cfg Config) (_ *Host, err error) {
 	if storeAt == "" {
 		storeAt = filepath.Join(home, api.DBFile)
 	}
-	if h.memberID, err = newMemberID(); err != nil {
+	if h.memberID, err = memberID(home); err != nil {
 		return nil, err
 	}
 	h.db, err = store.Open(ctx, storeAt, store.Options{Daemon: h.memberID, Logger: h.log.Named("store"), Now: cfg.Now,
@@ -267,7 +267,7 @@ func (h *Host) buildParts(ctx context.Context) error {
 		StateDir: func(k store.AgentKey) string { return plugins.AgentStateDir(h.cfg.Home, k) }, Release: h.worktrees.Release, Log: h.log.Named("agents")}
 	h.mcp.Spawner = h.agents // agent_spawn and agent_stop
 	h.hooks = triggers.New(triggers.Config{DB: h.db, Team: h.team, LookupEnv: h.cfg.LookupEnv, Log: h.log.Named("triggers")})
-	h.wfs = workflows.New(workflows.Config{DB: h.db, Team: h.team, Sched: h.sched, Triggers: h.hooks, Worktrees: h.worktrees, Catalog: h.catalog,
+	h.wfs = workflows.New(workflows.Config{Member: h.clusterMemberID(), DB: h.db, Team: h.team, Sched: h.sched, Triggers: h.hooks, Worktrees: h.worktrees, Catalog: h.catalog,
 		DefaultModel: h.cfg.DefaultModel, Now: h.cfg.Now, Log: h.log.Named("workflows")})
 	if err := h.wfs.Restore(ctx); err != nil {
 		return fmt.Errorf("restore workflows: %w", err)
@@ -334,6 +334,11 @@ func (h *Host) restore(ctx context.Context) error {
 	n, err := h.db.ResetRunningAgents(ctx)
 	if err != nil {
 		return fmt.Errorf("restore agents: %w", err)
+	}
+	if h.db.Cluster() {
+		if n, err = h.recoverOwn(ctx); err != nil {
+			return fmt.Errorf("restore agents: %w", err)
+		}
 	}
 	agents, err := h.db.ListAgents(ctx, store.AgentFilter{})
 	if err != nil {

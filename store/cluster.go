@@ -147,45 +147,8 @@ func (db *DB) RecoverDeadDaemons(ctx context.Context, lease time.Duration) ([]Re
 			return err
 		}
 		for i := range out {
-			r := &out[i]
-			id := r.Daemon.ID
-			err := conn.execute(`SELECT `+runColumns+` FROM runs WHERE daemon = ? AND state IN ('queued', 'running') ORDER BY id`,
-				&execOptions{Args: []any{id}, ResultFunc: func(s row) error {
-					run, err := scanRun(s)
-					r.Runs = append(r.Runs, run)
-					return err
-				}})
-			if err != nil {
-				return err
-			}
-			reason := "daemon " + id + " on " + r.Daemon.Host + " stopped responding during this run"
-			for _, run := range r.Runs {
-				if err := conn.execute(`UPDATE runs SET state = 'failed', error = ?, ended_at = ? WHERE id = ?`,
-					&execOptions{Args: []any{reason, now, run.ID}}); err != nil {
-					return err
-				}
-				err := conn.execute(`UPDATE agents SET state = 'idle', updated_at = ? WHERE workflow = ? AND tag = ? AND name = ? AND state = 'running'`,
-					&execOptions{Args: []any{now, run.Agent.Workflow, run.Agent.Tag, run.Agent.Name}})
-				if err != nil {
-					return err
-				}
-				if conn.changes() > 0 {
-					r.Agents = append(r.Agents, run.Agent)
-				}
-			}
-			err = conn.execute(`SELECT run_id, pid, pgid, plugin_path, state FROM workers WHERE daemon = ? ORDER BY run_id`,
-				&execOptions{Args: []any{id}, ResultFunc: func(s row) error {
-					r.Workers = append(r.Workers, Worker{RunID: s.ColumnText(0), PID: s.ColumnInt(1), PGID: s.ColumnInt(2),
-						PluginPath: s.ColumnText(3), State: WorkerState(s.ColumnText(4)), Daemon: id})
-					return nil
-				}})
-			if err != nil {
-				return err
-			}
-			if err := conn.execute(`DELETE FROM workers WHERE daemon = ?`, &execOptions{Args: []any{id}}); err != nil {
-				return err
-			}
-			if err := conn.execute(`UPDATE daemons SET stopped_at = ? WHERE id = ?`, &execOptions{Args: []any{now, id}}); err != nil {
+			reason := "daemon " + out[i].Daemon.ID + " on " + out[i].Daemon.Host + " stopped responding during this run"
+			if err := takeBack(conn, &out[i], reason, now); err != nil {
 				return err
 			}
 		}
@@ -194,13 +157,71 @@ func (db *DB) RecoverDeadDaemons(ctx context.Context, lease time.Duration) ([]Re
 	return out, err
 }
 
-// SetWorkflowOwner records which daemon watches a workflow's file ("" for
-// none): the one that started it, until another starts it from the same
-// file.
-func (db *DB) SetWorkflowOwner(ctx context.Context, s Scope, daemon string) error {
+// RecoverMember takes back what this member's previous process left when
+// it died (a member keeps its id across restarts): the same as
+// RecoverDeadDaemons does for another member, at start-up, before the
+// member joins again.
+func (db *DB) RecoverMember(ctx context.Context, id string) (Recovered, error) {
+	var r Recovered
+	err := db.write(ctx, func(conn querier) error {
+		r = Recovered{Daemon: Daemon{ID: id}}
+		return takeBack(conn, &r, "the daemon stopped during this run", db.nowMs())
+	})
+	return r, err
+}
+
+// takeBack fails the runs of member r.Daemon.ID, sets its running agents
+// idle, forgets its plugin processes and marks it stopped, filling r.
+func takeBack(conn querier, r *Recovered, reason string, now int64) error {
+	id := r.Daemon.ID
+	err := conn.execute(`SELECT `+runColumns+` FROM runs WHERE daemon = ? AND state IN ('queued', 'running') ORDER BY id`,
+		&execOptions{Args: []any{id}, ResultFunc: func(s row) error {
+			run, err := scanRun(s)
+			r.Runs = append(r.Runs, run)
+			return err
+		}})
+	if err != nil {
+		return err
+	}
+	for _, run := range r.Runs {
+		if err := conn.execute(`UPDATE runs SET state = 'failed', error = ?, ended_at = ? WHERE id = ?`,
+			&execOptions{Args: []any{reason, now, run.ID}}); err != nil {
+			return err
+		}
+		err := conn.execute(`UPDATE agents SET state = 'idle', updated_at = ? WHERE workflow = ? AND tag = ? AND name = ? AND state = 'running'`,
+			&execOptions{Args: []any{now, run.Agent.Workflow, run.Agent.Tag, run.Agent.Name}})
+		if err != nil {
+			return err
+		}
+		if conn.changes() > 0 {
+			r.Agents = append(r.Agents, run.Agent)
+		}
+	}
+	err = conn.execute(`SELECT run_id, pid, pgid, plugin_path, state FROM workers WHERE daemon = ? ORDER BY run_id`,
+		&execOptions{Args: []any{id}, ResultFunc: func(s row) error {
+			r.Workers = append(r.Workers, Worker{RunID: s.ColumnText(0), PID: s.ColumnInt(1), PGID: s.ColumnInt(2),
+				PluginPath: s.ColumnText(3), State: WorkerState(s.ColumnText(4)), Daemon: id})
+			return nil
+		}})
+	if err != nil {
+		return err
+	}
+	if err := conn.execute(`DELETE FROM workers WHERE daemon = ?`, &execOptions{Args: []any{id}}); err != nil {
+		return err
+	}
+	return conn.execute(`UPDATE daemons SET stopped_at = ? WHERE id = ? AND stopped_at = 0`, &execOptions{Args: []any{now, id}})
+}
+
+// SetWorkflowOwner records which member watches a workflow's file, and
+// where that member has it: another member took the file over.
+func (db *DB) SetWorkflowOwner(ctx context.Context, s Scope, daemon, sourcePath string) error {
 	return db.write(ctx, func(conn querier) error {
-		return conn.execute(`UPDATE workflows SET owner = ? WHERE name = ? AND tag = ?`,
-			&execOptions{Args: []any{daemon, s.Workflow, s.Tag}})
+		err := conn.execute(`UPDATE workflows SET owner = ?, source_path = ?, updated_at = ? WHERE name = ? AND tag = ?`,
+			&execOptions{Args: []any{daemon, sourcePath, db.nowMs(), s.Workflow, s.Tag}})
+		if err == nil && conn.changes() == 0 {
+			return api.Errorf(api.CodeNotFound, "workflow %q not found", workflowID(s.Workflow, s.Tag))
+		}
+		return err
 	})
 }
 

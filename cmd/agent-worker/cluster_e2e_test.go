@@ -345,3 +345,57 @@ func TestE2EClusterDocumentsAreSharedByTheMembers(t *testing.T) {
 		}
 	}
 }
+
+// A workflow's file is watched by the member that started it. When that
+// member dies the team keeps running from the config in the store and the
+// others say whose file it was; starting the file on another member
+// takes it over, and that member's edits then apply.
+func TestE2EClusterWorkflowFileMovesToTheMemberThatStartsIt(t *testing.T) {
+	ms, _ := startCluster(t, 2)
+	a, b := ms[0], ms[1]
+	path := filepath.Join(t.TempDir(), "crew.yaml")
+	version := func(v string) {
+		writeFile(t, path, "agents:\n  bob:\n    backend: mock\n    config: {script: [{result: \""+v+"\"}]}\n")
+	}
+	replied := func(c *member, want string) {
+		t.Helper()
+		c.waitFor("bob to say "+want, func() bool {
+			return strings.Contains(c.ok("peek", "@crew", "-n", "100"), "[bob] "+want)
+		})
+	}
+	version("v1")
+	a.ok("start", path, "--background")
+	b.ok("send", "bob@crew", "one")
+	replied(b, "v1")
+
+	// An edit reaches the owner, a.
+	version("v2")
+	a.waitFor("the edit to be applied", func() bool {
+		return strings.Contains(b.ok("info", "bob@crew", "--json"), `v2`)
+	})
+	b.ok("send", "bob@crew", "two")
+	replied(b, "v2")
+
+	if err := a.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	a.cmd.Wait()
+	b.waitFor("status to say the file's member is gone", func() bool {
+		return strings.Contains(b.ok("status"), "was watched by member "+a.id)
+	})
+	b.ok("send", "bob@crew", "three")
+	replied(b, "v2") // the team runs on from the store
+
+	if out := b.ok("start", path, "--background"); !strings.Contains(out, "this member watches") {
+		t.Errorf("start on b = %q, want a take-over", out)
+	}
+	if strings.Contains(b.ok("status"), "was watched by member") {
+		t.Errorf("status still reports the file as orphaned after b took it over")
+	}
+	version("v3")
+	b.waitFor("b to apply the edit", func() bool {
+		return strings.Contains(b.ok("info", "bob@crew", "--json"), `v3`)
+	})
+	b.ok("send", "bob@crew", "four")
+	replied(b, "v3")
+}

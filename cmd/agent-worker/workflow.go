@@ -51,6 +51,10 @@ func startCmd(e *env) *ffcli.Command {
 			if e.json {
 				return e.printJSON(w)
 			}
+			if w.TakenOver {
+				e.printf("%s was already running in the cluster: this member watches %s from now on\n", w.Target, args[0])
+				return nil
+			}
 			e.printf("started %s: %s\nfollow it with `agent-worker peek %s --follow`; stop it with `agent-worker stop %s`\n",
 				w.Target, strings.Join(w.Agents, ", "), w.Target, w.Target)
 			return nil

@@ -80,6 +80,9 @@ type Workflow struct {
 	// StartSeq is the channel seq before the kickoff (POST /workflows), so
 	// a client can show the channel from the kickoff on.
 	StartSeq int64 `json:"start_seq,omitempty"`
+	// TakenOver: the workflow was already running on the cluster, and the
+	// member that answered took over watching its file.
+	TakenOver bool `json:"taken_over,omitempty"`
 	// Spend totals the runs of the workflow:tag, of members gone since
 	// included.
 	Spend *Spend `json:"spend,omitempty"`

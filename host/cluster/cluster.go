@@ -116,6 +116,12 @@ func Join(ctx context.Context, cfg Config) (*Member, error) {
 	if err != nil {
 		return nil, fmt.Errorf("job queue: %w", err)
 	}
+	// Jobs this member's previous process was working when it died wait
+	// for it no longer: it starts with none running.
+	if _, err := pool.Exec(ctx, `UPDATE river_job SET state = 'available', scheduled_at = now()
+		WHERE state = 'running' AND attempted_by[array_upper(attempted_by, 1)] = $1`, cfg.ID); err != nil {
+		return nil, fmt.Errorf("release this member's old jobs: %w", err)
+	}
 	if err := cfg.DB.RegisterDaemon(ctx, store.Daemon{ID: cfg.ID, Host: host, PID: os.Getpid(), Address: cfg.Address, Version: api.Version}); err != nil {
 		return nil, fmt.Errorf("register in the cluster: %w", err)
 	}

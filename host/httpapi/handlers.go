@@ -193,7 +193,7 @@ func (h *Server) handleStartWorkflow(w http.ResponseWriter, r *http.Request) err
 			return err
 		}
 	}
-	out.StartSeq = st.StartSeq
+	out.StartSeq, out.TakenOver = st.StartSeq, st.TakenOver
 	writeJSON(w, http.StatusCreated, out)
 	return nil
 }

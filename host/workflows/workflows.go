@@ -63,8 +63,12 @@ type Config struct {
 	Catalog agents.Catalog
 	// DefaultModel is the model of an sdk agent without one.
 	DefaultModel string
-	Now          func() time.Time
-	Log          hclog.Logger
+	// Member is this daemon's id in a cluster, "" on the embedded store:
+	// in a cluster a workflow's file is watched only by its owner, the
+	// member that started it last.
+	Member string
+	Now    func() time.Time
+	Log    hclog.Logger
 }
 
 // Manager starts, stops and hot-reloads workflows from their YAML files.
@@ -72,6 +76,7 @@ type Config struct {
 // params and the setup results, so an edit or a restart resolves a
 // workflow exactly as it was started.
 type Manager struct {
+	member       string
 	db           *store.DB
 	team         *team.Service
 	sched        Scheduler
@@ -92,7 +97,14 @@ type Manager struct {
 // New returns a Manager; Restore and Watch bring it to life.
 func New(cfg Config) *Manager {
 	return &Manager{db: cfg.DB, team: cfg.Team, sched: cfg.Sched, triggers: cfg.Triggers, worktrees: cfg.Worktrees, catalog: cfg.Catalog, defaultModel: cfg.DefaultModel,
-		now: cfg.Now, log: cfg.Log, files: map[string]map[store.Scope]bool{}}
+		now: cfg.Now, log: cfg.Log, member: cfg.Member, files: map[string]map[store.Scope]bool{}}
+}
+
+// owns reports whether this daemon watches w's file: always on the
+// embedded store; in a cluster only its owner (or anyone, for a workflow
+// recorded before owners were).
+func (ws *Manager) owns(w store.Workflow) bool {
+	return ws.member == "" || w.Owner == "" || w.Owner == ws.member
 }
 
 // problemsError turns parse/validation problems into one invalid-request
@@ -124,6 +136,9 @@ type Started struct {
 	Scope    store.Scope
 	StartSeq int64
 	DryRun   bool
+	// TakenOver: the workflow was running; this cluster member took its
+	// file over from the member that had it.
+	TakenOver bool
 }
 
 // Start parses, sets up and starts a workflow under a tag.
@@ -168,9 +183,28 @@ func (ws *Manager) Start(ctx context.Context, req api.StartWorkflow) (Started, e
 	}
 
 	defer ws.release(ctx, scope) // after the lock: agents a restart dropped from the file
+	takenOver := false
+	defer func() { // after the lock: reload takes it
+		if takenOver {
+			ws.reload(ctx, path)
+		}
+	}()
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
 	if old, err := ws.db.GetWorkflow(ctx, f.Name, tag); err == nil && old.State.Live() {
+		if ws.member != "" && old.SourcePath != "" && old.Owner != ws.member {
+			// In a cluster, starting a running workflow's file on another
+			// member takes the file over: this member watches it from now
+			// on, and applies it if it differs from what runs.
+			if err := ws.db.SetWorkflowOwner(ctx, scope, ws.member, path); err != nil {
+				return Started{}, err
+			}
+			ws.watchLocked(path, scope)
+			takenOver = true
+			seq, err := ws.db.LatestSeq(ctx, scope)
+			ws.log.Info("workflow file taken over", "workflow", scope.String(), "file", path, "from", old.Owner)
+			return Started{Scope: scope, StartSeq: seq, TakenOver: true}, err
+		}
 		return Started{}, api.Errorf(api.CodeConflict, "workflow @%s:%s is already started and %s (from %s): stop it with `agent-worker stop @%s:%s` or start another --tag",
 			f.Name, tag, old.State, old.SourcePath, f.Name, tag)
 	}
@@ -507,7 +541,7 @@ func (ws *Manager) Restore(ctx context.Context) error {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
 	for _, w := range all {
-		if w.State.Live() && w.SourcePath != "" {
+		if w.State.Live() && w.SourcePath != "" && ws.owns(w) {
 			ws.watchLocked(w.SourcePath, store.Scope{Workflow: w.Name, Tag: w.Tag})
 		}
 		if w.State != api.WorkflowStopped {
@@ -593,6 +627,13 @@ func (ws *Manager) reload(ctx context.Context, path string) {
 	for scope := range scopes {
 		cur, err := ws.db.GetWorkflow(ctx, scope.Workflow, scope.Tag)
 		if err != nil || !cur.State.Live() {
+			continue
+		}
+		if !ws.owns(cur) {
+			// Another member started it from its copy of the file since:
+			// that member watches it now.
+			delete(scopes, scope)
+			ws.log.Info("workflow file taken over by another member", "workflow", scope.String(), "owner", cur.Owner)
 			continue
 		}
 		switch {
