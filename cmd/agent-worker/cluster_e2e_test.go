@@ -192,6 +192,9 @@ func TestE2EClusterOfThreeRunsATeamAndSurvivesAKilledMember(t *testing.T) {
 		t.Errorf("successful runs by member = %+v, want runs on all three", byMember)
 	}
 	t.Logf("successful runs by member: %+v", byMember)
+	if out := b.ok("runs", "-n", "200", "--json"); !strings.Contains(out, `"daemon": "`+c.id+`"`) {
+		t.Errorf("runs --json through b names no run of member %s", c.id)
+	}
 
 	// The run c was killed in was taken back: failed, naming the member.
 	rows = db.query(`SELECT count(*) FROM runs WHERE daemon = $1 AND state = 'failed' AND error LIKE '%stopped responding%'`, c.id)
@@ -398,4 +401,39 @@ func TestE2EClusterWorkflowFileMovesToTheMemberThatStartsIt(t *testing.T) {
 	})
 	b.ok("send", "bob@crew", "four")
 	replied(b, "v3")
+}
+
+// The CLI talks to any member named by AGENT_WORKER_URL and the cluster's
+// one token, from a home that runs no daemon, and starts none.
+func TestE2EClusterCLIPointedAtAnyMember(t *testing.T) {
+	ms, _ := startCluster(t, 2)
+	ms[0].ok("new", "carol", "--backend", "mock")
+	infoB, err := api.ReadDaemonInfo(ms[1].home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	remote := newCLI(t)
+	run := func(env []string, args ...string) result {
+		cmd := exec.Command(binary, args...)
+		cmd.Env = append(remote.env(), env...)
+		out, err := cmd.Output()
+		var stderr string
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = string(ee.Stderr)
+		}
+		return result{cmd.ProcessState.ExitCode(), string(out), stderr}
+	}
+	url := "AGENT_WORKER_URL=" + infoB.URL()
+	if r := run([]string{url, "AGENT_WORKER_TOKEN=" + infoB.Token}, "list"); r.code != 0 || !strings.Contains(r.stdout, "carol") {
+		t.Errorf("list through b: exit %d, %q %q; want carol, made through a", r.code, r.stdout, r.stderr)
+	}
+	if r := run([]string{url}, "list"); r.code != 2 || !strings.Contains(r.stderr, "AGENT_WORKER_TOKEN") {
+		t.Errorf("no token: exit %d, %q; want a usage error naming AGENT_WORKER_TOKEN", r.code, r.stderr)
+	}
+	if r := run([]string{url, "AGENT_WORKER_TOKEN=wrong"}, "list"); r.code == 0 {
+		t.Errorf("a wrong token was accepted: %q", r.stdout)
+	}
+	if _, err := api.ReadDaemonInfo(remote.home); err == nil {
+		t.Errorf("a daemon was started in the remote CLI's home")
+	}
 }

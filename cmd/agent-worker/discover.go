@@ -5,9 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -24,7 +26,18 @@ var errNotRunning = api.Errorf(api.CodeUnreachable, "no daemon running: start on
 // connect finds the daemon of home through daemon.json. A file whose pid is
 // dead was left by a killed daemon and counts as absent. With start, a
 // missing daemon is started in the background and awaited.
+//
+// AGENT_WORKER_URL (with AGENT_WORKER_TOKEN) names a daemon directly
+// instead: any member of a cluster, or a daemon on another machine. It is
+// never started from here.
 func (e *env) connect(ctx context.Context, start bool) (*api.Client, error) {
+	if raw := os.Getenv("AGENT_WORKER_URL"); raw != "" {
+		d, err := remoteDaemon(raw, os.Getenv("AGENT_WORKER_TOKEN"))
+		if err != nil {
+			return nil, err
+		}
+		return e.client(d), nil
+	}
 	d, err := api.ReadDaemonInfo(e.home)
 	if err == nil && api.ProcessAlive(d.PID) {
 		return e.client(d), nil
@@ -136,4 +149,21 @@ func lastLogLine(path string, offset int64) string {
 		}
 	}
 	return last
+}
+
+// remoteDaemon is the daemon AGENT_WORKER_URL names (http://host:port),
+// with its token.
+func remoteDaemon(raw, token string) (api.DaemonInfo, error) {
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme != "http" || u.Hostname() == "" || u.Port() == "" || (u.Path != "" && u.Path != "/") {
+		return api.DaemonInfo{}, usagef("AGENT_WORKER_URL=%q: give the daemon's address as http://host:port", raw)
+	}
+	if token == "" {
+		return api.DaemonInfo{}, usagef("AGENT_WORKER_URL is set but AGENT_WORKER_TOKEN is not: give the daemon's token (the token in its daemon.json; every member of a cluster has the same)")
+	}
+	port, err := strconv.Atoi(u.Port())
+	if err != nil {
+		return api.DaemonInfo{}, usagef("AGENT_WORKER_URL=%q: bad port", raw)
+	}
+	return api.DaemonInfo{Host: u.Hostname(), Port: port, Token: token}, nil
 }

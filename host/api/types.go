@@ -463,6 +463,8 @@ type Run struct {
 	Usage         json.RawMessage `json:"usage,omitempty"`
 	// Scope is the run's workflow:tag.
 	Scope string `json:"scope"`
+	// Daemon is the id of the daemon (the cluster member) that ran it.
+	Daemon string `json:"daemon,omitempty"`
 	// Model is the model the run was priced for.
 	Model        string `json:"model,omitempty"`
 	InputTokens  int64  `json:"input_tokens"`

@@ -228,7 +228,7 @@ func apiRunEvent(e store.RunEvent) api.RunEvent {
 }
 
 func apiRun(r store.Run) api.Run {
-	out := api.Run{ID: r.ID, Agent: targetOf(r.Agent).Display(), Backend: r.Backend, PluginSHA256: r.PluginSHA256,
+	out := api.Run{ID: r.ID, Agent: targetOf(r.Agent).Display(), Backend: r.Backend, PluginSHA256: r.PluginSHA256, Daemon: r.Daemon,
 		Attempt: r.Attempt, State: r.State, StartedAt: r.StartedAt, InboxUntilSeq: r.InboxUntilSeq, Error: r.Error, Usage: r.Usage,
 		Scope: r.Agent.Workflow + ":" + r.Agent.Tag}
 	if !r.EndedAt.IsZero() {
