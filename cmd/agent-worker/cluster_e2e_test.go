@@ -437,3 +437,32 @@ func TestE2EClusterCLIPointedAtAnyMember(t *testing.T) {
 		t.Errorf("a daemon was started in the remote CLI's home")
 	}
 }
+
+// `cancel` through a member that does not run the agent ends the run on
+// the member that does: the run is recorded cancelled, the agent is idle.
+func TestE2EClusterCancelThroughAnotherMember(t *testing.T) {
+	ms, url := startCluster(t, 2)
+	db := connect(t, url)
+	ms[0].ok("new", "slow", "--backend", "mock", "--config", `{"script":[{"hang":true}]}`)
+	ms[0].ok("send", "slow", "take your time")
+	var runner string
+	ms[0].waitFor("slow's run to start", func() bool {
+		rows := db.query(`SELECT daemon FROM runs WHERE agent = 'slow' AND state = 'running'`)
+		ds, _ := pgx.CollectRows(rows, pgx.RowTo[string])
+		if len(ds) == 1 {
+			runner = ds[0]
+		}
+		return runner != ""
+	})
+	other := ms[0]
+	if other.id == runner {
+		other = ms[1]
+	}
+	out := other.ok("cancel", "slow")
+	if n := db.count(`SELECT count(*) FROM runs WHERE agent = 'slow' AND state = 'cancelled' AND daemon = $1`, runner); n != 1 {
+		t.Errorf("cancel through %s (%q): %d cancelled runs on %s, want 1", other.id, out, n, runner)
+	}
+	other.waitFor("slow to be idle", func() bool {
+		return strings.Contains(other.ok("info", "slow", "--json"), `"state": "idle"`)
+	})
+}

@@ -3,8 +3,10 @@ package scheduler
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/team"
 	"github.com/agent-worker/agent-worker/store"
 )
 
@@ -59,6 +61,13 @@ func (s *Scheduler) CancelAgent(ctx context.Context, key store.AgentKey) (string
 	if l != nil {
 		id, done = l.cancelRun("")
 	}
+	if done == nil && s.dispatch != nil {
+		// In a cluster the run may be on another member.
+		runs, err := s.db.ListRuns(ctx, store.RunFilter{Agent: key, Limit: 1})
+		if err == nil && len(runs) == 1 && !runs[0].State.Ended() {
+			return runs[0].ID, s.CancelRun(ctx, runs[0].ID)
+		}
+	}
 	if done == nil {
 		return "", api.Errorf(api.CodeConflict, "%s has no run in flight: nothing to cancel", display(key))
 	}
@@ -89,10 +98,45 @@ func (s *Scheduler) CancelRun(ctx context.Context, runID string) error {
 	if l != nil {
 		_, done = l.cancelRun(runID)
 	}
+	if done == nil && s.dispatch != nil && r.Daemon != "" {
+		return s.cancelElsewhere(ctx, r)
+	}
 	if done == nil {
 		return api.Errorf(api.CodeConflict, "run %s of %s is not in flight in this daemon: nothing to cancel", runID, display(r.Agent))
 	}
 	return waitRunEnd(ctx, done)
+}
+
+// cancelElsewhere asks the cluster member that runs r to cancel it (the
+// request travels as an event) and waits until its end is recorded.
+func (s *Scheduler) cancelElsewhere(ctx context.Context, r store.Run) error {
+	sub := s.team.Bus.Subscribe(wakeQueue)
+	defer func() { sub.Close() }()
+	s.team.Bus.Publish(team.Event{Kind: team.EventCancelRun, Agent: r.Agent, State: r.ID})
+	// The end arrives as a relayed run event; the store is read again
+	// every so often in case the relay missed it.
+	recheck := time.NewTicker(500 * time.Millisecond)
+	defer recheck.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("wait for the cancelled run to end on member %s: %w", r.Daemon, ctx.Err())
+		case ev := <-sub.C:
+			if ev.Run == nil || ev.Run.ID != r.ID {
+				continue
+			}
+		case <-sub.Dropped():
+			sub = s.team.Bus.Subscribe(wakeQueue)
+		case <-recheck.C:
+		}
+		cur, _, err := s.db.GetRun(ctx, r.ID)
+		if err != nil {
+			return err
+		}
+		if cur.State.Ended() {
+			return nil
+		}
+	}
 }
 
 // cancelRun cancels the loop's run in flight, if it is the run id (any

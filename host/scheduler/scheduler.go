@@ -211,8 +211,16 @@ func (s *Scheduler) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case ev := <-sub.C:
-			if ev.Kind == team.EventWake && (!ev.Remote || s.watchedHere(ev.Agent)) {
+			switch {
+			case ev.Kind == team.EventWake && (!ev.Remote || s.watchedHere(ev.Agent)):
 				s.Wake(ev.Agent)
+			case ev.Kind == team.EventCancelRun && ev.Remote:
+				s.mu.Lock()
+				l := s.loops[ev.Agent]
+				s.mu.Unlock()
+				if l != nil {
+					l.cancelRun(ev.State) // ours or not: only the member running it has it
+				}
 			}
 		case <-sub.Dropped():
 			s.log.Warn("scheduler fell behind the event bus; waking every agent")

@@ -27,6 +27,10 @@ const (
 	// once nothing in them would be lost (State "removed"). Internal: not
 	// streamed to clients.
 	EventWorktree = "worktree"
+	// EventCancelRun: a user cancelled run State of Agent through a cluster
+	// member that does not run it; the member that does ends it. Internal:
+	// not streamed to clients.
+	EventCancelRun = "cancel_run"
 )
 
 // RunInfo describes a run in run events.
