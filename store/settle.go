@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/jackc/pgx/v5"
 )
 
 // Settlement is what a successful run changes when it ends. SettleRun
@@ -22,7 +23,16 @@ type Settlement struct {
 	// posted only if the agent wrote nothing in the channel after it, since
 	// an agent that answered through its tools has spoken already.
 	SinceSeq int64
+	// InTx, on PostgreSQL, runs inside the settle's transaction, which
+	// commits only if it succeeds: a cluster member completes the run's
+	// queue job there, so the job ends exactly when the run is settled.
+	// Ignored on SQLite.
+	InTx TxHook
 }
+
+// TxHook is work of another part that must commit or roll back with a
+// store write on PostgreSQL.
+type TxHook func(ctx context.Context, tx pgx.Tx) error
 
 // SettleRun ends a running run as succeeded: it acks the agent's inbox
 // through the run's inbox_until_seq, posts Reply unless the agent already
@@ -59,7 +69,15 @@ func (db *DB) SettleRun(ctx context.Context, st Settlement) (reply Message, post
 				posted = true
 			}
 		}
-		return finishRun(conn, r.ID, api.RunSucceeded, "", st.Usage, now)
+		if err := finishRun(conn, r.ID, api.RunSucceeded, "", st.Usage, now); err != nil {
+			return err
+		}
+		if pc, ok := conn.(*pgConn); ok && st.InTx != nil {
+			if tx, ok := pc.q.(pgx.Tx); ok {
+				return st.InTx(pc.ctx, tx)
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return Message{}, false, err

@@ -25,8 +25,16 @@ func (db *DB) MoveAgentState(ctx context.Context, k AgentKey, from []api.AgentSt
 		for _, s := range from {
 			args = append(args, s)
 		}
+		guard := ""
+		if db.Cluster() && to == api.AgentIdle && len(from) == 1 && from[0] == api.AgentRunning {
+			// The end of a run: in a cluster, a member that was presumed
+			// dead and ends a run late must not set idle an agent that
+			// runs again on another member.
+			guard = ` AND NOT EXISTS (SELECT 1 FROM runs WHERE runs.workflow = agents.workflow AND runs.tag = agents.tag
+				AND runs.agent = agents.name AND runs.state = 'running')`
+		}
 		err := conn.execute(`UPDATE agents SET state = ?, error = ?, updated_at = ?
-			WHERE workflow = ? AND tag = ? AND name = ? AND state IN (`+placeholders(len(from))+`)`,
+			WHERE workflow = ? AND tag = ? AND name = ? AND state IN (`+placeholders(len(from))+`)`+guard,
 			&execOptions{Args: args})
 		moved = err == nil && conn.changes() > 0
 		return err

@@ -140,6 +140,26 @@ func TestE2EClusterOfThreeRunsATeamAndSurvivesAKilledMember(t *testing.T) {
 	}
 	db := connect(t, url)
 	count := db.count
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		// What the queue and the store held when the test failed.
+		dump := func(sql string) {
+			rows, err := db.conn.Query(context.Background(), sql)
+			if err != nil {
+				t.Logf("%s: %v", sql, err)
+				return
+			}
+			for rows.Next() {
+				vals, _ := rows.Values()
+				t.Logf("%v", vals)
+			}
+		}
+		dump(`SELECT id, kind, state, attempt, args::text, attempted_by, errors::text FROM river_job WHERE state <> 'completed' ORDER BY id`)
+		dump(`SELECT name, state, error FROM agents WHERE state <> 'idle'`)
+		dump(`SELECT a.name, (SELECT count(*) FROM message_recipients r WHERE r.agent = a.name AND r.seq > coalesce((SELECT cursor FROM inbox_ack k WHERE k.agent = a.name), 0)) FROM agents a`)
+	})
 	send(1, ms)
 	a.waitFor("a run of member "+c.id+" to succeed", func() bool {
 		return count(`SELECT count(*) FROM runs WHERE daemon = $1 AND state = 'succeeded'`, c.id) > 0

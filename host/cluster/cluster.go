@@ -25,7 +25,7 @@ import (
 // Defaults of Config.
 const (
 	DefaultHeartbeat = time.Second
-	DefaultLease     = 5 * time.Second
+	DefaultLease     = 10 * time.Second
 )
 
 // Config is what a member needs from the daemon.
@@ -47,7 +47,8 @@ type Config struct {
 	RescueAfter time.Duration
 	// Turn runs an agent's turn (scheduler.Scheduler.Turn); RetryDelay is
 	// the backoff after failed attempt n.
-	Turn       func(ctx context.Context, key store.AgentKey, scheduled bool, attempt, attempts int) (busy bool, err error)
+	// complete, passed to Turn, ends the job in the run's settle.
+	Turn       func(ctx context.Context, key store.AgentKey, scheduled bool, attempt, attempts int, complete store.TxHook) (busy bool, err error)
 	RetryDelay func(n int) time.Duration
 	// Attempts per turn (default 3).
 	Attempts int
@@ -274,7 +275,17 @@ type turnWorker struct {
 
 func (w *turnWorker) Work(ctx context.Context, job *river.Job[turnArgs]) error {
 	key := store.AgentKey{Name: job.Args.Agent, Workflow: job.Args.Workflow, Tag: job.Args.Tag}
-	return w.m.work(ctx, key, false, job.Attempt, job.MaxAttempts)
+	return w.m.work(ctx, key, false, job.Attempt, job.MaxAttempts, completeIn(ctx, job))
+}
+
+// completeIn completes job inside the transaction that settles its run:
+// the job ends exactly when the run is settled, and a member that was
+// presumed dead (its job released) cannot settle a run it no longer holds.
+func completeIn[T river.JobArgs](workCtx context.Context, job *river.Job[T]) store.TxHook {
+	return func(_ context.Context, tx pgx.Tx) error {
+		_, err := river.JobCompleteTx[*riverpgxv5.Driver](workCtx, tx, job)
+		return err
+	}
 }
 
 func (w *turnWorker) Timeout(*river.Job[turnArgs]) time.Duration { return -1 }
@@ -305,7 +316,7 @@ type fireWorker struct {
 
 func (w *fireWorker) Work(ctx context.Context, job *river.Job[fireArgs]) error {
 	key := store.AgentKey{Name: job.Args.Agent, Workflow: job.Args.Workflow, Tag: job.Args.Tag}
-	return w.m.work(ctx, key, true, job.Attempt, job.MaxAttempts)
+	return w.m.work(ctx, key, true, job.Attempt, job.MaxAttempts, completeIn(ctx, job))
 }
 
 func (w *fireWorker) Timeout(*river.Job[fireArgs]) time.Duration { return -1 }
@@ -318,8 +329,8 @@ func (w *fireWorker) NextRetry(job *river.Job[fireArgs]) time.Time {
 // member: that turn ends, and this one looks at what it left.
 const busySnooze = 100 * time.Millisecond
 
-func (m *Member) work(ctx context.Context, key store.AgentKey, scheduled bool, attempt, attempts int) error {
-	busy, err := m.cfg.Turn(ctx, key, scheduled, attempt, attempts)
+func (m *Member) work(ctx context.Context, key store.AgentKey, scheduled bool, attempt, attempts int, complete store.TxHook) error {
+	busy, err := m.cfg.Turn(ctx, key, scheduled, attempt, attempts, complete)
 	if busy {
 		return river.JobSnooze(busySnooze)
 	}

@@ -599,6 +599,7 @@ func (s *Scheduler) runOnce(ctx context.Context, l *agentLoop, a store.Agent, at
 func (s *Scheduler) settle(ctx context.Context, a store.Agent, before int64) func(context.Context, plugins.Outcome, json.RawMessage) error {
 	return func(txCtx context.Context, out plugins.Outcome, usage json.RawMessage) error {
 		st := store.Settlement{RunID: out.Run.ID, Usage: usage, SinceSeq: before}
+		st.InTx, _ = ctx.Value(settleHookKey{}).(store.TxHook)
 		if strings.TrimSpace(out.Result) != "" {
 			m, err := s.team.Compose(txCtx, team.SendRequest{Scope: a.Key().Scope(), From: a.Name, Content: out.Result})
 			if err == nil {

@@ -11,19 +11,21 @@ import (
 	"github.com/agent-worker/agent-worker/store"
 )
 
-// maxFold bounds how many turns one queued job runs back to back while
-// messages keep arriving, so that one chatty agent cannot hold a slot.
-const maxFold = 4
+// settleHookKey carries a turn's store.TxHook to its settle.
+type settleHookKey struct{}
 
 // Turn runs a turn the cluster's queue handed to this member: attempt of
 // attempts (the queue retries a failed one with backoff). It checks what a
 // loop's tick checks (state, workflow, budget) and runs the agent if it
-// has unread messages, again while new ones came during the run. busy
-// says the agent is running on some member now: the queue tries again
-// shortly. An error is an attempt that failed and may be retried; after
-// the last one, or a permanent error, the agent is failed and Turn
-// returns nil.
-func (s *Scheduler) Turn(ctx context.Context, key store.AgentKey, scheduled bool, attempt, attempts int) (busy bool, err error) {
+// has unread messages. complete, when set, runs in the transaction that
+// settles a successful run (the queue's job ends with it), so a message
+// that arrives after that commit gets a turn of its own, and one that came
+// before it is seen here: Turn asks for the next turn itself if unread
+// messages are left. busy says the agent is running on some member now:
+// the queue tries again shortly. An error is an attempt that failed and
+// may be retried; after the last one, or a permanent error, the agent is
+// failed and Turn returns nil.
+func (s *Scheduler) Turn(ctx context.Context, key store.AgentKey, scheduled bool, attempt, attempts int, complete store.TxHook) (busy bool, err error) {
 	s.Add(key) // an agent another member created: schedule it here too
 	s.mu.Lock()
 	l := s.loops[key]
@@ -31,82 +33,78 @@ func (s *Scheduler) Turn(ctx context.Context, key store.AgentKey, scheduled bool
 	if l == nil {
 		return false, nil // removed, or the daemon is stopping
 	}
-	for n := 0; n < maxFold; n++ {
-		a, err := s.db.GetAgent(ctx, key)
-		switch {
-		case api.ErrorCode(err) == api.CodeNotFound:
-			return false, nil
-		case err != nil:
-			return false, err
-		case a.State == api.AgentRunning:
-			return true, nil
-		case a.Backend == "external" || !a.State.Schedulable():
-			return false, nil
-		}
-		wf, err := s.db.GetWorkflow(ctx, a.Workflow, a.Tag)
-		if err != nil || wf.State != api.WorkflowRunning {
-			return false, err
-		}
-		depth, err := s.db.InboxDepth(ctx, key)
-		if err != nil {
-			return false, err
-		}
-		if scheduled && n == 0 && depth == 0 {
-			if err := s.wakeup(ctx, a); err != nil {
-				return false, err
-			}
-			depth = 1
-		}
-		if depth == 0 {
-			return false, nil
-		}
-		bs, err := s.budgetsOf(ctx, a, wf)
-		if err != nil {
-			return false, err
-		}
-		if sb, err := s.overBudget(ctx, a, bs); err != nil || sb != nil {
-			if sb != nil {
-				s.stopOverBudget(ctx, a, sb)
-			}
-			return false, err
-		}
-		out, err := s.runOnce(ctx, l, a, attempt, bs)
-		var crossed *overBudgetError
-		switch {
-		case err == nil:
-			l.finishAll(out, nil, false)
-			attempt = 1 // the next fold is a turn of its own
-			continue
-		case ctx.Err() != nil:
-			return false, ctx.Err() // the member is stopping: the queue gives the job to another
-		case errors.Is(err, errNotSchedulable):
-			if a, gerr := s.db.GetAgent(ctx, key); gerr == nil && a.State == api.AgentRunning {
-				return true, nil // another member started it first
-			}
-			return false, nil
-		case errors.Is(err, errUserCancel):
-			l.finishAll(out, err, false)
-			return false, nil
-		case errors.As(err, &crossed):
-			l.finishAll(out, err, false)
-			s.stopOverBudget(ctx, a, crossed.spent)
-			return false, nil
-		case backend.IsPermanent(err) || attempt >= attempts:
-			s.log.Warn("agent failed", "agent", key.String(), "attempts", attempt, "error", err)
-			l.finishAll(out, err, false)
-			s.moveState(ctx, key, []api.AgentState{api.AgentIdle, api.AgentRunning}, api.AgentFailed, err.Error())
-			return false, nil
-		default:
-			s.log.Info("run failed; the queue retries it", "agent", key.String(), "attempt", attempt, "error", err)
-			return false, err
-		}
+	a, err := s.db.GetAgent(ctx, key)
+	switch {
+	case api.ErrorCode(err) == api.CodeNotFound:
+		return false, nil
+	case err != nil:
+		return false, err
+	case a.State == api.AgentRunning:
+		return true, nil
+	case a.Backend == "external" || !a.State.Schedulable():
+		return false, nil
 	}
-	// Still more: hand the rest to a job of its own.
-	if s.dispatch != nil {
-		_, err := s.dispatch.Enqueue(ctx, key)
+	wf, err := s.db.GetWorkflow(ctx, a.Workflow, a.Tag)
+	if err != nil || wf.State != api.WorkflowRunning {
 		return false, err
 	}
-	return false, nil
+	depth, err := s.db.InboxDepth(ctx, key)
+	if err != nil {
+		return false, err
+	}
+	if scheduled && depth == 0 {
+		if err := s.wakeup(ctx, a); err != nil {
+			return false, err
+		}
+		depth = 1
+	}
+	if depth == 0 {
+		return false, nil
+	}
+	bs, err := s.budgetsOf(ctx, a, wf)
+	if err != nil {
+		return false, err
+	}
+	if sb, err := s.overBudget(ctx, a, bs); err != nil || sb != nil {
+		if sb != nil {
+			s.stopOverBudget(ctx, a, sb)
+		}
+		return false, err
+	}
+	if complete != nil {
+		ctx = context.WithValue(ctx, settleHookKey{}, complete)
+	}
+	out, err := s.runOnce(ctx, l, a, attempt, bs)
+	var crossed *overBudgetError
+	switch {
+	case err == nil:
+		l.finishAll(out, nil, false)
+		if left, derr := s.db.InboxDepth(ctx, key); derr == nil && left > 0 && s.dispatch != nil {
+			_, err = s.dispatch.Enqueue(ctx, key) // what came during the run
+		}
+		return false, err
+	case ctx.Err() != nil:
+		return false, ctx.Err() // the member is stopping: the queue gives the job to another
+	case errors.Is(err, errNotSchedulable):
+		if a, gerr := s.db.GetAgent(ctx, key); gerr == nil && a.State == api.AgentRunning {
+			return true, nil // another member started it first
+		}
+		return false, nil
+	case errors.Is(err, errUserCancel):
+		l.finishAll(out, err, false)
+		return false, nil
+	case errors.As(err, &crossed):
+		l.finishAll(out, err, false)
+		s.stopOverBudget(ctx, a, crossed.spent)
+		return false, nil
+	case backend.IsPermanent(err) || attempt >= attempts:
+		s.log.Warn("agent failed", "agent", key.String(), "attempts", attempt, "error", err)
+		l.finishAll(out, err, false)
+		s.moveState(ctx, key, []api.AgentState{api.AgentIdle, api.AgentRunning}, api.AgentFailed, err.Error())
+		return false, nil
+	}
+	s.log.Info("run failed; the queue retries it", "agent", key.String(), "attempt", attempt, "error", err)
+	return false, err
 }
 
 // RetryDelay is the backoff before attempt n+1 after attempt n failed,
