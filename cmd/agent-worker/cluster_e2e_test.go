@@ -427,7 +427,7 @@ func TestE2EClusterWorkflowFileMovesToTheMemberThatStartsIt(t *testing.T) {
 // one token, from a home that runs no daemon, and starts none.
 func TestE2EClusterCLIPointedAtAnyMember(t *testing.T) {
 	ms, _ := startCluster(t, 2)
-	ms[0].ok("new", "carol", "--backend", "mock")
+	ms[0].ok("new", "carol", "--backend", "mock", "--config", `{"script":[{"result":"pong"}]}`)
 	infoB, err := api.ReadDaemonInfo(ms[1].home)
 	if err != nil {
 		t.Fatal(err)
@@ -452,6 +452,12 @@ func TestE2EClusterCLIPointedAtAnyMember(t *testing.T) {
 	}
 	if r := run([]string{url, "AGENT_WORKER_TOKEN=wrong"}, "list"); r.code == 0 {
 		t.Errorf("a wrong token was accepted: %q", r.stdout)
+	}
+	// ask through a member that did not create the agent follows its run.
+	for i := range 3 {
+		if out := ms[i%2].ok("ask", "carol", "ping"); !strings.Contains(out, "pong") {
+			t.Errorf("ask %d through member %d = %q, want pong", i, i%2, out)
+		}
 	}
 	if _, err := api.ReadDaemonInfo(remote.home); err == nil {
 		t.Errorf("a daemon was started in the remote CLI's home")

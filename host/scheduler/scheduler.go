@@ -214,6 +214,21 @@ func (s *Scheduler) Run(ctx context.Context) error {
 			switch {
 			case ev.Kind == team.EventWake && (!ev.Remote || s.watchedHere(ev.Agent)):
 				s.Wake(ev.Agent)
+			case (ev.Kind == team.EventRunFinished || ev.Kind == team.EventRunFailed) && ev.Remote && ev.Run != nil && s.watchedHere(ev.Agent):
+				// Another member ran the turn someone here waits on.
+				s.mu.Lock()
+				l := s.loops[ev.Agent]
+				s.mu.Unlock()
+				if l != nil {
+					go s.finishRemote(ctx, l, ev.Run.ID)
+				}
+			case ev.Kind == team.EventAgentState && ev.Remote && ev.State == string(api.AgentFailed) && s.watchedHere(ev.Agent):
+				s.mu.Lock()
+				l := s.loops[ev.Agent]
+				s.mu.Unlock()
+				if l != nil {
+					l.finishAll(plugins.Outcome{}, fmt.Errorf("%s failed on another member: %s", display(ev.Agent), ev.Error), true)
+				}
 			case ev.Kind == team.EventCancelRun && ev.Remote:
 				s.mu.Lock()
 				l := s.loops[ev.Agent]

@@ -2,6 +2,8 @@ package scheduler
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 
 	"github.com/agent-worker/agent-worker/host/api"
 	"github.com/agent-worker/agent-worker/host/plugins"
@@ -160,5 +162,54 @@ func (l *agentLoop) finishAll(out plugins.Outcome, err error, all bool) {
 		}
 		kept = append(kept, w)
 	}
+	l.watches = kept
+}
+
+// finishRemote reports to the watches here a run another cluster member
+// ran (the watch's message was in its inbox): its outcome is read back
+// from the store, where the member recorded it.
+func (s *Scheduler) finishRemote(ctx context.Context, l *agentLoop, runID string) {
+	r, events, err := s.db.GetRun(ctx, runID)
+	if err != nil || r.InboxUntilSeq == 0 {
+		return
+	}
+	out := plugins.Outcome{Run: r}
+	var runErr error
+	if r.State != api.RunSucceeded {
+		// A failed attempt is retried by the queue; only the last one,
+		// which fails the agent, is the asker's answer.
+		if a, err := s.db.GetAgent(ctx, l.key); err != nil || a.State != api.AgentFailed {
+			return
+		}
+		runErr = fmt.Errorf("the run on member %s ended %s: %s", r.Daemon, r.State, r.Error)
+	}
+	for _, e := range events {
+		switch backend.EventKind(e.Kind) {
+		case backend.EventResult:
+			var d struct{ Text string }
+			if json.Unmarshal([]byte(e.Data), &d) == nil {
+				out.Result = d.Text
+			}
+		case backend.EventUsage:
+			var u backend.Usage
+			if json.Unmarshal([]byte(e.Data), &u) == nil {
+				out.Usage = u
+			}
+		}
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.runCancel != nil {
+		return // a run here is under way: it reports itself
+	}
+	kept := l.watches[:0]
+	for _, w := range l.watches {
+		if w.seq > 0 && w.seq <= r.InboxUntilSeq {
+			w.done <- WatchResult{out, runErr}
+			continue
+		}
+		kept = append(kept, w)
+	}
+	clear(l.watches[len(kept):])
 	l.watches = kept
 }
