@@ -199,7 +199,10 @@ func New(cfg Config) (_ *Host, err error) {
 	h.db, err = store.Open(ctx, storeAt, store.Options{Daemon: h.memberID, Logger: h.log.Named("store"), Now: cfg.Now,
 		ObserveWrite: h.metrics.StoreWrite})
 	if err != nil {
-		return nil, fmt.Errorf("open store: %w", err)
+		if store.IsPostgresURL(storeAt) {
+			return nil, fmt.Errorf("%w (check --store or AGENT_WORKER_STORE)", err)
+		}
+		return nil, err // it names the store
 	}
 	if h.db.Cluster() {
 		// Every member answers with the same token, so a client may talk

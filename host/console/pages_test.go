@@ -59,7 +59,11 @@ func fullAPI(t *testing.T) http.Handler {
 	}
 	reply("GET /health", api.Health{Version: "test", Agents: []api.Agent{alice, bob}, Workflows: []api.Workflow{wf, global},
 		Problems: []string{"agent bob@crew failed: crashed"}, UptimeMS: 90000,
-		Workers: []api.Worker{{Run: "run_1", Agent: "alice@crew", Backend: "mock", PID: 4242, StartedAt: now}}})
+		Workers: []api.Worker{{Run: "run_1", Agent: "alice@crew", Backend: "mock", PID: 4242, StartedAt: now}},
+		Cluster: &api.Cluster{Member: "m-1", Members: []api.ClusterMember{
+			{ID: "m-1", Host: "h1", PID: 1, Address: "127.0.0.1:5101", Alive: true, HeartbeatAgeMS: 300},
+			{ID: "m-2", Host: "h2", PID: 2, Address: "127.0.0.1:5102", HeartbeatAgeMS: 12000},
+			{ID: "m-3", Host: "h3", PID: 3, Address: "127.0.0.1:5103", StoppedAt: &now}}}})
 	reply("GET /workflows/{name}/{tag}", wf)
 	reply("GET /agents", api.AgentList{Agents: []api.Agent{alice, bob}})
 	reply("GET /runs", api.RunList{Runs: []api.Run{run, failed}})
@@ -98,7 +102,8 @@ func TestEveryPageRendersEveryField(t *testing.T) {
 	h := s.Handler(fullAPI(t))
 	cookie := &http.Cookie{Name: cookieName, Value: s.newSession()}
 	pages := map[string][]string{
-		"/console/": {"@crew", "standalone agents", "rejected edit", "agent bob@crew failed", "run_1", "4242", "of $5.00", "1.5k of 100.0k tokens", "3 of 50 runs", "team_doc_append notes.md"},
+		"/console/": {"@crew", "standalone agents", "rejected edit", "agent bob@crew failed", "run_1", "4242", "of $5.00", "1.5k of 100.0k tokens", "3 of 50 runs", "team_doc_append notes.md",
+			"m-1 <span class=\"muted\">(this one)</span>", "127.0.0.1:5102", "not responding", "stopped"},
 		"/console/team/crew/main": {"@crew", "Resume team", "run_1", "Cancel run", "DM → alice", "@bob", "show the rest", "res_0123456789abcdef", "2 unread", "last attempt failed", "spawned by alice", "may spawn 3",
 			"task-1", "40%", "waits for task-1, task-3", "under task-9", "for bob", "anyone", "ready", "gave up", "all green"},
 		"/console/team/crew/main/messages?after=0":          {`id="m4"`, "team_doc_append notes.md"},
