@@ -99,3 +99,30 @@ func TestSharedSettingFirstValueWins(t *testing.T) {
 		}
 	}
 }
+
+// A token ended through one member is refused by every other at once: in a
+// cluster no member keeps tokens it found live.
+func TestATokenRevokedThroughOneMemberIsRefusedByAnother(t *testing.T) {
+	if testEngine != "postgres" {
+		t.Skip("PostgreSQL only: one daemon holds a SQLite file (its home's lock), so no other member can revoke behind its cache")
+	}
+	t.Parallel()
+	path := testPath(t)
+	a := openAt(t, path, Options{Daemon: "a"})
+	b := openAt(t, path, Options{Daemon: "b"})
+	createTeam(t, a, Scope{"team", "t"}, "alice")
+	k := AgentKey{Name: "alice", Workflow: "team", Tag: "t"}
+	tok, err := a.CreateToken(t.Context(), k, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.LookupToken(t.Context(), tok); err != nil {
+		t.Fatalf("b does not know a's token: %v", err)
+	}
+	if err := a.RevokeToken(t.Context(), tok); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.LookupToken(t.Context(), tok); api.ErrorCode(err) != api.CodeNotFound {
+		t.Errorf("b after a revoked the token: %v, want not found", err)
+	}
+}

@@ -72,11 +72,13 @@ func (db *DB) CreateToken(ctx context.Context, k AgentKey, runID string) (string
 //
 // A token found once is remembered, so that the MCP hot path does not read
 // the database on every request; every write that can end a token forgets
-// them all before it returns (see tokenCache).
+// them all before it returns (see tokenCache). In a cluster nothing is
+// remembered: another member may end a token, and this one would not
+// hear of it.
 func (db *DB) LookupToken(ctx context.Context, token string) (Token, error) {
 	hash := hashToken(token)
 	tok, gen, ok := db.tokens.get(hash)
-	if ok {
+	if ok && !db.Cluster() {
 		return tok, nil
 	}
 	found := false
@@ -93,7 +95,7 @@ func (db *DB) LookupToken(ctx context.Context, token string) (Token, error) {
 	if err == nil && !found {
 		err = api.Errorf(api.CodeNotFound, "agent token not found or revoked")
 	}
-	if err == nil {
+	if err == nil && !db.Cluster() {
 		db.tokens.put(hash, tok, gen)
 	}
 	return tok, err
