@@ -66,7 +66,7 @@ test-e2e: ## install the pinned claude and codex CLIs (cache outside the repo), 
 screenshot: ## drive the web console in chromium and save a full-page screenshot of a team to docs/console.png
 	AGENT_WORKER_E2E_BROWSER=1 AGENT_WORKER_SCREENSHOT=$(CURDIR)/docs/console.png $(GO) test -count=1 -run 'TestE2EConsoleBrowser' ./cmd/agent-worker
 
-bench: build plugins ## one side-by-side table of a real daemon beside its ceilings (raw SQLite, the bare MCP SDK); also written to docs/performance.md
+bench: build plugins ## a real daemon beside its ceilings (raw SQLite, the bare MCP SDK), then a PostgreSQL cluster of 1-3 daemons beside the embedded store; both tables also written to docs/performance.md
 	$(GO) build -o $(BIN)/agent-worker-bench ./cmd/agent-worker-bench
 	./$(BIN)/agent-worker-bench -bin $(BIN)/agent-worker -plugins $(PLUGINS) -doc docs/performance.md
 

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -36,7 +37,11 @@ func startDaemon(ctx context.Context, cfg config, home string, extra ...string) 
 	args := append([]string{"daemon", "--home", home, "--listen", "127.0.0.1:0",
 		"--plugins-dir", cfg.plugins, "--log-level", "warn", "--poll-interval", "1h"}, extra...)
 	cmd := exec.Command(cfg.bin, args...)
-	cmd.Env = append(os.Environ(), "AGENT_WORKER_HOME="+home)
+	// The store is the scenario's to choose (--store in extra): a
+	// cluster's AGENT_WORKER_STORE in our environment must not turn the
+	// embedded-store daemons into members of it.
+	env := slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "AGENT_WORKER_STORE=") })
+	cmd.Env = append(env, "AGENT_WORKER_HOME="+home)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

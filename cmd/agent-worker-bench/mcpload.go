@@ -17,7 +17,8 @@ type load struct {
 	calls    int
 	elapsed  time.Duration
 	p50, p99 time.Duration
-	cpu      time.Duration // the server process's CPU time over the stretch
+	cpu      time.Duration   // the server process's CPU time over the stretch
+	cpus     []time.Duration // with several servers (goLoadSpread), each one's part of cpu
 }
 
 func (l load) perSecond() float64 { return float64(l.calls) / l.elapsed.Seconds() }
@@ -76,9 +77,21 @@ func goSession(ctx context.Context, url, token string) (*mcp.ClientSession, erro
 // whose CPU time is measured over the stretch.
 func goLoad(ctx context.Context, url string, tokens []string, calls int, tool string, pid int,
 	args func(client int) map[string]any) (load, error) {
+	urls := make([]string, len(tokens))
+	for i := range urls {
+		urls[i] = url
+	}
+	return goLoadSpread(ctx, urls, tokens, calls, tool, []int{pid}, args)
+}
+
+// goLoadSpread is goLoad with a server of each client's own (client i
+// calls urls[i] with tokens[i]), as the members of a cluster are; the CPU
+// time measured is the sum of pids'.
+func goLoadSpread(ctx context.Context, urls, tokens []string, calls int, tool string, pids []int,
+	args func(client int) map[string]any) (load, error) {
 	sessions := make([]*mcp.ClientSession, len(tokens))
 	for i, tok := range tokens {
-		s, err := goSession(ctx, url, tok)
+		s, err := goSession(ctx, urls[i], tok)
 		if err != nil {
 			return load{}, fmt.Errorf("connect client %d: %w", i, err)
 		}
@@ -127,14 +140,23 @@ func goLoad(ctx context.Context, url string, tokens []string, calls int, tool st
 	for i := range lat {
 		lat[i] = make([]time.Duration, 0, per)
 	}
-	cpu0, _ := cpuTime(pid)
+	cpu0 := make([]time.Duration, len(pids))
+	for i, pid := range pids {
+		cpu0[i], _ = cpuTime(pid)
+	}
 	start := time.Now()
 	if err := run(per, lat); err != nil {
 		return load{}, err
 	}
 	l := load{calls: per * len(sessions), elapsed: time.Since(start)}
-	cpu1, _ := cpuTime(pid)
-	l.cpu = cpu1 - cpu0
+	for i, pid := range pids {
+		cpu1, err := cpuTime(pid)
+		if err != nil { // gone, or pid 0: counts nothing
+			cpu1 = cpu0[i]
+		}
+		l.cpus = append(l.cpus, cpu1-cpu0[i])
+		l.cpu += cpu1 - cpu0[i]
+	}
 	var all []time.Duration
 	for _, ls := range lat {
 		all = append(all, ls...)

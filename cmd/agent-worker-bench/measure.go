@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"strings"
 	"time"
+
+	"github.com/agent-worker/agent-worker/host/api"
 )
 
 // row is one line of the table: what was measured, our figure, the
@@ -144,7 +146,7 @@ func measure(ctx context.Context, cfg config) (*table, error) {
 	}
 
 	step("mention → reply with warm spares")
-	sp50, sp99, err := mentionReply(ctx, d.client, "echo", n(200, 20), true)
+	sp50, sp99, err := mentionReply(ctx, d.client, []*api.Client{d.client}, "echo", n(200, 20))
 	if err != nil {
 		return nil, fmt.Errorf("mention → reply: %w", err)
 	}
@@ -196,7 +198,7 @@ func measure(ctx context.Context, cfg config) (*table, error) {
 	if err != nil {
 		return nil, err
 	}
-	cp50, cp99, err := mentionReply(ctx, cold.client, "echo", n(100, 10), false)
+	cp50, cp99, err := mentionReply(ctx, cold.client, nil, "echo", n(100, 10))
 	cold.stop(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("mention → reply (cold): %w", err)
@@ -268,7 +270,11 @@ func measureRuns(ctx context.Context, cfg config, t *table, n func(full, quick i
 			profile += ".cold"
 		}
 		stop := d.profile(ctx, profile)
-		p50, p99, err := mentionReply(ctx, d.client, "echo", n(200, 20), warm)
+		var warmOn []*api.Client
+		if warm {
+			warmOn = []*api.Client{d.client}
+		}
+		p50, p99, err := mentionReply(ctx, d.client, warmOn, "echo", n(200, 20))
 		stop()
 		if err != nil {
 			d.stop(ctx)

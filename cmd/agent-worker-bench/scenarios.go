@@ -169,12 +169,13 @@ func (f *follower) waitRunEnd(agent string, limit time.Duration) error {
 	}
 }
 
-// mentionReply sends n messages mentioning a mock agent, one at a time, and
-// measures each from the send until the agent's reply is in the channel;
-// the next message goes after the run has ended and, with warm, once the
-// mock backend's replacement spare is ready (this measures a run on a warm
-// spare; ping-pong measures runs back to back).
-func mentionReply(ctx context.Context, c *api.Client, name string, n int, warm bool) (p50, p99 time.Duration, err error) {
+// mentionReply sends n messages mentioning a mock agent through c, one at
+// a time, and measures each from the send until the agent's reply is in
+// c's channel stream; the next message goes after the run has ended and
+// once the mock backend's replacement spare is ready on each daemon of
+// warmOn (this measures a run on a warm spare; ping-pong measures runs back
+// to back). With warmOn empty nothing waits for spares.
+func mentionReply(ctx context.Context, c *api.Client, warmOn []*api.Client, name string, n int) (p50, p99 time.Duration, err error) {
 	if err := mockAgent(ctx, c, name, map[string]any{"reply": "pong"}); err != nil {
 		return 0, 0, err
 	}
@@ -185,9 +186,11 @@ func mentionReply(ctx context.Context, c *api.Client, name string, n int, warm b
 	defer f.cancel()
 	lat := make([]time.Duration, 0, n)
 	for i := range n + 5 { // 5 warm-up rounds
-		if warm && i > 0 {
-			if err := waitSpare(ctx, c, "mock"); err != nil {
-				return 0, 0, err
+		if i > 0 {
+			for _, w := range warmOn {
+				if err := waitSpare(ctx, w, "mock"); err != nil {
+					return 0, 0, err
+				}
 			}
 		}
 		t0 := time.Now()
@@ -352,7 +355,9 @@ func myInbox1M(ctx context.Context, cfg config, calls int) (p50, p99 time.Durati
 	return p50, p99, nil
 }
 
-// waitSpare waits until backend has a warm spare ready.
+// waitSpare waits until backend has a warm spare ready. A daemon whose
+// backend has had no run yet keeps no spares (a member of a cluster that
+// has not taken one of its runs): there is nothing to wait for.
 func waitSpare(ctx context.Context, c *api.Client, backend string) error {
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
@@ -361,7 +366,7 @@ func waitSpare(ctx context.Context, c *api.Client, backend string) error {
 			return err
 		}
 		for _, p := range l.Plugins {
-			if p.Kind == "backend" && p.Name == backend && p.Spares != nil && p.Spares.Live > 0 {
+			if p.Kind == "backend" && p.Name == backend && (p.Spares == nil || p.Spares.Live > 0) {
 				return nil
 			}
 		}

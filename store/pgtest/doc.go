@@ -1,8 +1,8 @@
 // Package pgtest starts throwaway PostgreSQL clusters for tests, from the
 // server binaries of the machine (Debian's postgresql package), so that the
 // store's PostgreSQL engine is tested against a real server without Docker.
-// Use it from tests only. A package shares one cluster per test binary and
-// gives each test its own database:
+// A test package shares one cluster per test binary and gives each test its
+// own database:
 //
 //	func TestMain(m *testing.M) { pgtest.Main(m) }
 //
@@ -12,6 +12,8 @@
 //	}
 //
 // Without the binaries the tests skip, unless AGENT_WORKER_E2E_POSTGRES=1
-// (set by make test-e2e and CI), where they fail. The package imports
-// nothing of the module, so any package may use it.
+// (set by make test-e2e and CI), where they fail. A program that is not a
+// test (the benchmark) uses Launch, CreateDatabase and Stop instead, and
+// IsUnavailable to skip on such a machine. The package imports nothing of
+// the module, so any package may use it.
 package pgtest

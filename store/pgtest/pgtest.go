@@ -63,6 +63,27 @@ type Cluster struct {
 	stopErr  error
 }
 
+// Launch starts a cluster outside a test, for a benchmark or a tool: the
+// same server as Start's, but its failures are returned, and the caller
+// stops it with Stop (or leaves that to the watchdog when it exits). Test
+// IsUnavailable on the error to tell a machine without PostgreSQL from a
+// server that failed to start.
+func Launch() (*Cluster, error) {
+	c, err := start()
+	if err != nil {
+		return nil, fmt.Errorf("pgtest: %w", err)
+	}
+	return c, nil
+}
+
+// IsUnavailable reports whether err says that this machine cannot run a
+// cluster at all (no server binaries, or no user to run them as), which
+// a caller may take as a reason to skip rather than to fail.
+func IsUnavailable(err error) bool {
+	var u unavailable
+	return errors.As(err, &u)
+}
+
 // Start starts a cluster of the test's own, stopped when tb ends. Prefer
 // Shared, which starts one per test binary: a start costs about a second.
 func Start(tb testing.TB) *Cluster {
@@ -136,8 +157,9 @@ func (c *Cluster) NewDatabase(tb testing.TB) string {
 	name := databaseName(c.n.Add(1), tb.Name())
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := c.admin(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
-		tb.Fatalf("pgtest: create database %s: %v", name, err)
+	dsn, err := c.CreateDatabase(ctx, name)
+	if err != nil {
+		tb.Fatalf("pgtest: %v", err)
 	}
 	tb.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -146,7 +168,17 @@ func (c *Cluster) NewDatabase(tb testing.TB) string {
 			tb.Errorf("pgtest: drop database %s: %v", name, err)
 		}
 	})
-	return c.DSN(name)
+	return dsn
+}
+
+// CreateDatabase creates an empty database named name, which Stop throws
+// away with the rest of the cluster, and returns its DSN. NewDatabase is
+// the tests' way; this one is for a caller without a testing.TB.
+func (c *Cluster) CreateDatabase(ctx context.Context, name string) (string, error) {
+	if err := c.admin(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
+		return "", fmt.Errorf("create database %s: %w", name, err)
+	}
+	return c.DSN(name), nil
 }
 
 // databaseName is unique within a cluster (n) and names the test, cut to

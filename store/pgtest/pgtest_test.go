@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -140,5 +142,61 @@ func TestFail(t *testing.T) {
 				t.Errorf("message %q does not give the reason %q", msg, tc.err)
 			}
 		})
+	}
+}
+
+// A program without a testing.TB tells a machine without PostgreSQL from a
+// server that failed, through Launch's wrapping.
+func TestIsUnavailable(t *testing.T) {
+	t.Parallel()
+	for name, tc := range map[string]struct {
+		err  error
+		want bool
+	}{
+		"no binaries":      {fmt.Errorf("pgtest: %w", unavailable(noBinaries)), true},
+		"no postgres user": {fmt.Errorf("pgtest: %w", unavailable(noUser)), true},
+		"start failed":     {errors.New("pgtest: pg_ctl start: exit status 1"), false},
+		"nil":              {nil, false},
+	} {
+		if got := IsUnavailable(tc.err); got != tc.want {
+			t.Errorf("%s: IsUnavailable(%v) = %v, want %v", name, tc.err, got, tc.want)
+		}
+	}
+}
+
+// A cluster launched outside a test serves the databases it creates, and
+// Stop ends the server and removes its directory.
+func TestLaunch(t *testing.T) {
+	c, err := Launch()
+	if err != nil {
+		fail(t, err)
+	}
+	ctx := context.Background()
+	dsn, err := c.CreateDatabase(ctx, "bench_one")
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var name string
+	err = conn.QueryRow(ctx, "SELECT current_database()").Scan(&name)
+	conn.Close(ctx)
+	if err != nil || name != "bench_one" {
+		t.Errorf("connected to %q (%v), want bench_one", name, err)
+	}
+	if _, err := c.CreateDatabase(ctx, "bench_one"); err == nil {
+		t.Error("a second database of the same name was created")
+	}
+	if err := c.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(c.dir); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("cluster directory after Stop: %v, want it gone", err)
+	}
+	if conn, err := pgx.Connect(ctx, dsn); err == nil {
+		conn.Close(ctx)
+		t.Error("the server still answers after Stop")
 	}
 }
