@@ -16,8 +16,9 @@ const channel = "agent_worker_events"
 const maxPayload = 7900
 
 // wireEvent is a team event as it crosses to the other members. A
-// message travels as its seq: a notification is small, and the receiver
-// reads the message from the store, where it is committed already.
+// message travels whole when it fits in a notification (most do), else as
+// its seq, and the receiver reads it from the store, where it is committed
+// already.
 type wireEvent struct {
 	From    string         `json:"f"`
 	Kind    string         `json:"k"`
@@ -28,6 +29,7 @@ type wireEvent struct {
 	State   string         `json:"st,omitempty"`
 	Error   string         `json:"e,omitempty"`
 	Message *store.Scope   `json:"m,omitempty"`
+	Whole   *store.Message `json:"w,omitempty"`
 }
 
 // relay carries the team events of this member to the others and theirs
@@ -59,9 +61,14 @@ func (r *relay) send(ctx context.Context) {
 			}
 			w := wireEvent{From: r.m.cfg.ID, Kind: ev.Kind, Agent: ev.Agent, Run: ev.Run, Tool: ev.Tool, State: ev.State, Error: ev.Error}
 			if ev.Message != nil {
-				w.Seq, w.Message = ev.Message.Seq, &store.Scope{Workflow: ev.Message.Workflow, Tag: ev.Message.Tag}
+				w.Whole = ev.Message
 			}
 			b, err := json.Marshal(w)
+			if err == nil && len(b) > maxPayload && w.Whole != nil {
+				w.Whole = nil
+				w.Seq, w.Message = ev.Message.Seq, &store.Scope{Workflow: ev.Message.Workflow, Tag: ev.Message.Tag}
+				b, err = json.Marshal(w)
+			}
 			if err == nil && len(b) > maxPayload && w.Tool != nil {
 				w.Tool = &team.ToolInfo{Name: w.Tool.Name} // a tool call's arguments can be long
 				b, err = json.Marshal(w)
@@ -110,8 +117,8 @@ func (r *relay) listenOnce(ctx context.Context) error {
 		if json.Unmarshal([]byte(n.Payload), &w) != nil || w.From == r.m.cfg.ID {
 			continue
 		}
-		ev := team.Event{Kind: w.Kind, Agent: w.Agent, Run: w.Run, Tool: w.Tool, State: w.State, Error: w.Error, Remote: true}
-		if w.Message != nil {
+		ev := team.Event{Kind: w.Kind, Agent: w.Agent, Run: w.Run, Tool: w.Tool, State: w.State, Error: w.Error, Remote: true, Message: w.Whole}
+		if w.Whole == nil && w.Message != nil {
 			ms, err := r.m.cfg.DB.ReadChannel(ctx, *w.Message, store.ReadOptions{SinceSeq: w.Seq - 1, Limit: 1})
 			if err != nil || len(ms) == 0 || ms[0].Seq != w.Seq {
 				continue
