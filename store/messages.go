@@ -138,12 +138,17 @@ func appendMessage(conn querier, m NewMessage, now int64) (Message, error) {
 	if err != nil {
 		return Message{}, err
 	}
-	err = conn.execute(`INSERT INTO messages
-		(id, workflow, tag, sender, content, kind, to_agent, recipients, resource_id, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, NULLIF(?, ''), ?, NULLIF(?, ''), ?) RETURNING seq`,
-		&execOptions{Args: []any{out.ID, out.Workflow, out.Tag, out.Sender, out.Content,
-			out.Kind, out.To, string(recipients), out.ResourceID, now},
+	args := []any{out.ID, out.Workflow, out.Tag, out.Sender, out.Content,
+		out.Kind, out.To, string(recipients), out.ResourceID, now}
+	if sc, ok := conn.(sqliteConn); ok {
+		// SQLite: the rowid of the insert, without RETURNING, which costs
+		// SQLite a statement journal per message.
+		err = conn.execute(insertMessageSQL, &execOptions{Args: args})
+		out.Seq = sc.c.LastInsertRowID()
+	} else {
+		err = conn.execute(insertMessageReturningSQL, &execOptions{Args: args,
 			ResultFunc: func(s row) error { out.Seq = s.ColumnInt64(0); return nil }})
+	}
 	if err != nil {
 		return Message{}, err
 	}
@@ -284,3 +289,9 @@ func countAgentStreak(conn querier, m Message, now int64) (tripped bool, err err
 		&execOptions{Args: []any{api.WorkflowPaused, fmt.Sprintf("paused by the loop guard: %d agent messages in a row", streak), now, m.Workflow, m.Tag}})
 	return err == nil, err
 }
+
+const insertMessageSQL = `INSERT INTO messages
+	(id, workflow, tag, sender, content, kind, to_agent, recipients, resource_id, created_at)
+	VALUES (?, ?, ?, ?, ?, ?, NULLIF(?, ''), ?, NULLIF(?, ''), ?)`
+
+const insertMessageReturningSQL = insertMessageSQL + ` RETURNING seq`
