@@ -88,12 +88,7 @@ func (h *Host) joinCluster(ctx context.Context) error {
 		DB: h.db, ID: h.memberID, Address: h.ln.Addr().String(), Bus: &h.team.Bus, Log: h.log.Named("cluster"),
 		Workers: workers, Attempts: attempts, RescueAfter: runTimeout + time.Minute,
 		Turn: h.sched.Turn, RetryDelay: h.sched.RetryDelay,
-		KillOrphan: func(w store.Worker) {
-			if plugins.IsPluginProcess(w.PID, w.PluginPath) {
-				h.log.Warn("killing a plugin process a dead member left on this host", "run", w.RunID, "pid", w.PID, "member", w.Daemon)
-				cluster.KillGroup(w.PGID)
-			}
-		},
+		KillOrphan: func(w store.Worker) { plugins.KillLeftover(w, h.log) },
 	})
 	if err != nil {
 		return err
@@ -113,10 +108,7 @@ func (h *Host) recoverOwn(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	for _, w := range r.Workers {
-		if plugins.IsPluginProcess(w.PID, w.PluginPath) {
-			h.log.Warn("killing plugin left by a previous daemon", "run", w.RunID, "pid", w.PID)
-			cluster.KillGroup(w.PGID)
-		}
+		plugins.KillLeftover(w, h.log)
 	}
 	return len(r.Runs), nil
 }

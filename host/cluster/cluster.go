@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -53,7 +52,7 @@ type Config struct {
 	// Attempts per turn (default 3).
 	Attempts int
 	// KillOrphan is called for each plugin process of a dead member that
-	// ran on this host (plugins.IsPluginProcess decides if it still is one).
+	// ran on this host (plugins.KillLeftover).
 	KillOrphan func(w store.Worker)
 }
 
@@ -119,8 +118,7 @@ func Join(ctx context.Context, cfg Config) (*Member, error) {
 	}
 	// Jobs this member's previous process was working when it died wait
 	// for it no longer: it starts with none running.
-	if _, err := pool.Exec(ctx, `UPDATE river_job SET state = 'available', scheduled_at = now()
-		WHERE state = 'running' AND attempted_by[array_upper(attempted_by, 1)] = $1`, cfg.ID); err != nil {
+	if _, err := m.releaseJobs(ctx, `= $1`, cfg.ID); err != nil {
 		return nil, fmt.Errorf("release this member's old jobs: %w", err)
 	}
 	if err := cfg.DB.RegisterDaemon(ctx, store.Daemon{ID: cfg.ID, Host: host, PID: os.Getpid(), Address: cfg.Address, Version: api.Version}); err != nil {
@@ -206,7 +204,7 @@ func (m *Member) beat(ctx context.Context) {
 	// Their turns still hold River's jobs (running, by a worker that is
 	// gone): hand them back to the queue now rather than at River's rescue,
 	// so the agents' next turns are not folded into jobs no one works.
-	n, err := m.releaseJobs(ctx)
+	n, err := m.releaseJobs(ctx, `IN (SELECT id FROM daemons WHERE stopped_at <> 0)`)
 	if err != nil {
 		m.cfg.Log.Warn("release dead members' jobs", "error", err)
 	}
@@ -224,12 +222,12 @@ func (m *Member) beat(ctx context.Context) {
 	}
 }
 
-// releaseJobs makes the jobs that stopped members were working available
-// again: what River's rescuer does for a stuck job, done as soon as the
-// member is known dead.
-func (m *Member) releaseJobs(ctx context.Context) (int64, error) {
+// releaseJobs makes available again the running jobs whose last worker
+// matches member (a condition on that id): what River's rescuer does for a
+// stuck job, done as soon as the member is known gone.
+func (m *Member) releaseJobs(ctx context.Context, member string, args ...any) (int64, error) {
 	tag, err := m.pool.Exec(ctx, `UPDATE river_job SET state = 'available', scheduled_at = now()
-		WHERE state = 'running' AND attempted_by[array_upper(attempted_by, 1)] IN (SELECT id FROM daemons WHERE stopped_at <> 0)`)
+		WHERE state = 'running' AND attempted_by[array_upper(attempted_by, 1)] `+member, args...)
 	return tag.RowsAffected(), err
 }
 
@@ -336,6 +334,3 @@ func (m *Member) work(ctx context.Context, key store.AgentKey, scheduled bool, a
 	}
 	return err
 }
-
-// KillGroup kills a dead member's plugin process group on this host.
-func KillGroup(pgid int) { _ = syscall.Kill(-pgid, syscall.SIGKILL) }

@@ -689,10 +689,7 @@ func (s *Supervisor) Reap(ctx context.Context) error {
 		return err
 	}
 	for _, w := range workers {
-		if IsPluginProcess(w.PID, w.PluginPath) {
-			s.log.Warn("killing plugin left by a previous daemon", "run", w.RunID, "state", w.State, "pid", w.PID)
-			_ = syscall.Kill(-w.PGID, syscall.SIGKILL)
-		}
+		KillLeftover(w, s.log)
 		if err := s.db.RemoveWorker(ctx, w.RunID); err != nil {
 			return err
 		}
@@ -702,6 +699,16 @@ func (s *Supervisor) Reap(ctx context.Context) error {
 		s.log.Warn("runs interrupted by a daemon stop marked failed", "runs", n)
 	}
 	return err
+}
+
+// KillLeftover kills the process group of a plugin process a dead daemon
+// (or a dead cluster member on this host) left running, if the recorded pid
+// still runs the recorded plugin binary, so a reused pid is never hit.
+func KillLeftover(w store.Worker, log hclog.Logger) {
+	if IsPluginProcess(w.PID, w.PluginPath) {
+		log.Warn("killing plugin left by a previous daemon", "run", w.RunID, "state", w.State, "pid", w.PID, "daemon", w.Daemon)
+		_ = syscall.Kill(-w.PGID, syscall.SIGKILL)
+	}
 }
 
 // IsPluginProcess checks /proc/<pid>/exe against the file the plugin

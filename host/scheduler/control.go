@@ -54,9 +54,7 @@ func (s *Scheduler) CancelAgent(ctx context.Context, key store.AgentKey) (string
 	if _, err := s.db.GetAgent(ctx, key); err != nil {
 		return "", noAgent(key, err)
 	}
-	s.mu.Lock()
-	l := s.loops[key]
-	s.mu.Unlock()
+	l := s.loopOf(key)
 	id, done := "", (<-chan struct{})(nil)
 	if l != nil {
 		id, done = l.cancelRun("")
@@ -91,9 +89,7 @@ func (s *Scheduler) CancelRun(ctx context.Context, runID string) error {
 	if r.State.Ended() {
 		return api.Errorf(api.CodeConflict, "run %s has already ended (%s): nothing to cancel", runID, r.State)
 	}
-	s.mu.Lock()
-	l := s.loops[r.Agent]
-	s.mu.Unlock()
+	l := s.loopOf(r.Agent)
 	var done <-chan struct{}
 	if l != nil {
 		_, done = l.cancelRun(runID)

@@ -212,30 +212,10 @@ func (s *Scheduler) Run(ctx context.Context) error {
 			return nil
 		case ev := <-sub.C:
 			switch {
-			case ev.Kind == team.EventWake && (!ev.Remote || s.watchedHere(ev.Agent)):
+			case ev.Remote:
+				s.relayed(ctx, ev)
+			case ev.Kind == team.EventWake:
 				s.Wake(ev.Agent)
-			case (ev.Kind == team.EventRunFinished || ev.Kind == team.EventRunFailed) && ev.Remote && ev.Run != nil && s.watchedHere(ev.Agent):
-				// Another member ran the turn someone here waits on.
-				s.mu.Lock()
-				l := s.loops[ev.Agent]
-				s.mu.Unlock()
-				if l != nil {
-					go s.finishRemote(ctx, l, ev.Run.ID)
-				}
-			case ev.Kind == team.EventAgentState && ev.Remote && ev.State == string(api.AgentFailed) && s.watchedHere(ev.Agent):
-				s.mu.Lock()
-				l := s.loops[ev.Agent]
-				s.mu.Unlock()
-				if l != nil {
-					l.finishAll(plugins.Outcome{}, fmt.Errorf("%s failed on another member: %s", display(ev.Agent), ev.Error), true)
-				}
-			case ev.Kind == team.EventCancelRun && ev.Remote:
-				s.mu.Lock()
-				l := s.loops[ev.Agent]
-				s.mu.Unlock()
-				if l != nil {
-					l.cancelRun(ev.State) // ours or not: only the member running it has it
-				}
 			}
 		case <-sub.Dropped():
 			s.log.Warn("scheduler fell behind the event bus; waking every agent")
@@ -291,9 +271,7 @@ func (s *Scheduler) Remove(key store.AgentKey) {
 
 // Wake asks an agent to look at its inbox now.
 func (s *Scheduler) Wake(key store.AgentKey) {
-	s.mu.Lock()
-	l := s.loops[key]
-	s.mu.Unlock()
+	l := s.loopOf(key)
 	if l == nil {
 		return
 	}
@@ -675,11 +653,30 @@ func (s *Scheduler) wakeup(ctx context.Context, a store.Agent) error {
 	return err
 }
 
-// watchedHere reports whether someone here follows the agent's next run:
-// a wake relayed from another member then wakes the loop here too.
-func (s *Scheduler) watchedHere(key store.AgentKey) bool {
+// loopOf is the agent's loop here, nil if it is not scheduled.
+func (s *Scheduler) loopOf(key store.AgentKey) *agentLoop {
 	s.mu.Lock()
-	l := s.loops[key]
-	s.mu.Unlock()
-	return l != nil && l.watched()
+	defer s.mu.Unlock()
+	return s.loops[key]
+}
+
+// relayed acts on an event another cluster member published. A cancel
+// reaches the run if it is here; the rest matters only to someone here
+// waiting on the agent (ask): a wake wakes the loop (the member that
+// published it asked for the turn already), and the end of a run the
+// other member ran, or the agent's failure there, is the asker's answer.
+func (s *Scheduler) relayed(ctx context.Context, ev team.Event) {
+	l := s.loopOf(ev.Agent)
+	switch {
+	case l == nil:
+	case ev.Kind == team.EventCancelRun:
+		l.cancelRun(ev.State) // ours or not: only the member running it has it
+	case !l.watched():
+	case ev.Kind == team.EventWake:
+		s.Wake(ev.Agent)
+	case (ev.Kind == team.EventRunFinished || ev.Kind == team.EventRunFailed) && ev.Run != nil:
+		go s.finishRemote(ctx, l, ev.Run.ID)
+	case ev.Kind == team.EventAgentState && ev.State == string(api.AgentFailed):
+		l.finishAll(plugins.Outcome{}, fmt.Errorf("%s failed on another member: %s", display(ev.Agent), ev.Error), true)
+	}
 }

@@ -27,9 +27,7 @@ type settleHookKey struct{}
 // failed and Turn returns nil.
 func (s *Scheduler) Turn(ctx context.Context, key store.AgentKey, scheduled bool, attempt, attempts int, complete store.TxHook) (busy bool, err error) {
 	s.Add(key) // an agent another member created: schedule it here too
-	s.mu.Lock()
-	l := s.loops[key]
-	s.mu.Unlock()
+	l := s.loopOf(key)
 	if l == nil {
 		return false, nil // removed, or the daemon is stopping
 	}

@@ -40,9 +40,7 @@ type WatchResult struct {
 // watcher that leaves more than queue of them unread is dropped (Dropped
 // closes) and the run carries on without it.
 func (s *Scheduler) Watch(key store.AgentKey, queue int) (*RunWatch, error) {
-	s.mu.Lock()
-	l := s.loops[key]
-	s.mu.Unlock()
+	l := s.loopOf(key)
 	if l == nil {
 		return nil, api.Errorf(api.CodeConflict, "%s is not scheduled: it is stopped, or its workflow is", key)
 	}
