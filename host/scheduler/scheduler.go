@@ -308,9 +308,11 @@ func (s *Scheduler) loop(ctx context.Context, l *agentLoop) {
 				continue
 			}
 			// Every member's loop sees the same due time (it comes from
-			// the store); the queue keeps one job per agent and time.
+			// the store); the queue keeps one job per agent and time. The
+			// next is counted from that due time, not from this member's
+			// clock, so that every member asks for the same next one.
 			l.mu.Lock()
-			l.lastFire = s.cfg.Clock.Now()
+			l.lastFire = at
 			l.mu.Unlock()
 			if err := s.dispatch.Fire(ctx, l.key, at); err != nil && ctx.Err() == nil {
 				s.log.Warn("scheduled wake-up", "agent", l.key.String(), "error", err)
@@ -371,65 +373,80 @@ func (s *Scheduler) tick(ctx context.Context, l *agentLoop, scheduled bool) (*st
 	if a.Backend == "external" || !a.State.Schedulable() {
 		return &a, true
 	}
-	wf, err := s.db.GetWorkflow(ctx, a.Workflow, a.Tag)
-	if err != nil || wf.State != api.WorkflowRunning {
-		return &a, true
-	}
-	depth, err := s.db.InboxDepth(ctx, l.key)
-	if err != nil {
-		return &a, true
-	}
 	if scheduled {
 		l.mu.Lock()
 		l.lastFire = s.cfg.Clock.Now()
 		l.mu.Unlock()
-		if depth == 0 {
-			if err := s.wakeup(ctx, a); err != nil {
-				s.log.Warn("scheduled wake-up", "agent", l.key.String(), "error", err)
-				return &a, true
-			}
-			depth = 1
+	}
+	bs, run, err := s.due(ctx, a, scheduled, l.held)
+	if err != nil && ctx.Err() == nil {
+		s.log.Warn("scheduler", "agent", l.key.String(), "error", err)
+	}
+	if !run {
+		if a.State == api.AgentRunning && s.dispatch != nil && l.watched() {
+			l.recheck = true // running elsewhere: the asker's turn comes after it
+		}
+		return &a, true
+	}
+	l.held = 0
+	if s.dispatch != nil && !l.watched() {
+		// A cluster member: the turn goes to the queue, from which any
+		// member runs it. A loop someone here waits on (ask) runs it here,
+		// so the asker follows it.
+		busy, err := s.dispatch.Enqueue(ctx, l.key)
+		if err != nil && ctx.Err() == nil {
+			s.log.Warn("enqueue a turn", "agent", l.key.String(), "error", err)
+		}
+		l.recheck = busy || err != nil
+		return &a, true
+	}
+	s.runWithRetries(ctx, l, a, bs)
+	return nil, true
+}
+
+// due decides whether agent a takes a turn now, for a loop's tick and a
+// cluster's Turn alike, and returns its budgets for the run: its workflow
+// runs, it has unread messages (a scheduled wake-up posts its prompt when
+// it has none), not only the ones a cancelled run was shown (held, seq),
+// and no budget of it is spent (one that is stops it over budget). An
+// error is a failed read or write.
+func (s *Scheduler) due(ctx context.Context, a store.Agent, scheduled bool, held int64) (budgets, bool, error) {
+	wf, err := s.db.GetWorkflow(ctx, a.Workflow, a.Tag)
+	if err != nil || wf.State != api.WorkflowRunning {
+		return budgets{}, false, err
+	}
+	depth, err := s.db.InboxDepth(ctx, a.Key())
+	if err != nil {
+		return budgets{}, false, err
+	}
+	if scheduled && depth == 0 {
+		if err := s.wakeup(ctx, a); err != nil {
+			return budgets{}, false, fmt.Errorf("scheduled wake-up: %w", err)
+		}
+		depth = 1
+	}
+	if depth == 0 {
+		return budgets{}, false, nil
+	}
+	if held > 0 && !scheduled {
+		newest, err := s.db.NewestInboxSeq(ctx, a.Key())
+		if err != nil || newest <= held {
+			return budgets{}, false, err // only what was cancelled waits: hold it
 		}
 	}
-	if depth > 0 && l.held > 0 && !scheduled {
-		newest, err := s.db.NewestInboxSeq(ctx, l.key)
-		if err != nil || newest <= l.held {
-			return &a, true // only what was cancelled waits: hold it
-		}
+	bs, err := s.budgetsOf(ctx, a, wf)
+	var sb *spentBudget
+	if err == nil {
+		sb, err = s.overBudget(ctx, a, bs)
 	}
-	if depth > 0 {
-		bs, err := s.budgetsOf(ctx, a, wf)
-		var sb *spentBudget
-		if err == nil {
-			sb, err = s.overBudget(ctx, a, bs)
-		}
-		switch {
-		case err != nil:
-			s.log.Warn("budget check", "agent", l.key.String(), "error", err)
-			return &a, true
-		case sb != nil:
-			s.stopOverBudget(ctx, a, sb)
-			return &a, true
-		}
-		l.held = 0
-		if s.dispatch != nil && !l.watched() {
-			// A cluster member: the turn goes to the queue, from which any
-			// member runs it. A loop someone here waits on (ask) runs it
-			// here, so the asker follows it.
-			busy, err := s.dispatch.Enqueue(ctx, l.key)
-			if err != nil && ctx.Err() == nil {
-				s.log.Warn("enqueue a turn", "agent", l.key.String(), "error", err)
-			}
-			l.recheck = busy || err != nil
-			return &a, true
-		}
-		s.runWithRetries(ctx, l, a, bs)
-		return nil, true
+	switch {
+	case err != nil:
+		return budgets{}, false, fmt.Errorf("budget check: %w", err)
+	case sb != nil:
+		s.stopOverBudget(ctx, a, sb)
+		return budgets{}, false, nil
 	}
-	if a.State == api.AgentRunning && s.dispatch != nil && l.watched() {
-		l.recheck = true // running elsewhere: the asker's turn comes after it
-	}
-	return &a, true
+	return bs, true, nil
 }
 
 // runWithRetries runs the agent until a run succeeds, retrying failures with

@@ -42,31 +42,8 @@ func (s *Scheduler) Turn(ctx context.Context, key store.AgentKey, scheduled bool
 	case a.Backend == "external" || !a.State.Schedulable():
 		return false, nil
 	}
-	wf, err := s.db.GetWorkflow(ctx, a.Workflow, a.Tag)
-	if err != nil || wf.State != api.WorkflowRunning {
-		return false, err
-	}
-	depth, err := s.db.InboxDepth(ctx, key)
-	if err != nil {
-		return false, err
-	}
-	if scheduled && depth == 0 {
-		if err := s.wakeup(ctx, a); err != nil {
-			return false, err
-		}
-		depth = 1
-	}
-	if depth == 0 {
-		return false, nil
-	}
-	bs, err := s.budgetsOf(ctx, a, wf)
-	if err != nil {
-		return false, err
-	}
-	if sb, err := s.overBudget(ctx, a, bs); err != nil || sb != nil {
-		if sb != nil {
-			s.stopOverBudget(ctx, a, sb)
-		}
+	bs, run, err := s.due(ctx, a, scheduled, 0)
+	if err != nil || !run {
 		return false, err
 	}
 	if complete != nil {
