@@ -197,6 +197,17 @@ func takeBack(conn querier, r *Recovered, reason string, now int64) error {
 			r.Agents = append(r.Agents, run.Agent)
 		}
 	}
+	// An agent it moved to running whose run was not yet recorded, or
+	// whose run had ended but not yet moved it back to idle.
+	err = conn.execute(`UPDATE agents SET state = 'idle', updated_at = ? WHERE daemon = ? AND state = 'running'
+		RETURNING workflow, tag, name`,
+		&execOptions{Args: []any{now, id}, ResultFunc: func(s row) error {
+			r.Agents = append(r.Agents, AgentKey{Workflow: s.ColumnText(0), Tag: s.ColumnText(1), Name: s.ColumnText(2)})
+			return nil
+		}})
+	if err != nil {
+		return err
+	}
 	err = conn.execute(`SELECT run_id, pid, pgid, plugin_path, state FROM workers WHERE daemon = ? ORDER BY run_id`,
 		&execOptions{Args: []any{id}, ResultFunc: func(s row) error {
 			r.Workers = append(r.Workers, Worker{RunID: s.ColumnText(0), PID: s.ColumnInt(1), PGID: s.ColumnInt(2),

@@ -21,7 +21,7 @@ func TestRecoverDeadDaemonsTakesBackOnlyTheDeadMembersWork(t *testing.T) {
 	dead := openAt(t, path, Options{Now: clk.Now, Daemon: "dead"})
 	live := openAt(t, path, Options{Now: clk.Now, Daemon: "live"})
 	team := Scope{"team", "t"}
-	createTeam(t, dead, team, "alice", "bob")
+	createTeam(t, dead, team, "alice", "bob", "carol", "dave")
 	for _, db := range []*DB{dead, live} {
 		if err := db.RegisterDaemon(ctx, Daemon{ID: db.daemon, Host: "h", PID: 1, Address: "127.0.0.1:1"}); err != nil {
 			t.Fatal(err)
@@ -40,6 +40,15 @@ func TestRecoverDeadDaemonsTakesBackOnlyTheDeadMembersWork(t *testing.T) {
 	}
 	startRunning(dead, "alice", "run-a")
 	startRunning(live, "bob", "run-b")
+	// Carol and dave were moved to running and have no run recorded yet
+	// (or theirs has ended and they are not idle again yet): carol by the
+	// member that dies, dave by the live one.
+	for db, name := range map[*DB]string{dead: "carol", live: "dave"} {
+		k := AgentKey{Name: name, Workflow: team.Workflow, Tag: team.Tag}
+		if moved, err := db.MoveAgentState(ctx, k, []api.AgentState{api.AgentIdle}, api.AgentRunning, ""); err != nil || !moved {
+			t.Fatalf("move %s to running = %v, %v", name, moved, err)
+		}
+	}
 
 	clk.Set(clk.Now().Add(20 * time.Second))
 	if err := live.DaemonHeartbeat(ctx, "live"); err != nil {
@@ -56,7 +65,8 @@ func TestRecoverDeadDaemonsTakesBackOnlyTheDeadMembersWork(t *testing.T) {
 	if len(r.Runs) != 1 || r.Runs[0].ID != "run-a" || r.Runs[0].Daemon != "dead" {
 		t.Errorf("runs taken back = %+v, want run-a", r.Runs)
 	}
-	if diff := cmp.Diff([]AgentKey{{Name: "alice", Workflow: "team", Tag: "t"}}, r.Agents); diff != "" {
+	want := []AgentKey{{Name: "alice", Workflow: "team", Tag: "t"}, {Name: "carol", Workflow: "team", Tag: "t"}}
+	if diff := cmp.Diff(want, r.Agents); diff != "" {
 		t.Errorf("agents back to idle (-want +got):\n%s", diff)
 	}
 	if len(r.Workers) != 1 || r.Workers[0].PID != 42 {
@@ -70,7 +80,7 @@ func TestRecoverDeadDaemonsTakesBackOnlyTheDeadMembersWork(t *testing.T) {
 	if err != nil || runB.State != api.RunRunning || runB.Daemon != "live" {
 		t.Errorf("run-b = %+v (err %v), want still running on live", runB, err)
 	}
-	for name, want := range map[string]api.AgentState{"alice": api.AgentIdle, "bob": api.AgentRunning} {
+	for name, want := range map[string]api.AgentState{"alice": api.AgentIdle, "bob": api.AgentRunning, "carol": api.AgentIdle, "dave": api.AgentRunning} {
 		a, err := live.GetAgent(ctx, AgentKey{Name: name, Workflow: "team", Tag: "t"})
 		if err != nil || a.State != want {
 			t.Errorf("%s = %v (err %v), want %v", name, a.State, err, want)

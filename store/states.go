@@ -21,7 +21,13 @@ func (db *DB) MoveAgentState(ctx context.Context, k AgentKey, from []api.AgentSt
 		if _, err := getAgent(conn, k); err != nil {
 			return err
 		}
-		args := []any{to, errMsg, db.nowMs(), k.Workflow, k.Tag, k.Name}
+		// The member that holds a running agent, so that its take-back
+		// frees the agent even when no run of it is recorded as running.
+		holder := ""
+		if to == api.AgentRunning {
+			holder = db.daemon
+		}
+		args := []any{to, errMsg, db.nowMs(), holder, k.Workflow, k.Tag, k.Name}
 		for _, s := range from {
 			args = append(args, s)
 		}
@@ -33,7 +39,7 @@ func (db *DB) MoveAgentState(ctx context.Context, k AgentKey, from []api.AgentSt
 			guard = ` AND NOT EXISTS (SELECT 1 FROM runs WHERE runs.workflow = agents.workflow AND runs.tag = agents.tag
 				AND runs.agent = agents.name AND runs.state = 'running')`
 		}
-		err := conn.execute(`UPDATE agents SET state = ?, error = ?, updated_at = ?
+		err := conn.execute(`UPDATE agents SET state = ?, error = ?, updated_at = ?, daemon = ?
 			WHERE workflow = ? AND tag = ? AND name = ? AND state IN (`+placeholders(len(from))+`)`+guard,
 			&execOptions{Args: args})
 		moved = err == nil && conn.changes() > 0

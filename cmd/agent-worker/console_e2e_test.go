@@ -174,6 +174,19 @@ func TestE2EConsoleBrowser(t *testing.T) {
 			t.Fatalf("waiting for %s: %v\npage:\n%s\nconsole:\n%s\ndaemon log:\n%s", what, err, body, strings.Join(pageLog, "\n"), daemonLog)
 		}
 	}
+	// click clicks the first element that matches selector, found and
+	// clicked in one step in the page: the live views replace their rows
+	// on events, so a node looked up first may be gone by the click.
+	click := func(what, selector string) {
+		t.Helper()
+		sel, _ := json.Marshal(selector)
+		waitJS(what, fmt.Sprintf(`!!document.querySelector(%s)`, sel))
+		var clicked bool
+		eval(what, fmt.Sprintf(`(() => { const el = document.querySelector(%s); if (!el) return false; el.click(); return true })()`, sel), &clicked)
+		if !clicked {
+			t.Fatalf("%s: nothing matches %s", what, selector)
+		}
+	}
 
 	// Log in: the link sets the session cookie and lands on the overview,
 	// with the code gone from the address bar.
@@ -217,7 +230,7 @@ func TestE2EConsoleBrowser(t *testing.T) {
 	// The team page: the kickoff is there and alice is running (held at
 	// the gate). A message sent from the page reaches the channel (peek),
 	// and bob's reply appears without a reload.
-	must("open the team", chromedp.Click(chromedp.CSS(`a[href="/console/team/crew/main"]`)))
+	click("open the team", `a[href="/console/team/crew/main"]`)
 	waitJS("the team page with the kickoff", `!!document.querySelector("#messages") && document.querySelector("#messages").innerText.includes("please review the plan")`)
 	waitJS("the live stream", `document.documentElement.dataset.live === "on"`)
 	waitJS("alice running", `document.querySelector('tr[data-agent="alice@crew"]').innerText.includes("running")`)
@@ -238,7 +251,7 @@ func TestE2EConsoleBrowser(t *testing.T) {
 
 	// Alice's run in flight: its page follows the transcript live until
 	// the run ends.
-	must("open alice's run", chromedp.Click(chromedp.CSS(`tr[data-agent="alice@crew"] a[href^="/console/runs/run_"]`)))
+	click("open alice's run", `tr[data-agent="alice@crew"] a[href^="/console/runs/run_"]`)
 	waitJS("the live run page", `!!document.querySelector(".live") && document.documentElement.dataset.live === "on"`)
 	must("mark the run page", chromedp.Evaluate[chromedp.Void](`window.__sameLoad = true`))
 	if err := os.WriteFile(filepath.Join(dir, "gate"), nil, 0o644); err != nil {
@@ -308,14 +321,14 @@ func TestE2EConsoleBrowser(t *testing.T) {
 	}
 
 	// Pause alice, then the team, from the page; list and workflows agree.
-	must("pause alice", chromedp.Click(chromedp.CSS(`tr[data-agent="alice@crew"] .b-pause`)))
+	click("pause alice", `tr[data-agent="alice@crew"] .b-pause`)
 	waitJS("alice paused on the page", `document.querySelector('tr[data-agent="alice@crew"]') && document.querySelector('tr[data-agent="alice@crew"]').innerText.includes("paused")`)
 	for _, a := range c.listJSON() {
 		if a.Name == "alice" && a.State != api.AgentPaused {
 			t.Errorf("list after pausing alice in the console: %s", a.State)
 		}
 	}
-	must("pause the team", chromedp.Click(chromedp.CSS(`#team-head .b-pause`)))
+	click("pause the team", `#team-head .b-pause`)
 	waitJS("the team paused on the page", `document.querySelector("#team-head h1").innerText.includes("paused")`)
 	var wl api.WorkflowList
 	if err := json.Unmarshal([]byte(c.ok("workflows", "--json")), &wl); err != nil {
@@ -326,12 +339,12 @@ func TestE2EConsoleBrowser(t *testing.T) {
 			t.Errorf("workflows after pausing in the console: %s", w.State)
 		}
 	}
-	must("resume the team", chromedp.Click(chromedp.CSS(`#team-head .b-resume`)))
+	click("resume the team", `#team-head .b-resume`)
 	waitJS("the team running", `document.querySelector("#team-head h1").innerText.includes("running")`)
 
 	// The runs list filters by agent and leads to the same transcript.
 	must("runs", chromedp.Navigate(base+"/console/runs?target="+"alice%40crew"))
-	must("open the run", chromedp.Click(chromedp.CSS(`table.runs tbody tr:last-child a`)))
+	click("open the run", `table.runs tbody tr:last-child a`)
 	waitJS("the transcript", `document.querySelector("#transcript") && document.querySelector("#transcript").innerText.includes("team_doc_append")`)
 
 	// The other views render with this team.
