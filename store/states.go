@@ -11,7 +11,9 @@ import (
 // `from`, in one transaction, and reports whether it did. It is how two
 // writers that race stay correct: the scheduler ends a run with
 // running → idle, so a pause, a stop or a budget stop that landed during
-// the run is never overwritten. A missing agent is not found.
+// the run is never overwritten. A move to running also needs the agent's
+// workflow to be running, so a workflow's pause holds every run that has
+// not started by then. A missing agent is not found.
 func (db *DB) MoveAgentState(ctx context.Context, k AgentKey, from []api.AgentState, to api.AgentState, errMsg string) (bool, error) {
 	if !to.Valid() {
 		return false, api.Errorf(api.CodeInvalid, "agent %q: unknown state %q", k, to)
@@ -32,6 +34,12 @@ func (db *DB) MoveAgentState(ctx context.Context, k AgentKey, from []api.AgentSt
 			args = append(args, s)
 		}
 		guard := ""
+		if to == api.AgentRunning {
+			// A run starts only in a running workflow: a pause of the
+			// workflow that commits first holds it, however late the
+			// scheduler read the workflow's state.
+			guard = ` AND EXISTS (SELECT 1 FROM workflows w WHERE w.name = agents.workflow AND w.tag = agents.tag AND w.state = 'running')`
+		}
 		if db.Cluster() && to == api.AgentIdle && len(from) == 1 && from[0] == api.AgentRunning {
 			// The end of a run: in a cluster, a member that was presumed
 			// dead and ends a run late must not set idle an agent that

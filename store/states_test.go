@@ -62,3 +62,37 @@ func TestMoveWorkflowState(t *testing.T) {
 		t.Errorf("move of a missing workflow: %v", err)
 	}
 }
+
+// An agent moves to running only while its workflow runs: a pause of the
+// workflow that commits before the move holds the run, however late the
+// scheduler read the workflow's state.
+func TestMoveToRunningNeedsARunningWorkflow(t *testing.T) {
+	t.Parallel()
+	db := openTest(t)
+	ctx := t.Context()
+	createTeam(t, db, Scope{"w", "t"}, "a")
+	k := AgentKey{Name: "a", Workflow: "w", Tag: "t"}
+	toRunning := func() bool {
+		t.Helper()
+		moved, err := db.MoveAgentState(ctx, k, []api.AgentState{api.AgentIdle}, api.AgentRunning, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return moved
+	}
+	if _, err := db.MoveWorkflowState(ctx, "w", "t", []api.WorkflowState{api.WorkflowRunning}, api.WorkflowPaused, ""); err != nil {
+		t.Fatal(err)
+	}
+	if toRunning() {
+		t.Error("an agent of a paused workflow moved to running")
+	}
+	if a, _ := db.GetAgent(ctx, k); a.State != api.AgentIdle {
+		t.Errorf("state = %s, want idle", a.State)
+	}
+	if _, err := db.MoveWorkflowState(ctx, "w", "t", []api.WorkflowState{api.WorkflowPaused}, api.WorkflowRunning, ""); err != nil {
+		t.Fatal(err)
+	}
+	if !toRunning() {
+		t.Error("an agent of a running workflow did not move to running")
+	}
+}
