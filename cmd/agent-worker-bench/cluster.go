@@ -91,6 +91,7 @@ const (
 	rowSend    = "`channel_send`, 8 go-sdk clients spread over the daemons"
 	rowSendCPU = "daemons' CPU per `channel_send` (all daemons: daemon 1 + 2 + 3; PostgreSQL not counted)"
 	rowMention = "mention → reply, mock agent, sent and seen through daemon 1, warm spares"
+	rowAcross  = "a message sent through daemon 1, seen on the event stream of the last daemon (what `peek --follow`, SSE and the console use)"
 )
 
 // measureCluster measures every column of the cluster table. It returns
@@ -196,6 +197,12 @@ func measureColumn(ctx context.Context, cfg config, t *clusterTable, col int, st
 	}
 	t.set(rowMention, col, fmt.Sprintf("p50 %s ms, p99 %s ms", ms(p50), ms(p99)))
 
+	p50, p99, err = across(ctx, clients[0], clients[len(clients)-1], n(200, 20))
+	if err != nil {
+		return fmt.Errorf("message across daemons: %w", err)
+	}
+	t.set(rowAcross, col, fmt.Sprintf("p50 %s ms, p99 %s ms", ms(p50), ms(p99)))
+
 	l, err := spreadSend(ctx, cfg, daemons)
 	if err != nil {
 		return fmt.Errorf("channel_send: %w", err)
@@ -211,6 +218,34 @@ func measureColumn(ctx context.Context, cfg config, t *clusterTable, col int, st
 	}
 	t.set(rowSendCPU, col, cpu)
 	return nil
+}
+
+// across measures how long a message sent through one daemon takes to
+// reach the event stream of another (the same daemon with one): from the
+// send's start to the message on the stream, n times after 10 warm-ups.
+// In a cluster this is the store's commit plus the LISTEN/NOTIFY relay.
+func across(ctx context.Context, from, to *api.Client, n int) (p50, p99 time.Duration, err error) {
+	f, err := follow(ctx, to, "@global")
+	if err != nil {
+		return 0, 0, err
+	}
+	defer f.cancel()
+	lat := make([]time.Duration, 0, n)
+	for i := range n + 10 {
+		body := fmt.Sprintf("across %d", i)
+		t0 := time.Now()
+		if _, err := from.Send(ctx, api.SendRequest{Target: "@global", Message: body}); err != nil {
+			return 0, 0, err
+		}
+		if err := f.waitContent(body, 10*time.Second); err != nil {
+			return 0, 0, err
+		}
+		if i >= 10 {
+			lat = append(lat, time.Since(t0))
+		}
+	}
+	p50, p99 = percentiles(lat)
+	return p50, p99, nil
 }
 
 func sum(m map[string]int) int {

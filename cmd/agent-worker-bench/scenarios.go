@@ -155,6 +155,21 @@ func (f *follower) waitMessage(from string, limit time.Duration) (api.Message, e
 	}
 }
 
+// waitContent waits for a message whose text is content.
+func (f *follower) waitContent(content string, limit time.Duration) error {
+	timeout := time.After(limit)
+	for {
+		select {
+		case m := <-f.messages:
+			if m.Content == content {
+				return nil
+			}
+		case <-timeout:
+			return fmt.Errorf("no message %q on the stream within %s", content, limit)
+		}
+	}
+}
+
 func (f *follower) waitRunEnd(agent string, limit time.Duration) error {
 	timeout := time.After(limit)
 	for {
