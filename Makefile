@@ -8,6 +8,10 @@ LDFLAGS  := -X github.com/agent-worker/agent-worker/host/api.Version=$(VERSION)
 # make run keeps its state beside the checkout unless told otherwise.
 RUN_HOME ?= $(CURDIR)/.run-home
 AW       := AGENT_WORKER_HOME=$(RUN_HOME) ./$(BIN)/agent-worker
+# Per test binary: the host package takes about 3 minutes alone with the
+# race detector and up to 7 beside the others on 2 cores, too close to go
+# test's default of 10 for a loaded machine. A hung test still fails.
+TEST_TIMEOUT ?= 15m
 # apt needs root: sudo unless make already runs as root.
 SUDO     := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
@@ -38,8 +42,8 @@ run: build plugins ## run the code-review example team on mock backends (daemon 
 	@echo "Stop it with: AGENT_WORKER_HOME=$(RUN_HOME) ./$(BIN)/agent-worker stop --all"
 
 test: ## run all tests, end-to-end ones included (race detector on)
-	$(GO) test -race -count=1 ./...
-	cd examples/backend-echo && $(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...
+	cd examples/backend-echo && $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...
 
 # The real agent CLIs, pinned, installed from npm into a cache outside the
 # repository for the end-to-end tests (reference/real-clis.md).
@@ -59,9 +63,9 @@ test-e2e: ## install the pinned claude and codex CLIs (cache outside the repo), 
 		$(SUDO) apt-get update -q >/dev/null && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null; }
 	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { echo "installing Debian's postgresql for the store's PostgreSQL tests (store/pgtest)"; \
 		$(SUDO) apt-get update -q >/dev/null && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql >/dev/null; }
-	PATH="$(E2E_BIN):$$PATH" AGENT_WORKER_E2E_CLIS=1 AGENT_WORKER_E2E_BROWSER=1 AGENT_WORKER_E2E_POSTGRES=1 $(GO) test -race -count=1 -run 'E2E' ./cmd/... ./plugins/...
-	AGENT_WORKER_E2E_POSTGRES=1 AGENT_WORKER_TEST_STORE=postgres $(GO) test -count=1 ./store/...
-	AGENT_WORKER_E2E_POSTGRES=1 $(GO) test -race -count=1 ./docs-provider/postgres/... ./cmd/agent-worker-docs-postgres/...
+	PATH="$(E2E_BIN):$$PATH" AGENT_WORKER_E2E_CLIS=1 AGENT_WORKER_E2E_BROWSER=1 AGENT_WORKER_E2E_POSTGRES=1 $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) -run 'E2E' ./cmd/... ./plugins/...
+	AGENT_WORKER_E2E_POSTGRES=1 AGENT_WORKER_TEST_STORE=postgres $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./store/...
+	AGENT_WORKER_E2E_POSTGRES=1 $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./docs-provider/postgres/... ./cmd/agent-worker-docs-postgres/...
 
 screenshot: ## drive the web console in chromium and save a full-page screenshot of a team to docs/console.png
 	AGENT_WORKER_E2E_BROWSER=1 AGENT_WORKER_SCREENSHOT=$(CURDIR)/docs/console.png $(GO) test -count=1 -run 'TestE2EConsoleBrowser' ./cmd/agent-worker
