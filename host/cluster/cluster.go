@@ -47,7 +47,8 @@ type Config struct {
 	// Turn runs an agent's turn (scheduler.Scheduler.Turn); RetryDelay is
 	// the backoff after failed attempt n.
 	// complete, passed to Turn, ends the job in the run's settle.
-	Turn       func(ctx context.Context, key store.AgentKey, scheduled bool, attempt, attempts int, complete store.TxHook) (busy bool, err error)
+	// fired is a scheduled wake-up's due time, zero for a plain turn.
+	Turn       func(ctx context.Context, key store.AgentKey, fired time.Time, attempt, attempts int, complete store.TxHook) (busy bool, err error)
 	RetryDelay func(n int) time.Duration
 	// Attempts per turn (default 3).
 	Attempts int
@@ -273,7 +274,7 @@ type turnWorker struct {
 
 func (w *turnWorker) Work(ctx context.Context, job *river.Job[turnArgs]) error {
 	key := store.AgentKey{Name: job.Args.Agent, Workflow: job.Args.Workflow, Tag: job.Args.Tag}
-	return w.m.work(ctx, key, false, job.Attempt, job.MaxAttempts, completeIn(ctx, job))
+	return w.m.work(ctx, key, time.Time{}, job.Attempt, job.MaxAttempts, completeIn(ctx, job))
 }
 
 // completeIn completes job inside the transaction that settles its run:
@@ -314,7 +315,7 @@ type fireWorker struct {
 
 func (w *fireWorker) Work(ctx context.Context, job *river.Job[fireArgs]) error {
 	key := store.AgentKey{Name: job.Args.Agent, Workflow: job.Args.Workflow, Tag: job.Args.Tag}
-	return w.m.work(ctx, key, true, job.Attempt, job.MaxAttempts, completeIn(ctx, job))
+	return w.m.work(ctx, key, time.UnixMilli(job.Args.At), job.Attempt, job.MaxAttempts, completeIn(ctx, job))
 }
 
 func (w *fireWorker) Timeout(*river.Job[fireArgs]) time.Duration { return -1 }
@@ -327,8 +328,8 @@ func (w *fireWorker) NextRetry(job *river.Job[fireArgs]) time.Time {
 // member: that turn ends, and this one looks at what it left.
 const busySnooze = 100 * time.Millisecond
 
-func (m *Member) work(ctx context.Context, key store.AgentKey, scheduled bool, attempt, attempts int, complete store.TxHook) error {
-	busy, err := m.cfg.Turn(ctx, key, scheduled, attempt, attempts, complete)
+func (m *Member) work(ctx context.Context, key store.AgentKey, fired time.Time, attempt, attempts int, complete store.TxHook) error {
+	busy, err := m.cfg.Turn(ctx, key, fired, attempt, attempts, complete)
 	if busy {
 		return river.JobSnooze(busySnooze)
 	}

@@ -308,9 +308,10 @@ func (s *Scheduler) loop(ctx context.Context, l *agentLoop) {
 				continue
 			}
 			// Every member's loop sees the same due time (it comes from
-			// the store); the queue keeps one job per agent and time. The
-			// next is counted from that due time, not from this member's
-			// clock, so that every member asks for the same next one.
+			// the store); the queue keeps one job per agent and time, and
+			// Turn drops one a run made stale. The next is counted from
+			// that due time, not from this member's clock, so that every
+			// member asks for the same next one.
 			l.mu.Lock()
 			l.lastFire = at
 			l.mu.Unlock()
@@ -322,9 +323,8 @@ func (s *Scheduler) loop(ctx context.Context, l *agentLoop) {
 }
 
 // nextFire returns a channel that fires at the agent's next scheduled
-// wake-up, or nil without a schedule. Interval schedules fire after that
-// long idle; cron schedules at the next match after the last activity.
-// known is the agent as tick just read it, or nil to read it now.
+// wake-up, or nil without a schedule. known is the agent as tick just read
+// it, or nil to read it now.
 func (s *Scheduler) nextFire(ctx context.Context, l *agentLoop, known *store.Agent) (<-chan time.Time, time.Time) {
 	if known == nil {
 		a, err := s.db.GetAgent(ctx, l.key)
@@ -333,26 +333,40 @@ func (s *Scheduler) nextFire(ctx context.Context, l *agentLoop, known *store.Age
 		}
 		known = &a
 	}
-	a := *known
-	if a.Schedule == "" {
-		return nil, time.Time{}
-	}
-	last, err := s.db.LastActivity(ctx, l.key)
-	if err != nil {
-		return nil, time.Time{}
-	}
 	l.mu.Lock()
-	if l.lastFire.After(last) {
-		last = l.lastFire
-	}
+	fired := l.lastFire
 	l.mu.Unlock()
+	at, ok, err := s.nextDue(ctx, *known, fired)
+	if !ok || err != nil {
+		return nil, time.Time{}
+	}
+	return s.cfg.Clock.After(at.Sub(s.cfg.Clock.Now())), at
+}
+
+// nextDue is agent a's next scheduled wake-up, counted from its last
+// activity in the store (interval schedules fire after that long idle, cron
+// schedules at the next match), or from fired, the last wake-up fired, if
+// that one is not already past it: a wake-up that started no run (a
+// paused workflow, a stale one in a cluster) is not fired again. ok is
+// false without a usable schedule.
+func (s *Scheduler) nextDue(ctx context.Context, a store.Agent, fired time.Time) (at time.Time, ok bool, err error) {
+	if a.Schedule == "" {
+		return time.Time{}, false, nil
+	}
 	sched, err := workflow.ParseSchedule(a.Schedule)
 	if err != nil {
-		s.log.Warn("unusable schedule", "agent", l.key.String(), "error", err)
-		return nil, time.Time{}
+		s.log.Warn("unusable schedule", "agent", a.Key().String(), "error", err)
+		return time.Time{}, false, nil
 	}
-	at := sched.Next(last)
-	return s.cfg.Clock.After(at.Sub(s.cfg.Clock.Now())), at
+	last, err := s.db.LastActivity(ctx, a.Key())
+	if err != nil {
+		return time.Time{}, false, err
+	}
+	at = sched.Next(last)
+	if !at.After(fired) {
+		at = sched.Next(fired)
+	}
+	return at, true, nil
 }
 
 // tick handles one trigger. It returns false when the agent is gone, and

@@ -25,7 +25,14 @@ type settleHookKey struct{}
 // the queue tries again shortly. An error is an attempt that failed and
 // may be retried; after the last one, or a permanent error, the agent is
 // failed and Turn returns nil.
-func (s *Scheduler) Turn(ctx context.Context, key store.AgentKey, scheduled bool, attempt, attempts int, complete store.TxHook) (busy bool, err error) {
+//
+// fired is the due time of a scheduled wake-up, zero for a plain turn. A
+// member asks for the wake-up its own reading of the agent's last
+// activity makes due; one that read it before a run that has ended since
+// asks too early. So the wake-up goes ahead only if the store still makes
+// it due. A stale one does nothing: the member that asked for it counts
+// the next from the run's end, as the others do (nextDue).
+func (s *Scheduler) Turn(ctx context.Context, key store.AgentKey, fired time.Time, attempt, attempts int, complete store.TxHook) (busy bool, err error) {
 	s.Add(key) // an agent another member created: schedule it here too
 	l := s.loopOf(key)
 	if l == nil {
@@ -41,6 +48,18 @@ func (s *Scheduler) Turn(ctx context.Context, key store.AgentKey, scheduled bool
 		return true, nil
 	case a.Backend == "external" || !a.State.Schedulable():
 		return false, nil
+	}
+	scheduled := !fired.IsZero()
+	if scheduled {
+		next, ok, err := s.nextDue(ctx, a, time.Time{})
+		switch {
+		case err != nil:
+			return false, err
+		case !ok:
+			return false, nil // the schedule was removed
+		case next.After(fired):
+			return false, nil
+		}
 	}
 	bs, run, err := s.due(ctx, a, scheduled, 0)
 	if err != nil || !run {
