@@ -142,30 +142,27 @@ func follow(ctx context.Context, c *api.Client, target string) (*follower, error
 
 // waitMessage waits for a message from sender.
 func (f *follower) waitMessage(from string, limit time.Duration) (api.Message, error) {
-	timeout := time.After(limit)
-	for {
-		select {
-		case m := <-f.messages:
-			if m.From == from {
-				return m, nil
-			}
-		case <-timeout:
-			return api.Message{}, fmt.Errorf("no message from %s within %s", from, limit)
-		}
-	}
+	return f.waitFor(func(m api.Message) bool { return m.From == from }, "from "+from, limit)
 }
 
 // waitContent waits for a message whose text is content.
 func (f *follower) waitContent(content string, limit time.Duration) error {
+	_, err := f.waitFor(func(m api.Message) bool { return m.Content == content }, fmt.Sprintf("%q", content), limit)
+	return err
+}
+
+// waitFor waits for the first message that matches, named what in the
+// error when none comes within limit.
+func (f *follower) waitFor(match func(api.Message) bool, what string, limit time.Duration) (api.Message, error) {
 	timeout := time.After(limit)
 	for {
 		select {
 		case m := <-f.messages:
-			if m.Content == content {
-				return nil
+			if match(m) {
+				return m, nil
 			}
 		case <-timeout:
-			return fmt.Errorf("no message %q on the stream within %s", content, limit)
+			return api.Message{}, fmt.Errorf("no message %s on the stream within %s", what, limit)
 		}
 	}
 }
