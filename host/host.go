@@ -24,11 +24,13 @@ import (
 	"github.com/agent-worker/agent-worker/host/mcpserver"
 	"github.com/agent-worker/agent-worker/host/metrics"
 	"github.com/agent-worker/agent-worker/host/plugins"
+	"github.com/agent-worker/agent-worker/host/sandbox"
 	"github.com/agent-worker/agent-worker/host/scheduler"
 	"github.com/agent-worker/agent-worker/host/team"
 	"github.com/agent-worker/agent-worker/host/triggers"
 	"github.com/agent-worker/agent-worker/host/workflows"
 	"github.com/agent-worker/agent-worker/host/worktrees"
+	sb "github.com/agent-worker/agent-worker/sdk/sandbox"
 	"github.com/agent-worker/agent-worker/store"
 )
 
@@ -73,6 +75,12 @@ type Config struct {
 	Logger hclog.Logger
 	// Now is the clock; tests inject one.
 	Now func() time.Time
+	// Sandbox is --sandbox: whether runs are confined where the kernel
+	// can (auto, the default), required or never.
+	Sandbox sandbox.Mode
+	// SandboxStatus is what the kernel offers runs; nil asks it
+	// (sdk/sandbox.Probe). Tests inject a kernel without Landlock.
+	SandboxStatus *sb.Status
 	// LookupEnv reads the secrets of webhook triggers (their secret_env)
 	// from the daemon's environment; nil is os.LookupEnv. Tests give each
 	// daemon its own.
@@ -230,7 +238,7 @@ func New(cfg Config) (_ *Host, err error) {
 		MCP: h.mcp, Worktrees: h.worktrees, Token: h.token, Info: h.Info, Listen: h.ln.Addr().String(), Home: home, StartedAt: h.startedAt, Now: cfg.Now,
 		Shutdown: h.requestStop, Stopping: h.stop, Metrics: h.metrics.Handler(), Log: httpLog,
 		Runs: h.sup, Console: console.New(console.Config{Now: cfg.Now, Log: h.log.Named("console")}),
-		Member: h.clusterID(), Lease: cluster.DefaultLease})
+		Member: h.clusterID(), Lease: cluster.DefaultLease, Sandbox: h.cfg.Supervisor.Sandbox.Info()})
 	h.srv = &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -261,6 +269,7 @@ func (h *Host) buildParts(ctx context.Context) error {
 	h.cfg.Supervisor.Observer, h.cfg.Scheduler.Observer = h.metrics, h.metrics
 	h.cfg.Supervisor.Context = h.mcp         // a run's request carries what its tools would show first
 	h.cfg.Supervisor.Worktrees = h.worktrees // an agent of a git workspace runs in its worktree
+	h.cfg.Supervisor.Sandbox = h.newSandbox()
 	h.sup = plugins.NewSupervisor(h.db, h.catalog, h.cfg.Home, h.cfg.RuntimeDir, func() string { return h.Info().URL() + "/mcp" }, h.cfg.Supervisor, h.log.Named("supervisor"))
 	if err := h.sup.Reap(ctx); err != nil {
 		return fmt.Errorf("reap workers: %w", err)
@@ -363,6 +372,29 @@ func (h *Host) Token() string { return h.token }
 
 // DB is the daemon's store.
 func (h *Host) DB() *store.DB { return h.db }
+
+// newSandbox decides how runs are confined here, and says so in the log:
+// a daemon that cannot confine runs must not be mistaken for one that does.
+func (h *Host) newSandbox() *sandbox.Sandbox {
+	mode := h.cfg.Sandbox
+	if mode == "" {
+		mode = sandbox.Auto
+	}
+	var status sb.Status
+	if h.cfg.SandboxStatus != nil {
+		status = *h.cfg.SandboxStatus
+	} else if mode != sandbox.Off {
+		status = sb.Probe()
+	}
+	box := sandbox.New(mode, status, h.cfg.Home)
+	switch info := box.Info(); info.State {
+	case api.SandboxOn:
+		h.log.Info("runs are sandboxed", "sandbox", info.Detail)
+	default:
+		h.log.Warn("runs are NOT sandboxed", "sandbox", info.String())
+	}
+	return box
+}
 
 // Info is what Run publishes as daemon.json.
 func (h *Host) Info() api.DaemonInfo {

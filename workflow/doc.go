@@ -33,10 +33,17 @@
 // daemon's check when the workflow loads (host/worktrees), since it needs
 // git.
 //
+// An agent's sandbox: {read: [paths], write: [paths], network: none | all
+// | [ports], mode: on | off} widens (or, with mode: off, lifts) the
+// confinement of its runs. Its paths take no variables: Parse resolves
+// them against the file's folder, expands ~ to the user's home and stores
+// them absolute. codex's own sandbox mode is config: {sandbox_mode: ...}.
+//
 // ParseSchedule is the one parser of agent schedules: the loader, the
 // daemon's `new` and `schedule set`, and the scheduler that fires them all
 // call it, so a schedule that loads is a schedule that fires.
 //
-// The package imports only the standard library, gopkg.in/yaml.v3 and
-// robfig/cron (inside ParseSchedule).
+// The package imports only the standard library, gopkg.in/yaml.v3,
+// robfig/cron (inside ParseSchedule) and sdk/backend (for the agent
+// config types).
 package workflow

@@ -45,7 +45,7 @@ var (
 	// configOwned are the keys BackendConfig sets from the agent's own fields.
 	configOwned = backend.ConfigKeys
 	agentKeys   = []string{"backend", "model", "system_prompt", "schedule", "wakeup", "wakeup_prompt",
-		"max_steps", "timeout", "mcp_servers", "env", "provider", "tools", "config", "budget", "can_spawn", "max_spawned"}
+		"max_steps", "timeout", "mcp_servers", "env", "provider", "tools", "sandbox", "config", "budget", "can_spawn", "max_spawned"}
 )
 
 // WorkspaceTools are the tool sets an agent's `tools:` may list: the sdk
@@ -721,6 +721,7 @@ func (p *parser) agent(k, v *yaml.Node) Agent {
 	a.Env = p.strMap(fs["env"], "env", where, true)
 	a.Provider = p.provider(fs["provider"], a.Name)
 	a.Tools = p.tools(fs["tools"], a.Backend)
+	a.Sandbox = p.sandbox(fs["sandbox"], a.Name)
 	a.Budget = p.budget(fs["budget"], "agent "+a.Name+" budget")
 	a.CanSpawn = p.boolean(fs["can_spawn"], "can_spawn")
 	a.MaxSpawned = p.positive(fs["max_spawned"], "max_spawned", "5")
@@ -884,7 +885,11 @@ func (p *parser) config(n *yaml.Node) map[string]json.RawMessage {
 		return nil
 	}
 	for _, e := range p.entries(n, "in config") {
-		if slices.Contains(configOwned, e.key) {
+		switch {
+		case e.key == "sandbox" && e.v.Kind == yaml.ScalarNode && !isNull(e.v):
+			// Written before sandbox: was the agent's own setting.
+			p.add(e.k, "config key \"sandbox\" clashes with the agent's own sandbox: setting: for codex's sandbox mode write config: {sandbox_mode: %s}", e.v.Value)
+		case slices.Contains(configOwned, e.key):
 			p.add(e.k, "config key %q clashes with the agent's own %s: setting: move it out of config:", e.key, e.key)
 		}
 	}

@@ -69,6 +69,7 @@ func Resolve(f *File, v Vars) (*Instance, error) {
 			pr := *a.Provider
 			a.Provider = &pr
 		}
+		a.Sandbox = cloneSandbox(a.Sandbox) // paths were resolved by Parse
 		in.Agents = append(in.Agents, a)
 	}
 	r.keepBody = true

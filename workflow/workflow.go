@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/agent-worker/agent-worker/sdk/backend"
 )
 
 // Problem is one thing wrong with a workflow file, placed so an editor can
@@ -93,6 +95,7 @@ type Agent struct {
 	Env                  map[string]string
 	Tools                []string // workspace tool sets (WorkspaceTools); nil: the backend's default (all), empty: none
 	Provider             *Provider
+	Sandbox              *backend.SandboxConfig     // the sandbox: policy, paths made absolute by Parse; nil: the daemon's default
 	Config               map[string]json.RawMessage // the `config:` map by key, passed through to the backend untouched
 	Budget               *Budget                    // this agent's own cap; nil: none
 	// CanSpawn lets the agent call agent_spawn and agent_stop (and, in a

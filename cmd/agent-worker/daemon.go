@@ -17,7 +17,9 @@ import (
 	"github.com/agent-worker/agent-worker/host"
 	"github.com/agent-worker/agent-worker/host/api"
 	"github.com/agent-worker/agent-worker/host/plugins"
+	"github.com/agent-worker/agent-worker/host/sandbox"
 	"github.com/agent-worker/agent-worker/host/scheduler"
+	sb "github.com/agent-worker/agent-worker/sdk/sandbox"
 )
 
 // stringList is a repeatable flag.
@@ -49,10 +51,11 @@ func daemonCmd(e *env) *ffcli.Command {
 	fs.DurationVar(&cfg.Supervisor.HeartbeatTimeout, "heartbeat-timeout", plugins.DefaultHeartbeatTimeout, "longest a run's plugin process may go without an event or answering a ping before it is killed and the run retried")
 	fs.Var(sparesFlag{&cfg.Supervisor.Spares}, "spares", "warm spare plugin processes kept per backend in use: N for all, or per backend (e.g. 1,sdk=0,mock=2); 0 starts every run's process cold")
 	fs.DurationVar(&cfg.Supervisor.SpareIdle, "spare-idle", plugins.DefaultSpareIdle, "stop a backend's warm spares after it has had no run for this long")
+	fs.Var(sandboxFlag{&cfg.Sandbox}, "sandbox", "confine every run with Landlock: auto (where the kernel can; runs start unconfined, with a warning, where it cannot), required (refuse runs where it cannot) or off")
 	fs.String("config", "", "YAML file with any of these flags (flags and AGENT_WORKER_* env vars win)")
 	return &ffcli.Command{
 		Name:       "daemon",
-		ShortUsage: "agent-worker daemon [--listen 127.0.0.1:5099 [--allow-remote]] [--home DIR] [--store postgres://…] [--plugins-dir DIR] [--default-model M] [--spares N|backend=N,...] [--config FILE]",
+		ShortUsage: "agent-worker daemon [--listen 127.0.0.1:5099 [--allow-remote]] [--home DIR] [--store postgres://…] [--plugins-dir DIR] [--default-model M] [--spares N|backend=N,...] [--sandbox auto|required|off] [--config FILE]",
 		ShortHelp:  "run the daemon in the foreground",
 		LongHelp: `Runs the daemon until SIGINT/SIGTERM or ` + "`agent-worker stop --all`" + `.
 Other commands start it on their own when it is not running; run it by hand
@@ -80,6 +83,10 @@ the token controls the daemon, and the API is plain HTTP.`,
 			hclog.SetDefault(root)
 			cfg.Logger = root
 			cfg.PluginsDirs = pluginDirs
+			if why := os.Getenv(testNoLandlock); why != "" {
+				root.Warn("test hook set: the kernel is taken to have no Landlock", "env", testNoLandlock)
+				cfg.SandboxStatus = &sb.Status{Why: why}
+			}
 			if marker := os.Getenv(testPauseBeforeSettle); marker != "" {
 				root.Warn("test hook set: every successful run pauses before it is settled", "env", testPauseBeforeSettle)
 				cfg.Scheduler.BeforeSettle = pauseBeforeSettle(marker)
@@ -116,6 +123,30 @@ func (f sparesFlag) Set(v string) error {
 	*f.dst = &s
 	return nil
 }
+
+// sandboxFlag is --sandbox, read by sandbox.ParseMode.
+type sandboxFlag struct{ dst *sandbox.Mode }
+
+func (f sandboxFlag) String() string {
+	if f.dst == nil || *f.dst == "" {
+		return string(sandbox.Auto)
+	}
+	return string(*f.dst)
+}
+
+func (f sandboxFlag) Set(v string) error {
+	m, err := sandbox.ParseMode(v)
+	if err != nil {
+		return err
+	}
+	*f.dst = m
+	return nil
+}
+
+// testNoLandlock names a test hook: set to a reason, the daemon takes the
+// kernel to have no Landlock for that reason, as on macOS or an old
+// kernel, so that --sandbox required can be tried where Landlock works.
+const testNoLandlock = "AGENT_WORKER_TEST_NO_LANDLOCK"
 
 // testPauseBeforeSettle names a test hook. Set to a file path, it makes
 // the daemon write the id of each successful run to that file once the

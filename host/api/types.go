@@ -165,6 +165,8 @@ type Health struct {
 	// Cluster lists the members when the daemon shares a PostgreSQL store
 	// with others; absent on the embedded file.
 	Cluster *Cluster `json:"cluster,omitempty"`
+	// Sandbox is whether runs are confined.
+	Sandbox SandboxInfo `json:"sandbox"`
 }
 
 // Cluster is the daemons that share one store, as status shows them.
@@ -580,4 +582,33 @@ type BudgetRequest struct {
 	Runs   *int64   `json:"runs,omitempty"`
 	// Hard cancels a run in flight that crosses the budget.
 	Hard bool `json:"hard,omitempty"`
+}
+
+// SandboxState is whether the daemon confines runs.
+type SandboxState string
+
+// Sandbox states.
+const (
+	SandboxOn          SandboxState = "on"          // runs are confined (Landlock)
+	SandboxOff         SandboxState = "off"         // --sandbox off: runs are not confined
+	SandboxUnavailable SandboxState = "unavailable" // the kernel cannot confine runs here
+)
+
+// SandboxInfo is the daemon's run sandbox in status, info, doctor and the
+// console: its state, the --sandbox mode, and a line that says what it
+// means (the Landlock ABI, or why it is unavailable and what runs do).
+type SandboxInfo struct {
+	State  SandboxState `json:"state"`
+	Mode   string       `json:"mode"`
+	Detail string       `json:"detail"`
+	ABI    int          `json:"abi,omitempty"`
+}
+
+// String is the one line status prints: "on (landlock ABI 7)",
+// "unavailable: <why>…".
+func (s SandboxInfo) String() string {
+	if s.State == SandboxUnavailable {
+		return "unavailable: " + s.Detail
+	}
+	return string(s.State) + " (" + s.Detail + ")"
 }

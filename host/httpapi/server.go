@@ -115,6 +115,8 @@ type Deps struct {
 	// Lease how long a silent member stays one.
 	Member string
 	Lease  time.Duration
+	// Sandbox is the run sandbox as status shows it.
+	Sandbox api.SandboxInfo
 }
 
 // Server is the HTTP API over the daemon's services.
@@ -142,6 +144,7 @@ type Server struct {
 	worktrees   Worktrees
 	member      string
 	lease       time.Duration
+	sandbox     api.SandboxInfo
 }
 
 // New returns the whole HTTP API as one handler: /mcp, and every other
@@ -150,6 +153,6 @@ func New(d Deps) http.Handler {
 	h := &Server{db: d.DB, team: d.Team, sched: d.Sched, agents: d.Agents, wfs: d.Workflows, catalog: d.Catalog,
 		mcp: d.MCP, metrics: d.Metrics, token: d.Token, info: d.Info, listen: d.Listen, home: d.Home, startedAt: d.StartedAt, now: d.Now,
 		stopServing: d.Shutdown, stop: d.Stopping, log: d.Log,
-		runs: d.Runs, hooks: d.Hooks, console: d.Console, worktrees: d.Worktrees, member: d.Member, lease: d.Lease}
+		runs: d.Runs, hooks: d.Hooks, console: d.Console, worktrees: d.Worktrees, member: d.Member, lease: d.Lease, sandbox: d.Sandbox}
 	return h.routes(d.Log)
 }

@@ -171,7 +171,7 @@ func (s *Supervisor) spareEvent(backendName string, e api.SpareEvent) {
 // pool under the lock, so no other run can have it; one still starting is
 // waited for, since it is ready sooner than a cold start would be. The
 // pool is brought back to its size by refiller, not here.
-func (s *Supervisor) takeSpare(p api.Plugin) *spare {
+func (s *Supervisor) takeSpare(p api.Plugin, c confinement) *spare {
 	sp := s.spares
 	sp.mu.Lock()
 	if !sp.running || sp.cfg.For(p.Name) == 0 || !slices.Contains(p.Capabilities, plugin.CapabilityRunEnv) {
@@ -179,17 +179,28 @@ func (s *Supervisor) takeSpare(p api.Plugin) *spare {
 		return nil
 	}
 	sp.lastRun[p.Name] = time.Now()
-	var got *spare
+	var got, misfit *spare
 	for _, want := range []spareState{spareReady, spareStarting} {
 		for _, x := range sp.pools[p.Name] {
-			if x.state == want && x.plugin.SHA256 == p.SHA256 {
-				got = x
-				break
+			if x.state != want || x.plugin.SHA256 != p.SHA256 {
+				continue
 			}
+			if want == spareReady && !fits(x, p, c) {
+				misfit = x
+				continue
+			}
+			got = x
+			break
 		}
 		if got != nil {
 			break
 		}
+	}
+	if got == nil && misfit != nil {
+		// Its base layer predates the run's directories (a workflow
+		// started since): make room for a spare that knows them.
+		sp.pools[p.Name] = slices.DeleteFunc(sp.pools[p.Name], func(x *spare) bool { return x == misfit })
+		s.discardLocked(misfit)
 	}
 	if got != nil {
 		got.state = spareTaken
@@ -206,6 +217,10 @@ func (s *Supervisor) takeSpare(p api.Plugin) *spare {
 	}
 	if got.proc.client.Exited() { // it died waiting: never hand a run a dead process
 		s.log.Warn("warm spare exited before its run; starting cold", "spare", got.id, "backend", p.Name)
+		s.killSpare(got)
+		return nil
+	}
+	if !fits(got, p, c) { // it was still starting when taken
 		s.killSpare(got)
 		return nil
 	}
@@ -264,7 +279,7 @@ func (s *Supervisor) discardLocked(x *spare) {
 // gets it when ready closes.
 func (s *Supervisor) startSpare(x *spare) {
 	log := s.log.With("spare", x.id, "backend", x.backend)
-	proc, err := s.startProcess(x.plugin, "spare", "", nil, log)
+	proc, err := s.startProcess(x.plugin, "spare", "", nil, s.spareConfinement(context.Background(), x.plugin), log)
 	if err == nil {
 		err = s.db.AddWorker(context.Background(), store.Worker{RunID: x.id, State: store.WorkerSpare, PID: proc.pid, PGID: proc.pid,
 			PluginPath: proc.path, PluginSHA256: x.plugin.SHA256})

@@ -21,8 +21,10 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/sandbox"
 	"github.com/agent-worker/agent-worker/sdk/backend"
 	"github.com/agent-worker/agent-worker/sdk/plugin"
+	sb "github.com/agent-worker/agent-worker/sdk/sandbox"
 	"github.com/agent-worker/agent-worker/store"
 )
 
@@ -67,6 +69,9 @@ type SupervisorConfig struct {
 	// Worktrees gives agents of a workflow with a git workspace a
 	// worktree of their own as their project directory; nil: none does.
 	Worktrees ProjectDirs
+	// Sandbox decides each run's policy and confines its process tree;
+	// nil: runs are not confined.
+	Sandbox *sandbox.Sandbox
 }
 
 // ProjectDirs gives an agent a working directory of its own instead of
@@ -196,6 +201,11 @@ func (s *Supervisor) Run(ctx context.Context, spec RunSpec) (out Outcome, err er
 	key := agent.Key()
 	if agent.Backend == "external" {
 		return out, backend.Permanent(api.Errorf(api.CodeInvalid, "%s has backend external: an outside MCP client acts as it, the daemon never runs it", key))
+	}
+	if box := s.cfg.Sandbox; box != nil && !agent.Config.Sandbox.Off() {
+		if err := box.Refusal(); err != nil {
+			return out, backend.Permanent(err)
+		}
 	}
 	p, err := s.catalog.Lookup(plugin.KindBackend, agent.Backend)
 	if err != nil {
@@ -328,7 +338,7 @@ func (s *Supervisor) runPlugin(ctx context.Context, agent store.Agent, attempt i
 
 	refill := s.refiller(p)
 	defer refill() // at the latest; normally at the first event, below
-	proc, err := s.runProcess(ctx, agent, p, rs, runID, log)
+	proc, err := s.runProcess(ctx, agent, p, rs, s.runConfinement(agent, rs), runID, log)
 	if err != nil {
 		return err
 	}
@@ -364,6 +374,13 @@ func (s *Supervisor) runPlugin(ctx context.Context, agent store.Agent, attempt i
 		Env:           runEnv(agent.Config.Env),
 		RunContext:    rc.get(),
 	}
+	if proc.confined {
+		// A spare narrows its base layer to the run's policy itself; a
+		// process started for this run was launched under it already.
+		req.Sandbox, _ = s.runConfinement(agent, rs)(proc.path, proc.sockDir)
+		req.SandboxApplied = !proc.spare
+		log.Debug("run confined", "policy", sandbox.String(req.Sandbox), "spare", proc.spare)
+	}
 	if onStart != nil {
 		onStart(runID)
 	}
@@ -392,8 +409,8 @@ func (s *Supervisor) runPlugin(ctx context.Context, agent store.Agent, attempt i
 // The workers row goes with the run's end (FinishRun or SettleRun), after
 // the process is killed, so a daemon that dies before that still finds
 // the process to reap.
-func (s *Supervisor) runProcess(ctx context.Context, agent store.Agent, p api.Plugin, rs runSetup, runID string, log hclog.Logger) (*process, error) {
-	if x := s.takeSpare(p); x != nil {
+func (s *Supervisor) runProcess(ctx context.Context, agent store.Agent, p api.Plugin, rs runSetup, c confinement, runID string, log hclog.Logger) (*process, error) {
+	if x := s.takeSpare(p, c); x != nil {
 		if err := s.db.ClaimSpare(ctx, x.id, runID); err != nil {
 			x.proc.stop()
 			_ = s.db.RemoveWorker(context.WithoutCancel(ctx), x.id)
@@ -403,7 +420,7 @@ func (s *Supervisor) runProcess(ctx context.Context, agent store.Agent, p api.Pl
 		return x.proc, nil
 	}
 	s.spareEvent(p.Name, api.ColdStart)
-	proc, err := s.startProcess(p, "run", rs.projectDir, agent.Config.EnvList(), log)
+	proc, err := s.startProcess(p, "run", rs.projectDir, agent.Config.EnvList(), c, log)
 	if err != nil {
 		return nil, err
 	}
@@ -424,6 +441,11 @@ type process struct {
 	pid     int
 	path    string // the file it executes: the plugin's verified copy
 	sockDir string
+	// policy is the sandbox layer the process was launched under, if
+	// confined; spare says it was started as a warm spare.
+	policy   sb.Policy
+	confined bool
+	spare    bool
 }
 
 // stop kills the process's whole group and removes its socket directory.
@@ -437,7 +459,7 @@ func (p *process) stop() {
 // with env over the daemon's base environment. Nothing is hashed here: the
 // catalog hashed the copy's bytes when it wrote them, and a copy changed
 // since is refused.
-func (s *Supervisor) startProcess(p api.Plugin, use, dir string, env []string, log hclog.Logger) (*process, error) {
+func (s *Supervisor) startProcess(p api.Plugin, use, dir string, env []string, c confinement, log hclog.Logger) (*process, error) {
 	exe, err := s.catalog.verified(p)
 	if err != nil {
 		return nil, err
@@ -450,8 +472,15 @@ func (s *Supervisor) startProcess(p api.Plugin, use, dir string, env []string, l
 		dir = sockDir
 	}
 	cmd := pluginCommand(exe, p.Path, sockDir, dir, env...)
+	proc := &process{cmd: cmd, path: exe, sockDir: sockDir, spare: use == "spare"}
+	if proc.policy, proc.confined = c(exe, sockDir); proc.confined {
+		if err := sandbox.Command(cmd, exe, proc.policy); err != nil {
+			removeSocketDir(sockDir)
+			return nil, fmt.Errorf("confine %s plugin: %w", p.Name, err)
+		}
+	}
 	client := goplugin.NewClient(plugin.ClientConfig(cmd, log.Named(p.Name)))
-	proc := &process{client: client, cmd: cmd, path: exe, sockDir: sockDir}
+	proc.client = client
 	rpc, err := client.Client()
 	if err != nil {
 		proc.stop()

@@ -1,8 +1,10 @@
 package codex
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"regexp"
@@ -32,22 +34,47 @@ type options struct {
 	Timeout duration `json:"timeout"`
 	BaseURL string   `json:"base_url"`
 	EnvKey  string   `json:"env_key"`
-	Sandbox string   `json:"sandbox"`
+	// Sandbox is Codex's sandbox_mode, from sandbox_mode or a string
+	// sandbox (the older key).
+	Sandbox string `json:"-"`
+}
+
+// sandboxKeys are where a config gives Codex's sandbox_mode. sandbox as an
+// object is the agent's own sandbox policy, which the daemon applies to
+// the whole run, so sandbox_mode lets a config set both.
+type sandboxKeys struct {
+	Sandbox     json.RawMessage `json:"sandbox"`
+	SandboxMode *string         `json:"sandbox_mode"`
 }
 
 func parseOptions(raw json.RawMessage) (options, error) {
 	var o options
+	var keys sandboxKeys
 	if len(raw) > 0 && string(raw) != "null" {
 		if err := json.Unmarshal(raw, &o); err != nil {
 			return o, fmt.Errorf("config: %w", err)
 		}
+		if err := json.Unmarshal(raw, &keys); err != nil {
+			return o, errors.New("config: sandbox_mode: want one of read-only, workspace-write or danger-full-access")
+		}
+	}
+	key := "sandbox_mode"
+	switch v := bytes.TrimSpace(keys.Sandbox); {
+	case keys.SandboxMode != nil:
+		o.Sandbox = *keys.SandboxMode
+	case len(v) == 0, v[0] == '{', string(v) == "null":
+		// No mode, or the agent's sandbox policy: not Codex's to read.
+	case json.Unmarshal(v, &o.Sandbox) != nil:
+		return o, errors.New("config: sandbox: want Codex's sandbox mode as a string (read-only, workspace-write or danger-full-access) or the agent's sandbox policy as an object")
+	default:
+		key = "sandbox"
 	}
 	switch o.Sandbox {
 	case "":
 		o.Sandbox = "workspace-write"
 	case "read-only", "workspace-write", "danger-full-access":
 	default:
-		return o, fmt.Errorf("config: sandbox %q: use read-only, workspace-write or danger-full-access", o.Sandbox)
+		return o, fmt.Errorf("config: %s %q: use read-only, workspace-write or danger-full-access", key, o.Sandbox)
 	}
 	if o.Timeout <= 0 {
 		o.Timeout = duration(defaultTimeout)

@@ -147,7 +147,20 @@ func TestParseOptions(t *testing.T) {
 			want: options{CLI: "/opt/codex", BaseURL: "http://m/v1", EnvKey: "MY_KEY", Timeout: duration(10 * time.Minute), Sandbox: "workspace-write"}},
 		"bad timeout": {config: `{"timeout": "soon"}`, err: "timeout"},
 		"bad sandbox": {config: `{"sandbox": "none"}`, err: `sandbox "none"`},
-		"not object":  {config: `[1]`, err: "config"},
+		"sandbox_mode": {config: `{"sandbox_mode": "danger-full-access"}`,
+			want: options{Timeout: duration(10 * time.Minute), Sandbox: "danger-full-access"}},
+		"sandbox_mode wins": {config: `{"sandbox": "danger-full-access", "sandbox_mode": "read-only"}`,
+			want: options{Timeout: duration(10 * time.Minute), Sandbox: "read-only"}},
+		// The agent's sandbox policy travels in the same config as an
+		// object: Codex keeps its default mode, or takes sandbox_mode.
+		"policy object": {config: `{"sandbox": {"read": ["/data"], "network": "all"}}`,
+			want: options{Timeout: duration(10 * time.Minute), Sandbox: "workspace-write"}},
+		"policy and sandbox_mode": {config: `{"sandbox": {"mode": "on"}, "sandbox_mode": "read-only"}`,
+			want: options{Timeout: duration(10 * time.Minute), Sandbox: "read-only"}},
+		"bad sandbox_mode":   {config: `{"sandbox_mode": "off"}`, err: `sandbox_mode "off": use read-only`},
+		"sandbox_mode list":  {config: `{"sandbox_mode": ["read-only"]}`, err: "sandbox_mode: want one of"},
+		"sandbox not a mode": {config: `{"sandbox": 1}`, err: "sandbox: want Codex's sandbox mode as a string"},
+		"not object":         {config: `[1]`, err: "config"},
 	}
 	for name, tc := range tests {
 		got, err := parseOptions([]byte(tc.config))

@@ -6,11 +6,13 @@
 //
 // The agent's config (a JSON object) may set:
 //
-//	cli       path or name of the codex binary (default: codex on PATH)
-//	timeout   kill codex after this long without output ("10m" or seconds; default 10m)
-//	base_url  an OpenAI Responses API endpoint (default: $OPENAI_BASE_URL, else Codex's own provider)
-//	env_key   the variable holding that endpoint's API key (default OPENAI_API_KEY)
-//	sandbox   Codex's sandbox_mode: read-only, workspace-write (default) or danger-full-access
+//	cli           path or name of the codex binary (default: codex on PATH)
+//	timeout       kill codex after this long without output ("10m" or seconds; default 10m)
+//	base_url      an OpenAI Responses API endpoint (default: $OPENAI_BASE_URL, else Codex's own provider)
+//	env_key       the variable holding that endpoint's API key (default OPENAI_API_KEY)
+//	sandbox_mode  Codex's sandbox_mode: read-only, workspace-write (default) or danger-full-access
+//	sandbox       the same, as a string (sandbox_mode wins when both are set); as an
+//	              object it is the agent's sandbox policy, which the daemon applies, not Codex
 //
 // Codex exits 0 even when an MCP call or the whole turn failed, so a run
 // is judged by its events, never by the exit code alone: a failed turn, an

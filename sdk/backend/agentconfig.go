@@ -33,8 +33,101 @@ type AgentConfig struct {
 	Tools []string
 	// Provider points the sdk backend at an OpenAI-compatible endpoint.
 	Provider *Provider
+	// Sandbox is the agent's own sandbox policy, over the daemon's
+	// default; nil: the default.
+	Sandbox *SandboxConfig
 	// Extra holds every other key, each a JSON value, for the backend.
 	Extra map[string]json.RawMessage
+}
+
+// SandboxConfig is an agent's `sandbox:` setting: what its runs may reach
+// beyond what the daemon gives every run (its directories, what executing
+// programs and its backend need). Paths are absolute once the daemon has
+// them (a workflow file's are resolved against its directory, ~ expands).
+type SandboxConfig struct {
+	// Read and Write are further paths the runs may read, or also write.
+	Read  []string `json:"read,omitempty"`
+	Write []string `json:"write,omitempty"`
+	// Network is the TCP the agent's tool commands may reach, and its
+	// runs beyond the daemon's port and model endpoints: nil is none.
+	Network *SandboxNetwork `json:"network,omitempty"`
+	// Mode "off" runs the agent unconfined (shown as a warning); "" and
+	// "on" confine it.
+	Mode string `json:"mode,omitempty"`
+}
+
+// SandboxNetwork is `network:` of a sandbox: none, all, or TCP ports.
+type SandboxNetwork struct {
+	All   bool
+	Ports []uint16
+}
+
+// Sandbox modes.
+const (
+	SandboxOn  = "on"
+	SandboxOff = "off"
+)
+
+// Off reports an agent whose runs are not confined.
+func (c *SandboxConfig) Off() bool { return c != nil && c.Mode == SandboxOff }
+
+// MarshalJSON writes "none", "all" or the list of ports.
+func (n SandboxNetwork) MarshalJSON() ([]byte, error) {
+	switch {
+	case n.All:
+		return []byte(`"all"`), nil
+	case len(n.Ports) == 0:
+		return []byte(`"none"`), nil
+	}
+	return json.Marshal(n.Ports)
+}
+
+// UnmarshalJSON reads "none", "all" or a list of TCP ports (1-65535).
+func (n *SandboxNetwork) UnmarshalJSON(b []byte) error {
+	var word string
+	if json.Unmarshal(b, &word) == nil {
+		switch word {
+		case "none":
+			*n = SandboxNetwork{}
+			return nil
+		case "all":
+			*n = SandboxNetwork{All: true}
+			return nil
+		}
+		return fmt.Errorf("sandbox network: %q: write none, all or a list of TCP ports such as [443, 8080]", word)
+	}
+	var ports []int
+	if err := json.Unmarshal(b, &ports); err != nil {
+		return errors.New("sandbox network: write none, all or a list of TCP ports such as [443, 8080]")
+	}
+	out := SandboxNetwork{}
+	for _, p := range ports {
+		if p < 1 || p > 65535 {
+			return fmt.Errorf("sandbox network: %d is not a TCP port (1-65535)", p)
+		}
+		if !slices.Contains(out.Ports, uint16(p)) {
+			out.Ports = append(out.Ports, uint16(p))
+		}
+	}
+	*n = out
+	return nil
+}
+
+// validate checks the mode and that the paths are absolute.
+func (c *SandboxConfig) validate() error {
+	switch c.Mode {
+	case "", SandboxOn, SandboxOff:
+	default:
+		return fmt.Errorf("config sandbox mode: %q: write on or off", c.Mode)
+	}
+	for _, list := range [][]string{c.Read, c.Write} {
+		for _, p := range list {
+			if !strings.HasPrefix(p, "/") {
+				return fmt.Errorf("config sandbox: path %q is not absolute: write /abs/path or ~/path (a workflow file's paths are resolved against its directory)", p)
+			}
+		}
+	}
+	return nil
 }
 
 // MCPServerConfig is one of an agent's own MCP servers: a URL (with
@@ -62,10 +155,11 @@ const (
 	keyEnv        = "env"
 	keyTools      = "tools"
 	keyProvider   = "provider"
+	keySandbox    = "sandbox"
 )
 
 // ConfigKeys are the keys AgentConfig has fields for, sorted.
-var ConfigKeys = []string{keyEnv, keyMaxSteps, keyMCPServers, keyProvider, keyTimeout, keyTools}
+var ConfigKeys = []string{keyEnv, keyMaxSteps, keyMCPServers, keyProvider, keySandbox, keyTimeout, keyTools}
 
 // envName is what a variable name in env may look like.
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
@@ -74,7 +168,7 @@ var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 // leave it out with `omitzero`.
 func (c AgentConfig) IsZero() bool {
 	return c.MaxSteps == 0 && c.Timeout == 0 && len(c.MCPServers) == 0 && len(c.Env) == 0 &&
-		c.Tools == nil && c.Provider == nil && len(c.Extra) == 0
+		c.Tools == nil && c.Provider == nil && c.Sandbox == nil && len(c.Extra) == 0
 }
 
 // MCPServerList is the agent's own MCP servers sorted by name, as a run
@@ -110,7 +204,8 @@ func (c AgentConfig) Equal(o AgentConfig) bool {
 func (c AgentConfig) MarshalJSON() ([]byte, error) {
 	obj := make(map[string]any, len(c.Extra)+6)
 	for k, v := range c.Extra {
-		if slices.Contains(ConfigKeys, k) {
+		// A string sandbox is codex's own mode; only an object is ours.
+		if slices.Contains(ConfigKeys, k) && (k != keySandbox || c.Sandbox != nil || bytes.HasPrefix(bytes.TrimSpace(v), []byte("{"))) {
 			return nil, fmt.Errorf("config: Extra holds %q, which has a field of its own", k)
 		}
 		var canon any
@@ -136,6 +231,9 @@ func (c AgentConfig) MarshalJSON() ([]byte, error) {
 	}
 	if c.Provider != nil {
 		obj[keyProvider] = c.Provider
+	}
+	if c.Sandbox != nil {
+		obj[keySandbox] = c.Sandbox
 	}
 	return json.Marshal(obj)
 }
@@ -175,6 +273,20 @@ func ParseAgentConfig(raw []byte) (AgentConfig, error) {
 		return nil
 	}
 	var timeout json.RawMessage
+	// sandbox as a string is codex's own sandbox_mode (kept in Extra for
+	// it); as an object it is the agent's sandbox policy.
+	if v, ok := obj[keySandbox]; ok && bytes.HasPrefix(bytes.TrimSpace(v), []byte("{")) {
+		delete(obj, keySandbox)
+		dec := json.NewDecoder(bytes.NewReader(v))
+		dec.DisallowUnknownFields()
+		c.Sandbox = &SandboxConfig{}
+		if err := dec.Decode(c.Sandbox); err != nil {
+			return AgentConfig{}, fmt.Errorf("config sandbox: %s: write {read: [paths], write: [paths], network: none | all | [ports], mode: on | off}", strings.TrimPrefix(err.Error(), "json: "))
+		}
+		if err := c.Sandbox.validate(); err != nil {
+			return AgentConfig{}, err
+		}
+	}
 	if err := errors.Join(
 		take(keyMaxSteps, &c.MaxSteps, "a whole number"),
 		take(keyTimeout, &timeout, "a duration"),

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 
+	"github.com/agent-worker/agent-worker/sdk/sandbox"
 	"github.com/agent-worker/agent-worker/sdk/tools"
 )
 
@@ -69,6 +70,13 @@ type Request struct {
 	// daemon that does not send it, when the worker fetches it
 	// (worker.Fetch does either).
 	RunContext *RunContext
+	// Sandbox is what the run's processes may reach (zero: the run is not
+	// confined). The sdk confines the plugin process to it before the
+	// backend's Run, unless SandboxApplied says the daemon started the
+	// process confined so already; a backend passes it to RunTool for the
+	// commands of its shell tool and to Explain for what they were refused.
+	Sandbox        sandbox.Policy
+	SandboxApplied bool
 }
 
 // RunContext is a run's starting context as the daemon's tools return it.
@@ -109,6 +117,7 @@ const (
 	EventSession    EventKind = "session"     // SessionID: to resume the conversation later
 	EventResult     EventKind = "result"      // Text: the run's final answer
 	EventLog        EventKind = "log"         // Text: a line for the run's transcript (e.g. a CLI's stderr)
+	EventSandbox    EventKind = "sandbox"     // Text: something the run's sandbox refused (sandbox.Explain)
 )
 
 // Event is one thing that happened in a run. Any event resets the daemon's

@@ -9,6 +9,7 @@ import (
 	"github.com/agent-worker/agent-worker/sdk/internal/grpcerr"
 	"github.com/agent-worker/agent-worker/sdk/internal/pbtime"
 	"github.com/agent-worker/agent-worker/sdk/internal/pluginv1"
+	"github.com/agent-worker/agent-worker/sdk/sandbox"
 	"github.com/agent-worker/agent-worker/sdk/tools"
 )
 
@@ -19,33 +20,37 @@ import (
 
 func requestToProto(r Request) *pluginv1.RunRequest {
 	return &pluginv1.RunRequest{
-		RunId:         r.RunID,
-		Attempt:       int64(r.Attempt),
-		Agent:         agentToProto(r.Agent),
-		Daemon:        mcpServerToProto(r.Daemon),
-		McpServers:    mcpServersToProto(r.MCPServers),
-		WorkDir:       r.WorkDir,
-		ProjectDir:    r.ProjectDir,
-		ResumeSession: r.ResumeSession,
-		StateDir:      r.StateDir,
-		Env:           maps.Clone(r.Env),
-		Context:       runContextToProto(r.RunContext),
+		RunId:          r.RunID,
+		Attempt:        int64(r.Attempt),
+		Agent:          agentToProto(r.Agent),
+		Daemon:         mcpServerToProto(r.Daemon),
+		McpServers:     mcpServersToProto(r.MCPServers),
+		WorkDir:        r.WorkDir,
+		ProjectDir:     r.ProjectDir,
+		ResumeSession:  r.ResumeSession,
+		StateDir:       r.StateDir,
+		Env:            maps.Clone(r.Env),
+		Context:        runContextToProto(r.RunContext),
+		Sandbox:        sandboxToProto(r.Sandbox),
+		SandboxApplied: r.SandboxApplied,
 	}
 }
 
 func requestFromProto(r *pluginv1.RunRequest) Request {
 	return Request{
-		RunID:         r.GetRunId(),
-		Attempt:       int(r.GetAttempt()),
-		Agent:         agentFromProto(r.GetAgent()),
-		Daemon:        mcpServerFromProto(r.GetDaemon()),
-		MCPServers:    mcpServersFromProto(r.GetMcpServers()),
-		WorkDir:       r.GetWorkDir(),
-		ProjectDir:    r.GetProjectDir(),
-		ResumeSession: r.GetResumeSession(),
-		StateDir:      r.GetStateDir(),
-		Env:           mapOrNil(r.GetEnv()),
-		RunContext:    runContextFromProto(r.GetContext()),
+		RunID:          r.GetRunId(),
+		Attempt:        int(r.GetAttempt()),
+		Agent:          agentFromProto(r.GetAgent()),
+		Daemon:         mcpServerFromProto(r.GetDaemon()),
+		MCPServers:     mcpServersFromProto(r.GetMcpServers()),
+		WorkDir:        r.GetWorkDir(),
+		ProjectDir:     r.GetProjectDir(),
+		ResumeSession:  r.GetResumeSession(),
+		StateDir:       r.GetStateDir(),
+		Env:            mapOrNil(r.GetEnv()),
+		RunContext:     runContextFromProto(r.GetContext()),
+		Sandbox:        sandboxFromProto(r.GetSandbox()),
+		SandboxApplied: r.GetSandboxApplied(),
 	}
 }
 
@@ -193,6 +198,8 @@ func eventToProto(e Event) (*pluginv1.RunResponse, error) {
 		r.Response = &pluginv1.RunResponse_Result{Result: &pluginv1.Text{Text: e.Text}}
 	case EventLog:
 		r.Response = &pluginv1.RunResponse_Log{Log: &pluginv1.Text{Text: e.Text}}
+	case EventSandbox:
+		r.Response = &pluginv1.RunResponse_Sandbox{Sandbox: &pluginv1.Text{Text: e.Text}}
 	case EventToolCall:
 		r.Response = &pluginv1.RunResponse_ToolCall{ToolCall: toolToProto(e.Tool)}
 	case EventToolResult:
@@ -220,6 +227,8 @@ func eventFromProto(r *pluginv1.RunResponse) (e Event, ok bool) {
 		return Event{Kind: EventResult, Text: v.Result.GetText()}, true
 	case *pluginv1.RunResponse_Log:
 		return Event{Kind: EventLog, Text: v.Log.GetText()}, true
+	case *pluginv1.RunResponse_Sandbox:
+		return Event{Kind: EventSandbox, Text: v.Sandbox.GetText()}, true
 	case *pluginv1.RunResponse_ToolCall:
 		return Event{Kind: EventToolCall, Tool: toolFromProto(v.ToolCall)}, true
 	case *pluginv1.RunResponse_ToolResult:
@@ -307,4 +316,27 @@ func mapOrNil(m map[string]string) map[string]string {
 		return nil
 	}
 	return maps.Clone(m)
+}
+
+// sandboxToProto is the policy as JSON; nil for a run without one.
+func sandboxToProto(p sandbox.Policy) []byte {
+	if p.IsZero() {
+		return nil
+	}
+	b, _ := json.Marshal(p) // plain fields: cannot fail
+	return b
+}
+
+// sandboxFromProto reads the policy back; unreadable JSON yields a policy
+// that grants nothing rather than none, so a damaged request never runs
+// unconfined.
+func sandboxFromProto(b []byte) sandbox.Policy {
+	var p sandbox.Policy
+	if len(b) == 0 {
+		return p
+	}
+	if err := json.Unmarshal(b, &p); err != nil || p.IsZero() {
+		return sandbox.Policy{Read: []string{"/nonexistent"}}
+	}
+	return p
 }

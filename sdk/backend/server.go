@@ -12,6 +12,7 @@ import (
 
 	"github.com/agent-worker/agent-worker/sdk"
 	"github.com/agent-worker/agent-worker/sdk/internal/pluginv1"
+	"github.com/agent-worker/agent-worker/sdk/sandbox"
 )
 
 // server runs a plugin's Backend for the daemon's calls.
@@ -67,6 +68,14 @@ func (s *server) enter(r Request) error {
 	if r.ProjectDir != "" {
 		if err := os.Chdir(r.ProjectDir); err != nil {
 			return sdk.Errorf(sdk.ErrInvalid, "enter the project directory: %v", err)
+		}
+	}
+	// The daemon started this process under a base layer (a warm spare's)
+	// or under this very policy (SandboxApplied); narrow the first to the
+	// run's own, before the backend runs a line of the run.
+	if !r.Sandbox.IsZero() && !r.SandboxApplied {
+		if err := sandbox.Restrict(r.Sandbox); err != nil {
+			return sdk.Errorf(sdk.ErrPermission, "confine the run to its sandbox: %v", err)
 		}
 	}
 	return nil

@@ -29,6 +29,13 @@ const APIVersion = "v1"
 // plugin without it cold for each run.
 const CapabilityRunEnv = "run-env"
 
+// CapabilitySandbox says a backend plugin built with this sdk confines
+// itself to its run's sandbox policy (the request's) before its backend
+// sees the run, so the daemon may hand the run a warm spare started under
+// the broader base layer. The daemon starts a plugin without it confined
+// to the run's exact policy, cold, for each run.
+const CapabilitySandbox = "sandbox"
+
 // Handshake is shared by the daemon and every plugin. The cookie is not a
 // secret and never changes: it only stops a user who runs a plugin binary
 // by hand from seeing gibberish.
@@ -115,8 +122,11 @@ func pluginSet(cfg Config) (goplugin.PluginSet, Info, error) {
 	case cfg.Backend != nil:
 		info.Kind = KindBackend
 		set[nameBackend] = &backend.GRPCPlugin{Impl: cfg.Backend}
-		if !slices.Contains(info.Capabilities, CapabilityRunEnv) {
-			info.Capabilities = append(slices.Clone(info.Capabilities), CapabilityRunEnv)
+		info.Capabilities = slices.Clone(info.Capabilities)
+		for _, c := range []string{CapabilityRunEnv, CapabilitySandbox} {
+			if !slices.Contains(info.Capabilities, c) {
+				info.Capabilities = append(info.Capabilities, c)
+			}
 		}
 	case cfg.Docs != nil:
 		info.Kind = KindDocs

@@ -255,9 +255,14 @@ type RunRequest struct {
 	Env map[string]string `protobuf:"bytes,10,rep,name=env,proto3" json:"env,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	// context is what the run is shown when it starts; absent from an older
 	// daemon, when the worker fetches it over MCP instead.
-	Context       *RunContext `protobuf:"bytes,11,opt,name=context,proto3" json:"context,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Context *RunContext `protobuf:"bytes,11,opt,name=context,proto3" json:"context,omitempty"`
+	// sandbox is the run's sandbox policy (JSON of sdk/sandbox.Policy), empty
+	// when the run is not confined. A plugin narrows itself to it before the
+	// run, unless sandbox_applied says the daemon started it confined so.
+	Sandbox        []byte `protobuf:"bytes,12,opt,name=sandbox,proto3" json:"sandbox,omitempty"`
+	SandboxApplied bool   `protobuf:"varint,13,opt,name=sandbox_applied,json=sandboxApplied,proto3" json:"sandbox_applied,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *RunRequest) Reset() {
@@ -365,6 +370,20 @@ func (x *RunRequest) GetContext() *RunContext {
 		return x.Context
 	}
 	return nil
+}
+
+func (x *RunRequest) GetSandbox() []byte {
+	if x != nil {
+		return x.Sandbox
+	}
+	return nil
+}
+
+func (x *RunRequest) GetSandboxApplied() bool {
+	if x != nil {
+		return x.SandboxApplied
+	}
+	return false
 }
 
 // RunContext is what the daemon's tools would return at the start of the
@@ -756,6 +775,7 @@ type RunResponse struct {
 	//	*RunResponse_Result
 	//	*RunResponse_Log
 	//	*RunResponse_Error
+	//	*RunResponse_Sandbox
 	Response      isRunResponse_Response `protobuf_oneof:"response"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -879,6 +899,15 @@ func (x *RunResponse) GetError() *Error {
 	return nil
 }
 
+func (x *RunResponse) GetSandbox() *Text {
+	if x != nil {
+		if x, ok := x.Response.(*RunResponse_Sandbox); ok {
+			return x.Sandbox
+		}
+	}
+	return nil
+}
+
 type isRunResponse_Response interface {
 	isRunResponse_Response()
 }
@@ -928,6 +957,12 @@ type RunResponse_Error struct {
 	Error *Error `protobuf:"bytes,9,opt,name=error,proto3,oneof"`
 }
 
+type RunResponse_Sandbox struct {
+	// sandbox is a transcript line about something the run's sandbox
+	// refused (a path or a TCP port outside its policy).
+	Sandbox *Text `protobuf:"bytes,10,opt,name=sandbox,proto3,oneof"`
+}
+
 func (*RunResponse_Text) isRunResponse_Response() {}
 
 func (*RunResponse_ToolCall) isRunResponse_Response() {}
@@ -945,6 +980,8 @@ func (*RunResponse_Result) isRunResponse_Response() {}
 func (*RunResponse_Log) isRunResponse_Response() {}
 
 func (*RunResponse_Error) isRunResponse_Response() {}
+
+func (*RunResponse_Sandbox) isRunResponse_Response() {}
 
 // Text is a piece of text: a reply delta, a final answer or a log line.
 type Text struct {
@@ -1871,7 +1908,7 @@ const file_agentworker_plugin_v1_plugin_proto_rawDesc = "" +
 	"\aversion\x18\x03 \x01(\tR\aversion\x12!\n" +
 	"\fapi_versions\x18\x04 \x03(\tR\vapiVersions\x12\"\n" +
 	"\fcapabilities\x18\x05 \x03(\tR\fcapabilities\x12\x16\n" +
-	"\x06status\x18\x06 \x01(\tR\x06status\"\xa1\x04\n" +
+	"\x06status\x18\x06 \x01(\tR\x06status\"\xe4\x04\n" +
 	"\n" +
 	"RunRequest\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x18\n" +
@@ -1887,7 +1924,9 @@ const file_agentworker_plugin_v1_plugin_proto_rawDesc = "" +
 	"\tstate_dir\x18\t \x01(\tR\bstateDir\x12<\n" +
 	"\x03env\x18\n" +
 	" \x03(\v2*.agentworker.plugin.v1.RunRequest.EnvEntryR\x03env\x12;\n" +
-	"\acontext\x18\v \x01(\v2!.agentworker.plugin.v1.RunContextR\acontext\x1a6\n" +
+	"\acontext\x18\v \x01(\v2!.agentworker.plugin.v1.RunContextR\acontext\x12\x18\n" +
+	"\asandbox\x18\f \x01(\fR\asandbox\x12'\n" +
+	"\x0fsandbox_applied\x18\r \x01(\bR\x0esandboxApplied\x1a6\n" +
 	"\bEnvEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x8b\x02\n" +
@@ -1931,7 +1970,7 @@ const file_agentworker_plugin_v1_plugin_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a6\n" +
 	"\bEnvEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xa2\x04\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xdb\x04\n" +
 	"\vRunResponse\x121\n" +
 	"\x04text\x18\x01 \x01(\v2\x1b.agentworker.plugin.v1.TextH\x00R\x04text\x12>\n" +
 	"\ttool_call\x18\x02 \x01(\v2\x1f.agentworker.plugin.v1.ToolCallH\x00R\btoolCall\x12B\n" +
@@ -1942,7 +1981,9 @@ const file_agentworker_plugin_v1_plugin_proto_rawDesc = "" +
 	"\asession\x18\x06 \x01(\v2\x1e.agentworker.plugin.v1.SessionH\x00R\asession\x125\n" +
 	"\x06result\x18\a \x01(\v2\x1b.agentworker.plugin.v1.TextH\x00R\x06result\x12/\n" +
 	"\x03log\x18\b \x01(\v2\x1b.agentworker.plugin.v1.TextH\x00R\x03log\x124\n" +
-	"\x05error\x18\t \x01(\v2\x1c.agentworker.plugin.v1.ErrorH\x00R\x05errorB\n" +
+	"\x05error\x18\t \x01(\v2\x1c.agentworker.plugin.v1.ErrorH\x00R\x05error\x127\n" +
+	"\asandbox\x18\n" +
+	" \x01(\v2\x1b.agentworker.plugin.v1.TextH\x00R\asandboxB\n" +
 	"\n" +
 	"\bresponse\"\x1a\n" +
 	"\x04Text\x12\x12\n" +
@@ -2082,32 +2123,33 @@ var file_agentworker_plugin_v1_plugin_proto_depIdxs = []int32{
 	9,  // 17: agentworker.plugin.v1.RunResponse.result:type_name -> agentworker.plugin.v1.Text
 	9,  // 18: agentworker.plugin.v1.RunResponse.log:type_name -> agentworker.plugin.v1.Text
 	14, // 19: agentworker.plugin.v1.RunResponse.error:type_name -> agentworker.plugin.v1.Error
-	0,  // 20: agentworker.plugin.v1.Error.class:type_name -> agentworker.plugin.v1.ErrorClass
-	15, // 21: agentworker.plugin.v1.ReadRequest.ref:type_name -> agentworker.plugin.v1.DocumentRef
-	15, // 22: agentworker.plugin.v1.WriteRequest.ref:type_name -> agentworker.plugin.v1.DocumentRef
-	15, // 23: agentworker.plugin.v1.AppendRequest.ref:type_name -> agentworker.plugin.v1.DocumentRef
-	15, // 24: agentworker.plugin.v1.CreateRequest.ref:type_name -> agentworker.plugin.v1.DocumentRef
-	26, // 25: agentworker.plugin.v1.ListResponse.documents:type_name -> agentworker.plugin.v1.DocumentInfo
-	30, // 26: agentworker.plugin.v1.DocumentInfo.updated_at:type_name -> google.protobuf.Timestamp
-	1,  // 27: agentworker.plugin.v1.InfoService.GetInfo:input_type -> agentworker.plugin.v1.GetInfoRequest
-	3,  // 28: agentworker.plugin.v1.BackendService.Run:input_type -> agentworker.plugin.v1.RunRequest
-	16, // 29: agentworker.plugin.v1.DocumentProviderService.Read:input_type -> agentworker.plugin.v1.ReadRequest
-	18, // 30: agentworker.plugin.v1.DocumentProviderService.Write:input_type -> agentworker.plugin.v1.WriteRequest
-	20, // 31: agentworker.plugin.v1.DocumentProviderService.Append:input_type -> agentworker.plugin.v1.AppendRequest
-	22, // 32: agentworker.plugin.v1.DocumentProviderService.Create:input_type -> agentworker.plugin.v1.CreateRequest
-	24, // 33: agentworker.plugin.v1.DocumentProviderService.List:input_type -> agentworker.plugin.v1.ListRequest
-	2,  // 34: agentworker.plugin.v1.InfoService.GetInfo:output_type -> agentworker.plugin.v1.GetInfoResponse
-	8,  // 35: agentworker.plugin.v1.BackendService.Run:output_type -> agentworker.plugin.v1.RunResponse
-	17, // 36: agentworker.plugin.v1.DocumentProviderService.Read:output_type -> agentworker.plugin.v1.ReadResponse
-	19, // 37: agentworker.plugin.v1.DocumentProviderService.Write:output_type -> agentworker.plugin.v1.WriteResponse
-	21, // 38: agentworker.plugin.v1.DocumentProviderService.Append:output_type -> agentworker.plugin.v1.AppendResponse
-	23, // 39: agentworker.plugin.v1.DocumentProviderService.Create:output_type -> agentworker.plugin.v1.CreateResponse
-	25, // 40: agentworker.plugin.v1.DocumentProviderService.List:output_type -> agentworker.plugin.v1.ListResponse
-	34, // [34:41] is the sub-list for method output_type
-	27, // [27:34] is the sub-list for method input_type
-	27, // [27:27] is the sub-list for extension type_name
-	27, // [27:27] is the sub-list for extension extendee
-	0,  // [0:27] is the sub-list for field type_name
+	9,  // 20: agentworker.plugin.v1.RunResponse.sandbox:type_name -> agentworker.plugin.v1.Text
+	0,  // 21: agentworker.plugin.v1.Error.class:type_name -> agentworker.plugin.v1.ErrorClass
+	15, // 22: agentworker.plugin.v1.ReadRequest.ref:type_name -> agentworker.plugin.v1.DocumentRef
+	15, // 23: agentworker.plugin.v1.WriteRequest.ref:type_name -> agentworker.plugin.v1.DocumentRef
+	15, // 24: agentworker.plugin.v1.AppendRequest.ref:type_name -> agentworker.plugin.v1.DocumentRef
+	15, // 25: agentworker.plugin.v1.CreateRequest.ref:type_name -> agentworker.plugin.v1.DocumentRef
+	26, // 26: agentworker.plugin.v1.ListResponse.documents:type_name -> agentworker.plugin.v1.DocumentInfo
+	30, // 27: agentworker.plugin.v1.DocumentInfo.updated_at:type_name -> google.protobuf.Timestamp
+	1,  // 28: agentworker.plugin.v1.InfoService.GetInfo:input_type -> agentworker.plugin.v1.GetInfoRequest
+	3,  // 29: agentworker.plugin.v1.BackendService.Run:input_type -> agentworker.plugin.v1.RunRequest
+	16, // 30: agentworker.plugin.v1.DocumentProviderService.Read:input_type -> agentworker.plugin.v1.ReadRequest
+	18, // 31: agentworker.plugin.v1.DocumentProviderService.Write:input_type -> agentworker.plugin.v1.WriteRequest
+	20, // 32: agentworker.plugin.v1.DocumentProviderService.Append:input_type -> agentworker.plugin.v1.AppendRequest
+	22, // 33: agentworker.plugin.v1.DocumentProviderService.Create:input_type -> agentworker.plugin.v1.CreateRequest
+	24, // 34: agentworker.plugin.v1.DocumentProviderService.List:input_type -> agentworker.plugin.v1.ListRequest
+	2,  // 35: agentworker.plugin.v1.InfoService.GetInfo:output_type -> agentworker.plugin.v1.GetInfoResponse
+	8,  // 36: agentworker.plugin.v1.BackendService.Run:output_type -> agentworker.plugin.v1.RunResponse
+	17, // 37: agentworker.plugin.v1.DocumentProviderService.Read:output_type -> agentworker.plugin.v1.ReadResponse
+	19, // 38: agentworker.plugin.v1.DocumentProviderService.Write:output_type -> agentworker.plugin.v1.WriteResponse
+	21, // 39: agentworker.plugin.v1.DocumentProviderService.Append:output_type -> agentworker.plugin.v1.AppendResponse
+	23, // 40: agentworker.plugin.v1.DocumentProviderService.Create:output_type -> agentworker.plugin.v1.CreateResponse
+	25, // 41: agentworker.plugin.v1.DocumentProviderService.List:output_type -> agentworker.plugin.v1.ListResponse
+	35, // [35:42] is the sub-list for method output_type
+	28, // [28:35] is the sub-list for method input_type
+	28, // [28:28] is the sub-list for extension type_name
+	28, // [28:28] is the sub-list for extension extendee
+	0,  // [0:28] is the sub-list for field type_name
 }
 
 func init() { file_agentworker_plugin_v1_plugin_proto_init() }
@@ -2125,6 +2167,7 @@ func file_agentworker_plugin_v1_plugin_proto_init() {
 		(*RunResponse_Result)(nil),
 		(*RunResponse_Log)(nil),
 		(*RunResponse_Error)(nil),
+		(*RunResponse_Sandbox)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{

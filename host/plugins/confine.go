@@ -1,0 +1,107 @@
+package plugins
+
+import (
+	"context"
+	"net/url"
+	"slices"
+	"strconv"
+
+	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/sandbox"
+	"github.com/agent-worker/agent-worker/sdk/plugin"
+	sb "github.com/agent-worker/agent-worker/sdk/sandbox"
+	"github.com/agent-worker/agent-worker/store"
+)
+
+// confinement is how one plugin process is confined: the policy the
+// launcher applies before the plugin's first instruction (zero: none).
+// A run's policy depends on the process's private directory (its TMPDIR
+// and socket), which exists only once the process is being started, so
+// it is a function of that directory.
+type confinement func(exe, tmp string) (sb.Policy, bool)
+
+// unconfined starts a process as it is.
+func unconfined(string, string) (sb.Policy, bool) { return sb.Policy{}, false }
+
+// runConfinement is the policy of one run, given its directories: nil
+// when the daemon has no sandbox.
+func (s *Supervisor) runConfinement(agent store.Agent, rs runSetup) confinement {
+	box := s.cfg.Sandbox
+	if box == nil {
+		return unconfined
+	}
+	env := append(pluginEnv(), agent.Config.EnvList()...)
+	return func(exe, tmp string) (sb.Policy, bool) {
+		return box.Policy(sandbox.Run{Backend: agent.Backend, Config: agent.Config, Exe: exe,
+			Project: rs.projectDir, Work: rs.workDir, State: rs.stateDir, Tmp: tmp, Env: env, DaemonPort: s.daemonPort()})
+	}
+}
+
+// spareConfinement is the base layer of a warm spare of p: what any run
+// of it may need, never the daemon's own files.
+func (s *Supervisor) spareConfinement(ctx context.Context, p api.Plugin) confinement {
+	box := s.cfg.Sandbox
+	if box == nil || !box.Enforcing() {
+		return unconfined
+	}
+	dirs := s.runDirs(ctx)
+	env := pluginEnv()
+	return func(exe, tmp string) (sb.Policy, bool) {
+		return box.Base(p.Name, exe, tmp, env, dirs)
+	}
+}
+
+// runDirs are what runs of any agent may need beyond the daemon's roots:
+// every workflow's directory and its git workspace's repository, and the
+// paths agents' own policies add.
+func (s *Supervisor) runDirs(ctx context.Context) sandbox.Dirs {
+	var d sandbox.Dirs
+	wfs, err := s.db.ListWorkflows(ctx)
+	if err != nil {
+		s.log.Warn("list workflows for the spares' sandbox; runs of their agents start cold", "error", err)
+		return d
+	}
+	for _, wf := range wfs {
+		if wf.Workdir != "" {
+			d.Write = append(d.Write, wf.Workdir)
+		}
+		if wf.WorkspaceRepo != "" {
+			rw, ro := sandbox.RepoGitDirs(wf.WorkspaceRepo)
+			d.Write, d.Read = append(d.Write, rw...), append(d.Read, ro...)
+		}
+	}
+	agents, err := s.db.ListAgents(ctx, store.AgentFilter{})
+	if err != nil {
+		s.log.Warn("list agents for the spares' sandbox", "error", err)
+		return d
+	}
+	for _, a := range agents {
+		if c := a.Config.Sandbox; c != nil {
+			d.Read, d.Write = append(d.Read, c.Read...), append(d.Write, c.Write...)
+		}
+	}
+	return d
+}
+
+// fits reports whether spare x can serve a run of policy run (ok: the run
+// is confined): a spare's base layer can only be narrowed, so the run's
+// policy must lie within it, and the plugin must narrow itself (the sdk's
+// capability). An unconfined run needs an unconfined spare.
+func fits(x *spare, p api.Plugin, run confinement) bool {
+	want, confined := run(x.proc.path, x.proc.sockDir)
+	if !confined {
+		return !x.proc.confined
+	}
+	return x.proc.confined && slices.Contains(p.Capabilities, plugin.CapabilitySandbox) && want.Within(x.proc.policy)
+}
+
+// daemonPort is the TCP port of the daemon's MCP server, which every run
+// may reach.
+func (s *Supervisor) daemonPort() uint16 {
+	u, err := url.Parse(s.mcpURL())
+	if err != nil {
+		return 0
+	}
+	n, _ := strconv.ParseUint(u.Port(), 10, 16)
+	return uint16(n)
+}

@@ -1,0 +1,224 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"syscall"
+
+	"github.com/landlock-lsm/go-landlock/landlock"
+	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
+)
+
+// Probe asks the kernel which Landlock ABI it offers (the LSM may be
+// built in but not enabled, or blocked by a container's seccomp filter).
+func Probe() Status {
+	v, err := ll.LandlockGetABIVersion()
+	switch {
+	case errors.Is(err, syscall.ENOSYS):
+		return Status{Why: "the kernel has no Landlock (Linux 5.13 or later with CONFIG_SECURITY_LANDLOCK)"}
+	case errors.Is(err, syscall.EOPNOTSUPP):
+		return Status{Why: "Landlock is built into the kernel but not enabled (add landlock to the lsm= boot parameter)"}
+	case errors.Is(err, syscall.EPERM):
+		return Status{Why: "Landlock is blocked here (a container's seccomp filter refuses its system calls)"}
+	case err != nil:
+		return Status{Why: "Landlock: " + err.Error()}
+	}
+	return Status{ABI: v}
+}
+
+// fsAccess is every filesystem right the kernel knows, up to ABI 7.
+var fsAccess = landlock.V7.BestEffort()
+
+// config is the Landlock configuration of a layer: every filesystem right
+// is handled (so only what a rule grants is allowed) unless files is
+// false, TCP bind and connect unless net.All, and signals and abstract
+// unix sockets never reach out of the layer. BestEffort drops what an
+// older kernel cannot enforce.
+func config(files bool, net Net) (landlock.Config, error) {
+	var args []any
+	if files {
+		args = append(args, landlock.AccessFSSet(ll.AccessFSExecute|ll.AccessFSWriteFile|ll.AccessFSReadFile|ll.AccessFSReadDir|
+			ll.AccessFSRemoveDir|ll.AccessFSRemoveFile|ll.AccessFSMakeChar|ll.AccessFSMakeDir|ll.AccessFSMakeReg|ll.AccessFSMakeSock|
+			ll.AccessFSMakeFifo|ll.AccessFSMakeBlock|ll.AccessFSMakeSym|ll.AccessFSRefer|ll.AccessFSTruncate|ll.AccessFSIoctlDev))
+	}
+	if !net.All {
+		args = append(args, landlock.AccessNetSet(ll.AccessNetBindTCP|ll.AccessNetConnectTCP))
+	}
+	args = append(args, landlock.ScopedSet(ll.ScopeAbstractUnixSocket|ll.ScopeSignal))
+	c, err := landlock.NewConfig(args...)
+	if err != nil {
+		return landlock.Config{}, err
+	}
+	return c.BestEffort(), nil
+}
+
+// rules turns p into Landlock rules: a missing path is skipped (a
+// directory the run has not made yet grants nothing), a file gets the
+// rights that apply to files.
+func rules(p Policy, net Net, files bool) []landlock.Rule {
+	var out []landlock.Rule
+	if files {
+		for _, path := range p.Read {
+			out = append(out, pathRule(path, false))
+		}
+		for _, path := range p.Write {
+			out = append(out, pathRule(path, true))
+		}
+	}
+	if !net.All {
+		for _, port := range net.Ports {
+			out = append(out, landlock.ConnectTCP(port))
+		}
+	}
+	return out
+}
+
+func pathRule(path string, write bool) landlock.Rule {
+	fi, err := os.Stat(path)
+	isDir := err != nil || fi.IsDir()
+	var r landlock.FSRule
+	switch {
+	case write && isDir:
+		r = landlock.RWDirs(path).WithRefer()
+	case write:
+		r = landlock.RWFiles(path)
+	case isDir:
+		r = landlock.RODirs(path)
+	default:
+		r = landlock.ROFiles(path)
+	}
+	if write && fi != nil && fi.Mode()&os.ModeDevice != 0 {
+		r = r.WithIoctlDev()
+	}
+	return r.IgnoreIfMissing()
+}
+
+// Restrict confines this whole process (every thread) and all it starts
+// from now on to p. It is how a plugin narrows the base layer it was
+// started under to its run's policy, before its backend sees the run.
+func Restrict(p Policy) error {
+	if err := p.Validate(); err != nil {
+		return err
+	}
+	c, err := config(true, p.Net)
+	if err != nil {
+		return err
+	}
+	if err := c.Restrict(rules(p, p.Net, true)...); err != nil {
+		return fmt.Errorf("sandbox: %w", err)
+	}
+	return nil
+}
+
+// restrictThread confines the calling OS thread only, which the caller
+// has locked and must never unlock (the runtime then ends the thread
+// with its goroutine). A process forked from this thread, and a program
+// it executes, inherit the layer.
+func restrictThread(c landlock.Config, rs []landlock.Rule) error {
+	fd, flags, err := c.NewRulesetFD(rs...)
+	if err != nil {
+		return fmt.Errorf("sandbox: %w", err)
+	}
+	if fd < 0 {
+		return nil // nothing this kernel can enforce (BestEffort)
+	}
+	defer unix.Close(fd)
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("sandbox: no_new_privs: %w", err)
+	}
+	if err := ll.LandlockRestrictSelf(fd, flags); err != nil {
+		return fmt.Errorf("sandbox: restrict: %w", err)
+	}
+	return nil
+}
+
+// RunTool runs cmd (Start, then Wait) under a further layer that leaves
+// it only the network p grants tool commands (ToolNet), whatever the
+// plugin itself may reach: a command an agent runs through a shell tool
+// must not talk to the daemon's port or a model endpoint with the run's
+// credentials. The layer is made on an OS thread of its own, which ends
+// with the command.
+func RunTool(cmd *exec.Cmd, p Policy) error {
+	if p.IsZero() || p.ToolNet.All {
+		return cmd.Run()
+	}
+	c, err := config(false, p.ToolNet)
+	if err != nil {
+		return err
+	}
+	rs := rules(p, p.ToolNet, false)
+	done := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread is confined
+		if err := restrictThread(c, rs); err != nil {
+			done <- err
+			return
+		}
+		done <- cmd.Run()
+	}()
+	return <-done
+}
+
+// launchOnce guards Launch.
+var launchOnce sync.Once
+
+// Launch makes this process a launcher when the daemon started it as one
+// (EnvPolicy set): it confines itself to the policy it was given, then
+// executes its program with the same arguments and the rest of its
+// environment, so the program's first instruction already runs confined.
+// Otherwise it returns at once. A launcher that cannot confine itself
+// exits with status 126 and says why, and the program never runs.
+func Launch() {
+	launchOnce.Do(func() {
+		raw, ok := os.LookupEnv(EnvPolicy)
+		if !ok {
+			return
+		}
+		os.Unsetenv(EnvPolicy)
+		if err := launchWith(raw); err != nil {
+			fmt.Fprintf(os.Stderr, "agent-worker sandbox: %v\n", err)
+			os.Exit(126)
+		}
+	})
+}
+
+func launchWith(raw string) error {
+	var l launch
+	if err := json.Unmarshal([]byte(raw), &l); err != nil {
+		return fmt.Errorf("read the policy: %w", err)
+	}
+	if !filepath.IsAbs(l.Exec) {
+		return fmt.Errorf("program %q is not an absolute path", l.Exec)
+	}
+	if err := l.Policy.Validate(); err != nil {
+		return err
+	}
+	c, err := config(true, l.Policy.Net)
+	if err != nil {
+		return err
+	}
+	runtime.LockOSThread() // never unlocked: Exec follows
+	if err := restrictThread(c, rules(l.Policy, l.Policy.Net, true)); err != nil {
+		return err
+	}
+	return syscall.Exec(l.Exec, os.Args, os.Environ())
+}
+
+// LaunchEnv is the variable that makes a process started from the
+// launcher binary confine itself to p and then execute exe (see Launch).
+func LaunchEnv(exe string, p Policy) (string, error) {
+	raw, err := json.Marshal(launch{Exec: exe, Policy: p})
+	if err != nil {
+		return "", err
+	}
+	return EnvPolicy + "=" + string(raw), nil
+}
