@@ -52,6 +52,7 @@ type Metrics struct {
 	pluginRestarts *prometheus.CounterVec
 	sparesLive     *prometheus.GaugeVec
 	spares         *prometheus.CounterVec
+	sandboxRefused *prometheus.CounterVec
 	tokens         *prometheus.CounterVec
 	cost           *prometheus.CounterVec
 	storeWrites    prometheus.Histogram
@@ -91,6 +92,9 @@ func New(inbox InboxDepths, log hclog.Logger) *Metrics {
 		spares: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "spare_events_total",
 			Help: "Warm spares by backend and event: started, taken (by a run), killed (unused: binary changed, backend idle, daemon stopping), and cold_start (a run that found no spare ready)."},
 			[]string{"backend", "event"}),
+		sandboxRefused: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "sandbox_refusals_total",
+			Help: "What runs' sandboxes refused (a path or TCP port outside the agent's policy), by workflow and agent, as the runs' transcripts report it."},
+			[]string{"workflow", "agent"}),
 		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "tokens_total",
 			Help: "Model tokens the runs reported, by workflow and direction (input, output)."},
 			[]string{"workflow", "direction"}),
@@ -104,7 +108,7 @@ func New(inbox InboxDepths, log hclog.Logger) *Metrics {
 	m.pluginsLive.WithLabelValues("backend")
 	m.pluginsLive.WithLabelValues("docs")
 	m.reg.MustRegister(m.runs, m.runDuration, m.runWait, m.toolCalls, m.toolDuration, m.pluginsLive,
-		m.pluginRestarts, m.sparesLive, m.spares, m.tokens, m.cost, m.storeWrites,
+		m.pluginRestarts, m.sparesLive, m.spares, m.sandboxRefused, m.tokens, m.cost, m.storeWrites,
 		inboxCollector{src: inbox},
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -175,6 +179,11 @@ func (m *Metrics) SpareEvent(backendName string, e api.SpareEvent) {
 	case api.SpareTaken, api.SpareKilled:
 		m.sparesLive.WithLabelValues(backendName).Dec()
 	}
+}
+
+// SandboxRefused counts one refusal a run of agent@workflow reported.
+func (m *Metrics) SandboxRefused(workflow, agent string) {
+	m.sandboxRefused.WithLabelValues(workflow, agent).Inc()
 }
 
 // StoreWrite records one store write's latency (store.Options.ObserveWrite).

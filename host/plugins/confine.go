@@ -18,10 +18,10 @@ import (
 // A run's policy depends on the process's private directory (its TMPDIR
 // and socket), which exists only once the process is being started, so
 // it is a function of that directory.
-type confinement func(exe, tmp string) (sb.Policy, bool)
+type confinement func(exe, tmp string) (sb.Policy, bool, error)
 
 // unconfined starts a process as it is.
-func unconfined(string, string) (sb.Policy, bool) { return sb.Policy{}, false }
+func unconfined(string, string) (sb.Policy, bool, error) { return sb.Policy{}, false, nil }
 
 // runConfinement is the policy of one run, given its directories: nil
 // when the daemon has no sandbox.
@@ -31,7 +31,7 @@ func (s *Supervisor) runConfinement(agent store.Agent, rs runSetup) confinement 
 		return unconfined
 	}
 	env := append(pluginEnv(), agent.Config.EnvList()...)
-	return func(exe, tmp string) (sb.Policy, bool) {
+	return func(exe, tmp string) (sb.Policy, bool, error) {
 		return box.Policy(sandbox.Run{Backend: agent.Backend, Config: agent.Config, Exe: exe,
 			Project: rs.projectDir, Work: rs.workDir, State: rs.stateDir, Tmp: tmp, Env: env, DaemonPort: s.daemonPort()})
 	}
@@ -46,8 +46,9 @@ func (s *Supervisor) spareConfinement(ctx context.Context, p api.Plugin) confine
 	}
 	dirs := s.runDirs(ctx)
 	env := pluginEnv()
-	return func(exe, tmp string) (sb.Policy, bool) {
-		return box.Base(p.Name, exe, tmp, env, dirs)
+	return func(exe, tmp string) (sb.Policy, bool, error) {
+		pol, ok := box.Base(p.Name, exe, tmp, env, dirs)
+		return pol, ok, nil
 	}
 }
 
@@ -88,7 +89,10 @@ func (s *Supervisor) runDirs(ctx context.Context) sandbox.Dirs {
 // policy must lie within it, and the plugin must narrow itself (the sdk's
 // capability). An unconfined run needs an unconfined spare.
 func fits(x *spare, p api.Plugin, run confinement) bool {
-	want, confined := run(x.proc.path, x.proc.sockDir)
+	want, confined, err := run(x.proc.path, x.proc.sockDir)
+	if err != nil {
+		return false // the run fails when it starts its own process
+	}
 	if !confined {
 		return !x.proc.confined
 	}

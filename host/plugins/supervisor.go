@@ -91,6 +91,8 @@ type Observer interface {
 	// SpareEvent hears a warm spare of a backend start, be taken by a
 	// run or be killed unused, and a run that started its process cold.
 	SpareEvent(backendName string, e api.SpareEvent)
+	// SandboxRefused hears a run report something its sandbox refused.
+	SandboxRefused(workflow, agent string)
 }
 
 // nopObserver is the Observer of a part given none.
@@ -101,6 +103,7 @@ func (nopObserver) PluginStarted(string)                                        
 func (nopObserver) PluginStopped(string)                                                {}
 func (nopObserver) PluginRestarted(string, string)                                      {}
 func (nopObserver) SpareEvent(string, api.SpareEvent)                                   {}
+func (nopObserver) SandboxRefused(string, string)                                       {}
 
 // staleError ends a run whose heartbeat went stale.
 type staleError struct{ limit time.Duration }
@@ -263,6 +266,8 @@ func (s *Supervisor) Run(ctx context.Context, spec RunSpec) (out Outcome, err er
 			if e.Usage != nil {
 				out.Usage = *e.Usage
 			}
+		case backend.EventSandbox:
+			s.cfg.Observer.SandboxRefused(agent.Workflow, agent.Name)
 		case backend.EventSession:
 			out.SessionID = e.SessionID
 			// Saved at once: a run that fails later still leaves a
@@ -377,7 +382,7 @@ func (s *Supervisor) runPlugin(ctx context.Context, agent store.Agent, attempt i
 	if proc.confined {
 		// A spare narrows its base layer to the run's policy itself; a
 		// process started for this run was launched under it already.
-		req.Sandbox, _ = s.runConfinement(agent, rs)(proc.path, proc.sockDir)
+		req.Sandbox, _, _ = s.runConfinement(agent, rs)(proc.path, proc.sockDir) // it fitted: no error
 		req.SandboxApplied = !proc.spare
 		log.Debug("run confined", "policy", sandbox.String(req.Sandbox), "spare", proc.spare)
 	}
@@ -473,7 +478,11 @@ func (s *Supervisor) startProcess(p api.Plugin, use, dir string, env []string, c
 	}
 	cmd := pluginCommand(exe, p.Path, sockDir, dir, env...)
 	proc := &process{cmd: cmd, path: exe, sockDir: sockDir, spare: use == "spare"}
-	if proc.policy, proc.confined = c(exe, sockDir); proc.confined {
+	if proc.policy, proc.confined, err = c(exe, sockDir); err != nil {
+		removeSocketDir(sockDir)
+		return nil, backend.Permanent(err)
+	}
+	if proc.confined {
 		if err := sandbox.Command(cmd, exe, proc.policy); err != nil {
 			removeSocketDir(sockDir)
 			return nil, fmt.Errorf("confine %s plugin: %w", p.Name, err)

@@ -130,10 +130,12 @@ type Run struct {
 
 // Policy decides the policy of one run; ok is false when the run is not
 // to be confined (the daemon's --sandbox off or an unavailable kernel
-// under auto, or the agent's mode: off).
-func (s *Sandbox) Policy(r Run) (p sb.Policy, ok bool) {
+// under auto, or the agent's mode: off). It fails when the run would have
+// to be given the daemon's home, which Landlock cannot carve out of a
+// directory that holds it.
+func (s *Sandbox) Policy(r Run) (p sb.Policy, ok bool, err error) {
 	if !s.Enforcing() || r.Config.Sandbox.Off() {
-		return sb.Policy{}, false
+		return sb.Policy{}, false, nil
 	}
 	p.Read = append(p.Read, s.system...)
 	p.Read = append(p.Read, r.Exe)
@@ -155,7 +157,13 @@ func (s *Sandbox) Policy(r Run) (p sb.Policy, ok bool) {
 			p.ToolNet = sb.Net{All: n.All, Ports: slices.Clone(n.Ports)}
 		}
 	}
-	return tidy(p), true
+	p = tidy(p)
+	for _, path := range append(slices.Clone(p.Write), p.Read...) {
+		if s.holdsHome(path) {
+			return sb.Policy{}, false, api.Errorf(api.CodeInvalid, "the sandbox cannot give the run %s: it holds the daemon's home %s (its token and database). Keep the workflow or the agent's sandbox paths out of that folder (start the daemon with another --home or AGENT_WORKER_HOME), or set sandbox: {mode: off} for the agent", path, s.home)
+		}
+	}
+	return p, true, nil
 }
 
 // Base is the layer a warm spare of a backend starts under, before anyone
@@ -175,10 +183,18 @@ func (s *Sandbox) Base(backendName, exe, tmp string, env []string, dirs Dirs) (p
 	p.Write = append(p.Write, s.devices...)
 	p.Write = append(p.Write, tmp, filepath.Join(s.home, "runs"), filepath.Join(s.home, "state"),
 		filepath.Join(s.home, "workspaces"), filepath.Join(s.home, "worktrees"))
-	p.Write = append(p.Write, dirs.Write...)
-	p.Read = append(p.Read, dirs.Read...)
+	// A directory that holds the daemon's home is never in a base layer;
+	// a run that would need it is refused (Policy).
+	p.Write = append(p.Write, slices.DeleteFunc(slices.Clone(dirs.Write), s.holdsHome)...)
+	p.Read = append(p.Read, slices.DeleteFunc(slices.Clone(dirs.Read), s.holdsHome)...)
 	p.Net, p.ToolNet = sb.Net{All: true}, sb.Net{All: true}
 	return tidy(p), true
+}
+
+// holdsHome reports whether path is the daemon's home or holds it.
+func (s *Sandbox) holdsHome(path string) bool {
+	path = filepath.Clean(path)
+	return path == s.home || strings.HasPrefix(s.home, path+"/") || path == "/"
 }
 
 // Dirs are paths beyond the daemon's roots that runs may use.

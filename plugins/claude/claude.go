@@ -72,6 +72,13 @@ func (b *Backend) Run(ctx context.Context, req backend.Request, events backend.E
 	for k, v := range cfg.Env {
 		env = append(env, k+"="+v)
 	}
+	confDir, ok, err := configDir(req, cfg)
+	if err != nil {
+		return err
+	}
+	if ok {
+		env = append(env, envConfigDir+"="+confDir)
+	}
 	c := cli.Command{Path: path, Dir: dir, Env: cli.Env(env...), IdleTimeout: cfg.Idle}
 
 	err = b.run(ctx, c, in, events)
@@ -84,6 +91,36 @@ func (b *Backend) Run(ctx context.Context, req backend.Request, events backend.E
 		err = b.run(ctx, c, in, events)
 	}
 	return err
+}
+
+// envConfigDir is where Claude Code keeps its settings, logins and
+// conversations (~/.claude unless set).
+const envConfigDir = "CLAUDE_CONFIG_DIR"
+
+// configDir is the CLI's own config directory for a confined run: the
+// sandbox gives the run neither ~/.claude nor ~/.claude.json, so the CLI
+// keeps its settings and conversations in the agent's state directory
+// (kept across runs, so --resume finds them), unless the agent's env names
+// a directory. ok is false when the run is not confined or the env does.
+func configDir(req backend.Request, cfg config) (dir string, ok bool, err error) {
+	if req.Sandbox.IsZero() {
+		return "", false, nil
+	}
+	if _, set := cfg.Env[envConfigDir]; set {
+		return "", false, nil
+	}
+	if _, set := req.Env[envConfigDir]; set {
+		return "", false, nil
+	}
+	base := req.StateDir
+	if base == "" {
+		base = req.WorkDir // no state kept: a conversation lasts one run
+	}
+	dir = filepath.Join(base, "config")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", false, fmt.Errorf("claude: config dir: %w", err)
+	}
+	return dir, true, nil
 }
 
 // errStaleSession marks a resumed run that failed before the CLI started

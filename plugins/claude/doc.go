@@ -32,6 +32,15 @@
 //	env            extra environment variables for the CLI
 //	max_steps      --max-turns
 //
+// Under a sandbox the CLI cannot read or write the user's ~/.claude (or
+// ~/.claude.json), so a confined run sets CLAUDE_CONFIG_DIR to
+// STATEDIR/config, created 0700, where the CLI keeps its settings and
+// conversations across the agent's runs; a `claude login` made in the
+// home directory is not seen there, so such an agent authenticates with
+// ANTHROPIC_API_KEY (or another variable the CLI reads) in its env. An
+// agent whose env sets CLAUDE_CONFIG_DIR keeps its own, which its sandbox
+// must then grant (sandbox: {write: [...]}).
+//
 // Models: a provider prefix is stripped ("anthropic/claude-sonnet-4-5"
 // runs claude-sonnet-4-5); aliases such as sonnet, opus and haiku pass
 // through; no model leaves the choice to Claude Code.

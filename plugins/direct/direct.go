@@ -175,7 +175,7 @@ func (b *Backend) run(ctx context.Context, req backend.Request, cfg config, m mo
 	if err != nil {
 		return err
 	}
-	ws, err := b.workspace(req, cfg)
+	ws, err := b.workspace(req, cfg, out)
 	if err != nil {
 		if err := out.send(backend.Event{Kind: backend.EventLog, Text: fmt.Sprintf("sdk: no workspace tools: %v", err)}); err != nil {
 			return err
@@ -250,8 +250,9 @@ func (b *Backend) run(ctx context.Context, req backend.Request, cfg config, m mo
 }
 
 // workspace gives the run the workspace tools its config enables, in the
-// directory the daemon chose for the agent; nil when none are enabled.
-func (b *Backend) workspace(req backend.Request, cfg config) (*workspace, error) {
+// directory the daemon chose for the agent and under its sandbox, whose
+// refusals go out as sandbox events; nil when none are enabled.
+func (b *Backend) workspace(req backend.Request, cfg config, out *sender) (*workspace, error) {
 	if len(cfg.toolSets) == 0 {
 		return nil, nil
 	}
@@ -259,7 +260,13 @@ func (b *Backend) workspace(req backend.Request, cfg config) (*workspace, error)
 	for _, k := range slices.Sorted(maps.Keys(cfg.Env)) {
 		overrides = append(overrides, k+"="+cfg.Env[k])
 	}
-	return newWorkspace(req.ProjectDir, cfg.toolSets, cli.Env(overrides...))
+	w, err := newWorkspace(req.ProjectDir, cfg.toolSets, cli.Env(overrides...))
+	if err != nil {
+		return nil, err
+	}
+	w.policy = req.Sandbox
+	w.report = func(line string) error { return out.send(backend.Event{Kind: backend.EventSandbox, Text: line}) }
+	return w, nil
 }
 
 // ownServers are the agent's own MCP servers: those the daemon put in the

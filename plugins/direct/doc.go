@@ -46,7 +46,11 @@
 // and run /bin/sh commands, every path confined to the project directory
 // with symlinks resolved; output is cut at 30,000 bytes with a note of its
 // size, and a shell command is killed with its process group after its
-// timeout. Memory (memory.go) is the run's session event: the daemon keeps
+// timeout. Under a run's sandbox the file tools have what the plugin
+// process has, and a shell command less network (the policy's tool
+// network: none unless the agent's sandbox grants ports); what the sandbox
+// refused a tool (a path, a port) is a line after its result, which the
+// model reads, and a sandbox event in the transcript. Memory (memory.go) is the run's session event: the daemon keeps
 // it and hands it back as ResumeSession, and the next run replays it as
 // earlier turns of the conversation.
 //

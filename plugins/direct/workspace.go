@@ -21,6 +21,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agent-worker/agent-worker/sdk/sandbox"
 )
 
 // The workspace tool sets an agent's `tools:` list switches, each naming
@@ -57,14 +59,22 @@ const (
 
 // workspace is the agent's working directory and the tools that work in
 // it. Every path a tool takes is resolved inside root, symlinks included;
-// the shell starts there, but it is not a sandbox: it runs with the
-// plugin's rights, which is why an agent's tools list can leave it out.
+// the shell starts there, but root is no sandbox for it: it has the
+// plugin's files (the run's sandbox, when it has one, and the tool network
+// only), which is why an agent's tools list can leave it out.
 type workspace struct {
 	root  string // absolute, symlinks resolved
 	given string // absolute as the run request gave it, which the prompt shows
 	sets  []string
 	env   []string // the shell's environment
 	shell time.Duration
+	// policy is the run's sandbox (zero: none); the file tools run
+	// confined by it in the plugin process, run_shell under its tool
+	// network.
+	policy sandbox.Policy
+	// report sends a line saying what the sandbox refused a tool as a
+	// sandbox event; nil sends nothing.
+	report func(line string) error
 }
 
 // parseToolSets checks an agent's tools list; nil (no list) means all.
@@ -194,16 +204,73 @@ func (w *workspace) call(ctx context.Context, tool string, args map[string]any) 
 			var failed bool
 			text, failed, err = w.run(ctx, a.Command, time.Duration(a.TimeoutSeconds)*time.Second)
 			if err == nil {
-				return text, failed, nil
+				// The model reads what was refused after the output.
+				var lines []string
+				if !w.policy.IsZero() {
+					lines = sandbox.Explain(w.policy, true, w.root, text)
+				}
+				for _, l := range lines {
+					text += "\n" + l
+				}
+				return text, failed, w.sendRefusals(lines)
 			}
 		}
 	default:
 		err = fmt.Errorf("there is no workspace tool %q", tool)
 	}
 	if err != nil {
-		return err.Error(), true, nil
+		text = err.Error()
+		if l := w.fileRefusal(tool, err); l != "" {
+			return text + "\n" + l, true, w.sendRefusals([]string{l})
+		}
+		return text, true, nil
 	}
 	return text, false, nil
+}
+
+// sendRefusals reports each line as a sandbox event; an error is the
+// daemon gone, which ends the run.
+func (w *workspace) sendRefusals(lines []string) error {
+	if w.report == nil {
+		return nil
+	}
+	for _, l := range lines {
+		if err := w.report(l); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writers are the file tools that write, which a read-only path refuses.
+var writers = []string{"write_file", "edit_file"}
+
+// fileRefusal says, as Explain does for a shell command, that the run's
+// sandbox denied a file tool err's path: EACCES or EPERM on a path the
+// policy does not let the tool read (or write); "" for any other error.
+// The path counts as inside when it is, either as resolved or as the
+// request named the working directory.
+func (w *workspace) fileRefusal(tool string, err error) string {
+	var pe *fs.PathError
+	if w.policy.IsZero() || !errors.Is(err, fs.ErrPermission) || !errors.As(err, &pe) {
+		return ""
+	}
+	path := pe.Path
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(w.root, path)
+	}
+	named := path
+	if within(w.root, path) {
+		rel, _ := filepath.Rel(w.root, path)
+		named = filepath.Join(w.given, rel)
+	}
+	switch {
+	case !w.policy.CanRead(path) && !w.policy.CanRead(named):
+		return fmt.Sprintf("sandbox: %s is outside the agent's sandbox (not readable)", path)
+	case slices.Contains(writers, tool) && !w.policy.CanWrite(path) && !w.policy.CanWrite(named):
+		return fmt.Sprintf("sandbox: %s is outside the agent's sandbox (read-only)", path)
+	}
+	return ""
 }
 
 // errOutside is a path that leads out of the working directory.
@@ -462,19 +529,23 @@ func (w *workspace) search(pattern, p, glob string) (string, error) {
 	}
 	var b strings.Builder
 	shown, total := 0, 0
-	searchFile := func(path string) {
+	// searchFile searches one file; its error is the file being unreadable.
+	searchFile := func(path string) error {
 		if glob != "" {
 			if ok, _ := filepath.Match(glob, filepath.Base(path)); !ok {
-				return
+				return nil
 			}
 		}
 		st, err := os.Stat(path)
 		if err != nil || !st.Mode().IsRegular() || st.Size() > maxSearchFile {
-			return
+			return nil
 		}
 		data, err := os.ReadFile(path)
-		if err != nil || bytes.IndexByte(data[:min(len(data), 8000)], 0) >= 0 {
-			return // unreadable or binary
+		if err != nil {
+			return err
+		}
+		if bytes.IndexByte(data[:min(len(data), 8000)], 0) >= 0 {
+			return nil // binary
 		}
 		for i, line := range strings.Split(string(data), "\n") {
 			if !re.MatchString(line) {
@@ -487,11 +558,20 @@ func (w *workspace) search(pattern, p, glob string) (string, error) {
 				shown++
 			}
 		}
+		return nil
+	}
+	// What cannot be read is skipped, unless it is what the model asked
+	// to search: then "no matches" would mislead it.
+	denied := func(path string, err error) error {
+		if path == start && errors.Is(err, fs.ErrPermission) {
+			return err
+		}
+		return nil
 	}
 	err = filepath.WalkDir(start, func(path string, d fs.DirEntry, err error) error {
 		switch {
 		case err != nil:
-			return nil
+			return denied(path, err)
 		case d.IsDir() && d.Name() == ".git" && path != start:
 			return fs.SkipDir
 		case d.IsDir():
@@ -500,13 +580,12 @@ func (w *workspace) search(pattern, p, glob string) (string, error) {
 			// A link is searched only when it stays inside.
 			if real, err := w.resolve(path); err == nil {
 				if st, err := os.Stat(real); err == nil && st.Mode().IsRegular() {
-					searchFile(real)
+					_ = searchFile(real)
 				}
 			}
 			return nil
 		}
-		searchFile(path)
-		return nil
+		return denied(path, searchFile(path))
 	})
 	if err != nil {
 		return "", fmt.Errorf("search %s: %w", p, err)
@@ -521,8 +600,9 @@ func (w *workspace) search(pattern, p, glob string) (string, error) {
 }
 
 // run runs command with /bin/sh in root, in a process group of its own
-// that is killed whole when the command ends or times out. failed is set
-// for a non-zero exit or a timeout.
+// that is killed whole when the command ends or times out, under the
+// run's tool network (sandbox.RunTool). failed is set for a non-zero exit
+// or a timeout.
 func (w *workspace) run(ctx context.Context, command string, timeout time.Duration) (text string, failed bool, err error) {
 	if strings.TrimSpace(command) == "" {
 		return "", false, errors.New("command is empty")
@@ -536,16 +616,6 @@ func (w *workspace) run(ctx context.Context, command string, timeout time.Durati
 		return "", false, err
 	}
 	defer r.Close()
-	cmd := exec.Command("/bin/sh", "-c", command)
-	cmd.Dir, cmd.Env = w.root, w.env
-	cmd.Stdout, cmd.Stderr = wr, wr // one pipe: output in the order it was written
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		wr.Close()
-		return "", false, fmt.Errorf("start /bin/sh: %w", err)
-	}
-	wr.Close() // the children hold the only write ends now
-	pgid := cmd.Process.Pid
 	var out capBuffer
 	copied := make(chan struct{})
 	go func() {
@@ -553,26 +623,33 @@ func (w *workspace) run(ctx context.Context, command string, timeout time.Durati
 		_, _ = io.Copy(&out, r)
 	}()
 
-	exited := make(chan struct{})
-	var timedOut atomic.Bool
-	timer := time.NewTimer(timeout)
-	defer timer.Stop()
-	go func() {
-		select {
-		case <-exited:
-		case <-timer.C:
-			timedOut.Store(true)
-			_ = syscall.Kill(-pgid, syscall.SIGKILL)
-		case <-ctx.Done():
-			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	// RunTool starts the command on a thread of its own, so the group is
+	// killed from the command's Cancel, which runs once it has started.
+	cmdCtx, stop := context.WithTimeout(ctx, timeout)
+	defer stop()
+	var killed atomic.Bool
+	cmd := exec.CommandContext(cmdCtx, "/bin/sh", "-c", command)
+	cmd.Dir, cmd.Env = w.root, w.env
+	cmd.Stdout, cmd.Stderr = wr, wr // one pipe: output in the order it was written
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.Cancel = func() error {
+		if syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) != nil {
+			return os.ErrProcessDone // the group is gone: it was not killed
 		}
-	}()
-	waitErr := cmd.Wait()
-	_ = syscall.Kill(-pgid, syscall.SIGKILL) // what it left running in the background
-	close(exited)
+		killed.Store(true)
+		return nil
+	}
+	waitErr := sandbox.RunTool(cmd, w.policy)
+	if cmd.Process != nil {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // what it left running in the background
+	}
+	wr.Close() // the group holds the only write ends left, and it is dead
 	<-copied
 	if ctx.Err() != nil {
 		return "", false, ctx.Err()
+	}
+	if cmd.Process == nil {
+		return "", false, fmt.Errorf("start /bin/sh: %w", waitErr)
 	}
 
 	if text = out.String(); text != "" && !strings.HasSuffix(text, "\n") {
@@ -580,7 +657,7 @@ func (w *workspace) run(ctx context.Context, command string, timeout time.Durati
 	}
 	var ee *exec.ExitError
 	switch {
-	case timedOut.Load():
+	case killed.Load():
 		return text + fmt.Sprintf("[killed after %v with everything it started: the command did not finish in time; run it with a larger timeout_seconds, or in smaller steps]", timeout), true, nil
 	case errors.As(waitErr, &ee):
 		return text + fmt.Sprintf("[exit status %d]", ee.ExitCode()), true, nil

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agent-worker/agent-worker/sdk/backend"
+	"github.com/agent-worker/agent-worker/sdk/sandbox"
 	"github.com/agent-worker/agent-worker/sdk/worker"
 )
 
@@ -40,7 +41,7 @@ func (b *Backend) Run(ctx context.Context, req backend.Request, events backend.E
 	if err != nil {
 		return backend.Permanent(fmt.Errorf("mock: %w", err))
 	}
-	r := &run{b: b, daemon: req.Daemon, events: events, dir: req.ProjectDir}
+	r := &run{b: b, daemon: req.Daemon, events: events, dir: req.ProjectDir, policy: req.Sandbox}
 	defer r.close()
 	// A request with its context needs the daemon only for the steps that
 	// act (a reply, a tool call); the others run without connecting.
@@ -82,6 +83,9 @@ type run struct {
 	events backend.Events
 	vars   *strings.Replacer
 	dir    string // the project directory, where shell steps run
+	// policy is the run's sandbox (zero: none): shell steps run under
+	// its tool network, and what it refused them is explained.
+	policy sandbox.Policy
 	// results are the structured results of the run's tool steps by step
 	// number, for {{last.FIELD}} and {{step.N.FIELD}}.
 	results map[int]map[string]any
@@ -182,15 +186,17 @@ func (r *run) do(ctx context.Context, s step) error {
 const maxShellOutput = 64 << 10
 
 // shell runs line with sh -c in the project directory and the mock's own
-// environment (the one the daemon gave the plugin), and sends what it
-// printed as a text event (invalid UTF-8 replaced). It dies with the run.
+// environment (the one the daemon gave the plugin), under the run's tool
+// network, and sends what it printed as a text event (invalid UTF-8
+// replaced), then a sandbox event for each path or port the sandbox
+// refused it. It dies with the run.
 func (r *run) shell(ctx context.Context, index int, line string) error {
 	cmd := exec.CommandContext(ctx, "sh", "-c", line)
 	cmd.Dir = r.dir
 	cmd.WaitDelay = time.Second
 	out := &cappedBuffer{limit: maxShellOutput}
 	cmd.Stdout, cmd.Stderr = out, out
-	err := cmd.Run()
+	err := sandbox.RunTool(cmd, r.policy)
 	var exit *exec.ExitError
 	switch {
 	case ctx.Err() != nil:
@@ -201,7 +207,18 @@ func (r *run) shell(ctx context.Context, index int, line string) error {
 		return fmt.Errorf("mock: step %d: shell: %w", index, err)
 	}
 	// A binary file or a cut rune must not break the event's string field.
-	return r.send(backend.Event{Kind: backend.EventText, Text: strings.ToValidUTF8(out.String(), "\uFFFD")})
+	if err := r.send(backend.Event{Kind: backend.EventText, Text: strings.ToValidUTF8(out.String(), "\uFFFD")}); err != nil {
+		return err
+	}
+	if r.policy.IsZero() {
+		return nil // unconfined: a refusal is not the sandbox's
+	}
+	for _, l := range sandbox.Explain(r.policy, true, r.dir, out.String()) {
+		if err := r.send(backend.Event{Kind: backend.EventSandbox, Text: l}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // cappedBuffer keeps the first limit bytes written to it and drops the rest.

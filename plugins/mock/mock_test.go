@@ -1,10 +1,14 @@
 package mock
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -13,13 +17,29 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/agent-worker/agent-worker/sdk/backend"
 	"github.com/agent-worker/agent-worker/sdk/backendtest"
 	"github.com/agent-worker/agent-worker/sdk/plugin/plugintest"
+	"github.com/agent-worker/agent-worker/sdk/sandbox"
 	"github.com/agent-worker/agent-worker/sdk/tools"
 	"github.com/agent-worker/agent-worker/sdk/worker"
 )
+
+// confinedRunEnv makes the test binary a confined mock run: see
+// runConfined.
+const confinedRunEnv = "MOCK_TEST_CONFINED_RUN"
+
+func TestMain(m *testing.M) {
+	if raw, ok := os.LookupEnv(confinedRunEnv); ok {
+		// As a plugin started by the daemon: the launcher confines the
+		// process and executes it again, then the run goes ahead.
+		sandbox.Launch()
+		os.Exit(confinedRun(raw))
+	}
+	os.Exit(m.Run())
+}
 
 // testBackend is a mock whose crash step records the code instead of
 // exiting, whose stderr is a buffer and whose heartbeats are quick.
@@ -554,5 +574,233 @@ func TestShellStep(t *testing.T) {
 	}
 	if events[2].Text != "after the shell" {
 		t.Errorf("the run did not go on after a failing command: %+v", events[2])
+	}
+}
+
+// needLandlock skips a test on a kernel that cannot confine, saying why.
+func needLandlock(t *testing.T) {
+	t.Helper()
+	st := sandbox.Probe()
+	if !st.Available() {
+		t.Skipf("no sandbox here: %s", st.Why)
+	}
+	if st.ABI < 4 {
+		t.Skipf("Landlock ABI %d has no TCP rules (ABI 4 does)", st.ABI)
+	}
+}
+
+// connectLine is a shell line that connects to port on 127.0.0.1 with
+// bash and prints "connected".
+func connectLine(t *testing.T, port uint16) string {
+	t.Helper()
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skipf("bash, for /dev/tcp, is not installed: %v", err)
+	}
+	return fmt.Sprintf("%s -c 'exec 3<>/dev/tcp/127.0.0.1/%d && echo connected'", bash, port)
+}
+
+// listen returns the port of a TCP listener on 127.0.0.1 that takes
+// connections until the test ends.
+func listen(t *testing.T) uint16 {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() { // ends when the listener closes
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	return uint16(l.Addr().(*net.TCPAddr).Port)
+}
+
+// testPolicy grants what a shell needs and dir; the plugin may reach port,
+// its tool commands nothing.
+func testPolicy(dir string, port uint16) sandbox.Policy {
+	return sandbox.Policy{
+		Read:  []string{"/usr", "/bin", "/lib", "/lib64", "/etc", "/proc", "/dev/urandom"},
+		Write: []string{dir, "/dev/null"},
+		Net:   sandbox.Net{Ports: []uint16{port}},
+	}
+}
+
+// ofKind returns the texts of the events of kind k.
+func ofKind(events []backend.Event, k backend.EventKind) []string {
+	var out []string
+	for _, e := range events {
+		if e.Kind == k {
+			out = append(out, e.Text)
+		}
+	}
+	return out
+}
+
+// A shell step has the run's tool network, not the plugin's: none unless
+// the policy grants ports to tools, and a refused port is a sandbox
+// event. Only the command is confined (sandbox.RunTool), so this runs in
+// the test process.
+func TestShellStepToolNetwork(t *testing.T) {
+	t.Parallel()
+	needLandlock(t)
+	port := listen(t)
+	line := connectLine(t, port)
+	for name, tc := range map[string]struct {
+		toolNet sandbox.Net
+		want    []backend.Event
+	}{
+		"none by default": {sandbox.Net{}, []backend.Event{
+			{Kind: backend.EventSandbox, Text: fmt.Sprintf("sandbox: TCP port %d is outside the agent's sandbox (network: none)", port)}}},
+		"a port granted to tools": {sandbox.Net{Ports: []uint16{port}}, nil},
+		"every port":              {sandbox.Net{All: true}, nil},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			req := withScript(backend.Request{ProjectDir: dir, RunContext: &backend.RunContext{}}, fmt.Sprintf(`[{"shell": %q}]`, line))
+			req.Sandbox = testPolicy(dir, port)
+			req.Sandbox.ToolNet = tc.toolNet
+			rec, err := runMock(t, New(), req)
+			noError(t, err)
+			events := rec.after()
+			texts := ofKind(events, backend.EventText)
+			if len(texts) != 1 {
+				t.Fatalf("events = %+v, want the shell's output first", events)
+			}
+			if connected := strings.Contains(texts[0], "connected"); connected != (tc.want == nil) {
+				t.Errorf("shell output = %q; connected %v, want %v", texts[0], connected, tc.want == nil)
+			}
+			if tc.want != nil && !strings.Contains(texts[0], "Permission denied") {
+				t.Errorf("shell output = %q, want the refusal", texts[0])
+			}
+			if diff := cmp.Diff(tc.want, events[1:], cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("events after the output (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// A run without a sandbox explains nothing: a "Permission denied" is not
+// the sandbox's.
+func TestShellStepUnconfinedExplainsNothing(t *testing.T) {
+	t.Parallel()
+	rec, err := runMock(t, New(), withScript(backend.Request{ProjectDir: t.TempDir(), RunContext: &backend.RunContext{}},
+		`[{"shell": "echo 'cat: /root/secret: Permission denied' >&2; exit 1"}]`))
+	noError(t, err)
+	if got := ofKind(rec.after(), backend.EventSandbox); len(got) != 0 {
+		t.Errorf("sandbox events = %q, want none", got)
+	}
+}
+
+// confinedRequest is what runConfined hands the confined run.
+type confinedRequest struct {
+	Dir    string
+	Policy sandbox.Policy
+	Script string
+}
+
+// runConfined runs a mock run with script in a process of its own, this
+// test binary started under policy by the sdk's launcher, as the daemon
+// starts a plugin; a Landlock layer cannot be lifted, so the test process
+// itself is never confined. It returns the run's events after the prompt.
+func runConfined(t *testing.T, dir string, policy sandbox.Policy, script string) []backend.Event {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	policy.Read = append(policy.Read, exe)
+	launch, err := sandbox.LaunchEnv(exe, policy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := json.Marshal(confinedRequest{Dir: dir, Policy: policy, Script: script})
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, exe)
+	cmd.Env = append(os.Environ(), confinedRunEnv+"="+string(raw), launch)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("the confined run: %v\n%s", err, stderr.String())
+	}
+	var events []backend.Event
+	if err := json.Unmarshal(out, &events); err != nil {
+		t.Fatalf("the confined run's events: %v\n%s", err, out)
+	}
+	return events
+}
+
+// confinedRun is the confined process of runConfined: it runs the mock
+// and prints its events after the prompt as JSON.
+func confinedRun(raw string) int {
+	var cr confinedRequest
+	if err := json.Unmarshal([]byte(raw), &cr); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	req := withScript(backend.Request{ProjectDir: cr.Dir, RunContext: &backend.RunContext{}, Sandbox: cr.Policy, SandboxApplied: true}, cr.Script)
+	rec := newRecorder()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := New().Run(ctx, req, rec); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if err := json.NewEncoder(os.Stdout).Encode(rec.after()); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+// In a confined run a shell step works in the project but cannot read
+// what the policy leaves out, nor reach a port only the plugin may, and
+// the transcript says which path and port the sandbox refused.
+func TestShellStepInTheSandbox(t *testing.T) {
+	t.Parallel()
+	needLandlock(t)
+	port := listen(t)
+	dir, outside := t.TempDir(), t.TempDir()
+	secret := filepath.Join(outside, "secret")
+	if err := os.WriteFile(secret, []byte("the secret"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	script, _ := json.Marshal([]map[string]string{
+		{"shell": "echo mine > mine.txt && cat mine.txt"},
+		{"shell": "cat " + secret},
+		{"shell": connectLine(t, port)},
+	})
+	events := runConfined(t, dir, testPolicy(dir, port), string(script))
+
+	texts := ofKind(events, backend.EventText)
+	if len(texts) != 3 {
+		t.Fatalf("events = %+v, want three shell outputs", events)
+	}
+	if texts[0] != "mine\n" {
+		t.Errorf("writing in the project printed %q, want %q", texts[0], "mine\n")
+	}
+	if !strings.Contains(texts[1], "Permission denied") || strings.Contains(texts[1], "the secret") {
+		t.Errorf("cat of a file outside the sandbox printed %q, want a refusal", texts[1])
+	}
+	if strings.Contains(texts[2], "connected") || !strings.Contains(texts[2], "Permission denied") {
+		t.Errorf("a connection to the plugin's port printed %q, want a refusal", texts[2])
+	}
+	want := []backend.Event{
+		{Kind: backend.EventText, Text: texts[0]},
+		{Kind: backend.EventText, Text: texts[1]},
+		{Kind: backend.EventSandbox, Text: "sandbox: " + secret + " is outside the agent's sandbox (not readable)"},
+		{Kind: backend.EventText, Text: texts[2]},
+		{Kind: backend.EventSandbox, Text: fmt.Sprintf("sandbox: TCP port %d is outside the agent's sandbox (network: none)", port)},
+	}
+	if diff := cmp.Diff(want, events); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
 	}
 }

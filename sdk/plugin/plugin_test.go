@@ -65,7 +65,7 @@ func TestGetInfo(t *testing.T) {
 	}{
 		"backend": {
 			plugin.Config{Info: plugin.Info{Name: "echo", Version: "1.0.0", Capabilities: []string{"resume"}}, Backend: echo},
-			plugin.Info{Name: "echo", Kind: plugin.KindBackend, Version: "1.0.0", APIVersions: []string{"v1"}, Capabilities: []string{"resume", plugin.CapabilityRunEnv}},
+			plugin.Info{Name: "echo", Kind: plugin.KindBackend, Version: "1.0.0", APIVersions: []string{"v1"}, Capabilities: []string{"resume", plugin.CapabilityRunEnv, plugin.CapabilitySandbox}},
 		},
 		"status from Config.Status": {
 			plugin.Config{Info: plugin.Info{Name: "claude", Status: "stale"}, Backend: echo,
@@ -75,11 +75,11 @@ func TestGetInfo(t *testing.T) {
 					}
 					return "missing: npm install -g @anthropic-ai/claude-code"
 				}},
-			plugin.Info{Name: "claude", Kind: plugin.KindBackend, APIVersions: []string{"v1"}, Capabilities: []string{plugin.CapabilityRunEnv}, Status: "missing: npm install -g @anthropic-ai/claude-code"},
+			plugin.Info{Name: "claude", Kind: plugin.KindBackend, APIVersions: []string{"v1"}, Capabilities: []string{plugin.CapabilityRunEnv, plugin.CapabilitySandbox}, Status: "missing: npm install -g @anthropic-ai/claude-code"},
 		},
 		"fixed status": {
 			plugin.Config{Info: plugin.Info{Name: "echo", Status: "ready"}, Backend: echo},
-			plugin.Info{Name: "echo", Kind: plugin.KindBackend, APIVersions: []string{"v1"}, Capabilities: []string{plugin.CapabilityRunEnv}, Status: "ready"},
+			plugin.Info{Name: "echo", Kind: plugin.KindBackend, APIVersions: []string{"v1"}, Capabilities: []string{plugin.CapabilityRunEnv, plugin.CapabilitySandbox}, Status: "ready"},
 		},
 		"docs with wrong kind and versions": {
 			plugin.Config{Info: plugin.Info{Name: "file", Kind: "backend", APIVersions: []string{"v9"}}, Docs: noDocs{}},

@@ -211,7 +211,7 @@ func TestProcessBackend(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := plugin.Info{Name: "proctest", Kind: plugin.KindBackend, Version: "0.0.1", APIVersions: []string{"v1"}, Capabilities: []string{"resume", plugin.CapabilityRunEnv}}
+	want := plugin.Info{Name: "proctest", Kind: plugin.KindBackend, Version: "0.0.1", APIVersions: []string{"v1"}, Capabilities: []string{"resume", plugin.CapabilityRunEnv, plugin.CapabilitySandbox}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("GetInfo (-want +got):\n%s", diff)
 	}

@@ -195,15 +195,15 @@ func Explain(p Policy, tool bool, dir, output string) []string {
 			continue
 		}
 		if port, ok := portIn(line); ok && !net.allows(port) {
-			add(fmt.Sprintf("sandbox: TCP port %d is outside the agent's sandbox (network: %s)", port, net))
+			add(fmt.Sprintf("TCP port %d is outside the agent's sandbox (network: %s)", port, net))
 			continue
 		}
 		for _, path := range pathsIn(line, dir) {
 			switch {
 			case !p.CanRead(path):
-				add(fmt.Sprintf("sandbox: %s is outside the agent's sandbox (not readable)", path))
+				add(fmt.Sprintf("%s is outside the agent's sandbox (not readable)", path))
 			case !p.CanWrite(path) && writing(line):
-				add(fmt.Sprintf("sandbox: %s is outside the agent's sandbox (read-only)", path))
+				add(fmt.Sprintf("%s is outside the agent's sandbox (read-only)", path))
 			}
 		}
 	}
