@@ -188,43 +188,79 @@ func (f *follower) waitRunEnd(agent string, limit time.Duration) error {
 // warmOn (this measures a run on a warm spare; ping-pong measures runs back
 // to back). With warmOn empty nothing waits for spares.
 func mentionReply(ctx context.Context, c *api.Client, warmOn []*api.Client, name string, n int) (p50, p99 time.Duration, err error) {
-	if err := mockAgent(ctx, c, name, map[string]any{"reply": "pong"}); err != nil {
-		return 0, 0, err
-	}
-	f, err := follow(ctx, c, "@global")
+	r, err := newReplier(ctx, c, warmOn, name)
 	if err != nil {
 		return 0, 0, err
 	}
-	defer f.cancel()
+	defer r.close()
 	lat := make([]time.Duration, 0, n)
 	for i := range n + 5 { // 5 warm-up rounds
-		if i > 0 {
-			for _, w := range warmOn {
-				if err := waitSpare(ctx, w, "mock"); err != nil {
-					return 0, 0, err
-				}
-			}
-		}
-		t0 := time.Now()
-		if _, err := c.Send(ctx, api.SendRequest{Target: name, Message: "ping"}); err != nil {
-			return 0, 0, err
-		}
-		if _, err := f.waitMessage(name, 30*time.Second); err != nil {
+		el, err := r.round(ctx)
+		if err != nil {
 			return 0, 0, err
 		}
 		if i >= 5 {
-			lat = append(lat, time.Since(t0))
-		}
-		if err := f.waitRunEnd(name, 30*time.Second); err != nil {
-			return 0, 0, err
-		}
-		// Drain what the reply run left (its own run events).
-		for len(f.runsDone) > 0 {
-			<-f.runsDone
+			lat = append(lat, el)
 		}
 	}
 	p50, p99 = percentiles(lat)
 	return p50, p99, nil
+}
+
+// replier is one mention → reply round trip, repeatable: a mock agent that
+// answers "ping" with "pong", on the daemon of c, and the channel stream its
+// reply is awaited on.
+type replier struct {
+	c      *api.Client
+	warmOn []*api.Client // daemons whose mock spare must be ready before a round
+	name   string
+	f      *follower
+	rounds int
+}
+
+// newReplier registers the mock agent name through c and follows the
+// global channel.
+func newReplier(ctx context.Context, c *api.Client, warmOn []*api.Client, name string) (*replier, error) {
+	if err := mockAgent(ctx, c, name, map[string]any{"reply": "pong"}); err != nil {
+		return nil, err
+	}
+	f, err := follow(ctx, c, "@global")
+	if err != nil {
+		return nil, err
+	}
+	return &replier{c: c, warmOn: warmOn, name: name, f: f}, nil
+}
+
+func (r *replier) close() { r.f.cancel() }
+
+// round waits for the spares of warmOn (but before the first round, when
+// there are none yet), sends one ping and returns the time until the reply
+// is on the stream; it returns once the agent's run has ended.
+func (r *replier) round(ctx context.Context) (time.Duration, error) {
+	if r.rounds > 0 {
+		for _, w := range r.warmOn {
+			if err := waitSpare(ctx, w, "mock"); err != nil {
+				return 0, err
+			}
+		}
+	}
+	r.rounds++
+	t0 := time.Now()
+	if _, err := r.c.Send(ctx, api.SendRequest{Target: r.name, Message: "ping"}); err != nil {
+		return 0, err
+	}
+	if _, err := r.f.waitMessage(r.name, 30*time.Second); err != nil {
+		return 0, err
+	}
+	el := time.Since(t0)
+	if err := r.f.waitRunEnd(r.name, 30*time.Second); err != nil {
+		return 0, err
+	}
+	// Drain what the reply run left (its own run events).
+	for len(r.f.runsDone) > 0 {
+		<-r.f.runsDone
+	}
+	return el, nil
 }
 
 // pingPong has mock agents that answer a mention with a mention of the

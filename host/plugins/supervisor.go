@@ -451,12 +451,16 @@ type process struct {
 	policy   sb.Policy
 	confined bool
 	spare    bool
+	release  func() // ends the confined thread that started it; nil if none
 }
 
 // stop kills the process's whole group and removes its socket directory.
 func (p *process) stop() {
 	killPlugin(p.client, p.cmd)
 	removeSocketDir(p.sockDir)
+	if p.release != nil {
+		p.release() // the process is gone: its starting thread may end
+	}
 }
 
 // startProcess starts p's verified copy for use ("run" or "spare") in dir
@@ -482,15 +486,18 @@ func (s *Supervisor) startProcess(p api.Plugin, use, dir string, env []string, c
 		removeSocketDir(sockDir)
 		return nil, backend.Permanent(err)
 	}
-	if proc.confined {
-		if err := sandbox.Command(cmd, exe, proc.policy); err != nil {
-			removeSocketDir(sockDir)
-			return nil, fmt.Errorf("confine %s plugin: %w", p.Name, err)
-		}
-	}
 	client := goplugin.NewClient(plugin.ClientConfig(cmd, log.Named(p.Name)))
 	proc.client = client
-	rpc, err := client.Client()
+	var rpc goplugin.ClientProtocol
+	start := func() (err error) { rpc, err = client.Client(); return err }
+	if proc.confined {
+		// Started from a thread confined to the policy, so the plugin's
+		// first instruction already runs confined, and no plugin can
+		// skip it; the thread lives as long as the process.
+		proc.release, err = sb.StartConfined(proc.policy, start)
+	} else {
+		err = start()
+	}
 	if err != nil {
 		proc.stop()
 		return nil, fmt.Errorf("start %s plugin: %w", p.Name, handshakeError(err, plugin.StartTimeout))

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -16,14 +15,6 @@ import (
 	"github.com/agent-worker/agent-worker/sdk/backend"
 	sb "github.com/agent-worker/agent-worker/sdk/sandbox"
 )
-
-// A daemon binary is also the launcher of its plugin processes: started
-// with the policy in its environment, it confines itself and executes the
-// plugin before anything else of the daemon runs (see sdk/sandbox.Launch).
-// This package initialises before the daemon's heavier dependencies (its
-// import path sorts early and it needs few), so a launch costs little more
-// than the exec.
-func init() { sb.Launch() }
 
 // Mode is the daemon's --sandbox setting: what to do where the kernel
 // cannot confine runs.
@@ -199,23 +190,6 @@ func (s *Sandbox) holdsHome(path string) bool {
 
 // Dirs are paths beyond the daemon's roots that runs may use.
 type Dirs struct{ Read, Write []string }
-
-// Launcher is the program that starts a confined plugin process: the
-// running daemon's own binary (even if replaced on disk since it started).
-const Launcher = "/proc/self/exe"
-
-// Command makes cmd, about to start exe, start confined to p: it runs the
-// daemon's own binary as the launcher, which confines itself and then
-// executes exe with cmd's arguments and environment.
-func Command(cmd *exec.Cmd, exe string, p sb.Policy) error {
-	env, err := sb.LaunchEnv(exe, p)
-	if err != nil {
-		return err
-	}
-	cmd.Path = Launcher
-	cmd.Env = append(cmd.Env, env)
-	return nil
-}
 
 // RepoGitDirs are the parts of a repository's git directory that commits
 // in its worktrees write (rw: objects, refs, logs, the worktrees' admin

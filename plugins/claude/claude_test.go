@@ -14,6 +14,7 @@ import (
 
 	"github.com/agent-worker/agent-worker/sdk/backend"
 	"github.com/agent-worker/agent-worker/sdk/backendtest"
+	"github.com/agent-worker/agent-worker/sdk/sandbox"
 	"github.com/agent-worker/agent-worker/sdk/tools"
 )
 
@@ -53,6 +54,24 @@ func report(t *testing.T, e *backendtest.Recorder) (cwd string, args []string) {
 	}
 	t.Fatal("the fake CLI's report is not in the transcript (stderr → log events)")
 	return "", nil
+}
+
+// configDirOf is the CLAUDE_CONFIG_DIR the fake CLI reports it had.
+func configDirOf(t *testing.T, e *backendtest.Recorder) string {
+	t.Helper()
+	for _, ev := range e.Of(backend.EventLog) {
+		if rest, ok := strings.CutPrefix(ev.Text, "fake-claude "); ok {
+			var r struct {
+				ConfigDir string `json:"config_dir"`
+			}
+			if err := json.Unmarshal([]byte(rest), &r); err != nil {
+				t.Fatal(err)
+			}
+			return r.ConfigDir
+		}
+	}
+	t.Fatal("the fake CLI's report is not in the transcript (stderr → log events)")
+	return ""
 }
 
 func run(t *testing.T, b backend.Backend, req backend.Request) (*backendtest.Recorder, error) {
@@ -257,5 +276,52 @@ func TestStatus(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
 	if got, want := Status(t.Context()), "missing: npm install -g @anthropic-ai/claude-code"; got != want {
 		t.Errorf("Status = %q, want %q", got, want)
+	}
+}
+
+// A confined run cannot use the user's ~/.claude, so the CLI keeps its
+// config in the agent's state directory (or the run's work dir without
+// one), unless the agent's env names its own.
+func TestConfigDirUnderTheSandbox(t *testing.T) {
+	t.Parallel()
+	policy := sandbox.Policy{Read: []string{"/usr"}, Write: []string{"/tmp"}}
+	for name, tc := range map[string]struct {
+		policy   sandbox.Policy
+		state    bool
+		agentEnv string
+		want     func(req backend.Request) string
+	}{
+		"not confined":                 {sandbox.Policy{}, true, "", func(backend.Request) string { return os.Getenv(envConfigDir) }},
+		"confined":                     {policy, true, "", func(r backend.Request) string { return filepath.Join(r.StateDir, "config") }},
+		"confined without a state dir": {policy, false, "", func(r backend.Request) string { return filepath.Join(r.WorkDir, "config") }},
+		"the agent's own":              {policy, true, "/srv/claude", func(backend.Request) string { return "/srv/claude" }},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			d := backendtest.NewDaemon(t)
+			d.Post("user", "@alice hi")
+			req := withFake(d.Request("alice"), "send")
+			if tc.agentEnv != "" {
+				req.Agent.Config, _ = json.Marshal(map[string]any{"cli": fakeCLI, "env": map[string]string{envConfigDir: tc.agentEnv}})
+			}
+			if tc.state {
+				req.StateDir = t.TempDir()
+			}
+			req.Sandbox = tc.policy
+			ev, err := run(t, New(), req)
+			if err != nil {
+				t.Fatalf("Run = %v", err)
+			}
+			want := tc.want(req)
+			if got := configDirOf(t, ev); got != want {
+				t.Errorf("CLAUDE_CONFIG_DIR = %q, want %q", got, want)
+			}
+			if tc.policy.IsZero() || tc.agentEnv != "" {
+				return
+			}
+			if st, err := os.Stat(want); err != nil || !st.IsDir() || st.Mode().Perm() != 0o700 {
+				t.Errorf("config dir: %v, %v; want a 0700 directory", st, err)
+			}
+		})
 	}
 }

@@ -47,7 +47,8 @@ const knownSession = "known-session"
 // config it was given and answers "done"; "hang" waits to be killed;
 // "crash" exits 3 without a result; "auth" fails as a bad API key does.
 // It resumes knownSession only, as the real CLI resumes only sessions it
-// has. Its first stderr line reports its working directory and arguments.
+// has. Its first stderr line reports its working directory, arguments and
+// CLAUDE_CONFIG_DIR.
 func fakeClaude(args []string) int {
 	var mcpConfig, script, resume, prompt string
 	for i := 0; i < len(args); i++ {
@@ -69,7 +70,7 @@ func fakeClaude(args []string) int {
 		}
 	}
 	cwd, _ := os.Getwd()
-	report, _ := json.Marshal(map[string]any{"cwd": cwd, "args": args})
+	report, _ := json.Marshal(map[string]any{"cwd": cwd, "args": args, "config_dir": os.Getenv(envConfigDir)})
 	fmt.Fprintln(os.Stderr, "fake-claude "+string(report))
 	out := json.NewEncoder(os.Stdout)
 	emit := func(v map[string]any) { _ = out.Encode(v) }

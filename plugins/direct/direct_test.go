@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -21,6 +23,7 @@ import (
 	"github.com/agent-worker/agent-worker/sdk/backend"
 	"github.com/agent-worker/agent-worker/sdk/backendtest"
 	"github.com/agent-worker/agent-worker/sdk/plugin/plugintest"
+	"github.com/agent-worker/agent-worker/sdk/sandbox"
 )
 
 // stdioServerEnv makes the test binary an MCP server on stdio with one
@@ -28,6 +31,9 @@ import (
 const stdioServerEnv = "DIRECT_TEST_STDIO_SERVER"
 
 func TestMain(m *testing.M) {
+	if raw, ok := os.LookupEnv(direct.ConfinedEnv); ok {
+		os.Exit(direct.ConfinedWorkspace(raw)) // a process of its own
+	}
 	if os.Getenv(stdioServerEnv) != "" {
 		if err := echoServer("local").Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 			fmt.Fprintln(os.Stderr, err)
@@ -708,5 +714,56 @@ func TestConversationMemoryCarriesToTheNextRun(t *testing.T) {
 	}
 	if msgs, _ := fm.Requests()[3].Body["messages"].([]any); len(msgs) != 1 || len(ofKind(events, backend.EventSession)) != 0 {
 		t.Errorf("with memory_tokens 0: %d messages sent, %d session events; want 1 and none", len(msgs), len(ofKind(events, backend.EventSession)))
+	}
+}
+
+// A confined run's shell command has the tool network, not the plugin's:
+// the model still answers, the command cannot reach the port the plugin
+// may, and the model reads why after the command's output while the
+// transcript gets a sandbox event. Only the command is confined
+// (sandbox.RunTool): the backend runs in the test process, never behind
+// the sdk's server, which would confine the whole process.
+func TestShellCommandGetsTheToolNetwork(t *testing.T) {
+	t.Parallel()
+	if st := sandbox.Probe(); !st.Available() || st.ABI < 4 {
+		t.Skipf("no TCP sandbox here: %s", st)
+	}
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skipf("bash, for /dev/tcp, is not installed: %v", err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	port := uint16(l.Addr().(*net.TCPAddr).Port)
+
+	d := backendtest.NewDaemon(t)
+	d.Post("user", "@alice is the port open?")
+	command := fmt.Sprintf("%s -c 'exec 3<>/dev/tcp/127.0.0.1/%d && echo connected'", bash, port)
+	fm := fakemodel.New(t,
+		fakemodel.Turn{Tools: []fakemodel.ToolCall{{Name: "run_shell", Args: map[string]any{"command": command}}}},
+		fakemodel.Turn{Text: "It is closed to me."},
+	)
+	req := configure(d.Request("alice"), "anthropic/claude-sonnet-4-5", nil)
+	req.Sandbox = sandbox.Policy{Read: []string{"/usr", "/bin", "/lib", "/lib64", "/etc", "/proc", "/dev/urandom"},
+		Write: []string{req.ProjectDir, "/dev/null"}, Net: sandbox.Net{Ports: []uint16{port}}}
+	events, err := run(t, newBackend(env(fm)), req)
+	if err != nil {
+		t.Fatalf("Run = %v", err)
+	}
+	refused := ofKind(events, backend.EventSandbox)
+	what := fmt.Sprintf("TCP port %d is outside the agent's sandbox", port)
+	if len(refused) != 1 || !strings.HasPrefix(refused[0].Text, what) {
+		t.Fatalf("sandbox events = %+v, want one saying %q", refused, what)
+	}
+	reqs := fm.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("the model got %d requests, want 2", len(reqs))
+	}
+	got := toolResults(reqs[1].Body)["toolu_1"]
+	if want := "[exit status 1]\nsandbox: " + refused[0].Text; strings.Contains(got, "connected") || !strings.Contains(got, want) {
+		t.Errorf("run_shell result sent back = %q, want the refusal, then %q", got, want)
 	}
 }

@@ -50,9 +50,10 @@
 // process has, and a shell command less network (the policy's tool
 // network: none unless the agent's sandbox grants ports); what the sandbox
 // refused a tool (a path, a port) is a line after its result, which the
-// model reads, and a sandbox event in the transcript. Memory (memory.go) is the run's session event: the daemon keeps
-// it and hands it back as ResumeSession, and the next run replays it as
-// earlier turns of the conversation.
+// model reads, and a sandbox event in the transcript. Memory (memory.go)
+// is the run's session event: the daemon keeps it and hands it back as
+// ResumeSession, and the next run replays it as earlier turns of the
+// conversation.
 //
 // Requests that fail with 408, 409, 429 or 5xx are retried up to three
 // times, waiting as retry-after says.

@@ -59,9 +59,9 @@ const (
 
 // workspace is the agent's working directory and the tools that work in
 // it. Every path a tool takes is resolved inside root, symlinks included;
-// the shell starts there, but root is no sandbox for it: it has the
-// plugin's files (the run's sandbox, when it has one, and the tool network
-// only), which is why an agent's tools list can leave it out.
+// the shell starts there but is not kept in it: it has the plugin's
+// files (all of them, or what the run's sandbox grants) and the sandbox's
+// tool network, which is why an agent's tools list can leave it out.
 type workspace struct {
 	root  string // absolute, symlinks resolved
 	given string // absolute as the run request gave it, which the prompt shows
@@ -210,7 +210,7 @@ func (w *workspace) call(ctx context.Context, tool string, args map[string]any) 
 					lines = sandbox.Explain(w.policy, true, w.root, text)
 				}
 				for _, l := range lines {
-					text += "\n" + l
+					text += "\n" + refusalPrefix + l
 				}
 				return text, failed, w.sendRefusals(lines)
 			}
@@ -221,12 +221,16 @@ func (w *workspace) call(ctx context.Context, tool string, args map[string]any) 
 	if err != nil {
 		text = err.Error()
 		if l := w.fileRefusal(tool, err); l != "" {
-			return text + "\n" + l, true, w.sendRefusals([]string{l})
+			return text + "\n" + refusalPrefix + l, true, w.sendRefusals([]string{l})
 		}
 		return text, true, nil
 	}
 	return text, false, nil
 }
+
+// refusalPrefix marks, in a tool's result, a line saying what the sandbox
+// refused; a sandbox event needs none.
+const refusalPrefix = "sandbox: "
 
 // sendRefusals reports each line as a sandbox event; an error is the
 // daemon gone, which ends the run.
@@ -245,11 +249,11 @@ func (w *workspace) sendRefusals(lines []string) error {
 // writers are the file tools that write, which a read-only path refuses.
 var writers = []string{"write_file", "edit_file"}
 
-// fileRefusal says, as Explain does for a shell command, that the run's
-// sandbox denied a file tool err's path: EACCES or EPERM on a path the
-// policy does not let the tool read (or write); "" for any other error.
-// The path counts as inside when it is, either as resolved or as the
-// request named the working directory.
+// fileRefusal says, in Explain's words, that the run's sandbox denied a
+// file tool err's path: EACCES or EPERM on a path the policy does not let
+// the tool read (or write); "" for any other error. The path counts as
+// inside when it is, either as resolved or as the request named the
+// working directory.
 func (w *workspace) fileRefusal(tool string, err error) string {
 	var pe *fs.PathError
 	if w.policy.IsZero() || !errors.Is(err, fs.ErrPermission) || !errors.As(err, &pe) {
@@ -266,9 +270,9 @@ func (w *workspace) fileRefusal(tool string, err error) string {
 	}
 	switch {
 	case !w.policy.CanRead(path) && !w.policy.CanRead(named):
-		return fmt.Sprintf("sandbox: %s is outside the agent's sandbox (not readable)", path)
+		return fmt.Sprintf("%s is outside the agent's sandbox (not readable)", path)
 	case slices.Contains(writers, tool) && !w.policy.CanWrite(path) && !w.policy.CanWrite(named):
-		return fmt.Sprintf("sandbox: %s is outside the agent's sandbox (read-only)", path)
+		return fmt.Sprintf("%s is outside the agent's sandbox (read-only)", path)
 	}
 	return ""
 }

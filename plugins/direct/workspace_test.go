@@ -1,15 +1,23 @@
 package direct
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io/fs"
+	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agent-worker/agent-worker/sdk/sandbox"
 )
 
 // testWorkspace is a workspace with every tool in a fresh directory, and a
@@ -254,5 +262,330 @@ func TestToolSets(t *testing.T) {
 				t.Errorf("tools = %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+// needLandlock skips a test on a kernel that cannot confine, saying why.
+func needLandlock(t *testing.T) {
+	t.Helper()
+	st := sandbox.Probe()
+	if !st.Available() {
+		t.Skipf("no sandbox here: %s", st.Why)
+	}
+	if st.ABI < 4 {
+		t.Skipf("Landlock ABI %d has no TCP rules (ABI 4 does)", st.ABI)
+	}
+}
+
+// connectLine is a shell command that connects to port on 127.0.0.1 with
+// bash and prints "connected".
+func connectLine(t *testing.T, port uint16) string {
+	t.Helper()
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skipf("bash, for /dev/tcp, is not installed: %v", err)
+	}
+	return fmt.Sprintf("%s -c 'exec 3<>/dev/tcp/127.0.0.1/%d && echo connected'", bash, port)
+}
+
+// listen returns the port of a TCP listener on 127.0.0.1 that takes
+// connections until the test ends.
+func listen(t *testing.T) uint16 {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() { // ends when the listener closes
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	return uint16(l.Addr().(*net.TCPAddr).Port)
+}
+
+// testPolicy grants what a shell needs and writes in dir; the plugin may
+// reach port, its tool commands nothing.
+func testPolicy(dir string, port uint16) sandbox.Policy {
+	return sandbox.Policy{
+		Read:  []string{"/usr", "/bin", "/lib", "/lib64", "/etc", "/proc", "/dev/urandom"},
+		Write: []string{dir, "/dev/null"},
+		Net:   sandbox.Net{Ports: []uint16{port}},
+	}
+}
+
+// reported collects what a workspace reports as sandbox events.
+func reported(w *workspace) *[]string {
+	var lines []string
+	w.report = func(l string) error {
+		lines = append(lines, l)
+		return nil
+	}
+	return &lines
+}
+
+// run_shell has the run's tool network, not the plugin's: none unless the
+// policy grants ports to tools. A refused port is a line after the output
+// for the model and a sandbox event. Only the command is confined
+// (sandbox.RunTool), so this runs in the test process.
+func TestShellToolNetwork(t *testing.T) {
+	t.Parallel()
+	needLandlock(t)
+	port := listen(t)
+	command := connectLine(t, port)
+	for name, tc := range map[string]struct {
+		toolNet sandbox.Net
+		refused bool
+	}{
+		"none by default":         {sandbox.Net{}, true},
+		"a port granted to tools": {sandbox.Net{Ports: []uint16{port}}, false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			w, _ := testWorkspace(t)
+			w.policy = testPolicy(w.root, port)
+			w.policy.ToolNet = tc.toolNet
+			lines := reported(w)
+			text, isErr := callTool(t, w, "run_shell", map[string]any{"command": command})
+			if !tc.refused {
+				if isErr || text != "connected\n[exit status 0]" || len(*lines) != 0 {
+					t.Errorf("run_shell = %q (error %v), sandbox events %q; want it connected and nothing refused", text, isErr, *lines)
+				}
+				return
+			}
+			what := fmt.Sprintf("TCP port %d is outside the agent's sandbox", port)
+			if len(*lines) != 1 || !strings.HasPrefix((*lines)[0], what) {
+				t.Fatalf("sandbox events = %q, want one naming port %d", *lines, port)
+			}
+			if want := "[exit status 1]\nsandbox: " + (*lines)[0]; !isErr || !strings.Contains(text, "Permission denied") || !strings.HasSuffix(text, want) {
+				t.Errorf("run_shell = %q (error %v), want the refusal, the exit status and then %q", text, isErr, want)
+			}
+		})
+	}
+}
+
+// Without a sandbox nothing is explained: a refusal is not the sandbox's.
+func TestShellUnconfinedExplainsNothing(t *testing.T) {
+	t.Parallel()
+	w, _ := testWorkspace(t)
+	lines := reported(w)
+	text, _ := callTool(t, w, "run_shell", map[string]any{"command": "echo 'cat: /root/secret: Permission denied' >&2; exit 1"})
+	if strings.Contains(text, "sandbox:") || len(*lines) != 0 {
+		t.Errorf("run_shell = %q, sandbox events %q; want no sandbox lines", text, *lines)
+	}
+}
+
+// A file tool's permission error is the sandbox's only on a path the policy
+// leaves out (or leaves read-only, for a tool that writes).
+func TestFileRefusal(t *testing.T) {
+	t.Parallel()
+	w, outside := testWorkspace(t)
+	link := filepath.Join(t.TempDir(), "project")
+	if err := os.Symlink(w.root, link); err != nil {
+		t.Fatal(err)
+	}
+	viaLink, err := newWorkspace(link, toolSetNames, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	denied := func(path string) error {
+		return fmt.Errorf("read x: %w", &fs.PathError{Op: "open", Path: path, Err: syscall.EACCES})
+	}
+	inside, secret := filepath.Join(w.root, "x.txt"), filepath.Join(outside, "secret.txt")
+	readOnly := sandbox.Policy{Read: []string{w.root, outside}}
+	for name, tc := range map[string]struct {
+		w      *workspace
+		policy sandbox.Policy
+		tool   string
+		err    error
+		want   string
+	}{
+		"not readable":           {w, sandbox.Policy{Write: []string{"/nowhere"}}, "read_file", denied(secret), secret + " is outside the agent's sandbox (not readable)"},
+		"read-only":              {w, readOnly, "write_file", denied(inside), inside + " is outside the agent's sandbox (read-only)"},
+		"read-only, edited":      {w, readOnly, "edit_file", denied(inside), inside + " is outside the agent's sandbox (read-only)"},
+		"read-only, read":        {w, readOnly, "read_file", denied(inside), ""},
+		"granted as linked":      {viaLink, sandbox.Policy{Write: []string{link}}, "write_file", denied(inside), ""},
+		"inside the sandbox":     {w, sandbox.Policy{Write: []string{w.root}}, "write_file", denied(inside), ""},
+		"not a permission error": {w, readOnly, "write_file", &fs.PathError{Op: "open", Path: inside, Err: syscall.ENOSPC}, ""},
+		"no sandbox":             {w, sandbox.Policy{}, "read_file", denied(secret), ""},
+	} {
+		t.Run(name, func(t *testing.T) {
+			ws := *tc.w
+			ws.policy = tc.policy
+			if got := ws.fileRefusal(tc.tool, tc.err); got != tc.want {
+				t.Errorf("fileRefusal = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// ConfinedEnv makes the test binary a confined workspace, in a process of
+// its own: see runConfined. TestMain (direct_test.go) calls
+// ConfinedWorkspace.
+const ConfinedEnv = "DIRECT_TEST_CONFINED_WORKSPACE"
+
+// confinedCall is one workspace tool call for runConfined to make.
+type confinedCall struct {
+	Root string
+	Tool string
+	Args map[string]any
+}
+
+// confinedResult is what a confined call answered and reported.
+type confinedResult struct {
+	Text    string
+	IsError bool
+	Events  []string
+}
+
+// runConfined makes calls in a process of its own, this test binary
+// confined to policy as the sdk confines a warm spare before its run: a
+// Landlock layer cannot be lifted, so the test process itself is never
+// confined.
+func runConfined(t *testing.T, policy sandbox.Policy, calls map[string]confinedCall) map[string]confinedResult {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := json.Marshal(struct {
+		Policy sandbox.Policy
+		Calls  map[string]confinedCall
+	}{policy, calls})
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, exe)
+	cmd.Env = append(os.Environ(), ConfinedEnv+"="+string(raw))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("the confined workspace: %v\n%s", err, stderr.String())
+	}
+	var results map[string]confinedResult
+	if err := json.Unmarshal(out, &results); err != nil {
+		t.Fatalf("the confined workspace's results: %v\n%s", err, out)
+	}
+	return results
+}
+
+// ConfinedWorkspace is the process of runConfined: it confines itself
+// to the policy raw holds, makes the calls, each in a workspace of its
+// root, and prints what they answered and reported as JSON.
+func ConfinedWorkspace(raw string) int {
+	var in struct {
+		Policy sandbox.Policy
+		Calls  map[string]confinedCall
+	}
+	if err := json.Unmarshal([]byte(raw), &in); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	if err := sandbox.Restrict(in.Policy); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	out := map[string]confinedResult{}
+	for name, c := range in.Calls {
+		w, err := newWorkspace(c.Root, toolSetNames, os.Environ())
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		w.policy = in.Policy
+		lines := reported(w)
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		text, isErr, err := w.call(ctx, c.Tool, c.Args)
+		cancel()
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
+			return 1
+		}
+		out[name] = confinedResult{Text: text, IsError: isErr, Events: *lines}
+	}
+	if err := json.NewEncoder(os.Stdout).Encode(out); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+// In a confined plugin the workspace tools work where the policy lets
+// them, and where it does not the model reads a line naming the path or
+// port the sandbox refused, which also goes out as a sandbox event.
+func TestWorkspaceInTheSandbox(t *testing.T) {
+	t.Parallel()
+	needLandlock(t)
+	port := listen(t)
+	project, readOnly, outside := t.TempDir(), t.TempDir(), t.TempDir()
+	secret := filepath.Join(outside, "secret.txt")
+	for path, content := range map[string]string{secret: "the secret", filepath.Join(readOnly, "notes.txt"): "read me"} {
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	policy := testPolicy(project, port)
+	policy.Read = append(policy.Read, readOnly)
+	type want struct {
+		isErr  bool
+		text   string // in the result
+		refuse string // what a sandbox line names; "" for none
+		how    string // (not readable), (read-only), (network: none)
+	}
+	cases := map[string]struct {
+		call confinedCall
+		want want
+	}{
+		"shell writes in the project": {confinedCall{project, "run_shell", map[string]any{"command": "echo hi > hi.txt && cat hi.txt"}},
+			want{false, "hi\n[exit status 0]", "", ""}},
+		"shell reads outside": {confinedCall{project, "run_shell", map[string]any{"command": "cat " + secret}},
+			want{true, "Permission denied", secret, "(not readable)"}},
+		"shell connects to the plugin's port": {confinedCall{project, "run_shell", map[string]any{"command": connectLine(t, port)}},
+			want{true, "Permission denied", fmt.Sprintf("TCP port %d", port), "(network: none)"}},
+		"read in a read-only directory": {confinedCall{readOnly, "read_file", map[string]any{"path": "notes.txt"}},
+			want{false, "read me", "", ""}},
+		"write in a read-only directory": {confinedCall{readOnly, "write_file", map[string]any{"path": "new.txt", "content": "x"}},
+			want{true, "permission denied", filepath.Join(readOnly, "new.txt"), "(read-only)"}},
+		"edit in a read-only directory": {confinedCall{readOnly, "edit_file", map[string]any{"path": "notes.txt", "old_text": "read", "new_text": "edit"}},
+			want{true, "permission denied", filepath.Join(readOnly, "notes.txt"), "(read-only)"}},
+		"read outside": {confinedCall{outside, "read_file", map[string]any{"path": "secret.txt"}},
+			want{true, "permission denied", secret, "(not readable)"}},
+		"list outside": {confinedCall{outside, "list_files", map[string]any{}},
+			want{true, "permission denied", outside, "(not readable)"}},
+		"search outside": {confinedCall{outside, "search_files", map[string]any{"pattern": "secret"}},
+			want{true, "permission denied", outside, "(not readable)"}},
+	}
+	calls := map[string]confinedCall{}
+	for name, c := range cases {
+		calls[name] = c.call
+	}
+	results := runConfined(t, policy, calls)
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, w := results[name], c.want
+			if got.IsError != w.isErr || !strings.Contains(got.Text, w.text) || strings.Contains(got.Text, "the secret") {
+				t.Errorf("%s = %q (error %v), want %q in it (error %v)", c.call.Tool, got.Text, got.IsError, w.text, w.isErr)
+			}
+			if w.refuse == "" {
+				if len(got.Events) != 0 || strings.Contains(got.Text, "sandbox:") {
+					t.Errorf("%s = %q, sandbox events %q; want nothing refused", c.call.Tool, got.Text, got.Events)
+				}
+				return
+			}
+			if len(got.Events) != 1 || !strings.HasPrefix(got.Events[0], w.refuse+" is outside the agent's sandbox "+w.how) {
+				t.Fatalf("sandbox events = %q, want one saying %s is outside the sandbox %s", got.Events, w.refuse, w.how)
+			}
+			if line := "\nsandbox: " + got.Events[0]; !strings.HasSuffix(got.Text, line) {
+				t.Errorf("%s = %q, want it to end with %q", c.call.Tool, got.Text, line)
+			}
+		})
+	}
+	if b, _ := os.ReadFile(filepath.Join(readOnly, "notes.txt")); string(b) != "read me" {
+		t.Errorf("notes.txt in the read-only directory = %q: a tool changed it", b)
 	}
 }

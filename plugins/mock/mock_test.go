@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/agent-worker/agent-worker/sdk/backend"
 	"github.com/agent-worker/agent-worker/sdk/backendtest"
@@ -27,15 +26,12 @@ import (
 	"github.com/agent-worker/agent-worker/sdk/worker"
 )
 
-// confinedRunEnv makes the test binary a confined mock run: see
-// runConfined.
+// confinedRunEnv makes the test binary a confined mock run, in a process
+// of its own: see runConfined.
 const confinedRunEnv = "MOCK_TEST_CONFINED_RUN"
 
 func TestMain(m *testing.M) {
 	if raw, ok := os.LookupEnv(confinedRunEnv); ok {
-		// As a plugin started by the daemon: the launcher confines the
-		// process and executes it again, then the run goes ahead.
-		sandbox.Launch()
 		os.Exit(confinedRun(raw))
 	}
 	os.Exit(m.Run())
@@ -631,6 +627,21 @@ func testPolicy(dir string, port uint16) sandbox.Policy {
 	}
 }
 
+// kinds returns the kinds of events, in order.
+func kinds(events []backend.Event) []backend.EventKind {
+	var out []backend.EventKind
+	for _, e := range events {
+		out = append(out, e.Kind)
+	}
+	return out
+}
+
+// refusal reports whether a sandbox event's text says that what (a path,
+// "TCP port N") is outside the agent's sandbox.
+func refusal(e backend.Event, what string) bool {
+	return e.Kind == backend.EventSandbox && strings.Contains(e.Text, what+" is outside the agent's sandbox")
+}
+
 // ofKind returns the texts of the events of kind k.
 func ofKind(events []backend.Event, k backend.EventKind) []string {
 	var out []string
@@ -653,12 +664,11 @@ func TestShellStepToolNetwork(t *testing.T) {
 	line := connectLine(t, port)
 	for name, tc := range map[string]struct {
 		toolNet sandbox.Net
-		want    []backend.Event
+		refused bool
 	}{
-		"none by default": {sandbox.Net{}, []backend.Event{
-			{Kind: backend.EventSandbox, Text: fmt.Sprintf("sandbox: TCP port %d is outside the agent's sandbox (network: none)", port)}}},
-		"a port granted to tools": {sandbox.Net{Ports: []uint16{port}}, nil},
-		"every port":              {sandbox.Net{All: true}, nil},
+		"none by default":         {sandbox.Net{}, true},
+		"a port granted to tools": {sandbox.Net{Ports: []uint16{port}}, false},
+		"every port":              {sandbox.Net{All: true}, false},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -669,18 +679,19 @@ func TestShellStepToolNetwork(t *testing.T) {
 			rec, err := runMock(t, New(), req)
 			noError(t, err)
 			events := rec.after()
-			texts := ofKind(events, backend.EventText)
-			if len(texts) != 1 {
-				t.Fatalf("events = %+v, want the shell's output first", events)
+			want := []backend.EventKind{backend.EventText}
+			if tc.refused {
+				want = append(want, backend.EventSandbox)
 			}
-			if connected := strings.Contains(texts[0], "connected"); connected != (tc.want == nil) {
-				t.Errorf("shell output = %q; connected %v, want %v", texts[0], connected, tc.want == nil)
+			if diff := cmp.Diff(want, kinds(events)); diff != "" {
+				t.Fatalf("event kinds (-want +got):\n%s\nevents: %+v", diff, events)
 			}
-			if tc.want != nil && !strings.Contains(texts[0], "Permission denied") {
-				t.Errorf("shell output = %q, want the refusal", texts[0])
+			out := events[0].Text
+			if connected := strings.Contains(out, "connected"); connected == tc.refused {
+				t.Errorf("shell output = %q; connected %v, want %v", out, connected, !tc.refused)
 			}
-			if diff := cmp.Diff(tc.want, events[1:], cmpopts.EquateEmpty()); diff != "" {
-				t.Errorf("events after the output (-want +got):\n%s", diff)
+			if tc.refused && (!strings.Contains(out, "Permission denied") || !refusal(events[1], fmt.Sprintf("TCP port %d", port))) {
+				t.Errorf("shell output = %q and %+v, want the refusal and a sandbox event naming port %d", out, events[1], port)
 			}
 		})
 	}
@@ -706,17 +717,12 @@ type confinedRequest struct {
 }
 
 // runConfined runs a mock run with script in a process of its own, this
-// test binary started under policy by the sdk's launcher, as the daemon
-// starts a plugin; a Landlock layer cannot be lifted, so the test process
-// itself is never confined. It returns the run's events after the prompt.
+// test binary confined to policy as the sdk confines a warm spare before
+// its run: a Landlock layer cannot be lifted, so the test process itself
+// is never confined. It returns the run's events after the prompt.
 func runConfined(t *testing.T, dir string, policy sandbox.Policy, script string) []backend.Event {
 	t.Helper()
 	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	policy.Read = append(policy.Read, exe)
-	launch, err := sandbox.LaunchEnv(exe, policy)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -724,7 +730,7 @@ func runConfined(t *testing.T, dir string, policy sandbox.Policy, script string)
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, exe)
-	cmd.Env = append(os.Environ(), confinedRunEnv+"="+string(raw), launch)
+	cmd.Env = append(os.Environ(), confinedRunEnv+"="+string(raw))
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -738,11 +744,15 @@ func runConfined(t *testing.T, dir string, policy sandbox.Policy, script string)
 	return events
 }
 
-// confinedRun is the confined process of runConfined: it runs the mock
-// and prints its events after the prompt as JSON.
+// confinedRun is the process of runConfined: it confines itself, runs
+// the mock and prints its events after the prompt as JSON.
 func confinedRun(raw string) int {
 	var cr confinedRequest
 	if err := json.Unmarshal([]byte(raw), &cr); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	if err := sandbox.Restrict(cr.Policy); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
@@ -780,10 +790,11 @@ func TestShellStepInTheSandbox(t *testing.T) {
 	})
 	events := runConfined(t, dir, testPolicy(dir, port), string(script))
 
-	texts := ofKind(events, backend.EventText)
-	if len(texts) != 3 {
-		t.Fatalf("events = %+v, want three shell outputs", events)
+	want := []backend.EventKind{backend.EventText, backend.EventText, backend.EventSandbox, backend.EventText, backend.EventSandbox}
+	if diff := cmp.Diff(want, kinds(events)); diff != "" {
+		t.Fatalf("event kinds (-want +got):\n%s\nevents: %+v", diff, events)
 	}
+	texts := ofKind(events, backend.EventText)
 	if texts[0] != "mine\n" {
 		t.Errorf("writing in the project printed %q, want %q", texts[0], "mine\n")
 	}
@@ -793,14 +804,10 @@ func TestShellStepInTheSandbox(t *testing.T) {
 	if strings.Contains(texts[2], "connected") || !strings.Contains(texts[2], "Permission denied") {
 		t.Errorf("a connection to the plugin's port printed %q, want a refusal", texts[2])
 	}
-	want := []backend.Event{
-		{Kind: backend.EventText, Text: texts[0]},
-		{Kind: backend.EventText, Text: texts[1]},
-		{Kind: backend.EventSandbox, Text: "sandbox: " + secret + " is outside the agent's sandbox (not readable)"},
-		{Kind: backend.EventText, Text: texts[2]},
-		{Kind: backend.EventSandbox, Text: fmt.Sprintf("sandbox: TCP port %d is outside the agent's sandbox (network: none)", port)},
+	if !refusal(events[2], secret) || !strings.Contains(events[2].Text, "not readable") {
+		t.Errorf("sandbox event after the cat = %q, want it to name %s, not readable", events[2].Text, secret)
 	}
-	if diff := cmp.Diff(want, events); diff != "" {
-		t.Errorf("events (-want +got):\n%s", diff)
+	if !refusal(events[4], fmt.Sprintf("TCP port %d", port)) {
+		t.Errorf("sandbox event after the connection = %q, want it to name port %d", events[4].Text, port)
 	}
 }

@@ -8,5 +8,5 @@
 // Plugin authors rarely call it: the sdk narrows a plugin process to its
 // run's policy before the backend's Run, and RunTool gives a shell tool's
 // command the narrower network of tools. The daemon applies the base layer
-// itself, before any plugin code runs, through Launch.
+// itself, before any plugin code runs, with StartConfined.
 package sandbox

@@ -3,12 +3,10 @@
 package sandbox
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime"
 	"sync"
 	"syscall"
@@ -155,70 +153,52 @@ func RunTool(cmd *exec.Cmd, p Policy) error {
 	if err != nil {
 		return err
 	}
-	rs := rules(p, p.ToolNet, false)
-	done := make(chan error, 1)
+	var runErr error
+	release, err := onThread(c, rules(p, p.ToolNet, false), func() error { runErr = cmd.Run(); return nil })
+	if err != nil {
+		return err
+	}
+	release()
+	return runErr
+}
+
+// StartConfined calls start (which starts a process, e.g. exec.Cmd.Start)
+// on an OS thread of its own that is first confined to p, so the process
+// and all it starts are confined from their first instruction, while the
+// rest of the caller is not. The thread is kept until release is called:
+// a child's parent-death signal (Pdeathsig) follows the thread that
+// started it, so release only once the process is gone. It is how the
+// daemon confines a plugin process before any plugin code runs.
+func StartConfined(p Policy, start func() error) (release func(), err error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	c, err := config(true, p.Net)
+	if err != nil {
+		return nil, err
+	}
+	return onThread(c, rules(p, p.Net, true), start)
+}
+
+// onThread runs fn on a new OS thread confined by the layer (c, rs) and
+// parks the thread until release. Threads the runtime creates meanwhile
+// come from its template thread, not this one (the runtime's rule for a
+// locked thread), so nothing else of the process is confined.
+func onThread(c landlock.Config, rs []landlock.Rule, fn func() error) (release func(), err error) {
+	errc := make(chan error, 1)
+	done := make(chan struct{})
 	go func() {
-		runtime.LockOSThread() // never unlocked: the thread is confined
+		runtime.LockOSThread() // never unlocked: the runtime ends the thread with this goroutine
 		if err := restrictThread(c, rs); err != nil {
-			done <- err
+			errc <- err
 			return
 		}
-		done <- cmd.Run()
+		errc <- fn()
+		<-done
 	}()
-	return <-done
-}
-
-// launchOnce guards Launch.
-var launchOnce sync.Once
-
-// Launch makes this process a launcher when the daemon started it as one
-// (EnvPolicy set): it confines itself to the policy it was given, then
-// executes its program with the same arguments and the rest of its
-// environment, so the program's first instruction already runs confined.
-// Otherwise it returns at once. A launcher that cannot confine itself
-// exits with status 126 and says why, and the program never runs.
-func Launch() {
-	launchOnce.Do(func() {
-		raw, ok := os.LookupEnv(EnvPolicy)
-		if !ok {
-			return
-		}
-		os.Unsetenv(EnvPolicy)
-		if err := launchWith(raw); err != nil {
-			fmt.Fprintf(os.Stderr, "agent-worker sandbox: %v\n", err)
-			os.Exit(126)
-		}
-	})
-}
-
-func launchWith(raw string) error {
-	var l launch
-	if err := json.Unmarshal([]byte(raw), &l); err != nil {
-		return fmt.Errorf("read the policy: %w", err)
+	if err := <-errc; err != nil {
+		close(done)
+		return nil, err
 	}
-	if !filepath.IsAbs(l.Exec) {
-		return fmt.Errorf("program %q is not an absolute path", l.Exec)
-	}
-	if err := l.Policy.Validate(); err != nil {
-		return err
-	}
-	c, err := config(true, l.Policy.Net)
-	if err != nil {
-		return err
-	}
-	runtime.LockOSThread() // never unlocked: Exec follows
-	if err := restrictThread(c, rules(l.Policy, l.Policy.Net, true)); err != nil {
-		return err
-	}
-	return syscall.Exec(l.Exec, os.Args, os.Environ())
-}
-
-// LaunchEnv is the variable that makes a process started from the
-// launcher binary confine itself to p and then execute exe (see Launch).
-func LaunchEnv(exe string, p Policy) (string, error) {
-	raw, err := json.Marshal(launch{Exec: exe, Policy: p})
-	if err != nil {
-		return "", err
-	}
-	return EnvPolicy + "=" + string(raw), nil
+	return sync.OnceFunc(func() { close(done) }), nil
 }

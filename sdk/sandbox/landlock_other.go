@@ -19,8 +19,5 @@ func Restrict(Policy) error { return errNoLandlock }
 // RunTool runs cmd unconfined: there is nothing to confine it with.
 func RunTool(cmd *exec.Cmd, _ Policy) error { return cmd.Run() }
 
-// Launch does nothing: the daemon never starts a launcher here.
-func Launch() {}
-
-// LaunchEnv cannot be used here.
-func LaunchEnv(string, Policy) (string, error) { return "", errNoLandlock }
+// StartConfined cannot confine anything here.
+func StartConfined(Policy, func() error) (func(), error) { return nil, errNoLandlock }

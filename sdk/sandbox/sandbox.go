@@ -158,17 +158,6 @@ func (s Status) String() string {
 // netABI is the first Landlock ABI with TCP port rules.
 const netABI = 4
 
-// EnvPolicy names the variable through which a launcher is given the
-// policy to apply before it executes its program (see Launch).
-const EnvPolicy = "AGENT_WORKER_SANDBOX_POLICY"
-
-// launch is what a launcher process is told: the program to become, and
-// the policy to confine itself to first.
-type launch struct {
-	Exec   string `json:"exec"`
-	Policy Policy `json:"policy"`
-}
-
 // explainLimit bounds the refusal lines one output yields.
 const explainLimit = 8
 

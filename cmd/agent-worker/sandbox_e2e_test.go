@@ -1,0 +1,228 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/agent-worker/agent-worker/host/api"
+	sb "github.com/agent-worker/agent-worker/sdk/sandbox"
+)
+
+// needLandlock skips a test of the sandbox where the kernel cannot
+// confine runs, saying why.
+func needLandlock(t *testing.T) {
+	t.Helper()
+	if st := sb.Probe(); !st.Available() {
+		t.Skipf("the run sandbox needs Landlock, which this kernel does not offer: %s", st.Why)
+	}
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skipf("the network probes use bash's /dev/tcp, and bash is not installed: %v", err)
+	}
+}
+
+// listenLeak listens on a local TCP port that is not the daemon's and
+// answers every connection with a canary: a run that prints it reached
+// the port.
+func listenLeak(t *testing.T) (port int, canary string) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	canary = "LEAKED-" + strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			io.WriteString(conn, canary+"\n")
+			conn.Close()
+		}
+	}()
+	return ln.Addr().(*net.TCPAddr).Port, canary
+}
+
+// tcpProbe is a shell line that connects to port on loopback and prints
+// what it is sent.
+func tcpProbe(port int) string {
+	return fmt.Sprintf(`bash -c 'exec 3<>/dev/tcp/127.0.0.1/%d && head -1 <&3'`, port)
+}
+
+// metricValue reads one sample of the daemon's /metrics.
+func metricValue(t *testing.T, d api.DaemonInfo, name, labels string) float64 {
+	t.Helper()
+	req, _ := http.NewRequest("GET", d.URL()+"/metrics", nil)
+	req.Header.Set("Authorization", "Bearer "+d.Token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	m := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(name+"{"+labels+"}") + ` (\S+)$`).FindSubmatch(body)
+	if m == nil {
+		return 0
+	}
+	v, _ := strconv.ParseFloat(string(m[1]), 64)
+	return v
+}
+
+// A hostile run is refused every way out of its sandbox and still does
+// its own work (issue 26): a mock agent whose shell steps try to read the
+// daemon's token (by absolute and relative path), its database, another
+// agent's workspace and a key planted in the user's home, to write into
+// the daemon's home, its plugins.d and plugins.verified and the plugins
+// directory it was given, and to connect from a shell command to a local
+// port and to the daemon's own port. Each attempt fails with the OS error
+// and its transcript names the path or port as outside the sandbox;
+// /metrics counts the refusals. The same run writes a file in its
+// workspace and posts through the daemon's MCP tools, and a grandchild
+// that setsid()s away is confined too. It runs twice: once in a process
+// started for the run (the launcher applies its policy) and once in a
+// warm spare (the sdk narrows its base layer).
+func TestE2ESandboxHostileRun(t *testing.T) {
+	t.Parallel()
+	needLandlock(t)
+	c := newCLI(t)
+	userHome := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(userHome, ".ssh"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(userHome, ".ssh", "id_ed25519"), "PLANTED-SSH-KEY\n")
+	c.startDaemon("HOME=" + userHome)
+	d, err := api.ReadDaemonInfo(c.home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	home, _ := filepath.EvalSymlinks(c.home)
+	leakPort, canary := listenLeak(t)
+
+	// Another agent, with a file in its own workspace (written by the
+	// test, so that evil's first run is the first to start a process).
+	c.ok("new", "victim", "--backend", "mock")
+	victimFile := filepath.Join(home, "workspaces", "global", "main", "victim", "secret.txt")
+	if err := os.MkdirAll(filepath.Dir(victimFile), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, victimFile, "VICTIM-SECRET\n")
+
+	attacks := map[string]struct {
+		shell   string
+		refused []string // each must show in the transcript as outside the sandbox
+	}{
+		"read daemon.json":            {"cat " + filepath.Join(home, "daemon.json"), []string{filepath.Join(home, "daemon.json")}},
+		"read daemon.json relatively": {"cat ../../../../daemon.json", []string{filepath.Join(home, "daemon.json")}},
+		"read the database":           {"head -c 16 " + filepath.Join(home, "agent-worker.db"), []string{filepath.Join(home, "agent-worker.db")}},
+		"read another agents file":    {"cat ../victim/secret.txt", []string{victimFile}},
+		"read a key in the user home": {"cat " + filepath.Join(userHome, ".ssh", "id_ed25519"), []string{filepath.Join(userHome, ".ssh", "id_ed25519")}},
+		"write into the daemon home":  {"echo owned > " + filepath.Join(home, "owned"), []string{filepath.Join(home, "owned")}},
+		"write into plugins.d":        {"echo owned > " + filepath.Join(home, "plugins.d", "agent-worker-backend-evil"), []string{filepath.Join(home, "plugins.d", "agent-worker-backend-evil")}},
+		"write into plugins.verified": {"echo owned > " + filepath.Join(home, "plugins.verified", "evil"), []string{filepath.Join(home, "plugins.verified", "evil")}},
+		"write into the plugins dir":  {"echo owned > " + filepath.Join(pluginsDir, "agent-worker-backend-evil"), []string{filepath.Join(pluginsDir, "agent-worker-backend-evil")}},
+		"connect to a local port":     {tcpProbe(leakPort), []string{"TCP port " + strconv.Itoa(leakPort)}},
+		"connect to the daemon port":  {tcpProbe(d.Port) + ` && echo REACHED-DAEMON`, []string{"TCP port " + strconv.Itoa(d.Port)}},
+	}
+	var script []map[string]any
+	for _, name := range sortedKeys(attacks) {
+		script = append(script, map[string]any{"shell": "echo '== " + name + "'; " + attacks[name].shell})
+	}
+	grandchild := `cat ` + filepath.Join(home, "daemon.json") + ` > grandchild.txt 2>&1; echo "sid=$(ps -o sid= -p $$) pid=$$" >> grandchild.txt`
+	script = append(script,
+		map[string]any{"shell": "echo mine > mine.txt && cat mine.txt && mkdir -p build && printf 'int main(){return 0;}' > build/m.c && echo built"},
+		map[string]any{"spawn": []string{"setsid", "sh", "-c", grandchild}},
+		map[string]any{"tool": "channel_send", "args": map[string]any{"message": "evil posts through the daemon"}},
+		map[string]any{"result": "tried"})
+	cfg, _ := json.Marshal(map[string]any{"script": script})
+	c.ok("new", "evil", "--backend", "mock", "--config", string(cfg))
+
+	before := metricValue(t, d, "agent_worker_sandbox_refusals_total", `agent="evil",workflow="global"`)
+	for attempt := 1; attempt <= 2; attempt++ {
+		os.Remove(filepath.Join(home, "workspaces", "global", "main", "evil", "grandchild.txt"))
+		c.ok("ask", "evil", "try your luck")
+		a := c.agent("evil")
+		if len(a.Runs) < attempt || a.Runs[0].State != "succeeded" {
+			t.Fatalf("run %d of evil: %+v", attempt, a.Runs)
+		}
+		logs := c.ok("logs", a.Runs[0].ID)
+		for name, at := range attacks {
+			section := between(logs, "== "+name, "== ")
+			if !strings.Contains(section, "Permission denied") {
+				t.Errorf("run %d: %s was not refused by the OS:\n%s", attempt, name, section)
+			}
+			for _, what := range at.refused {
+				if !strings.Contains(logs, what) || !strings.Contains(logs, what+" is outside the agent's sandbox") && !strings.Contains(logs, what+" is outside") {
+					t.Errorf("run %d: the transcript does not name %s as outside the sandbox (%s)", attempt, what, name)
+				}
+			}
+		}
+		for what, leak := range map[string]string{"the admin token": d.Token, "the database": "SQLite format", "another agent's file": "VICTIM-SECRET",
+			"the planted key": "PLANTED-SSH-KEY", "a local port": canary, "the daemon's port": "REACHED-DAEMON"} {
+			if strings.Contains(logs, leak) {
+				t.Errorf("run %d reached %s:\n%s", attempt, what, logs)
+			}
+		}
+		for _, own := range []string{"mine\n", "built", "evil posts through the daemon"} {
+			if !strings.Contains(logs, own) {
+				t.Errorf("run %d did not do its own work (%q missing):\n%s", attempt, own, logs)
+			}
+		}
+		for _, f := range []string{filepath.Join(home, "owned"), filepath.Join(home, "plugins.d", "agent-worker-backend-evil"),
+			filepath.Join(home, "plugins.verified", "evil"), filepath.Join(pluginsDir, "agent-worker-backend-evil")} {
+			if _, err := os.Stat(f); err == nil {
+				t.Errorf("run %d wrote %s", attempt, f)
+			}
+		}
+		gc := filepath.Join(home, "workspaces", "global", "main", "evil", "grandchild.txt")
+		c.waitFor("the setsid grandchild's report", func() bool { b, _ := os.ReadFile(gc); return strings.Contains(string(b), "sid=") })
+		if b, _ := os.ReadFile(gc); !strings.Contains(string(b), "Permission denied") || strings.Contains(string(b), d.Token) {
+			t.Errorf("run %d: a grandchild in a session of its own read daemon.json:\n%s", attempt, b)
+		}
+	}
+	if out := c.ok("peek"); !strings.Contains(out, "evil posts through the daemon") {
+		t.Errorf("the channel lacks evil's posts:\n%s", out)
+	}
+	if after := metricValue(t, d, "agent_worker_sandbox_refusals_total", `agent="evil",workflow="global"`); after-before < float64(2*len(attacks)) {
+		t.Errorf("/metrics counts %v sandbox refusals for evil, want at least %d", after-before, 2*len(attacks))
+	}
+	c.waitFor("plugins to show the second run took a spare", func() bool { return strings.Contains(c.ok("plugins"), "1/2 used, 1 cold") })
+	t.Logf("the last transcript:\n%s", c.ok("logs", c.agent("evil").Runs[0].ID))
+	if out := c.ok("status"); !strings.Contains(out, "sandbox:   on (landlock ABI") {
+		t.Errorf("status does not say runs are sandboxed:\n%s", out)
+	}
+}
+
+// between is the part of s after the first from, up to the next to.
+func between(s, from, to string) string {
+	i := strings.Index(s, from)
+	if i < 0 {
+		return ""
+	}
+	s = s[i+len(from):]
+	if j := strings.Index(s, to); j >= 0 {
+		return s[:j]
+	}
+	return s
+}
+
+// sortedKeys is m's keys in order, so a script is the same every run.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
