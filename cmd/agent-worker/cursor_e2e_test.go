@@ -38,7 +38,10 @@ func TestE2ECursorRepliesAndAcks(t *testing.T) {
 	c.waitFor("the daemon", func() bool { d, err := api.ReadDaemonInfo(c.home); return err == nil && d.PID == daemon.Process.Pid })
 
 	record := filepath.Join(t.TempDir(), "record.json")
-	cfg, _ := json.Marshal(map[string]any{"env": map[string]string{"STANDIN_RECORD": record}})
+	// The stand-in reports what it was given in a file the agent's
+	// sandbox must let it write.
+	cfg, _ := json.Marshal(map[string]any{"env": map[string]string{"STANDIN_RECORD": record},
+		"sandbox": map[string]any{"write": []string{filepath.Dir(record)}}})
 	c.ok("new", "carol", "--backend", "cursor", "--system", "Answer in one line.", "--config", string(cfg))
 	c.ok("send", "carol", "what is in the README?")
 

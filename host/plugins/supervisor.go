@@ -378,6 +378,7 @@ func (s *Supervisor) runPlugin(ctx context.Context, agent store.Agent, attempt i
 		StateDir:      rs.stateDir,
 		Env:           runEnv(agent.Config.Env),
 		RunContext:    rc.get(),
+		ProcessKey:    proc.key,
 	}
 	if proc.confined {
 		// A spare narrows its base layer to the run's policy itself; a
@@ -452,6 +453,10 @@ type process struct {
 	confined bool
 	spare    bool
 	release  func() // ends the confined thread that started it; nil if none
+	// key is the secret the process was started with, which its run's
+	// request carries: a run can reach a spare's socket (Landlock does
+	// not filter unix sockets by path), never its key.
+	key string
 }
 
 // stop kills the process's whole group and removes its socket directory.
@@ -480,8 +485,9 @@ func (s *Supervisor) startProcess(p api.Plugin, use, dir string, env []string, c
 	if dir == "" {
 		dir = sockDir
 	}
-	cmd := pluginCommand(exe, p.Path, sockDir, dir, env...)
-	proc := &process{cmd: cmd, path: exe, sockDir: sockDir, spare: use == "spare"}
+	key := newProcessKey()
+	cmd := pluginCommand(exe, p.Path, sockDir, dir, append(env, backend.EnvProcessKey+"="+key)...)
+	proc := &process{cmd: cmd, path: exe, sockDir: sockDir, spare: use == "spare", key: key}
 	if proc.policy, proc.confined, err = c(exe, sockDir); err != nil {
 		removeSocketDir(sockDir)
 		return nil, backend.Permanent(err)
@@ -716,6 +722,13 @@ func exitReason(cmd *exec.Cmd) string {
 		return "killed by signal " + name
 	}
 	return "exit code " + strconv.Itoa(cmd.ProcessState.ExitCode())
+}
+
+// newProcessKey returns a fresh secret for one plugin process.
+func newProcessKey() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
 }
 
 // NewRunID returns a fresh run id: "run_" and 16 hex digits.

@@ -151,14 +151,19 @@ func buildPrompt(req backend.Request, user string) string {
 // workspace makes the private folder cursor-agent runs in and writes its
 // .cursor/mcp.json there; the project is never written to. cursor-agent
 // keeps its chats by working directory, so the folder has the same path
-// on every run of an agent (beside the run's WorkDir, named after the
-// agent) for --resume to find the chat; Run removes it afterwards.
+// on every run of an agent (in its state directory) for --resume to find
+// the chat; Run removes it afterwards.
 func workspace(req backend.Request, cfg config) (string, error) {
 	if req.WorkDir == "" {
 		return "", backend.Permanent(errors.New("cursor: the request has no work dir"))
 	}
 	a := req.Agent
-	ws := filepath.Join(filepath.Dir(req.WorkDir), "cursor-"+safe(a.Name)+"@"+safe(a.Workflow)+"."+safe(a.Tag))
+	// The agent's state directory is its own and the same on every run
+	// (and inside its sandbox); an older daemon sends none.
+	ws := filepath.Join(req.StateDir, "workspace")
+	if req.StateDir == "" {
+		ws = filepath.Join(filepath.Dir(req.WorkDir), "cursor-"+safe(a.Name)+"@"+safe(a.Workflow)+"."+safe(a.Tag))
+	}
 	data, err := mcpConfig(req, cfg)
 	if err != nil {
 		return "", fmt.Errorf("cursor: mcp config: %w", err)

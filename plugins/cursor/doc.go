@@ -43,8 +43,8 @@
 // for absolute paths there. The price: the project's own .cursor/rules,
 // AGENTS.md and .cursor/mcp.json are not loaded (give the agent's servers
 // in its config). cursor-agent files chats under a hash of the working
-// directory, so the folder has a fixed path per agent (beside the run's
-// WorkDir) for --resume to work, and is removed after each run. If a
+// directory, so the folder has a fixed path per agent (in the agent's
+// state directory) for --resume to work, and is removed after each run. If a
 // resumed chat is gone, the run starts a new chat instead of failing.
 //
 // The system prompt has no flag either: it leads the prompt under a

@@ -53,9 +53,10 @@ func loadScript(req backend.Request) (steps []step, configured bool, err error) 
 		return nil, false, fmt.Errorf("config: want a JSON object: %w", err)
 	}
 	for k := range cfg {
-		// env is the daemon's to apply: it is already in the mock's environment.
-		if k != "script" && k != "script_file" && k != "env" {
-			return nil, false, fmt.Errorf("config: unknown key %q (the mock takes script or script_file, and env)", k)
+		// env and sandbox are the daemon's to apply: the first is already
+		// in the mock's environment, the second confines its process.
+		if k != "script" && k != "script_file" && k != "env" && k != "sandbox" {
+			return nil, false, fmt.Errorf("config: unknown key %q (the mock takes script or script_file, env and sandbox)", k)
 		}
 	}
 	script, hasScript := cfg["script"]

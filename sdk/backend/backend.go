@@ -77,7 +77,15 @@ type Request struct {
 	// commands of its shell tool and to Explain for what they were refused.
 	Sandbox        sandbox.Policy
 	SandboxApplied bool
+	// ProcessKey is the secret the daemon started the plugin process with
+	// (EnvProcessKey); the sdk serves a run only with it.
+	ProcessKey string
 }
+
+// EnvProcessKey names the variable through which the daemon gives a
+// plugin process its key. The sdk reads it when the process starts and
+// removes it from the environment, so nothing the plugin starts sees it.
+const EnvProcessKey = "AGENT_WORKER_PROCESS_KEY"
 
 // RunContext is a run's starting context as the daemon's tools return it.
 type RunContext = tools.RunContext

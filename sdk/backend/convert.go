@@ -33,6 +33,7 @@ func requestToProto(r Request) *pluginv1.RunRequest {
 		Context:        runContextToProto(r.RunContext),
 		Sandbox:        sandboxToProto(r.Sandbox),
 		SandboxApplied: r.SandboxApplied,
+		ProcessKey:     r.ProcessKey,
 	}
 }
 
@@ -51,6 +52,7 @@ func requestFromProto(r *pluginv1.RunRequest) Request {
 		RunContext:     runContextFromProto(r.GetContext()),
 		Sandbox:        sandboxFromProto(r.GetSandbox()),
 		SandboxApplied: r.GetSandboxApplied(),
+		ProcessKey:     r.GetProcessKey(),
 	}
 }
 

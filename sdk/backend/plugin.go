@@ -2,6 +2,7 @@ package backend
 
 import (
 	"context"
+	"os"
 
 	goplugin "github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
@@ -28,7 +29,12 @@ var _ goplugin.GRPCPlugin = (*GRPCPlugin)(nil)
 
 // GRPCServer registers Impl as the plugin's BackendService.
 func (p *GRPCPlugin) GRPCServer(_ *goplugin.GRPCBroker, s *grpc.Server) error {
-	pluginv1.RegisterBackendServiceServer(s, &server{impl: p.Impl, process: p.Process})
+	srv := &server{impl: p.Impl, process: p.Process}
+	if p.Process {
+		srv.key = os.Getenv(EnvProcessKey)
+		os.Unsetenv(EnvProcessKey)
+	}
+	pluginv1.RegisterBackendServiceServer(s, srv)
 	return nil
 }
 

@@ -2,6 +2,7 @@ package backend
 
 import (
 	"context"
+	"crypto/subtle"
 	"errors"
 	"fmt"
 	"os"
@@ -24,6 +25,9 @@ type server struct {
 	// process's environment and working directory.
 	process bool
 	ran     atomic.Bool
+	// key is the secret the daemon started the process with; "" when it
+	// gave none (an older daemon, a test host).
+	key string
 }
 
 // Run runs the backend with the stream's ctx (cancelled when the daemon
@@ -57,6 +61,11 @@ func (s *server) Run(req *pluginv1.RunRequest, stream grpc.ServerStreamingServer
 // process was started with, and the process moves to the project
 // directory, as if it had been started for this run.
 func (s *server) enter(r Request) error {
+	// Checked before the process is spent: a stranger's request must not
+	// use up the run the daemon will send.
+	if s.key != "" && subtle.ConstantTimeCompare([]byte(r.ProcessKey), []byte(s.key)) != 1 {
+		return sdk.Errorf(sdk.ErrPermission, "run %s refused: it does not carry the key the daemon started this plugin process with", r.RunID)
+	}
 	if !s.ran.CompareAndSwap(false, true) {
 		return sdk.Errorf(sdk.ErrConflict, "this plugin process has served its run already (run %s refused): the daemon starts a fresh process for every run", r.RunID)
 	}

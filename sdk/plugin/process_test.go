@@ -444,3 +444,39 @@ func TestProcessGetsOnlyTheCommandEnvironment(t *testing.T) {
 		t.Errorf("the host's environment reached the plugin:\n%s", env)
 	}
 }
+
+// A plugin process started with a key serves a run only with that key
+// (issue 26): a confined run can reach a warm spare's socket, since
+// Landlock does not filter unix sockets by path, but cannot hand it a run
+// of its own making. A stranger's refused request does not spend the
+// process, and the key never reaches the plugin's environment.
+func TestProcessKeyGuardsTheRun(t *testing.T) {
+	logs := &syncBuffer{}
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = []string{modeEnv + "=backend", "GORACE=atexit_sleep_ms=0", backend.EnvProcessKey + "=k-5e1f"}
+	c := goplugin.NewClient(plugin.ClientConfig(cmd, hclog.New(&hclog.LoggerOptions{Output: logs})))
+	t.Cleanup(c.Kill)
+	b, err := plugin.DispenseBackend(connect(t, c))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var env string
+	sink := backend.EventsFunc(func(e backend.Event) error {
+		if e.Kind == backend.EventResult {
+			env = e.Text
+		}
+		return nil
+	})
+	for name, key := range map[string]string{"no key": "", "a wrong key": "k-0000"} {
+		err := b.Run(runCtx(t), backend.Request{RunID: "run-stranger", Agent: backend.Agent{Name: "env"}, ProcessKey: key}, sink)
+		if !errors.Is(err, sdk.ErrPermission) || !strings.Contains(err.Error(), "does not carry the key") {
+			t.Errorf("a run with %s = %v; want it refused as not carrying the key", name, err)
+		}
+	}
+	if err := b.Run(runCtx(t), backend.Request{RunID: "run-daemon", Agent: backend.Agent{Name: "env"}, ProcessKey: "k-5e1f"}, sink); err != nil {
+		t.Fatalf("the run with the key: %v", err)
+	}
+	if strings.Contains(env, "k-5e1f") || strings.Contains(env, backend.EnvProcessKey) {
+		t.Errorf("the key is in the plugin's environment:\n%s", env)
+	}
+}

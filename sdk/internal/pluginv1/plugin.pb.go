@@ -261,8 +261,13 @@ type RunRequest struct {
 	// run, unless sandbox_applied says the daemon started it confined so.
 	Sandbox        []byte `protobuf:"bytes,12,opt,name=sandbox,proto3" json:"sandbox,omitempty"`
 	SandboxApplied bool   `protobuf:"varint,13,opt,name=sandbox_applied,json=sandboxApplied,proto3" json:"sandbox_applied,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// process_key is the secret the daemon started this plugin process with
+	// (in AGENT_WORKER_PROCESS_KEY): a process that was given one serves a
+	// run only with it, so no other process that can reach its socket can
+	// hand it a run.
+	ProcessKey    string `protobuf:"bytes,14,opt,name=process_key,json=processKey,proto3" json:"process_key,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *RunRequest) Reset() {
@@ -384,6 +389,13 @@ func (x *RunRequest) GetSandboxApplied() bool {
 		return x.SandboxApplied
 	}
 	return false
+}
+
+func (x *RunRequest) GetProcessKey() string {
+	if x != nil {
+		return x.ProcessKey
+	}
+	return ""
 }
 
 // RunContext is what the daemon's tools would return at the start of the
@@ -1908,7 +1920,7 @@ const file_agentworker_plugin_v1_plugin_proto_rawDesc = "" +
 	"\aversion\x18\x03 \x01(\tR\aversion\x12!\n" +
 	"\fapi_versions\x18\x04 \x03(\tR\vapiVersions\x12\"\n" +
 	"\fcapabilities\x18\x05 \x03(\tR\fcapabilities\x12\x16\n" +
-	"\x06status\x18\x06 \x01(\tR\x06status\"\xe4\x04\n" +
+	"\x06status\x18\x06 \x01(\tR\x06status\"\x85\x05\n" +
 	"\n" +
 	"RunRequest\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x18\n" +
@@ -1926,7 +1938,9 @@ const file_agentworker_plugin_v1_plugin_proto_rawDesc = "" +
 	" \x03(\v2*.agentworker.plugin.v1.RunRequest.EnvEntryR\x03env\x12;\n" +
 	"\acontext\x18\v \x01(\v2!.agentworker.plugin.v1.RunContextR\acontext\x12\x18\n" +
 	"\asandbox\x18\f \x01(\fR\asandbox\x12'\n" +
-	"\x0fsandbox_applied\x18\r \x01(\bR\x0esandboxApplied\x1a6\n" +
+	"\x0fsandbox_applied\x18\r \x01(\bR\x0esandboxApplied\x12\x1f\n" +
+	"\vprocess_key\x18\x0e \x01(\tR\n" +
+	"processKey\x1a6\n" +
 	"\bEnvEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x8b\x02\n" +
