@@ -226,3 +226,136 @@ func sortedKeys[V any](m map[string]V) []string {
 	slices.Sort(keys)
 	return keys
 }
+
+// An agent in a git worktree commits its own work inside the sandbox, but
+// cannot write its repository's .git/config or hooks, read the user's
+// checkout or another agent's worktree (issue 26). An agent whose
+// sandbox says mode: off is warned about in info and status, and its run
+// is not confined.
+func TestE2ESandboxWorktree(t *testing.T) {
+	t.Parallel()
+	needLandlock(t)
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skipf("needs the git program, which is not installed: %v", err)
+	}
+	c := newCLI(t)
+	repo := t.TempDir()
+	gitE2E(t, repo, "init", "-q", "-b", "main")
+	gitE2E(t, repo, "config", "user.name", "Test")
+	gitE2E(t, repo, "config", "user.email", "test@example.com")
+	writeFile(t, filepath.Join(repo, ".gitignore"), ".workflow/\nteam.yaml\nchecked-out-secret.txt\n")
+	gitE2E(t, repo, "add", ".gitignore")
+	gitE2E(t, repo, "commit", "-q", "-m", "first")
+	writeFile(t, filepath.Join(repo, "checked-out-secret.txt"), "CHECKOUT-SECRET\n")
+	home, _ := filepath.EvalSymlinks(c.home)
+	repoReal, _ := filepath.EvalSymlinks(repo)
+	bobTree := filepath.Join(home, "worktrees", "team", "main", "bob")
+	file := filepath.Join(repo, "team.yaml")
+	writeFile(t, file, fmt.Sprintf(`name: team
+workspace: {git: worktree}
+agents:
+  alice:
+    backend: mock
+    config:
+      script:
+        - shell: "echo from alice > a.txt && git add a.txt && git -c user.name=alice -c user.email=a@example.com commit -qm 'alice adds a.txt' && echo COMMITTED"
+        - shell: "echo '== config'; echo '[core] hooksPath = /tmp' >> %[1]s/.git/config"
+        - shell: "echo '== hook'; printf '#!/bin/sh\necho pwned' > %[1]s/.git/hooks/post-commit"
+        - shell: "echo '== checkout'; cat %[1]s/checked-out-secret.txt"
+        - shell: "echo '== bob'; ls %[2]s"
+        - result: done
+  bob:
+    backend: mock
+    config: {script: [{shell: "echo from bob > b.txt"}, {result: done}]}
+  loose:
+    backend: mock
+    sandbox: {mode: off}
+    config: {script: [{shell: "cat %[3]s/daemon.json"}, {result: done}]}
+kickoff: "@alice @bob go"
+`, repoReal, bobTree, home))
+	c.ok("start", file, "--background")
+	c.waitFor("alice's run", func() bool { a := c.agent("alice@team"); return len(a.Runs) > 0 && a.Runs[0].State != "running" })
+	a := c.agent("alice@team")
+	if a.Runs[0].State != "succeeded" {
+		t.Fatalf("alice's run: %+v", a.Runs[0])
+	}
+	logs := c.ok("logs", a.Runs[0].ID)
+	if !strings.Contains(logs, "COMMITTED") {
+		t.Errorf("alice could not commit in her worktree:\n%s", logs)
+	}
+	if got := gitE2E(t, repo, "log", "-1", "--format=%s", "aw/team/main/alice"); got != "alice adds a.txt" {
+		t.Errorf("alice's branch head = %q", got)
+	}
+	for _, section := range []string{"config", "hook", "checkout", "bob"} {
+		if s := between(logs, "== "+section, "== "); !strings.Contains(s, "Permission denied") {
+			t.Errorf("alice was not refused %s:\n%s", section, s)
+		}
+	}
+	for _, refused := range []string{filepath.Join(repoReal, ".git", "config") + " is outside the agent's sandbox (read-only)",
+		filepath.Join(repoReal, "checked-out-secret.txt") + " is outside the agent's sandbox (not readable)"} {
+		if !strings.Contains(logs, refused) {
+			t.Errorf("the transcript lacks %q:\n%s", refused, logs)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(repo, ".git", "config")); strings.Contains(string(b), "hooksPath") {
+		t.Errorf("alice wrote the repository's config:\n%s", b)
+	}
+	if _, err := os.Stat(filepath.Join(repo, ".git", "hooks", "post-commit")); err == nil {
+		t.Error("alice wrote a hook into the repository")
+	}
+	if strings.Contains(logs, "CHECKOUT-SECRET") {
+		t.Errorf("alice read the user's checkout:\n%s", logs)
+	}
+
+	// The agent with mode: off: warned about, and not confined.
+	if out := c.ok("info", "loose@team"); !strings.Contains(out, "sandbox off for this agent") {
+		t.Errorf("info does not warn that loose is unconfined:\n%s", out)
+	}
+	if out := c.ok("status"); !strings.Contains(out, "loose@team: sandbox off for this agent") {
+		t.Errorf("status does not warn that loose is unconfined:\n%s", out)
+	}
+	d, _ := api.ReadDaemonInfo(c.home)
+	if out := c.ok("ask", "loose@team", "show me"); !strings.Contains(c.ok("logs", c.agent("loose@team").Runs[0].ID), d.Token) {
+		t.Errorf("the unconfined agent's run could not read daemon.json (ask printed %q)", out)
+	}
+}
+
+// Where the kernel cannot confine runs (simulated here: the daemon is
+// told its kernel has no Landlock), --sandbox required refuses every run
+// with an error that says why and how to go on, and status says so;
+// --sandbox auto runs them unconfined and says that (issue 26).
+func TestE2ESandboxUnavailable(t *testing.T) {
+	t.Parallel()
+	c := newCLI(t)
+	const why = "simulated: this kernel has no Landlock"
+	c.startDaemon("AGENT_WORKER_SANDBOX=required", "AGENT_WORKER_TEST_NO_LANDLOCK="+why)
+	status := c.ok("status")
+	for _, want := range []string{"sandbox:   unavailable: " + why + "; runs are refused (--sandbox required)", "problems:", "runs are not sandboxed: " + why} {
+		if !strings.Contains(status, want) {
+			t.Errorf("status lacks %q:\n%s", want, status)
+		}
+	}
+	c.ok("new", "bob", "--backend", "mock", "--config", `{"script": [{"result": "ran"}]}`)
+	r := c.run("ask", "bob", "hello")
+	if r.code == 0 {
+		t.Fatalf("ask under --sandbox required without Landlock succeeded: %s", r.stdout)
+	}
+	for _, want := range []string{"requires a sandbox (--sandbox required)", why, "--sandbox auto"} {
+		if !strings.Contains(r.stderr+r.stdout, want) {
+			t.Errorf("the refusal lacks %q: exit %d\nstdout: %s\nstderr: %s", want, r.code, r.stdout, r.stderr)
+		}
+	}
+	if a := c.agent("bob"); a.InboxDepth != 1 {
+		t.Errorf("the refused run lost bob's message: inbox %d", a.InboxDepth)
+	}
+
+	c.ok("stop", "--all")
+	c.startDaemon("AGENT_WORKER_SANDBOX=auto", "AGENT_WORKER_TEST_NO_LANDLOCK="+why)
+	if out := c.ok("status"); !strings.Contains(out, "sandbox:   unavailable: "+why+"; runs start unconfined (--sandbox auto)") {
+		t.Errorf("status under auto:\n%s", out)
+	}
+	c.ok("resume", "bob")
+	if out := c.ok("ask", "bob", "again"); !strings.Contains(out, "ran") {
+		t.Errorf("ask under auto printed %q", out)
+	}
+}

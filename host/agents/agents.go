@@ -111,6 +111,16 @@ func Warnings(a store.Agent, c Catalog, getenv func(string) string) []string {
 		key, a.Model)}
 }
 
+// SandboxWarning says, for info, status and the console, that a's runs are
+// not confined although the daemon confines runs (its sandbox mode: off);
+// "" otherwise.
+func SandboxWarning(a store.Agent, box api.SandboxInfo) string {
+	if a.Config.Sandbox.Off() && box.State == api.SandboxOn {
+		return "sandbox off for this agent (sandbox: {mode: off}): its runs can read and write whatever the daemon's user can, the daemon's token included"
+	}
+	return ""
+}
+
 // ValidateSchedule refuses a schedule the scheduler could not fire, with
 // the one parser the scheduler fires from.
 func ValidateSchedule(s string) error {

@@ -44,6 +44,9 @@ func (h *Server) handleHealth(w http.ResponseWriter, r *http.Request) error {
 			problems = append(problems, "workflow "+wf.Target+": "+wf.Error)
 		}
 	}
+	if h.sandbox.State == api.SandboxUnavailable {
+		problems = append(problems, "runs are not sandboxed: "+h.sandbox.Detail)
+	}
 	plugins := h.plugins()
 	for _, p := range plugins {
 		if p.Error != "" {
@@ -261,12 +264,16 @@ func (h *Server) toAPIAgent(ctx context.Context, a store.Agent) (api.Agent, erro
 	if err != nil {
 		return api.Agent{}, err
 	}
+	warnings := agents.Warnings(a, h.catalog, os.Getenv)
+	if w := agents.SandboxWarning(a, h.sandbox); w != "" {
+		warnings = append(warnings, w)
+	}
 	return api.Agent{
 		Name: a.Name, Workflow: a.Workflow, Tag: a.Tag, Target: targetOf(a.Key()).Display(),
 		Backend: a.Backend, Model: a.Model, System: a.System,
 		Schedule: a.Schedule, WakeupPrompt: a.WakeupPrompt, Config: a.Config,
 		State: a.State, Task: a.Task, Error: a.Error, InboxDepth: depth,
-		Warnings:  agents.Warnings(a, h.catalog, os.Getenv),
+		Warnings:  warnings,
 		CreatedAt: a.CreatedAt.UTC(), UpdatedAt: a.UpdatedAt.UTC(),
 		CanSpawn: a.CanSpawn, MaxSpawned: a.MaxSpawned, SpawnedBy: a.SpawnedBy,
 	}, nil

@@ -99,6 +99,14 @@ func fits(x *spare, p api.Plugin, run confinement) bool {
 	return x.proc.confined && slices.Contains(p.Capabilities, plugin.CapabilitySandbox) && want.Within(x.proc.policy)
 }
 
+// confinedRun reports whether a run of confinement run is confined at
+// all: an unconfined run (an agent with mode: off) never fits a confined
+// spare, and must not throw it away for that.
+func confinedRun(x *spare, run confinement) bool {
+	_, confined, err := run(x.proc.path, x.proc.sockDir)
+	return err == nil && confined
+}
+
 // daemonPort is the TCP port of the daemon's MCP server, which every run
 // may reach.
 func (s *Supervisor) daemonPort() uint16 {

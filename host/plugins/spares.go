@@ -186,7 +186,9 @@ func (s *Supervisor) takeSpare(p api.Plugin, c confinement) *spare {
 				continue
 			}
 			if want == spareReady && !fits(x, p, c) {
-				misfit = x
+				if x.proc.confined && confinedRun(x, c) {
+					misfit = x // its base layer is too narrow for this run
+				}
 				continue
 			}
 			got = x
