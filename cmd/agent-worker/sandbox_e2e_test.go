@@ -359,3 +359,87 @@ func TestE2ESandboxUnavailable(t *testing.T) {
 		t.Errorf("ask under auto printed %q", out)
 	}
 }
+
+// The sdk backend in the sandbox, driven by the scripted model (issue
+// 26): run_shell commands the model asks for cannot read daemon.json or a
+// key in the user's home, write into the daemon's home, or connect to a
+// local port, the daemon's or the model's; the model reads each refusal
+// in its tool result, with a line naming what lies outside the sandbox.
+// The same run still reaches the model, works in its directory and posts
+// through the daemon's MCP server.
+func TestE2ESandboxSDKToolCalls(t *testing.T) {
+	t.Parallel()
+	needLandlock(t)
+	c := newCLI(t)
+	userHome := t.TempDir()
+	writeFile(t, filepath.Join(userHome, "secret.key"), "PLANTED-KEY\n")
+	home, _ := filepath.EvalSymlinks(c.home)
+	leakPort, canary := listenLeak(t)
+	m := startModel(t, false)
+	modelPort := m.URL[strings.LastIndex(m.URL, ":")+1:]
+	daemon := exec.Command(binary, "daemon")
+	daemon.Env = append(c.env(), "HOME="+userHome, "ANTHROPIC_BASE_URL="+m.URL, "ANTHROPIC_API_KEY=test-key")
+	if err := daemon.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go daemon.Wait()
+	c.waitFor("the daemon", func() bool { d, err := api.ReadDaemonInfo(c.home); return err == nil && d.PID == daemon.Process.Pid })
+	d, _ := api.ReadDaemonInfo(c.home)
+
+	shell := func(cmd string) modelTurn {
+		return modelTurn{"Tools": []map[string]any{{"Name": "run_shell", "Args": map[string]any{"command": cmd}}}}
+	}
+	m.add(t, shell("cat "+filepath.Join(home, "daemon.json")))
+	m.add(t, shell("cat "+filepath.Join(userHome, "secret.key")))
+	m.add(t, shell("echo owned > "+filepath.Join(home, "owned")))
+	m.add(t, shell(tcpProbe(leakPort)))
+	m.add(t, shell(tcpProbe(d.Port)))
+	m.add(t, shell("bash -c 'exec 3<>/dev/tcp/127.0.0.1/"+modelPort+"' && echo REACHED-$((40+2))"))
+	m.add(t, shell("echo mine > mine.txt && cat mine.txt"))
+	m.add(t, modelTurn{"Tools": []map[string]any{{"Name": "channel_send", "Args": map[string]any{"message": "dora posts from the sandbox"}}}})
+	m.add(t, modelTurn{"Text": "tried everything"})
+
+	c.ok("new", "dora", "--backend", "sdk", "--model", "anthropic/claude-sonnet-4-5")
+	if out := c.ok("ask", "dora", "break out"); !strings.Contains(out, "tried everything") {
+		t.Fatalf("ask printed %q", out)
+	}
+	reqs := m.requests(t)
+	if len(reqs) != 9 {
+		t.Fatalf("the model got %d requests, want 9 (one per turn)", len(reqs))
+	}
+	results := func(i int) string { return string(reqs[i].RawBody) } // request i carries the result of turn i-1
+	for i, want := range []string{
+		filepath.Join(home, "daemon.json") + " is outside the agent's sandbox",
+		filepath.Join(userHome, "secret.key") + " is outside the agent's sandbox",
+		filepath.Join(home, "owned") + " is outside the agent's sandbox",
+		"TCP port " + strconv.Itoa(leakPort) + " is outside the agent's sandbox",
+		"TCP port " + strconv.Itoa(d.Port) + " is outside the agent's sandbox",
+		"TCP port " + modelPort + " is outside the agent's sandbox",
+	} {
+		if body := results(i + 1); !strings.Contains(body, "Permission denied") || !strings.Contains(body, want) {
+			t.Errorf("tool result %d lacks the refusal and %q:\n%s", i+1, want, body)
+		}
+	}
+	all := ""
+	for i := range reqs {
+		all += results(i)
+	}
+	for what, leak := range map[string]string{"the admin token": d.Token, "the planted key": "PLANTED-KEY", "a local port": canary, "the model's port": "REACHED-42"} {
+		if strings.Contains(all, leak) {
+			t.Errorf("a tool command reached %s", what)
+		}
+	}
+	if !strings.Contains(results(7), "mine") {
+		t.Errorf("run_shell could not work in the agent's directory:\n%s", results(7))
+	}
+	if _, err := os.Stat(filepath.Join(home, "owned")); err == nil {
+		t.Error("a tool command wrote into the daemon's home")
+	}
+	if out := c.ok("peek"); !strings.Contains(out, "dora posts from the sandbox") {
+		t.Errorf("the channel lacks dora's post:\n%s", out)
+	}
+	logs := c.ok("logs", c.agent("dora").Runs[0].ID)
+	if n := strings.Count(logs, "is outside the agent's sandbox"); n < 6 {
+		t.Errorf("the transcript shows %d sandbox lines, want 6:\n%s", n, logs)
+	}
+}
