@@ -103,6 +103,10 @@ func TestE2EClaudeRealCLI(t *testing.T) {
 		modelTurn{"Text": "first run done"})
 	c := newCLI(t)
 	c.startClaudeDaemon(model.URL)
+	// Every run below is confined (issue 26): the real CLI works inside.
+	if !sandboxOn(c) {
+		t.Errorf("the daemon does not confine runs:\n%s", c.ok("status"))
+	}
 	if out := c.ok("backends"); !strings.Contains(out, "claude 2.1.197 (Claude Code) at ") {
 		t.Errorf("backends does not show claude's version:\n%s", out)
 	}
@@ -152,9 +156,12 @@ func TestE2EClaudeRealCLI(t *testing.T) {
 	})
 
 	t.Run("a lost session starts a new conversation", func(t *testing.T) {
-		files, _ := filepath.Glob(filepath.Join(c.home, ".claude", "projects", "*", session+".jsonl"))
+		// Under the sandbox claude keeps its sessions in the agent's own
+		// config directory (CLAUDE_CONFIG_DIR in its state), not in ~/.claude.
+		config := filepath.Join(c.home, "state", "global", "main", "alice", "claude", "config")
+		files, _ := filepath.Glob(filepath.Join(config, "projects", "*", session+".jsonl"))
 		if len(files) == 0 {
-			t.Fatalf("claude kept no file for session %s under %s/.claude", session, c.home)
+			t.Fatalf("claude kept no file for session %s under %s", session, config)
 		}
 		for _, f := range files {
 			os.Remove(f)

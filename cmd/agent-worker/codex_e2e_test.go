@@ -79,6 +79,10 @@ func TestE2ECodexBackend(t *testing.T) {
 	go daemon.Wait()
 	c.waitFor("the daemon", func() bool { _, err := api.ReadDaemonInfo(c.home); return err == nil })
 
+	// Every run below is confined (issue 26): the real CLI works inside.
+	if !sandboxOn(c) {
+		t.Errorf("the daemon does not confine runs:\n%s", c.ok("status"))
+	}
 	c.ok("new", "bob", "--backend", "codex", "--model", "openai/gpt-fake", "--system", "You are Bob. SYSTEM-MARKER-5120",
 		"--config", `{"timeout": "30s"}`)
 	c.ok("send", "bob", "please say hello")

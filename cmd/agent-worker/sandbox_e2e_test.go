@@ -31,6 +31,12 @@ func needLandlock(t *testing.T) {
 	}
 }
 
+// sandboxOn reports whether c's daemon confines runs, where the kernel
+// lets it: the real CLIs' tests then prove they work inside the sandbox.
+func sandboxOn(c *cli) bool {
+	return !sb.Probe().Available() || strings.Contains(c.ok("status"), "sandbox:   on (landlock ABI")
+}
+
 // listenLeak listens on a local TCP port that is not the daemon's and
 // answers every connection with a canary: a run that prints it reached
 // the port.

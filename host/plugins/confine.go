@@ -13,8 +13,8 @@ import (
 	"github.com/agent-worker/agent-worker/store"
 )
 
-// confinement is how one plugin process is confined: the policy the
-// launcher applies before the plugin's first instruction (zero: none).
+// confinement is how one plugin process is confined: the policy it is
+// started under, before its first instruction (zero: none).
 // A run's policy depends on the process's private directory (its TMPDIR
 // and socket), which exists only once the process is being started, so
 // it is a function of that directory.

@@ -16,8 +16,9 @@
 //
 // or {"script_file": "mock.yaml"} (YAML or JSON, relative to the project
 // directory; a YAML file is read with yaml.v3, and its errors name the
-// file and line). An "env" key may sit beside them: the daemon puts it in the
-// mock's environment, as for every backend. Steps, one action each:
+// file and line). The "env" and "sandbox" keys may sit beside them; they are
+// the daemon's, as for every backend: it puts env in the mock's environment
+// and confines the run's process to its sandbox. Steps, one action each:
 //
 //	reply: text [to: agent]      channel_send (a DM with to)
 //	tool: name [args: {...}]     any daemon tool; emits tool_call and tool_result
@@ -36,7 +37,11 @@
 //	                             as an agent's shell tool would, and send its
 //	                             output (stdout and stderr, at most 64 KiB,
 //	                             then "exit status N" if it failed) as a text
-//	                             event; a failing command does not end the run
+//	                             event; a failing command does not end the run.
+//	                             Under a sandbox the command gets only the
+//	                             tools' network (sandbox.RunTool), and each
+//	                             path or port the sandbox refused it follows
+//	                             as a sandbox event (sandbox.Explain)
 //
 // Any step may add when: {attempt: n} to run only on that attempt,
 // when: {from: name} to run only if an inbox message comes from name, or
