@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/agent-worker/agent-worker/host/api"
@@ -61,10 +62,46 @@ func listenLeak(t *testing.T) (port int, canary string) {
 	return ln.Addr().(*net.TCPAddr).Port, canary
 }
 
+// listenUDP listens on a local UDP port and counts the datagrams it gets.
+func listenUDP(t *testing.T) (port int, got func() int64) {
+	t.Helper()
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pc.Close() })
+	var n atomic.Int64
+	go func() {
+		buf := make([]byte, 512)
+		for {
+			if _, _, err := pc.ReadFrom(buf); err != nil {
+				return
+			}
+			n.Add(1)
+		}
+	}()
+	return pc.LocalAddr().(*net.UDPAddr).Port, n.Load
+}
+
 // tcpProbe is a shell line that connects to port on loopback and prints
 // what it is sent.
 func tcpProbe(port int) string {
 	return fmt.Sprintf(`bash -c 'exec 3<>/dev/tcp/127.0.0.1/%d && head -1 <&3'`, port)
+}
+
+// mptcpProbe is a shell line that connects to port on loopback over
+// Multipath TCP, which Landlock's TCP rules do not cover (a seccomp filter
+// refuses such sockets), and prints what it is sent.
+func mptcpProbe(port int) string {
+	return fmt.Sprintf(`/usr/bin/python3 -c '
+import socket
+try:
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM, 262)
+    s.connect(("127.0.0.1", %d))
+    print(s.recv(64).decode())
+except OSError as e:
+    print("connect to port %d over MPTCP:", e)
+'`, port, port)
 }
 
 // metricValue reads one sample of the daemon's /metrics.
@@ -141,6 +178,19 @@ func TestE2ESandboxHostileRun(t *testing.T) {
 		"connect to a local port":     {tcpProbe(leakPort), []string{"TCP port " + strconv.Itoa(leakPort)}},
 		"connect to the daemon port":  {tcpProbe(d.Port) + ` && echo REACHED-DAEMON`, []string{"TCP port " + strconv.Itoa(d.Port)}},
 	}
+	udpPort, udpGot := listenUDP(t)
+	attacks["send a UDP datagram"] = struct {
+		shell   string
+		refused []string
+	}{fmt.Sprintf(`bash -c 'echo UDP-LEAK > /dev/udp/127.0.0.1/%d'`, udpPort), []string{"UDP port " + strconv.Itoa(udpPort)}}
+	if _, err := os.Stat("/usr/bin/python3"); err == nil {
+		attacks["connect over multipath TCP"] = struct {
+			shell   string
+			refused []string
+		}{mptcpProbe(leakPort), []string{"TCP port " + strconv.Itoa(leakPort)}}
+	} else {
+		t.Logf("the Multipath TCP probe needs /usr/bin/python3, which is not installed: %v", err)
+	}
 	var script []map[string]any
 	for _, name := range sortedKeys(attacks) {
 		script = append(script, map[string]any{"shell": "echo '== " + name + "'; " + attacks[name].shell})
@@ -196,6 +246,9 @@ func TestE2ESandboxHostileRun(t *testing.T) {
 		if b, _ := os.ReadFile(gc); !strings.Contains(string(b), "Permission denied") || strings.Contains(string(b), d.Token) {
 			t.Errorf("run %d: a grandchild in a session of its own read daemon.json:\n%s", attempt, b)
 		}
+	}
+	if n := udpGot(); n > 0 {
+		t.Errorf("the UDP listener got %d datagrams from the runs", n)
 	}
 	if out := c.ok("peek"); !strings.Contains(out, "evil posts through the daemon") {
 		t.Errorf("the channel lacks evil's posts:\n%s", out)

@@ -114,6 +114,11 @@ func Restrict(p Policy) error {
 	if err := c.Restrict(rules(p, p.Net, true)...); err != nil {
 		return fmt.Errorf("sandbox: %w", err)
 	}
+	if !p.Net.All {
+		if err := filterNet(p.Net, true); err != nil {
+			return fmt.Errorf("sandbox: seccomp: %w", err)
+		}
+	}
 	return nil
 }
 
@@ -121,7 +126,7 @@ func Restrict(p Policy) error {
 // has locked and must never unlock (the runtime then ends the thread
 // with its goroutine). A process forked from this thread, and a program
 // it executes, inherit the layer.
-func restrictThread(c landlock.Config, rs []landlock.Rule) error {
+func restrictThread(c landlock.Config, rs []landlock.Rule, net Net) error {
 	fd, flags, err := c.NewRulesetFD(rs...)
 	if err != nil {
 		return fmt.Errorf("sandbox: %w", err)
@@ -132,6 +137,11 @@ func restrictThread(c landlock.Config, rs []landlock.Rule) error {
 	defer unix.Close(fd)
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("sandbox: no_new_privs: %w", err)
+	}
+	if !net.All {
+		if err := filterNet(net, false); err != nil {
+			return fmt.Errorf("sandbox: seccomp: %w", err)
+		}
 	}
 	if err := ll.LandlockRestrictSelf(fd, flags); err != nil {
 		return fmt.Errorf("sandbox: restrict: %w", err)
@@ -154,7 +164,7 @@ func RunTool(cmd *exec.Cmd, p Policy) error {
 		return err
 	}
 	var runErr error
-	release, err := onThread(c, rules(p, p.ToolNet, false), func() error { runErr = cmd.Run(); return nil })
+	release, err := onThread(c, rules(p, p.ToolNet, false), p.ToolNet, func() error { runErr = cmd.Run(); return nil })
 	if err != nil {
 		return err
 	}
@@ -177,19 +187,19 @@ func StartConfined(p Policy, start func() error) (release func(), err error) {
 	if err != nil {
 		return nil, err
 	}
-	return onThread(c, rules(p, p.Net, true), start)
+	return onThread(c, rules(p, p.Net, true), p.Net, start)
 }
 
 // onThread runs fn on a new OS thread confined by the layer (c, rs) and
 // parks the thread until release. Threads the runtime creates meanwhile
 // come from its template thread, not this one (the runtime's rule for a
 // locked thread), so nothing else of the process is confined.
-func onThread(c landlock.Config, rs []landlock.Rule, fn func() error) (release func(), err error) {
+func onThread(c landlock.Config, rs []landlock.Rule, net Net, fn func() error) (release func(), err error) {
 	errc := make(chan error, 1)
 	done := make(chan struct{})
 	go func() {
 		runtime.LockOSThread() // never unlocked: the runtime ends the thread with this goroutine
-		if err := restrictThread(c, rs); err != nil {
+		if err := restrictThread(c, rs, net); err != nil {
 			errc <- err
 			return
 		}

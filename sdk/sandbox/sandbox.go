@@ -183,8 +183,12 @@ func Explain(p Policy, tool bool, dir, output string) []string {
 		if !refused(line) {
 			continue
 		}
-		if port, ok := portIn(line); ok && !net.allows(port) {
-			add(fmt.Sprintf("TCP port %d is outside the agent's sandbox (network: %s)", port, net))
+		if port, ok := portIn(line); ok && (udp(line) || !net.allows(port)) {
+			proto := "TCP"
+			if udp(line) {
+				proto = "UDP" // refused only where no port is granted
+			}
+			add(fmt.Sprintf("%s port %d is outside the agent's sandbox (network: %s)", proto, port, net))
 			continue
 		}
 		for _, path := range pathsIn(line, dir) {
@@ -216,12 +220,18 @@ func writing(line string) bool {
 	return false
 }
 
-// portIn finds a TCP port in a refusal line: "port 5432", ":5432",
-// "/dev/tcp/host/5432".
+// udp reports a refusal line about a UDP socket.
+func udp(line string) bool { return strings.Contains(line, "/dev/udp/") }
+
+// portIn finds a port in a refusal line: "port 5432", ":5432",
+// "/dev/tcp/host/5432", "/dev/udp/host/53".
 func portIn(line string) (uint16, bool) {
 	l := strings.ToLower(line)
-	if !strings.Contains(l, "connect") && !strings.Contains(l, "port") && !strings.Contains(l, "/dev/tcp/") && !strings.Contains(l, "dial") {
+	if !strings.Contains(l, "connect") && !strings.Contains(l, "port") && !strings.Contains(l, "/dev/tcp/") && !strings.Contains(l, "/dev/udp/") && !strings.Contains(l, "dial") {
 		return 0, false
+	}
+	if i := strings.Index(l, "/dev/udp/"); i >= 0 {
+		l = l[:i] + "/dev/tcp/" + l[i+len("/dev/udp/"):] // the same shape
 	}
 	for _, marker := range []string{"port ", "/dev/tcp/", ":"} {
 		for rest := l; ; {
@@ -258,7 +268,7 @@ func pathsIn(line, dir string) []string {
 	}) {
 		f = strings.TrimSuffix(f, ":")
 		switch {
-		case strings.HasPrefix(f, "/dev/tcp/"):
+		case strings.HasPrefix(f, "/dev/tcp/"), strings.HasPrefix(f, "/dev/udp/"):
 			continue
 		case strings.HasPrefix(f, "/"):
 		case dir != "" && (strings.HasPrefix(f, "./") || strings.HasPrefix(f, "../")):
