@@ -111,8 +111,24 @@ func Restrict(p Policy) error {
 	if err != nil {
 		return err
 	}
-	if err := c.Restrict(rules(p, p.Net, true)...); err != nil {
+	fd, flags, err := c.NewRulesetFD(rules(p, p.Net, true)...)
+	if err != nil {
 		return fmt.Errorf("sandbox: %w", err)
+	}
+	if fd < 0 {
+		return nil // nothing this kernel can enforce (BestEffort)
+	}
+	defer unix.Close(fd)
+	// A process the daemon started confined has no_new_privs on every
+	// thread already (inherited): setting it again on all threads costs
+	// as much as the restriction itself.
+	if nnp, err := unix.PrctlRetInt(unix.PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0); err != nil || nnp != 1 {
+		if err := ll.AllThreadsPrctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+			return fmt.Errorf("sandbox: no_new_privs: %w", err)
+		}
+	}
+	if err := ll.AllThreadsLandlockRestrictSelf(fd, flags); err != nil {
+		return fmt.Errorf("sandbox: restrict: %w", err)
 	}
 	if !p.Net.All {
 		if err := filterNet(p.Net, true); err != nil {
