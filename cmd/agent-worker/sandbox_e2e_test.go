@@ -502,3 +502,41 @@ func TestE2ESandboxSDKToolCalls(t *testing.T) {
 		t.Errorf("the transcript shows %d sandbox lines, want 6:\n%s", n, logs)
 	}
 }
+
+// A bad sandbox setting is refused with what to write, from the CLI and
+// from a workflow file (with its line); a good one reaches the agent with
+// its paths made absolute (issue 26).
+func TestE2ESandboxConfigErrors(t *testing.T) {
+	t.Parallel()
+	c := newCLI(t)
+	for cfg, want := range map[string]string{
+		`{"sandbox": {"read": ["data/sets"]}}`:  `path "data/sets" is not absolute`,
+		`{"sandbox": {"reed": ["/data"]}}`:      `unknown field "reed"`,
+		`{"sandbox": {"network": "sometimes"}}`: `write none, all or a list of TCP ports`,
+		`{"sandbox": {"network": [70000]}}`:     `70000 is not a TCP port`,
+		`{"sandbox": {"mode": "maybe"}}`:        `"maybe": write on or off`,
+	} {
+		r := c.run("new", "bad", "--backend", "mock", "--config", cfg)
+		if r.code == 0 || !strings.Contains(r.stderr, want) {
+			t.Errorf("new --config %s: exit %d, stderr %q; want it refused saying %q", cfg, r.code, r.stderr, want)
+		}
+	}
+	c.ok("new", "good", "--backend", "mock", "--config", `{"sandbox": {"read": ["~/data/sets"], "write": ["/tmp/out/../out2"], "network": [8080]}}`)
+	a := c.agent("good")
+	if s := a.Config.Sandbox; s == nil || !slices.Equal(s.Read, []string{filepath.Join(c.home, "data", "sets")}) || !slices.Equal(s.Write, []string{"/tmp/out2"}) ||
+		s.Network == nil || !slices.Equal(s.Network.Ports, []uint16{8080}) {
+		t.Errorf("the agent's sandbox = %+v", a.Config.Sandbox)
+	}
+
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "team.yaml"), `name: team
+agents:
+  a:
+    backend: mock
+    sandbox: {read: [./data], network: lots}
+`)
+	r := c.run("start", filepath.Join(dir, "team.yaml"), "--background")
+	if r.code == 0 || !strings.Contains(r.stderr, "team.yaml:5:") || !strings.Contains(r.stderr, "network") {
+		t.Errorf("start with a bad sandbox: exit %d, stderr %q; want file:line and the key", r.code, r.stderr)
+	}
+}

@@ -6,10 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/agent-worker/agent-worker/sdk/sandbox"
 )
 
 // AgentConfig is an agent's backend configuration, typed. The settings the
@@ -113,7 +116,8 @@ func (n *SandboxNetwork) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// validate checks the mode and that the paths are absolute.
+// validate checks the mode, expands a leading ~ and checks that the paths
+// are absolute, and cleans them.
 func (c *SandboxConfig) validate() error {
 	switch c.Mode {
 	case "", SandboxOn, SandboxOff:
@@ -121,10 +125,12 @@ func (c *SandboxConfig) validate() error {
 		return fmt.Errorf("config sandbox mode: %q: write on or off", c.Mode)
 	}
 	for _, list := range [][]string{c.Read, c.Write} {
-		for _, p := range list {
-			if !strings.HasPrefix(p, "/") {
-				return fmt.Errorf("config sandbox: path %q is not absolute: write /abs/path or ~/path (a workflow file's paths are resolved against its directory)", p)
+		for i, p := range list {
+			p = sandbox.ExpandHome(p)
+			if !filepath.IsAbs(p) {
+				return fmt.Errorf("config sandbox: path %q is not absolute: write /abs/path or ~/path (a workflow file's paths are resolved against its directory)", list[i])
 			}
+			list[i] = filepath.Clean(p)
 		}
 	}
 	return nil
