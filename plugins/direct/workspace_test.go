@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +17,7 @@ import (
 	"time"
 
 	"github.com/agent-worker/agent-worker/sdk/sandbox"
+	"github.com/agent-worker/agent-worker/sdk/sandbox/sandboxtest"
 )
 
 // testWorkspace is a workspace with every tool in a fresh directory, and a
@@ -265,60 +265,6 @@ func TestToolSets(t *testing.T) {
 	}
 }
 
-// needLandlock skips a test on a kernel that cannot confine, saying why.
-func needLandlock(t *testing.T) {
-	t.Helper()
-	st := sandbox.Probe()
-	if !st.Available() {
-		t.Skipf("no sandbox here: %s", st.Why)
-	}
-	if st.ABI < 4 {
-		t.Skipf("Landlock ABI %d has no TCP rules (ABI 4 does)", st.ABI)
-	}
-}
-
-// connectLine is a shell command that connects to port on 127.0.0.1 with
-// bash and prints "connected".
-func connectLine(t *testing.T, port uint16) string {
-	t.Helper()
-	bash, err := exec.LookPath("bash")
-	if err != nil {
-		t.Skipf("bash, for /dev/tcp, is not installed: %v", err)
-	}
-	return fmt.Sprintf("%s -c 'exec 3<>/dev/tcp/127.0.0.1/%d && echo connected'", bash, port)
-}
-
-// listen returns the port of a TCP listener on 127.0.0.1 that takes
-// connections until the test ends.
-func listen(t *testing.T) uint16 {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	go func() { // ends when the listener closes
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
-	return uint16(l.Addr().(*net.TCPAddr).Port)
-}
-
-// testPolicy grants what a shell needs and writes in dir; the plugin may
-// reach port, its tool commands nothing.
-func testPolicy(dir string, port uint16) sandbox.Policy {
-	return sandbox.Policy{
-		Read:  []string{"/usr", "/bin", "/lib", "/lib64", "/etc", "/proc", "/dev/urandom"},
-		Write: []string{dir, "/dev/null"},
-		Net:   sandbox.Net{Ports: []uint16{port}},
-	}
-}
-
 // reported collects what a workspace reports as sandbox events.
 func reported(w *workspace) *[]string {
 	var lines []string
@@ -335,9 +281,9 @@ func reported(w *workspace) *[]string {
 // (sandbox.RunTool), so this runs in the test process.
 func TestShellToolNetwork(t *testing.T) {
 	t.Parallel()
-	needLandlock(t)
-	port := listen(t)
-	command := connectLine(t, port)
+	sandboxtest.NeedLandlock(t)
+	port := sandboxtest.Listen(t)
+	command := sandboxtest.ConnectLine(t, port)
 	for name, tc := range map[string]struct {
 		toolNet sandbox.Net
 		refused bool
@@ -348,7 +294,7 @@ func TestShellToolNetwork(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			w, _ := testWorkspace(t)
-			w.policy = testPolicy(w.root, port)
+			w.policy = sandboxtest.Policy(w.root, port)
 			w.policy.ToolNet = tc.toolNet
 			lines := reported(w)
 			text, isErr := callTool(t, w, "run_shell", map[string]any{"command": command})
@@ -520,8 +466,8 @@ func ConfinedWorkspace(raw string) int {
 // port the sandbox refused, which also goes out as a sandbox event.
 func TestWorkspaceInTheSandbox(t *testing.T) {
 	t.Parallel()
-	needLandlock(t)
-	port := listen(t)
+	sandboxtest.NeedLandlock(t)
+	port := sandboxtest.Listen(t)
 	project, readOnly, outside := t.TempDir(), t.TempDir(), t.TempDir()
 	secret := filepath.Join(outside, "secret.txt")
 	for path, content := range map[string]string{secret: "the secret", filepath.Join(readOnly, "notes.txt"): "read me"} {
@@ -529,7 +475,7 @@ func TestWorkspaceInTheSandbox(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	policy := testPolicy(project, port)
+	policy := sandboxtest.Policy(project, port)
 	policy.Read = append(policy.Read, readOnly)
 	type want struct {
 		isErr  bool
@@ -545,7 +491,7 @@ func TestWorkspaceInTheSandbox(t *testing.T) {
 			want{false, "hi\n[exit status 0]", "", ""}},
 		"shell reads outside": {confinedCall{project, "run_shell", map[string]any{"command": "cat " + secret}},
 			want{true, "Permission denied", secret, "(not readable)"}},
-		"shell connects to the plugin's port": {confinedCall{project, "run_shell", map[string]any{"command": connectLine(t, port)}},
+		"shell connects to the plugin's port": {confinedCall{project, "run_shell", map[string]any{"command": sandboxtest.ConnectLine(t, port)}},
 			want{true, "Permission denied", fmt.Sprintf("TCP port %d", port), "(network: none)"}},
 		"read in a read-only directory": {confinedCall{readOnly, "read_file", map[string]any{"path": "notes.txt"}},
 			want{false, "read me", "", ""}},

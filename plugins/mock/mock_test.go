@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,6 +21,7 @@ import (
 	"github.com/agent-worker/agent-worker/sdk/backendtest"
 	"github.com/agent-worker/agent-worker/sdk/plugin/plugintest"
 	"github.com/agent-worker/agent-worker/sdk/sandbox"
+	"github.com/agent-worker/agent-worker/sdk/sandbox/sandboxtest"
 	"github.com/agent-worker/agent-worker/sdk/tools"
 	"github.com/agent-worker/agent-worker/sdk/worker"
 )
@@ -573,60 +573,6 @@ func TestShellStep(t *testing.T) {
 	}
 }
 
-// needLandlock skips a test on a kernel that cannot confine, saying why.
-func needLandlock(t *testing.T) {
-	t.Helper()
-	st := sandbox.Probe()
-	if !st.Available() {
-		t.Skipf("no sandbox here: %s", st.Why)
-	}
-	if st.ABI < 4 {
-		t.Skipf("Landlock ABI %d has no TCP rules (ABI 4 does)", st.ABI)
-	}
-}
-
-// connectLine is a shell line that connects to port on 127.0.0.1 with
-// bash and prints "connected".
-func connectLine(t *testing.T, port uint16) string {
-	t.Helper()
-	bash, err := exec.LookPath("bash")
-	if err != nil {
-		t.Skipf("bash, for /dev/tcp, is not installed: %v", err)
-	}
-	return fmt.Sprintf("%s -c 'exec 3<>/dev/tcp/127.0.0.1/%d && echo connected'", bash, port)
-}
-
-// listen returns the port of a TCP listener on 127.0.0.1 that takes
-// connections until the test ends.
-func listen(t *testing.T) uint16 {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	go func() { // ends when the listener closes
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
-	return uint16(l.Addr().(*net.TCPAddr).Port)
-}
-
-// testPolicy grants what a shell needs and dir; the plugin may reach port,
-// its tool commands nothing.
-func testPolicy(dir string, port uint16) sandbox.Policy {
-	return sandbox.Policy{
-		Read:  []string{"/usr", "/bin", "/lib", "/lib64", "/etc", "/proc", "/dev/urandom"},
-		Write: []string{dir, "/dev/null"},
-		Net:   sandbox.Net{Ports: []uint16{port}},
-	}
-}
-
 // kinds returns the kinds of events, in order.
 func kinds(events []backend.Event) []backend.EventKind {
 	var out []backend.EventKind
@@ -659,9 +605,9 @@ func ofKind(events []backend.Event, k backend.EventKind) []string {
 // the test process.
 func TestShellStepToolNetwork(t *testing.T) {
 	t.Parallel()
-	needLandlock(t)
-	port := listen(t)
-	line := connectLine(t, port)
+	sandboxtest.NeedLandlock(t)
+	port := sandboxtest.Listen(t)
+	line := sandboxtest.ConnectLine(t, port)
 	for name, tc := range map[string]struct {
 		toolNet sandbox.Net
 		refused bool
@@ -674,7 +620,7 @@ func TestShellStepToolNetwork(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
 			req := withScript(backend.Request{ProjectDir: dir, RunContext: &backend.RunContext{}}, fmt.Sprintf(`[{"shell": %q}]`, line))
-			req.Sandbox = testPolicy(dir, port)
+			req.Sandbox = sandboxtest.Policy(dir, port)
 			req.Sandbox.ToolNet = tc.toolNet
 			rec, err := runMock(t, New(), req)
 			noError(t, err)
@@ -776,8 +722,8 @@ func confinedRun(raw string) int {
 // the transcript says which path and port the sandbox refused.
 func TestShellStepInTheSandbox(t *testing.T) {
 	t.Parallel()
-	needLandlock(t)
-	port := listen(t)
+	sandboxtest.NeedLandlock(t)
+	port := sandboxtest.Listen(t)
 	dir, outside := t.TempDir(), t.TempDir()
 	secret := filepath.Join(outside, "secret")
 	if err := os.WriteFile(secret, []byte("the secret"), 0o600); err != nil {
@@ -786,9 +732,9 @@ func TestShellStepInTheSandbox(t *testing.T) {
 	script, _ := json.Marshal([]map[string]string{
 		{"shell": "echo mine > mine.txt && cat mine.txt"},
 		{"shell": "cat " + secret},
-		{"shell": connectLine(t, port)},
+		{"shell": sandboxtest.ConnectLine(t, port)},
 	})
-	events := runConfined(t, dir, testPolicy(dir, port), string(script))
+	events := runConfined(t, dir, sandboxtest.Policy(dir, port), string(script))
 
 	want := []backend.EventKind{backend.EventText, backend.EventText, backend.EventSandbox, backend.EventText, backend.EventSandbox}
 	if diff := cmp.Diff(want, kinds(events)); diff != "" {

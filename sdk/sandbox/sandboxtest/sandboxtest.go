@@ -1,0 +1,69 @@
+// Package sandboxtest helps a backend's tests try its tool commands in a
+// real sandbox: a skip where the kernel cannot confine, a TCP listener to
+// reach, a shell line that reaches it, and a policy that grants a shell
+// what it needs.
+package sandboxtest
+
+import (
+	"fmt"
+	"net"
+	"os/exec"
+	"testing"
+
+	"github.com/agent-worker/agent-worker/sdk/sandbox"
+)
+
+// NeedLandlock skips a test on a kernel that cannot confine runs with
+// TCP rules, saying why.
+func NeedLandlock(t testing.TB) {
+	t.Helper()
+	st := sandbox.Probe()
+	if !st.Available() {
+		t.Skipf("no sandbox here: %s", st.Why)
+	}
+	if st.ABI < 4 {
+		t.Skipf("Landlock ABI %d has no TCP rules (ABI 4 does)", st.ABI)
+	}
+}
+
+// ConnectLine is a shell line that connects to port on 127.0.0.1 with
+// bash and prints "connected".
+func ConnectLine(t testing.TB, port uint16) string {
+	t.Helper()
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skipf("bash, for /dev/tcp, is not installed: %v", err)
+	}
+	return fmt.Sprintf("%s -c 'exec 3<>/dev/tcp/127.0.0.1/%d && echo connected'", bash, port)
+}
+
+// Listen returns the port of a TCP listener on 127.0.0.1 that takes
+// connections until the test ends.
+func Listen(t testing.TB) uint16 {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() { // ends when the listener closes
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	return uint16(l.Addr().(*net.TCPAddr).Port)
+}
+
+// Policy grants what a shell needs and writes in dir; the plugin may
+// reach port, its tool commands nothing.
+func Policy(dir string, port uint16) sandbox.Policy {
+	return sandbox.Policy{
+		Read:  []string{"/usr", "/bin", "/lib", "/lib64", "/etc", "/proc", "/dev/urandom"},
+		Write: []string{dir, "/dev/null"},
+		Net:   sandbox.Net{Ports: []uint16{port}},
+	}
+}
