@@ -294,14 +294,8 @@ func sortedKeys[V any](m map[string]V) []string {
 func TestE2ESandboxWorktree(t *testing.T) {
 	t.Parallel()
 	needLandlock(t)
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skipf("needs the git program, which is not installed: %v", err)
-	}
+	repo := newRepoE2E(t)
 	c := newCLI(t)
-	repo := t.TempDir()
-	gitE2E(t, repo, "init", "-q", "-b", "main")
-	gitE2E(t, repo, "config", "user.name", "Test")
-	gitE2E(t, repo, "config", "user.email", "test@example.com")
 	writeFile(t, filepath.Join(repo, ".gitignore"), ".workflow/\nteam.yaml\nchecked-out-secret.txt\n")
 	gitE2E(t, repo, "add", ".gitignore")
 	gitE2E(t, repo, "commit", "-q", "-m", "first")

@@ -21,6 +21,20 @@ func gitE2E(t *testing.T, dir string, args ...string) string {
 	return strings.TrimSpace(string(out))
 }
 
+// newRepoE2E makes a git repository on main with a user set, skipping
+// the test where git is not installed.
+func newRepoE2E(t *testing.T) string {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skipf("needs the git program, which is not installed: %v", err)
+	}
+	repo := t.TempDir()
+	gitE2E(t, repo, "init", "-q", "-b", "main")
+	gitE2E(t, repo, "config", "user.name", "Test")
+	gitE2E(t, repo, "config", "user.email", "test@example.com")
+	return repo
+}
+
 // The worktree commands end to end: `run` a team whose agents work in
 // their own worktrees of a real repository; at its end the worktree with
 // an unmerged commit is kept and listed, discard wants a reason and
@@ -28,14 +42,8 @@ func gitE2E(t *testing.T, dir string, args ...string) string {
 // user's clean checkout follows), and nothing is left.
 func TestE2EWorktreeListIntegrateDiscard(t *testing.T) {
 	t.Parallel()
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skipf("needs the git program, which is not installed: %v", err)
-	}
+	repo := newRepoE2E(t)
 	c := newCLI(t)
-	repo := t.TempDir()
-	gitE2E(t, repo, "init", "-q", "-b", "main")
-	gitE2E(t, repo, "config", "user.name", "Test")
-	gitE2E(t, repo, "config", "user.email", "test@example.com")
 	file := filepath.Join(repo, "team.yaml")
 	if err := os.WriteFile(file, []byte(`name: team
 workspace: {git: worktree}
