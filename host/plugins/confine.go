@@ -84,27 +84,32 @@ func (s *Supervisor) runDirs(ctx context.Context) sandbox.Dirs {
 	return d
 }
 
-// fits reports whether spare x can serve a run of policy run (ok: the run
-// is confined): a spare's base layer can only be narrowed, so the run's
-// policy must lie within it, and the plugin must narrow itself (the sdk's
-// capability). An unconfined run needs an unconfined spare.
-func fits(x *spare, p api.Plugin, run confinement) bool {
-	want, confined, err := run(x.proc.path, x.proc.sockDir)
-	if err != nil {
-		return false // the run fails when it starts its own process
-	}
-	if !confined {
-		return !x.proc.confined
-	}
-	return x.proc.confined && slices.Contains(p.Capabilities, plugin.CapabilitySandbox) && want.Within(x.proc.policy)
+// need is what a run asks of a spare: its policy apart from the process's
+// own paths (its binary and private directory, which every spare's base
+// layer grants), decided once, before the pool's lock is taken.
+type need struct {
+	policy   sb.Policy
+	confined bool
+	err      error // the run fails when it starts its own process
 }
 
-// confinedRun reports whether a run of confinement run is confined at
-// all: an unconfined run (an agent with mode: off) never fits a confined
-// spare, and must not throw it away for that.
-func confinedRun(x *spare, run confinement) bool {
-	_, confined, err := run(x.proc.path, x.proc.sockDir)
-	return err == nil && confined
+func needOf(run confinement) need {
+	p, confined, err := run("", "")
+	return need{p, confined, err}
+}
+
+// fits reports whether spare x of plugin p can serve a run that needs n:
+// a spare's base layer can only be narrowed, so the run's policy must lie
+// within it, and the plugin must narrow itself (the sdk's capability). An
+// unconfined run needs an unconfined spare.
+func (n need) fits(x *spare, p api.Plugin) bool {
+	switch {
+	case n.err != nil:
+		return false
+	case !n.confined:
+		return !x.proc.confined
+	}
+	return x.proc.confined && slices.Contains(p.Capabilities, plugin.CapabilitySandbox) && n.policy.Within(x.proc.policy)
 }
 
 // daemonPort is the TCP port of the daemon's MCP server, which every run

@@ -179,14 +179,17 @@ func (s *Supervisor) takeSpare(p api.Plugin, c confinement) *spare {
 		return nil
 	}
 	sp.lastRun[p.Name] = time.Now()
+	sp.mu.Unlock()
+	n := needOf(c) // outside the lock: it reads the file system
+	sp.mu.Lock()
 	var got, misfit *spare
 	for _, want := range []spareState{spareReady, spareStarting} {
 		for _, x := range sp.pools[p.Name] {
 			if x.state != want || x.plugin.SHA256 != p.SHA256 {
 				continue
 			}
-			if want == spareReady && !fits(x, p, c) {
-				if x.proc.confined && confinedRun(x, c) {
+			if want == spareReady && !n.fits(x, p) {
+				if x.proc.confined && n.confined {
 					misfit = x // its base layer is too narrow for this run
 				}
 				continue
@@ -222,7 +225,7 @@ func (s *Supervisor) takeSpare(p api.Plugin, c confinement) *spare {
 		s.killSpare(got)
 		return nil
 	}
-	if !fits(got, p, c) { // it was still starting when taken
+	if !n.fits(got, p) { // it was still starting when taken
 		s.killSpare(got)
 		return nil
 	}
