@@ -343,7 +343,8 @@ func (s *Supervisor) runPlugin(ctx context.Context, agent store.Agent, attempt i
 
 	refill := s.refiller(p)
 	defer refill() // at the latest; normally at the first event, below
-	proc, err := s.runProcess(ctx, agent, p, rs, s.runConfinement(agent, rs), runID, log)
+	confine := s.runConfinement(agent, rs)
+	proc, err := s.runProcess(ctx, agent, p, rs, confine, runID, log)
 	if err != nil {
 		return err
 	}
@@ -381,10 +382,13 @@ func (s *Supervisor) runPlugin(ctx context.Context, agent store.Agent, attempt i
 		ProcessKey:    proc.key,
 	}
 	if proc.confined {
-		// A spare narrows its base layer to the run's policy itself; a
-		// process started for this run was launched under it already.
-		req.Sandbox, _, _ = s.runConfinement(agent, rs)(proc.path, proc.sockDir) // it fitted: no error
-		req.SandboxApplied = !proc.spare
+		// A process started for this run was started under its policy; a
+		// spare narrows its base layer to it itself.
+		req.Sandbox, req.SandboxApplied = proc.policy, true
+		if proc.spare {
+			req.Sandbox, _, _ = confine(proc.path, proc.sockDir) // it fitted: no error
+			req.SandboxApplied = false
+		}
 		log.Debug("run confined", "policy", sandbox.String(req.Sandbox), "spare", proc.spare)
 	}
 	if onStart != nil {
@@ -447,7 +451,7 @@ type process struct {
 	pid     int
 	path    string // the file it executes: the plugin's verified copy
 	sockDir string
-	// policy is the sandbox layer the process was launched under, if
+	// policy is the sandbox layer the process was started under, if
 	// confined; spare says it was started as a warm spare.
 	policy   sb.Policy
 	confined bool
