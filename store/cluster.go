@@ -188,6 +188,9 @@ func takeBack(conn querier, r *Recovered, reason string, now int64) error {
 			&execOptions{Args: []any{reason, now, run.ID}}); err != nil {
 			return err
 		}
+		if err := revokeRunTokens(conn, now, run.ID); err != nil {
+			return err
+		}
 		err := conn.execute(`UPDATE agents SET state = 'idle', updated_at = ? WHERE workflow = ? AND tag = ? AND name = ? AND state = 'running'`,
 			&execOptions{Args: []any{now, run.Agent.Workflow, run.Agent.Tag, run.Agent.Name}})
 		if err != nil {

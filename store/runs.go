@@ -53,13 +53,15 @@ func (db *DB) StartRun(ctx context.Context, r Run) (Run, error) {
 // has exited by then) in one transaction. A successful run of the
 // scheduler ends through SettleRun instead, which also acks and replies.
 func (db *DB) FinishRun(ctx context.Context, id string, state api.RunState, errMsg string, usage json.RawMessage) error {
+	defer db.tokens.forget()
 	return db.write(ctx, func(conn querier) error {
 		return finishRun(conn, id, state, errMsg, usage, db.nowMs())
 	})
 }
 
-// finishRun records a run's end inside a caller's transaction and removes
-// its workers row.
+// finishRun records a run's end inside a caller's transaction, ends its
+// tokens and removes its workers row. The caller forgets cached tokens
+// once it has committed.
 func finishRun(conn querier, id string, state api.RunState, errMsg string, usage json.RawMessage, now int64) error {
 	if len(usage) == 0 {
 		usage = json.RawMessage("{}")
@@ -67,6 +69,9 @@ func finishRun(conn querier, id string, state api.RunState, errMsg string, usage
 	err := conn.execute(`UPDATE runs SET state = ?, error = ?, usage_json = ?, ended_at = ? WHERE id = ?`,
 		&execOptions{Args: []any{state, errMsg, string(usage), now, id}})
 	if err != nil {
+		return err
+	}
+	if err := revokeRunTokens(conn, now, id); err != nil {
 		return err
 	}
 	return conn.execute(`DELETE FROM workers WHERE run_id = ?`, &execOptions{Args: []any{id}})
@@ -176,9 +181,17 @@ func (db *DB) ListRuns(ctx context.Context, f RunFilter) ([]Run, error) {
 // cluster it touches only this daemon's own runs: the others' are theirs,
 // or RecoverDeadDaemons's.
 func (db *DB) FailRunningRuns(ctx context.Context, reason string) (int, error) {
+	defer db.tokens.forget()
 	var n int
 	err := db.write(ctx, func(conn querier) error {
-		err := conn.execute(`UPDATE runs SET state = 'failed', error = ?1, ended_at = ?2
+		// Their tokens die with them, in the same transaction.
+		err := conn.execute(`UPDATE agent_tokens SET revoked_at = ?1 WHERE revoked_at = 0 AND run_id IN
+			(SELECT id FROM runs WHERE state IN ('queued', 'running') AND (?2 = '' OR daemon = ?2))`,
+			&execOptions{Args: []any{db.nowMs(), db.clusterDaemon()}})
+		if err != nil {
+			return err
+		}
+		err = conn.execute(`UPDATE runs SET state = 'failed', error = ?1, ended_at = ?2
 			WHERE state IN ('queued', 'running') AND (?3 = '' OR daemon = ?3)`,
 			&execOptions{Args: []any{reason, db.nowMs(), db.clusterDaemon()}})
 		n = conn.changes()

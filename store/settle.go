@@ -41,6 +41,7 @@ type TxHook func(ctx context.Context, tx pgx.Tx) error
 // stored message). A run that is not running any more is refused with
 // api.CodeConflict, so a run is never settled twice.
 func (db *DB) SettleRun(ctx context.Context, st Settlement) (reply Message, posted bool, err error) {
+	defer db.tokens.forget() // the run's tokens die with it (finishRun)
 	err = db.write(ctx, func(conn querier) error {
 		now := db.nowMs()
 		r, err := getRunRow(conn, st.RunID)

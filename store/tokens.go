@@ -83,8 +83,11 @@ func (db *DB) LookupToken(ctx context.Context, token string) (Token, error) {
 	}
 	found := false
 	err := db.read(ctx, func(conn querier) error {
-		return conn.execute(`SELECT agent, workflow, tag, run_id, created_at FROM agent_tokens
-			WHERE token_sha256 = ? AND revoked_at = 0`,
+		// A run's token is refused once its run has ended, even if a
+		// revocation was missed: the run's state is the truth.
+		return conn.execute(`SELECT agent, workflow, tag, run_id, created_at FROM agent_tokens t
+			WHERE token_sha256 = ? AND revoked_at = 0
+			AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = t.run_id AND r.state <> 'running')`,
 			&execOptions{Args: []any{hash}, ResultFunc: func(s row) error {
 				tok = Token{Key: AgentKey{Name: s.ColumnText(0), Workflow: s.ColumnText(1), Tag: s.ColumnText(2)},
 					RunID: s.ColumnText(3), CreatedAt: fromMs(s.ColumnInt64(4))}
@@ -167,6 +170,13 @@ func (db *DB) RevokeRunTokens(ctx context.Context, runID string) (int, error) {
 		return 0, api.Errorf(api.CodeInvalid, "run id is required")
 	}
 	return db.revokeTokens(ctx, `run_id = ?2`, runID)
+}
+
+// revokeRunTokens ends the live tokens of run id inside a caller's
+// transaction, which forgets cached tokens once it has committed.
+func revokeRunTokens(conn querier, now int64, id string) error {
+	return conn.execute(`UPDATE agent_tokens SET revoked_at = ? WHERE revoked_at = 0 AND run_id = ?`,
+		&execOptions{Args: []any{now, id}})
 }
 
 // RevokeAgentTokens ends every live token of an agent, as when it is

@@ -209,3 +209,75 @@ func TestCachedTokensDieAtOnce(t *testing.T) {
 		})
 	}
 }
+
+// A run's token dies with its run, whatever ends it (issue 27): a normal
+// end, a settle, the start-up sweep of a dead daemon's runs; and a token
+// whose run has ended is refused even where its revocation was missed.
+func TestRunTokenDiesWithItsRun(t *testing.T) {
+	t.Parallel()
+	db := openTest(t)
+	ctx := t.Context()
+	createTeam(t, db, Scope{"team", "t"}, "alice")
+	alice := AgentKey{"alice", "team", "t"}
+	start := func(id string) string {
+		t.Helper()
+		if _, err := db.StartRun(ctx, Run{ID: id, Agent: alice, Backend: "mock", Attempt: 1}); err != nil {
+			t.Fatal(err)
+		}
+		tok := mintToken(t, db, alice, id)
+		if _, err := db.LookupToken(ctx, tok); err != nil {
+			t.Fatalf("the token of running %s: %v", id, err)
+		}
+		return tok
+	}
+	dead := func(what, tok string) {
+		t.Helper()
+		if _, err := db.LookupToken(ctx, tok); api.ErrorCode(err) != api.CodeNotFound {
+			t.Errorf("the token of a run %s: err = %v, want it refused as not found", what, err)
+		}
+	}
+
+	finished := start("run_finished")
+	if err := db.FinishRun(ctx, "run_finished", api.RunFailed, "boom", nil); err != nil {
+		t.Fatal(err)
+	}
+	dead("that failed", finished)
+
+	settled := start("run_settled")
+	if _, _, err := db.SettleRun(ctx, Settlement{RunID: "run_settled"}); err != nil {
+		t.Fatal(err)
+	}
+	dead("that was settled", settled)
+
+	swept := start("run_swept")
+	if n, err := db.FailRunningRuns(ctx, "the daemon stopped during this run"); err != nil || n != 1 {
+		t.Fatalf("FailRunningRuns = %d, %v; want 1", n, err)
+	}
+	dead("that a dead daemon left", swept)
+	var live int
+	err := db.read(ctx, func(conn querier) error {
+		return conn.execute(`SELECT count(*) FROM agent_tokens WHERE revoked_at = 0 AND run_id <> ''`,
+			&execOptions{ResultFunc: func(s row) error { live = s.ColumnInt(0); return nil }})
+	})
+	if err != nil || live != 0 {
+		t.Errorf("%d run tokens are not revoked (%v); want every ended run's revoked with it", live, err)
+	}
+
+	// A revocation that was missed (a write lost with an old daemon):
+	// the run's state still refuses the token.
+	missed := start("run_missed")
+	err = db.write(ctx, func(conn querier) error {
+		return conn.execute(`UPDATE runs SET state = 'failed', ended_at = 1 WHERE id = 'run_missed'`, nil)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.tokens.forget()
+	dead("whose revocation was missed", missed)
+
+	// An outside agent's token has no run and lives on.
+	outside := mintToken(t, db, alice, "")
+	if _, err := db.LookupToken(ctx, outside); err != nil {
+		t.Errorf("an outside agent's token: %v", err)
+	}
+}

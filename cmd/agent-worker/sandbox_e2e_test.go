@@ -18,6 +18,7 @@ import (
 
 	"github.com/agent-worker/agent-worker/host/api"
 	sb "github.com/agent-worker/agent-worker/sdk/sandbox"
+	"github.com/agent-worker/agent-worker/sdk/tools"
 )
 
 // needLandlock skips a test of the sandbox where the kernel cannot
@@ -312,6 +313,7 @@ agents:
     config:
       script:
         - shell: "echo from alice > a.txt && git add a.txt && git -c user.name=alice -c user.email=a@example.com commit -qm 'alice adds a.txt' && echo COMMITTED"
+        - shell: "if command -v cc >/dev/null; then printf 'int main(void){return 0;}' > m.c && cc -o m m.c && ./m && echo BUILT; else echo BUILT without a compiler; fi"
         - shell: "echo '== config'; echo '[core] hooksPath = /tmp' >> %[1]s/.git/config"
         - shell: "echo '== hook'; printf '#!/bin/sh\necho pwned' > %[1]s/.git/hooks/post-commit"
         - shell: "echo '== checkout'; cat %[1]s/checked-out-secret.txt"
@@ -320,6 +322,44 @@ agents:
   bob:
     backend: mock
     config: {script: [{shell: "echo from bob > b.txt"}, {result: done}]}
+  lead:
+    backend: mock
+    can_spawn: true
+    config:
+      script:
+        - {tool: channel_read, args: {limit: 5}}
+        - {tool: my_inbox}
+        - {tool: my_inbox_ack, args: {until_seq: 1}}
+        - {tool: my_status_set, args: {task: "trying every tool"}}
+        - {tool: team_members}
+        - {tool: team_doc_write, args: {content: "# notes\n"}}
+        - {tool: team_doc_append, args: {content: "- lead was here\n"}}
+        - {tool: team_doc_read}
+        - {tool: team_doc_create, args: {file: "plan.md", content: "plan"}}
+        - {tool: team_doc_list}
+        - {tool: team_proposal_create, args: {type: decision, title: "tabs or spaces", options: [tabs, spaces]}}
+        - {tool: team_vote, args: {proposal: "{{step.11.id}}", choice: tabs}}
+        - {tool: team_proposal_status, args: {proposal: "{{step.11.id}}"}}
+        - {tool: team_proposal_cancel, args: {proposal: "{{step.11.id}}"}}
+        - {tool: resource_create, args: {content: "a large result"}}
+        - {tool: resource_read, args: {id: "{{step.15.id}}"}}
+        - {tool: task_create, args: {title: "one task"}}
+        - {tool: task_create, args: {title: "another task"}}
+        - {tool: task_list}
+        - {tool: task_claim, args: {id: "{{step.17.id}}"}}
+        - {tool: task_progress, args: {id: "{{step.17.id}}", note: "half way", percent: 50}}
+        - {tool: task_complete, args: {id: "{{step.17.id}}", result: "done"}}
+        - {tool: task_claim, args: {id: "{{step.18.id}}"}}
+        - {tool: task_release, args: {id: "{{step.18.id}}"}}
+        - {tool: task_claim, args: {id: "{{step.18.id}}"}}
+        - {tool: task_fail, args: {id: "{{step.18.id}}", reason: "on purpose"}}
+        - {tool: worktree_status}
+        - {tool: agent_spawn, args: {name: helper, system_prompt: "help", backend: mock}}
+        - {tool: agent_stop, args: {name: helper}}
+        - {tool: worktree_discard, args: {agent: bob, reason: "not needed", force: true}}
+        - {tool: worktree_integrate, args: {agent: alice}}
+        - {tool: channel_send, args: {message: "lead tried every tool"}}
+        - result: done
   loose:
     backend: mock
     sandbox: {mode: off}
@@ -333,8 +373,8 @@ kickoff: "@alice @bob go"
 		t.Fatalf("alice's run: %+v", a.Runs[0])
 	}
 	logs := c.ok("logs", a.Runs[0].ID)
-	if !strings.Contains(logs, "COMMITTED") {
-		t.Errorf("alice could not commit in her worktree:\n%s", logs)
+	if !strings.Contains(logs, "COMMITTED") || !strings.Contains(logs, "BUILT") {
+		t.Errorf("alice could not commit and build in her worktree:\n%s", logs)
 	}
 	if got := gitE2E(t, repo, "log", "-1", "--format=%s", "aw/team/main/alice"); got != "alice adds a.txt" {
 		t.Errorf("alice's branch head = %q", got)
@@ -358,6 +398,20 @@ kickoff: "@alice @bob go"
 	}
 	if strings.Contains(logs, "CHECKOUT-SECRET") {
 		t.Errorf("alice read the user's checkout:\n%s", logs)
+	}
+
+	// Every daemon tool works from a confined run.
+	if out := c.ok("ask", "lead@team", "try every tool"); !strings.Contains(out, "done") {
+		t.Errorf("lead's ask printed %q", out)
+	}
+	leadLogs := c.ok("logs", c.agent("lead@team").Runs[0].ID)
+	for _, name := range tools.Names {
+		if !strings.Contains(leadLogs, "tool call   "+name+" ") {
+			t.Errorf("lead did not call %s:\n%s", name, leadLogs)
+		}
+	}
+	if strings.Contains(leadLogs, "tool error") {
+		t.Errorf("a daemon tool failed from a confined run:\n%s", leadLogs)
 	}
 
 	// The agent with mode: off: warned about, and not confined.
