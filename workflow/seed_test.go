@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -149,8 +150,23 @@ func TestSizeLimits(t *testing.T) {
 		t.Errorf("Load of a 1 MiB+ file: %v", err)
 	}
 
-	if _, err := ReadFile("/dev/zero"); !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "is larger than 1 MiB") {
-		t.Errorf("ReadFile(/dev/zero) = %v, want too large without reading it all", err)
+	// Only a regular file is read: a device or a FIFO (whose open would
+	// block until a writer comes) is refused at once (issue 27).
+	if _, err := ReadFile("/dev/zero"); err == nil || !strings.Contains(err.Error(), "workflow file /dev/zero is not a regular file (a device)") {
+		t.Errorf("ReadFile(/dev/zero) = %v, want it refused as a device without reading it", err)
+	}
+	fifo := filepath.Join(dir, "fifo.yaml")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(fifo); err == nil || !strings.Contains(err.Error(), "is not a regular file (a FIFO): give the path of a file") {
+		t.Errorf("Load of a FIFO = %v, want it refused at once", err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(dir, "prompt.md"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Parse(filepath.Join(dir, "wf.yaml"), []byte("agents:\n  a:\n    backend: mock\n    system_prompt: prompt.md\n")); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Errorf("a FIFO as a system_prompt file = %v, want it refused at once", err)
 	}
 
 	if err := os.WriteFile(filepath.Join(dir, "huge.md"), []byte(big), 0o644); err != nil {

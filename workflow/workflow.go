@@ -9,6 +9,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/agent-worker/agent-worker/sdk/backend"
@@ -232,14 +233,23 @@ func ReadFile(path string) ([]byte, error) {
 
 // ReadLimited reads the file at path if it holds at most limit bytes, and
 // otherwise returns a SizeError naming it as what, having read no more than
-// the limit.
+// the limit. Only a regular file is read: it is opened without blocking
+// and checked before a byte is read, so a FIFO, a device or a socket is
+// refused at once instead of holding the caller in open or read.
 func ReadLimited(path, what string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() > limit {
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file (%s): give the path of a file", what, kindOf(fi.Mode()))
+	}
+	if fi.Size() > limit {
 		return nil, &SizeError{What: what, Size: fi.Size(), Limit: limit}
 	}
 	b, err := io.ReadAll(io.LimitReader(f, limit+1))
@@ -250,6 +260,21 @@ func ReadLimited(path, what string, limit int64) ([]byte, error) {
 		return nil, &SizeError{What: what, Size: -1, Limit: limit}
 	}
 	return b, nil
+}
+
+// kindOf names a file mode that is not a regular file's.
+func kindOf(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "not a file"
 }
 
 // Budget caps spend since the workflow (re)started; a nil limit is unset.

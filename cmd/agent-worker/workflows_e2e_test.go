@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -80,5 +81,24 @@ kickoff: "@lead @broken start"
 		if !strings.Contains(row, want) {
 			t.Errorf("the @review:pr-1 row lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// A FIFO given as a workflow file is refused at once, saying so, and
+// leaves the daemon free (issue 27): before, start blocked and a daemon
+// goroutine stayed in open for good.
+func TestE2EFIFOWorkflowRefused(t *testing.T) {
+	t.Parallel()
+	c := newCLI(t)
+	fifo := filepath.Join(t.TempDir(), "team.yaml")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := c.run("start", fifo, "--background")
+	if r.code == 0 || !strings.Contains(r.stderr, "is not a regular file (a FIFO)") {
+		t.Errorf("start of a FIFO: exit %d, stderr %q; want it refused as not a regular file", r.code, r.stderr)
+	}
+	if out := c.ok("status"); !strings.Contains(out, "daemon:    running") {
+		t.Errorf("status after the FIFO:\n%s", out)
 	}
 }

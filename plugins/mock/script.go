@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/agent-worker/agent-worker/sdk/backend"
@@ -78,13 +80,36 @@ func loadScript(req backend.Request) (steps []step, configured bool, err error) 
 	return nil, false, nil
 }
 
+// maxScriptFile bounds a script file: a script is a few steps.
+const maxScriptFile = 1 << 20
+
+// readRegular reads a regular file of at most maxScriptFile bytes; a FIFO
+// or device is refused at once rather than blocking the run in open.
+func readRegular(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	switch {
+	case err != nil:
+		return nil, err
+	case !fi.Mode().IsRegular():
+		return nil, fmt.Errorf("%s is not a regular file (%s): name a script file", path, fi.Mode().Type())
+	case fi.Size() > maxScriptFile:
+		return nil, fmt.Errorf("%s is %d bytes, over the %d a script file may have", path, fi.Size(), maxScriptFile)
+	}
+	return io.ReadAll(io.LimitReader(f, maxScriptFile))
+}
+
 // readScriptFile reads a JSON or YAML script, relative to dir.
 func readScriptFile(dir, name string) ([]step, error) {
 	path := name
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(dir, name)
 	}
-	src, err := os.ReadFile(path)
+	src, err := readRegular(path)
 	if err != nil {
 		return nil, fmt.Errorf("script_file: %w", err)
 	}

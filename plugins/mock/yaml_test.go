@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -121,5 +122,21 @@ func TestScriptFileErrorNamesTheLine(t *testing.T) {
 	}
 	if calls := d.Calls(); len(calls) != 0 {
 		t.Errorf("a bad script still reached the daemon: %v", calls)
+	}
+}
+
+// A script file that is not a regular file (a FIFO, whose open would
+// block until a writer comes) fails the run at once (issue 27).
+func TestScriptFileMustBeAFile(t *testing.T) {
+	t.Parallel()
+	d := backendtest.NewDaemon(t)
+	req := d.Request("alice")
+	if err := syscall.Mkfifo(filepath.Join(req.ProjectDir, "mock.yaml"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	req.Agent.Config = json.RawMessage(`{"script_file": "mock.yaml"}`)
+	_, err := runMock(t, New(), req)
+	if err == nil || !strings.Contains(err.Error(), "is not a regular file") || !backend.IsPermanent(err) {
+		t.Errorf("err = %v, want a permanent error saying the script is not a regular file", err)
 	}
 }
