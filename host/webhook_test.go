@@ -109,9 +109,9 @@ func TestWebhookTrigger(t *testing.T) {
 		"body changed":      {hookCall{path: path, body: body + " ", signature: good}, 401, "does not match the body"},
 		"not sha256=":       {hookCall{path: path, body: body, signature: strings.TrimPrefix(good, "sha256=")}, 401, "must be sha256="},
 		"bearer instead":    {hookCall{path: path, body: body, signature: "Bearer " + th.Token()}, 401, "must be sha256="},
-		"unknown workflow":  {hookCall{path: "/hooks/nope/pr-opened", body: body, signature: good}, 404, `workflow "nope:main" not found`},
-		"unknown tag":       {hookCall{path: path + "?tag=other", body: body, signature: good}, 404, `workflow "hooks:other" not found`},
-		"unknown trigger":   {hookCall{path: "/hooks/hooks/push", body: body, signature: good}, 404, `@hooks:main has no webhook "push": its webhooks are pr-opened`},
+		"unknown workflow":  {hookCall{path: "/hooks/nope/pr-opened", body: body, signature: good}, 404, `no such webhook`},
+		"unknown tag":       {hookCall{path: path + "?tag=other", body: body, signature: good}, 404, `no such webhook`},
+		"unknown trigger":   {hookCall{path: "/hooks/hooks/push", body: body, signature: good}, 404, `no such webhook`},
 		"not json":          {hookCall{path: path, body: "payload=x", signature: triggers.Sign("s3cret", []byte("payload=x"))}, 400, "the request body is not JSON"},
 	}
 	big := strings.Repeat("x", 1<<20+1)
@@ -124,6 +124,10 @@ func TestWebhookTrigger(t *testing.T) {
 		status, _, e := th.hook(t, tc.call)
 		if status != tc.status || !strings.Contains(e.Message, tc.says) {
 			t.Errorf("%s: %d %+v, want %d saying %q", name, status, e, tc.status, tc.says)
+		}
+		// An unauthenticated caller learns no workflow or webhook name.
+		if status == 404 && (strings.Contains(e.Message, "pr-opened") || strings.Contains(e.Message, "hooks")) {
+			t.Errorf("%s: the 404 names what exists: %q", name, e.Message)
 		}
 	}
 	if ms := channel(t, th); len(ms) != 0 {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"unicode/utf8"
 	"syscall"
 	"time"
 
@@ -81,6 +82,12 @@ func leafRest(name, usage, help string, fs *flag.FlagSet, nargs [2]int, exec fun
 			}
 			if len(pos) < nargs[0] || (nargs[1] >= 0 && len(pos) > nargs[1]) {
 				return usagef("usage: agent-worker %s", usage)
+			}
+			// Sent as JSON, bytes that are not UTF-8 would arrive as U+FFFD.
+			for i, a := range pos {
+				if !utf8.ValidString(a) {
+					return usagef("%s: argument %d is not valid UTF-8: pass text; to pass binary data, write it to a file and pass its path", name, i+1)
+				}
 			}
 			return exec(ctx, pos, rest)
 		},

@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"io"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -100,5 +102,48 @@ func TestE2EFIFOWorkflowRefused(t *testing.T) {
 	}
 	if out := c.ok("status"); !strings.Contains(out, "daemon:    running") {
 		t.Errorf("status after the FIFO:\n%s", out)
+	}
+}
+
+// A message that is not valid UTF-8 is refused with a 400, over HTTP, MCP
+// and the CLI, as a NUL byte is, instead of being stored with U+FFFD in
+// its place (issue 27).
+func TestE2EInvalidUTF8Refused(t *testing.T) {
+	t.Parallel()
+	c := newCLI(t)
+	c.startDaemon()
+	d, err := api.ReadDaemonInfo(c.home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.ok("new", "bob", "--backend", "mock")
+	post := func(path, token, body string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest("POST", d.URL()+path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if status, body := post("/send", d.Token, "{\"target\": \"bob\", \"message\": \"hi \xff\xfe there\"}"); status != 400 || !strings.Contains(body, "not valid UTF-8 (at byte") {
+		t.Errorf("POST /send with invalid UTF-8 = %d %s; want 400 saying so", status, body)
+	}
+	mcp := "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"channel_send\",\"arguments\":{\"message\":\"\xff\"}}}"
+	if status, body := post("/mcp", "", mcp); status != 400 || !strings.Contains(body, "not valid UTF-8") {
+		t.Errorf("POST /mcp with invalid UTF-8 = %d %s; want 400 saying so", status, body)
+	}
+	if r := c.run("send", "bob", "hi \xff\xfe there"); r.code != api.ExitUsage || !strings.Contains(r.stderr, "argument 2 is not valid UTF-8") {
+		t.Errorf("send with invalid UTF-8: exit %d, stderr %q", r.code, r.stderr)
+	}
+	if out := c.ok("peek"); strings.Contains(out, "\uFFFD") || strings.Contains(out, "there") {
+		t.Errorf("a refused message was stored:\n%s", out)
 	}
 }

@@ -90,7 +90,16 @@ type Delivery struct {
 func (s *Service) Deliver(ctx context.Context, d Delivery) (api.HookResult, error) {
 	res := api.HookResult{Workflow: d.Workflow, Tag: d.Tag, Trigger: d.Trigger, Delivery: d.ID}
 	scope := store.Scope{Workflow: d.Workflow, Tag: d.Tag}
+	// The caller is not authenticated yet: a miss tells it nothing of
+	// which workflows and webhooks exist; the daemon's log says why.
+	notFound := func(why string) (api.HookResult, error) {
+		s.log.Info("webhook delivery to no webhook", "workflow", scope.String(), "webhook", d.Trigger, "why", why)
+		return res, api.Errorf(api.CodeNotFound, "no such webhook")
+	}
 	wf, err := s.db.GetWorkflow(ctx, d.Workflow, d.Tag)
+	if api.ErrorCode(err) == api.CodeNotFound {
+		return notFound("no such workflow")
+	}
 	if err != nil {
 		return res, err
 	}
@@ -104,11 +113,7 @@ func (s *Service) Deliver(ctx context.Context, d Delivery) (api.HookResult, erro
 		for i, t := range ts {
 			names[i] = t.Name
 		}
-		have := "it has none (add triggers: to its file)"
-		if len(names) > 0 {
-			have = "its webhooks are " + strings.Join(names, ", ")
-		}
-		return res, api.Errorf(api.CodeNotFound, "workflow %s has no webhook %q: %s", scope, d.Trigger, have)
+		return notFound("its webhooks are: " + strings.Join(names, ", "))
 	}
 	log := s.log.With("workflow", scope.String(), "webhook", t.Name, "delivery", d.ID)
 	secret := s.secret(t.SecretEnv)
