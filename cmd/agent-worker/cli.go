@@ -10,9 +10,9 @@ import (
 	"os"
 	"os/signal"
 	"strings"
-	"unicode/utf8"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/peterbourgon/ff/v3"
 	"github.com/peterbourgon/ff/v3/ffcli"
