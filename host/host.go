@@ -123,6 +123,7 @@ type Host struct {
 	mcp       *mcpserver.Server
 	catalog   *plugins.Catalog
 	sup       *plugins.Supervisor
+	cgroups   *plugins.Cgroups
 	sched     *scheduler.Scheduler
 	wfs       *workflows.Manager
 	agents    *agents.Registry
@@ -238,7 +239,7 @@ func New(cfg Config) (_ *Host, err error) {
 		MCP: h.mcp, Worktrees: h.worktrees, Token: h.token, Info: h.Info, Listen: h.ln.Addr().String(), Home: home, StartedAt: h.startedAt, Now: cfg.Now,
 		Shutdown: h.requestStop, Stopping: h.stop, Metrics: h.metrics.Handler(), Log: httpLog,
 		Runs: h.sup, Console: console.New(console.Config{Now: cfg.Now, Log: h.log.Named("console")}),
-		Member: h.clusterID(), Lease: cluster.DefaultLease, Sandbox: h.cfg.Supervisor.Sandbox.Info()})
+		Member: h.clusterID(), Lease: cluster.DefaultLease, Sandbox: h.cfg.Supervisor.Sandbox.Info(), Processes: h.cgroups.Mechanism()})
 	h.srv = &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -270,6 +271,8 @@ func (h *Host) buildParts(ctx context.Context) error {
 	h.cfg.Supervisor.Context = h.mcp         // a run's request carries what its tools would show first
 	h.cfg.Supervisor.Worktrees = h.worktrees // an agent of a git workspace runs in its worktree
 	h.cfg.Supervisor.Sandbox = h.newSandbox()
+	h.cgroups = plugins.NewCgroups(h.log.Named("cgroups"))
+	h.cfg.Supervisor.Cgroups = h.cgroups
 	h.sup = plugins.NewSupervisor(h.db, h.catalog, h.cfg.Home, h.cfg.RuntimeDir, func() string { return h.Info().URL() + "/mcp" }, h.cfg.Supervisor, h.log.Named("supervisor"))
 	if err := h.sup.Reap(ctx); err != nil {
 		return fmt.Errorf("reap workers: %w", err)
@@ -500,6 +503,7 @@ func (h *Host) Close() error {
 		if h.ln != nil {
 			_ = h.ln.Close() // already closed after Run
 		}
+		h.cgroups.Close() // what runs left, wherever it went
 		if h.docs != nil {
 			errs = append(errs, h.docs.Close())
 		}

@@ -68,6 +68,7 @@ func statusCmd(e *env) *ffcli.Command {
 			e.printf("plugins:   %s\n", orNone(strings.Join(names, ", ")))
 			e.printf("store:     %s\n", storeLine(h.Store))
 			e.printf("sandbox:   %s\n", h.Sandbox)
+			e.printf("processes: %s: %s\n", h.Processes.Mechanism, h.Processes.Detail)
 			if c := h.Cluster; c != nil {
 				e.printf("cluster:   %d member(s); this is %s\n", len(c.Members), c.Member)
 				for _, m := range c.Members {

@@ -264,6 +264,17 @@ func TestE2ESandboxHostileRun(t *testing.T) {
 	}
 }
 
+// processGone reports a process that has ended: no longer there, or a
+// zombie its parent has not reaped.
+func processGone(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	return i < 0 || i+2 >= len(b) || b[i+2] == 'Z'
+}
+
 // between is the part of s after the first from, up to the next to.
 func between(s, from, to string) string {
 	i := strings.Index(s, from)
@@ -587,4 +598,65 @@ agents:
 	if r.code == 0 || !strings.Contains(r.stderr, "team.yaml:5:") || !strings.Contains(r.stderr, "network") {
 		t.Errorf("start with a bad sandbox: exit %d, stderr %q; want file:line and the key", r.code, r.stderr)
 	}
+}
+
+// What a run starts ends with it, even a child that leaves the run's
+// process group and session (setsid), and after a SIGKILL of the daemon
+// the next daemon kills what the runs left (issue 27, item 5). Status
+// says how.
+func TestE2ESessionLeaversEndWithTheRun(t *testing.T) {
+	t.Parallel()
+	c := newCLI(t)
+	daemon := c.startDaemon()
+	status := c.ok("status")
+	if !strings.Contains(status, "processes: cgroup v2: each plugin process in a cgroup of its own") {
+		if strings.Contains(status, "processes: process group: no cgroup v2 here") {
+			t.Skipf("this machine gives the daemon no cgroup v2, and status says so:\n%s", status)
+		}
+		t.Fatalf("status does not say how a run's processes end:\n%s", status)
+	}
+	escape := `setsid sh -c 'echo $$ > escaped.pid; exec sleep 300' </dev/null >/dev/null 2>&1 &`
+	cfg, _ := json.Marshal(map[string]any{"script": []map[string]any{{"shell": escape}, {"result": "left a child"}}})
+	c.ok("new", "leaver", "--backend", "mock", "--config", string(cfg))
+	home, _ := filepath.EvalSymlinks(c.home)
+	pidFile := filepath.Join(home, "workspaces", "global", "main", "leaver", "escaped.pid")
+	escaped := func() int {
+		b, _ := os.ReadFile(pidFile)
+		pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+		return pid
+	}
+	gone := func(pid int) bool { return processGone(pid) }
+
+	c.ok("ask", "leaver", "go")
+	pid := escaped()
+	if pid == 0 {
+		t.Fatal("the run left no pid of its escaped child")
+	}
+	c.waitFor(fmt.Sprintf("the escaped child %d to end with its run", pid), func() bool { return gone(pid) })
+
+	// A daemon killed mid-run: its plugin dies with it (Pdeathsig), the
+	// child in a session of its own does not, until the next daemon.
+	os.Remove(pidFile)
+	cfg, _ = json.Marshal(map[string]any{"script": []map[string]any{{"shell": escape}, {"hang": true}}})
+	c.ok("new", "hanger", "--backend", "mock", "--config", string(cfg))
+	c.ok("send", "hanger", "go")
+	pidFile = filepath.Join(home, "workspaces", "global", "main", "hanger", "escaped.pid")
+	c.waitFor("the hanging run's escaped child", func() bool { return escaped() != 0 })
+	pid = escaped()
+	if err := daemon.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = daemon.Wait() // reaped, as a shell would: its pid is free
+	if gone(pid) {
+		t.Fatalf("the escaped child %d ended with the killed daemon: nothing left to test", pid)
+	}
+	c.startDaemon()
+	c.waitFor(fmt.Sprintf("the next daemon to kill the escaped child %d", pid), func() bool { return gone(pid) })
+
+	// The hanging run starts again under the new daemon and leaves another
+	// child; stop --all ends it with the daemon.
+	c.waitFor("the new run's escaped child", func() bool { p := escaped(); return p != 0 && p != pid && !gone(p) })
+	pid = escaped()
+	c.ok("stop", "--all")
+	c.waitFor(fmt.Sprintf("stop --all to end the escaped child %d", pid), func() bool { return gone(pid) })
 }

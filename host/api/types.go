@@ -167,6 +167,8 @@ type Health struct {
 	Cluster *Cluster `json:"cluster,omitempty"`
 	// Sandbox is whether runs are confined.
 	Sandbox SandboxInfo `json:"sandbox"`
+	// Processes is how everything a run starts ends with it.
+	Processes ProcessControl `json:"processes"`
 }
 
 // Cluster is the daemons that share one store, as status shows them.
@@ -611,4 +613,13 @@ func (s SandboxInfo) String() string {
 		return "unavailable: " + s.Detail
 	}
 	return string(s.State) + " (" + s.Detail + ")"
+}
+
+// ProcessControl is how the daemon makes sure nothing a run started
+// outlives it, for status: "cgroup v2" (each plugin process in a cgroup
+// of its own, killed whole) or "process group" (where no cgroup can be
+// made: a process in a session of its own can escape).
+type ProcessControl struct {
+	Mechanism string `json:"mechanism"`
+	Detail    string `json:"detail"`
 }

@@ -71,7 +71,7 @@ func (h *Server) handleHealth(w http.ResponseWriter, r *http.Request) error {
 		StartedAt: h.startedAt.UTC(), UptimeMS: now.Sub(h.startedAt).Milliseconds(),
 		Counts: api.Counts{Agents: counts.Agents, Workflows: counts.Workflows, Messages: counts.Messages, Runs: counts.Runs},
 		Agents: agents, Workflows: wfs, Plugins: plugins, Problems: problems,
-		Workers: running, Store: storeHealth, Cluster: cluster, Sandbox: h.sandbox,
+		Workers: running, Store: storeHealth, Cluster: cluster, Sandbox: h.sandbox, Processes: h.processes,
 	})
 	return nil
 }

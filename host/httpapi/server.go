@@ -117,6 +117,8 @@ type Deps struct {
 	Lease  time.Duration
 	// Sandbox is the run sandbox as status shows it.
 	Sandbox api.SandboxInfo
+	// Processes is how a run's processes end with it, for status.
+	Processes api.ProcessControl
 }
 
 // Server is the HTTP API over the daemon's services.
@@ -145,6 +147,7 @@ type Server struct {
 	member      string
 	lease       time.Duration
 	sandbox     api.SandboxInfo
+	processes   api.ProcessControl
 }
 
 // New returns the whole HTTP API as one handler: /mcp, and every other
@@ -153,6 +156,6 @@ func New(d Deps) http.Handler {
 	h := &Server{db: d.DB, team: d.Team, sched: d.Sched, agents: d.Agents, wfs: d.Workflows, catalog: d.Catalog,
 		mcp: d.MCP, metrics: d.Metrics, token: d.Token, info: d.Info, listen: d.Listen, home: d.Home, startedAt: d.StartedAt, now: d.Now,
 		stopServing: d.Shutdown, stop: d.Stopping, log: d.Log,
-		runs: d.Runs, hooks: d.Hooks, console: d.Console, worktrees: d.Worktrees, member: d.Member, lease: d.Lease, sandbox: d.Sandbox}
+		runs: d.Runs, hooks: d.Hooks, console: d.Console, worktrees: d.Worktrees, member: d.Member, lease: d.Lease, sandbox: d.Sandbox, processes: d.Processes}
 	return h.routes(d.Log)
 }

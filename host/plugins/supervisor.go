@@ -72,6 +72,9 @@ type SupervisorConfig struct {
 	// Sandbox decides each run's policy and confines its process tree;
 	// nil: runs are not confined.
 	Sandbox *sandbox.Sandbox
+	// Cgroups gives every plugin process a cgroup of its own, killed
+	// whole with it; nil: the process group alone.
+	Cgroups *Cgroups
 }
 
 // ProjectDirs gives an agent a working directory of its own instead of
@@ -461,11 +464,14 @@ type process struct {
 	// request carries: a run can reach a spare's socket (Landlock does
 	// not filter unix sockets by path), never its key.
 	key string
+	// group is its cgroup, killed with it; nil without cgroups.
+	group *cgroup
 }
 
 // stop kills the process's whole group and removes its socket directory.
 func (p *process) stop() {
 	killPlugin(p.client, p.cmd)
+	p.group.kill() // what left the process group (setsid) dies too
 	removeSocketDir(p.sockDir)
 	if p.release != nil {
 		p.release() // the process is gone: its starting thread may end
@@ -491,7 +497,7 @@ func (s *Supervisor) startProcess(p api.Plugin, use, dir string, env []string, c
 	}
 	key := newProcessKey()
 	cmd := pluginCommand(exe, p.Path, sockDir, dir, append(env, backend.EnvProcessKey+"="+key)...)
-	proc := &process{cmd: cmd, path: exe, sockDir: sockDir, spare: use == "spare", key: key}
+	proc := &process{cmd: cmd, path: exe, sockDir: sockDir, spare: use == "spare", key: key, group: s.cfg.Cgroups.enter(cmd)}
 	if proc.policy, proc.confined, err = c(exe, sockDir); err != nil {
 		removeSocketDir(sockDir)
 		return nil, backend.Permanent(err)
@@ -508,6 +514,7 @@ func (s *Supervisor) startProcess(p api.Plugin, use, dir string, env []string, c
 	} else {
 		err = start()
 	}
+	proc.group.started()
 	if err != nil {
 		proc.stop()
 		return nil, fmt.Errorf("start %s plugin: %w", p.Name, handshakeError(err, plugin.StartTimeout))

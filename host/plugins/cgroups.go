@@ -1,0 +1,252 @@
+package plugins
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/agent-worker/agent-worker/host/api"
+)
+
+// A process group does not hold everything a run starts: a child that
+// calls setsid() leaves it, and outlived its run and the daemon. So every
+// backend plugin process starts in a cgroup (v2) of its own, which no
+// descendant can leave (its confined run cannot write to /sys), and the
+// run's end kills the whole cgroup (cgroup.kill). The cgroups live under
+// one per daemon, agent-worker-<pid>-<n>, beside the daemon in its own
+// cgroup (n tells apart the daemons of one process, as in tests);
+// a daemon that starts removes those of daemons that are gone, killing
+// what they left. Where no cgroup can be made (no cgroup v2, no write
+// access), runs keep the process group alone, and status says so.
+
+// cgroupDirName matches a daemon's cgroup; the pid tells a live daemon's.
+var cgroupDirName = regexp.MustCompile(`^agent-worker-([0-9]+)-[0-9]+$`)
+
+// cgroupsMade numbers the daemons' cgroups of this process.
+var cgroupsMade atomic.Int64
+
+// Cgroups makes and kills the plugin processes' cgroups of one daemon.
+type Cgroups struct {
+	root string // the daemon's cgroup directory; "" when unavailable
+	why  string // why cgroups are not used
+	n    atomic.Int64
+	log  hclog.Logger
+}
+
+// NewCgroups finds the cgroup v2 hierarchy and the daemon's place in it,
+// removes the cgroups of daemons that are gone (killing what is left in
+// them), and makes this daemon's. It never fails: without cgroups, runs
+// keep their process group only, as Mechanism says.
+func NewCgroups(log hclog.Logger) *Cgroups {
+	c := &Cgroups{log: log}
+	parent, err := ownCgroup()
+	if err == nil {
+		c.sweep(parent)
+		c.root = filepath.Join(parent, fmt.Sprintf("agent-worker-%d-%d", os.Getpid(), cgroupsMade.Add(1)))
+		err = os.Mkdir(c.root, 0o755)
+	}
+	if err != nil {
+		c.root, c.why = "", err.Error()
+		log.Warn("plugin processes get no cgroup of their own: a process a run starts in a session of its own can outlive the run", "why", c.why)
+	}
+	return c
+}
+
+// Mechanism says how the daemon makes sure nothing a run started outlives
+// it, for status.
+func (c *Cgroups) Mechanism() api.ProcessControl {
+	if c == nil || c.root == "" {
+		why := "not set up"
+		if c != nil {
+			why = c.why
+		}
+		return api.ProcessControl{Mechanism: "process group", Detail: "no cgroup v2 here (" + why + "): a process a run starts in a session of its own can outlive the run"}
+	}
+	return api.ProcessControl{Mechanism: "cgroup v2", Detail: "each plugin process in a cgroup of its own under " + c.root + ", killed whole when its run ends"}
+}
+
+// cgroup is one plugin process's group.
+type cgroup struct {
+	dir string
+	fd  *os.File // open until the process has started in it
+	log hclog.Logger
+}
+
+// enter makes a new cgroup for the process cmd will start and has cmd
+// start in it (clone3 into the cgroup: the process never runs outside).
+// nil when the daemon has no cgroups.
+func (c *Cgroups) enter(cmd *exec.Cmd) *cgroup {
+	if c == nil || c.root == "" {
+		return nil
+	}
+	dir := filepath.Join(c.root, "p"+strconv.FormatInt(c.n.Add(1), 10))
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		c.log.Warn("make a plugin process's cgroup; it starts in the daemon's", "error", err)
+		return nil
+	}
+	fd, err := os.Open(dir)
+	if err != nil {
+		_ = os.Remove(dir)
+		c.log.Warn("open a plugin process's cgroup; it starts in the daemon's", "error", err)
+		return nil
+	}
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, int(fd.Fd())
+	return &cgroup{dir: dir, fd: fd, log: c.log}
+}
+
+// started closes the daemon's handle on the group once the process is in
+// it (or failed to start).
+func (g *cgroup) started() {
+	if g != nil && g.fd != nil {
+		g.fd.Close()
+		g.fd = nil
+	}
+}
+
+// kill ends every process in the group, wherever it went, and removes the
+// group once it is empty.
+func (g *cgroup) kill() {
+	if g == nil {
+		return
+	}
+	g.started()
+	killCgroup(g.dir, g.log)
+}
+
+// killCgroup kills everything in dir and removes it, waiting (briefly) for
+// the kernel to reap the processes.
+func killCgroup(dir string, log hclog.Logger) {
+	if err := os.WriteFile(filepath.Join(dir, "cgroup.kill"), []byte("1"), 0); err != nil {
+		killProcs(dir) // a kernel before 5.14 has no cgroup.kill
+	}
+	deadline := time.Now().Add(killGrace)
+	for {
+		err := os.Remove(dir)
+		if err == nil || errors.Is(err, os.ErrNotExist) {
+			return
+		}
+		if time.Now().After(deadline) {
+			log.Warn("a plugin process's cgroup is not empty after its kill", "cgroup", dir, "error", err)
+			return
+		}
+		killProcs(dir)
+		time.Sleep(5 * time.Millisecond) // the kernel empties the group as it reaps: no event to wait on here
+	}
+}
+
+// killProcs sends SIGKILL to every process listed in dir's cgroup.procs.
+func killProcs(dir string) {
+	f, err := os.Open(filepath.Join(dir, "cgroup.procs"))
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if pid, err := strconv.Atoi(strings.TrimSpace(sc.Text())); err == nil && pid > 0 {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+}
+
+// Close kills every plugin process's group of this daemon and removes its
+// cgroup, as the daemon stops.
+func (c *Cgroups) Close() {
+	if c == nil || c.root == "" {
+		return
+	}
+	entries, _ := os.ReadDir(c.root)
+	for _, e := range entries {
+		if e.IsDir() {
+			killCgroup(filepath.Join(c.root, e.Name()), c.log)
+		}
+	}
+	_ = os.Remove(c.root)
+}
+
+// sweep kills and removes the cgroups of daemons that are gone.
+func (c *Cgroups) sweep(parent string) {
+	entries, err := os.ReadDir(parent)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		m := cgroupDirName.FindStringSubmatch(e.Name())
+		if m == nil || !e.IsDir() {
+			continue
+		}
+		pid, _ := strconv.Atoi(m[1])
+		if pid == os.Getpid() || api.ProcessAlive(pid) {
+			continue
+		}
+		dir := filepath.Join(parent, e.Name())
+		entries, _ := os.ReadDir(dir)
+		groups := 0
+		for _, g := range entries {
+			if g.IsDir() {
+				killCgroup(filepath.Join(dir, g.Name()), c.log)
+				groups++
+			}
+		}
+		if err := os.Remove(dir); err == nil && groups > 0 {
+			c.log.Warn("killed what a stopped daemon's runs left running", "cgroup", dir, "groups", groups)
+		}
+	}
+}
+
+// ownCgroup is the directory of this process's cgroup in the cgroup v2
+// hierarchy (mounted at /sys/fs/cgroup, or beside v1 controllers at
+// /sys/fs/cgroup/unified), if the daemon may make cgroups in it.
+func ownCgroup() (string, error) {
+	mount, err := cgroup2Mount()
+	if err != nil {
+		return "", err
+	}
+	b, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return "", err
+	}
+	for line := range strings.Lines(string(b)) {
+		if rel, ok := strings.CutPrefix(strings.TrimSpace(line), "0::"); ok {
+			dir := filepath.Join(mount, rel)
+			if err := syscall.Access(dir, 0o2 /* W_OK */); err != nil {
+				return "", fmt.Errorf("the daemon may not make cgroups in %s: %w", dir, err)
+			}
+			return dir, nil
+		}
+	}
+	return "", errors.New("the daemon is in no cgroup v2 (no 0:: line in /proc/self/cgroup)")
+}
+
+// cgroup2Mount finds where the cgroup v2 hierarchy is mounted.
+func cgroup2Mount() (string, error) {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		for i, f := range fields {
+			if f == "-" && i+1 < len(fields) && fields[i+1] == "cgroup2" && len(fields) > 4 {
+				return fields[4], nil
+			}
+		}
+	}
+	return "", errors.New("no cgroup v2 hierarchy is mounted")
+}
