@@ -192,14 +192,17 @@ func TestE2ESandboxHostileRun(t *testing.T) {
 	} else {
 		t.Logf("the Multipath TCP probe needs /usr/bin/python3, which is not installed: %v", err)
 	}
-	var script []map[string]any
+	// A grandchild in a session of its own, spawned first: the run's last
+	// shell step shows what it got (it waits for its report, which the
+	// run's end would otherwise cut short: the run's cgroup ends it).
+	grandchild := `cat ` + filepath.Join(home, "daemon.json") + ` > grandchild.tmp 2>&1; echo "sid=$(ps -o sid= -p $$) pid=$$" >> grandchild.tmp; mv grandchild.tmp grandchild.txt`
+	script := []map[string]any{{"spawn": []string{"setsid", "sh", "-c", grandchild}}}
 	for _, name := range sortedKeys(attacks) {
 		script = append(script, map[string]any{"shell": "echo '== " + name + "'; " + attacks[name].shell})
 	}
-	grandchild := `cat ` + filepath.Join(home, "daemon.json") + ` > grandchild.txt 2>&1; echo "sid=$(ps -o sid= -p $$) pid=$$" >> grandchild.txt`
 	script = append(script,
 		map[string]any{"shell": "echo mine > mine.txt && cat mine.txt && mkdir -p build && printf 'int main(){return 0;}' > build/m.c && echo built"},
-		map[string]any{"spawn": []string{"setsid", "sh", "-c", grandchild}},
+		map[string]any{"shell": "echo '== grandchild'; for i in $(seq 1000); do [ -e grandchild.txt ] && break; sleep 0.01; done; cat grandchild.txt"},
 		map[string]any{"tool": "channel_send", "args": map[string]any{"message": "evil posts through the daemon"}},
 		map[string]any{"result": "tried"})
 	cfg, _ := json.Marshal(map[string]any{"script": script})
@@ -208,6 +211,7 @@ func TestE2ESandboxHostileRun(t *testing.T) {
 	before := metricValue(t, d, "agent_worker_sandbox_refusals_total", `agent="evil",workflow="global"`)
 	for attempt := 1; attempt <= 2; attempt++ {
 		os.Remove(filepath.Join(home, "workspaces", "global", "main", "evil", "grandchild.txt"))
+		os.Remove(filepath.Join(home, "workspaces", "global", "main", "evil", "grandchild.tmp"))
 		c.ok("ask", "evil", "try your luck")
 		a := c.agent("evil")
 		if len(a.Runs) < attempt || a.Runs[0].State != "succeeded" {
@@ -242,10 +246,8 @@ func TestE2ESandboxHostileRun(t *testing.T) {
 				t.Errorf("run %d wrote %s", attempt, f)
 			}
 		}
-		gc := filepath.Join(home, "workspaces", "global", "main", "evil", "grandchild.txt")
-		c.waitFor("the setsid grandchild's report", func() bool { b, _ := os.ReadFile(gc); return strings.Contains(string(b), "sid=") })
-		if b, _ := os.ReadFile(gc); !strings.Contains(string(b), "Permission denied") || strings.Contains(string(b), d.Token) {
-			t.Errorf("run %d: a grandchild in a session of its own read daemon.json:\n%s", attempt, b)
+		if gc := between(logs, "== grandchild", "== "); !strings.Contains(gc, "sid=") || !strings.Contains(gc, "Permission denied") {
+			t.Errorf("run %d: a grandchild in a session of its own was not refused daemon.json:\n%s", attempt, gc)
 		}
 	}
 	if n := udpGot(); n > 0 {
@@ -615,7 +617,9 @@ func TestE2ESessionLeaversEndWithTheRun(t *testing.T) {
 		}
 		t.Fatalf("status does not say how a run's processes end:\n%s", status)
 	}
-	escape := `setsid sh -c 'echo $$ > escaped.pid; exec sleep 300' </dev/null >/dev/null 2>&1 &`
+	// setsid, not a group leader, makes the session itself and execs: $!
+	// is the escaped child, written before the step (and the run) ends.
+	escape := `setsid sh -c 'exec sleep 300' </dev/null >/dev/null 2>&1 & echo $! > escaped.pid`
 	cfg, _ := json.Marshal(map[string]any{"script": []map[string]any{{"shell": escape}, {"result": "left a child"}}})
 	c.ok("new", "leaver", "--backend", "mock", "--config", string(cfg))
 	home, _ := filepath.EvalSymlinks(c.home)
