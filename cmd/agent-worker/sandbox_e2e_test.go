@@ -413,7 +413,12 @@ kickoff: "@alice @bob go"
 		t.Errorf("alice read the user's checkout:\n%s", logs)
 	}
 
-	// Every daemon tool works from a confined run.
+	// Every daemon tool works from a confined run (bob's worktree is
+	// discarded, so his run must have ended).
+	c.waitFor("bob's run to end", func() bool {
+		b := c.agent("bob@team")
+		return len(b.Runs) > 0 && b.Runs[0].State != "running" && b.State != "running"
+	})
 	if out := c.ok("ask", "lead@team", "try every tool"); !strings.Contains(out, "done") {
 		t.Errorf("lead's ask printed %q", out)
 	}
