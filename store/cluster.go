@@ -42,12 +42,16 @@ type Daemon struct {
 	StoppedAt time.Time
 }
 
-// RegisterDaemon records d (its id, address, start) as a live member.
+// RegisterDaemon records d (its id, host, pid, address, version, start)
+// as a live member. A member that joins again with the same id (a
+// restarted daemon keeps it) is what it is now: its new pid, address and
+// start, not those of its previous process.
 func (db *DB) RegisterDaemon(ctx context.Context, d Daemon) error {
 	return db.write(ctx, func(conn querier) error {
 		now := db.nowMs()
 		return conn.execute(`INSERT INTO daemons (id, host, pid, address, version, started_at, heartbeat_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET address = excluded.address,
+			VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET host = excluded.host, pid = excluded.pid,
+			address = excluded.address, version = excluded.version, started_at = excluded.started_at,
 			heartbeat_at = excluded.heartbeat_at, stopped_at = 0`,
 			&execOptions{Args: []any{d.ID, d.Host, d.PID, d.Address, d.Version, now, now}})
 	})

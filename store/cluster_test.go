@@ -136,3 +136,31 @@ func TestATokenRevokedThroughOneMemberIsRefusedByAnother(t *testing.T) {
 		t.Errorf("b after a revoked the token: %v, want not found", err)
 	}
 }
+
+// A member that rejoins with its id (a restarted daemon) shows what it is
+// now: its new pid, address and start, not the previous process's (issue
+// 27, item 7).
+func TestRejoinedMemberShowsItsNewProcess(t *testing.T) {
+	t.Parallel()
+	clk := &clock{t: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+	db := openAt(t, testPath(t), Options{Now: clk.Now, Daemon: "m1"})
+	ctx := t.Context()
+	if err := db.RegisterDaemon(ctx, Daemon{ID: "m1", Host: "old-host", PID: 100, Address: "127.0.0.1:1000", Version: "v1"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.DaemonStopped(ctx, "m1"); err != nil {
+		t.Fatal(err)
+	}
+	clk.t = clk.t.Add(time.Minute)
+	if err := db.RegisterDaemon(ctx, Daemon{ID: "m1", Host: "new-host", PID: 200, Address: "127.0.0.1:2000", Version: "v2"}); err != nil {
+		t.Fatal(err)
+	}
+	ds, err := db.ListDaemons(ctx, time.Hour)
+	if err != nil || len(ds) != 1 {
+		t.Fatalf("members = %+v, %v; want one", ds, err)
+	}
+	got := ds[0]
+	if got.PID != 200 || got.Address != "127.0.0.1:2000" || got.Host != "new-host" || got.Version != "v2" || !got.StartedAt.Equal(clk.t) || !got.StoppedAt.IsZero() {
+		t.Errorf("the rejoined member = %+v; want pid 200 at 127.0.0.1:2000 on new-host, v2, started %v, not stopped", got, clk.t)
+	}
+}
