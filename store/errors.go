@@ -2,7 +2,10 @@ package store
 
 import (
 	"errors"
+	"io"
+	"net"
 	"strings"
+	"syscall"
 
 	"zombiezen.com/go/sqlite"
 
@@ -27,6 +30,9 @@ func classify(err error) error {
 	if err == nil || errors.As(err, &coded) {
 		return err
 	}
+	if unreachable(err) {
+		return api.Errorf(api.CodeUnavailable, "the store is unreachable (%v): retry when the database is back", err)
+	}
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
 		switch {
@@ -49,6 +55,25 @@ func classify(err error) error {
 		return api.Errorf(api.CodeUnavailable, "the database is busy (%v): retry", err)
 	}
 	return err
+}
+
+// unreachable reports an error that says the database server cannot be
+// reached or is going away: a failed connection, a dropped one,
+// PostgreSQL's connection exceptions (SQLSTATE class 08) and its
+// shutdowns (57P01 admin, 57P02 crash, 57P03 cannot connect now). What
+// asked may retry once it is back; it is no fault of the request.
+func unreachable(err error) bool {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return strings.HasPrefix(pe.Code, "08") || pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03"
+	}
+	var ce *pgconn.ConnectError
+	if errors.As(err, &ce) {
+		return true
+	}
+	var ne net.Error
+	return errors.As(err, &ne) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.EPIPE)
 }
 
 // isConflict reports whether err is a duplicate-key failure, for the call
