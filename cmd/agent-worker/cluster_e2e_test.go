@@ -105,8 +105,14 @@ func TestE2EClusterOfThreeRunsATeamAndSurvivesAKilledMember(t *testing.T) {
 			t.Errorf("member %s is not alive at the start", m.ID)
 		}
 	}
-	infoA, _ := api.ReadDaemonInfo(a.home)
-	infoC, _ := api.ReadDaemonInfo(c.home)
+	infoA, err := api.ReadDaemonInfo(a.home)
+	if err != nil {
+		t.Fatalf("daemon info of member a: %v", err)
+	}
+	infoC, err := api.ReadDaemonInfo(c.home)
+	if err != nil {
+		t.Fatalf("daemon info of member c: %v", err)
+	}
 	if infoA.Token != infoC.Token {
 		t.Errorf("members have different tokens: a client could not talk to any of them")
 	}
@@ -218,11 +224,15 @@ func TestE2EClusterOfThreeRunsATeamAndSurvivesAKilledMember(t *testing.T) {
 
 	// The run c was killed in was taken back: failed, naming the member.
 	rows = db.query(`SELECT count(*) FROM runs WHERE daemon = $1 AND state = 'failed' AND error LIKE '%stopped responding%'`, c.id)
-	if n, _ := pgx.CollectExactlyOneRow(rows, pgx.RowTo[int]); n == 0 {
+	if n, err := pgx.CollectExactlyOneRow(rows, pgx.RowTo[int]); err != nil {
+		t.Errorf("count the taken-back runs: %v", err)
+	} else if n == 0 {
 		t.Errorf("no run of the killed member %s was taken back", c.id)
 	}
 	rows = db.query(`SELECT count(*) FROM runs WHERE state = 'running'`)
-	if n, _ := pgx.CollectExactlyOneRow(rows, pgx.RowTo[int]); n != 0 {
+	if n, err := pgx.CollectExactlyOneRow(rows, pgx.RowTo[int]); err != nil {
+		t.Errorf("count the running runs: %v", err)
+	} else if n != 0 {
 		t.Errorf("%d runs still recorded as running", n)
 	}
 
@@ -274,9 +284,15 @@ func TestE2EClusterScheduleFiresOncePerTick(t *testing.T) {
 		t.Fatal(err)
 	}
 	rows = db.query(`SELECT count(*) FROM runs WHERE agent = 'ticker'`)
-	runs, _ := pgx.CollectExactlyOneRow(rows, pgx.RowTo[int])
+	runs, err := pgx.CollectExactlyOneRow(rows, pgx.RowTo[int])
+	if err != nil {
+		t.Fatalf("count ticker's runs: %v", err)
+	}
 	rows = db.query(`SELECT count(DISTINCT daemon) FROM runs WHERE agent = 'ticker'`)
-	members, _ := pgx.CollectExactlyOneRow(rows, pgx.RowTo[int])
+	members, err := pgx.CollectExactlyOneRow(rows, pgx.RowTo[int])
+	if err != nil {
+		t.Fatalf("count the members that ran ticker: %v", err)
+	}
 	t.Logf("%d wake-ups, %d runs, on %d member(s)", len(wakeups), runs, members)
 	// A run can still have been due when the agent stopped: at most one
 	// wake-up more than runs, never one per member.
@@ -491,4 +507,29 @@ func TestE2EClusterCancelThroughAnotherMember(t *testing.T) {
 	other.waitFor("slow to be idle", func() bool {
 		return strings.Contains(other.ok("info", "slow", "--json"), `"state": "idle"`)
 	})
+}
+
+// While PostgreSQL is down, a request that needs the store answers 503
+// and the CLI exits 6 saying the store is unreachable, and status still
+// answers and says so (issue 27, item 3).
+func TestE2EStoreOutageIsUnavailable(t *testing.T) {
+	t.Parallel()
+	pg := pgtest.Start(t) // its own: the test stops it
+	dsn, err := pg.CreateDatabase(t.Context(), "outage")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newCLI(t)
+	c.startDaemon("AGENT_WORKER_STORE=" + dsn)
+	c.ok("new", "bob", "--backend", "mock")
+	if err := pg.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if r := c.run("send", "bob", "hello"); r.code != api.ExitUnavailable || !strings.Contains(r.stderr, "the store is unreachable") {
+		t.Errorf("send with the store down: exit %d, stderr %q; want %d and the store named unreachable", r.code, r.stderr, api.ExitUnavailable)
+	}
+	r := c.run("status")
+	if r.code != 0 || !strings.Contains(r.stdout, "store:     UNREACHABLE (") || !strings.Contains(r.stdout, "store: UNREACHABLE since") {
+		t.Errorf("status with the store down: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
 }

@@ -105,6 +105,8 @@ func statusCmd(e *env) *ffcli.Command {
 // storeLine is status's one-line account of the database file.
 func storeLine(s api.StoreHealth) string {
 	switch {
+	case s.UnreachableSince != nil:
+		return "UNREACHABLE (" + s.LastError + ", since " + s.UnreachableSince.Local().Format(time.DateTime) + ")"
 	case !s.Linked:
 		return "DELETED OR REPLACED (" + s.Path + "): restart the daemon"
 	case s.Failing:

@@ -216,6 +216,9 @@ type StoreHealth struct {
 	Failing     bool       `json:"failing"`
 	LastError   string     `json:"last_error,omitempty"`
 	LastErrorAt *time.Time `json:"last_error_at,omitempty"`
+	// UnreachableSince is set while the database server cannot be
+	// reached: since when the daemon has seen it so (LastError says how).
+	UnreachableSince *time.Time `json:"unreachable_since,omitempty"`
 }
 
 // Counts sizes the daemon's state.

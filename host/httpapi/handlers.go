@@ -14,9 +14,16 @@ import (
 func (h *Server) handleHealth(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	counts, err := h.db.Counts(ctx)
+	if api.ErrorCode(err) == api.CodeUnavailable {
+		// Status still answers, from what the daemon knows without its
+		// store, and says the store is unreachable.
+		writeJSON(w, http.StatusOK, h.healthWithoutStore(err))
+		return nil
+	}
 	if err != nil {
 		return err
 	}
+	h.unreachable.Store(nil)
 	agents, err := h.listAgents(ctx, store.AgentFilter{})
 	if err != nil {
 		return err

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"os"
 
 	"github.com/agent-worker/agent-worker/host/api"
 	"github.com/agent-worker/agent-worker/store"
@@ -24,6 +25,28 @@ func (h *Server) runningWorkers(ctx context.Context) ([]api.Worker, error) {
 			StartedAt: w.StartedAt, HeartbeatAt: w.HeartbeatAt, HeartbeatAgeMS: max(now.Sub(w.HeartbeatAt).Milliseconds(), 0)})
 	}
 	return out, nil
+}
+
+// healthWithoutStore is GET /health while the store cannot be reached:
+// the daemon's own facts and the store's state, nothing read from it.
+func (h *Server) healthWithoutStore(err error) api.Health {
+	now := h.now()
+	since := h.unreachable.Load()
+	if since == nil {
+		h.unreachable.CompareAndSwap(nil, &now)
+		since = h.unreachable.Load()
+	}
+	st, problems := h.storeHealth()
+	at := since.UTC()
+	st.UnreachableSince, st.LastError = &at, err.Error()
+	problems = append(problems, "store: UNREACHABLE since "+since.Local().Format("15:04:05")+" ("+err.Error()+"): requests that need it answer 503 until it is back")
+	return api.Health{
+		Status: "degraded", Version: api.Version, PID: os.Getpid(),
+		Listen: h.listen, Home: h.home, Database: h.db.Path(),
+		StartedAt: h.startedAt.UTC(), UptimeMS: now.Sub(h.startedAt).Milliseconds(),
+		Agents: []api.Agent{}, Workflows: []api.Workflow{}, Plugins: h.plugins(), Problems: problems, Workers: []api.Worker{},
+		Store: st, Sandbox: h.sandbox, Processes: h.processes,
+	}
 }
 
 // storeHealth reports the database file's health and, when it cannot

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -148,6 +149,9 @@ type Server struct {
 	lease       time.Duration
 	sandbox     api.SandboxInfo
 	processes   api.ProcessControl
+	// unreachable is since when GET /health has found the store
+	// unreachable; nil while it answers.
+	unreachable atomic.Pointer[time.Time]
 }
 
 // New returns the whole HTTP API as one handler: /mcp, and every other
