@@ -340,7 +340,10 @@ func TestRunFaults(t *testing.T) {
 	if err != nil || res.Content != "flooded" {
 		t.Fatalf("flood: %+v, %v", res, err)
 	}
-	detail, _ := th.client().GetRun(context.Background(), lastRun(t, th, "flood").ID)
+	detail, err := th.client().GetRun(context.Background(), lastRun(t, th, "flood").ID)
+	if err != nil {
+		t.Fatalf("GetRun of the flood run: %v", err)
+	}
 	if n := len(detail.Events); n > 2000 {
 		t.Errorf("flood transcript has %d entries; text deltas should coalesce", n)
 	}
@@ -377,7 +380,9 @@ func TestRunsLeaveNothingBehind(t *testing.T) {
 	if ws := runWorkers(t, th); len(ws) != 0 {
 		t.Errorf("workers rows left: %+v", ws)
 	}
-	if entries, _ := os.ReadDir(filepath.Join(th.home, "runs")); len(entries) != 0 {
+	if entries, err := os.ReadDir(filepath.Join(th.home, "runs")); err != nil && !os.IsNotExist(err) {
+		t.Errorf("read the run dirs: %v", err)
+	} else if len(entries) != 0 {
 		t.Errorf("run dirs left: %d", len(entries))
 	}
 }

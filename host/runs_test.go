@@ -169,16 +169,22 @@ func TestListRunsFilters(t *testing.T) {
 	if want := []string{ids[2], ids[1], ids[0]}; !slices.Equal(idsOf(all), want) {
 		t.Errorf("runs = %v, want newest first %v", idsOf(all), want)
 	}
-	failed, _ := th.client().Runs(ctx, api.RunQuery{Failed: true})
-	if !slices.Equal(idsOf(failed), []string{ids[1]}) || failed[0].Error == "" {
-		t.Errorf("--failed = %+v, want only %s", failed, ids[1])
+	failed, err := th.client().Runs(ctx, api.RunQuery{Failed: true})
+	if err != nil || !slices.Equal(idsOf(failed), []string{ids[1]}) || failed[0].Error == "" {
+		t.Errorf("--failed = %+v, %v; want only %s", failed, err, ids[1])
 	}
-	one, _ := th.client().Runs(ctx, api.RunQuery{Target: "good", Limit: 1})
-	if !slices.Equal(idsOf(one), []string{ids[2]}) {
-		t.Errorf("good -n 1 = %v, want %s", idsOf(one), ids[2])
+	one, err := th.client().Runs(ctx, api.RunQuery{Target: "good", Limit: 1})
+	if err != nil || !slices.Equal(idsOf(one), []string{ids[2]}) {
+		t.Errorf("good -n 1 = %v, %v; want %s", idsOf(one), err, ids[2])
 	}
-	scope, _ := th.client().Runs(ctx, api.RunQuery{Target: "@global:main"})
-	other, _ := th.client().Runs(ctx, api.RunQuery{Target: "@review"})
+	scope, err := th.client().Runs(ctx, api.RunQuery{Target: "@global:main"})
+	if err != nil {
+		t.Fatalf("runs of @global:main: %v", err)
+	}
+	other, err := th.client().Runs(ctx, api.RunQuery{Target: "@review"})
+	if err != nil {
+		t.Fatalf("runs of @review: %v", err)
+	}
 	if len(scope) != 3 || len(other) != 0 {
 		t.Errorf("@global:main has %d runs (want 3), @review %d (want 0)", len(scope), len(other))
 	}

@@ -67,7 +67,7 @@ func TestStaleRunIsKilledAndRetried(t *testing.T) {
 	if len(runs) != 2 || !strings.Contains(runs[1].Error, "idle timeout") || strings.Contains(runs[1].Error, "heartbeat") {
 		t.Errorf("quiet runs = %+v, want the first ended by the idle timeout, not the heartbeat", runs)
 	}
-	if h, _ := c.Health(ctx); len(h.Workers) != 0 {
-		t.Errorf("running after both settled = %+v", h.Workers)
+	if h, err := c.Health(ctx); err != nil || len(h.Workers) != 0 {
+		t.Errorf("running after both settled = %+v, %v", h.Workers, err)
 	}
 }

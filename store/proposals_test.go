@@ -440,8 +440,8 @@ func TestExpireProposals(t *testing.T) {
 	if diff := cmp.Diff(wantLines, linesOf(msgs)); diff != "" {
 		t.Errorf("expiry lines (-want +got):\n%s", diff)
 	}
-	if ps, _, _ := db.ExpireProposals(ctx); len(ps) != 0 {
-		t.Errorf("a second ExpireProposals expired %v again", ps)
+	if ps, _, err := db.ExpireProposals(ctx); err != nil || len(ps) != 0 {
+		t.Errorf("a second ExpireProposals expired %v again, %v", ps, err)
 	}
 	wantNext(propT0.Add(2*time.Hour), true)
 
@@ -527,8 +527,8 @@ func TestProposalLazyExpiry(t *testing.T) {
 			t.Errorf("%s = %+v, %v; want expired", id, p, err)
 		}
 	}
-	if ps, _, _ := db.ExpireProposals(ctx); len(ps) != 0 {
-		t.Errorf("ExpireProposals found %d more", len(ps))
+	if ps, _, err := db.ExpireProposals(ctx); err != nil || len(ps) != 0 {
+		t.Errorf("ExpireProposals found %d more, %v", len(ps), err)
 	}
 	if n := queryInt(t, db, `SELECT count(*) FROM messages WHERE content LIKE '%expired%'`); n != 4 {
 		t.Errorf("%d expiry lines, want 4", n)
@@ -564,7 +564,9 @@ func TestCancelProposal(t *testing.T) {
 	wantPropErr(t, err, api.CodeConflict, "proposal prop-1 is cancelled")
 	_, _, err = db.CastVote(ctx, wfMain, p.ID, "carol", "sqlite", "")
 	wantPropErr(t, err, api.CodeConflict, "proposal prop-1 is cancelled; create a new one")
-	if _, ok, _ := db.NextExpiry(ctx); ok {
+	if _, ok, err := db.NextExpiry(ctx); err != nil {
+		t.Errorf("NextExpiry: %v", err)
+	} else if ok {
 		t.Error("NextExpiry still waits for a cancelled proposal")
 	}
 }

@@ -54,8 +54,8 @@ func TestRunsAndTranscripts(t *testing.T) {
 	if n, err := db.FailRunningRuns(ctx, "daemon stopped during the run"); err != nil || n != 1 {
 		t.Errorf("FailRunningRuns = %d, %v; want 1 (run_b)", n, err)
 	}
-	if r, _, _ := db.GetRun(ctx, "run_b"); r.State != api.RunFailed || r.Error != "daemon stopped during the run" {
-		t.Errorf("run_b after FailRunningRuns = %+v", r)
+	if r, _, err := db.GetRun(ctx, "run_b"); err != nil || r.State != api.RunFailed || r.Error != "daemon stopped during the run" {
+		t.Errorf("run_b after FailRunningRuns = %+v, %v", r, err)
 	}
 }
 
@@ -79,8 +79,8 @@ func TestWorkers(t *testing.T) {
 	if err := db.RemoveWorker(ctx, "run_a"); err != nil {
 		t.Fatal(err)
 	}
-	if ws, _ := db.ListWorkers(ctx); len(ws) != 0 {
-		t.Errorf("worker left after RemoveWorker: %+v", ws)
+	if ws, err := db.ListWorkers(ctx); err != nil || len(ws) != 0 {
+		t.Errorf("worker left after RemoveWorker: %+v, %v", ws, err)
 	}
 }
 
@@ -92,14 +92,14 @@ func TestClaimSpare(t *testing.T) {
 	if err := db.AddWorker(ctx, Worker{RunID: "spare_1", State: WorkerSpare, PID: 11, PGID: 11, PluginPath: "/p/mock"}); err != nil {
 		t.Fatal(err)
 	}
-	if ws, _ := db.ListWorkers(ctx); len(ws) != 1 || ws[0].State != WorkerSpare {
-		t.Fatalf("spare row = %+v", ws)
+	if ws, err := db.ListWorkers(ctx); err != nil || len(ws) != 1 || ws[0].State != WorkerSpare {
+		t.Fatalf("spare row = %+v, %v", ws, err)
 	}
 	if err := db.ClaimSpare(ctx, "spare_1", "run_a"); err != nil {
 		t.Fatal(err)
 	}
-	if ws, _ := db.ListWorkers(ctx); len(ws) != 1 || ws[0].RunID != "run_a" || ws[0].State != WorkerRunning || ws[0].PID != 11 {
-		t.Fatalf("claimed row = %+v", ws)
+	if ws, err := db.ListWorkers(ctx); err != nil || len(ws) != 1 || ws[0].RunID != "run_a" || ws[0].State != WorkerRunning || ws[0].PID != 11 {
+		t.Fatalf("claimed row = %+v, %v", ws, err)
 	}
 	if err := db.ClaimSpare(ctx, "spare_1", "run_b"); api.ErrorCode(err) != api.CodeNotFound {
 		t.Errorf("second claim of one spare: %v, want not found", err)
@@ -127,11 +127,11 @@ func TestSessions(t *testing.T) {
 		}
 		prev = id
 	}
-	if id, _ := db.Session(ctx, k, "claude"); id != "s2" {
-		t.Errorf("session = %q, want the latest, s2", id)
+	if id, err := db.Session(ctx, k, "claude"); err != nil || id != "s2" {
+		t.Errorf("session = %q, %v; want the latest, s2", id, err)
 	}
-	if id, _ := db.Session(ctx, k, "codex"); id != "" {
-		t.Errorf("codex session = %q, want none (sessions are per backend)", id)
+	if id, err := db.Session(ctx, k, "codex"); err != nil || id != "" {
+		t.Errorf("codex session = %q, %v; want none (sessions are per backend)", id, err)
 	}
 	if saved, err := db.ReplaceSession(ctx, k, "claude", "s1", "stale"); err != nil || saved {
 		t.Errorf("ReplaceSession from an outdated session = %v, %v; want not saved", saved, err)
@@ -158,13 +158,15 @@ func TestResetSessions(t *testing.T) {
 		t.Fatalf("ResetSessions = %d, %v; want both backends' sessions forgotten", n, err)
 	}
 	for _, b := range []string{"sdk", "claude"} {
-		if id, _ := db.Session(ctx, k, b); id != "" {
-			t.Errorf("%s session after reset = %q, want none", b, id)
+		if id, err := db.Session(ctx, k, b); err != nil || id != "" {
+			t.Errorf("%s session after reset = %q, %v; want none", b, id, err)
 		}
 	}
 	// A run that started before the reset ends with the old memory and
 	// more: it must not come back.
-	if saved, _ := db.ReplaceSession(ctx, k, "sdk", "sdk-memory", "sdk-memory+1"); saved {
+	if saved, err := db.ReplaceSession(ctx, k, "sdk", "sdk-memory", "sdk-memory+1"); err != nil {
+		t.Errorf("ReplaceSession after the reset: %v", err)
+	} else if saved {
 		t.Error("a run that began before the reset saved its session; want it dropped")
 	}
 }

@@ -32,14 +32,14 @@ func TestReplaceTriggers(t *testing.T) {
 	if err := db.ReplaceTriggers(ctx, scope, []Trigger{pr}); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := db.ListTriggers(ctx, scope); !cmp.Equal([]Trigger{pr}, got) {
-		t.Errorf("after the edit: %+v", got)
+	if got, err := db.ListTriggers(ctx, scope); err != nil || !cmp.Equal([]Trigger{pr}, got) {
+		t.Errorf("after the edit: %+v, %v", got, err)
 	}
 	if err := db.ReplaceTriggers(ctx, scope, nil); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := db.ListTriggers(ctx, scope); len(got) != 0 {
-		t.Errorf("after removing every trigger: %+v", got)
+	if got, err := db.ListTriggers(ctx, scope); err != nil || len(got) != 0 {
+		t.Errorf("after removing every trigger: %+v, %v", got, err)
 	}
 }
 

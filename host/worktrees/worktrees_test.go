@@ -391,8 +391,8 @@ func TestReleaseKeepsUnmergedWork(t *testing.T) {
 	write(t, filepath.Join(lead, "notes.txt"), "uncommitted")
 
 	f.svc.Release(t.Context(), f.scope()) // a running workflow: nothing goes
-	if ws, _ := f.svc.Status(t.Context(), f.scope(), ""); len(ws) != 3 {
-		t.Fatalf("before the stop: %+v", ws)
+	if ws, err := f.svc.Status(t.Context(), f.scope(), ""); err != nil || len(ws) != 3 {
+		t.Fatalf("before the stop: %+v, %v", ws, err)
 	}
 	if err := f.db.SetWorkflowState(t.Context(), "review", "main", api.WorkflowStopped, ""); err != nil {
 		t.Fatal(err)
@@ -427,8 +427,8 @@ func TestReleaseKeepsUnmergedWork(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if ws, _ := f.svc.List(t.Context()); len(ws) != 0 {
-		t.Errorf("after discarding: %+v", ws)
+	if ws, err := f.svc.List(t.Context()); err != nil || len(ws) != 0 {
+		t.Errorf("after discarding: %+v, %v", ws, err)
 	}
 }
 

@@ -117,8 +117,8 @@ func TestInboxReadAck(t *testing.T) {
 	if got := d.Cursor("alice"); got != 3 {
 		t.Errorf("cursor after Ack = %d, want 3", got)
 	}
-	if inbox, _ := c.Inbox(t.Context()); len(inbox) != 0 || c.NewestSeq() != 0 {
-		t.Errorf("Inbox after Ack = %v (newest %d), want empty", inbox, c.NewestSeq())
+	if inbox, err := c.Inbox(t.Context()); err != nil || len(inbox) != 0 || c.NewestSeq() != 0 {
+		t.Errorf("Inbox after Ack = %v (newest %d), %v; want empty", inbox, c.NewestSeq(), err)
 	}
 }
 
@@ -201,8 +201,8 @@ func TestDocuments(t *testing.T) {
 	if err := c.DocAppend(ctx, "", "b\n"); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := c.DocRead(ctx, "notes.md"); got != "a\nb\n" {
-		t.Errorf("notes.md = %q", got)
+	if got, err := c.DocRead(ctx, "notes.md"); err != nil || got != "a\nb\n" {
+		t.Errorf("notes.md = %q, %v", got, err)
 	}
 	if err := c.DocCreate(ctx, "plan.md", "p"); err != nil {
 		t.Fatal(err)
