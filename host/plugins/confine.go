@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"sync"
 
 	"github.com/agent-worker/agent-worker/host/api"
 	"github.com/agent-worker/agent-worker/host/sandbox"
@@ -30,10 +31,24 @@ func (s *Supervisor) runConfinement(agent store.Agent, rs runSetup) confinement 
 	if box == nil {
 		return unconfined
 	}
-	env := append(pluginEnv(), agent.Config.EnvList()...)
+	// Decided once per run (it reads the file system: the CLI on PATH, a
+	// worktree's .git), then given each process's own binary and private
+	// directory, which are the process's, never the home's.
+	decide := sync.OnceValues(func() (sb.Policy, error) {
+		env := append(pluginEnv(), agent.Config.EnvList()...)
+		p, ok, err := box.Policy(sandbox.Run{Backend: agent.Backend, Config: agent.Config,
+			Project: rs.projectDir, Work: rs.workDir, State: rs.stateDir, Env: env, DaemonPort: s.daemonPort()})
+		if err == nil && !ok {
+			p = sb.Policy{}
+		}
+		return p, err
+	})
 	return func(exe, tmp string) (sb.Policy, bool, error) {
-		return box.Policy(sandbox.Run{Backend: agent.Backend, Config: agent.Config, Exe: exe,
-			Project: rs.projectDir, Work: rs.workDir, State: rs.stateDir, Tmp: tmp, Env: env, DaemonPort: s.daemonPort()})
+		p, err := decide()
+		if err != nil || p.IsZero() {
+			return sb.Policy{}, false, err
+		}
+		return sandbox.WithProcess(p, exe, tmp), true, nil
 	}
 }
 

@@ -157,6 +157,16 @@ func (s *Sandbox) Policy(r Run) (p sb.Policy, ok bool, err error) {
 	return p, true, nil
 }
 
+// WithProcess is p given one process's own paths: the binary it executes
+// (read) and its private temporary directory (read-write). A run's policy
+// is decided once (Policy, without them) and completed per process.
+func WithProcess(p sb.Policy, exe, tmp string) sb.Policy {
+	p.Read = append(slices.Clone(p.Read), exe)
+	p.Write = append(slices.Clone(p.Write), tmp)
+	p.Net.Ports, p.ToolNet.Ports = slices.Clone(p.Net.Ports), slices.Clone(p.ToolNet.Ports) // tidy sorts in place
+	return tidy(p)
+}
+
 // Base is the layer a warm spare of a backend starts under, before anyone
 // knows which run it will serve: what any run of it may need, and never
 // the daemon's own files or the rest of the user's home. dirs are the
