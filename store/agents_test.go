@@ -47,9 +47,10 @@ func TestAgentCRUD(t *testing.T) {
 	if err := db.SetAgentState(ctx, in.Key(), "failed", "backend exited 1"); err != nil {
 		t.Fatal(err)
 	}
-	got, _ = db.GetAgent(ctx, in.Key())
-	if got.State != "failed" || got.Error != "backend exited 1" {
-		t.Errorf("after SetAgentState: state %q error %q", got.State, got.Error)
+	got, err = db.GetAgent(ctx, in.Key())
+	if err != nil || got.State != "failed" || got.Error != "backend exited 1" {
+		t.Errorf("after SetAgentState: state %q error %q, %v", got.State, got.Error, err)
+
 	}
 
 	for _, k := range []AgentKey{{"bob", "global", "main"}, {"carol", "review", "pr-2"}, {"dave", "review", "pr-1"}} {

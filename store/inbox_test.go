@@ -105,9 +105,10 @@ func TestInbox(t *testing.T) {
 	if api.ErrorCode(err) != api.CodeInvalid || !strings.Contains(err.Error(), fmt.Sprintf("until_seq %d is beyond your newest inbox message (%d)", self+1, self)) {
 		t.Errorf("ack beyond newest: err = %v, want invalid naming both seqs", err)
 	}
-	if c, _ := db.InboxCursor(ctx, bob); c != m2 {
-		t.Errorf("cursor after a refused ack = %d, want %d", c, m2)
+	if c, err := db.InboxCursor(ctx, bob); err != nil || c != m2 {
+		t.Errorf("cursor after a refused ack = %d, %v; want %d", c, err, m2)
 	}
+
 	if _, err := db.AckInbox(ctx, bob, -1); api.ErrorCode(err) != api.CodeInvalid {
 		t.Errorf("negative ack: err = %v, want invalid", err)
 	}

@@ -23,8 +23,8 @@ func TestMoveAgentState(t *testing.T) {
 	if err != nil || moved {
 		t.Errorf("running → idle of a paused agent: moved %v, %v", moved, err)
 	}
-	if a, _ := db.GetAgent(ctx, k); a.State != api.AgentPaused {
-		t.Errorf("state = %s, want paused", a.State)
+	if a, err := db.GetAgent(ctx, k); err != nil || a.State != api.AgentPaused {
+		t.Errorf("state = %s, %v; want paused", a.State, err)
 	}
 	moved, err = db.MoveAgentState(ctx, k, []api.AgentState{api.AgentPaused, api.AgentFailed}, api.AgentIdle, "")
 	if err != nil || !moved {
@@ -55,8 +55,8 @@ func TestMoveWorkflowState(t *testing.T) {
 	if moved, err := db.MoveWorkflowState(ctx, "w", "t", from, api.WorkflowPaused, ""); err != nil || moved {
 		t.Errorf("running → paused of a paused workflow: moved %v, %v", moved, err)
 	}
-	if w, _ := db.GetWorkflow(ctx, "w", "t"); w.State != api.WorkflowPaused {
-		t.Errorf("state = %s", w.State)
+	if w, err := db.GetWorkflow(ctx, "w", "t"); err != nil || w.State != api.WorkflowPaused {
+		t.Errorf("state = %s, %v; want paused", w.State, err)
 	}
 	if _, err := db.MoveWorkflowState(ctx, "nope", "t", from, api.WorkflowPaused, ""); api.ErrorCode(err) != api.CodeNotFound {
 		t.Errorf("move of a missing workflow: %v", err)
@@ -86,9 +86,10 @@ func TestMoveToRunningNeedsARunningWorkflow(t *testing.T) {
 	if toRunning() {
 		t.Error("an agent of a paused workflow moved to running")
 	}
-	if a, _ := db.GetAgent(ctx, k); a.State != api.AgentIdle {
-		t.Errorf("state = %s, want idle", a.State)
+	if a, err := db.GetAgent(ctx, k); err != nil || a.State != api.AgentIdle {
+		t.Errorf("state = %s, %v; want idle", a.State, err)
 	}
+
 	if _, err := db.MoveWorkflowState(ctx, "w", "t", []api.WorkflowState{api.WorkflowPaused}, api.WorkflowRunning, ""); err != nil {
 		t.Fatal(err)
 	}
