@@ -50,7 +50,6 @@ func TestAgentCRUD(t *testing.T) {
 	got, err = db.GetAgent(ctx, in.Key())
 	if err != nil || got.State != "failed" || got.Error != "backend exited 1" {
 		t.Errorf("after SetAgentState: state %q error %q, %v", got.State, got.Error, err)
-
 	}
 
 	for _, k := range []AgentKey{{"bob", "global", "main"}, {"carol", "review", "pr-2"}, {"dave", "review", "pr-1"}} {

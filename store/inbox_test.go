@@ -108,7 +108,6 @@ func TestInbox(t *testing.T) {
 	if c, err := db.InboxCursor(ctx, bob); err != nil || c != m2 {
 		t.Errorf("cursor after a refused ack = %d, %v; want %d", c, err, m2)
 	}
-
 	if _, err := db.AckInbox(ctx, bob, -1); api.ErrorCode(err) != api.CodeInvalid {
 		t.Errorf("negative ack: err = %v, want invalid", err)
 	}

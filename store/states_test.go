@@ -89,7 +89,6 @@ func TestMoveToRunningNeedsARunningWorkflow(t *testing.T) {
 	if a, err := db.GetAgent(ctx, k); err != nil || a.State != api.AgentIdle {
 		t.Errorf("state = %s, %v; want idle", a.State, err)
 	}
-
 	if _, err := db.MoveWorkflowState(ctx, "w", "t", []api.WorkflowState{api.WorkflowPaused}, api.WorkflowRunning, ""); err != nil {
 		t.Fatal(err)
 	}

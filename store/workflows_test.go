@@ -132,7 +132,6 @@ func TestSaveWorkflowAndUpdateAgent(t *testing.T) {
 	a, err := db.GetAgent(ctx, AgentKey{Name: "a", Workflow: "review", Tag: "pr-1"})
 	if err != nil || a.System != "new" || a.State != "stopped" {
 		t.Errorf("after UpdateAgent: %+v, %v", a, err)
-
 	}
 	if err := db.UpdateAgent(ctx, Agent{Name: "zz", Workflow: "review", Tag: "pr-1"}); api.ErrorCode(err) != api.CodeNotFound {
 		t.Errorf("UpdateAgent of a missing agent: %v", err)
