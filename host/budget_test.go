@@ -56,12 +56,12 @@ agents:
 			t.Errorf("%s after the cap = %s %q, %v", name, a.State, a.Error, err)
 		}
 	}
-	if d, _ := th.DB().InboxDepth(ctx, alice); d != 1 {
-		t.Errorf("alice has %d unread, want the third message waiting", d)
+	if d, err := th.DB().InboxDepth(ctx, alice); err != nil || d != 1 {
+		t.Errorf("alice has %d unread, %v; want the third message waiting", d, err)
 	}
-	runs, _ := th.DB().ListRuns(ctx, store.RunFilter{Agent: alice, Limit: 10})
-	if len(runs) != 2 {
-		t.Errorf("alice ran %d times, want 2 (the cap)", len(runs))
+	runs, err := th.DB().ListRuns(ctx, store.RunFilter{Agent: alice, Limit: 10})
+	if err != nil || len(runs) != 2 {
+		t.Errorf("alice ran %d times, %v; want 2 (the cap)", len(runs), err)
 	}
 
 	runsCap := int64(5)
@@ -72,7 +72,10 @@ agents:
 		t.Fatal(err)
 	}
 	ev.next("alice's run on the third message", func(e team.Event) bool { return e.Kind == team.EventRunFinished && e.Agent == alice })
-	runs, _ = th.DB().ListRuns(ctx, store.RunFilter{Agent: alice, Limit: 10})
+	runs, err = th.DB().ListRuns(ctx, store.RunFilter{Agent: alice, Limit: 10})
+	if err != nil {
+		t.Fatalf("alice's runs after raising the budget: %v", err)
+	}
 	if len(runs) != 3 || runs[0].InboxUntilSeq < third.Seq {
 		t.Errorf("after raising the budget: %d runs, the newest shown up to #%d (want #%d)", len(runs), runs[0].InboxUntilSeq, third.Seq)
 	}
@@ -130,9 +133,9 @@ agents:
 	if !strings.Contains(notice.Message.Content, "spender@hard is over its budget: tokens: 520 of 100") {
 		t.Errorf("notice = %q", notice.Message.Content)
 	}
-	runs, _ := th.DB().ListRuns(ctx, store.RunFilter{Agent: spender, Limit: 10})
-	if len(runs) != 1 || runs[0].State != api.RunCancelled || !strings.Contains(runs[0].Error, "hard budget") {
-		t.Errorf("runs = %+v, want one cancelled by the hard budget", runs)
+	runs, err := th.DB().ListRuns(ctx, store.RunFilter{Agent: spender, Limit: 10})
+	if err != nil || len(runs) != 1 || runs[0].State != api.RunCancelled || !strings.Contains(runs[0].Error, "hard budget") {
+		t.Errorf("runs = %+v, %v; want one cancelled by the hard budget", runs, err)
 	}
 	a, err := c.GetAgent(ctx, api.Target{Agent: "spender", Workflow: "hard", Tag: "main"})
 	if err != nil || a.State != api.AgentOverBudget || a.InboxDepth != 1 {

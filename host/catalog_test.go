@@ -163,8 +163,8 @@ func TestPluginNotExecutableSaysChmod(t *testing.T) {
 	if p := find(ps, "echo"); p.Error != want {
 		t.Errorf("echo error = %q, want %q", p.Error, want)
 	}
-	if h, _ := c.Health(ctx); !strings.Contains(strings.Join(h.Problems, "\n"), want) {
-		t.Errorf("status problems = %q", h.Problems)
+	if h, err := c.Health(ctx); err != nil || !strings.Contains(strings.Join(h.Problems, "\n"), want) {
+		t.Errorf("status problems = %q, %v", h.Problems, err)
 	}
 	_, err := c.CreateAgent(ctx, api.AgentSpec{Name: "e", Backend: "echo"})
 	if api.ErrorCode(err) != api.CodeInvalid || !strings.Contains(err.Error(), want) {

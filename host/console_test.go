@@ -75,11 +75,11 @@ func (b *browser) login() (link string, csrf string) {
 	if err := json.Unmarshal(body, &l); err != nil {
 		b.t.Fatal(err)
 	}
-	resp, _ := b.do("GET", l.URL, nil)
+	resp, page := b.do("GET", l.URL, nil)
 	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/console/" {
-		b.t.Fatalf("login link: %d → %q, want 303 to /console/", resp.StatusCode, resp.Header.Get("Location"))
+		b.t.Fatalf("login link: %d → %q, want 303 to /console/\n%s", resp.StatusCode, resp.Header.Get("Location"), page)
 	}
-	_, page := b.do("GET", "/console/", nil)
+	_, page = b.do("GET", "/console/", nil)
 	m := csrfMeta.FindStringSubmatch(page)
 	if m == nil {
 		b.t.Fatalf("overview has no CSRF token:\n%s", page)
@@ -129,10 +129,18 @@ func TestConsoleLoginSessionsAndCSRF(t *testing.T) {
 	}
 	// The jar hides the flags; read them from a fresh login's header.
 	other := newBrowser(t, th)
-	_, _, body := th.call(t, "POST", "/console/codes", "")
+	status, apiErr, body := th.call(t, "POST", "/console/codes", "")
+	if status != http.StatusOK {
+		t.Fatalf("POST /console/codes: %d %v", status, apiErr)
+	}
 	var l api.ConsoleLogin
-	_ = json.Unmarshal(body, &l)
-	resp, _ := other.do("GET", l.URL, nil)
+	if err := json.Unmarshal(body, &l); err != nil {
+		t.Fatalf("the login code: %v\n%s", err, body)
+	}
+	resp, page := other.do("GET", l.URL, nil)
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("login link: %d, want 303\n%s", resp.StatusCode, page)
+	}
 	setCookie := resp.Header.Get("Set-Cookie")
 	for _, flag := range []string{"HttpOnly", "SameSite=Strict", "Path=/console"} {
 		if !strings.Contains(setCookie, flag) {
@@ -146,12 +154,12 @@ func TestConsoleLoginSessionsAndCSRF(t *testing.T) {
 	if resp, body := newBrowser(t, th).do("GET", link, nil); resp.StatusCode != http.StatusForbidden || !strings.Contains(body, "agent-worker console") {
 		t.Errorf("reused login code: %d %s", resp.StatusCode, body)
 	}
-	if resp, _ := newBrowser(t, th).do("GET", "/console/login?code=made-up", nil); resp.StatusCode != http.StatusForbidden {
-		t.Errorf("made-up login code: %d, want 403", resp.StatusCode)
+	if resp, body := newBrowser(t, th).do("GET", "/console/login?code=made-up", nil); resp.StatusCode != http.StatusForbidden {
+		t.Errorf("made-up login code: %d, want 403\n%s", resp.StatusCode, body)
 	}
 
 	// Pages carry the CSP, and the team page shows the team.
-	resp, page := b.do("GET", "/console/team/crew/main", nil)
+	resp, page = b.do("GET", "/console/team/crew/main", nil)
 	if resp.StatusCode != http.StatusOK || !strings.Contains(page, "@crew") || !strings.Contains(page, "alice") {
 		t.Fatalf("team page: %d\n%s", resp.StatusCode, page)
 	}
@@ -161,22 +169,22 @@ func TestConsoleLoginSessionsAndCSRF(t *testing.T) {
 
 	// A change without the CSRF token is refused and posts nothing.
 	send := "/console/team/crew/main/send"
-	if resp, _ := b.do("POST", send, url.Values{"message": {"no token"}}); resp.StatusCode != http.StatusForbidden {
-		t.Errorf("send without CSRF token: %d, want 403", resp.StatusCode)
+	if resp, body := b.do("POST", send, url.Values{"message": {"no token"}}); resp.StatusCode != http.StatusForbidden {
+		t.Errorf("send without CSRF token: %d, want 403\n%s", resp.StatusCode, body)
 	}
-	if resp, _ := b.do("POST", send, url.Values{"message": {"wrong token"}, "csrf": {"x" + csrf}}); resp.StatusCode != http.StatusForbidden {
-		t.Errorf("send with a wrong CSRF token: %d, want 403", resp.StatusCode)
+	if resp, body := b.do("POST", send, url.Values{"message": {"wrong token"}, "csrf": {"x" + csrf}}); resp.StatusCode != http.StatusForbidden {
+		t.Errorf("send with a wrong CSRF token: %d, want 403\n%s", resp.StatusCode, body)
 	}
-	if resp, _ := b.do("POST", send, url.Values{"message": {"foreign"}}, "X-CSRF-Token", csrf, "Origin", "http://evil.example"); resp.StatusCode != http.StatusForbidden {
-		t.Errorf("send from a foreign origin: %d, want 403", resp.StatusCode)
+	if resp, body := b.do("POST", send, url.Values{"message": {"foreign"}}, "X-CSRF-Token", csrf, "Origin", "http://evil.example"); resp.StatusCode != http.StatusForbidden {
+		t.Errorf("send from a foreign origin: %d, want 403\n%s", resp.StatusCode, body)
 	}
 	// With it, the message lands as the user's, and a script is text.
 	script := `<script>alert("owned")</script> @alice`
-	if resp, _ := b.do("POST", send, url.Values{"message": {script}, "csrf": {csrf}}); resp.StatusCode != http.StatusSeeOther {
-		t.Errorf("send with the CSRF token: %d, want 303", resp.StatusCode)
+	if resp, body := b.do("POST", send, url.Values{"message": {script}, "csrf": {csrf}}); resp.StatusCode != http.StatusSeeOther {
+		t.Errorf("send with the CSRF token: %d, want 303\n%s", resp.StatusCode, body)
 	}
-	if resp, _ := b.do("POST", send, url.Values{"message": {"from the script"}}, "X-CSRF-Token", csrf); resp.StatusCode != http.StatusNoContent {
-		t.Errorf("send from the page's script: %d, want 204", resp.StatusCode)
+	if resp, body := b.do("POST", send, url.Values{"message": {"from the script"}}, "X-CSRF-Token", csrf); resp.StatusCode != http.StatusNoContent {
+		t.Errorf("send from the page's script: %d, want 204\n%s", resp.StatusCode, body)
 	}
 	ms, err := c.Peek(ctx, "@crew:main", 10, 0)
 	if err != nil {
@@ -196,11 +204,11 @@ func TestConsoleLoginSessionsAndCSRF(t *testing.T) {
 	}
 
 	// Resume from the console; `list` sees it.
-	if resp, _ := b.do("POST", "/console/control", url.Values{"target": {"@crew:main"}, "action": {"resume"}, "back": {"/console/team/crew/main"}, "csrf": {csrf}}); resp.StatusCode != http.StatusSeeOther {
-		t.Errorf("resume: %d", resp.StatusCode)
+	if resp, body := b.do("POST", "/console/control", url.Values{"target": {"@crew:main"}, "action": {"resume"}, "back": {"/console/team/crew/main"}, "csrf": {csrf}}); resp.StatusCode != http.StatusSeeOther {
+		t.Errorf("resume: %d\n%s", resp.StatusCode, body)
 	}
-	if w, _ := c.GetWorkflow(ctx, api.Target{Workflow: "crew", Tag: "main"}); w.State != api.WorkflowRunning {
-		t.Errorf("after the console's resume the workflow is %s", w.State)
+	if w, err := c.GetWorkflow(ctx, api.Target{Workflow: "crew", Tag: "main"}); err != nil || w.State != api.WorkflowRunning {
+		t.Errorf("after the console's resume the workflow is %s, %v", w.State, err)
 	}
 	if resp, body := b.do("POST", "/console/control", url.Values{"target": {"@crew:main"}, "action": {"explode"}, "csrf": {csrf}}); resp.StatusCode != http.StatusBadRequest || !strings.Contains(body, "use pause, resume or cancel") {
 		t.Errorf("unknown action: %d %s", resp.StatusCode, body)
@@ -212,15 +220,15 @@ func TestConsoleLoginSessionsAndCSRF(t *testing.T) {
 			t.Errorf("GET %s: %d\n%s", p, resp.StatusCode, body)
 		}
 	}
-	if resp, _ := b.do("GET", "/console/team/nope/main", nil); resp.StatusCode != http.StatusNotFound {
-		t.Errorf("unknown team: %d, want 404", resp.StatusCode)
+	if resp, body := b.do("GET", "/console/team/nope/main", nil); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("unknown team: %d, want 404\n%s", resp.StatusCode, body)
 	}
 
 	// Logging out ends the session.
-	if resp, _ := b.do("POST", "/console/logout", url.Values{"csrf": {csrf}}); resp.StatusCode != http.StatusOK {
-		t.Errorf("logout: %d", resp.StatusCode)
+	if resp, body := b.do("POST", "/console/logout", url.Values{"csrf": {csrf}}); resp.StatusCode != http.StatusOK {
+		t.Errorf("logout: %d\n%s", resp.StatusCode, body)
 	}
-	if resp, _ := b.do("GET", "/console/", nil, "Cookie", "aw_console="+session.Value); resp.StatusCode != http.StatusUnauthorized {
-		t.Errorf("after logout: %d, want 401", resp.StatusCode)
+	if resp, body := b.do("GET", "/console/", nil, "Cookie", "aw_console="+session.Value); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("after logout: %d, want 401\n%s", resp.StatusCode, body)
 	}
 }

@@ -84,9 +84,8 @@ func TestPauseHoldsRunsUntilResume(t *testing.T) {
 	if n, d := len(runsOf(t, th, "alice")), depth(t, th, "alice"); n != 1 || d != 1 {
 		t.Errorf("paused alice: %d runs, inbox %d; want 1 run (before the pause) and 1 unread", n, d)
 	}
-	a, _ := c.GetAgent(ctx, alice)
-	if a.State != "paused" {
-		t.Errorf("GET /agents/alice state = %q", a.State)
+	if a, err := c.GetAgent(ctx, alice); err != nil || a.State != "paused" {
+		t.Errorf("GET /agents/alice state = %q, %v", a.State, err)
 	}
 	if _, err := c.Serve(ctx, api.RunRequest{Agent: "alice", Message: "now"}); api.ErrorCode(err) != api.CodeConflict || !strings.Contains(err.Error(), "resume") {
 		t.Errorf("serve on a paused agent: %v", err)
@@ -159,14 +158,20 @@ func TestPauseWorkflowHoldsEveryAgent(t *testing.T) {
 		ev.settled(th, "witness")
 		for _, name := range []string{"alice", "bob"} {
 			key := store.AgentKey{Name: name, Workflow: "crew", Tag: "main"}
-			runs, _ := th.DB().ListRuns(ctx, store.RunFilter{Agent: key})
-			d, _ := th.DB().InboxDepth(ctx, key)
+			runs, err := th.DB().ListRuns(ctx, store.RunFilter{Agent: key})
+			if err != nil {
+				t.Fatalf("%s: runs of %s: %v", when, name, err)
+			}
+			d, err := th.DB().InboxDepth(ctx, key)
+			if err != nil {
+				t.Fatalf("%s: inbox depth of %s: %v", when, name, err)
+			}
 			if len(runs) != 0 || d != 1 {
 				t.Errorf("%s: %s in a paused workflow has %d runs, inbox %d; want none and 1 unread", when, name, len(runs), d)
 			}
 		}
-		if w, _ := c.GetWorkflow(ctx, crew); w.State != "paused" {
-			t.Errorf("%s: workflow state = %q", when, w.State)
+		if w, err := c.GetWorkflow(ctx, crew); err != nil || w.State != "paused" {
+			t.Errorf("%s: workflow state = %q, %v", when, w.State, err)
 		}
 	}
 	held("paused")
@@ -194,7 +199,10 @@ func TestPauseWorkflowHoldsEveryAgent(t *testing.T) {
 	for _, name := range []string{"alice", "bob"} {
 		key := store.AgentKey{Name: name, Workflow: "crew", Tag: "main"}
 		waitFor(t, name+"'s inbox to be read after resume", func() bool {
-			d, _ := th.DB().InboxDepth(ctx, key)
+			d, err := th.DB().InboxDepth(ctx, key)
+			if err != nil {
+				t.Fatalf("inbox depth of %s: %v", name, err)
+			}
 			return d == 0
 		})
 	}
@@ -246,9 +254,8 @@ func TestCancelKillsTheRunsProcessTree(t *testing.T) {
 	if r.ID != running.ID || r.State != "cancelled" {
 		t.Errorf("cancelled run = %+v", r)
 	}
-	a, _ := c.GetAgent(ctx, worker)
-	if a.State != "idle" || a.InboxDepth != 1 || a.Error != "" {
-		t.Errorf("agent after cancel = state %q, inbox %d, error %q; want idle, 1 unread, no error", a.State, a.InboxDepth, a.Error)
+	if a, err := c.GetAgent(ctx, worker); err != nil || a.State != "idle" || a.InboxDepth != 1 || a.Error != "" {
+		t.Errorf("agent after cancel = state %q, inbox %d, error %q, %v; want idle, 1 unread, no error", a.State, a.InboxDepth, a.Error, err)
 	}
 	if n := len(runsOf(t, th, "worker")); n != 1 {
 		t.Errorf("%d runs after a cancel, want 1: a cancel is not retried", n)
@@ -273,7 +280,10 @@ func TestCancelKillsTheRunsProcessTree(t *testing.T) {
 		t.Fatal(err)
 	}
 	ev.settled(th, "worker")
-	ms, _ := c.Peek(ctx, "@global", 10, first.Seq)
+	ms, err := c.Peek(ctx, "@global", 10, first.Seq)
+	if err != nil {
+		t.Fatalf("peek @global: %v", err)
+	}
 	var reply string
 	for _, m := range ms {
 		if m.From == "worker" {

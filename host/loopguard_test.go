@@ -62,8 +62,8 @@ kickoff: "@alice start"
 		t.Fatalf("channel = %+v", ms)
 	}
 	alice := store.AgentKey{Name: "alice", Workflow: "pingpong", Tag: "main"}
-	if d, _ := th.DB().InboxDepth(ctx, alice); d != 1 {
-		t.Errorf("alice's inbox holds %d unread, want bob's last pong", d)
+	if d, err := th.DB().InboxDepth(ctx, alice); err != nil || d != 1 {
+		t.Errorf("alice's inbox holds %d unread, %v; want bob's last pong", d, err)
 	}
 	// A human asks alice something while the team is paused: it waits.
 	marker, err := th.client().Send(ctx, api.SendRequest{Target: "@pingpong", Message: "@alice still there?"})

@@ -422,14 +422,16 @@ func TestMCPDocuments(t *testing.T) {
 	}
 	// A symlink in the documents dir pointing outside cannot be followed.
 	outside := filepath.Join(t.TempDir(), "secret.md")
-	os.WriteFile(outside, []byte("secret"), 0o600)
+	if err := os.WriteFile(outside, []byte("secret"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.Symlink(outside, filepath.Join(home, ".workflow", "global", "main", "documents", "leak.md")); err != nil {
 		t.Fatal(err)
 	}
 	alice.fails("team_doc_read", map[string]any{"file": "leak.md"}, "")
 	_, text, isErr := alice.call("team_doc_write", map[string]any{"file": "leak.md", "content": "pwned"})
-	if b, _ := os.ReadFile(outside); !isErr || string(b) != "secret" {
-		t.Errorf("write through symlink: error %v %q, outside file now %q", isErr, text, b)
+	if b, err := os.ReadFile(outside); err != nil || !isErr || string(b) != "secret" {
+		t.Errorf("write through symlink: error %v %q, outside file now %q, %v", isErr, text, b, err)
 	}
 
 	// documentOwner: only the owner changes documents; the error names them.
@@ -544,8 +546,8 @@ func TestMCPConcurrentSends(t *testing.T) {
 	}
 	wg.Wait()
 	scope := store.Scope{Workflow: "load", Tag: "main"}
-	if latest, _ := th.DB().LatestSeq(context.Background(), scope); latest != agents*each {
-		t.Errorf("latest seq %d, want %d", latest, agents*each)
+	if latest, err := th.DB().LatestSeq(context.Background(), scope); err != nil || latest != agents*each {
+		t.Errorf("latest seq %d, %v; want %d", latest, err, agents*each)
 	}
 	counts, err := th.DB().Counts(context.Background())
 	if err != nil || counts.Messages != agents*each {

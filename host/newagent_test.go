@@ -29,8 +29,8 @@ func TestNewAgentTakesTheDefaultModel(t *testing.T) {
 	if len(a.Warnings) != 1 || !strings.Contains(a.Warnings[0], "OPENAI_API_KEY is not set in the daemon's environment") {
 		t.Errorf("alice's warnings = %q, want OPENAI_API_KEY named", a.Warnings)
 	}
-	if got, _ := th.client().GetAgent(ctx, api.Target{Agent: "alice", Workflow: api.GlobalWorkflow, Tag: api.DefaultTag}); len(got.Warnings) != 1 {
-		t.Errorf("GET alice warnings = %q, want the same warning", got.Warnings)
+	if got, err := th.client().GetAgent(ctx, api.Target{Agent: "alice", Workflow: api.GlobalWorkflow, Tag: api.DefaultTag}); err != nil || len(got.Warnings) != 1 {
+		t.Errorf("GET alice warnings = %q, %v; want the same warning", got.Warnings, err)
 	}
 	// status names the variable to set too.
 	if hl, err := th.client().Health(ctx); err != nil || !slices.ContainsFunc(hl.Problems, func(p string) bool {

@@ -174,8 +174,8 @@ func TestPluginHotReload(t *testing.T) {
 		t.Errorf("renamed error = %q", p.Error)
 	}
 	// status lists them as problems.
-	if h, _ := th.client().Health(context.Background()); !strings.Contains(strings.Join(h.Problems, "\n"), "backend plugin shell") || find(h.Plugins, "echo") == nil {
-		t.Errorf("status lacks the plugins (%d) or the broken one among problems: %q", len(h.Plugins), h.Problems)
+	if h, err := th.client().Health(context.Background()); err != nil || !strings.Contains(strings.Join(h.Problems, "\n"), "backend plugin shell") || find(h.Plugins, "echo") == nil {
+		t.Errorf("status lacks the plugins (%d) or the broken one among problems: %q, %v", len(h.Plugins), h.Problems, err)
 	}
 	// The broken ones never affect the daemon or the good plugins.
 	if p := find(ps, "echo"); p == nil || p.Error != "" {
@@ -278,13 +278,12 @@ func TestRunDefaultMockRepliesAndAcks(t *testing.T) {
 	if res.Content != "alice done." || len(chunks) == 0 {
 		t.Errorf("result %+v, chunks %q", res, chunks)
 	}
-	ms, _ := th.client().Peek(context.Background(), "@global", 10, 0)
-	if len(ms) != 2 || ms[1].From != "alice" || !strings.Contains(ms[1].Content, "Processed: user: alice summarise the plan") {
-		t.Errorf("channel after run = %+v", ms)
+	ms, err := th.client().Peek(context.Background(), "@global", 10, 0)
+	if err != nil || len(ms) != 2 || ms[1].From != "alice" || !strings.Contains(ms[1].Content, "Processed: user: alice summarise the plan") {
+		t.Errorf("channel after run = %+v, %v", ms, err)
 	}
-	a, _ := th.client().GetAgent(context.Background(), api.Target{Agent: "alice", Workflow: "global", Tag: "main"})
-	if a.InboxDepth != 0 {
-		t.Errorf("inbox after a successful run = %d, want 0", a.InboxDepth)
+	if a, err := th.client().GetAgent(context.Background(), api.Target{Agent: "alice", Workflow: "global", Tag: "main"}); err != nil || a.InboxDepth != 0 {
+		t.Errorf("inbox after a successful run = %d, %v; want 0", a.InboxDepth, err)
 	}
 	r := lastRun(t, th, "alice")
 	if r.State != "succeeded" || r.InboxUntilSeq != 1 || r.PluginSHA256 == "" {
@@ -320,9 +319,8 @@ func TestRunFaults(t *testing.T) {
 			if r := lastRun(t, th, agent); r.State != "failed" || !strings.Contains(r.Error, tc.says) {
 				t.Errorf("run record = %+v", r)
 			}
-			a, _ := th.client().GetAgent(context.Background(), api.Target{Agent: agent, Workflow: "global", Tag: "main"})
-			if a.InboxDepth != 1 {
-				t.Errorf("failed run acked its inbox: depth %d", a.InboxDepth)
+			if a, err := th.client().GetAgent(context.Background(), api.Target{Agent: agent, Workflow: "global", Tag: "main"}); err != nil || a.InboxDepth != 1 {
+				t.Errorf("failed run acked its inbox: depth %d, %v", a.InboxDepth, err)
 			}
 		})
 	}

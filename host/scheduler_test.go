@@ -131,7 +131,11 @@ func (e *events) settled(th *testHost, agent string) {
 		if err != nil {
 			e.t.Fatal(err)
 		}
-		if d, _ := th.DB().InboxDepth(context.Background(), a.Key()); d == 0 {
+		d, err := th.DB().InboxDepth(context.Background(), a.Key())
+		if err != nil {
+			e.t.Fatalf("%s's inbox depth: %v", agent, err)
+		}
+		if d == 0 {
 			return
 		}
 	}
@@ -182,7 +186,10 @@ func TestMentionWakesAgentAndTeamTalks(t *testing.T) {
 	})
 	ev.settled(th, "alice")
 	waitFor(t, "bob's inbox to empty", func() bool { return depth(t, th, "bob") == 0 })
-	ms, _ := th.client().Peek(context.Background(), "@global", 20, 0)
+	ms, err := th.client().Peek(context.Background(), "@global", 20, 0)
+	if err != nil {
+		t.Fatalf("peek @global: %v", err)
+	}
 	var lines []string
 	for _, m := range ms {
 		lines = append(lines, m.From+": "+m.Content)
@@ -228,9 +235,9 @@ func TestBurstOfMentionsIsCoalesced(t *testing.T) {
 			t.Errorf("runs overlap: %d then %d", runs[i].InboxUntilSeq, runs[i-1].InboxUntilSeq)
 		}
 	}
-	cur, _ := th.DB().InboxCursor(context.Background(), agentKey("alice"))
-	if runs[0].InboxUntilSeq != last || cur < last {
-		t.Errorf("last run acked up to %d (cursor %d), want %d", runs[0].InboxUntilSeq, cur, last)
+	cur, err := th.DB().InboxCursor(context.Background(), agentKey("alice"))
+	if err != nil || runs[0].InboxUntilSeq != last || cur < last {
+		t.Errorf("last run acked up to %d (cursor %d, %v), want %d", runs[0].InboxUntilSeq, cur, err, last)
 	}
 }
 
@@ -259,15 +266,15 @@ func TestRetriesAndFailure(t *testing.T) {
 	ev.next("broken to fail", func(e team.Event) bool {
 		return e.Kind == team.EventAgentState && e.Agent.Name == "broken" && e.State == "failed"
 	})
-	a, _ := c.GetAgent(ctx, api.Target{Agent: "broken", Workflow: "global", Tag: "main"})
-	if a.State != "failed" || !strings.Contains(a.Error, "model unreachable") || a.InboxDepth != 1 {
-		t.Errorf("broken after 3 failures = %+v", a)
+	a, err := c.GetAgent(ctx, api.Target{Agent: "broken", Workflow: "global", Tag: "main"})
+	if err != nil || a.State != "failed" || !strings.Contains(a.Error, "model unreachable") || a.InboxDepth != 1 {
+		t.Errorf("broken after 3 failures = %+v, %v", a, err)
 	}
 	if n := len(runsOf(t, th, "broken")); n != 3 {
 		t.Errorf("broken ran %d times, want 3", n)
 	}
-	if h, _ := c.Health(ctx); len(h.Problems) != 1 || !strings.Contains(h.Problems[0], "model unreachable") {
-		t.Errorf("status problems = %q", h.Problems)
+	if h, err := c.Health(ctx); err != nil || len(h.Problems) != 1 || !strings.Contains(h.Problems[0], "model unreachable") {
+		t.Errorf("status problems = %q, %v", h.Problems, err)
 	}
 	if _, err := c.Serve(ctx, api.RunRequest{Agent: "broken", Message: "again"}); api.ErrorCode(err) != api.CodeConflict || !strings.Contains(err.Error(), "resume") {
 		t.Errorf("serve on a failed agent: %v", err)
@@ -346,9 +353,9 @@ func TestSchedulesFireOnTheClockAndSurviveRestart(t *testing.T) {
 	clock.WaitFor(start.Add(10 * time.Minute))
 	clock.Advance(10 * time.Minute)
 	ev.settled(th, "standup")
-	ms, _ := c.Peek(ctx, "@global", 10, 0)
-	if len(ms) == 0 || ms[0].From != "system" || ms[0].Content != "@standup post your standup" || ms[0].Kind != "system" {
-		t.Errorf("wake-up message = %+v", ms)
+	ms, err := c.Peek(ctx, "@global", 10, 0)
+	if err != nil || len(ms) == 0 || ms[0].From != "system" || ms[0].Content != "@standup post your standup" || ms[0].Kind != "system" {
+		t.Errorf("wake-up message = %+v, %v", ms, err)
 	}
 	// Cron: 11:00 local time.
 	eleven := time.Date(2026, 11, 22, 11, 0, 0, 0, time.Local)
@@ -466,7 +473,10 @@ func TestAgentStateDir(t *testing.T) {
 		}
 		ev.settled(th, "alice")
 	}
-	ms, _ := th.client().Peek(context.Background(), "@global", 10, 0)
+	ms, err := th.client().Peek(context.Background(), "@global", 10, 0)
+	if err != nil {
+		t.Fatalf("peek @global: %v", err)
+	}
 	for _, m := range ms {
 		if d, ok := strings.CutPrefix(m.Content, "state in "); ok && m.From == "alice" {
 			dirs = append(dirs, d)

@@ -68,11 +68,11 @@ func TestPlannerSpawnsAndStopsHelpers(t *testing.T) {
 	if len(by) != 4 || by["scout"] != "planner" || by["fixer"] != "planner" || by["worker"] != "" {
 		t.Errorf("agents of crew and who spawned them: %v", by)
 	}
-	if a, _ := c.GetAgent(ctx, api.Target{Agent: "fixer", Workflow: "crew", Tag: "main"}); a.Backend != "mock" || a.System != "You fix things." {
-		t.Errorf("fixer = %s %q, want the planner's backend and its own prompt", a.Backend, a.System)
+	if a, err := c.GetAgent(ctx, api.Target{Agent: "fixer", Workflow: "crew", Tag: "main"}); err != nil || a.Backend != "mock" || a.System != "You fix things." {
+		t.Errorf("fixer = %s %q, %v; want the planner's backend and its own prompt", a.Backend, a.System, err)
 	}
-	if a, _ := c.GetAgent(ctx, api.Target{Agent: "planner", Workflow: "crew", Tag: "main"}); !a.CanSpawn || a.MaxSpawned != 2 {
-		t.Errorf("planner: can_spawn %v max_spawned %d", a.CanSpawn, a.MaxSpawned)
+	if a, err := c.GetAgent(ctx, api.Target{Agent: "planner", Workflow: "crew", Tag: "main"}); err != nil || !a.CanSpawn || a.MaxSpawned != 2 {
+		t.Errorf("planner: can_spawn %v max_spawned %d, %v", a.CanSpawn, a.MaxSpawned, err)
 	}
 
 	// A spawned agent runs when mentioned.
@@ -82,7 +82,10 @@ func TestPlannerSpawnsAndStopsHelpers(t *testing.T) {
 	ev.next("scout's run", func(e team.Event) bool {
 		return e.Kind == team.EventRunFinished && e.Agent.Name == "scout" && e.Agent.Workflow == "crew"
 	})
-	ms, _ := c.Peek(ctx, "@crew", 20, 0)
+	ms, err := c.Peek(ctx, "@crew", 20, 0)
+	if err != nil {
+		t.Fatalf("peek @crew: %v", err)
+	}
 	var lines []string
 	for _, m := range ms {
 		lines = append(lines, m.From+": "+m.Content)
@@ -107,15 +110,15 @@ func TestPlannerSpawnsAndStopsHelpers(t *testing.T) {
 	ev.next("the reload", func(e team.Event) bool {
 		return e.Kind == team.EventWorkflow && e.State == "reloaded" && e.Agent.Workflow == "crew"
 	})
-	if a, _ := c.GetAgent(ctx, api.Target{Agent: "fixer", Workflow: "crew", Tag: "main"}); a.State == api.AgentStopped {
-		t.Error("a reload of the file stopped a spawned agent")
+	if a, err := c.GetAgent(ctx, api.Target{Agent: "fixer", Workflow: "crew", Tag: "main"}); err != nil || a.State == api.AgentStopped {
+		t.Errorf("after a reload of the file the spawned fixer is %s, %v; want it kept", a.State, err)
 	}
 	if err := c.StopWorkflow(ctx, api.Target{Workflow: "crew", Tag: "main"}, false); err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"fixer", "third"} {
-		if a, _ := c.GetAgent(ctx, api.Target{Agent: name, Workflow: "crew", Tag: "main"}); a.State != api.AgentStopped {
-			t.Errorf("%s after its workflow stopped: %s", name, a.State)
+		if a, err := c.GetAgent(ctx, api.Target{Agent: name, Workflow: "crew", Tag: "main"}); err != nil || a.State != api.AgentStopped {
+			t.Errorf("%s after its workflow stopped: %s, %v", name, a.State, err)
 		}
 	}
 }
@@ -139,11 +142,11 @@ func TestSpawnLinesDoNotResetTheLoopGuard(t *testing.T) {
 	planner.ok("channel_send", map[string]any{"message": "two"})
 	planner.ok("agent_spawn", map[string]any{"name": "scout", "system_prompt": "You look things up."})
 	planner.ok("agent_stop", map[string]any{"name": "scout"})
-	if w, _ := c.GetWorkflow(ctx, crew); w.State != api.WorkflowRunning {
-		t.Fatalf("after two agent messages and the spawn lines the workflow is %s, want running", w.State)
+	if w, err := c.GetWorkflow(ctx, crew); err != nil || w.State != api.WorkflowRunning {
+		t.Fatalf("after two agent messages and the spawn lines the workflow is %s, %v; want running", w.State, err)
 	}
 	planner.ok("channel_send", map[string]any{"message": "three"})
-	if w, _ := c.GetWorkflow(ctx, crew); w.State != api.WorkflowPaused {
-		t.Errorf("three agent messages with only spawn lines between: workflow %s, want paused by the loop guard", w.State)
+	if w, err := c.GetWorkflow(ctx, crew); err != nil || w.State != api.WorkflowPaused {
+		t.Errorf("three agent messages with only spawn lines between: workflow %s, %v; want paused by the loop guard", w.State, err)
 	}
 }

@@ -42,7 +42,7 @@ func TestDeletedDatabaseRefusesSends(t *testing.T) {
 	if p := strings.Join(h.Problems, "\n"); !strings.Contains(p, "store: the database file "+th.DB().Path()+" was deleted or replaced") {
 		t.Errorf("problems = %q, want the deleted database", h.Problems)
 	}
-	if ms, _ := c.Peek(ctx, "@global", 10, 0); len(ms) != 1 || ms[0].Content != "saved" {
-		t.Errorf("channel = %+v, want only the message sent before the delete", ms)
+	if ms, err := c.Peek(ctx, "@global", 10, 0); err != nil || len(ms) != 1 || ms[0].Content != "saved" {
+		t.Errorf("channel = %+v, %v; want only the message sent before the delete", ms, err)
 	}
 }

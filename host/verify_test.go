@@ -155,8 +155,8 @@ func TestPluginsRunFromAPrivateVerifiedCopy(t *testing.T) {
 	if !runsPlugin(spare.PID, filepath.Join(dir, "agent-worker-backend-mock")) {
 		t.Errorf("spare %d is not named after its plugin file", spare.PID)
 	}
-	if ents, _ := os.ReadDir(vdir); len(ents) != 1 {
-		t.Errorf("verified copies: %d files, want the mock's only", len(ents))
+	if ents, err := os.ReadDir(vdir); err != nil || len(ents) != 1 {
+		t.Errorf("verified copies: %d files, %v; want the mock's only", len(ents), err)
 	}
 }
 

@@ -110,12 +110,11 @@ agents:
 	if !strings.Contains(w.Error, "team.yaml:") || !strings.Contains(w.Error, "last good config") {
 		t.Errorf("reload error = %q", w.Error)
 	}
-	if h, _ := th.client().Health(ctx); !strings.Contains(strings.Join(h.Problems, "\n"), "team.yaml:") {
-		t.Errorf("status problems = %q", h.Problems)
+	if h, err := th.client().Health(ctx); err != nil || !strings.Contains(strings.Join(h.Problems, "\n"), "team.yaml:") {
+		t.Errorf("status problems = %q, %v", h.Problems, err)
 	}
-	a, _ := th.client().GetAgent(ctx, api.Target{Agent: "carol", Workflow: "team", Tag: "main"})
-	if a.State == "stopped" {
-		t.Errorf("an invalid edit stopped carol")
+	if a, err := th.client().GetAgent(ctx, api.Target{Agent: "carol", Workflow: "team", Tag: "main"}); err != nil || a.State == "stopped" {
+		t.Errorf("after an invalid edit carol is %s, %v; want her kept", a.State, err)
 	}
 
 	// Fixing the file applies it and clears the error; a vim-style save
@@ -134,9 +133,15 @@ agents:
 	// alice's message was never lost: it is unread, or a run of hers that
 	// succeeded was shown it.
 	alice := store.AgentKey{Name: "alice", Workflow: "team", Tag: "main"}
-	d, _ := th.DB().InboxDepth(ctx, alice)
+	d, err := th.DB().InboxDepth(ctx, alice)
+	if err != nil {
+		t.Fatalf("alice's inbox depth: %v", err)
+	}
 	handled := false
-	runs, _ := th.DB().ListRuns(ctx, store.RunFilter{Agent: alice})
+	runs, err := th.DB().ListRuns(ctx, store.RunFilter{Agent: alice})
+	if err != nil {
+		t.Fatalf("alice's runs: %v", err)
+	}
 	for _, r := range runs {
 		handled = handled || (r.State == api.RunSucceeded && r.InboxUntilSeq >= kept.Seq)
 	}
@@ -182,9 +187,9 @@ kickoff: "@writer go (${{ workflow.tag }})"
 		if err != nil || string(b) != "written in "+tag {
 			t.Errorf("%s's notes.md = %q, %v", tag, b, err)
 		}
-		ms, _ := th.client().Peek(ctx, "@pair:"+tag, 10, 0)
-		if len(ms) != 1 || ms[0].Content != "@writer go ("+tag+")" {
-			t.Errorf("%s's channel = %+v", tag, ms)
+		ms, err := th.client().Peek(ctx, "@pair:"+tag, 10, 0)
+		if err != nil || len(ms) != 1 || ms[0].Content != "@writer go ("+tag+")" {
+			t.Errorf("%s's channel = %+v, %v", tag, ms, err)
 		}
 	}
 }
