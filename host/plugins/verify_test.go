@@ -37,7 +37,9 @@ func TestVerifyCopyKeepsASoundCopyAndReplacesAnAlteredOne(t *testing.T) {
 	if b, err := os.ReadFile(exe); err != nil || string(b) != string(body) {
 		t.Errorf("copy holds %q, %v", b, err)
 	}
-	if st, _ := os.Stat(exe); st.Mode().Perm() != 0o500 {
+	if st, err := os.Stat(exe); err != nil {
+		t.Errorf("the copy: %v", err)
+	} else if st.Mode().Perm() != 0o500 {
 		t.Errorf("copy mode %v, want 0500", st.Mode().Perm())
 	}
 	// The catalog stores the entry that runs the copy.
@@ -66,8 +68,8 @@ func TestVerifyCopyKeepsASoundCopyAndReplacesAnAlteredOne(t *testing.T) {
 		t.Fatal(err)
 	}
 	release()
-	if b, _ := os.ReadFile(exe); string(b) != string(body) || fixed == stamp {
-		t.Errorf("altered copy kept: %q", b)
+	if b, err := os.ReadFile(exe); err != nil || string(b) != string(body) || fixed == stamp {
+		t.Errorf("altered copy kept: %q, %v", b, err)
 	}
 }
 

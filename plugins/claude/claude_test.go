@@ -124,8 +124,8 @@ func TestRun(t *testing.T) {
 	if st, err := os.Stat(mcp); err != nil || st.Mode().Perm() != 0o600 {
 		t.Errorf("mcp config: %v, %v; want a 0600 file in the work dir", st, err)
 	}
-	if entries, _ := os.ReadDir(req.ProjectDir); len(entries) != 0 {
-		t.Errorf("the run wrote into the user's project: %v", entries)
+	if entries, err := os.ReadDir(req.ProjectDir); err != nil || len(entries) != 0 {
+		t.Errorf("the run wrote into the user's project: %v, %v", entries, err)
 	}
 }
 

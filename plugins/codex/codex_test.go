@@ -95,14 +95,17 @@ func TestRun(t *testing.T) {
 			t.Errorf("codex call lacks %q:\n%s", want, call)
 		}
 	}
-	config, _ := os.ReadFile(filepath.Join(req.WorkDir, "codex-home", "config.toml"))
+	config, err := os.ReadFile(filepath.Join(req.WorkDir, "codex-home", "config.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, want := range []string{`model = "gpt-5"`, `developer_instructions = "You are Alice, who \"quotes\"."`, `url = "` + d.URL() + `"`} {
 		if !strings.Contains(string(config), want) {
 			t.Errorf("config.toml lacks %s:\n%s", want, config)
 		}
 	}
-	if target, _ := os.Readlink(filepath.Join(req.WorkDir, "codex-home", "sessions")); target != filepath.Join(b.SessionsDir, "threads", "test", "main", "alice") {
-		t.Errorf("CODEX_HOME/sessions -> %q, want the agent's folder under SessionsDir", target)
+	if target, err := os.Readlink(filepath.Join(req.WorkDir, "codex-home", "sessions")); err != nil || target != filepath.Join(b.SessionsDir, "threads", "test", "main", "alice") {
+		t.Errorf("CODEX_HOME/sessions -> %q, %v; want the agent's folder under SessionsDir", target, err)
 	}
 
 	want := []backend.Event{
@@ -247,7 +250,10 @@ func TestBaseURLFromEnvironment(t *testing.T) {
 	if _, err := run(t, b, req); err != nil {
 		t.Fatal(err)
 	}
-	config, _ := os.ReadFile(filepath.Join(req.WorkDir, "codex-home", "config.toml"))
+	config, err := os.ReadFile(filepath.Join(req.WorkDir, "codex-home", "config.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, want := range []string{`model_provider = "agent-worker"`, `base_url = "http://fake/v1"`, `env_key = "OPENAI_API_KEY"`, `wire_api = "responses"`} {
 		if !strings.Contains(string(config), want) {
 			t.Errorf("config.toml lacks %s:\n%s", want, config)

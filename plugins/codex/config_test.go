@@ -199,15 +199,15 @@ func TestExecArgs(t *testing.T) {
 func TestArgPrompt(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	if got, _ := argPrompt("short", dir); got != "short" {
-		t.Errorf("a short prompt became %q", got)
+	if got, err := argPrompt("short", dir); err != nil || got != "short" {
+		t.Errorf("a short prompt became %q, %v", got, err)
 	}
 	long := strings.Repeat("x", maxArg+1)
 	got, err := argPrompt(long, dir)
 	if err != nil || !strings.Contains(got, filepath.Join(dir, "prompt.md")) {
 		t.Fatalf("argPrompt(long) = %q, %v", got, err)
 	}
-	if b, _ := os.ReadFile(filepath.Join(dir, "prompt.md")); string(b) != long {
-		t.Error("the long prompt did not land in prompt.md")
+	if b, err := os.ReadFile(filepath.Join(dir, "prompt.md")); err != nil || string(b) != long {
+		t.Errorf("the long prompt did not land in prompt.md (%d bytes, %v)", len(b), err)
 	}
 }

@@ -154,8 +154,8 @@ func TestRunRepliesThroughTheDaemon(t *testing.T) {
 	if rec.Cwd == req.ProjectDir || strings.HasPrefix(rec.Cwd, req.ProjectDir) {
 		t.Errorf("cursor-agent ran in the project %s", rec.Cwd)
 	}
-	if entries, _ := os.ReadDir(req.ProjectDir); len(entries) != 0 {
-		t.Errorf("the project got files: %v", entries)
+	if entries, err := os.ReadDir(req.ProjectDir); err != nil || len(entries) != 0 {
+		t.Errorf("the project got files: %v, %v", entries, err)
 	}
 	if _, err := os.Stat(rec.Cwd); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the workspace %s (with the run's token) is left after the run: %v", rec.Cwd, err)
@@ -204,8 +204,8 @@ func TestResume(t *testing.T) {
 	if first.Cwd != second.Cwd {
 		t.Errorf("working directories differ between runs (%s, %s): --resume would not find the chat", first.Cwd, second.Cwd)
 	}
-	if _, other, _ := runStandin(t, d.Request("dave"), map[string]any{}); other.Cwd == first.Cwd {
-		t.Errorf("carol and dave share the workspace %s", other.Cwd)
+	if _, other, err := runStandin(t, d.Request("dave"), map[string]any{}); err != nil || other.Cwd == first.Cwd {
+		t.Errorf("carol and dave share the workspace %s, %v", other.Cwd, err)
 	}
 }
 

@@ -91,8 +91,8 @@ func TestWorkspacePathsStayInside(t *testing.T) {
 			}
 		})
 	}
-	if b, _ := os.ReadFile(filepath.Join(outside, "secret.txt")); string(b) != "the secret" {
-		t.Errorf("secret.txt = %q: a tool changed the file outside", b)
+	if b, err := os.ReadFile(filepath.Join(outside, "secret.txt")); err != nil || string(b) != "the secret" {
+		t.Errorf("secret.txt = %q, %v: a tool changed the file outside", b, err)
 	}
 	for _, f := range []string{"new.txt", "escaped.txt"} {
 		if _, err := os.Stat(filepath.Join(outside, f)); err == nil {
@@ -134,11 +134,11 @@ func TestWorkspaceWriteEditListRead(t *testing.T) {
 	if text, isErr := callTool(t, w, "edit_file", map[string]any{"path": "src/main.go", "old_text": "func main() {}", "new_text": "func main() { println(1) }"}); isErr || !strings.Contains(text, "replaced 1 occurrence") {
 		t.Errorf("edit_file = %q (error %v)", text, isErr)
 	}
-	if b, _ := os.ReadFile(filepath.Join(w.root, "src", "main.go")); string(b) != "package main\n\nfunc main() { println(1) }\n" {
-		t.Errorf("main.go = %q after the edit", b)
+	if b, err := os.ReadFile(filepath.Join(w.root, "src", "main.go")); err != nil || string(b) != "package main\n\nfunc main() { println(1) }\n" {
+		t.Errorf("main.go = %q, %v after the edit", b, err)
 	}
-	if text, _ := callTool(t, w, "list_files", map[string]any{"recursive": true}); text != "src/\nsrc/main.go (41 bytes)" {
-		t.Errorf("list_files = %q", text)
+	if text, isErr := callTool(t, w, "list_files", map[string]any{"recursive": true}); isErr || text != "src/\nsrc/main.go (41 bytes)" {
+		t.Errorf("list_files = %q (error %v)", text, isErr)
 	}
 	if text, isErr := callTool(t, w, "read_file", map[string]any{"path": "src/main.go", "offset": 3}); isErr || text != "func main() { println(1) }\n" {
 		t.Errorf("read_file from line 3 = %q (error %v)", text, isErr)
@@ -173,9 +173,9 @@ func TestWorkspaceReadCutsLongFiles(t *testing.T) {
 	if err != nil {
 		t.Fatalf("cut note %q has no offset to read on from", note)
 	}
-	more, _ := callTool(t, w, "read_file", map[string]any{"path": "big.txt", "offset": next})
-	if want := fmt.Sprintf("line %05d\n", next); !strings.HasPrefix(more, want) {
-		t.Errorf("reading on from offset %d starts %q, want %q", next, more[:min(len(more), 20)], want)
+	more, isErr := callTool(t, w, "read_file", map[string]any{"path": "big.txt", "offset": next})
+	if want := fmt.Sprintf("line %05d\n", next); isErr || !strings.HasPrefix(more, want) {
+		t.Errorf("reading on from offset %d starts %q (error %v), want %q", next, more[:min(len(more), 20)], isErr, want)
 	}
 }
 
@@ -531,7 +531,7 @@ func TestWorkspaceInTheSandbox(t *testing.T) {
 			}
 		})
 	}
-	if b, _ := os.ReadFile(filepath.Join(readOnly, "notes.txt")); string(b) != "read me" {
-		t.Errorf("notes.txt in the read-only directory = %q: a tool changed it", b)
+	if b, err := os.ReadFile(filepath.Join(readOnly, "notes.txt")); err != nil || string(b) != "read me" {
+		t.Errorf("notes.txt in the read-only directory = %q, %v: a tool changed it", b, err)
 	}
 }

@@ -28,8 +28,8 @@ func TestAgentConfigServersAndEnv(t *testing.T) {
 	if string(c.Extra["script"]) != "[]" || len(c.Extra) != 1 {
 		t.Errorf("Extra = %s, want only the script", c.Extra)
 	}
-	if none, _ := ParseAgentConfig([]byte(`{}`)); none.MCPServerList() != nil || len(none.EnvList()) != 0 || !none.IsZero() {
-		t.Errorf("empty config: %+v", none)
+	if none, err := ParseAgentConfig([]byte(`{}`)); err != nil || none.MCPServerList() != nil || len(none.EnvList()) != 0 || !none.IsZero() {
+		t.Errorf("empty config: %+v, %v", none, err)
 	}
 }
 
