@@ -11,9 +11,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agent-worker/agent-worker/host/api"
 	"github.com/agent-worker/agent-worker/host/cluster"
 	"github.com/agent-worker/agent-worker/host/plugins"
 	"github.com/agent-worker/agent-worker/host/scheduler"
+	"github.com/agent-worker/agent-worker/host/team"
 	"github.com/agent-worker/agent-worker/store"
 )
 
@@ -89,6 +91,7 @@ func (h *Host) joinCluster(ctx context.Context) error {
 		Workers: workers, Attempts: attempts, RescueAfter: runTimeout + time.Minute,
 		Turn: h.sched.Turn, RetryDelay: h.sched.RetryDelay,
 		KillOrphan: func(w store.Worker) { plugins.KillLeftover(w, h.log) },
+		Recover:    h.recoverStranded,
 	})
 	if err != nil {
 		return err
@@ -111,6 +114,30 @@ func (h *Host) recoverOwn(ctx context.Context) (int, error) {
 		plugins.KillLeftover(w, h.log)
 	}
 	return len(r.Runs), nil
+}
+
+// recoverStranded frees what this member recorded as running but does not
+// hold, which only a write lost to a store outage leaves: those runs fail,
+// those agents go back to idle and are woken, and their plugin processes
+// still alive are killed.
+func (h *Host) recoverStranded(ctx context.Context) {
+	r, err := h.db.RecoverStranded(ctx, h.memberID, h.sched.Holds)
+	if err != nil {
+		if ctx.Err() == nil {
+			h.log.Warn("free runs and agents stranded by a store outage", "error", err)
+		}
+		return
+	}
+	for _, w := range r.Workers {
+		plugins.KillLeftover(w, h.log)
+	}
+	if len(r.Runs)+len(r.Agents) > 0 {
+		h.log.Warn("freed runs and agents a store outage stranded", "runs", len(r.Runs), "agents", len(r.Agents))
+	}
+	for _, k := range r.Agents {
+		h.team.Bus.Publish(team.Event{Kind: team.EventAgentState, Agent: k, State: string(api.AgentIdle)})
+		h.team.Bus.Publish(team.Event{Kind: team.EventWake, Agent: k})
+	}
 }
 
 // syncAgents schedules, every few seconds, the agents other members

@@ -49,6 +49,9 @@ type Config struct {
 	// in Home, or a postgres:// URL, which several daemons may share
 	// (cluster mode).
 	Store string
+	// CheckStore runs SQLite's full integrity_check on the file at start
+	// instead of the quick_check every start runs (--check-store).
+	CheckStore bool
 	// Listen is host:port for the HTTP API; port 0 picks a free port.
 	Listen string
 	// AllowRemote lets Listen be an address other hosts can reach. The API
@@ -110,7 +113,11 @@ var (
 // that a misconfiguration fails before Run; Run serves until its context ends
 // or a client asks for shutdown; Close releases what New acquired.
 type Host struct {
-	cfg       Config
+	cfg Config
+	// life ends when the daemon stops (endLife): until then the writes
+	// that end a run wait out a store outage.
+	life      context.Context
+	endLife   context.CancelFunc
 	log       hclog.Logger
 	db        *store.DB
 	lock      *os.File
@@ -206,7 +213,7 @@ func New(cfg Config) (_ *Host, err error) {
 		return nil, err
 	}
 	h.db, err = store.Open(ctx, storeAt, store.Options{Daemon: h.memberID, Logger: h.log.Named("store"), Now: cfg.Now,
-		ObserveWrite: h.metrics.StoreWrite})
+		ObserveWrite: h.metrics.StoreWrite, CheckIntegrity: cfg.CheckStore})
 	if err != nil {
 		if store.IsPostgresURL(storeAt) {
 			return nil, fmt.Errorf("%w (check --store or AGENT_WORKER_STORE)", err)
@@ -268,6 +275,8 @@ func (h *Host) buildParts(ctx context.Context) error {
 	h.mcp = mcpserver.New(h.team, h.db, h.metrics.ToolCalled, h.log.Named("mcp"))
 	h.mcp.Worktrees = h.worktrees
 	h.cfg.Supervisor.Observer, h.cfg.Scheduler.Observer = h.metrics, h.metrics
+	h.life, h.endLife = context.WithCancel(context.Background())
+	h.cfg.Supervisor.Lifetime, h.cfg.Scheduler.Lifetime = h.life, h.life
 	h.cfg.Supervisor.Context = h.mcp         // a run's request carries what its tools would show first
 	h.cfg.Supervisor.Worktrees = h.worktrees // an agent of a git workspace runs in its worktree
 	h.cfg.Supervisor.Sandbox = h.newSandbox()
@@ -426,7 +435,11 @@ func (h *Host) Run(ctx context.Context) error {
 
 	bg, stopBG := context.WithCancel(ctx)
 	var wg sync.WaitGroup
-	defer func() { stopBG(); wg.Wait() }()
+	defer func() {
+		stopBG()
+		h.endLife() // a run's end still waiting for the store gives up: the next start recovers it
+		wg.Wait()
+	}()
 	wg.Go(func() { h.team.RunExpiry(bg) })
 	// Returns the tasks whose lease was lost, first those of the runs that
 	// died with the previous daemon (Reap marked them failed).
@@ -502,6 +515,9 @@ func (h *Host) Close() error {
 		var errs []error
 		if h.ln != nil {
 			_ = h.ln.Close() // already closed after Run
+		}
+		if h.endLife != nil {
+			h.endLife()
 		}
 		h.cgroups.Close() // what runs left, wherever it went
 		if h.docs != nil {

@@ -174,6 +174,90 @@ func (db *DB) RecoverMember(ctx context.Context, id string) (Recovered, error) {
 	return r, err
 }
 
+// RecoverStranded frees what member id recorded as running but no longer
+// holds, which only a write lost to a store outage leaves behind: its runs
+// still recorded as running fail (their tokens die with them) and its
+// agents still recorded as running go back to idle, to be woken. holds
+// says whether the member is in a run of an agent (scheduler.Holds); only
+// what was recorded before the call is considered, so that a run that
+// starts meanwhile is never taken for stranded. Its plugin processes are
+// forgotten and returned, for the caller to kill those still alive.
+func (db *DB) RecoverStranded(ctx context.Context, id string, holds func(AgentKey) bool) (Recovered, error) {
+	before := db.nowMs() // before holds is asked: a run that starts later was recorded at or after it
+	var r Recovered
+	err := db.write(ctx, func(conn querier) error {
+		r = Recovered{Daemon: Daemon{ID: id}}
+		now := db.nowMs()
+		var runs []Run
+		err := conn.execute(`SELECT `+runColumns+` FROM runs WHERE daemon = ? AND state IN ('queued', 'running') AND started_at < ? ORDER BY id`,
+			&execOptions{Args: []any{id, before}, ResultFunc: func(s row) error {
+				run, err := scanRun(s)
+				runs = append(runs, run)
+				return err
+			}})
+		if err != nil {
+			return err
+		}
+		for _, run := range runs {
+			if holds(run.Agent) {
+				continue
+			}
+			err := conn.execute(`UPDATE runs SET state = 'failed', error = ?, ended_at = ? WHERE id = ? AND state IN ('queued', 'running')`,
+				&execOptions{Args: []any{"its end was lost while the store was unreachable", now, run.ID}})
+			if err != nil {
+				return err
+			}
+			if conn.changes() == 0 {
+				continue
+			}
+			r.Runs = append(r.Runs, run)
+			if err := revokeRunTokens(conn, now, run.ID); err != nil {
+				return err
+			}
+			err = conn.execute(`SELECT run_id, pid, pgid, plugin_path, state FROM workers WHERE run_id = ?`,
+				&execOptions{Args: []any{run.ID}, ResultFunc: func(s row) error {
+					r.Workers = append(r.Workers, Worker{RunID: s.ColumnText(0), PID: s.ColumnInt(1), PGID: s.ColumnInt(2),
+						PluginPath: s.ColumnText(3), State: WorkerState(s.ColumnText(4)), Daemon: id})
+					return nil
+				}})
+			if err != nil {
+				return err
+			}
+			if err := conn.execute(`DELETE FROM workers WHERE run_id = ?`, &execOptions{Args: []any{run.ID}}); err != nil {
+				return err
+			}
+		}
+		var agents []AgentKey
+		err = conn.execute(`SELECT workflow, tag, name FROM agents WHERE daemon = ? AND state = 'running' AND updated_at < ? ORDER BY workflow, tag, name`,
+			&execOptions{Args: []any{id, before}, ResultFunc: func(s row) error {
+				agents = append(agents, AgentKey{Workflow: s.ColumnText(0), Tag: s.ColumnText(1), Name: s.ColumnText(2)})
+				return nil
+			}})
+		if err != nil {
+			return err
+		}
+		for _, k := range agents {
+			if holds(k) {
+				continue
+			}
+			err := conn.execute(`UPDATE agents SET state = 'idle', updated_at = ? WHERE workflow = ? AND tag = ? AND name = ?
+				AND daemon = ? AND state = 'running' AND updated_at < ?`,
+				&execOptions{Args: []any{now, k.Workflow, k.Tag, k.Name, id, before}})
+			if err != nil {
+				return err
+			}
+			if conn.changes() > 0 {
+				r.Agents = append(r.Agents, k)
+			}
+		}
+		return nil
+	})
+	if err == nil && len(r.Runs) > 0 {
+		db.tokens.forget()
+	}
+	return r, err
+}
+
 // takeBack fails the runs of member r.Daemon.ID, sets its running agents
 // idle, forgets its plugin processes and marks it stopped, filling r.
 func takeBack(conn querier, r *Recovered, reason string, now int64) error {

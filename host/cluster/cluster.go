@@ -55,6 +55,12 @@ type Config struct {
 	// KillOrphan is called for each plugin process of a dead member that
 	// ran on this host (plugins.KillLeftover).
 	KillOrphan func(w store.Worker)
+	// Recover frees what this member recorded as running but no longer
+	// holds (a write lost to an outage); it is called after each
+	// heartbeat that follows failed ones (the store is back) and every
+	// RecoverEvery otherwise. nil never recovers.
+	Recover      func(ctx context.Context)
+	RecoverEvery time.Duration
 }
 
 // Member is this daemon as a member of the cluster.
@@ -63,6 +69,11 @@ type Member struct {
 	pool  *pgxpool.Pool
 	river *river.Client[pgx.Tx]
 	host  string
+
+	// Kept by Run's loop alone: whether the last heartbeat failed, and
+	// when Recover last ran.
+	unreachable bool
+	recovered   time.Time
 }
 
 // riverLock serializes River's migrations between members starting at
@@ -90,6 +101,9 @@ func Join(ctx context.Context, cfg Config) (*Member, error) {
 	}
 	if cfg.RescueAfter <= 0 {
 		cfg.RescueAfter = time.Hour
+	}
+	if cfg.RecoverEvery <= 0 {
+		cfg.RecoverEvery = cfg.Lease
 	}
 	host, _ := os.Hostname()
 	m := &Member{cfg: cfg, pool: pool, host: host}
@@ -184,6 +198,7 @@ func (m *Member) beat(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
+		m.unreachable = true
 		m.cfg.Log.Error("cluster heartbeat", "error", err)
 		if api.ErrorCode(err) == api.CodeConflict {
 			// Found dead while stalled: its runs were taken back. Join
@@ -192,6 +207,14 @@ func (m *Member) beat(ctx context.Context) {
 		}
 		return
 	}
+	if m.cfg.Recover != nil && (m.unreachable || time.Since(m.recovered) >= m.cfg.RecoverEvery) {
+		if m.unreachable {
+			m.cfg.Log.Info("the store is reachable again; freeing what its outage stranded")
+		}
+		m.cfg.Recover(ctx)
+		m.recovered = time.Now()
+	}
+	m.unreachable = false
 	dead, err := m.cfg.DB.RecoverDeadDaemons(ctx, m.cfg.Lease)
 	if err != nil {
 		if ctx.Err() == nil {

@@ -100,6 +100,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			unauthorized(w, "unknown or revoked agent token: get a new one with `agent-worker mcp-config <agent>`")
 			return
 		}
+		if api.ErrorCode(err) == api.CodeUnavailable {
+			// The store is down: the client may retry; nothing is wrong
+			// with its token.
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Retry-After", "1")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			fmt.Fprintf(w, "{\"error\":%q,\"code\":%q}\n", err.Error(), api.CodeUnavailable)
+			return
+		}
 		s.log.Error("token lookup", "error", err)
 		http.Error(w, `{"error":"internal error","code":"internal"}`, http.StatusInternalServerError)
 		return

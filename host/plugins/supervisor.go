@@ -69,6 +69,10 @@ type SupervisorConfig struct {
 	// Worktrees gives agents of a workflow with a git workspace a
 	// worktree of their own as their project directory; nil: none does.
 	Worktrees ProjectDirs
+	// Lifetime ends when the daemon stops: until then, the writes that end
+	// a run wait out a store outage instead of being dropped (nil: the
+	// background context, which never ends).
+	Lifetime context.Context
 	// Sandbox decides each run's policy and confines its process tree;
 	// nil: runs are not confined.
 	Sandbox *sandbox.Sandbox
@@ -322,12 +326,25 @@ func (s *Supervisor) finish(ctx context.Context, spec RunSpec, out *Outcome, err
 	case err != nil:
 		state, msg = api.RunFailed, err.Error()
 	}
-	if ferr := s.db.FinishRun(context.WithoutCancel(ctx), out.Run.ID, state, msg, usage); ferr != nil {
+	ferr := store.UntilReachable(s.life(), func(ctx context.Context) error {
+		return s.db.FinishRun(ctx, out.Run.ID, state, msg, usage)
+	}, func(err error) {
+		log.Warn("record run end: the store is unreachable; retrying until it is back", "error", err)
+	})
+	if ferr != nil {
 		log.Error("record run end", "error", ferr)
 	}
 	out.Run.State, out.Run.Error = state, msg
 	log.Info("run finished", "state", state, "error", msg, "events", out.Events)
 	return err
+}
+
+// life is the daemon's lifetime, which bounds the wait for the store.
+func (s *Supervisor) life() context.Context {
+	if s.cfg.Lifetime == nil {
+		return context.Background()
+	}
+	return s.cfg.Lifetime
 }
 
 // observeEnd reports a run's end, as finish recorded it, to the Observer.
@@ -656,6 +673,7 @@ func (s *Supervisor) watchHeartbeat(ctx context.Context, runID string, rpc goplu
 	every := max(limit/4, 10*time.Millisecond)
 	tick := time.NewTicker(every)
 	defer tick.Stop()
+	alive := time.Now() // the last ping answered, which the store's record may not show
 	for {
 		select {
 		case <-ctx.Done():
@@ -669,15 +687,20 @@ func (s *Supervisor) watchHeartbeat(ctx context.Context, runID string, rpc goplu
 			return
 		}
 		if err == nil {
+			alive = time.Now()
 			if err := s.db.Heartbeat(ctx, runID); err != nil {
 				log.Warn("worker heartbeat", "error", err)
 			}
 			continue // alive, whatever the store says
 		}
+		// The store's heartbeat also counts the run's events. When it
+		// cannot be read (the store is down, or another member took the
+		// run back and removed it) the last answered ping decides: a
+		// stale run is ended whatever the store did meanwhile.
 		age, aerr := s.db.HeartbeatAge(ctx, runID)
 		if aerr != nil {
-			log.Warn("read worker heartbeat", "error", aerr)
-			continue
+			log.Warn("read worker heartbeat; going by the last answered ping", "error", aerr)
+			age = time.Since(alive)
 		}
 		if age > limit {
 			log.Warn("run's heartbeat is stale; killing its plugin", "age", age, "limit", limit, "ping", err)

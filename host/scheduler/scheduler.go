@@ -59,6 +59,10 @@ type Config struct {
 	// Observer hears how long messages waited for their run (the daemon's
 	// metrics); nil hears nothing.
 	Observer Observer
+	// Lifetime ends when the daemon stops: until then, the state change
+	// that ends a run waits out a store outage instead of being dropped
+	// (nil: the background context, which never ends).
+	Lifetime context.Context
 }
 
 // Observer hears, as each run starts, how long the oldest message it is
@@ -100,6 +104,12 @@ type Scheduler struct {
 	ctx   context.Context // set by Run; loops live under it
 	loops map[store.AgentKey]*agentLoop
 	wg    sync.WaitGroup
+
+	// holding counts, per agent, the runs this daemon is starting, running
+	// or ending: from before the agent moves to running until after it
+	// moves back (Holds).
+	holdMu  sync.Mutex
+	holding map[store.AgentKey]int
 }
 
 // New returns a scheduler that hands each attempt to sup; Start and Run
@@ -124,7 +134,33 @@ func New(db *store.DB, sup Runner, svc *team.Service, cfg Config, log hclog.Logg
 		cfg.Observer = nopObserver{}
 	}
 	return &Scheduler{db: db, sup: sup, team: svc, log: log, cfg: cfg,
-		slots: make(chan struct{}, cfg.MaxConcurrent), loops: map[store.AgentKey]*agentLoop{}}
+		slots: make(chan struct{}, cfg.MaxConcurrent), loops: map[store.AgentKey]*agentLoop{},
+		holding: map[store.AgentKey]int{}}
+}
+
+// Holds reports whether this daemon is in a run of the agent, anywhere
+// from before the move of the agent to running to after its move back. An
+// agent this member recorded as running that it does not hold is stranded
+// (a write lost to an outage): the daemon's recovery frees it.
+func (s *Scheduler) Holds(key store.AgentKey) bool {
+	s.holdMu.Lock()
+	defer s.holdMu.Unlock()
+	return s.holding[key] > 0
+}
+
+// hold marks a run of the agent as this daemon's until the returned
+// function is called.
+func (s *Scheduler) hold(key store.AgentKey) (release func()) {
+	s.holdMu.Lock()
+	s.holding[key]++
+	s.holdMu.Unlock()
+	return func() {
+		s.holdMu.Lock()
+		defer s.holdMu.Unlock()
+		if s.holding[key]--; s.holding[key] <= 0 {
+			delete(s.holding, key)
+		}
+	}
 }
 
 // Dispatcher hands turns to a cluster's job queue (host/cluster): a turn
@@ -555,6 +591,7 @@ func (s *Scheduler) runOnce(ctx context.Context, l *agentLoop, a store.Agent, at
 		// time: only an idle agent may start one, on whichever member.
 		from = from[:1]
 	}
+	defer s.hold(l.key)()
 	if !s.moveState(ctx, l.key, from, api.AgentRunning, "") {
 		return plugins.Outcome{}, errNotSchedulable
 	}
@@ -601,7 +638,7 @@ func (s *Scheduler) runOnce(ctx context.Context, l *agentLoop, a store.Agent, at
 		// Only from running: a pause, stop or budget stop that came
 		// during the run stays. Moved before the run's end is published,
 		// so whoever sees the end sees the agent's state after it.
-		s.moveState(ctx, l.key, []api.AgentState{api.AgentRunning}, api.AgentIdle, "")
+		s.moveStateDurably(ctx, l.key, []api.AgentState{api.AgentRunning}, api.AgentIdle, "")
 	}
 	info := &team.RunInfo{ID: started, Attempt: attempt, DurationMS: time.Since(start).Milliseconds()}
 	if err != nil {
@@ -654,6 +691,34 @@ func (s *Scheduler) settle(ctx context.Context, a store.Agent, before int64) fun
 // write), publishes the change, and reports whether it moved.
 func (s *Scheduler) moveState(ctx context.Context, key store.AgentKey, from []api.AgentState, state api.AgentState, errMsg string) bool {
 	moved, err := s.db.MoveAgentState(context.WithoutCancel(ctx), key, from, state, errMsg)
+	if err != nil {
+		if api.ErrorCode(err) != api.CodeNotFound {
+			s.log.Warn("set agent state", "agent", key.String(), "error", err)
+		}
+		return false
+	}
+	if moved {
+		s.team.Bus.Publish(team.Event{Kind: team.EventAgentState, Agent: key, State: string(state), Error: errMsg})
+	}
+	return moved
+}
+
+// moveStateDurably is moveState for the moves that end a run: while the
+// store is unavailable it retries (store.UntilReachable), since a dropped
+// move would leave the agent running for good, until the daemon stops.
+func (s *Scheduler) moveStateDurably(ctx context.Context, key store.AgentKey, from []api.AgentState, state api.AgentState, errMsg string) bool {
+	life := s.cfg.Lifetime
+	if life == nil {
+		life = context.Background()
+	}
+	moved := false
+	err := store.UntilReachable(life, func(ctx context.Context) error {
+		var err error
+		moved, err = s.db.MoveAgentState(ctx, key, from, state, errMsg)
+		return err
+	}, func(err error) {
+		s.log.Warn("set agent state: the store is unreachable; retrying until it is back", "agent", key.String(), "state", state, "error", err)
+	})
 	if err != nil {
 		if api.ErrorCode(err) != api.CodeNotFound {
 			s.log.Warn("set agent state", "agent", key.String(), "error", err)

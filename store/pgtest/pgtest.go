@@ -225,6 +225,29 @@ func (c *Cluster) Stop() error {
 	return c.stopErr
 }
 
+// Pause shuts the server down as an outage would (pg_ctl stop -m fast:
+// connections are cut, the data stays); Resume starts it again on the same
+// port. A test uses them to take the store away under a running daemon.
+func (c *Cluster) Pause() error {
+	out, err := c.run("pg_ctl", "-D", c.dataDir(), "-m", "fast", "-w", "-s", "stop")
+	if err != nil {
+		return fmt.Errorf("pause PostgreSQL: %w: %s", err, bytes.TrimSpace(out))
+	}
+	return nil
+}
+
+// Resume starts a paused server again on its port, waiting until it
+// accepts connections.
+func (c *Cluster) Resume() error {
+	logged := logSize(c.logFile())
+	out, err := c.run("pg_ctl", "-D", c.dataDir(), "-l", c.logFile(), "-w", "-t", "60", "-s",
+		"-o", c.serverOptions(c.port), "start")
+	if err != nil {
+		return fmt.Errorf("resume PostgreSQL: %w: %s\nserver log:\n%s", err, bytes.TrimSpace(out), tail(readFrom(c.logFile(), logged)))
+	}
+	return nil
+}
+
 func (c *Cluster) dataDir() string { return filepath.Join(c.dir, "data") }
 func (c *Cluster) sockDir() string { return filepath.Join(c.dir, "sock") }
 func (c *Cluster) logFile() string { return filepath.Join(c.dir, "server.log") }
