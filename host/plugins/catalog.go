@@ -265,6 +265,13 @@ func (c *Catalog) examine(ctx context.Context, path string) {
 			e = old
 			break
 		}
+		if twin, ok := c.examined(kind, name, sum); ok {
+			// The same bytes under the same name in another folder: the
+			// same answer, without starting them again.
+			e.ran, e.Error = true, twin.Error
+			e.Version, e.APIVersions, e.Capabilities, e.Status = twin.Version, twin.APIVersions, twin.Capabilities, twin.Status
+			break
+		}
 		e.ran = true
 		info, err := c.fingerprint(ctx, exe, path)
 		switch {
@@ -292,6 +299,19 @@ func (c *Catalog) examine(ctx context.Context, path string) {
 	default:
 		c.log.Info("plugin ready", "kind", kind, "name", name, "version", e.Version, "sha256", e.SHA256[:12])
 	}
+}
+
+// examined returns an entry of another path whose binary, the same bytes
+// under the same kind and name, was started for its verdict.
+func (c *Catalog) examined(kind, name, sum string) (entry, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	for _, e := range c.byPath {
+		if e.ran && e.SHA256 == sum && e.Kind == kind && e.Name == name {
+			return e, true
+		}
+	}
+	return entry{}, false
 }
 
 // Refresh asks the healthy plugins again what they find about their

@@ -101,16 +101,18 @@ func (c *Catalog) copyBinary(path string) (sum, tmp string, err error) {
 }
 
 // publish moves a fresh copy to its content address. A copy already there
-// that an entry runs, and that is still the file written for it (its
-// stamp, the check every start makes), is kept, so that the entry's next
-// start does not refuse a replaced file; anything else there is replaced.
-// Processes still executing a replaced file keep its inode. It returns the
+// is never rewritten while it is sound, since a run may be starting it
+// and every start checks the copy's stamp: one that an entry runs, still
+// the file written for it, or one that holds exactly the bytes of its name
+// with the copies' mode (the same plugin in two folders, examined at once,
+// or a copy an earlier daemon made). Anything else there is replaced;
+// processes still executing a replaced file keep its inode. It returns the
 // copy and its stamp.
 func (c *Catalog) publish(tmp, sum string) (string, fileStamp, error) {
 	final := filepath.Join(c.copies, sum)
 	c.copyMu.Lock()
 	defer c.copyMu.Unlock()
-	if st, err := os.Lstat(final); err == nil && c.runsCopy(sum, stampOf(st)) {
+	if st, err := os.Lstat(final); err == nil && (c.runsCopy(sum, stampOf(st)) || soundCopy(final, st, sum)) {
 		os.Remove(tmp)
 		return final, stampOf(st), nil
 	}
@@ -123,6 +125,26 @@ func (c *Catalog) publish(tmp, sum string) (string, fileStamp, error) {
 		return "", fileStamp{}, fmt.Errorf("publish the verified copy: %w", err)
 	}
 	return final, stampOf(st), nil
+}
+
+// soundCopy reports whether the file at path, as st describes it, is a
+// verified copy as publish writes it: a regular file of mode 0500 whose
+// bytes hash to sum.
+func soundCopy(path string, st os.FileInfo, sum string) bool {
+	if !st.Mode().IsRegular() || st.Mode().Perm() != copyMode {
+		return false
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return false
+	}
+	after, err := f.Stat()
+	return err == nil && stampOf(after) == stampOf(st) && hex.EncodeToString(h.Sum(nil)) == sum
 }
 
 // runsCopy reports whether an entry executes the copy of sum as stamped.
