@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/agent-worker/agent-worker/host/api"
 	"github.com/agent-worker/agent-worker/host/plugins"
@@ -70,7 +69,16 @@ kickoff: "@alice start"
 	if err != nil {
 		t.Fatal(err)
 	}
-	resumed := time.Now()
+	// The runs before the resume, by id: a start time (stored to the
+	// millisecond) cannot be ordered against the resume's own clock.
+	paused, err := th.DB().ListRuns(ctx, store.RunFilter{Agent: alice, Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := map[string]bool{}
+	for _, r := range paused {
+		before[r.ID] = true
+	}
 	if err := th.DB().SetWorkflowState(ctx, scope.Workflow, scope.Tag, api.WorkflowRunning, ""); err != nil {
 		t.Fatal(err)
 	}
@@ -82,18 +90,16 @@ kickoff: "@alice start"
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Newest first: the runs that started before the resume, and the first
-	// one after it.
-	before, first := 0, store.Run{}
+	// Newest first: the first run after the resume is the oldest one that
+	// was not there before it.
+	first := store.Run{}
 	for _, r := range runs {
-		if r.StartedAt.After(resumed) {
+		if !before[r.ID] {
 			first = r
-		} else {
-			before++
 		}
 	}
-	if before != 3 {
-		t.Errorf("alice ran %d time(s) before the resume: want 3 before the guard and none while paused", before)
+	if len(before) != 3 {
+		t.Errorf("alice ran %d time(s) before the resume: want 3 before the guard and none while paused", len(before))
 	}
 	if first.ID == "" || first.InboxUntilSeq < marker.Seq {
 		t.Errorf("alice's first run after the resume (%+v) did not see the pong and the question (#%d)", first, marker.Seq)

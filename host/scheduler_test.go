@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -209,7 +210,10 @@ func TestBurstOfMentionsIsCoalesced(t *testing.T) {
 	t.Parallel()
 	th, _ := pluginHost(t, plugins.SupervisorConfig{}, noPoll)
 	ev := watchEvents(t, th)
-	mockAgent(t, th, "alice", map[string]any{"sleep": "500ms"}, map[string]any{"result": "ok"})
+	// The first run holds until the whole burst is sent: the gate, not a
+	// sleep that a slow machine could outlast mid-burst.
+	gate := filepath.Join(t.TempDir(), "burst-sent")
+	mockAgent(t, th, "alice", map[string]any{"shell": "while [ ! -e " + gate + " ]; do sleep 0.05; done"}, map[string]any{"result": "ok"})
 	c := th.client()
 	if _, err := c.Send(context.Background(), api.SendRequest{Target: "alice", Message: "first"}); err != nil {
 		t.Fatal(err)
@@ -222,6 +226,9 @@ func TestBurstOfMentionsIsCoalesced(t *testing.T) {
 			t.Fatal(err)
 		}
 		last = m.Seq
+	}
+	if err := os.WriteFile(gate, nil, 0o644); err != nil {
+		t.Fatal(err)
 	}
 	ev.settled(th, "alice")
 	runs := runsOf(t, th, "alice")

@@ -2,12 +2,16 @@ package workflow
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/agent-worker/agent-worker/internal/testkit"
 )
 
 func setupFile(t *testing.T, setup string) *File {
@@ -90,16 +94,29 @@ func TestRunSetup(t *testing.T) {
 // which would otherwise hold its output open for a minute.
 func TestRunSetupTimeout(t *testing.T) {
 	t.Parallel()
-	f := setupFile(t, "  - {shell: 'sleep 60 & sleep 60', timeout: 200ms}\n")
-	start := time.Now()
+	// The timeout leaves sh ample time to start its child and say its pid.
+	f := setupFile(t, "  - {shell: 'sleep 600 & echo $! > child.pid; sleep 600', timeout: 1s}\n")
 	_, err := RunSetup(context.Background(), f, Vars{})
-	if err == nil || !strings.Contains(err.Error(), "setup step 1 (line 4) timed out after 200ms") {
+	if err == nil || !strings.Contains(err.Error(), "setup step 1 (line 4) timed out after 1s") {
 		t.Fatalf("error = %v, want a timeout", err)
 	}
-	// Well under cmd.WaitDelay (1s): the whole group died, not just sh.
-	if d := time.Since(start); d > 900*time.Millisecond {
-		t.Errorf("setup took %v to give up", d)
+	// The whole group died, not just sh: the backgrounded child ends too
+	// (killed, not left to its 600 s). Without the group kill RunSetup
+	// would still return, after cmd.WaitDelay, with the child running.
+	b, err := os.ReadFile(filepath.Join(f.Dir, "child.pid"))
+	if err != nil {
+		t.Fatalf("the step wrote no pid of its child: %v", err)
 	}
+	child, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatalf("child.pid = %q: %v", b, err)
+	}
+	t.Cleanup(func() { // should the test fail
+		if p, err := os.FindProcess(child); err == nil {
+			p.Kill()
+		}
+	})
+	testkit.WaitFor(t, fmt.Sprintf("the step's backgrounded child %d to end with it", child), func() bool { return !testkit.Alive(child) })
 }
 
 func TestRunSetupCanceled(t *testing.T) {

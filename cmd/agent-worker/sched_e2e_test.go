@@ -40,7 +40,10 @@ func TestE2EMentionWakesAndTeamTalks(t *testing.T) {
 
 	follow := exec.Command(binary, "peek", "--follow", "-n", "1")
 	follow.Env = c.env()
-	out, _ := follow.StdoutPipe()
+	out, err := follow.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := follow.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -76,14 +79,21 @@ func TestE2EKilledRunIsRedone(t *testing.T) {
 	t.Parallel()
 	c := newCLI(t)
 	daemon := c.startDaemon()
-	c.ok("new", "alice", "--backend", "mock", "--config", `{"script":[{"sleep":"2s"},{"reply":"handled"}]}`)
+	// Each run holds until the gate file is in alice's workspace (the
+	// step's working directory), so the kill lands mid-run however slow
+	// the machine is.
+	gate := filepath.Join(c.home, "workspaces", "global", "main", "alice", "gate")
+	c.ok("new", "alice", "--backend", "mock", "--config", `{"script":[{"shell":"while [ ! -e gate ]; do sleep 0.05; done"},{"reply":"handled"}]}`)
 	c.ok("send", "alice", "do it once")
 	c.waitFor("the run to start", func() bool {
 		runs, err := c.client().ListRuns(context.Background(), "alice")
 		return err == nil && len(runs) == 1 && runs[0].State == "running"
 	})
-	daemon.Process.Signal(syscall.SIGKILL)
-	daemon.Wait()
+	if err := daemon.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = daemon.Wait() // killed: its exit status says so
+	writeFile(t, gate, "")
 	c.ok("list") // a new daemon re-queues alice
 	c.waitFor("alice to finish", func() bool { return c.agent("alice").InboxDepth == 0 })
 	c.waitFor("the handled line", func() bool { return strings.Contains(c.ok("peek"), "[alice] handled") })
