@@ -82,7 +82,9 @@ func TestE2ECursorRepliesAndAcks(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(c.home, ".cursor")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the project (%s) got a .cursor folder: %v", c.home, err)
 	}
-	if entries, _ := os.ReadDir(filepath.Join(c.home, "runs")); len(entries) != 0 {
+	if entries, err := os.ReadDir(filepath.Join(c.home, "runs")); err != nil && !os.IsNotExist(err) {
+		t.Errorf("read the run folders: %v", err)
+	} else if len(entries) != 0 {
 		t.Errorf("run folders left behind: %v", entries)
 	}
 }

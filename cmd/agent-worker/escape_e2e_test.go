@@ -135,7 +135,10 @@ func TestE2EDocPathEscapesRefusedOverHTTP(t *testing.T) {
 			t.Fatalf("%s %s: %v", method, rawPath, err)
 		}
 		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
+		b, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatalf("%s %s: read the answer: %v", method, rawPath, err)
+		}
 		return resp.StatusCode, string(b), resp.Header
 	}
 	ops := map[string]struct {

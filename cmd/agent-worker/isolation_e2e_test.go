@@ -69,7 +69,7 @@ func probeRun(t *testing.T, c *cli, d api.DaemonInfo) {
 			t.Errorf("the run saw %s (%q):\n%s", what, leak, out)
 		}
 	}
-	home, _ := filepath.EvalSymlinks(c.home)
+	home := realPath(t, c.home)
 	wantDir := filepath.Join(home, "workspaces", "global", "main", "probe")
 	if !strings.Contains(out, "cwd="+wantDir+"\n") {
 		t.Errorf("the run did not work in its own workspace %s:\n%s", wantDir, out)

@@ -207,9 +207,8 @@ func TestE2EListenNeedsAllowRemote(t *testing.T) {
 		t.Fatalf("a daemon started on 0.0.0.0 without --allow-remote")
 	}
 	_, logPath := c.startDaemonWith(nil, "--listen", "0.0.0.0:0", "--allow-remote")
-	log, _ := os.ReadFile(logPath)
-	if !strings.Contains(string(log), "reachable from other machines") {
-		t.Errorf("daemon with --allow-remote logged no warning:\n%s", log)
+	if log, err := os.ReadFile(logPath); err != nil || !strings.Contains(string(log), "reachable from other machines") {
+		t.Errorf("daemon with --allow-remote logged no warning (%v):\n%s", err, log)
 	}
 	if _, err := c.client().Health(context.Background()); err != nil {
 		t.Errorf("daemon with --allow-remote does not answer: %v", err)

@@ -108,19 +108,28 @@ except OSError as e:
 // metricValue reads one sample of the daemon's /metrics.
 func metricValue(t *testing.T, d api.DaemonInfo, name, labels string) float64 {
 	t.Helper()
-	req, _ := http.NewRequest("GET", d.URL()+"/metrics", nil)
+	req, err := http.NewRequest("GET", d.URL()+"/metrics", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	req.Header.Set("Authorization", "Bearer "+d.Token)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /metrics: %d, %v\n%s", resp.StatusCode, err, body)
+	}
 	m := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(name+"{"+labels+"}") + ` (\S+)$`).FindSubmatch(body)
 	if m == nil {
 		return 0
 	}
-	v, _ := strconv.ParseFloat(string(m[1]), 64)
+	v, err := strconv.ParseFloat(string(m[1]), 64)
+	if err != nil {
+		t.Fatalf("metric %s{%s}: %v", name, labels, err)
+	}
 	return v
 }
 
@@ -151,7 +160,7 @@ func TestE2ESandboxHostileRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	home, _ := filepath.EvalSymlinks(c.home)
+	home := realPath(t, c.home)
 	leakPort, canary := listenLeak(t)
 
 	// Another agent, with a file in its own workspace (written by the
@@ -314,8 +323,8 @@ func TestE2ESandboxWorktree(t *testing.T) {
 	gitE2E(t, repo, "add", ".gitignore")
 	gitE2E(t, repo, "commit", "-q", "-m", "first")
 	writeFile(t, filepath.Join(repo, "checked-out-secret.txt"), "CHECKOUT-SECRET\n")
-	home, _ := filepath.EvalSymlinks(c.home)
-	repoReal, _ := filepath.EvalSymlinks(repo)
+	home := realPath(t, c.home)
+	repoReal := realPath(t, repo)
 	bobTree := filepath.Join(home, "worktrees", "team", "main", "bob")
 	file := filepath.Join(repo, "team.yaml")
 	writeFile(t, file, fmt.Sprintf(`name: team
@@ -403,8 +412,8 @@ kickoff: "@alice @bob go"
 			t.Errorf("the transcript lacks %q:\n%s", refused, logs)
 		}
 	}
-	if b, _ := os.ReadFile(filepath.Join(repo, ".git", "config")); strings.Contains(string(b), "hooksPath") {
-		t.Errorf("alice wrote the repository's config:\n%s", b)
+	if b, err := os.ReadFile(filepath.Join(repo, ".git", "config")); err != nil || strings.Contains(string(b), "hooksPath") {
+		t.Errorf("alice wrote the repository's config (%v):\n%s", err, b)
 	}
 	if _, err := os.Stat(filepath.Join(repo, ".git", "hooks", "post-commit")); err == nil {
 		t.Error("alice wrote a hook into the repository")
@@ -439,7 +448,10 @@ kickoff: "@alice @bob go"
 	if out := c.ok("status"); !strings.Contains(out, "loose@team: sandbox off for this agent") {
 		t.Errorf("status does not warn that loose is unconfined:\n%s", out)
 	}
-	d, _ := api.ReadDaemonInfo(c.home)
+	d, err := api.ReadDaemonInfo(c.home)
+	if err != nil || d.Token == "" {
+		t.Fatalf("daemon.json: %+v, %v", d, err)
+	}
 	if out := c.ok("ask", "loose@team", "show me"); !strings.Contains(c.ok("logs", c.agent("loose@team").Runs[0].ID), d.Token) {
 		t.Errorf("the unconfined agent's run could not read daemon.json (ask printed %q)", out)
 	}
@@ -498,7 +510,7 @@ func TestE2ESandboxSDKToolCalls(t *testing.T) {
 	c := newCLI(t)
 	userHome := t.TempDir()
 	writeFile(t, filepath.Join(userHome, "secret.key"), "PLANTED-KEY\n")
-	home, _ := filepath.EvalSymlinks(c.home)
+	home := realPath(t, c.home)
 	leakPort, canary := listenLeak(t)
 	m := startModel(t, false)
 	modelPort := m.URL[strings.LastIndex(m.URL, ":")+1:]
@@ -509,7 +521,10 @@ func TestE2ESandboxSDKToolCalls(t *testing.T) {
 	}
 	go daemon.Wait()
 	c.waitFor("the daemon", func() bool { d, err := api.ReadDaemonInfo(c.home); return err == nil && d.PID == daemon.Process.Pid })
-	d, _ := api.ReadDaemonInfo(c.home)
+	d, err := api.ReadDaemonInfo(c.home)
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	shell := func(cmd string) modelTurn {
 		return modelTurn{"Tools": []map[string]any{{"Name": "run_shell", "Args": map[string]any{"command": cmd}}}}
@@ -627,7 +642,7 @@ func TestE2ESessionLeaversEndWithTheRun(t *testing.T) {
 	escape := `setsid sh -c 'exec sleep 300' </dev/null >/dev/null 2>&1 & echo $! > escaped.pid`
 	cfg, _ := json.Marshal(map[string]any{"script": []map[string]any{{"shell": escape}, {"result": "left a child"}}})
 	c.ok("new", "leaver", "--backend", "mock", "--config", string(cfg))
-	home, _ := filepath.EvalSymlinks(c.home)
+	home := realPath(t, c.home)
 	pidFile := filepath.Join(home, "workspaces", "global", "main", "leaver", "escaped.pid")
 	escaped := func() int {
 		b, _ := os.ReadFile(pidFile)

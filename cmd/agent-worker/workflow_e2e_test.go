@@ -22,6 +22,17 @@ func writeFile(t *testing.T, path, content string) {
 	}
 }
 
+// realPath is path with its symbolic links resolved, as the daemon's
+// sandbox sees it (t.TempDir may sit behind a link).
+func realPath(t *testing.T, path string) string {
+	t.Helper()
+	p, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 // copyExample copies an example into a temp dir, so its documents land
 // there and not in the checkout.
 func copyExample(t *testing.T, name string) string {

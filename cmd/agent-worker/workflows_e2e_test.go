@@ -119,7 +119,10 @@ func TestE2EInvalidUTF8Refused(t *testing.T) {
 	c.ok("new", "bob", "--backend", "mock")
 	post := func(path, token, body string) (int, string) {
 		t.Helper()
-		req, _ := http.NewRequest("POST", d.URL()+path, strings.NewReader(body))
+		req, err := http.NewRequest("POST", d.URL()+path, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
 		if token != "" {
@@ -130,7 +133,10 @@ func TestE2EInvalidUTF8Refused(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
+		b, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatalf("POST %s: read the answer: %v", path, err)
+		}
 		return resp.StatusCode, string(b)
 	}
 	if status, body := post("/send", d.Token, "{\"target\": \"bob\", \"message\": \"hi \xff\xfe there\"}"); status != 400 || !strings.Contains(body, "not valid UTF-8 (at byte") {
