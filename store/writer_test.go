@@ -4,9 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"sync"
 	"testing"
+
+	"github.com/agent-worker/agent-worker/internal/testkit"
 )
 
 // holdWriter blocks the writer until the returned func is called, so that
@@ -33,11 +34,16 @@ func pair(t *testing.T, db *DB) {
 	}
 }
 
-// waitQueued waits until n writes wait in the writer's queue.
-func waitQueued(db *DB, n int) {
-	for len(db.w.reqs) < n {
-		runtime.Gosched()
-	}
+// waitQueued waits until n writes wait in the writer's queue (the queue
+// sends no event: its length is polled, with testkit's deadline).
+func waitQueued(t *testing.T, db *DB, n int) {
+	t.Helper()
+	testkit.Eventually(t, fmt.Sprintf("%d writes in the writer's queue", n), func() error {
+		if q := len(db.w.reqs); q < n {
+			return fmt.Errorf("%d queued", q)
+		}
+		return nil
+	})
 }
 
 func TestConcurrentSendsShareACommitAndEachIsDurable(t *testing.T) {
@@ -58,7 +64,7 @@ func TestConcurrentSendsShareACommitAndEachIsDurable(t *testing.T) {
 			seqs[i], errs[i] = m.Seq, err
 		})
 	}
-	waitQueued(db, n)
+	waitQueued(t, db, n)
 	release()
 	wg.Wait()
 	seen := map[int64]bool{}
@@ -99,7 +105,7 @@ func TestAFailingSendFailsAloneInItsGroup(t *testing.T) {
 			_, errs[i] = db.AppendMessage(t.Context(), m)
 		})
 	}
-	waitQueued(db, n)
+	waitQueued(t, db, n)
 	release()
 	wg.Wait()
 	for i, err := range errs {
@@ -122,7 +128,7 @@ func TestAWriteGivenUpInTheQueueNeverRuns(t *testing.T) {
 	go func() {
 		errc <- db.write(ctx, func(querier) error { ran = true; return nil })
 	}()
-	waitQueued(db, 1)
+	waitQueued(t, db, 1)
 	cancel()
 	if err := <-errc; err == nil {
 		t.Error("a write cancelled while queued reported success")
@@ -160,12 +166,12 @@ func TestAWriteQueuedBehindSendsIsAnswered(t *testing.T) {
 		_, errs[i] = db.AppendMessage(t.Context(), NewMessage{Workflow: "global", Tag: "main", Sender: "a", Content: "@b hi", Recipients: []string{"b"}})
 	}
 	wg.Go(func() { send(0) })
-	waitQueued(db, 1)
+	waitQueued(t, db, 1)
 	// A plain write between two sends ends the group and runs next.
 	wg.Go(func() { errs[1] = db.write(t.Context(), func(querier) error { return nil }) })
-	waitQueued(db, 2)
+	waitQueued(t, db, 2)
 	wg.Go(func() { send(2) })
-	waitQueued(db, 3)
+	waitQueued(t, db, 3)
 	release()
 	wg.Wait()
 	for i, err := range errs {
@@ -184,7 +190,7 @@ func TestAWriteQueuedAtCloseIsRefusedNotLeftWaiting(t *testing.T) {
 	release := holdWriter(t, db)
 	errc := make(chan error, 1)
 	go func() { errc <- db.write(t.Context(), func(querier) error { return nil }) }()
-	waitQueued(db, 1)
+	waitQueued(t, db, 1)
 	closed := make(chan error, 1)
 	go func() { closed <- db.Close() }()
 	<-db.w.quit // Close has begun: the writer stops after the held write
