@@ -504,6 +504,11 @@ func (p *parser) strMap(n *yaml.Node, name, where string, envKeys bool) map[stri
 			p.add(e.k, "%s name %q is not valid: use letters, digits and _, not starting with a digit", name, e.key)
 		}
 		s := p.str(e.v, name+" values")
+		if strings.ContainsRune(s, 0) {
+			// No environment variable or header can hold one, and the
+			// store could not read the agent's config back.
+			p.add(e.v, "%s value of %s holds a NUL byte: remove it", name, e.key)
+		}
 		p.checkVars(e.v, s, "", math.MaxInt)
 		out[e.key] = s
 	}

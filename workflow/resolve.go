@@ -154,6 +154,9 @@ func (r *resolver) expandMap(where string, m map[string]string) map[string]strin
 	out := maps.Clone(m)
 	for k, s := range out {
 		out[k] = r.expand(where+" "+k, s)
+		if strings.ContainsRune(out[k], 0) { // Parse refuses a NUL written in the file
+			r.errs = append(r.errs, fmt.Errorf("%s %s: a ${{ }} value holds a NUL byte, which no environment variable or header can", where, k))
+		}
 	}
 	return out
 }

@@ -34,9 +34,11 @@ func RenderTrigger(message string, body []byte) (text string, missing []string, 
 		}
 		if !parsed {
 			parsed = true
+			// json.Valid first: a Decoder stops after one value, and its
+			// More misses trailing text such as a stray } or ].
 			dec := json.NewDecoder(bytes.NewReader(body))
 			dec.UseNumber()
-			if derr := dec.Decode(&doc); derr != nil || dec.More() {
+			if !json.Valid(body) || dec.Decode(&doc) != nil {
 				err = errors.New("the request body is not JSON, and the trigger's message reads it: send JSON (for a GitHub webhook, set its content type to application/json)")
 				return m
 			}

@@ -10,7 +10,8 @@ const MentionAll = "all"
 // (SPEC.md "Mentions"). An @ counts only at the start or after a character
 // that cannot be part of a name or address, so bob@example.com is not a
 // mention; a name ends at the first character outside [A-Za-z0-9_-], and a
-// trailing - or _ is punctuation, not part of it.
+// trailing - or _ is punctuation, not part of it, unless a member's name
+// ends so (a valid agent name may: @bob_ mentions bob_ when bob_ is one).
 func ParseMentions(content string, members []string, sender string) []string {
 	isMember := make(map[string]bool, len(members))
 	for _, m := range members {
@@ -32,7 +33,10 @@ func ParseMentions(content string, members []string, sender string) []string {
 		for j < len(content) && isNameByte(content[j]) {
 			j++
 		}
-		name := strings.TrimRight(content[i+1:j], "-_")
+		name := content[i+1 : j]
+		if !isMember[name] {
+			name = strings.TrimRight(name, "-_")
+		}
 		i = j - 1
 		switch {
 		case name == MentionAll:
