@@ -38,6 +38,11 @@ type Options struct {
 	// the write slot included): the daemon's metrics, without the store
 	// knowing about them. It must return quickly.
 	ObserveWrite func(time.Duration)
+	// CheckIntegrity makes Open run SQLite's full PRAGMA integrity_check
+	// (every index against its table) instead of the quick_check it
+	// always runs: the daemon's --check-store. PostgreSQL checks its own
+	// pages, so it is ignored there.
+	CheckIntegrity bool
 }
 
 // DB is the daemon's handle on its store: the SQLite file, or a
@@ -82,6 +87,9 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 		if err := db.openPostgres(ctx, path, opts); err != nil {
 			return nil, err
 		}
+		if opts.CheckIntegrity {
+			db.log.Info("the integrity check is for a SQLite file; PostgreSQL checks its own pages (data checksums, amcheck)")
+		}
 	} else if err := db.openSQLite(ctx, path, opts); err != nil {
 		return nil, err
 	}
@@ -107,16 +115,21 @@ func (db *DB) openSQLite(ctx context.Context, path string, opts Options) error {
 	}
 	e, err := openSQLite(abs, opts.PoolSize)
 	if err != nil {
-		return fmt.Errorf("open store %s: %w", abs, err)
+		return openFailed(abs, err)
 	}
 	db.path, db.eng = abs, e
+	// A damaged file is refused before anything reads or writes it.
+	if err := db.checkSQLite(e, opts.CheckIntegrity); err != nil {
+		e.close()
+		return err
+	}
 	if err := db.migrateSQLite(ctx, e, migrations); err != nil {
 		e.close()
-		return fmt.Errorf("open store %s: %w", abs, err)
+		return openFailed(abs, err)
 	}
 	if err := e.openWriter(); err != nil {
 		e.close()
-		return fmt.Errorf("open store %s: %w", abs, err)
+		return openFailed(abs, err)
 	}
 	return nil
 }
@@ -144,7 +157,7 @@ func fromMs(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
 func (db *DB) read(ctx context.Context, fn func(querier) error) error {
 	ctx, cancel := context.WithTimeout(ctx, opTimeout)
 	defer cancel()
-	return classify(db.eng.read(ctx, false, fn))
+	return db.coded(db.eng.read(ctx, false, fn))
 }
 
 // snapshot is read inside one read-only transaction, for reads of several
@@ -152,7 +165,7 @@ func (db *DB) read(ctx context.Context, fn func(querier) error) error {
 func (db *DB) snapshot(ctx context.Context, fn func(querier) error) error {
 	ctx, cancel := context.WithTimeout(ctx, opTimeout)
 	defer cancel()
-	return classify(db.eng.read(ctx, true, fn))
+	return db.coded(db.eng.read(ctx, true, fn))
 }
 
 // write runs fn in one immediate transaction of its own. ctx bounds only

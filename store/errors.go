@@ -76,6 +76,23 @@ func unreachable(err error) bool {
 		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.EPIPE)
 }
 
+// corrupt reports an error that says the database's own pages are
+// damaged: SQLite's SQLITE_CORRUPT and SQLITE_NOTADB (a header that is not
+// a database's), PostgreSQL's data_corrupted and index_corrupted (XX001,
+// XX002). No retry helps: the database has to be restored or recovered,
+// so DB.coded makes it a health state of the store (Health.Corrupt).
+func corrupt(err error) bool {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code == "XX001" || pe.Code == "XX002"
+	}
+	switch sqlite.ErrCode(err).ToPrimary() {
+	case sqlite.ResultCorrupt, sqlite.ResultNotADB:
+		return true
+	}
+	return false
+}
+
 // isConflict reports whether err is a duplicate-key failure, for the call
 // sites that replace SQLite's wording with one that names the object.
 func isConflict(err error) bool {

@@ -23,6 +23,12 @@ type Health struct {
 	// full, file-size limit, I/O error, a deleted file), and when.
 	LastError   string
 	LastErrorAt time.Time
+	// Corrupt is the first read or write that found the database damaged
+	// (SQLITE_CORRUPT, SQLITE_NOTADB), and CorruptSince when. It stays
+	// set until the daemon stops: a damaged file does not mend, it has to
+	// be restored from a backup or recovered.
+	Corrupt      string
+	CorruptSince time.Time
 }
 
 // Failing reports whether the last write attempt failed: the error is
@@ -36,6 +42,9 @@ type health struct {
 	okAt  time.Time
 	err   string
 	errAt time.Time
+	// corrupt and corruptAt are Health.Corrupt and CorruptSince.
+	corrupt   string
+	corruptAt time.Time
 }
 
 // noteWrite records a write's outcome for Health and turns a storage
@@ -86,6 +95,7 @@ func (db *DB) Health() Health {
 	h := Health{Path: db.path, Linked: db.eng.checkFile() == nil}
 	db.health.mu.Lock()
 	h.LastWriteAt, h.LastError, h.LastErrorAt = db.health.okAt, db.health.err, db.health.errAt
+	h.Corrupt, h.CorruptSince = db.health.corrupt, db.health.corruptAt
 	db.health.mu.Unlock()
 	return h
 }

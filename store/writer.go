@@ -165,6 +165,6 @@ func (db *DB) commit(batch []*writeReq) {
 		if err == nil {
 			db.w.commits.Add(1)
 		}
-		r.done <- db.noteWrite(classify(err))
+		r.done <- db.noteWrite(db.coded(err))
 	}
 }

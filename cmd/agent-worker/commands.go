@@ -105,6 +105,8 @@ func statusCmd(e *env) *ffcli.Command {
 // storeLine is status's one-line account of the database file.
 func storeLine(s api.StoreHealth) string {
 	switch {
+	case s.CorruptSince != nil:
+		return "CORRUPT (" + s.Corrupt + ", since " + s.CorruptSince.Local().Format(time.DateTime) + "): stop the daemon and restore a backup (see `agent-worker backup --help`)"
 	case s.UnreachableSince != nil:
 		return "UNREACHABLE (" + s.LastError + ", since " + s.UnreachableSince.Local().Format(time.DateTime) + ")"
 	case !s.Linked:

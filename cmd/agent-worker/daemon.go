@@ -38,6 +38,7 @@ func daemonCmd(e *env) *ffcli.Command {
 	)
 	fs.StringVar(&cfg.Home, "home", api.DefaultHome(), "agent-worker home (daemon.json, database, logs)")
 	fs.StringVar(&cfg.Store, "store", "", "where state is kept: a postgres:// URL shared by the daemons of a cluster (default: the SQLite file in --home)")
+	fs.BoolVar(&cfg.CheckStore, "check-store", false, "check the whole SQLite file (integrity_check: every index against its table) before starting; every start runs the quicker quick_check, and a damaged file is refused either way")
 	fs.StringVar(&cfg.Listen, "listen", host.DefaultListen, "address of the HTTP API; port 0 picks a free port")
 	fs.BoolVar(&cfg.AllowRemote, "allow-remote", false, "allow a --listen address other machines can reach (the API is plain HTTP and the token gives full control)")
 	fs.StringVar(&cfg.DefaultModel, "default-model", host.DefaultModel, "model of an sdk agent created without --model")
@@ -55,14 +56,17 @@ func daemonCmd(e *env) *ffcli.Command {
 	fs.String("config", "", "YAML file with any of these flags (flags and AGENT_WORKER_* env vars win)")
 	return &ffcli.Command{
 		Name:       "daemon",
-		ShortUsage: "agent-worker daemon [--listen 127.0.0.1:5099 [--allow-remote]] [--home DIR] [--store postgres://…] [--plugins-dir DIR] [--default-model M] [--spares N|backend=N,...] [--sandbox auto|required|off] [--config FILE]",
+		ShortUsage: "agent-worker daemon [--listen 127.0.0.1:5099 [--allow-remote]] [--home DIR] [--store postgres://…] [--check-store] [--plugins-dir DIR] [--default-model M] [--spares N|backend=N,...] [--sandbox auto|required|off] [--config FILE]",
 		ShortHelp:  "run the daemon in the foreground",
 		LongHelp: `Runs the daemon until SIGINT/SIGTERM or ` + "`agent-worker stop --all`" + `.
 Other commands start it on their own when it is not running; run it by hand
 to watch its log or to choose its address. It writes daemon.json (mode 0600)
 to the home so clients can find it, and only one daemon runs per home.
 It listens on loopback only unless --allow-remote is given: whoever has
-the token controls the daemon, and the API is plain HTTP.`,
+the token controls the daemon, and the API is plain HTTP.
+It refuses to start on a damaged SQLite file (PRAGMA quick_check at every
+start, integrity_check with --check-store), naming the file and how to
+restore it: see ` + "`agent-worker backup --help`" + `.`,
 		FlagSet: fs,
 		Options: []ff.Option{
 			ff.WithEnvVarPrefix(envPrefix),

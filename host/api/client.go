@@ -43,6 +43,13 @@ func (c *Client) Health(ctx context.Context) (Health, error) {
 	return h, c.do(ctx, http.MethodGet, "/health", nil, &h)
 }
 
+// Backup is POST /backup: the daemon writes a checked copy of its SQLite
+// database to req.Path, on its own machine.
+func (c *Client) Backup(ctx context.Context, req BackupRequest) (Backup, error) {
+	var b Backup
+	return b, c.do(ctx, http.MethodPost, "/backup", req, &b)
+}
+
 // Shutdown is POST /shutdown: the daemon stops after answering.
 func (c *Client) Shutdown(ctx context.Context) error {
 	return c.do(ctx, http.MethodPost, "/shutdown", nil, nil)

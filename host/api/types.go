@@ -219,6 +219,29 @@ type StoreHealth struct {
 	// UnreachableSince is set while the database server cannot be
 	// reached: since when the daemon has seen it so (LastError says how).
 	UnreachableSince *time.Time `json:"unreachable_since,omitempty"`
+	// CorruptSince is set once a read or write found the database
+	// damaged, and Corrupt is what SQLite said then. It stays set until
+	// the daemon stops: the file has to be restored or recovered.
+	CorruptSince *time.Time `json:"corrupt_since,omitempty"`
+	Corrupt      string     `json:"corrupt,omitempty"`
+}
+
+// BackupRequest is the body of POST /backup: where the daemon writes a
+// copy of its SQLite database. Path is absolute (the CLI resolves a
+// relative one against its own directory) and on the daemon's machine;
+// an existing file is replaced only with Force.
+type BackupRequest struct {
+	Path  string `json:"path"`
+	Force bool   `json:"force,omitempty"`
+}
+
+// Backup is what POST /backup wrote: a copy of Database at Path, Bytes
+// long, checked with quick_check, in TookMS.
+type Backup struct {
+	Path     string `json:"path"`
+	Database string `json:"database"`
+	Bytes    int64  `json:"bytes"`
+	TookMS   int64  `json:"took_ms"`
 }
 
 // Counts sizes the daemon's state.

@@ -12,28 +12,37 @@ import (
 )
 
 func (h *Server) handleHealth(w http.ResponseWriter, r *http.Request) error {
-	ctx := r.Context()
-	counts, err := h.db.Counts(ctx)
+	out, err := h.health(r.Context())
 	if api.ErrorCode(err) == api.CodeUnavailable {
 		// Status still answers, from what the daemon knows without its
-		// store, and says the store is unreachable.
+		// store, and says why the store does not (unreachable, damaged).
 		writeJSON(w, http.StatusOK, h.healthWithoutStore(err))
 		return nil
 	}
 	if err != nil {
 		return err
 	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// health is GET /health read from the store.
+func (h *Server) health(ctx context.Context) (api.Health, error) {
+	counts, err := h.db.Counts(ctx)
+	if err != nil {
+		return api.Health{}, err
+	}
 	h.unreachable.Store(nil)
 	agents, err := h.listAgents(ctx, store.AgentFilter{})
 	if err != nil {
-		return err
+		return api.Health{}, err
 	}
 	wfs, err := h.listWorkflows(ctx, agents)
 	if err != nil {
-		return err
+		return api.Health{}, err
 	}
 	if err := h.addSpend(ctx, agents, wfs); err != nil {
-		return err
+		return api.Health{}, err
 	}
 	problems := []string{}
 	for _, a := range agents {
@@ -62,25 +71,28 @@ func (h *Server) handleHealth(w http.ResponseWriter, r *http.Request) error {
 	}
 	running, err := h.runningWorkers(ctx)
 	if err != nil {
-		return err
+		return api.Health{}, err
 	}
 	storeHealth, storeProblems := h.storeHealth()
 	problems = append(problems, storeProblems...)
 	cluster, clusterProblems, err := h.cluster(ctx, wfs)
 	if err != nil {
-		return err
+		return api.Health{}, err
 	}
 	problems = append(problems, clusterProblems...)
 	now := h.now()
-	writeJSON(w, http.StatusOK, api.Health{
-		Status: "ok", Version: api.Version, PID: os.Getpid(),
+	status := "ok"
+	if storeHealth.CorruptSince != nil {
+		status = "degraded"
+	}
+	return api.Health{
+		Status: status, Version: api.Version, PID: os.Getpid(),
 		Listen: h.listen, Home: h.home, Database: h.db.Path(),
 		StartedAt: h.startedAt.UTC(), UptimeMS: now.Sub(h.startedAt).Milliseconds(),
 		Counts: api.Counts{Agents: counts.Agents, Workflows: counts.Workflows, Messages: counts.Messages, Runs: counts.Runs},
 		Agents: agents, Workflows: wfs, Plugins: plugins, Problems: problems,
 		Workers: running, Store: storeHealth, Cluster: cluster, Sandbox: h.sandbox, Processes: h.processes,
-	})
-	return nil
+	}, nil
 }
 
 func (h *Server) handleShutdown(w http.ResponseWriter, r *http.Request) error {

@@ -27,19 +27,22 @@ func (h *Server) runningWorkers(ctx context.Context) ([]api.Worker, error) {
 	return out, nil
 }
 
-// healthWithoutStore is GET /health while the store cannot be reached:
-// the daemon's own facts and the store's state, nothing read from it.
+// healthWithoutStore is GET /health while the store cannot answer (it
+// cannot be reached, or it is damaged): the daemon's own facts and the
+// store's state, nothing read from it.
 func (h *Server) healthWithoutStore(err error) api.Health {
 	now := h.now()
-	since := h.unreachable.Load()
-	if since == nil {
-		h.unreachable.CompareAndSwap(nil, &now)
-		since = h.unreachable.Load()
-	}
 	st, problems := h.storeHealth()
-	at := since.UTC()
-	st.UnreachableSince, st.LastError = &at, err.Error()
-	problems = append(problems, "store: UNREACHABLE since "+since.Local().Format("15:04:05")+" ("+err.Error()+"): requests that need it answer 503 until it is back")
+	if st.CorruptSince == nil { // damage is its own state, with its own problem line
+		since := h.unreachable.Load()
+		if since == nil {
+			h.unreachable.CompareAndSwap(nil, &now)
+			since = h.unreachable.Load()
+		}
+		at := since.UTC()
+		st.UnreachableSince, st.LastError = &at, err.Error()
+		problems = append(problems, "store: UNREACHABLE since "+since.Local().Format("15:04:05")+" ("+err.Error()+"): requests that need it answer 503 until it is back")
+	}
 	return api.Health{
 		Status: "degraded", Version: api.Version, PID: os.Getpid(),
 		Listen: h.listen, Home: h.home, Database: h.db.Path(),
@@ -58,8 +61,18 @@ func (h *Server) storeHealth() (api.StoreHealth, []string) {
 		at := sh.LastErrorAt.UTC()
 		out.LastErrorAt = &at
 	}
+	if !sh.CorruptSince.IsZero() {
+		at := sh.CorruptSince.UTC()
+		out.CorruptSince, out.Corrupt = &at, sh.Corrupt
+	}
 	var problems []string
 	switch {
+	case !sh.CorruptSince.IsZero():
+		todo := "the database file " + sh.Path + " is damaged; requests that touch the damage answer 503: stop the daemon and restore a backup made by `agent-worker backup` (see `agent-worker backup --help`)"
+		if h.db.Cluster() {
+			todo = "the PostgreSQL database " + sh.Path + " reports damaged data; requests that touch it answer 503: restore it from your PostgreSQL backups"
+		}
+		problems = append(problems, "store: CORRUPT since "+sh.CorruptSince.Local().Format("15:04:05")+" ("+sh.Corrupt+"): "+todo)
 	case !sh.Linked:
 		problems = append(problems, "store: the database file "+sh.Path+" was deleted or replaced; nothing is saved until the daemon restarts")
 	case sh.Failing():

@@ -32,6 +32,7 @@ func (h *Server) routes(log hclog.Logger) http.Handler {
 
 	handle("GET /health", h.handleHealth)
 	handle("POST /shutdown", h.handleShutdown)
+	handle("POST /backup", h.handleBackup)
 	handle("GET /agents", h.handleListAgents)
 	handle("POST /agents", h.handleCreateAgent)
 	handle("GET /agents/{target}", h.handleGetAgent)
