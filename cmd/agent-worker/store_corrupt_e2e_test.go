@@ -286,3 +286,18 @@ func TestE2EDamageWhileRunningShowsInStatus(t *testing.T) {
 		t.Errorf("status --json: status %q, store %+v; want degraded, corrupt since", st.Status, st.Store)
 	}
 }
+
+// On a cluster, backup exits 2 with the pg_dump command that backs the
+// shared database up (no password in it), and writes nothing.
+func TestE2EBackupOnClusterNamesPgDump(t *testing.T) {
+	t.Parallel()
+	ms, _ := startCluster(t, 1)
+	dst := filepath.Join(t.TempDir(), "b.db")
+	r := ms[0].run("backup", dst)
+	if r.code != api.ExitUsage || !strings.Contains(r.stderr, `pg_dump "postgres://`) || !strings.Contains(r.stderr, "keeps its state in PostgreSQL") {
+		t.Errorf("backup on a cluster: exit %d, stderr %q; want %d with the pg_dump command", r.code, r.stderr, api.ExitUsage)
+	}
+	if _, err := os.Stat(dst); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("backup on a cluster wrote %s: %v", dst, err)
+	}
+}
