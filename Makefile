@@ -80,6 +80,15 @@ bench-go: ## the Go micro-benchmarks (go test -bench) of the store, the MCP serv
 soak: ## 20,000 MCP calls + 200 runs against a real daemon; fails if its fds or memory grow
 	AGENT_WORKER_SOAK=1 $(GO) test -count=1 -run 'TestE2ESoak' -v -timeout 60m ./cmd/agent-worker
 
+# Crash and outage scenarios against real daemons (cmd/agent-worker-chaos);
+# CHAOS_FLAGS passes more, e.g. -seed N to repeat a run's kill moments.
+.PHONY: chaos
+chaos: build plugins ## kill -9 daemons and stop PostgreSQL under load (about 3 min); prints lost, duplicated and stuck, fails on any
+	$(GO) build -o $(BIN)/agent-worker-chaos ./cmd/agent-worker-chaos
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null || \
+		echo "no PostgreSQL server binaries: only sqlite-kill runs; install Debian's postgresql ($(SUDO) apt-get install postgresql) for pg-outage and pg-kill"
+	./$(BIN)/agent-worker-chaos -bin $(BIN)/agent-worker -plugins $(PLUGINS) $(CHAOS_FLAGS)
+
 # The native Go fuzz targets (go test -fuzz), as package:target: go test
 # fuzzes one target per run, so they run one after another, FUZZTIME each.
 # Their seed corpora (testdata/fuzz/) run as ordinary tests in make test.
