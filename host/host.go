@@ -84,6 +84,10 @@ type Config struct {
 	// SandboxStatus is what the kernel offers runs; nil asks it
 	// (sdk/sandbox.Probe). Tests inject a kernel without Landlock.
 	SandboxStatus *sb.Status
+	// NoCgroups, when set, is why plugin processes get no cgroup of their
+	// own (a test hook, as where cgroup v2 is not delegated): the sdk's
+	// plugin processes are then child subreapers instead.
+	NoCgroups string
 	// LookupEnv reads the secrets of webhook triggers (their secret_env)
 	// from the daemon's environment; nil is os.LookupEnv. Tests give each
 	// daemon its own.
@@ -280,7 +284,7 @@ func (h *Host) buildParts(ctx context.Context) error {
 	h.cfg.Supervisor.Context = h.mcp         // a run's request carries what its tools would show first
 	h.cfg.Supervisor.Worktrees = h.worktrees // an agent of a git workspace runs in its worktree
 	h.cfg.Supervisor.Sandbox = h.newSandbox()
-	h.cgroups = plugins.NewCgroups(h.log.Named("cgroups"))
+	h.cgroups = plugins.NewCgroups(h.cfg.NoCgroups, h.log.Named("cgroups"))
 	h.cfg.Supervisor.Cgroups = h.cgroups
 	h.sup = plugins.NewSupervisor(h.db, h.catalog, h.cfg.Home, h.cfg.RuntimeDir, func() string { return h.Info().URL() + "/mcp" }, h.cfg.Supervisor, h.log.Named("supervisor"))
 	if err := h.sup.Reap(ctx); err != nil {

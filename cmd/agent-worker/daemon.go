@@ -91,6 +91,10 @@ restore it: see ` + "`agent-worker backup --help`" + `.`,
 				root.Warn("test hook set: the kernel is taken to have no Landlock", "env", testNoLandlock)
 				cfg.SandboxStatus = &sb.Status{Why: why}
 			}
+			if why := os.Getenv(testNoCgroups); why != "" {
+				root.Warn("test hook set: plugin processes get no cgroup", "env", testNoCgroups)
+				cfg.NoCgroups = why
+			}
 			if marker := os.Getenv(testPauseBeforeSettle); marker != "" {
 				root.Warn("test hook set: every successful run pauses before it is settled", "env", testPauseBeforeSettle)
 				cfg.Scheduler.BeforeSettle = pauseBeforeSettle(marker)
@@ -151,6 +155,11 @@ func (f sandboxFlag) Set(v string) error {
 // kernel to have no Landlock for that reason, as on macOS or an old
 // kernel, so that --sandbox required can be tried where Landlock works.
 const testNoLandlock = "AGENT_WORKER_TEST_NO_LANDLOCK"
+
+// testNoCgroups names a test hook: set to a reason, the daemon makes no
+// cgroups for plugin processes, as where cgroup v2 is not delegated, so
+// that the subreaper fallback can be tried where cgroups work.
+const testNoCgroups = "AGENT_WORKER_TEST_NO_CGROUPS"
 
 // testPauseBeforeSettle names a test hook. Set to a file path, it makes
 // the daemon write the id of each successful run to that file once the

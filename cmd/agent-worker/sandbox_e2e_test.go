@@ -632,7 +632,7 @@ func TestE2ESessionLeaversEndWithTheRun(t *testing.T) {
 	daemon := c.startDaemon()
 	status := c.ok("status")
 	if !strings.Contains(status, "processes: cgroup v2: each plugin process in a cgroup of its own") {
-		if strings.Contains(status, "processes: process group: no cgroup v2 here") {
+		if strings.Contains(status, "processes: subreaper: no cgroup v2 here") {
 			t.Skipf("this machine gives the daemon no cgroup v2, and status says so:\n%s", status)
 		}
 		t.Fatalf("status does not say how a run's processes end:\n%s", status)

@@ -643,8 +643,8 @@ func (s SandboxInfo) String() string {
 
 // ProcessControl is how the daemon makes sure nothing a run started
 // outlives it, for status: "cgroup v2" (each plugin process in a cgroup
-// of its own, killed whole) or "process group" (where no cgroup can be
-// made: a process in a session of its own can escape).
+// of its own, killed whole) or "subreaper" (where no cgroup can be made:
+// each sdk plugin process kills and reaps what its run left as it stops).
 type ProcessControl struct {
 	Mechanism string `json:"mechanism"`
 	Detail    string `json:"detail"`

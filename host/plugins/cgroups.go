@@ -28,7 +28,10 @@ import (
 // cgroup (n tells apart the daemons of one process, as in tests);
 // a daemon that starts removes those of daemons that are gone, killing
 // what they left. Where no cgroup can be made (no cgroup v2, no write
-// access), runs keep the process group alone, and status says so.
+// access), each plugin process built on the sdk is made a child subreaper
+// instead (backend.EnvSubreaper): what leaves its process group is
+// reparented to it, and it kills and reaps all of it as it stops; status
+// says which mechanism is in force.
 
 // cgroupDirName matches a daemon's cgroup; the pid tells a live daemon's.
 var cgroupDirName = regexp.MustCompile(`^agent-worker-([0-9]+)-[0-9]+$`)
@@ -48,9 +51,12 @@ type Cgroups struct {
 // removes the cgroups of daemons that are gone (killing what is left in
 // them), and makes this daemon's. It never fails: without cgroups, runs
 // keep their process group only, as Mechanism says.
-func NewCgroups(log hclog.Logger) *Cgroups {
+func NewCgroups(disabled string, log hclog.Logger) *Cgroups {
 	c := &Cgroups{log: log}
 	parent, err := ownCgroup()
+	if disabled != "" {
+		err = errors.New(disabled)
+	}
 	if err == nil {
 		c.sweep(parent)
 		c.root = filepath.Join(parent, fmt.Sprintf("agent-worker-%d-%d", os.Getpid(), cgroupsMade.Add(1)))
@@ -71,7 +77,7 @@ func (c *Cgroups) Mechanism() api.ProcessControl {
 		if c != nil {
 			why = c.why
 		}
-		return api.ProcessControl{Mechanism: "process group", Detail: "no cgroup v2 here (" + why + "): a process a run starts in a session of its own can outlive the run"}
+		return api.ProcessControl{Mechanism: "subreaper", Detail: "no cgroup v2 here (" + why + "): each plugin process built on the sdk is a child subreaper that kills and reaps everything its run started when it stops; a process that leaves the session of another plugin can outlive its run"}
 	}
 	return api.ProcessControl{Mechanism: "cgroup v2", Detail: "each plugin process in a cgroup of its own under " + c.root + ", killed whole when its run ends"}
 }

@@ -515,6 +515,10 @@ func (s *Supervisor) startProcess(p api.Plugin, use, dir string, env []string, c
 	key := newProcessKey()
 	cmd := pluginCommand(exe, p.Path, sockDir, dir, append(env, backend.EnvProcessKey+"="+key)...)
 	proc := &process{cmd: cmd, path: exe, sockDir: sockDir, spare: use == "spare", key: key, group: s.cfg.Cgroups.enter(cmd)}
+	if proc.group == nil {
+		// No cgroup to kill whole: the process reaps what its run leaves.
+		cmd.Env = append(cmd.Env, backend.EnvSubreaper+"=1")
+	}
 	if proc.policy, proc.confined, err = c(exe, sockDir); err != nil {
 		removeSocketDir(sockDir)
 		return nil, backend.Permanent(err)

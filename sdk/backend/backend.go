@@ -87,6 +87,13 @@ type Request struct {
 // removes it from the environment, so nothing the plugin starts sees it.
 const EnvProcessKey = "AGENT_WORKER_PROCESS_KEY"
 
+// EnvSubreaper, set to 1 by a daemon that cannot give the plugin process
+// a cgroup of its own, makes the sdk's plugin process a child subreaper:
+// what its children start and leave behind (a setsid daemon, a
+// double-forked server) is reparented to it instead of to init, and it
+// kills and reaps all of it before it exits.
+const EnvSubreaper = "AGENT_WORKER_SUBREAPER"
+
 // RunContext is a run's starting context as the daemon's tools return it.
 type RunContext = tools.RunContext
 

@@ -50,13 +50,17 @@ func Serve(cfg Config) {
 	if b, ok := set[nameBackend].(*backend.GRPCPlugin); ok {
 		b.Process = true // this process serves one run
 	}
-	stopTreeOnTerm()
+	subreaper := becomeSubreaper()
+	stopTreeOnTerm(subreaper)
 	goplugin.Serve(&goplugin.ServeConfig{
 		HandshakeConfig:  Handshake,
 		VersionedPlugins: map[int]goplugin.PluginSet{ProtocolVersion: set},
 		GRPCServer:       newGRPCServer,
 		Logger:           logger,
 	})
+	if subreaper {
+		endDescendants() // the daemon asked it to stop: nothing it started stays
+	}
 }
 
 // newGRPCServer is go-plugin's default server with the message limits

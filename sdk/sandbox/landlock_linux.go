@@ -38,10 +38,10 @@ var fsAccess = landlock.V7.BestEffort()
 
 // config is the Landlock configuration of a layer: every filesystem right
 // is handled (so only what a rule grants is allowed) unless files is
-// false, TCP bind and connect unless net.All, and signals and abstract
-// unix sockets never reach out of the layer. BestEffort drops what an
-// older kernel cannot enforce.
-func config(files bool, net Net) (landlock.Config, error) {
+// false, TCP bind and connect unless net.All, and, when scoped, signals
+// and abstract unix sockets never reach out of the layer. BestEffort
+// drops what an older kernel cannot enforce.
+func config(files bool, net Net, scoped bool) (landlock.Config, error) {
 	var args []any
 	if files {
 		args = append(args, landlock.AccessFSSet(ll.AccessFSExecute|ll.AccessFSWriteFile|ll.AccessFSReadFile|ll.AccessFSReadDir|
@@ -51,7 +51,9 @@ func config(files bool, net Net) (landlock.Config, error) {
 	if !net.All {
 		args = append(args, landlock.AccessNetSet(ll.AccessNetBindTCP|ll.AccessNetConnectTCP))
 	}
-	args = append(args, landlock.ScopedSet(ll.ScopeAbstractUnixSocket|ll.ScopeSignal))
+	if scoped {
+		args = append(args, landlock.ScopedSet(ll.ScopeAbstractUnixSocket|ll.ScopeSignal))
+	}
 	c, err := landlock.NewConfig(args...)
 	if err != nil {
 		return landlock.Config{}, err
@@ -107,7 +109,16 @@ func Restrict(p Policy) error {
 	if err := p.Validate(); err != nil {
 		return err
 	}
-	c, err := config(true, p.Net)
+	// A process the daemon started confined has no_new_privs on every
+	// thread already (inherited): setting it again on all threads costs
+	// as much as the restriction itself. Its layer, one domain for the
+	// whole process, already keeps signals and abstract sockets inside;
+	// this one must not scope them again, since applied thread by thread
+	// it makes a sibling domain per thread, and a thread could then no
+	// longer signal what another thread started (its own run's children).
+	nnp, nerr := unix.PrctlRetInt(unix.PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0)
+	confined := nerr == nil && nnp == 1
+	c, err := config(true, p.Net, !confined)
 	if err != nil {
 		return err
 	}
@@ -119,10 +130,7 @@ func Restrict(p Policy) error {
 		return nil // nothing this kernel can enforce (BestEffort)
 	}
 	defer unix.Close(fd)
-	// A process the daemon started confined has no_new_privs on every
-	// thread already (inherited): setting it again on all threads costs
-	// as much as the restriction itself.
-	if nnp, err := unix.PrctlRetInt(unix.PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0); err != nil || nnp != 1 {
+	if !confined {
 		if err := ll.AllThreadsPrctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 			return fmt.Errorf("sandbox: no_new_privs: %w", err)
 		}
@@ -175,7 +183,7 @@ func RunTool(cmd *exec.Cmd, p Policy) error {
 	if p.IsZero() || p.ToolNet.All {
 		return cmd.Run()
 	}
-	c, err := config(false, p.ToolNet)
+	c, err := config(false, p.ToolNet, true)
 	if err != nil {
 		return err
 	}
@@ -199,7 +207,7 @@ func StartConfined(p Policy, start func() error) (release func(), err error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	c, err := config(true, p.Net)
+	c, err := config(true, p.Net, true)
 	if err != nil {
 		return nil, err
 	}

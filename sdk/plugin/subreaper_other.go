@@ -1,0 +1,9 @@
+//go:build unix && !linux
+
+package plugin
+
+// becomeSubreaper is Linux only.
+func becomeSubreaper() bool { return false }
+
+// endDescendants is Linux only.
+func endDescendants() {}
