@@ -252,7 +252,10 @@ func (d *Daemon) mentions(content, sender string) []string {
 		for j < len(content) && nameByte(content[j]) {
 			j++
 		}
-		name := strings.TrimRight(content[i+1:j], "-_")
+		name := content[i+1 : j]
+		if !slices.Contains(d.members, name) {
+			name = strings.TrimRight(name, "-_") // punctuation, unless a member's name ends so
+		}
 		i = j - 1
 		switch {
 		case name == "all":
