@@ -52,6 +52,8 @@ func (h *Server) routes(log hclog.Logger) http.Handler {
 	handle("PUT /docs/{wf}/{tag}/{path...}", h.handleDocWrite)
 	handle("POST /docs/{wf}/{tag}/{path...}", h.handleDocAppend)
 	handle("GET /proposals/{wf}/{tag}", h.handleProposals)
+	handle("GET /questions", h.handleQuestions)
+	handle("POST /questions/{id}/answer", h.handleAnswerQuestion)
 	handle("GET /tasks", h.handleListTasks)
 	handle("POST /tasks", h.handleCreateTask)
 	handle("GET /tasks/{id}", h.handleGetTask)

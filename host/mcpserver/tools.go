@@ -29,6 +29,7 @@ func (s *Server) addTools(srv *mcp.Server, me store.AgentKey) {
 	s.addAgentTools(srv, me)
 	s.addWorktreeTools(srv, me)
 	s.addTaskTools(srv, me)
+	s.addQuestionTools(srv, me)
 }
 
 // addChannelTools registers channel_send and channel_read: posting to and

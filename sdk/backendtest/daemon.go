@@ -56,6 +56,7 @@ type Daemon struct {
 	resources map[string]resource
 	proposals []*tools.Proposal
 	tasks     []*tools.Task
+	questions int // asked so far, for ids
 	calls     []string
 	runs      int
 }
@@ -309,6 +310,22 @@ func (d *Daemon) addTools(srv *mcp.Server, me string) {
 	d.addAgentTools(srv, me)
 	d.addWorktreeTools(srv, me)
 	d.addTaskTools(srv, me)
+	d.addQuestionTools(srv, me)
+}
+
+// addQuestionTools registers the fake of ask_user: the question is a system
+// line in the channel, as the daemon posts it, and stays pending.
+func (d *Daemon) addQuestionTools(srv *mcp.Server, me string) {
+	tool(d, srv, tools.AskUser, func(in tools.AskUserArgs) (tools.Question, string, error) {
+		if strings.TrimSpace(in.Question) == "" {
+			return tools.Question{}, "", fmt.Errorf("question is empty: write what you need the owner to decide")
+		}
+		d.questions++
+		q := tools.Question{ID: fmt.Sprintf("q_%d", d.questions), Agent: me + "@" + d.Workflow + ":" + d.Tag, Kind: "question",
+			Question: in.Question, Options: append([]string{}, in.Options...), Context: in.Context, State: "pending", CreatedAt: d.now()}
+		d.append("system", me+" asks the owner ("+q.ID+"): "+in.Question, "", "system")
+		return q, "asked the owner as " + q.ID, nil
+	})
 }
 
 // addChannelTools registers the fakes of channel_send and channel_read.

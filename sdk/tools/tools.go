@@ -34,6 +34,8 @@ const (
 	TaskComplete = "task_complete"
 	TaskFail     = "task_fail"
 	TaskRelease  = "task_release"
+	// Asking the owner (SPEC.md "Human in the loop").
+	AskUser = "ask_user"
 )
 
 // Names lists every tool, in SPEC.md order.
@@ -41,7 +43,8 @@ var Names = []string{ChannelSend, ChannelRead, MyInbox, MyInboxAck, MyStatusSet,
 	TeamDocAppend, TeamDocCreate, TeamDocList, TeamProposalCreate, TeamVote, TeamProposalStatus, TeamProposalCancel,
 	ResourceCreate, ResourceRead, AgentSpawn, AgentStop,
 	WorktreeStatus, WorktreeIntegrate, WorktreeDiscard,
-	TaskCreate, TaskList, TaskClaim, TaskProgress, TaskComplete, TaskFail, TaskRelease}
+	TaskCreate, TaskList, TaskClaim, TaskProgress, TaskComplete, TaskFail, TaskRelease,
+	AskUser}
 
 // Tool arguments. A field without omitempty is required; the jsonschema
 // tag is what the model reads.

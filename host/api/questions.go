@@ -1,0 +1,48 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+
+	"github.com/agent-worker/agent-worker/sdk/tools"
+)
+
+// Question is what an agent asked the owner, as GET /questions lists it.
+type Question = tools.Question
+
+// QuestionList is GET /questions' answer, oldest first.
+type QuestionList struct {
+	Questions []Question `json:"questions"`
+}
+
+// AnswerRequest is POST /questions/{id}/answer's body: the answer (one of
+// the options or free text) and who gives it ("user" when empty).
+type AnswerRequest struct {
+	Answer string `json:"answer"`
+	By     string `json:"by,omitempty"`
+}
+
+// Questions is GET /questions: the pending questions (every one with all),
+// of target when it is set (an agent or a workflow target).
+func (c *Client) Questions(ctx context.Context, target *Target, all bool) ([]Question, error) {
+	q := url.Values{}
+	if target != nil {
+		q.Set("target", target.String())
+	}
+	if all {
+		q.Set("all", "true")
+	}
+	path := "/questions"
+	if len(q) > 0 {
+		path += "?" + q.Encode()
+	}
+	var l QuestionList
+	return l.Questions, c.do(ctx, http.MethodGet, path, nil, &l)
+}
+
+// AnswerQuestion is POST /questions/{id}/answer.
+func (c *Client) AnswerQuestion(ctx context.Context, id, answer string) (Question, error) {
+	var out Question
+	return out, c.do(ctx, http.MethodPost, "/questions/"+url.PathEscape(id)+"/answer", AnswerRequest{Answer: answer}, &out)
+}

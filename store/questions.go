@@ -1,0 +1,195 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/agent-worker/agent-worker/host/api"
+)
+
+// Question states. A question is pending until someone answers it, or the
+// agent or its workflow goes away (cancelled).
+const (
+	QuestionPending   = "pending"
+	QuestionAnswered  = "answered"
+	QuestionExpired   = "expired"
+	QuestionCancelled = "cancelled"
+)
+
+// Limits on a question, exported so that the tool's description can state
+// them.
+const (
+	MaxQuestionLen     = 4000
+	MaxQuestionOptions = 20
+)
+
+// Question is what an agent asked the owner (ask_user), and the answer
+// once there is one.
+type Question struct {
+	// ID is "q_" and 16 hex digits.
+	ID       string
+	Agent    AgentKey
+	Kind     string // "question"
+	Question string
+	Options  []string
+	Context  string
+	// RunID is the run that asked, "" for an outside agent.
+	RunID      string
+	State      string
+	Answer     string
+	AnsweredBy string
+	AnsweredAt time.Time
+	CreatedAt  time.Time
+}
+
+const questionColumns = `id, workflow, tag, agent, kind, question, options_json, context, run_id, state,
+	answer, answered_by, answered_at, created_at`
+
+func scanQuestion(s row) (Question, error) {
+	q := Question{ID: s.ColumnText(0), Agent: AgentKey{Workflow: s.ColumnText(1), Tag: s.ColumnText(2), Name: s.ColumnText(3)},
+		Kind: s.ColumnText(4), Question: s.ColumnText(5), Context: s.ColumnText(7), RunID: s.ColumnText(8), State: s.ColumnText(9),
+		Answer: s.ColumnText(10), AnsweredBy: s.ColumnText(11), CreatedAt: fromMs(s.ColumnInt64(13))}
+	if ms := s.ColumnInt64(12); ms != 0 {
+		q.AnsweredAt = fromMs(ms)
+	}
+	err := json.Unmarshal([]byte(s.ColumnText(6)), &q.Options)
+	return q, err
+}
+
+// AskQuestion records a question of q.Agent and posts line, its notice in
+// the channel, in the same transaction: a question is never asked without
+// a trace, nor announced without being kept. It fills in the id, state and
+// time.
+func (db *DB) AskQuestion(ctx context.Context, q Question, line func(Question) NewMessage) (Question, Message, error) {
+	q.ID, q.Kind, q.State = newID("q_"), "question", QuestionPending
+	if q.Options == nil {
+		q.Options = []string{}
+	}
+	opts, err := json.Marshal(q.Options)
+	if err != nil {
+		return Question{}, Message{}, err
+	}
+	var msg Message
+	err = db.write(ctx, func(conn querier) error {
+		if _, err := getAgent(conn, q.Agent); err != nil {
+			return err
+		}
+		now := db.nowMs()
+		q.CreatedAt = fromMs(now)
+		err := conn.execute(`INSERT INTO questions (id, workflow, tag, agent, kind, question, options_json, context, run_id, state, created_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			&execOptions{Args: []any{q.ID, q.Agent.Workflow, q.Agent.Tag, q.Agent.Name, q.Kind, q.Question, string(opts), q.Context, q.RunID, q.State, now}})
+		if err != nil {
+			return err
+		}
+		msg, err = appendMessage(conn, line(q), now)
+		return err
+	})
+	if err != nil {
+		return Question{}, Message{}, err
+	}
+	return q, msg, nil
+}
+
+// GetQuestion returns one question; an unknown id is not found.
+func (db *DB) GetQuestion(ctx context.Context, id string) (Question, error) {
+	var q Question
+	err := db.read(ctx, func(conn querier) error {
+		var err error
+		q, err = getQuestion(conn, id)
+		return err
+	})
+	return q, err
+}
+
+func getQuestion(conn querier, id string) (Question, error) {
+	var q Question
+	found := false
+	err := conn.execute(`SELECT `+questionColumns+` FROM questions WHERE id = ?`, &execOptions{Args: []any{id},
+		ResultFunc: func(s row) error {
+			found = true
+			var err error
+			q, err = scanQuestion(s)
+			return err
+		}})
+	if err == nil && !found {
+		err = api.Errorf(api.CodeNotFound, "no question %q: `agent-worker questions --all` lists them", id)
+	}
+	return q, err
+}
+
+// QuestionFilter narrows ListQuestions: to a workflow:tag (Scope), to one
+// agent, and to pending ones unless All.
+type QuestionFilter struct {
+	Scope *Scope
+	Agent *AgentKey
+	All   bool
+}
+
+// ListQuestions returns questions, oldest first.
+func (db *DB) ListQuestions(ctx context.Context, f QuestionFilter) ([]Question, error) {
+	where, args := "1 = 1", []any{}
+	if !f.All {
+		where += " AND state = ?"
+		args = append(args, QuestionPending)
+	}
+	if f.Scope != nil {
+		where += " AND workflow = ? AND tag = ?"
+		args = append(args, f.Scope.Workflow, f.Scope.Tag)
+	}
+	if f.Agent != nil {
+		where += " AND workflow = ? AND tag = ? AND agent = ?"
+		args = append(args, f.Agent.Workflow, f.Agent.Tag, f.Agent.Name)
+	}
+	out := []Question{}
+	err := db.read(ctx, func(conn querier) error {
+		out = out[:0]
+		return conn.execute(`SELECT `+questionColumns+` FROM questions WHERE `+where+` ORDER BY created_at, id`,
+			&execOptions{Args: args, ResultFunc: func(s row) error {
+				q, err := scanQuestion(s)
+				out = append(out, q)
+				return err
+			}})
+	})
+	return out, err
+}
+
+// AnswerQuestion closes a pending question with answer, given by by, and
+// posts reply (the answer as a message that mentions the asking agent, so
+// that it wakes) in the same transaction. A question no longer pending is
+// a conflict that says who answered it and when.
+func (db *DB) AnswerQuestion(ctx context.Context, id, answer, by string, reply NewMessage) (Question, Message, error) {
+	var q Question
+	var msg Message
+	err := db.write(ctx, func(conn querier) error {
+		now := db.nowMs()
+		err := conn.execute(`UPDATE questions SET state = ?, answer = ?, answered_by = ?, answered_at = ? WHERE id = ? AND state = ?`,
+			&execOptions{Args: []any{QuestionAnswered, answer, by, now, id, QuestionPending}})
+		if err != nil {
+			return err
+		}
+		changed := conn.changes() > 0
+		if q, err = getQuestion(conn, id); err != nil {
+			return err
+		}
+		if !changed {
+			return closedError(q)
+		}
+		msg, err = appendMessage(conn, reply, now)
+		return err
+	})
+	if err != nil {
+		return Question{}, Message{}, err
+	}
+	return q, msg, nil
+}
+
+// closedError says why a question can no longer be answered.
+func closedError(q Question) error {
+	if q.State == QuestionAnswered {
+		return api.Errorf(api.CodeConflict, "question %s was answered already, by %s at %s: %q",
+			q.ID, q.AnsweredBy, q.AnsweredAt.Local().Format(time.DateTime), q.Answer)
+	}
+	return api.Errorf(api.CodeConflict, "question %s is %s: it can no longer be answered", q.ID, q.State)
+}
