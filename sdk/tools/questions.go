@@ -15,13 +15,16 @@ type AskUserArgs struct {
 type Question struct {
 	ID string `json:"id"`
 	// Agent is the asking agent's full address, name@workflow:tag.
-	Agent    string   `json:"agent"`
+	Agent string `json:"agent"`
+	// Kind is question (ask_user) or approval (a gated action waiting for
+	// approve or deny; Question then says the exact action).
 	Kind     string   `json:"kind"`
 	Question string   `json:"question"`
 	Options  []string `json:"options"`
 	Context  string   `json:"context,omitempty"`
 	RunID    string   `json:"run_id,omitempty"`
-	// State is pending, answered, expired or cancelled.
+	// State is pending, answered, expired or cancelled; an approval's is
+	// pending, approved, denied, expired or cancelled.
 	State      string    `json:"state"`
 	Answer     string    `json:"answer,omitempty"`
 	AnsweredBy string    `json:"answered_by,omitempty"`
