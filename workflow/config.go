@@ -30,6 +30,7 @@ func (a Agent) BackendConfig() backend.AgentConfig {
 		c.Provider = &backend.Provider{Name: p.Name, BaseURL: p.BaseURL, APIKeyEnv: p.APIKeyEnv}
 	}
 	c.Sandbox = cloneSandbox(a.Sandbox)
+	c.Approvals = cloneApprovals(a.Approvals)
 	return c
 }
 

@@ -45,7 +45,7 @@ var (
 	// configOwned are the keys BackendConfig sets from the agent's own fields.
 	configOwned = backend.ConfigKeys
 	agentKeys   = []string{"backend", "model", "system_prompt", "schedule", "wakeup", "wakeup_prompt",
-		"max_steps", "timeout", "mcp_servers", "env", "provider", "tools", "sandbox", "config", "budget", "can_spawn", "max_spawned"}
+		"max_steps", "timeout", "mcp_servers", "env", "provider", "tools", "sandbox", "config", "budget", "can_spawn", "max_spawned", "approvals", "approval_timeout"}
 )
 
 // WorkspaceTools are the tool sets an agent's `tools:` may list: the sdk
@@ -129,7 +129,7 @@ func (p *parser) parse(f *File, content []byte) {
 		return
 	}
 	root := deref(doc.Content[0])
-	top := p.fields(root, "at the top level", "name", "agents", "context", "params", "setup", "kickoff", "loop_guard", "budget", "triggers", "workspace")
+	top := p.fields(root, "at the top level", "name", "agents", "context", "params", "setup", "kickoff", "loop_guard", "budget", "triggers", "workspace", "approvals", "approval_timeout")
 	f.Name = p.name(top["name"])
 	// Params and setup first: every other string may refer to them.
 	f.Params = p.paramList(top["params"])
@@ -142,6 +142,14 @@ func (p *parser) parse(f *File, content []byte) {
 	f.Budget = p.budget(top["budget"], "budget")
 	f.Triggers = p.triggers(top["triggers"])
 	f.Workspace = p.workspace(keyNode(root, "workspace"), top["workspace"])
+	// The workflow's approvals are every agent's that sets none of its own.
+	if wa := p.approvals(top["approvals"], top["approval_timeout"], "the workflow"); wa != nil {
+		for i := range f.Agents {
+			if f.Agents[i].Approvals == nil {
+				f.Agents[i].Approvals = cloneApprovals(wa)
+			}
+		}
+	}
 }
 
 // keyNode is the key node of name in mapping n (for its line), or nil.
@@ -727,6 +735,7 @@ func (p *parser) agent(k, v *yaml.Node) Agent {
 	a.Provider = p.provider(fs["provider"], a.Name)
 	a.Tools = p.tools(fs["tools"], a.Backend)
 	a.Sandbox = p.sandbox(fs["sandbox"], a.Name)
+	a.Approvals = p.approvals(fs["approvals"], fs["approval_timeout"], "agent "+a.Name)
 	a.Budget = p.budget(fs["budget"], "agent "+a.Name+" budget")
 	a.CanSpawn = p.boolean(fs["can_spawn"], "can_spawn")
 	a.MaxSpawned = p.positive(fs["max_spawned"], "max_spawned", "5")

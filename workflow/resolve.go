@@ -70,6 +70,7 @@ func Resolve(f *File, v Vars) (*Instance, error) {
 			a.Provider = &pr
 		}
 		a.Sandbox = cloneSandbox(a.Sandbox) // paths were resolved by Parse
+		a.Approvals = cloneApprovals(a.Approvals)
 		in.Agents = append(in.Agents, a)
 	}
 	r.keepBody = true

@@ -39,6 +39,9 @@ type AgentConfig struct {
 	// Sandbox is the agent's own sandbox policy, over the daemon's
 	// default; nil: the default.
 	Sandbox *SandboxConfig
+	// Approvals are the agent's actions that wait for a person's
+	// approval; nil: none.
+	Approvals *ApprovalPolicy
 	// Extra holds every other key, each a JSON value, for the backend.
 	Extra map[string]json.RawMessage
 }
@@ -162,10 +165,11 @@ const (
 	keyTools      = "tools"
 	keyProvider   = "provider"
 	keySandbox    = "sandbox"
+	keyApprovals  = "approvals"
 )
 
 // ConfigKeys are the keys AgentConfig has fields for, sorted.
-var ConfigKeys = []string{keyEnv, keyMaxSteps, keyMCPServers, keyProvider, keySandbox, keyTimeout, keyTools}
+var ConfigKeys = []string{keyApprovals, keyEnv, keyMaxSteps, keyMCPServers, keyProvider, keySandbox, keyTimeout, keyTools}
 
 // envName is what a variable name in env may look like.
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
@@ -174,7 +178,7 @@ var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 // leave it out with `omitzero`.
 func (c AgentConfig) IsZero() bool {
 	return c.MaxSteps == 0 && c.Timeout == 0 && len(c.MCPServers) == 0 && len(c.Env) == 0 &&
-		c.Tools == nil && c.Provider == nil && c.Sandbox == nil && len(c.Extra) == 0
+		c.Tools == nil && c.Provider == nil && c.Sandbox == nil && c.Approvals == nil && len(c.Extra) == 0
 }
 
 // MCPServerList is the agent's own MCP servers sorted by name, as a run
@@ -241,6 +245,9 @@ func (c AgentConfig) MarshalJSON() ([]byte, error) {
 	if c.Sandbox != nil {
 		obj[keySandbox] = c.Sandbox
 	}
+	if c.Approvals != nil {
+		obj[keyApprovals] = c.Approvals
+	}
 	return json.Marshal(obj)
 }
 
@@ -290,6 +297,18 @@ func ParseAgentConfig(raw []byte) (AgentConfig, error) {
 			return AgentConfig{}, fmt.Errorf("config sandbox: %s: write {read: [paths], write: [paths], network: none | all | [ports], mode: on | off}", strings.TrimPrefix(err.Error(), "json: "))
 		}
 		if err := c.Sandbox.validate(); err != nil {
+			return AgentConfig{}, err
+		}
+	}
+	if v, ok := obj[keyApprovals]; ok {
+		delete(obj, keyApprovals)
+		dec := json.NewDecoder(bytes.NewReader(v))
+		dec.DisallowUnknownFields()
+		c.Approvals = &ApprovalPolicy{}
+		if err := dec.Decode(c.Approvals); err != nil {
+			return AgentConfig{}, fmt.Errorf("config approvals: %s: write {integrate: true, spawn: true, shell: [patterns], tools: [names], timeout: 30m}", strings.TrimPrefix(err.Error(), "json: "))
+		}
+		if err := c.Approvals.validate(); err != nil {
 			return AgentConfig{}, err
 		}
 	}
