@@ -287,6 +287,7 @@ func (h *Host) buildParts(ctx context.Context) error {
 	h.cgroups = plugins.NewCgroups(h.cfg.NoCgroups, h.log.Named("cgroups"))
 	h.cfg.Supervisor.Cgroups = h.cgroups
 	h.sup = plugins.NewSupervisor(h.db, h.catalog, h.cfg.Home, h.cfg.RuntimeDir, func() string { return h.Info().URL() + "/mcp" }, h.cfg.Supervisor, h.log.Named("supervisor"))
+	h.mcp.Runs = h.sup // a gated call's run waits for approval with its timeouts stopped
 	if err := h.sup.Reap(ctx); err != nil {
 		return fmt.Errorf("reap workers: %w", err)
 	}

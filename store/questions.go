@@ -15,6 +15,16 @@ const (
 	QuestionAnswered  = "answered"
 	QuestionExpired   = "expired"
 	QuestionCancelled = "cancelled"
+	// An approval's answers.
+	ApprovalApproved = "approved"
+	ApprovalDenied   = "denied"
+)
+
+// Kinds of questions: one asked with ask_user, or a gated action waiting
+// for approval (Question then says the action).
+const (
+	KindQuestion = "question"
+	KindApproval = "approval"
 )
 
 // Limits on a question, exported so that the tool's description can state
@@ -62,7 +72,10 @@ func scanQuestion(s row) (Question, error) {
 // a trace, nor announced without being kept. It fills in the id, state and
 // time.
 func (db *DB) AskQuestion(ctx context.Context, q Question, line func(Question) NewMessage) (Question, Message, error) {
-	q.ID, q.Kind, q.State = newID("q_"), "question", QuestionPending
+	q.ID, q.State = newID("q_"), QuestionPending
+	if q.Kind == "" {
+		q.Kind = KindQuestion
+	}
 	if q.Options == nil {
 		q.Options = []string{}
 	}
@@ -164,8 +177,8 @@ func (db *DB) AnswerQuestion(ctx context.Context, id, answer, by string, reply N
 	var msg Message
 	err := db.write(ctx, func(conn querier) error {
 		now := db.nowMs()
-		err := conn.execute(`UPDATE questions SET state = ?, answer = ?, answered_by = ?, answered_at = ? WHERE id = ? AND state = ?`,
-			&execOptions{Args: []any{QuestionAnswered, answer, by, now, id, QuestionPending}})
+		err := conn.execute(`UPDATE questions SET state = ?, answer = ?, answered_by = ?, answered_at = ? WHERE id = ? AND state = ? AND kind = ?`,
+			&execOptions{Args: []any{QuestionAnswered, answer, by, now, id, QuestionPending, KindQuestion}})
 		if err != nil {
 			return err
 		}
@@ -174,6 +187,9 @@ func (db *DB) AnswerQuestion(ctx context.Context, id, answer, by string, reply N
 			return err
 		}
 		if !changed {
+			if q.Kind == KindApproval && q.State == QuestionPending {
+				return api.Errorf(api.CodeInvalid, "%s is an approval: approve it with `agent-worker approve %s` or deny it with `agent-worker deny %s --reason …`", q.ID, q.ID, q.ID)
+			}
 			return closedError(q)
 		}
 		msg, err = appendMessage(conn, reply, now)
@@ -185,8 +201,79 @@ func (db *DB) AnswerQuestion(ctx context.Context, id, answer, by string, reply N
 	return q, msg, nil
 }
 
+// DecideApproval approves or denies a pending approval (reason says why,
+// by who decided) and posts line in the same transaction. A question that
+// is not an approval is invalid; one no longer pending is a conflict that
+// says who decided it.
+func (db *DB) DecideApproval(ctx context.Context, id string, approve bool, reason, by string, line func(Question) NewMessage) (Question, Message, error) {
+	state := ApprovalDenied
+	if approve {
+		state = ApprovalApproved
+	}
+	var q Question
+	var msg Message
+	err := db.write(ctx, func(conn querier) error {
+		now := db.nowMs()
+		err := conn.execute(`UPDATE questions SET state = ?, answer = ?, answered_by = ?, answered_at = ? WHERE id = ? AND state = ? AND kind = ?`,
+			&execOptions{Args: []any{state, reason, by, now, id, QuestionPending, KindApproval}})
+		if err != nil {
+			return err
+		}
+		changed := conn.changes() > 0
+		if q, err = getQuestion(conn, id); err != nil {
+			return err
+		}
+		switch {
+		case q.Kind != KindApproval:
+			return api.Errorf(api.CodeInvalid, "%s is a question, not an approval: answer it with `agent-worker answer %s <answer>`", q.ID, q.ID)
+		case !changed:
+			return closedError(q)
+		}
+		msg, err = appendMessage(conn, line(q), now)
+		return err
+	})
+	if err != nil {
+		return Question{}, Message{}, err
+	}
+	return q, msg, nil
+}
+
+// CloseApproval ends a pending approval without a decision: expired (its
+// timeout passed) or cancelled (its run or agent stopped). It reports
+// whether the approval was still pending.
+func (db *DB) CloseApproval(ctx context.Context, id, state, why string) (bool, error) {
+	closed := false
+	err := db.write(ctx, func(conn querier) error {
+		err := conn.execute(`UPDATE questions SET state = ?, answer = ?, answered_at = ? WHERE id = ? AND state = ? AND kind = ?`,
+			&execOptions{Args: []any{state, why, db.nowMs(), id, QuestionPending, KindApproval}})
+		closed = err == nil && conn.changes() > 0
+		return err
+	})
+	return closed, err
+}
+
+// CancelApprovals cancels the pending approvals of an agent (all of a
+// workflow:tag when k.Name is ""), returning their ids.
+func (db *DB) CancelApprovals(ctx context.Context, k AgentKey, why string) ([]string, error) {
+	var ids []string
+	err := db.write(ctx, func(conn querier) error {
+		ids = ids[:0]
+		args := []any{QuestionCancelled, why, db.nowMs(), QuestionPending, KindApproval, k.Workflow, k.Tag}
+		where := ""
+		if k.Name != "" {
+			where, args = " AND agent = ?", append(args, k.Name)
+		}
+		return conn.execute(`UPDATE questions SET state = ?, answer = ?, answered_at = ? WHERE state = ? AND kind = ? AND workflow = ? AND tag = ?`+where+` RETURNING id`,
+			&execOptions{Args: args, ResultFunc: func(s row) error { ids = append(ids, s.ColumnText(0)); return nil }})
+	})
+	return ids, err
+}
+
 // closedError says why a question can no longer be answered.
 func closedError(q Question) error {
+	if q.State == ApprovalApproved || q.State == ApprovalDenied {
+		return api.Errorf(api.CodeConflict, "%s was %s already, by %s at %s", q.ID, q.State, q.AnsweredBy, q.AnsweredAt.Local().Format(time.DateTime))
+	}
 	if q.State == QuestionAnswered {
 		return api.Errorf(api.CodeConflict, "question %s was answered already, by %s at %s: %q",
 			q.ID, q.AnsweredBy, q.AnsweredAt.Local().Format(time.DateTime), q.Answer)

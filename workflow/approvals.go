@@ -53,6 +53,33 @@ func (p *parser) approvals(n, timeout *yaml.Node, where string) *backend.Approva
 	return a
 }
 
+// workflowApprovals applies the workflow's approvals: to every agent that
+// sets none of its own, and its approval_timeout to every agent's
+// approvals that name no timeout of their own.
+func (p *parser) workflowApprovals(f *File, n, timeout *yaml.Node) {
+	var wa *backend.ApprovalPolicy
+	if !isNull(n) {
+		wa = p.approvals(n, nil, "the workflow")
+	}
+	wt := p.duration(timeout, "approval_timeout", "30m")
+	gated := wa != nil
+	for i := range f.Agents {
+		a := &f.Agents[i]
+		if a.Approvals == nil && wa != nil {
+			a.Approvals = cloneApprovals(wa)
+		}
+		if a.Approvals != nil {
+			gated = true
+			if a.Approvals.Timeout == "" && wt > 0 {
+				a.Approvals.Timeout = wt.String()
+			}
+		}
+	}
+	if !isNull(timeout) && !gated {
+		p.add(timeout, "approval_timeout only applies to actions that approvals: gates: add e.g. %s", approvalsExample)
+	}
+}
+
 // plainList reads a list of plain strings (no ${{ }} variables).
 func (p *parser) plainList(n *yaml.Node, name, example string) []*yaml.Node {
 	if isNull(n) {

@@ -142,14 +142,7 @@ func (p *parser) parse(f *File, content []byte) {
 	f.Budget = p.budget(top["budget"], "budget")
 	f.Triggers = p.triggers(top["triggers"])
 	f.Workspace = p.workspace(keyNode(root, "workspace"), top["workspace"])
-	// The workflow's approvals are every agent's that sets none of its own.
-	if wa := p.approvals(top["approvals"], top["approval_timeout"], "the workflow"); wa != nil {
-		for i := range f.Agents {
-			if f.Agents[i].Approvals == nil {
-				f.Agents[i].Approvals = cloneApprovals(wa)
-			}
-		}
-	}
+	p.workflowApprovals(f, top["approvals"], top["approval_timeout"])
 }
 
 // keyNode is the key node of name in mapping n (for its line), or nil.

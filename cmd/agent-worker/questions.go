@@ -61,7 +61,11 @@ func questionsCmd(e *env) *ffcli.Command {
 // printQuestion shows one question as a block: who asks what, since when,
 // its options and context, and the answer once there is one.
 func (e *env) printQuestion(q api.Question) {
-	e.printf("%s  %s  %s  %s ago\n", q.ID, q.State, q.Agent, age(time.Since(q.CreatedAt)))
+	kind := ""
+	if q.Kind == "approval" {
+		kind = "approval  "
+	}
+	e.printf("%s  %s%s  %s  %s ago\n", q.ID, kind, q.State, q.Agent, age(time.Since(q.CreatedAt)))
 	e.printf("  %s\n", oneLine(q.Question, 500))
 	if len(q.Options) > 0 {
 		e.printf("  options: %s\n", strings.Join(q.Options, " | "))
@@ -69,10 +73,21 @@ func (e *env) printQuestion(q api.Question) {
 	if q.Context != "" {
 		e.printf("  context: %s\n", oneLine(q.Context, 500))
 	}
-	if q.State == "answered" {
+	switch {
+	case q.State == "answered":
 		e.printf("  answer:  %s (by %s, %s)\n", oneLine(q.Answer, 500), q.AnsweredBy, q.AnsweredAt.Local().Format(time.DateTime))
-	} else if q.State == "pending" {
+	case q.State == "approved" || q.State == "denied":
+		e.printf("  %s by %s, %s", q.State, q.AnsweredBy, q.AnsweredAt.Local().Format(time.DateTime))
+		if q.Answer != "" {
+			e.printf(": %s", oneLine(q.Answer, 500))
+		}
+		e.printf("\n")
+	case q.State == "pending" && q.Kind == "approval":
+		e.printf("  approve with: agent-worker approve %s, or: agent-worker deny %s --reason …\n", q.ID, q.ID)
+	case q.State == "pending":
 		e.printf("  answer with: agent-worker answer %s <answer>\n", q.ID)
+	case q.Answer != "":
+		e.printf("  %s\n", oneLine(q.Answer, 500))
 	}
 }
 
@@ -109,4 +124,50 @@ func answerCmd(e *env) *ffcli.Command {
 			e.printf("answered %s: %s now has %q in its inbox\n", q.ID, q.Agent, q.Answer)
 			return nil
 		})
+}
+
+func approveCmd(e *env) *ffcli.Command {
+	fs := flag.NewFlagSet("approve", flag.ContinueOnError)
+	e.common(fs)
+	return leaf("approve", "approve <approval-id> [--json]",
+		"let an agent's gated action (approvals: in its workflow) go ahead: its waiting call runs", fs, [2]int{1, 1},
+		func(ctx context.Context, args []string) error {
+			return e.decide(ctx, args[0], true, "")
+		})
+}
+
+func denyCmd(e *env) *ffcli.Command {
+	fs := flag.NewFlagSet("deny", flag.ContinueOnError)
+	e.common(fs)
+	reason := fs.String("reason", "", "why: the agent's waiting call fails with it")
+	return leaf("deny", "deny <approval-id> [--reason TEXT] [--json]",
+		"refuse an agent's gated action: its waiting call fails with the reason", fs, [2]int{1, 1},
+		func(ctx context.Context, args []string) error {
+			return e.decide(ctx, args[0], false, *reason)
+		})
+}
+
+// decide approves or denies an approval and says what happens next.
+func (e *env) decide(ctx context.Context, id string, approve bool, reason string) error {
+	c, err := e.connect(ctx, true)
+	if err != nil {
+		return err
+	}
+	q, err := c.Decide(ctx, id, approve, reason)
+	if err != nil {
+		return err
+	}
+	if e.json {
+		return e.printJSON(q)
+	}
+	if approve {
+		e.printf("approved %s: %s goes ahead with %s\n", q.ID, q.Agent, q.Question)
+	} else {
+		e.printf("denied %s: %s's %s fails", q.ID, q.Agent, q.Question)
+		if q.Answer != "" {
+			e.printf(" with %q", q.Answer)
+		}
+		e.printf("\n")
+	}
+	return nil
 }

@@ -46,3 +46,21 @@ func (c *Client) AnswerQuestion(ctx context.Context, id, answer string) (Questio
 	var out Question
 	return out, c.do(ctx, http.MethodPost, "/questions/"+url.PathEscape(id)+"/answer", AnswerRequest{Answer: answer}, &out)
 }
+
+// DecideRequest is POST /questions/{id}/approve and /deny's body: the
+// reason (for a denial, the gated call fails with it) and who decides
+// ("user" when empty).
+type DecideRequest struct {
+	Reason string `json:"reason,omitempty"`
+	By     string `json:"by,omitempty"`
+}
+
+// Decide is POST /questions/{id}/approve (approve) or /deny.
+func (c *Client) Decide(ctx context.Context, id string, approve bool, reason string) (Question, error) {
+	verb := "deny"
+	if approve {
+		verb = "approve"
+	}
+	var out Question
+	return out, c.do(ctx, http.MethodPost, "/questions/"+url.PathEscape(id)+"/"+verb, DecideRequest{Reason: reason}, &out)
+}

@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/store"
 )
 
 // The control plane's routes: pause and resume an agent or a
@@ -18,6 +19,9 @@ func (h *Server) handlePause(w http.ResponseWriter, r *http.Request) error {
 	if err := h.sched.Pause(r.Context(), keyOf(t)); err != nil {
 		return err
 	}
+	if err := h.team.CancelApprovals(r.Context(), keyOf(t), "the agent was paused"); err != nil {
+		return err
+	}
 	writeJSON(w, http.StatusOK, api.Status{Status: "paused", Target: t.Display()})
 	return nil
 }
@@ -28,6 +32,10 @@ func (h *Server) handlePauseWorkflow(w http.ResponseWriter, r *http.Request) err
 		return err
 	}
 	if err := h.wfs.Pause(r.Context(), scopeOf(t)); err != nil {
+		return err
+	}
+	sc := scopeOf(t)
+	if err := h.team.CancelApprovals(r.Context(), store.AgentKey{Workflow: sc.Workflow, Tag: sc.Tag}, "the workflow was paused"); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, api.Status{Status: "paused", Target: t.Display()})
@@ -53,6 +61,9 @@ func (h *Server) handleCancelAgent(w http.ResponseWriter, r *http.Request) error
 	}
 	id, err := h.sched.CancelAgent(r.Context(), keyOf(t))
 	if err != nil {
+		return err
+	}
+	if err := h.team.CancelApprovals(r.Context(), keyOf(t), "the run was cancelled"); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, api.Cancelled{Status: "cancelled", Run: id, Target: t.Display()})

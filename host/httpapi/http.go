@@ -54,6 +54,8 @@ func (h *Server) routes(log hclog.Logger) http.Handler {
 	handle("GET /proposals/{wf}/{tag}", h.handleProposals)
 	handle("GET /questions", h.handleQuestions)
 	handle("POST /questions/{id}/answer", h.handleAnswerQuestion)
+	handle("POST /questions/{id}/approve", h.handleApprove)
+	handle("POST /questions/{id}/deny", h.handleDeny)
 	handle("GET /tasks", h.handleListTasks)
 	handle("POST /tasks", h.handleCreateTask)
 	handle("GET /tasks/{id}", h.handleGetTask)

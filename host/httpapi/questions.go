@@ -56,3 +56,35 @@ func (h *Server) handleAnswerQuestion(w http.ResponseWriter, r *http.Request) er
 	writeJSON(w, http.StatusOK, team.APIQuestion(q))
 	return nil
 }
+
+// DecideRequest is POST /questions/{id}/approve and /deny's body: why (for
+// a denial; the gated call fails with it) and who decides ("user" when
+// empty).
+type decideRequest = api.DecideRequest
+
+// handleApprove is POST /questions/{id}/approve: the gated action goes
+// ahead.
+func (h *Server) handleApprove(w http.ResponseWriter, r *http.Request) error {
+	return h.decide(w, r, true)
+}
+
+// handleDeny is POST /questions/{id}/deny: the gated call fails with the
+// reason.
+func (h *Server) handleDeny(w http.ResponseWriter, r *http.Request) error {
+	return h.decide(w, r, false)
+}
+
+func (h *Server) decide(w http.ResponseWriter, r *http.Request, approve bool) error {
+	var req decideRequest
+	if r.ContentLength != 0 {
+		if err := decodeJSON(w, r, &req); err != nil {
+			return err
+		}
+	}
+	q, err := h.team.Decide(r.Context(), r.PathValue("id"), approve, req.Reason, req.By)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, team.APIQuestion(q))
+	return nil
+}

@@ -49,14 +49,18 @@ type Server struct {
 	// identity, because the SDK asks for the server on every request and
 	// its tools close over the caller; renewed, when each outside agent
 	// last renewed its task leases.
-	mu      sync.Mutex
-	servers map[store.AgentKey]*mcp.Server
-	renewed map[store.AgentKey]time.Time
+	mu       sync.Mutex
+	servers  map[store.AgentKey]*mcp.Server
+	renewed  map[store.AgentKey]time.Time
+	policies map[store.AgentKey]cachedPolicy
 
 	handler http.Handler
 
 	// Spawner serves agent_spawn and agent_stop; set before serving.
 	Spawner Spawner
+	// Runs stops a run's timeouts while a gated call waits for approval;
+	// nil leaves them running.
+	Runs RunWaiter
 }
 
 // Spawner creates and stops the agents a planner spawns
@@ -153,6 +157,7 @@ func (s *Server) Forget(key store.AgentKey) {
 	s.mu.Lock()
 	delete(s.servers, key)
 	delete(s.renewed, key)
+	delete(s.policies, key)
 	s.mu.Unlock()
 }
 
@@ -190,6 +195,9 @@ func tool[In, Out any](s *Server, srv *mcp.Server, me store.AgentKey, name, desc
 			var in In
 			if err := decodeArgs(req.Params.Arguments, args, &in); err != nil {
 				return nil, api.Errorf(api.CodeInvalid, "%s: %v", name, err)
+			}
+			if err := s.gate(ctx, me, name, req.Params.Arguments); err != nil {
+				return nil, s.toolError(name, me, err)
 			}
 			out, text, err := fn(ctx, in)
 			if err != nil {

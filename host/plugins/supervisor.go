@@ -144,6 +144,10 @@ type Supervisor struct {
 
 	// spares are the warm plugin processes waiting for a run.
 	spares *sparePool
+
+	// timers are the runs' timeouts, which stop while a run waits for a
+	// person (Waiting).
+	timers timerSet
 }
 
 // NewSupervisor returns a supervisor; mcpURL gives the daemon's MCP address.
@@ -379,6 +383,8 @@ func (s *Supervisor) runPlugin(ctx context.Context, agent store.Agent, attempt i
 	defer deadline.Stop()
 	idle := time.AfterFunc(s.cfg.IdleTimeout, func() { cancel(errIdleTimeout) })
 	defer idle.Stop()
+	timers := &runTimers{idle: idle, idleLimit: s.cfg.IdleTimeout, deadline: deadline, deadlineAt: time.Now().Add(s.cfg.RunTimeout)}
+	defer s.timers.put(runID, timers)()
 	hbCtx, stopHeartbeat := context.WithCancel(runCtx)
 	hbDone := make(chan struct{})
 	go func() {
@@ -418,7 +424,11 @@ func (s *Supervisor) runPlugin(ctx context.Context, agent store.Agent, attempt i
 		if runCtx.Err() != nil {
 			return context.Cause(runCtx)
 		}
-		idle.Reset(s.cfg.IdleTimeout)
+		timers.mu.Lock()
+		if timers.waits == 0 { // a run waiting for approval keeps its timeouts stopped
+			idle.Reset(s.cfg.IdleTimeout)
+		}
+		timers.mu.Unlock()
 		refill()
 		emit(e)
 		return nil

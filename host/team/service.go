@@ -53,6 +53,8 @@ type Service struct {
 	// claims counts the claims made through the service, so RunLeases
 	// can tell that no task has been taken since it last found none held.
 	claims atomic.Uint64
+	// decided wakes the gated calls waiting on an approval (AwaitApproval).
+	decided waiters
 	// Bus carries the team's events (messages, wakes, runs, agent states,
 	// workflow changes, tool calls) to in-process listeners: the scheduler
 	// and the HTTP event streams. Other parts publish on it too.

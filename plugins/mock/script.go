@@ -55,10 +55,11 @@ func loadScript(req backend.Request) (steps []step, configured bool, err error) 
 		return nil, false, fmt.Errorf("config: want a JSON object: %w", err)
 	}
 	for k := range cfg {
-		// env and sandbox are the daemon's to apply: the first is already
-		// in the mock's environment, the second confines its process.
-		if k != "script" && k != "script_file" && k != "env" && k != "sandbox" {
-			return nil, false, fmt.Errorf("config: unknown key %q (the mock takes script or script_file, env and sandbox)", k)
+		// env, sandbox and approvals are the daemon's to apply: the first
+		// is already in the mock's environment, the second confines its
+		// process, the third gates its calls of daemon tools.
+		if k != "script" && k != "script_file" && k != "env" && k != "sandbox" && k != "approvals" {
+			return nil, false, fmt.Errorf("config: unknown key %q (the mock takes script or script_file, env, sandbox and approvals)", k)
 		}
 	}
 	script, hasScript := cfg["script"]

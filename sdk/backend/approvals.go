@@ -78,6 +78,10 @@ func (p *ApprovalPolicy) TimeoutOr(def time.Duration) time.Duration {
 	return d
 }
 
+// WaitLimit is how long a gated action of p waits for a decision: its
+// timeout, or DefaultApprovalTimeout.
+func (p *ApprovalPolicy) WaitLimit() time.Duration { return p.TimeoutOr(DefaultApprovalTimeout) }
+
 // globRE turns a shell pattern into an anchored regexp: * is any run of
 // characters (spaces and slashes too), ? is one, the rest is literal.
 func globRE(pat string) *regexp.Regexp {

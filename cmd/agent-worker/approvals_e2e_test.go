@@ -1,0 +1,152 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agent-worker/agent-worker/host/api"
+)
+
+// pendingApproval waits for the one pending approval of agent and returns
+// it.
+func (c *cli) pendingApproval(agent string) api.Question {
+	c.t.Helper()
+	var q api.Question
+	c.waitFor(agent+"'s approval", func() bool {
+		for _, x := range c.questionsJSON(agent) {
+			if x.Kind == "approval" && x.State == "pending" {
+				q = x
+				return true
+			}
+		}
+		return false
+	})
+	return q
+}
+
+// Gated daemon tools wait for a person (issue 28, item 2): agent_spawn
+// under spawn: true runs once approved, team_doc_write under tools: fails
+// with the reason once denied, a gated call nobody decides fails after
+// approval_timeout, and a pause ends a pending approval.
+func TestE2EGatedToolsWaitForApproval(t *testing.T) {
+	t.Parallel()
+	c := newCLI(t)
+	dir := t.TempDir()
+	file := filepath.Join(dir, "team.yaml")
+	writeFile(t, file, `name: team
+approval_timeout: 10m
+agents:
+  spawner:
+    backend: mock
+    can_spawn: true
+    approvals: {spawn: true}
+    config:
+      script:
+        - {tool: agent_spawn, args: {name: helper, system_prompt: "help", backend: mock}}
+        - result: spawned
+  writer:
+    backend: mock
+    approvals: {tools: [team_doc_write]}
+    config:
+      script:
+        - {tool: team_doc_write, args: {content: "secret plan"}}
+        - result: wrote
+  sender:
+    backend: mock
+    approvals: {tools: [channel_send]}
+    approval_timeout: 2s
+    config:
+      script:
+        - {tool: channel_send, args: {message: "unapproved hello"}}
+        - result: gave up
+  pauser:
+    backend: mock
+    approvals: {tools: [my_status_set]}
+    config:
+      script:
+        - {tool: my_status_set, args: {task: "waiting"}}
+        - result: paused out
+`)
+	c.ok("start", file, "--background")
+
+	// Approved: the spawn waits, then happens.
+	c.ok("send", "spawner@team", "spawn a helper")
+	q := c.pendingApproval("spawner@team")
+	if !strings.HasPrefix(q.Question, `agent_spawn {"backend":"mock","name":"helper"`) || q.RunID == "" {
+		t.Errorf("approval = %+v, want the exact spawn", q)
+	}
+	if out := c.ok("questions"); !strings.Contains(out, q.ID+"  approval  pending  spawner@team:main") || !strings.Contains(out, "agent-worker approve "+q.ID) {
+		t.Errorf("questions:\n%s", out)
+	}
+	if s := c.agentState("spawner@team"); s != api.AgentRunning {
+		t.Errorf("spawner while it waits: %s, want running", s)
+	}
+	if out := c.ok("list"); strings.Contains(out, "helper") {
+		t.Errorf("helper exists before the spawn was approved:\n%s", out)
+	}
+	if r := c.run("answer", q.ID, "yes"); r.code != api.ExitUsage || !strings.Contains(r.stderr, "is an approval") {
+		t.Errorf("answer to an approval: exit %d, stderr %q", r.code, r.stderr)
+	}
+	if out := c.ok("approve", q.ID); !strings.Contains(out, "approved "+q.ID+": spawner@team:main goes ahead") {
+		t.Errorf("approve printed %q", out)
+	}
+	c.waitFor("the approved spawn", func() bool { return strings.Contains(c.ok("peek", "@team"), "[spawner] spawned") })
+	if out := c.ok("list"); !strings.Contains(out, "helper") {
+		t.Errorf("helper missing after the approved spawn:\n%s", out)
+	}
+	if r := c.run("deny", q.ID); r.code != api.ExitConflict || !strings.Contains(r.stderr, "was approved already, by user") {
+		t.Errorf("deny after approve: exit %d, stderr %q", r.code, r.stderr)
+	}
+
+	// Denied: the write fails with the reason and writes nothing.
+	c.ok("send", "writer@team", "write it")
+	q = c.pendingApproval("writer@team")
+	if out := c.ok("deny", q.ID, "--reason", "not the plan we agreed"); !strings.Contains(out, `fails with "not the plan we agreed"`) {
+		t.Errorf("deny printed %q", out)
+	}
+	c.waitFor("the denied write's run to end", func() bool { return strings.Contains(c.ok("peek", "@team"), "[writer] wrote") })
+	logs := c.ok("logs", c.agent("writer@team").Runs[0].ID)
+	if !strings.Contains(logs, "denied by user: not the plan we agreed") {
+		t.Errorf("the denied call's error is not in the transcript:\n%s", logs)
+	}
+	if r := c.run("doc", "read", "@team"); strings.Contains(r.stdout, "secret plan") {
+		t.Errorf("the denied write happened:\n%s", r.stdout)
+	}
+
+	// Nobody decides: the call fails after approval_timeout.
+	c.ok("send", "sender@team", "say hello")
+	q = c.pendingApproval("sender@team")
+	c.waitFor("the approval to expire", func() bool {
+		for _, x := range c.questionsJSON("sender@team", "--all") {
+			if x.ID == q.ID && x.State == "expired" {
+				return true
+			}
+		}
+		return false
+	})
+	c.waitFor("the expired call's run to end", func() bool { return strings.Contains(c.ok("peek", "@team"), "[sender] gave up") })
+	if logs := c.ok("logs", c.agent("sender@team").Runs[0].ID); !strings.Contains(logs, "not approved within 2s") {
+		t.Errorf("the expired call's error is not in the transcript:\n%s", logs)
+	}
+	if strings.Contains(c.ok("peek", "@team"), "[sender] unapproved hello") {
+		t.Error("the unapproved message was sent")
+	}
+
+	// A pause ends the pending approval.
+	c.ok("send", "pauser@team", "set your status")
+	q = c.pendingApproval("pauser@team")
+	c.ok("pause", "pauser@team")
+	c.waitFor("the cancelled approval", func() bool {
+		for _, x := range c.questionsJSON("pauser@team", "--all") {
+			if x.ID == q.ID && x.State == "cancelled" {
+				return true
+			}
+		}
+		return false
+	})
+	if r := c.run("approve", q.ID); r.code != api.ExitConflict || !strings.Contains(r.stderr, fmt.Sprintf("question %s is cancelled", q.ID)) {
+		t.Errorf("approve after the pause: exit %d, stderr %q", r.code, r.stderr)
+	}
+}
