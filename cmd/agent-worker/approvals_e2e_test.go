@@ -150,3 +150,62 @@ agents:
 		t.Errorf("approve after the pause: exit %d, stderr %q", r.code, r.stderr)
 	}
 }
+
+// The sdk backend asks before a run_shell command its agent's approvals:
+// shell patterns gate (issue 28, item 2), driven by the scripted model:
+// an approved command runs, a denied one is not run and the model reads
+// the reason, one nobody decides is not run after the timeout, and a
+// command no pattern matches runs without asking.
+func TestE2EGatedShellCommandsOfTheSDKBackend(t *testing.T) {
+	t.Parallel()
+	c := newCLI(t)
+	m := startModel(t, false)
+	c.startModelDaemon(m)
+	shell := func(cmd string) modelTurn {
+		return modelTurn{"Tools": []map[string]any{{"Name": "run_shell", "Args": map[string]any{"command": cmd}}}}
+	}
+	m.add(t, shell("echo deploy now"))
+	m.add(t, shell("echo deploy again"))
+	m.add(t, shell("echo deploy late"))
+	m.add(t, shell("echo free to go"))
+	m.add(t, modelTurn{"Text": "deployed what I could"})
+	c.ok("new", "dev", "--backend", "sdk", "--model", "anthropic/claude-sonnet-4-5",
+		"--config", `{"approvals": {"shell": ["echo deploy*"], "timeout": "3s"}}`)
+	c.ok("send", "dev", "deploy")
+
+	q := c.pendingApproval("dev")
+	if q.Question != "run_shell: echo deploy now" {
+		t.Errorf("approval = %q, want the exact command", q.Question)
+	}
+	c.ok("approve", q.ID)
+	q = c.pendingApproval("dev")
+	c.ok("deny", q.ID, "--reason", "not today")
+	q = c.pendingApproval("dev")
+	c.waitFor("the last approval to expire", func() bool {
+		for _, x := range c.questionsJSON("dev", "--all") {
+			if x.ID == q.ID && x.State == "expired" {
+				return true
+			}
+		}
+		return false
+	})
+	c.waitFor("dev's reply", func() bool { return strings.Contains(c.ok("peek"), "[dev] deployed what I could") })
+	reqs := m.requests(t)
+	if len(reqs) != 5 {
+		t.Fatalf("the model got %d requests, want 5", len(reqs))
+	}
+	result := func(i int) string { return string(reqs[i].RawBody) } // request i carries the result of turn i-1
+	for i, want := range map[int]string{1: "deploy now", 2: "not run: run_shell: echo deploy again: denied by user: not today",
+		3: "not approved within 3s", 4: "free to go"} {
+		if !strings.Contains(result(i), want) {
+			t.Errorf("tool result %d lacks %q:\n%s", i, want, result(i))
+		}
+	}
+	for _, not := range []string{"deploy again\\n", "deploy late\\n"} {
+		for i := range reqs {
+			if strings.Contains(result(i), not) {
+				t.Errorf("a refused command ran: request %d holds %q", i, not)
+			}
+		}
+	}
+}

@@ -434,6 +434,9 @@ kickoff: "@alice @bob go"
 	}
 	leadLogs := c.ok("logs", c.agent("lead@team").Runs[0].ID)
 	for _, name := range tools.Names {
+		if name == tools.ApprovalWait {
+			continue // it waits for a person: TestE2EGatedShellCommandsOfTheSDKBackend calls it from a confined run
+		}
 		if !strings.Contains(leadLogs, "tool call   "+name+" ") {
 			t.Errorf("lead did not call %s:\n%s", name, leadLogs)
 		}

@@ -3,7 +3,14 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"time"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/sdk/tools"
 
 	"github.com/agent-worker/agent-worker/host/team"
 	"github.com/agent-worker/agent-worker/store"
@@ -82,4 +89,30 @@ func (s *Server) Await(ctx context.Context, me store.AgentKey, runID, action str
 		defer s.Runs.Waiting(runID)()
 	}
 	return s.svc.AwaitApproval(ctx, team.ApprovalRequest{Agent: me, RunID: runID, Action: action, Timeout: timeout}, nil)
+}
+
+// addApprovalTools registers approval_wait: an action a person approves
+// before the caller takes it (the sdk backend asks it for the shell
+// commands its agent's approvals: gate).
+func (s *Server) addApprovalTools(srv *mcp.Server, me store.AgentKey) {
+	tool(s, srv, me, tools.ApprovalWait,
+		"Ask a person to approve an action before you take it, and wait for the decision (up to the agent's approval_timeout, 30 minutes by default). "+
+			"It returns once approved; a denial (with its reason) or a timeout is an error: then do not take the action.",
+		func(ctx context.Context, in tools.ApprovalArgs) (tools.ApprovalResult, string, error) {
+			action := strings.TrimSpace(in.Action)
+			switch {
+			case action == "":
+				return tools.ApprovalResult{}, "", api.Errorf(api.CodeInvalid, "action is empty: write the exact action, e.g. run_shell: git push origin main")
+			case utf8.RuneCountInString(action) > store.MaxQuestionLen:
+				return tools.ApprovalResult{}, "", api.Errorf(api.CodeInvalid, "action is over %d characters: describe it briefly", store.MaxQuestionLen)
+			}
+			p, err := s.policy(ctx, me)
+			if err != nil {
+				return tools.ApprovalResult{}, "", err
+			}
+			if err := s.Await(ctx, me, runOf(ctx), action, p.WaitLimit()); err != nil {
+				return tools.ApprovalResult{}, "", err
+			}
+			return tools.ApprovalResult{Approved: true}, "approved: " + action, nil
+		})
 }

@@ -30,6 +30,7 @@ func (s *Server) addTools(srv *mcp.Server, me store.AgentKey) {
 	s.addWorktreeTools(srv, me)
 	s.addTaskTools(srv, me)
 	s.addQuestionTools(srv, me)
+	s.addApprovalTools(srv, me)
 }
 
 // addChannelTools registers channel_send and channel_read: posting to and

@@ -76,6 +76,9 @@ type config struct {
 	// MemoryTokens bounds the conversation memory; absent is the
 	// default, 0 is none.
 	MemoryTokens *int `json:"memory_tokens"`
+	// Approvals gates run_shell commands that match its shell patterns:
+	// a person approves each before it runs (approval_wait).
+	Approvals *backend.ApprovalPolicy `json:"approvals"`
 
 	toolSets []string // from Tools
 	memory   int      // from MemoryTokens
@@ -266,6 +269,7 @@ func (b *Backend) workspace(req backend.Request, cfg config, out *sender) (*work
 	}
 	w.policy = req.Sandbox
 	w.report = func(line string) error { return out.send(backend.Event{Kind: backend.EventSandbox, Text: line}) }
+	w.approvals = cfg.Approvals
 	return w, nil
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agent-worker/agent-worker/sdk/backend"
+	sdktools "github.com/agent-worker/agent-worker/sdk/tools"
 	"github.com/agent-worker/agent-worker/sdk/worker"
 )
 
@@ -56,6 +57,14 @@ func openTools(ctx context.Context, daemon *worker.Client, own []backend.MCPServ
 		return nil, err
 	}
 	if ws != nil {
+		ws.approve = func(ctx context.Context, action string) (string, error) {
+			_, _, err := daemon.Call(ctx, sdktools.ApprovalWait, map[string]any{"action": action})
+			var te *worker.ToolError
+			if errors.As(err, &te) {
+				return te.Message, nil
+			}
+			return "", err
+		}
 		if err := tb.add("", ws.tools(), ws.call, out); err != nil {
 			return nil, err
 		}

@@ -22,6 +22,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agent-worker/agent-worker/sdk/backend"
 	"github.com/agent-worker/agent-worker/sdk/sandbox"
 )
 
@@ -75,6 +76,11 @@ type workspace struct {
 	// report sends a line saying what the sandbox refused a tool as a
 	// sandbox event; nil sends nothing.
 	report func(line string) error
+	// approvals gates run_shell commands matching its shell patterns;
+	// approve asks a person through the daemon (approval_wait) and
+	// returns nil once approved, the refusal's text otherwise.
+	approvals *backend.ApprovalPolicy
+	approve   func(ctx context.Context, action string) (refused string, err error)
 }
 
 // parseToolSets checks an agent's tools list; nil (no list) means all.
@@ -201,6 +207,18 @@ func (w *workspace) call(ctx context.Context, tool string, args map[string]any) 
 			TimeoutSeconds int `json:"timeout_seconds"`
 		}
 		if err = json.Unmarshal(raw, &a); err == nil {
+			if pattern := w.approvals.GatesShell(a.Command); pattern != "" {
+				if w.approve == nil {
+					return fmt.Sprintf("not run: %q needs a person's approval (approvals shell %q) and the daemon cannot be asked", a.Command, pattern), true, nil
+				}
+				refused, err := w.approve(ctx, "run_shell: "+strings.TrimSpace(a.Command))
+				if err != nil {
+					return "", false, err
+				}
+				if refused != "" {
+					return "not run: " + refused, true, nil
+				}
+			}
 			var failed bool
 			text, failed, err = w.run(ctx, a.Command, time.Duration(a.TimeoutSeconds)*time.Second)
 			if err == nil {

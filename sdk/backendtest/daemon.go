@@ -326,6 +326,14 @@ func (d *Daemon) addQuestionTools(srv *mcp.Server, me string) {
 		d.append("system", me+" asks the owner ("+q.ID+"): "+in.Question, "", "system")
 		return q, "asked the owner as " + q.ID, nil
 	})
+	// The fake's owner approves every action at once.
+	tool(d, srv, tools.ApprovalWait, func(in tools.ApprovalArgs) (tools.ApprovalResult, string, error) {
+		if strings.TrimSpace(in.Action) == "" {
+			return tools.ApprovalResult{}, "", fmt.Errorf("action is empty: write the exact action")
+		}
+		d.append("system", me+" was approved: "+in.Action, "", "system")
+		return tools.ApprovalResult{Approved: true}, "approved: " + in.Action, nil
+	})
 }
 
 // addChannelTools registers the fakes of channel_send and channel_read.

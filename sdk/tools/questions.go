@@ -31,3 +31,14 @@ type Question struct {
 	AnsweredAt time.Time `json:"answered_at,omitzero"`
 	CreatedAt  time.Time `json:"created_at"`
 }
+
+// ApprovalArgs is approval_wait's input.
+type ApprovalArgs struct {
+	Action string `json:"action" jsonschema:"the exact action you want to take, as a person should see it (the command, the branch, the file)"`
+}
+
+// ApprovalResult is approval_wait's result once a person approved; a
+// denial or a timeout is the call's error.
+type ApprovalResult struct {
+	Approved bool `json:"approved"`
+}

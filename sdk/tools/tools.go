@@ -35,7 +35,8 @@ const (
 	TaskFail     = "task_fail"
 	TaskRelease  = "task_release"
 	// Asking the owner (SPEC.md "Human in the loop").
-	AskUser = "ask_user"
+	AskUser      = "ask_user"
+	ApprovalWait = "approval_wait"
 )
 
 // Names lists every tool, in SPEC.md order.
@@ -44,7 +45,7 @@ var Names = []string{ChannelSend, ChannelRead, MyInbox, MyInboxAck, MyStatusSet,
 	ResourceCreate, ResourceRead, AgentSpawn, AgentStop,
 	WorktreeStatus, WorktreeIntegrate, WorktreeDiscard,
 	TaskCreate, TaskList, TaskClaim, TaskProgress, TaskComplete, TaskFail, TaskRelease,
-	AskUser}
+	AskUser, ApprovalWait}
 
 // Tool arguments. A field without omitempty is required; the jsonschema
 // tag is what the model reads.
