@@ -209,3 +209,47 @@ func TestE2EGatedShellCommandsOfTheSDKBackend(t *testing.T) {
 		}
 	}
 }
+
+// A planner's worktree_integrate under approvals: {integrate: true} waits
+// for a person: main moves only after approve (issue 28, item 2).
+func TestE2EGatedIntegrateWaitsForApproval(t *testing.T) {
+	t.Parallel()
+	repo := newRepoE2E(t)
+	c := newCLI(t)
+	file := filepath.Join(repo, "team.yaml")
+	writeFile(t, file, `name: team
+workspace: {git: worktree}
+agents:
+  alice:
+    backend: mock
+    config: {script: [{shell: "echo from alice > a.txt && git add a.txt && git -c user.name=alice -c user.email=a@example.com commit -qm 'alice adds a.txt'"}, {result: committed}]}
+  lead:
+    backend: mock
+    can_spawn: true
+    approvals: {integrate: true}
+    config: {script: [{tool: worktree_integrate, args: {agent: alice}}, {result: integrated}]}
+`)
+	writeFile(t, filepath.Join(repo, ".gitignore"), ".workflow/\nteam.yaml\n")
+	gitE2E(t, repo, "add", ".gitignore")
+	gitE2E(t, repo, "commit", "-q", "-m", "first")
+	before := gitE2E(t, repo, "rev-parse", "main")
+	c.ok("start", file, "--background")
+	c.ok("send", "alice@team", "commit something")
+	c.waitFor("alice's commit", func() bool { return strings.Contains(c.ok("peek", "@team"), "[alice] committed") })
+	c.ok("send", "lead@team", "integrate alice")
+	q := c.pendingApproval("lead@team")
+	if !strings.HasPrefix(q.Question, `worktree_integrate {"agent":"alice"}`) {
+		t.Errorf("approval = %q, want the integration of alice", q.Question)
+	}
+	if now := gitE2E(t, repo, "rev-parse", "main"); now != before {
+		t.Fatalf("main moved before the integration was approved: %s → %s", before, now)
+	}
+	c.ok("approve", q.ID)
+	c.waitFor("the approved integration", func() bool { return strings.Contains(c.ok("peek", "@team"), "[lead] integrated") })
+	if now := gitE2E(t, repo, "rev-parse", "main"); now == before {
+		t.Error("main did not move after the integration was approved")
+	}
+	if out := gitE2E(t, repo, "show", "main:a.txt"); !strings.Contains(out, "from alice") {
+		t.Errorf("main lacks alice's file: %q", out)
+	}
+}
