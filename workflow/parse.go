@@ -129,7 +129,7 @@ func (p *parser) parse(f *File, content []byte) {
 		return
 	}
 	root := deref(doc.Content[0])
-	top := p.fields(root, "at the top level", "name", "agents", "context", "params", "setup", "kickoff", "loop_guard", "budget", "triggers", "workspace", "approvals", "approval_timeout")
+	top := p.fields(root, "at the top level", "name", "agents", "context", "params", "setup", "kickoff", "loop_guard", "budget", "triggers", "workspace", "approvals", "approval_timeout", "notify")
 	f.Name = p.name(top["name"])
 	// Params and setup first: every other string may refer to them.
 	f.Params = p.paramList(top["params"])
@@ -141,6 +141,7 @@ func (p *parser) parse(f *File, content []byte) {
 	f.LoopGuard = p.loopGuard(top["loop_guard"])
 	f.Budget = p.budget(top["budget"], "budget")
 	f.Triggers = p.triggers(top["triggers"])
+	f.Notify = p.notify(top["notify"])
 	f.Workspace = p.workspace(keyNode(root, "workspace"), top["workspace"])
 	p.workflowApprovals(f, top["approvals"], top["approval_timeout"])
 }

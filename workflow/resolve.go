@@ -36,6 +36,8 @@ type Instance struct {
 	Triggers []Trigger
 	// Workspace is File.Workspace: nil, or the git worktree setting.
 	Workspace *Workspace
+	// Notify is File.Notify: its URLs take no variables.
+	Notify []Notify
 }
 
 // Resolve interpolates every string of f that may hold variables. It runs
@@ -44,6 +46,7 @@ type Instance struct {
 func Resolve(f *File, v Vars) (*Instance, error) {
 	r := newResolver(f, v)
 	in := &Instance{Name: r.name, Tag: r.tag, Path: f.Path, Dir: f.Dir, Context: f.Context, LoopGuard: f.LoopGuard, Budget: f.Budget, Workspace: f.Workspace}
+	in.Notify = f.Notify
 	in.Kickoff = r.expand("kickoff", f.Kickoff)
 	for _, a := range f.Agents {
 		where := "agent " + a.Name

@@ -78,6 +78,8 @@ type File struct {
 	Triggers  []Trigger
 	// Workspace, when set, gives each agent a git worktree of its own.
 	Workspace *Workspace
+	// Notify are the webhooks told about the workflow's events (notify:).
+	Notify []Notify
 }
 
 // DefaultLoopGuard is loop_guard.max_rounds when a file does not set it.
