@@ -429,6 +429,9 @@ kickoff: "@alice @bob go"
 		b := c.agent("bob@team")
 		return len(b.Runs) > 0 && b.Runs[0].State != "running" && b.State != "running"
 	})
+	// The notices lead's tools post (a proposal, tasks) mention bob: paused,
+	// he cannot start a run that would hold the worktree lead discards.
+	c.ok("pause", "bob@team")
 	if out := c.ok("ask", "lead@team", "try every tool"); !strings.Contains(out, "done") {
 		t.Errorf("lead's ask printed %q", out)
 	}
