@@ -92,6 +92,7 @@ func (h *Host) joinCluster(ctx context.Context) error {
 		Turn: h.sched.Turn, RetryDelay: h.sched.RetryDelay,
 		KillOrphan: func(w store.Worker) { plugins.KillLeftover(w, h.log) },
 		Recover:    h.recoverStranded,
+		Notify:     h.notify,
 	})
 	if err != nil {
 		return err

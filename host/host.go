@@ -23,6 +23,7 @@ import (
 	"github.com/agent-worker/agent-worker/host/httpapi"
 	"github.com/agent-worker/agent-worker/host/mcpserver"
 	"github.com/agent-worker/agent-worker/host/metrics"
+	"github.com/agent-worker/agent-worker/host/notify"
 	"github.com/agent-worker/agent-worker/host/plugins"
 	"github.com/agent-worker/agent-worker/host/sandbox"
 	"github.com/agent-worker/agent-worker/host/scheduler"
@@ -92,6 +93,9 @@ type Config struct {
 	// from the daemon's environment; nil is os.LookupEnv. Tests give each
 	// daemon its own.
 	LookupEnv func(string) (string, bool)
+	// NotifyConfig is --notify-config: a YAML file of webhooks told of
+	// events in every workflow (and of the cluster's); "" for none.
+	NotifyConfig string
 }
 
 // The services fit the interfaces the HTTP API is built from.
@@ -141,6 +145,7 @@ type Host struct {
 	metrics   *metrics.Metrics
 	hooks     *triggers.Service
 	worktrees *worktrees.Service
+	notify    *notify.Notifier
 	// member is this daemon in a cluster (a PostgreSQL store); nil on the
 	// embedded file. memberID is its id, stamped on its runs either way.
 	member   *cluster.Member
@@ -193,6 +198,10 @@ func New(cfg Config) (_ *Host, err error) {
 		}
 	}()
 
+	notifySubs, err := h.loadNotifyConfig()
+	if err != nil {
+		return nil, err
+	}
 	if h.lock, err = lockHome(home); err != nil {
 		return nil, err
 	}
@@ -234,6 +243,7 @@ func New(cfg Config) (_ *Host, err error) {
 	if err := h.restore(ctx); err != nil {
 		return nil, err
 	}
+	h.notify = h.newNotifier(notifySubs)
 	if err := h.buildParts(ctx); err != nil {
 		return nil, err
 	}
@@ -250,7 +260,8 @@ func New(cfg Config) (_ *Host, err error) {
 		MCP: h.mcp, Worktrees: h.worktrees, Token: h.token, Info: h.Info, Listen: h.ln.Addr().String(), Home: home, StartedAt: h.startedAt, Now: cfg.Now,
 		Shutdown: h.requestStop, Stopping: h.stop, Metrics: h.metrics.Handler(), Log: httpLog,
 		Runs: h.sup, Console: console.New(console.Config{Now: cfg.Now, Log: h.log.Named("console")}),
-		Member: h.clusterID(), Lease: cluster.DefaultLease, Sandbox: h.cfg.Supervisor.Sandbox.Info(), Processes: h.cgroups.Mechanism()})
+		Member: h.clusterID(), Lease: cluster.DefaultLease, Sandbox: h.cfg.Supervisor.Sandbox.Info(), Processes: h.cgroups.Mechanism(),
+		Notify: h.notify})
 	h.srv = &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -274,11 +285,12 @@ func (h *Host) buildParts(ctx context.Context) error {
 		// serves them: a workflow that names no provider uses postgres.
 		h.docs.UseStore(h.cfg.Store)
 	}
-	h.team = team.New(team.Config{DB: h.db, Docs: h.docs.Resolve, Logger: h.log.Named("team")})
+	h.team = team.New(team.Config{DB: h.db, Docs: h.docs.Resolve, Logger: h.log.Named("team"), Notify: h.notify})
 	h.worktrees = worktrees.New(worktrees.Config{DB: h.db, Team: h.team, Home: h.cfg.Home, Log: h.log.Named("worktrees")})
 	h.mcp = mcpserver.New(h.team, h.db, h.metrics.ToolCalled, h.log.Named("mcp"))
 	h.mcp.Worktrees = h.worktrees
 	h.cfg.Supervisor.Observer, h.cfg.Scheduler.Observer = h.metrics, h.metrics
+	h.cfg.Scheduler.Notify = h.notify
 	h.life, h.endLife = context.WithCancel(context.Background())
 	h.cfg.Supervisor.Lifetime, h.cfg.Scheduler.Lifetime = h.life, h.life
 	h.cfg.Supervisor.Context = h.mcp         // a run's request carries what its tools would show first
@@ -297,7 +309,7 @@ func (h *Host) buildParts(ctx context.Context) error {
 	h.mcp.Spawner = h.agents // agent_spawn and agent_stop
 	h.hooks = triggers.New(triggers.Config{DB: h.db, Team: h.team, LookupEnv: h.cfg.LookupEnv, Log: h.log.Named("triggers")})
 	h.wfs = workflows.New(workflows.Config{Member: h.clusterMemberID(), DB: h.db, Team: h.team, Sched: h.sched, Triggers: h.hooks, Worktrees: h.worktrees, Catalog: h.catalog,
-		DefaultModel: h.cfg.DefaultModel, Now: h.cfg.Now, Log: h.log.Named("workflows")})
+		DefaultModel: h.cfg.DefaultModel, Now: h.cfg.Now, Log: h.log.Named("workflows"), Notify: h.notify})
 	if err := h.wfs.Restore(ctx); err != nil {
 		return fmt.Errorf("restore workflows: %w", err)
 	}
@@ -472,6 +484,8 @@ func (h *Host) Run(ctx context.Context) error {
 		wg.Go(func() { h.syncAgents(bg) })
 	}
 	wg.Go(func() { h.sup.RunSpares(bg) })
+	wg.Go(func() { h.notify.Run(bg) })    // sends the outbox, what the previous daemon left first
+	wg.Go(func() { h.wfs.WatchIdle(bg) }) // the idle notifications
 	wg.Go(func() { h.worktrees.Run(bg) })
 	wg.Go(func() {
 		if err := h.catalog.Watch(bg); err != nil {

@@ -61,6 +61,9 @@ type Config struct {
 	// RecoverEvery otherwise. nil never recovers.
 	Recover      func(ctx context.Context)
 	RecoverEvery time.Duration
+	// Notify hears of each member found dead (host/notify); nil tells no
+	// one.
+	Notify Notifier
 }
 
 // Member is this daemon as a member of the cluster.
@@ -243,6 +246,7 @@ func (m *Member) beat(ctx context.Context) {
 		for _, k := range r.Agents {
 			m.cfg.Bus.Publish(team.Event{Kind: team.EventWake, Agent: k})
 		}
+		m.notifyDown(ctx, r)
 	}
 }
 

@@ -56,6 +56,8 @@ func (h *Server) routes(log hclog.Logger) http.Handler {
 	handle("POST /questions/{id}/answer", h.handleAnswerQuestion)
 	handle("POST /questions/{id}/approve", h.handleApprove)
 	handle("POST /questions/{id}/deny", h.handleDeny)
+	handle("GET /notifications", h.handleNotifications)
+	handle("POST /notify/test/{wf}/{tag}", h.handleNotifyTest)
 	handle("GET /tasks", h.handleListTasks)
 	handle("POST /tasks", h.handleCreateTask)
 	handle("GET /tasks/{id}", h.handleGetTask)

@@ -120,6 +120,8 @@ type Deps struct {
 	Sandbox api.SandboxInfo
 	// Processes is how a run's processes end with it, for status.
 	Processes api.ProcessControl
+	// Notify serves /notifications and /notify/test (host/notify).
+	Notify Notifications
 }
 
 // Server is the HTTP API over the daemon's services.
@@ -149,6 +151,7 @@ type Server struct {
 	lease       time.Duration
 	sandbox     api.SandboxInfo
 	processes   api.ProcessControl
+	notify      Notifications
 	// unreachable is since when GET /health has found the store
 	// unreachable; nil while it answers.
 	unreachable atomic.Pointer[time.Time]
@@ -161,5 +164,6 @@ func New(d Deps) http.Handler {
 		mcp: d.MCP, metrics: d.Metrics, token: d.Token, info: d.Info, listen: d.Listen, home: d.Home, startedAt: d.StartedAt, now: d.Now,
 		stopServing: d.Shutdown, stop: d.Stopping, log: d.Log,
 		runs: d.Runs, hooks: d.Hooks, console: d.Console, worktrees: d.Worktrees, member: d.Member, lease: d.Lease, sandbox: d.Sandbox, processes: d.Processes}
+	h.notify = d.Notify
 	return h.routes(d.Log)
 }

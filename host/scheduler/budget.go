@@ -123,6 +123,7 @@ func (s *Scheduler) stopOverBudget(ctx context.Context, a store.Agent, sb *spent
 		s.log.Warn("budget: post the notice", "workflow", scope.String(), "error", err)
 	}
 	s.log.Warn("over budget", "target", target, "limit", sb.limit, "agents", moved)
+	s.notifyOverBudget(ctx, a, sb, target, line)
 }
 
 // errOverBudget is the cause of a run cancelled by a hard budget.

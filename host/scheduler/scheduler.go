@@ -63,6 +63,9 @@ type Config struct {
 	// that ends a run waits out a store outage instead of being dropped
 	// (nil: the background context, which never ends).
 	Lifetime context.Context
+	// Notify hears of an agent failed for good and of a budget spent
+	// (host/notify); nil tells no one.
+	Notify Notifier
 }
 
 // Observer hears, as each run starts, how long the oldest message it is
@@ -527,6 +530,7 @@ func (s *Scheduler) runWithRetries(ctx context.Context, l *agentLoop, a store.Ag
 			// Only from idle: a pause or stop that came during the retries
 			// is what the user asked for, and resume clears both.
 			s.moveState(ctx, l.key, []api.AgentState{api.AgentIdle, api.AgentRunning}, api.AgentFailed, err.Error())
+			s.notifyFailed(ctx, l.key, attempt, out, err)
 			return
 		}
 		backoff := retryDelay(s.cfg.RetryBase, attempt, rand.Float64())

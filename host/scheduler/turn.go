@@ -95,6 +95,7 @@ func (s *Scheduler) Turn(ctx context.Context, key store.AgentKey, fired time.Tim
 		s.log.Warn("agent failed", "agent", key.String(), "attempts", attempt, "error", err)
 		l.finishAll(out, err, false)
 		s.moveState(ctx, key, []api.AgentState{api.AgentIdle, api.AgentRunning}, api.AgentFailed, err.Error())
+		s.notifyFailed(ctx, key, attempt, out, err)
 		return false, nil
 	}
 	s.log.Info("run failed; the queue retries it", "agent", key.String(), "attempt", attempt, "error", err)

@@ -39,6 +39,10 @@ type Config struct {
 	LongMessageChars int
 	// MaxMessageChars refuses anything longer outright.
 	MaxMessageChars int
+	// Notify hears when the loop guard pauses a workflow, and of the
+	// questions and approvals waiting for the owner (host/notify); nil
+	// tells no one.
+	Notify Notifier
 }
 
 // Service is the team context engine. It is safe for concurrent use.
@@ -55,6 +59,8 @@ type Service struct {
 	claims atomic.Uint64
 	// decided wakes the gated calls waiting on an approval (AwaitApproval).
 	decided waiters
+	// notify is Config.Notify, never nil.
+	notify Notifier
 	// Bus carries the team's events (messages, wakes, runs, agent states,
 	// workflow changes, tool calls) to in-process listeners: the scheduler
 	// and the HTTP event streams. Other parts publish on it too.
@@ -72,8 +78,11 @@ func New(cfg Config) *Service {
 	if cfg.MaxMessageChars <= 0 {
 		cfg.MaxMessageChars = DefaultMaxMessageChars
 	}
+	if cfg.Notify == nil {
+		cfg.Notify = nopNotifier{}
+	}
 	return &Service{db: cfg.DB, docs: cfg.Docs, log: cfg.Logger, long: cfg.LongMessageChars, max: cfg.MaxMessageChars,
-		expiry: make(chan struct{}, 1)}
+		expiry: make(chan struct{}, 1), notify: cfg.Notify}
 }
 
 // SendRequest is one message to write into a channel.
@@ -197,6 +206,7 @@ func (s *Service) loopGuardTripped(msg store.Message) {
 		s.log.Warn("loop guard: post the notice", "workflow", scope.String(), "error", err)
 	}
 	s.log.Warn("workflow paused by the loop guard", "workflow", scope.String(), "rounds", wf.LoopGuard, "agents", senders)
+	s.notifyLoopGuard(ctx, scope, line, senders, wf.LoopGuard)
 	s.Bus.Publish(Event{Kind: EventWorkflow, Agent: store.AgentKey{Workflow: scope.Workflow, Tag: scope.Tag}, State: "paused", Error: wf.Error})
 }
 

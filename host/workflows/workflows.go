@@ -69,6 +69,9 @@ type Config struct {
 	Member string
 	Now    func() time.Time
 	Log    hclog.Logger
+	// Notify keeps each workflow's notify: webhooks and hears when a
+	// team goes idle (host/notify); nil: notify: is not checked or kept.
+	Notify Notifications
 }
 
 // Manager starts, stops and hot-reloads workflows from their YAML files.
@@ -86,6 +89,7 @@ type Manager struct {
 	defaultModel string
 	now          func() time.Time
 	log          hclog.Logger
+	notify       Notifications
 
 	// mu serialises starts, stops and reloads, and guards files.
 	mu    sync.Mutex
@@ -97,7 +101,7 @@ type Manager struct {
 // New returns a Manager; Restore and Watch bring it to life.
 func New(cfg Config) *Manager {
 	return &Manager{db: cfg.DB, team: cfg.Team, sched: cfg.Sched, triggers: cfg.Triggers, worktrees: cfg.Worktrees, catalog: cfg.Catalog, defaultModel: cfg.DefaultModel,
-		now: cfg.Now, log: cfg.Log, member: cfg.Member, files: map[string]map[store.Scope]bool{}}
+		now: cfg.Now, log: cfg.Log, member: cfg.Member, files: map[string]map[store.Scope]bool{}, notify: cfg.Notify}
 }
 
 // owns reports whether this daemon watches w's file: always on the
@@ -264,6 +268,9 @@ func (ws *Manager) apply(ctx context.Context, inst *workflow.Instance, content [
 	if err := ws.triggers.Check(inst.Path, inst.Triggers); err != nil {
 		return err
 	}
+	if err := ws.checkNotify(inst); err != nil {
+		return err
+	}
 	repo, base, err := ws.checkWorkspace(ctx, inst, started.IsZero())
 	if err != nil {
 		return err
@@ -281,6 +288,9 @@ func (ws *Manager) apply(ctx context.Context, inst *workflow.Instance, content [
 		hooks[i] = store.Trigger{Workflow: inst.Name, Tag: inst.Tag, Name: t.Name, SecretEnv: t.SecretEnv, Message: t.Message, Line: t.Line}
 	}
 	if err := ws.db.ReplaceTriggers(ctx, scope, hooks); err != nil {
+		return err
+	}
+	if err := ws.subscribe(ctx, scope, inst); err != nil {
 		return err
 	}
 	existing, err := ws.db.ListAgents(ctx, store.AgentFilter{Workflow: inst.Name, Tag: inst.Tag})
