@@ -135,6 +135,8 @@ func CheckWebhookURL(s string) error {
 		return fmt.Errorf("webhook is empty: write the URL to POST to, e.g. https://hooks.example.com/agents")
 	case err != nil:
 		return fmt.Errorf("webhook is not a URL (%v): write e.g. https://hooks.example.com/agents", urlErr(err))
+	case u.Scheme == "":
+		return fmt.Errorf("webhook must be an http:// or https:// URL, with its scheme: write e.g. https://hooks.example.com/agents")
 	case u.Scheme != "http" && u.Scheme != "https":
 		return fmt.Errorf("webhook must be an http:// or https:// URL, not %q: write e.g. https://hooks.example.com/agents", u.Scheme+":")
 	case u.Host == "" || u.Hostname() == "":

@@ -85,18 +85,18 @@ func TestNotifyURLNotInMessages(t *testing.T) {
 
 func TestParseNotifyConfig(t *testing.T) {
 	t.Parallel()
-	want := []Notify{{Webhook: "https://x.example/h", Events: []NotifyEvent{NotifyMemberDown}, SecretEnv: "S", Line: 1}}
-	for name, src := range map[string]string{
-		"a list":        "- {webhook: https://x.example/h, events: [member_down], secret_env: S}\n",
-		"under notify:": "notify:\n- {webhook: https://x.example/h, events: [member_down], secret_env: S}\n",
+	for name, tc := range map[string]struct {
+		src  string
+		line int
+	}{
+		"a list":        {"- {webhook: https://x.example/h, events: [member_down], secret_env: S}\n", 1},
+		"under notify:": {"notify:\n- {webhook: https://x.example/h, events: [member_down], secret_env: S}\n", 2},
 	} {
-		got, err := ParseNotifyConfig("n.yaml", []byte(src))
+		got, err := ParseNotifyConfig("n.yaml", []byte(tc.src))
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if name == "under notify:" {
-			want[0].Line = 2
-		}
+		want := []Notify{{Webhook: "https://x.example/h", Events: []NotifyEvent{NotifyMemberDown}, SecretEnv: "S", Line: tc.line}}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("%s (-want +got):\n%s", name, diff)
 		}
