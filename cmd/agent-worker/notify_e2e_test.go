@@ -75,7 +75,9 @@ func (r *hookReceiver) requests(keep func(hookRequest) bool) []hookRequest {
 	return out
 }
 
-func byDelivery(id string) func(hookRequest) bool { return func(h hookRequest) bool { return h.delivery == id } }
+func byDelivery(id string) func(hookRequest) bool {
+	return func(h hookRequest) bool { return h.delivery == id }
+}
 
 func taken(id string) func(hookRequest) bool {
 	return func(h hookRequest) bool { return h.delivery == id && h.answered/100 == 2 }
