@@ -317,3 +317,50 @@ notify:
 		t.Errorf("a daemon with a bad --notify-config started")
 	}
 }
+
+// The loop guard pausing a team and a budget stopping one are each told
+// to the webhooks that listen for them, once, with the line the channel
+// got (issue 28, item 4).
+func TestE2ENotifyLoopGuardAndBudget(t *testing.T) {
+	t.Parallel()
+	c := newCLI(t)
+	recv := newHookReceiver(t, http.StatusOK)
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "pingpong.yaml"), `name: pingpong
+loop_guard: {max_rounds: 4}
+agents:
+  alice: {backend: mock, config: {script: [{reply: "@bob ping"}]}}
+  bob: {backend: mock, config: {script: [{reply: "@alice pong"}]}}
+kickoff: "@alice start"
+notify: [{webhook: "`+recv.srv.URL+`/guard", events: [loop_guard, over_budget]}]
+`)
+	writeFile(t, filepath.Join(dir, "spend.yaml"), `name: spend
+budget: {runs: 1}
+agents:
+  carol: {backend: mock, config: {script: [{result: "done"}]}}
+kickoff: "@carol once"
+notify: [{webhook: "`+recv.srv.URL+`/budget", events: [over_budget]}]
+`)
+	c.ok("start", filepath.Join(dir, "pingpong.yaml"), "--background")
+	c.ok("start", filepath.Join(dir, "spend.yaml"), "--background")
+	c.waitFor("the loop guard's notification", func() bool {
+		return len(recv.requests(func(h hookRequest) bool { return h.event == "loop_guard" })) == 1
+	})
+	var guard api.NotificationBody
+	if err := json.Unmarshal(recv.requests(func(h hookRequest) bool { return h.event == "loop_guard" })[0].body, &guard); err != nil ||
+		guard.Target != "@pingpong" || !strings.Contains(guard.Text, "@pingpong is paused: 4 messages in a row came from agents") {
+		t.Errorf("loop_guard notification %+v, %v", guard, err)
+	}
+
+	c.waitFor("carol's run", func() bool { return strings.Contains(c.ok("peek", "@spend"), "[carol] done") })
+	c.ok("send", "@spend", "@carol once more")
+	c.waitFor("the budget's notification", func() bool {
+		return len(recv.requests(func(h hookRequest) bool { return h.event == "over_budget" })) == 1
+	})
+	h := recv.requests(func(h hookRequest) bool { return h.event == "over_budget" })[0]
+	var spent api.NotificationBody
+	if err := json.Unmarshal(h.body, &spent); err != nil || h.path != "/budget" || spent.Workflow != "spend" ||
+		!strings.Contains(spent.Text, "@spend is over its budget: runs: 1 of 1") {
+		t.Errorf("over_budget notification at %s: %+v, %v", h.path, spent, err)
+	}
+}
