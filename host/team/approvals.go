@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/notify"
 	"github.com/agent-worker/agent-worker/store"
 )
 
@@ -76,6 +77,9 @@ func (s *Service) AwaitApproval(ctx context.Context, r ApprovalRequest, onPendin
 		return err
 	}
 	s.Announce(msg)
+	s.Notify(ctx, notify.Event{Kind: notify.Approval, Workflow: r.Agent.Workflow, Tag: r.Agent.Tag, Agent: r.Agent.Name,
+		IDs: map[string]string{"question": q.ID, "run": q.RunID}, Text: msg.Content,
+		Fields: map[string]any{"action": r.Action, "timeout": r.Timeout.String()}})
 	if onPending != nil {
 		onPending(q)
 	}

@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/notify"
 	"github.com/agent-worker/agent-worker/store"
 )
 
@@ -39,6 +40,9 @@ func (s *Service) Ask(ctx context.Context, r AskRequest) (store.Question, error)
 		return store.Question{}, err
 	}
 	s.Announce(msg)
+	s.Notify(ctx, notify.Event{Kind: notify.Question, Workflow: r.Agent.Workflow, Tag: r.Agent.Tag, Agent: r.Agent.Name,
+		IDs: map[string]string{"question": q.ID, "run": q.RunID}, Text: msg.Content,
+		Fields: map[string]any{"question": q.Question, "options": q.Options, "context": q.Context}})
 	return q, nil
 }
 
