@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/agent-worker/agent-worker/host/api"
@@ -362,5 +363,55 @@ notify: [{webhook: "`+recv.srv.URL+`/budget", events: [over_budget]}]
 	if err := json.Unmarshal(h.body, &spent); err != nil || h.path != "/budget" || spent.Workflow != "spend" ||
 		!strings.Contains(spent.Text, "@spend is over its budget: runs: 1 of 1") {
 		t.Errorf("over_budget notification at %s: %+v, %v", h.path, spent, err)
+	}
+}
+
+// In a cluster every member sends from the one outbox, and each delivery
+// reaches its receiver once; a member killed with SIGKILL is reported
+// (member_down) by the member that takes its work back, to the webhooks of
+// the daemon-wide --notify-config (issue 28, item 4).
+func TestE2EClusterNotifyMemberDown(t *testing.T) {
+	recv := newHookReceiver(t, http.StatusOK)
+	conf := filepath.Join(t.TempDir(), "notify.yaml")
+	writeFile(t, conf, "notify:\n  - {webhook: \""+recv.srv.URL+"/down\", events: [member_down]}\n")
+	ms, _ := startCluster(t, 2, "AGENT_WORKER_NOTIFY_CONFIG="+conf)
+	a, b := ms[0], ms[1]
+	file := filepath.Join(t.TempDir(), "nc.yaml")
+	writeFile(t, file, "name: nc\nagents:\n  alice: {backend: mock}\nnotify: [{webhook: \""+recv.srv.URL+"/wf\", events: [idle]}]\n")
+	a.ok("start", file, "--background")
+	var ids []string
+	for i := range 6 {
+		ids = append(ids, ms[i%2].notifyTest("@nc"))
+	}
+	for _, id := range ids {
+		a.waitFor("test delivery "+id, func() bool { return len(recv.requests(byDelivery(id))) >= 1 })
+	}
+	b.waitFor("every test recorded delivered", func() bool {
+		ns := b.notifications()
+		for _, id := range ids {
+			if ns[id].State != "delivered" {
+				return false
+			}
+		}
+		return true
+	})
+	for _, id := range ids {
+		if n := len(recv.requests(byDelivery(id))); n != 1 {
+			t.Errorf("delivery %s reached the receiver %d times, want once", id, n)
+		}
+	}
+
+	if err := a.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = a.cmd.Wait()
+	b.waitFor("member_down", func() bool {
+		return len(recv.requests(func(h hookRequest) bool { return h.event == "member_down" })) >= 1
+	})
+	down := recv.requests(func(h hookRequest) bool { return h.event == "member_down" })
+	var body api.NotificationBody
+	if err := json.Unmarshal(down[0].body, &body); err != nil || len(down) != 1 || down[0].path != "/down" || body.IDs["member"] != a.id ||
+		!strings.Contains(body.Text, "cluster member "+a.id) || !strings.Contains(body.Text, b.id+" took back") {
+		t.Errorf("member_down notifications %d, first %s: %v", len(down), down[0].body, err)
 	}
 }
