@@ -93,7 +93,7 @@ func (n *Notifier) deliver(ctx context.Context, d store.NotifyDelivery) {
 		return // the daemon is stopping: Run lets the claim go, unrecorded
 	}
 	outcome := "delivered"
-	log := n.log.With("delivery", d.ID, "event", d.Event, "url", ShowURL(d.URL), "attempt", d.Attempts+1)
+	log := n.log.With("delivery", d.ID, "event", d.Event, "webhook", logURL(d.URL), "attempt", d.Attempts+1)
 	if !a.Delivered {
 		delay := Backoff(n.cfg.RetryBase, n.cfg.RetryMax, d.Attempts+1, rand.Float64())
 		next := n.cfg.Now().Add(delay)

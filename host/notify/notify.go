@@ -356,8 +356,8 @@ func (n *Notifier) List(ctx context.Context, failed bool) ([]api.Notification, e
 	return out, nil
 }
 
-// ShowURL is a webhook URL as lists and logs show it: without user
-// credentials, query or fragment, where secrets go.
+// ShowURL is a webhook URL as lists show it: without user credentials,
+// query or fragment, where secrets go.
 func ShowURL(s string) string {
 	u, err := url.Parse(s)
 	if err != nil {
@@ -365,4 +365,19 @@ func ShowURL(s string) string {
 	}
 	u.User, u.RawQuery, u.ForceQuery, u.Fragment, u.RawFragment = nil, "", false, "", ""
 	return u.String()
+}
+
+// logURL is a webhook URL as the daemon's log shows it: its scheme and
+// host only, since some receivers (a chat's incoming webhook) keep their
+// secret in the path.
+func logURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return "(a URL that does not parse)"
+	}
+	out := u.Scheme + "://" + u.Host
+	if strings.Trim(u.Path, "/") != "" {
+		out += "/…"
+	}
+	return out
 }

@@ -65,6 +65,15 @@ func TestShowURL(t *testing.T) {
 			t.Errorf("ShowURL(%q) = %q, want %q", in, got, want)
 		}
 	}
+	for in, want := range map[string]string{
+		"https://hooks.slack.com/services/T0/B0/s3cret?x=1": "https://hooks.slack.com/…",
+		"http://127.0.0.1:8080":                             "http://127.0.0.1:8080",
+		"http://127.0.0.1:8080/":                            "http://127.0.0.1:8080",
+	} {
+		if got := logURL(in); got != want {
+			t.Errorf("logURL(%q) = %q, want %q", in, got, want)
+		}
+	}
 }
 
 // receiver is a webhook receiver: it answers with status() and records

@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/agent-worker/agent-worker/host/api"
 	"github.com/agent-worker/agent-worker/host/notify"
@@ -30,7 +31,7 @@ func (s *Scheduler) notifyFailed(ctx context.Context, key store.AgentKey, attemp
 	}
 	target := api.Target{Agent: key.Name, Workflow: key.Workflow, Tag: key.Tag}.Display()
 	ev := notify.Event{Kind: notify.RunFailed, Workflow: key.Workflow, Tag: key.Tag, Agent: key.Name,
-		Text:   fmt.Sprintf("%s failed after %d attempt(s): %s. Its messages wait unread; `agent-worker resume %s` tries again.", target, attempts, err, target),
+		Text:   fmt.Sprintf("%s failed after %d attempt(s): %s. Its messages wait unread; `agent-worker resume %s` tries again.", target, attempts, shortLine(err.Error()), target),
 		Fields: map[string]any{"error": err.Error(), "attempts": attempts}}
 	if out.Run.ID != "" {
 		ev.IDs = map[string]string{"run": out.Run.ID}
@@ -48,4 +49,14 @@ func (s *Scheduler) notifyOverBudget(ctx context.Context, a store.Agent, sb *spe
 		Fields: map[string]any{"target": target, "limit": sb.limit, "runs": sb.spent.Runs,
 			"tokens": sb.spent.InputTokens + sb.spent.OutputTokens, "cost_usd": sb.spent.CostUSD}}
 	s.cfg.Notify.Notify(ctx, ev)
+}
+
+// shortLine is an error as one line of at most 500 characters, for the
+// text a person reads; the whole error goes in the event's fields.
+func shortLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > 500 {
+		s = string(r[:500]) + "…"
+	}
+	return s
 }
