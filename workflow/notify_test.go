@@ -114,3 +114,35 @@ func TestParseNotifyConfig(t *testing.T) {
 		}
 	}
 }
+
+// FuzzNotifyConfig: whatever the --notify-config file (or a notify: list)
+// holds, the parser does not panic, and what it accepts is what the
+// daemon may send to: http(s) URLs with a host, known events, each once,
+// variable names for secrets.
+func FuzzNotifyConfig(f *testing.F) {
+	for _, s := range []string{
+		"- {webhook: https://x.example/h, events: [member_down], secret_env: S}\n",
+		"notify:\n- webhook: \"http://127.0.0.1:9/a?b=c\"\n  events: [question, approval, run_failed, over_budget, loop_guard, idle]\n",
+		"- {webhook: ftp://x, events: [idle, idle]}\n", "notify: {}\n", "- [a]\n", "",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		subs, err := ParseNotifyConfig("n.yaml", []byte(src))
+		if err != nil {
+			return
+		}
+		for _, s := range subs {
+			if CheckWebhookURL(s.Webhook) != nil || len(s.Events) == 0 || s.SecretEnv != "" && !identRE.MatchString(s.SecretEnv) {
+				t.Fatalf("accepted %+v from %q", s, src)
+			}
+			seen := map[NotifyEvent]bool{}
+			for _, e := range s.Events {
+				if seen[e] || !s.Wants(e) || e == NotifyTest {
+					t.Fatalf("accepted events %v from %q", s.Events, src)
+				}
+				seen[e] = true
+			}
+		}
+	})
+}
