@@ -76,7 +76,9 @@ notify:
 		t.Errorf("question notification %+v, want %s", body, q.ID)
 	}
 	c.ok("answer", q.ID, "yes")
-	c.waitFor("asker's reply", func() bool { return strings.Contains(c.ok("peek", "@hitl"), "[asker] got: user: asker answer to "+q.ID) })
+	c.waitFor("asker's reply", func() bool {
+		return strings.Contains(c.ok("peek", "@hitl"), "[asker] got: user: asker answer to "+q.ID)
+	})
 
 	c.ok("send", "gated@hitl", "go")
 	body = event("approval")
