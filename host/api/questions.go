@@ -43,8 +43,14 @@ func (c *Client) Questions(ctx context.Context, target *Target, all bool) ([]Que
 
 // AnswerQuestion is POST /questions/{id}/answer.
 func (c *Client) AnswerQuestion(ctx context.Context, id, answer string) (Question, error) {
+	return c.AnswerQuestionAs(ctx, id, answer, "")
+}
+
+// AnswerQuestionAs is AnswerQuestion recording who answered (the console
+// says the owner answered through it).
+func (c *Client) AnswerQuestionAs(ctx context.Context, id, answer, by string) (Question, error) {
 	var out Question
-	return out, c.do(ctx, http.MethodPost, "/questions/"+url.PathEscape(id)+"/answer", AnswerRequest{Answer: answer}, &out)
+	return out, c.do(ctx, http.MethodPost, "/questions/"+url.PathEscape(id)+"/answer", AnswerRequest{Answer: answer, By: by}, &out)
 }
 
 // DecideRequest is POST /questions/{id}/approve and /deny's body: the
@@ -57,10 +63,15 @@ type DecideRequest struct {
 
 // Decide is POST /questions/{id}/approve (approve) or /deny.
 func (c *Client) Decide(ctx context.Context, id string, approve bool, reason string) (Question, error) {
+	return c.DecideAs(ctx, id, approve, reason, "")
+}
+
+// DecideAs is Decide recording who decided.
+func (c *Client) DecideAs(ctx context.Context, id string, approve bool, reason, by string) (Question, error) {
 	verb := "deny"
 	if approve {
 		verb = "approve"
 	}
 	var out Question
-	return out, c.do(ctx, http.MethodPost, "/questions/"+url.PathEscape(id)+"/"+verb, DecideRequest{Reason: reason}, &out)
+	return out, c.do(ctx, http.MethodPost, "/questions/"+url.PathEscape(id)+"/"+verb, DecideRequest{Reason: reason, By: by}, &out)
 }

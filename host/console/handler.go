@@ -29,6 +29,8 @@ func (s *Server) Handler(inner http.Handler) http.Handler {
 	page("GET /console/team/{wf}/{tag}/messages", v.messages)
 	page("POST /console/team/{wf}/{tag}/send", v.send)
 	page("POST /console/control", v.control)
+	page("GET /console/needs-you", v.needsYouItems)
+	page("POST /console/questions/{id}/{verb}", v.decide)
 	page("GET /console/docs/{wf}/{tag}", v.docs)
 	page("GET /console/docs/{wf}/{tag}/{path...}", v.doc)
 	page("GET /console/resources/{wf}/{tag}/{id}", v.resource)

@@ -97,7 +97,7 @@ func mustParsePages() *pages {
 			return min(100, int(part/whole*100))
 		},
 	}
-	base := template.Must(template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/parts.html"))
+	base := template.Must(template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/parts.html", "templates/needsyou.html"))
 	p := &pages{byName: map[string]*template.Template{}, frags: base}
 	for _, name := range pageNames {
 		t := template.Must(template.Must(base.Clone()).ParseFS(templateFS, "templates/"+name+".html"))

@@ -83,6 +83,10 @@ func fullAPI(t *testing.T) http.Handler {
 			Resolution: "plurality", Binding: true, State: "resolved", Winner: "postgres",
 			Votes: []api.Vote{{Voter: "alice", Choice: "postgres", Reason: "writers"}, {Voter: "bob", Choice: "sqlite"}}},
 		{ID: "prop-2", Type: "approval", Title: "Ship", Creator: "bob", Options: []string{"yes", "no"}, State: "active"}}})
+	reply("GET /questions", api.QuestionList{Questions: []api.Question{
+		{ID: "q_1", Agent: "alice@crew:main", Kind: "question", Question: "pg or sqlite?", Options: []string{"pg", "sqlite"},
+			Context: "the team cannot agree", RunID: "run_1", State: "pending", CreatedAt: now.Add(-2 * time.Minute)},
+		{ID: "q_2", Agent: "bob@crew:main", Kind: "approval", Question: "run_shell: git push origin main", State: "pending", CreatedAt: now}}})
 	reply("GET /resources/{wf}/{tag}/{id}", api.Resource{ID: "res_0123456789abcdef", Type: "markdown", Content: "the whole review", CreatedBy: "alice", CreatedAt: now})
 	reply("GET /plugins", api.PluginList{Dirs: []string{"/p"}, Plugins: []api.Plugin{
 		{Name: "mock", Kind: "backend", Path: "/p/agent-worker-backend-mock", SHA256: strings.Repeat("ab", 32), Version: "1.0", Status: "ok",
@@ -103,9 +107,13 @@ func TestEveryPageRendersEveryField(t *testing.T) {
 	cookie := &http.Cookie{Name: cookieName, Value: s.newSession()}
 	pages := map[string][]string{
 		"/console/": {"@crew", "standalone agents", "rejected edit", "agent bob@crew failed", "run_1", "4242", "of $5.00", "1.5k of 100.0k tokens", "3 of 50 runs", "team_doc_append notes.md",
-			"m-1 <span class=\"muted\">(this one)</span>", "127.0.0.1:5102", "not responding", "stopped"},
+			"m-1 <span class=\"muted\">(this one)</span>", "127.0.0.1:5102", "not responding", "stopped",
+			"Needs you", `<a href="/console/team/crew/main"><b>alice@crew</b></a> asks you`, "pg or sqlite?", "the team cannot agree", "2m ago",
+			`<b>bob@crew</b></a> waits for your approval`, "run_shell: git push origin main"},
 		"/console/team/crew/main": {"@crew", "Resume team", "run_1", "Cancel run", "DM → alice", "@bob", "show the rest", "res_0123456789abcdef", "2 unread", "last attempt failed", "spawned by alice", "may spawn 3",
-			"task-1", "40%", "waits for task-1, task-3", "under task-9", "for bob", "anyone", "ready", "gave up", "all green"},
+			"task-1", "40%", "waits for task-1, task-3", "under task-9", "for bob", "anyone", "ready", "gave up", "all green",
+			"Needs you", `data-needs-you="/console/needs-you?target=%40crew%3Amain"`, "<b>alice</b> asks you", `<button class="b-option">sqlite</button>`,
+			`action="/console/questions/q_1/answer"`, "<b>bob</b> waits for your approval", `action="/console/questions/q_2/approve"`, `action="/console/questions/q_2/deny"`},
 		"/console/team/crew/main/messages?after=0":          {`id="m4"`, "team_doc_append notes.md"},
 		"/console/docs/crew/main":                           {"Owner: <b>alice</b>", "notes/plan.md", "prop-1", "Which database", "postgres <span class=\"muted\">1 vote(s)", "winner", "alice</b> → postgres", "writers", "binding", "No votes yet."},
 		"/console/docs/crew/main/notes/plan.md":             {"<h1>Plan</h1>", "<li>one</li>", "Owner: alice"},

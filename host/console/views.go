@@ -60,7 +60,8 @@ func (v *views) overview(w http.ResponseWriter, r *http.Request, ss session) err
 		}
 		rows = append(rows, row)
 	}
-	return v.s.pages().render(w, r, "overview", ss, "Overview", map[string]any{"Health": h, "Teams": rows})
+	return v.s.pages().render(w, r, "overview", ss, "Overview", map[string]any{"Health": h, "Teams": rows,
+		"NeedsYou": v.needsYou(ctx, ss, nil, "/console/")})
 }
 
 // memberRow is one agent on a team page.
@@ -115,6 +116,7 @@ func (v *views) team(w http.ResponseWriter, r *http.Request, ss session) error {
 	}
 	return v.s.pages().render(w, r, "team", ss, wf.Target, map[string]any{
 		"Workflow": wf, "Target": t, "Members": members, "Messages": ms, "LastSeq": last, "Tasks": tasks,
+		"NeedsYou": v.needsYou(ctx, ss, &t, teamPath(t)),
 	})
 }
 
