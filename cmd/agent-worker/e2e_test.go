@@ -17,42 +17,62 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/internal/testkit"
 )
 
-// binary is the agent-worker binary and pluginsDir holds the mock backend,
-// both built once per test process.
+// binary is the agent-worker binary (the CLI and the daemon), with the race
+// detector when this test binary has it (its reports fail the test, see
+// checkRaces), and pluginsDir holds the first-party plugins, without it
+// (testkit.Build says why); all built once per test process.
 var binary, pluginsDir, mockPlugin string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "aw-e2e-")
+	dir, err := buildBinaries()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
+		os.RemoveAll(dir)
+		testkit.RemoveBuilds()
 		os.Exit(1)
-	}
-	binary = filepath.Join(dir, "agent-worker")
-	build := exec.Command("go", "build", "-o", binary, ".")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build agent-worker:", err)
-		os.Exit(1)
-	}
-	// Every first-party backend plugin, built into one plugins.d.
-	pluginsDir = filepath.Join(dir, "plugins.d")
-	mockPlugin = filepath.Join(pluginsDir, "agent-worker-backend-mock")
-	mains, _ := filepath.Glob("../agent-worker-backend-*")
-	// And the one docs plugin no provider is built in for: a cluster's.
-	mains = append(mains, "../agent-worker-docs-postgres")
-	for _, m := range mains {
-		build = exec.Command("go", "build", "-o", filepath.Join(pluginsDir, filepath.Base(m)), m)
-		build.Stdout, build.Stderr = os.Stderr, os.Stderr
-		if err := build.Run(); err != nil {
-			fmt.Fprintln(os.Stderr, "build", m+":", err)
-			os.Exit(1)
-		}
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
+	testkit.RemoveBuilds()
 	os.Exit(code)
+}
+
+// buildBinaries builds agent-worker and installs every first-party
+// backend plugin, and the one docs plugin no provider is built in for (a
+// cluster's), into one plugins.d in a temp dir it returns.
+func buildBinaries() (string, error) {
+	var err error
+	if binary, err = testkit.RaceBuildE("cmd/agent-worker"); err != nil {
+		return "", err
+	}
+	mains, err := filepath.Glob("../agent-worker-backend-*")
+	if err != nil || len(mains) == 0 {
+		return "", fmt.Errorf("no backend plugins beside cmd/agent-worker: %v", err)
+	}
+	mains = append(mains, "../agent-worker-docs-postgres")
+	dir, err := os.MkdirTemp("", "aw-e2e-")
+	if err != nil {
+		return "", err
+	}
+	pluginsDir = filepath.Join(dir, "plugins.d")
+	if err := os.Mkdir(pluginsDir, 0o755); err != nil {
+		return dir, err
+	}
+	for _, m := range mains {
+		name := filepath.Base(m)
+		bin, err := testkit.BuildE("cmd/" + name)
+		if err != nil {
+			return dir, err
+		}
+		if _, err := testkit.InstallE(bin, pluginsDir, name); err != nil {
+			return dir, err
+		}
+	}
+	mockPlugin = filepath.Join(pluginsDir, "agent-worker-backend-mock")
+	return dir, nil
 }
 
 // cli runs agent-worker commands against one home, with a free port for any
@@ -60,17 +80,49 @@ func TestMain(m *testing.M) {
 type cli struct {
 	t    *testing.T
 	home string
+	// races is where the race detector of the binaries this cli starts
+	// (built with it when this test binary has it) writes its reports.
+	races string
 }
 
 func newCLI(t *testing.T) *cli {
-	c := &cli{t: t, home: t.TempDir()}
-	t.Cleanup(c.stopDaemon)
+	c := &cli{t: t, home: t.TempDir(), races: t.TempDir()}
+	t.Cleanup(func() {
+		c.stopDaemon()
+		c.checkRaces()
+	})
 	return c
 }
 
 func (c *cli) env() []string {
-	return []string{"AGENT_WORKER_HOME=" + c.home, "AGENT_WORKER_LISTEN=127.0.0.1:0", "AGENT_WORKER_PLUGINS_DIR=" + pluginsDir,
+	env := []string{"AGENT_WORKER_HOME=" + c.home, "AGENT_WORKER_LISTEN=127.0.0.1:0", "AGENT_WORKER_PLUGINS_DIR=" + pluginsDir,
 		"PATH=" + os.Getenv("PATH"), "HOME=" + c.home}
+	if testkit.Race {
+		// Reports to files checkRaces reads; and no second of sleep at
+		// every exit (the race runtime's default), which every command
+		// would pay.
+		env = append(env, "GORACE=log_path="+filepath.Join(c.races, "race")+" atexit_sleep_ms=0")
+	}
+	return env
+}
+
+// checkRaces fails the test with each report the race detector wrote in a
+// command or daemon this cli started: a race there is a defect as much as
+// one in the test's own process, which go test -race fails on.
+func (c *cli) checkRaces() {
+	c.t.Helper()
+	reports, err := filepath.Glob(filepath.Join(c.races, "race.*"))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	for _, r := range reports {
+		b, err := os.ReadFile(r)
+		if err != nil {
+			c.t.Errorf("race report %s: %v", r, err)
+			continue
+		}
+		c.t.Errorf("the race detector reported in process %s:\n%s", strings.TrimPrefix(filepath.Ext(r), "."), b)
+	}
 }
 
 type result struct {
