@@ -14,6 +14,7 @@ import (
 	"github.com/agent-worker/agent-worker/host/api"
 	"github.com/agent-worker/agent-worker/host/plugins"
 	"github.com/agent-worker/agent-worker/host/team"
+	"github.com/agent-worker/agent-worker/internal/testkit"
 	"github.com/agent-worker/agent-worker/store"
 )
 
@@ -186,7 +187,7 @@ func BenchmarkPluginRunSpares(b *testing.B) {
 			for b.Loop() {
 				if sc.Spares == nil {
 					b.StopTimer()
-					waitFor(b, "a warm spare", func() bool { return th.sup.SpareStats()["mock"].Live == 1 })
+					testkit.WaitFor(b, "a warm spare", func() bool { return th.sup.SpareStats()["mock"].Live == 1 })
 					b.StartTimer()
 				}
 				lat = append(lat, run())

@@ -1,7 +1,6 @@
 package host
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"os"
@@ -15,21 +14,8 @@ import (
 
 	"github.com/agent-worker/agent-worker/host/api"
 	"github.com/agent-worker/agent-worker/host/plugins"
+	"github.com/agent-worker/agent-worker/internal/testkit"
 )
-
-// waitFor polls cond until it holds or fails the test after a minute.
-// Used for what the daemon does in the background (no event a client can
-// wait on): cond is the event, the minute only stops a broken build.
-func waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond) // polling another process's state
-	}
-}
 
 // pidLines reads the pids a test script appended to file, one a line.
 func pidLines(t testing.TB, file string) []int {
@@ -50,25 +36,9 @@ func pidLines(t testing.TB, file string) []int {
 }
 
 // groupMembers lists the live (not zombie) processes of process group pgid.
-func groupMembers(pgid int) []int {
-	var out []int
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		// "pid (comm) state ppid pgrp ..."; comm may contain spaces.
-		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
-		if len(f) > 2 && f[0] != "Z" && f[2] == strconv.Itoa(pgid) {
-			out = append(out, pid)
-		}
-	}
-	return out
+func groupMembers(t testing.TB, pgid int) []int {
+	t.Helper()
+	return testkit.Pids(t, func(pid int) bool { p, ok := testkit.ReadProc(pid); return ok && p.PGID == pgid })
 }
 
 // A script that never completes the handshake (it sleeps) and one that
@@ -83,9 +53,9 @@ func TestPluginDiscoverySurvivesHangingAndFloodingPlugins(t *testing.T) {
 	sleepPids, floodPids := filepath.Join(pids, "sleep"), filepath.Join(pids, "flood")
 	// The shell forks sleep and yes: they keep the plugin's stdout open
 	// after the shell is killed, which is what froze discovery.
-	install(t, writeScript(t, "#!/bin/sh\necho $$ >> "+sleepPids+"\nsleep 3600\n"), dir, "agent-worker-backend-sleepy")
-	install(t, writeScript(t, "#!/bin/sh\necho $$ >> "+floodPids+"\nyes\n"), dir, "agent-worker-backend-flood")
-	install(t, buildPlugin(t, "host/testdata/plugins/echo", "-X main.version=1.0.0"), dir, "agent-worker-backend-echo")
+	testkit.Install(t, writeScript(t, "#!/bin/sh\necho $$ >> "+sleepPids+"\nsleep 3600\n"), dir, "agent-worker-backend-sleepy")
+	testkit.Install(t, writeScript(t, "#!/bin/sh\necho $$ >> "+floodPids+"\nyes\n"), dir, "agent-worker-backend-flood")
+	testkit.Install(t, testkit.Build(t, "host/testdata/plugins/echo", "-X main.version=1.0.0"), dir, "agent-worker-backend-echo")
 
 	ps := waitPlugins(t, th, "echo ready and both bad plugins broken", func(ps []api.Plugin) bool {
 		e, s, f := find(ps, "echo"), find(ps, "sleepy"), find(ps, "flood")
@@ -104,7 +74,7 @@ func TestPluginDiscoverySurvivesHangingAndFloodingPlugins(t *testing.T) {
 	// Nothing of either bad plugin survives: not the shell, not its child.
 	for _, file := range []string{sleepPids, floodPids} {
 		for _, pgid := range pidLines(t, file) {
-			waitFor(t, "process group "+strconv.Itoa(pgid)+" to be gone", func() bool { return len(groupMembers(pgid)) == 0 })
+			testkit.WaitFor(t, "process group "+strconv.Itoa(pgid)+" to be gone", func() bool { return len(groupMembers(t, pgid)) == 0 })
 		}
 	}
 
@@ -134,7 +104,7 @@ func TestPluginDiscoverySurvivesHangingAndFloodingPlugins(t *testing.T) {
 	}
 
 	// A changed file is examined again: the fix is seen without a restart.
-	install(t, writeScript(t, "#!/bin/sh\necho $$ >> "+sleepPids+"\necho fixed but still not a plugin\n"), dir, "agent-worker-backend-sleepy")
+	testkit.Install(t, writeScript(t, "#!/bin/sh\necho $$ >> "+sleepPids+"\necho fixed but still not a plugin\n"), dir, "agent-worker-backend-sleepy")
 	waitPlugins(t, th, "sleepy examined again", func(ps []api.Plugin) bool {
 		p := find(ps, "sleepy")
 		return p != nil && strings.Contains(p.Error, "fixed but still not a plugin")
@@ -152,8 +122,8 @@ func TestPluginNotExecutableSaysChmod(t *testing.T) {
 	t.Parallel()
 	th, dir := pluginHost(t, plugins.SupervisorConfig{})
 	c, ctx := th.client(), context.Background()
-	echo := buildPlugin(t, "host/testdata/plugins/echo", "-X main.version=1.0.0")
-	path := install(t, echo, dir, "agent-worker-backend-echo")
+	echo := testkit.Build(t, "host/testdata/plugins/echo", "-X main.version=1.0.0")
+	path := testkit.Install(t, echo, dir, "agent-worker-backend-echo")
 	if err := os.Chmod(path, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -220,15 +190,15 @@ func TestPluginProbeBrokenBinaries(t *testing.T) {
 		says []string
 	}{
 		"agent-worker-backend-junk":     {junkFile, []string{"exec format error"}},
-		"agent-worker-backend-protov2":  {buildPlugin(t, "host/testdata/plugins/protov2", ""), []string{"another plugin protocol version than this daemon (1)", "Plugin version: 2"}},
-		"agent-worker-backend-file":     {buildPlugin(t, "cmd/agent-worker-docs-file", ""), []string{`named as backend "file" but says it is docs "file"`, "rename it agent-worker-docs-file"}},
+		"agent-worker-backend-protov2":  {testkit.Build(t, "host/testdata/plugins/protov2"), []string{"another plugin protocol version than this daemon (1)", "Plugin version: 2"}},
+		"agent-worker-backend-file":     {testkit.Build(t, "cmd/agent-worker-docs-file"), []string{`named as backend "file" but says it is docs "file"`, "rename it agent-worker-docs-file"}},
 		"agent-worker-docs-mockdocs":    {mockBinary(t), []string{`named as docs "mockdocs" but says it is backend "mock"`}},
-		"agent-worker-backend-hang":     {buildPlugin(t, "host/testdata/plugins/hangstart", ""), []string{"no plugin handshake within 3s"}},
-		"agent-worker-backend-garbage":  {buildPlugin(t, "host/testdata/plugins/garbage", ""), []string{"printed something else than the plugin handshake", "hello from a plugin"}},
-		"agent-worker-backend-otherapp": {buildPlugin(t, "host/testdata/plugins/wrongcookie", ""), []string{"not a working agent-worker plugin"}},
+		"agent-worker-backend-hang":     {testkit.Build(t, "host/testdata/plugins/hangstart"), []string{"no plugin handshake within 3s"}},
+		"agent-worker-backend-garbage":  {testkit.Build(t, "host/testdata/plugins/garbage"), []string{"printed something else than the plugin handshake", "hello from a plugin"}},
+		"agent-worker-backend-otherapp": {testkit.Build(t, "host/testdata/plugins/wrongcookie"), []string{"not a working agent-worker plugin"}},
 	}
 	for name, tc := range tests {
-		install(t, tc.bin, dir, name)
+		testkit.Install(t, tc.bin, dir, name)
 	}
 	ps := waitPlugins(t, th, "every probe binary examined", func(ps []api.Plugin) bool {
 		for name := range tests {
@@ -252,7 +222,7 @@ func TestPluginProbeBrokenBinaries(t *testing.T) {
 				t.Errorf("%s: %+v, want an error saying %q", name, p, s)
 			}
 		}
-		waitFor(t, "no process of "+name, func() bool { return pluginProcesses(t, path) == 0 })
+		testkit.WaitFor(t, "no process of "+name, func() bool { return pluginProcesses(t, path) == 0 })
 	}
 	// A docs provider named as a backend is refused by name at `new`.
 	if _, err := th.client().CreateAgent(context.Background(), api.AgentSpec{Name: "f", Backend: "file"}); err == nil || !strings.Contains(err.Error(), "rename it agent-worker-docs-file") {

@@ -13,6 +13,7 @@ import (
 	"github.com/agent-worker/agent-worker/host/plugins"
 	"github.com/agent-worker/agent-worker/host/scheduler"
 	"github.com/agent-worker/agent-worker/host/team"
+	"github.com/agent-worker/agent-worker/internal/testkit"
 	"github.com/agent-worker/agent-worker/store"
 )
 
@@ -27,7 +28,7 @@ func gateStep(gate string) map[string]any {
 func restartPluginHost(t testing.TB, th *testHost, dir string) *testHost {
 	t.Helper()
 	th.stop(t)
-	return startHostWith(t, Config{Home: th.home, Listen: "127.0.0.1:0", PluginsDirs: []string{dir}, RuntimeDir: shortTempDir(t),
+	return startHostWith(t, Config{Home: th.home, Listen: "127.0.0.1:0", PluginsDirs: []string{dir}, RuntimeDir: testkit.ShortTempDir(t),
 		Scheduler: scheduler.Config{PollInterval: time.Hour, RetryBase: 10 * time.Millisecond}})
 }
 
@@ -198,7 +199,7 @@ func TestPauseWorkflowHoldsEveryAgent(t *testing.T) {
 	}
 	for _, name := range []string{"alice", "bob"} {
 		key := store.AgentKey{Name: name, Workflow: "crew", Tag: "main"}
-		waitFor(t, name+"'s inbox to be read after resume", func() bool {
+		testkit.WaitFor(t, name+"'s inbox to be read after resume", func() bool {
 			d, err := th.DB().InboxDepth(ctx, key)
 			if err != nil {
 				t.Fatalf("inbox depth of %s: %v", name, err)
@@ -233,12 +234,12 @@ func TestCancelKillsTheRunsProcessTree(t *testing.T) {
 	}
 	ev.next("the run to start", runOf(team.EventRunStarted, "worker"))
 	var pgid int
-	waitFor(t, "the run's plugin, shell and sleep", func() bool {
+	testkit.WaitFor(t, "the run's plugin, shell and sleep", func() bool {
 		ws := runWorkers(t, th)
 		if len(ws) == 1 {
 			pgid = ws[0].PGID
 		}
-		return pgid != 0 && len(groupMembers(pgid)) >= 3
+		return pgid != 0 && len(groupMembers(t, pgid)) >= 3
 	})
 	running := lastRun(t, th, "worker")
 
@@ -249,7 +250,7 @@ func TestCancelKillsTheRunsProcessTree(t *testing.T) {
 	if out.Status != "cancelled" || out.Run != running.ID || out.Target != "worker" {
 		t.Errorf("cancel answered %+v", out)
 	}
-	waitFor(t, "process group "+strconv.Itoa(pgid)+" to be gone", func() bool { return len(groupMembers(pgid)) == 0 })
+	testkit.WaitFor(t, "process group "+strconv.Itoa(pgid)+" to be gone", func() bool { return len(groupMembers(t, pgid)) == 0 })
 	r := lastRun(t, th, "worker")
 	if r.ID != running.ID || r.State != "cancelled" {
 		t.Errorf("cancelled run = %+v", r)

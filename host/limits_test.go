@@ -11,6 +11,7 @@ import (
 	"github.com/agent-worker/agent-worker/host/agents"
 	"github.com/agent-worker/agent-worker/host/api"
 	"github.com/agent-worker/agent-worker/host/plugins"
+	"github.com/agent-worker/agent-worker/internal/testkit"
 	"github.com/agent-worker/agent-worker/workflow"
 )
 
@@ -71,7 +72,7 @@ kickoff: "@writer go"
 func TestDocsPluginWritesInWorkflowDir(t *testing.T) {
 	t.Parallel()
 	th, plugins := pluginHost(t, plugins.SupervisorConfig{})
-	docsBin := install(t, buildPlugin(t, "cmd/agent-worker-docs-file", ""), plugins, "agent-worker-docs-file")
+	docsBin := testkit.Install(t, testkit.Build(t, "cmd/agent-worker-docs-file"), plugins, "agent-worker-docs-file")
 	waitPlugins(t, th, "the file docs plugin", func(ps []api.Plugin) bool { p := find(ps, "file"); return p != nil && p.Error == "" })
 	dir := t.TempDir()
 	file := filepath.Join(dir, "wf.yaml")
@@ -88,7 +89,7 @@ func TestDocsPluginWritesInWorkflowDir(t *testing.T) {
 			t.Errorf("docs/%s/notes.md = %q, %v", tag, b, err)
 		}
 	}
-	if len(allProcesses(docsBin)) == 0 {
+	if len(allProcesses(t, docsBin)) == 0 {
 		t.Error("no docs plugin process: the built-in provider wrote the documents")
 	}
 }

@@ -6,11 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -18,71 +15,22 @@ import (
 	"github.com/agent-worker/agent-worker/host/api"
 	"github.com/agent-worker/agent-worker/host/plugins"
 	"github.com/agent-worker/agent-worker/host/scheduler"
+	"github.com/agent-worker/agent-worker/internal/testkit"
 	"github.com/agent-worker/agent-worker/store"
 )
 
-// builds caches plugin binaries built once per test process.
-var builds struct {
-	sync.Mutex
-	dir  string
-	done map[string]string
-}
+// TestMain removes the binaries the tests built (testkit.Build).
+func TestMain(m *testing.M) { testkit.Main(m) }
 
-// buildPlugin builds the Go package pkg (relative to the module root) once
-// per test process and returns the binary's path.
-func buildPlugin(t testing.TB, pkg string, ldflags string) string {
-	t.Helper()
-	builds.Lock()
-	defer builds.Unlock()
-	key := pkg + "|" + ldflags
-	if p, ok := builds.done[key]; ok {
-		return p
-	}
-	if builds.dir == "" {
-		dir, err := os.MkdirTemp("", "aw-plugins-")
-		if err != nil {
-			t.Fatal(err)
-		}
-		builds.dir, builds.done = dir, map[string]string{}
-	}
-	out := filepath.Join(builds.dir, fmt.Sprintf("bin%d", len(builds.done)))
-	cmd := exec.Command("go", "build", "-ldflags", ldflags, "-o", out, "./"+pkg)
-	cmd.Dir = ".."
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build %s: %v\n%s", pkg, err, b)
-	}
-	builds.done[key] = out
-	return out
-}
-
-// install copies a binary into dir under name the way users should: to a
-// temp name, then renamed into place.
-func install(t testing.TB, bin, dir, name string) string {
-	t.Helper()
-	b, err := os.ReadFile(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmp := filepath.Join(dir, "."+name+".tmp")
-	if err := os.WriteFile(tmp, b, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	dst := filepath.Join(dir, name)
-	if err := os.Rename(tmp, dst); err != nil {
-		t.Fatal(err)
-	}
-	return dst
-}
-
-func mockBinary(t testing.TB) string { return buildPlugin(t, "cmd/agent-worker-backend-mock", "") }
+func mockBinary(t testing.TB) string { return testkit.Build(t, "cmd/agent-worker-backend-mock") }
 
 // pluginHost starts a daemon whose first plugins dir is returned, with the
 // mock backend installed.
 func pluginHost(t testing.TB, sc plugins.SupervisorConfig, opts ...func(*Config)) (*testHost, string) {
 	t.Helper()
 	dir := t.TempDir()
-	install(t, mockBinary(t), dir, "agent-worker-backend-mock")
-	cfg := Config{Home: t.TempDir(), Listen: "127.0.0.1:0", PluginsDirs: []string{dir}, Supervisor: sc, RuntimeDir: shortTempDir(t),
+	testkit.Install(t, mockBinary(t), dir, "agent-worker-backend-mock")
+	cfg := Config{Home: t.TempDir(), Listen: "127.0.0.1:0", PluginsDirs: []string{dir}, Supervisor: sc, RuntimeDir: testkit.ShortTempDir(t),
 		Scheduler: scheduler.Config{RetryBase: 10 * time.Millisecond}}
 	for _, o := range opts {
 		o(&cfg)
@@ -131,8 +79,8 @@ func TestPluginHotReload(t *testing.T) {
 	}
 
 	// Add: a new binary is usable without a restart.
-	v1 := buildPlugin(t, "host/testdata/plugins/echo", "-X main.version=1.0.0")
-	install(t, v1, dir, "agent-worker-backend-echo")
+	v1 := testkit.Build(t, "host/testdata/plugins/echo", "-X main.version=1.0.0")
+	testkit.Install(t, v1, dir, "agent-worker-backend-echo")
 	ps = waitPlugins(t, th, "echo 1.0.0", func(ps []api.Plugin) bool { p := find(ps, "echo"); return p != nil && p.Version == "1.0.0" })
 	sha1 := find(ps, "echo").SHA256
 	if _, err := th.client().CreateAgent(context.Background(), api.AgentSpec{Name: "e", Backend: "mock"}); err != nil {
@@ -140,8 +88,8 @@ func TestPluginHotReload(t *testing.T) {
 	}
 
 	// Replace: the next run uses the new binary.
-	v2 := buildPlugin(t, "host/testdata/plugins/echo", "-X main.version=2.0.0")
-	install(t, v2, dir, "agent-worker-backend-echo")
+	v2 := testkit.Build(t, "host/testdata/plugins/echo", "-X main.version=2.0.0")
+	testkit.Install(t, v2, dir, "agent-worker-backend-echo")
 	ps = waitPlugins(t, th, "echo 2.0.0", func(ps []api.Plugin) bool { p := find(ps, "echo"); return p != nil && p.Version == "2.0.0" })
 	if find(ps, "echo").SHA256 == sha1 {
 		t.Errorf("replaced binary kept its sha256")
@@ -149,12 +97,12 @@ func TestPluginHotReload(t *testing.T) {
 
 	// Break: a binary that is not a plugin is listed with its error.
 	for name, bin := range map[string]string{
-		"agent-worker-backend-garbage": buildPlugin(t, "host/testdata/plugins/garbage", ""),
-		"agent-worker-backend-other":   buildPlugin(t, "host/testdata/plugins/wrongcookie", ""),
+		"agent-worker-backend-garbage": testkit.Build(t, "host/testdata/plugins/garbage"),
+		"agent-worker-backend-other":   testkit.Build(t, "host/testdata/plugins/wrongcookie"),
 		"agent-worker-backend-shell":   writeScript(t, "#!/bin/sh\necho not a plugin\n"),
 		"agent-worker-backend-renamed": v2, // says it is echo
 	} {
-		install(t, bin, dir, name)
+		testkit.Install(t, bin, dir, name)
 	}
 	ps = waitPlugins(t, th, "four broken plugins", func(ps []api.Plugin) bool {
 		n := 0
@@ -195,7 +143,7 @@ func TestPluginHotReload(t *testing.T) {
 func TestPluginHangingOnStartIsListedBroken(t *testing.T) {
 	t.Parallel()
 	th, dir := pluginHost(t, plugins.SupervisorConfig{})
-	install(t, buildPlugin(t, "host/testdata/plugins/hangstart", ""), dir, "agent-worker-backend-hang")
+	testkit.Install(t, testkit.Build(t, "host/testdata/plugins/hangstart"), dir, "agent-worker-backend-hang")
 	ps := waitPlugins(t, th, "hang broken", func(ps []api.Plugin) bool { p := find(ps, "hang"); return p != nil && p.Error != "" })
 	if p := find(ps, "hang"); !strings.Contains(p.Error, "handshake") {
 		t.Errorf("hang error = %q", p.Error)
@@ -217,22 +165,15 @@ func writeScript(t testing.TB, body string) string {
 // pluginProcesses counts live processes of the plugin installed at path.
 func pluginProcesses(t testing.TB, path string) int {
 	t.Helper()
-	return len(allProcesses(path))
+	return len(allProcesses(t, path))
 }
 
 // runsPlugin reports whether pid is a process of the plugin installed at
 // path: the daemon executes the plugin's verified copy under that name
 // (argv[0]); a process started from path itself counts too.
 func runsPlugin(pid int, path string) bool {
-	if plugins.IsPluginProcess(pid, path) {
-		return true
-	}
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
-	argv0, _, _ := strings.Cut(string(b), "\x00")
-	return err == nil && argv0 == path
+	return plugins.IsPluginProcess(pid, path) || testkit.RunsBinary(pid, path)
 }
-
-func alive(pid int) bool { return api.ProcessAlive(pid) }
 
 func contains(list []string, s string) bool {
 	for _, v := range list {
@@ -401,17 +342,6 @@ func dirEntries(t testing.TB, dir string) int {
 	return len(entries)
 }
 
-// shortTempDir is a private temp dir with a short path (plugin sockets
-// live below it).
-func shortTempDir(t testing.TB) string {
-	dir, err := os.MkdirTemp("", "awt-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	return dir
-}
-
 func TestReapLeftovers(t *testing.T) {
 	t.Parallel()
 	th, dir := pluginHost(t, plugins.SupervisorConfig{})
@@ -419,8 +349,8 @@ func TestReapLeftovers(t *testing.T) {
 	// A plugin process the way a crashed daemon would leave it, and a row
 	// whose pid now belongs to something else.
 	mock := filepath.Join(dir, "agent-worker-backend-mock")
-	orphan := startDetached(t, mock)
-	stranger := startDetached(t, "/bin/sleep", "60")
+	orphan := testkit.StartDetached(t, mock)
+	stranger := testkit.StartDetached(t, "/bin/sleep", "60")
 	for i, pid := range []int{orphan, stranger} {
 		w := store.Worker{RunID: fmt.Sprintf("run_%d", i), PID: pid, PGID: pid, PluginPath: mock}
 		if err := th.DB().AddWorker(ctx, w); err != nil {
@@ -430,33 +360,9 @@ func TestReapLeftovers(t *testing.T) {
 	if err := th.sup.Reap(ctx); err != nil {
 		t.Fatal(err)
 	}
-	waitGone(t, orphan)
-	if !alive(stranger) {
+	testkit.WaitGone(t, orphan)
+	if !testkit.Alive(stranger) {
 		t.Errorf("reap killed a process that was not our plugin")
-	}
-}
-
-// startDetached starts a process in its own group and reaps it when it dies.
-func startDetached(t testing.TB, path string, args ...string) int {
-	t.Helper()
-	cmd := exec.Command(path, args...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go cmd.Wait()
-	t.Cleanup(func() { cmd.Process.Kill() })
-	return cmd.Process.Pid
-}
-
-func waitGone(t testing.TB, pid int) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for alive(pid) {
-		if time.Now().After(deadline) {
-			t.Fatalf("pid %d still alive", pid)
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
 
@@ -465,7 +371,7 @@ func waitGone(t testing.TB, pid int) {
 func TestDocsPluginRestartsAfterCrash(t *testing.T) {
 	t.Parallel()
 	th, dir := pluginHost(t, plugins.SupervisorConfig{})
-	docs := install(t, buildPlugin(t, "cmd/agent-worker-docs-file", ""), dir, "agent-worker-docs-file")
+	docs := testkit.Install(t, testkit.Build(t, "cmd/agent-worker-docs-file"), dir, "agent-worker-docs-file")
 	waitPlugins(t, th, "the file docs plugin", func(ps []api.Plugin) bool { p := find(ps, "file"); return p != nil && p.Error == "" })
 	c, ctx := th.client(), context.Background()
 	global := api.Target{Workflow: "global", Tag: "main"}
@@ -473,7 +379,7 @@ func TestDocsPluginRestartsAfterCrash(t *testing.T) {
 		t.Fatal(err)
 	}
 	pid := 0
-	for _, p := range allProcesses(docs) {
+	for _, p := range allProcesses(t, docs) {
 		pid = p
 	}
 	if pid == 0 {
@@ -482,7 +388,7 @@ func TestDocsPluginRestartsAfterCrash(t *testing.T) {
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	waitGone(t, pid)
+	testkit.WaitGone(t, pid)
 	deadline := time.Now().Add(15 * time.Second)
 	for {
 		d, err := c.DocRead(ctx, global, "notes.md")
@@ -500,7 +406,7 @@ func TestDocsPluginRestartsAfterCrash(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond) // the restart backoff
 	}
-	if ps := allProcesses(docs); len(ps) != 1 || ps[0] == pid {
+	if ps := allProcesses(t, docs); len(ps) != 1 || ps[0] == pid {
 		t.Errorf("docs plugin processes after restart: %v (old pid %d)", ps, pid)
 	}
 	m := scrape(t, th)
@@ -509,15 +415,9 @@ func TestDocsPluginRestartsAfterCrash(t *testing.T) {
 	}
 }
 
-func allProcesses(path string) []int {
-	var out []int
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		if pid, err := strconv.Atoi(e.Name()); err == nil && runsPlugin(pid, path) && alive(pid) {
-			out = append(out, pid)
-		}
-	}
-	return out
+func allProcesses(t testing.TB, path string) []int {
+	t.Helper()
+	return testkit.Pids(t, func(pid int) bool { return runsPlugin(pid, path) })
 }
 
 // A docs plugin's sdk error classes come back as the API's codes: the
@@ -526,14 +426,14 @@ func allProcesses(path string) []int {
 func TestDocsPluginErrorsKeepTheirCodes(t *testing.T) {
 	t.Parallel()
 	th, dir := pluginHost(t, plugins.SupervisorConfig{})
-	docs := install(t, buildPlugin(t, "cmd/agent-worker-docs-file", ""), dir, "agent-worker-docs-file")
+	docs := testkit.Install(t, testkit.Build(t, "cmd/agent-worker-docs-file"), dir, "agent-worker-docs-file")
 	waitPlugins(t, th, "the file docs plugin", func(ps []api.Plugin) bool { p := find(ps, "file"); return p != nil && p.Error == "" })
 	c, ctx := th.client(), context.Background()
 	global := api.Target{Workflow: "global", Tag: "main"}
 	if err := c.DocWrite(ctx, global, "plan.md", api.DocumentWrite{Content: "v1"}); err != nil {
 		t.Fatal(err)
 	}
-	if len(allProcesses(docs)) == 0 {
+	if len(allProcesses(t, docs)) == 0 {
 		t.Fatal("no docs plugin process after a write: the built-in provider was used")
 	}
 	tests := map[string]struct {

@@ -14,6 +14,7 @@ import (
 	"github.com/agent-worker/agent-worker/host/plugins"
 	"github.com/agent-worker/agent-worker/host/scheduler"
 	"github.com/agent-worker/agent-worker/host/team"
+	"github.com/agent-worker/agent-worker/internal/testkit"
 	"github.com/agent-worker/agent-worker/store"
 )
 
@@ -186,7 +187,7 @@ func TestMentionWakesAgentAndTeamTalks(t *testing.T) {
 		return e.Kind == team.EventMessage && e.Message != nil && e.Message.Sender == "alice" && e.Message.Content == "thanks, merging"
 	})
 	ev.settled(th, "alice")
-	waitFor(t, "bob's inbox to empty", func() bool { return depth(t, th, "bob") == 0 })
+	testkit.WaitFor(t, "bob's inbox to empty", func() bool { return depth(t, th, "bob") == 0 })
 	ms, err := th.client().Peek(context.Background(), "@global", 20, 0)
 	if err != nil {
 		t.Fatalf("peek @global: %v", err)

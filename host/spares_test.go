@@ -18,6 +18,7 @@ import (
 
 	"github.com/agent-worker/agent-worker/host/api"
 	"github.com/agent-worker/agent-worker/host/plugins"
+	"github.com/agent-worker/agent-worker/internal/testkit"
 	"github.com/agent-worker/agent-worker/sdk/backend"
 	"github.com/agent-worker/agent-worker/sdk/plugin"
 	"github.com/agent-worker/agent-worker/store"
@@ -101,7 +102,7 @@ func runWorkers(t testing.TB, th *testHost) []store.Worker {
 func waitSpare(t testing.TB, th *testHost, old ...int) store.Worker {
 	t.Helper()
 	var got store.Worker
-	waitFor(t, fmt.Sprintf("a new warm spare (not %v)", old), func() bool {
+	testkit.WaitFor(t, fmt.Sprintf("a new warm spare (not %v)", old), func() bool {
 		ws := spares(t, th)
 		if len(ws) != 1 || !api.ProcessAlive(ws[0].PID) {
 			return false
@@ -151,7 +152,7 @@ func TestSpareServesOneRunAndIsReplaced(t *testing.T) {
 	if env != "for-alice" || cwd != workspace {
 		t.Errorf("run on a spare: env %q, cwd %q; want for-alice, %s", env, cwd, workspace)
 	}
-	waitFor(t, "the used spare to exit", func() bool { return !api.ProcessAlive(s1.PID) })
+	testkit.WaitFor(t, "the used spare to exit", func() bool { return !api.ProcessAlive(s1.PID) })
 	s2 := waitSpare(t, th, cold, s1.PID)
 	if pid, _, _ := runOnce(t, th, alice); pid != s2.PID || pid == s1.PID {
 		t.Errorf("third run ran in pid %d, want the new spare %d (the first was %d)", pid, s2.PID, s1.PID)
@@ -192,16 +193,16 @@ func TestSpareReplacedWhenThePluginChanges(t *testing.T) {
 	cold, _, _ := runOnce(t, th, alice)
 	old := waitSpare(t, th, cold)
 
-	install(t, buildPlugin(t, "cmd/agent-worker-backend-mock", "-s"), dir, "agent-worker-backend-mock")
+	testkit.Install(t, testkit.Build(t, "cmd/agent-worker-backend-mock", "-s"), dir, "agent-worker-backend-mock")
 	ps := waitPlugins(t, th, "the new mock", func(ps []api.Plugin) bool { p := find(ps, "mock"); return p != nil && p.SHA256 != old.PluginSHA256 })
 	newSHA, newCopy := find(ps, "mock").SHA256, find(ps, "mock").ExecPath
 	fresh := waitSpare(t, th, old.PID)
 	if fresh.PluginSHA256 != newSHA || fresh.PluginPath != newCopy || newCopy != filepath.Join(plugins.VerifiedDir(th.home), newSHA) {
 		t.Errorf("new spare runs sha %s from %s, want %s from its verified copy %s", fresh.PluginSHA256, fresh.PluginPath, newSHA, newCopy)
 	}
-	waitFor(t, "the old spare to be killed", func() bool { return !api.ProcessAlive(old.PID) })
+	testkit.WaitFor(t, "the old spare to be killed", func() bool { return !api.ProcessAlive(old.PID) })
 	// No entry refers to the old bytes any more: their copy is removed.
-	waitFor(t, "the old verified copy to be removed", func() bool { _, err := os.Stat(old.PluginPath); return os.IsNotExist(err) })
+	testkit.WaitFor(t, "the old verified copy to be removed", func() bool { _, err := os.Stat(old.PluginPath); return os.IsNotExist(err) })
 	if pid, _, _ := runOnce(t, th, alice); pid != fresh.PID {
 		t.Errorf("run after the change ran in pid %d, want the new spare %d", pid, fresh.PID)
 	}
@@ -242,7 +243,7 @@ func TestSparesExpireWhenTheBackendIsIdle(t *testing.T) {
 	alice := pidAgent(t, th, "alice")
 	cold, _, _ := runOnce(t, th, alice)
 	s := waitSpare(t, th, cold)
-	waitFor(t, "the idle backend's spare to be killed", func() bool { return len(spares(t, th)) == 0 && !api.ProcessAlive(s.PID) })
+	testkit.WaitFor(t, "the idle backend's spare to be killed", func() bool { return len(spares(t, th)) == 0 && !api.ProcessAlive(s.PID) })
 	if st := mockSpares(t, th); st.Live != 0 || st.Started != 1 || st.Used != 0 {
 		t.Errorf("plugins shows mock spares %+v after expiry", st)
 	}
@@ -284,7 +285,7 @@ func TestReapKillsASpareLeftBehind(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	home, dir := t.TempDir(), t.TempDir()
-	bin := install(t, mockBinary(t), dir, "agent-worker-backend-mock")
+	bin := testkit.Install(t, mockBinary(t), dir, "agent-worker-backend-mock")
 	cmd := exec.Command(bin)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	client := goplugin.NewClient(plugin.ClientConfig(cmd, hclog.NewNullLogger()))
@@ -306,8 +307,8 @@ func TestReapKillsASpareLeftBehind(t *testing.T) {
 	if !api.ProcessAlive(pid) {
 		t.Fatal("the left spare is not running")
 	}
-	th := startHostWith(t, Config{Home: home, Listen: "127.0.0.1:0", PluginsDirs: []string{dir}, RuntimeDir: shortTempDir(t)})
-	waitFor(t, "the left spare to be killed", func() bool { return !api.ProcessAlive(pid) })
+	th := startHostWith(t, Config{Home: home, Listen: "127.0.0.1:0", PluginsDirs: []string{dir}, RuntimeDir: testkit.ShortTempDir(t)})
+	testkit.WaitFor(t, "the left spare to be killed", func() bool { return !api.ProcessAlive(pid) })
 	if ws, err := th.DB().ListWorkers(ctx); err != nil || len(ws) != 0 {
 		t.Errorf("workers after reaping = %+v, %v; want none", ws, err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/agent-worker/agent-worker/host/api"
 	"github.com/agent-worker/agent-worker/host/plugins"
 	"github.com/agent-worker/agent-worker/host/team"
+	"github.com/agent-worker/agent-worker/internal/testkit"
 )
 
 // A plugin process that stops (SIGSTOP of its process group) has its run
@@ -54,7 +55,7 @@ func TestStaleRunIsKilledAndRetried(t *testing.T) {
 	if !strings.Contains(failed.Run.Error, "no heartbeat for 1 s") {
 		t.Errorf("stopped run failed with %q, want \"no heartbeat for 1 s\"", failed.Run.Error)
 	}
-	waitGone(t, w.PID)
+	testkit.WaitGone(t, w.PID)
 	ev.settled(th, "frozen")
 	runs := runsOf(t, th, "frozen")
 	if len(runs) != 2 || runs[1].State != "failed" || !strings.Contains(runs[1].Error, "no heartbeat for 1 s") ||

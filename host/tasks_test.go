@@ -14,6 +14,7 @@ import (
 
 	"github.com/agent-worker/agent-worker/host/api"
 	"github.com/agent-worker/agent-worker/host/plugins"
+	"github.com/agent-worker/agent-worker/internal/testkit"
 )
 
 // tryTool calls a tool from any goroutine: it reports a protocol error
@@ -317,7 +318,7 @@ func TestTaskThatBecomesReadyWakesItsAssignee(t *testing.T) {
 	}
 	lead.ok("task_claim", nil)
 	lead.ok("task_complete", map[string]any{"id": "task-1"})
-	waitFor(t, "builder to complete task-2", func() bool { return th.board(t, "@global")["task-2"].State == "completed" })
+	testkit.WaitFor(t, "builder to complete task-2", func() bool { return th.board(t, "@global")["task-2"].State == "completed" })
 	if tk := th.board(t, "@global")["task-2"]; tk.Holder != "builder" || tk.Result != "built" {
 		t.Errorf("task-2 = %+v", tk)
 	}
@@ -339,7 +340,7 @@ func TestTaskOfAKilledRunGoesBackToPendingAndAnotherAgentCompletesIt(t *testing.
 		map[string]any{"hang": true})
 	// Unassigned and ready: the line wakes victim, the only member yet.
 	th.addTask(t, api.TaskCreate{Target: "@global", Title: "Migrate the data"})
-	waitFor(t, "victim's run to report progress", func() bool { return th.board(t, "@global")["task-1"].State == "in_progress" })
+	testkit.WaitFor(t, "victim's run to report progress", func() bool { return th.board(t, "@global")["task-1"].State == "in_progress" })
 	held := th.board(t, "@global")["task-1"]
 	ws := runWorkers(t, th)
 	if len(ws) != 1 || held.Holder != "victim" || held.HolderRun != ws[0].RunID {
@@ -350,7 +351,7 @@ func TestTaskOfAKilledRunGoesBackToPendingAndAnotherAgentCompletesIt(t *testing.
 	if err := syscall.Kill(ws[0].PID, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "task-1 back on the board", func() bool { return th.board(t, "@global")["task-1"].State == "pending" })
+	testkit.WaitFor(t, "task-1 back on the board", func() bool { return th.board(t, "@global")["task-1"].State == "pending" })
 
 	d := th.taskDetail(t, "task-1")
 	last := d.History[len(d.History)-1]
@@ -390,7 +391,7 @@ func TestTaskBoardSurvivesARestartAndDeadRunsLoseTheirLeases(t *testing.T) {
 	keeper.ok("task_claim", map[string]any{"id": "task-3"})
 	keeper.ok("task_complete", map[string]any{"id": "task-3", "result": "ok"})
 	keeper.ok("task_claim", map[string]any{"id": "task-2"})
-	waitFor(t, "sleeper's run to claim task-1", func() bool { return th.board(t, "@global")["task-1"].State == "claimed" })
+	testkit.WaitFor(t, "sleeper's run to claim task-1", func() bool { return th.board(t, "@global")["task-1"].State == "claimed" })
 	run := th.board(t, "@global")["task-1"].HolderRun
 	// Paused, so that no new run takes task-1 again after the restart.
 	if err := th.client().Pause(context.Background(), api.Target{Agent: "sleeper", Workflow: "global", Tag: "main"}); err != nil {
@@ -399,7 +400,7 @@ func TestTaskBoardSurvivesARestartAndDeadRunsLoseTheirLeases(t *testing.T) {
 	th.stop(t)
 
 	th2 := startHostWith(t, *cfg)
-	waitFor(t, "task-1 back on the board", func() bool { return th2.board(t, "@global")["task-1"].State == "pending" })
+	testkit.WaitFor(t, "task-1 back on the board", func() bool { return th2.board(t, "@global")["task-1"].State == "pending" })
 	board := th2.board(t, "@global")
 	for id, want := range map[string]struct{ state, holder string }{
 		"task-1": {"pending", ""}, "task-2": {"claimed", "keeper"}, "task-3": {"completed", "keeper"}, "task-4": {"pending", ""},

@@ -13,6 +13,7 @@ import (
 
 	"github.com/agent-worker/agent-worker/host/api"
 	"github.com/agent-worker/agent-worker/host/plugins"
+	"github.com/agent-worker/agent-worker/internal/testkit"
 	"github.com/agent-worker/agent-worker/store"
 )
 
@@ -78,14 +79,14 @@ func TestSwappedPluginBinaryNeverRunsUnverified(t *testing.T) {
 			}
 		},
 		"renamed into place": func(t *testing.T, bin, dir string, b []byte) {
-			install(t, writeScript(t, string(b)), dir, filepath.Base(bin))
+			testkit.Install(t, writeScript(t, string(b)), dir, filepath.Base(bin))
 		},
 	}
 	for name, swap := range tests {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			th, dir := pluginHost(t, plugins.SupervisorConfig{}, func(c *Config) { c.Scheduler.Attempts = 1 })
-			bin := install(t, buildPlugin(t, "host/testdata/plugins/echo", "-X main.version=1.0.0"), dir, "agent-worker-backend-echo")
+			bin := testkit.Install(t, testkit.Build(t, "host/testdata/plugins/echo", "-X main.version=1.0.0"), dir, "agent-worker-backend-echo")
 			ps := waitPlugins(t, th, "echo 1.0.0", func(ps []api.Plugin) bool { p := find(ps, "echo"); return p != nil && p.Version == "1.0.0" })
 			verified := find(ps, "echo").ExecPath
 			if _, err := th.client().CreateAgent(context.Background(), api.AgentSpec{Name: "alice", Backend: "echo"}); err != nil {
@@ -94,7 +95,7 @@ func TestSwappedPluginBinaryNeverRunsUnverified(t *testing.T) {
 			if got, err := serve(th, "alice"); err != nil || got != "echo 1.0.0 for alice" {
 				t.Fatalf("run before the swap: %q, %v", got, err)
 			}
-			waitFor(t, "echo's warm spare", func() bool { return len(spares(t, th)) == 1 })
+			testkit.WaitFor(t, "echo's warm spare", func() bool { return len(spares(t, th)) == 1 })
 
 			mark := filepath.Join(t.TempDir(), "executed")
 			swap(t, bin, dir, tripwire(t, mark, 0))
@@ -102,7 +103,7 @@ func TestSwappedPluginBinaryNeverRunsUnverified(t *testing.T) {
 			// the one execution the tripwire records) and, since they
 			// never answer, keeps the verified old ones for the plugin
 			// timeout: runs meanwhile must execute those.
-			waitFor(t, "the catalog to examine the new bytes", func() bool { return len(marks(t, mark)) == 1 })
+			testkit.WaitFor(t, "the catalog to examine the new bytes", func() bool { return len(marks(t, mark)) == 1 })
 			for i := range 2 { // the spare, then the one started to replace it
 				if got, err := serve(th, "alice"); err != nil || got != "echo 1.0.0 for alice" {
 					t.Errorf("run %d after the swap: %q, %v; want the verified 1.0.0", i+1, got, err)

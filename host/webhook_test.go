@@ -13,6 +13,7 @@ import (
 	"github.com/agent-worker/agent-worker/host/api"
 	"github.com/agent-worker/agent-worker/host/plugins"
 	"github.com/agent-worker/agent-worker/host/triggers"
+	"github.com/agent-worker/agent-worker/internal/testkit"
 )
 
 // testEnv is a daemon's environment for secrets, changeable while it runs
@@ -145,7 +146,7 @@ func TestWebhookTrigger(t *testing.T) {
 	}
 	const want = "@reviewer PR 7 in acme/app (hooks:main): https://github.com/acme/app/pull/7"
 	var reply api.Message
-	waitFor(t, "the reviewer's reply", func() bool {
+	testkit.WaitFor(t, "the reviewer's reply", func() bool {
 		for _, m := range channel(t, th) {
 			if m.From == "reviewer" {
 				reply = m

@@ -13,6 +13,7 @@ import (
 	"github.com/agent-worker/agent-worker/host/api"
 	"github.com/agent-worker/agent-worker/host/plugins"
 	"github.com/agent-worker/agent-worker/host/team"
+	"github.com/agent-worker/agent-worker/internal/testkit"
 )
 
 // gitIn runs git in dir for a test and returns its trimmed output.
@@ -312,7 +313,7 @@ func TestWorktreeRestartAndCleanup(t *testing.T) {
 	}
 	th.stop(t)
 
-	th = startHostWith(t, Config{Home: home, Listen: "127.0.0.1:0", PluginsDirs: []string{pluginsDir}, RuntimeDir: shortTempDir(t)})
+	th = startHostWith(t, Config{Home: home, Listen: "127.0.0.1:0", PluginsDirs: []string{pluginsDir}, RuntimeDir: testkit.ShortTempDir(t)})
 	ctx := context.Background()
 	ev := watchEvents(t, th)
 	if _, err := th.client().Send(ctx, api.SendRequest{Target: "@team", Message: "@alice again; @lead have a look"}); err != nil {
