@@ -4,71 +4,31 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/internal/testkit"
 	"github.com/agent-worker/agent-worker/sdk/docprovider"
 	"github.com/agent-worker/agent-worker/store"
 	"github.com/agent-worker/agent-worker/store/pgtest"
 )
 
-// buildDir holds the plugin binaries the tests build, once each per test
-// process. The shared PostgreSQL cluster, if a test started one, stops
-// with the test binary (pgtest's watchdog).
-var buildDir string
-
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "plugins-test")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	buildDir = dir
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
-
-var builds struct {
-	mu   sync.Mutex
-	done map[string]error
-}
+// TestMain removes the plugin binaries the tests built (testkit.Build).
+// The shared PostgreSQL cluster, if a test started one, stops with the
+// test binary (pgtest's watchdog).
+func TestMain(m *testing.M) { testkit.Main(m) }
 
 // pluginsDirWith returns a fresh plugins directory holding the first-party
 // plugin cmd/<name>, built on first use.
 func pluginsDirWith(t *testing.T, name string) string {
 	t.Helper()
-	bin := filepath.Join(buildDir, name)
-	builds.mu.Lock()
-	err, built := builds.done[name]
-	if !built {
-		if out, berr := exec.Command("go", "build", "-o", bin, "github.com/agent-worker/agent-worker/cmd/"+name).CombinedOutput(); berr != nil {
-			err = fmt.Errorf("build %s: %v\n%s", name, berr, out)
-		}
-		if builds.done == nil {
-			builds.done = map[string]error{}
-		}
-		builds.done[name] = err
-	}
-	builds.mu.Unlock()
-	if err != nil {
-		t.Fatal(err)
-	}
-	content, err := os.ReadFile(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, name), content, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	testkit.Install(t, testkit.Build(t, "cmd/"+name), dir, name)
 	return dir
 }
 
@@ -76,7 +36,7 @@ func pluginsDirWith(t *testing.T, name string) string {
 // with the plugins of dirs, its catalog scanned.
 func daemonDocs(t *testing.T, dirs ...string) *DocProviders {
 	t.Helper()
-	home, runtime := t.TempDir(), shortTempDir(t)
+	home, runtime := t.TempDir(), testkit.ShortTempDir(t)
 	c := NewCatalog(dirs, VerifiedDir(home), runtime, 0, hclog.NewNullLogger())
 	c.Scan(t.Context())
 	for _, p := range c.List() {

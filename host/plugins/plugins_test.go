@@ -6,40 +6,16 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"syscall"
 	"testing"
 
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/internal/testkit"
 	"github.com/agent-worker/agent-worker/sdk"
 	"github.com/agent-worker/agent-worker/sdk/backend"
 	"github.com/agent-worker/agent-worker/sdk/docprovider"
 )
-
-// startDetached starts a process in its own group and reaps it when it dies.
-func startDetached(t testing.TB, path string, args ...string) int {
-	t.Helper()
-	cmd := exec.Command(path, args...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go cmd.Wait()
-	t.Cleanup(func() { cmd.Process.Kill() })
-	return cmd.Process.Pid
-}
-
-// shortTempDir is a temp dir short enough for unix socket paths.
-func shortTempDir(t testing.TB) string {
-	t.Helper()
-	d, err := os.MkdirTemp("", "awt-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(d) })
-	return d
-}
 
 func TestExitReason(t *testing.T) {
 	t.Parallel()
@@ -68,13 +44,13 @@ func TestExitReason(t *testing.T) {
 // runs, and anything not ours, are left alone.
 func TestStaleSocketDirsRemovedAtStart(t *testing.T) {
 	t.Parallel()
-	runtime := shortTempDir(t)
+	runtime := testkit.ShortTempDir(t)
 	gone := exec.Command("/bin/true")
 	if err := gone.Run(); err != nil {
 		t.Fatal(err)
 	}
 	dead := gone.Process.Pid
-	live := startDetached(t, "/bin/sleep", "60")
+	live := testkit.StartDetached(t, "/bin/sleep", "60")
 	mk := func(name string) string {
 		p := filepath.Join(runtime, name)
 		if err := os.MkdirAll(filepath.Join(p, "sub"), 0o700); err != nil {

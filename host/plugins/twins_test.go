@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/internal/testkit"
 )
 
 // The same plugin in two folders is examined at once at start-up: the
@@ -88,7 +89,7 @@ func TestSamePluginInTwoFoldersStartsOnce(t *testing.T) {
 		}
 		bins = append(bins, bin)
 	}
-	c := NewCatalog(nil, filepath.Join(dir, "verified"), shortTempDir(t), 0, hclog.NewNullLogger())
+	c := NewCatalog(nil, filepath.Join(dir, "verified"), testkit.ShortTempDir(t), 0, hclog.NewNullLogger())
 	for _, bin := range bins {
 		c.examine(t.Context(), bin)
 	}
