@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/internal/testkit"
 )
 
 // startClaudeDaemon starts a daemon whose claude runs talk to model (a
@@ -198,24 +199,15 @@ func mustJSON(t *testing.T, v any) []byte {
 // processesOf lists the live processes of the test whose home is home
 // (HOME in their environment, which the daemon passes down) and whose
 // command line contains what; parallel tests have other homes.
-func processesOf(home, what string) []int {
-	var pids []int
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		cmdline, err1 := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		environ, err2 := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
-		if err1 != nil || err2 != nil || !bytes.Contains(cmdline, []byte(what)) || !api.ProcessAlive(pid) {
-			continue
-		}
-		if slices.Contains(strings.Split(string(environ), "\x00"), "HOME="+home) {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
+func processesOf(t *testing.T, home, what string) []int {
+	t.Helper()
+	return testkit.Pids(t, func(pid int) bool {
+		dir := filepath.Join("/proc", strconv.Itoa(pid))
+		cmdline, err1 := os.ReadFile(filepath.Join(dir, "cmdline"))
+		environ, err2 := os.ReadFile(filepath.Join(dir, "environ"))
+		return err1 == nil && err2 == nil && bytes.Contains(cmdline, []byte(what)) &&
+			slices.Contains(strings.Split(string(environ), "\x00"), "HOME="+home)
+	})
 }
 
 // kill -9 of the daemon while claude waits on the model leaves no claude
@@ -229,18 +221,18 @@ func TestE2EClaudeKilledDaemonLeavesNoCLI(t *testing.T) {
 	c.ok("new", "alice", "--backend", "claude")
 	c.ok("send", "alice", "think about it for a long time")
 	model.next(t, "arrived") // claude now waits on the model
-	if len(processesOf(c.home, path)) == 0 {
+	if len(processesOf(t, c.home, path)) == 0 {
 		t.Fatalf("no process runs %s although the model was asked", path)
 	}
-	if len(processesOf(c.home, "agent-worker-backend-claude")) == 0 {
+	if len(processesOf(t, c.home, "agent-worker-backend-claude")) == 0 {
 		t.Fatal("no claude plugin process found")
 	}
 	if err := daemon.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	daemon.Wait()
-	c.waitFor("every claude process to be gone", func() bool { return len(processesOf(c.home, path)) == 0 })
-	c.waitFor("the claude plugin to be gone", func() bool { return len(processesOf(c.home, "agent-worker-backend-claude")) == 0 })
+	c.waitFor("every claude process to be gone", func() bool { return len(processesOf(t, c.home, path)) == 0 })
+	c.waitFor("the claude plugin to be gone", func() bool { return len(processesOf(t, c.home, "agent-worker-backend-claude")) == 0 })
 }
 
 // lockedBuffer is a bytes.Buffer safe for a writer and a reader at once.

@@ -11,17 +11,16 @@ import (
 	"testing"
 
 	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/internal/testkit"
 )
 
-// cursorStandIn builds the scripted cursor-agent stand-in (the real CLI
-// cannot be installed here) into a directory of its own, for PATH.
+// cursorStandIn installs the scripted cursor-agent stand-in (the real CLI
+// cannot be installed here), built once per test process, into a
+// directory of its own, for PATH.
 func cursorStandIn(t *testing.T) string {
 	t.Helper()
 	bin := t.TempDir()
-	build := exec.Command("go", "build", "-o", filepath.Join(bin, "cursor-agent"), "../../plugins/cursor/testdata/cursor-agent")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build the cursor-agent stand-in: %v\n%s", err, out)
-	}
+	testkit.Install(t, testkit.Build(t, "plugins/cursor/testdata/cursor-agent"), bin, "cursor-agent")
 	return bin
 }
 

@@ -12,7 +12,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -183,15 +182,7 @@ func (c *cli) stopDaemon() {
 // process's files), failing after a generous deadline.
 func (c *cli) waitFor(what string, cond func() bool) {
 	c.t.Helper()
-	// A deadline, not a timing goal: real CLIs under a loaded CI box can
-	// take many seconds a run.
-	deadline := time.Now().Add(60 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			c.t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testkit.WaitFor(c.t, what, cond)
 }
 
 func (c *cli) listJSON() []api.Agent {

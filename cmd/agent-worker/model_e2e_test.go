@@ -7,11 +7,11 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/agent-worker/agent-worker/internal/testkit"
 )
 
 // realCLI returns the path of a real agent CLI (claude, codex). Without it
@@ -28,21 +28,6 @@ func realCLI(t *testing.T, name string) string {
 	}
 	return path
 }
-
-// fakemodeld builds the scripted model server's command once: this package
-// may not import plugins/internal/fakemodel, so the backends' e2e tests run
-// it as a process of its own.
-var fakemodeld = sync.OnceValues(func() (string, error) {
-	dir, err := os.MkdirTemp("", "aw-fakemodel-")
-	if err != nil {
-		return "", err
-	}
-	bin := filepath.Join(dir, "fakemodeld")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../plugins/internal/fakemodel/fakemodeld").CombinedOutput(); err != nil {
-		return "", fmt.Errorf("build fakemodeld: %v\n%s", err, out)
-	}
-	return bin, nil
-})
 
 // model is a scripted model server (Anthropic and OpenAI APIs) in a helper
 // process.
@@ -66,10 +51,9 @@ type modelRequest struct {
 // model request until the test ends.
 func startModel(t *testing.T, held bool, turns ...modelTurn) *model {
 	t.Helper()
-	bin, err := fakemodeld()
-	if err != nil {
-		t.Fatal(err)
-	}
+	// A process of its own: this package may not import
+	// plugins/internal/fakemodel.
+	bin := testkit.Build(t, "plugins/internal/fakemodel/fakemodeld")
 	if turns == nil {
 		turns = []modelTurn{}
 	}
@@ -78,6 +62,7 @@ func startModel(t *testing.T, held bool, turns ...modelTurn) *model {
 	cmd.Env = append(os.Environ(), "AGENT_WORKER_FAKEMODEL="+string(script))
 	cmd.Stderr = os.Stderr
 	m := &model{lines: make(chan string, 16)}
+	var err error
 	if m.stdin, err = cmd.StdinPipe(); err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/internal/testkit"
 )
 
 func (c *cli) client() *api.Client {
@@ -70,8 +71,8 @@ func TestE2EDaemonKilledMidRun(t *testing.T) {
 	defer ask.Wait()
 	var plugin, grandchild int
 	c.waitFor("the plugin and its child", func() bool {
-		for _, pid := range childrenRunning(daemon.Process.Pid, mockPlugin) { // the run's, and a warm spare
-			if grandchild = childOf(pid, "sleep"); grandchild != 0 {
+		for _, pid := range childrenRunning(t, daemon.Process.Pid, mockPlugin) { // the run's, and a warm spare
+			if grandchild = childOf(t, pid, "sleep"); grandchild != 0 {
 				plugin = pid
 				return true
 			}
@@ -94,54 +95,25 @@ func TestE2EDaemonKilledMidRun(t *testing.T) {
 	c.ok("stop", "alice") // its script hangs again
 }
 
-// processWithExe finds a live process of the plugin binary at path.
-func processWithExe(path string) int {
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if runsBinary(e.Name(), path) && api.ProcessAlive(pid) {
-			return pid
-		}
+// processWithExe finds a live process of the plugin binary at path: the
+// daemon executes the plugin's verified copy under that name (argv[0]).
+func processWithExe(t *testing.T, path string) int {
+	t.Helper()
+	if pids := testkit.Pids(t, func(pid int) bool { return testkit.RunsBinary(pid, path) }); len(pids) > 0 {
+		return pids[0]
 	}
 	return 0
 }
 
-// runsBinary reports whether process pid runs the plugin binary at path:
-// the daemon executes the plugin's verified copy under that name
-// (argv[0]); a process started from path itself counts too.
-func runsBinary(pid, path string) bool {
-	if exe, err := os.Readlink("/proc/" + pid + "/exe"); err == nil && exe == path {
-		return true
-	}
-	b, err := os.ReadFile("/proc/" + pid + "/cmdline")
-	argv0, _, _ := strings.Cut(string(b), "\x00")
-	return err == nil && argv0 == path
-}
-
 // childOf finds a live child of parent whose command name is comm.
-func childOf(parent int, comm string) int {
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		s := string(b)
-		open, close := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
-		if open < 0 || close < 0 || s[open+1:close] != comm {
-			continue
-		}
-		fields := strings.Fields(s[close+2:])
-		if len(fields) > 1 && fields[1] == strconv.Itoa(parent) && api.ProcessAlive(pid) {
-			return pid
-		}
+func childOf(t *testing.T, parent int, comm string) int {
+	t.Helper()
+	pids := testkit.Pids(t, func(pid int) bool {
+		p, ok := testkit.ReadProc(pid)
+		return ok && p.PPID == parent && p.Comm == comm
+	})
+	if len(pids) > 0 {
+		return pids[0]
 	}
 	return 0
 }

@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/internal/testkit"
 	sb "github.com/agent-worker/agent-worker/sdk/sandbox"
 	"github.com/agent-worker/agent-worker/sdk/tools"
 )
@@ -277,14 +278,7 @@ func TestE2ESandboxHostileRun(t *testing.T) {
 
 // processGone reports a process that has ended: no longer there, or a
 // zombie its parent has not reaped.
-func processGone(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return true
-	}
-	i := strings.LastIndexByte(string(b), ')')
-	return i < 0 || i+2 >= len(b) || b[i+2] == 'Z'
-}
+func processGone(pid int) bool { return !testkit.Alive(pid) }
 
 // between is the part of s after the first from, up to the next to.
 func between(s, from, to string) string {

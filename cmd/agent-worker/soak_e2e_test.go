@@ -220,7 +220,7 @@ func settle(t *testing.T, pid, fdLimit int) (fds, rss int) {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		fds, rss = procFDs(t, pid), procRSS(t, pid)
-		if (fdLimit < 0 || fds <= fdLimit) && processWithExe(mockPlugin) == 0 {
+		if (fdLimit < 0 || fds <= fdLimit) && processWithExe(t, mockPlugin) == 0 {
 			return fds, rss
 		}
 		if time.Now().After(deadline) {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -10,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/internal/testkit"
 	"github.com/agent-worker/agent-worker/store"
 )
 
@@ -25,7 +25,7 @@ func TestE2ESparesReapedAfterDaemonKill(t *testing.T) {
 	c.ok("ask", "alice", "hello") // the backend's first run starts cold and brings its spares
 	var spares []int
 	c.waitFor("two warm spares", func() bool {
-		spares = childrenRunning(daemon.Process.Pid, mockPlugin)
+		spares = childrenRunning(t, daemon.Process.Pid, mockPlugin)
 		return len(spares) == 2
 	})
 	c.waitFor("plugins to count them", func() bool { return strings.Contains(c.ok("plugins"), "2 live, 0/2 used, 1 cold") })
@@ -77,26 +77,10 @@ func sameInts(a, b []int) bool {
 
 // childrenRunning lists the live children of parent that run the binary
 // at path.
-func childrenRunning(parent int, path string) []int {
-	var out []int
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if !runsBinary(e.Name(), path) {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		s := string(b)
-		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
-		if len(fields) > 1 && fields[1] == strconv.Itoa(parent) && api.ProcessAlive(pid) {
-			out = append(out, pid)
-		}
-	}
-	return out
+func childrenRunning(t *testing.T, parent int, path string) []int {
+	t.Helper()
+	return testkit.Pids(t, func(pid int) bool {
+		p, ok := testkit.ReadProc(pid)
+		return ok && p.PPID == parent && testkit.RunsBinary(pid, path)
+	})
 }

@@ -167,7 +167,7 @@ kickoff: "@sleeper take your time"
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	c.waitFor("the sleeper's plugin", func() bool { return processWithExe(mockPlugin) != 0 && hasRunning(c, "sleeper@slow") })
+	c.waitFor("the sleeper's plugin", func() bool { return processWithExe(t, mockPlugin) != 0 && hasRunning(c, "sleeper@slow") })
 	cmd.Process.Signal(syscall.SIGINT)
 	b := make([]byte, 64<<10)
 	n, _ := out.Read(b)
