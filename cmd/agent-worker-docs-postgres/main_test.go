@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/hashicorp/go-hclog"
 	goplugin "github.com/hashicorp/go-plugin"
 
+	"github.com/agent-worker/agent-worker/internal/testkit"
 	"github.com/agent-worker/agent-worker/sdk"
 	"github.com/agent-worker/agent-worker/sdk/docprovider"
 	"github.com/agent-worker/agent-worker/sdk/docprovidertest"
@@ -26,20 +26,12 @@ var bin string
 // test binary (pgtest's watchdog), since pgtest.Main would exit before the
 // binary is removed.
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "docs-postgres-plugin")
-	if err != nil {
+	var err error
+	if bin, err = testkit.BuildE("cmd/agent-worker-docs-postgres"); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	bin = filepath.Join(dir, "agent-worker-docs-postgres")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build the plugin: %v\n%s", err, out)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	testkit.Main(m)
 }
 
 // start runs the binary as the daemon does, with only env, and returns
