@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/agent-worker/agent-worker/internal/testkit"
 	"github.com/agent-worker/agent-worker/sdk/backend"
 	"github.com/agent-worker/agent-worker/sdk/backendtest"
 )
@@ -24,19 +24,12 @@ import (
 var standin string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "cursor-standin")
-	if err != nil {
+	var err error
+	if standin, err = testkit.BuildE("plugins/cursor/testdata/cursor-agent"); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	standin = filepath.Join(dir, "cursor-agent")
-	if out, err := exec.Command("go", "build", "-o", standin, "./testdata/cursor-agent").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build the cursor-agent stand-in: %v\n%s", err, out)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	testkit.Main(m)
 }
 
 // withConfig sets the agent's config, pointing "cli" at the stand-in

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agent-worker/agent-worker/internal/testkit"
 	"github.com/agent-worker/agent-worker/sdk/sandbox"
 	"github.com/agent-worker/agent-worker/sdk/sandbox/sandboxtest"
 )
@@ -211,24 +212,11 @@ func TestShellTimeoutKillsTheTree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pid := strings.TrimSpace(string(b))
-	deadline := time.Now().Add(10 * time.Second)
-	for alive(pid) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the background sleep (pid %s) outlived the timed-out command", pid)
-		}
-		time.Sleep(20 * time.Millisecond) // waiting on another process's exit
-	}
-}
-
-// alive reports whether pid runs (a zombie has ended).
-func alive(pid string) bool {
-	b, err := os.ReadFile("/proc/" + pid + "/stat")
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
 	if err != nil {
-		return false
+		t.Fatalf("bg.pid = %q: %v", b, err)
 	}
-	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
-	return len(f) > 0 && f[0] != "Z" && f[0] != "X"
+	testkit.WaitGone(t, pid) // the background sleep must not outlive the timed-out command
 }
 
 func TestToolSets(t *testing.T) {
