@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	postgresdocs "github.com/agent-worker/agent-worker/docs-provider/postgres"
+	"github.com/agent-worker/agent-worker/internal/testkit"
 	"github.com/agent-worker/agent-worker/sdk"
 	"github.com/agent-worker/agent-worker/sdk/docprovider"
 	"github.com/agent-worker/agent-worker/sdk/docprovidertest"
@@ -265,12 +266,7 @@ func TestRecoversWhenTheServerComesBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close() // nothing listens there now: the server is "down"
+	addr := testkit.FreeAddr(t) // nothing listens there now: the server is "down"
 	down := *srv
 	down.Host = addr
 	down.User = url.UserPassword(srv.User.Username(), "s3cret")
@@ -286,7 +282,7 @@ func TestRecoversWhenTheServerComesBack(t *testing.T) {
 	if strings.Contains(err.Error(), "s3cret") {
 		t.Errorf("error %q shows the password", err)
 	}
-	l, err = net.Listen("tcp", addr)
+	l, err := net.Listen("tcp", addr)
 	if err != nil {
 		t.Skipf("port %s taken by another process meanwhile: %v", addr, err)
 	}

@@ -3,12 +3,13 @@ package api
 import (
 	"context"
 	"errors"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agent-worker/agent-worker/internal/testkit"
 )
 
 // Exit code 5 means no daemon answered, and nothing else: a daemon that
@@ -30,12 +31,7 @@ func TestClientErrorClasses(t *testing.T) {
 		<-r.Context().Done() // accepts, never answers; returns when the client gives up
 	}))
 	t.Cleanup(silent.Close)
-	closed, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	deadAddr := closed.Addr().String()
-	closed.Close() // nothing listens there any more
+	deadAddr := testkit.FreeAddr(t) // nothing listens there
 
 	tests := map[string]struct {
 		url      string

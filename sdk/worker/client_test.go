@@ -3,7 +3,6 @@ package worker_test
 import (
 	"encoding/json"
 	"errors"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/agent-worker/agent-worker/internal/testkit"
 	"github.com/agent-worker/agent-worker/sdk/backend"
 	"github.com/agent-worker/agent-worker/sdk/backendtest"
 	"github.com/agent-worker/agent-worker/sdk/tools"
@@ -49,13 +49,7 @@ func TestConnectNeedsTheToken(t *testing.T) {
 // closedURL is an MCP URL on a port nothing listens on.
 func closedURL(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return "http://" + addr + "/mcp"
+	return "http://" + testkit.FreeAddr(t) + "/mcp"
 }
 
 func TestConnectUnreachableFailsFast(t *testing.T) {
