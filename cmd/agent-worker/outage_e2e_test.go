@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"net/http"
 	"os"
@@ -9,38 +8,20 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/internal/testkit"
 	"github.com/agent-worker/agent-worker/store/pgtest"
 )
 
-// syncBuffer is a daemon's stderr that the test reads while it runs.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // startLoggedDaemon is startDaemon with the daemon's log readable while it
 // runs.
-func (c *cli) startLoggedDaemon(extraEnv ...string) *syncBuffer {
+func (c *cli) startLoggedDaemon(extraEnv ...string) *testkit.Buffer {
 	c.t.Helper()
 	cmd := exec.Command(binary, "daemon")
 	cmd.Env = append(c.env(), extraEnv...)
-	logs := &syncBuffer{}
+	logs := &testkit.Buffer{}
 	cmd.Stderr = logs
 	if err := cmd.Start(); err != nil {
 		c.t.Fatal(err)
