@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/agent-worker/agent-worker/internal/testkit"
 	"github.com/agent-worker/agent-worker/sdk/backend"
 )
 
@@ -48,20 +50,13 @@ func TestRunCancelKillsTree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pid := strings.TrimSpace(string(b))
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatalf("pid file %q: %v", b, err)
+	}
 	// The kill is sent before Run returns; the kernel may take a moment to
 	// finish the process off, so wait for it (dead or a zombie).
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		stat, err := os.ReadFile("/proc/" + pid + "/stat")
-		if err != nil || strings.Contains(string(stat), ") Z ") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("grandchild %s still alive: %s", pid, stat)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testkit.WaitGone(t, pid)
 }
 
 func TestRunIdleTimeout(t *testing.T) {
