@@ -330,7 +330,7 @@ func (e *env) printAgent(a api.Agent) error {
 	}
 	for _, r := range a.Runs {
 		if r.Error != "" {
-			row("last error", fmt.Sprintf("%s (run %s, %s)", oneLine(r.Error, 200), r.ID, r.StartedAt.Local().Format(time.DateTime)))
+			row("last error", fmt.Sprintf("%s (run %s, %s)", api.OneLine(r.Error, 200), r.ID, r.StartedAt.Local().Format(time.DateTime)))
 			break
 		}
 	}
@@ -345,7 +345,7 @@ func (e *env) printAgent(a api.Agent) error {
 	for _, r := range a.Runs {
 		outcome := string(r.State)
 		if r.Error != "" {
-			outcome += ": " + oneLine(r.Error, 80)
+			outcome += ": " + api.OneLine(r.Error, 80)
 		}
 		fmt.Fprintf(tw, "  %s\t%s\tattempt %d\t%s\t%d/%d tokens\t%s\t%s\n", r.StartedAt.Local().Format(time.DateTime), r.ID,
 			r.Attempt, (time.Duration(r.DurationMS) * time.Millisecond).Round(time.Millisecond), r.InputTokens, r.OutputTokens, costText(r), outcome)
@@ -371,7 +371,7 @@ func configRows(cfg backend.AgentConfig) [][2]string {
 	rest.Tools, rest.Env, rest.MCPServers = nil, nil, nil
 	if !rest.IsZero() {
 		b, _ := json.Marshal(rest)
-		rows = append(rows, [2]string{"config", oneLine(string(b), 100)})
+		rows = append(rows, [2]string{"config", api.OneLine(string(b), 100)})
 	}
 	return rows
 }
@@ -380,7 +380,7 @@ func configRows(cfg backend.AgentConfig) [][2]string {
 // many lines follow.
 func firstLine(s string, max int) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
-	first := oneLine(lines[0], max)
+	first := api.OneLine(lines[0], max)
 	if n := len(lines) - 1; n > 0 {
 		first += fmt.Sprintf(" (+%d more lines)", n)
 	}
@@ -475,14 +475,6 @@ func backendModel(a api.Agent) string {
 func orNone(s string) string {
 	if s == "" {
 		return "(none)"
-	}
-	return s
-}
-
-func oneLine(s string, max int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > max {
-		return string(r[:max-1]) + "…"
 	}
 	return s
 }

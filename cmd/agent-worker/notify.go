@@ -58,7 +58,7 @@ func (e *env) printNotifications(ns []api.Notification, failed bool) error {
 		}
 		lastErr := "-"
 		if n.LastError != "" {
-			lastErr = oneLine(n.LastError, 200)
+			lastErr = api.OneLine(n.LastError, 200)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", n.ID, n.Event, wf, state, n.Attempts, age(time.Since(n.CreatedAt)), n.URL, lastErr)
 	}

@@ -66,20 +66,20 @@ func (e *env) printQuestion(q api.Question) {
 		kind = "approval  "
 	}
 	e.printf("%s  %s%s  %s  %s ago\n", q.ID, kind, q.State, q.Agent, age(time.Since(q.CreatedAt)))
-	e.printf("  %s\n", oneLine(q.Question, 500))
+	e.printf("  %s\n", api.OneLine(q.Question, 500))
 	if len(q.Options) > 0 {
 		e.printf("  options: %s\n", strings.Join(q.Options, " | "))
 	}
 	if q.Context != "" {
-		e.printf("  context: %s\n", oneLine(q.Context, 500))
+		e.printf("  context: %s\n", api.OneLine(q.Context, 500))
 	}
 	switch {
 	case q.State == "answered":
-		e.printf("  answer:  %s (by %s, %s)\n", oneLine(q.Answer, 500), q.AnsweredBy, q.AnsweredAt.Local().Format(time.DateTime))
+		e.printf("  answer:  %s (by %s, %s)\n", api.OneLine(q.Answer, 500), q.AnsweredBy, q.AnsweredAt.Local().Format(time.DateTime))
 	case q.State == "approved" || q.State == "denied":
 		e.printf("  %s by %s, %s", q.State, q.AnsweredBy, q.AnsweredAt.Local().Format(time.DateTime))
 		if q.Answer != "" {
-			e.printf(": %s", oneLine(q.Answer, 500))
+			e.printf(": %s", api.OneLine(q.Answer, 500))
 		}
 		e.printf("\n")
 	case q.State == "pending" && q.Kind == "approval":
@@ -87,7 +87,7 @@ func (e *env) printQuestion(q api.Question) {
 	case q.State == "pending":
 		e.printf("  answer with: agent-worker answer %s <answer>\n", q.ID)
 	case q.Answer != "":
-		e.printf("  %s\n", oneLine(q.Answer, 500))
+		e.printf("  %s\n", api.OneLine(q.Answer, 500))
 	}
 }
 

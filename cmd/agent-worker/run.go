@@ -33,7 +33,7 @@ func askCmd(e *env) *ffcli.Command {
 				},
 				Tool: func(t api.RunTool) {
 					if !e.json && !t.Done {
-						fmt.Fprintf(e.stderr, "\x1b[2m→ %s %s\x1b[0m\n", t.Name, oneLine(string(t.Args), 120))
+						fmt.Fprintf(e.stderr, "\x1b[2m→ %s %s\x1b[0m\n", t.Name, api.OneLine(string(t.Args), 120))
 					}
 				},
 			})

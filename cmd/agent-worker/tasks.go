@@ -175,7 +175,7 @@ func (e *env) printTaskTree(ts []api.Task) error {
 		if t.Parent != "" && !listed[t.Parent] {
 			d = strings.TrimPrefix(d+"; subtask of "+t.Parent, "; ")
 		}
-		fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\n", strings.Repeat("  ", depth), t.ID, t.State, oneLine(t.Title, 60), d)
+		fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\n", strings.Repeat("  ", depth), t.ID, t.State, api.OneLine(t.Title, 60), d)
 		for _, c := range children[t.ID] {
 			walk(c, depth+1)
 		}
@@ -206,7 +206,7 @@ func taskDetails(t api.Task) string {
 	case string(api.TaskCompleted):
 		parts = append(parts, "by "+t.Holder)
 	case string(api.TaskFailed):
-		parts = append(parts, fmt.Sprintf("%s: %s", t.Holder, oneLine(t.Error, 60)))
+		parts = append(parts, fmt.Sprintf("%s: %s", t.Holder, api.OneLine(t.Error, 60)))
 	}
 	if len(t.DependsOn) > 0 {
 		parts = append(parts, "after "+strings.Join(t.DependsOn, ", "))
@@ -275,7 +275,7 @@ func (e *env) printTaskDetail(d api.TaskDetail) {
 	e.printf("history:\n")
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	for _, ev := range d.History {
-		note := oneLine(ev.Note, 200)
+		note := api.OneLine(ev.Note, 200)
 		if ev.Percent != nil {
 			note = strings.TrimSpace(fmt.Sprintf("%d%% %s", *ev.Percent, note))
 		}

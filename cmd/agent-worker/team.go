@@ -124,7 +124,7 @@ func (e *env) printTool(t api.ToolEvent) error {
 	if e.json {
 		return e.printNDJSON(map[string]any{"event": "tool", "tool": t})
 	}
-	e.dimf("   → %s: %s %s\n", t.Agent, t.Name, oneLine(t.Args, 100))
+	e.dimf("   → %s: %s %s\n", t.Agent, t.Name, api.OneLine(t.Args, 100))
 	return nil
 }
 
@@ -361,7 +361,7 @@ func (e *env) printProposal(p api.Proposal) {
 	for _, v := range p.Votes {
 		line := "  " + v.Voter + " → " + v.Choice
 		if v.Reason != "" {
-			line += " (" + oneLine(v.Reason, 200) + ")"
+			line += " (" + api.OneLine(v.Reason, 200) + ")"
 		}
 		e.printf("%s\n", line)
 	}

@@ -15,7 +15,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/agent-worker/agent-worker/host/api"
 	"github.com/agent-worker/agent-worker/store"
@@ -181,11 +180,7 @@ func stripURL(err error) string {
 
 // oneLine is a receiver's answer as one short line of valid text.
 func oneLine(b []byte, limit int) string {
-	s := strings.Join(strings.Fields(strings.ToValidUTF8(string(b), "?")), " ")
-	if utf8.RuneCountInString(s) > limit {
-		s = string([]rune(s)[:limit]) + "…"
-	}
-	return s
+	return api.OneLine(strings.ToValidUTF8(string(b), "?"), limit+1)
 }
 
 // Sign returns the X-Agent-Worker-Signature-256 value of body under

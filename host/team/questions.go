@@ -100,7 +100,7 @@ func (s *Service) Answer(ctx context.Context, id, answer, by string) (store.Ques
 		}
 	}
 	reply, err := s.Compose(ctx, SendRequest{Scope: q.Agent.Scope(), From: SenderUser,
-		Content: fmt.Sprintf("@%s answer to %s (%q): %s", q.Agent.Name, q.ID, oneLine(q.Question, 200), answer)})
+		Content: fmt.Sprintf("@%s answer to %s (%q): %s", q.Agent.Name, q.ID, api.OneLine(q.Question, 200), answer)})
 	if err != nil {
 		return store.Question{}, err
 	}
@@ -116,14 +116,4 @@ func (s *Service) Answer(ctx context.Context, id, answer, by string) (store.Ques
 func APIQuestion(q store.Question) api.Question {
 	return api.Question{ID: q.ID, Agent: q.Agent.String(), Kind: q.Kind, Question: q.Question, Options: q.Options, Context: q.Context,
 		RunID: q.RunID, State: q.State, Answer: q.Answer, AnsweredBy: q.AnsweredBy, AnsweredAt: q.AnsweredAt, CreatedAt: q.CreatedAt}
-}
-
-// oneLine shortens s to one line of at most n runes.
-func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:n-1]) + "…"
 }
