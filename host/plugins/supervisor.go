@@ -170,6 +170,9 @@ func NewSupervisor(db *store.DB, catalog *Catalog, home, runtime string, mcpURL 
 	if cfg.SpareIdle <= 0 {
 		cfg.SpareIdle = DefaultSpareIdle
 	}
+	if cfg.Lifetime == nil {
+		cfg.Lifetime = context.Background()
+	}
 	return &Supervisor{db: db, catalog: catalog, log: log, cfg: cfg, home: home, runtime: runtime, mcpURL: mcpURL, running: map[store.AgentKey]string{},
 		spares: newSparePool(*cfg.Spares, cfg.SpareIdle)}
 }
@@ -330,7 +333,7 @@ func (s *Supervisor) finish(ctx context.Context, spec RunSpec, out *Outcome, err
 	case err != nil:
 		state, msg = api.RunFailed, err.Error()
 	}
-	ferr := store.UntilReachable(s.life(), func(ctx context.Context) error {
+	ferr := store.UntilReachable(s.cfg.Lifetime, func(ctx context.Context) error {
 		return s.db.FinishRun(ctx, out.Run.ID, state, msg, usage)
 	}, func(err error) {
 		log.Warn("record run end: the store is unreachable; retrying until it is back", "error", err)
@@ -341,14 +344,6 @@ func (s *Supervisor) finish(ctx context.Context, spec RunSpec, out *Outcome, err
 	out.Run.State, out.Run.Error = state, msg
 	log.Info("run finished", "state", state, "error", msg, "events", out.Events)
 	return err
-}
-
-// life is the daemon's lifetime, which bounds the wait for the store.
-func (s *Supervisor) life() context.Context {
-	if s.cfg.Lifetime == nil {
-		return context.Background()
-	}
-	return s.cfg.Lifetime
 }
 
 // observeEnd reports a run's end, as finish recorded it, to the Observer.

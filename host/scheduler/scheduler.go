@@ -136,6 +136,9 @@ func New(db *store.DB, sup Runner, svc *team.Service, cfg Config, log hclog.Logg
 	if cfg.Observer == nil {
 		cfg.Observer = nopObserver{}
 	}
+	if cfg.Lifetime == nil {
+		cfg.Lifetime = context.Background()
+	}
 	return &Scheduler{db: db, sup: sup, team: svc, log: log, cfg: cfg,
 		slots: make(chan struct{}, cfg.MaxConcurrent), loops: map[store.AgentKey]*agentLoop{},
 		holding: map[store.AgentKey]int{}}
@@ -642,7 +645,7 @@ func (s *Scheduler) runOnce(ctx context.Context, l *agentLoop, a store.Agent, at
 		// Only from running: a pause, stop or budget stop that came
 		// during the run stays. Moved before the run's end is published,
 		// so whoever sees the end sees the agent's state after it.
-		s.moveStateDurably(ctx, l.key, []api.AgentState{api.AgentRunning}, api.AgentIdle, "")
+		s.moveStateDurably(l.key, []api.AgentState{api.AgentRunning}, api.AgentIdle, "")
 	}
 	info := &team.RunInfo{ID: started, Attempt: attempt, DurationMS: time.Since(start).Milliseconds()}
 	if err != nil {
@@ -695,34 +698,27 @@ func (s *Scheduler) settle(ctx context.Context, a store.Agent, before int64) fun
 // write), publishes the change, and reports whether it moved.
 func (s *Scheduler) moveState(ctx context.Context, key store.AgentKey, from []api.AgentState, state api.AgentState, errMsg string) bool {
 	moved, err := s.db.MoveAgentState(context.WithoutCancel(ctx), key, from, state, errMsg)
-	if err != nil {
-		if api.ErrorCode(err) != api.CodeNotFound {
-			s.log.Warn("set agent state", "agent", key.String(), "error", err)
-		}
-		return false
-	}
-	if moved {
-		s.team.Bus.Publish(team.Event{Kind: team.EventAgentState, Agent: key, State: string(state), Error: errMsg})
-	}
-	return moved
+	return s.publishMove(key, state, errMsg, moved, err)
 }
 
 // moveStateDurably is moveState for the moves that end a run: while the
 // store is unavailable it retries (store.UntilReachable), since a dropped
 // move would leave the agent running for good, until the daemon stops.
-func (s *Scheduler) moveStateDurably(ctx context.Context, key store.AgentKey, from []api.AgentState, state api.AgentState, errMsg string) bool {
-	life := s.cfg.Lifetime
-	if life == nil {
-		life = context.Background()
-	}
+func (s *Scheduler) moveStateDurably(key store.AgentKey, from []api.AgentState, state api.AgentState, errMsg string) bool {
 	moved := false
-	err := store.UntilReachable(life, func(ctx context.Context) error {
+	err := store.UntilReachable(s.cfg.Lifetime, func(ctx context.Context) error {
 		var err error
 		moved, err = s.db.MoveAgentState(ctx, key, from, state, errMsg)
 		return err
 	}, func(err error) {
 		s.log.Warn("set agent state: the store is unreachable; retrying until it is back", "agent", key.String(), "state", state, "error", err)
 	})
+	return s.publishMove(key, state, errMsg, moved, err)
+}
+
+// publishMove reports a move's outcome: a failed write is logged (a
+// missing agent is no news), a move made is published.
+func (s *Scheduler) publishMove(key store.AgentKey, state api.AgentState, errMsg string, moved bool, err error) bool {
 	if err != nil {
 		if api.ErrorCode(err) != api.CodeNotFound {
 			s.log.Warn("set agent state", "agent", key.String(), "error", err)
