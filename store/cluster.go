@@ -214,16 +214,7 @@ func (db *DB) RecoverStranded(ctx context.Context, id string, holds func(AgentKe
 			if err := revokeRunTokens(conn, now, run.ID); err != nil {
 				return err
 			}
-			err = conn.execute(`SELECT run_id, pid, pgid, plugin_path, state FROM workers WHERE run_id = ?`,
-				&execOptions{Args: []any{run.ID}, ResultFunc: func(s row) error {
-					r.Workers = append(r.Workers, Worker{RunID: s.ColumnText(0), PID: s.ColumnInt(1), PGID: s.ColumnInt(2),
-						PluginPath: s.ColumnText(3), State: WorkerState(s.ColumnText(4)), Daemon: id})
-					return nil
-				}})
-			if err != nil {
-				return err
-			}
-			if err := conn.execute(`DELETE FROM workers WHERE run_id = ?`, &execOptions{Args: []any{run.ID}}); err != nil {
+			if err := forgetWorkers(conn, &r, "run_id", run.ID); err != nil {
 				return err
 			}
 		}
@@ -256,6 +247,21 @@ func (db *DB) RecoverStranded(ctx context.Context, id string, holds func(AgentKe
 		db.tokens.forget()
 	}
 	return r, err
+}
+
+// forgetWorkers moves the workers rows whose column (daemon or run_id)
+// is value into r.Workers, for the caller to kill what is still alive.
+func forgetWorkers(conn querier, r *Recovered, column, value string) error {
+	err := conn.execute(`SELECT run_id, pid, pgid, plugin_path, state FROM workers WHERE `+column+` = ? ORDER BY run_id`,
+		&execOptions{Args: []any{value}, ResultFunc: func(s row) error {
+			r.Workers = append(r.Workers, Worker{RunID: s.ColumnText(0), PID: s.ColumnInt(1), PGID: s.ColumnInt(2),
+				PluginPath: s.ColumnText(3), State: WorkerState(s.ColumnText(4)), Daemon: r.Daemon.ID})
+			return nil
+		}})
+	if err != nil {
+		return err
+	}
+	return conn.execute(`DELETE FROM workers WHERE `+column+` = ?`, &execOptions{Args: []any{value}})
 }
 
 // takeBack fails the runs of member r.Daemon.ID, sets its running agents
@@ -299,16 +305,7 @@ func takeBack(conn querier, r *Recovered, reason string, now int64) error {
 	if err != nil {
 		return err
 	}
-	err = conn.execute(`SELECT run_id, pid, pgid, plugin_path, state FROM workers WHERE daemon = ? ORDER BY run_id`,
-		&execOptions{Args: []any{id}, ResultFunc: func(s row) error {
-			r.Workers = append(r.Workers, Worker{RunID: s.ColumnText(0), PID: s.ColumnInt(1), PGID: s.ColumnInt(2),
-				PluginPath: s.ColumnText(3), State: WorkerState(s.ColumnText(4)), Daemon: id})
-			return nil
-		}})
-	if err != nil {
-		return err
-	}
-	if err := conn.execute(`DELETE FROM workers WHERE daemon = ?`, &execOptions{Args: []any{id}}); err != nil {
+	if err := forgetWorkers(conn, r, "daemon", id); err != nil {
 		return err
 	}
 	return conn.execute(`UPDATE daemons SET stopped_at = ? WHERE id = ? AND stopped_at = 0`, &execOptions{Args: []any{now, id}})

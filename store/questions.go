@@ -278,5 +278,6 @@ func closedError(q Question) error {
 		return api.Errorf(api.CodeConflict, "question %s was answered already, by %s at %s: %q",
 			q.ID, q.AnsweredBy, q.AnsweredAt.Local().Format(time.DateTime), q.Answer)
 	}
-	return api.Errorf(api.CodeConflict, "question %s is %s: it can no longer be answered", q.ID, q.State)
+	return api.Errorf(api.CodeConflict, "question %s is %s: it can no longer be answered; if %s still needs it, tell it with `agent-worker send %s …`",
+		q.ID, q.State, q.Agent, q.Agent)
 }
