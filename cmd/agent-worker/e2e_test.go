@@ -131,8 +131,14 @@ type result struct {
 
 func (c *cli) run(args ...string) result {
 	c.t.Helper()
+	return c.runIn("", args...)
+}
+
+// runIn is run from the working directory dir ("" is the test's).
+func (c *cli) runIn(dir string, args ...string) result {
+	c.t.Helper()
 	cmd := exec.Command(binary, args...)
-	cmd.Env = c.env()
+	cmd.Env, cmd.Dir = c.env(), dir
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()

@@ -103,21 +103,6 @@ func hashFile(t *testing.T, path string) [32]byte {
 	return sha256.Sum256(b)
 }
 
-// runIn is c.run from another working directory.
-func (c *cli) runIn(dir string, args ...string) result {
-	c.t.Helper()
-	cmd := exec.Command(binary, args...)
-	cmd.Env, cmd.Dir = c.env(), dir
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	var ee *exec.ExitError
-	if err != nil && !errors.As(err, &ee) {
-		c.t.Fatalf("run %v: %v", args, err)
-	}
-	return result{cmd.ProcessState.ExitCode(), out.String(), errb.String()}
-}
-
 // runBounded is c.run for a command that should end on its own but might
 // not (a daemon that starts when it should refuse): after d it is sent
 // SIGTERM and ended is false.

@@ -12,15 +12,10 @@ import (
 	"github.com/agent-worker/agent-worker/internal/testkit"
 )
 
-// The same plugin in two folders is examined at once at start-up: the
-// second examination must not rewrite the copy the first one published,
-// or the first entry's next start refuses it as changed (issue 27, item
-// 8). A daemon started again keeps the copy an earlier one made.
-func TestSamePluginInTwoFoldersSharesOneCopy(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	copies := filepath.Join(dir, "verified")
-	body := []byte("#!/bin/sh\nexit 0\n")
+// inTwoFolders installs body as the backend plugin x in two plugin
+// folders under dir, first and second, and returns the two paths.
+func inTwoFolders(t *testing.T, dir string, body []byte) []string {
+	t.Helper()
 	var bins []string
 	for _, folder := range []string{"first", "second"} {
 		bin := filepath.Join(dir, folder, "agent-worker-backend-x")
@@ -32,6 +27,18 @@ func TestSamePluginInTwoFoldersSharesOneCopy(t *testing.T) {
 		}
 		bins = append(bins, bin)
 	}
+	return bins
+}
+
+// The same plugin in two folders is examined at once at start-up: the
+// second examination must not rewrite the copy the first one published,
+// or the first entry's next start refuses it as changed (issue 27, item
+// 8). A daemon started again keeps the copy an earlier one made.
+func TestSamePluginInTwoFoldersSharesOneCopy(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	copies := filepath.Join(dir, "verified")
+	bins := inTwoFolders(t, dir, []byte("#!/bin/sh\nexit 0\n"))
 	c := NewCatalog(nil, copies, dir, 0, hclog.NewNullLogger())
 	// Both copies are published before either entry is stored, as two
 	// concurrent examinations do.
@@ -77,18 +84,7 @@ func TestSamePluginInTwoFoldersStartsOnce(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	starts := filepath.Join(dir, "starts")
-	body := []byte("#!/bin/sh\necho started >> " + starts + "\nexit 3\n")
-	var bins []string
-	for _, folder := range []string{"first", "second"} {
-		bin := filepath.Join(dir, folder, "agent-worker-backend-x")
-		if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(bin, body, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		bins = append(bins, bin)
-	}
+	bins := inTwoFolders(t, dir, []byte("#!/bin/sh\necho started >> "+starts+"\nexit 3\n"))
 	c := NewCatalog(nil, filepath.Join(dir, "verified"), testkit.ShortTempDir(t), 0, hclog.NewNullLogger())
 	for _, bin := range bins {
 		c.examine(t.Context(), bin)
