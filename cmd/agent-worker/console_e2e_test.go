@@ -89,49 +89,7 @@ func TestE2EConsoleBrowser(t *testing.T) {
 	}
 	base := login.URL[:strings.Index(login.URL, "/console/")]
 
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox,
-		chromedp.DisableGPU, chromedp.WindowSize(1280, 900), chromedp.Flag("disable-dev-shm-usage", true))
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelAlloc()
-	browser, cancelBrowser := chromedp.NewContext(allocCtx)
-	defer cancelBrowser()
-	// The first Run starts the browser and must not carry a deadline.
-	if err := chromedp.Do(browser, chromedp.Navigate("about:blank")); err != nil {
-		t.Fatalf("start chromium: %v", err)
-	}
-	ctx, cancel := context.WithTimeout(browser, 3*time.Minute)
-	defer cancel()
-	// What the page says in its console (script errors, CSP refusals)
-	// goes into a failure's report.
-	var logMu sync.Mutex
-	var pageLog []string
-	if err := chromedp.Listen(ctx, func(ev any) {
-		var line string
-		switch e := ev.(type) {
-		case *cdpruntime.EventExceptionThrown:
-			line = "exception: " + e.ExceptionDetails.Text
-			if e.ExceptionDetails.Exception != nil {
-				line += " " + e.ExceptionDetails.Exception.Description
-			}
-		case *cdplog.EventEntryAdded:
-			line = string(e.Entry.Level) + ": " + e.Entry.Text
-		case *cdpruntime.EventConsoleAPICalled:
-			for _, a := range e.Args {
-				line += " " + string(a.Value)
-			}
-			line = "console." + string(e.Type) + ":" + line
-		default:
-			return
-		}
-		logMu.Lock()
-		pageLog = append(pageLog, line)
-		logMu.Unlock()
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := chromedp.Call(ctx, cdplog.Enable, cdp.Empty{}); err != nil {
-		t.Fatal(err)
-	}
+	ctx, pageLog := startBrowser(t, exe)
 	must := func(what string, steps ...chromedp.Action[chromedp.Void]) {
 		t.Helper()
 		if err := chromedp.Do(ctx, steps...); err != nil {
@@ -164,14 +122,7 @@ func TestE2EConsoleBrowser(t *testing.T) {
 			}
 		}
 		if err != nil {
-			body, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.innerText`))
-			logMu.Lock()
-			defer logMu.Unlock()
-			daemonLog, _ := os.ReadFile(filepath.Join(c.home, "logs", "daemon.log"))
-			if len(daemonLog) > 4000 {
-				daemonLog = daemonLog[len(daemonLog)-4000:]
-			}
-			t.Fatalf("waiting for %s: %v\npage:\n%s\nconsole:\n%s\ndaemon log:\n%s", what, err, body, strings.Join(pageLog, "\n"), daemonLog)
+			failWait(t, ctx, c.home, pageLog, what, err)
 		}
 	}
 	// click clicks the first element that matches selector, found and
@@ -370,4 +321,81 @@ func TestE2EConsoleBrowser(t *testing.T) {
 func jsString(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
+}
+
+// pageLog is what a page said in its console (script errors, CSP
+// refusals, console calls), for a failure's report; chromedp's listener
+// appends to it.
+type pageLog struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (l *pageLog) add(line string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.lines = append(l.lines, line)
+}
+
+func (l *pageLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Join(l.lines, "\n")
+}
+
+// startBrowser starts chromium (exe) for the test and returns its page's
+// context, bounded by 3 minutes, and what the page says in its console.
+func startBrowser(t *testing.T, exe string) (context.Context, *pageLog) {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox,
+		chromedp.DisableGPU, chromedp.WindowSize(1280, 900), chromedp.Flag("disable-dev-shm-usage", true))
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	t.Cleanup(cancelAlloc)
+	browser, cancelBrowser := chromedp.NewContext(allocCtx)
+	t.Cleanup(cancelBrowser)
+	// The first Run starts the browser and must not carry a deadline.
+	if err := chromedp.Do(browser, chromedp.Navigate("about:blank")); err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(browser, 3*time.Minute)
+	t.Cleanup(cancel)
+	log := &pageLog{}
+	if err := chromedp.Listen(ctx, func(ev any) {
+		var line string
+		switch e := ev.(type) {
+		case *cdpruntime.EventExceptionThrown:
+			line = "exception: " + e.ExceptionDetails.Text
+			if e.ExceptionDetails.Exception != nil {
+				line += " " + e.ExceptionDetails.Exception.Description
+			}
+		case *cdplog.EventEntryAdded:
+			line = string(e.Entry.Level) + ": " + e.Entry.Text
+		case *cdpruntime.EventConsoleAPICalled:
+			for _, a := range e.Args {
+				line += " " + string(a.Value)
+			}
+			line = "console." + string(e.Type) + ":" + line
+		default:
+			return
+		}
+		log.add(line)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Call(ctx, cdplog.Enable, cdp.Empty{}); err != nil {
+		t.Fatal(err)
+	}
+	return ctx, log
+}
+
+// failWait fails a wait for a page condition with what the page shows,
+// what it logged and the end of the daemon's log.
+func failWait(t *testing.T, ctx context.Context, home string, log *pageLog, what string, err error) {
+	t.Helper()
+	body, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.innerText`))
+	daemonLog, _ := os.ReadFile(filepath.Join(home, "logs", "daemon.log"))
+	if len(daemonLog) > 4000 {
+		daemonLog = daemonLog[len(daemonLog)-4000:]
+	}
+	t.Fatalf("waiting for %s: %v\npage:\n%s\nconsole:\n%s\ndaemon log:\n%s", what, err, body, log, daemonLog)
 }

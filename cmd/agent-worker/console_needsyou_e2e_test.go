@@ -7,13 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/cdp"
-	cdplog "github.com/chromedp/cdproto/log"
-	cdpruntime "github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
 	"github.com/agent-worker/agent-worker/host/api"
@@ -27,10 +23,8 @@ type consoleBrowser struct {
 	t    *testing.T
 	c    *cli
 	ctx  context.Context
-	base string // the daemon's URL
-
-	mu      sync.Mutex // guards pageLog, appended to by chromedp's listener
-	pageLog []string
+	base string   // the daemon's URL
+	log  *pageLog // what the page said in its console
 }
 
 // openConsole starts chromium and logs in through `console --no-open
@@ -42,41 +36,8 @@ func openConsole(t *testing.T, c *cli) *consoleBrowser {
 	if err := json.Unmarshal([]byte(c.ok("console", "--no-open", "--json")), &login); err != nil {
 		t.Fatalf("console --json: %v", err)
 	}
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox,
-		chromedp.DisableGPU, chromedp.WindowSize(1280, 900), chromedp.Flag("disable-dev-shm-usage", true))
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	t.Cleanup(cancelAlloc)
-	browser, cancelBrowser := chromedp.NewContext(allocCtx)
-	t.Cleanup(cancelBrowser)
-	// The first Run starts the browser and must not carry a deadline.
-	if err := chromedp.Do(browser, chromedp.Navigate("about:blank")); err != nil {
-		t.Fatalf("start chromium: %v", err)
-	}
-	ctx, cancel := context.WithTimeout(browser, 3*time.Minute)
-	t.Cleanup(cancel)
-	b := &consoleBrowser{t: t, c: c, ctx: ctx, base: login.URL[:strings.Index(login.URL, "/console/")]}
-	if err := chromedp.Listen(ctx, func(ev any) {
-		var line string
-		switch e := ev.(type) {
-		case *cdpruntime.EventExceptionThrown:
-			line = "exception: " + e.ExceptionDetails.Text
-			if e.ExceptionDetails.Exception != nil {
-				line += " " + e.ExceptionDetails.Exception.Description
-			}
-		case *cdplog.EventEntryAdded:
-			line = string(e.Entry.Level) + ": " + e.Entry.Text
-		default:
-			return
-		}
-		b.mu.Lock()
-		b.pageLog = append(b.pageLog, line)
-		b.mu.Unlock()
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := chromedp.Call(ctx, cdplog.Enable, cdp.Empty{}); err != nil {
-		t.Fatal(err)
-	}
+	ctx, log := startBrowser(t, exe)
+	b := &consoleBrowser{t: t, c: c, ctx: ctx, log: log, base: login.URL[:strings.Index(login.URL, "/console/")]}
 	b.do("log in", chromedp.Navigate(login.URL))
 	return b
 }
@@ -122,14 +83,7 @@ func (b *consoleBrowser) wait(what, predicate string) {
 		}
 	}
 	if err != nil {
-		body, _ := chromedp.Run(b.ctx, chromedp.Evaluate[string](`document.body.innerText`))
-		b.mu.Lock()
-		defer b.mu.Unlock()
-		daemonLog, _ := os.ReadFile(filepath.Join(b.c.home, "logs", "daemon.log"))
-		if len(daemonLog) > 4000 {
-			daemonLog = daemonLog[len(daemonLog)-4000:]
-		}
-		b.t.Fatalf("waiting for %s: %v\npage:\n%s\nconsole:\n%s\ndaemon log:\n%s", what, err, body, strings.Join(b.pageLog, "\n"), daemonLog)
+		failWait(b.t, b.ctx, b.c.home, b.log, what, err)
 	}
 }
 
