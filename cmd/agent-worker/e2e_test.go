@@ -19,10 +19,10 @@ import (
 	"github.com/agent-worker/agent-worker/internal/testkit"
 )
 
-// binary is the agent-worker binary (the CLI and the daemon), with the race
-// detector when this test binary has it (its reports fail the test, see
-// checkRaces), and pluginsDir holds the first-party plugins, without it
-// (testkit.Build says why); all built once per test process.
+// binary is the agent-worker binary (the CLI and the daemon) and pluginsDir
+// holds the first-party plugins, all with the race detector when this test
+// binary has it: the daemon passes its GORACE on to its plugins, so their
+// reports fail the test too (checkRaces). All built once per test process.
 var binary, pluginsDir, mockPlugin string
 
 func TestMain(m *testing.M) {
@@ -62,7 +62,7 @@ func buildBinaries() (string, error) {
 	}
 	for _, m := range mains {
 		name := filepath.Base(m)
-		bin, err := testkit.BuildE("cmd/" + name)
+		bin, err := testkit.RaceBuildE("cmd/" + name)
 		if err != nil {
 			return dir, err
 		}

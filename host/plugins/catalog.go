@@ -669,12 +669,15 @@ func pluginCommand(exe, path, sockDir, dir string, extra ...string) *exec.Cmd {
 // process needs to run at all (PATH, HOME, user, locale, time zone), to
 // reach the network the way the user does (proxies, CA bundles), to find
 // the CLIs' own config (XDG dirs), and the variables the first-party
-// backends document that they read.
+// backends document that they read. GORACE, which only a binary built
+// with the race detector reads, lets a race-built plugin report where its
+// daemon's do (the end-to-end tests read both).
 var pluginEnvNames = map[string]bool{
 	"PATH": true, "HOME": true, "USER": true, "LOGNAME": true, "SHELL": true,
 	"LANG": true, "LANGUAGE": true, "TZ": true,
 	"SSL_CERT_FILE": true, "SSL_CERT_DIR": true, "NODE_EXTRA_CA_CERTS": true, "REQUESTS_CA_BUNDLE": true,
 	"XDG_CONFIG_HOME": true, "XDG_DATA_HOME": true, "XDG_CACHE_HOME": true, "XDG_STATE_HOME": true,
+	"GORACE": true,
 }
 
 // pluginEnvPrefixes and pluginEnvSuffixes widen pluginEnvNames to families:

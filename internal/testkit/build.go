@@ -32,10 +32,11 @@ var builds struct {
 // set is a binary of its own. The binary is shared: copy it (Install)
 // before changing or moving it. A failed build fails t.
 //
-// It builds without the race detector: plugins are started by the daemon,
-// which passes them no GORACE, so a report would end in the daemon's debug
-// log, unread, and the detector would only slow them (a second of sleep
-// at every exit). RaceBuild is for binaries whose reports a test reads.
+// It builds without the race detector: for a binary whose process gets no
+// GORACE from the test (a plugin started by a daemon inside the test
+// process), a report would end in a debug log, unread, and the detector
+// would only slow it (a second of sleep at every exit). RaceBuild is for
+// binaries whose reports a test reads.
 func Build(t testing.TB, pkg string, ldflags ...string) string {
 	t.Helper()
 	bin, err := BuildE(pkg, ldflags...)
@@ -52,7 +53,8 @@ func BuildE(pkg string, ldflags ...string) (string, error) {
 
 // RaceBuild is Build with the race detector when this test binary has it
 // (Race), for a binary the test starts with GORACE set so that it reads
-// what the detector reports: the daemon (see cmd/agent-worker's cli).
+// what the detector reports: the daemon and, through the GORACE it passes
+// on, its plugins (see cmd/agent-worker's cli).
 func RaceBuild(t testing.TB, pkg string, ldflags ...string) string {
 	t.Helper()
 	bin, err := RaceBuildE(pkg, ldflags...)
