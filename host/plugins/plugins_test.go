@@ -99,7 +99,7 @@ func TestPluginEnvAllowlist(t *testing.T) {
 		"PATH": true, "HOME": true, "LANG": true, "LC_ALL": true, "TZ": true, "SSL_CERT_FILE": true,
 		"HTTPS_PROXY": true, "no_proxy": true, "ANTHROPIC_API_KEY": true, "ANTHROPIC_BASE_URL": true,
 		"OPENAI_BASE_URL": true, "GROQ_API_KEY": true, "CLAUDE_CONFIG_DIR": true, "CODEX_HOME": true, "CURSOR_API_KEY": true,
-		"XDG_CONFIG_HOME": true, "AGENT_WORKER_HOME": false, "AGENT_WORKER_TOKEN": false, "AGENT_WORKER_LISTEN": false, "AWS_SECRET_ACCESS_KEY": false,
+		"XDG_CONFIG_HOME": true, "GORACE": true, "AGENT_WORKER_HOME": false, "AGENT_WORKER_TOKEN": false, "AGENT_WORKER_LISTEN": false, "AWS_SECRET_ACCESS_KEY": false,
 		"GITHUB_TOKEN": false, "DATABASE_URL": false, "PWD": false, "OLDPWD": false, "LD_PRELOAD": false,
 	} {
 		if got := inPluginEnv(name); got != kept {
