@@ -4,7 +4,10 @@ GO       ?= go
 BIN      := bin
 PLUGINS  := plugins.d
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS  := -X github.com/agent-worker/agent-worker/host/api.Version=$(VERSION)
+COMMIT   ?= $(shell git rev-parse HEAD 2>/dev/null)
+BUILT    ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
+API      := github.com/agent-worker/agent-worker/host/api
+LDFLAGS  := -X $(API).Version=$(VERSION) -X $(API).Commit=$(COMMIT) -X $(API).BuildTime=$(BUILT)
 # make run keeps its state beside the checkout unless told otherwise.
 RUN_HOME ?= $(CURDIR)/.run-home
 AW       := AGENT_WORKER_HOME=$(RUN_HOME) ./$(BIN)/agent-worker

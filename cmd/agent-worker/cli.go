@@ -200,7 +200,7 @@ Every flag can also be set from the environment: --home ← AGENT_WORKER_HOME.
 		},
 		Exec: func(ctx context.Context, args []string) error {
 			if *version {
-				e.printf("agent-worker %s\n", api.Version)
+				e.printf("%s", api.VersionText())
 				return nil
 			}
 			if len(args) > 0 {
