@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -278,6 +279,13 @@ func (h *Host) buildParts(ctx context.Context) error {
 		h.cfg.RuntimeDir = os.TempDir()
 	}
 	plugins.CleanSocketDirs(h.cfg.RuntimeDir, h.log)
+	// The folders meant for drops exist for the user to find; the
+	// executable's own are left as the installation made them.
+	for _, d := range append(slices.Clone(h.cfg.PluginsDirs), filepath.Join(h.cfg.Home, "plugins.d")) {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			h.log.Warn("create plugins dir", "dir", d, "error", err)
+		}
+	}
 	h.catalog = plugins.NewCatalog(pluginDirs(h.cfg), plugins.VerifiedDir(h.cfg.Home), h.cfg.RuntimeDir, h.cfg.PluginTimeout, h.log.Named("plugins"))
 	h.docs = plugins.NewDocProviders(h.cfg.Home, h.catalog, h.metrics, h.log.Named("docs"))
 	if h.db.Cluster() {
@@ -342,9 +350,12 @@ func reachableFromOutside(listen string) bool {
 	return false
 }
 
-// pluginDirs is the search order: --plugins-dir, the plugins.d beside the
-// executable (for <prefix>/bin/agent-worker also <prefix>/plugins.d, which is
-// where `make` puts them in a checkout), then the home's plugins.d.
+// pluginDirs is the search order: --plugins-dir, the executable's own
+// folder (where `go install …/cmd/...` and a release archive put the
+// first-party plugins, built with it), the plugins.d beside the executable
+// (for <prefix>/bin/agent-worker also <prefix>/plugins.d, which is where
+// `make` puts them in a checkout), then the home's plugins.d. Only files
+// named agent-worker-backend-* and agent-worker-docs-* are plugins.
 func pluginDirs(cfg Config) []string {
 	dirs := append([]string{}, cfg.PluginsDirs...)
 	if exe, err := os.Executable(); err == nil {
@@ -352,7 +363,7 @@ func pluginDirs(cfg Config) []string {
 			exe = real
 		}
 		dir := filepath.Dir(exe)
-		dirs = append(dirs, filepath.Join(dir, "plugins.d"))
+		dirs = append(dirs, dir, filepath.Join(dir, "plugins.d"))
 		if filepath.Base(dir) == "bin" {
 			dirs = append(dirs, filepath.Join(dir, "..", "plugins.d"))
 		}

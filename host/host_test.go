@@ -20,6 +20,7 @@ import (
 
 	"github.com/agent-worker/agent-worker/host/api"
 	"github.com/agent-worker/agent-worker/host/httpapi"
+	"github.com/agent-worker/agent-worker/internal/testkit"
 	"github.com/agent-worker/agent-worker/sdk/backend"
 	"github.com/agent-worker/agent-worker/store"
 )
@@ -35,9 +36,28 @@ type testHost struct {
 	runErr             error
 }
 
+// startHost starts a daemon on home with the mock backend installed, as
+// every backend an agent is created with must be.
 func startHost(t testing.TB, home string) *testHost {
 	t.Helper()
-	return startHostWith(t, Config{Home: home, Listen: "127.0.0.1:0"})
+	return startHostWith(t, Config{Home: home, Listen: "127.0.0.1:0", PluginsDirs: []string{installed(t, "mock")}})
+}
+
+// startHostWithSDK is startHost with the sdk backend installed too.
+func startHostWithSDK(t testing.TB, home string) *testHost {
+	t.Helper()
+	return startHostWith(t, Config{Home: home, Listen: "127.0.0.1:0", PluginsDirs: []string{installed(t, "mock", "sdk")}})
+}
+
+// installed is a new plugins folder with the named first-party backends.
+func installed(t testing.TB, backends ...string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, b := range backends {
+		name := "agent-worker-backend-" + b
+		testkit.Install(t, testkit.Build(t, "cmd/"+name), dir, name)
+	}
+	return dir
 }
 
 func startHostWith(t testing.TB, cfg Config) *testHost {
@@ -351,7 +371,7 @@ func TestConcurrentCreates(t *testing.T) {
 func TestAgentsSurviveRestart(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
-	th := startHost(t, home)
+	th := startHostWithSDK(t, home)
 	ctx := context.Background()
 	specs := []api.AgentSpec{
 		{Name: "alice", Backend: "mock", System: "be brief"},
@@ -369,7 +389,7 @@ func TestAgentsSurviveRestart(t *testing.T) {
 	}
 	th.stop(t)
 
-	th2 := startHost(t, home)
+	th2 := startHostWithSDK(t, home)
 	after, err := th2.client().ListAgents(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -17,7 +17,7 @@ import (
 func TestNewAgentTakesTheDefaultModel(t *testing.T) {
 	t.Setenv("OPENAI_API_KEY", "")
 	t.Setenv("ANTHROPIC_API_KEY", "set")
-	th := startHostWith(t, Config{Home: t.TempDir(), Listen: "127.0.0.1:0", DefaultModel: "openai/gpt-4o-mini"})
+	th := startHostWith(t, Config{Home: t.TempDir(), Listen: "127.0.0.1:0", DefaultModel: "openai/gpt-4o-mini", PluginsDirs: []string{installed(t, "sdk")}})
 	ctx := context.Background()
 	a, err := th.client().CreateAgent(ctx, api.AgentSpec{Name: "alice"})
 	if err != nil {

@@ -82,6 +82,10 @@ type cli struct {
 	// races is where the race detector of the binaries this cli starts
 	// (built with it when this test binary has it) writes its reports.
 	races string
+	// exe and fixedEnv, when set, are the binary and the whole
+	// environment instead of the test's build and env().
+	exe      string
+	fixedEnv []string
 }
 
 func newCLI(t *testing.T) *cli {
@@ -93,7 +97,17 @@ func newCLI(t *testing.T) *cli {
 	return c
 }
 
+func (c *cli) binary() string {
+	if c.exe != "" {
+		return c.exe
+	}
+	return binary
+}
+
 func (c *cli) env() []string {
+	if c.fixedEnv != nil {
+		return c.fixedEnv
+	}
 	env := []string{"AGENT_WORKER_HOME=" + c.home, "AGENT_WORKER_LISTEN=127.0.0.1:0", "AGENT_WORKER_PLUGINS_DIR=" + pluginsDir,
 		"PATH=" + os.Getenv("PATH"), "HOME=" + c.home}
 	if testkit.Race {
@@ -137,7 +151,7 @@ func (c *cli) run(args ...string) result {
 // runIn is run from the working directory dir ("" is the test's).
 func (c *cli) runIn(dir string, args ...string) result {
 	c.t.Helper()
-	cmd := exec.Command(binary, args...)
+	cmd := exec.Command(c.binary(), args...)
 	cmd.Env, cmd.Dir = c.env(), dir
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -164,7 +178,7 @@ func (c *cli) ok(args ...string) string {
 // daemon.json.
 func (c *cli) startDaemon(extraEnv ...string) *exec.Cmd {
 	c.t.Helper()
-	cmd := exec.Command(binary, "daemon")
+	cmd := exec.Command(c.binary(), "daemon")
 	cmd.Env = append(c.env(), extraEnv...)
 	var logs bytes.Buffer
 	cmd.Stderr = &logs

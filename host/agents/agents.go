@@ -13,14 +13,19 @@ import (
 )
 
 // Catalog is what the agents package needs of the plugin catalog: the
-// installed plugins of a kind, and why one of them cannot be used.
+// installed plugins of a kind, why one of them cannot be used, and where
+// they were looked for.
 type Catalog interface {
 	Names(kind string) []string
 	Unusable(kind, name string) error
+	// Dirs are the folders searched for plugins, in order.
+	Dirs() []string
 }
 
 // ResolveBackend is the backend a user's word means, if the daemon can run
-// it: a first-party backend, external, or an installed plugin that works.
+// it: external, or an installed plugin that works (a first-party backend
+// is a plugin too, and one that is not installed is refused with how to
+// install it).
 // The error says what to write or install instead; callers add where the
 // word came from (a file:line, a request).
 func ResolveBackend(c Catalog, word string) (string, error) {
@@ -29,8 +34,14 @@ func ResolveBackend(c Catalog, word string) (string, error) {
 		return "", err
 	}
 	installed := c.Names(plugin.KindBackend)
-	if slices.Contains(workflow.Backends, name) || slices.Contains(installed, name) {
+	if name == workflow.External || slices.Contains(installed, name) {
 		return name, nil
+	}
+	if slices.Contains(workflow.Backends, name) {
+		return "", api.Errorf(api.CodeInvalid, "backend %q is not installed: no agent-worker-backend-%s in %s. "+
+			"Install it beside agent-worker with `go install %s/cmd/agent-worker-backend-%s@%s` (`go install %[4]s/cmd/...@%[6]s` installs every first-party plugin), "+
+			"or put it into one of those folders; `agent-worker plugins` lists what the daemon found",
+			name, name, strings.Join(c.Dirs(), ", "), api.Module, name, api.InstallVersion())
 	}
 	names := append(slices.Clone(workflow.Backends), installed...)
 	slices.Sort(names)

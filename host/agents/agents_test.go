@@ -10,16 +10,18 @@ import (
 	"github.com/agent-worker/agent-worker/store"
 )
 
-// catalog is a plugin catalog with one working backend plugin, local, and
-// one broken one.
+// catalog is a plugin catalog with working backend plugins, the
+// first-party mock and sdk and a third party's local, and one broken one.
 type catalog struct{}
 
 func (catalog) Names(kind string) []string {
 	if kind == plugin.KindBackend {
-		return []string{"broken", "local"}
+		return []string{"broken", "local", "mock", "sdk"}
 	}
 	return nil
 }
+
+func (catalog) Dirs() []string { return []string{"/opt/aw/bin", "/home/u/.agent-worker/plugins.d"} }
 
 func (catalog) Unusable(kind, name string) error {
 	if kind == plugin.KindBackend && name == "broken" {
@@ -29,11 +31,14 @@ func (catalog) Unusable(kind, name string) error {
 }
 
 // One resolver: aliases and case, first-party backends, external,
-// installed plugins; a broken or missing one says what to do.
+// installed plugins; a broken or missing one, first-party or not, says
+// what to do.
 func TestResolveBackend(t *testing.T) {
 	t.Parallel()
 	tests := map[string]string{"": "sdk", "default": "sdk", "Default": "sdk", "MOCK": "mock", "external": "external",
-		"claude": "claude", "local": "local", "gone": `unknown backend "gone": use one of broken, claude, codex, cursor, external, local, mock, sdk, or install agent-worker-backend-gone`,
+		"local": "local", "gone": `unknown backend "gone": use one of broken, claude, codex, cursor, external, local, mock, sdk, or install agent-worker-backend-gone`,
+		"claude": `backend "claude" is not installed: no agent-worker-backend-claude in /opt/aw/bin, /home/u/.agent-worker/plugins.d. ` +
+			"Install it beside agent-worker with `go install github.com/agent-worker/agent-worker/cmd/agent-worker-backend-claude@latest`",
 		"broken": "cannot be used: exec format error"}
 	for word, want := range tests {
 		got, err := ResolveBackend(catalog{}, word)
@@ -65,6 +70,7 @@ func TestAgentWarnings(t *testing.T) {
 		"plugin installed": {store.Agent{Backend: "local"}, ""},
 		"plugin removed":   {store.Agent{Backend: "gone"}, `unknown backend "gone": use one of`},
 		"plugin broken":    {store.Agent{Backend: "broken"}, "cannot be used: exec format error"},
+		"not installed":    {store.Agent{Backend: "codex"}, `backend "codex" is not installed`},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

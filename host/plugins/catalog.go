@@ -589,12 +589,10 @@ func (c *Catalog) Watch(ctx context.Context) error {
 		return fmt.Errorf("watch plugins: %w", err)
 	}
 	defer w.Close()
+	// A folder that does not exist is not made (the daemon makes its
+	// home's): the slow rescan finds one made later.
 	for _, d := range c.dirs {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			c.log.Warn("create plugins dir", "dir", d, "error", err)
-			continue
-		}
-		if err := w.Add(d); err != nil {
+		if err := w.Add(d); err != nil && !errors.Is(err, os.ErrNotExist) {
 			c.log.Warn("watch plugins dir", "dir", d, "error", err)
 		}
 	}
