@@ -244,7 +244,9 @@ func (b *Backend) run(ctx context.Context, req backend.Request, cfg config, m mo
 		}
 	}
 	if cfg.memory > 0 {
-		mem.add(tr.exchange(), cfg.memory)
+		if err := remember(ctx, m, &mem, tr.exchange(), cfg, &usage, out); err != nil {
+			return err
+		}
 		if err := out.send(backend.Event{Kind: backend.EventSession, SessionID: mem.encode()}); err != nil {
 			return err
 		}

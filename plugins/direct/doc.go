@@ -53,7 +53,9 @@
 // model reads, and a sandbox event in the transcript. Memory (memory.go)
 // is the run's session event: the daemon keeps it and hands it back as
 // ResumeSession, and the next run replays it as earlier turns of the
-// conversation.
+// conversation. Runs that no longer fit are dropped, oldest first, after
+// one request to the agent's model (summary.go) folds them into a short
+// summary that opens the history; a failed summary only drops them.
 //
 // Requests that fail with 408, 409, 429 or 5xx are retried up to three
 // times, waiting as retry-after says.

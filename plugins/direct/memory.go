@@ -5,13 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Conversation memory: the sdk backend keeps an agent's earlier exchanges
 // as its session. The daemon saves a run's session event per agent and
 // backend and hands it back as the next run's ResumeSession, so the
 // memory lives in the daemon's store while the plugin never opens it;
-// `agent-worker reset` deletes it.
+// `agent-worker reset` deletes it, summary and all.
 const (
 	memoryVersion = 1
 	// defaultMemoryTokens bounds the memory unless the agent's config sets
@@ -25,6 +26,13 @@ const (
 	memArgsChars   = 500
 	memResultChars = 2_000
 	memReplyChars  = 16_000
+	// A summary of the dropped exchanges may take a fifth of the memory,
+	// up to summaryTokens; the model is asked for it with at most
+	// summaryMaxTokens of output (reasoning models spend some thinking)
+	// and summaryTimeout, so that forgetting never holds up a run long.
+	summaryTokens    = 1_000
+	summaryMaxTokens = 2_048
+	summaryTimeout   = 2 * time.Minute
 )
 
 // memory is an agent's conversation so far, oldest exchange first. It is
@@ -33,7 +41,11 @@ type memory struct {
 	Version int `json:"v"`
 	// Dropped counts the oldest exchanges dropped to stay under the
 	// token limit.
-	Dropped   int        `json:"dropped,omitempty"`
+	Dropped int `json:"dropped,omitempty"`
+	// Summary is the model's summary of the dropped exchanges, merged
+	// with the one before; "" until a summary succeeded. It opens the
+	// history, so the agent keeps the gist of what it forgot.
+	Summary   string     `json:"summary,omitempty"`
 	Exchanges []exchange `json:"exchanges"`
 }
 
@@ -64,23 +76,48 @@ func estimateTokens(s string) int { return (len(s) + 3) / 4 }
 
 func (e exchange) tokens() int { return estimateTokens(e.Prompt) + estimateTokens(e.Reply) }
 
-// add keeps e and drops the oldest exchanges until the memory fits in
-// limit tokens; an exchange that alone is larger is cut to fit.
+// summaryBudget is the room, in tokens, a memory of limit tokens keeps
+// for its summary.
+func summaryBudget(limit int) int { return min(limit/5, summaryTokens) }
+
+// add keeps e, cut to fit when it alone is larger than the memory's room
+// for exchanges. It drops nothing: overflow says what must go.
 func (m *memory) add(e exchange, limit int) {
-	if e.tokens() > limit {
-		chars := limit * 4 // a quarter for the prompt, the rest for the reply
+	if room := limit - summaryBudget(limit); e.tokens() > room {
+		chars := room * 4 // a quarter for the prompt, the rest for the reply
 		e.Prompt = cutMiddle(e.Prompt, max(chars/4, 200))
 		e.Reply = cutMiddle(e.Reply, max(chars*3/4-100, 200))
 	}
 	m.Exchanges = append(m.Exchanges, e)
+}
+
+// overflow is how many of the oldest exchanges must go for the memory to
+// fit in limit tokens, the newest always kept. Once anything is dropped
+// the summary's budget is set aside, whether or not a summary is made.
+func (m *memory) overflow(limit int) int {
 	total := 0
 	for _, x := range m.Exchanges {
 		total += x.tokens()
 	}
-	for total > limit && len(m.Exchanges) > 1 {
-		total -= m.Exchanges[0].tokens()
-		m.Exchanges = m.Exchanges[1:]
-		m.Dropped++
+	if m.Summary == "" && m.Dropped == 0 && total <= limit {
+		return 0
+	}
+	room, n := limit-summaryBudget(limit), 0
+	for total > room && len(m.Exchanges)-n > 1 {
+		total -= m.Exchanges[n].tokens()
+		n++
+	}
+	return n
+}
+
+// forget drops the n oldest exchanges. summary, when the model made one,
+// replaces the old summary (it covers it); "" keeps the old one, and what
+// was dropped is only counted.
+func (m *memory) forget(n int, summary string, limit int) {
+	m.Exchanges = m.Exchanges[n:]
+	m.Dropped += n
+	if summary = strings.TrimSpace(summary); summary != "" {
+		m.Summary = cutMiddle(summary, max(summaryBudget(limit)*4-40, 100)) // the cut mark fits too
 	}
 }
 
@@ -98,8 +135,14 @@ func (m memory) history() []exchange {
 	out := make([]exchange, len(m.Exchanges))
 	for i, e := range m.Exchanges {
 		prompt := "(An earlier run of yours. What you were given then:)\n" + e.Prompt
-		if i == 0 && m.Dropped > 0 {
-			prompt = fmt.Sprintf("(%d older %s of your conversation were forgotten to keep it short.)\n\n%s", m.Dropped, plural(m.Dropped, "run"), prompt)
+		if i == 0 && m.Summary != "" {
+			prompt = fmt.Sprintf("(A summary of your %d older %s, dropped to keep the conversation short:)\n%s\n\n%s", m.Dropped, plural(m.Dropped, "run"), m.Summary, prompt)
+		} else if i == 0 && m.Dropped > 0 {
+			were := "were"
+			if m.Dropped == 1 {
+				were = "was"
+			}
+			prompt = fmt.Sprintf("(%d older %s of your conversation %s forgotten to keep it short.)\n\n%s", m.Dropped, plural(m.Dropped, "run"), were, prompt)
 		}
 		reply := e.Reply
 		if strings.TrimSpace(reply) == "" {

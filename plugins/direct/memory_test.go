@@ -1,6 +1,7 @@
 package direct
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -14,6 +15,7 @@ func TestMemoryKeepsTheNewestExchangesUnderItsLimit(t *testing.T) {
 	const limit = 1000 // tokens, about 4,000 characters
 	for i := range 10 {
 		m.add(exchange{Prompt: strings.Repeat("p", 400) + string(rune('0'+i)), Reply: strings.Repeat("r", 400)}, limit)
+		m.forget(m.overflow(limit), "", limit) // as when the summary fails
 	}
 	total := 0
 	for _, e := range m.Exchanges {
@@ -38,12 +40,37 @@ func TestMemoryKeepsTheNewestExchangesUnderItsLimit(t *testing.T) {
 
 	// One exchange larger than the whole limit is cut, not lost.
 	m.add(exchange{Prompt: "what is in big.txt?", Reply: strings.Repeat("x", 40_000) + "THE END"}, limit)
+	m.forget(m.overflow(limit), "", limit)
 	last, total := m.Exchanges[len(m.Exchanges)-1], 0
 	for _, e := range m.Exchanges {
 		total += e.tokens()
 	}
 	if total > limit || !strings.HasPrefix(last.Prompt, "what is in") || !strings.HasSuffix(last.Reply, "THE END") || !strings.Contains(last.Reply, "characters cut") {
 		t.Errorf("after a huge exchange: %d tokens in all, its reply ends %q; want at most %d and its end kept", total, last.Reply[len(last.Reply)-20:], limit)
+	}
+}
+
+// A summary, however long the model made it, leaves the memory under its
+// limit: it is cut to its budget, for which the exchanges make room.
+func TestMemorySummaryFitsTheLimit(t *testing.T) {
+	t.Parallel()
+	const limit = 1000
+	m := memory{Version: memoryVersion}
+	for i := range 6 {
+		m.add(exchange{Prompt: strings.Repeat("p", 900), Reply: strings.Repeat("r", 300)}, limit)
+		if n := m.overflow(limit); n > 0 {
+			m.forget(n, fmt.Sprintf("summary %d ", i)+strings.Repeat("s", 5000), limit)
+		}
+	}
+	total := estimateTokens(m.Summary)
+	for _, e := range m.Exchanges {
+		total += e.tokens()
+	}
+	if total > limit || !strings.HasPrefix(m.Summary, "summary 5") || m.Dropped == 0 {
+		t.Errorf("memory = %d tokens with its summary %q…, %d dropped; want at most %d and the newest summary", total, m.Summary[:12], m.Dropped, limit)
+	}
+	if h := m.history(); !strings.HasPrefix(h[0].Prompt, fmt.Sprintf("(A summary of your %d older runs", m.Dropped)) {
+		t.Errorf("history opens with %q, want the summary", h[0].Prompt[:60])
 	}
 }
 
