@@ -49,7 +49,11 @@ func statusCmd(e *env) *ffcli.Command {
 			e.printf("agents:    %d\n", h.Counts.Agents)
 			tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 			for _, a := range h.Agents {
-				fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", a.Target, backendModel(a), a.State, spendText(a.Spend))
+				state := string(a.State)
+				if a.Session != nil {
+					state += " (Claude Code in " + a.Session.Cwd + ")"
+				}
+				fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", a.Target, backendModel(a), state, spendText(a.Spend))
 			}
 			tw.Flush()
 			e.printf("workflows: %d\n", len(h.Workflows))
@@ -305,6 +309,9 @@ func (e *env) printAgent(a api.Agent) error {
 	row("backend", a.Backend)
 	row("model", a.Model)
 	row("state", string(a.State))
+	if s := a.Session; s != nil {
+		row("session", sessionText(*s))
+	}
 	row("spawned by", a.SpawnedBy)
 	if a.CanSpawn {
 		row("can spawn", fmt.Sprintf("up to %d live agents (agent_spawn, agent_stop)", a.MaxSpawned))

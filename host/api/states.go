@@ -17,6 +17,11 @@ const (
 	AgentStopped    AgentState = "stopped"     // its workflow stopped, or it left the workflow file
 )
 
+// AgentAttached is shown, never stored: an idle external agent that a
+// Claude Code session acts as through its hooks (issue 30). The daemon
+// never runs an external agent, so the session is all there is to say.
+const AgentAttached AgentState = "attached"
+
 // AgentStates lists every agent state, in the order of their life.
 var AgentStates = []AgentState{AgentIdle, AgentRunning, AgentPaused, AgentFailed, AgentOverBudget, AgentStopped}
 

@@ -39,6 +39,8 @@ type Agent struct {
 	Task         string              `json:"task,omitempty"`
 	Error        string              `json:"error,omitempty"`
 	InboxDepth   int                 `json:"inbox_depth"`
+	// Session is the Claude Code session attached through hooks, if any.
+	Session *AttachedSession `json:"session,omitempty"`
 	// Warnings say what will make the agent's runs fail although it could
 	// be registered, e.g. an API key missing from the daemon's environment.
 	Warnings  []string  `json:"warnings,omitempty"`

@@ -287,7 +287,11 @@ func (h *Server) toAPIAgent(ctx context.Context, a store.Agent) (api.Agent, erro
 	if w := agents.SandboxWarning(a, h.sandbox); w != "" {
 		warnings = append(warnings, w)
 	}
-	return api.Agent{
+	sessions, err := h.db.Sessions(ctx)
+	if err != nil {
+		return api.Agent{}, err
+	}
+	out := api.Agent{
 		Name: a.Name, Workflow: a.Workflow, Tag: a.Tag, Target: targetOf(a.Key()).Display(),
 		Backend: a.Backend, Model: a.Model, System: a.System,
 		Schedule: a.Schedule, WakeupPrompt: a.WakeupPrompt, Config: a.Config,
@@ -295,7 +299,10 @@ func (h *Server) toAPIAgent(ctx context.Context, a store.Agent) (api.Agent, erro
 		Warnings:  warnings,
 		CreatedAt: a.CreatedAt.UTC(), UpdatedAt: a.UpdatedAt.UTC(),
 		CanSpawn: a.CanSpawn, MaxSpawned: a.MaxSpawned, SpawnedBy: a.SpawnedBy,
-	}, nil
+	}
+	s, ok := sessions[a.Key()]
+	attachSession(&out, s, ok)
+	return out, nil
 }
 
 // toAPIWorkflow attaches the names of wf's members from agents.

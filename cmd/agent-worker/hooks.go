@@ -1,0 +1,312 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/peterbourgon/ff/v3/ffcli"
+
+	"github.com/agent-worker/agent-worker/host/api"
+)
+
+// hooksCmd is `hooks install|uninstall <agent> [--dir DIR]`: the Claude
+// Code hooks that make a session started in DIR act as the agent.
+func hooksCmd(e *env) *ffcli.Command {
+	fs := flag.NewFlagSet("hooks", flag.ContinueOnError)
+	return &ffcli.Command{
+		Name:       "hooks",
+		ShortUsage: "agent-worker hooks install|uninstall <agent> [--dir DIR]",
+		ShortHelp:  "make a Claude Code session started in DIR act as an external agent (its project's .claude/settings.local.json)",
+		FlagSet:    fs,
+		Subcommands: []*ffcli.Command{
+			hooksInstallCmd(e), hooksUninstallCmd(e),
+		},
+		Exec: func(context.Context, []string) error {
+			return usagef("usage: agent-worker hooks install|uninstall <agent> [--dir DIR]")
+		},
+	}
+}
+
+func hooksInstallCmd(e *env) *ffcli.Command {
+	fs := flag.NewFlagSet("hooks install", flag.ContinueOnError)
+	e.common(fs)
+	dir := fs.String("dir", ".", "the project directory Claude Code runs in")
+	return leaf("install", "hooks install <agent> [--dir DIR]",
+		"write the hooks (merged with the settings there) so Claude Code in DIR is <agent>", fs, [2]int{1, 1},
+		func(ctx context.Context, args []string) error {
+			t, c, err := e.agentClient(ctx, args[0])
+			if err != nil {
+				return err
+			}
+			a, err := c.GetAgent(ctx, t)
+			if err != nil {
+				return err
+			}
+			if a.Backend != "external" {
+				return api.Errorf(api.CodeConflict, "%s has backend %s, so the daemon runs it: hooks make a Claude Code session act as an agent with backend external (agent-worker new NAME --backend external)", a.Target, a.Backend)
+			}
+			exe, err := os.Executable()
+			if err != nil {
+				return fmt.Errorf("find this executable: %w", err)
+			}
+			home, err := filepath.Abs(e.home)
+			if err != nil {
+				return err
+			}
+			path, err := absSettings(*dir)
+			if err != nil {
+				return err
+			}
+			s, err := loadSettings(path)
+			if err != nil {
+				return err
+			}
+			_, before, err := s.strip("")
+			if err != nil {
+				return err
+			}
+			if err := s.add(func(event string) string { return hookCommand(exe, home, event, t) }); err != nil {
+				return err
+			}
+			if err := s.save(); err != nil {
+				return fmt.Errorf("write %s: %w", path, err)
+			}
+			if e.json {
+				return e.printJSON(map[string]any{"agent": a.Target, "settings": path, "events": api.HookEvents, "replaced": before})
+			}
+			for _, who := range before {
+				if who != t.String() {
+					e.printf("replaced the hooks of %s\n", who)
+				}
+			}
+			e.printf("hooks for %s in %s (%s)\n", a.Target, path, strings.Join(api.HookEvents, ", "))
+			e.printf("a Claude Code session started in %s now acts as %s; for the team's tools give it the MCP config too:\n", filepath.Dir(filepath.Dir(path)), a.Target)
+			e.printf("  agent-worker mcp-config %s > .mcp-agent-worker.json; claude --mcp-config .mcp-agent-worker.json\n", a.Target)
+			return nil
+		})
+}
+
+func hooksUninstallCmd(e *env) *ffcli.Command {
+	fs := flag.NewFlagSet("hooks uninstall", flag.ContinueOnError)
+	e.common(fs)
+	dir := fs.String("dir", ".", "the project directory Claude Code runs in")
+	return leaf("uninstall", "hooks uninstall <agent> [--dir DIR]",
+		"remove exactly the hooks `hooks install` wrote for <agent>; the settings' other hooks stay", fs, [2]int{1, 1},
+		func(ctx context.Context, args []string) error {
+			t, err := parseAgentTarget(args[0]) // no daemon needed
+			if err != nil {
+				return err
+			}
+			path, err := absSettings(*dir)
+			if err != nil {
+				return err
+			}
+			s, err := loadSettings(path)
+			if err != nil {
+				return err
+			}
+			n, _, err := s.strip(t.String())
+			if err != nil {
+				return err
+			}
+			if n == 0 {
+				return api.Errorf(api.CodeNotFound, "%s holds no agent-worker hooks of %s", path, t.Display())
+			}
+			if err := s.save(); err != nil {
+				return fmt.Errorf("write %s: %w", path, err)
+			}
+			if e.json {
+				return e.printJSON(map[string]any{"agent": t.Display(), "settings": path, "removed": n})
+			}
+			e.printf("removed %d hook(s) of %s from %s\n", n, t.Display(), path)
+			return nil
+		})
+}
+
+func absSettings(dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
+		return "", usagef("--dir %s is not a directory", dir)
+	}
+	return settingsPath(abs), nil
+}
+
+// hookInput is the part of Claude Code's hook input (JSON on stdin) the
+// daemon needs.
+type hookInput struct {
+	SessionID      string `json:"session_id"`
+	Cwd            string `json:"cwd"`
+	HookEventName  string `json:"hook_event_name"`
+	StopHookActive bool   `json:"stop_hook_active"`
+}
+
+// hookCmd is `hook <event> --agent <target>`, what Claude Code runs. It
+// must never break the session: whatever fails (no daemon, a slow one, bad
+// input), it says why on stderr, prints nothing and exits 0, within
+// --timeout. It never starts a daemon.
+func hookCmd(e *env) *ffcli.Command {
+	fs := flag.NewFlagSet("hook", flag.ContinueOnError)
+	e.common(fs)
+	agent := fs.String("agent", "", "the agent the session acts as")
+	timeout := fs.Duration("timeout", 3*time.Second, "how long to wait for the daemon before adding nothing")
+	return leaf("hook", "hook <"+strings.Join(api.HookEvents, "|")+"> --agent <target>",
+		"answer one Claude Code hook (Claude runs this; see `hooks install`)", fs, [2]int{1, 1},
+		func(ctx context.Context, args []string) error {
+			if err := e.hook(ctx, args[0], *agent, *timeout, os.Stdin); err != nil {
+				fmt.Fprintf(e.stderr, "agent-worker hook %s: %v (nothing added)\n", args[0], err)
+			}
+			return nil
+		})
+}
+
+func (e *env) hook(ctx context.Context, event, agent string, timeout time.Duration, stdin io.Reader) error {
+	if !api.ValidHookEvent(event) {
+		return fmt.Errorf("unknown event %q: want one of %v", event, api.HookEvents)
+	}
+	t, err := api.ParseAgentTarget(agent)
+	if err != nil {
+		return fmt.Errorf("--agent: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var in hookInput
+	if err := json.NewDecoder(io.LimitReader(stdin, 4<<20)).Decode(&in); err != nil {
+		return fmt.Errorf("read Claude's hook input: %w", err)
+	}
+	if in.HookEventName != "" && in.HookEventName != event {
+		return fmt.Errorf("the hook input is for %s, not %s", in.HookEventName, event)
+	}
+	c, err := e.connect(ctx, false)
+	if err != nil {
+		return err
+	}
+	c.HTTP.Timeout = timeout
+	d, err := c.Hook(ctx, t, api.HookCall{Event: event, SessionID: in.SessionID, Cwd: in.Cwd, StopHookActive: in.StopHookActive})
+	if err != nil {
+		return err
+	}
+	if out := hookOutput(event, d); out != nil {
+		_, err = e.stdout.Write(append(out, '\n'))
+	}
+	return err
+}
+
+// Bounds on what a hook adds to Claude's context (Claude Code itself cuts
+// hook output at 10,000 characters).
+const (
+	hookContextChars = 9000
+	hookMessageChars = 1500
+)
+
+// hookOutput is the answer in Claude Code's hook output format: context
+// for SessionStart, UserPromptSubmit and PostToolUse (nil when there is
+// nothing new), a block decision for a Stop while messages wait, nothing
+// for SessionEnd.
+func hookOutput(event string, d api.HookDelivery) []byte {
+	var v any
+	switch event {
+	case api.HookSessionStart:
+		v = contextOutput(event, sessionContext(d))
+	case api.HookUserPromptSubmit, api.HookPostToolUse:
+		if len(d.Messages) > 0 || d.Omitted > 0 {
+			v = contextOutput(event, "New messages for you ("+d.Agent+") in the agent-worker team:\n"+messagesText(d))
+		}
+	case api.HookStop:
+		if d.Block {
+			v = map[string]any{"decision": "block", "reason": "Messages for you (" + d.Agent +
+				") arrived in the agent-worker team; answer them (channel_send) before you stop:\n" + messagesText(d)}
+		}
+	}
+	if v == nil {
+		return nil
+	}
+	b, _ := json.Marshal(v)
+	return b
+}
+
+func contextOutput(event, text string) map[string]any {
+	return map[string]any{"hookSpecificOutput": map[string]any{"hookEventName": event, "additionalContext": text}}
+}
+
+// sessionContext tells a new session who it is: the agent, its team, its
+// role and what waits for it.
+func sessionContext(d api.HookDelivery) string {
+	var b strings.Builder
+	scope := api.Target{Workflow: d.Workflow, Tag: d.Tag}.Display()
+	fmt.Fprintf(&b, "In this session you are %s, a member of the agent-worker team %s.", d.Agent, scope)
+	var mates []string
+	for _, m := range d.Members {
+		if (api.Target{Agent: m.Name, Workflow: d.Workflow, Tag: d.Tag}).Display() != d.Agent {
+			mates = append(mates, m.Name+" ("+string(m.State)+")")
+		}
+	}
+	if len(mates) > 0 {
+		fmt.Fprintf(&b, " Teammates: %s.", strings.Join(mates, ", "))
+	}
+	b.WriteString(" Talk to the team with the agent-worker MCP tools (channel_send; an @name mention wakes a teammate) when this session has them. New messages for you are added to your context as they arrive.\n")
+	if s := strings.TrimSpace(d.System); s != "" {
+		fmt.Fprintf(&b, "Your role: %s\n", api.OneLine(s, 2000))
+	}
+	if len(d.Messages) == 0 && d.Omitted == 0 {
+		b.WriteString("No unread messages.")
+		return b.String()
+	}
+	b.WriteString("Unread messages for you:\n")
+	b.WriteString(messagesText(d))
+	return b.String()
+}
+
+// messagesText lists messages one per line, newest kept when they do not
+// all fit, and counts what was left out.
+func messagesText(d api.HookDelivery) string {
+	lines := make([]string, 0, len(d.Messages))
+	size, omitted := 0, d.Omitted
+	for i := len(d.Messages) - 1; i >= 0; i-- {
+		l := messageLine(d.Messages[i])
+		if size+len(l) > hookContextChars {
+			omitted += i + 1
+			break
+		}
+		size += len(l) + 1
+		lines = append(lines, l)
+	}
+	var b strings.Builder
+	if omitted > 0 {
+		fmt.Fprintf(&b, "(%d older message(s) not shown; read them with channel_read)\n", omitted)
+	}
+	for i := len(lines) - 1; i >= 0; i-- {
+		b.WriteString(lines[i])
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
+}
+
+func messageLine(m api.Message) string {
+	from := m.From
+	if m.To != "" {
+		from += " → you (direct)"
+	}
+	content := m.Content
+	if r := []rune(content); len(r) > hookMessageChars {
+		content = string(r[:hookMessageChars]) + fmt.Sprintf("… (%d more characters; channel_read since_seq=%d)", len(r)-hookMessageChars, m.Seq-1)
+	}
+	return fmt.Sprintf("[#%d %s] %s", m.Seq, from, content)
+}
+
+// sessionText is an attached session on `info`.
+func sessionText(s api.AttachedSession) string {
+	return fmt.Sprintf("Claude Code %s in %s, since %s, last hook %s ago", s.ID, s.Cwd,
+		s.AttachedAt.Local().Format(time.DateTime), time.Since(s.HeartbeatAt).Round(time.Second))
+}
