@@ -19,7 +19,7 @@ TEST_TIMEOUT ?= 15m
 SUDO     := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .DEFAULT_GOAL := all
-.PHONY: all help build plugins run test test-e2e screenshot bench bench-go soak lint proto proto-check clean check-deps
+.PHONY: all help build plugins run test test-e2e screenshot bench bench-go soak lint proto proto-check clean check-deps docs
 
 all: build plugins ## build bin/agent-worker and every first-party plugin into plugins.d/
 
@@ -141,6 +141,12 @@ proto-check: ## fail if the committed generated code differs from proto/
 	 if ! diff -r -x doc.go "$$tmp/sdk/internal/pluginv1" sdk/internal/pluginv1; then \
 		echo "sdk/internal/pluginv1 is stale: run make proto"; exit 1; \
 	 fi
+
+# docs/cli.md is generated from the command tree; a test (TestCLIDocIsCurrent,
+# in make test) fails when it is stale.
+docs: ## regenerate the CLI reference docs/cli.md from the command tree
+	@tmp=$$(mktemp) && trap 'rm -f "$$tmp"' EXIT && \
+	 $(GO) run ./cmd/agent-worker __docs > "$$tmp" && cp "$$tmp" docs/cli.md && echo "wrote docs/cli.md"
 
 clean: ## remove build output and make-run state
 	rm -rf $(BIN) $(RUN_HOME)
