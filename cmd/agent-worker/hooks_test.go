@@ -48,7 +48,9 @@ func install(t *testing.T, path, agent string) {
 		t.Fatal(err)
 	}
 	tg := api.Target{Agent: agent, Workflow: "review", Tag: "main"}
-	if err := s.add(func(event string) string { return hookCommand("/opt/agent worker/agent-worker", "/home/u/.agent-worker", event, tg) }); err != nil {
+	if err := s.add(func(event string) string {
+		return hookCommand("/opt/agent worker/agent-worker", "/home/u/.agent-worker", event, tg)
+	}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.save(); err != nil {
