@@ -113,7 +113,7 @@ func stampOf(st os.FileInfo) fileStamp {
 	s := fileStamp{size: st.Size(), mtime: st.ModTime().UnixNano(), mode: st.Mode()}
 	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
 		s.ino = sys.Ino
-		s.ctime = sys.Ctim.Nano()
+		s.ctime = ctimeOf(sys)
 	}
 	return s
 }
@@ -648,7 +648,8 @@ func (c *Catalog) Watch(ctx context.Context) error {
 // pluginCommand prepares a plugin process executing exe (a verified copy)
 // under the name path (its file in a plugins directory, which is what ps
 // and the plugin's own messages show): its own process group (so the
-// whole tree can be killed), killed if the daemon dies, stdin closed, a
+// whole tree can be killed), ended if the daemon dies (pluginProcAttr
+// says how on each system), stdin closed, a
 // short private socket directory, and only the environment it needs:
 // pluginEnv, then extra (an agent's own `env:`, which wins over the
 // daemon's), then the variables the daemon itself sets, which win over
@@ -658,7 +659,7 @@ func pluginCommand(exe, path, sockDir, dir string, extra ...string) *exec.Cmd {
 	cmd := exec.Command(exe)
 	cmd.Args[0] = path
 	cmd.Dir = dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+	cmd.SysProcAttr = pluginProcAttr()
 	cmd.Env = append(append(pluginEnv(), extra...), "PLUGIN_UNIX_SOCKET_DIR="+sockDir, "TMPDIR="+sockDir)
 	return cmd
 }

@@ -1,0 +1,40 @@
+//go:build !linux
+
+package plugins
+
+import (
+	"os/exec"
+	"runtime"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/agent-worker/agent-worker/host/api"
+)
+
+// Cgroups are a Linux feature (cgroups_linux.go). Elsewhere a run's
+// plugin process keeps its process group only, which the run's end kills,
+// and a plugin built on the sdk kills the process groups of its own
+// children as it stops; Mechanism says so.
+type Cgroups struct{}
+
+// NewCgroups returns the cgroups of a system that has none.
+func NewCgroups(string, hclog.Logger) *Cgroups { return &Cgroups{} }
+
+// Mechanism says how the daemon makes sure nothing a run started outlives
+// it, for status.
+func (*Cgroups) Mechanism() api.ProcessControl {
+	return api.ProcessControl{Mechanism: "process group", Detail: "no cgroups or child subreapers on " + runtime.GOOS +
+		" (Linux only): each plugin process's group is killed when its run ends, and a plugin built on the sdk kills the groups of the processes it started as it stops; a process that starts a session of its own can outlive its run"}
+}
+
+// cgroup is never made here.
+type cgroup struct{}
+
+// enter makes no cgroup: there are none.
+func (*Cgroups) enter(*exec.Cmd) *cgroup { return nil }
+
+func (*cgroup) started() {}
+func (*cgroup) kill()    {}
+
+// Close has nothing to release.
+func (*Cgroups) Close() {}
