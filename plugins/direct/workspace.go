@@ -653,7 +653,7 @@ func (w *workspace) run(ctx context.Context, command string, timeout time.Durati
 	cmd := exec.CommandContext(cmdCtx, "/bin/sh", "-c", command)
 	cmd.Dir, cmd.Env = w.root, w.env
 	cmd.Stdout, cmd.Stderr = wr, wr // one pipe: output in the order it was written
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = childProcAttr()
 	cmd.Cancel = func() error {
 		if syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) != nil {
 			return os.ErrProcessDone // the group is gone: it was not killed

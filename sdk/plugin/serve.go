@@ -52,6 +52,7 @@ func Serve(cfg Config) {
 	}
 	subreaper := becomeSubreaper()
 	stopTreeOnTerm(subreaper)
+	dieWithParent()
 	goplugin.Serve(&goplugin.ServeConfig{
 		HandshakeConfig:  Handshake,
 		VersionedPlugins: map[int]goplugin.PluginSet{ProtocolVersion: set},
@@ -61,6 +62,7 @@ func Serve(cfg Config) {
 	if subreaper {
 		endDescendants() // the daemon asked it to stop: nothing it started stays
 	}
+	endChildGroups()
 }
 
 // newGRPCServer is go-plugin's default server with the message limits

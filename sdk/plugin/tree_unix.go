@@ -12,13 +12,14 @@ import (
 // (the CLIs and other children it started), not just the plugin. The
 // daemon starts every plugin as the leader of its own group and sends
 // SIGTERM on a timeout, and the kernel sends it as the parent-death signal
-// when the daemon dies, so no grandchild outlives either. A subreaper
-// plugin first ends what left the group.
+// when the daemon dies (macOS: dieWithParent does), so no grandchild
+// outlives either. A subreaper plugin first ends what left the group;
+// where there is no parent-death signal, the groups of its children too.
 func stopTreeOnTerm(subreaper bool) {
 	if syscall.Getpgrp() != os.Getpid() {
 		return // not a group leader: the group is not ours to kill
 	}
-	if subreaper {
+	if subreaper || !parentDeathSignal {
 		// A write to the stderr of a daemon that died (its log pipe) must
 		// not end the process by SIGPIPE before it has ended its
 		// descendants: the write fails instead.
@@ -31,6 +32,7 @@ func stopTreeOnTerm(subreaper bool) {
 		if subreaper {
 			endDescendants()
 		}
+		endChildGroups()
 		_ = syscall.Kill(0, syscall.SIGKILL) // every member, this process last
 	}()
 }

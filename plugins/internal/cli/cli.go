@@ -91,7 +91,7 @@ func Run(ctx context.Context, c Command) error {
 	cmd := exec.Command(c.Path, c.Args...)
 	cmd.Dir, cmd.Env = c.Dir, c.Env
 	cmd.Stdin = nil // /dev/null
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = childProcAttr()
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return err
