@@ -91,6 +91,9 @@ func (db *DB) AppendRunEvents(ctx context.Context, runID string, events []RunEve
 			if err != nil {
 				return err
 			}
+			if err := indexRunEvent(conn, runID, e); err != nil {
+				return err
+			}
 		}
 		return nil
 	})

@@ -193,6 +193,9 @@ func (db *DB) DeleteWorkflow(ctx context.Context, name, tag string) error {
 	}
 	defer db.tokens.forget()
 	return db.write(ctx, func(conn querier) error {
+		if err := forgetScope(conn, Scope{Workflow: name, Tag: tag}); err != nil {
+			return err
+		}
 		err := conn.execute(`DELETE FROM workflows WHERE name = ? AND tag = ?`,
 			&execOptions{Args: []any{name, tag}})
 		if err == nil && conn.changes() == 0 {

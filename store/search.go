@@ -1,0 +1,366 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/agent-worker/agent-worker/host/api"
+)
+
+// Search kinds: what a hit is.
+const (
+	SearchMessage = "message"
+	SearchDoc     = "doc"
+	SearchRun     = "run"
+)
+
+// Snippet marks: each hit in a snippet is between these, so every surface
+// (CLI, console, an agent's tool result) can show or style it.
+const (
+	HitStart = "«"
+	HitEnd   = "»"
+)
+
+// Bounds of a search: a query is a few words, not a document, and a page of
+// hits fits a prompt.
+const (
+	maxQueryBytes      = 1000
+	maxQueryTerms      = 16
+	defaultSearchLimit = 20
+	maxSearchLimit     = 100
+)
+
+// SearchOptions is one search of one workflow:tag.
+type SearchOptions struct {
+	// Query is the user's text: words (all must match, stemmed), "quoted
+	// phrases" and prefix* words.
+	Query string
+	// Kind keeps one kind of hit (SearchMessage, SearchDoc, SearchRun);
+	// "" searches all three.
+	Kind string
+	// Limit is the number of hits: 0 means 20, at most 100.
+	Limit int
+	// Viewer is the agent searching: it finds the direct messages it sent
+	// or received and only its own runs' transcripts. "" is the owner,
+	// who finds everything.
+	Viewer string
+}
+
+// SearchHit is one thing found, best first.
+type SearchHit struct {
+	Kind          string
+	Workflow, Tag string
+	// Seq, Sender and To name a message (To is a DM's recipient).
+	Seq    int64
+	Sender string
+	To     string
+	// Path names a document.
+	Path string
+	// RunID, Agent and Event name a line of a run's transcript.
+	RunID string
+	Agent string
+	Event int
+	// Snippet is the text around the hits, each hit between HitStart and
+	// HitEnd.
+	Snippet string
+	// Score ranks the hits: higher is better (BM25 on SQLite, ts_rank on
+	// PostgreSQL; comparable only within one search).
+	Score float64
+	At    time.Time
+}
+
+// searchTerm is one part of a parsed query: a word, or a phrase of words
+// that must appear in order; prefix makes its last word a prefix.
+type searchTerm struct {
+	words  []string
+	prefix bool
+}
+
+// parseSearchQuery checks a user's query and splits it into terms: the one
+// parser every engine's expression is built from, so a malformed query is
+// an invalid-input error that names the problem, never an engine's syntax
+// error. Words are runs of letters and digits; anything else separates
+// them, and a bare word with separators inside (foo-bar, v1.2) is a
+// phrase.
+func parseSearchQuery(q string) ([]searchTerm, error) {
+	if len(q) > maxQueryBytes {
+		return nil, api.Errorf(api.CodeInvalid, "search query is %d bytes: at most %d", len(q), maxQueryBytes)
+	}
+	if !utf8.ValidString(q) {
+		return nil, api.Errorf(api.CodeInvalid, "search query is not valid UTF-8")
+	}
+	var terms []searchTerm
+	for rest := strings.TrimSpace(q); rest != ""; rest = strings.TrimSpace(rest) {
+		var raw string
+		quoted := rest[0] == '"'
+		if quoted {
+			end := strings.IndexByte(rest[1:], '"')
+			if end < 0 {
+				return nil, api.Errorf(api.CodeInvalid, "search query %q has an unclosed quote: close the phrase with \"", q)
+			}
+			raw, rest = rest[1:1+end], rest[2+end:]
+		} else {
+			end := strings.IndexFunc(rest, func(r rune) bool { return unicode.IsSpace(r) || r == '"' })
+			if end < 0 {
+				end = len(rest)
+			}
+			raw, rest = rest[:end], rest[end:]
+		}
+		t := searchTerm{}
+		if strings.HasSuffix(raw, "*") {
+			t.prefix, raw = true, strings.TrimSuffix(raw, "*")
+		} else if quoted && strings.HasPrefix(rest, "*") {
+			t.prefix, rest = true, rest[1:] // "a phrase"*
+		}
+		if strings.Contains(raw, "*") {
+			return nil, api.Errorf(api.CodeInvalid, "search query %q: * may only end a word (prefix*)", q)
+		}
+		t.words = strings.FieldsFunc(raw, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+		if len(t.words) == 0 {
+			if quoted || t.prefix {
+				return nil, api.Errorf(api.CodeInvalid, "search query %q has a phrase or prefix* without a word in it", q)
+			}
+			continue // punctuation on its own separates, as it does inside words
+		}
+		if t.prefix && !strings.HasSuffix(raw, t.words[len(t.words)-1]) {
+			return nil, api.Errorf(api.CodeInvalid, "search query %q: * must follow a letter or digit (prefix*)", q)
+		}
+		terms = append(terms, t)
+		if len(terms) > maxQueryTerms {
+			return nil, api.Errorf(api.CodeInvalid, "search query %q has more than %d words and phrases", q, maxQueryTerms)
+		}
+	}
+	if len(terms) == 0 {
+		return nil, api.Errorf(api.CodeInvalid, "search query is empty: give words, \"a phrase\" or a prefix*")
+	}
+	return terms, nil
+}
+
+// fts5Match is the query as an FTS5 MATCH expression: every term quoted
+// (the words hold only letters and digits, so nothing in them is syntax),
+// all of them required.
+func fts5Match(terms []searchTerm) string {
+	parts := make([]string, len(terms))
+	for i, t := range terms {
+		parts[i] = `"` + strings.Join(t.words, " ") + `"`
+		if t.prefix {
+			parts[i] += "*"
+		}
+	}
+	return strings.Join(parts, " AND ")
+}
+
+// tsQuery is the query as PostgreSQL to_tsquery text: phrases with <->,
+// prefixes with :*, all terms joined with &. The words hold only letters
+// and digits, so nothing in them is tsquery syntax.
+func tsQuery(terms []searchTerm) string {
+	parts := make([]string, len(terms))
+	for i, t := range terms {
+		words := slices.Clone(t.words)
+		if t.prefix {
+			words[len(words)-1] += ":*"
+		}
+		parts[i] = strings.Join(words, " <-> ")
+		if len(words) > 1 {
+			parts[i] = "(" + parts[i] + ")"
+		}
+	}
+	return strings.Join(parts, " & ")
+}
+
+// Search finds o.Query in a workflow:tag's messages, documents and run
+// transcripts, as o.Viewer may see them, best first.
+func (db *DB) Search(ctx context.Context, s Scope, o SearchOptions) ([]SearchHit, error) {
+	terms, err := parseSearchQuery(o.Query)
+	if err != nil {
+		return nil, err
+	}
+	limit := o.Limit
+	switch {
+	case limit < 0 || limit > maxSearchLimit:
+		return nil, api.Errorf(api.CodeInvalid, "limit %d is out of range: use 1 to %d (0 means %d)", limit, maxSearchLimit, defaultSearchLimit)
+	case limit == 0:
+		limit = defaultSearchLimit
+	}
+	switch o.Kind {
+	case "", SearchMessage, SearchDoc, SearchRun:
+	default:
+		return nil, api.Errorf(api.CodeInvalid, "unknown search kind %q: use message, doc or run", o.Kind)
+	}
+	var hits []SearchHit
+	err = db.snapshot(ctx, func(conn querier) error {
+		match := fts5Match(terms)
+		if conn.dialect() == dialectPostgres {
+			match = tsQuery(terms)
+		}
+		if o.Kind == "" || o.Kind == SearchMessage {
+			if err := searchMessages(conn, s, match, o.Viewer, limit, &hits); err != nil {
+				return err
+			}
+		}
+		for _, kind := range []string{SearchDoc, SearchRun} {
+			if o.Kind == "" || o.Kind == kind {
+				if err := searchText(conn, s, kind, match, o.Viewer, limit, &hits); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	// Each kind came best first; merged, the best of all come first.
+	slices.SortStableFunc(hits, func(a, b SearchHit) int {
+		switch {
+		case a.Score > b.Score:
+			return -1
+		case a.Score < b.Score:
+			return 1
+		}
+		return 0
+	})
+	return hits[:min(len(hits), limit)], nil
+}
+
+// The snippet and headline settings: about 16 words around the hits.
+const (
+	searchMessagesSQLite = `SELECT m.seq, m.sender, coalesce(m.to_agent, ''), m.created_at,
+		snippet(messages_fts, 0, '` + HitStart + `', '` + HitEnd + `', '…', 16), -bm25(messages_fts)
+	FROM messages_fts CROSS JOIN messages AS m ON m.seq = messages_fts.rowid
+	WHERE messages_fts MATCH ?1 AND m.workflow = ?2 AND m.tag = ?3
+	  AND (?4 = '' OR m.to_agent IS NULL OR m.to_agent = ?4 OR m.sender = ?4)
+	ORDER BY messages_fts.rank LIMIT ?5`
+	headline               = `'StartSel=` + HitStart + `, StopSel=` + HitEnd + `, MaxWords=20, MinWords=6, MaxFragments=2, FragmentDelimiter=" … "'`
+	searchMessagesPostgres = `SELECT seq, sender, to_agent, created_at, ts_headline('english', regexp_replace(content, '[^[:alnum:]]+', ' ', 'g'), q, ` + headline + `), rank
+	FROM (SELECT m.seq, m.sender, coalesce(m.to_agent, '') AS to_agent, m.created_at, m.content, q, ts_rank(m.search, q) AS rank
+		FROM messages AS m, to_tsquery('english', ?1) AS q
+		WHERE m.search @@ q AND m.workflow = ?2 AND m.tag = ?3
+		  AND (?4 = '' OR m.to_agent IS NULL OR m.to_agent = ?4 OR m.sender = ?4)
+		ORDER BY rank DESC, m.seq DESC LIMIT ?5) AS best
+	ORDER BY rank DESC, seq DESC`
+
+	searchTextSQLite = `SELECT t.ref, t.n, t.agent, t.at,
+		snippet(search_text_fts, 0, '` + HitStart + `', '` + HitEnd + `', '…', 16), -bm25(search_text_fts)
+	FROM search_text_fts CROSS JOIN search_text AS t ON t.id = search_text_fts.rowid
+	WHERE search_text_fts MATCH ?1 AND t.kind = ?2 AND t.workflow = ?3 AND t.tag = ?4
+	  AND (?5 = '' OR t.agent = '' OR t.agent = ?5)
+	ORDER BY search_text_fts.rank LIMIT ?6`
+	searchTextPostgres = `SELECT ref, n, agent, at, ts_headline('english', regexp_replace(body, '[^[:alnum:]]+', ' ', 'g'), q, ` + headline + `), rank
+	FROM (SELECT t.ref, t.n, t.agent, t.at, t.body, q, ts_rank(t.search, q) AS rank
+		FROM search_text AS t, to_tsquery('english', ?1) AS q
+		WHERE t.search @@ q AND t.kind = ?2 AND t.workflow = ?3 AND t.tag = ?4
+		  AND (?5 = '' OR t.agent = '' OR t.agent = ?5)
+		ORDER BY rank DESC, t.id DESC LIMIT ?6) AS best
+	ORDER BY rank DESC`
+)
+
+func searchMessages(conn querier, s Scope, match, viewer string, limit int, hits *[]SearchHit) error {
+	return conn.execute(pick(conn, searchMessagesSQLite, searchMessagesPostgres), &execOptions{
+		Args: []any{match, s.Workflow, s.Tag, viewer, limit},
+		ResultFunc: func(r row) error {
+			*hits = append(*hits, SearchHit{Kind: SearchMessage, Workflow: s.Workflow, Tag: s.Tag,
+				Seq: r.ColumnInt64(0), Sender: r.ColumnText(1), To: r.ColumnText(2), At: fromMs(r.ColumnInt64(3)),
+				Snippet: r.ColumnText(4), Score: r.ColumnFloat(5)})
+			return nil
+		}})
+}
+
+// searchText finds documents (kind doc, which every member sees) or
+// transcript lines (kind run, which an agent sees only of its own runs).
+func searchText(conn querier, s Scope, kind, match, viewer string, limit int, hits *[]SearchHit) error {
+	return conn.execute(pick(conn, searchTextSQLite, searchTextPostgres), &execOptions{
+		Args: []any{match, kind, s.Workflow, s.Tag, viewer, limit},
+		ResultFunc: func(r row) error {
+			h := SearchHit{Kind: kind, Workflow: s.Workflow, Tag: s.Tag, At: fromMs(r.ColumnInt64(3)),
+				Snippet: r.ColumnText(4), Score: r.ColumnFloat(5)}
+			if kind == SearchDoc {
+				h.Path = r.ColumnText(0)
+			} else {
+				h.RunID, h.Event, h.Agent = r.ColumnText(0), r.ColumnInt(1), r.ColumnText(2)
+			}
+			*hits = append(*hits, h)
+			return nil
+		}})
+}
+
+// indexMessage adds a message to SQLite's index in the caller's
+// transaction: a statement of its own rather than a trigger on messages,
+// which would give every message insert a statement journal (a trigger
+// cost 2.5 times as much CPU). PostgreSQL computes a message's vector
+// itself (a generated column).
+func indexMessage(conn querier, seq int64, content string) error {
+	if conn.dialect() == dialectPostgres || benchNoMessageIndex {
+		return nil
+	}
+	return conn.execute(`INSERT INTO messages_fts (rowid, content) VALUES (?, ?)`, &execOptions{Args: []any{seq, content}})
+}
+
+// benchNoMessageIndex leaves messages unindexed, for the benchmark that
+// measures what indexing costs a send; nothing else sets it.
+var benchNoMessageIndex bool
+
+// transcriptText is the searchable text of a transcript event: a reply's
+// text and a tool's result; "" for everything else.
+func transcriptText(e RunEvent) string {
+	switch e.Kind {
+	case "text", "result", "tool_result":
+	default:
+		return ""
+	}
+	var d struct {
+		Text   string `json:"text"`
+		Result string `json:"Result"`
+	}
+	if json.Unmarshal([]byte(e.Data), &d) != nil {
+		return ""
+	}
+	if e.Kind == "tool_result" {
+		return d.Result
+	}
+	return d.Text
+}
+
+// indexRunEvent adds a transcript event's text to the index in the
+// caller's transaction.
+func indexRunEvent(conn querier, runID string, e RunEvent) error {
+	text := transcriptText(e)
+	if strings.TrimSpace(text) == "" {
+		return nil
+	}
+	return conn.execute(`INSERT INTO search_text (kind, workflow, tag, ref, n, agent, body, at)
+		SELECT 'run', workflow, tag, ?1, ?2, agent, ?3, ?4 FROM runs WHERE id = ?1`,
+		&execOptions{Args: []any{runID, e.N, text, e.At.UnixMilli()}})
+}
+
+// IndexDocument records a document's current content for search. Documents
+// live with their provider (files, a database of its own), so the team
+// calls this after each write through the daemon, with what the provider
+// then holds; content "" forgets the document.
+func (db *DB) IndexDocument(ctx context.Context, s Scope, path, content string) error {
+	if path == "" {
+		return api.Errorf(api.CodeInvalid, "document path is required")
+	}
+	return db.write(ctx, func(conn querier) error {
+		if strings.TrimSpace(content) == "" {
+			return conn.execute(`DELETE FROM search_text WHERE kind = 'doc' AND workflow = ? AND tag = ? AND ref = ? AND n = 0`,
+				&execOptions{Args: []any{s.Workflow, s.Tag, path}})
+		}
+		return conn.execute(`INSERT INTO search_text (kind, workflow, tag, ref, n, agent, body, at)
+			VALUES ('doc', ?1, ?2, ?3, 0, '', ?4, ?5)
+			ON CONFLICT (kind, workflow, tag, ref, n) DO UPDATE SET body = excluded.body, at = excluded.at`,
+			&execOptions{Args: []any{s.Workflow, s.Tag, path, content, db.nowMs()}})
+	})
+}
+
+// forgetScope drops a workflow:tag's documents and transcript lines from
+// the index before its rows go. Messages leave with their rows (SQLite's
+// triggers, PostgreSQL's column).
+func forgetScope(conn querier, s Scope) error {
+	return conn.execute(`DELETE FROM search_text WHERE workflow = ? AND tag = ?`, &execOptions{Args: []any{s.Workflow, s.Tag}})
+}
