@@ -90,13 +90,29 @@ _agent_worker; printf '%s\n' "${COMPREPLY[@]}"`
 	}
 }
 
-// The zsh and fish scripts parse in their shells, and fish, which can be
-// asked for the completions of a line, completes a command with them.
+// The zsh and fish scripts parse in their shells and complete a command
+// and a subcommand there: fish is asked for a line's completions (complete
+// -C); zsh's function runs with its completion builtins stubbed to print
+// what they were given, as only an interactive zsh has them.
 func TestE2ECompletionZshFish(t *testing.T) {
 	t.Parallel()
 	c := &cli{t: t, home: t.TempDir()}
-	for _, sh := range []string{"zsh", "fish"} {
+	tests := map[string]struct {
+		complete string   // a program given the script as its first argument
+		want     []string // lines it prints
+	}{
+		"zsh": {`compdef() { :; }; _describe() { print -rl -- "${(@P)4}"; }; _files() { print FILES; }
+source $1
+words=(agent-worker pe); CURRENT=2; _agent-worker
+words=(agent-worker doc ""); CURRENT=3; _agent-worker
+words=(agent-worker run ""); CURRENT=3; _agent-worker`,
+			[]string{"peek:show a channel", "read:print a document", "FILES"}},
+		"fish": {`source $argv[1]; complete -C "agent-worker pe"; complete -C "agent-worker doc "`,
+			[]string{"peek\tshow a channel", "read\tprint a document"}},
+	}
+	for sh, tc := range tests {
 		t.Run(sh, func(t *testing.T) {
+			t.Parallel()
 			if _, err := exec.LookPath(sh); err != nil {
 				t.Skipf("no %s on this machine (apt-get install %s to run this test)", sh, sh)
 			}
@@ -107,18 +123,19 @@ func TestE2ECompletionZshFish(t *testing.T) {
 			if out, err := exec.Command(sh, "-n", script).CombinedOutput(); err != nil {
 				t.Fatalf("%s -n rejects the script: %v\n%s", sh, err, out)
 			}
-			if sh != "fish" {
-				return
+			args := []string{"-f", "-c", tc.complete, sh, script}
+			if sh == "fish" {
+				args = []string{"--no-config", "-c", tc.complete, script}
 			}
-			cmd := exec.Command("fish", "--no-config", "-c", `source $argv[1]; complete -C "agent-worker pe"; complete -C "agent-worker doc "`, script)
+			cmd := exec.Command(sh, args...)
 			cmd.Env = append(c.env(), "PATH="+filepath.Dir(binary)+":"+os.Getenv("PATH"))
 			out, err := cmd.CombinedOutput()
 			if err != nil {
-				t.Fatalf("fish completing: %v\n%s", err, out)
+				t.Fatalf("%s completing: %v\n%s", sh, err, out)
 			}
-			for _, w := range []string{"peek\tshow a channel", "read\tprint a document"} {
+			for _, w := range tc.want {
 				if !strings.Contains(string(out), w) {
-					t.Errorf("fish completes %q, want a line %q", out, w)
+					t.Errorf("%s completes\n%s\nwant a line with %q", sh, out, w)
 				}
 			}
 		})
