@@ -122,6 +122,9 @@ type Deps struct {
 	Processes api.ProcessControl
 	// Notify serves /notifications and /notify/test (host/notify).
 	Notify Notifications
+	// Doctor answers GET /doctor from the daemon's own process (its
+	// environment's variable names, its disk); nil serves none.
+	Doctor func(context.Context) api.Doctor
 }
 
 // Server is the HTTP API over the daemon's services.
@@ -152,6 +155,7 @@ type Server struct {
 	sandbox     api.SandboxInfo
 	processes   api.ProcessControl
 	notify      Notifications
+	doctor      func(context.Context) api.Doctor
 	// unreachable is since when GET /health has found the store
 	// unreachable; nil while it answers.
 	unreachable atomic.Pointer[time.Time]
@@ -164,6 +168,6 @@ func New(d Deps) http.Handler {
 		mcp: d.MCP, metrics: d.Metrics, token: d.Token, info: d.Info, listen: d.Listen, home: d.Home, startedAt: d.StartedAt, now: d.Now,
 		stopServing: d.Shutdown, stop: d.Stopping, log: d.Log,
 		runs: d.Runs, hooks: d.Hooks, console: d.Console, worktrees: d.Worktrees, member: d.Member, lease: d.Lease, sandbox: d.Sandbox, processes: d.Processes}
-	h.notify = d.Notify
+	h.notify, h.doctor = d.Notify, d.Doctor
 	return h.routes(d.Log)
 }
