@@ -4,7 +4,6 @@ import (
 	"context"
 	"flag"
 	"io"
-	"slices"
 	"strings"
 	"time"
 
@@ -412,5 +411,5 @@ func pendingQuestions(ctx context.Context, c *api.Client, kind string) []candida
 			out = append(out, candidate{q.ID, agentName(q.Agent) + ": " + firstLine(q.Question, 60)})
 		}
 	}
-	return slices.Clip(out)
+	return out
 }
