@@ -53,6 +53,7 @@ func (h *Server) routes(log hclog.Logger) http.Handler {
 	handle("PUT /docs/{wf}/{tag}/{path...}", h.handleDocWrite)
 	handle("POST /docs/{wf}/{tag}/{path...}", h.handleDocAppend)
 	handle("GET /proposals/{wf}/{tag}", h.handleProposals)
+	handle("GET /search/{wf}/{tag}", h.handleSearch)
 	handle("GET /questions", h.handleQuestions)
 	handle("POST /questions/{id}/answer", h.handleAnswerQuestion)
 	handle("POST /questions/{id}/approve", h.handleApprove)

@@ -31,6 +31,7 @@ func (s *Server) addTools(srv *mcp.Server, me store.AgentKey) {
 	s.addTaskTools(srv, me)
 	s.addQuestionTools(srv, me)
 	s.addApprovalTools(srv, me)
+	s.addSearchTools(srv, me)
 }
 
 // addChannelTools registers channel_send and channel_read: posting to and

@@ -90,7 +90,12 @@ func (s *Service) docChange(ctx context.Context, scope store.Scope, actor, path 
 	if err := mayWrite(wf, actor); err != nil {
 		return err
 	}
-	return do(p, ref(scope, path))
+	r := ref(scope, path)
+	if err := do(p, r); err != nil {
+		return err
+	}
+	s.indexDocument(ctx, p, r)
+	return nil
 }
 
 // DocList returns every document of scope.

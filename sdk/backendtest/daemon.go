@@ -311,6 +311,7 @@ func (d *Daemon) addTools(srv *mcp.Server, me string) {
 	d.addWorktreeTools(srv, me)
 	d.addTaskTools(srv, me)
 	d.addQuestionTools(srv, me)
+	d.addSearchTools(srv, me)
 }
 
 // addQuestionTools registers the fake of ask_user: the question is a system

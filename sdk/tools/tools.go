@@ -45,7 +45,7 @@ var Names = []string{ChannelSend, ChannelRead, MyInbox, MyInboxAck, MyStatusSet,
 	ResourceCreate, ResourceRead, AgentSpawn, AgentStop,
 	WorktreeStatus, WorktreeIntegrate, WorktreeDiscard,
 	TaskCreate, TaskList, TaskClaim, TaskProgress, TaskComplete, TaskFail, TaskRelease,
-	AskUser, ApprovalWait}
+	AskUser, ApprovalWait, TeamSearch}
 
 // Tool arguments. A field without omitempty is required; the jsonschema
 // tag is what the model reads.
