@@ -19,6 +19,9 @@ type Turn struct {
 	RetryAfter int // seconds, sent as retry-after with Status
 	// InputTokens and OutputTokens are reported as usage.
 	InputTokens, OutputTokens int64
+	// Gate holds the answer until the test opens the gate of that name
+	// (Open), so it can act while the client waits on the model.
+	Gate string
 }
 
 // ToolCall is a tool the scripted model calls. Name must be the name the
@@ -46,6 +49,38 @@ type Server struct {
 	turns    []Turn
 	requests []Request
 	fallback Turn
+	gates    map[string]chan struct{}
+	onGate   func(name string)
+}
+
+// OnGate has f told the name of a gate when a request waits there.
+func (s *Server) OnGate(f func(name string)) {
+	s.mu.Lock()
+	s.onGate = f
+	s.mu.Unlock()
+}
+
+// gate returns the channel that Open closes for name.
+func (s *Server) gate(name string) chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.gates == nil {
+		s.gates = map[string]chan struct{}{}
+	}
+	if s.gates[name] == nil {
+		s.gates[name] = make(chan struct{})
+	}
+	return s.gates[name]
+}
+
+// Open lets the turn with Gate name answer (now, or when it is reached).
+func (s *Server) Open(name string) {
+	g := s.gate(name)
+	select {
+	case <-g:
+	default:
+		close(g)
+	}
 }
 
 // New starts a server that answers with turns in order; once they run out
@@ -102,6 +137,20 @@ func (s *Server) next(r *http.Request) (Turn, Request) {
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	turn, req := s.next(r)
+	if turn.Gate != "" {
+		g := s.gate(turn.Gate)
+		s.mu.Lock()
+		tell := s.onGate
+		s.mu.Unlock()
+		if tell != nil {
+			tell(turn.Gate)
+		}
+		select {
+		case <-g:
+		case <-r.Context().Done():
+			return
+		}
+	}
 	if turn.Status >= 400 {
 		if turn.RetryAfter > 0 {
 			w.Header().Set("retry-after", strconv.Itoa(turn.RetryAfter))

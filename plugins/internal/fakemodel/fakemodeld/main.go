@@ -3,8 +3,9 @@
 // script comes from $AGENT_WORKER_FAKEMODEL as {"turns": [...], "held":
 // bool}. It prints "url <base URL>" (and "arrived" once a held request
 // waits), then obeys stdin lines: "add <turn JSON>" scripts another turn,
-// "requests" prints "requests <JSON>". When stdin closes it prints the
-// requests once more and exits.
+// "requests" prints "requests <JSON>", "open <name>" opens a turn's gate
+// (it prints "gate <name>" when a request waits there). When stdin closes
+// it prints the requests once more and exits.
 package main
 
 import (
@@ -39,6 +40,7 @@ func main() {
 		fm = fakemodel.Start(cfg.Turns...)
 		defer fm.Close()
 	}
+	fm.OnGate(func(name string) { fmt.Println("gate", name) })
 	fmt.Println("url", fm.URL)
 	requests := func() {
 		b, _ := json.Marshal(fm.Requests())
@@ -57,6 +59,8 @@ func main() {
 			fm.Add(turn)
 		case "requests":
 			requests()
+		case "open":
+			fm.Open(arg)
 		}
 	}
 	requests()
