@@ -27,7 +27,8 @@ func fullAPI(t *testing.T) http.Handler {
 	global := api.Workflow{Name: api.GlobalWorkflow, Tag: "main", Target: "@global", State: api.WorkflowRunning, Members: []api.Member{}}
 	alice := api.Agent{Name: "alice", Workflow: "crew", Tag: "main", Target: "alice@crew", Backend: "mock", Model: "m1",
 		State: api.AgentRunning, Error: "last attempt failed", InboxDepth: 2, Spend: spend, CanSpawn: true, MaxSpawned: 3}
-	bob := api.Agent{Name: "bob", Workflow: "crew", Tag: "main", Target: "bob@crew", Backend: "mock", State: api.AgentFailed, Error: "crashed", SpawnedBy: "alice"}
+	bob := api.Agent{Name: "bob", Workflow: "crew", Tag: "main", Target: "bob@crew", Backend: "mock", State: api.AgentFailed, Error: "crashed", SpawnedBy: "alice",
+		Session: &api.AttachedSession{ID: "5f0c2a9e-claude-session", Cwd: "/home/u/proj", AttachedAt: now, HeartbeatAt: now}}
 	run := api.Run{ID: "run_1", Agent: "alice@crew", Backend: "mock", Attempt: 2, State: api.RunRunning, StartedAt: now,
 		Scope: "@crew", Model: "m1", InputTokens: 1200, OutputTokens: 300, CostUSD: &cost, CostSource: "plugin"}
 	failed := api.Run{ID: "run_0", Agent: "bob@crew", Backend: "mock", Attempt: 1, State: api.RunFailed, StartedAt: now.Add(-time.Minute),
@@ -111,6 +112,7 @@ func TestEveryPageRendersEveryField(t *testing.T) {
 			"Needs you", `<a href="/console/team/crew/main"><b>alice@crew</b></a> asks you`, "pg or sqlite?", "the team cannot agree", "2m ago",
 			`<b>bob@crew</b></a> waits for your approval`, "run_shell: git push origin main"},
 		"/console/team/crew/main": {"@crew", "Resume team", "run_1", "Cancel run", "DM → alice", "@bob", "show the rest", "res_0123456789abcdef", "2 unread", "last attempt failed", "spawned by alice", "may spawn 3",
+			"Claude Code session 5f0c2a9e… in /home/u/proj",
 			"task-1", "40%", "waits for task-1, task-3", "under task-9", "for bob", "anyone", "ready", "gave up", "all green",
 			"Needs you", `data-needs-you="/console/needs-you?target=%40crew%3Amain"`, "<b>alice</b> asks you", `<button class="b-option">sqlite</button>`,
 			`action="/console/questions/q_1/answer"`, "<b>bob</b> waits for your approval", `action="/console/questions/q_2/approve"`, `action="/console/questions/q_2/deny"`},
