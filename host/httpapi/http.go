@@ -31,6 +31,7 @@ func (h *Server) routes(log hclog.Logger) http.Handler {
 	handle := func(pattern string, fn handlerFunc) { mux.Handle(pattern, apiHandler{fn, log}) }
 
 	handle("GET /health", h.handleHealth)
+	handle("GET /doctor", h.handleDoctor)
 	handle("POST /shutdown", h.handleShutdown)
 	handle("POST /backup", h.handleBackup)
 	handle("GET /agents", h.handleListAgents)
