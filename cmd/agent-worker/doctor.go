@@ -150,14 +150,14 @@ type doctorFacts struct {
 	storeHealth  *api.StoreHealth    // the daemon's view
 	storePending int                 // migrations a PostgreSQL store lacks (no daemon)
 	storeErr     string              // why the store could not be checked
-	plugins      []api.Plugin        //
-	pluginDirs   []string            //
+	plugins      []api.Plugin        // the daemon's, or examined here
+	pluginDirs   []string            // where they were looked for
 	pluginsErr   string              // why the daemon could not list them
 	envKnown     bool                // an older daemon does not say
 	env          []string            // names of the variables a run's plugin gets
 	shellEnv     []string            // names of those set in this shell
-	defaultModel string              //
-	sandbox      api.SandboxInfo     //
+	defaultModel string              // an sdk agent's model unless it names one
+	sandbox      api.SandboxInfo     // as status shows it
 	processes    *api.ProcessControl // the daemon's; nil without one
 	consoleURL   string              // the daemon's console
 	consoleErr   string              // why it did not answer
