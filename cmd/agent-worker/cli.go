@@ -123,6 +123,9 @@ func interspersed(fs *flag.FlagSet, args []string) (pos, rest []string, err erro
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	e := &env{stdout: stdout, stderr: stderr}
 	root := newRoot(e)
+	if code, ok := runHidden(ctx, root, e, args); ok {
+		return code
+	}
 	err := root.Parse(args)
 	if err == nil {
 		err = root.Run(ctx)
@@ -197,6 +200,7 @@ Every flag can also be set from the environment: --home ← AGENT_WORKER_HOME.
 			pauseCmd(e), cancelCmd(e), runsCmd(e), logsCmd(e), budgetCmd(e), consoleCmd(e), tasksCmd(e),
 			worktreeCmd(e), backupCmd(e), questionsCmd(e), answerCmd(e), approveCmd(e), denyCmd(e),
 			notificationsCmd(e), notifyCmd(e), hooksCmd(e), hookCmd(e), searchCmd(e),
+			completionCmd(e),
 		},
 		Exec: func(ctx context.Context, args []string) error {
 			if *version {
