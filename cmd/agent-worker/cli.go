@@ -193,7 +193,7 @@ Every flag can also be set from the environment: --home ← AGENT_WORKER_HOME.
 ` + api.ExitCodesHelp,
 		FlagSet: fs,
 		Subcommands: []*ffcli.Command{
-			daemonCmd(e), statusCmd(e), newCmd(e), listCmd(e, "list"), listCmd(e, "ls"),
+			daemonCmd(e), statusCmd(e), doctorCmd(e), newCmd(e), listCmd(e, "list"), listCmd(e, "ls"),
 			infoCmd(e), stopCmd(e), sendCmd(e), peekCmd(e), docCmd(e), proposalsCmd(e), mcpConfigCmd(e),
 			askCmd(e), serveCmd(e), pluginsCmd(e, "plugins"), pluginsCmd(e, "backends"),
 			resumeCmd(e), resetCmd(e), scheduleCmd(e), runCmd(e), startCmd(e), workflowsCmd(e),
