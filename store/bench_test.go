@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -111,4 +113,50 @@ func processCPU() time.Duration {
 	var r syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &r)
 	return time.Duration(r.Utime.Nano() + r.Stime.Nano())
+}
+
+// BenchmarkSearch1M searches a channel of a million messages (ten words
+// each from a vocabulary of 2,000, so a word is in about 5,000 messages;
+// "zyzzyva" in one message of 10,000) and reports p50 and p99 per query.
+func BenchmarkSearch1M(b *testing.B) {
+	const total, batch = 1_000_000, 20_000
+	db := benchTeam(b)
+	ctx := context.Background()
+	vocab := make([]string, 2000)
+	for i := range vocab {
+		vocab[i] = fmt.Sprintf("w%dx", i)
+	}
+	rnd := uint64(1)
+	next := func() uint64 { rnd ^= rnd << 13; rnd ^= rnd >> 7; rnd ^= rnd << 17; return rnd }
+	for n := 0; n < total; n += batch {
+		ms := make([]NewMessage, batch)
+		for j := range ms {
+			words := make([]string, 10)
+			for k := range words {
+				words[k] = vocab[next()%uint64(len(vocab))]
+			}
+			if (n+j)%10_000 == 0 {
+				words[3] = "zyzzyva"
+			}
+			ms[j] = NewMessage{Workflow: "global", Tag: "main", Sender: "s0", Content: strings.Join(words, " ")}
+		}
+		if _, err := db.AppendMessages(ctx, ms); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, q := range []string{"zyzzyva", "w17x", "w17x w18x", `"w17x w18x"`, "w17*"} {
+		b.Run(q, func(b *testing.B) {
+			lat := make([]time.Duration, 0, b.N)
+			for range b.N {
+				t0 := time.Now()
+				if _, err := db.Search(ctx, Scope{Workflow: "global", Tag: "main"}, SearchOptions{Query: q, Limit: 20}); err != nil {
+					b.Fatal(err)
+				}
+				lat = append(lat, time.Since(t0))
+			}
+			slices.Sort(lat)
+			b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+			b.ReportMetric(float64(lat[min(len(lat)-1, len(lat)*99/100)].Microseconds()), "p99-µs")
+		})
+	}
 }
