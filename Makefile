@@ -19,7 +19,7 @@ TEST_TIMEOUT ?= 15m
 SUDO     := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .DEFAULT_GOAL := all
-.PHONY: all help build plugins run test test-e2e screenshot bench bench-go soak lint proto proto-check clean check-deps docs
+.PHONY: all help build plugins run test test-e2e screenshot bench bench-go soak lint cross dist proto proto-check clean check-deps docs
 
 all: build plugins ## build bin/agent-worker and every first-party plugin into plugins.d/
 
@@ -116,9 +116,45 @@ fuzz: ## run each fuzz target for FUZZTIME (default 20s), one after another; sto
 		exit 1; \
 	done
 
-lint: check-deps ## gofmt, go vet and the dependency checks
+lint: check-deps cross ## gofmt, go vet (here and for macOS) and the dependency checks
 	@out=$$(gofmt -l $$(git ls-files '*.go') 2>/dev/null); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	@for d in cmd/agent-worker $(wildcard cmd/agent-worker-backend-* cmd/agent-worker-docs-*); do \
+		grep -q "main: ./$$d$$" .goreleaser.yaml || { echo ".goreleaser.yaml has no build of $$d (make dist has)"; exit 1; }; \
+	done
+
+# The systems a release is built for (docs/platforms.md). cross vets the
+# others than Linux: vet type-checks every package with its tests, so a
+# Linux-only call outside a _linux.go file fails here, not on a Mac.
+CROSS     := darwin/amd64 darwin/arm64
+PLATFORMS := linux/amd64 linux/arm64 $(CROSS)
+
+cross: ## go vet every package, tests included, for macOS on amd64 and arm64
+	@for p in $(CROSS); do \
+		echo "GOOS=$${p%/*} GOARCH=$${p#*/} go vet ./..."; \
+		GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) vet ./... || exit 1; \
+	done
+
+# make dist: one archive per platform, agent-worker_<version>_<os>_<arch>.tar.gz,
+# holding one folder with the CLI, every first-party plugin beside it (the
+# daemon finds them there), README.md and LICENSE; and dist/SHA256SUMS.
+# Pure Go (CGO off, SQLite is modernc's), -trimpath, stripped.
+# .goreleaser.yaml describes the same release for a pushed tag.
+DIST         := dist
+DIST_VERSION  = $(patsubst v%,%,$(VERSION))
+DIST_CMDS    := ./cmd/agent-worker $(addprefix ./,$(wildcard cmd/agent-worker-backend-* cmd/agent-worker-docs-*))
+SHA256SUM    := $(shell command -v sha256sum >/dev/null 2>&1 && echo sha256sum || echo 'shasum -a 256')
+
+dist: ## release archives for linux and darwin on amd64 and arm64 in dist/, with SHA256SUMS (checked)
+	rm -rf $(DIST) && mkdir -p $(DIST)
+	@for p in $(PLATFORMS); do \
+		name=agent-worker_$(DIST_VERSION)_$${p%/*}_$${p#*/}; echo "build $(DIST)/$$name.tar.gz"; \
+		CGO_ENABLED=0 GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) build -trimpath -ldflags '-s -w $(LDFLAGS)' \
+			-o $(DIST)/$$name/ $(DIST_CMDS) || exit 1; \
+		cp README.md LICENSE $(DIST)/$$name/ && \
+		tar -C $(DIST) -czf $(DIST)/$$name.tar.gz $$name && rm -rf $(DIST)/$$name || exit 1; \
+	done
+	cd $(DIST) && $(SHA256SUM) *.tar.gz > SHA256SUMS && $(SHA256SUM) -c SHA256SUMS
 
 # modernc.org/libc must be exactly the version modernc.org/sqlite asks for
 # (reference/go-libraries.md §3); a blind `go get -u` breaks the database.
@@ -149,5 +185,5 @@ docs: ## regenerate the CLI reference docs/cli.md from the command tree
 	 $(GO) run ./cmd/agent-worker __docs > "$$tmp" && cp "$$tmp" docs/cli.md && echo "wrote docs/cli.md"
 
 clean: ## remove build output and make-run state
-	rm -rf $(BIN) $(RUN_HOME)
+	rm -rf $(BIN) $(DIST) $(RUN_HOME)
 	find $(PLUGINS) -maxdepth 1 -type f -name 'agent-worker-*' -delete
