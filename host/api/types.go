@@ -645,8 +645,10 @@ func (s SandboxInfo) String() string {
 
 // ProcessControl is how the daemon makes sure nothing a run started
 // outlives it, for status: "cgroup v2" (each plugin process in a cgroup
-// of its own, killed whole) or "subreaper" (where no cgroup can be made:
-// each sdk plugin process kills and reaps what its run left as it stops).
+// of its own, killed whole), "subreaper" (where no cgroup can be made:
+// each sdk plugin process kills and reaps what its run left as it stops)
+// or "process group" (macOS: a plugin kills its children's process
+// groups and its own as it stops, and stops when its daemon is gone).
 type ProcessControl struct {
 	Mechanism string `json:"mechanism"`
 	Detail    string `json:"detail"`
