@@ -3,11 +3,14 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"zombiezen.com/go/sqlite"
 
 	"github.com/agent-worker/agent-worker/host/api"
 )
@@ -194,18 +197,14 @@ func (db *DB) Search(ctx context.Context, s Scope, o SearchOptions) ([]SearchHit
 	}
 	var hits []SearchHit
 	err = db.snapshot(ctx, func(conn querier) error {
-		match := fts5Match(terms)
-		if conn.dialect() == dialectPostgres {
-			match = tsQuery(terms)
-		}
 		if o.Kind == "" || o.Kind == SearchMessage {
-			if err := searchMessages(conn, s, match, o.Viewer, limit, &hits); err != nil {
+			if err := searchMessages(conn, s, terms, o.Viewer, limit, &hits); err != nil {
 				return err
 			}
 		}
 		for _, kind := range []string{SearchDoc, SearchRun} {
 			if o.Kind == "" || o.Kind == kind {
-				if err := searchText(conn, s, kind, match, o.Viewer, limit, &hits); err != nil {
+				if err := searchText(conn, s, kind, terms, o.Viewer, limit, &hits); err != nil {
 					return err
 				}
 			}
@@ -228,63 +227,143 @@ func (db *DB) Search(ctx context.Context, s Scope, o SearchOptions) ([]SearchHit
 	return hits[:min(len(hits), limit)], nil
 }
 
+// rankedMatches bounds the work of one search: BM25 (ts_rank) ranks a
+// team's newest rankedMatches matches, not all of them, so that a word in
+// half of a million messages costs what a rare one does. A query with
+// fewer matches is ranked whole; a commoner one finds the best of its
+// newest matches, which is what a channel's reader wants of "deploy".
+// Snippets are cut for the hits returned only.
+const rankedMatches = 500
+
 // The snippet and headline settings: about 16 words around the hits.
 const (
-	searchMessagesSQLite = `SELECT m.seq, m.sender, coalesce(m.to_agent, ''), m.created_at,
-		snippet(messages_fts, 0, '` + HitStart + `', '` + HitEnd + `', '…', 16), -bm25(messages_fts)
-	FROM messages_fts CROSS JOIN messages AS m ON m.seq = messages_fts.rowid
-	WHERE messages_fts MATCH ?1 AND m.workflow = ?2 AND m.tag = ?3
-	  AND (?4 = '' OR m.to_agent IS NULL OR m.to_agent = ?4 OR m.sender = ?4)
-	ORDER BY messages_fts.rank LIMIT ?5`
+	// SQLite ranks first, then cuts snippets for the best (snippets):
+	// FTS5 walks the matches newest first (ORDER BY rowid DESC is done by
+	// the index, the plan has no sort), the join to messages keeps the
+	// team's, drops a deleted workflow's leftovers and the DMs the viewer
+	// may not see, and BM25 is computed for rankedMatches rows at most.
+	searchMessagesSQLite = `SELECT seq, sender, to_agent, created_at, score FROM (
+		SELECT m.seq, m.sender, coalesce(m.to_agent, '') AS to_agent, m.created_at, -bm25(messages_fts) AS score
+		FROM messages_fts CROSS JOIN messages AS m ON m.seq = messages_fts.rowid
+		WHERE messages_fts MATCH ?1 AND m.workflow = ?2 AND m.tag = ?3
+		  AND (?4 = '' OR m.to_agent IS NULL OR m.to_agent = ?4 OR m.sender = ?4)
+		ORDER BY messages_fts.rowid DESC LIMIT ?6)
+	ORDER BY score DESC, seq DESC LIMIT ?5`
 	headline               = `'StartSel=` + HitStart + `, StopSel=` + HitEnd + `, MaxWords=20, MinWords=6, MaxFragments=2, FragmentDelimiter=" … "'`
 	searchMessagesPostgres = `SELECT seq, sender, to_agent, created_at, ts_headline('english', regexp_replace(content, '[^[:alnum:]]+', ' ', 'g'), q, ` + headline + `), rank
-	FROM (SELECT m.seq, m.sender, coalesce(m.to_agent, '') AS to_agent, m.created_at, m.content, q, ts_rank(m.search, q) AS rank
-		FROM messages AS m, to_tsquery('english', ?1) AS q
-		WHERE m.search @@ q AND m.workflow = ?2 AND m.tag = ?3
-		  AND (?4 = '' OR m.to_agent IS NULL OR m.to_agent = ?4 OR m.sender = ?4)
-		ORDER BY rank DESC, m.seq DESC LIMIT ?5) AS best
+	FROM (SELECT seq, sender, to_agent, created_at, content, q, ts_rank(search, q) AS rank
+		FROM (SELECT m.seq, m.sender, coalesce(m.to_agent, '') AS to_agent, m.created_at, m.content, m.search, q
+			FROM messages AS m, to_tsquery('english', ?1) AS q
+			WHERE m.search @@ q AND m.workflow = ?2 AND m.tag = ?3
+			  AND (?4 = '' OR m.to_agent IS NULL OR m.to_agent = ?4 OR m.sender = ?4)
+			ORDER BY m.seq DESC LIMIT ?6) AS newest
+		ORDER BY rank DESC, seq DESC LIMIT ?5) AS best
 	ORDER BY rank DESC, seq DESC`
 
-	searchTextSQLite = `SELECT t.ref, t.n, t.agent, t.at,
-		snippet(search_text_fts, 0, '` + HitStart + `', '` + HitEnd + `', '…', 16), -bm25(search_text_fts)
-	FROM search_text_fts CROSS JOIN search_text AS t ON t.id = search_text_fts.rowid
-	WHERE search_text_fts MATCH ?1 AND t.kind = ?2 AND t.workflow = ?3 AND t.tag = ?4
-	  AND (?5 = '' OR t.agent = '' OR t.agent = ?5)
-	ORDER BY search_text_fts.rank LIMIT ?6`
-	searchTextPostgres = `SELECT ref, n, agent, at, ts_headline('english', regexp_replace(body, '[^[:alnum:]]+', ' ', 'g'), q, ` + headline + `), rank
-	FROM (SELECT t.ref, t.n, t.agent, t.at, t.body, q, ts_rank(t.search, q) AS rank
-		FROM search_text AS t, to_tsquery('english', ?1) AS q
-		WHERE t.search @@ q AND t.kind = ?2 AND t.workflow = ?3 AND t.tag = ?4
+	searchTextSQLite = `SELECT id, ref, n, agent, at, score FROM (
+		SELECT t.id, t.ref, t.n, t.agent, t.at, -bm25(search_text_fts) AS score
+		FROM search_text_fts CROSS JOIN search_text AS t ON t.id = search_text_fts.rowid
+		WHERE search_text_fts MATCH ?1 AND t.kind = ?2 AND t.workflow = ?3 AND t.tag = ?4
 		  AND (?5 = '' OR t.agent = '' OR t.agent = ?5)
-		ORDER BY rank DESC, t.id DESC LIMIT ?6) AS best
-	ORDER BY rank DESC`
+		ORDER BY search_text_fts.rowid DESC LIMIT ?7)
+	ORDER BY score DESC, id DESC LIMIT ?6`
+	searchTextPostgres = `SELECT id, ref, n, agent, at, ts_headline('english', regexp_replace(body, '[^[:alnum:]]+', ' ', 'g'), q, ` + headline + `), rank
+	FROM (SELECT id, ref, n, agent, at, body, q, ts_rank(search, q) AS rank
+		FROM (SELECT t.id, t.ref, t.n, t.agent, t.at, t.body, t.search, q
+			FROM search_text AS t, to_tsquery('english', ?1) AS q
+			WHERE t.search @@ q AND t.kind = ?2 AND t.workflow = ?3 AND t.tag = ?4
+			  AND (?5 = '' OR t.agent = '' OR t.agent = ?5)
+			ORDER BY t.id DESC LIMIT ?7) AS newest
+		ORDER BY rank DESC, id DESC LIMIT ?6) AS best
+	ORDER BY rank DESC, id DESC`
+
+	// The snippets of the hits ?2 (a JSON array of rowids): one pass over
+	// the matches between the first and the last, so a prefix* query's
+	// doclists are merged once, and snippet() runs for the hits alone.
+	snippetsSQLite = `SELECT rowid, CASE WHEN rowid IN (SELECT value FROM json_each(?2))
+		THEN snippet(%[1]s, 0, '` + HitStart + `', '` + HitEnd + `', '…', 16) END
+	FROM %[1]s WHERE %[1]s MATCH ?1 AND rowid BETWEEN ?3 AND ?4`
 )
 
-func searchMessages(conn querier, s Scope, match, viewer string, limit int, hits *[]SearchHit) error {
-	return conn.execute(pick(conn, searchMessagesSQLite, searchMessagesPostgres), &execOptions{
-		Args: []any{match, s.Workflow, s.Tag, viewer, limit},
+var (
+	snippetsMessagesSQLite = fmt.Sprintf(snippetsSQLite, "messages_fts")
+	snippetsTextSQLite     = fmt.Sprintf(snippetsSQLite, "search_text_fts")
+)
+
+func searchMessages(conn querier, s Scope, terms []searchTerm, viewer string, limit int, hits *[]SearchHit) error {
+	match := pick(conn, fts5Match(terms), tsQuery(terms))
+	first := len(*hits)
+	var seqs []int64
+	err := conn.execute(pick(conn, searchMessagesSQLite, searchMessagesPostgres), &execOptions{
+		Args: []any{match, s.Workflow, s.Tag, viewer, limit, rankedMatches},
 		ResultFunc: func(r row) error {
-			*hits = append(*hits, SearchHit{Kind: SearchMessage, Workflow: s.Workflow, Tag: s.Tag,
-				Seq: r.ColumnInt64(0), Sender: r.ColumnText(1), To: r.ColumnText(2), At: fromMs(r.ColumnInt64(3)),
-				Snippet: r.ColumnText(4), Score: r.ColumnFloat(5)})
+			h := SearchHit{Kind: SearchMessage, Workflow: s.Workflow, Tag: s.Tag,
+				Seq: r.ColumnInt64(0), Sender: r.ColumnText(1), To: r.ColumnText(2), At: fromMs(r.ColumnInt64(3))}
+			if conn.dialect() == dialectPostgres {
+				h.Snippet, h.Score = r.ColumnText(4), r.ColumnFloat(5)
+			} else {
+				h.Score = r.ColumnFloat(4)
+			}
+			seqs = append(seqs, h.Seq)
+			*hits = append(*hits, h)
 			return nil
 		}})
+	if err != nil || conn.dialect() == dialectPostgres {
+		return err
+	}
+	return snippets(conn, snippetsMessagesSQLite, match, (*hits)[first:], seqs)
 }
 
 // searchText finds documents (kind doc, which every member sees) or
 // transcript lines (kind run, which an agent sees only of its own runs).
-func searchText(conn querier, s Scope, kind, match, viewer string, limit int, hits *[]SearchHit) error {
-	return conn.execute(pick(conn, searchTextSQLite, searchTextPostgres), &execOptions{
-		Args: []any{match, kind, s.Workflow, s.Tag, viewer, limit},
+func searchText(conn querier, s Scope, kind string, terms []searchTerm, viewer string, limit int, hits *[]SearchHit) error {
+	match := pick(conn, fts5Match(terms), tsQuery(terms))
+	first := len(*hits)
+	var ids []int64
+	err := conn.execute(pick(conn, searchTextSQLite, searchTextPostgres), &execOptions{
+		Args: []any{match, kind, s.Workflow, s.Tag, viewer, limit, rankedMatches},
 		ResultFunc: func(r row) error {
-			h := SearchHit{Kind: kind, Workflow: s.Workflow, Tag: s.Tag, At: fromMs(r.ColumnInt64(3)),
-				Snippet: r.ColumnText(4), Score: r.ColumnFloat(5)}
-			if kind == SearchDoc {
-				h.Path = r.ColumnText(0)
+			h := SearchHit{Kind: kind, Workflow: s.Workflow, Tag: s.Tag, At: fromMs(r.ColumnInt64(4))}
+			if conn.dialect() == dialectPostgres {
+				h.Snippet, h.Score = r.ColumnText(5), r.ColumnFloat(6)
 			} else {
-				h.RunID, h.Event, h.Agent = r.ColumnText(0), r.ColumnInt(1), r.ColumnText(2)
+				h.Score = r.ColumnFloat(5)
 			}
+			if kind == SearchDoc {
+				h.Path = r.ColumnText(1)
+			} else {
+				h.RunID, h.Event, h.Agent = r.ColumnText(1), r.ColumnInt(2), r.ColumnText(3)
+			}
+			ids = append(ids, r.ColumnInt64(0))
 			*hits = append(*hits, h)
+			return nil
+		}})
+	if err != nil || conn.dialect() == dialectPostgres {
+		return err
+	}
+	return snippets(conn, snippetsTextSQLite, match, (*hits)[first:], ids)
+}
+
+// snippets fills in the snippets of hits, whose FTS5 rowids are rowids
+// (in the same order), with one pass over the matches between them.
+func snippets(conn querier, query, match string, hits []SearchHit, rowids []int64) error {
+	if len(hits) == 0 {
+		return nil
+	}
+	at := make(map[int64]int, len(rowids))
+	for i, id := range rowids {
+		at[id] = i
+	}
+	list, err := json.Marshal(rowids)
+	if err != nil {
+		return err
+	}
+	return conn.execute(query, &execOptions{
+		Args: []any{match, string(list), slices.Min(rowids), slices.Max(rowids)},
+		ResultFunc: func(r row) error {
+			if i, ok := at[r.ColumnInt64(0)]; ok && r.ColumnType(1) != sqlite.TypeNull {
+				hits[i].Snippet = r.ColumnText(1)
+			}
 			return nil
 		}})
 }

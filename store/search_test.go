@@ -1,6 +1,7 @@
 package store
 
 import (
+	"fmt"
 	"io/fs"
 	"strings"
 	"testing"
@@ -318,6 +319,40 @@ func TestSearchMigrationIndexesExistingRows(t *testing.T) {
 		}
 		if diff := cmp.Diff(want, what(hits)); diff != "" {
 			t.Errorf("%s after the migration (-want +got):\n%s", q, diff)
+		}
+	}
+}
+
+// A word in more messages than a search ranks is ranked among its newest
+// matches: the densest of those comes first, each hit with its snippet.
+func TestSearchRanksTheNewestMatches(t *testing.T) {
+	t.Parallel()
+	db, _ := teamDB(t, "alice")
+	ms := make([]NewMessage, rankedMatches+50)
+	for i := range ms {
+		c := fmt.Sprintf("deploy number %d of many", i)
+		switch i {
+		case 10:
+			c = "deploy deploy deploy deploy, an old one"
+		case rankedMatches + 40:
+			c = "deploy deploy deploy, a new one"
+		}
+		ms[i] = NewMessage{Workflow: "wf", Tag: "main", Sender: "alice", Content: c}
+	}
+	sent, err := db.AppendMessages(t.Context(), ms)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hits, err := db.Search(t.Context(), wfMain, SearchOptions{Query: "deploy", Limit: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hits) != 5 || hits[0].Seq != sent[rankedMatches+40].Seq {
+		t.Fatalf("want the densest of the newest matches first: %+v", hits)
+	}
+	for _, h := range hits {
+		if !strings.Contains(h.Snippet, HitStart+"deploy"+HitEnd) || h.Seq <= sent[49].Seq {
+			t.Errorf("hit %+v: want a new message with its snippet", h)
 		}
 	}
 }
