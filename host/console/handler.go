@@ -27,6 +27,7 @@ func (s *Server) Handler(inner http.Handler) http.Handler {
 	page("GET /console/{$}", v.overview)
 	page("GET /console/team/{wf}/{tag}", v.team)
 	page("GET /console/team/{wf}/{tag}/messages", v.messages)
+	page("GET /console/team/{wf}/{tag}/search", v.search)
 	page("POST /console/team/{wf}/{tag}/send", v.send)
 	page("POST /console/control", v.control)
 	page("GET /console/needs-you", v.needsYouItems)

@@ -45,7 +45,7 @@ type pages struct {
 }
 
 // pageNames are the templates/<name>.html that fill the layout.
-var pageNames = []string{"overview", "team", "docs", "doc", "resource", "runs", "run", "cost", "plugins"}
+var pageNames = []string{"overview", "team", "docs", "doc", "resource", "runs", "run", "cost", "plugins", "search"}
 
 func mustParsePages() *pages {
 	funcs := template.FuncMap{

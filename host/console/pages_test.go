@@ -94,6 +94,18 @@ func fullAPI(t *testing.T) http.Handler {
 			Spares: &api.SpareStats{Live: 1, Started: 3, Used: 2, ColdStarts: 1}},
 		{Name: "mock", Kind: "backend", Path: "/q/agent-worker-backend-mock", Shadowed: true},
 		{Name: "s3", Kind: "docs", Path: "/p/agent-worker-docs-s3", Error: "handshake failed"}}})
+	mux.HandleFunc("GET /search/{wf}/{tag}", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if strings.Contains(r.URL.Query().Get("q"), `"`) {
+			w.WriteHeader(http.StatusBadRequest)
+			_ = json.NewEncoder(w).Encode(api.Errorf(api.CodeInvalid, "search query has an unclosed quote: close the phrase with \""))
+			return
+		}
+		_ = json.NewEncoder(w).Encode(api.SearchResult{Query: r.URL.Query().Get("q"), Hits: []api.SearchHit{
+			{Kind: "message", Workflow: "crew", Tag: "main", Seq: 2, Sender: "bob", To: "alice", Snippet: "a «direct» word <script>", At: now},
+			{Kind: "doc", Workflow: "crew", Tag: "main", Path: "notes/plan.md", Snippet: "the «plan» » stray", At: now},
+			{Kind: "run", Workflow: "crew", Tag: "main", RunID: "run_1", Agent: "alice", Event: 2, Snippet: "«thinking»", At: now}}})
+	})
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		t.Errorf("a page called %s %s, which this test does not answer", r.Method, r.URL)
 		http.NotFound(w, r)
@@ -123,7 +135,14 @@ func TestEveryPageRendersEveryField(t *testing.T) {
 		"/console/runs?target=%40crew&failed=true&limit=5":  {"run_0", "plugin crashed", "unpriced", "$0.4200", "checked"},
 		"/console/runs/run_1":                               {"You review.", "inbox up to #3", "1 newer not recorded", "(DM → alice)", "thinking", "channel_send", "tool error", "refused", "10 tokens in, 5 out, $0.0100", "session s-1", "too large to keep", "  1,\n  2", "live", "Cancel run", "(plugin)"},
 		"/console/cost":                                     {"<svg", "<polyline", "alice@crew", "@crew", "Priced in US dollars"},
-		"/console/plugins":                                  {"abababababab", "1 · 3 · 2 · 1", "shadowed", "handshake failed", "run_0", "plugin crashed"},
+		"/console/team/crew/main/search?q=direct&kind=message": {`value="direct"`, `<option value="message" selected>`,
+			`<a href="/console/team/crew/main?at=2#m2">#2 from bob (DM → alice)</a>`, "a <mark>direct</mark> word &lt;script&gt;",
+			`<a href="/console/docs/crew/main/notes/plan.md">notes/plan.md</a>`, "the <mark>plan</mark> » stray",
+			`<a href="/console/runs/run_1#e2">run run_1 by alice, event #2</a>`, "<mark>thinking</mark>"},
+		"/console/team/crew/main/search?q=%22unclosed": {`<p class="err" id="search-error">search query has an unclosed quote`, `value="&#34;unclosed"`},
+		"/console/team/crew/main?at=1":                 {`id="m1"`, `action="/console/team/crew/main/search"`},
+		"/console/runs/run_1#e2":                       {`id="e2"`},
+		"/console/plugins":                             {"abababababab", "1 · 3 · 2 · 1", "shadowed", "handshake failed", "run_0", "plugin crashed"},
 	}
 	for path, wants := range pages {
 		req := httptest.NewRequest("GET", path, nil)

@@ -106,6 +106,13 @@ func (v *views) team(w http.ResponseWriter, r *http.Request, ss session) error {
 	if err != nil {
 		return err
 	}
+	// ?at=SEQ opens the channel at a message (a search hit) older than
+	// the last ones: the page shows the channel from there on.
+	if at, err := strconv.ParseInt(r.URL.Query().Get("at"), 10, 64); err == nil && at > 0 && len(ms) > 0 && at < ms[0].Seq {
+		if ms, err = v.api.Peek(ctx, t.String(), channelShown, at-1); err != nil {
+			return err
+		}
+	}
 	tasks, err := v.api.Tasks(ctx, t, "", "")
 	if err != nil {
 		return err

@@ -82,7 +82,10 @@
     var atBottom = function () {
       return channel.scrollHeight - channel.scrollTop - channel.clientHeight < 40;
     };
-    channel.scrollTop = channel.scrollHeight;
+    // A link to a message (a search hit: #m<seq>) opens the channel at it.
+    var shown = location.hash && document.getElementById(location.hash.slice(1));
+    if (shown && list.contains(shown)) shown.scrollIntoView({block: "center"});
+    else channel.scrollTop = channel.scrollHeight;
     channel.addEventListener("scroll", function () {
       if (atBottom()) newer.hidden = true;
     });
