@@ -53,20 +53,24 @@ test: ## run all tests, end-to-end ones included (race detector on)
 E2E_CACHE           ?= $(HOME)/.cache/agent-worker-e2e
 CLAUDE_CODE_VERSION := 2.1.197
 CODEX_VERSION       := 0.169.0
+# The official TypeScript MCP client, for the e2e tests that call our MCP
+# server as an outside client does (the bench pins the same version).
+TS_MCP_SDK_VERSION  := 1.32.2
 E2E_BIN             := $(E2E_CACHE)/node_modules/.bin
 
 test-e2e: ## install the pinned claude and codex CLIs (cache outside the repo), Debian's chromium and postgresql when absent, and run the end-to-end tests and the store's and the postgres documents provider's suites on PostgreSQL
 	@if [ "$$($(E2E_BIN)/claude --version 2>/dev/null)" != "$(CLAUDE_CODE_VERSION) (Claude Code)" ] || \
-	    [ "$$($(E2E_BIN)/codex --version 2>/dev/null)" != "codex-cli $(CODEX_VERSION)" ]; then \
-		mkdir -p $(E2E_CACHE) && echo "installing claude-code $(CLAUDE_CODE_VERSION) and codex $(CODEX_VERSION) into $(E2E_CACHE)" && \
+	    [ "$$($(E2E_BIN)/codex --version 2>/dev/null)" != "codex-cli $(CODEX_VERSION)" ] || \
+	    ! grep -qs '"version": "$(TS_MCP_SDK_VERSION)"' $(E2E_CACHE)/node_modules/@modelcontextprotocol/sdk/package.json; then \
+		mkdir -p $(E2E_CACHE) && echo "installing claude-code $(CLAUDE_CODE_VERSION), codex $(CODEX_VERSION) and the MCP SDK $(TS_MCP_SDK_VERSION) into $(E2E_CACHE)" && \
 		npm install --prefix $(E2E_CACHE) --no-audit --no-fund --loglevel=error \
-			@anthropic-ai/claude-code@$(CLAUDE_CODE_VERSION) @openai/codex@$(CODEX_VERSION); \
+			@anthropic-ai/claude-code@$(CLAUDE_CODE_VERSION) @openai/codex@$(CODEX_VERSION) @modelcontextprotocol/sdk@$(TS_MCP_SDK_VERSION); \
 	fi
 	@command -v chromium >/dev/null || { echo "installing Debian's chromium for the console's browser test"; \
 		$(SUDO) apt-get update -q >/dev/null && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null; }
 	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { echo "installing Debian's postgresql for the store's PostgreSQL tests (store/pgtest)"; \
 		$(SUDO) apt-get update -q >/dev/null && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql >/dev/null; }
-	PATH="$(E2E_BIN):$$PATH" AGENT_WORKER_E2E_CLIS=1 AGENT_WORKER_E2E_BROWSER=1 AGENT_WORKER_E2E_POSTGRES=1 $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) -run 'E2E' ./cmd/... ./plugins/...
+	PATH="$(E2E_BIN):$$PATH" AGENT_WORKER_E2E_CLIS=1 AGENT_WORKER_E2E_NODE_MODULES=$(E2E_CACHE)/node_modules AGENT_WORKER_E2E_BROWSER=1 AGENT_WORKER_E2E_POSTGRES=1 $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) -run 'E2E' ./cmd/... ./plugins/...
 	AGENT_WORKER_E2E_POSTGRES=1 AGENT_WORKER_TEST_STORE=postgres $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./store/...
 	AGENT_WORKER_E2E_POSTGRES=1 $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./docs-provider/postgres/... ./cmd/agent-worker-docs-postgres/... ./host/plugins/...
 

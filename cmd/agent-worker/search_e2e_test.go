@@ -33,17 +33,26 @@ func tsSearch(t *testing.T, mcpURL, token, query string) (text string, structure
 	return tsCall(t, mcpURL, token, "team_search", string(args))
 }
 
-// tsCall runs tsCallScript, or skips the test where node or the SDK
-// (installed by make bench into ~/.cache/agent-worker-bench) is missing.
+// tsCall runs tsCallScript with the official TypeScript MCP SDK from
+// AGENT_WORKER_E2E_NODE_MODULES, where make test-e2e installs it (then a
+// missing SDK or node fails the test); without it, from where make bench
+// installs it, or the test skips.
 func tsCall(t *testing.T, mcpURL, token, tool, args string) (text string, structured map[string]any, isError bool) {
 	t.Helper()
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Skip("node is not installed: the TypeScript MCP client cannot run")
+	modules, required := os.LookupEnv("AGENT_WORKER_E2E_NODE_MODULES")
+	if !required {
+		cache, _ := os.UserCacheDir()
+		modules = filepath.Join(cache, "agent-worker-bench", "node_modules")
 	}
-	cache, _ := os.UserCacheDir()
-	modules := filepath.Join(cache, "agent-worker-bench", "node_modules")
+	missing := t.Skipf
+	if required {
+		missing = t.Fatalf
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		missing("node is not installed: the TypeScript MCP client cannot run")
+	}
 	if _, err := os.Stat(filepath.Join(modules, "@modelcontextprotocol", "sdk")); err != nil {
-		t.Skipf("the TypeScript MCP SDK is not in %s: run make bench once", modules)
+		missing("the TypeScript MCP SDK is not in %s: make test-e2e installs it", modules)
 	}
 	dir := t.TempDir()
 	if err := os.Symlink(modules, filepath.Join(dir, "node_modules")); err != nil {
