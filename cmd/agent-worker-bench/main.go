@@ -26,7 +26,7 @@ type config struct {
 	bin, plugins, work, tsCache string
 	calls                       int    // channel_send calls per client kind (Go, TypeScript)
 	quick                       bool   // small counts: a smoke run of every scenario
-	only                        string // "mcp": only the store, the ceilings and channel_send; "runs"; "sandbox"; "cluster": only the cluster table
+	only                        string // "mcp": only the store, the ceilings and channel_send; "runs"; "sandbox"; "search"; "cluster": only the cluster table
 	cpuprofile                  string // where to save the daemon's CPU profile under channel_send load
 	doc                         string // a Markdown file whose table section is replaced by this run's
 	spares                      string // the daemon's --spares for the scenarios with spares ("": its default)
@@ -42,7 +42,7 @@ func main() {
 	flag.StringVar(&cfg.tsCache, "ts-cache", filepath.Join(home, ".cache", "agent-worker-bench"), "where the TypeScript MCP SDK is installed (outside the repository)")
 	flag.IntVar(&cfg.calls, "calls", 50_000, "channel_send calls measured per client kind (Go, then TypeScript)")
 	flag.BoolVar(&cfg.quick, "quick", false, "small counts: check every scenario runs, numbers are not meaningful")
-	flag.StringVar(&cfg.only, "only", "", "run only these scenarios: mcp (store, ceilings and channel_send), runs (mention → reply and ping-pong), sandbox (mention → reply with the run sandbox off and on) or cluster (the table of a PostgreSQL cluster beside the embedded store)")
+	flag.StringVar(&cfg.only, "only", "", "run only these scenarios: mcp (store, ceilings and channel_send), runs (mention → reply and ping-pong), sandbox (mention → reply with the run sandbox off and on), search (my_inbox and search at 1,000,000 messages, channel_send CPU with search indexing on and off) or cluster (the table of a PostgreSQL cluster beside the embedded store)")
 	flag.StringVar(&cfg.spares, "spares", "", "the daemon's --spares setting for the scenarios with warm spares (default: the daemon's own default)")
 	flag.StringVar(&cfg.doc, "doc", "", "also write the table into this Markdown file, between its "+beginMark+" and "+endMark+" lines (make bench: docs/performance.md)")
 	flag.StringVar(&cfg.cpuprofile, "cpuprofile", "", "save the daemon's CPU profile (from /debug/pprof) taken under the go-sdk channel_send load to this file")
@@ -55,9 +55,9 @@ func main() {
 		return
 	}
 	switch cfg.only {
-	case "", "mcp", "runs", "sandbox", "cluster":
+	case "", "mcp", "runs", "sandbox", "search", "cluster":
 	default:
-		fail(fmt.Errorf("-only %q: use mcp, runs, sandbox or cluster", cfg.only))
+		fail(fmt.Errorf("-only %q: use mcp, runs, sandbox, search or cluster", cfg.only))
 	}
 	cfg.sparesOff = []string{"--spares", "0"}
 	if cfg.quick {

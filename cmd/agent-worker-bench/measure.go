@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -70,6 +71,12 @@ func measure(ctx context.Context, cfg config) (*table, error) {
 	switch cfg.only {
 	case "runs":
 		return measureRuns(ctx, cfg, t, n)
+	case "search":
+		if err := searchScenarios(ctx, cfg, t, n); err != nil {
+			return nil, err
+		}
+		t.took = time.Since(start)
+		return t, nil
 	case "sandbox":
 		if err := sandboxRows(ctx, cfg, t, n); err != nil {
 			return nil, err
@@ -223,8 +230,33 @@ func measure(ctx context.Context, cfg config) (*table, error) {
 		return nil, fmt.Errorf("my_inbox at 1M: %w", err)
 	}
 	t.add(row{what: "`my_inbox`, 1,000,000 messages, 100 agents (~10,000 unread each)", ours: fmt.Sprintf("p50 %s ms, p99 %s ms", ms(ip50), ms(ip99))})
+	step("search with 1,000,000 messages in the store")
+	if err := searchRows(ctx, cfg, t, filepath.Join(cfg.work, "inbox1m"), n(200, 20)); err != nil {
+		return nil, fmt.Errorf("search at 1M: %w", err)
+	}
+	step("channel_send with and without search indexing")
+	if err := indexCost(ctx, cfg, t); err != nil {
+		return nil, err
+	}
 	t.took = time.Since(start)
 	return t, nil
+}
+
+// searchScenarios is `-only search`: my_inbox and search at a million
+// messages, and what search indexing costs a channel_send.
+func searchScenarios(ctx context.Context, cfg config, t *table, n func(full, quick int) int) error {
+	step("my_inbox with 1,000,000 messages in the store")
+	ip50, ip99, err := myInbox1M(ctx, cfg, n(2000, 100))
+	if err != nil {
+		return fmt.Errorf("my_inbox at 1M: %w", err)
+	}
+	t.add(row{what: "`my_inbox`, 1,000,000 messages, 100 agents (~10,000 unread each)", ours: fmt.Sprintf("p50 %s ms, p99 %s ms", ms(ip50), ms(ip99))})
+	step("search with 1,000,000 messages in the store")
+	if err := searchRows(ctx, cfg, t, filepath.Join(cfg.work, "inbox1m"), n(200, 20)); err != nil {
+		return fmt.Errorf("search at 1M: %w", err)
+	}
+	step("channel_send with and without search indexing")
+	return indexCost(ctx, cfg, t)
 }
 
 // measureBare starts the bench itself as the bare go-sdk server in a
