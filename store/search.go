@@ -72,7 +72,8 @@ type SearchHit struct {
 	// HitEnd.
 	Snippet string
 	// Score ranks the hits: higher is better (BM25 on SQLite, ts_rank on
-	// PostgreSQL; comparable only within one search).
+	// PostgreSQL; comparable only within one search). It is 0 for a kind
+	// whose matches were too common to rank, which come newest first.
 	Score float64
 	At    time.Time
 }
@@ -227,12 +228,13 @@ func (db *DB) Search(ctx context.Context, s Scope, o SearchOptions) ([]SearchHit
 	return hits[:min(len(hits), limit)], nil
 }
 
-// rankedMatches bounds the work of one search: BM25 (ts_rank) ranks a
-// team's newest rankedMatches matches, not all of them, so that a word in
-// half of a million messages costs what a rare one does. A query with
-// fewer matches is ranked whole; a commoner one finds the best of its
-// newest matches, which is what a channel's reader wants of "deploy".
-// Snippets are cut for the hits returned only.
+// rankedMatches bounds the work of one ranked search: BM25 (ts_rank)
+// ranks a team's newest rankedMatches matches, not all of them. A query
+// with fewer matches is ranked whole; a commoner one finds the best of
+// its newest matches, which is what a channel's reader wants of
+// "deploy". On SQLite a query with a common word or a prefix* is not
+// ranked at all (rankable) and comes newest first. Snippets are cut for
+// the hits returned only.
 const rankedMatches = 500
 
 // The snippet and headline settings: about 16 words around the hits.
@@ -242,8 +244,8 @@ const (
 	// the index, the plan has no sort), the join to messages keeps the
 	// team's, drops a deleted workflow's leftovers and the DMs the viewer
 	// may not see, and BM25 is computed for rankedMatches rows at most.
-	searchMessagesSQLite = `SELECT seq, sender, to_agent, created_at, score FROM (
-		SELECT m.seq, m.sender, coalesce(m.to_agent, '') AS to_agent, m.created_at, -bm25(messages_fts) AS score
+	searchMessagesSQLite = `SELECT seq, sender, to_agent, created_at, score, snippet FROM (
+		SELECT m.seq, m.sender, coalesce(m.to_agent, '') AS to_agent, m.created_at, %[1]s AS score, %[2]s AS snippet
 		FROM messages_fts CROSS JOIN messages AS m ON m.seq = messages_fts.rowid
 		WHERE messages_fts MATCH ?1 AND m.workflow = ?2 AND m.tag = ?3
 		  AND (?4 = '' OR m.to_agent IS NULL OR m.to_agent = ?4 OR m.sender = ?4)
@@ -260,8 +262,8 @@ const (
 		ORDER BY rank DESC, seq DESC LIMIT ?5) AS best
 	ORDER BY rank DESC, seq DESC`
 
-	searchTextSQLite = `SELECT id, ref, n, agent, at, score FROM (
-		SELECT t.id, t.ref, t.n, t.agent, t.at, -bm25(search_text_fts) AS score
+	searchTextSQLite = `SELECT id, ref, n, agent, at, score, snippet FROM (
+		SELECT t.id, t.ref, t.n, t.agent, t.at, %[1]s AS score, %[2]s AS snippet
 		FROM search_text_fts CROSS JOIN search_text AS t ON t.id = search_text_fts.rowid
 		WHERE search_text_fts MATCH ?1 AND t.kind = ?2 AND t.workflow = ?3 AND t.tag = ?4
 		  AND (?5 = '' OR t.agent = '' OR t.agent = ?5)
@@ -280,35 +282,93 @@ const (
 	// The snippets of the hits ?2 (a JSON array of rowids): one pass over
 	// the matches between the first and the last, so a prefix* query's
 	// doclists are merged once, and snippet() runs for the hits alone.
-	snippetsSQLite = `SELECT rowid, CASE WHEN rowid IN (SELECT value FROM json_each(?2))
-		THEN snippet(%[1]s, 0, '` + HitStart + `', '` + HitEnd + `', '…', 16) END
+	snippetsSQLite = `SELECT rowid, CASE WHEN rowid IN (SELECT value FROM json_each(?2)) THEN %[2]s END
 	FROM %[1]s WHERE %[1]s MATCH ?1 AND rowid BETWEEN ?3 AND ?4`
 )
 
+// snippetOf is the snippet of the current row of an FTS5 table.
+func snippetOf(table string) string {
+	return `snippet(` + table + `, 0, '` + HitStart + `', '` + HitEnd + `', '…', 16)`
+}
+
 var (
-	snippetsMessagesSQLite = fmt.Sprintf(snippetsSQLite, "messages_fts")
-	snippetsTextSQLite     = fmt.Sprintf(snippetsSQLite, "search_text_fts")
+	snippetsMessagesSQLite = fmt.Sprintf(snippetsSQLite, "messages_fts", snippetOf("messages_fts"))
+	snippetsTextSQLite     = fmt.Sprintf(snippetsSQLite, "search_text_fts", snippetOf("search_text_fts"))
+	// The SQLite searches ranked by BM25 (snippets cut afterwards), and
+	// newest first (score 0) for a query too common to rank (rankable):
+	// its first rows are its hits, so they take their snippets at once
+	// and a prefix*'s doclists are merged once.
+	rankedMessagesSQLite = fmt.Sprintf(searchMessagesSQLite, "-bm25(messages_fts)", "NULL")
+	newestMessagesSQLite = fmt.Sprintf(searchMessagesSQLite, "0.0", snippetOf("messages_fts"))
+	rankedTextSQLite     = fmt.Sprintf(searchTextSQLite, "-bm25(search_text_fts)", "NULL")
+	newestTextSQLite     = fmt.Sprintf(searchTextSQLite, "0.0", snippetOf("search_text_fts"))
 )
+
+// commonWord is the number of rows of an FTS5 table from which a word is
+// too common to rank by: FTS5's bm25() first counts, in the whole index,
+// the rows each phrase of the query is in (its IDF), which for a word in
+// every message of a million costs 80 ms before a single row is ranked.
+const commonWord = 2_000
+
+// rankable tells whether BM25 may rank a query in table: no term is a
+// prefix* (bm25's count would merge the doclists of every word it
+// expands to a second time) and every term has a word in fewer than
+// commonWord rows, found by counting at most that many. A query that is
+// not is answered newest first, which for a word in every other message
+// is the useful order anyway; PostgreSQL's ts_rank needs no such count.
+func rankable(conn querier, table string, terms []searchTerm) (bool, error) {
+	if conn.dialect() == dialectPostgres {
+		return true, nil
+	}
+	for _, t := range terms {
+		if t.prefix {
+			return false, nil
+		}
+		rare := false
+		for _, w := range t.words {
+			n, err := count(conn, `SELECT count(*) FROM (SELECT 1 FROM `+table+` WHERE `+table+` MATCH ? LIMIT ?)`, `"`+w+`"`, commonWord)
+			if err != nil {
+				return false, err
+			}
+			if n < commonWord {
+				rare = true
+				break
+			}
+		}
+		if !rare {
+			return false, nil
+		}
+	}
+	return true, nil
+}
 
 func searchMessages(conn querier, s Scope, terms []searchTerm, viewer string, limit int, hits *[]SearchHit) error {
 	match := pick(conn, fts5Match(terms), tsQuery(terms))
 	first := len(*hits)
 	var seqs []int64
-	err := conn.execute(pick(conn, searchMessagesSQLite, searchMessagesPostgres), &execOptions{
-		Args: []any{match, s.Workflow, s.Tag, viewer, limit, rankedMatches},
+	ranked, err := rankable(conn, "messages_fts", terms)
+	if err != nil {
+		return err
+	}
+	query, candidates := newestMessagesSQLite, limit
+	if ranked {
+		query, candidates = rankedMessagesSQLite, rankedMatches
+	}
+	err = conn.execute(pick(conn, query, searchMessagesPostgres), &execOptions{
+		Args: []any{match, s.Workflow, s.Tag, viewer, limit, candidates},
 		ResultFunc: func(r row) error {
 			h := SearchHit{Kind: SearchMessage, Workflow: s.Workflow, Tag: s.Tag,
 				Seq: r.ColumnInt64(0), Sender: r.ColumnText(1), To: r.ColumnText(2), At: fromMs(r.ColumnInt64(3))}
 			if conn.dialect() == dialectPostgres {
 				h.Snippet, h.Score = r.ColumnText(4), r.ColumnFloat(5)
 			} else {
-				h.Score = r.ColumnFloat(4)
+				h.Score, h.Snippet = r.ColumnFloat(4), r.ColumnText(5)
 			}
 			seqs = append(seqs, h.Seq)
 			*hits = append(*hits, h)
 			return nil
 		}})
-	if err != nil || conn.dialect() == dialectPostgres {
+	if err != nil || conn.dialect() == dialectPostgres || !ranked {
 		return err
 	}
 	return snippets(conn, snippetsMessagesSQLite, match, (*hits)[first:], seqs)
@@ -320,14 +380,22 @@ func searchText(conn querier, s Scope, kind string, terms []searchTerm, viewer s
 	match := pick(conn, fts5Match(terms), tsQuery(terms))
 	first := len(*hits)
 	var ids []int64
-	err := conn.execute(pick(conn, searchTextSQLite, searchTextPostgres), &execOptions{
-		Args: []any{match, kind, s.Workflow, s.Tag, viewer, limit, rankedMatches},
+	ranked, err := rankable(conn, "search_text_fts", terms)
+	if err != nil {
+		return err
+	}
+	query, candidates := newestTextSQLite, limit
+	if ranked {
+		query, candidates = rankedTextSQLite, rankedMatches
+	}
+	err = conn.execute(pick(conn, query, searchTextPostgres), &execOptions{
+		Args: []any{match, kind, s.Workflow, s.Tag, viewer, limit, candidates},
 		ResultFunc: func(r row) error {
 			h := SearchHit{Kind: kind, Workflow: s.Workflow, Tag: s.Tag, At: fromMs(r.ColumnInt64(4))}
 			if conn.dialect() == dialectPostgres {
 				h.Snippet, h.Score = r.ColumnText(5), r.ColumnFloat(6)
 			} else {
-				h.Score = r.ColumnFloat(5)
+				h.Score, h.Snippet = r.ColumnFloat(5), r.ColumnText(6)
 			}
 			if kind == SearchDoc {
 				h.Path = r.ColumnText(1)
@@ -338,7 +406,7 @@ func searchText(conn querier, s Scope, kind string, terms []searchTerm, viewer s
 			*hits = append(*hits, h)
 			return nil
 		}})
-	if err != nil || conn.dialect() == dialectPostgres {
+	if err != nil || conn.dialect() == dialectPostgres || !ranked {
 		return err
 	}
 	return snippets(conn, snippetsTextSQLite, match, (*hits)[first:], ids)

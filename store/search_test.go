@@ -355,4 +355,17 @@ func TestSearchRanksTheNewestMatches(t *testing.T) {
 			t.Errorf("hit %+v: want a new message with its snippet", h)
 		}
 	}
+	// A prefix* is not ranked (on SQLite): the newest matches come first.
+	if testEngine == "postgres" {
+		return
+	}
+	hits, err = db.Search(t.Context(), wfMain, SearchOptions{Query: "deplo*", Limit: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, h := range hits {
+		if want := sent[len(sent)-1-i].Seq; h.Seq != want || h.Score != 0 || !strings.Contains(h.Snippet, HitStart+"deploy"+HitEnd) {
+			t.Errorf("prefix hit %d = %+v, want seq %d unranked with its snippet", i, h, want)
+		}
+	}
 }
