@@ -15,11 +15,6 @@ CREATE VIRTUAL TABLE messages_fts USING fts5(
   tokenize = 'porter unicode61 remove_diacritics 2'
 );
 INSERT INTO messages_fts (messages_fts) VALUES ('rebuild');
--- Each message's transaction flushes a small segment of its own; merging
--- 16 at a time rather than FTS5's default 4 rewrites them less often (a
--- fifth less CPU per indexed message, measured by
--- BenchmarkAppendMessageIndex) at the cost of more segments to read.
-INSERT INTO messages_fts (messages_fts, rank) VALUES ('automerge', 16);
 
 -- search_text is the searchable text of what is not a message: a document's
 -- current content (kind doc, ref = its path, n = 0; replaced on every write
