@@ -280,8 +280,8 @@ const (
 	ORDER BY rank DESC, id DESC`
 
 	// The snippets of the hits ?2 (a JSON array of rowids): one pass over
-	// the matches between the first and the last, so a prefix* query's
-	// doclists are merged once, and snippet() runs for the hits alone.
+	// the matches between the first and the last (the query's doclists
+	// are read once, not once per hit), snippet() run for the hits alone.
 	snippetsSQLite = `SELECT rowid, CASE WHEN rowid IN (SELECT value FROM json_each(?2)) THEN %[2]s END
 	FROM %[1]s WHERE %[1]s MATCH ?1 AND rowid BETWEEN ?3 AND ?4`
 )
