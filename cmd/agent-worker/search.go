@@ -19,7 +19,7 @@ func searchCmd(e *env) *ffcli.Command {
 	kind := fs.String("kind", "", "only message, doc or run")
 	n := fs.Int("n", 20, "how many hits, 1 to 100")
 	return leaf("search", `search <@wf[:tag] | agent> <query> [--kind message|doc|run] [-n N] [--json]`,
-		`full-text search of a team's messages, documents and run transcripts, best first: words (stemmed: migrating finds migration), "a phrase", prefix*`,
+		`full-text search of a team's messages, documents and run transcripts, best first (newest first for a very common word or a prefix*): words (stemmed: migrating finds migration), "a phrase", prefix*`,
 		fs, [2]int{2, -1},
 		func(ctx context.Context, args []string) error {
 			t, err := parseTarget(args[0])
