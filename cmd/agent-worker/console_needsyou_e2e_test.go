@@ -197,10 +197,12 @@ func TestE2EConsoleNeedsYou(t *testing.T) {
 
 	// A page that had not caught up (here: the item put back as it was)
 	// answers again: the daemon's conflict shows in the panel's error
-	// line, naming who answered, and the stale item goes.
-	b.do("put the stale item back", chromedp.Evaluate[chromedp.Void](
-		`document.getElementById("needs-you-items").appendChild(window.__stale); document.getElementById("needs-you").hidden = false`))
-	b.click("answer pg on the stale item", `#needs-you form:has(input[name=answer][value=pg]) button`)
+	// line, naming who answered, and the stale item goes. The item is put
+	// back and clicked in one script: the panel's own refresh (on the
+	// next team event) would otherwise take it away before a click.
+	b.do("put the stale item back and answer pg on it", chromedp.Evaluate[chromedp.Void](
+		`document.getElementById("needs-you-items").appendChild(window.__stale); document.getElementById("needs-you").hidden = false;
+		window.__stale.querySelector("form:has(input[name=answer][value=pg]) button").click()`))
 	b.wait("the conflict in the panel", `(() => { const e = document.getElementById("needs-you-error");
 		return !e.hidden && e.innerText.includes("answered already, by user (console)") && !document.getElementById("needs-you").hidden })()`)
 	b.wait("the stale item to go", `!document.querySelector("#needs-you [data-question]")`)
