@@ -60,14 +60,14 @@ func (s *Service) DocRead(ctx context.Context, scope store.Scope, path string) (
 
 // DocWrite replaces a document.
 func (s *Service) DocWrite(ctx context.Context, scope store.Scope, actor, path, content string) error {
-	return s.docChange(ctx, scope, actor, path, func(p docprovider.Provider, r docprovider.Ref) error {
+	return s.docChange(ctx, scope, actor, path, &content, func(p docprovider.Provider, r docprovider.Ref) error {
 		return p.Write(ctx, r, content)
 	})
 }
 
 // DocAppend adds to the end of a document, creating it if needed.
 func (s *Service) DocAppend(ctx context.Context, scope store.Scope, actor, path, content string) error {
-	return s.docChange(ctx, scope, actor, path, func(p docprovider.Provider, r docprovider.Ref) error {
+	return s.docChange(ctx, scope, actor, path, nil, func(p docprovider.Provider, r docprovider.Ref) error {
 		return p.Append(ctx, r, content)
 	})
 }
@@ -77,12 +77,16 @@ func (s *Service) DocCreate(ctx context.Context, scope store.Scope, actor, path,
 	if path == "" {
 		return api.Errorf(api.CodeInvalid, "file is required: name the new document, e.g. plan.md")
 	}
-	return s.docChange(ctx, scope, actor, path, func(p docprovider.Provider, r docprovider.Ref) error {
+	return s.docChange(ctx, scope, actor, path, &content, func(p docprovider.Provider, r docprovider.Ref) error {
 		return p.Create(ctx, r, content)
 	})
 }
 
-func (s *Service) docChange(ctx context.Context, scope store.Scope, actor, path string, do func(docprovider.Provider, docprovider.Ref) error) error {
+// docChange makes a change through the document's provider and indexes
+// the result for search: whole is the document's content after the change
+// when the change says it (a write, a create), nil when only the provider
+// knows (an append).
+func (s *Service) docChange(ctx context.Context, scope store.Scope, actor, path string, whole *string, do func(docprovider.Provider, docprovider.Ref) error) error {
 	p, wf, err := s.provider(ctx, scope, path)
 	if err != nil {
 		return err
@@ -94,7 +98,7 @@ func (s *Service) docChange(ctx context.Context, scope store.Scope, actor, path 
 	if err := do(p, r); err != nil {
 		return err
 	}
-	s.indexDocument(ctx, p, r)
+	s.indexDocument(ctx, p, r, whole)
 	return nil
 }
 

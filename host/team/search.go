@@ -28,11 +28,15 @@ func (s *Service) Search(ctx context.Context, scope store.Scope, viewer, query, 
 // indexDocument records a document's current content for search after a
 // write through the daemon. Documents live with their provider, so the
 // index cannot share the provider's write: it is updated right after,
-// from what the provider then holds (an append is indexed whole). A
-// failure is logged, not returned: the write itself succeeded.
-func (s *Service) indexDocument(ctx context.Context, p docprovider.Provider, r docprovider.Ref) {
-	content, err := p.Read(ctx, r)
-	if errors.Is(err, api.ErrNotFound) {
+// from whole when the change said what the document now holds, else from
+// what the provider holds (an append is indexed whole). A failure is
+// logged, not returned: the write itself succeeded.
+func (s *Service) indexDocument(ctx context.Context, p docprovider.Provider, r docprovider.Ref, whole *string) {
+	var content string
+	var err error
+	if whole != nil {
+		content = *whole
+	} else if content, err = p.Read(ctx, r); errors.Is(err, api.ErrNotFound) {
 		content, err = "", nil
 	}
 	if err == nil {
