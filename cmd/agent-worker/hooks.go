@@ -117,7 +117,7 @@ func hooksUninstallCmd(e *env) *ffcli.Command {
 				return err
 			}
 			if n == 0 {
-				return api.Errorf(api.CodeNotFound, "%s holds no agent-worker hooks of %s", path, t.Display())
+				return api.Errorf(api.CodeNotFound, "%s holds no agent-worker hooks of %s: give the --dir they were installed in, or the agent its hook commands name (--agent …)", path, t.Display())
 			}
 			if err := s.save(); err != nil {
 				return fmt.Errorf("write %s: %w", path, err)
