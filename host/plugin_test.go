@@ -28,8 +28,7 @@ func mockBinary(t testing.TB) string { return testkit.Build(t, "cmd/agent-worker
 // mock backend installed.
 func pluginHost(t testing.TB, sc plugins.SupervisorConfig, opts ...func(*Config)) (*testHost, string) {
 	t.Helper()
-	dir := t.TempDir()
-	testkit.Install(t, mockBinary(t), dir, "agent-worker-backend-mock")
+	dir := installed(t, "mock")
 	cfg := Config{Home: t.TempDir(), Listen: "127.0.0.1:0", PluginsDirs: []string{dir}, Supervisor: sc, RuntimeDir: testkit.ShortTempDir(t),
 		Scheduler: scheduler.Config{RetryBase: 10 * time.Millisecond}}
 	for _, o := range opts {
