@@ -60,14 +60,11 @@ func hooksInstallCmd(e *env) *ffcli.Command {
 			if err != nil {
 				return err
 			}
-			path, err := absSettings(*dir)
+			s, err := settingsIn(*dir)
 			if err != nil {
 				return err
 			}
-			s, err := loadSettings(path)
-			if err != nil {
-				return err
-			}
+			path := s.path
 			_, before, err := s.strip("")
 			if err != nil {
 				return err
@@ -104,14 +101,11 @@ func hooksUninstallCmd(e *env) *ffcli.Command {
 			if err != nil {
 				return err
 			}
-			path, err := absSettings(*dir)
+			s, err := settingsIn(*dir)
 			if err != nil {
 				return err
 			}
-			s, err := loadSettings(path)
-			if err != nil {
-				return err
-			}
+			path := s.path
 			n, _, err := s.strip(t.String())
 			if err != nil {
 				return err
@@ -130,15 +124,17 @@ func hooksUninstallCmd(e *env) *ffcli.Command {
 		})
 }
 
-func absSettings(dir string) (string, error) {
+// settingsIn reads the Claude Code settings of the project directory dir
+// that hooks install into.
+func settingsIn(dir string) (*claudeSettings, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
-		return "", usagef("--dir %s is not a directory", dir)
+		return nil, usagef("--dir %s is not a directory", dir)
 	}
-	return settingsPath(abs), nil
+	return loadSettings(settingsPath(abs))
 }
 
 // hookInput is the part of Claude Code's hook input (JSON on stdin) the
