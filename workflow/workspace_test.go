@@ -3,6 +3,7 @@ package workflow
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -16,6 +17,9 @@ func TestWorkspace(t *testing.T) {
 		"workspace: {git: worktree}\n": {Git: GitWorktree, Line: 2},
 		"workspace: {git: worktree, base: release/1.x}\n": {Git: GitWorktree, Base: "release/1.x", Line: 2},
 		"workspace:\n  git: worktree\n  base: main\n":     {Git: GitWorktree, Base: "main", Line: 2},
+		"workspace: {git: worktree, base: main, checks: [\"go build ./...\", \"go test ./...\"], check_timeout: 20m, batch: 4}\n": {
+			Git: GitWorktree, Base: "main", Checks: []string{"go build ./...", "go test ./..."}, CheckTimeout: 20 * time.Minute, Batch: 4, Line: 2},
+		"workspace:\n  git: worktree\n  checks:\n    - sh check.sh\n": {Git: GitWorktree, Checks: []string{"sh check.sh"}, Line: 2},
 	}
 	for yml, want := range good {
 		f, err := Parse("wf.yaml", []byte(agents+yml))
@@ -32,17 +36,28 @@ func TestWorkspace(t *testing.T) {
 		}
 	}
 	bad := map[string]string{
-		"workspace: git\n":                            "wf.yaml:2:12: workspace must be a map, e.g. workspace: {git: worktree, base: main}",
-		"workspace: {base: main}\n":                   "wf.yaml:2:12: workspace needs git: worktree",
-		"workspace: {git: clone}\n":                   `wf.yaml:2:18: workspace git "clone" is not known: the one kind is worktree`,
-		"workspace: {git: worktree, branch: main}\n":  `wf.yaml:2:28: unknown key "branch" in workspace: known keys are git, base`,
-		"workspace: {git: worktree, base: -f}\n":      `wf.yaml:2:34: workspace base: branch name "-f" is not valid: it may not start with -`,
-		"workspace: {git: worktree, base: a..b}\n":    `branch name "a..b" is not valid: it may not contain .., @{ or //`,
-		"workspace: {git: worktree, base: 'my br'}\n": "it may not contain spaces",
-		"workspace: {git: worktree, base: [main]}\n":  "wf.yaml:2:34: base must be a single value",
-		"workspace: {git: worktree, base: x.lock}\n":  "it may not end with /, . or .lock",
-		"workspace: {git: worktree, base: a/.b}\n":    "no part of it may start with .",
-		"workspace: {git: worktree}\nworkspaces: 1\n": `wf.yaml:3:1: unknown key "workspaces" at the top level: did you mean workspace?`,
+		"workspace: git\n":                                               "wf.yaml:2:12: workspace must be a map, e.g. workspace: {git: worktree, base: main}",
+		"workspace: {base: main}\n":                                      "wf.yaml:2:12: workspace needs git: worktree",
+		"workspace: {git: clone}\n":                                      `wf.yaml:2:18: workspace git "clone" is not known: the one kind is worktree`,
+		"workspace: {git: worktree, branch: main}\n":                     `wf.yaml:2:28: unknown key "branch" in workspace`,
+		"workspace: {git: worktree, base: -f}\n":                         `wf.yaml:2:34: workspace base: branch name "-f" is not valid: it may not start with -`,
+		"workspace: {git: worktree, base: a..b}\n":                       `branch name "a..b" is not valid: it may not contain .., @{ or //`,
+		"workspace: {git: worktree, base: 'my br'}\n":                    "it may not contain spaces",
+		"workspace: {git: worktree, base: [main]}\n":                     "wf.yaml:2:34: base must be a single value",
+		"workspace: {git: worktree, base: x.lock}\n":                     "it may not end with /, . or .lock",
+		"workspace: {git: worktree, base: a/.b}\n":                       "no part of it may start with .",
+		"workspace: {git: worktree}\nworkspaces: 1\n":                    `wf.yaml:3:1: unknown key "workspaces" at the top level: did you mean workspace?`,
+		"workspace: {git: worktree, checks: make test}\n":                "wf.yaml:2:36: checks must be a list of shell commands",
+		"workspace: {git: worktree, checks: []}\n":                       "wf.yaml:2:36: checks is empty",
+		"workspace: {git: worktree, checks: [\"\"]}\n":                   "wf.yaml:2:37: a check is empty",
+		"workspace: {git: worktree, checks: [\"echo ${{ env.X }}\"]}\n":  "wf.yaml:2:37: checks do not expand ${{ }}",
+		"workspace: {git: worktree, checks: [[a]]}\n":                    "wf.yaml:2:37: checks items must be a single value",
+		"workspace: {git: worktree, checks: [a], check_timeout: soon}\n": `wf.yaml:2:56: check_timeout "soon" is not a duration above 0`,
+		"workspace: {git: worktree, checks: [a], batch: 0}\n":            "wf.yaml:2:48: batch must be a whole number above 0",
+		"workspace: {git: worktree, checks: [a], batch: 33}\n":           "wf.yaml:2:48: batch 33 is too large: at most 32",
+		"workspace: {git: worktree, batch: 2}\n":                         "wf.yaml:2:35: batch applies to the merge queue, which needs checks",
+		"workspace: {git: worktree, check_timeout: 1m}\n":                "wf.yaml:2:43: check_timeout applies to the merge queue",
+		"workspace: {git: worktree, check: [a]}\n":                       `unknown key "check" in workspace: did you mean checks?`,
 	}
 	for yml, want := range bad {
 		_, err := Parse("wf.yaml", []byte(agents+yml))
