@@ -125,7 +125,7 @@ func processCPU() time.Duration {
 func BenchmarkSearch1M(b *testing.B) {
 	db := search1M(b, os.Getenv("AGENT_WORKER_BENCH_SEARCH_DB"))
 	ctx := context.Background()
-	for _, q := range []string{"zyzzyva", "w17x", "w17x w18x", `"w17x w18x"`, "w17*"} {
+	for _, q := range []string{"zyzzyva", "w17x", "w17x w18x", `"w17x w18x"`, "w17*", "w1*", "w17x*"} {
 		b.Run(q, func(b *testing.B) {
 			lat := make([]time.Duration, 0, b.N)
 			for range b.N {
