@@ -19,7 +19,7 @@ TEST_TIMEOUT ?= 15m
 SUDO     := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .DEFAULT_GOAL := all
-.PHONY: all help build plugins run test test-e2e screenshot bench bench-go soak lint cross dist proto proto-check clean check-deps docs
+.PHONY: all help build plugins run test test-e2e test-pg e2e-deps screenshot bench bench-go soak lint cross dist proto proto-check clean check-deps docs
 
 all: build plugins ## build bin/agent-worker and every first-party plugin into plugins.d/
 
@@ -44,8 +44,14 @@ run: build plugins ## run the code-review example team on mock backends (daemon 
 	@echo "  (prints a one-time login link to the web console, valid 60 s, and opens it when there is a browser)"
 	@echo "Stop it with: AGENT_WORKER_HOME=$(RUN_HOME) ./$(BIN)/agent-worker stop --all"
 
-test: ## run all tests, end-to-end ones included (race detector on)
-	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...
+# E2E=1 also runs the end-to-end tests that need the pinned agent CLIs, the
+# TypeScript MCP SDK, chromium and PostgreSQL (installed by e2e-deps); they
+# skip, saying why, without it. CI runs the suite once, with E2E=1.
+E2E_ON  = PATH="$(E2E_BIN):$$PATH" AGENT_WORKER_E2E_CLIS=1 AGENT_WORKER_E2E_NODE_MODULES=$(E2E_CACHE)/node_modules AGENT_WORKER_E2E_BROWSER=1 AGENT_WORKER_E2E_POSTGRES=1
+E2E_ENV = $(if $(filter 1,$(E2E)),$(E2E_ON))
+
+test: ## run all tests, end-to-end ones included (race detector on); E2E=1 adds those needing the real CLIs, chromium and PostgreSQL (make e2e-deps)
+	$(E2E_ENV) $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...
 	cd examples/backend-echo && $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...
 
 # The real agent CLIs, pinned, installed from npm into a cache outside the
@@ -58,7 +64,7 @@ CODEX_VERSION       := 0.169.0
 TS_MCP_SDK_VERSION  := 1.32.2
 E2E_BIN             := $(E2E_CACHE)/node_modules/.bin
 
-test-e2e: ## install the pinned claude and codex CLIs (cache outside the repo), Debian's chromium and postgresql when absent, and run the end-to-end tests and the store's and the postgres documents provider's suites on PostgreSQL
+e2e-deps: ## install the pinned claude and codex CLIs and the MCP SDK (cache outside the repo), Debian's chromium and postgresql when absent
 	@if [ "$$($(E2E_BIN)/claude --version 2>/dev/null)" != "$(CLAUDE_CODE_VERSION) (Claude Code)" ] || \
 	    [ "$$($(E2E_BIN)/codex --version 2>/dev/null)" != "codex-cli $(CODEX_VERSION)" ] || \
 	    ! grep -qs '"version": "$(TS_MCP_SDK_VERSION)"' $(E2E_CACHE)/node_modules/@modelcontextprotocol/sdk/package.json; then \
@@ -70,9 +76,14 @@ test-e2e: ## install the pinned claude and codex CLIs (cache outside the repo), 
 		$(SUDO) apt-get update -q >/dev/null && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null; }
 	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { echo "installing Debian's postgresql for the store's PostgreSQL tests (store/pgtest)"; \
 		$(SUDO) apt-get update -q >/dev/null && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql >/dev/null; }
-	PATH="$(E2E_BIN):$$PATH" AGENT_WORKER_E2E_CLIS=1 AGENT_WORKER_E2E_NODE_MODULES=$(E2E_CACHE)/node_modules AGENT_WORKER_E2E_BROWSER=1 AGENT_WORKER_E2E_POSTGRES=1 $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) -run 'E2E' ./cmd/... ./plugins/...
+
+test-pg: ## the store's suite on PostgreSQL (make e2e-deps)
 	AGENT_WORKER_E2E_POSTGRES=1 AGENT_WORKER_TEST_STORE=postgres $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./store/...
-	AGENT_WORKER_E2E_POSTGRES=1 $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./docs-provider/postgres/... ./cmd/agent-worker-docs-postgres/... ./host/plugins/...
+
+test-e2e: e2e-deps ## the end-to-end tests with the real CLIs, chromium and PostgreSQL, the postgres documents provider's tests and the store's suite on PostgreSQL
+	$(E2E_ON) $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) -run 'E2E' ./cmd/... ./plugins/...
+	$(E2E_ON) $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./docs-provider/postgres/... ./cmd/agent-worker-docs-postgres/... ./host/plugins/...
+	$(MAKE) test-pg
 
 screenshot: ## drive the web console in chromium and save a full-page screenshot of a team to docs/console.png
 	AGENT_WORKER_E2E_BROWSER=1 AGENT_WORKER_SCREENSHOT=$(CURDIR)/docs/console.png $(GO) test -count=1 -run 'TestE2EConsoleBrowser' ./cmd/agent-worker
