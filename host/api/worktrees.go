@@ -40,3 +40,35 @@ type DiscardRequest struct {
 
 // DiscardResult is what a discard removed (worktree_discard's result).
 type DiscardResult = tools.DiscardResult
+
+// QueueState says where a merge queue entry stands (see tools.QueueState).
+type QueueState = tools.QueueState
+
+// The merge queue entry states.
+const (
+	QueueQueued   = tools.QueueQueued
+	QueueChecking = tools.QueueChecking
+	QueueLanding  = tools.QueueLanding
+	QueueLanded   = tools.QueueLanded
+	QueueFailed   = tools.QueueFailed
+	QueueRemoved  = tools.QueueRemoved
+)
+
+// QueueEntry is a branch in a merge queue, in GET /worktrees/queue (the
+// worktree_queue tool's shape) and, with its check runs, GET
+// /worktrees/queue/{id}.
+type QueueEntry = tools.QueueEntry
+
+// QueueCheck is one check command run for a batch.
+type QueueCheck = tools.QueueCheck
+
+// QueueList is the answer of GET /worktrees/queue.
+type QueueList struct {
+	Entries []QueueEntry `json:"entries"`
+}
+
+// DequeueRequest is the body of DELETE /worktrees/queue/{id}: why, for
+// the channel line.
+type DequeueRequest struct {
+	Reason string `json:"reason,omitempty"`
+}

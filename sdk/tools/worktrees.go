@@ -9,6 +9,7 @@ const (
 	WorktreeStatus    = "worktree_status"
 	WorktreeIntegrate = "worktree_integrate"
 	WorktreeDiscard   = "worktree_discard"
+	WorktreeQueue     = "worktree_queue"
 )
 
 // Worktree tool arguments.
@@ -21,6 +22,10 @@ type (
 	WorktreeIntegrateArgs struct {
 		Agent  string `json:"agent" jsonschema:"the teammate whose branch to merge"`
 		Target string `json:"target,omitempty" jsonschema:"the branch to merge into (default: the workspace's base branch)"`
+	}
+	// WorktreeQueueArgs is worktree_queue's input.
+	WorktreeQueueArgs struct {
+		All bool `json:"all,omitempty" jsonschema:"also list entries that already landed, failed or were removed (the newest 50)"`
 	}
 	// WorktreeDiscardArgs is worktree_discard's input.
 	WorktreeDiscardArgs struct {
@@ -68,6 +73,76 @@ type Worktree struct {
 	LastCommit *Commit      `json:"last_commit,omitempty"`
 	// KeptBecause says why a kept worktree was not removed.
 	KeptBecause string `json:"kept_because,omitempty"`
+	// QueueID and QueueState are the branch's entry in the merge queue,
+	// while it waits there or is being checked; "" otherwise.
+	QueueID    string     `json:"queue_id,omitempty"`
+	QueueState QueueState `json:"queue_state,omitempty"`
+}
+
+// QueueState says where a merge queue entry stands.
+type QueueState string
+
+// Merge queue entry states: queued → checking → landing → landed, or
+// failed; removed by dequeue. A daemon that restarts puts checking
+// entries back to queued and finishes landing ones.
+const (
+	QueueQueued   QueueState = "queued"
+	QueueChecking QueueState = "checking"
+	QueueLanding  QueueState = "landing"
+	QueueLanded   QueueState = "landed"
+	QueueFailed   QueueState = "failed"
+	QueueRemoved  QueueState = "removed"
+)
+
+// Pending says whether the entry is still on its way to the base.
+func (s QueueState) Pending() bool {
+	return s == QueueQueued || s == QueueChecking || s == QueueLanding
+}
+
+// QueueEntry is one branch in a merge queue, as worktree_queue (and GET
+// /worktrees/queue) shows it.
+type QueueEntry struct {
+	ID       string     `json:"id"`
+	Workflow string     `json:"workflow"`
+	Tag      string     `json:"tag"`
+	Agent    string     `json:"agent"`
+	Branch   string     `json:"branch"`
+	Base     string     `json:"base"`
+	State    QueueState `json:"state"`
+	// By is who asked for the integrate: "user" or a planner.
+	By string `json:"by"`
+	// Position counts the pending entries ahead of this one (0: next).
+	Position int `json:"position,omitempty"`
+	// Head is the branch's commit the queue last merged.
+	Head string `json:"head,omitempty"`
+	// Commit is the merge commit that landed the branch on the base.
+	Commit string `json:"commit,omitempty"`
+	// Command is the check that failed, Output the tail of its output,
+	// Reason the failure (or removal) in a sentence, Files the
+	// conflicting files.
+	Command   string    `json:"command,omitempty"`
+	Output    string    `json:"output,omitempty"`
+	Reason    string    `json:"reason,omitempty"`
+	Files     []string  `json:"files,omitempty"`
+	Attempts  int       `json:"attempts"`
+	CreatedAt time.Time `json:"created_at"`
+	StartedAt time.Time `json:"started_at,omitzero"`
+	EndedAt   time.Time `json:"ended_at,omitzero"`
+	// Checks are the check runs that included the entry (queue show).
+	Checks []QueueCheck `json:"checks,omitempty"`
+}
+
+// QueueCheck is one check command run for a batch: what was merged, how
+// it ended and its output (the last 64 KiB).
+type QueueCheck struct {
+	// Batch names the entries merged for this run, in order.
+	Batch      []string  `json:"batch"`
+	Command    string    `json:"command"`
+	ExitCode   int       `json:"exit_code"`
+	TimedOut   bool      `json:"timed_out,omitempty"`
+	DurationMS int64     `json:"duration_ms"`
+	Output     string    `json:"output"`
+	At         time.Time `json:"at"`
 }
 
 // FileChange is one uncommitted change: git status's two-letter code
@@ -92,6 +167,11 @@ type (
 		Worktrees []Worktree `json:"worktrees"`
 		Count     int        `json:"count"`
 	}
+	// QueueResult is worktree_queue's result.
+	QueueResult struct {
+		Entries []QueueEntry `json:"entries"`
+		Count   int          `json:"count"`
+	}
 	// IntegrateResult is worktree_integrate's result.
 	IntegrateResult struct {
 		Agent  string `json:"agent"`
@@ -103,6 +183,12 @@ type (
 		Commit string `json:"commit"`
 		// Files are the paths the merge changed on the target.
 		Files []string `json:"files"`
+		// Queued is true when the workspace has checks: the branch was
+		// put in the merge queue as QueueID (Position entries ahead of
+		// it) instead of merged; the outcome comes as a channel message.
+		Queued   bool   `json:"queued,omitempty"`
+		QueueID  string `json:"queue_id,omitempty"`
+		Position int    `json:"position,omitempty"`
 	}
 	// DiscardResult is worktree_discard's result.
 	DiscardResult struct {
