@@ -46,7 +46,14 @@ func (s *Service) authorize(ctx context.Context, key store.AgentKey, by, what st
 // that has it (the user's checkout, typically) with `git merge --ff-only`,
 // which is refused while that tree has uncommitted changes to tracked
 // files. A conflict changes nothing and names the files.
+//
+// A workspace with checks queues the branch instead (see queue.go): the
+// result says Queued with the entry's id, and the outcome comes later as
+// a channel message.
 func (s *Service) Integrate(ctx context.Context, key store.AgentKey, by, target string) (tools.IntegrateResult, error) {
+	if queued, res, err := s.viaQueue(ctx, key, by, target); queued {
+		return res, err
+	}
 	res, err := s.integrate(ctx, key, by, target)
 	if err != nil || !res.Merged {
 		return res, err
@@ -57,6 +64,30 @@ func (s *Service) Integrate(ctx context.Context, key store.AgentKey, by, target 
 		s.Release(ctx, key.Scope()) // a kept worktree whose work is now merged goes
 	}
 	return res, nil
+}
+
+// viaQueue enqueues the integrate when key's workspace has checks; queued
+// is false (and nothing done) when it has none.
+func (s *Service) viaQueue(ctx context.Context, key store.AgentKey, by, target string) (queued bool, res tools.IntegrateResult, err error) {
+	wf, err := s.authorize(ctx, key, by, "integrate")
+	if err != nil {
+		return true, res, err
+	}
+	ws, err := settings(wf)
+	if err != nil {
+		return true, res, err
+	}
+	if ws == nil || len(ws.Checks) == 0 {
+		return false, res, nil
+	}
+	if target == "" {
+		target = wf.WorkspaceBase
+	}
+	if err := workflow.CheckBranchName(target); err != nil {
+		return true, res, api.Errorf(api.CodeInvalid, "target: %v", err)
+	}
+	res, err = s.enqueue(ctx, wf, key, by, target)
+	return true, res, err
 }
 
 // integrate is Integrate's git work, under the repository's lock.

@@ -28,6 +28,10 @@ type Config struct {
 	// Home is the daemon's home; worktrees live under Home/worktrees.
 	Home string
 	Log  hclog.Logger
+	// Observer, when set, hears what the merge queue does; Confine, when
+	// set, decides the sandbox of its checks.
+	Observer QueueObserver
+	Confine  Confine
 }
 
 // Service makes, reports, merges and removes the agents' worktrees.
@@ -36,6 +40,10 @@ type Service struct {
 	team *team.Service
 	root string
 	log  hclog.Logger
+	// observer and confine are Config's; wake wakes RunQueue.
+	observer QueueObserver
+	confine  Confine
+	wake     chan struct{}
 
 	// mu guards the fields that follow.
 	mu sync.Mutex
@@ -50,7 +58,8 @@ type Service struct {
 
 // New returns a Service; Run tidies up after agents that stop.
 func New(cfg Config) *Service {
-	return &Service{db: cfg.DB, team: cfg.Team, root: filepath.Join(cfg.Home, "worktrees"), log: cfg.Log, repos: map[string]*sync.Mutex{}, gitDirs: map[string]string{}}
+	return &Service{db: cfg.DB, team: cfg.Team, root: filepath.Join(cfg.Home, "worktrees"), log: cfg.Log, repos: map[string]*sync.Mutex{}, gitDirs: map[string]string{},
+		observer: cfg.Observer, confine: cfg.Confine, wake: make(chan struct{}, 1)}
 }
 
 // gitTimeout bounds the git work done under one lock (hooks included).
@@ -272,11 +281,20 @@ func (s *Service) status(ctx context.Context, wf store.Workflow, only string) ([
 		}
 		names = []string{only}
 	}
+	queued, err := s.db.ListQueue(ctx, store.QueueFilter{Scope: &scope})
+	if err != nil {
+		return nil, err
+	}
 	out := []tools.Worktree{}
 	for _, name := range names {
 		w, err := s.describe(ctx, wf, name)
 		if err != nil {
 			return nil, err
+		}
+		for _, e := range queued {
+			if e.Branch == w.Branch && w.QueueID == "" {
+				w.QueueID, w.QueueState = e.ID, e.State
+			}
 		}
 		switch {
 		case live[name] && w.Path == "" && !branches[name]:

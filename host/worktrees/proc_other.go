@@ -1,0 +1,11 @@
+//go:build !linux
+
+package worktrees
+
+import "syscall"
+
+// checkProcAttr puts a check in a process group of its own, killed whole
+// at its timeout.
+func checkProcAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true}
+}
