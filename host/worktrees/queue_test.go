@@ -154,7 +154,9 @@ func TestMergeQueueBisectsAFailingBatch(t *testing.T) {
 			t.Errorf("the failure message lacks %q:\n%s", want, failed)
 		}
 	}
-	if !slices.ContainsFunc(f.lines(t), func(l string) bool { return strings.HasPrefix(l, "@alice @lead "+a.QueueID+" landed on main as commit ") }) {
+	if !slices.ContainsFunc(f.lines(t), func(l string) bool {
+		return strings.HasPrefix(l, "@alice @lead "+a.QueueID+" landed on main as commit ")
+	}) {
 		t.Errorf("no landed message for alice:\n%s", strings.Join(f.lines(t), "\n"))
 	}
 	checkEveryCommit(t, f.repo)
