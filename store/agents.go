@@ -84,6 +84,7 @@ func scanAgent(s row) (Agent, error) {
 // timestamps set). Its workflow is created, running, if it does not exist
 // yet, so that defining an agent is enough to start using a workflow:tag.
 func (db *DB) CreateAgent(ctx context.Context, a Agent) (Agent, error) {
+	defer db.configChanged()
 	if a.Name == "" || a.Workflow == "" || a.Tag == "" {
 		return Agent{}, api.Errorf(api.CodeInvalid, "agent %q: name, workflow and tag are required", a.Key())
 	}
@@ -134,6 +135,7 @@ func insertAgent(conn querier, a Agent, config string, now int64) error {
 // the limit together. It returns the agent as stored and how many live
 // agents the spawner has now, this one included.
 func (db *DB) SpawnAgent(ctx context.Context, a Agent) (Agent, int, error) {
+	defer db.configChanged()
 	if a.State == "" {
 		a.State = api.AgentIdle
 	}
@@ -289,6 +291,7 @@ func nullable(s *string) any {
 // entries, sessions and tokens (by foreign-key cascade), so that a new agent
 // of the same name starts clean. Its runs stay as history.
 func (db *DB) DeleteAgent(ctx context.Context, k AgentKey) error {
+	defer db.configChanged()
 	defer db.tokens.forget()
 	return db.write(ctx, func(conn querier) error {
 		err := conn.execute(`DELETE FROM agents WHERE workflow = ? AND tag = ? AND name = ?`,
@@ -373,6 +376,7 @@ func (db *DB) InboxDepths(ctx context.Context) (map[AgentKey]int, error) {
 // SetAgentSchedule replaces an agent's schedule and wake-up prompt (both
 // empty clears them).
 func (db *DB) SetAgentSchedule(ctx context.Context, k AgentKey, schedule, prompt string) error {
+	defer db.configChanged()
 	return db.write(ctx, func(conn querier) error {
 		err := conn.execute(`UPDATE agents SET schedule = ?, wakeup_prompt = ?, updated_at = ?
 			WHERE workflow = ? AND tag = ? AND name = ?`,
@@ -412,6 +416,7 @@ func (db *DB) LastActivity(ctx context.Context, k AgentKey) (time.Time, error) {
 // schedule, config) and state, keeping its inbox and history: how an edited
 // workflow changes an agent from its next run.
 func (db *DB) UpdateAgent(ctx context.Context, a Agent) error {
+	defer db.configChanged()
 	config, err := json.Marshal(a.Config)
 	if err != nil {
 		return api.Errorf(api.CodeInvalid, "agent %q: %v", a.Key(), err)

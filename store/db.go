@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -59,9 +60,13 @@ type DB struct {
 	// time; reads go straight to the engine's pool.
 	w *writer
 	// tokens remembers verified agent tokens (LookupToken).
-	tokens  tokenCache
-	health  health
-	observe func(time.Duration) // Options.ObserveWrite, never nil
+	tokens genCache[string, Token] // by token hash
+	// teams remembers Members, configGen counts the writes that change
+	// them or an agent's definition (configChanged).
+	teams     genCache[Scope, Members]
+	configGen atomic.Uint64
+	health    health
+	observe   func(time.Duration) // Options.ObserveWrite, never nil
 
 	closeOnce sync.Once
 	closeErr  error

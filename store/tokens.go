@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
-	"sync"
 	"time"
 
 	"github.com/agent-worker/agent-worker/host/api"
@@ -72,7 +71,7 @@ func (db *DB) CreateToken(ctx context.Context, k AgentKey, runID string) (string
 //
 // A token found once is remembered, so that the MCP hot path does not read
 // the database on every request; every write that can end a token forgets
-// them all before it returns (see tokenCache). In a cluster nothing is
+// them all before it returns (see genCache). In a cluster nothing is
 // remembered: another member may end a token, and this one would not
 // hear of it.
 func (db *DB) LookupToken(ctx context.Context, token string) (Token, error) {
@@ -102,51 +101,6 @@ func (db *DB) LookupToken(ctx context.Context, token string) (Token, error) {
 		db.tokens.put(hash, tok, gen)
 	}
 	return tok, err
-}
-
-// maxCachedTokens bounds the token cache; past it the cache starts over.
-const maxCachedTokens = 4096
-
-// tokenCache remembers tokens found live. It is a copy of the database
-// that may only lag in one direction: a token is cached only when no token
-// died between the read that found it and the caching (gen), and every
-// write that ends tokens calls forget after it commits, so a token revoked
-// by a call that has returned is never accepted again.
-type tokenCache struct {
-	// mu guards the fields that follow.
-	mu  sync.Mutex
-	gen uint64
-	m   map[string]Token // by token hash
-}
-
-// get returns the cached token of hash, or the generation a caller must
-// quote when it caches what it reads instead.
-func (c *tokenCache) get(hash string) (Token, uint64, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	tok, ok := c.m[hash]
-	return tok, c.gen, ok
-}
-
-// put caches tok unless tokens died since generation gen was read.
-func (c *tokenCache) put(hash string, tok Token, gen uint64) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if gen != c.gen {
-		return
-	}
-	if c.m == nil || len(c.m) >= maxCachedTokens {
-		c.m = make(map[string]Token)
-	}
-	c.m[hash] = tok
-}
-
-// forget drops every cached token: some may have died.
-func (c *tokenCache) forget() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.gen++
-	clear(c.m)
 }
 
 // RevokeToken ends one token, as when its run is over. Revoking it again is

@@ -84,6 +84,7 @@ func workflowID(name, tag string) string { return name + ":" + tag }
 // existing one is a api.CodeConflict, because starting a workflow twice under
 // the same tag is a user mistake.
 func (db *DB) CreateWorkflow(ctx context.Context, w Workflow) (Workflow, error) {
+	defer db.configChanged()
 	if w.Name == "" || w.Tag == "" {
 		return Workflow{}, api.Errorf(api.CodeInvalid, "workflow %q: name and tag are required", workflowID(w.Name, w.Tag))
 	}
@@ -188,6 +189,7 @@ func (db *DB) SetWorkflowError(ctx context.Context, name, tag, errMsg string) er
 // agents, channel, inboxes, proposals, resources and runs. global:main is
 // refused: standalone agents need it to exist.
 func (db *DB) DeleteWorkflow(ctx context.Context, name, tag string) error {
+	defer db.configChanged()
 	if name == "global" && tag == "main" {
 		return api.Errorf(api.CodeInvalid, "the global workflow cannot be deleted")
 	}
@@ -210,6 +212,7 @@ func (db *DB) DeleteWorkflow(ctx context.Context, name, tag string) error {
 // (StartedAt set), or applying an edit of its file (StartedAt zero keeps
 // the stored start).
 func (db *DB) SaveWorkflow(ctx context.Context, w Workflow) (Workflow, error) {
+	defer db.configChanged()
 	if w.Name == "" || w.Tag == "" {
 		return Workflow{}, api.Errorf(api.CodeInvalid, "workflow %q: name and tag are required", workflowID(w.Name, w.Tag))
 	}

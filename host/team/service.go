@@ -121,10 +121,11 @@ func (s *Service) Send(ctx context.Context, r SendRequest) (store.Message, error
 // run's settle transaction (store.SettleRun) and then calls Announce, so a
 // run's reply gets exactly the treatment of any other message.
 func (s *Service) Compose(ctx context.Context, r SendRequest) (store.NewMessage, error) {
-	wf, members, err := s.db.Team(ctx, r.Scope)
+	team, err := s.db.Members(ctx, r.Scope)
 	if err != nil {
 		return store.NewMessage{}, err
 	}
+	members := team.Names
 	if err := checkSender(r.From, members, r.Scope); err != nil {
 		return store.NewMessage{}, err
 	}
@@ -156,8 +157,8 @@ func (s *Service) Compose(ctx context.Context, r SendRequest) (store.NewMessage,
 		Content: r.Content, Kind: r.Kind, To: r.To, Recipients: recipients, KeepStreak: r.ByAgent,
 	}
 	long := s.long
-	if wf.LongMessageChars > 0 {
-		long = wf.LongMessageChars
+	if team.LongMessageChars > 0 {
+		long = team.LongMessageChars
 	}
 	if n > long {
 		id := store.NewResourceID()
