@@ -294,7 +294,9 @@ func (h *Host) buildParts(ctx context.Context) error {
 		h.docs.UseStore(h.cfg.Store)
 	}
 	h.team = team.New(team.Config{DB: h.db, Docs: h.docs.Resolve, Logger: h.log.Named("team"), Notify: h.notify})
-	h.worktrees = worktrees.New(worktrees.Config{DB: h.db, Team: h.team, Home: h.cfg.Home, Log: h.log.Named("worktrees")})
+	box := h.newSandbox()
+	h.worktrees = worktrees.New(worktrees.Config{DB: h.db, Team: h.team, Home: h.cfg.Home, Log: h.log.Named("worktrees"),
+		Observer: h.metrics.MergeQueue(h.db.QueueLengths), Confine: box.Check}) // the merge queue's checks are confined like runs
 	h.mcp = mcpserver.New(h.team, h.db, h.metrics.ToolCalled, h.log.Named("mcp"))
 	h.mcp.Worktrees = h.worktrees
 	h.cfg.Supervisor.Observer, h.cfg.Scheduler.Observer = h.metrics, h.metrics
@@ -303,7 +305,7 @@ func (h *Host) buildParts(ctx context.Context) error {
 	h.cfg.Supervisor.Lifetime, h.cfg.Scheduler.Lifetime = h.life, h.life
 	h.cfg.Supervisor.Context = h.mcp         // a run's request carries what its tools would show first
 	h.cfg.Supervisor.Worktrees = h.worktrees // an agent of a git workspace runs in its worktree
-	h.cfg.Supervisor.Sandbox = h.newSandbox()
+	h.cfg.Supervisor.Sandbox = box
 	h.cgroups = plugins.NewCgroups(h.cfg.NoCgroups, h.log.Named("cgroups"))
 	h.cfg.Supervisor.Cgroups = h.cgroups
 	h.sup = plugins.NewSupervisor(h.db, h.catalog, h.cfg.Home, h.cfg.RuntimeDir, func() string { return h.Info().URL() + "/mcp" }, h.cfg.Supervisor, h.log.Named("supervisor"))
@@ -498,6 +500,7 @@ func (h *Host) Run(ctx context.Context) error {
 	wg.Go(func() { h.notify.Run(bg) })    // sends the outbox, what the previous daemon left first
 	wg.Go(func() { h.wfs.WatchIdle(bg) }) // the idle notifications
 	wg.Go(func() { h.worktrees.Run(bg) })
+	wg.Go(func() { h.worktrees.RunQueue(bg) }) // the merge queue, what the previous daemon left first
 	wg.Go(func() {
 		if err := h.catalog.Watch(bg); err != nil {
 			h.log.Error("plugin watcher stopped", "error", err)

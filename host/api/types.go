@@ -112,7 +112,8 @@ type Member struct {
 // Progress says whether a workflow's team has finished its work and what it
 // cost: `agent-worker run` returns when Idle.
 type Progress struct {
-	// Idle: no agent running or with unread work, no active proposal.
+	// Idle: no agent running or with unread work, no active proposal,
+	// no merge queue entry on its way.
 	Idle         bool     `json:"idle"`
 	Failed       []string `json:"failed_agents,omitempty"`
 	Runs         int      `json:"runs"`

@@ -725,6 +725,11 @@ func (ws *Manager) Progress(ctx context.Context, wf store.Workflow) (*api.Progre
 	} else if n > 0 {
 		p.Idle = false
 	}
+	if n, err := ws.db.PendingQueueCount(ctx, scope); err != nil {
+		return nil, err
+	} else if n > 0 {
+		p.Idle = false // the merge queue's outcome is still to come
+	}
 	st, err := ws.db.Stats(ctx, scope, wf.StartedAt)
 	if err != nil {
 		return nil, err
