@@ -374,6 +374,7 @@ agents:
         - {tool: agent_stop, args: {name: helper}}
         - {tool: worktree_discard, args: {agent: bob, reason: "not needed", force: true}}
         - {tool: worktree_integrate, args: {agent: alice}}
+        - {tool: worktree_queue}
         - {tool: team_search, args: {query: "notes"}}
         - {tool: ask_user, args: {question: "may lead try every tool?", options: ["yes", "no"]}}
         - {tool: channel_send, args: {message: "lead tried every tool"}}

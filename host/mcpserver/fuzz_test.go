@@ -55,7 +55,7 @@ func FuzzDecodeArgs(f *testing.F) {
 		argTypeOf[tools.ResourceArgs](f), argTypeOf[tools.SpawnArgs](f), argTypeOf[tools.StopArgs](f), argTypeOf[tools.ResourceReadArgs](f),
 		argTypeOf[tools.TaskCreateArgs](f), argTypeOf[tools.TaskListArgs](f), argTypeOf[tools.TaskClaimArgs](f), argTypeOf[tools.TaskProgressArgs](f),
 		argTypeOf[tools.TaskCompleteArgs](f), argTypeOf[tools.TaskFailArgs](f), argTypeOf[tools.TaskRefArgs](f),
-		argTypeOf[tools.WorktreeStatusArgs](f), argTypeOf[tools.WorktreeIntegrateArgs](f), argTypeOf[tools.WorktreeDiscardArgs](f),
+		argTypeOf[tools.WorktreeStatusArgs](f), argTypeOf[tools.WorktreeIntegrateArgs](f), argTypeOf[tools.WorktreeDiscardArgs](f), argTypeOf[tools.WorktreeQueueArgs](f),
 	}
 	for _, s := range []struct {
 		tool byte

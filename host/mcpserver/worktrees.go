@@ -19,6 +19,7 @@ type Worktrees interface {
 	Status(ctx context.Context, scope store.Scope, agent string) ([]tools.Worktree, error)
 	Integrate(ctx context.Context, key store.AgentKey, by, target string) (tools.IntegrateResult, error)
 	Discard(ctx context.Context, key store.AgentKey, by, reason string, force bool) (tools.DiscardResult, error)
+	Queue(ctx context.Context, scope *store.Scope, all bool) ([]tools.QueueEntry, error)
 }
 
 // addWorktreeTools registers worktree_status, worktree_integrate and
@@ -48,7 +49,7 @@ func (s *Server) addWorktreeTools(srv *mcp.Server, me store.AgentKey) {
 		})
 
 	tool(s, srv, me, tools.WorktreeIntegrate,
-		"Merge a teammate's branch into the base branch (or target) with a merge commit. A conflict changes nothing and lists the files. Only agents with can_spawn may.",
+		"Merge a teammate's branch into the base branch (or target) with a merge commit. A conflict changes nothing and lists the files. When the workspace has checks, the branch goes into the merge queue instead: you get the entry's id at once, and a channel message mentioning you and the branch's agent says later whether it landed (with the commit) or failed (with the failing check's output). Only agents with can_spawn may.",
 		func(ctx context.Context, in tools.WorktreeIntegrateArgs) (tools.IntegrateResult, string, error) {
 			if s.Worktrees == nil {
 				return tools.IntegrateResult{}, "", noWorktrees()
@@ -57,10 +58,33 @@ func (s *Server) addWorktreeTools(srv *mcp.Server, me store.AgentKey) {
 			if err != nil {
 				return tools.IntegrateResult{}, "", err
 			}
+			if res.Queued {
+				return res, fmt.Sprintf("queued %s for %s as %s (%d ahead of it): it lands when the checks pass; the outcome comes as a channel message", res.Branch, res.Target, res.QueueID, res.Position), nil
+			}
 			if !res.Merged {
 				return res, fmt.Sprintf("%s already has every commit of %s: nothing to merge", res.Target, res.Branch), nil
 			}
 			return res, fmt.Sprintf("merged %s into %s: commit %s, %d file(s) changed", res.Branch, res.Target, res.Commit, len(res.Files)), nil
+		})
+
+	tool(s, srv, me, tools.WorktreeQueue,
+		"Show your team's merge queue (when the workspace has checks, worktree_integrate queues branches here): each entry's id, branch, state (queued, checking, landing; with all, also landed, failed, removed) and, for a failure, the check that failed and why.",
+		func(ctx context.Context, in tools.WorktreeQueueArgs) (tools.QueueResult, string, error) {
+			if s.Worktrees == nil {
+				return tools.QueueResult{}, "", noWorktrees()
+			}
+			es, err := s.Worktrees.Queue(ctx, &scope, in.All)
+			if err != nil {
+				return tools.QueueResult{}, "", err
+			}
+			if len(es) == 0 {
+				return tools.QueueResult{Entries: es}, "the merge queue is empty", nil
+			}
+			lines := make([]string, len(es))
+			for i, e := range es {
+				lines[i] = QueueLine(e)
+			}
+			return tools.QueueResult{Entries: es, Count: len(es)}, strings.Join(lines, "\n"), nil
 		})
 
 	tool(s, srv, me, tools.WorktreeDiscard,
@@ -92,6 +116,20 @@ func worktreeLine(w tools.Worktree) string {
 	}
 	if w.KeptBecause != "" {
 		line += "; kept: " + w.KeptBecause
+	}
+	return line
+}
+
+// QueueLine is one merge queue entry as a line of text.
+func QueueLine(e tools.QueueEntry) string {
+	line := fmt.Sprintf("%s %s: %s's branch %s into %s (asked by %s)", e.ID, e.State, e.Agent, e.Branch, e.Base, e.By)
+	switch {
+	case e.State == tools.QueueQueued:
+		line += fmt.Sprintf(", %d ahead", e.Position)
+	case e.State == tools.QueueLanded:
+		line += fmt.Sprintf(", commit %.12s", e.Commit)
+	case e.Reason != "":
+		line += ": " + e.Reason
 	}
 	return line
 }

@@ -237,7 +237,7 @@ func TestDaemonServesTheDaemonsTools(t *testing.T) {
 	want := []string{"agent_spawn", "agent_stop", "channel_read", "channel_send", "my_inbox", "my_inbox_ack", "my_status_set", "resource_create", "resource_read",
 		"team_doc_append", "team_doc_create", "team_doc_list", "team_doc_read", "team_doc_write", "team_members",
 		"team_proposal_cancel", "team_proposal_create", "team_proposal_status", "team_vote",
-		"worktree_discard", "worktree_integrate", "worktree_status",
+		"worktree_discard", "worktree_integrate", "worktree_status", "worktree_queue",
 		"task_create", "task_list", "task_claim", "task_progress", "task_complete", "task_fail", "task_release", "ask_user", "approval_wait", "team_search"}
 	if diff := cmp.Diff(want, got, cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
 		t.Errorf("tools (-want +got):\n%s", diff)

@@ -25,4 +25,7 @@ func (d *Daemon) addWorktreeTools(srv *mcp.Server, _ string) {
 	tool(d, srv, tools.WorktreeDiscard, func(tools.WorktreeDiscardArgs) (tools.DiscardResult, string, error) {
 		return tools.DiscardResult{}, "", errNoWorktrees
 	})
+	tool(d, srv, tools.WorktreeQueue, func(tools.WorktreeQueueArgs) (tools.QueueResult, string, error) {
+		return tools.QueueResult{}, "", errNoWorktrees
+	})
 }

@@ -43,7 +43,7 @@ const (
 var Names = []string{ChannelSend, ChannelRead, MyInbox, MyInboxAck, MyStatusSet, TeamMembers, TeamDocRead, TeamDocWrite,
 	TeamDocAppend, TeamDocCreate, TeamDocList, TeamProposalCreate, TeamVote, TeamProposalStatus, TeamProposalCancel,
 	ResourceCreate, ResourceRead, AgentSpawn, AgentStop,
-	WorktreeStatus, WorktreeIntegrate, WorktreeDiscard,
+	WorktreeStatus, WorktreeIntegrate, WorktreeDiscard, WorktreeQueue,
 	TaskCreate, TaskList, TaskClaim, TaskProgress, TaskComplete, TaskFail, TaskRelease,
 	AskUser, ApprovalWait, TeamSearch}
 
