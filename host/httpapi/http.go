@@ -84,6 +84,9 @@ func (h *Server) routes(log hclog.Logger) http.Handler {
 	handle("GET /worktrees", h.handleWorktrees)
 	handle("POST /worktrees/{agent}/integrate", h.handleIntegrate)
 	handle("POST /worktrees/{agent}/discard", h.handleDiscard)
+	handle("GET /worktrees/queue", h.handleQueue)
+	handle("GET /worktrees/queue/{id}", h.handleQueueEntry)
+	handle("DELETE /worktrees/queue/{id}", h.handleDequeue)
 	mux.Handle("GET /metrics", h.metrics)
 	// Profiles of the running daemon (go tool pprof), behind the token like
 	// everything else: a profile shows what the daemon is doing.

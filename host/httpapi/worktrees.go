@@ -19,6 +19,12 @@ type Worktrees interface {
 	Status(ctx context.Context, scope store.Scope, agent string) ([]api.Worktree, error)
 	Integrate(ctx context.Context, key store.AgentKey, by, target string) (api.IntegrateResult, error)
 	Discard(ctx context.Context, key store.AgentKey, by, reason string, force bool) (api.DiscardResult, error)
+	// Queue lists the merge queue (of scope, every workflow's when nil),
+	// QueueEntry shows one entry with its check logs, Dequeue takes one
+	// out.
+	Queue(ctx context.Context, scope *store.Scope, all bool) ([]api.QueueEntry, error)
+	QueueEntry(ctx context.Context, id string) (api.QueueEntry, error)
+	Dequeue(ctx context.Context, id, by, reason string) (api.QueueEntry, error)
 }
 
 // handleWorktrees is GET /worktrees[?target=@wf[:tag] | agent@wf[:tag]].
@@ -76,5 +82,48 @@ func (h *Server) handleDiscard(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	writeJSON(w, http.StatusOK, res)
+	return nil
+}
+
+// handleQueue is GET /worktrees/queue[?target=@wf[:tag]][&all=true].
+func (h *Server) handleQueue(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	var scope *store.Scope
+	if target := q.Get("target"); target != "" {
+		t, err := api.ParseTarget(target)
+		if err != nil {
+			return err
+		}
+		if t.Agent != "" {
+			return api.Errorf(api.CodeInvalid, "the merge queue belongs to a workflow: name it as @%s, not %s", t.Workflow, target)
+		}
+		s := scopeOf(t)
+		scope = &s
+	}
+	list, err := h.worktrees.Queue(r.Context(), scope, q.Get("all") == "true" || q.Get("all") == "1")
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, api.QueueList{Entries: list})
+	return nil
+}
+
+// handleQueueEntry is GET /worktrees/queue/{id}.
+func (h *Server) handleQueueEntry(w http.ResponseWriter, r *http.Request) error {
+	e, err := h.worktrees.QueueEntry(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, e)
+	return nil
+}
+
+// handleDequeue is DELETE /worktrees/queue/{id}[?reason=R], as the user.
+func (h *Server) handleDequeue(w http.ResponseWriter, r *http.Request) error {
+	e, err := h.worktrees.Dequeue(r.Context(), r.PathValue("id"), team.SenderUser, r.URL.Query().Get("reason"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, e)
 	return nil
 }
