@@ -17,21 +17,27 @@ import (
 func worktreeCmd(e *env) *ffcli.Command {
 	return &ffcli.Command{
 		Name:       "worktree",
-		ShortUsage: "agent-worker worktree list [@wf[:tag] | agent] | integrate <agent> [--into BRANCH] | discard <agent> --reason R [--force]",
+		ShortUsage: "agent-worker worktree list [@wf[:tag] | agent] | integrate <agent> [--into BRANCH] | discard <agent> --reason R [--force] | queue [@wf[:tag]] | queue show <id> | dequeue <id>",
 		ShortHelp:  "see, merge and throw away the agents' git worktrees (workflows with workspace: {git: worktree})",
 		LongHelp: `A workflow with workspace: {git: worktree, base: main} gives each agent a git
 worktree of its own, on branch aw/<workflow>/<tag>/<agent>, under
 $AGENT_WORKER_HOME/worktrees/. integrate merges an agent's branch into the base
 (or --into BRANCH) with a merge commit; discard throws the worktree and the
 branch away. When an agent or its workflow stops, its worktree is removed,
-unless it holds work not merged into the base: that is kept and listed here.`,
+unless it holds work not merged into the base: that is kept and listed here.
+
+With workspace: {checks: [...]} integrate puts the branch in the merge queue
+instead: the queue merges a batch of branches onto the base in a scratch
+worktree, runs the checks there, and moves the base only when they pass (a
+failing batch is bisected to find the branch that breaks it). queue lists it,
+queue show <id> shows an entry with its check logs, dequeue takes one out.`,
 		FlagSet: flag.NewFlagSet("worktree", flag.ContinueOnError),
 		Options: []ff.Option{ff.WithEnvVarPrefix(envPrefix)},
 		Subcommands: []*ffcli.Command{
-			worktreeListCmd(e), worktreeIntegrateCmd(e), worktreeDiscardCmd(e),
+			worktreeListCmd(e), worktreeIntegrateCmd(e), worktreeDiscardCmd(e), worktreeQueueCmd(e), worktreeDequeueCmd(e),
 		},
 		Exec: func(context.Context, []string) error {
-			return usagef("usage: agent-worker worktree list|integrate|discard (see agent-worker worktree --help)")
+			return usagef("usage: agent-worker worktree list|integrate|discard|queue|dequeue (see agent-worker worktree --help)")
 		},
 	}
 }
@@ -74,14 +80,18 @@ func (e *env) printWorktrees(ws []api.Worktree) error {
 		return nil
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "AGENT\tSTATE\tBRANCH\tAHEAD/BEHIND\tCHANGES\tLAST COMMIT\tPATH")
+	fmt.Fprintln(tw, "AGENT\tSTATE\tBRANCH\tAHEAD/BEHIND\tCHANGES\tQUEUE\tLAST COMMIT\tPATH")
 	for _, w := range ws {
 		last := "-"
 		if c := w.LastCommit; c != nil {
 			last = fmt.Sprintf("%.12s %s", c.SHA, c.Subject)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d %s\t%d\t%s\t%s\n", worktreeAgent(w), w.State, w.Branch, w.Ahead, w.Behind, w.Base,
-			len(w.Changed), last, orDash(w.Path))
+		queue := "-"
+		if w.QueueID != "" {
+			queue = fmt.Sprintf("%s %s", w.QueueID, w.QueueState)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d %s\t%d\t%s\t%s\t%s\n", worktreeAgent(w), w.State, w.Branch, w.Ahead, w.Behind, w.Base,
+			len(w.Changed), queue, last, orDash(w.Path))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -120,6 +130,11 @@ func worktreeIntegrateCmd(e *env) *ffcli.Command {
 			}
 			if e.json {
 				return e.printJSON(res)
+			}
+			if res.Queued {
+				e.printf("queued %s for %s as %s (%d ahead of it): it lands when the checks pass; `agent-worker worktree queue` follows it\n",
+					res.Branch, res.Target, res.QueueID, res.Position)
+				return nil
 			}
 			if !res.Merged {
 				e.printf("%s already has every commit of %s: nothing to merge\n", res.Target, res.Branch)
