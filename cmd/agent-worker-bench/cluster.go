@@ -203,7 +203,7 @@ func measureColumn(ctx context.Context, cfg config, t *clusterTable, col int, st
 	}
 	t.set(rowAcross, col, fmt.Sprintf("p50 %s ms, p99 %s ms", ms(p50), ms(p99)))
 
-	l, err := spreadSend(ctx, cfg, daemons)
+	l, err := spreadSend(ctx, cfg, daemons, col)
 	if err != nil {
 		return fmt.Errorf("channel_send: %w", err)
 	}
@@ -374,8 +374,10 @@ func teamRuns(ctx context.Context, clients []*api.Client, agents, rounds int) (r
 
 // spreadSend is the channel_send load of the main table with its 8 outside
 // agents' clients spread over the daemons: client i calls the MCP endpoint
-// of daemon i mod len(daemons), with a token minted there.
-func spreadSend(ctx context.Context, cfg config, daemons []*daemon) (load, error) {
+// of daemon i mod len(daemons), with a token minted there. With
+// -cpuprofile, each daemon's CPU profile under the load is saved beside
+// that file as <file>.cluster<col>-<daemon>.
+func spreadSend(ctx context.Context, cfg config, daemons []*daemon, col int) (load, error) {
 	const clients = 8
 	if _, _, err := externalAgents(ctx, daemons[0].client, "bench", "s", clients); err != nil {
 		return load{}, err
@@ -394,7 +396,19 @@ func spreadSend(ctx context.Context, cfg config, daemons []*daemon) (load, error
 	for i, d := range daemons {
 		pids[i] = d.pid()
 	}
-	return goLoadSpread(ctx, urls, tokens, cfg.calls, "channel_send", pids, func(i int) map[string]any { return args[i] })
+	stops := make([]func(), len(daemons))
+	for i, d := range daemons {
+		file := ""
+		if cfg.cpuprofile != "" {
+			file = fmt.Sprintf("%s.cluster%d-%d", cfg.cpuprofile, col, i+1)
+		}
+		stops[i] = d.profile(ctx, file)
+	}
+	l, err := goLoadSpread(ctx, urls, tokens, cfg.calls, "channel_send", pids, func(i int) map[string]any { return args[i] })
+	for _, stop := range stops {
+		stop()
+	}
+	return l, err
 }
 
 // serverVersion is the PostgreSQL server's version, for the table's

@@ -1,0 +1,216 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/agent-worker/agent-worker/host/team"
+	"github.com/agent-worker/agent-worker/store"
+	"github.com/agent-worker/agent-worker/store/pgtest"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// member is one side of a relay test: a store of its own on the shared
+// database, a bus, and the relay between them, running until the test
+// ends.
+type member struct {
+	db  *store.DB
+	bus *team.Bus
+	r   *relay
+	// start starts the relay's sending half (its listening half runs at
+	// once): events published before are sent as one batch.
+	start func()
+}
+
+func newMember(t *testing.T, dsn, id string) *member {
+	t.Helper()
+	db, err := store.Open(t.Context(), dsn, store.Options{Daemon: id, PoolSize: 4})
+	if err != nil {
+		t.Fatalf("open store: %v", err)
+	}
+	m := &member{db: db, bus: &team.Bus{}}
+	m.r = startRelay(id, db.PostgresPool(), db, m.bus, hclog.NewNullLogger())
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{}, 2)
+	go func() { m.r.listen(ctx); done <- struct{}{} }()
+	sending := false
+	m.start = func() {
+		sending = true
+		go func() { m.r.send(ctx); done <- struct{}{} }()
+	}
+	t.Cleanup(func() {
+		cancel()
+		<-done
+		if sending {
+			<-done
+		}
+		db.Close()
+	})
+	select {
+	case <-m.r.up:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the relay did not start listening within 10 s")
+	}
+	return m
+}
+
+// marker is the event a test publishes last on the sending member: the
+// relay keeps order, so everything sent before it has arrived with it.
+var marker = team.Event{Kind: team.EventWorkflow, Agent: store.AgentKey{Workflow: "global", Tag: "main"}, State: "test-marker"}
+
+// collect gathers the events relayed to bus until the marker arrives.
+func collect(t *testing.T, bus *team.Bus) func() []team.Event {
+	sub := bus.Subscribe(4096)
+	return func() []team.Event {
+		t.Helper()
+		defer sub.Close()
+		var got []team.Event
+		deadline := time.After(10 * time.Second)
+		for {
+			select {
+			case ev := <-sub.C:
+				if ev.Kind == marker.Kind && ev.State == marker.State {
+					return got
+				}
+				got = append(got, ev)
+			case <-deadline:
+				t.Fatalf("the marker did not arrive within 10 s; got %d events", len(got))
+			}
+		}
+	}
+}
+
+// waitFor waits until cond holds, looking again at each of the
+// relay's notifications (at most every millisecond), for 10 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within 10 s", what)
+		}
+		time.Sleep(time.Millisecond) // polling a counter another goroutine moves
+	}
+}
+
+// announce publishes what team.Service.Announce publishes for each message.
+func announce(bus *team.Bus, ms []store.Message) {
+	for i := range ms {
+		bus.Publish(team.Event{Kind: team.EventMessage, Message: &ms[i]})
+		for _, r := range ms[i].Recipients {
+			bus.Publish(team.Event{Kind: team.EventWake, Agent: store.AgentKey{Name: r, Workflow: ms[i].Workflow, Tag: ms[i].Tag}})
+		}
+	}
+}
+
+// The messages of one commit reach another member in a few notifications
+// (as many as their bytes need, not one each), each exactly once, in
+// order, whole, with their wake-ups; the sender does not hear itself.
+func TestRelayBatchesTheMessagesOfOneCommit(t *testing.T) {
+	dsn := pgtest.Shared(t).NewDatabase(t)
+	a, b := newMember(t, dsn, "member-a"), newMember(t, dsn, "member-b")
+	const n = 200
+	news := make([]store.NewMessage, n)
+	for i := range news {
+		news[i] = store.NewMessage{Workflow: "global", Tag: "main", Sender: "user", Content: fmt.Sprintf("@bob message %d", i)}
+	}
+	ms, err := a.db.AppendMessages(t.Context(), news)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range ms {
+		ms[i].Recipients = []string{"bob"} // as Compose would resolve the mention
+	}
+	onB := collect(t, b.bus)
+	announce(a.bus, ms)
+	a.bus.Publish(marker)
+	a.start()
+	got := onB()
+	var seqs []int64
+	wakes := 0
+	for _, ev := range got {
+		if !ev.Remote {
+			t.Errorf("relayed event %+v is not marked Remote", ev)
+		}
+		switch ev.Kind {
+		case team.EventMessage:
+			seqs = append(seqs, ev.Message.Seq)
+			if want := ms[len(seqs)-1]; ev.Message.Content != want.Content || ev.Message.ID != want.ID || !ev.Message.CreatedAt.Equal(want.CreatedAt) {
+				t.Errorf("message %d arrived as %+v, want %+v", len(seqs), *ev.Message, want)
+			}
+		case team.EventWake:
+			wakes++
+		}
+	}
+	want := make([]int64, n)
+	for i := range ms {
+		want[i] = ms[i].Seq
+	}
+	if diff := cmp.Diff(want, seqs); diff != "" {
+		t.Errorf("messages on the other member (-sent +relayed):\n%s", diff)
+	}
+	if wakes != n {
+		t.Errorf("%d wake-ups relayed, want %d", wakes, n)
+	}
+	sent := a.r.sent.Load()
+	t.Logf("%d events in %d notifications", 2*n, sent)
+	if sent > n/20 {
+		t.Errorf("%d events went out in %d notifications: not batched", 2*n, sent)
+	}
+	if got := b.r.received.Load(); got != sent {
+		t.Errorf("the other member received %d notifications, %d were sent", got, sent)
+	}
+	if b.r.reread.Load() != 0 {
+		t.Errorf("the other member read %d messages back; they all travelled whole", b.r.reread.Load())
+	}
+	waitFor(t, "the sender hears its own notifications", func() bool { return a.r.own.Load() == sent })
+	if n := a.r.received.Load() + a.r.published.Load(); n != 0 {
+		t.Errorf("the sender took %d of its own notifications or events for another member's", n)
+	}
+}
+
+// A message too long for a notification travels as its seq and is read
+// back from the store, once for all such messages of a batch; the short
+// ones around it still travel whole, and the order holds.
+func TestRelayReadsBackOnlyWhatDoesNotFit(t *testing.T) {
+	dsn := pgtest.Shared(t).NewDatabase(t)
+	a, b := newMember(t, dsn, "member-a"), newMember(t, dsn, "member-b")
+	long := strings.Repeat("x", 2*maxPayload)
+	news := []store.NewMessage{
+		{Workflow: "global", Tag: "main", Sender: "user", Content: "short 1"},
+		{Workflow: "global", Tag: "main", Sender: "user", Content: "long 1 " + long},
+		{Workflow: "global", Tag: "main", Sender: "user", Content: "short 2"},
+		{Workflow: "global", Tag: "main", Sender: "user", Content: "long 2 " + long},
+	}
+	ms, err := a.db.AppendMessages(t.Context(), news)
+	if err != nil {
+		t.Fatal(err)
+	}
+	onB := collect(t, b.bus)
+	announce(a.bus, ms)
+	a.bus.Publish(marker)
+	a.start()
+	var got []string
+	for _, ev := range onB() {
+		if ev.Kind == team.EventMessage {
+			got = append(got, ev.Message.Content)
+		}
+	}
+	want := []string{"short 1", "long 1 " + long, "short 2", "long 2 " + long}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("messages on the other member (-sent +relayed):\n%s", diff)
+	}
+	if n := b.r.reread.Load(); n != 2 {
+		t.Errorf("%d messages read back, want the 2 long ones", n)
+	}
+	if n := a.r.sent.Load(); n != 1 {
+		t.Errorf("%d notifications for one batch of 4 messages (2 as seqs), want 1", n)
+	}
+}
