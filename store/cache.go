@@ -64,10 +64,11 @@ type Members struct {
 // Members returns the team of scope, NotFound when its workflow does not
 // exist. The channel's write path asks on every message, so the answer is
 // kept in memory until a write changes a team (configChanged); in a
-// cluster it is read every time.
+// cluster, only while this member hears the others' changes
+// (HearConfigChanges), else it is read every time.
 func (db *DB) Members(ctx context.Context, scope Scope) (Members, error) {
 	m, gen, ok := db.teams.get(scope)
-	if ok && !db.Cluster() {
+	if ok && db.configKept() {
 		return m, nil
 	}
 	w, names, err := db.Team(ctx, scope)
@@ -75,7 +76,7 @@ func (db *DB) Members(ctx context.Context, scope Scope) (Members, error) {
 		return Members{}, err
 	}
 	m = Members{Names: names, LongMessageChars: w.LongMessageChars}
-	if !db.Cluster() {
+	if db.configKept() {
 		db.teams.put(scope, m, gen)
 	}
 	return m, nil
@@ -84,9 +85,10 @@ func (db *DB) Members(ctx context.Context, scope Scope) (Members, error) {
 // ConfigGeneration counts the committed writes that add, remove or
 // redefine agents or workflows (backend, schedule, config). A caller may
 // keep what it read of an agent's definition while the count is the same;
-// ok is false in a cluster, where another member's writes do not count.
+// ok is false in a cluster while this member does not hear the others'
+// changes (HearConfigChanges).
 func (db *DB) ConfigGeneration() (gen uint64, ok bool) {
-	return db.configGen.Load(), !db.Cluster()
+	return db.configGen.Load(), db.configKept()
 }
 
 // configChanged is called after every write that adds, removes or

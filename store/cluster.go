@@ -19,6 +19,33 @@ func (db *DB) dialectOf() dialect {
 	return dialectSQLite
 }
 
+// HearConfigChanges tells the store whether, from now on, this cluster
+// member hears every change to agents and workflows that commits, made
+// by any member (host/cluster's relay listens to the notifications the
+// PostgreSQL triggers of migration 0009 send, and calls
+// ConfigChangedElsewhere for each). Only while it does may the store keep
+// teams and let callers keep agents' definitions (ConfigGeneration), as a
+// single daemon always may. Either way what was kept is forgotten: a
+// change may have gone unheard before.
+func (db *DB) HearConfigChanges(on bool) {
+	if on {
+		db.configChanged()
+		db.configHeard.Store(true)
+		return
+	}
+	db.configHeard.Store(false)
+	db.configChanged()
+}
+
+// ConfigChangedElsewhere forgets the teams and moves ConfigGeneration
+// after a change to agents or workflows another member committed.
+func (db *DB) ConfigChangedElsewhere() { db.configChanged() }
+
+// configKept reports whether what was read of agents and workflows may be
+// kept: always on the embedded file, in a cluster while this member hears
+// the others' changes.
+func (db *DB) configKept() bool { return !db.Cluster() || db.configHeard.Load() }
+
 // clusterDaemon is the daemon id that scopes "this daemon's own" rows in a
 // cluster, and "" (everything) on the embedded file.
 func (db *DB) clusterDaemon() string {

@@ -65,8 +65,12 @@ type DB struct {
 	// them or an agent's definition (configChanged).
 	teams     genCache[Scope, Members]
 	configGen atomic.Uint64
-	health    health
-	observe   func(time.Duration) // Options.ObserveWrite, never nil
+	// configHeard: in a cluster, this member hears every other member's
+	// change of agents and workflows (HearConfigChanges), so it may keep
+	// teams too.
+	configHeard atomic.Bool
+	health      health
+	observe     func(time.Duration) // Options.ObserveWrite, never nil
 
 	closeOnce sync.Once
 	closeErr  error

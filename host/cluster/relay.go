@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -22,6 +23,11 @@ const channel = "agent_worker_events"
 // maxPayload keeps a notification under PostgreSQL's 8000-byte limit.
 const maxPayload = 7900
 
+// keepalive is how long the listening connection may stay silent before
+// the relay proves it alive: a connection that died without a word would
+// otherwise leave the member keeping teams no one tells it have changed.
+const keepalive = 5 * time.Second
+
 // maxBatch bounds the events the relay takes off the bus before it
 // notifies, so that one notification's wait does not grow without end.
 const maxBatch = 512
@@ -33,6 +39,9 @@ const maxBatch = 512
 type notification struct {
 	From   string      `json:"f"`
 	Events []wireEvent `json:"e"`
+	// Config comes alone, from the store's triggers (PostgreSQL migration
+	// 0009): agents or workflows changed, on whichever member.
+	Config bool `json:"c,omitempty"`
 }
 
 // wireEvent is a team event as it crosses to the other members. A message
@@ -103,6 +112,8 @@ type relay struct {
 	// every notification.
 	up     chan struct{}
 	upOnce sync.Once
+	// keepalive is the package's, shorter in tests.
+	keepalive time.Duration
 
 	// Counters for tests: notifications sent, received from others and
 	// heard back from this member (skipped unparsed), events published
@@ -119,7 +130,7 @@ func newRelay(m *Member) *relay {
 func startRelay(id string, pool *pgxpool.Pool, db *store.DB, bus *team.Bus, log hclog.Logger) *relay {
 	from, _ := json.Marshal(id)
 	return &relay{id: id, pool: pool, db: db, bus: bus, log: log, sub: bus.Subscribe(4096),
-		self: `{"f":` + string(from) + `,`, up: make(chan struct{})}
+		self: `{"f":` + string(from) + `,`, up: make(chan struct{}), keepalive: keepalive}
 }
 
 // send notifies the other members of the events published here, a batch
@@ -235,21 +246,44 @@ func (r *relay) listen(ctx context.Context) {
 	}
 }
 
-func (r *relay) listenOnce(ctx context.Context) error {
+func (r *relay) listenOnce(ctx context.Context) (err error) {
 	conn, err := r.pool.Acquire(ctx)
 	if err != nil {
 		return err
 	}
-	defer conn.Release()
+	defer func() {
+		if err != nil && ctx.Err() == nil {
+			// Broken or in doubt: never hand it back to the pool.
+			conn.Conn().Close(context.WithoutCancel(ctx)) //nolint:errcheck // it is gone either way
+		} else {
+			conn.Exec(context.WithoutCancel(ctx), "UNLISTEN "+channel) //nolint:errcheck // the connection goes back to the pool either way
+		}
+		conn.Release()
+	}()
 	if _, err := conn.Exec(ctx, "LISTEN "+channel); err != nil {
 		return err
 	}
-	defer conn.Exec(context.WithoutCancel(ctx), "UNLISTEN "+channel) //nolint:errcheck // the connection goes back to the pool either way
+	// From here on every change of agents and workflows is heard, until
+	// this connection is given up.
+	r.db.HearConfigChanges(true)
+	defer r.db.HearConfigChanges(false)
 	r.upOnce.Do(func() { close(r.up) })
 	for {
-		n, err := conn.Conn().WaitForNotification(ctx)
+		wait, cancel := context.WithTimeout(ctx, r.keepalive)
+		n, err := conn.Conn().WaitForNotification(wait)
+		cancel()
 		if err != nil {
-			return err
+			if ctx.Err() != nil || wait.Err() == nil {
+				return err
+			}
+			// Silent for a while: make sure the connection still is one.
+			ping, cancel := context.WithTimeout(ctx, r.keepalive)
+			err = conn.Ping(ping)
+			cancel()
+			if err != nil {
+				return fmt.Errorf("the listening connection does not answer: %w", err)
+			}
+			continue
 		}
 		if strings.HasPrefix(n.Payload, r.self) {
 			r.own.Add(1)
@@ -260,6 +294,9 @@ func (r *relay) listenOnce(ctx context.Context) error {
 			continue
 		}
 		r.received.Add(1)
+		if batch.Config {
+			r.db.ConfigChangedElsewhere()
+		}
 		r.deliver(ctx, batch.Events)
 	}
 }

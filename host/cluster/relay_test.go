@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/agent-worker/agent-worker/host/api"
 	"github.com/agent-worker/agent-worker/host/team"
 	"github.com/agent-worker/agent-worker/store"
 	"github.com/agent-worker/agent-worker/store/pgtest"
@@ -37,6 +38,7 @@ func newMember(t *testing.T, dsn, id string) *member {
 	}
 	m := &member{db: db, bus: &team.Bus{}}
 	m.r = startRelay(id, db.PostgresPool(), db, m.bus, hclog.NewNullLogger())
+	m.r.keepalive = 50 * time.Millisecond // the silent connection's check runs in every test
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{}, 2)
 	go func() { m.r.listen(ctx); done <- struct{}{} }()
@@ -212,5 +214,89 @@ func TestRelayReadsBackOnlyWhatDoesNotFit(t *testing.T) {
 	}
 	if n := a.r.sent.Load(); n != 1 {
 		t.Errorf("%d notifications for one batch of 4 messages (2 as seqs), want 1", n)
+	}
+}
+
+// A member keeps teams in memory while it hears the others' changes, and
+// a change made through another member (here an agent added, and a
+// workflow's long-message setting) reaches it through the store's
+// triggers; once it stops listening, it keeps nothing.
+func TestRelayTellsTheStoreOfAnotherMembersConfigChange(t *testing.T) {
+	dsn := pgtest.Shared(t).NewDatabase(t)
+	a, b := newMember(t, dsn, "member-a"), newMember(t, dsn, "member-b")
+	ctx := t.Context()
+	scope := store.Scope{Workflow: "team", Tag: "main"}
+	if _, err := a.db.CreateAgent(ctx, store.Agent{Name: "alice", Workflow: scope.Workflow, Tag: scope.Tag, Backend: "mock"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := b.db.ConfigGeneration(); !ok {
+		t.Fatal("a listening member may not keep agents' definitions")
+	}
+	names := func() []string {
+		m, err := b.db.Members(ctx, scope)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m.Names
+	}
+	if got := names(); !cmp.Equal(got, []string{"alice"}) {
+		t.Fatalf("team on the other member: %v, want [alice]", got)
+	}
+	gen, _ := b.db.ConfigGeneration()
+	if _, err := a.db.CreateAgent(ctx, store.Agent{Name: "bob", Workflow: scope.Workflow, Tag: scope.Tag, Backend: "mock"}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the other member sees bob", func() bool { return cmp.Equal(names(), []string{"alice", "bob"}) })
+	if now, _ := b.db.ConfigGeneration(); now == gen {
+		t.Error("the other member's ConfigGeneration did not move with the change")
+	}
+	w, err := a.db.GetWorkflow(ctx, scope.Workflow, scope.Tag)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.LongMessageChars = 1234
+	if _, err := a.db.SaveWorkflow(ctx, w); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the other member sees the long-message setting", func() bool {
+		m, err := b.db.Members(ctx, scope)
+		return err == nil && m.LongMessageChars == 1234
+	})
+	// A member's own runs and messages move agents' and workflows' state
+	// all the time; they tell no one.
+	before := b.r.received.Load()
+	if err := a.db.SetAgentState(ctx, store.AgentKey{Name: "alice", Workflow: scope.Workflow, Tag: scope.Tag}, api.AgentPaused, ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.db.AppendMessage(ctx, store.NewMessage{Workflow: scope.Workflow, Tag: scope.Tag, Sender: "user", Content: "hi"}); err != nil {
+		t.Fatal(err)
+	}
+	a.bus.Publish(marker)
+	onB := collect(t, b.bus)
+	a.start()
+	onB()
+	if n := b.r.received.Load() - before; n != 1 {
+		t.Errorf("%d notifications for a state change, a message and the marker; want only the marker's", n)
+	}
+}
+
+// A member that stops listening keeps nothing it could not hear change.
+func TestStoreKeepsNoTeamWithoutListening(t *testing.T) {
+	dsn := pgtest.Shared(t).NewDatabase(t)
+	db, err := store.Open(t.Context(), dsn, store.Options{Daemon: "alone", PoolSize: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, ok := db.ConfigGeneration(); ok {
+		t.Error("a cluster member that does not listen may keep agents' definitions")
+	}
+	db.HearConfigChanges(true)
+	if _, ok := db.ConfigGeneration(); !ok {
+		t.Error("a listening member may not keep agents' definitions")
+	}
+	db.HearConfigChanges(false)
+	if _, ok := db.ConfigGeneration(); ok {
+		t.Error("a member that stopped listening may still keep agents' definitions")
 	}
 }
