@@ -253,6 +253,9 @@ func (s *Service) step(ctx context.Context, q store.QueueKey) (did bool, err err
 	if err != nil {
 		return false, err
 	}
+	if wf.State == api.WorkflowPaused {
+		return false, nil // a paused team's queue waits with it; resume wakes it
+	}
 	ws, err := settings(wf)
 	if err != nil {
 		return false, err
