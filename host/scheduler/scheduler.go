@@ -216,6 +216,13 @@ type agentLoop struct {
 	// recheck makes the loop look again soon: its turn folded into one
 	// running elsewhere in the cluster. Only the loop's goroutine touches it.
 	recheck bool
+	// external is the agent as last read when it is external (an outside
+	// client joined over MCP; the daemon never runs it), and externalGen
+	// the store's ConfigGeneration then: until an agent is redefined its
+	// wake-ups need not read it again. Only the loop's goroutine touches
+	// them.
+	external    *store.Agent
+	externalGen uint64
 }
 
 // Start starts a loop per agent; loops and their runs live until ctx ends.
@@ -416,6 +423,12 @@ func (s *Scheduler) nextDue(ctx context.Context, a store.Agent, fired time.Time)
 // read it again: a wake of an outside agent, which never runs, costs one
 // read).
 func (s *Scheduler) tick(ctx context.Context, l *agentLoop, scheduled bool) (*store.Agent, bool) {
+	gen, cacheable := s.db.ConfigGeneration()
+	if l.external != nil && cacheable && gen == l.externalGen {
+		// Every mention of an outside client wakes its loop: nothing to run.
+		return l.external, true
+	}
+	l.external = nil
 	a, err := s.db.GetAgent(ctx, l.key)
 	if api.ErrorCode(err) == api.CodeNotFound {
 		return nil, false
@@ -426,7 +439,11 @@ func (s *Scheduler) tick(ctx context.Context, l *agentLoop, scheduled bool) (*st
 		}
 		return nil, true
 	}
-	if a.Backend == "external" || !a.State.Schedulable() {
+	if a.Backend == "external" {
+		l.external, l.externalGen = &a, gen
+		return &a, true
+	}
+	if !a.State.Schedulable() {
 		return &a, true
 	}
 	if scheduled {
