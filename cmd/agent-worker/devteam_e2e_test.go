@@ -13,7 +13,9 @@ import (
 // The dev-team example as its README shows it: try.sh makes a throwaway
 // git repository and runs the team there on mock backends. The planner's
 // three tasks are all completed, each worker committed in its own worktree,
-// and main holds both merges and both scripts.
+// the planner's integrates went through the merge queue (test.sh passed on
+// the merge before main moved), and main holds both merges and both
+// scripts.
 func TestE2EDevTeamExample(t *testing.T) {
 	t.Parallel()
 	if _, err := exec.LookPath("git"); err != nil {
@@ -37,8 +39,12 @@ func TestE2EDevTeamExample(t *testing.T) {
 		"task-1 completed by alice: add greet.sh",
 		"task-2 completed by bob: add farewell.sh",
 		`task-3 "merge greet.sh and farewell.sh into main" is ready for planner`,
-		"alice's branch aw/dev-team/main/alice was integrated into main by planner",
-		"bob's branch aw/dev-team/main/bob was integrated into main by planner",
+		"alice's branch aw/dev-team/main/alice is in the merge queue of main as mq-1 (asked by planner; 0 ahead of it)",
+		"bob's branch aw/dev-team/main/bob is in the merge queue of main as mq-2 (asked by planner",
+		"@alice @planner mq-1 landed on main as commit",
+		"@bob @planner mq-2 landed on main as commit",
+		"the merge queue, every entry:",
+		"mq-2  landed  bob@dev-team:main",
 		"task-3 completed by planner",
 		"@dev-team: 3 task(s), 3 completed",
 		"Merge branch 'aw/dev-team/main/alice' into main",
