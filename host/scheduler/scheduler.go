@@ -778,7 +778,18 @@ func (s *Scheduler) loopOf(key store.AgentKey) *agentLoop {
 // waiting on the agent (ask): a wake wakes the loop (the member that
 // published it asked for the turn already), and the end of a run the
 // other member ran, or the agent's failure there, is the asker's answer.
+// A relayed message stands for its recipients' wakes, which the relay
+// does not send again (host/cluster).
 func (s *Scheduler) relayed(ctx context.Context, ev team.Event) {
+	if m := ev.Message; ev.Kind == team.EventMessage && m != nil {
+		for _, r := range m.Recipients {
+			k := store.AgentKey{Name: r, Workflow: m.Workflow, Tag: m.Tag}
+			if l := s.loopOf(k); r != m.Sender && l != nil && l.watched() {
+				s.Wake(k)
+			}
+		}
+		return
+	}
 	l := s.loopOf(ev.Agent)
 	switch {
 	case l == nil:
