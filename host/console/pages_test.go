@@ -77,6 +77,11 @@ func fullAPI(t *testing.T) http.Handler {
 		{ID: "task-3", Title: "docs", State: "pending", Ready: true},
 		{ID: "task-4", Title: "lexer", State: "failed", Holder: "bob", Error: "gave up"},
 		{ID: "task-5", Title: "tests", State: "completed", Holder: "alice", Result: "all green"}}})
+	reply("GET /worktrees/queue", api.QueueList{Entries: []api.QueueEntry{
+		{ID: "mq-3", Agent: "bob", Branch: "aw/crew/main/bob", Base: "main", By: "alice", State: api.QueueQueued, Position: 1},
+		{ID: "mq-2", Agent: "alice", Branch: "aw/crew/main/alice", Base: "main", By: "user", State: api.QueueLanded, Commit: "0123456789abcdef0123"},
+		{ID: "mq-1", Agent: "bob", Branch: "aw/crew/main/bob", Base: "main", By: "alice", State: api.QueueFailed, Command: "go test ./...",
+			Reason: "the check `go test ./...` exited with status 1 when it was merged onto main"}}})
 	reply("GET /docs/{wf}/{tag}", api.DocumentList{Owner: "alice", Documents: []api.DocumentInfo{{Path: "notes/plan.md", Size: 120, UpdatedAt: now}}})
 	reply("GET /docs/{wf}/{tag}/{path...}", api.Document{Path: "notes/plan.md", Content: "# Plan\n\n- one\n"})
 	reply("GET /proposals/{wf}/{tag}", api.ProposalList{Proposals: []api.Proposal{
@@ -126,6 +131,8 @@ func TestEveryPageRendersEveryField(t *testing.T) {
 		"/console/team/crew/main": {"@crew", "Resume team", "run_1", "Cancel run", "DM → alice", "@bob", "show the rest", "res_0123456789abcdef", "2 unread", "last attempt failed", "spawned by alice", "may spawn 3",
 			"Claude Code session 5f0c2a9e… in /home/u/proj",
 			"task-1", "40%", "waits for task-1, task-3", "under task-9", "for bob", "anyone", "ready", "gave up", "all green",
+			"Merge queue", "<b>mq-3</b> bob", "aw/crew/main/bob → main, asked by alice", "1 ahead", "<code>0123456789ab…</code>",
+			"exited with status 1 when it was merged onto main", "agent-worker worktree queue show mq-1",
 			"Needs you", `data-needs-you="/console/needs-you?target=%40crew%3Amain"`, "<b>alice</b> asks you", `<button class="b-option">sqlite</button>`,
 			`action="/console/questions/q_1/answer"`, "<b>bob</b> waits for your approval", `action="/console/questions/q_2/approve"`, `action="/console/questions/q_2/deny"`},
 		"/console/team/crew/main/messages?after=0":          {`id="m4"`, "team_doc_append notes.md"},

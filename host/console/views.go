@@ -21,6 +21,7 @@ type views struct {
 // Page sizes.
 const (
 	channelShown = 200 // messages on a team page
+	queueShown   = 20  // merge queue entries on a team page
 	runsShown    = 50  // runs on the runs page, unless ?limit=
 	costRuns     = 5000
 	foldChars    = 800 // a longer message is folded
@@ -117,12 +118,25 @@ func (v *views) team(w http.ResponseWriter, r *http.Request, ss session) error {
 	if err != nil {
 		return err
 	}
+	// The merge queue of a team whose workspace has checks: what is on
+	// its way, then the newest outcomes. A team without a git workspace
+	// has none.
+	queue, err := v.api.Queue(ctx, t.String(), true)
+	if api.ErrorCode(err) == api.CodeInvalid {
+		queue, err = nil, nil
+	}
+	if err != nil {
+		return err
+	}
+	if len(queue) > queueShown {
+		queue = queue[:queueShown]
+	}
 	var last int64
 	if len(ms) > 0 {
 		last = ms[len(ms)-1].Seq
 	}
 	return v.s.pages().render(w, r, "team", ss, wf.Target, map[string]any{
-		"Workflow": wf, "Target": t, "Members": members, "Messages": ms, "LastSeq": last, "Tasks": tasks,
+		"Workflow": wf, "Target": t, "Members": members, "Messages": ms, "LastSeq": last, "Tasks": tasks, "Queue": queue,
 		"NeedsYou": v.needsYou(ctx, ss, &t, teamPath(t)),
 	})
 }
