@@ -160,15 +160,24 @@ func (s *Service) drain(ctx context.Context) bool {
 	return worked
 }
 
+// mine says whether this daemon works wf's merge queue: always on the
+// embedded store; in a cluster, when it owns wf (it watches its file, and
+// the repository is on its machine).
+func (s *Service) mine(wf store.Workflow) bool {
+	return s.member == "" || wf.Owner == s.member
+}
+
 // reconcile settles the entries a daemon that stopped mid-way left: a
 // batch being checked goes back in line (its checks run again), and a
 // landing is finished by asking git where the base is.
 func (s *Service) reconcile(ctx context.Context) {
 	checking, err := s.db.EntriesIn(ctx, api.QueueChecking)
 	if err == nil {
-		ids := make([]string, len(checking))
-		for i, e := range checking {
-			ids[i] = e.ID
+		var ids []string
+		for _, e := range checking {
+			if wf, err := s.db.GetWorkflow(ctx, e.Workflow, e.Tag); err != nil || s.mine(wf) {
+				ids = append(ids, e.ID)
+			}
 		}
 		err = s.db.Requeue(ctx, ids, api.QueueChecking)
 		if len(ids) > 0 {
@@ -202,7 +211,7 @@ func (s *Service) reconcile(ctx context.Context) {
 // recorded against the same old base) after a restart.
 func (s *Service) resumeLanding(ctx context.Context, q store.QueueKey, es []store.QueueEntry) error {
 	wf, err := s.db.GetWorkflow(ctx, q.Workflow, q.Tag)
-	if err != nil {
+	if err != nil || !s.mine(wf) {
 		return err
 	}
 	tip, old := es[len(es)-1].Commit, es[len(es)-1].BaseCommit
@@ -252,6 +261,9 @@ func (s *Service) step(ctx context.Context, q store.QueueKey) (did bool, err err
 	}
 	if err != nil {
 		return false, err
+	}
+	if !s.mine(wf) {
+		return false, nil // another cluster member's
 	}
 	if wf.State == api.WorkflowPaused {
 		return false, nil // a paused team's queue waits with it; resume wakes it
