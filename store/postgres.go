@@ -313,17 +313,19 @@ func (e *postgresEngine) read(ctx context.Context, snapshot bool, fn func(querie
 	return tx.Commit(ctx)
 }
 
+// pgBeginWrite begins a write transaction and takes the write lock in one
+// round trip: pgx sends a query without arguments as one simple-protocol
+// message, which may hold two statements.
+var pgBeginWrite = fmt.Sprintf("BEGIN; SELECT pg_advisory_xact_lock(%d)", pgWriteLock)
+
 func (e *postgresEngine) transaction(fn func(querier) error) error {
 	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
 	defer cancel()
-	tx, err := e.pool.Begin(ctx)
+	tx, err := e.pool.BeginTx(ctx, pgx.TxOptions{BeginQuery: pgBeginWrite})
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback(ctx) //nolint:errcheck // a no-op after Commit
-	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", pgWriteLock); err != nil {
-		return err
-	}
 	if err := fn(&pgConn{ctx: ctx, q: tx}); err != nil {
 		return err
 	}

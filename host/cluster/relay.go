@@ -173,7 +173,8 @@ func (r *relay) send(ctx context.Context) {
 
 // payloads packs the events to relay into notifications, in order, each
 // under maxPayload. A message too long to travel whole goes as its seq;
-// a tool call's arguments are dropped if they do not fit.
+// a tool call's arguments are dropped if they do not fit; the wake-ups of
+// a message's recipients are left out after it.
 func (r *relay) payloads(evs []team.Event) []string {
 	var out []string
 	var b strings.Builder
@@ -187,9 +188,21 @@ func (r *relay) payloads(evs []team.Event) []string {
 		n = 0
 	}
 	room := maxPayload - len(r.self) - len(`"e":[]}`)
+	// woken are the recipients of the batch's messages so far: their
+	// wake-ups follow the message, and a relayed message stands for them
+	// (the scheduler wakes a recipient from it).
+	var woken map[store.AgentKey]bool
 	for _, ev := range evs {
-		if ev.Remote || ev.Kind == team.EventWorktree {
+		if ev.Remote || ev.Kind == team.EventWorktree || (ev.Kind == team.EventWake && woken[ev.Agent]) {
 			continue
+		}
+		if m := ev.Message; m != nil {
+			for _, name := range m.Recipients {
+				if woken == nil {
+					woken = map[store.AgentKey]bool{}
+				}
+				woken[store.AgentKey{Name: name, Workflow: m.Workflow, Tag: m.Tag}] = name != m.Sender
+			}
 		}
 		e, ok := encodeEvent(ev, room)
 		if !ok {
