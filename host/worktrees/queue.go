@@ -155,7 +155,9 @@ func (s *Service) drain(ctx context.Context) bool {
 		if err != nil {
 			s.log.Warn("merge queue", "workflow", q.Workflow+":"+q.Tag, "base", q.Base, "error", err)
 		}
-		worked = worked || did
+		// A batch that erred (git or the disk in trouble) is back in
+		// line; it waits for the next wake or poll rather than spin.
+		worked = worked || did && err == nil
 	}
 	return worked
 }
@@ -309,7 +311,7 @@ func (s *Service) runBatch(ctx context.Context, wf store.Workflow, q store.Queue
 	}
 	unlock()
 	if err != nil {
-		_ = s.db.Requeue(ctx, ids(batch), api.QueueChecking)
+		_ = s.db.Requeue(context.WithoutCancel(ctx), ids(batch), api.QueueChecking)
 		return err
 	}
 	if base == "" {
@@ -326,7 +328,7 @@ func (s *Service) runBatch(ctx context.Context, wf store.Workflow, q store.Queue
 	}
 	run, err := s.check(ctx, wf, chain, checks, timeout)
 	if err != nil {
-		_ = s.db.Requeue(ctx, ids(entries(chain)), api.QueueChecking)
+		_ = s.db.Requeue(context.WithoutCancel(ctx), ids(entries(chain)), api.QueueChecking)
 		return err
 	}
 	if run.passed {
@@ -340,7 +342,7 @@ func (s *Service) runBatch(ctx context.Context, wf store.Workflow, q store.Queue
 		mid := (lo + hi) / 2
 		r, err := s.check(ctx, wf, chain[:mid], checks, timeout)
 		if err != nil {
-			_ = s.db.Requeue(ctx, ids(entries(chain)), api.QueueChecking)
+			_ = s.db.Requeue(context.WithoutCancel(ctx), ids(entries(chain)), api.QueueChecking)
 			return err
 		}
 		if r.passed {

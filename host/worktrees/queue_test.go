@@ -1,13 +1,17 @@
 package worktrees
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/sandbox"
+	sb "github.com/agent-worker/agent-worker/sdk/sandbox"
 	"github.com/agent-worker/agent-worker/sdk/tools"
 	"github.com/agent-worker/agent-worker/store"
 )
@@ -25,13 +29,19 @@ if [ "$total" -ge 3 ]; then echo "forbidden: the parts add up to $total (at most
 // file whose workspace has checks: [sh check.sh], batch.
 func queueFixture(t *testing.T, batch string) *fixture {
 	t.Helper()
+	return queueFixtureWith(t, `{git: worktree, base: main, checks: ["sh check.sh"], batch: `+batch+`}`)
+}
+
+// queueFixtureWith is queueFixture with workspace: ws.
+func queueFixtureWith(t *testing.T, ws string) *fixture {
+	t.Helper()
 	f := newFixture(t)
 	if _, err := f.db.CreateAgent(t.Context(), store.Agent{Name: "carol", Workflow: "review", Tag: "main", Backend: "mock"}); err != nil {
 		t.Fatal(err)
 	}
 	commit(t, f.repo, "the check", map[string]string{"check.sh": checkScript})
 	f.wf.SourcePath = filepath.Join(f.repo, "team.yaml")
-	f.wf.ConfigYAML = "name: review\nworkspace: {git: worktree, base: main, checks: [\"sh check.sh\"], batch: " + batch + "}\nagents: {alice: {backend: mock}}\n"
+	f.wf.ConfigYAML = "name: review\nworkspace: " + ws + "\nagents: {alice: {backend: mock}}\n"
 	wf, err := f.db.SaveWorkflow(t.Context(), f.wf)
 	if err != nil {
 		t.Fatal(err)
@@ -250,5 +260,104 @@ func TestMergeQueueDequeue(t *testing.T) {
 	f.drain(t)
 	if got := sh(t, f.repo, "show", "-s", "--format=%s", "main"); got != "the check" {
 		t.Errorf("main moved to %q after the dequeue", got)
+	}
+}
+
+// A check that outlives check_timeout is killed, process group and all,
+// and fails its entry saying it ran out of time.
+func TestMergeQueueCheckTimeout(t *testing.T) {
+	t.Parallel()
+	f := queueFixtureWith(t, `{git: worktree, checks: ["echo started; sleep 30 & sleep 30"], check_timeout: 300ms}`)
+	f.part(t, "alice")
+	a := f.integrate(t, "alice")
+	start := time.Now()
+	f.drain(t)
+	if d := time.Since(start); d > 15*time.Second {
+		t.Errorf("the queue took %s with a 300ms check_timeout", d)
+	}
+	e := f.entry(t, a.QueueID)
+	if e.State != api.QueueFailed || !strings.Contains(e.Reason, "ran out of time (check_timeout)") || len(e.Checks) != 1 || !e.Checks[0].TimedOut ||
+		!strings.Contains(e.Output, "started") {
+		t.Errorf("entry = %+v", e)
+	}
+}
+
+// A paused team's queue waits; without checks in its file, integrate
+// merges at once as before.
+func TestMergeQueueWaitsWhilePausedAndNeedsChecks(t *testing.T) {
+	t.Parallel()
+	f := queueFixture(t, "4")
+	f.part(t, "alice")
+	a := f.integrate(t, "alice")
+	if err := f.db.SetWorkflowState(t.Context(), "review", "main", api.WorkflowPaused, ""); err != nil {
+		t.Fatal(err)
+	}
+	if f.svc.drain(t.Context()) {
+		t.Error("the queue of a paused team worked")
+	}
+	if e := f.entry(t, a.QueueID); e.State != api.QueueQueued {
+		t.Errorf("entry while paused = %+v", e)
+	}
+	if err := f.db.SetWorkflowState(t.Context(), "review", "main", api.WorkflowRunning, ""); err != nil {
+		t.Fatal(err)
+	}
+	f.drain(t)
+	if e := f.entry(t, a.QueueID); e.State != api.QueueLanded {
+		t.Errorf("entry after resume = %+v", e)
+	}
+
+	f.wf.ConfigYAML = "name: review\nworkspace: {git: worktree}\nagents: {alice: {backend: mock}}\n"
+	if _, err := f.db.SaveWorkflow(t.Context(), f.wf); err != nil {
+		t.Fatal(err)
+	}
+	f.part(t, "bob")
+	if res, err := f.svc.Integrate(t.Context(), f.key("bob"), "lead", ""); err != nil || res.Queued || !res.Merged {
+		t.Errorf("integrate without checks = %+v, %v; want merged at once", res, err)
+	}
+}
+
+// A check gets the daemon's PATH and HOME but none of its secrets, and a
+// temporary directory of its own.
+func TestCheckEnv(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "sk-secret")
+	t.Setenv("AGENT_WORKER_TOKEN", "secret")
+	t.Setenv("LC_ALL", "C")
+	env := checkEnv("/tmp/aw-check-1")
+	for _, kv := range env {
+		if strings.Contains(kv, "secret") {
+			t.Errorf("a check inherits %s", kv)
+		}
+	}
+	for _, want := range []string{"TMPDIR=/tmp/aw-check-1", "LC_ALL=C", "PATH=" + os.Getenv("PATH")} {
+		if !slices.Contains(env, want) {
+			t.Errorf("check env lacks %s: %v", want, env)
+		}
+	}
+}
+
+// Where the kernel can confine runs, a check is confined too: it may
+// write its scratch worktree but not the user's checkout, nor move a ref.
+func TestMergeQueueChecksAreConfined(t *testing.T) {
+	t.Parallel()
+	status := sb.Probe()
+	if !status.Available() {
+		t.Skipf("checks run unconfined here: %s", status.Why)
+	}
+	f := queueFixture(t, "4")
+	outside := filepath.Join(f.repo, "escaped")
+	f.wf.ConfigYAML = "name: review\nworkspace: {git: worktree, checks: [\"touch inside && echo wrote inside\", \"touch " + outside + "\"]}\nagents: {alice: {backend: mock}}\n"
+	if _, err := f.db.SaveWorkflow(t.Context(), f.wf); err != nil {
+		t.Fatal(err)
+	}
+	f.svc.confine = sandbox.New(sandbox.Auto, status, filepath.Dir(f.svc.root)).Check
+	f.part(t, "alice")
+	a := f.integrate(t, "alice")
+	f.drain(t)
+	e := f.entry(t, a.QueueID)
+	if e.State != api.QueueFailed || len(e.Checks) != 2 || e.Checks[0].ExitCode != 0 || !strings.Contains(e.Output, "Permission denied") {
+		t.Errorf("entry = %+v, want the second check refused", e)
+	}
+	if _, err := os.Stat(outside); err == nil {
+		t.Error("a check wrote into the user's checkout")
 	}
 }
