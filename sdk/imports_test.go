@@ -135,7 +135,7 @@ var kernel = map[string][]string{
 	"host/workflows":        {"host/agents", "host/api", "host/internal/fswatch", "host/notify", "host/team", "sdk/plugin", "store", "workflow"},
 	"host/httpapi":          {"host/agents", "host/api", "host/team", "host/triggers", "host/workflows", "sdk/backend", "store"},
 	"host/triggers":         {"host/api", "host/team", "store", "workflow"},
-	"host/worktrees":        {"host/api", "host/team", "sdk/tools", "store", "workflow"},
+	"host/worktrees":        {"host/api", "host/team", "sdk/sandbox", "sdk/tools", "store", "workflow"},
 }
 
 // kernelViolations names every direct import of the module's own packages
