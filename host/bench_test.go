@@ -1,8 +1,11 @@
 package host
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"runtime"
 	"sort"
 	"sync/atomic"
@@ -196,5 +199,47 @@ func BenchmarkPluginRunSpares(b *testing.B) {
 			b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
 			b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
 		})
+	}
+}
+
+// BenchmarkMCPCallServer is one channel_send as the daemon serves it, with
+// no client in the process: the request an SDK client sends on its session,
+// handed to the daemon's HTTP handler (token check, MCP, the team's write
+// path, the store's commit). Its allocs/op are the daemon's own per call.
+func BenchmarkMCPCallServer(b *testing.B) {
+	th := startHost(b, b.TempDir())
+	ctx := context.Background()
+	c := th.client()
+	tg, err := api.ParseAgentTarget("s0@bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, name := range []string{"s0", "s1"} {
+		if _, err := c.CreateAgent(ctx, api.AgentSpec{Name: name, Workflow: tg.Workflow, Tag: tg.Tag, Backend: "external"}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	cfg, err := c.MCPConfig(ctx, tg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := connectMCP(b, cfg.URL, cfg.Token, "s0") // initializes a session as a client does
+	body := []byte(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"channel_send","arguments":{"message":"@s1 ping"}}}`)
+	req := func() *http.Request {
+		r := httptest.NewRequestWithContext(ctx, http.MethodPost, cfg.URL, bytes.NewReader(body))
+		r.Header.Set("Authorization", "Bearer "+cfg.Token)
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("Accept", "application/json, text/event-stream")
+		r.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+		r.Header.Set("Mcp-Session-Id", s.sess.ID())
+		return r
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		w := httptest.NewRecorder()
+		th.srv.Handler.ServeHTTP(w, req())
+		if w.Code != http.StatusOK || !bytes.Contains(w.Body.Bytes(), []byte(`"seq":`)) {
+			b.Fatalf("channel_send: %d %s", w.Code, w.Body)
+		}
 	}
 }

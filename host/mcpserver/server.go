@@ -51,10 +51,12 @@ type Server struct {
 	// last renewed its task leases.
 	mu       sync.Mutex
 	servers  map[store.AgentKey]*mcp.Server
+	handlers map[store.AgentKey]map[string]mcp.ToolHandler // the same tools, for fastCall
 	renewed  map[store.AgentKey]time.Time
 	policies map[store.AgentKey]cachedPolicy
 
 	handler http.Handler
+	fast    fastSessions // the sessions fastCall may answer
 
 	// Spawner serves agent_spawn and agent_stop; set before serving.
 	Spawner Spawner
@@ -80,7 +82,7 @@ func New(svc *team.Service, db *store.DB, onTool func(tool string, d time.Durati
 		onTool = func(string, time.Duration, error) {}
 	}
 	s := &Server{svc: svc, db: db, log: log, onTool: onTool, servers: map[store.AgentKey]*mcp.Server{},
-		renewed: map[store.AgentKey]time.Time{}}
+		handlers: map[store.AgentKey]map[string]mcp.ToolHandler{}, renewed: map[store.AgentKey]time.Time{}}
 	s.handler = mcp.NewStreamableHTTPHandler(s.serverFor, &mcp.StreamableHTTPOptions{
 		Logger:       slog.New(slogHandler{log}),
 		JSONResponse: true,
@@ -120,6 +122,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r = r.WithContext(context.WithValue(r.Context(), ctxKey{}, tok.Key))
 	r.Header.Set(identityHeader, tok.Key.String())
 	r.Header.Set(runHeader, tok.RunID)
+	if s.fastCall(w, r, tok.Key) {
+		return
+	}
 	s.handler.ServeHTTP(w, r)
 }
 
@@ -145,6 +150,9 @@ func (s *Server) serverFor(r *http.Request) *mcp.Server {
 			Instructions: "You are " + key.Name + ", a member of team " + key.Scope().String() +
 				". Read my_inbox, do the work, talk with channel_send (@name mentions wake teammates), then my_inbox_ack.",
 			Logger: slog.New(slogHandler{s.log}),
+			InitializedHandler: func(_ context.Context, req *mcp.InitializedRequest) {
+				s.fast.opened(key, req.Session)
+			},
 		})
 		s.addTools(srv, key)
 		s.servers[key] = srv
@@ -156,6 +164,7 @@ func (s *Server) serverFor(r *http.Request) *mcp.Server {
 func (s *Server) Forget(key store.AgentKey) {
 	s.mu.Lock()
 	delete(s.servers, key)
+	delete(s.handlers, key)
 	delete(s.renewed, key)
 	delete(s.policies, key)
 	s.mu.Unlock()
@@ -170,41 +179,48 @@ func (s *Server) Forget(key store.AgentKey) {
 func tool[In, Out any](s *Server, srv *mcp.Server, me store.AgentKey, name, desc string,
 	fn func(ctx context.Context, in In) (Out, string, error)) {
 	args, result := schemaFor[In](), schemaFor[Out]()
-	srv.AddTool(&mcp.Tool{Name: name, Description: desc, InputSchema: args.schema, OutputSchema: result.schema},
-		func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
-			start := time.Now()
-			defer func() {
-				if p := recover(); p != nil {
-					s.log.Error("tool panic", "tool", name, "agent", me.String(), "panic", p, "stack", string(debug.Stack()))
-					err = fmt.Errorf("internal error in %s; the daemon logged it, try again or report it", name)
-				}
-				s.onTool(name, time.Since(start), err)
-				if err != nil { // a tool error the agent reads, not a protocol error
-					res, err = toolErrorResult(err), nil
-				}
-			}()
-			if req.Extra != nil {
-				if req.Extra.Header.Get(identityHeader) != me.String() {
-					return nil, errors.New("this MCP session belongs to another agent: open a new session with your own token")
-				}
-				ctx = context.WithValue(ctx, runKey{}, req.Extra.Header.Get(runHeader))
-				if runOf(ctx) == "" {
-					s.renewOutsideLeases(ctx, me) // a run's leases ride on its heartbeat
-				}
+	handler := func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
+		start := time.Now()
+		defer func() {
+			if p := recover(); p != nil {
+				s.log.Error("tool panic", "tool", name, "agent", me.String(), "panic", p, "stack", string(debug.Stack()))
+				err = fmt.Errorf("internal error in %s; the daemon logged it, try again or report it", name)
 			}
-			var in In
-			if err := decodeArgs(req.Params.Arguments, args, &in); err != nil {
-				return nil, api.Errorf(api.CodeInvalid, "%s: %v", name, err)
+			s.onTool(name, time.Since(start), err)
+			if err != nil { // a tool error the agent reads, not a protocol error
+				res, err = toolErrorResult(err), nil
 			}
-			if err := s.gate(ctx, me, name, req.Params.Arguments); err != nil {
-				return nil, s.toolError(name, me, err)
+		}()
+		if req.Extra != nil {
+			if req.Extra.Header.Get(identityHeader) != me.String() {
+				return nil, errors.New("this MCP session belongs to another agent: open a new session with your own token")
 			}
-			out, text, err := fn(ctx, in)
-			if err != nil {
-				return nil, s.toolError(name, me, err)
+			ctx = context.WithValue(ctx, runKey{}, req.Extra.Header.Get(runHeader))
+			if runOf(ctx) == "" {
+				s.renewOutsideLeases(ctx, me) // a run's leases ride on its heartbeat
 			}
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, StructuredContent: out}, nil
-		})
+		}
+		var in In
+		if err := decodeArgs(req.Params.Arguments, args, &in); err != nil {
+			return nil, api.Errorf(api.CodeInvalid, "%s: %v", name, err)
+		}
+		if err := s.gate(ctx, me, name, req.Params.Arguments); err != nil {
+			return nil, s.toolError(name, me, err)
+		}
+		out, text, err := fn(ctx, in)
+		if err != nil {
+			return nil, s.toolError(name, me, err)
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, StructuredContent: out}, nil
+	}
+	srv.AddTool(&mcp.Tool{Name: name, Description: desc, InputSchema: args.schema, OutputSchema: result.schema}, handler)
+	if s.handlers == nil {
+		s.handlers = map[store.AgentKey]map[string]mcp.ToolHandler{}
+	}
+	if s.handlers[me] == nil {
+		s.handlers[me] = map[string]mcp.ToolHandler{}
+	}
+	s.handlers[me][name] = handler
 }
 
 // toolErrorResult is a failed call as the agent sees it.

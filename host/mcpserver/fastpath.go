@@ -1,0 +1,201 @@
+package mcpserver
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agent-worker/agent-worker/store"
+)
+
+// The fast path answers the one request an agent sends over and over, a
+// tools/call on a session it has initialized, without the SDK's
+// per-request machinery: the SDK decodes every body several times (each
+// decode allocating a 32 KB buffer), routes it through a goroutine per
+// call and its middleware, and encodes the answer, which under eight busy
+// clients cost a third of the daemon's CPU per channel_send. Everything
+// else — initialize, notifications, tools/list, GET streams, DELETE, a
+// batch, a call with _meta (progress), a protocol version it does not
+// know, a tool it does not have — goes to the SDK untouched, and so does
+// any request the SDK would refuse (bad headers, an unknown session), so
+// that the SDK still writes every error. The call itself runs the very
+// handler the SDK would run (see tool), with the same argument checks.
+
+// fastVersions are the protocol versions whose tools/call the fast path
+// answers: the session-based ones. The newer stateless protocol carries
+// its version in each request's _meta and is left to the SDK.
+var fastVersions = map[string]bool{"2025-11-25": true, "2025-06-18": true, "2025-03-26": true}
+
+// fastSessions are the SDK sessions that have been initialized, by id,
+// with the identity that opened them; a session leaves when the SDK
+// closes it.
+type fastSessions struct {
+	m sync.Map // session id → store.AgentKey
+}
+
+// opened is the server's InitializedHandler for identity me.
+func (f *fastSessions) opened(me store.AgentKey, ss *mcp.ServerSession) {
+	id := ss.ID()
+	if id == "" {
+		return
+	}
+	f.m.Store(id, me)
+	go func() {
+		_ = ss.Wait() // returns when the session is closed; its error is the SDK's to log
+		f.m.CompareAndDelete(id, me)
+	}()
+}
+
+// owner is the identity that opened session id.
+func (f *fastSessions) owner(id string) (store.AgentKey, bool) {
+	v, ok := f.m.Load(id)
+	if !ok {
+		return store.AgentKey{}, false
+	}
+	return v.(store.AgentKey), true
+}
+
+// fastRequest is the part of a JSON-RPC request the fast path reads.
+type fastRequest struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  string          `json:"method"`
+	Params  *struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+		Meta      json.RawMessage `json:"_meta"`
+	} `json:"params"`
+}
+
+// maxFastBody is the largest body the fast path reads; a longer one (a big
+// message is refused by the team anyway) goes to the SDK.
+const maxFastBody = 1 << 20
+
+// fastCall answers r, a request of identity me, when it is a plain
+// tools/call on one of me's initialized sessions, and reports whether it
+// did. When it did not, r is as it came, its body unread.
+func (s *Server) fastCall(w http.ResponseWriter, r *http.Request, me store.AgentKey) bool {
+	if r.Method != http.MethodPost || r.ContentLength <= 0 || r.ContentLength > maxFastBody {
+		return false
+	}
+	if owner, ok := s.fast.owner(r.Header.Get("Mcp-Session-Id")); !ok || owner != me {
+		return false
+	}
+	if !fastVersions[r.Header.Get("Mcp-Protocol-Version")] || r.Header.Get("Last-Event-ID") != "" ||
+		!isJSON(r.Header.Get("Content-Type")) || !acceptsBoth(r.Header.Values("Accept")) || !hostAllowed(r) {
+		return false
+	}
+	body := make([]byte, r.ContentLength)
+	n, err := io.ReadFull(r.Body, body)
+	if err != nil {
+		r.Body = struct {
+			io.Reader
+			io.Closer
+		}{io.MultiReader(bytes.NewReader(body[:n]), r.Body), r.Body}
+		return false
+	}
+	restore := func() bool {
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		return false
+	}
+	var req fastRequest
+	if !bytes.Contains(body, []byte(`"tools/call"`)) || json.Unmarshal(body, &req) != nil ||
+		req.JSONRPC != "2.0" || req.Method != "tools/call" || !isID(req.ID) ||
+		req.Params == nil || len(req.Params.Meta) != 0 {
+		return restore()
+	}
+	handler := s.toolHandler(me, req.Params.Name)
+	if handler == nil {
+		return restore()
+	}
+	res, err := handler(r.Context(), &mcp.CallToolRequest{
+		Params: &mcp.CallToolParamsRaw{Name: req.Params.Name, Arguments: req.Params.Arguments},
+		Extra:  &mcp.RequestExtra{Header: r.Header},
+	})
+	var out []byte
+	if err == nil {
+		out, err = json.Marshal(res)
+	}
+	w.Header().Set("Cache-Control", "no-cache, no-transform")
+	w.Header().Set("Content-Type", "application/json")
+	buf := make([]byte, 0, len(out)+len(req.ID)+40)
+	buf = append(append(append(buf, `{"jsonrpc":"2.0","id":`...), req.ID...), ',')
+	if err != nil { // the handlers turn their errors into tool results: this is a bug
+		s.log.Error("tools/call", "tool", req.Params.Name, "agent", me.String(), "error", err)
+		buf = append(buf, `"error":{"code":-32603,"message":"internal error"}}`...)
+	} else {
+		buf = append(append(append(buf, `"result":`...), out...), '}')
+	}
+	_, _ = w.Write(buf) // a client gone mid-answer is its own business
+	return true
+}
+
+// toolHandler is me's handler of tool name, nil when there is none.
+func (s *Server) toolHandler(me store.AgentKey, name string) mcp.ToolHandler {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.handlers[me][name]
+}
+
+// isID tells whether raw is a JSON-RPC request id: a number or a string.
+func isID(raw json.RawMessage) bool {
+	if len(raw) == 0 {
+		return false
+	}
+	c := raw[0]
+	return c == '"' || c == '-' || c >= '0' && c <= '9'
+}
+
+func isJSON(contentType string) bool {
+	t, _, err := mime.ParseMediaType(contentType)
+	return err == nil && t == "application/json"
+}
+
+// acceptsBoth tells whether Accept lists both media types the streamable
+// transport requires of a POST.
+func acceptsBoth(accept []string) bool {
+	var jsonOK, streamOK bool
+	for _, line := range accept {
+		for _, part := range strings.Split(line, ",") {
+			t, _, _ := strings.Cut(strings.TrimSpace(part), ";")
+			switch strings.ToLower(strings.TrimSpace(t)) {
+			case "application/json", "application/*":
+				jsonOK = true
+			case "text/event-stream", "text/*":
+				streamOK = true
+			case "*/*":
+				jsonOK, streamOK = true, true
+			}
+		}
+	}
+	return jsonOK && streamOK
+}
+
+// hostAllowed is the SDK's DNS-rebinding guard: a request that reached a
+// loopback address must name a loopback host.
+func hostAllowed(r *http.Request) bool {
+	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok || local == nil || !isLoopback(local.String()) {
+		return true
+	}
+	return isLoopback(r.Host)
+}
+
+func isLoopback(hostport string) bool {
+	host, _, err := net.SplitHostPort(hostport)
+	if err != nil {
+		host = strings.Trim(hostport, "[]")
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
