@@ -1,12 +1,16 @@
 // Command agent-worker-bench measures a real agent-worker daemon, with real
 // plugin processes, real HTTP and MCP clients (the go-sdk's and the official
 // TypeScript SDK's), beside the ceilings it is built on: raw SQLite and the
-// MCP go-sdk's bare no-op server, all in one run on one machine. Then it
-// measures a cluster of one to three daemons on a throwaway PostgreSQL
-// server beside a daemon on the embedded store. It prints two Markdown
-// tables; `make bench` runs it and docs/performance.md keeps the latest.
+// MCP go-sdk's bare no-op server, all in one run on one machine; every row
+// on a fresh daemon and home unless it says otherwise. With -compare DIR
+// it runs the same scenarios against the TypeScript system this project
+// replaces (a checkout of it in DIR, outside this repository) and prints
+// both columns from the one run. Then it measures a cluster of one to three
+// daemons on a throwaway PostgreSQL server beside a daemon on the embedded
+// store. It prints two Markdown tables, each row's method as a footnote;
+// `make bench` runs it and docs/performance.md keeps the latest.
 //
-//	agent-worker-bench [-bin bin/agent-worker] [-plugins plugins.d] [-quick] [-only mcp|runs|sandbox|cluster] [-cpuprofile file] [-doc docs/performance.md]
+//	agent-worker-bench [-bin bin/agent-worker] [-plugins plugins.d] [-quick] [-only store,mcp,…] [-compare DIR] [-cpuprofile file] [-doc docs/performance.md]
 package main
 
 import (
@@ -18,52 +22,60 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 )
 
 type config struct {
 	bin, plugins, work, tsCache string
-	calls                       int    // channel_send calls per client kind (Go, TypeScript)
-	quick                       bool   // small counts: a smoke run of every scenario
-	only                        string // "mcp": only the store, the ceilings and channel_send; "runs"; "sandbox"; "search"; "cluster": only the cluster table
-	cpuprofile                  string // where to save the daemon's CPU profile under channel_send load
-	doc                         string // a Markdown file whose table section is replaced by this run's
-	spares                      string // the daemon's --spares for the scenarios with spares ("": its default)
+	calls                       int             // channel_send calls per client kind (Go, TypeScript)
+	quick                       bool            // small counts: a smoke run of every scenario
+	only                        map[string]bool // the scenarios -only names (nil: all)
+	compare                     string          // a checkout of the TypeScript system to measure beside ours ("": none)
+	bun                         string          // the bun binary that runs it ("": installed from npm into tsCache)
+	cpuprofile                  string          // where to save the daemon's CPU profile under channel_send load
+	doc                         string          // a Markdown file whose table section is replaced by this run's
+	spares                      string          // the daemon's --spares for the scenarios with spares ("": its default)
 	sparesOff                   []string
 }
 
 func main() {
 	var cfg config
-	bare := flag.Bool("bare-server", false, "serve the go-sdk's bare no-op MCP server and print its URL (used by the bench itself)")
+	bare := flag.String("bare-server", "", "serve the go-sdk's bare no-op MCP server, stateful or stateless, and print its URL (used by the bench itself)")
+	only := flag.String("only", "", "run only these scenarios, comma-separated: "+strings.Join(onlyNames(), ", ")+
+		" (runs = mention,pingpong,run,cold; cluster: the table of a PostgreSQL cluster beside the embedded store)")
 	home, _ := os.UserHomeDir()
 	flag.StringVar(&cfg.bin, "bin", "bin/agent-worker", "the agent-worker binary to measure")
 	flag.StringVar(&cfg.plugins, "plugins", "plugins.d", "plugins directory (first-party plugins built by `make plugins`)")
 	flag.StringVar(&cfg.tsCache, "ts-cache", filepath.Join(home, ".cache", "agent-worker-bench"), "where the TypeScript MCP SDK is installed (outside the repository)")
 	flag.IntVar(&cfg.calls, "calls", 50_000, "channel_send calls measured per client kind (Go, then TypeScript)")
 	flag.BoolVar(&cfg.quick, "quick", false, "small counts: check every scenario runs, numbers are not meaningful")
-	flag.StringVar(&cfg.only, "only", "", "run only these scenarios: mcp (store, ceilings and channel_send), runs (mention → reply and ping-pong), sandbox (mention → reply with the run sandbox off and on), search (my_inbox and search at 1,000,000 messages, channel_send CPU with search indexing on and off) or cluster (the table of a PostgreSQL cluster beside the embedded store)")
+	flag.StringVar(&cfg.compare, "compare", "", "a checkout of the TypeScript system (lidessen/moniro at "+tsCommit+") to run the same scenarios against, outside this repository, e.g. ~/.cache/agent-worker-bench/moniro; its dependencies are installed with npm when missing")
+	flag.StringVar(&cfg.bun, "bun", "", "the bun that runs the TypeScript system (default: bun "+bunVersion+" installed with npm into -ts-cache)")
 	flag.StringVar(&cfg.spares, "spares", "", "the daemon's --spares setting for the scenarios with warm spares (default: the daemon's own default)")
 	flag.StringVar(&cfg.doc, "doc", "", "also write the table into this Markdown file, between its "+beginMark+" and "+endMark+" lines (make bench: docs/performance.md)")
 	flag.StringVar(&cfg.cpuprofile, "cpuprofile", "", "save the daemon's CPU profile (from /debug/pprof) taken under the go-sdk channel_send load to this file")
 	flag.Parse()
-	if *bare {
-		if err := serveBare(); err != nil {
+	if *bare != "" {
+		if err := serveBare(*bare); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
 		return
 	}
-	switch cfg.only {
-	case "", "mcp", "runs", "sandbox", "search", "cluster":
-	default:
-		fail(fmt.Errorf("-only %q: use mcp, runs, sandbox, search or cluster", cfg.only))
+	var err error
+	if cfg.only, err = parseOnly(*only); err != nil {
+		fail(err)
 	}
 	cfg.sparesOff = []string{"--spares", "0"}
 	if cfg.quick {
 		cfg.calls = 2_000
 	}
-	for _, p := range []*string{&cfg.bin, &cfg.plugins} {
+	for _, p := range []*string{&cfg.bin, &cfg.plugins, &cfg.compare} {
+		if *p == "" {
+			continue
+		}
 		abs, err := filepath.Abs(*p)
 		if err != nil {
 			fail(err)
@@ -84,7 +96,7 @@ func main() {
 // run measures the main table, then the cluster's, as cfg.only asks,
 // printing each and writing it into cfg.doc as soon as it is measured.
 func run(ctx context.Context, cfg config) error {
-	if cfg.only != "cluster" {
+	if cfg.mainTable() {
 		t, err := measure(ctx, cfg)
 		if err != nil {
 			return err
@@ -97,7 +109,7 @@ func run(ctx context.Context, cfg config) error {
 			step("table written to %s", cfg.doc)
 		}
 	}
-	if cfg.only != "" && cfg.only != "cluster" {
+	if !cfg.wants("cluster") {
 		return nil
 	}
 	ct, err := measureCluster(ctx, cfg)
@@ -112,6 +124,54 @@ func run(ctx context.Context, cfg config) error {
 		step("cluster table written to %s", cfg.doc)
 	}
 	return nil
+}
+
+// onlyNames are the names -only takes: the main table's scenarios, runs
+// (the run path's rows) and cluster.
+func onlyNames() []string {
+	var names []string
+	for _, s := range scenarios {
+		names = append(names, s.name)
+	}
+	return append(names, "runs", "cluster")
+}
+
+// runsScenarios are what -only runs stands for.
+var runsScenarios = []string{"mention", "pingpong", "run", "cold"}
+
+// parseOnly reads -only's comma-separated names.
+func parseOnly(s string) (map[string]bool, error) {
+	if s == "" {
+		return nil, nil
+	}
+	only := map[string]bool{}
+	for _, name := range strings.Split(s, ",") {
+		name = strings.TrimSpace(name)
+		if !slices.Contains(onlyNames(), name) {
+			return nil, fmt.Errorf("-only %q: use %s", name, strings.Join(onlyNames(), ", "))
+		}
+		if name == "runs" {
+			for _, r := range runsScenarios {
+				only[r] = true
+			}
+			continue
+		}
+		only[name] = true
+	}
+	return only, nil
+}
+
+// wants says whether the run includes scenario name.
+func (c config) wants(name string) bool { return c.only == nil || c.only[name] }
+
+// mainTable says whether any scenario of the main table runs.
+func (c config) mainTable() bool {
+	for _, s := range scenarios {
+		if c.wants(s.name) {
+			return true
+		}
+	}
+	return false
 }
 
 // The lines between which -doc replaces a file's main table, and its

@@ -165,10 +165,21 @@ func goLoadSpread(ctx context.Context, urls, tokens []string, calls int, tool st
 	return l, nil
 }
 
-// serveBare is the go-sdk's bare ceiling: a stateless server with JSON
-// responses and one no-op tool, the SDK's default path with nothing of
-// ours in it. It prints its address and serves until killed.
-func serveBare() error {
+// The bare servers: the go-sdk's own MCP server with one no-op tool and
+// nothing of ours in it, in its cheapest configuration (stateful: a session
+// kept across requests, as our daemon keeps them; JSON responses) and in
+// its stateless one (a temporary session set up for every request).
+const (
+	bareStateful  = "stateful"
+	bareStateless = "stateless"
+)
+
+// serveBare serves the go-sdk's bare no-op server in mode (bareStateful or
+// bareStateless), prints its address and serves until killed.
+func serveBare(mode string) error {
+	if mode != bareStateful && mode != bareStateless {
+		return fmt.Errorf("-bare-server %q: use %s or %s", mode, bareStateful, bareStateless)
+	}
 	type in struct {
 		Message string `json:"message"`
 	}
@@ -178,7 +189,7 @@ func serveBare() error {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil, nil
 		})
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
-		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
+		&mcp.StreamableHTTPOptions{Stateless: mode == bareStateless, JSONResponse: true})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err

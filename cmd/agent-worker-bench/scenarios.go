@@ -112,12 +112,18 @@ type follower struct {
 }
 
 func follow(ctx context.Context, c *api.Client, target string) (*follower, error) {
+	return followSince(ctx, c, target, 0)
+}
+
+// followSince is follow from after seq (0: from now on).
+func followSince(ctx context.Context, c *api.Client, target string, seq int64) (*follower, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	f := &follower{messages: make(chan api.Message, 4096), runsDone: make(chan string, 4096), cancel: cancel}
 	connected := make(chan struct{})
 	errc := make(chan error, 1)
 	go func() {
 		errc <- c.Follow(ctx, target, 0, api.FollowHandlers{
+			SinceSeq:  seq,
 			Connected: func() { close(connected) },
 			Message:   func(m api.Message) error { f.messages <- m; return nil },
 			Run: func(kind string, r api.RunEventInfo) error {
@@ -263,68 +269,151 @@ func (r *replier) round(ctx context.Context) (time.Duration, error) {
 	return el, nil
 }
 
-// pingPong has mock agents that answer a mention with a mention of the
-// next one, in a ring, balls messages in flight, and counts messages per
-// second until total have been exchanged.
-func pingPong(ctx context.Context, c *api.Client, prefix string, agents, balls, total int) (float64, error) {
+// pingPong runs a workflow named name of agents mock agents on a fresh
+// daemon, agent i answering every run with a mention of agent i+1 (mod
+// agents); the kickoff mentions the first (two agents: one message in
+// flight) or all of them (a ring: as many in flight as agents). After a
+// warm-up it returns the channel's seq advance over window, per second.
+func pingPong(ctx context.Context, cfg config, name string, agents int, window time.Duration) (float64, error) {
+	home, err := tempHome(cfg, name)
+	if err != nil {
+		return 0, err
+	}
+	d, err := startDaemon(ctx, cfg, home, cfg.sparesOn()...)
+	if err != nil {
+		return 0, err
+	}
+	defer d.stop(ctx)
+	var b strings.Builder
+	fmt.Fprintf(&b, "name: %s\nloop_guard: {max_rounds: 0}\nagents:\n", name)
+	var kickoff []string
 	for i := range agents {
-		name := fmt.Sprintf("%s%d", prefix, i)
-		if err := mockAgent(ctx, c, name, map[string]any{"reply": fmt.Sprintf("@%s%d ping", prefix, (i+1)%agents)}); err != nil {
-			return 0, err
+		fmt.Fprintf(&b, "  %s%d:\n    backend: mock\n    config:\n      script:\n        - reply: \"@%s%d ping\"\n", name, i, name, (i+1)%agents)
+		if agents > 2 || i == 0 {
+			kickoff = append(kickoff, fmt.Sprintf("@%s%d", name, i))
 		}
 	}
-	f, err := follow(ctx, c, "@global")
+	fmt.Fprintf(&b, "kickoff: %q\n", strings.Join(kickoff, " ")+" go")
+	// The workflow's directory is its agents' project: outside the home,
+	// which the run sandbox keeps from them.
+	dir := filepath.Join(cfg.work, name+"-workflow")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return 0, err
+	}
+	file := filepath.Join(dir, name+".yaml")
+	if err := os.WriteFile(file, []byte(b.String()), 0o644); err != nil {
+		return 0, err
+	}
+	dry, err := d.client.StartWorkflow(ctx, api.StartWorkflow{Path: file, Tag: "main", DryRun: true})
+	if err != nil {
+		return 0, fmt.Errorf("workflow %s: %w", name, err)
+	}
+	target := "@" + name
+	f, err := followSince(ctx, d.client, target, dry.StartSeq)
 	if err != nil {
 		return 0, err
 	}
 	defer f.cancel()
-	start := time.Now()
-	for i := range balls {
-		if _, err := c.Send(ctx, api.SendRequest{Target: fmt.Sprintf("%s%d", prefix, i%agents), Message: "serve"}); err != nil {
-			return 0, err
+	if _, err := d.client.StartWorkflow(ctx, api.StartWorkflow{Path: file, Tag: "main"}); err != nil {
+		return 0, fmt.Errorf("start workflow %s: %w", name, err)
+	}
+	defer d.client.StopWorkflow(ctx, api.Target{Workflow: name, Tag: "main"}, true)
+	for range warmMessages(agents) {
+		if _, err := f.waitFor(func(m api.Message) bool { return strings.HasPrefix(m.From, name) }, "from the agents", 30*time.Second); err != nil {
+			return 0, fmt.Errorf("%s warm-up: %w%s", name, err, failedRuns(ctx, d.client, target))
 		}
 	}
-	n := 0
-	timeout := time.After(5 * time.Minute)
-	for n < total {
-		select {
-		case m := <-f.messages:
-			if strings.HasPrefix(m.From, prefix) {
-				n++
+	f.cancel() // the stream is not what is measured: the seq is
+	seq := func() (int64, error) {
+		l, err := d.client.Peek(ctx, target, 1, 0)
+		if err != nil || len(l) == 0 {
+			return 0, fmt.Errorf("peek %s: %v (%d messages)", target, err, len(l))
+		}
+		return l[len(l)-1].Seq, nil
+	}
+	s0, err := seq()
+	if err != nil {
+		return 0, err
+	}
+	t0 := time.Now()
+	time.Sleep(window) // the fixed measurement window
+	s1, err := seq()
+	if err != nil {
+		return 0, err
+	}
+	return float64(s1-s0) / time.Since(t0).Seconds(), nil
+}
+
+// failedRuns says why target's last runs failed, if any did, for an error
+// message.
+func failedRuns(ctx context.Context, c *api.Client, target string) string {
+	runs, err := c.Runs(ctx, api.RunQuery{Target: target, Failed: true, Limit: 3})
+	if err != nil || len(runs) == 0 {
+		return ""
+	}
+	var why []string
+	for _, r := range runs {
+		why = append(why, fmt.Sprintf("%s %s: %s", r.Agent, r.State, r.Error))
+	}
+	return " (failed runs: " + strings.Join(why, "; ") + ")"
+}
+
+// warmMessages is how many agent messages a ping-pong workflow exchanges
+// before its window opens.
+func warmMessages(agents int) int { return 2 * agents }
+
+// cliSendReply runs `agent-worker send echo ping` as a process, n times
+// after 2 warm-ups, one at a time, and measures each from the start of the
+// process until the mock agent's reply is on the channel's stream.
+func cliSendReply(ctx context.Context, cfg config, d *daemon, n int) (p50, p99 time.Duration, err error) {
+	if err := mockAgent(ctx, d.client, "echo", map[string]any{"reply": "pong"}); err != nil {
+		return 0, 0, err
+	}
+	f, err := follow(ctx, d.client, "@global")
+	if err != nil {
+		return 0, 0, err
+	}
+	defer f.cancel()
+	lat := make([]time.Duration, 0, n)
+	for i := range n + 2 {
+		if i > 0 {
+			if err := waitSpare(ctx, d.client, "mock"); err != nil {
+				return 0, 0, err
 			}
-		case <-timeout:
-			return 0, fmt.Errorf("ping-pong: %d of %d messages in 5 min", n, total)
+		}
+		cmd := exec.CommandContext(ctx, cfg.bin, "send", "echo", "ping")
+		cmd.Env = append(os.Environ(), "AGENT_WORKER_HOME="+d.home)
+		t0 := time.Now()
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return 0, 0, fmt.Errorf("agent-worker send: %v: %s", err, out)
+		}
+		if _, err := f.waitMessage("echo", 30*time.Second); err != nil {
+			return 0, 0, err
+		}
+		if i >= 2 {
+			lat = append(lat, time.Since(t0))
+		}
+		if err := f.waitRunEnd("echo", 30*time.Second); err != nil {
+			return 0, 0, err
+		}
+		for len(f.runsDone) > 0 {
+			<-f.runsDone
 		}
 	}
-	rate := float64(total) / time.Since(start).Seconds()
-	for i := range agents { // stop the balls
-		_ = c.DeleteAgent(ctx, api.Target{Agent: fmt.Sprintf("%s%d", prefix, i), Workflow: "global", Tag: "main"})
-	}
-	return rate, nil
+	p50, p99 = percentiles(lat)
+	return p50, p99, nil
 }
 
 // runWorkflow writes a workflow of n mock agents whose kickoff mentions
 // them all, and times `agent-worker run` of it until the team is idle.
-// The best of three runs is reported, each under its own tag.
-func runWorkflow(ctx context.Context, cfg config, d *daemon, n int) (time.Duration, error) {
-	dir := filepath.Join(cfg.work, fmt.Sprintf("wf%d", n))
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return 0, err
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "name: team%d\nagents:\n", n)
-	var mentions []string
-	for i := range n {
-		fmt.Fprintf(&b, "  a%d:\n    backend: mock\n", i)
-		mentions = append(mentions, fmt.Sprintf("@a%d", i))
-	}
-	fmt.Fprintf(&b, "kickoff: %q\n", strings.Join(mentions, " ")+" please report in")
-	file := filepath.Join(dir, "team.yaml")
-	if err := os.WriteFile(file, []byte(b.String()), 0o644); err != nil {
+// The best of tries runs is reported, each under its own tag.
+func runWorkflow(ctx context.Context, cfg config, d *daemon, n, tries int) (time.Duration, error) {
+	file, err := teamFile(filepath.Join(cfg.work, fmt.Sprintf("wf%d", n)), n)
+	if err != nil {
 		return 0, err
 	}
 	best := time.Duration(0)
-	for i := range 3 {
+	for i := range tries {
 		cmd := exec.CommandContext(ctx, cfg.bin, "run", file, "--tag", fmt.Sprintf("r%d", i))
 		cmd.Env = append(os.Environ(), "AGENT_WORKER_HOME="+d.home)
 		t0 := time.Now()
@@ -336,6 +425,24 @@ func runWorkflow(ctx context.Context, cfg config, d *daemon, n int) (time.Durati
 		}
 	}
 	return best, nil
+}
+
+// teamFile writes dir/team.yaml: a workflow of n mock agents on their
+// default script whose kickoff mentions them all. Both systems read it.
+func teamFile(dir string, n int) (string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "name: team%d\nagents:\n", n)
+	var mentions []string
+	for i := range n {
+		fmt.Fprintf(&b, "  a%d:\n    backend: mock\n", i)
+		mentions = append(mentions, fmt.Sprintf("@a%d", i))
+	}
+	fmt.Fprintf(&b, "kickoff: %q\n", strings.Join(mentions, " ")+" please report in")
+	file := filepath.Join(dir, "team.yaml")
+	return file, os.WriteFile(file, []byte(b.String()), 0o644)
 }
 
 // myInbox1M seeds a million messages among 100 outside agents into a

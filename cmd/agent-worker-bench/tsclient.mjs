@@ -1,15 +1,16 @@
 // The official TypeScript MCP client as a load generator: one session per
-// token, each making its share of calls one after another. Reads its job
-// as JSON in argv[2]; prints "start" after the warm-up, then one JSON line
-// with the calls, the elapsed milliseconds and the p50/p99 latency.
+// token (client i on urls[i]), each making its share of calls one after
+// another. Reads its job as JSON in argv[2]; prints "start" after the
+// warm-up, then one JSON line with the calls, the elapsed milliseconds and
+// the p50/p99 latency.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 
 const job = JSON.parse(process.argv[2]);
-const clients = await Promise.all(job.tokens.map(async (token) => {
+const clients = await Promise.all(job.tokens.map(async (token, i) => {
   const client = new Client({ name: "agent-worker-bench-ts", version: "1" });
   const headers = token ? { Authorization: `Bearer ${token}` } : {};
-  await client.connect(new StreamableHTTPClientTransport(new URL(job.url), { requestInit: { headers } }));
+  await client.connect(new StreamableHTTPClientTransport(new URL(job.urls[i]), { requestInit: { headers } }));
   return client;
 }));
 

@@ -48,11 +48,11 @@ func tsClient(dir string) (string, error) {
 	return script, os.WriteFile(script, tsClientScript, 0o644)
 }
 
-// tsLoad runs the TypeScript client against url: one session per token,
-// calls in all, args[i] the arguments of client i. pid's CPU time is
-// measured between the end of the warm-up and the result.
-func tsLoad(ctx context.Context, script, url string, tokens []string, calls int, tool string, args []map[string]any, pid int) (load, error) {
-	job, _ := json.Marshal(map[string]any{"url": url, "tokens": tokens, "calls": calls, "tool": tool, "args": args})
+// tsLoad runs the TypeScript client: one session per token, client i on
+// urls[i], calls in all, args[i] the arguments of client i. pid's CPU time
+// is measured between the end of the warm-up and the result.
+func tsLoad(ctx context.Context, script string, urls, tokens []string, calls int, tool string, args []map[string]any, pid int) (load, error) {
+	job, _ := json.Marshal(map[string]any{"urls": urls, "tokens": tokens, "calls": calls, "tool": tool, "args": args})
 	cmd := exec.CommandContext(ctx, "node", script, string(job))
 	cmd.Dir = filepath.Dir(script)
 	var stderr strings.Builder
