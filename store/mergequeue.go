@@ -89,9 +89,6 @@ func scanQueueEntry(s row) (QueueEntry, error) {
 func (db *DB) Enqueue(ctx context.Context, e QueueEntry) (QueueEntry, int, error) {
 	ahead := 0
 	err := db.write(ctx, func(conn querier) error {
-		if _, err := getAgent(conn, e.Key()); err != nil && api.ErrorCode(err) != api.CodeNotFound {
-			return err
-		}
 		var dup *QueueEntry
 		err := conn.execute(`SELECT `+queueColumns+` FROM merge_queue WHERE workflow = ? AND tag = ? AND base = ? AND branch = ?
 			AND state IN ('queued', 'checking', 'landing') ORDER BY seq LIMIT 1`,
@@ -298,27 +295,29 @@ func (db *DB) SetQueueHead(ctx context.Context, id, head string) error {
 	})
 }
 
-// MarkLanding records, before the base is moved, that each entry of
-// commits (id → its merge commit) is about to land by moving the base
-// from baseCommit. Only checking entries move; the ids that did are
-// returned, so an entry dequeued during its check does not land.
-func (db *DB) MarkLanding(ctx context.Context, baseCommit string, commits map[string]string) ([]string, error) {
-	var moved []string
+// MarkLanding records, before the base is moved, that entries ids (in
+// chain order, ids[i] merged as commits[i]) are about to land by moving
+// the base from baseCommit. It stops at the first entry that is no longer
+// checking (dequeued meanwhile): every merge after it holds its branch, so
+// only the entries before it may land. It returns how many it marked.
+func (db *DB) MarkLanding(ctx context.Context, baseCommit string, ids, commits []string) (int, error) {
+	n := 0
 	err := db.write(ctx, func(conn querier) error {
-		moved = moved[:0]
-		for id, c := range commits {
+		n = 0
+		for i, id := range ids {
 			err := conn.execute(`UPDATE merge_queue SET state = 'landing', base_commit = ?, commit_sha = ? WHERE id = ? AND state = 'checking'`,
-				&execOptions{Args: []any{baseCommit, c, id}})
+				&execOptions{Args: []any{baseCommit, commits[i], id}})
 			if err != nil {
 				return err
 			}
-			if conn.changes() > 0 {
-				moved = append(moved, id)
+			if conn.changes() == 0 {
+				return nil
 			}
+			n++
 		}
 		return nil
 	})
-	return moved, err
+	return n, err
 }
 
 // QueueOutcome is how an entry ended: landed with Commit, or failed (or

@@ -53,8 +53,8 @@ func TestMergeQueueLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Bisected: alice lands, bob is the culprit.
-	moved, err := db.MarkLanding(ctx, "base0", map[string]string{a.ID: "m1"})
-	if err != nil || len(moved) != 1 {
+	moved, err := db.MarkLanding(ctx, "base0", []string{a.ID}, []string{"m1"})
+	if err != nil || moved != 1 {
 		t.Fatalf("landing = %v, %v", moved, err)
 	}
 	if got, err := db.EntriesIn(ctx, api.QueueLanding); err != nil || len(got) != 1 || got[0].BaseCommit != "base0" || got[0].Commit != "m1" {

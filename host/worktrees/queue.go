@@ -3,7 +3,6 @@ package worktrees
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -430,28 +429,22 @@ func (s *Service) merge(ctx context.Context, repo, target, base string, batch []
 // moved meanwhile puts the chain back in line; a move git refuses (the
 // checkout has uncommitted changes) fails it with git's reason.
 func (s *Service) land(ctx context.Context, wf store.Workflow, q store.QueueKey, base string, chain []link) error {
-	commits := map[string]string{}
-	for _, l := range chain {
-		commits[l.entry.ID] = l.commit
+	commits := make([]string, len(chain))
+	for i, l := range chain {
+		commits[i] = l.commit
 	}
-	moving, err := s.db.MarkLanding(ctx, base, commits)
+	n, err := s.db.MarkLanding(ctx, base, ids(entries(chain)), commits)
 	if err != nil {
 		return err
 	}
-	// An entry dequeued during its check lands with the rest only if
-	// a later one depends on it; the chain is cut after the last entry
-	// still wanted.
-	last := -1
-	for i, l := range chain {
-		if slices.Contains(moving, l.entry.ID) {
-			last = i
-		}
+	// An entry dequeued during its check cuts the chain there: the
+	// entries behind it were merged on top of it, so they are checked
+	// again without it.
+	if err := s.db.Requeue(ctx, ids(entries(chain[n:])), api.QueueChecking); err != nil || n == 0 {
+		return err
 	}
-	if last < 0 {
-		return nil
-	}
-	chain = chain[:last+1]
-	tip := chain[last].commit
+	chain = chain[:n]
+	tip := chain[n-1].commit
 	names := ids(entries(chain))
 	repo := wf.WorkspaceRepo
 	lctx, unlock := s.lock(ctx, repo)

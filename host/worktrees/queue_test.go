@@ -1,6 +1,7 @@
 package worktrees
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/agent-worker/agent-worker/host/api"
 	"github.com/agent-worker/agent-worker/host/sandbox"
+	"github.com/agent-worker/agent-worker/internal/testkit"
 	sb "github.com/agent-worker/agent-worker/sdk/sandbox"
 	"github.com/agent-worker/agent-worker/sdk/tools"
 	"github.com/agent-worker/agent-worker/store"
@@ -218,7 +220,7 @@ func TestMergeQueueResumesALanding(t *testing.T) {
 			if err != nil || len(chain) != 1 {
 				t.Fatal(chain, err)
 			}
-			if _, err := f.db.MarkLanding(t.Context(), base, map[string]string{a.QueueID: chain[0].commit}); err != nil {
+			if _, err := f.db.MarkLanding(t.Context(), base, []string{a.QueueID}, []string{chain[0].commit}); err != nil {
 				t.Fatal(err)
 			}
 			if movedBefore {
@@ -359,5 +361,43 @@ func TestMergeQueueChecksAreConfined(t *testing.T) {
 	}
 	if _, err := os.Stat(outside); err == nil {
 		t.Error("a check wrote into the user's checkout")
+	}
+}
+
+// An entry dequeued while its batch is checked does not land, and the
+// entries merged on top of it are checked again without it.
+func TestMergeQueueDequeueDuringCheck(t *testing.T) {
+	t.Parallel()
+	f := queueFixtureWith(t, `{git: worktree, checks: ["touch .started; while [ ! -f .go ]; do sleep 0.02; done; sh check.sh"]}`)
+	f.part(t, "alice")
+	f.part(t, "bob")
+	a, b := f.integrate(t, "alice"), f.integrate(t, "bob")
+	scratch := f.svc.scratchDir(f.wf)
+	started := func() bool { _, err := os.Stat(filepath.Join(scratch, ".started")); return err == nil }
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for f.svc.drain(context.Background()) {
+		}
+	}()
+	testkit.WaitFor(t, "the first check to start", started)
+	if e, err := f.svc.Dequeue(t.Context(), a.QueueID, "user", "not yet"); err != nil || e.State != api.QueueRemoved {
+		t.Fatalf("dequeue during the check = %+v, %v", e, err)
+	}
+	write(t, filepath.Join(scratch, ".go"), "")
+	testkit.WaitFor(t, "bob's check again, alone", func() bool {
+		e := f.entry(t, b.QueueID)
+		return e.Attempts == 2 && e.State == api.QueueChecking && started()
+	})
+	write(t, filepath.Join(scratch, ".go"), "")
+	<-done
+	if e := f.entry(t, b.QueueID); e.State != api.QueueLanded {
+		t.Errorf("bob's entry = %+v, want landed", e)
+	}
+	if e := f.entry(t, a.QueueID); e.State != api.QueueRemoved {
+		t.Errorf("alice's entry = %+v, want removed", e)
+	}
+	if fileAt(t, f.repo, "main", "parts/alice") || !fileAt(t, f.repo, "main", "parts/bob") {
+		t.Error("main holds alice's dequeued part, or lacks bob's")
 	}
 }
