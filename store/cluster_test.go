@@ -164,3 +164,48 @@ func TestRejoinedMemberShowsItsNewProcess(t *testing.T) {
 		t.Errorf("the rejoined member = %+v; want pid 200 at 127.0.0.1:2000 on new-host, v2, started %v, not stopped", got, clk.t)
 	}
 }
+
+// A message gives an inbox row to each recipient who is a member, never
+// to its sender or to a name that left the team, and an agent's message
+// lengthens the agent streak (PostgreSQL writes all of it in one
+// statement; SQLite in several).
+func TestAppendMessageInboxesAndStreak(t *testing.T) {
+	db := openTest(t)
+	ctx := t.Context()
+	for _, name := range []string{"alice", "bob"} {
+		if _, err := db.CreateAgent(ctx, Agent{Name: name, Workflow: "wf", Tag: "main", Backend: "mock"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m, err := db.AppendMessage(ctx, NewMessage{Workflow: "wf", Tag: "main", Sender: "alice", Content: "@bob @alice @gone hi",
+		Recipients: []string{"bob", "alice", "gone", "bob"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Seq == 0 || !cmp.Equal(m.Recipients, []string{"bob", "alice", "gone"}) {
+		t.Errorf("appended %+v: want a seq and the recipients deduplicated in order", m)
+	}
+	for name, want := range map[string]int{"alice": 0, "bob": 1, "gone": 0} {
+		if got := queryInt(t, db, `SELECT count(*) FROM message_recipients WHERE agent = ? AND seq = ?`, name, m.Seq); got != want {
+			t.Errorf("inbox rows of %s: %d, want %d", name, got, want)
+		}
+	}
+	if got := queryInt(t, db, `SELECT agent_streak FROM workflows WHERE name = 'wf' AND tag = 'main'`); got != 1 {
+		t.Errorf("agent streak after an agent's message: %d, want 1", got)
+	}
+	if _, err := db.AppendMessage(ctx, NewMessage{Workflow: "wf", Tag: "main", Sender: "alice", Content: "a tool line", KeepStreak: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.AppendMessage(ctx, NewMessage{Workflow: "wf", Tag: "main", Sender: "alice", Content: "again"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := queryInt(t, db, `SELECT agent_streak FROM workflows WHERE name = 'wf' AND tag = 'main'`); got != 2 {
+		t.Errorf("agent streak after a line that keeps it and another agent message: %d, want 2", got)
+	}
+	if _, err := db.AppendMessage(ctx, NewMessage{Workflow: "wf", Tag: "main", Sender: "user", Content: "stop"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := queryInt(t, db, `SELECT agent_streak FROM workflows WHERE name = 'wf' AND tag = 'main'`); got != 0 {
+		t.Errorf("agent streak after a human's message: %d, want 0", got)
+	}
+}

@@ -140,6 +140,9 @@ func appendMessage(conn querier, m NewMessage, now int64) (Message, error) {
 	}
 	args := []any{out.ID, out.Workflow, out.Tag, out.Sender, out.Content,
 		out.Kind, out.To, string(recipients), out.ResourceID, now}
+	if pc, ok := conn.(*pgConn); ok {
+		return appendMessagePostgres(pc, out, args, !m.KeepStreak, now)
+	}
 	if sc, ok := conn.(sqliteConn); ok {
 		// SQLite: the rowid of the insert, without RETURNING, which costs
 		// SQLite a statement journal per message.
@@ -285,10 +288,19 @@ func countAgentStreak(conn querier, m Message, now int64) (tripped bool, err err
 			streak, guard, state = s.ColumnInt(0), s.ColumnInt(1), s.ColumnText(2)
 			return nil
 		}})
-	if err != nil || guard == 0 || streak < guard || api.WorkflowState(state) != api.WorkflowRunning {
+	if err != nil {
 		return false, err
 	}
-	err = conn.execute(`UPDATE workflows SET state = ?, error = ?, updated_at = ? WHERE name = ? AND tag = ?`,
+	return loopGuard(conn, m, streak, guard, state, now)
+}
+
+// loopGuard pauses m's workflow, and reports true, when its agent streak
+// has reached its loop guard while it runs.
+func loopGuard(conn querier, m Message, streak, guard int, state string, now int64) (bool, error) {
+	if guard == 0 || streak < guard || api.WorkflowState(state) != api.WorkflowRunning {
+		return false, nil
+	}
+	err := conn.execute(`UPDATE workflows SET state = ?, error = ?, updated_at = ? WHERE name = ? AND tag = ?`,
 		&execOptions{Args: []any{api.WorkflowPaused, fmt.Sprintf("paused by the loop guard: %d agent messages in a row", streak), now, m.Workflow, m.Tag}})
 	return err == nil, err
 }

@@ -332,6 +332,47 @@ func (e *postgresEngine) transaction(fn func(querier) error) error {
 	return tx.Commit(ctx)
 }
 
+// appendMessagePostgresSQL is appendMessage's writes on PostgreSQL in one
+// statement, so one round trip: the message (its seq comes back), an inbox
+// row for each recipient who is a member and not the sender ($11), and,
+// when $13, the workflow's agent streak, which an agent's message ($12)
+// lengthens and anything else ends (countAgentStreak).
+const appendMessagePostgresSQL = `WITH m AS (
+	INSERT INTO messages (id, workflow, tag, sender, content, kind, to_agent, recipients, resource_id, created_at)
+	VALUES ($1, $2, $3, $4, $5, $6, NULLIF($7, ''), $8, NULLIF($9, ''), $10) RETURNING seq
+), r AS (
+	INSERT INTO message_recipients (workflow, tag, agent, seq)
+	SELECT a.workflow, a.tag, a.name, m.seq FROM agents AS a, m
+	WHERE a.workflow = $2 AND a.tag = $3 AND a.name = ANY($11::text[]) AND a.name <> $4
+), s AS (
+	UPDATE workflows SET agent_streak = CASE WHEN $12 AND EXISTS
+		(SELECT 1 FROM agents WHERE workflow = $2 AND tag = $3 AND name = $4) THEN agent_streak + 1 ELSE 0 END
+	WHERE name = $2 AND tag = $3 AND $13
+	RETURNING agent_streak, loop_guard, state
+)
+SELECT m.seq, s.agent_streak, s.loop_guard, s.state FROM m LEFT JOIN s ON true`
+
+// appendMessagePostgres finishes appendMessage on PostgreSQL: args are the
+// message's columns, streak whether it counts in the agent streak.
+func appendMessagePostgres(conn *pgConn, out Message, args []any, streak bool, now int64) (Message, error) {
+	var n, guard int
+	var state string
+	args = append(args, out.Recipients, out.Kind == KindMessage, streak)
+	err := conn.execute(appendMessagePostgresSQL, &execOptions{Args: args, ResultFunc: func(s row) error {
+		out.Seq, n, guard, state = s.ColumnInt64(0), s.ColumnInt(1), s.ColumnInt(2), s.ColumnText(3)
+		return nil
+	}})
+	if err != nil {
+		return Message{}, err
+	}
+	if streak {
+		if out.LoopGuardTripped, err = loopGuard(conn, out, n, guard, state, now); err != nil {
+			return Message{}, err
+		}
+	}
+	return out, nil
+}
+
 // checkFile has nothing to check: PostgreSQL reports a lost database as
 // an error of the write itself.
 func (e *postgresEngine) checkFile() error { return nil }
