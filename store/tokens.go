@@ -71,13 +71,13 @@ func (db *DB) CreateToken(ctx context.Context, k AgentKey, runID string) (string
 //
 // A token found once is remembered, so that the MCP hot path does not read
 // the database on every request; every write that can end a token forgets
-// them all before it returns (see genCache). In a cluster nothing is
-// remembered: another member may end a token, and this one would not
-// hear of it.
+// them all before it returns (see genCache). In a cluster a member
+// remembers tokens only while it hears every other member's end of one
+// (HearConfigChanges, TokensChangedElsewhere).
 func (db *DB) LookupToken(ctx context.Context, token string) (Token, error) {
 	hash := hashToken(token)
 	tok, gen, ok := db.tokens.get(hash)
-	if ok && !db.Cluster() {
+	if ok && db.configKept() {
 		return tok, nil
 	}
 	found := false
@@ -97,7 +97,7 @@ func (db *DB) LookupToken(ctx context.Context, token string) (Token, error) {
 	if err == nil && !found {
 		err = api.Errorf(api.CodeNotFound, "agent token not found or revoked")
 	}
-	if err == nil && !db.Cluster() {
+	if err == nil && db.configKept() {
 		db.tokens.put(hash, tok, gen)
 	}
 	return tok, err
