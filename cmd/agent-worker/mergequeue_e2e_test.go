@@ -180,8 +180,20 @@ func TestE2EMergeQueue(t *testing.T) {
 			t.Errorf("queue show lacks %q:\n%s", want, show)
 		}
 	}
-	if r := c.run("worktree", "queue", "show", "mq-99"); r.code != api.ExitNotFound {
-		t.Errorf("queue show of an unknown id: exit %d, %q", r.code, r.stderr)
+	for _, bad := range []struct {
+		args []string
+		code int
+		says string
+	}{
+		{[]string{"worktree", "queue", "show", "mq-99"}, api.ExitNotFound, `no merge queue entry "mq-99"`},
+		{[]string{"worktree", "dequeue", "mq-99"}, api.ExitNotFound, `no merge queue entry "mq-99"`},
+		{[]string{"worktree", "dequeue", "mq-1"}, api.ExitConflict, "mq-1 is landed"},
+		{[]string{"worktree", "queue", "alice@team"}, api.ExitUsage, "takes a workflow (@team), not an agent"},
+		{[]string{"worktree", "queue", "@nope"}, api.ExitNotFound, "no workflow @nope"},
+	} {
+		if r := c.run(bad.args...); r.code != bad.code || !strings.Contains(r.stderr, bad.says) {
+			t.Errorf("%s: exit %d, %q; want %d saying %q", strings.Join(bad.args, " "), r.code, r.stderr, bad.code, bad.says)
+		}
 	}
 
 	// What reached the team: a line per outcome, carol's mentioning her
