@@ -117,6 +117,9 @@ func worktreeLine(w tools.Worktree) string {
 	if w.KeptBecause != "" {
 		line += "; kept: " + w.KeptBecause
 	}
+	if w.QueueID != "" {
+		line += fmt.Sprintf("; in the merge queue as %s (%s)", w.QueueID, w.QueueState)
+	}
 	return line
 }
 

@@ -325,6 +325,9 @@ func (s *Service) runBatch(ctx context.Context, wf store.Workflow, q store.Queue
 	if len(chain) == 0 {
 		return nil
 	}
+	if chain[len(chain)-1].commit == base {
+		return s.land(ctx, wf, q, base, chain) // every branch is on the base already: nothing to check
+	}
 	run, err := s.check(ctx, wf, chain, checks, timeout)
 	if err != nil {
 		_ = s.db.Requeue(context.WithoutCancel(ctx), ids(entries(chain)), api.QueueChecking)
