@@ -401,3 +401,24 @@ func TestMergeQueueDequeueDuringCheck(t *testing.T) {
 		t.Error("main holds alice's dequeued part, or lacks bob's")
 	}
 }
+
+// A branch merged into the base by other means while it waited lands
+// without another merge, and says so.
+func TestMergeQueueBranchAlreadyOnBase(t *testing.T) {
+	t.Parallel()
+	f := queueFixture(t, "4")
+	f.part(t, "alice")
+	a := f.integrate(t, "alice")
+	sh(t, f.repo, "merge", "-q", "--no-edit", "aw/review/main/alice")
+	head := sh(t, f.repo, "rev-parse", "main")
+	f.drain(t)
+	if e := f.entry(t, a.QueueID); e.State != api.QueueLanded || e.Commit != head || len(e.Checks) != 0 {
+		t.Errorf("entry = %+v, want landed at %s without a check", e, head)
+	}
+	if got := sh(t, f.repo, "rev-parse", "main"); got != head {
+		t.Errorf("main moved to %s", got)
+	}
+	if !slices.ContainsFunc(f.lines(t), func(l string) bool { return strings.Contains(l, a.QueueID+": alice's branch aw/review/main/alice was on main already") }) {
+		t.Errorf("no line saying so:\n%s", strings.Join(f.lines(t), "\n"))
+	}
+}
