@@ -418,7 +418,9 @@ func TestMergeQueueBranchAlreadyOnBase(t *testing.T) {
 	if got := sh(t, f.repo, "rev-parse", "main"); got != head {
 		t.Errorf("main moved to %s", got)
 	}
-	if !slices.ContainsFunc(f.lines(t), func(l string) bool { return strings.Contains(l, a.QueueID+": alice's branch aw/review/main/alice was on main already") }) {
+	if !slices.ContainsFunc(f.lines(t), func(l string) bool {
+		return strings.Contains(l, a.QueueID+": alice's branch aw/review/main/alice was on main already")
+	}) {
 		t.Errorf("no line saying so:\n%s", strings.Join(f.lines(t), "\n"))
 	}
 }
