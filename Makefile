@@ -88,9 +88,14 @@ test-e2e: e2e-deps ## the end-to-end tests with the real CLIs, chromium and Post
 screenshot: ## drive the web console in chromium and save a full-page screenshot of a team to docs/console.png
 	AGENT_WORKER_E2E_BROWSER=1 AGENT_WORKER_SCREENSHOT=$(CURDIR)/docs/console.png $(GO) test -count=1 -run 'TestE2EConsoleBrowser' ./cmd/agent-worker
 
-bench: build plugins ## a real daemon beside its ceilings (raw SQLite, the bare MCP SDK), then a PostgreSQL cluster of 1-3 daemons beside the embedded store; both tables also written to docs/performance.md
+# A checkout of the TypeScript system the bench runs beside ours when it is
+# there (docs/performance.md says how to make one); never in this repository.
+BENCH_COMPARE ?= $(HOME)/.cache/agent-worker-bench/moniro
+
+bench: build plugins ## a real daemon beside its ceilings (raw SQLite, the bare MCP SDK) and the TypeScript system (when BENCH_COMPARE is a checkout), then a PostgreSQL cluster of 1-3 daemons beside the embedded store; both tables also written to docs/performance.md
 	$(GO) build -o $(BIN)/agent-worker-bench ./cmd/agent-worker-bench
-	./$(BIN)/agent-worker-bench -bin $(BIN)/agent-worker -plugins $(PLUGINS) -doc docs/performance.md
+	./$(BIN)/agent-worker-bench -bin $(BIN)/agent-worker -plugins $(PLUGINS) -doc docs/performance.md \
+		$(if $(wildcard $(BENCH_COMPARE)/packages/agent-worker/package.json),-compare $(BENCH_COMPARE))
 
 bench-go: ## the Go micro-benchmarks (go test -bench) of the store, the MCP server and runs
 	$(GO) test -run '^$$' -bench . -benchmem -timeout 30m ./...
