@@ -105,7 +105,7 @@ func (s *Service) enqueue(ctx context.Context, wf store.Workflow, key store.Agen
 	if err != nil {
 		return res, err
 	}
-	res.Queued, res.QueueID, res.Position, res.Commit = true, e.ID, ahead, src
+	res.Queued, res.QueueID, res.Position = true, e.ID, ahead
 	s.announce(ctx, key.Scope(), by, fmt.Sprintf("%s's branch %s is in the merge queue of %s as %s (asked by %s; %d ahead of it): it lands when the checks pass.",
 		key.Name, branch, target, e.ID, by, ahead))
 	s.log.Info("branch queued", "agent", key.String(), "branch", branch, "target", target, "entry", e.ID, "by", by)

@@ -179,6 +179,7 @@ type (
 		Target string `json:"target"`
 		// Merged is false when the target already had every commit of
 		// the branch (nothing to do); Commit is then the target's head.
+		// A queued branch is neither merged nor has a commit yet.
 		Merged bool   `json:"merged"`
 		Commit string `json:"commit"`
 		// Files are the paths the merge changed on the target.
