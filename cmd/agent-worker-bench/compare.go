@@ -287,14 +287,28 @@ func (d *tsDaemon) startWorkflow(ctx context.Context, name string, agents map[st
 	return w, nil
 }
 
-// waitIdle waits until agent's loop says it is idle again (its status file),
-// so that the next mention wakes it (a mention during a run wakes nothing).
+// waitIdle waits until agent's loop is idle again, so that the next
+// mention wakes it: a mention while its loop is not waiting wakes nothing
+// and waits for the loop's 5 s poll. After a run the loop writes "idle"
+// to its status file twice (after the ack, then once more when it goes
+// back to waiting; only then does a wake reach it), so this waits for the
+// second write, or 20 ms after the first when the two share a timestamp.
 func (w *tsWorkflow) waitIdle(agent string, limit time.Duration) error {
 	deadline := time.Now().Add(limit)
+	var first string
+	var firstAt time.Time
 	for time.Now().Before(deadline) {
-		var st map[string]struct{ State string }
+		var st map[string]struct {
+			State      string
+			LastUpdate string
+		}
 		if b, err := os.ReadFile(w.status); err == nil && json.Unmarshal(b, &st) == nil && st[agent].State == "idle" {
-			return nil
+			switch at := st[agent].LastUpdate; {
+			case first == "":
+				first, firstAt = at, time.Now()
+			case at != first || time.Since(firstAt) > 20*time.Millisecond:
+				return nil
+			}
 		}
 		time.Sleep(time.Millisecond) // another process's file: polled
 	}

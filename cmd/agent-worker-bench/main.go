@@ -70,10 +70,10 @@ func main() {
 	}
 	cfg.sparesOff = []string{"--spares", "0"}
 	if cfg.quick {
-		cfg.calls = 2_000
+		cfg.calls = 1_000
 	}
-	for _, p := range []*string{&cfg.bin, &cfg.plugins, &cfg.compare} {
-		if *p == "" {
+	for _, p := range []*string{&cfg.bin, &cfg.plugins, &cfg.compare, &cfg.bun} {
+		if *p == "" || p == &cfg.bun && !strings.ContainsRune(*p, filepath.Separator) { // a bare -bun is looked up on PATH
 			continue
 		}
 		abs, err := filepath.Abs(*p)

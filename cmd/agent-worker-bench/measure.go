@@ -259,13 +259,13 @@ func (b *bench) mcpRows(ctx context.Context) error {
 			}
 		}
 		stateful, stateless := bare[bareStateful][c.i], bare[bareStateless][c.i]
-		method := fmt.Sprintf("8 outside agents of one team on a fresh daemon and home, each its own MCP session (%s), closed loop, "+
+		method := fmt.Sprintf("8 outside agents of one team on a fresh daemon and home (one for each kind of client), each its own MCP session of the row's client, closed loop, "+
 			"each call mentioning another member (so every call writes an inbox row and wakes an agent); %d calls after a warm-up of 200 per client. "+
 			"Ceiling: the go-sdk's own server in a process of its own with one no-op tool and JSON responses, driven by the same 8 clients in the same run: "+
-			"stateful (a session kept across calls, as the daemon keeps them; the honest ceiling) and, in the next row, stateless (a temporary session per request). "+
+			"stateful (a session kept across calls, as the daemon keeps them; the honest ceiling) and, in the row below it, stateless (a temporary session per request). "+
 			"Daemon CPU per call: its user+system time over the stretch (from `/proc`) over the calls. "+
 			"TypeScript system: the same clients and calls against its daemon's MCP endpoint (`/mcp?agent=sN`, 8 standalone agents of its global workflow, whose loops never run).",
-			c.what, l.calls)
+			l.calls)
 		r := row{what: "`channel_send`, 8 clients, " + c.what, ours: loadText(l),
 			ceiling: fmt.Sprintf("stateful bare no-op: %s (ours %s)", loadText(stateful), ratio(l, stateful)),
 			goal:    "≥ 1.0× stateful ceiling, p99 ≤ 10 ms", method: method}
