@@ -55,7 +55,7 @@ func main() {
 	flag.StringVar(&cfg.bun, "bun", "", "the bun that runs the TypeScript system (default: bun "+bunVersion+" installed with npm into -ts-cache)")
 	flag.StringVar(&cfg.spares, "spares", "", "the daemon's --spares setting for the scenarios with warm spares (default: the daemon's own default)")
 	flag.StringVar(&cfg.doc, "doc", "", "also write the table into this Markdown file, between its "+beginMark+" and "+endMark+" lines (make bench: docs/performance.md)")
-	flag.StringVar(&cfg.cpuprofile, "cpuprofile", "", "save the daemon's CPU profile (from /debug/pprof) taken under the go-sdk channel_send load to this file")
+	flag.StringVar(&cfg.cpuprofile, "cpuprofile", "", "save the daemon's CPU profile (from /debug/pprof, 10 s) taken under the go-sdk channel_send load to this file, and those under mention → reply, cold starts, ping-pong and the ring to FILE.mention, FILE.cold, FILE.pp and FILE.ring")
 	flag.Parse()
 	if *bare != "" {
 		if err := serveBare(*bare); err != nil {

@@ -239,7 +239,7 @@ func (b *bench) mcpRows(ctx context.Context) error {
 		}
 		var l load
 		if c.kind == "go" {
-			stopProfile := d.profile(ctx, b.cfg.cpuprofile)
+			stopProfile := d.profile(ctx, b.cfg.profileFile(""))
 			l, err = goLoad(ctx, url, tokens, b.cfg.calls, "channel_send", d.pid(), func(i int) map[string]any { return args[i] })
 			stopProfile()
 		} else {
@@ -290,6 +290,17 @@ func (b *bench) mcpRows(ctx context.Context) error {
 	return nil
 }
 
+// profileFile is where -cpuprofile saves the daemon's profile under the
+// load of scenario: the go-sdk channel_send load's in the file itself,
+// the others' beside it with the scenario's name appended (FILE.mention,
+// FILE.cold, FILE.pp, FILE.ring); "" without -cpuprofile.
+func (c config) profileFile(scenario string) string {
+	if c.cpuprofile == "" || scenario == "" {
+		return c.cpuprofile
+	}
+	return c.cpuprofile + "." + scenario
+}
+
 // same is n copies of url.
 func same(url string, n int) []string {
 	urls := make([]string, n)
@@ -305,6 +316,7 @@ func (b *bench) mentionRows(ctx context.Context) error {
 	step("mention → reply with warm spares, a fresh daemon")
 	count := b.n(200, 20)
 	p50, p99, err := b.onFreshDaemon(ctx, "mention", b.cfg.sparesOn(), func(d *daemon) (time.Duration, time.Duration, error) {
+		defer d.profile(ctx, b.cfg.profileFile("mention"))()
 		return mentionReply(ctx, d.client, []*api.Client{d.client}, "echo", count)
 	})
 	if err != nil {
@@ -517,6 +529,7 @@ func (b *bench) coldRows(ctx context.Context) error {
 	step("mention → reply, cold starts (no spares), a fresh daemon")
 	count := b.n(100, 10)
 	p50, p99, err := b.onFreshDaemon(ctx, "cold", b.cfg.sparesOff, func(d *daemon) (time.Duration, time.Duration, error) {
+		defer d.profile(ctx, b.cfg.profileFile("cold"))()
 		return mentionReply(ctx, d.client, nil, "echo", count)
 	})
 	if err != nil {

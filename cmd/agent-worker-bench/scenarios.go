@@ -335,13 +335,16 @@ func pingPong(ctx context.Context, cfg config, name string, agents int, window t
 	if err != nil {
 		return 0, err
 	}
+	stopProfile := d.profile(ctx, cfg.profileFile(name))
 	t0 := time.Now()
 	time.Sleep(window) // the fixed measurement window
 	s1, err := seq()
+	took := time.Since(t0)
+	stopProfile()
 	if err != nil {
 		return 0, err
 	}
-	return float64(s1-s0) / time.Since(t0).Seconds(), nil
+	return float64(s1-s0) / took.Seconds(), nil
 }
 
 // failedRuns says why target's last runs failed, if any did, for an error
