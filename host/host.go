@@ -308,6 +308,10 @@ func (h *Host) buildParts(ctx context.Context) error {
 	h.cfg.Supervisor.Sandbox = box
 	h.cgroups = plugins.NewCgroups(h.cfg.NoCgroups, h.log.Named("cgroups"))
 	h.cfg.Supervisor.Cgroups = h.cgroups
+	h.cfg.Supervisor.MaxRuns = h.cfg.Scheduler.MaxConcurrent // a pool grows with demand up to the run cap
+	if h.cfg.Supervisor.MaxRuns <= 0 {
+		h.cfg.Supervisor.MaxRuns = scheduler.DefaultMaxConcurrent()
+	}
 	h.sup = plugins.NewSupervisor(h.db, h.catalog, h.cfg.Home, h.cfg.RuntimeDir, func() string { return h.Info().URL() + "/mcp" }, h.cfg.Supervisor, h.log.Named("supervisor"))
 	h.mcp.Runs = h.sup // a gated call's run waits for approval with its timeouts stopped
 	if err := h.sup.Reap(ctx); err != nil {

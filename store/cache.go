@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"maps"
 	"sync"
 )
 
@@ -50,6 +51,15 @@ func (c *genCache[K, V]) forget() {
 	defer c.mu.Unlock()
 	c.gen++
 	clear(c.m)
+}
+
+// forgetIf drops the cached values for which stale is true; like forget,
+// it keeps a read that raced it from caching what it read.
+func (c *genCache[K, V]) forgetIf(stale func(V) bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gen++
+	maps.DeleteFunc(c.m, func(_ K, v V) bool { return stale(v) })
 }
 
 // Members is what composing a message needs of its team: the names of

@@ -37,31 +37,54 @@ type RunEvent struct {
 
 // StartRun records a run as running.
 func (db *DB) StartRun(ctx context.Context, r Run) (Run, error) {
+	r, _, err := db.startRun(ctx, r, false)
+	return r, err
+}
+
+// StartRunWithToken records a run as running and mints the bearer token
+// its plugin calls the daemon with (CreateToken), in one transaction.
+func (db *DB) StartRunWithToken(ctx context.Context, r Run) (Run, string, error) {
+	return db.startRun(ctx, r, true)
+}
+
+func (db *DB) startRun(ctx context.Context, r Run, withToken bool) (Run, string, error) {
+	token := ""
+	if withToken {
+		var err error
+		if token, err = newToken(); err != nil {
+			return r, "", err
+		}
+	}
 	err := db.write(ctx, func(conn querier) error {
 		now := db.nowMs()
 		r.State, r.StartedAt = api.RunRunning, fromMs(now)
 		r.Daemon = db.daemon
-		return conn.execute(`INSERT INTO runs (id, agent, workflow, tag, backend, plugin_sha256,
+		err := conn.execute(`INSERT INTO runs (id, agent, workflow, tag, backend, plugin_sha256,
 			attempt, state, started_at, inbox_until_seq, daemon) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			&execOptions{Args: []any{r.ID, r.Agent.Name, r.Agent.Workflow, r.Agent.Tag, r.Backend,
 				r.PluginSHA256, r.Attempt, r.State, now, r.InboxUntilSeq, r.Daemon}})
+		if err != nil || !withToken {
+			return err
+		}
+		return insertToken(conn, r.Agent, r.ID, token, now)
 	})
-	return r, err
+	return r, token, err
 }
 
-// FinishRun records how a run ended and forgets its plugin process (which
-// has exited by then) in one transaction. A successful run of the
-// scheduler ends through SettleRun instead, which also acks and replies.
+// FinishRun records how a run ended in one transaction. A successful run
+// of the scheduler ends through SettleRun instead, which also acks and
+// replies. Its plugin process may still be stopping: its workers row stays
+// until RemoveWorker, after the process is gone, so a daemon that dies in
+// between still finds it to reap.
 func (db *DB) FinishRun(ctx context.Context, id string, state api.RunState, errMsg string, usage json.RawMessage) error {
-	defer db.tokens.forget()
+	defer db.forgetRunTokens(id)
 	return db.write(ctx, func(conn querier) error {
 		return finishRun(conn, id, state, errMsg, usage, db.nowMs())
 	})
 }
 
-// finishRun records a run's end inside a caller's transaction, ends its
-// tokens and removes its workers row. The caller forgets cached tokens
-// once it has committed.
+// finishRun records a run's end inside a caller's transaction and ends its
+// tokens. The caller forgets cached tokens once it has committed.
 func finishRun(conn querier, id string, state api.RunState, errMsg string, usage json.RawMessage, now int64) error {
 	if len(usage) == 0 {
 		usage = json.RawMessage("{}")
@@ -71,10 +94,7 @@ func finishRun(conn querier, id string, state api.RunState, errMsg string, usage
 	if err != nil {
 		return err
 	}
-	if err := revokeRunTokens(conn, now, id); err != nil {
-		return err
-	}
-	return conn.execute(`DELETE FROM workers WHERE run_id = ?`, &execOptions{Args: []any{id}})
+	return revokeRunTokens(conn, now, id)
 }
 
 // AppendRunEvents adds events to a run's transcript in one transaction;
@@ -281,7 +301,7 @@ func (db *DB) Heartbeat(ctx context.Context, runID string) error {
 
 // RemoveWorker forgets a process that has exited.
 func (db *DB) RemoveWorker(ctx context.Context, runID string) error {
-	return db.write(ctx, func(conn querier) error {
+	return db.writeGrouped(ctx, func(conn querier) error { // may run twice: a delete
 		return conn.execute(`DELETE FROM workers WHERE run_id = ?`, &execOptions{Args: []any{runID}})
 	})
 }

@@ -36,12 +36,12 @@ type TxHook func(ctx context.Context, tx pgx.Tx) error
 
 // SettleRun ends a running run as succeeded: it acks the agent's inbox
 // through the run's inbox_until_seq, posts Reply unless the agent already
-// spoke, records the run's end and usage and forgets its workers row, in
-// one transaction. posted says whether Reply was written (reply is then the
+// spoke and records the run's end and usage, in one transaction (its
+// workers row goes once its process is gone: RemoveWorker). posted says whether Reply was written (reply is then the
 // stored message). A run that is not running any more is refused with
 // api.CodeConflict, so a run is never settled twice.
 func (db *DB) SettleRun(ctx context.Context, st Settlement) (reply Message, posted bool, err error) {
-	defer db.tokens.forget() // the run's tokens die with it (finishRun)
+	defer db.forgetRunTokens(st.RunID) // the run's tokens die with it (finishRun)
 	err = db.write(ctx, func(conn querier) error {
 		now := db.nowMs()
 		r, err := getRunRow(conn, st.RunID)

@@ -35,34 +35,48 @@ func hashToken(token string) string {
 // them (SetAgentState), and the check shares the insert's transaction, so
 // a token minted while a workflow stops cannot outlive the stop.
 func (db *DB) CreateToken(ctx context.Context, k AgentKey, runID string) (string, error) {
-	b := make([]byte, 32)
-	if _, err := rand.Read(b); err != nil {
+	token, err := newToken()
+	if err != nil {
 		return "", err
 	}
-	token := tokenPrefix + hex.EncodeToString(b)
-	err := db.write(ctx, func(conn querier) error {
-		state := ""
-		err := conn.execute(`SELECT state FROM agents WHERE workflow = ? AND tag = ? AND name = ?`,
-			&execOptions{Args: []any{k.Workflow, k.Tag, k.Name}, ResultFunc: func(s row) error {
-				state = s.ColumnText(0)
-				return nil
-			}})
-		switch {
-		case err != nil:
-			return err
-		case state == "":
-			return api.Errorf(api.CodeNotFound, "agent %q not found", k)
-		case api.AgentState(state) == api.AgentStopped && runID == "":
-			return api.Errorf(api.CodeConflict, "agent %q is stopped, and a stopped agent gets no token: start it (or its workflow) again first", k)
-		}
-		return conn.execute(`INSERT INTO agent_tokens (token_sha256, agent, workflow, tag, run_id, created_at)
-			VALUES (?, ?, ?, ?, ?, ?)`,
-			&execOptions{Args: []any{hashToken(token), k.Name, k.Workflow, k.Tag, runID, db.nowMs()}})
+	err = db.write(ctx, func(conn querier) error {
+		return insertToken(conn, k, runID, token, db.nowMs())
 	})
 	if err != nil {
 		return "", err
 	}
 	return token, nil
+}
+
+// newToken is a fresh bearer token's plaintext.
+func newToken() (string, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return tokenPrefix + hex.EncodeToString(b), nil
+}
+
+// insertToken records token for agent k (run runID, or "" for an outside
+// agent) inside a caller's transaction; see CreateToken.
+func insertToken(conn querier, k AgentKey, runID, token string, now int64) error {
+	state := ""
+	err := conn.execute(`SELECT state FROM agents WHERE workflow = ? AND tag = ? AND name = ?`,
+		&execOptions{Args: []any{k.Workflow, k.Tag, k.Name}, ResultFunc: func(s row) error {
+			state = s.ColumnText(0)
+			return nil
+		}})
+	switch {
+	case err != nil:
+		return err
+	case state == "":
+		return api.Errorf(api.CodeNotFound, "agent %q not found", k)
+	case api.AgentState(state) == api.AgentStopped && runID == "":
+		return api.Errorf(api.CodeConflict, "agent %q is stopped, and a stopped agent gets no token: start it (or its workflow) again first", k)
+	}
+	return conn.execute(`INSERT INTO agent_tokens (token_sha256, agent, workflow, tag, run_id, created_at)
+		VALUES (?, ?, ?, ?, ?, ?)`,
+		&execOptions{Args: []any{hashToken(token), k.Name, k.Workflow, k.Tag, runID, now}})
 }
 
 // LookupToken authenticates a bearer token. Unknown, revoked and malformed
@@ -138,6 +152,13 @@ func revokeRunTokens(conn querier, now int64, id string) error {
 // including one that does not exist).
 func (db *DB) RevokeAgentTokens(ctx context.Context, k AgentKey) (int, error) {
 	return db.revokeTokens(ctx, `workflow = ?2 AND tag = ?3 AND agent = ?4`, k.Workflow, k.Tag, k.Name)
+}
+
+// forgetRunTokens drops run id's tokens from the cache once its end has
+// committed; the other agents' stay cached (a run ends every few
+// milliseconds on a busy team).
+func (db *DB) forgetRunTokens(id string) {
+	db.tokens.forgetIf(func(t Token) bool { return t.RunID == id })
 }
 
 // revokeTokens revokes the live tokens matching where, a constant condition

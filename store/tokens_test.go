@@ -175,6 +175,9 @@ func TestCachedTokensDieAtOnce(t *testing.T) {
 			_, err := db.RevokeRunTokens(t.Context(), "run_1")
 			return err
 		},
+		"run finished": func(db *DB, _ AgentKey, _ string) error {
+			return db.FinishRun(t.Context(), "run_1", api.RunFailed, "boom", nil)
+		},
 		"agent stops": func(db *DB, k AgentKey, _ string) error {
 			return db.SetAgentState(t.Context(), k, api.AgentStopped, "")
 		},
@@ -191,7 +194,7 @@ func TestCachedTokensDieAtOnce(t *testing.T) {
 			createTeam(t, db, Scope{"team", "t"}, "alice")
 			alice := AgentKey{"alice", "team", "t"}
 			run := ""
-			if name == "run ends" || name == "revoke" {
+			if name == "run ends" || name == "run finished" || name == "revoke" {
 				run = "run_1"
 			}
 			tok := mintToken(t, db, alice, run)
@@ -279,5 +282,36 @@ func TestRunTokenDiesWithItsRun(t *testing.T) {
 	outside := mintToken(t, db, alice, "")
 	if _, err := db.LookupToken(ctx, outside); err != nil {
 		t.Errorf("an outside agent's token: %v", err)
+	}
+}
+
+// A run's token is minted with its row and dies with the run's end.
+func TestStartRunWithToken(t *testing.T) {
+	t.Parallel()
+	db := openTest(t)
+	ctx := t.Context()
+	alice, err := db.CreateAgent(ctx, Agent{Name: "alice", Workflow: "global", Tag: "main", Backend: "mock"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, token, err := db.StartRunWithToken(ctx, Run{ID: "run-t", Agent: alice.Key(), Backend: "mock"})
+	if err != nil || run.State != api.RunRunning || token == "" {
+		t.Fatalf("StartRunWithToken = %+v, %q, %v", run, token, err)
+	}
+	tok, err := db.LookupToken(ctx, token)
+	if err != nil || tok.Key != alice.Key() || tok.RunID != "run-t" {
+		t.Fatalf("LookupToken of the run's token = %+v, %v", tok, err)
+	}
+	if err := db.FinishRun(ctx, "run-t", api.RunSucceeded, "", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.LookupToken(ctx, token); api.ErrorCode(err) != api.CodeNotFound {
+		t.Errorf("the token of an ended run: %v, want not found", err)
+	}
+	if _, _, err := db.StartRunWithToken(ctx, Run{ID: "run-u", Agent: AgentKey{Name: "ghost", Workflow: "global", Tag: "main"}, Backend: "mock"}); err == nil {
+		t.Error("a run of an agent that does not exist got a token")
+	}
+	if _, _, err := db.GetRun(ctx, "run-u"); api.ErrorCode(err) != api.CodeNotFound {
+		t.Errorf("the refused run was recorded anyway: %v", err)
 	}
 }

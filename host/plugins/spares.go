@@ -110,8 +110,9 @@ type spare struct {
 
 // sparePool keeps the supervisor's warm spares, per backend.
 type sparePool struct {
-	cfg  Spares
-	idle time.Duration
+	cfg     Spares
+	idle    time.Duration
+	maxRuns int // SupervisorConfig.MaxRuns
 
 	// mu guards the fields that follow.
 	mu      sync.Mutex
@@ -119,13 +120,52 @@ type sparePool struct {
 	pools   map[string][]*spare
 	lastRun map[string]time.Time
 	counts  map[string]*api.SpareStats
+	// inflight counts each backend's runs under way; peak is the most at
+	// once since peakAt, the recent demand a pool grows to (size).
+	inflight map[string]int
+	peak     map[string]int
+	peakAt   map[string]time.Time
 	// wg owns every goroutine that starts or kills a spare; Add happens
 	// only under mu while running, so RunSpares's Wait sees them all.
 	wg sync.WaitGroup
 }
 
-func newSparePool(cfg Spares, idle time.Duration) *sparePool {
-	return &sparePool{cfg: cfg, idle: idle, pools: map[string][]*spare{}, lastRun: map[string]time.Time{}, counts: map[string]*api.SpareStats{}}
+func newSparePool(cfg Spares, idle time.Duration, maxRuns int) *sparePool {
+	return &sparePool{cfg: cfg, idle: idle, maxRuns: maxRuns, pools: map[string][]*spare{}, lastRun: map[string]time.Time{},
+		counts: map[string]*api.SpareStats{}, inflight: map[string]int{}, peak: map[string]int{}, peakAt: map[string]time.Time{}}
+}
+
+// demand counts a run of backend name under way until the returned func
+// is called. The most runs at once in the last idle period is the size its
+// pool is kept at: a team whose agents run together (a kickoff, a ring of
+// mentions) finds warm processes for all of them from its second wave on,
+// not one.
+func (sp *sparePool) demand(name string) (done func()) {
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	sp.inflight[name]++
+	if n := sp.inflight[name]; n >= sp.peak[name] || time.Since(sp.peakAt[name]) > sp.idle {
+		sp.peak[name], sp.peakAt[name] = n, time.Now()
+	}
+	return sync.OnceFunc(func() {
+		sp.mu.Lock()
+		defer sp.mu.Unlock()
+		sp.inflight[name]--
+	})
+}
+
+// size is how many spares backend name's pool holds: its configured count,
+// grown to the backend's recent demand (at most the run cap and
+// maxSpares); 0 when spares are off for it. sp.mu is held.
+func (sp *sparePool) size(name string) int {
+	n := sp.cfg.For(name)
+	if n == 0 || sp.maxRuns <= n {
+		return n
+	}
+	if time.Since(sp.peakAt[name]) <= sp.idle {
+		n = max(n, min(sp.peak[name], sp.maxRuns, maxSpares))
+	}
+	return n
 }
 
 // SpareStats returns the spare counters of every backend that has had a
@@ -261,7 +301,7 @@ func (s *Supervisor) refillLocked(p api.Plugin) {
 		}
 		s.discardLocked(x)
 	}
-	for len(keep) < sp.cfg.For(p.Name) {
+	for len(keep) < sp.size(p.Name) {
 		x := &spare{id: newSpareID(), backend: p.Name, plugin: p, ready: make(chan struct{})}
 		keep = append(keep, x)
 		sp.wg.Go(func() { s.startSpare(x) })

@@ -3,8 +3,11 @@ package plugins
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/agent-worker/agent-worker/internal/testkit"
 )
 
 func TestParseSpares(t *testing.T) {
@@ -47,5 +50,53 @@ func TestParseSpares(t *testing.T) {
 				t.Errorf("For: sdk %d, other %d", got.For("sdk"), got.For("other"))
 			}
 		})
+	}
+}
+
+// A pool grows to the most runs its backend had at once lately, up to the
+// run cap, and back to its configured size once that demand is old.
+func TestSparePoolGrowsWithDemand(t *testing.T) {
+	t.Parallel()
+	size := func(sp *sparePool) int {
+		sp.mu.Lock()
+		defer sp.mu.Unlock()
+		return sp.size("mock")
+	}
+	sp := newSparePool(Spares{Default: 1}, time.Hour, 4)
+	if got := size(sp); got != 1 {
+		t.Fatalf("size before any run = %d, want the configured 1", got)
+	}
+	var done []func()
+	for range 3 {
+		done = append(done, sp.demand("mock"))
+	}
+	if got := size(sp); got != 3 {
+		t.Errorf("size with 3 runs at once = %d, want 3", got)
+	}
+	for _, d := range done {
+		d()
+		d() // a second call changes nothing
+	}
+	if got := size(sp); got != 3 {
+		t.Errorf("size after those runs ended = %d, want 3 (recent demand)", got)
+	}
+	for range 6 {
+		defer sp.demand("mock")()
+	}
+	if got := size(sp); got != 4 {
+		t.Errorf("size with 6 runs at once = %d, want the run cap 4", got)
+	}
+
+	stale := newSparePool(Spares{Default: 1}, time.Nanosecond, 4)
+	stale.demand("mock")()
+	stale.demand("mock")()
+	testkit.WaitFor(t, "the demand to be older than the idle time", func() bool { return size(stale) == 1 })
+
+	off := newSparePool(Spares{Default: 1, Backends: map[string]int{"mock": 0}}, time.Hour, 4)
+	for range 3 {
+		defer off.demand("mock")()
+	}
+	if got := size(off); got != 0 {
+		t.Errorf("size with spares off for the backend = %d, want 0", got)
 	}
 }

@@ -63,6 +63,10 @@ type SupervisorConfig struct {
 	// Spares is how many warm spare processes to keep per backend in
 	// use; nil is DefaultSpares (one each).
 	Spares *Spares
+	// MaxRuns is how many runs the scheduler lets go at once (its
+	// MaxConcurrent): a pool grows with its backend's recent demand up to
+	// it, never past maxSpares. 0 leaves pools at their Spares size.
+	MaxRuns int
 	// SpareIdle stops a backend's spares after it has had no run for this
 	// long (default DefaultSpareIdle).
 	SpareIdle time.Duration
@@ -174,7 +178,7 @@ func NewSupervisor(db *store.DB, catalog *Catalog, home, runtime string, mcpURL 
 		cfg.Lifetime = context.Background()
 	}
 	return &Supervisor{db: db, catalog: catalog, log: log, cfg: cfg, home: home, runtime: runtime, mcpURL: mcpURL, running: map[store.AgentKey]string{},
-		spares: newSparePool(*cfg.Spares, cfg.SpareIdle)}
+		spares: newSparePool(*cfg.Spares, cfg.SpareIdle, cfg.MaxRuns)}
 }
 
 // Outcome is what a finished run produced.
@@ -232,6 +236,14 @@ func (s *Supervisor) Run(ctx context.Context, spec RunSpec) (out Outcome, err er
 	if runID == "" {
 		runID = NewRunID()
 	}
+	// The run's plugin process is stopped, and its files removed, after
+	// its end is recorded (and a success settled: the reply is out, the
+	// next run can start) and after this agent may run again; Run returns
+	// once the process is gone. Deferred before the guard below, so it
+	// runs after it.
+	log := s.log.With("run", runID, "agent", key.String())
+	var reap reaper
+	defer reap.run(s.db, runID, log)
 	s.mu.Lock()
 	if other, busy := s.running[key]; busy {
 		s.mu.Unlock()
@@ -254,12 +266,14 @@ func (s *Supervisor) Run(ctx context.Context, spec RunSpec) (out Outcome, err er
 	// recorded, so a follower that finds the run not live reads it final.
 	s.live.begin(runID)
 	defer s.live.end(runID)
-	out.Run, err = s.db.StartRun(ctx, store.Run{ID: runID, Agent: key, Backend: agent.Backend,
+	// The run's token is minted with its row: the run's end (finishRun)
+	// revokes it, whatever way the run ends.
+	var token string
+	out.Run, token, err = s.db.StartRunWithToken(ctx, store.Run{ID: runID, Agent: key, Backend: agent.Backend,
 		PluginSHA256: p.SHA256, Attempt: attempt, InboxUntilSeq: until})
 	if err != nil {
 		return out, err
 	}
-	log := s.log.With("run", runID, "agent", key.String())
 	log.Info("run started", "backend", agent.Backend, "attempt", attempt, "inbox_until", until)
 	defer s.observeEnd(agent, &out, time.Now()) // deferred first: runs after finish has recorded the end
 	rec := newRecorder(s.db, runID, log, func() { s.live.changed(runID) })
@@ -271,7 +285,7 @@ func (s *Supervisor) Run(ctx context.Context, spec RunSpec) (out Outcome, err er
 	rc := s.readRunContext(ctx, spec, log) // while the plugin process starts
 	defer rc.get()
 
-	err = s.runPlugin(ctx, agent, attempt, resume, p, runID, rc, log, spec.OnStart, func(e backend.Event) {
+	err = s.runPlugin(ctx, agent, attempt, resume, p, runID, token, rc, log, &reap, spec.OnStart, func(e backend.Event) {
 		out.Events++
 		switch e.Kind {
 		case backend.EventResult:
@@ -352,14 +366,15 @@ func (s *Supervisor) observeEnd(agent store.Agent, out *Outcome, start time.Time
 }
 
 // runPlugin starts the plugin process, runs the backend in it and stops it.
-func (s *Supervisor) runPlugin(ctx context.Context, agent store.Agent, attempt int, resume string, p api.Plugin, runID string, rc *runContext, log hclog.Logger,
-	onStart func(string), emit func(backend.Event)) error {
-	rs, err := s.prepare(ctx, agent, runID, log)
+func (s *Supervisor) runPlugin(ctx context.Context, agent store.Agent, attempt int, resume string, p api.Plugin, runID, token string, rc *runContext, log hclog.Logger,
+	reap *reaper, onStart func(string), emit func(backend.Event)) error {
+	rs, err := s.prepare(ctx, agent, runID, token)
 	if err != nil {
 		return err
 	}
-	defer rs.cleanup()
+	reap.later(rs.cleanup)
 
+	defer s.spares.demand(p.Name)() // before the refill below: a busy backend's pool grows
 	refill := s.refiller(p)
 	defer refill() // at the latest; normally at the first event, below
 	confine := s.runConfinement(agent, rs)
@@ -367,10 +382,12 @@ func (s *Supervisor) runPlugin(ctx context.Context, agent store.Agent, attempt i
 	if err != nil {
 		return err
 	}
-	defer proc.stop()
-	client, cmd, rpc, be, pid := proc.client, proc.cmd, proc.rpc, proc.be, proc.pid
 	s.cfg.Observer.PluginStarted(plugin.KindBackend)
-	defer s.cfg.Observer.PluginStopped(plugin.KindBackend)
+	reap.later(func() {
+		proc.stop()
+		s.cfg.Observer.PluginStopped(plugin.KindBackend)
+	})
+	client, cmd, rpc, be, pid := proc.client, proc.cmd, proc.rpc, proc.be, proc.pid
 
 	runCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -441,9 +458,8 @@ func (s *Supervisor) runPlugin(ctx context.Context, agent store.Agent, attempt i
 // runProcess gives a run its plugin process: a warm spare of the same
 // binary when one is ready (its workers row becomes the run's), otherwise
 // one started now with the agent's environment in its project directory.
-// The workers row goes with the run's end (FinishRun or SettleRun), after
-// the process is killed, so a daemon that dies before that still finds
-// the process to reap.
+// The workers row goes after the process is killed (reaper), so a daemon
+// that dies before that still finds the process to reap.
 func (s *Supervisor) runProcess(ctx context.Context, agent store.Agent, p api.Plugin, rs runSetup, c confinement, runID string, log hclog.Logger) (*process, error) {
 	if x := s.takeSpare(p, c); x != nil {
 		if err := s.db.ClaimSpare(ctx, x.id, runID); err != nil {
@@ -566,15 +582,15 @@ func runEnv(env map[string]string) map[string]string {
 	return out
 }
 
-// runSetup is what one run is given before its process starts: a token for
+// runSetup is what one run is given before its process starts: its token for
 // the daemon's MCP server, its directories and its config on the wire.
 type runSetup struct {
 	token, workDir, projectDir, stateDir string
 	config                               []byte
-	cleanup                              func() // revokes the token, removes the per-run dirs
+	cleanup                              func() // removes the per-run dirs (the run's end revokes the token)
 }
 
-func (s *Supervisor) prepare(ctx context.Context, agent store.Agent, runID string, log hclog.Logger) (rs runSetup, err error) {
+func (s *Supervisor) prepare(ctx context.Context, agent store.Agent, runID, token string) (rs runSetup, err error) {
 	key := agent.Key()
 	var undo []func()
 	rs.cleanup = func() {
@@ -590,14 +606,7 @@ func (s *Supervisor) prepare(ctx context.Context, agent store.Agent, runID strin
 	if rs.config, err = json.Marshal(agent.Config); err != nil {
 		return rs, backend.Permanent(fmt.Errorf("%s: %w", key, err))
 	}
-	if rs.token, err = s.db.CreateToken(ctx, key, runID); err != nil {
-		return rs, err
-	}
-	undo = append(undo, func() {
-		if _, err := s.db.RevokeRunTokens(context.WithoutCancel(ctx), runID); err != nil {
-			log.Error("revoke run token", "error", err)
-		}
-	})
+	rs.token = token
 	rs.workDir = filepath.Join(s.home, "runs", runID)
 	if err = os.MkdirAll(rs.workDir, 0o700); err != nil {
 		return rs, err
@@ -943,4 +952,29 @@ func (r *recorder) flush() bool {
 func (r *recorder) close() {
 	close(r.stop)
 	<-r.done
+}
+
+// reaper stops a run's plugin process and removes what the run set up,
+// after the run's end is recorded: a settled run's reply wakes the next
+// agent while this process exits. Its steps run last first, like defers,
+// then the run's workers row goes.
+type reaper struct {
+	steps []func()
+}
+
+// later adds f to the steps.
+func (r *reaper) later(f func()) { r.steps = append(r.steps, f) }
+
+// run takes the steps and removes the workers row of run id, if any.
+func (r *reaper) run(db *store.DB, id string, log hclog.Logger) {
+	if len(r.steps) == 0 {
+		return // no process was started
+	}
+	for i := len(r.steps) - 1; i >= 0; i-- {
+		r.steps[i]()
+	}
+	if err := db.RemoveWorker(context.Background(), id); err != nil {
+		// Harmless: the next daemon's Reap finds the process gone.
+		log.Warn("forget the run's plugin process", "error", err)
+	}
 }

@@ -122,7 +122,7 @@ func New(db *store.DB, sup Runner, svc *team.Service, cfg Config, log hclog.Logg
 		cfg.PollInterval = DefaultPollInterval
 	}
 	if cfg.MaxConcurrent <= 0 {
-		cfg.MaxConcurrent = 2 * runtime.NumCPU()
+		cfg.MaxConcurrent = DefaultMaxConcurrent()
 	}
 	if cfg.Attempts <= 0 {
 		cfg.Attempts = DefaultAttempts
@@ -804,3 +804,7 @@ func (s *Scheduler) relayed(ctx context.Context, ev team.Event) {
 		l.finishAll(plugins.Outcome{}, fmt.Errorf("%s failed on another member: %s", display(ev.Agent), ev.Error), true)
 	}
 }
+
+// DefaultMaxConcurrent is the run cap when Config.MaxConcurrent is unset:
+// two runs per core.
+func DefaultMaxConcurrent() int { return 2 * runtime.NumCPU() }
