@@ -48,7 +48,7 @@ func main() {
 	home, _ := os.UserHomeDir()
 	flag.StringVar(&cfg.bin, "bin", "bin/agent-worker", "the agent-worker binary to measure")
 	flag.StringVar(&cfg.plugins, "plugins", "plugins.d", "plugins directory (first-party plugins built by `make plugins`)")
-	flag.StringVar(&cfg.tsCache, "ts-cache", filepath.Join(home, ".cache", "agent-worker-bench"), "where the TypeScript MCP SDK is installed (outside the repository)")
+	flag.StringVar(&cfg.tsCache, "ts-cache", filepath.Join(home, ".cache", "agent-worker-bench"), "where the TypeScript MCP SDK and, for -compare, bun are installed (outside the repository)")
 	flag.IntVar(&cfg.calls, "calls", 50_000, "channel_send calls measured per client kind (Go, then TypeScript)")
 	flag.BoolVar(&cfg.quick, "quick", false, "small counts: check every scenario runs, numbers are not meaningful")
 	flag.StringVar(&cfg.compare, "compare", "", "a checkout of the TypeScript system (lidessen/moniro at "+tsCommit+") to run the same scenarios against, outside this repository, e.g. ~/.cache/agent-worker-bench/moniro; its dependencies are installed with npm when missing")
