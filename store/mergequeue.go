@@ -322,6 +322,9 @@ func (db *DB) MarkLanding(ctx context.Context, baseCommit string, ids, commits [
 
 // QueueOutcome is how an entry ended: landed with Commit, or failed (or
 // removed) with Reason, and for a failed check its Command and Output.
+// Line, when set, is the channel line that tells the team, posted in the
+// same transaction: an outcome is never recorded without it, so no one
+// sees the queue empty before the agents have their news.
 type QueueOutcome struct {
 	State   api.QueueState
 	Commit  string
@@ -329,21 +332,25 @@ type QueueOutcome struct {
 	Output  string
 	Reason  string
 	Files   []string
+	Line    *NewMessage
 }
 
 // FinishQueueEntry ends entry id with o if it is in one of from; it
-// reports whether it was (false: something else ended it first).
-func (db *DB) FinishQueueEntry(ctx context.Context, id string, o QueueOutcome, from ...api.QueueState) (QueueEntry, bool, error) {
+// reports whether it was (false: something else ended it first, and
+// nothing is posted), and returns o.Line as posted.
+func (db *DB) FinishQueueEntry(ctx context.Context, id string, o QueueOutcome, from ...api.QueueState) (QueueEntry, *Message, bool, error) {
 	if o.Files == nil {
 		o.Files = []string{}
 	}
 	files, err := json.Marshal(o.Files)
 	if err != nil {
-		return QueueEntry{}, false, err
+		return QueueEntry{}, nil, false, err
 	}
 	var e QueueEntry
+	var posted *Message
 	changed := false
 	err = db.write(ctx, func(conn querier) error {
+		posted = nil
 		set, args := "", []any{string(o.State)}
 		if o.Commit != "" {
 			set, args = ", commit_sha = ?", append(args, o.Commit)
@@ -358,10 +365,14 @@ func (db *DB) FinishQueueEntry(ctx context.Context, id string, o QueueOutcome, f
 			return err
 		}
 		changed = conn.changes() > 0
-		e, err = getQueueEntry(conn, id)
+		if e, err = getQueueEntry(conn, id); err != nil || !changed || o.Line == nil {
+			return err
+		}
+		m, err := appendMessage(conn, *o.Line, db.nowMs())
+		posted = &m
 		return err
 	})
-	return e, changed, err
+	return e, posted, changed, err
 }
 
 // Requeue puts entries back in line, keeping their places: after a
@@ -405,11 +416,13 @@ func (db *DB) EntriesIn(ctx context.Context, states ...api.QueueState) ([]QueueE
 }
 
 // Dequeue removes a pending entry that is queued or being checked, as
-// by, for reason. An entry landing, landed or failed is a conflict that
-// says so.
-func (db *DB) Dequeue(ctx context.Context, id, by, reason string) (QueueEntry, error) {
+// by, for reason, and posts line (if any) in the same transaction. An
+// entry landing, landed or failed is a conflict that says so.
+func (db *DB) Dequeue(ctx context.Context, id, by, reason string, line *NewMessage) (QueueEntry, *Message, error) {
 	var e QueueEntry
+	var posted *Message
 	err := db.write(ctx, func(conn querier) error {
+		posted = nil
 		var err error
 		if e, err = getQueueEntry(conn, id); err != nil {
 			return err
@@ -426,10 +439,14 @@ func (db *DB) Dequeue(ctx context.Context, id, by, reason string) (QueueEntry, e
 		if err != nil {
 			return err
 		}
-		e, err = getQueueEntry(conn, id)
+		if e, err = getQueueEntry(conn, id); err != nil || line == nil {
+			return err
+		}
+		m, err := appendMessage(conn, *line, db.nowMs())
+		posted = &m
 		return err
 	})
-	return e, err
+	return e, posted, err
 }
 
 // AddQueueCheck records one check run for every entry of its batch.

@@ -60,13 +60,18 @@ func TestMergeQueueLifecycle(t *testing.T) {
 	if got, err := db.EntriesIn(ctx, api.QueueLanding); err != nil || len(got) != 1 || got[0].BaseCommit != "base0" || got[0].Commit != "m1" {
 		t.Errorf("landing entries = %+v, %v", got, err)
 	}
-	if e, ok, err := db.FinishQueueEntry(ctx, a.ID, QueueOutcome{State: api.QueueLanded}, api.QueueLanding); err != nil || !ok || e.State != api.QueueLanded || e.Commit != "m1" || e.EndedAt.IsZero() {
-		t.Errorf("landed = %+v, %v, %v", e, ok, err)
+	line := &NewMessage{Workflow: "team", Tag: "t", Sender: "system", Kind: KindSystem, Content: "@alice landed", Recipients: []string{"alice"}}
+	e, msg, ok, err := db.FinishQueueEntry(ctx, a.ID, QueueOutcome{State: api.QueueLanded, Line: line}, api.QueueLanding)
+	if err != nil || !ok || e.State != api.QueueLanded || e.Commit != "m1" || e.EndedAt.IsZero() || msg == nil || msg.Content != "@alice landed" {
+		t.Errorf("landed = %+v, %+v, %v, %v", e, msg, ok, err)
 	}
-	if _, ok, err := db.FinishQueueEntry(ctx, a.ID, QueueOutcome{State: api.QueueFailed}, api.QueueChecking); err != nil || ok {
-		t.Errorf("failing a landed entry: changed %v, %v", ok, err)
+	if _, msg, ok, err := db.FinishQueueEntry(ctx, a.ID, QueueOutcome{State: api.QueueFailed, Line: line}, api.QueueChecking); err != nil || ok || msg != nil {
+		t.Errorf("failing a landed entry: changed %v, posted %+v, %v", ok, msg, err)
 	}
-	e, ok, err := db.FinishQueueEntry(ctx, b.ID, QueueOutcome{State: api.QueueFailed, Command: "sh check.sh", Output: "forbidden\n", Reason: "checks failed"}, api.QueueChecking)
+	if n := queryInt(t, db, `SELECT COUNT(*) FROM messages WHERE content = '@alice landed'`); n != 1 {
+		t.Errorf("the landed line was posted %d times, want once", n)
+	}
+	e, _, ok, err = db.FinishQueueEntry(ctx, b.ID, QueueOutcome{State: api.QueueFailed, Command: "sh check.sh", Output: "forbidden\n", Reason: "checks failed"}, api.QueueChecking)
 	if err != nil || !ok || e.Command != "sh check.sh" || e.Files == nil {
 		t.Errorf("failed = %+v, %v, %v", e, ok, err)
 	}
@@ -85,10 +90,10 @@ func TestMergeQueueLifecycle(t *testing.T) {
 	if err := db.Requeue(ctx, []string{c.ID}, api.QueueChecking); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.Dequeue(ctx, a.ID, "user", ""); api.ErrorCode(err) != api.CodeConflict || !strings.Contains(err.Error(), "is landed") {
+	if _, _, err := db.Dequeue(ctx, a.ID, "user", "", nil); api.ErrorCode(err) != api.CodeConflict || !strings.Contains(err.Error(), "is landed") {
 		t.Errorf("dequeue of a landed entry: %v", err)
 	}
-	if e, err := db.Dequeue(ctx, c.ID, "user", "not now"); err != nil || e.State != api.QueueRemoved || e.Reason != "removed by user: not now" {
+	if e, _, err := db.Dequeue(ctx, c.ID, "user", "not now", nil); err != nil || e.State != api.QueueRemoved || e.Reason != "removed by user: not now" {
 		t.Errorf("dequeue = %+v, %v", e, err)
 	}
 	if n, err := db.PendingQueueCount(ctx, scope); err != nil || n != 0 {

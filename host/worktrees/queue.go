@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agent-worker/agent-worker/host/api"
@@ -122,43 +123,86 @@ func (s *Service) kick() {
 }
 
 // RunQueue works the merge queues until ctx ends: it first settles what a
-// previous daemon left mid-way, then takes batches while any queue has
-// entries waiting, and sleeps until an integrate wakes it.
+// previous daemon left mid-way, then keeps one worker per workflow:tag
+// with entries waiting (so one team's long checks never hold another's
+// queue, and a team's queues share its scratch worktree one at a time),
+// and sleeps until an integrate or a workflow event wakes it. It returns
+// once its workers have.
 func (s *Service) RunQueue(ctx context.Context) {
 	s.reconcile(ctx)
-	for ctx.Err() == nil {
-		for ctx.Err() == nil && s.drain(ctx) {
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	busy := map[store.Scope]bool{}
+	// resting are workers that ended in an error (git or the disk in
+	// trouble; their batch is back in line): they start again at the
+	// next poll rather than spin.
+	resting := map[store.Scope]bool{}
+	type ended struct {
+		scope store.Scope
+		err   error
+	}
+	done := make(chan ended)
+	poll := time.NewTicker(queuePoll)
+	defer poll.Stop()
+	for {
+		qs, err := s.db.PendingQueues(ctx)
+		if err != nil && ctx.Err() == nil {
+			s.log.Warn("merge queue", "error", err)
+		}
+		for _, q := range qs {
+			scope := q.Scope()
+			if busy[scope] || resting[scope] {
+				continue
+			}
+			busy[scope] = true
+			wg.Go(func() {
+				err := s.work(ctx, scope)
+				select {
+				case done <- ended{scope, err}:
+				case <-ctx.Done():
+				}
+			})
 		}
 		select {
 		case <-ctx.Done():
+			return
+		case e := <-done:
+			delete(busy, e.scope)
+			if e.err != nil {
+				resting[e.scope] = true
+			}
 		case <-s.wake:
-		case <-time.After(queuePoll):
+		case <-poll.C:
+			clear(resting)
 		}
 	}
 }
 
-// drain works one batch of every queue with entries waiting and reports
-// whether it did anything.
-func (s *Service) drain(ctx context.Context) bool {
-	qs, err := s.db.PendingQueues(ctx)
-	if err != nil {
-		s.log.Warn("merge queue", "error", err)
-		return false
-	}
-	worked := false
-	for _, q := range qs {
-		if ctx.Err() != nil {
-			return false
-		}
-		did, err := s.step(ctx, q)
+// work takes batches of scope's queues until none has entries it can
+// take, or a batch errs.
+func (s *Service) work(ctx context.Context, scope store.Scope) error {
+	for ctx.Err() == nil {
+		qs, err := s.db.PendingQueues(ctx)
 		if err != nil {
-			s.log.Warn("merge queue", "workflow", q.Workflow+":"+q.Tag, "base", q.Base, "error", err)
+			return err
 		}
-		// A batch that erred (git or the disk in trouble) is back in
-		// line; it waits for the next wake or poll rather than spin.
-		worked = worked || did && err == nil
+		worked := false
+		for _, q := range qs {
+			if q.Scope() != scope {
+				continue
+			}
+			did, err := s.step(ctx, q)
+			if err != nil {
+				s.log.Warn("merge queue", "workflow", q.Workflow+":"+q.Tag, "base", q.Base, "error", err)
+				return err
+			}
+			worked = worked || did
+		}
+		if !worked {
+			return nil
+		}
 	}
-	return worked
+	return nil
 }
 
 // mine says whether this daemon works wf's merge queue: always on the
@@ -478,20 +522,16 @@ func (s *Service) land(ctx context.Context, wf store.Workflow, q store.QueueKey,
 
 // landed records e as landed with commit and tells the team.
 func (s *Service) landed(ctx context.Context, wf store.Workflow, e store.QueueEntry, commit string, already bool) {
-	got, ok, err := s.db.FinishQueueEntry(ctx, e.ID, store.QueueOutcome{State: api.QueueLanded, Commit: commit}, api.QueueLanding)
-	if err != nil || !ok {
-		if err != nil {
-			s.log.Warn("merge queue: record landed", "entry", e.ID, "error", err)
-		}
+	line := fmt.Sprintf("%s %s landed on %s as commit %s: %s's branch %s passed the checks (asked by %s).",
+		mentions(e), e.ID, e.Base, short(commit), e.Agent, e.Branch, e.By)
+	if already {
+		line = fmt.Sprintf("%s %s: %s's branch %s was on %s already (commit %s); nothing to merge.", mentions(e), e.ID, e.Agent, e.Branch, e.Base, short(commit))
+	}
+	o := store.QueueOutcome{State: api.QueueLanded, Commit: commit, Line: s.line(ctx, scopeOf(wf), e.By, line)}
+	got, ok := s.finish(ctx, e, o, api.QueueLanding)
+	if !ok {
 		return
 	}
-	s.observe(got)
-	line := fmt.Sprintf("%s %s landed on %s as commit %s: %s's branch %s passed the checks (asked by %s).",
-		mentions(got), got.ID, got.Base, short(commit), got.Agent, got.Branch, got.By)
-	if already {
-		line = fmt.Sprintf("%s %s: %s's branch %s was on %s already (commit %s); nothing to merge.", mentions(got), got.ID, got.Agent, got.Branch, got.Base, short(commit))
-	}
-	s.announce(ctx, scopeOf(wf), got.By, line)
 	s.log.Info("merge queue: landed", "entry", got.ID, "branch", got.Branch, "base", got.Base, "commit", commit)
 	if s.stopped(ctx, got.Key()) {
 		s.Release(ctx, got.Key().Scope())
@@ -501,21 +541,47 @@ func (s *Service) landed(ctx context.Context, wf store.Workflow, e store.QueueEn
 // fail records e as failed (or removed) with o, if it is in one of from,
 // and tells the team.
 func (s *Service) fail(ctx context.Context, wf store.Workflow, e store.QueueEntry, o store.QueueOutcome, from ...api.QueueState) {
-	got, ok, err := s.db.FinishQueueEntry(ctx, e.ID, o, from...)
-	if err != nil || !ok {
-		if err != nil {
-			s.log.Warn("merge queue: record failed", "entry", e.ID, "error", err)
-		}
-		return
-	}
-	s.observe(got)
-	line := fmt.Sprintf("%s %s failed: %s's branch %s was not merged into %s: %s.", mentions(got), got.ID, got.Agent, got.Branch, got.Base, o.Reason)
+	line := fmt.Sprintf("%s %s failed: %s's branch %s was not merged into %s: %s.", mentions(e), e.ID, e.Agent, e.Branch, e.Base, o.Reason)
 	if o.Command != "" {
 		line += "\nLast lines of its output:\n```\n" + outputTail(o.Output) + "\n```"
 	}
-	line += fmt.Sprintf("\nMend the branch and integrate again; `agent-worker worktree queue show %s` has the full log.", got.ID)
-	s.announce(ctx, scopeOf(wf), got.By, line)
+	line += fmt.Sprintf("\nMend the branch and integrate again; `agent-worker worktree queue show %s` has the full log.", e.ID)
+	o.Line = s.line(ctx, scopeOf(wf), e.By, line)
+	got, ok := s.finish(ctx, e, o, from...)
+	if !ok {
+		return
+	}
 	s.log.Info("merge queue: failed", "entry", got.ID, "branch", got.Branch, "base", got.Base, "reason", o.Reason)
+}
+
+// line composes a system line for scope about what by asked for, as
+// announce would post it; nil (the outcome is still recorded) when it
+// cannot be composed, which is logged.
+func (s *Service) line(ctx context.Context, scope store.Scope, by, content string) *store.NewMessage {
+	m, err := s.team.Compose(ctx, team.SendRequest{Scope: scope, From: team.SenderSystem, Kind: store.KindSystem, Content: content, ByAgent: by != team.SenderUser})
+	if err != nil {
+		s.log.Warn("merge queue: compose the channel line", "workflow", scope.String(), "error", err)
+		return nil
+	}
+	return &m
+}
+
+// finish records e's outcome o (with its channel line) if e is in one of
+// from, then announces the line and counts the outcome.
+func (s *Service) finish(ctx context.Context, e store.QueueEntry, o store.QueueOutcome, from ...api.QueueState) (store.QueueEntry, bool) {
+	got, msg, ok, err := s.db.FinishQueueEntry(context.WithoutCancel(ctx), e.ID, o, from...)
+	if err != nil {
+		s.log.Warn("merge queue: record the outcome", "entry", e.ID, "state", o.State, "error", err)
+		return got, false
+	}
+	if !ok {
+		return got, false
+	}
+	if msg != nil {
+		s.team.Announce(*msg)
+	}
+	s.observe(got)
+	return got, true
 }
 
 func (s *Service) observe(e store.QueueEntry) {
@@ -624,14 +690,23 @@ func (s *Service) QueueEntry(ctx context.Context, id string) (tools.QueueEntry, 
 // Dequeue takes entry id out of its queue, as the user (by), for reason;
 // one being checked is dropped when its check ends. A posted line says so.
 func (s *Service) Dequeue(ctx context.Context, id, by, reason string) (tools.QueueEntry, error) {
-	e, err := s.db.Dequeue(ctx, id, by, reason)
+	cur, _, err := s.db.GetQueueEntry(ctx, id)
 	if err != nil {
 		return tools.QueueEntry{}, err
 	}
-	s.announce(ctx, e.Key().Scope(), by, fmt.Sprintf("@%s %s was taken out of the merge queue of %s: %s; %s was not merged.", e.Agent, e.ID, e.Base, e.Reason, e.Branch))
-	if s.observer != nil {
-		s.observer.QueueEnded(e.Workflow, e.State, e.EndedAt.Sub(e.CreatedAt))
+	why := "removed by " + by
+	if strings.TrimSpace(reason) != "" {
+		why += ": " + reason
 	}
+	line := s.line(ctx, cur.Key().Scope(), by, fmt.Sprintf("@%s %s was taken out of the merge queue of %s (%s); %s was not merged.", cur.Agent, cur.ID, cur.Base, why, cur.Branch))
+	e, msg, err := s.db.Dequeue(ctx, id, by, reason, line)
+	if err != nil {
+		return tools.QueueEntry{}, err
+	}
+	if msg != nil {
+		s.team.Announce(*msg)
+	}
+	s.observe(e)
 	return apiEntry(e), nil
 }
 

@@ -68,6 +68,22 @@ func (f *fixture) integrate(t *testing.T, name string) tools.IntegrateResult {
 	return res
 }
 
+// drain works one batch of every queue with entries waiting, one queue
+// after the other, and reports whether it did anything: RunQueue's work
+// without its goroutines, for tests that step the queue themselves.
+func (s *Service) drain(ctx context.Context) bool {
+	qs, err := s.db.PendingQueues(ctx)
+	if err != nil {
+		return false
+	}
+	worked := false
+	for _, q := range qs {
+		did, err := s.step(ctx, q)
+		worked = worked || did && err == nil
+	}
+	return worked
+}
+
 // drain works the queue until it has nothing left, as RunQueue does.
 func (f *fixture) drain(t *testing.T) {
 	t.Helper()
