@@ -250,10 +250,11 @@ func (b *bench) mcpRows(ctx context.Context) error {
 			return fmt.Errorf("channel_send (%s): %w", c.kind, err)
 		}
 		var tsl *load
+		var tsFail string // the TypeScript column when its load failed
 		if b.ts != nil {
 			step("channel_send, 8 concurrent clients, %s, the TypeScript system", c.what)
 			if x, err := b.ts.channelSend(ctx, c.kind, script, b.cfg.calls, args); err != nil {
-				return fmt.Errorf("TypeScript system: channel_send (%s): %w", c.kind, err)
+				tsFail = tsFailed("channel_send ("+c.kind+")", err)
 			} else {
 				tsl = &x
 			}
@@ -274,6 +275,8 @@ func (b *bench) mcpRows(ctx context.Context) error {
 		}
 		if tsl != nil {
 			r.ts = fmt.Sprintf("%s (ours %s)", loadText(*tsl), ratio(l, *tsl))
+		} else {
+			r.ts = tsFail
 		}
 		b.t.add(r)
 		b.t.add(row{what: "`channel_send`, 8 clients, " + c.what + ", beside the stateless bare server", ours: loadText(l),
@@ -299,6 +302,17 @@ func (c config) profileFile(scenario string) string {
 		return c.cpuprofile
 	}
 	return c.cpuprofile + "." + scenario
+}
+
+// tsFailed is the TypeScript column of a row whose TypeScript scenario
+// failed: the table goes on, and says why.
+func tsFailed(what string, err error) string {
+	step("TypeScript system: %s: %v", what, err)
+	msg := strings.Join(strings.Fields(strings.ReplaceAll(err.Error(), "|", "/")), " ") // one table cell
+	if r := []rune(msg); len(r) > 200 {
+		msg = string(r[:200]) + "…"
+	}
+	return "failed: " + msg
 }
 
 // same is n copies of url.
@@ -331,11 +345,11 @@ func (b *bench) mentionRows(ctx context.Context) error {
 			"(read every 1 ms); its mock runs in the daemon's process.", count)}
 	if b.ts != nil {
 		step("mention → reply, the TypeScript system")
-		tp50, tp99, err := b.ts.mentionReply(ctx, count)
-		if err != nil {
-			return fmt.Errorf("TypeScript system: mention → reply: %w", err)
+		if tp50, tp99, err := b.ts.mentionReply(ctx, count); err != nil {
+			r.ts = tsFailed("mention → reply", err)
+		} else {
+			r.ts = latText(tp50, tp99)
 		}
-		r.ts = latText(tp50, tp99)
 	}
 	b.t.add(r)
 
@@ -408,11 +422,11 @@ func (b *bench) pingPongRows(ctx context.Context) error {
 				v.agents, firstAgents(v.agents), v.inFlightAtTop, warmMessages(v.agents), window)}
 		if b.ts != nil {
 			step("%s, the TypeScript system", v.name)
-			trate, err := b.ts.pingPong(ctx, v.name, v.agents, window)
-			if err != nil {
-				return fmt.Errorf("TypeScript system: %s: %w", v.name, err)
+			if trate, err := b.ts.pingPong(ctx, v.name, v.agents, window); err != nil {
+				r.ts = tsFailed(v.name, err)
+			} else {
+				r.ts = fmt.Sprintf("%.1f messages/s", trate)
 			}
-			r.ts = fmt.Sprintf("%.1f messages/s", trate)
 		}
 		b.t.add(r)
 	}
@@ -458,11 +472,11 @@ func (b *bench) runRows(ctx context.Context) error {
 				"and confirms after 2 s), fresh home, the best of %d.", tries, b.tsTries())}
 		if b.ts != nil {
 			step("`run` of a %d-agent mock workflow, the TypeScript system", size)
-			tt, err := b.ts.runWorkflow(ctx, size, b.tsTries())
-			if err != nil {
-				return fmt.Errorf("TypeScript system: run of %d agents: %w", size, err)
+			if tt, err := b.ts.runWorkflow(ctx, size, b.tsTries()); err != nil {
+				r.ts = tsFailed(fmt.Sprintf("run of %d agents", size), err)
+			} else {
+				r.ts = fmt.Sprintf("%.2f s (best of %d)", tt.Seconds(), b.tsTries())
 			}
-			r.ts = fmt.Sprintf("%.2f s (best of %d)", tt.Seconds(), b.tsTries())
 		}
 		b.t.add(r)
 	}
@@ -514,11 +528,11 @@ func (b *bench) rssRows(ctx context.Context) error {
 			"TypeScript system: the same on a fresh daemon (the calls through its `/mcp?agent=sN`, the runs by its in-process mock in a workflow).", calls, runs)}
 	if b.ts != nil {
 		step("daemon RSS, the TypeScript system")
-		s, err := b.ts.rss(ctx, calls, runs)
-		if err != nil {
-			return fmt.Errorf("TypeScript system: RSS: %w", err)
+		if s, err := b.ts.rss(ctx, calls, runs); err != nil {
+			r.ts = tsFailed("RSS", err)
+		} else {
+			r.ts = s
 		}
-		r.ts = s
 	}
 	b.t.add(r)
 	return nil
