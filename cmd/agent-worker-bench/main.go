@@ -86,9 +86,10 @@ func main() {
 	if err != nil {
 		fail(err)
 	}
-	defer os.RemoveAll(work)
 	cfg.work = work
-	if err := run(context.Background(), cfg); err != nil {
+	err = run(context.Background(), cfg)
+	os.RemoveAll(work) // before fail's exit, which runs no deferred call
+	if err != nil {
 		fail(err)
 	}
 }
