@@ -431,7 +431,7 @@ func (d *tsDaemon) outsideAgents(ctx context.Context, n int) (urls, tokens []str
 	return urls, tokens, nil
 }
 
-// replier is mention → reply on the TypeScript system: a workflow of one
+// tsReplier is mention → reply on the TypeScript system: a workflow of one
 // mock agent, echo, and an MCP session as user on the workflow's server.
 type tsReplier struct {
 	w       *tsWorkflow
@@ -439,6 +439,8 @@ type tsReplier struct {
 	rounds  int
 }
 
+// newReplier starts the workflow "mr" of one mock agent, echo, in d and
+// opens an MCP session as user on its server.
 func (d *tsDaemon) newReplier(ctx context.Context) (*tsReplier, error) {
 	w, err := d.startWorkflow(ctx, "mr", map[string]map[string]any{"echo": {"backend": "mock"}}, "")
 	if err != nil {
