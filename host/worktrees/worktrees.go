@@ -268,6 +268,11 @@ func (s *Service) status(ctx context.Context, wf store.Workflow, only string) ([
 		live[a.Name] = a.State != api.AgentStopped && wf.State.Live()
 		names = append(names, a.Name)
 	}
+	// Under the repository's lock: a worktree being made (its first run
+	// starting) has no HEAD until `git worktree add` is done, and git
+	// status in it fails with "bad object HEAD".
+	ctx, unlock := s.lock(ctx, wf.WorkspaceRepo)
+	defer unlock()
 	branches, err := s.branches(ctx, wf)
 	if err != nil {
 		return nil, err
