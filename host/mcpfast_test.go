@@ -75,6 +75,7 @@ func TestMCPFastPathAnswersAsTheSDK(t *testing.T) {
 	}
 	for _, tc := range []struct{ tool, args string }{
 		{"channel_read", `{"limit":5}`},
+		{"channel_read", `null`},
 		{"channel_send", `{}`},                     // a tool error: message is required
 		{"channel_send", `{"message":"hi","x":1}`}, // a tool error: unknown argument
 		{"team_doc_read", `{"name":"../../etc/passwd"}`},

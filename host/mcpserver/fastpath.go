@@ -22,8 +22,9 @@ import (
 // call and its middleware, and encodes the answer, which under eight busy
 // clients cost a third of the daemon's CPU per channel_send. Everything
 // else — initialize, notifications, tools/list, GET streams, DELETE, a
-// batch, a call with _meta (progress), a protocol version it does not
-// know, a tool it does not have — goes to the SDK untouched, and so does
+// batch, a call with _meta (progress) or any key a plain call has not, a
+// protocol version it does not know, a tool it does not have — goes to
+// the SDK untouched, and so does
 // any request the SDK would refuse (bad headers, an unknown session), so
 // that the SDK still writes every error. The call itself runs the very
 // handler the SDK would run (see tool), with the same argument checks.
@@ -62,16 +63,37 @@ func (f *fastSessions) owner(id string) (store.AgentKey, bool) {
 	return v.(store.AgentKey), true
 }
 
-// fastRequest is the part of a JSON-RPC request the fast path reads.
+// fastRequest is a plain tools/call: its id, tool and arguments.
 type fastRequest struct {
-	JSONRPC string          `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id"`
-	Method  string          `json:"method"`
-	Params  *struct {
-		Name      string          `json:"name"`
-		Arguments json.RawMessage `json:"arguments"`
-		Meta      json.RawMessage `json:"_meta"`
-	} `json:"params"`
+	id, name, args json.RawMessage
+}
+
+// parseFastRequest reads body as a plain tools/call, reporting false for
+// anything else: other keys than a plain call has (case counts, as it does
+// for the SDK), another method, an id that is not a number or a string.
+func parseFastRequest(body []byte) (fastRequest, bool) {
+	var top, params map[string]json.RawMessage
+	if json.Unmarshal(body, &top) != nil || !onlyKeys(top, "jsonrpc", "id", "method", "params") ||
+		string(top["jsonrpc"]) != `"2.0"` || string(top["method"]) != `"tools/call"` || !isID(top["id"]) ||
+		json.Unmarshal(top["params"], &params) != nil || !onlyKeys(params, "name", "arguments") {
+		return fastRequest{}, false
+	}
+	name := params["name"]
+	if len(name) < 2 || name[0] != '"' {
+		return fastRequest{}, false
+	}
+	return fastRequest{id: top["id"], name: name, args: params["arguments"]}, true
+}
+
+// onlyKeys tells whether m has no other keys than keys.
+func onlyKeys(m map[string]json.RawMessage, keys ...string) bool {
+	n := 0
+	for _, k := range keys {
+		if _, ok := m[k]; ok {
+			n++
+		}
+	}
+	return n == len(m)
 }
 
 // maxFastBody is the largest body the fast path reads; a longer one (a big
@@ -105,18 +127,20 @@ func (s *Server) fastCall(w http.ResponseWriter, r *http.Request, me store.Agent
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		return false
 	}
-	var req fastRequest
-	if !bytes.Contains(body, []byte(`"tools/call"`)) || json.Unmarshal(body, &req) != nil ||
-		req.JSONRPC != "2.0" || req.Method != "tools/call" || !isID(req.ID) ||
-		req.Params == nil || len(req.Params.Meta) != 0 {
+	if !bytes.Contains(body, []byte(`"tools/call"`)) {
 		return restore()
 	}
-	handler := s.toolHandler(me, req.Params.Name)
+	req, ok := parseFastRequest(body)
+	var name string
+	if !ok || json.Unmarshal(req.name, &name) != nil {
+		return restore()
+	}
+	handler := s.toolHandler(me, name)
 	if handler == nil {
 		return restore()
 	}
 	res, err := handler(r.Context(), &mcp.CallToolRequest{
-		Params: &mcp.CallToolParamsRaw{Name: req.Params.Name, Arguments: req.Params.Arguments},
+		Params: &mcp.CallToolParamsRaw{Name: name, Arguments: req.args},
 		Extra:  &mcp.RequestExtra{Header: r.Header},
 	})
 	var out []byte
@@ -125,10 +149,10 @@ func (s *Server) fastCall(w http.ResponseWriter, r *http.Request, me store.Agent
 	}
 	w.Header().Set("Cache-Control", "no-cache, no-transform")
 	w.Header().Set("Content-Type", "application/json")
-	buf := make([]byte, 0, len(out)+len(req.ID)+40)
-	buf = append(append(append(buf, `{"jsonrpc":"2.0","id":`...), req.ID...), ',')
+	buf := make([]byte, 0, len(out)+len(req.id)+40)
+	buf = append(append(append(buf, `{"jsonrpc":"2.0","id":`...), req.id...), ',')
 	if err != nil { // the handlers turn their errors into tool results: this is a bug
-		s.log.Error("tools/call", "tool", req.Params.Name, "agent", me.String(), "error", err)
+		s.log.Error("tools/call", "tool", name, "agent", me.String(), "error", err)
 		buf = append(buf, `"error":{"code":-32603,"message":"internal error"}}`...)
 	} else {
 		buf = append(append(append(buf, `"result":`...), out...), '}')
