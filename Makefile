@@ -92,9 +92,9 @@ screenshot: ## drive the web console in chromium and save a full-page screenshot
 # there (docs/performance.md says how to make one); never in this repository.
 BENCH_COMPARE ?= $(HOME)/.cache/agent-worker-bench/moniro
 
-bench: build plugins ## a real daemon beside its ceilings (raw SQLite, the bare MCP SDK) and the TypeScript system (when BENCH_COMPARE is a checkout), then a PostgreSQL cluster of 1-3 daemons beside the embedded store; both tables also written to docs/performance.md
+bench: build plugins ## a real daemon beside its ceilings (raw SQLite, the bare MCP SDK) and the TypeScript system (when BENCH_COMPARE is a checkout), then a PostgreSQL cluster of 1-3 daemons beside the embedded store; both tables also written to docs/performance.md, the main one to the README too
 	$(GO) build -o $(BIN)/agent-worker-bench ./cmd/agent-worker-bench
-	./$(BIN)/agent-worker-bench -bin $(BIN)/agent-worker -plugins $(PLUGINS) -doc docs/performance.md \
+	./$(BIN)/agent-worker-bench -bin $(BIN)/agent-worker -plugins $(PLUGINS) -doc docs/performance.md,README.md \
 		$(if $(wildcard $(BENCH_COMPARE)/packages/agent-worker/package.json),-compare $(BENCH_COMPARE))
 
 bench-go: ## the Go micro-benchmarks (go test -bench) of the store, the MCP server and runs

@@ -54,7 +54,7 @@ func main() {
 	flag.StringVar(&cfg.compare, "compare", "", "a checkout of the TypeScript system (lidessen/moniro at "+tsCommit+") to run the same scenarios against, outside this repository, e.g. ~/.cache/agent-worker-bench/moniro; its dependencies are installed with npm when missing")
 	flag.StringVar(&cfg.bun, "bun", "", "the bun that runs the TypeScript system (default: bun "+bunVersion+" installed with npm into -ts-cache)")
 	flag.StringVar(&cfg.spares, "spares", "", "the daemon's --spares setting for the scenarios with warm spares (default: the daemon's own default)")
-	flag.StringVar(&cfg.doc, "doc", "", "also write the table into this Markdown file, between its "+beginMark+" and "+endMark+" lines (make bench: docs/performance.md)")
+	flag.StringVar(&cfg.doc, "doc", "", "also write the table into these Markdown files (comma-separated), between their "+beginMark+" and "+endMark+" lines, and the cluster's table into the first (make bench: docs/performance.md,README.md)")
 	flag.StringVar(&cfg.cpuprofile, "cpuprofile", "", "save the daemon's CPU profile (from /debug/pprof, 10 s) taken under the go-sdk channel_send load to this file, and those under mention → reply, cold starts, ping-pong and the ring to FILE.mention, FILE.cold, FILE.pp and FILE.ring")
 	flag.Parse()
 	if *bare != "" {
@@ -103,11 +103,11 @@ func run(ctx context.Context, cfg config) error {
 			return err
 		}
 		fmt.Print(t.markdown())
-		if cfg.doc != "" {
-			if err := writeDoc(cfg.doc, beginMark, endMark, t.markdown()); err != nil {
+		for _, doc := range cfg.docs() {
+			if err := writeDoc(doc, beginMark, endMark, t.markdown()); err != nil {
 				return err
 			}
-			step("table written to %s", cfg.doc)
+			step("table written to %s", doc)
 		}
 	}
 	if !cfg.wants("cluster") {
@@ -118,13 +118,22 @@ func run(ctx context.Context, cfg config) error {
 		return err
 	}
 	fmt.Print("\n" + ct.markdown())
-	if cfg.doc != "" {
-		if err := writeDoc(cfg.doc, clusterBeginMark, clusterEndMark, ct.markdown()); err != nil {
+	if docs := cfg.docs(); len(docs) > 0 {
+		if err := writeDoc(docs[0], clusterBeginMark, clusterEndMark, ct.markdown()); err != nil {
 			return err
 		}
-		step("cluster table written to %s", cfg.doc)
+		step("cluster table written to %s", docs[0])
 	}
 	return nil
+}
+
+// docs are the files of -doc: the main table goes into each, the cluster's
+// into the first.
+func (cfg config) docs() []string {
+	if cfg.doc == "" {
+		return nil
+	}
+	return strings.Split(cfg.doc, ",")
 }
 
 // onlyNames are the names -only takes: the main table's scenarios, runs
