@@ -167,18 +167,19 @@ func TestRelayBatchesTheMessagesOfOneCommit(t *testing.T) {
 	if diff := cmp.Diff([]store.AgentKey{carol}, wakes); diff != "" {
 		t.Errorf("wake-ups relayed (-want +got):\n%s", diff)
 	}
+	// The marker came in the last notification; the sender counts it
+	// once its NOTIFY returned, and hears it back.
+	waitFor(t, "the sender counts what the other member received and hears it back", func() bool {
+		return a.r.sent.Load() == b.r.received.Load() && a.r.own.Load() == a.r.sent.Load()
+	})
 	sent := a.r.sent.Load()
 	t.Logf("%d events in %d notifications", 2*n+1, sent)
 	if sent > n/20 {
-		t.Errorf("%d events went out in %d notifications: not batched", 2*n, sent)
-	}
-	if got := b.r.received.Load(); got != sent {
-		t.Errorf("the other member received %d notifications, %d were sent", got, sent)
+		t.Errorf("%d events went out in %d notifications: not batched", 2*n+1, sent)
 	}
 	if b.r.reread.Load() != 0 {
 		t.Errorf("the other member read %d messages back; they all travelled whole", b.r.reread.Load())
 	}
-	waitFor(t, "the sender hears its own notifications", func() bool { return a.r.own.Load() == sent })
 	if n := a.r.received.Load() + a.r.published.Load(); n != 0 {
 		t.Errorf("the sender took %d of its own notifications or events for another member's", n)
 	}
@@ -218,6 +219,7 @@ func TestRelayReadsBackOnlyWhatDoesNotFit(t *testing.T) {
 	if n := b.r.reread.Load(); n != 2 {
 		t.Errorf("%d messages read back, want the 2 long ones", n)
 	}
+	waitFor(t, "the sender counts what the other member received", func() bool { return a.r.sent.Load() == b.r.received.Load() })
 	if n := a.r.sent.Load(); n != 1 {
 		t.Errorf("%d notifications for one batch of 4 messages (2 as seqs), want 1", n)
 	}
@@ -232,42 +234,50 @@ func TestRelayTellsTheStoreOfAnotherMembersConfigChange(t *testing.T) {
 	a, b := newMember(t, dsn, "member-a"), newMember(t, dsn, "member-b")
 	ctx := t.Context()
 	scope := store.Scope{Workflow: "team", Tag: "main"}
-	if _, err := a.db.CreateAgent(ctx, store.Agent{Name: "alice", Workflow: scope.Workflow, Tag: scope.Tag, Backend: "mock"}); err != nil {
-		t.Fatal(err)
-	}
 	if _, ok := b.db.ConfigGeneration(); !ok {
 		t.Fatal("a listening member may not keep agents' definitions")
 	}
-	names := func() []string {
+	// heard waits until b has heard of a change made after it read gen.
+	heard := func(what string, gen uint64) {
+		t.Helper()
+		waitFor(t, "the other member hears "+what, func() bool { now, _ := b.db.ConfigGeneration(); return now != gen })
+	}
+	members := func() store.Members {
 		m, err := b.db.Members(ctx, scope)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return m.Names
-	}
-	if got := names(); !cmp.Equal(got, []string{"alice"}) {
-		t.Fatalf("team on the other member: %v, want [alice]", got)
+		return m
 	}
 	gen, _ := b.db.ConfigGeneration()
+	if _, err := a.db.CreateAgent(ctx, store.Agent{Name: "alice", Workflow: scope.Workflow, Tag: scope.Tag, Backend: "mock"}); err != nil {
+		t.Fatal(err)
+	}
+	heard("alice's creation", gen)
+	if got := members().Names; !cmp.Equal(got, []string{"alice"}) { // kept from now on
+		t.Fatalf("team on the other member: %v, want [alice]", got)
+	}
+	gen, _ = b.db.ConfigGeneration()
 	if _, err := a.db.CreateAgent(ctx, store.Agent{Name: "bob", Workflow: scope.Workflow, Tag: scope.Tag, Backend: "mock"}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the other member sees bob", func() bool { return cmp.Equal(names(), []string{"alice", "bob"}) })
-	if now, _ := b.db.ConfigGeneration(); now == gen {
-		t.Error("the other member's ConfigGeneration did not move with the change")
+	heard("bob's creation", gen)
+	if got := members().Names; !cmp.Equal(got, []string{"alice", "bob"}) {
+		t.Errorf("team on the other member after bob joined through the first: %v", got)
 	}
 	w, err := a.db.GetWorkflow(ctx, scope.Workflow, scope.Tag)
 	if err != nil {
 		t.Fatal(err)
 	}
 	w.LongMessageChars = 1234
+	gen, _ = b.db.ConfigGeneration()
 	if _, err := a.db.SaveWorkflow(ctx, w); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the other member sees the long-message setting", func() bool {
-		m, err := b.db.Members(ctx, scope)
-		return err == nil && m.LongMessageChars == 1234
-	})
+	heard("the workflow's new long-message setting", gen)
+	if got := members().LongMessageChars; got != 1234 {
+		t.Errorf("long-message setting on the other member: %d, want 1234", got)
+	}
 	// A member's own runs and messages move agents' and workflows' state
 	// all the time; they tell no one.
 	before := b.r.received.Load()
