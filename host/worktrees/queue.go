@@ -381,8 +381,9 @@ func (s *Service) runBatch(ctx context.Context, wf store.Workflow, q store.Queue
 		return s.land(ctx, wf, q, base, chain)
 	}
 	// Bisect over prefixes: the whole chain fails; find the shortest
-	// prefix that does. Every prefix shorter than it passed, so the one
-	// just before it can land.
+	// prefix that does (taking a prefix that passes to mean its own
+	// prefixes pass too). The prefix just before it, when there is one,
+	// was checked and passed, so it can land.
 	lo, hi, failing := 1, len(chain), run
 	for lo < hi {
 		mid := (lo + hi) / 2
@@ -401,11 +402,14 @@ func (s *Service) runBatch(ctx context.Context, wf store.Workflow, q store.Queue
 	if err := s.db.Requeue(ctx, ids(entries(chain[lo:])), api.QueueChecking); err != nil {
 		return err
 	}
-	s.fail(ctx, wf, culprit.entry, failure(q, chain[:lo-1], culprit, failing), api.QueueChecking)
+	// The culprit's entry stays checking while the prefix lands, so
+	// the queue takes no new batch in between; then it fails.
+	var landErr error
 	if lo > 1 {
-		return s.land(ctx, wf, q, base, chain[:lo-1])
+		landErr = s.land(ctx, wf, q, base, chain[:lo-1])
 	}
-	return nil
+	s.fail(ctx, wf, culprit.entry, failure(q, chain[:lo-1], culprit, failing), api.QueueChecking)
+	return landErr
 }
 
 // droppedEntry is an entry merge could not put on the chain, and why.
