@@ -137,6 +137,9 @@ func (s *Service) runCheck(ctx context.Context, dir, tmp, command string) (int, 
 	var release func()
 	if s.confine != nil {
 		if p, ok := s.confine(dir, tmp); ok {
+			// Confined, a check cannot write the user's build cache;
+			// Go's goes in its TMPDIR instead (the last value wins).
+			cmd.Env = append(cmd.Env, "GOCACHE="+filepath.Join(tmp, "go-build"))
 			start = func() (err error) {
 				release, err = sb.StartConfined(p, cmd.Start)
 				return err

@@ -363,7 +363,7 @@ func TestMergeQueueChecksAreConfined(t *testing.T) {
 	}
 	f := queueFixture(t, "4")
 	outside := filepath.Join(f.repo, "escaped")
-	f.wf.ConfigYAML = "name: review\nworkspace: {git: worktree, checks: [\"touch inside && echo wrote inside\", \"touch " + outside + "\"]}\nagents: {alice: {backend: mock}}\n"
+	f.wf.ConfigYAML = "name: review\nworkspace: {git: worktree, checks: [\"touch inside && echo wrote inside && echo \\\"cache $GOCACHE\\\"\", \"touch " + outside + "\"]}\nagents: {alice: {backend: mock}}\n"
 	if _, err := f.db.SaveWorkflow(t.Context(), f.wf); err != nil {
 		t.Fatal(err)
 	}
@@ -374,6 +374,9 @@ func TestMergeQueueChecksAreConfined(t *testing.T) {
 	e := f.entry(t, a.QueueID)
 	if e.State != api.QueueFailed || len(e.Checks) != 2 || e.Checks[0].ExitCode != 0 || !strings.Contains(e.Output, "Permission denied") {
 		t.Errorf("entry = %+v, want the second check refused", e)
+	}
+	if len(e.Checks) > 0 && !strings.Contains(e.Checks[0].Output, "aw-check-") || len(e.Checks) > 0 && !strings.Contains(e.Checks[0].Output, "/go-build") {
+		t.Errorf("a confined check's GOCACHE is not in its TMPDIR: %q", e.Checks[0].Output)
 	}
 	if _, err := os.Stat(outside); err == nil {
 		t.Error("a check wrote into the user's checkout")
