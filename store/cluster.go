@@ -25,29 +25,21 @@ func (db *DB) dialectOf() dialect {
 // PostgreSQL triggers of migration 0009 send, and calls
 // ConfigChangedElsewhere for each). Only while it does may the store keep
 // teams and let callers keep agents' definitions (ConfigGeneration), as a
-// single daemon always may; so with the tokens it verified (LookupToken),
-// whose ends the triggers announce too. Either way what was kept is
-// forgotten: a change may have gone unheard before.
+// single daemon always may. Either way what was kept is forgotten: a
+// change may have gone unheard before.
 func (db *DB) HearConfigChanges(on bool) {
 	if on {
 		db.configChanged()
-		db.tokens.forget()
 		db.configHeard.Store(true)
 		return
 	}
 	db.configHeard.Store(false)
 	db.configChanged()
-	db.tokens.forget()
 }
 
 // ConfigChangedElsewhere forgets the teams and moves ConfigGeneration
 // after a change to agents or workflows another member committed.
 func (db *DB) ConfigChangedElsewhere() { db.configChanged() }
-
-// TokensChangedElsewhere forgets the tokens verified here after a token
-// may have ended through another member: revoked, its agent deleted, its
-// run ended.
-func (db *DB) TokensChangedElsewhere() { db.tokens.forget() }
 
 // configKept reports whether what was read of agents and workflows may be
 // kept: always on the embedded file, in a cluster while this member hears

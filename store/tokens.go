@@ -85,13 +85,13 @@ func insertToken(conn querier, k AgentKey, runID, token string, now int64) error
 //
 // A token found once is remembered, so that the MCP hot path does not read
 // the database on every request; every write that can end a token forgets
-// them all before it returns (see genCache). In a cluster a member
-// remembers tokens only while it hears every other member's end of one
-// (HearConfigChanges, TokensChangedElsewhere).
+// them all before it returns (see genCache). In a cluster nothing is
+// remembered: another member may end a token, and this one would not
+// hear of it.
 func (db *DB) LookupToken(ctx context.Context, token string) (Token, error) {
 	hash := hashToken(token)
 	tok, gen, ok := db.tokens.get(hash)
-	if ok && db.configKept() {
+	if ok && !db.Cluster() {
 		return tok, nil
 	}
 	found := false
@@ -111,7 +111,7 @@ func (db *DB) LookupToken(ctx context.Context, token string) (Token, error) {
 	if err == nil && !found {
 		err = api.Errorf(api.CodeNotFound, "agent token not found or revoked")
 	}
-	if err == nil && db.configKept() {
+	if err == nil && !db.Cluster() {
 		db.tokens.put(hash, tok, gen)
 	}
 	return tok, err

@@ -39,11 +39,9 @@ const maxBatch = 512
 type notification struct {
 	From   string      `json:"f"`
 	Events []wireEvent `json:"e"`
-	// Config and Tokens come alone, from the store's triggers (PostgreSQL
-	// migration 0009): agents or workflows changed, or a token may have
-	// ended, through whichever member.
+	// Config comes alone, from the store's triggers (PostgreSQL migration
+	// 0009): agents or workflows changed, on whichever member.
 	Config bool `json:"c,omitempty"`
-	Tokens bool `json:"t,omitempty"`
 }
 
 // wireEvent is a team event as it crosses to the other members. A message
@@ -311,9 +309,6 @@ func (r *relay) listenOnce(ctx context.Context) (err error) {
 		r.received.Add(1)
 		if batch.Config {
 			r.db.ConfigChangedElsewhere()
-		}
-		if batch.Tokens {
-			r.db.TokensChangedElsewhere()
 		}
 		r.deliver(ctx, batch.Events)
 	}

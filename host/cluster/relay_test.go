@@ -335,33 +335,3 @@ func BenchmarkRelayDecode(b *testing.B) {
 		r.deliver(context.Background(), batch.Events)
 	}
 }
-
-// A member remembers the tokens it verified while it listens, and a token
-// ended through another member is refused here as soon as the store's
-// notification arrives.
-func TestRelayTellsTheStoreOfATokenEndedThroughAnotherMember(t *testing.T) {
-	dsn := pgtest.Shared(t).NewDatabase(t)
-	a, b := newMember(t, dsn, "member-a"), newMember(t, dsn, "member-b")
-	ctx := t.Context()
-	key := store.AgentKey{Name: "outside", Workflow: "team", Tag: "main"}
-	if _, err := a.db.CreateAgent(ctx, store.Agent{Name: key.Name, Workflow: key.Workflow, Tag: key.Tag, Backend: "external"}); err != nil {
-		t.Fatal(err)
-	}
-	token, err := a.db.CreateToken(ctx, key, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := b.db.LookupToken(ctx, token); err != nil {
-		t.Fatalf("the other member refuses a live token: %v", err)
-	}
-	if err := a.db.RevokeToken(ctx, token); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := a.db.LookupToken(ctx, token); api.ErrorCode(err) != api.CodeNotFound {
-		t.Errorf("the member that revoked the token takes it: %v", err)
-	}
-	waitFor(t, "the other member refuses the revoked token", func() bool {
-		_, err := b.db.LookupToken(ctx, token)
-		return api.ErrorCode(err) == api.CodeNotFound
-	})
-}

@@ -25,22 +25,3 @@ CREATE TRIGGER workflows_config_changed
   AFTER INSERT OR DELETE OR TRUNCATE OR UPDATE OF name, tag, source_path, config_yaml, workdir, docs_provider, docs_owner,
     long_message_chars, params_json, vars_json, docs_dir, loop_guard, workspace_repo, workspace_base
   ON workflows FOR EACH STATEMENT EXECUTE FUNCTION agent_worker_config_changed();
-
--- Tokens likewise: a member keeps the tokens it verified while it hears
--- every end of one: a revocation, a deleted agent's (cascade) and the end
--- of the run a token belongs to (a run's state).
-CREATE FUNCTION agent_worker_tokens_changed() RETURNS trigger
-LANGUAGE plpgsql AS $$
-BEGIN
-  PERFORM pg_notify('agent_worker_events', '{"t":true}');
-  RETURN NULL;
-END
-$$;
-
-CREATE TRIGGER agent_tokens_changed
-  AFTER DELETE OR TRUNCATE OR UPDATE OF token_sha256, agent, workflow, tag, run_id, revoked_at
-  ON agent_tokens FOR EACH STATEMENT EXECUTE FUNCTION agent_worker_tokens_changed();
-
-CREATE TRIGGER runs_ended
-  AFTER DELETE OR TRUNCATE OR UPDATE OF id, state
-  ON runs FOR EACH STATEMENT EXECUTE FUNCTION agent_worker_tokens_changed();
