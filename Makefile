@@ -14,7 +14,7 @@ AW       := AGENT_WORKER_HOME=$(RUN_HOME) ./$(BIN)/agent-worker
 # Per test binary: the host package takes about 3 minutes alone with the
 # race detector and up to 7 beside the others on 2 cores, too close to go
 # test's default of 10 for a loaded machine. A hung test still fails.
-TEST_TIMEOUT ?= 15m
+TEST_TIMEOUT ?= 20m
 # apt needs root: sudo unless make already runs as root.
 SUDO     := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
