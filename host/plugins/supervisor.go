@@ -238,12 +238,13 @@ func (s *Supervisor) Run(ctx context.Context, spec RunSpec) (out Outcome, err er
 	}
 	// The run's plugin process is stopped, and its files removed, after
 	// its end is recorded (and a success settled: the reply is out, the
-	// next run can start) and after this agent may run again; Run returns
-	// once the process is gone. Deferred before the guard below, so it
-	// runs after it.
+	// next run can start) and after this agent may run again (deferred
+	// before the guard below, so it runs after it): in the background
+	// while the daemon runs its spares (reapLater), so that the agent's
+	// next run need not wait for this process to exit.
 	log := s.log.With("run", runID, "agent", key.String())
 	var reap reaper
-	defer reap.run(s.db, runID, log)
+	defer s.reapLater(&reap, runID, log)
 	s.mu.Lock()
 	if other, busy := s.running[key]; busy {
 		s.mu.Unlock()
@@ -954,6 +955,24 @@ func (r *recorder) close() {
 	<-r.done
 }
 
+// reapLater takes r's steps in the background, owned by the spare pool's
+// goroutines, which the daemon's shutdown waits for (stopSpares); without
+// RunSpares running (a daemon stopping, a test's bare supervisor) at once.
+func (s *Supervisor) reapLater(r *reaper, id string, log hclog.Logger) {
+	if len(r.steps) == 0 {
+		return // no process was started
+	}
+	sp := s.spares
+	sp.mu.Lock()
+	if sp.running {
+		sp.wg.Go(func() { r.run(s.db, id, log) })
+		sp.mu.Unlock()
+		return
+	}
+	sp.mu.Unlock()
+	r.run(s.db, id, log)
+}
+
 // reaper stops a run's plugin process and removes what the run set up,
 // after the run's end is recorded: a settled run's reply wakes the next
 // agent while this process exits. Its steps run last first, like defers,
@@ -967,9 +986,6 @@ func (r *reaper) later(f func()) { r.steps = append(r.steps, f) }
 
 // run takes the steps and removes the workers row of run id, if any.
 func (r *reaper) run(db *store.DB, id string, log hclog.Logger) {
-	if len(r.steps) == 0 {
-		return // no process was started
-	}
 	for i := len(r.steps) - 1; i >= 0; i-- {
 		r.steps[i]()
 	}
