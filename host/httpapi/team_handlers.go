@@ -221,10 +221,17 @@ func (st *eventStream) idleNow() (api.Workflow, bool) {
 }
 
 // checkIdle runs when something that could end the work happens, and
-// sends `idle` when the team has just finished.
+// sends `idle` when the team has just finished. The messages written
+// before the team was seen idle are sent first: the event that woke this
+// check may be older than the team's last message (another agent's state
+// change, still queued behind it), and a client that stops at `idle`
+// (`run`) must have seen everything the team said.
 func (st *eventStream) checkIdle() {
 	out, idle := st.idleNow()
 	if idle && !st.wasIdle {
+		if !st.catchUp(false) {
+			return
+		}
 		st.sse.send("idle", out)
 	}
 	st.wasIdle = idle
