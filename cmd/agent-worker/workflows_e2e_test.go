@@ -49,7 +49,9 @@ kickoff: "@lead @broken start"
 			}
 		}
 		for _, m := range wf.Members {
-			if m.State == api.AgentRunning {
+			// broken's failed run moves it to idle, then to failed:
+			// wait for where it settles.
+			if m.State == api.AgentRunning || m.Name == "broken" && m.State == api.AgentIdle {
 				return false
 			}
 		}

@@ -125,9 +125,8 @@ type sparePool struct {
 	inflight map[string]int
 	peak     map[string]int
 	peakAt   map[string]time.Time
-	// wg owns every goroutine that starts or kills a spare or reaps a
-	// run's process (reapLater); Add happens only under mu while running,
-	// so RunSpares's Wait sees them all.
+	// wg owns every goroutine that starts or kills a spare; Add happens
+	// only under mu while running, so RunSpares's Wait sees them all.
 	wg sync.WaitGroup
 }
 

@@ -239,9 +239,8 @@ func (s *Supervisor) Run(ctx context.Context, spec RunSpec) (out Outcome, err er
 	// The run's plugin process is stopped, and its files removed, after
 	// its end is recorded (and a success settled: the reply is out, the
 	// next run can start) and after this agent may run again (deferred
-	// before the guard below, so it runs after it): in the background
-	// while the daemon runs its spares (reapLater), so that the agent's
-	// next run need not wait for this process to exit.
+	// before the guard below, so it runs after it); Run returns once the
+	// process is gone.
 	log := s.log.With("run", runID, "agent", key.String())
 	var reap reaper
 	defer s.reapLater(&reap, runID, log)
@@ -955,21 +954,13 @@ func (r *recorder) close() {
 	<-r.done
 }
 
-// reapLater takes r's steps in the background, owned by the spare pool's
-// goroutines, which the daemon's shutdown waits for (stopSpares); without
-// RunSpares running (a daemon stopping, a test's bare supervisor) at once.
+// reapLater takes r's steps once the run's end is recorded and this agent
+// may run again. It waits for them: a run is over, for whoever started
+// it, when its process is gone.
 func (s *Supervisor) reapLater(r *reaper, id string, log hclog.Logger) {
 	if len(r.steps) == 0 {
 		return // no process was started
 	}
-	sp := s.spares
-	sp.mu.Lock()
-	if sp.running {
-		sp.wg.Go(func() { r.run(s.db, id, log) })
-		sp.mu.Unlock()
-		return
-	}
-	sp.mu.Unlock()
 	r.run(s.db, id, log)
 }
 
