@@ -243,7 +243,7 @@ func (s *Supervisor) Run(ctx context.Context, spec RunSpec) (out Outcome, err er
 	// process is gone.
 	log := s.log.With("run", runID, "agent", key.String())
 	var reap reaper
-	defer s.reapLater(&reap, runID, log)
+	defer reap.run(s.db, runID, log)
 	s.mu.Lock()
 	if other, busy := s.running[key]; busy {
 		s.mu.Unlock()
@@ -954,16 +954,6 @@ func (r *recorder) close() {
 	<-r.done
 }
 
-// reapLater takes r's steps once the run's end is recorded and this agent
-// may run again. It waits for them: a run is over, for whoever started
-// it, when its process is gone.
-func (s *Supervisor) reapLater(r *reaper, id string, log hclog.Logger) {
-	if len(r.steps) == 0 {
-		return // no process was started
-	}
-	r.run(s.db, id, log)
-}
-
 // reaper stops a run's plugin process and removes what the run set up,
 // after the run's end is recorded: a settled run's reply wakes the next
 // agent while this process exits. Its steps run last first, like defers,
@@ -977,6 +967,9 @@ func (r *reaper) later(f func()) { r.steps = append(r.steps, f) }
 
 // run takes the steps and removes the workers row of run id, if any.
 func (r *reaper) run(db *store.DB, id string, log hclog.Logger) {
+	if len(r.steps) == 0 {
+		return // no process was started
+	}
 	for i := len(r.steps) - 1; i >= 0; i-- {
 		r.steps[i]()
 	}
