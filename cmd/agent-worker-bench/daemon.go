@@ -94,21 +94,30 @@ func (d *daemon) stop(ctx context.Context) {
 
 // cpuTime is the process's user+system CPU time from /proc.
 func cpuTime(pid int) (time.Duration, error) {
+	self, _, err := cpuTimes(pid)
+	return self, err
+}
+
+// cpuTimes is the process's user+system CPU time and that of its children
+// it has waited for (its plugin processes, once reaped), from /proc.
+func cpuTimes(pid int) (self, children time.Duration, err error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	// Fields after the command name, which is in parentheses and may hold
-	// spaces: state is field 3, utime 14 and stime 15.
+	// spaces: state is field 3, utime 14, stime 15, cutime 16, cstime 17.
 	s := string(b)
 	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
-	if len(f) < 13 {
-		return 0, fmt.Errorf("short /proc/%d/stat", pid)
+	if len(f) < 15 {
+		return 0, 0, fmt.Errorf("short /proc/%d/stat", pid)
 	}
-	ut, _ := strconv.ParseInt(f[11], 10, 64)
-	st, _ := strconv.ParseInt(f[12], 10, 64)
+	var t [4]int64
+	for i := range t {
+		t[i], _ = strconv.ParseInt(f[11+i], 10, 64)
+	}
 	const hz = 100 // USER_HZ on Linux
-	return time.Duration(ut+st) * time.Second / hz, nil
+	return time.Duration(t[0]+t[1]) * time.Second / hz, time.Duration(t[2]+t[3]) * time.Second / hz, nil
 }
 
 // rss is the process's resident set in bytes (VmRSS).

@@ -408,15 +408,16 @@ func (b *bench) pingPongRows(ctx context.Context) error {
 		{"ring", 10, "ring of 10 mock agents in a workflow, each mentioning the next, 10 messages in flight at the start", "≥ 300 messages/s", "ten messages"},
 	} {
 		step("%s: %s over %s, a fresh daemon", v.name, v.what, window)
-		rate, err := pingPong(ctx, b.cfg, v.name, v.agents, window)
+		rate, cost, err := pingPong(ctx, b.cfg, v.name, v.agents, window)
 		if err != nil {
 			return fmt.Errorf("%s: %w", v.name, err)
 		}
-		r := row{what: v.what, ours: fmt.Sprintf("%.0f messages/s", rate), goal: v.goal,
+		r := row{what: v.what, ours: fmt.Sprintf("%.0f messages/s (%s)", rate, cost), goal: v.goal,
 			method: fmt.Sprintf("A fresh daemon and home (warm spares on) runs a workflow (`loop_guard: {max_rounds: 0}`) of %d mock agents, agent *i*'s script a "+
 				"single reply mentioning agent *i*+1 (mod %[1]d), so every reply is one run of a fresh plugin process; the kickoff mentions %s, putting %s in flight "+
 				"(a run that finds two messages answers once). After %d agent messages of warm-up, the figure is the channel's seq advance over a fixed %s "+
-				"window (`/peek` before and after) divided by the window. TypeScript system: the same workflow in a fresh daemon, its agents `claude` "+
+				"window (`/peek` before and after) divided by the window; the CPU per message is the daemon's and its reaped plugin processes' (`/proc`, utime+stime and "+
+				"cutime+cstime) over the window, divided by the messages. TypeScript system: the same workflow in a fresh daemon, its agents `claude` "+
 				"agents whose `claude` is a stand-in (a node script: MCP initialize, then `channel_send` of the mention through the workflow's MCP server, "+
 				"nothing printed) because its mock strips every @ from its reply; counted as the agents' messages added to `channel.jsonl` over the window.",
 				v.agents, firstAgents(v.agents), v.inFlightAtTop, warmMessages(v.agents), window)}

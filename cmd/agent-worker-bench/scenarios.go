@@ -273,8 +273,23 @@ func (r *replier) round(ctx context.Context) (time.Duration, error) {
 // daemon, agent i answering every run with a mention of agent i+1 (mod
 // agents); the kickoff mentions the first (two agents: one message in
 // flight) or all of them (a ring: as many in flight as agents). After a
-// warm-up it returns the channel's seq advance over window, per second.
-func pingPong(ctx context.Context, cfg config, name string, agents int, window time.Duration) (float64, error) {
+// warm-up it returns the channel's seq advance over window, per second,
+// and the CPU each message cost the daemon and its plugin processes.
+func pingPong(ctx context.Context, cfg config, name string, agents int, window time.Duration) (rate float64, cost perMessage, err error) {
+	rate, err = pingPongRate(ctx, cfg, name, agents, window, &cost)
+	return rate, cost, err
+}
+
+// perMessage is the CPU a ping-pong message cost the daemon and the plugin
+// processes it reaped in the window.
+type perMessage struct{ daemon, plugins time.Duration }
+
+func (c perMessage) String() string {
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	return fmt.Sprintf("CPU per message: daemon %.1f ms, plugin processes %.1f ms", ms(c.daemon), ms(c.plugins))
+}
+
+func pingPongRate(ctx context.Context, cfg config, name string, agents int, window time.Duration, cost *perMessage) (float64, error) {
 	home, err := tempHome(cfg, name)
 	if err != nil {
 		return 0, err
@@ -336,13 +351,18 @@ func pingPong(ctx context.Context, cfg config, name string, agents int, window t
 		return 0, err
 	}
 	stopProfile := d.profile(ctx, cfg.profileFile(name))
+	self0, children0, _ := cpuTimes(d.pid())
 	t0 := time.Now()
 	time.Sleep(window) // the fixed measurement window
 	s1, err := seq()
 	took := time.Since(t0)
+	self1, children1, _ := cpuTimes(d.pid())
 	stopProfile()
 	if err != nil {
 		return 0, err
+	}
+	if n := s1 - s0; n > 0 {
+		*cost = perMessage{daemon: (self1 - self0) / time.Duration(n), plugins: (children1 - children0) / time.Duration(n)}
 	}
 	return float64(s1-s0) / took.Seconds(), nil
 }
