@@ -8,6 +8,10 @@ COMMIT   ?= $(shell git rev-parse HEAD 2>/dev/null)
 BUILT    ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 API      := github.com/agent-worker/agent-worker/host/api
 LDFLAGS  := -X $(API).Version=$(VERSION) -X $(API).Commit=$(COMMIT) -X $(API).BuildTime=$(BUILT)
+# Binaries are built as the release archives are (dist): without cgo. A
+# cgo build links libc dynamically and confines a run's threads through
+# libpsx's signals instead of the runtime's AllThreadsSyscall, which costs
+# every run's plugin process about 2 ms more CPU (docs/performance.md).
 # make run keeps its state beside the checkout unless told otherwise.
 RUN_HOME ?= $(CURDIR)/.run-home
 AW       := AGENT_WORKER_HOME=$(RUN_HOME) ./$(BIN)/agent-worker
@@ -27,11 +31,11 @@ help: ## show this help
 	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
 
 build: ## build bin/agent-worker
-	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/agent-worker ./cmd/agent-worker
+	CGO_ENABLED=0 $(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/agent-worker ./cmd/agent-worker
 
 plugins: ## build the first-party plugins into plugins.d/
 	@for d in $(wildcard cmd/agent-worker-backend-* cmd/agent-worker-docs-*); do \
-		echo "build $$d"; $(GO) build -ldflags '$(LDFLAGS)' -o $(PLUGINS)/$$(basename $$d) ./$$d || exit 1; \
+		echo "build $$d"; CGO_ENABLED=0 $(GO) build -ldflags '$(LDFLAGS)' -o $(PLUGINS)/$$(basename $$d) ./$$d || exit 1; \
 	done
 
 run: build plugins ## run the code-review example team on mock backends (daemon home: .run-home)
