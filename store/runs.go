@@ -104,19 +104,22 @@ func (db *DB) AppendRunEvents(ctx context.Context, runID string, events []RunEve
 	if len(events) == 0 {
 		return nil
 	}
-	return db.write(ctx, func(conn querier) error {
-		for _, e := range events {
-			err := conn.execute(`INSERT INTO run_events (run_id, n, kind, data, at) VALUES (?, ?, ?, ?, ?)`,
-				&execOptions{Args: []any{runID, e.N, e.Kind, e.Data, e.At.UnixMilli()}})
-			if err != nil {
-				return err
-			}
-			if err := indexRunEvent(conn, runID, e); err != nil {
-				return err
-			}
+	return db.write(ctx, func(conn querier) error { return appendRunEvents(conn, runID, events) })
+}
+
+// appendRunEvents is AppendRunEvents in the caller's transaction.
+func appendRunEvents(conn querier, runID string, events []RunEvent) error {
+	for _, e := range events {
+		err := conn.execute(`INSERT INTO run_events (run_id, n, kind, data, at) VALUES (?, ?, ?, ?, ?)`,
+			&execOptions{Args: []any{runID, e.N, e.Kind, e.Data, e.At.UnixMilli()}})
+		if err != nil {
+			return err
 		}
-		return nil
-	})
+		if err := indexRunEvent(conn, runID, e); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 const runColumns = `id, agent, workflow, tag, backend, plugin_sha256, attempt, state, started_at, ended_at,

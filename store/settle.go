@@ -23,6 +23,14 @@ type Settlement struct {
 	// posted only if the agent wrote nothing in the channel after it, since
 	// an agent that answered through its tools has spoken already.
 	SinceSeq int64
+	// Events are the run's last transcript events, not written yet: they
+	// are written with its end, so that the transcript is whole when the
+	// run is seen ended.
+	Events []RunEvent
+	// Idle moves the agent from running to idle with the run's end (as
+	// MoveAgentState does, a pause or stop that came during the run
+	// staying), so that a run ends in one write.
+	Idle bool
 	// InTx, on PostgreSQL, runs inside the settle's transaction, which
 	// commits only if it succeeds: a cluster member completes the run's
 	// queue job there, so the job ends exactly when the run is settled.
@@ -34,15 +42,28 @@ type Settlement struct {
 // store write on PostgreSQL.
 type TxHook func(ctx context.Context, tx pgx.Tx) error
 
+// Settled is what SettleRun did.
+type Settled struct {
+	// Reply is the stored message when Posted.
+	Reply Message
+	// Posted says whether the Settlement's Reply was written.
+	Posted bool
+	// Idle says whether the agent moved from running to idle.
+	Idle bool
+}
+
 // SettleRun ends a running run as succeeded: it acks the agent's inbox
 // through the run's inbox_until_seq, posts Reply unless the agent already
-// spoke and records the run's end and usage, in one transaction (its
-// workers row goes once its process is gone: RemoveWorker). posted says whether Reply was written (reply is then the
-// stored message). A run that is not running any more is refused with
-// api.CodeConflict, so a run is never settled twice.
-func (db *DB) SettleRun(ctx context.Context, st Settlement) (reply Message, posted bool, err error) {
+// spoke, writes the transcript's last events, records the run's end and
+// usage and, when asked, moves the agent to idle, in one transaction (its
+// workers row goes once its process is gone: RemoveWorker). A run that is
+// not running any more is refused with api.CodeConflict, so a run is never
+// settled twice.
+func (db *DB) SettleRun(ctx context.Context, st Settlement) (Settled, error) {
 	defer db.forgetRunTokens(st.RunID) // the run's tokens die with it (finishRun)
-	err = db.write(ctx, func(conn querier) error {
+	var done Settled
+	err := db.write(ctx, func(conn querier) error {
+		done = Settled{}
 		now := db.nowMs()
 		r, err := getRunRow(conn, st.RunID)
 		if err != nil {
@@ -64,14 +85,22 @@ func (db *DB) SettleRun(ctx context.Context, st Settlement) (reply Message, post
 				return err
 			}
 			if !spoke {
-				if reply, err = appendMessage(conn, m, now); err != nil {
+				if done.Reply, err = appendMessage(conn, m, now); err != nil {
 					return err
 				}
-				posted = true
+				done.Posted = true
 			}
+		}
+		if err := appendRunEvents(conn, r.ID, st.Events); err != nil {
+			return err
 		}
 		if err := finishRun(conn, r.ID, api.RunSucceeded, "", st.Usage, now); err != nil {
 			return err
+		}
+		if st.Idle {
+			if done.Idle, err = db.moveAgentState(conn, r.Agent, []api.AgentState{api.AgentRunning}, api.AgentIdle, ""); err != nil {
+				return err
+			}
 		}
 		if pc, ok := conn.(*pgConn); ok && st.InTx != nil {
 			if tx, ok := pc.q.(pgx.Tx); ok {
@@ -81,9 +110,9 @@ func (db *DB) SettleRun(ctx context.Context, st Settlement) (reply Message, post
 		return nil
 	})
 	if err != nil {
-		return Message{}, false, err
+		return Settled{}, err
 	}
-	return reply, posted, nil
+	return done, nil
 }
 
 // getRunRow reads one run without its transcript.

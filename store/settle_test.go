@@ -3,6 +3,7 @@ package store
 import (
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -69,9 +70,9 @@ func TestSettleRunPostsAcksAndEndsOnce(t *testing.T) {
 	db := openTest(t)
 	runID, before := startSettleRun(t, db)
 	usage := json.RawMessage(`{"InputTokens":3}`)
-	reply, posted, err := db.SettleRun(t.Context(), Settlement{RunID: runID, Usage: usage, Reply: aliceSays("@bob done"), SinceSeq: before})
-	if err != nil || !posted || reply.Seq <= before || reply.Sender != "alice" {
-		t.Fatalf("SettleRun = %+v, %v, %v; want alice's reply posted", reply, posted, err)
+	done, err := db.SettleRun(t.Context(), Settlement{RunID: runID, Usage: usage, Reply: aliceSays("@bob done"), SinceSeq: before})
+	if err != nil || !done.Posted || done.Reply.Seq <= before || done.Reply.Sender != "alice" || done.Idle {
+		t.Fatalf("SettleRun = %+v, %v; want alice's reply posted and her state left alone", done, err)
 	}
 	// The workers row outlives the settle: the plugin process is stopped
 	// after it, and the row goes then (RemoveWorker).
@@ -82,15 +83,51 @@ func TestSettleRunPostsAcksAndEndsOnce(t *testing.T) {
 
 	// A second settle of the same run (a retry that thinks the first was
 	// lost) changes nothing: no second reply, no second ack.
-	_, posted, err = db.SettleRun(t.Context(), Settlement{RunID: runID, Reply: aliceSays("@bob done"), SinceSeq: before})
-	if api.ErrorCode(err) != api.CodeConflict || posted {
-		t.Errorf("second SettleRun = %v, posted %v; want conflict", err, posted)
+	done, err = db.SettleRun(t.Context(), Settlement{RunID: runID, Reply: aliceSays("@bob done"), SinceSeq: before})
+	if api.ErrorCode(err) != api.CodeConflict || done.Posted {
+		t.Errorf("second SettleRun = %v, posted %v; want conflict", err, done.Posted)
 	}
 	if diff := cmp.Diff(want, readSettleState(t, db, runID)); diff != "" {
 		t.Errorf("after a second settle (-want +got):\n%s", diff)
 	}
-	if _, _, err := db.SettleRun(t.Context(), Settlement{RunID: "run_nope"}); api.ErrorCode(err) != api.CodeNotFound {
+	if _, err := db.SettleRun(t.Context(), Settlement{RunID: "run_nope"}); api.ErrorCode(err) != api.CodeNotFound {
 		t.Errorf("settle of an unknown run = %v, want not found", err)
+	}
+}
+
+// A run's end is one write: its last transcript events and the agent's
+// move back to idle commit with it; a pause that came during the run stays.
+func TestSettleRunWritesTheTranscriptAndIdlesTheAgent(t *testing.T) {
+	t.Parallel()
+	for _, paused := range []bool{false, true} {
+		db := openTest(t)
+		runID, before := startSettleRun(t, db)
+		alice := AgentKey{"alice", "team", "t"}
+		if moved, err := db.MoveAgentState(t.Context(), alice, []api.AgentState{api.AgentIdle}, api.AgentRunning, ""); err != nil || !moved {
+			t.Fatalf("move alice to running = %v, %v", moved, err)
+		}
+		if paused {
+			if _, err := db.MoveAgentState(t.Context(), alice, []api.AgentState{api.AgentRunning}, api.AgentPaused, ""); err != nil {
+				t.Fatal(err)
+			}
+		}
+		events := []RunEvent{{N: 1, Kind: "text", Data: `{"text":"thinking"}`, At: time.Now()}, {N: 2, Kind: "result", Data: `{"text":"done"}`, At: time.Now()}}
+		done, err := db.SettleRun(t.Context(), Settlement{RunID: runID, Reply: aliceSays("@bob done"), SinceSeq: before, Events: events, Idle: true})
+		if err != nil || done.Idle == paused {
+			t.Fatalf("paused %v: SettleRun = %+v, %v; want moved to idle %v", paused, done, err, !paused)
+		}
+		want := api.AgentIdle
+		if paused {
+			want = api.AgentPaused
+		}
+		a, err := db.GetAgent(t.Context(), alice)
+		if err != nil || a.State != want {
+			t.Errorf("paused %v: alice is %s (%v), want %s", paused, a.State, err, want)
+		}
+		r, transcript, err := db.GetRun(t.Context(), runID)
+		if err != nil || r.State != api.RunSucceeded || len(transcript) != 2 || transcript[1].Kind != "result" {
+			t.Errorf("paused %v: run %s with transcript %+v (%v), want succeeded with both events", paused, r.State, transcript, err)
+		}
 	}
 }
 
@@ -99,9 +136,9 @@ func TestSettleRunKeepsQuietWhenTheAgentSpoke(t *testing.T) {
 	db := openTest(t)
 	runID, before := startSettleRun(t, db)
 	send(t, db, *aliceSays("@bob answered with my tools")) // during the run
-	_, posted, err := db.SettleRun(t.Context(), Settlement{RunID: runID, Reply: aliceSays("@bob final result"), SinceSeq: before})
-	if err != nil || posted {
-		t.Fatalf("SettleRun = posted %v, %v; want nothing posted", posted, err)
+	done, err := db.SettleRun(t.Context(), Settlement{RunID: runID, Reply: aliceSays("@bob final result"), SinceSeq: before})
+	if err != nil || done.Posted {
+		t.Fatalf("SettleRun = posted %v, %v; want nothing posted", done.Posted, err)
 	}
 	want := settleState{Cursor: before, RunState: api.RunSucceeded, Ended: true, Usage: "{}", Workers: 1, FromAlice: 1, BobsInbox: 1}
 	if diff := cmp.Diff(want, readSettleState(t, db, runID)); diff != "" {
@@ -128,8 +165,8 @@ func TestSettleRunIsAtomic(t *testing.T) {
 			if want.RunState != api.RunRunning || want.Workers != 1 || want.AliceInbox != 1 {
 				t.Fatalf("before settle: %+v", want)
 			}
-			if _, posted, err := db.SettleRun(t.Context(), Settlement{RunID: runID, Reply: reply, SinceSeq: before}); api.ErrorCode(err) != api.CodeInvalid || posted {
-				t.Fatalf("SettleRun = posted %v, %v; want invalid", posted, err)
+			if done, err := db.SettleRun(t.Context(), Settlement{RunID: runID, Reply: reply, SinceSeq: before}); api.ErrorCode(err) != api.CodeInvalid || done.Posted {
+				t.Fatalf("SettleRun = posted %v, %v; want invalid", done.Posted, err)
 			}
 			if diff := cmp.Diff(want, readSettleState(t, db, runID)); diff != "" {
 				t.Errorf("a failed settle changed the store (-before +after):\n%s", diff)
@@ -144,9 +181,10 @@ func TestSettleRunStoresALongReplyWithItsResource(t *testing.T) {
 	runID, before := startSettleRun(t, db)
 	reply := aliceSays("@bob [long message stored as resource res_0123456789abcdef]")
 	reply.Resource = &NewResource{ID: "res_0123456789abcdef", Content: "the whole text"}
-	m, posted, err := db.SettleRun(t.Context(), Settlement{RunID: runID, Reply: reply, SinceSeq: before})
-	if err != nil || !posted || m.ResourceID != "res_0123456789abcdef" {
-		t.Fatalf("SettleRun = %+v, %v, %v", m, posted, err)
+	done, err := db.SettleRun(t.Context(), Settlement{RunID: runID, Reply: reply, SinceSeq: before})
+	m := done.Reply
+	if err != nil || !done.Posted || m.ResourceID != "res_0123456789abcdef" {
+		t.Fatalf("SettleRun = %+v, %v", done, err)
 	}
 	res, err := db.GetResource(t.Context(), Scope{"team", "t"}, m.ResourceID)
 	if err != nil || res.Content != "the whole text" || res.CreatedBy != "alice" {

@@ -19,41 +19,46 @@ func (db *DB) MoveAgentState(ctx context.Context, k AgentKey, from []api.AgentSt
 		return false, api.Errorf(api.CodeInvalid, "agent %q: unknown state %q", k, to)
 	}
 	moved := false
-	err := db.write(ctx, func(conn querier) error {
-		if _, err := getAgent(conn, k); err != nil {
-			return err
-		}
-		// The member that holds a running agent, so that its take-back
-		// frees the agent even when no run of it is recorded as running.
-		holder := ""
-		if to == api.AgentRunning {
-			holder = db.daemon
-		}
-		args := []any{to, errMsg, db.nowMs(), holder, k.Workflow, k.Tag, k.Name}
-		for _, s := range from {
-			args = append(args, s)
-		}
-		guard := ""
-		if to == api.AgentRunning {
-			// A run starts only in a running workflow: a pause of the
-			// workflow that commits first holds it, however late the
-			// scheduler read the workflow's state.
-			guard = ` AND EXISTS (SELECT 1 FROM workflows w WHERE w.name = agents.workflow AND w.tag = agents.tag AND w.state = 'running')`
-		}
-		if db.Cluster() && to == api.AgentIdle && len(from) == 1 && from[0] == api.AgentRunning {
-			// The end of a run: in a cluster, a member that was presumed
-			// dead and ends a run late must not set idle an agent that
-			// runs again on another member.
-			guard = ` AND NOT EXISTS (SELECT 1 FROM runs WHERE runs.workflow = agents.workflow AND runs.tag = agents.tag
-				AND runs.agent = agents.name AND runs.state = 'running')`
-		}
-		err := conn.execute(`UPDATE agents SET state = ?, error = ?, updated_at = ?, daemon = ?
-			WHERE workflow = ? AND tag = ? AND name = ? AND state IN (`+placeholders(len(from))+`)`+guard,
-			&execOptions{Args: args})
-		moved = err == nil && conn.changes() > 0
+	err := db.write(ctx, func(conn querier) (err error) {
+		moved, err = db.moveAgentState(conn, k, from, to, errMsg)
 		return err
 	})
 	return moved, err
+}
+
+// moveAgentState is MoveAgentState in the caller's transaction.
+func (db *DB) moveAgentState(conn querier, k AgentKey, from []api.AgentState, to api.AgentState, errMsg string) (bool, error) {
+	if _, err := getAgent(conn, k); err != nil {
+		return false, err
+	}
+	// The member that holds a running agent, so that its take-back
+	// frees the agent even when no run of it is recorded as running.
+	holder := ""
+	if to == api.AgentRunning {
+		holder = db.daemon
+	}
+	args := []any{to, errMsg, db.nowMs(), holder, k.Workflow, k.Tag, k.Name}
+	for _, s := range from {
+		args = append(args, s)
+	}
+	guard := ""
+	if to == api.AgentRunning {
+		// A run starts only in a running workflow: a pause of the
+		// workflow that commits first holds it, however late the
+		// scheduler read the workflow's state.
+		guard = ` AND EXISTS (SELECT 1 FROM workflows w WHERE w.name = agents.workflow AND w.tag = agents.tag AND w.state = 'running')`
+	}
+	if db.Cluster() && to == api.AgentIdle && len(from) == 1 && from[0] == api.AgentRunning {
+		// The end of a run: in a cluster, a member that was presumed
+		// dead and ends a run late must not set idle an agent that
+		// runs again on another member.
+		guard = ` AND NOT EXISTS (SELECT 1 FROM runs WHERE runs.workflow = agents.workflow AND runs.tag = agents.tag
+			AND runs.agent = agents.name AND runs.state = 'running')`
+	}
+	err := conn.execute(`UPDATE agents SET state = ?, error = ?, updated_at = ?, daemon = ?
+		WHERE workflow = ? AND tag = ? AND name = ? AND state IN (`+placeholders(len(from))+`)`+guard,
+		&execOptions{Args: args})
+	return err == nil && conn.changes() > 0, err
 }
 
 // MoveWorkflowState changes a workflow's state to `to` only if it is in

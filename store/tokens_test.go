@@ -247,7 +247,7 @@ func TestRunTokenDiesWithItsRun(t *testing.T) {
 	dead("that failed", finished)
 
 	settled := start("run_settled")
-	if _, _, err := db.SettleRun(ctx, Settlement{RunID: "run_settled"}); err != nil {
+	if _, err := db.SettleRun(ctx, Settlement{RunID: "run_settled"}); err != nil {
 		t.Fatal(err)
 	}
 	dead("that was settled", settled)

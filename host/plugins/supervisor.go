@@ -188,6 +188,9 @@ type Outcome struct {
 	Usage     backend.Usage
 	SessionID string
 	Events    int
+	// Unwritten are the transcript's last events, which the run's end
+	// writes with it: Settle passes them to store.Settlement.Events.
+	Unwritten []store.RunEvent
 }
 
 // RunSpec is one run to supervise.
@@ -278,7 +281,7 @@ func (s *Supervisor) Run(ctx context.Context, spec RunSpec) (out Outcome, err er
 	defer s.observeEnd(agent, &out, time.Now()) // deferred first: runs after finish has recorded the end
 	rec := newRecorder(s.db, runID, log, func() { s.live.changed(runID) })
 	defer func() {
-		rec.close()
+		out.Unwritten = rec.close()
 		err = s.finish(ctx, spec, &out, err, log)
 	}()
 	rec.addPrompt(agent.System, until, spec.Inbox)
@@ -335,6 +338,10 @@ func (s *Supervisor) finish(ctx context.Context, spec RunSpec, out *Outcome, err
 			return nil
 		}
 		log.Warn("settle run", "error", err)
+	}
+	// Not settled: the transcript's last events go first, then the end.
+	if werr := s.db.AppendRunEvents(context.WithoutCancel(ctx), out.Run.ID, out.Unwritten); werr != nil {
+		log.Error("record run events", "error", werr, "events", len(out.Unwritten))
 	}
 	state, msg := api.RunSucceeded, ""
 	switch {
@@ -919,8 +926,7 @@ func (r *recorder) loop() {
 	for {
 		select {
 		case <-r.stop:
-			r.flush()
-			return
+			return // what is left, the run's end writes (close)
 		case <-t.C:
 			if r.flush() {
 				if err := r.db.Heartbeat(context.Background(), r.runID); err != nil {
@@ -949,9 +955,16 @@ func (r *recorder) flush() bool {
 	return true
 }
 
-func (r *recorder) close() {
+// close stops the recorder and returns the events it has not written, for
+// the run's end to write in its own transaction.
+func (r *recorder) close() []store.RunEvent {
 	close(r.stop)
 	<-r.done
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rest := r.pending
+	r.pending, r.texts = nil, nil
+	return rest
 }
 
 // reaper stops a run's plugin process and removes what the run set up,

@@ -632,8 +632,9 @@ func (s *Scheduler) runOnce(ctx context.Context, l *agentLoop, a store.Agent, at
 	var crossed *spentBudget // a hard budget this run crossed, which cancelled it
 	start := time.Now()
 	started := "" // the run's id once the backend was entered (a run that never started has no record to name)
+	ended := false // the settle moved the agent out of running (or found it moved)
 	out, err := s.sup.Run(runCtx, plugins.RunSpec{ID: runID, Agent: a, Attempt: attempt, InboxUntil: until, Inbox: inbox,
-		Settle: s.settle(ctx, a, before),
+		Settle: s.settle(ctx, a, before, &ended),
 		OnStart: func(id string) {
 			started = id
 			s.cfg.Observer.RunWaited(a.Backend, time.Since(inbox[0].CreatedAt))
@@ -658,10 +659,11 @@ func (s *Scheduler) runOnce(ctx context.Context, l *agentLoop, a store.Agent, at
 	if err != nil && crossed != nil {
 		err = &overBudgetError{crossed}
 	}
-	if ctx.Err() == nil {
+	if ctx.Err() == nil && !ended {
 		// Only from running: a pause, stop or budget stop that came
 		// during the run stays. Moved before the run's end is published,
-		// so whoever sees the end sees the agent's state after it.
+		// so whoever sees the end sees the agent's state after it. A
+		// settled run's end has moved it already, in the same write.
 		s.moveStateDurably(l.key, []api.AgentState{api.AgentRunning}, api.AgentIdle, "")
 	}
 	info := &team.RunInfo{ID: started, Attempt: attempt, DurationMS: time.Since(start).Milliseconds()}
@@ -680,10 +682,11 @@ func (s *Scheduler) runOnce(ctx context.Context, l *agentLoop, a store.Agent, at
 // transaction (store.SettleRun), so a crash can neither lose the reply nor
 // ack without it. The reply is composed like any message (mentions, long
 // content as a resource) and announced once committed. ctx is the agent
-// loop's, for the BeforeSettle hook.
-func (s *Scheduler) settle(ctx context.Context, a store.Agent, before int64) func(context.Context, plugins.Outcome, json.RawMessage) error {
+// loop's, for the BeforeSettle hook. Unless the daemon is stopping, the
+// same write moves the agent from running to idle (ended then says so).
+func (s *Scheduler) settle(ctx context.Context, a store.Agent, before int64, ended *bool) func(context.Context, plugins.Outcome, json.RawMessage) error {
 	return func(txCtx context.Context, out plugins.Outcome, usage json.RawMessage) error {
-		st := store.Settlement{RunID: out.Run.ID, Usage: usage, SinceSeq: before}
+		st := store.Settlement{RunID: out.Run.ID, Usage: usage, SinceSeq: before, Events: out.Unwritten, Idle: ctx.Err() == nil}
 		st.InTx, _ = ctx.Value(settleHookKey{}).(store.TxHook)
 		if strings.TrimSpace(out.Result) != "" {
 			m, err := s.team.Compose(txCtx, team.SendRequest{Scope: a.Key().Scope(), From: a.Name, Content: out.Result})
@@ -700,13 +703,15 @@ func (s *Scheduler) settle(ctx context.Context, a store.Agent, before int64) fun
 				return err
 			}
 		}
-		msg, posted, err := s.db.SettleRun(txCtx, st)
+		done, err := s.db.SettleRun(txCtx, st)
 		if err != nil {
 			return err
 		}
-		if posted {
-			s.team.Announce(msg)
+		if done.Posted {
+			s.team.Announce(done.Reply)
 		}
+		*ended = st.Idle
+		s.publishMove(a.Key(), api.AgentIdle, "", done.Idle, nil)
 		return nil
 	}
 }
