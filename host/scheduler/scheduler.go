@@ -631,7 +631,7 @@ func (s *Scheduler) runOnce(ctx context.Context, l *agentLoop, a store.Agent, at
 	}
 	var crossed *spentBudget // a hard budget this run crossed, which cancelled it
 	start := time.Now()
-	started := "" // the run's id once the backend was entered (a run that never started has no record to name)
+	started := ""  // the run's id once the backend was entered (a run that never started has no record to name)
 	ended := false // the settle moved the agent out of running (or found it moved)
 	out, err := s.sup.Run(runCtx, plugins.RunSpec{ID: runID, Agent: a, Attempt: attempt, InboxUntil: until, Inbox: inbox,
 		Settle: s.settle(ctx, a, before, &ended),
