@@ -97,7 +97,7 @@ screenshot: ## drive the web console in chromium and save a full-page screenshot
 BENCH_COMPARE ?= $(HOME)/.cache/agent-worker-bench/moniro
 
 bench: build plugins ## a real daemon beside its ceilings (raw SQLite, the bare MCP SDK) and the TypeScript system (when BENCH_COMPARE is a checkout), then a PostgreSQL cluster of 1-3 daemons beside the embedded store; both tables also written to docs/performance.md, the main one to the README too
-	$(GO) build -o $(BIN)/agent-worker-bench ./cmd/agent-worker-bench
+	CGO_ENABLED=0 $(GO) build -o $(BIN)/agent-worker-bench ./cmd/agent-worker-bench
 	./$(BIN)/agent-worker-bench -bin $(BIN)/agent-worker -plugins $(PLUGINS) -doc docs/performance.md,README.md \
 		$(if $(wildcard $(BENCH_COMPARE)/packages/agent-worker/package.json),-compare $(BENCH_COMPARE))
 

@@ -110,6 +110,7 @@ func fts5(q string) string {
 func indexCost(ctx context.Context, cfg config, t *table, ts string) error {
 	noIndex := filepath.Join(cfg.work, "agent-worker-noindex")
 	build := exec.Command("go", "build", "-tags", "benchnoindex", "-o", noIndex, "./cmd/agent-worker")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0") // as make build builds the daemon it is set beside
 	build.Stderr = os.Stderr
 	if err := build.Run(); err != nil {
 		t.add(row{what: "daemon CPU per `channel_send`, search indexing on / off", ours: "not measured: go build -tags benchnoindex: " + err.Error()})
@@ -147,6 +148,6 @@ func indexCost(ctx context.Context, cfg config, t *table, ts string) error {
 		ours: fmt.Sprintf("%.3f ms / %.3f ms: indexing adds %+.0f %%", cpu[true], cpu[false], (cpu[true]/cpu[false]-1)*100),
 		goal: "indexing ≤ +15 %", ts: ts,
 		method: fmt.Sprintf("The `channel_send` load of 8 go-sdk clients (%d calls, a sentence each) on a fresh daemon of the binary as built, "+
-			"then on a fresh daemon of the same source built with `-tags benchnoindex` (messages left out of the search index); daemon CPU per call from `/proc`.", cfg.calls)})
+			"then on a fresh daemon of the same source built with `-tags benchnoindex` and without cgo, as `make build` builds (messages left out of the search index); daemon CPU per call from `/proc`.", cfg.calls)})
 	return nil
 }
