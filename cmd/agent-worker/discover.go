@@ -17,8 +17,10 @@ import (
 	"github.com/agent-worker/agent-worker/host/api"
 )
 
-// startWait bounds how long a command waits for a daemon it started.
-const startWait = 5 * time.Second
+// startWait bounds how long a command waits for a daemon it started (or
+// that another command started at the same time): a fresh home's
+// migrations and plugin checks take a few seconds on a loaded machine.
+const startWait = 15 * time.Second
 
 // errNotRunning is returned by connect(start=false) when no daemon runs.
 var errNotRunning = api.Errorf(api.CodeUnreachable, "no daemon running: start one with `agent-worker daemon`")
@@ -90,8 +92,9 @@ func (e *env) startDaemon(ctx context.Context) (api.DaemonInfo, error) {
 	if err := cmd.Start(); err != nil {
 		return api.DaemonInfo{}, fmt.Errorf("start daemon: %w", err)
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }() // reaps the child if it dies while we wait
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }() // reaps the child if it dies while we wait
+	exited := done
 
 	deadline := time.NewTimer(startWait)
 	defer deadline.Stop()
@@ -104,7 +107,13 @@ func (e *env) startDaemon(ctx context.Context) (api.DaemonInfo, error) {
 		select {
 		case <-tick.C:
 		case err := <-exited:
-			// Lost a start race? Then the other daemon's file appears shortly.
+			if lockHolderAlive(e.home) {
+				// Lost a start race to another command's daemon, which
+				// holds the home's lock from its first step and publishes
+				// its file once ready: wait for it as for our own.
+				exited = nil
+				continue
+			}
 			if d, ok := e.awaitDaemonFile(ctx, time.Second); ok {
 				return d, nil
 			}
@@ -115,6 +124,18 @@ func (e *env) startDaemon(ctx context.Context) (api.DaemonInfo, error) {
 			return api.DaemonInfo{}, ctx.Err()
 		}
 	}
+}
+
+// lockHolderAlive reports whether the process named in the home's lock
+// file, the daemon that took the lock last, is alive: a daemon that is
+// starting holds the lock long before its daemon.json appears.
+func lockHolderAlive(home string) bool {
+	b, err := os.ReadFile(filepath.Join(home, api.LockFile))
+	if err != nil {
+		return false
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	return err == nil && pid > 0 && pid != os.Getpid() && api.ProcessAlive(pid)
 }
 
 func (e *env) awaitDaemonFile(ctx context.Context, wait time.Duration) (api.DaemonInfo, bool) {

@@ -8,8 +8,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 
@@ -421,5 +423,42 @@ func TestE2EDaemonConfigFile(t *testing.T) {
 	}
 	if out := c.ok("--version"); !strings.HasPrefix(out, "agent-worker ") {
 		t.Errorf("--version printed %q", out)
+	}
+}
+
+// Commands that find no daemon start one, and several at once on a fresh
+// home share the daemon that wins the home's lock, however long it takes
+// to get ready: here a plugin whose handshake takes two seconds holds the
+// daemon's start-up well past the second a loser used to wait.
+func TestE2EConcurrentCommandsShareTheDaemonTheyStart(t *testing.T) {
+	t.Parallel()
+	c := newCLI(t)
+	plugins := t.TempDir()
+	if err := os.Symlink(mockPlugin, filepath.Join(plugins, "agent-worker-backend-mock")); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(plugins, "agent-worker-backend-slow"), "#!/bin/sh\nsleep 2\nexit 1\n")
+	if err := os.Chmod(filepath.Join(plugins, "agent-worker-backend-slow"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c.fixedEnv = slices.DeleteFunc(c.env(), func(kv string) bool { return strings.HasPrefix(kv, "AGENT_WORKER_PLUGINS_DIR=") })
+	c.fixedEnv = append(c.fixedEnv, "AGENT_WORKER_PLUGINS_DIR="+plugins)
+	results := make([]result, 4)
+	var wg sync.WaitGroup
+	for i := range results {
+		wg.Go(func() { results[i] = c.run("list", "--json") })
+	}
+	wg.Wait()
+	for i, r := range results {
+		if r.code != 0 {
+			t.Errorf("command %d of %d started together: exit %d\nstderr: %s", i+1, len(results), r.code, r.stderr)
+		}
+	}
+	if pids := testkit.Pids(t, func(pid int) bool {
+		cmdline, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+		return err == nil && testkit.RunsBinary(pid, binary) && strings.Contains(string(cmdline), "\x00daemon\x00") &&
+			strings.Contains(string(cmdline), c.home)
+	}); len(pids) != 1 {
+		t.Errorf("%d daemons run on the home, want 1: %v", len(pids), pids)
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/internal/testkit"
 )
 
 func writeFile(t *testing.T, path, content string) {
@@ -163,11 +165,26 @@ kickoff: "@sleeper take your time"
 `)
 	cmd := exec.Command(binary, "run", filepath.Join(dir, "slow.yaml"))
 	cmd.Env = c.env()
+	var stderr testkit.Buffer
+	cmd.Stderr = &stderr
 	out, _ := cmd.StdoutPipe()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	c.waitFor("the sleeper's plugin", func() bool { return processWithExe(t, mockPlugin) != 0 && hasRunning(c, "sleeper@slow") })
+	// What the run, the agent and the daemon say while it is not running
+	// yet, so that a timeout says why.
+	testkit.Eventually(t, "the sleeper's run", func() error {
+		r := c.run("info", "sleeper@slow", "--json")
+		var a api.Agent
+		if r.code == 0 && json.Unmarshal([]byte(r.stdout), &a) == nil && len(a.Runs) > 0 && a.Runs[0].State == "running" {
+			return nil
+		}
+		log, _ := os.ReadFile(filepath.Join(c.home, api.LogDir, "daemon.log"))
+		if len(log) > 4000 {
+			log = log[len(log)-4000:]
+		}
+		return fmt.Errorf("info sleeper@slow: exit %d\n%s%s\nrun's stderr:\n%s\ndaemon log:\n%s", r.code, r.stdout, r.stderr, stderr.String(), log)
+	})
 	cmd.Process.Signal(syscall.SIGINT)
 	b := make([]byte, 64<<10)
 	n, _ := out.Read(b)
