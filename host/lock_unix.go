@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"syscall"
 
 	"github.com/agent-worker/agent-worker/host/api"
@@ -27,7 +26,7 @@ func lockHome(home string) (*os.File, error) {
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, alreadyRunning(home, path)
+			return nil, alreadyRunning(home)
 		}
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
@@ -37,10 +36,10 @@ func lockHome(home string) (*os.File, error) {
 	return f, nil
 }
 
-func alreadyRunning(home, lockPath string) error {
+func alreadyRunning(home string) error {
 	pid := "unknown pid"
-	if b, err := os.ReadFile(lockPath); err == nil && strings.TrimSpace(string(b)) != "" {
-		pid = "pid " + strings.TrimSpace(string(b))
+	if n := api.LockHolder(home); n != 0 {
+		pid = "pid " + strconv.Itoa(n)
 	}
 	where := ""
 	if d, err := api.ReadDaemonInfo(home); err == nil {

@@ -92,9 +92,8 @@ func (e *env) startDaemon(ctx context.Context) (api.DaemonInfo, error) {
 	if err := cmd.Start(); err != nil {
 		return api.DaemonInfo{}, fmt.Errorf("start daemon: %w", err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }() // reaps the child if it dies while we wait
-	exited := done
+	exited := make(chan error, 1)
+	go func(exited chan<- error) { exited <- cmd.Wait() }(exited) // reaps the child if it dies while we wait
 
 	deadline := time.NewTimer(startWait)
 	defer deadline.Stop()
@@ -107,7 +106,7 @@ func (e *env) startDaemon(ctx context.Context) (api.DaemonInfo, error) {
 		select {
 		case <-tick.C:
 		case err := <-exited:
-			if lockHolderAlive(e.home) {
+			if api.ProcessAlive(api.LockHolder(e.home)) {
 				// Lost a start race to another command's daemon, which
 				// holds the home's lock from its first step and publishes
 				// its file once ready: wait for it as for our own.
@@ -124,18 +123,6 @@ func (e *env) startDaemon(ctx context.Context) (api.DaemonInfo, error) {
 			return api.DaemonInfo{}, ctx.Err()
 		}
 	}
-}
-
-// lockHolderAlive reports whether the process named in the home's lock
-// file, the daemon that took the lock last, is alive: a daemon that is
-// starting holds the lock long before its daemon.json appears.
-func lockHolderAlive(home string) bool {
-	b, err := os.ReadFile(filepath.Join(home, api.LockFile))
-	if err != nil {
-		return false
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	return err == nil && pid > 0 && pid != os.Getpid() && api.ProcessAlive(pid)
 }
 
 func (e *env) awaitDaemonFile(ctx context.Context, wait time.Duration) (api.DaemonInfo, bool) {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -96,6 +97,21 @@ func WriteDaemonInfo(home string, d DaemonInfo) error {
 		return fmt.Errorf("write daemon file: %w", err)
 	}
 	return nil
+}
+
+// LockHolder is the pid written in home's daemon.lock by the daemon that
+// took the lock last (0 when there is none): a daemon holds the lock from
+// its first step, long before it publishes daemon.json.
+func LockHolder(home string) int {
+	b, err := os.ReadFile(filepath.Join(home, LockFile))
+	if err != nil {
+		return 0
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || pid <= 0 {
+		return 0
+	}
+	return pid
 }
 
 // ProcessAlive reports whether pid names a live process. A daemon.json whose
