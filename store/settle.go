@@ -63,7 +63,6 @@ func (db *DB) SettleRun(ctx context.Context, st Settlement) (Settled, error) {
 	defer db.forgetRunTokens(st.RunID) // the run's tokens die with it (finishRun)
 	var done Settled
 	err := db.write(ctx, func(conn querier) error {
-		done = Settled{}
 		now := db.nowMs()
 		r, err := getRunRow(conn, st.RunID)
 		if err != nil {

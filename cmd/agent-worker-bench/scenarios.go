@@ -276,27 +276,13 @@ func (r *replier) round(ctx context.Context) (time.Duration, error) {
 // warm-up it returns the channel's seq advance over window, per second,
 // and the CPU each message cost the daemon and its plugin processes.
 func pingPong(ctx context.Context, cfg config, name string, agents int, window time.Duration) (rate float64, cost perMessage, err error) {
-	rate, err = pingPongRate(ctx, cfg, name, agents, window, &cost)
-	return rate, cost, err
-}
-
-// perMessage is the CPU a ping-pong message cost the daemon and the plugin
-// processes it reaped in the window.
-type perMessage struct{ daemon, plugins time.Duration }
-
-func (c perMessage) String() string {
-	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-	return fmt.Sprintf("CPU per message: daemon %.1f ms, plugin processes %.1f ms", ms(c.daemon), ms(c.plugins))
-}
-
-func pingPongRate(ctx context.Context, cfg config, name string, agents int, window time.Duration, cost *perMessage) (float64, error) {
 	home, err := tempHome(cfg, name)
 	if err != nil {
-		return 0, err
+		return 0, cost, err
 	}
 	d, err := startDaemon(ctx, cfg, home, cfg.sparesOn()...)
 	if err != nil {
-		return 0, err
+		return 0, cost, err
 	}
 	defer d.stop(ctx)
 	var b strings.Builder
@@ -313,29 +299,29 @@ func pingPongRate(ctx context.Context, cfg config, name string, agents int, wind
 	// which the run sandbox keeps from them.
 	dir := filepath.Join(cfg.work, name+"-workflow")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return 0, err
+		return 0, cost, err
 	}
 	file := filepath.Join(dir, name+".yaml")
 	if err := os.WriteFile(file, []byte(b.String()), 0o644); err != nil {
-		return 0, err
+		return 0, cost, err
 	}
 	dry, err := d.client.StartWorkflow(ctx, api.StartWorkflow{Path: file, Tag: "main", DryRun: true})
 	if err != nil {
-		return 0, fmt.Errorf("workflow %s: %w", name, err)
+		return 0, cost, fmt.Errorf("workflow %s: %w", name, err)
 	}
 	target := "@" + name
 	f, err := followSince(ctx, d.client, target, dry.StartSeq)
 	if err != nil {
-		return 0, err
+		return 0, cost, err
 	}
 	defer f.cancel()
 	if _, err := d.client.StartWorkflow(ctx, api.StartWorkflow{Path: file, Tag: "main"}); err != nil {
-		return 0, fmt.Errorf("start workflow %s: %w", name, err)
+		return 0, cost, fmt.Errorf("start workflow %s: %w", name, err)
 	}
 	defer d.client.StopWorkflow(ctx, api.Target{Workflow: name, Tag: "main"}, true)
 	for range warmMessages(agents) {
 		if _, err := f.waitFor(func(m api.Message) bool { return strings.HasPrefix(m.From, name) }, "from the agents", 30*time.Second); err != nil {
-			return 0, fmt.Errorf("%s warm-up: %w%s", name, err, failedRuns(ctx, d.client, target))
+			return 0, cost, fmt.Errorf("%s warm-up: %w%s", name, err, failedRuns(ctx, d.client, target))
 		}
 	}
 	f.cancel() // the stream is not what is measured: the seq is
@@ -348,7 +334,7 @@ func pingPongRate(ctx context.Context, cfg config, name string, agents int, wind
 	}
 	s0, err := seq()
 	if err != nil {
-		return 0, err
+		return 0, cost, err
 	}
 	stopProfile := d.profile(ctx, cfg.profileFile(name))
 	self0, children0, _ := cpuTimes(d.pid())
@@ -359,12 +345,21 @@ func pingPongRate(ctx context.Context, cfg config, name string, agents int, wind
 	self1, children1, _ := cpuTimes(d.pid())
 	stopProfile()
 	if err != nil {
-		return 0, err
+		return 0, cost, err
 	}
 	if n := s1 - s0; n > 0 {
-		*cost = perMessage{daemon: (self1 - self0) / time.Duration(n), plugins: (children1 - children0) / time.Duration(n)}
+		cost = perMessage{daemon: (self1 - self0) / time.Duration(n), plugins: (children1 - children0) / time.Duration(n)}
 	}
-	return float64(s1-s0) / took.Seconds(), nil
+	return float64(s1-s0) / took.Seconds(), cost, nil
+}
+
+// perMessage is the CPU a ping-pong message cost the daemon and the plugin
+// processes it reaped in the window.
+type perMessage struct{ daemon, plugins time.Duration }
+
+func (c perMessage) String() string {
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	return fmt.Sprintf("CPU per message: daemon %.1f ms, plugin processes %.1f ms", ms(c.daemon), ms(c.plugins))
 }
 
 // failedRuns says why target's last runs failed, if any did, for an error

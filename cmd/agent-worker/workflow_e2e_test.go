@@ -174,16 +174,15 @@ kickoff: "@sleeper take your time"
 	// What the run, the agent and the daemon say while it is not running
 	// yet, so that a timeout says why.
 	testkit.Eventually(t, "the sleeper's run", func() error {
-		r := c.run("info", "sleeper@slow", "--json")
-		var a api.Agent
-		if r.code == 0 && json.Unmarshal([]byte(r.stdout), &a) == nil && len(a.Runs) > 0 && a.Runs[0].State == "running" {
+		err := notRunning(c, "sleeper@slow")
+		if err == nil {
 			return nil
 		}
 		log, _ := os.ReadFile(filepath.Join(c.home, api.LogDir, "daemon.log"))
 		if len(log) > 4000 {
 			log = log[len(log)-4000:]
 		}
-		return fmt.Errorf("info sleeper@slow: exit %d\n%s%s\nrun's stderr:\n%s\ndaemon log:\n%s", r.code, r.stdout, r.stderr, stderr.String(), log)
+		return fmt.Errorf("%w\nrun's stderr:\n%s\ndaemon log:\n%s", err, stderr.String(), log)
 	})
 	cmd.Process.Signal(syscall.SIGINT)
 	b := make([]byte, 64<<10)
@@ -192,20 +191,21 @@ kickoff: "@sleeper take your time"
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 {
 		t.Errorf("interrupted run: %v, want exit 130\n%s", err, b[:n])
 	}
-	c.waitFor("no plugin processes of this daemon", func() bool { return !hasRunning(c, "sleeper@slow") })
+	c.waitFor("no plugin processes of this daemon", func() bool { return notRunning(c, "sleeper@slow") != nil })
 	if out := c.ok("info", "@slow"); !strings.Contains(out, "stopped") {
 		t.Errorf("workflow after Ctrl-C:\n%s", out)
 	}
 }
 
-// hasRunning reports whether the agent has a run recorded as running.
-func hasRunning(c *cli, agent string) bool {
+// notRunning is nil when the agent has a run recorded as running, and
+// otherwise says what `info` showed instead.
+func notRunning(c *cli, agent string) error {
 	r := c.run("info", agent, "--json")
 	var a api.Agent
-	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &a) != nil {
-		return false
+	if r.code == 0 && json.Unmarshal([]byte(r.stdout), &a) == nil && len(a.Runs) > 0 && a.Runs[0].State == "running" {
+		return nil
 	}
-	return len(a.Runs) > 0 && a.Runs[0].State == "running"
+	return fmt.Errorf("info %s: exit %d, no run running\n%s%s", agent, r.code, r.stdout, r.stderr)
 }
 
 // `run` of a team whose agents answer each other forever ends when the
