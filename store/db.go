@@ -70,6 +70,9 @@ type DB struct {
 	// teams too.
 	configHeard atomic.Bool
 	health      health
+	// ix indexes messages for search in batches (SQLite only; nil on
+	// PostgreSQL).
+	ix      *indexer
 	observe     func(time.Duration) // Options.ObserveWrite, never nil
 
 	closeOnce sync.Once
@@ -104,6 +107,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	}
 	db.w = newWriter()
 	go db.runWriter()
+	db.startIndexer()
 	return db, nil
 }
 
@@ -146,7 +150,10 @@ func (db *DB) openSQLite(ctx context.Context, path string, opts Options) error {
 // Close releases every connection. Callers must have finished all store
 // calls; the daemon closes the store last. Later calls do nothing.
 func (db *DB) Close() error {
-	db.closeOnce.Do(func() { db.closeErr = errors.Join(db.w.close(), db.eng.close()) })
+	db.closeOnce.Do(func() {
+		db.stopIndexer()
+		db.closeErr = errors.Join(db.w.close(), db.eng.close())
+	})
 	return db.closeErr
 }
 

@@ -155,9 +155,6 @@ func appendMessage(conn querier, m NewMessage, now int64) (Message, error) {
 	if err != nil {
 		return Message{}, err
 	}
-	if err := indexMessage(conn, out.Seq, out.Content); err != nil {
-		return Message{}, err
-	}
 	if !m.KeepStreak {
 		if out.LoopGuardTripped, err = countAgentStreak(conn, out, now); err != nil {
 			return Message{}, err

@@ -196,6 +196,12 @@ func (db *DB) Search(ctx context.Context, s Scope, o SearchOptions) ([]SearchHit
 	default:
 		return nil, api.Errorf(api.CodeInvalid, "unknown search kind %q: use message, doc or run", o.Kind)
 	}
+	if o.Kind == "" || o.Kind == SearchMessage {
+		// Every message committed so far is found.
+		if err := db.indexMessages(ctx); err != nil {
+			return nil, err
+		}
+	}
 	var hits []SearchHit
 	err = db.snapshot(ctx, func(conn querier) error {
 		if o.Kind == "" || o.Kind == SearchMessage {
@@ -436,20 +442,8 @@ func snippets(conn querier, query, match string, hits []SearchHit, rowids []int6
 		}})
 }
 
-// indexMessage adds a message to SQLite's index in the caller's
-// transaction: a statement of its own rather than a trigger on messages,
-// which would give every message insert a statement journal (a trigger
-// cost 2.5 times as much CPU). PostgreSQL computes a message's vector
-// itself (a generated column).
-func indexMessage(conn querier, seq int64, content string) error {
-	if conn.dialect() == dialectPostgres || benchNoMessageIndex {
-		return nil
-	}
-	return conn.execute(`INSERT INTO messages_fts (rowid, content) VALUES (?, ?)`, &execOptions{Args: []any{seq, content}})
-}
-
-// benchNoMessageIndex leaves messages unindexed, for the benchmark that
-// measures what indexing costs a send; nothing else sets it.
+// benchNoMessageIndex leaves messages unindexed (no indexer), for the
+// benchmark that measures what indexing costs a send; nothing else sets it.
 var benchNoMessageIndex bool
 
 // transcriptText is the searchable text of a transcript event: a reply's

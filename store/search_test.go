@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"zombiezen.com/go/sqlite"
+	"zombiezen.com/go/sqlite/sqlitex"
 
 	"github.com/agent-worker/agent-worker/host/api"
 )
@@ -367,5 +369,78 @@ func TestSearchRanksTheNewestMatches(t *testing.T) {
 		if want := sent[len(sent)-1-i].Seq; h.Seq != want || h.Score != 0 || !strings.Contains(h.Snippet, HitStart+"deploy"+HitEnd) {
 			t.Errorf("prefix hit %d = %+v, want seq %d unranked with its snippet", i, h, want)
 		}
+	}
+}
+
+// On SQLite messages reach the index a batch at a time: a search finds a
+// message the indexer has not reached yet, the indexer reaches it on its
+// own a moment later, a message the daemon died before indexing is indexed
+// after the restart, and none is ever indexed twice.
+func TestSearchIndexesMessagesInBatches(t *testing.T) {
+	sqliteOnly(t, "PostgreSQL keeps each message's vector in its row")
+	t.Parallel()
+	ctx := t.Context()
+	path := testPath(t)
+	db, err := Open(ctx, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	addMembers(t, db, wfMain, "alice")
+	m, err := db.AppendMessage(ctx, NewMessage{Workflow: "wf", Tag: "main", Sender: "alice", Content: "the rollout of the cache layer starts now"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	find := func(db *DB, q string, want ...string) {
+		t.Helper()
+		hits, err := db.Search(ctx, wfMain, SearchOptions{Query: q, Kind: SearchMessage})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want, what(hits)); diff != "" {
+			t.Errorf("search %q (-want +got):\n%s", q, diff)
+		}
+	}
+	find(db, "rollouts", "alice: rollout")
+	// Without a search: the indexer's own batch moves the mark.
+	m2, err := db.AppendMessage(ctx, NewMessage{Workflow: "wf", Tag: "main", Sender: "alice", Content: "benchmarks first, then the rollout"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for queryInt(t, db, `SELECT seq FROM messages_fts_done`) != int(m2.Seq) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the indexer did not reach message #%d (mark at #%d)", m2.Seq, queryInt(t, db, `SELECT seq FROM messages_fts_done`))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := queryInt(t, db, `SELECT count(*) FROM messages_fts WHERE messages_fts MATCH 'benchmark'`); n != 1 {
+		t.Errorf("the indexer's batch holds %d messages matching benchmark, want 1", n)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// A message committed by a daemon that died before its batch: the row
+	// is there, the mark is behind it.
+	raw, err := sqlite.OpenConn(path, sqlite.OpenReadWrite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = sqlitex.Execute(raw, `INSERT INTO messages (id, workflow, tag, sender, content, created_at) VALUES ('msg_x', 'wf', 'main', 'alice', 'the rollout is paused by the outage', 5)`, nil)
+	if err == nil {
+		err = raw.Close()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	db = openAt(t, path, Options{})
+	find(db, "rollout", "alice: rollout", "alice: rollout", "alice: rollout")
+	find(db, "outage", "alice: outage")
+	find(db, "rollout starts", "alice: rollout starts")
+	if n := queryInt(t, db, `SELECT count(*) FROM messages_fts WHERE messages_fts MATCH 'rollout'`); n != 3 {
+		t.Errorf("the index holds %d messages matching rollout, want 3 (each once)", n)
+	}
+	if got, last := queryInt(t, db, `SELECT seq FROM messages_fts_done`), queryInt(t, db, `SELECT max(seq) FROM messages`); got != last || last <= int(m.Seq) {
+		t.Errorf("mark at #%d after the restart's search, last message #%d", got, last)
 	}
 }

@@ -153,6 +153,7 @@ func (db *DB) commit(batch []*writeReq) {
 		})
 		if err == nil {
 			db.w.commits.Add(1)
+			db.committed()
 			db.noteWrite(nil)
 			for _, r := range batch {
 				r.done <- nil
@@ -164,6 +165,7 @@ func (db *DB) commit(batch []*writeReq) {
 		err := db.eng.transaction(r.fn)
 		if err == nil {
 			db.w.commits.Add(1)
+			db.committed()
 		}
 		r.done <- db.noteWrite(db.coded(err))
 	}
