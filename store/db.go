@@ -73,7 +73,7 @@ type DB struct {
 	// ix indexes messages for search in batches (SQLite only; nil on
 	// PostgreSQL).
 	ix      *indexer
-	observe     func(time.Duration) // Options.ObserveWrite, never nil
+	observe func(time.Duration) // Options.ObserveWrite, never nil
 
 	closeOnce sync.Once
 	closeErr  error
