@@ -127,5 +127,6 @@ func indexMessagesIn(conn querier) error {
 	if err != nil {
 		return err
 	}
-	return conn.execute(`UPDATE messages_fts_done SET seq = (SELECT coalesce(max(seq), 0) FROM messages)`, nil)
+	// max: a deleted workflow's messages may have been the newest.
+	return conn.execute(`UPDATE messages_fts_done SET seq = max(seq, (SELECT coalesce(max(seq), 0) FROM messages))`, nil)
 }
