@@ -203,3 +203,27 @@ func search1M(b *testing.B, path string) *DB {
 	}
 	return db
 }
+
+// BenchmarkReadInbox is what a run's start reads: the agent's unread
+// messages (the inbox) and the channel's newest page, on a pooled
+// connection whose prepared statements are reused.
+func BenchmarkReadInbox(b *testing.B) {
+	db := benchTeam(b)
+	ctx := context.Background()
+	for i := range 100 {
+		if _, err := db.AppendMessage(ctx, benchMessage(i)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	scope := Scope{Workflow: "global", Tag: "main"}
+	b.ResetTimer()
+	for i := range b.N {
+		agent := fmt.Sprintf("s%d", i%8+1)
+		if _, err := db.Inbox(ctx, AgentKey{Name: agent, Workflow: "global", Tag: "main"}, 20); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := db.ReadChannel(ctx, scope, ReadOptions{Viewer: agent, Limit: 20}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -53,9 +53,9 @@ const (
 	channelVisible = `m.workflow = ?1 AND m.tag = ?2
 		AND (?3 = '' OR m.to_agent IS NULL OR m.to_agent = ?3 OR m.sender = ?3)`
 	readNewestSQL = `SELECT ` + messageColumns + ` FROM messages AS m
-		WHERE ` + channelVisible + ` ORDER BY m.seq DESC LIMIT ?4`
+		WHERE ` + channelVisible + ` ORDER BY m.seq DESC LIMIT ?4 + 0`
 	readSinceSQL = `SELECT ` + messageColumns + ` FROM messages AS m
-		WHERE ` + channelVisible + ` AND m.seq > ?5 ORDER BY m.seq LIMIT ?4`
+		WHERE ` + channelVisible + ` AND m.seq > ?5 ORDER BY m.seq LIMIT ?4 + 0`
 	latestSeqSQL = `SELECT coalesce((SELECT seq FROM messages
 		WHERE workflow = ? AND tag = ? ORDER BY seq DESC LIMIT 1), 0)`
 )
@@ -121,7 +121,7 @@ func (db *DB) RecentSenders(ctx context.Context, scope Scope, n int) ([]string, 
 	var out []string
 	err := db.read(ctx, func(conn querier) error {
 		return conn.execute(`SELECT sender FROM (SELECT sender, seq FROM messages WHERE workflow = ? AND tag = ?
-			ORDER BY seq DESC LIMIT ?) AS recent GROUP BY sender ORDER BY max(seq) DESC`,
+			ORDER BY seq DESC LIMIT ? + 0) AS recent GROUP BY sender ORDER BY max(seq) DESC`,
 			&execOptions{Args: []any{scope.Workflow, scope.Tag, n}, ResultFunc: func(s row) error {
 				out = append(out, s.ColumnText(0))
 				return nil

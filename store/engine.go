@@ -11,6 +11,12 @@ import (
 // in the SQL both accept, with SQLite's ? and ?N placeholders; the
 // PostgreSQL engine rewrites those to $N. The few statements that must
 // differ pick their text with querier.dialect.
+//
+// A LIMIT's parameter is written `LIMIT ? + 0`, never `LIMIT ?`: SQLite's
+// planner reads a bare LIMIT parameter's value, and a statement whose plan
+// read a parameter is prepared again every time it is bound, so the
+// connection's statement cache saves nothing (a channel read cost 39 µs
+// instead of 10). TestLimitParametersAreNotBare keeps it so.
 
 // dialect names an engine's SQL.
 type dialect int

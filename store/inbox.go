@@ -19,7 +19,7 @@ const inboxSQL = `SELECT ` + messageColumns + `
 	FROM message_recipients AS r CROSS JOIN messages AS m ON m.seq = r.seq
 	WHERE r.workflow = ?1 AND r.tag = ?2 AND r.agent = ?3
 	  AND r.seq > coalesce((SELECT cursor FROM inbox_ack WHERE workflow = ?1 AND tag = ?2 AND agent = ?3), 0)
-	ORDER BY r.seq LIMIT ?4`
+	ORDER BY r.seq LIMIT ?4 + 0`
 
 // inboxSQLPostgres is inboxSQL for PostgreSQL, which has no CROSS JOIN …
 // ON; SQLite's CROSS JOIN is there to fix the join order.

@@ -269,7 +269,7 @@ func (db *DB) TakeBatch(ctx context.Context, q QueueKey, n int) ([]QueueEntry, e
 		}
 		now := db.nowMs()
 		return conn.execute(`UPDATE merge_queue SET state = 'checking', attempts = attempts + 1, started_at = ?
-			WHERE id IN (SELECT id FROM merge_queue WHERE workflow = ? AND tag = ? AND base = ? AND state = 'queued' ORDER BY seq LIMIT ?)
+			WHERE id IN (SELECT id FROM merge_queue WHERE workflow = ? AND tag = ? AND base = ? AND state = 'queued' ORDER BY seq LIMIT ? + 0)
 			RETURNING `+queueColumns, &execOptions{Args: []any{now, q.Workflow, q.Tag, q.Base, n}, ResultFunc: func(s row) error {
 			e, err := scanQueueEntry(s)
 			out = append(out, e)

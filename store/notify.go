@@ -146,7 +146,7 @@ func (db *DB) ClaimDeliveries(ctx context.Context, by string, lease time.Duratio
 		out = out[:0]
 		now := db.nowMs()
 		return conn.execute(`UPDATE notify_deliveries SET claimed_by = ?, lease_until = ?
-			WHERE id IN (SELECT id FROM notify_deliveries WHERE state = ? AND next_at <= ? AND lease_until <= ? ORDER BY next_at, id LIMIT ?)
+			WHERE id IN (SELECT id FROM notify_deliveries WHERE state = ? AND next_at <= ? AND lease_until <= ? ORDER BY next_at, id LIMIT ? + 0)
 			RETURNING `+deliveryColumns,
 			&execOptions{Args: []any{by, now + lease.Milliseconds(), DeliveryPending, now, now, limit}, ResultFunc: func(s row) error {
 				out = append(out, scanDelivery(s))
@@ -244,7 +244,7 @@ func (db *DB) ListDeliveries(ctx context.Context, f DeliveryFilter) ([]NotifyDel
 	out := []NotifyDelivery{}
 	err := db.read(ctx, func(conn querier) error {
 		out = out[:0]
-		return conn.execute(`SELECT `+deliveryColumns+` FROM notify_deliveries WHERE `+where+` ORDER BY created_at DESC, id DESC LIMIT ?`,
+		return conn.execute(`SELECT `+deliveryColumns+` FROM notify_deliveries WHERE `+where+` ORDER BY created_at DESC, id DESC LIMIT ? + 0`,
 			&execOptions{Args: args, ResultFunc: func(s row) error {
 				out = append(out, scanDelivery(s))
 				return nil

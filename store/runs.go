@@ -191,7 +191,7 @@ func (db *DB) ListRuns(ctx context.Context, f RunFilter) ([]Run, error) {
 		return conn.execute(`SELECT `+runColumns+` FROM runs
 			WHERE (?1 = '' OR agent = ?1) AND (?2 = '' OR workflow = ?2) AND (?3 = '' OR tag = ?3)
 			  AND (NOT ?5 OR state IN ('failed', 'cancelled', 'timed_out'))
-			ORDER BY started_at DESC, id DESC LIMIT ?4`,
+			ORDER BY started_at DESC, id DESC LIMIT ?4 + 0`,
 			&execOptions{Args: []any{f.Agent.Name, f.Scope.Workflow, f.Scope.Tag, f.Limit, f.Unsuccessful},
 				ResultFunc: func(s row) error {
 					r, err := scanRun(s)

@@ -255,8 +255,8 @@ const (
 		FROM messages_fts CROSS JOIN messages AS m ON m.seq = messages_fts.rowid
 		WHERE messages_fts MATCH ?1 AND m.workflow = ?2 AND m.tag = ?3
 		  AND (?4 = '' OR m.to_agent IS NULL OR m.to_agent = ?4 OR m.sender = ?4)
-		ORDER BY messages_fts.rowid DESC LIMIT ?6)
-	ORDER BY score DESC, seq DESC LIMIT ?5`
+		ORDER BY messages_fts.rowid DESC LIMIT ?6 + 0)
+	ORDER BY score DESC, seq DESC LIMIT ?5 + 0`
 	headline               = `'StartSel=` + HitStart + `, StopSel=` + HitEnd + `, MaxWords=20, MinWords=6, MaxFragments=2, FragmentDelimiter=" … "'`
 	searchMessagesPostgres = `SELECT seq, sender, to_agent, created_at, ts_headline('english', regexp_replace(content, '[^[:alnum:]]+', ' ', 'g'), q, ` + headline + `), rank
 	FROM (SELECT seq, sender, to_agent, created_at, content, q, ts_rank(search, q) AS rank
@@ -264,8 +264,8 @@ const (
 			FROM messages AS m, to_tsquery('english', ?1) AS q
 			WHERE m.search @@ q AND m.workflow = ?2 AND m.tag = ?3
 			  AND (?4 = '' OR m.to_agent IS NULL OR m.to_agent = ?4 OR m.sender = ?4)
-			ORDER BY m.seq DESC LIMIT ?6) AS newest
-		ORDER BY rank DESC, seq DESC LIMIT ?5) AS best
+			ORDER BY m.seq DESC LIMIT ?6 + 0) AS newest
+		ORDER BY rank DESC, seq DESC LIMIT ?5 + 0) AS best
 	ORDER BY rank DESC, seq DESC`
 
 	searchTextSQLite = `SELECT id, ref, n, agent, at, score, snippet FROM (
@@ -273,16 +273,16 @@ const (
 		FROM search_text_fts CROSS JOIN search_text AS t ON t.id = search_text_fts.rowid
 		WHERE search_text_fts MATCH ?1 AND t.kind = ?2 AND t.workflow = ?3 AND t.tag = ?4
 		  AND (?5 = '' OR t.agent = '' OR t.agent = ?5)
-		ORDER BY search_text_fts.rowid DESC LIMIT ?7)
-	ORDER BY score DESC, id DESC LIMIT ?6`
+		ORDER BY search_text_fts.rowid DESC LIMIT ?7 + 0)
+	ORDER BY score DESC, id DESC LIMIT ?6 + 0`
 	searchTextPostgres = `SELECT id, ref, n, agent, at, ts_headline('english', regexp_replace(body, '[^[:alnum:]]+', ' ', 'g'), q, ` + headline + `), rank
 	FROM (SELECT id, ref, n, agent, at, body, q, ts_rank(search, q) AS rank
 		FROM (SELECT t.id, t.ref, t.n, t.agent, t.at, t.body, t.search, q
 			FROM search_text AS t, to_tsquery('english', ?1) AS q
 			WHERE t.search @@ q AND t.kind = ?2 AND t.workflow = ?3 AND t.tag = ?4
 			  AND (?5 = '' OR t.agent = '' OR t.agent = ?5)
-			ORDER BY t.id DESC LIMIT ?7) AS newest
-		ORDER BY rank DESC, id DESC LIMIT ?6) AS best
+			ORDER BY t.id DESC LIMIT ?7 + 0) AS newest
+		ORDER BY rank DESC, id DESC LIMIT ?6 + 0) AS best
 	ORDER BY rank DESC, id DESC`
 
 	// The snippets of the hits ?2 (a JSON array of rowids): one pass over
@@ -332,7 +332,7 @@ func rankable(conn querier, table string, terms []searchTerm) (bool, error) {
 		}
 		rare := false
 		for _, w := range t.words {
-			n, err := count(conn, `SELECT count(*) FROM (SELECT 1 FROM `+table+` WHERE `+table+` MATCH ? LIMIT ?)`, `"`+w+`"`, commonWord)
+			n, err := count(conn, `SELECT count(*) FROM (SELECT 1 FROM `+table+` WHERE `+table+` MATCH ? LIMIT ? + 0)`, `"`+w+`"`, commonWord)
 			if err != nil {
 				return false, err
 			}

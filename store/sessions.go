@@ -98,7 +98,7 @@ func scanSession(r row) Session {
 const inboxNewestSQL = `SELECT ` + messageColumns + `
 	FROM message_recipients AS r JOIN messages AS m ON m.seq = r.seq
 	WHERE r.workflow = ?1 AND r.tag = ?2 AND r.agent = ?3 AND r.seq > ?4
-	ORDER BY r.seq DESC LIMIT ?5`
+	ORDER BY r.seq DESC LIMIT ?5 + 0`
 
 // DeliverInbox hands an attached session the agent's unread messages and
 // marks them read, in one transaction: the newest limit of them, oldest
