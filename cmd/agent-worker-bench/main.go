@@ -43,6 +43,7 @@ type config struct {
 func main() {
 	var cfg config
 	bare := flag.String("bare-server", "", "serve the go-sdk's bare no-op MCP server, stateful or stateless, and print its URL (used by the bench itself)")
+	barePlugin := flag.Bool("bare-plugin", false, "serve as a bare go-plugin plugin (the ping-pong rows' ceiling; used by the bench itself)")
 	only := flag.String("only", "", "run only these scenarios, comma-separated: "+strings.Join(onlyNames(), ", ")+
 		" (runs = mention,pingpong,run,cold; cluster: the table of a PostgreSQL cluster beside the embedded store)")
 	home, _ := os.UserHomeDir()
@@ -57,6 +58,10 @@ func main() {
 	flag.StringVar(&cfg.doc, "doc", "", "also write the table into these Markdown files (comma-separated), between their "+beginMark+" and "+endMark+" lines, and the cluster's table into the first (make bench: docs/performance.md,README.md)")
 	flag.StringVar(&cfg.cpuprofile, "cpuprofile", "", "save the daemon's CPU profile (from /debug/pprof, 10 s) taken under the go-sdk channel_send load to this file, and those under mention → reply, cold starts, ping-pong and the ring to FILE.mention, FILE.cold, FILE.pp and FILE.ring")
 	flag.Parse()
+	if *barePlugin {
+		serveBarePlugin()
+		return
+	}
 	if *bare != "" {
 		if err := serveBare(*bare); err != nil {
 			fmt.Fprintln(os.Stderr, err)

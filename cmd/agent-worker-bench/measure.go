@@ -398,6 +398,12 @@ func (b *bench) onFreshDaemon(ctx context.Context, name string, flags []string,
 // each a workflow running on a fresh daemon, measured over a fixed window.
 func (b *bench) pingPongRows(ctx context.Context) error {
 	window := time.Duration(b.n(10, 2)) * time.Second
+	step("the ceiling: bare go-plugin processes started, called once and stopped, two at a time, over %s", window)
+	rate, host, plugin, err := pluginCycles(ctx, window)
+	if err != nil {
+		return err
+	}
+	ceiling := fmt.Sprintf("bare go-plugin process per message: %.0f/s (CPU per message: host %s ms, plugin process %s ms)", rate, ms(host), ms(plugin))
 	for _, v := range []struct {
 		name          string
 		agents        int
@@ -412,15 +418,18 @@ func (b *bench) pingPongRows(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", v.name, err)
 		}
-		r := row{what: v.what, ours: fmt.Sprintf("%.0f messages/s (%s)", rate, cost), goal: v.goal,
+		r := row{what: v.what, ours: fmt.Sprintf("%.0f messages/s (%s)", rate, cost), goal: v.goal, ceiling: ceiling,
 			method: fmt.Sprintf("A fresh daemon and home (warm spares on) runs a workflow (`loop_guard: {max_rounds: 0}`) of %d mock agents, agent *i*'s script a "+
 				"single reply mentioning agent *i*+1 (mod %[1]d), so every reply is one run of a fresh plugin process; the kickoff mentions %s, putting %s in flight "+
 				"(a run that finds two messages answers once). After %d agent messages of warm-up, the figure is the channel's seq advance over a fixed %s "+
 				"window (`/peek` before and after) divided by the window; the CPU per message is the daemon's and its reaped plugin processes' (`/proc`, utime+stime and "+
 				"cutime+cstime) over the window, divided by the messages. TypeScript system: the same workflow in a fresh daemon, its agents `claude` "+
 				"agents whose `claude` is a stand-in (a node script: MCP initialize, then `channel_send` of the mention through the workflow's MCP server, "+
-				"nothing printed) because its mock strips every @ from its reply; counted as the agents' messages added to `channel.jsonl` over the window.",
-				v.agents, firstAgents(v.agents), v.inFlightAtTop, warmMessages(v.agents), window)}
+				"nothing printed) because its mock strips every @ from its reply; counted as the agents' messages added to `channel.jsonl` over the window. "+
+				"Ceiling: what a fresh go-plugin process per message costs with nothing of ours in it: the bench starts itself as a bare go-plugin plugin "+
+				"(gRPC, no service of its own), handshakes, makes one call (go-plugin's health check), stops it as go-plugin stops a plugin and reaps it, "+
+				"two such cycles at a time for %s; CPU per cycle from getrusage (the bench, and its reaped children).",
+				v.agents, firstAgents(v.agents), v.inFlightAtTop, warmMessages(v.agents), window, window)}
 		if b.ts != nil {
 			step("%s, the TypeScript system", v.name)
 			if trate, err := b.ts.pingPong(ctx, v.name, v.agents, window); err != nil {
