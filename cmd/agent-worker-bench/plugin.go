@@ -28,7 +28,9 @@ var barePluginHandshake = goplugin.HandshakeConfig{ProtocolVersion: 1,
 
 // barePlugin serves no service of its own: go-plugin's health service,
 // broker and controller are all a cycle uses.
-type barePlugin struct{ goplugin.NetRPCUnsupportedPlugin }
+type barePlugin struct {
+	goplugin.NetRPCUnsupportedPlugin
+}
 
 func (barePlugin) GRPCServer(*goplugin.GRPCBroker, *grpc.Server) error { return nil }
 func (barePlugin) GRPCClient(context.Context, *goplugin.GRPCBroker, *grpc.ClientConn) (any, error) {
