@@ -40,6 +40,8 @@ type Workflows interface {
 	Pause(ctx context.Context, scope store.Scope) error
 	Resume(ctx context.Context, scope store.Scope) error
 	Progress(ctx context.Context, wf store.Workflow) (*api.Progress, error)
+	// Idle is Progress.Idle alone, cheap while the team works.
+	Idle(ctx context.Context, scope store.Scope) (bool, error)
 }
 
 // Catalog lists the installed plugins (host/plugins.Catalog).

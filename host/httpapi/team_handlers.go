@@ -213,6 +213,11 @@ func (st *eventStream) idleNow() (api.Workflow, bool) {
 	if st.scope == nil || st.scope.Workflow == api.GlobalWorkflow {
 		return api.Workflow{}, false
 	}
+	// The whole view (every agent, spend, budget) only once the team
+	// looks done: this runs on every event of a busy team.
+	if idle, err := st.h.wfs.Idle(st.ctx, *st.scope); err != nil || !idle {
+		return api.Workflow{}, false
+	}
 	out, err := st.h.apiWorkflow(st.ctx, *st.scope, true)
 	if err != nil || out.Progress == nil {
 		return api.Workflow{}, false

@@ -593,7 +593,12 @@ func (s *Scheduler) runOnce(ctx context.Context, l *agentLoop, a store.Agent, at
 	case <-ctx.Done():
 		return plugins.Outcome{}, ctx.Err()
 	}
-	defer func() { <-s.slots }()
+	// The slot is the run's: it is given back once the run is settled,
+	// while its process is still being stopped and reaped (which the cap
+	// need not wait for), or when runOnce returns, whichever is first.
+	var release sync.Once
+	freeSlot := func() { release.Do(func() { <-s.slots }) }
+	defer freeSlot()
 
 	inbox, err := s.db.Inbox(ctx, l.key, 0)
 	if err != nil {
@@ -634,7 +639,7 @@ func (s *Scheduler) runOnce(ctx context.Context, l *agentLoop, a store.Agent, at
 	started := ""  // the run's id once the backend was entered (a run that never started has no record to name)
 	ended := false // the settle moved the agent out of running (or found it moved)
 	out, err := s.sup.Run(runCtx, plugins.RunSpec{ID: runID, Agent: a, Attempt: attempt, InboxUntil: until, Inbox: inbox,
-		Settle: s.settle(ctx, a, before, &ended),
+		Settle: s.settle(ctx, a, before, &ended, freeSlot),
 		OnStart: func(id string) {
 			started = id
 			s.cfg.Observer.RunWaited(a.Backend, time.Since(inbox[0].CreatedAt))
@@ -684,7 +689,7 @@ func (s *Scheduler) runOnce(ctx context.Context, l *agentLoop, a store.Agent, at
 // content as a resource) and announced once committed. ctx is the agent
 // loop's, for the BeforeSettle hook. Unless the daemon is stopping, the
 // same write moves the agent from running to idle (ended then says so).
-func (s *Scheduler) settle(ctx context.Context, a store.Agent, before int64, ended *bool) func(context.Context, plugins.Outcome, json.RawMessage) error {
+func (s *Scheduler) settle(ctx context.Context, a store.Agent, before int64, ended *bool, settled func()) func(context.Context, plugins.Outcome, json.RawMessage) error {
 	return func(txCtx context.Context, out plugins.Outcome, usage json.RawMessage) error {
 		st := store.Settlement{RunID: out.Run.ID, Usage: usage, SinceSeq: before, Events: out.Unwritten, Idle: ctx.Err() == nil}
 		st.InTx, _ = ctx.Value(settleHookKey{}).(store.TxHook)
@@ -712,6 +717,7 @@ func (s *Scheduler) settle(ctx context.Context, a store.Agent, before int64, end
 		}
 		*ended = st.Idle
 		s.publishMove(a.Key(), api.AgentIdle, "", done.Idle, nil)
+		settled()
 		return nil
 	}
 }

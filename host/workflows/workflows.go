@@ -704,31 +704,14 @@ func (ws *Manager) Progress(ctx context.Context, wf store.Workflow) (*api.Progre
 	if err != nil {
 		return nil, err
 	}
-	p := &api.Progress{Idle: true}
+	p := &api.Progress{}
 	for _, a := range agents {
-		switch {
-		case a.State == api.AgentFailed:
+		if a.State == api.AgentFailed {
 			p.Failed = append(p.Failed, a.Name)
-		case a.State == api.AgentRunning:
-			p.Idle = false
-		case a.State == api.AgentStopped || a.Backend == "external":
-		default:
-			if d, err := ws.db.InboxDepth(ctx, a.Key()); err != nil {
-				return nil, err
-			} else if d > 0 {
-				p.Idle = false
-			}
 		}
 	}
-	if n, err := ws.db.ActiveProposalCount(ctx, scope); err != nil {
+	if p.Idle, err = ws.idle(ctx, scope, agents); err != nil {
 		return nil, err
-	} else if n > 0 {
-		p.Idle = false
-	}
-	if n, err := ws.db.PendingQueueCount(ctx, scope); err != nil {
-		return nil, err
-	} else if n > 0 {
-		p.Idle = false // the merge queue's outcome is still to come
 	}
 	st, err := ws.db.Stats(ctx, scope, wf.StartedAt)
 	if err != nil {
@@ -738,4 +721,40 @@ func (ws *Manager) Progress(ctx context.Context, wf store.Workflow) (*api.Progre
 	p.UnpricedRuns = st.Unpriced
 	p.DurationMS = ws.now().Sub(wf.StartedAt).Milliseconds()
 	return p, nil
+}
+
+// Idle reports whether a workflow's team has finished (Progress.Idle) and
+// nothing more: while the team works it costs one read, which is what an
+// event stream that waits for the end (`run`) pays on every event.
+func (ws *Manager) Idle(ctx context.Context, scope store.Scope) (bool, error) {
+	agents, err := ws.db.ListAgents(ctx, store.AgentFilter{Workflow: scope.Workflow, Tag: scope.Tag})
+	if err != nil {
+		return false, err
+	}
+	return ws.idle(ctx, scope, agents)
+}
+
+// idle is whether the team of agents has finished: none running, none
+// with unread messages (a failed or stopped agent's and an outside
+// agent's do not count), no proposal open and nothing in the merge queue,
+// whose outcome is still to come. It stops at the first sign of work.
+func (ws *Manager) idle(ctx context.Context, scope store.Scope, agents []store.Agent) (bool, error) {
+	for _, a := range agents {
+		if a.State == api.AgentRunning {
+			return false, nil
+		}
+	}
+	for _, a := range agents {
+		if a.State == api.AgentFailed || a.State == api.AgentStopped || a.Backend == "external" {
+			continue
+		}
+		if d, err := ws.db.InboxDepth(ctx, a.Key()); err != nil || d > 0 {
+			return false, err
+		}
+	}
+	if n, err := ws.db.ActiveProposalCount(ctx, scope); err != nil || n > 0 {
+		return false, err
+	}
+	n, err := ws.db.PendingQueueCount(ctx, scope)
+	return err == nil && n == 0, err
 }
