@@ -71,32 +71,66 @@ func (s *Supervisor) spareConfinement(ctx context.Context, p api.Plugin) confine
 // every workflow's directory and its git workspace's repository, and the
 // paths agents' own policies add.
 func (s *Supervisor) runDirs(ctx context.Context) sandbox.Dirs {
-	var d sandbox.Dirs
+	def, ok := s.definedDirs(ctx)
+	if !ok {
+		return sandbox.Dirs{}
+	}
+	d := sandbox.Dirs{Write: slices.Clone(def.write), Read: slices.Clone(def.read)}
+	for _, repo := range def.repos {
+		rw, ro := sandbox.RepoGitDirs(repo) // a repository may appear later
+		d.Write, d.Read = append(d.Write, rw...), append(d.Read, ro...)
+	}
+	return d
+}
+
+// definedDirs is what the definitions of workflows and agents add to runs'
+// directories: workflow directories, workspace repositories, and agents'
+// own sandbox paths. Every spare start needs them, and reading every
+// workflow and agent costs as much as the daemon has; they are kept until
+// a write changes a definition (store.ConfigGeneration).
+type definedDirs struct {
+	gen                uint64
+	read, write, repos []string
+}
+
+func (s *Supervisor) definedDirs(ctx context.Context) (definedDirs, bool) {
+	gen, keep := s.db.ConfigGeneration()
+	s.dirsMu.Lock()
+	cached := s.dirs
+	s.dirsMu.Unlock()
+	if keep && cached != nil && cached.gen == gen {
+		return *cached, true
+	}
+	d := definedDirs{gen: gen}
 	wfs, err := s.db.ListWorkflows(ctx)
 	if err != nil {
 		s.log.Warn("list workflows for the spares' sandbox; runs of their agents start cold", "error", err)
-		return d
+		return d, false
 	}
 	for _, wf := range wfs {
 		if wf.Workdir != "" {
-			d.Write = append(d.Write, wf.Workdir)
+			d.write = append(d.write, wf.Workdir)
 		}
 		if wf.WorkspaceRepo != "" {
-			rw, ro := sandbox.RepoGitDirs(wf.WorkspaceRepo)
-			d.Write, d.Read = append(d.Write, rw...), append(d.Read, ro...)
+			d.repos = append(d.repos, wf.WorkspaceRepo)
 		}
 	}
 	agents, err := s.db.ListAgents(ctx, store.AgentFilter{})
 	if err != nil {
 		s.log.Warn("list agents for the spares' sandbox", "error", err)
-		return d
+		return d, false
 	}
 	for _, a := range agents {
 		if c := a.Config.Sandbox; c != nil {
-			d.Read, d.Write = append(d.Read, c.Read...), append(d.Write, c.Write...)
+			d.read, d.write = append(d.read, c.Read...), append(d.write, c.Write...)
 		}
 	}
-	return d
+	if keep {
+		s.dirsMu.Lock()
+		s.dirs = &d
+		s.dirsMu.Unlock()
+	}
+	return d, true
 }
 
 // need is what a run asks of a spare: its policy apart from the process's

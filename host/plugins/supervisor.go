@@ -136,6 +136,9 @@ type Supervisor struct {
 	log     hclog.Logger
 	cfg     SupervisorConfig
 	home    string
+	// dirs is definedDirs as last read, for its ConfigGeneration.
+	dirsMu sync.Mutex
+	dirs   *definedDirs
 	runtime string // parent of the per-run socket dirs
 	mcpURL  func() string
 
