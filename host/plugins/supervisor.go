@@ -137,8 +137,8 @@ type Supervisor struct {
 	cfg     SupervisorConfig
 	home    string
 	// dirs is definedDirs as last read, for its ConfigGeneration.
-	dirsMu sync.Mutex
-	dirs   *definedDirs
+	dirsMu  sync.Mutex
+	dirs    *definedDirs
 	runtime string // parent of the per-run socket dirs
 	mcpURL  func() string
 
