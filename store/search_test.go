@@ -444,3 +444,38 @@ func TestSearchIndexesMessagesInBatches(t *testing.T) {
 		t.Errorf("mark at #%d after the restart's search, last message #%d", got, last)
 	}
 }
+
+// An import larger than one indexing batch (indexed indexBatch messages
+// per transaction) is found whole: its first and last message, each line
+// once, the mark at its end.
+func TestSearchIndexesALargeImportInBatches(t *testing.T) {
+	sqliteOnly(t, "PostgreSQL keeps each message's vector in its row")
+	t.Parallel()
+	db, _ := teamDB(t, "alice")
+	ms := make([]NewMessage, indexBatch+500)
+	for i := range ms {
+		ms[i] = NewMessage{Workflow: "wf", Tag: "main", Sender: "alice", Content: fmt.Sprintf("imported line %d", i)}
+	}
+	ms[0].Content, ms[len(ms)-1].Content = "the first quokka", "the last wombat"
+	out, err := db.AppendMessages(t.Context(), ms)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The last first: one search must index the whole import.
+	for _, q := range []string{"wombat", "quokka"} {
+		want := []string{"alice: " + q}
+		hits, err := db.Search(t.Context(), wfMain, SearchOptions{Query: q, Kind: SearchMessage})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want, what(hits)); diff != "" {
+			t.Errorf("search %q after the import (-want +got):\n%s", q, diff)
+		}
+	}
+	if got := queryInt(t, db, `SELECT seq FROM messages_fts_done`); got != int(out[len(out)-1].Seq) {
+		t.Errorf("mark at #%d, want the import's last message #%d", got, out[len(out)-1].Seq)
+	}
+	if n := queryInt(t, db, `SELECT count(*) FROM messages_fts WHERE messages_fts MATCH 'imported'`); n != indexBatch+498 {
+		t.Errorf("the index holds %d imported lines, want %d", n, indexBatch+498)
+	}
+}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"strconv"
 	"time"
 )
 
@@ -98,35 +99,47 @@ func (db *DB) runIndexer(ix *indexer) {
 	}
 }
 
-// indexMessages indexes every message not indexed yet: nothing is written
-// when there is none.
+// indexBatch bounds the messages one indexing transaction takes, so that
+// a large import is indexed in steps that sends can come between.
+const indexBatch = 2000
+
+// indexMessages indexes every message not indexed yet, indexBatch at a
+// time: nothing is written when there is none.
 func (db *DB) indexMessages(ctx context.Context) error {
 	if db.ix == nil {
 		return nil
 	}
-	var done, last int64
-	err := db.read(ctx, func(conn querier) error {
-		return conn.execute(`SELECT (SELECT seq FROM messages_fts_done), (SELECT coalesce(max(seq), 0) FROM messages)`,
-			&execOptions{ResultFunc: func(r row) error {
-				done, last = r.ColumnInt64(0), r.ColumnInt64(1)
-				return nil
-			}})
-	})
-	if err != nil || done >= last {
-		return err
+	for {
+		var done, last int64
+		err := db.read(ctx, func(conn querier) error {
+			return conn.execute(`SELECT (SELECT seq FROM messages_fts_done), (SELECT coalesce(max(seq), 0) FROM messages)`,
+				&execOptions{ResultFunc: func(r row) error {
+					done, last = r.ColumnInt64(0), r.ColumnInt64(1)
+					return nil
+				}})
+		})
+		if err != nil || done >= last {
+			return err
+		}
+		if err := db.writeGrouped(ctx, indexMessagesIn); err != nil {
+			return err
+		}
 	}
-	return db.writeGrouped(ctx, indexMessagesIn)
 }
 
-// indexMessagesIn indexes, in the caller's transaction, the messages after
-// the mark and moves the mark past them. It reads the mark itself, so it
-// may run twice (writeGrouped) or race a search's own call.
+// indexMessagesIn indexes, in the caller's transaction, up to indexBatch
+// messages after the mark and moves the mark to the last of them. It reads
+// the mark itself, so it may run twice (writeGrouped) or race a search's
+// own call.
 func indexMessagesIn(conn querier) error {
-	err := conn.execute(`INSERT INTO messages_fts (rowid, content)
-		SELECT seq, content FROM messages WHERE seq > (SELECT seq FROM messages_fts_done) ORDER BY seq`, nil)
+	err := conn.execute(`INSERT INTO messages_fts (rowid, content) `+indexNextSQL, nil)
 	if err != nil {
 		return err
 	}
-	// max: a deleted workflow's messages may have been the newest.
-	return conn.execute(`UPDATE messages_fts_done SET seq = max(seq, (SELECT coalesce(max(seq), 0) FROM messages))`, nil)
+	// A deleted workflow's messages may have been the newest: the mark
+	// moves to the last message indexed, never back.
+	return conn.execute(`UPDATE messages_fts_done SET seq = coalesce((SELECT max(seq) FROM (`+indexNextSQL+`)), seq)`, nil)
 }
+
+// indexNextSQL is the next batch to index: the messages after the mark.
+var indexNextSQL = `SELECT seq, content FROM messages WHERE seq > (SELECT seq FROM messages_fts_done) ORDER BY seq LIMIT ` + strconv.Itoa(indexBatch)
