@@ -88,6 +88,9 @@ type cli struct {
 	// environment instead of the test's build and env().
 	exe      string
 	fixedEnv []string
+	// daemonAttr, when set, is how startDaemon starts the daemon (in a
+	// private cgroup: privateCgroup).
+	daemonAttr *syscall.SysProcAttr
 }
 
 func newCLI(t *testing.T) *cli {
@@ -182,6 +185,7 @@ func (c *cli) startDaemon(extraEnv ...string) *exec.Cmd {
 	c.t.Helper()
 	cmd := exec.Command(c.binary(), "daemon")
 	cmd.Env = append(c.env(), extraEnv...)
+	cmd.SysProcAttr = c.daemonAttr
 	var logs bytes.Buffer
 	cmd.Stderr = &logs
 	if err := cmd.Start(); err != nil {

@@ -632,7 +632,17 @@ agents:
 func TestE2ESessionLeaversEndWithTheRun(t *testing.T) {
 	t.Parallel()
 	c := newCLI(t)
+	// Its daemons in a cgroup of their own: another test's daemon that
+	// starts while this one lies killed would otherwise end the escaped
+	// child first (every daemon sweeps what gone daemons of its cgroup
+	// left), and there would be nothing left for the next daemon to end.
+	c.daemonAttr = privateCgroup(t)
 	daemon := c.startDaemon()
+	if c.daemonAttr != nil {
+		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", daemon.Process.Pid)); err != nil || !strings.Contains(string(b), "/agent-worker-test-") {
+			t.Fatalf("the daemon is not in the test's private cgroup: %s %v", b, err)
+		}
+	}
 	status := c.ok("status")
 	if !strings.Contains(status, "processes: cgroup v2: each plugin process in a cgroup of its own") {
 		if strings.Contains(status, "processes: subreaper: no cgroup v2 here") {
