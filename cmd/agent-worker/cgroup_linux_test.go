@@ -50,23 +50,41 @@ func privateCgroup(t *testing.T) *syscall.SysProcAttr {
 	}
 	t.Cleanup(func() {
 		f.Close()
-		// The test stopped its daemons; the last may still be exiting.
-		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-			if procs, err := os.ReadFile(filepath.Join(dir, "cgroup.procs")); err != nil || len(strings.TrimSpace(string(procs))) == 0 {
-				break
-			}
-		}
-		// Their cgroups were removed by them or by the next one's sweep;
-		// what is left is empty.
-		entries, _ := os.ReadDir(dir)
-		for _, e := range entries {
-			if e.IsDir() {
-				_ = os.Remove(filepath.Join(dir, e.Name()))
-			}
-		}
-		if err := os.Remove(dir); err != nil {
-			t.Logf("remove the test's cgroup: %v", err)
+		if err := removeCgroup(dir); err != nil {
+			t.Errorf("remove the test's cgroup: %v", err)
 		}
 	})
 	return &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: int(f.Fd())}
+}
+
+// removeCgroup removes dir and the cgroups below it, deepest first, ending
+// what is still in them: the test stopped its daemons, but the last may
+// still be exiting, and one killed mid-run left its plugins' cgroups to the
+// next.
+func removeCgroup(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil // its daemon removed it meanwhile
+	}
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if e.IsDir() {
+			if err := removeCgroup(filepath.Join(dir, e.Name())); err != nil {
+				return err
+			}
+		}
+	}
+	_ = os.WriteFile(filepath.Join(dir, "cgroup.kill"), []byte("1"), 0)
+	// The kernel empties a killed cgroup as it reaps: no event to wait on.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		err := os.Remove(dir)
+		if err == nil || errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		if !errors.Is(err, syscall.EBUSY) || time.Now().After(deadline) {
+			return err
+		}
+	}
 }
