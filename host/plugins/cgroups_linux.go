@@ -175,14 +175,33 @@ func (c *Cgroups) Close() {
 	if c == nil || c.root == "" {
 		return
 	}
-	entries, _ := os.ReadDir(c.root)
+	killTree(c.root, c.log)
+}
+
+// killTree kills everything in dir and in the cgroups below it, and
+// removes them, deepest first; it returns how many cgroups below dir it
+// found.
+func killTree(dir string, log hclog.Logger) int {
+	n := 0
+	entries, _ := os.ReadDir(dir)
 	for _, e := range entries {
 		if e.IsDir() {
-			killCgroup(filepath.Join(c.root, e.Name()), c.log)
+			n += 1 + killTree(filepath.Join(dir, e.Name()), log)
 		}
 	}
-	_ = os.Remove(c.root)
+	killCgroup(dir, log)
+	return n
 }
+
+// OwnCgroup is the cgroup v2 directory of this process, where a daemon it
+// starts makes its cgroups, if cgroups may be made in it; and
+// KillCgroupTree ends and removes a cgroup with everything below it. A
+// test keeps its daemons apart from other tests' with them (every daemon
+// sweeps what gone daemons of its own cgroup left).
+func OwnCgroup() (string, error) { return ownCgroup() }
+
+// KillCgroupTree: see OwnCgroup.
+func KillCgroupTree(dir string) { killTree(dir, hclog.NewNullLogger()) }
 
 // sweep kills and removes the cgroups of daemons that are gone.
 func (c *Cgroups) sweep(parent string) {
@@ -200,15 +219,7 @@ func (c *Cgroups) sweep(parent string) {
 			continue
 		}
 		dir := filepath.Join(parent, e.Name())
-		entries, _ := os.ReadDir(dir)
-		groups := 0
-		for _, g := range entries {
-			if g.IsDir() {
-				killCgroup(filepath.Join(dir, g.Name()), c.log)
-				groups++
-			}
-		}
-		if err := os.Remove(dir); err == nil && groups > 0 {
+		if groups := killTree(dir, c.log); groups > 0 {
 			c.log.Warn("killed what a stopped daemon's runs left running", "cgroup", dir, "groups", groups)
 		}
 	}
