@@ -77,8 +77,8 @@ func (db *DB) stopIndexer() {
 
 func (db *DB) runIndexer(ix *indexer) {
 	defer close(ix.done)
-	delay := time.NewTimer(0)
-	<-delay.C
+	delay := time.NewTimer(indexDelay)
+	delay.Stop() // armed at each poke
 	for {
 		select {
 		case <-ix.poke:

@@ -428,7 +428,7 @@ func (b *bench) pingPongRows(ctx context.Context) error {
 				"nothing printed) because its mock strips every @ from its reply; counted as the agents' messages added to `channel.jsonl` over the window. "+
 				"Ceiling: what a fresh go-plugin process per message costs with nothing of ours in it: the bench starts itself as a bare go-plugin plugin "+
 				"(gRPC, no service of its own), handshakes, makes one call (go-plugin's health check), stops it as go-plugin stops a plugin and reaps it, "+
-				"two such cycles at a time for %s; CPU per cycle from getrusage (the bench, and its reaped children).",
+				"two such cycles at a time for %s; CPU per cycle from `/proc` (the bench's own, and its reaped children's).",
 				v.agents, firstAgents(v.agents), v.inFlightAtTop, warmMessages(v.agents), window, window)}
 		if b.ts != nil {
 			step("%s, the TypeScript system", v.name)

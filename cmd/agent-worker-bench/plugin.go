@@ -7,7 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"sync"
-	"syscall"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -74,31 +74,23 @@ func pluginCycles(ctx context.Context, window time.Duration) (rate float64, host
 		}
 		return rpc.Ping()
 	}
-	usage := func(who int) time.Duration {
-		var r syscall.Rusage
-		_ = syscall.Getrusage(who, &r)
-		return time.Duration(r.Utime.Nano() + r.Stime.Nano())
+	host0, plugin0, err := cpuTimes(os.Getpid())
+	if err != nil {
+		return 0, 0, 0, err
 	}
-	host0, plugin0 := usage(syscall.RUSAGE_SELF), usage(syscall.RUSAGE_CHILDREN)
 	start := time.Now()
 	var (
 		wg     sync.WaitGroup
-		mu     sync.Mutex
-		cycles int
-		errs   []error
+		cycles atomic.Int64
+		errs   = make([]error, 2) // one per worker
 	)
-	for range 2 {
+	for w := range errs {
 		wg.Go(func() {
 			for time.Since(start) < window && ctx.Err() == nil {
-				if err := cycle(); err != nil {
-					mu.Lock()
-					errs = append(errs, err)
-					mu.Unlock()
+				if errs[w] = cycle(); errs[w] != nil {
 					return
 				}
-				mu.Lock()
-				cycles++
-				mu.Unlock()
+				cycles.Add(1)
 			}
 		})
 	}
@@ -107,9 +99,13 @@ func pluginCycles(ctx context.Context, window time.Duration) (rate float64, host
 	if err := errors.Join(append(errs, ctx.Err())...); err != nil {
 		return 0, 0, 0, fmt.Errorf("bare plugin: %w", err)
 	}
-	if cycles == 0 {
+	host1, plugin1, err := cpuTimes(os.Getpid())
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	n := time.Duration(cycles.Load())
+	if n == 0 {
 		return 0, 0, 0, errors.New("bare plugin: no cycle in the window")
 	}
-	n := time.Duration(cycles)
-	return float64(cycles) / elapsed.Seconds(), (usage(syscall.RUSAGE_SELF) - host0) / n, (usage(syscall.RUSAGE_CHILDREN) - plugin0) / n, nil
+	return float64(n) / elapsed.Seconds(), (host1 - host0) / n, (plugin1 - plugin0) / n, nil
 }

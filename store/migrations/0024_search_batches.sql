@@ -6,11 +6,11 @@
 -- WAL per commit. Now the indexer adds the messages after
 -- messages_fts_done.seq to messages_fts, up to 2,000 per transaction (a
 -- moment after a burst of sends, and before every search until none is
--- left), and moves the mark in the same transaction. A search therefore sees every message committed before
--- it started, and a crash between a message and its indexing leaves the
--- message to the next batch: seqs are handed out by the one writer in
--- commit order, so everything after the mark is exactly what is not yet
--- indexed.
+-- left), and moves the mark in the same transaction. A search therefore
+-- sees every message committed before it started, and a crash between a
+-- message and its indexing leaves the message to the next batch: seqs are
+-- handed out by the one writer in commit order, so everything after the
+-- mark is exactly what is not yet indexed.
 CREATE TABLE messages_fts_done (
   id  INTEGER PRIMARY KEY CHECK (id = 1),
   seq INTEGER NOT NULL
