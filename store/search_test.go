@@ -13,6 +13,7 @@ import (
 	"zombiezen.com/go/sqlite/sqlitex"
 
 	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/internal/testkit"
 )
 
 func TestParseSearchQuery(t *testing.T) {
@@ -406,13 +407,14 @@ func TestSearchIndexesMessagesInBatches(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for queryInt(t, db, `SELECT seq FROM messages_fts_done`) != int(m2.Seq) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the indexer did not reach message #%d (mark at #%d)", m2.Seq, queryInt(t, db, `SELECT seq FROM messages_fts_done`))
+	// The indexer's mark sends no event: it is polled, with testkit's
+	// deadline.
+	testkit.Eventually(t, fmt.Sprintf("the indexer to reach message #%d", m2.Seq), func() error {
+		if mark := queryInt(t, db, `SELECT seq FROM messages_fts_done`); mark != int(m2.Seq) {
+			return fmt.Errorf("mark at #%d", mark)
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
 	if n := queryInt(t, db, `SELECT count(*) FROM messages_fts WHERE messages_fts MATCH 'benchmark'`); n != 1 {
 		t.Errorf("the indexer's batch holds %d messages matching benchmark, want 1", n)
 	}
