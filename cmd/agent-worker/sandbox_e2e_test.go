@@ -680,6 +680,14 @@ func TestE2ESessionLeaversEndWithTheRun(t *testing.T) {
 	pidFile = filepath.Join(home, "workspaces", "global", "main", "hanger", "escaped.pid")
 	c.waitFor("the hanging run's escaped child", func() bool { return escaped() != 0 })
 	pid = escaped()
+	// $! is written right after the fork, before the child's setsid(2): a
+	// daemon killed in between takes the child down with the run's process
+	// group, and there would be nothing left to test. Kill it only once the
+	// child leads a group of its own and runs sleep.
+	c.waitFor(fmt.Sprintf("the escaped child %d to lead its own session", pid), func() bool {
+		p, ok := testkit.ReadProc(pid)
+		return ok && p.PGID == pid && p.Comm == "sleep"
+	})
 	if err := daemon.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
