@@ -280,6 +280,19 @@ func TestE2ESandboxHostileRun(t *testing.T) {
 // zombie its parent has not reaped.
 func processGone(pid int) bool { return !testkit.Alive(pid) }
 
+// waitEscaped waits until the child a script started with
+// `setsid sh -c 'exec sleep …' & echo $!` has left the run's process group
+// and runs sleep. $! is written right after the fork, before the child's
+// setsid(2): a daemon killed in between would end the child with the run's
+// group, and a test of what ends an escaped child would test nothing.
+func (c *cli) waitEscaped(pid int) {
+	c.t.Helper()
+	c.waitFor(fmt.Sprintf("the escaped child %d to lead a session of its own", pid), func() bool {
+		p, ok := testkit.ReadProc(pid)
+		return ok && p.PGID == pid && p.Comm == "sleep"
+	})
+}
+
 // between is the part of s after the first from, up to the next to.
 func between(s, from, to string) string {
 	i := strings.Index(s, from)
@@ -680,14 +693,7 @@ func TestE2ESessionLeaversEndWithTheRun(t *testing.T) {
 	pidFile = filepath.Join(home, "workspaces", "global", "main", "hanger", "escaped.pid")
 	c.waitFor("the hanging run's escaped child", func() bool { return escaped() != 0 })
 	pid = escaped()
-	// $! is written right after the fork, before the child's setsid(2): a
-	// daemon killed in between takes the child down with the run's process
-	// group, and there would be nothing left to test. Kill it only once the
-	// child leads a group of its own and runs sleep.
-	c.waitFor(fmt.Sprintf("the escaped child %d to lead its own session", pid), func() bool {
-		p, ok := testkit.ReadProc(pid)
-		return ok && p.PGID == pid && p.Comm == "sleep"
-	})
+	c.waitEscaped(pid)
 	if err := daemon.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}

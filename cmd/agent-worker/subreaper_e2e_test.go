@@ -44,6 +44,7 @@ func TestE2ESessionLeaversEndWithTheRunWithoutCgroups(t *testing.T) {
 	c.ok("send", "hanger", "go")
 	c.waitFor("the hanging run's escaped child", func() bool { return escaped("hanger") != 0 })
 	pid = escaped("hanger")
+	c.waitEscaped(pid)
 	if err := daemon.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
