@@ -44,6 +44,10 @@ type Options struct {
 	// always runs: the daemon's --check-store. PostgreSQL checks its own
 	// pages, so it is ignored there.
 	CheckIntegrity bool
+
+	// indexDelay replaces indexDelay, the background indexer's wait after
+	// a write: a test of the search's own catch-up sets it beyond the test.
+	indexDelay time.Duration
 }
 
 // DB is the daemon's handle on its store: the SQLite file, or a
@@ -107,7 +111,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	}
 	db.w = newWriter()
 	go db.runWriter()
-	db.startIndexer()
+	db.startIndexer(opts.indexDelay)
 	return db, nil
 }
 

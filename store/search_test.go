@@ -382,15 +382,8 @@ func TestSearchIndexesMessagesInBatches(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	path := testPath(t)
-	db, err := Open(ctx, path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	addMembers(t, db, wfMain, "alice")
-	m, err := db.AppendMessage(ctx, NewMessage{Workflow: "wf", Tag: "main", Sender: "alice", Content: "the rollout of the cache layer starts now"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	// No background batch while the test looks: only a search indexes.
+	searchOnly := Options{indexDelay: time.Hour}
 	find := func(db *DB, q string, want ...string) {
 		t.Helper()
 		hits, err := db.Search(ctx, wfMain, SearchOptions{Query: q, Kind: SearchMessage})
@@ -401,8 +394,35 @@ func TestSearchIndexesMessagesInBatches(t *testing.T) {
 			t.Errorf("search %q (-want +got):\n%s", q, diff)
 		}
 	}
+	mark := func(db *DB) int { return queryInt(t, db, `SELECT seq FROM messages_fts_done`) }
+	reopen := func(db *DB, opts Options) *DB {
+		t.Helper()
+		if db != nil {
+			if err := db.Close(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		db, err := Open(ctx, path, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() }) // once the test has closed it, a no-op
+		return db
+	}
+
+	db := reopen(nil, searchOnly)
+	addMembers(t, db, wfMain, "alice")
+	m, err := db.AppendMessage(ctx, NewMessage{Workflow: "wf", Tag: "main", Sender: "alice", Content: "the rollout of the cache layer starts now"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := mark(db); got >= int(m.Seq) {
+		t.Fatalf("mark at #%d before any batch or search, message #%d", got, m.Seq)
+	}
 	find(db, "rollouts", "alice: rollout")
+
 	// Without a search: the indexer's own batch moves the mark.
+	db = reopen(db, Options{})
 	m2, err := db.AppendMessage(ctx, NewMessage{Workflow: "wf", Tag: "main", Sender: "alice", Content: "benchmarks first, then the rollout"})
 	if err != nil {
 		t.Fatal(err)
@@ -410,8 +430,8 @@ func TestSearchIndexesMessagesInBatches(t *testing.T) {
 	// The indexer's mark sends no event: it is polled, with testkit's
 	// deadline.
 	testkit.Eventually(t, fmt.Sprintf("the indexer to reach message #%d", m2.Seq), func() error {
-		if mark := queryInt(t, db, `SELECT seq FROM messages_fts_done`); mark != int(m2.Seq) {
-			return fmt.Errorf("mark at #%d", mark)
+		if got := mark(db); got != int(m2.Seq) {
+			return fmt.Errorf("mark at #%d", got)
 		}
 		return nil
 	})
@@ -435,14 +455,17 @@ func TestSearchIndexesMessagesInBatches(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	db = openAt(t, path, Options{})
+	db = openAt(t, path, searchOnly)
+	if got, last := mark(db), queryInt(t, db, `SELECT max(seq) FROM messages`); got >= last {
+		t.Fatalf("mark at #%d after the restart, last message #%d: nothing left for the search to index", got, last)
+	}
 	find(db, "rollout", "alice: rollout", "alice: rollout", "alice: rollout")
 	find(db, "outage", "alice: outage")
 	find(db, "rollout starts", "alice: rollout starts")
 	if n := queryInt(t, db, `SELECT count(*) FROM messages_fts WHERE messages_fts MATCH 'rollout'`); n != 3 {
 		t.Errorf("the index holds %d messages matching rollout, want 3 (each once)", n)
 	}
-	if got, last := queryInt(t, db, `SELECT seq FROM messages_fts_done`), queryInt(t, db, `SELECT max(seq) FROM messages`); got != last || last <= int(m.Seq) {
+	if got, last := mark(db), queryInt(t, db, `SELECT max(seq) FROM messages`); got != last || last <= int(m.Seq) {
 		t.Errorf("mark at #%d after the restart's search, last message #%d", got, last)
 	}
 }
@@ -453,7 +476,9 @@ func TestSearchIndexesMessagesInBatches(t *testing.T) {
 func TestSearchIndexesALargeImportInBatches(t *testing.T) {
 	sqliteOnly(t, "PostgreSQL keeps each message's vector in its row")
 	t.Parallel()
-	db, _ := teamDB(t, "alice")
+	// No background batch: the search alone must index the import.
+	db := openAt(t, testPath(t), Options{indexDelay: time.Hour})
+	addMembers(t, db, wfMain, "alice")
 	ms := make([]NewMessage, indexBatch+500)
 	for i := range ms {
 		ms[i] = NewMessage{Workflow: "wf", Tag: "main", Sender: "alice", Content: fmt.Sprintf("imported line %d", i)}

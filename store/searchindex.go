@@ -23,13 +23,15 @@ const indexDelay = 100 * time.Millisecond
 
 // indexer is the background half of message indexing.
 type indexer struct {
-	poke chan struct{} // a write committed; buffered, one pending poke
-	quit chan struct{}
-	done chan struct{}
+	delay time.Duration // indexDelay, unless a test's Options say otherwise
+	poke  chan struct{} // a write committed; buffered, one pending poke
+	quit  chan struct{}
+	done  chan struct{}
 }
 
-// startIndexer starts indexing messages in the background, on SQLite.
-func (db *DB) startIndexer() {
+// startIndexer starts indexing messages in the background, on SQLite,
+// delay after writes (0: indexDelay).
+func (db *DB) startIndexer(delay time.Duration) {
 	if _, ok := db.eng.(*sqliteEngine); !ok || benchNoMessageIndex {
 		return
 	}
@@ -43,7 +45,10 @@ func (db *DB) startIndexer() {
 	if err != nil || n == 0 {
 		return
 	}
-	ix := &indexer{poke: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{})}
+	if delay <= 0 {
+		delay = indexDelay
+	}
+	ix := &indexer{delay: delay, poke: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{})}
 	db.ix = ix
 	ix.poke <- struct{}{} // what the last run left unindexed
 	go db.runIndexer(ix)
@@ -77,7 +82,7 @@ func (db *DB) stopIndexer() {
 
 func (db *DB) runIndexer(ix *indexer) {
 	defer close(ix.done)
-	delay := time.NewTimer(indexDelay)
+	delay := time.NewTimer(ix.delay)
 	delay.Stop() // armed at each poke
 	for {
 		select {
@@ -85,7 +90,7 @@ func (db *DB) runIndexer(ix *indexer) {
 		case <-ix.quit:
 			return
 		}
-		delay.Reset(indexDelay)
+		delay.Reset(ix.delay)
 		select {
 		case <-delay.C:
 		case <-ix.quit:
