@@ -219,6 +219,16 @@ func New(cfg Config) (_ *Host, err error) {
 	// The metrics exist before the store so that its writes are timed
 	// from the first; the inbox gauge reads the store only when scraped.
 	h.metrics = metrics.New(func(ctx context.Context) (map[store.AgentKey]int, error) { return h.db.InboxDepths(ctx) }, h.log.Named("metrics"))
+	h.metrics.ForgetGone(func(ctx context.Context) ([]store.AgentKey, error) {
+		all, err := h.db.ListAgents(ctx, store.AgentFilter{})
+		var live []store.AgentKey
+		for _, a := range all {
+			if a.State != api.AgentStopped {
+				live = append(live, a.Key())
+			}
+		}
+		return live, err
+	})
 	storeAt := cfg.Store
 	if storeAt == "" {
 		storeAt = filepath.Join(home, api.DBFile)

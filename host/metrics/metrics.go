@@ -3,6 +3,7 @@ package metrics
 import (
 	"context"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -36,6 +37,10 @@ var (
 // (store.DB.InboxDepths).
 type InboxDepths func(ctx context.Context) (map[store.AgentKey]int, error)
 
+// LiveAgents reads the agents that exist and are not stopped: the series
+// of any other agent or workflow are gone from the next scrape (Prune).
+type LiveAgents func(ctx context.Context) ([]store.AgentKey, error)
+
 // Metrics are the daemon's metrics in a registry of their own. Its
 // methods are what the parts report through; all are safe for concurrent
 // use and return at once.
@@ -56,6 +61,16 @@ type Metrics struct {
 	tokens         *prometheus.CounterVec
 	cost           *prometheus.CounterVec
 	storeWrites    prometheus.Histogram
+
+	// byWorkflow are the vectors with a workflow label, which Prune
+	// empties of a workflow that is gone.
+	byWorkflow []*prometheus.MetricVec
+	// live, when set, says which agents still exist (Prune).
+	live LiveAgents
+	// seenMu guards seen: the workflow label values series were made for
+	// and, per workflow, the agent label values of sandboxRefused.
+	seenMu sync.Mutex
+	seen   map[string]map[string]bool
 }
 
 // New builds the registry: the daemon's metrics, the inbox-depth gauge
@@ -104,6 +119,8 @@ func New(inbox InboxDepths, log hclog.Logger) *Metrics {
 		storeWrites: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: namespace, Name: "store_write_duration_seconds",
 			Help: "How long each store write took, waiting for the write lock included.", Buckets: fastBuckets}),
 	}
+	m.seen = map[string]map[string]bool{}
+	m.byWorkflow = []*prometheus.MetricVec{m.sandboxRefused.MetricVec, m.tokens.MetricVec, m.cost.MetricVec}
 	// Both plugin kinds show from the first scrape, 0 until one starts.
 	m.pluginsLive.WithLabelValues("backend")
 	m.pluginsLive.WithLabelValues("docs")
@@ -119,10 +136,77 @@ func New(inbox InboxDepths, log hclog.Logger) *Metrics {
 // that fails (the store unreadable) is logged and its metrics left out;
 // the rest are still served.
 func (m *Metrics) Handler() http.Handler {
-	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{
+	h := promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{
 		ErrorLog:      errorLog{m.log},
 		ErrorHandling: promhttp.ContinueOnError,
 	})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		m.Prune(r.Context())
+		h.ServeHTTP(w, r)
+	})
+}
+
+// ForgetGone makes each scrape first delete the series of agents and
+// workflows that live no longer lists: a daemon that runs many short
+// teams does not serve, and keep in memory, a series per team it ever
+// ran. Call it once, before the daemon serves.
+func (m *Metrics) ForgetGone(live LiveAgents) { m.live = live }
+
+// Prune deletes the series of every agent that is no longer live (removed,
+// or stopped: taken out of its workflow's file or its workflow stopped)
+// and of every workflow none of whose agents is. A counter of an agent or
+// workflow that comes back starts again from zero, which Prometheus reads
+// as a reset. A failed read prunes nothing.
+func (m *Metrics) Prune(ctx context.Context) {
+	if m.live == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, scrapeTimeout)
+	defer cancel()
+	keys, err := m.live(ctx)
+	if err != nil {
+		m.log.Debug("metrics: list live agents", "error", err)
+		return
+	}
+	workflows := map[string]map[string]bool{}
+	for _, k := range keys {
+		if workflows[k.Workflow] == nil {
+			workflows[k.Workflow] = map[string]bool{}
+		}
+		workflows[k.Workflow][k.Name] = true
+	}
+	m.seenMu.Lock()
+	defer m.seenMu.Unlock()
+	for wf, agents := range m.seen {
+		live, ok := workflows[wf]
+		if !ok {
+			for _, v := range m.byWorkflow {
+				v.DeletePartialMatch(prometheus.Labels{"workflow": wf})
+			}
+			delete(m.seen, wf)
+			continue
+		}
+		for a := range agents {
+			if !live[a] {
+				m.sandboxRefused.DeleteLabelValues(wf, a)
+				delete(agents, a)
+			}
+		}
+	}
+}
+
+// saw records that a series names workflow (and agent, when not "").
+func (m *Metrics) saw(workflow, agent string) {
+	m.seenMu.Lock()
+	defer m.seenMu.Unlock()
+	agents := m.seen[workflow]
+	if agents == nil {
+		agents = map[string]bool{}
+		m.seen[workflow] = agents
+	}
+	if agent != "" {
+		agents[agent] = true
+	}
 }
 
 // RunEnded counts a run that ended: its state, duration, and the tokens
@@ -130,6 +214,9 @@ func (m *Metrics) Handler() http.Handler {
 func (m *Metrics) RunEnded(backendName, workflow string, state api.RunState, d time.Duration, u backend.Usage) {
 	m.runs.WithLabelValues(backendName, string(state)).Inc()
 	m.runDuration.WithLabelValues(backendName).Observe(d.Seconds())
+	if u.InputTokens > 0 || u.OutputTokens > 0 || u.CostUSD > 0 {
+		m.saw(workflow, "")
+	}
 	if u.InputTokens > 0 {
 		m.tokens.WithLabelValues(workflow, "input").Add(float64(u.InputTokens))
 	}
@@ -183,6 +270,7 @@ func (m *Metrics) SpareEvent(backendName string, e api.SpareEvent) {
 
 // SandboxRefused counts one refusal a run of agent@workflow reported.
 func (m *Metrics) SandboxRefused(workflow, agent string) {
+	m.saw(workflow, agent)
 	m.sandboxRefused.WithLabelValues(workflow, agent).Inc()
 }
 

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -51,5 +52,65 @@ func TestEachDaemonCountsApart(t *testing.T) {
 	}
 	if _, body := get(t, a); !strings.Contains(body, `agent_worker_mcp_tool_calls_total{outcome="ok",tool="my_inbox"} 1`) {
 		t.Errorf("the tool call is missing:\n%s", body)
+	}
+}
+
+// The series of an agent that was removed, and of a workflow none of
+// whose agents lives, are gone from the next scrape; those of live ones
+// stay, and a failed read of who lives deletes nothing (issue 40).
+func TestSeriesOfRemovedAgentsAndWorkflowsAreDeleted(t *testing.T) {
+	t.Parallel()
+	none := func(context.Context) (map[store.AgentKey]int, error) { return nil, nil }
+	m := New(none, hclog.NewNullLogger())
+	q := m.MergeQueue(func(context.Context) (map[store.Scope]int, error) { return nil, nil })
+	live := []store.AgentKey{{Workflow: "review", Tag: "main", Name: "alice"}, {Workflow: "review", Tag: "main", Name: "bob"}, {Workflow: "build", Tag: "main", Name: "carol"}}
+	var failRead bool
+	m.ForgetGone(func(context.Context) ([]store.AgentKey, error) {
+		if failRead {
+			return nil, errors.New("database is locked")
+		}
+		return live, nil
+	})
+	used := backend.Usage{InputTokens: 10, OutputTokens: 2, CostUSD: 0.01}
+	for _, wf := range []string{"review", "build"} {
+		m.RunEnded("mock", wf, api.RunSucceeded, time.Second, used)
+		q.QueueEnded(wf, api.QueueLanded, time.Second)
+		q.CheckRan(wf, time.Second, true)
+	}
+	m.SandboxRefused("review", "alice")
+	m.SandboxRefused("review", "bob")
+	m.SandboxRefused("build", "carol")
+
+	series := map[string]string{
+		"alice's refusals":      `agent_worker_sandbox_refusals_total{agent="alice",workflow="review"}`,
+		"bob's refusals":        `agent_worker_sandbox_refusals_total{agent="bob",workflow="review"}`,
+		"carol's refusals":      `agent_worker_sandbox_refusals_total{agent="carol",workflow="build"}`,
+		"review's cost":         `agent_worker_cost_usd_total{workflow="review"}`,
+		"build's cost":          `agent_worker_cost_usd_total{workflow="build"}`,
+		"build's tokens":        `agent_worker_tokens_total{direction="input",workflow="build"}`,
+		"build's merge entries": `agent_worker_merge_queue_entries_total{state="landed",workflow="build"}`,
+		"build's checks":        `agent_worker_merge_queue_check_duration_seconds_count{outcome="ok",workflow="build"}`,
+	}
+	check := func(when string, gone ...string) {
+		t.Helper()
+		_, body := get(t, m)
+		for name, s := range series {
+			if want := !slices.Contains(gone, name); strings.Contains(body, s+" ") != want {
+				t.Errorf("%s: %s served = %v, want %v", when, name, !want, want)
+			}
+		}
+	}
+	check("all live")
+	live = live[:1] // bob removed, build's only agent stopped
+	failRead = true
+	check("who lives unreadable")
+	failRead = false
+	check("bob and build gone", "bob's refusals", "carol's refusals", "build's cost", "build's tokens", "build's merge entries", "build's checks")
+
+	// Back again: counted from zero.
+	live = append(live, store.AgentKey{Workflow: "build", Tag: "main", Name: "carol"})
+	m.RunEnded("mock", "build", api.RunSucceeded, time.Second, used)
+	if _, body := get(t, m); !strings.Contains(body, `agent_worker_cost_usd_total{workflow="build"} 0.01`+"\n") {
+		t.Errorf("build's cost after it came back:\n%s", body)
 	}
 }

@@ -18,6 +18,7 @@ type QueueLengths func(ctx context.Context) (map[store.Scope]int, error)
 // store at each scrape, the entries that ended and how long they waited,
 // and how long checks take. host/worktrees reports to it.
 type MergeQueue struct {
+	m      *Metrics
 	ended  *prometheus.CounterVec
 	waited *prometheus.HistogramVec
 	checks *prometheus.HistogramVec
@@ -27,6 +28,7 @@ type MergeQueue struct {
 // src, and returns what the queue reports to. Call it once.
 func (m *Metrics) MergeQueue(src QueueLengths) *MergeQueue {
 	q := &MergeQueue{
+		m: m,
 		ended: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "merge_queue_entries_total",
 			Help: "Merge queue entries that ended, by workflow and how (landed, failed, removed)."},
 			[]string{"workflow", "state"}),
@@ -38,17 +40,22 @@ func (m *Metrics) MergeQueue(src QueueLengths) *MergeQueue {
 			[]string{"workflow", "outcome"}),
 	}
 	m.reg.MustRegister(q.ended, q.waited, q.checks, queueCollector{src})
+	m.seenMu.Lock()
+	m.byWorkflow = append(m.byWorkflow, q.ended.MetricVec, q.waited.MetricVec, q.checks.MetricVec)
+	m.seenMu.Unlock()
 	return q
 }
 
 // QueueEnded counts an entry that ended (host/worktrees.QueueObserver).
 func (q *MergeQueue) QueueEnded(workflow string, state api.QueueState, waited time.Duration) {
+	q.m.saw(workflow, "")
 	q.ended.WithLabelValues(workflow, string(state)).Inc()
 	q.waited.WithLabelValues(workflow).Observe(waited.Seconds())
 }
 
 // CheckRan times one check command (host/worktrees.QueueObserver).
 func (q *MergeQueue) CheckRan(workflow string, d time.Duration, ok bool) {
+	q.m.saw(workflow, "")
 	outcome := outcomeOK
 	if !ok {
 		outcome = outcomeError
