@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -378,6 +379,7 @@ func (s *Supervisor) observeEnd(agent store.Agent, out *Outcome, start time.Time
 // runPlugin starts the plugin process, runs the backend in it and stops it.
 func (s *Supervisor) runPlugin(ctx context.Context, agent store.Agent, attempt int, resume string, p api.Plugin, runID, token string, rc *runContext, log hclog.Logger,
 	reap *reaper, onStart func(string), emit func(backend.Event)) error {
+	agent.Config.Env = namedEnv(agent.Config, os.Getenv)
 	rs, err := s.prepare(ctx, agent, runID, token)
 	if err != nil {
 		return err
@@ -577,6 +579,35 @@ func (s *Supervisor) startProcess(p api.Plugin, use, dir string, env []string, c
 		return nil, err
 	}
 	return proc, nil
+}
+
+// namedEnv is the agent's env and the variables its definition names
+// explicitly, from the daemon's environment: the provider's api_key_env
+// reaches the agent's runs whatever its name, as env: does, while nothing
+// outside the allow-list (pluginEnv) reaches any other agent's. A name
+// env: sets keeps env:'s value; an unset name adds nothing (the backend
+// says it is missing). The agent's own map is not changed.
+func namedEnv(c backend.AgentConfig, getenv func(string) string) map[string]string {
+	var names []string
+	if c.Provider != nil && c.Provider.APIKeyEnv != "" {
+		names = append(names, c.Provider.APIKeyEnv)
+	}
+	if len(names) == 0 {
+		return c.Env
+	}
+	out := maps.Clone(c.Env)
+	for _, name := range names {
+		if _, set := out[name]; set {
+			continue
+		}
+		if v := getenv(name); v != "" {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[name] = v
+		}
+	}
+	return out
 }
 
 // runEnv is the agent's env as its run's request carries it, less the
