@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"flag"
-	"fmt"
 	"os"
 	"os/signal"
 	"strings"
@@ -19,7 +18,6 @@ import (
 	"github.com/agent-worker/agent-worker/host/plugins"
 	"github.com/agent-worker/agent-worker/host/sandbox"
 	"github.com/agent-worker/agent-worker/host/scheduler"
-	sb "github.com/agent-worker/agent-worker/sdk/sandbox"
 )
 
 // stringList is a repeatable flag.
@@ -88,18 +86,7 @@ restore it: see ` + "`agent-worker backup --help`" + `.`,
 			hclog.SetDefault(root)
 			cfg.Logger = root
 			cfg.PluginsDirs = pluginDirs
-			if why := os.Getenv(testNoLandlock); why != "" {
-				root.Warn("test hook set: the kernel is taken to have no Landlock", "env", testNoLandlock)
-				cfg.SandboxStatus = &sb.Status{Why: why}
-			}
-			if why := os.Getenv(testNoCgroups); why != "" {
-				root.Warn("test hook set: plugin processes get no cgroup", "env", testNoCgroups)
-				cfg.NoCgroups = why
-			}
-			if marker := os.Getenv(testPauseBeforeSettle); marker != "" {
-				root.Warn("test hook set: every successful run pauses before it is settled", "env", testPauseBeforeSettle)
-				cfg.Scheduler.BeforeSettle = pauseBeforeSettle(marker)
-			}
+			applyTestHooks(&cfg, root)
 
 			h, err := host.New(cfg)
 			if err != nil {
@@ -150,37 +137,4 @@ func (f sandboxFlag) Set(v string) error {
 	}
 	*f.dst = m
 	return nil
-}
-
-// testNoLandlock names a test hook: set to a reason, the daemon takes the
-// kernel to have no Landlock for that reason, as on macOS or an old
-// kernel, so that --sandbox required can be tried where Landlock works.
-const testNoLandlock = "AGENT_WORKER_TEST_NO_LANDLOCK"
-
-// testNoCgroups names a test hook: set to a reason, the daemon makes no
-// cgroups for plugin processes, as where cgroup v2 is not delegated, so
-// that the subreaper fallback can be tried where cgroups work.
-const testNoCgroups = "AGENT_WORKER_TEST_NO_CGROUPS"
-
-// testPauseBeforeSettle names a test hook. Set to a file path, it makes
-// the daemon write the id of each successful run to that file once the
-// run's plugin has exited, and then wait, without settling the run, until
-// the daemon stops: a test kills it there to check that a run is either
-// settled whole or redone after a restart.
-const testPauseBeforeSettle = "AGENT_WORKER_TEST_PAUSE_BEFORE_SETTLE"
-
-// pauseBeforeSettle is the BeforeSettle hook of testPauseBeforeSettle. The
-// marker is written through a rename, so a test never reads half an id.
-func pauseBeforeSettle(marker string) func(context.Context, string) error {
-	return func(ctx context.Context, runID string) error {
-		tmp := marker + ".tmp"
-		if err := os.WriteFile(tmp, []byte(runID), 0o600); err != nil {
-			return fmt.Errorf("test hook: %w", err)
-		}
-		if err := os.Rename(tmp, marker); err != nil {
-			return fmt.Errorf("test hook: %w", err)
-		}
-		<-ctx.Done()
-		return ctx.Err()
-	}
 }

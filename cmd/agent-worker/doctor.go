@@ -295,7 +295,7 @@ func (f *doctorFacts) fromHere(ctx context.Context, cfg host.Config) {
 		f.storeBytes = host.SQLiteBytes(f.storePath)
 	}
 	status := sb.Status{Why: "not probed (--sandbox off)"}
-	if why := os.Getenv(testNoLandlock); why != "" {
+	if why := testEnv(testNoLandlock); why != "" {
 		status = sb.Status{Why: why}
 	} else if cfg.Sandbox != sandbox.Off {
 		status = sb.Probe()

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"strings"
@@ -43,6 +44,7 @@ type modelTurn map[string]any
 // modelRequest is one request the model received.
 type modelRequest struct {
 	Path    string
+	Header  http.Header
 	Body    map[string]any
 	RawBody []byte
 }

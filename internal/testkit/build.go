@@ -69,11 +69,23 @@ func RaceBuildE(pkg string, ldflags ...string) (string, error) {
 	return build(pkg, Race, ldflags)
 }
 
+// buildMode is how a binary is built: with the race detector, with
+// linker flags, or as a release.
+type buildMode struct {
+	race    bool
+	flags   string
+	release bool
+}
+
 func build(pkg string, race bool, ldflags []string) (string, error) {
-	flags := strings.Join(ldflags, " ")
+	return buildAs(pkg, buildMode{race: race, flags: strings.Join(ldflags, " ")})
+}
+
+func buildAs(pkg string, m buildMode) (string, error) {
+	flags := m.flags
 	builds.Lock()
 	defer builds.Unlock()
-	key := fmt.Sprint(pkg, "\x00", flags, "\x00", race)
+	key := fmt.Sprint(pkg, "\x00", flags, "\x00", m.race, "\x00", m.release)
 	if bin, ok := builds.bins[key]; ok {
 		return bin, nil
 	}
@@ -96,7 +108,10 @@ func build(pkg string, race bool, ldflags []string) (string, error) {
 	}
 	bin := filepath.Join(dir, filepath.Base(pkg))
 	args := []string{"build", "-o", bin}
-	if race {
+	if !m.release {
+		args = append(args, "-tags", TestHooksTag)
+	}
+	if m.race {
 		args = append(args, "-race")
 	}
 	if flags != "" {
@@ -104,11 +119,32 @@ func build(pkg string, race bool, ldflags []string) (string, error) {
 	}
 	cmd := exec.Command("go", append(args, "./"+pkg)...)
 	cmd.Dir = root
+	if m.release {
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	}
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("go %s: %v\n%s", strings.Join(cmd.Args[1:], " "), err, out)
 	}
 	builds.bins[key] = bin
 	return bin, nil
+}
+
+// TestHooksTag is the build tag under which the daemon reads its
+// AGENT_WORKER_TEST_* switches (cmd/agent-worker/testhooks.go). Build and
+// RaceBuild set it; ReleaseBuild builds as make dist does, without it.
+const TestHooksTag = "agentworker_testhooks"
+
+// ReleaseBuild builds pkg as make build and make dist do (no cgo, no race
+// detector, no test hooks), for a test that checks what a user's binary
+// does. It leaves out dist's -trimpath, which changes nothing a test can
+// see and would compile every dependency again.
+func ReleaseBuild(t testing.TB, pkg string) string {
+	t.Helper()
+	bin, err := buildAs(pkg, buildMode{release: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bin
 }
 
 // RemoveBuilds deletes what Build made. TestMain calls it after m.Run

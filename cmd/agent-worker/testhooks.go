@@ -1,0 +1,78 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/agent-worker/agent-worker/host"
+	sb "github.com/agent-worker/agent-worker/sdk/sandbox"
+)
+
+// The daemon's test switches: variables that put a daemon in a state a
+// test needs but a user must never get by accident (no sandbox, no
+// cgroups, runs that hang). Only a binary built with the
+// agentworker_testhooks tag reads them (testHooks): the end-to-end tests
+// build theirs so (internal/testkit); make build, make dist and go install
+// do not, so a release daemon ignores them whatever its environment holds.
+
+// testNoLandlock names a test hook: set to a reason, the daemon takes the
+// kernel to have no Landlock for that reason, as on macOS or an old
+// kernel, so that --sandbox required can be tried where Landlock works.
+const testNoLandlock = "AGENT_WORKER_TEST_NO_LANDLOCK"
+
+// testNoCgroups names a test hook: set to a reason, the daemon makes no
+// cgroups for plugin processes, as where cgroup v2 is not delegated, so
+// that the subreaper fallback can be tried where cgroups work.
+const testNoCgroups = "AGENT_WORKER_TEST_NO_CGROUPS"
+
+// testPauseBeforeSettle names a test hook. Set to a file path, it makes
+// the daemon write the id of each successful run to that file once the
+// run's plugin has exited, and then wait, without settling the run, until
+// the daemon stops: a test kills it there to check that a run is either
+// settled whole or redone after a restart.
+const testPauseBeforeSettle = "AGENT_WORKER_TEST_PAUSE_BEFORE_SETTLE"
+
+// testEnv is a test switch's value: empty in a binary built without the
+// agentworker_testhooks tag, where the compiler drops what it guards.
+func testEnv(name string) string {
+	if !testHooks {
+		return ""
+	}
+	return os.Getenv(name)
+}
+
+// applyTestHooks sets what the test switches in the environment ask for
+// on cfg, each with a warning in the log.
+func applyTestHooks(cfg *host.Config, log hclog.Logger) {
+	if why := testEnv(testNoLandlock); why != "" {
+		log.Warn("test hook set: the kernel is taken to have no Landlock", "env", testNoLandlock)
+		cfg.SandboxStatus = &sb.Status{Why: why}
+	}
+	if why := testEnv(testNoCgroups); why != "" {
+		log.Warn("test hook set: plugin processes get no cgroup", "env", testNoCgroups)
+		cfg.NoCgroups = why
+	}
+	if marker := testEnv(testPauseBeforeSettle); marker != "" {
+		log.Warn("test hook set: every successful run pauses before it is settled", "env", testPauseBeforeSettle)
+		cfg.Scheduler.BeforeSettle = pauseBeforeSettle(marker)
+	}
+}
+
+// pauseBeforeSettle is the BeforeSettle hook of testPauseBeforeSettle. The
+// marker is written through a rename, so a test never reads half an id.
+func pauseBeforeSettle(marker string) func(context.Context, string) error {
+	return func(ctx context.Context, runID string) error {
+		tmp := marker + ".tmp"
+		if err := os.WriteFile(tmp, []byte(runID), 0o600); err != nil {
+			return fmt.Errorf("test hook: %w", err)
+		}
+		if err := os.Rename(tmp, marker); err != nil {
+			return fmt.Errorf("test hook: %w", err)
+		}
+		<-ctx.Done()
+		return ctx.Err()
+	}
+}
