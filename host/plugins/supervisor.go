@@ -656,7 +656,9 @@ func (s *Supervisor) prepare(ctx context.Context, agent store.Agent, runID, toke
 			rs.cleanup()
 		}
 	}()
-	if rs.config, err = json.Marshal(agent.Config); err != nil {
+	sent := agent.Config
+	sent.Limits = nil // the daemon's to enforce, not the backend's to read
+	if rs.config, err = json.Marshal(sent); err != nil {
 		return rs, backend.Permanent(fmt.Errorf("%s: %w", key, err))
 	}
 	rs.token = token
