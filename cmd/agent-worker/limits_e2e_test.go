@@ -116,3 +116,18 @@ func TestE2ELimitMemory(t *testing.T) {
 		t.Errorf("the transcript does not say why:\n%s", logs)
 	}
 }
+
+// Without a cgroup per run (the subreaper fallback) no limit can be
+// enforced: status and doctor say so.
+func TestE2ELimitsWithoutCgroups(t *testing.T) {
+	t.Parallel()
+	c := newCLI(t)
+	c.startDaemon(testNoCgroups+"=disabled by the test", "AGENT_WORKER_RUN_LIMITS=pids=512")
+	if status := c.ok("status"); !strings.Contains(status, "limits:    pids 512, memory max, cpu max per run unless its agent sets limits:; none enforced") {
+		t.Errorf("status does not say the limits are not enforced:\n%s", status)
+	}
+	r := c.run("doctor")
+	if !regexp.MustCompile(`(?m)^.*warn.*limits.*none enforced`).MatchString(r.stdout) {
+		t.Errorf("doctor does not warn that limits are not enforced:\n%s", r.stdout)
+	}
+}
