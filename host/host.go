@@ -271,7 +271,7 @@ func New(cfg Config) (_ *Host, err error) {
 		MCP: h.mcp, Worktrees: h.worktrees, Token: h.token, Info: h.Info, Listen: h.ln.Addr().String(), Home: home, StartedAt: h.startedAt, Now: cfg.Now,
 		Shutdown: h.requestStop, Stopping: h.stop, Metrics: h.metrics.Handler(), Log: httpLog,
 		Runs: h.sup, Console: console.New(console.Config{Now: cfg.Now, Log: h.log.Named("console")}),
-		Member: h.clusterID(), Lease: cluster.DefaultLease, Sandbox: h.cfg.Supervisor.Sandbox.Info(), Processes: h.cgroups.Mechanism(),
+		Member: h.clusterID(), Lease: cluster.DefaultLease, Sandbox: h.cfg.Supervisor.Sandbox.Info(), Processes: h.processControl(),
 		Notify: h.notify, Doctor: h.doctor})
 	h.srv = &http.Server{
 		Handler:           handler,
@@ -585,4 +585,12 @@ func newToken() (string, error) {
 		return "", fmt.Errorf("make token: %w", err)
 	}
 	return hex.EncodeToString(b), nil
+}
+
+// processControl is how a run's processes end with it and are limited,
+// for status.
+func (h *Host) processControl() api.ProcessControl {
+	pc := h.cgroups.Mechanism()
+	pc.Limits, pc.Unenforced = h.cgroups.LimitsInForce(h.sup.Limits())
+	return pc
 }

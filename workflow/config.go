@@ -31,6 +31,10 @@ func (a Agent) BackendConfig() backend.AgentConfig {
 	}
 	c.Sandbox = cloneSandbox(a.Sandbox)
 	c.Approvals = cloneApprovals(a.Approvals)
+	if a.Limits != nil {
+		l := *a.Limits
+		c.Limits = &l
+	}
 	return c
 }
 

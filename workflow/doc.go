@@ -39,6 +39,11 @@
 // them against the file's folder, expands ~ to the user's home and stores
 // them absolute. codex's own sandbox mode is config: {sandbox_mode: ...}.
 //
+// An agent's limits: {pids: N, memory: SIZE, cpu: CORES} bounds one run,
+// all its processes together (the daemon writes them to the run's
+// cgroup); each value is read by sdk/backend's one parser of it, which the
+// daemon's --run-limits shares, and max lifts one.
+//
 // ParseSchedule is the one parser of agent schedules: the loader, the
 // daemon's `new` and `schedule set`, and the scheduler that fires them all
 // call it, so a schedule that loads is a schedule that fires.

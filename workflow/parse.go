@@ -45,7 +45,7 @@ var (
 	// configOwned are the keys BackendConfig sets from the agent's own fields.
 	configOwned = backend.ConfigKeys
 	agentKeys   = []string{"backend", "model", "system_prompt", "schedule", "wakeup", "wakeup_prompt",
-		"max_steps", "timeout", "mcp_servers", "env", "provider", "tools", "sandbox", "config", "budget", "can_spawn", "max_spawned", "approvals", "approval_timeout"}
+		"max_steps", "timeout", "mcp_servers", "env", "provider", "tools", "sandbox", "config", "budget", "can_spawn", "max_spawned", "approvals", "approval_timeout", "limits"}
 )
 
 // WorkspaceTools are the tool sets an agent's `tools:` may list: the sdk
@@ -729,6 +729,7 @@ func (p *parser) agent(k, v *yaml.Node) Agent {
 	a.Provider = p.provider(fs["provider"], a.Name)
 	a.Tools = p.tools(fs["tools"], a.Backend)
 	a.Sandbox = p.sandbox(fs["sandbox"], a.Name)
+	a.Limits = p.limits(fs["limits"], a.Name)
 	a.Approvals = p.approvals(fs["approvals"], fs["approval_timeout"], "agent "+a.Name)
 	a.Budget = p.budget(fs["budget"], "agent "+a.Name+" budget")
 	a.CanSpawn = p.boolean(fs["can_spawn"], "can_spawn")

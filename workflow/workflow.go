@@ -99,6 +99,7 @@ type Agent struct {
 	Tools                []string // workspace tool sets (WorkspaceTools); nil: the backend's default (all), empty: none
 	Provider             *Provider
 	Sandbox              *backend.SandboxConfig     // the sandbox: policy, paths made absolute by Parse; nil: the daemon's default
+	Limits               *backend.RunLimits         // the limits: of one run (pids, memory, cpu); nil: the daemon's --run-limits
 	Approvals            *backend.ApprovalPolicy    // the actions that wait for a person (the agent's approvals:, else the workflow's); nil: none
 	Config               map[string]json.RawMessage // the `config:` map by key, passed through to the backend untouched
 	Budget               *Budget                    // this agent's own cap; nil: none

@@ -73,6 +73,9 @@ func statusCmd(e *env) *ffcli.Command {
 			e.printf("store:     %s\n", storeLine(h.Store))
 			e.printf("sandbox:   %s\n", h.Sandbox)
 			e.printf("processes: %s: %s\n", h.Processes.Mechanism, h.Processes.Detail)
+			if h.Processes.Limits != "" {
+				e.printf("limits:    %s\n", h.Processes.Limits)
+			}
 			if c := h.Cluster; c != nil {
 				e.printf("cluster:   %d member(s); this is %s\n", len(c.Members), c.Member)
 				for _, m := range c.Members {

@@ -333,6 +333,11 @@ func diagnose(f doctorFacts) doctorReport {
 	f.checkSandbox(add)
 	if f.processes != nil {
 		add("processes", checkOK, f.processes.Mechanism+": "+f.processes.Detail, "")
+		if len(f.processes.Unenforced) > 0 {
+			add("limits", checkWarn, f.processes.Limits, "a run can start as many processes and use as much memory and CPU as the daemon's own limits allow: give the daemon a cgroup v2 it may manage (e.g. systemd Delegate=yes), see docs/operations.md")
+		} else if f.processes.Limits != "" {
+			add("limits", checkOK, f.processes.Limits, "")
+		}
 	}
 	f.checkConsole(add)
 	f.checkDisk(add)

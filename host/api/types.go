@@ -653,4 +653,9 @@ func (s SandboxInfo) String() string {
 type ProcessControl struct {
 	Mechanism string `json:"mechanism"`
 	Detail    string `json:"detail"`
+	// Limits are a run's limits by default (--run-limits) and which of
+	// them the daemon enforces here; Unenforced names those it cannot
+	// (pids, memory, cpu), each with why.
+	Limits     string   `json:"limits,omitempty"`
+	Unenforced []string `json:"unenforced,omitempty"`
 }

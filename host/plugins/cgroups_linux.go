@@ -45,6 +45,7 @@ type Cgroups struct {
 	why  string // why cgroups are not used
 	n    atomic.Int64
 	log  hclog.Logger
+	lim  limitSetup // the controllers of runs' limits (limits_linux.go)
 }
 
 // NewCgroups finds the cgroup v2 hierarchy and the daemon's place in it,
@@ -61,6 +62,9 @@ func NewCgroups(disabled string, log hclog.Logger) *Cgroups {
 		c.sweep(parent)
 		c.root = filepath.Join(parent, fmt.Sprintf("agent-worker-%d-%d", os.Getpid(), cgroupsMade.Add(1)))
 		err = os.Mkdir(c.root, 0o755)
+		if err == nil {
+			c.setupLimits(parent)
+		}
 	}
 	if err != nil {
 		c.root, c.why = "", err.Error()
@@ -87,6 +91,7 @@ type cgroup struct {
 	dir string
 	fd  *os.File // open until the process has started in it
 	log hclog.Logger
+	lim groupLimits // its run's limits (limits_linux.go)
 }
 
 // enter makes a new cgroup for the process cmd will start and has cmd
@@ -111,7 +116,9 @@ func (c *Cgroups) enter(cmd *exec.Cmd) *cgroup {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
 	cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, int(fd.Fd())
-	return &cgroup{dir: dir, fd: fd, log: c.log}
+	g := &cgroup{dir: dir, fd: fd, log: c.log}
+	c.enterV1(g)
+	return g
 }
 
 // started closes the daemon's handle on the group once the process is in
@@ -131,6 +138,7 @@ func (g *cgroup) kill() {
 	}
 	g.started()
 	killCgroup(g.dir, g.log)
+	g.removeV1()
 }
 
 // killCgroup kills everything in dir and removes it, waiting (briefly) for
@@ -176,6 +184,7 @@ func (c *Cgroups) Close() {
 		return
 	}
 	killTree(c.root, c.log)
+	c.closeV1()
 }
 
 // killTree kills everything in dir and in the cgroups below it, and

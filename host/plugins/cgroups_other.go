@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/sdk/backend"
 )
 
 // Cgroups are a Linux feature (cgroups_linux.go). Elsewhere a run's
@@ -38,3 +39,15 @@ func (*cgroup) kill()    {}
 
 // Close has nothing to release.
 func (*Cgroups) Close() {}
+
+// join, limit and exceeded have no cgroup to act on: runs get no limits
+// here, as LimitsInForce says.
+func (*cgroup) join(int)                                {}
+func (*Cgroups) limit(*cgroup, backend.RunLimits) error { return nil }
+func (*cgroup) exceeded() string                        { return "" }
+
+// LimitsInForce says that runs get no limits here.
+func (*Cgroups) LimitsInForce(def backend.RunLimits) (string, []string) {
+	return def.String() + " per run unless its agent sets limits:; none enforced: runs are limited only with cgroups (Linux)",
+		[]string{"pids, memory, cpu (no cgroups on " + runtime.GOOS + ")"}
+}

@@ -84,7 +84,19 @@ type SupervisorConfig struct {
 	// Cgroups gives every plugin process a cgroup of its own, killed
 	// whole with it; nil: the process group alone.
 	Cgroups *Cgroups
+	// RunLimits are a run's limits where its agent sets none (the
+	// daemon's --run-limits); a field left zero is DefaultRunLimits'.
+	RunLimits backend.RunLimits
 }
+
+// DefaultRunLimits are a run's limits unless the daemon or the agent
+// says otherwise: 4096 tasks (processes and threads, which pids.max
+// counts alike) stop a fork bomb long before the machine's pid_max
+// (32768 at the least), yet leave room for a real CLI (node has a dozen
+// threads), its MCP servers and `go test ./...` or npm on a large machine
+// (each compiler or test process has up to GOMAXPROCS threads); memory
+// and CPU are the operator's to split between runs, unlimited by default.
+var DefaultRunLimits = backend.RunLimits{Pids: 4096, Memory: backend.Unlimited, CPU: backend.Unlimited}
 
 // ProjectDirs gives an agent a working directory of its own instead of
 // its workflow's (host/worktrees.Service: a git worktree). ok is false when
@@ -181,9 +193,13 @@ func NewSupervisor(db *store.DB, catalog *Catalog, home, runtime string, mcpURL 
 	if cfg.Lifetime == nil {
 		cfg.Lifetime = context.Background()
 	}
+	cfg.RunLimits = cfg.RunLimits.Over(DefaultRunLimits)
 	return &Supervisor{db: db, catalog: catalog, log: log, cfg: cfg, home: home, runtime: runtime, mcpURL: mcpURL, running: map[store.AgentKey]string{},
 		spares: newSparePool(*cfg.Spares, cfg.SpareIdle, cfg.MaxRuns)}
 }
+
+// Limits are a run's limits where its agent sets none.
+func (s *Supervisor) Limits() backend.RunLimits { return s.cfg.RunLimits }
 
 // Outcome is what a finished run produced.
 type Outcome struct {
@@ -400,6 +416,13 @@ func (s *Supervisor) runPlugin(ctx context.Context, agent store.Agent, attempt i
 		s.cfg.Observer.PluginStopped(plugin.KindBackend)
 	})
 	client, cmd, rpc, be, pid := proc.client, proc.cmd, proc.rpc, proc.be, proc.pid
+	limits := s.cfg.RunLimits
+	if l := agent.Config.Limits; l != nil {
+		limits = l.Over(limits)
+	}
+	if err := s.cfg.Cgroups.limit(proc.group, limits); err != nil {
+		log.Warn("write the run's limits to its cgroup", "limits", limits.String(), "error", err)
+	}
 
 	runCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -458,11 +481,28 @@ func (s *Supervisor) runPlugin(ctx context.Context, agent store.Agent, attempt i
 		return nil
 	}))
 
+	hit := proc.group.exceeded()
+	if hit != "" {
+		emit(backend.Event{Kind: backend.EventLog, Text: hit})
+	}
 	if err := s.stoppedBy(ctx, runCtx, agent.Backend, pid, log); err != nil {
+		if hit != "" {
+			err = fmt.Errorf("%w (and %s)", err, hit)
+		}
 		return err
 	}
 	if runErr != nil && waitExited(client) {
-		return fmt.Errorf("%s plugin process exited (%s) before finishing the run: %w", agent.Backend, exitReason(cmd), runErr)
+		runErr = fmt.Errorf("%s plugin process exited (%s) before finishing the run: %w", agent.Backend, exitReason(cmd), runErr)
+	}
+	if hit != "" {
+		// Whatever the run made of it, it worked with forks refused or
+		// processes killed: its result cannot be trusted. Not retried:
+		// the same agent on the same messages hits the same limit.
+		log.Warn("run hit its limits", "limits", limits.String(), "why", hit)
+		if runErr != nil {
+			return backend.Permanent(fmt.Errorf("%s: %w", hit, runErr))
+		}
+		return backend.Permanent(errors.New(hit))
 	}
 	return runErr
 }
@@ -569,6 +609,9 @@ func (s *Supervisor) startProcess(p api.Plugin, use, dir string, env []string, c
 		err = start()
 	}
 	proc.group.started()
+	if err == nil {
+		proc.group.join(cmd.Process.Pid) // v1 cgroups (limits_linux.go), before it runs anything
+	}
 	if err != nil {
 		proc.stop()
 		return nil, fmt.Errorf("start %s plugin: %w", p.Name, handshakeError(err, plugin.StartTimeout))
@@ -644,7 +687,9 @@ func (s *Supervisor) prepare(ctx context.Context, agent store.Agent, runID, toke
 			rs.cleanup()
 		}
 	}()
-	if rs.config, err = json.Marshal(agent.Config); err != nil {
+	sent := agent.Config
+	sent.Limits = nil // the daemon's to enforce, not the backend's to read
+	if rs.config, err = json.Marshal(sent); err != nil {
 		return rs, backend.Permanent(fmt.Errorf("%s: %w", key, err))
 	}
 	rs.token = token

@@ -42,6 +42,9 @@ type AgentConfig struct {
 	// Approvals are the agent's actions that wait for a person's
 	// approval; nil: none.
 	Approvals *ApprovalPolicy
+	// Limits are what one of the agent's runs may use (processes and
+	// threads, memory, CPU), over the daemon's --run-limits; nil: those.
+	Limits *RunLimits
 	// Extra holds every other key, each a JSON value, for the backend.
 	Extra map[string]json.RawMessage
 }
@@ -166,10 +169,11 @@ const (
 	keyProvider   = "provider"
 	keySandbox    = "sandbox"
 	keyApprovals  = "approvals"
+	keyLimits     = "limits"
 )
 
 // ConfigKeys are the keys AgentConfig has fields for, sorted.
-var ConfigKeys = []string{keyApprovals, keyEnv, keyMaxSteps, keyMCPServers, keyProvider, keySandbox, keyTimeout, keyTools}
+var ConfigKeys = []string{keyApprovals, keyEnv, keyLimits, keyMaxSteps, keyMCPServers, keyProvider, keySandbox, keyTimeout, keyTools}
 
 // envName is what a variable name in env may look like.
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
@@ -178,7 +182,7 @@ var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 // leave it out with `omitzero`.
 func (c AgentConfig) IsZero() bool {
 	return c.MaxSteps == 0 && c.Timeout == 0 && len(c.MCPServers) == 0 && len(c.Env) == 0 &&
-		c.Tools == nil && c.Provider == nil && c.Sandbox == nil && c.Approvals == nil && len(c.Extra) == 0
+		c.Tools == nil && c.Provider == nil && c.Sandbox == nil && c.Approvals == nil && c.Limits == nil && len(c.Extra) == 0
 }
 
 // MCPServerList is the agent's own MCP servers sorted by name, as a run
@@ -248,6 +252,9 @@ func (c AgentConfig) MarshalJSON() ([]byte, error) {
 	if c.Approvals != nil {
 		obj[keyApprovals] = c.Approvals
 	}
+	if c.Limits != nil {
+		obj[keyLimits] = c.Limits
+	}
 	return json.Marshal(obj)
 }
 
@@ -309,6 +316,13 @@ func ParseAgentConfig(raw []byte) (AgentConfig, error) {
 			return AgentConfig{}, fmt.Errorf("config approvals: %s: write {integrate: true, spawn: true, shell: [patterns], tools: [names], timeout: 30m}", strings.TrimPrefix(err.Error(), "json: "))
 		}
 		if err := c.Approvals.validate(); err != nil {
+			return AgentConfig{}, err
+		}
+	}
+	if v, ok := obj[keyLimits]; ok {
+		delete(obj, keyLimits)
+		c.Limits = &RunLimits{}
+		if err := json.Unmarshal(v, c.Limits); err != nil {
 			return AgentConfig{}, err
 		}
 	}
