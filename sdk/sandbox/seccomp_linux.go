@@ -26,8 +26,9 @@ import (
 //     any socket.
 //   - io_uring_setup, io_uring_enter, io_uring_register: IORING_OP_SOCKET
 //     opens a socket without socket(2), so an MPTCP or UDP socket made
-//     through a ring reached any local port (seen on this project's 6.18
-//     kernels). Docker's default profile refuses io_uring for the same
+//     through a ring reached any local port, and so did a plain TCP
+//     connect made through one, past Landlock's port rule (both seen on
+//     this project's 6.18 kernels). Docker's default profile refuses io_uring for the same
 //     reason, so git, go, node (libuv falls back to threads), python and
 //     the claude and codex CLIs are known to work without it.
 //   - socket(2) of any family but unix, netlink, IPv4 and IPv6: packet
