@@ -24,7 +24,8 @@ func attackLine(exe string, port int, names ...string) string {
 // daemon made a block device node for the root disk in its worktree. A
 // mock agent's shell steps run this test binary as the probe: io_uring
 // itself, TCP, Multipath TCP and UDP through a ring and through socket(2),
-// a raw socket, device nodes and typing into a terminal are refused,
+// a raw socket, an abstract unix socket of the test's, device nodes and
+// typing into a terminal are refused,
 // while a FIFO, a pseudo-terminal of its own, node and python, and the
 // run's own work and MCP calls succeed. It runs twice: in a process
 // started for the run and in a warm spare.
@@ -42,6 +43,7 @@ func TestE2ESandboxKernelAttacks(t *testing.T) {
 	c.startDaemon()
 	leakPort, canary := listenLeak(t)
 	udpPort, udpGot := listenUDP(t)
+	sandboxtest.ListenAbstract(t, uint16(leakPort))
 
 	const eperm, eacces = "operation not permitted", "permission denied"
 	want := map[string]string{
@@ -58,9 +60,10 @@ func TestE2ESandboxKernelAttacks(t *testing.T) {
 		"mkfifo":         "reached",
 		"pty":            "reached",
 		"tiocsti":        "refused: TIOCSTI: " + eperm,
+		"abstract-unix":  "refused: connect: " + eperm, // Landlock's scope keeps it inside the run
 	}
 	script := []map[string]any{
-		{"shell": attackLine(exe, leakPort, "io_uring", "io_uring-tcp", "io_uring-mptcp", "tcp", "mptcp", "raw")},
+		{"shell": attackLine(exe, leakPort, "io_uring", "io_uring-tcp", "io_uring-mptcp", "tcp", "mptcp", "raw", "abstract-unix")},
 		{"shell": attackLine(exe, udpPort, "io_uring-udp", "udp")},
 		{"shell": attackLine(exe, 0, "mknod-block", "mknod-char", "mkfifo", "pty", "tiocsti") + " && ls -l fifo"},
 		{"shell": "echo mine > mine.txt && cat mine.txt"},

@@ -49,8 +49,8 @@ func attack(t *testing.T, dir string, port uint16, names []string, start func(*e
 // A confined process is refused what Landlock alone let through on this
 // kernel: a socket made through io_uring (IORING_OP_SOCKET) that reached
 // a local port over Multipath TCP and UDP, Multipath TCP and raw sockets,
-// and a device node; every confined layer, a plugin's and a tool
-// command's. A FIFO and a pseudo-terminal of its own still work. The same
+// a device node, and an abstract unix socket outside the layer; every
+// confined layer, a plugin's and a tool command's. A FIFO and a pseudo-terminal of its own still work. The same
 // probe run unconfined reaches the ports, so the probe itself works.
 func TestConfinedProcessAttacks(t *testing.T) {
 	t.Parallel()
@@ -64,15 +64,16 @@ func TestConfinedProcessAttacks(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer udp.Close()
+	sandboxtest.ListenAbstract(t, port)
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	ringAttacks := []string{"io_uring", "io_uring-tcp", "io_uring-udp", "io_uring-mptcp"}
+	ringAttacks := []string{"io_uring", "io_uring-tcp", "io_uring-udp", "io_uring-mptcp", "abstract-unix"}
 
 	free := t.TempDir()
 	unconfined := attack(t, free, port, ringAttacks, (*exec.Cmd).Run)
-	for _, name := range []string{"io_uring", "io_uring-tcp", "io_uring-udp"} {
+	for _, name := range []string{"io_uring", "io_uring-tcp", "io_uring-udp", "abstract-unix"} {
 		if !strings.HasPrefix(unconfined[name], "reached") {
 			t.Fatalf("unconfined, the probe's %s does not work, so it proves nothing confined: %q", name, unconfined[name])
 		}
@@ -101,6 +102,7 @@ func TestConfinedProcessAttacks(t *testing.T) {
 		"mptcp": "refused: socket: " + eacces, "raw": "refused: socket: " + eacces, "tcp": "refused: connect: " + eacces,
 		"udp": "reached", "mknod-block": "refused: " + eperm, "mknod-char": "refused: " + eperm, "mkfifo": "reached",
 		"pty": "reached", "tiocsti": "refused: TIOCSTI: " + eperm,
+		"abstract-unix": "refused: connect: " + eperm, // Landlock's scope (ABI 6)
 	}
 	for _, name := range all {
 		if !strings.HasPrefix(got[name], want[name]) {

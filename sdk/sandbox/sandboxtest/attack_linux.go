@@ -30,6 +30,19 @@ var attacks = map[string]func(port uint16, dir string) (string, error){
 	"udp":            func(port uint16, _ string) (string, error) { return dial(unix.SOCK_DGRAM, 0, port) },
 	"tcp":            func(port uint16, _ string) (string, error) { return dial(unix.SOCK_STREAM, 0, port) },
 	"raw":            func(port uint16, _ string) (string, error) { return dial(unix.SOCK_RAW, unix.IPPROTO_UDP, port) },
+	// An abstract unix socket outside the layer (ListenAbstract).
+	"abstract-unix": func(port uint16, _ string) (string, error) {
+		fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			return "", fmt.Errorf("socket: %w", err)
+		}
+		defer unix.Close(fd)
+		name := AbstractName(port)
+		if err := unix.Connect(fd, &unix.SockaddrUnix{Name: name}); err != nil {
+			return "", fmt.Errorf("connect: %w", err)
+		}
+		return name, nil
+	},
 	// A block device node for the disk of the root directory.
 	"mknod-block": func(_ uint16, dir string) (string, error) {
 		var st unix.Stat_t

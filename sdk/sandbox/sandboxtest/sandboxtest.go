@@ -58,6 +58,30 @@ func Listen(t testing.TB) uint16 {
 	return uint16(l.Addr().(*net.TCPAddr).Port)
 }
 
+// AbstractName is the abstract unix socket the "abstract-unix" attack
+// connects to for port.
+func AbstractName(port uint16) string { return fmt.Sprintf("@agent-worker-sandboxtest-%d", port) }
+
+// ListenAbstract listens on AbstractName(port), outside any sandbox,
+// until the test ends.
+func ListenAbstract(t testing.TB, port uint16) {
+	t.Helper()
+	l, err := net.Listen("unix", AbstractName(port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() { // ends when the listener closes
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+}
+
 // Policy grants what a shell needs and writes in dir; the plugin may
 // reach port, its tool commands nothing.
 func Policy(dir string, port uint16) sandbox.Policy {
