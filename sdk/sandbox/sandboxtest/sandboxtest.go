@@ -1,7 +1,10 @@
 // Package sandboxtest helps a backend's tests try its tool commands in a
 // real sandbox: a skip where the kernel cannot confine, a TCP listener to
-// reach, a shell line that reaches it, and a policy that grants a shell
-// what it needs.
+// reach, a shell line that reaches it, a policy that grants a shell what
+// it needs, and a probe (Attack, MaybeAttack: a test binary run as a
+// confined command) that tries the ways around the sandbox the kernel
+// offers: io_uring sockets, Multipath TCP, UDP, raw sockets, device
+// nodes, typing into a terminal, abstract unix sockets.
 package sandboxtest
 
 import (
