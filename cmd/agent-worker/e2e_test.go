@@ -19,6 +19,7 @@ import (
 
 	"github.com/agent-worker/agent-worker/host/api"
 	"github.com/agent-worker/agent-worker/internal/testkit"
+	"github.com/agent-worker/agent-worker/sdk/sandbox/sandboxtest"
 )
 
 // binary is the agent-worker binary (the CLI and the daemon) and pluginsDir
@@ -28,6 +29,7 @@ import (
 var binary, pluginsDir, mockPlugin string
 
 func TestMain(m *testing.M) {
+	sandboxtest.MaybeAttack() // the probe a confined run starts (seccomp_e2e_test.go)
 	dir, err := buildBinaries()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

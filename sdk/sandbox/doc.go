@@ -1,7 +1,9 @@
 // Package sandbox is the run sandbox as both sides of the plugin boundary
 // see it: the Policy the daemon decides for a run and sends with it, the
 // kernel calls that enforce it (Linux Landlock: files by path, TCP by
-// port, signals and abstract sockets kept inside), and Explain, which
+// port, signals and abstract sockets kept inside; a seccomp filter
+// beside it for what gets around Landlock: io_uring, device nodes,
+// sockets it does not see), and Explain, which
 // turns a command's "Permission denied" into a transcript line naming the
 // path or port the policy left out.
 //

@@ -82,22 +82,42 @@ func rules(p Policy, net Net, files bool) []landlock.Rule {
 	return out
 }
 
+// Rights a writable path grants: a directory everything but making
+// device nodes (make-char, make-block: a root run made a node for the
+// root disk) and device ioctls; a file what applies to files. Every
+// right stays handled, so what is not granted is refused.
+const (
+	rwDir = ll.AccessFSExecute | ll.AccessFSWriteFile | ll.AccessFSReadFile | ll.AccessFSReadDir | ll.AccessFSRemoveDir |
+		ll.AccessFSRemoveFile | ll.AccessFSMakeDir | ll.AccessFSMakeReg | ll.AccessFSMakeSock | ll.AccessFSMakeFifo |
+		ll.AccessFSMakeSym | ll.AccessFSRefer | ll.AccessFSTruncate
+	rwFile = ll.AccessFSExecute | ll.AccessFSWriteFile | ll.AccessFSReadFile | ll.AccessFSTruncate
+)
+
+// terminals may also take device ioctls where written: isatty, the
+// window size, and making a pseudo-terminal (python's pty, script(1),
+// a CLI that runs commands in a pty) need terminal ioctls; a run started
+// without a terminal has none to reach. The two that type into a
+// terminal, TIOCSTI and TIOCLINUX, are refused by the seccomp filter.
+// Other devices (/dev/null, /dev/zero) need none.
+var terminals = []string{"/dev/tty", "/dev/ptmx", "/dev/pts"}
+
 func pathRule(path string, write bool) landlock.Rule {
 	fi, err := os.Stat(path)
 	isDir := err != nil || fi.IsDir()
 	var r landlock.FSRule
+	var ioctl landlock.AccessFSSet
+	if write && beneathAny(path, terminals) {
+		ioctl = ll.AccessFSIoctlDev
+	}
 	switch {
 	case write && isDir:
-		r = landlock.RWDirs(path).WithRefer()
+		r = landlock.PathAccess(rwDir|ioctl, path)
 	case write:
-		r = landlock.RWFiles(path)
+		r = landlock.PathAccess(rwFile|ioctl, path)
 	case isDir:
 		r = landlock.RODirs(path)
 	default:
 		r = landlock.ROFiles(path)
-	}
-	if write && fi != nil && fi.Mode()&os.ModeDevice != 0 {
-		r = r.WithIoctlDev()
 	}
 	return r.IgnoreIfMissing()
 }
@@ -138,10 +158,8 @@ func Restrict(p Policy) error {
 	if err := ll.AllThreadsLandlockRestrictSelf(fd, flags); err != nil {
 		return fmt.Errorf("sandbox: restrict: %w", err)
 	}
-	if !p.Net.All {
-		if err := filterNet(p.Net, true); err != nil {
-			return fmt.Errorf("sandbox: seccomp: %w", err)
-		}
+	if err := filter(p.Net, true); err != nil {
+		return fmt.Errorf("sandbox: seccomp: %w", err)
 	}
 	return nil
 }
@@ -162,10 +180,8 @@ func restrictThread(c landlock.Config, rs []landlock.Rule, net Net) error {
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("sandbox: no_new_privs: %w", err)
 	}
-	if !net.All {
-		if err := filterNet(net, false); err != nil {
-			return fmt.Errorf("sandbox: seccomp: %w", err)
-		}
+	if err := filter(net, false); err != nil {
+		return fmt.Errorf("sandbox: seccomp: %w", err)
 	}
 	if err := ll.LandlockRestrictSelf(fd, flags); err != nil {
 		return fmt.Errorf("sandbox: restrict: %w", err)

@@ -1,7 +1,10 @@
 // Package sandboxtest helps a backend's tests try its tool commands in a
 // real sandbox: a skip where the kernel cannot confine, a TCP listener to
-// reach, a shell line that reaches it, and a policy that grants a shell
-// what it needs.
+// reach, a shell line that reaches it, a policy that grants a shell what
+// it needs, and a probe (Attack, MaybeAttack: a test binary run as a
+// confined command) that tries the ways around the sandbox the kernel
+// offers: io_uring sockets, Multipath TCP, UDP, raw sockets, device
+// nodes, typing into a terminal, abstract unix sockets.
 package sandboxtest
 
 import (
@@ -56,6 +59,30 @@ func Listen(t testing.TB) uint16 {
 		}
 	}()
 	return uint16(l.Addr().(*net.TCPAddr).Port)
+}
+
+// AbstractName is the abstract unix socket the "abstract-unix" attack
+// connects to for port.
+func AbstractName(port uint16) string { return fmt.Sprintf("@agent-worker-sandboxtest-%d", port) }
+
+// ListenAbstract listens on AbstractName(port), outside any sandbox,
+// until the test ends.
+func ListenAbstract(t testing.TB, port uint16) {
+	t.Helper()
+	l, err := net.Listen("unix", AbstractName(port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() { // ends when the listener closes
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
 }
 
 // Policy grants what a shell needs and writes in dir; the plugin may
