@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
@@ -84,39 +85,50 @@ func (e *PinError) Error() string {
 }
 
 // ClientTLS is the TLS configuration that talks to the daemon d describes:
-// nil when it serves plain HTTP. A self-signed certificate is verified by
-// its fingerprint alone (no authority could vouch for it); a user's
-// certificate by the system's roots under its ServerName, and by its
-// fingerprint too when one is pinned.
+// nil when it serves plain HTTP. Without a pinned fingerprint the
+// certificate is verified the usual way, by the system's roots; with one,
+// it must have that fingerprint, and a certificate an authority signed
+// (a user's, not the self-signed one of --tls auto, which no authority
+// vouches for) must verify the usual way too.
 func ClientTLS(d DaemonInfo) *tls.Config {
 	if d.Scheme != "https" {
 		return nil
 	}
 	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
 	var pin string
-	selfSigned := false
 	if d.TLS != nil {
-		pin, selfSigned = d.TLS.Fingerprint, d.TLS.SelfSigned
-		cfg.ServerName = d.TLS.ServerName
+		pin, cfg.ServerName = d.TLS.Fingerprint, d.TLS.ServerName
 	}
 	if pin == "" {
-		return cfg // plain verification by the system's roots
+		return cfg
 	}
-	if selfSigned {
-		// The fingerprint is the whole check: the chain and the name are
-		// those the daemon made for itself.
-		cfg.InsecureSkipVerify = true
-	}
+	// The standard check is made below, after the pin, where a
+	// self-signed certificate can be told apart.
+	cfg.InsecureSkipVerify = true
 	cfg.VerifyConnection = func(cs tls.ConnectionState) error {
 		if len(cs.PeerCertificates) == 0 {
 			return &PinError{Got: "none", Want: pin}
 		}
-		if got := Fingerprint(cs.PeerCertificates[0].Raw); got != pin {
+		leaf := cs.PeerCertificates[0]
+		if got := Fingerprint(leaf.Raw); got != pin {
 			return &PinError{Got: got, Want: pin}
 		}
-		return nil
+		if selfSigned(leaf) {
+			return nil // the pin names exactly this certificate
+		}
+		inter := x509.NewCertPool()
+		for _, c := range cs.PeerCertificates[1:] {
+			inter.AddCert(c)
+		}
+		_, err := leaf.Verify(x509.VerifyOptions{DNSName: cs.ServerName, Intermediates: inter})
+		return err
 	}
 	return cfg
+}
+
+// selfSigned reports whether c is its own issuer, signed by its own key.
+func selfSigned(c *x509.Certificate) bool {
+	return bytes.Equal(c.RawIssuer, c.RawSubject) && c.CheckSignature(c.SignatureAlgorithm, c.RawTBSCertificate, c.Signature) == nil
 }
 
 // tlsError turns a failed TLS handshake into an error that says what to
