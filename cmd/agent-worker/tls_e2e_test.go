@@ -245,3 +245,73 @@ func (c *cli) runEnv(env []string, args ...string) result {
 	}
 	return result{cmd.ProcessState.ExitCode(), out.String(), errb.String()}
 }
+
+// Two cluster members with --tls auto each serve the CLI and MCP over
+// https with a certificate of their own (each key stays in its home):
+// they publish https addresses, and a client pinned to one member's
+// certificate is refused by the other.
+func TestE2EClusterTLS(t *testing.T) {
+	ms, _ := startCluster(t, 2, "AGENT_WORKER_TLS=auto")
+	var infos [2]api.DaemonInfo
+	for i, m := range ms {
+		d, err := api.ReadDaemonInfo(m.home)
+		if err != nil || d.Scheme != "https" || d.TLS == nil {
+			t.Fatalf("member %d daemon.json = %+v, %v; want https", i, d, err)
+		}
+		infos[i] = d
+	}
+	if infos[0].TLS.Fingerprint == infos[1].TLS.Fingerprint {
+		t.Errorf("both members serve the certificate %s; want one each", infos[0].TLS.Fingerprint)
+	}
+	status := ms[0].ok("status")
+	for i, d := range infos {
+		if !strings.Contains(status, "https://127.0.0.1:"+strconv.Itoa(d.Port)) {
+			t.Errorf("status of member 0 does not list member %d at https://127.0.0.1:%d:\n%s", i, d.Port, status)
+		}
+	}
+
+	// The CLI over https on both; a run started through one reaches MCP.
+	script, _ := json.Marshal(map[string]any{"script": []map[string]any{
+		{"tool": "channel_send", "args": map[string]any{"message": "hello from a member's run"}}, {"result": "sent"}}})
+	ms[0].ok("new", "carol", "--backend", "mock", "--config", string(script))
+	if out := ms[1].ok("ask", "carol", "go"); !strings.Contains(out, "sent") {
+		t.Errorf("ask through member 1 = %q", out)
+	}
+	ms[1].waitFor("carol's message", func() bool { return strings.Contains(ms[0].ok("peek"), "[carol] hello from a member's run") })
+
+	// An outside MCP client of member 1, pinned to its certificate.
+	ms[1].ok("new", "me", "--backend", "external")
+	var cfg api.MCPConfig
+	if err := json.Unmarshal([]byte(ms[1].ok("mcp-config", "me", "--json")), &cfg); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.URL != infos[1].URL()+"/mcp" || cfg.TLS == nil || cfg.TLS.Fingerprint != infos[1].TLS.Fingerprint {
+		t.Fatalf("member 1's mcp-config = %+v; want its https URL and fingerprint", cfg)
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "outside", Version: "1"}, nil)
+	sess, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: cfg.URL,
+		HTTPClient: pinnedHTTP(infos[1], map[string]string{"Authorization": "Bearer " + cfg.Token})}, nil)
+	if err != nil {
+		t.Fatalf("MCP over https to member 1: %v", err)
+	}
+	res, err := sess.CallTool(context.Background(), &mcp.CallToolParams{Name: "channel_send", Arguments: map[string]any{"message": "hi member 1"}})
+	sess.Close()
+	if err != nil || res.IsError {
+		t.Fatalf("channel_send: %v %+v", err, res)
+	}
+	if out := ms[0].ok("peek"); !strings.Contains(out, "[me] hi member 1") {
+		t.Errorf("peek through member 0 = %q", out)
+	}
+
+	// A client pinned to member 0's certificate does not accept member 1.
+	elsewhere := newCLI(t)
+	env := func(d api.DaemonInfo, pin string) []string {
+		return []string{"AGENT_WORKER_URL=" + d.URL(), "AGENT_WORKER_TOKEN=" + d.Token, "AGENT_WORKER_TLS_FINGERPRINT=" + pin}
+	}
+	if r := elsewhere.runEnv(env(infos[1], infos[1].TLS.Fingerprint), "list"); r.code != 0 || !strings.Contains(r.stdout, "carol") {
+		t.Errorf("list through member 1 with its pin: exit %d, %s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := elsewhere.runEnv(env(infos[1], infos[0].TLS.Fingerprint), "list"); r.code != api.ExitError || !strings.Contains(r.stderr, "not the pinned") {
+		t.Errorf("list through member 1 pinned to member 0's certificate: exit %d, stderr %q; want refused", r.code, r.stderr)
+	}
+}
