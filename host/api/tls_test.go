@@ -2,8 +2,14 @@ package api
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
 	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/pem"
+	"math/big"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -13,16 +19,24 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // tlsDaemon is a TLS server answering /health like a daemon, and the
-// daemon.json a client would read for it (host, port, scheme).
-func tlsDaemon(t *testing.T) (*httptest.Server, DaemonInfo) {
+// daemon.json a client would read for it (host, port, scheme). Its
+// certificate is httptest's (the same for every server), or with own a
+// fresh self-signed one that no roots hold: the system's roots are loaded
+// once per process, and one test puts httptest's among them.
+func tlsDaemon(t *testing.T, own ...bool) (*httptest.Server, DaemonInfo) {
 	t.Helper()
-	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Write([]byte(`{"status":"ok"}`))
 	}))
+	if len(own) > 0 && own[0] {
+		srv.TLS = &tls.Config{Certificates: []tls.Certificate{selfSignedCert(t)}}
+	}
+	srv.StartTLS()
 	t.Cleanup(srv.Close)
 	u, _ := url.Parse(srv.URL)
 	port, _ := strconv.Atoi(u.Port())
@@ -35,7 +49,7 @@ func tlsDaemon(t *testing.T) (*httptest.Server, DaemonInfo) {
 // daemon because another server answered).
 func TestClientPinsTheDaemonsCertificate(t *testing.T) {
 	t.Parallel()
-	srv, d := tlsDaemon(t)
+	srv, d := tlsDaemon(t, true)
 	right := Fingerprint(srv.Certificate().Raw)
 	wrong := Fingerprint([]byte("another certificate"))
 
@@ -60,7 +74,7 @@ func TestClientPinsTheDaemonsCertificate(t *testing.T) {
 // refuses it and says how to pin it.
 func TestClientRefusesAnUnpinnedSelfSignedDaemon(t *testing.T) {
 	t.Parallel()
-	_, d := tlsDaemon(t)
+	_, d := tlsDaemon(t, true)
 	_, err := NewClient(d).Health(context.Background())
 	if ErrorCode(err) != CodePermission || !strings.Contains(err.Error(), "AGENT_WORKER_TLS_FINGERPRINT") {
 		t.Fatalf("health without a pin = %v; want a permission error naming AGENT_WORKER_TLS_FINGERPRINT", err)
@@ -129,4 +143,23 @@ func TestParseFingerprint(t *testing.T) {
 			t.Errorf("ParseFingerprint(%q) = %v; want invalid", in, err)
 		}
 	}
+}
+
+// selfSignedCert is a new ECDSA certificate for 127.0.0.1 signed by its
+// own key, not a CA, as --tls auto makes them.
+func selfSignedCert(t *testing.T) tls.Certificate {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test daemon"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), BasicConstraintsValid: true,
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
 }
