@@ -87,7 +87,7 @@ func (h *Host) joinCluster(ctx context.Context) error {
 		runTimeout = plugins.DefaultRunTimeout
 	}
 	m, err := cluster.Join(ctx, cluster.Config{
-		DB: h.db, ID: h.memberID, Address: h.ln.Addr().String(), Bus: &h.team.Bus, Log: h.log.Named("cluster"),
+		DB: h.db, ID: h.memberID, Address: h.advertised(), Bus: &h.team.Bus, Log: h.log.Named("cluster"),
 		Workers: workers, Attempts: attempts, RescueAfter: runTimeout + time.Minute,
 		Turn: h.sched.Turn, RetryDelay: h.sched.RetryDelay,
 		KillOrphan: func(w store.Worker) { plugins.KillLeftover(w, h.log) },

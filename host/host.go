@@ -19,6 +19,7 @@ import (
 
 	"github.com/agent-worker/agent-worker/host/agents"
 	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/certs"
 	"github.com/agent-worker/agent-worker/host/cluster"
 	"github.com/agent-worker/agent-worker/host/console"
 	"github.com/agent-worker/agent-worker/host/httpapi"
@@ -57,9 +58,13 @@ type Config struct {
 	// Listen is host:port for the HTTP API; port 0 picks a free port.
 	Listen string
 	// AllowRemote lets Listen be an address other hosts can reach. The API
-	// gives whoever holds the token full control and is not encrypted, so
-	// it must be asked for.
+	// gives whoever holds the token full control, so it must be asked for,
+	// with TLS or with InsecureHTTP.
 	AllowRemote bool
+	// TLS is --tls auto or --tls-cert/--tls-key: the API over HTTPS.
+	TLS TLSConfig
+	// InsecureHTTP lets AllowRemote serve plain HTTP (--insecure-http).
+	InsecureHTTP bool
 	// DefaultModel is the model of an sdk agent created without one
 	// (default DefaultModel).
 	DefaultModel string
@@ -152,6 +157,12 @@ type Host struct {
 	member   *cluster.Member
 	memberID string
 
+	// cert is the API's TLS certificate (nil: plain HTTP); runsLn and
+	// runsSrv are then the loopback listener runs reach /mcp on.
+	cert    *certs.Cert
+	runsLn  net.Listener
+	runsSrv *http.Server
+
 	stopOnce sync.Once
 	stop     chan struct{} // closed by POST /shutdown
 
@@ -178,11 +189,8 @@ func New(cfg Config) (_ *Host, err error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	if remote := reachableFromOutside(cfg.Listen); remote && !cfg.AllowRemote {
-		return nil, api.Errorf(api.CodeInvalid, "--listen %s is reachable from other machines, and the API gives whoever has the daemon's token full control "+
-			"(agents run commands on this machine) over unencrypted HTTP: listen on 127.0.0.1, or add --allow-remote if this network is trusted or a TLS proxy fronts it", cfg.Listen)
-	} else if remote {
-		cfg.Logger.Warn("the HTTP API is reachable from other machines (--allow-remote): whoever has the token controls the daemon and the traffic is not encrypted; put it behind TLS or a trusted network", "listen", cfg.Listen)
+	if err := checkListen(cfg); err != nil {
+		return nil, err
 	}
 	home, err := filepath.Abs(cfg.Home)
 	if err != nil {
@@ -204,6 +212,9 @@ func New(cfg Config) (_ *Host, err error) {
 		return nil, err
 	}
 	if h.lock, err = lockHome(home); err != nil {
+		return nil, err
+	}
+	if err := h.loadCert(); err != nil { // under the lock: one daemon makes the home's certificate
 		return nil, err
 	}
 	if old, err := api.ReadDaemonInfo(home); err == nil {
@@ -278,6 +289,12 @@ func New(cfg Config) (_ *Host, err error) {
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          httpLog.StandardLogger(&hclog.StandardLoggerOptions{ForceLevel: hclog.Warn}),
 	}
+	if h.cert != nil {
+		h.srv.TLSConfig = h.cert.ServerConfig()
+	}
+	if err := h.listenForRuns(handler, httpLog); err != nil {
+		return nil, err
+	}
 	return h, nil
 }
 
@@ -322,7 +339,7 @@ func (h *Host) buildParts(ctx context.Context) error {
 	if h.cfg.Supervisor.MaxRuns <= 0 {
 		h.cfg.Supervisor.MaxRuns = scheduler.DefaultMaxConcurrent()
 	}
-	h.sup = plugins.NewSupervisor(h.db, h.catalog, h.cfg.Home, h.cfg.RuntimeDir, func() string { return h.Info().URL() + "/mcp" }, h.cfg.Supervisor, h.log.Named("supervisor"))
+	h.sup = plugins.NewSupervisor(h.db, h.catalog, h.cfg.Home, h.cfg.RuntimeDir, h.runsMCPURL, h.cfg.Supervisor, h.log.Named("supervisor"))
 	h.mcp.Runs = h.sup // a gated call's run waits for approval with its timeouts stopped
 	if err := h.sup.Reap(ctx); err != nil {
 		return fmt.Errorf("reap workers: %w", err)
@@ -462,10 +479,10 @@ func (h *Host) Info() api.DaemonInfo {
 			ip = net.IPv6loopback // an IPv6-only socket
 		}
 	}
-	return api.DaemonInfo{
+	return h.withTLS(api.DaemonInfo{
 		PID: os.Getpid(), Host: ip.String(), Port: a.Port, Token: h.token,
 		StartedAt: h.startedAt.UTC(), Version: api.Version,
-	}
+	})
 }
 
 // Run publishes daemon.json and serves the HTTP API until ctx is done or a
@@ -521,9 +538,12 @@ func (h *Host) Run(ctx context.Context) error {
 		}
 	})
 
-	serveErr := make(chan error, 1)
-	go func() { serveErr <- h.srv.Serve(h.ln) }()
-	h.log.Info("daemon ready", "listen", h.ln.Addr().String(), "home", h.cfg.Home, "pid", os.Getpid())
+	serveErr := make(chan error, 2)
+	go func() { serveErr <- h.serve() }()
+	if h.runsSrv != nil {
+		go func() { serveErr <- h.runsSrv.Serve(h.runsLn) }()
+	}
+	h.log.Info("daemon ready", "listen", h.ln.Addr().String(), "url", h.Info().URL(), "home", h.cfg.Home, "pid", os.Getpid())
 
 	var err error
 	select {
@@ -538,6 +558,11 @@ func (h *Host) Run(ctx context.Context) error {
 	defer cancel()
 	if serr := h.srv.Shutdown(sctx); serr != nil && !errors.Is(serr, http.ErrServerClosed) {
 		h.log.Warn("http shutdown", "error", serr)
+	}
+	if h.runsSrv != nil {
+		if serr := h.runsSrv.Shutdown(sctx); serr != nil && !errors.Is(serr, http.ErrServerClosed) {
+			h.log.Warn("http shutdown (runs' listener)", "error", serr)
+		}
 	}
 	return err
 }
@@ -562,6 +587,9 @@ func (h *Host) Close() error {
 		var errs []error
 		if h.ln != nil {
 			_ = h.ln.Close() // already closed after Run
+		}
+		if h.runsLn != nil {
+			_ = h.runsLn.Close()
 		}
 		if h.endLife != nil {
 			h.endLife()

@@ -63,9 +63,9 @@ func TestListenBeyondLoopbackNeedsAllowRemote(t *testing.T) {
 	if api.ErrorCode(err) != api.CodeInvalid || !strings.Contains(err.Error(), "--allow-remote") || !strings.Contains(err.Error(), "full control") {
 		t.Fatalf("New on 0.0.0.0 without AllowRemote = %v; want an invalid error naming --allow-remote and why", err)
 	}
-	th := startHostWith(t, Config{Home: t.TempDir(), Listen: "0.0.0.0:0", AllowRemote: true})
+	th := startHostWith(t, Config{Home: t.TempDir(), Listen: "0.0.0.0:0", AllowRemote: true, InsecureHTTP: true})
 	if _, err := th.client().Health(context.Background()); err != nil {
-		t.Errorf("daemon with --allow-remote: %v", err)
+		t.Errorf("daemon with --allow-remote --insecure-http: %v", err)
 	}
 	if got := th.Info().Host; got != "127.0.0.1" {
 		t.Errorf("daemon.json host = %q, want local clients (and runs) to use 127.0.0.1", got)

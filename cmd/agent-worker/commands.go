@@ -44,7 +44,14 @@ func statusCmd(e *env) *ffcli.Command {
 				}{true, h})
 			}
 			up := time.Duration(h.UptimeMS) * time.Millisecond
-			e.printf("daemon:    running, pid %d, http://%s, up %s, %s\n", h.PID, h.Listen, up.Round(time.Second), h.Version)
+			scheme := "http://"
+			if h.TLS != nil {
+				scheme = "https://"
+			}
+			e.printf("daemon:    running, pid %d, %s%s, up %s, %s\n", h.PID, scheme, h.Listen, up.Round(time.Second), h.Version)
+			if h.TLS != nil {
+				e.printf("tls:       %s\n", tlsLine(h.TLS))
+			}
 			e.printf("home:      %s\n", h.Home)
 			e.printf("agents:    %d\n", h.Counts.Agents)
 			tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
@@ -87,7 +94,7 @@ func statusCmd(e *env) *ffcli.Command {
 						state = "not responding"
 					}
 					age := time.Duration(m.HeartbeatAgeMS) * time.Millisecond
-					fmt.Fprintf(tw, "  %s\t%s\thttp://%s\tpid %d\t%s\theartbeat %s ago\n", m.ID, m.Host, m.Address, m.PID, state, age.Round(100*time.Millisecond))
+					fmt.Fprintf(tw, "  %s\t%s\t%s\tpid %d\t%s\theartbeat %s ago\n", m.ID, m.Host, memberURL(m.Address), m.PID, state, age.Round(100*time.Millisecond))
 				}
 				tw.Flush()
 			}
@@ -107,6 +114,25 @@ func statusCmd(e *env) *ffcli.Command {
 			}
 			return nil
 		})
+}
+
+// tlsLine is status's account of the API's certificate: the fingerprint
+// a client on another machine pins.
+func tlsLine(t *api.TLSInfo) string {
+	kind := "certificate " + t.CertFile
+	if t.SelfSigned {
+		kind = "self-signed (--tls auto), " + t.CertFile
+	}
+	return "sha256 " + t.Fingerprint + ", " + kind + ", expires " + t.NotAfter.Local().Format(time.DateOnly)
+}
+
+// memberURL is a cluster member's address as a URL: members with TLS
+// publish one, the others host:port.
+func memberURL(addr string) string {
+	if strings.Contains(addr, "://") {
+		return addr
+	}
+	return "http://" + addr
 }
 
 // storeLine is status's one-line account of the database file.

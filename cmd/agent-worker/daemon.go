@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"flag"
+	"fmt"
 	"os"
 	"os/signal"
 	"strings"
@@ -39,7 +40,11 @@ func daemonCmd(e *env) *ffcli.Command {
 	fs.StringVar(&cfg.Store, "store", "", "where state is kept: a postgres:// URL shared by the daemons of a cluster (default: the SQLite file in --home)")
 	fs.BoolVar(&cfg.CheckStore, "check-store", false, "check the whole SQLite file (integrity_check: every index against its table) before starting; every start runs the quicker quick_check, and a damaged file is refused either way")
 	fs.StringVar(&cfg.Listen, "listen", host.DefaultListen, "address of the HTTP API; port 0 picks a free port")
-	fs.BoolVar(&cfg.AllowRemote, "allow-remote", false, "allow a --listen address other machines can reach (the API is plain HTTP and the token gives full control)")
+	fs.BoolVar(&cfg.AllowRemote, "allow-remote", false, "allow a --listen address other machines can reach (the token gives full control): needs --tls auto, --tls-cert/--tls-key or --insecure-http")
+	fs.Var(tlsFlag{&cfg.TLS}, "tls", "auto: serve HTTPS with a self-signed certificate kept in the home, which clients pin by its fingerprint (status shows it); off: plain HTTP")
+	fs.StringVar(&cfg.TLS.CertFile, "tls-cert", "", "serve HTTPS with this certificate (PEM; intermediates after it), verified by clients the usual way")
+	fs.StringVar(&cfg.TLS.KeyFile, "tls-key", "", "the private key of --tls-cert (PEM)")
+	fs.BoolVar(&cfg.InsecureHTTP, "insecure-http", false, "let --allow-remote serve plain HTTP (a trusted network, or a TLS proxy in front)")
 	fs.StringVar(&cfg.DefaultModel, "default-model", host.DefaultModel, "model of an sdk agent created without --model")
 	fs.Var(&pluginDirs, "plugins-dir", "extra directory searched for plugins first (repeatable)")
 	fs.StringVar(&logLevel, "log-level", "info", "trace, debug, info, warn or error")
@@ -57,14 +62,21 @@ func daemonCmd(e *env) *ffcli.Command {
 	fs.String("config", "", "YAML file with any of these flags (flags and AGENT_WORKER_* env vars win)")
 	return &ffcli.Command{
 		Name:       "daemon",
-		ShortUsage: "agent-worker daemon [--listen 127.0.0.1:5099 [--allow-remote]] [--home DIR] [--store postgres://…] [--check-store] [--plugins-dir DIR] [--default-model M] [--spares N|backend=N,...] [--sandbox auto|required|off] [--notify-config FILE] [--config FILE]",
+		ShortUsage: "agent-worker daemon [--listen 127.0.0.1:5099 [--allow-remote]] [--tls auto | --tls-cert F --tls-key F | --insecure-http] [--home DIR] [--store postgres://…] [--check-store] [--plugins-dir DIR] [--default-model M] [--spares N|backend=N,...] [--sandbox auto|required|off] [--notify-config FILE] [--config FILE]",
 		ShortHelp:  "run the daemon in the foreground",
 		LongHelp: `Runs the daemon until SIGINT/SIGTERM or ` + "`agent-worker stop --all`" + `.
 Other commands start it on their own when it is not running; run it by hand
 to watch its log or to choose its address. It writes daemon.json (mode 0600)
 to the home so clients can find it, and only one daemon runs per home.
 It listens on loopback only unless --allow-remote is given: whoever has
-the token controls the daemon, and the API is plain HTTP.
+the token controls the daemon, so other machines are let in only over
+HTTPS (--tls auto, or --tls-cert and --tls-key) unless --insecure-http
+says the network is trusted. With --tls auto the daemon makes a
+self-signed certificate once (kept in the home's tls/ folder) and the CLI
+pins its fingerprint from daemon.json; elsewhere, set AGENT_WORKER_URL to
+its https:// address and AGENT_WORKER_TLS_FINGERPRINT to the fingerprint
+` + "`agent-worker status`" + ` shows. Runs reach the MCP server on a loopback-only
+plain HTTP port of their own.
 It refuses to start on a damaged SQLite file (PRAGMA quick_check at every
 start, integrity_check with --check-store), naming the file and how to
 restore it: see ` + "`agent-worker backup --help`" + `.`,
@@ -141,6 +153,28 @@ func (f runLimitsFlag) Set(v string) error {
 		return err
 	}
 	*f.dst = l
+	return nil
+}
+
+// tlsFlag is --tls: auto (a self-signed certificate) or off.
+type tlsFlag struct{ dst *host.TLSConfig }
+
+func (f tlsFlag) String() string {
+	if f.dst != nil && f.dst.Auto {
+		return "auto"
+	}
+	return "off"
+}
+
+func (f tlsFlag) Set(v string) error {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "auto":
+		f.dst.Auto = true
+	case "off", "":
+		f.dst.Auto = false
+	default:
+		return fmt.Errorf("unknown --tls %q: use auto (a self-signed certificate kept in the home) or off; for your own certificate give --tls-cert and --tls-key", v)
+	}
 	return nil
 }
 

@@ -31,10 +31,11 @@ var errNotRunning = api.Errorf(api.CodeUnreachable, "no daemon running: start on
 //
 // AGENT_WORKER_URL (with AGENT_WORKER_TOKEN) names a daemon directly
 // instead: any member of a cluster, or a daemon on another machine. It is
-// never started from here.
+// never started from here. Over https, AGENT_WORKER_TLS_FINGERPRINT pins
+// its certificate (a daemon with --tls auto has no other proof).
 func (e *env) connect(ctx context.Context, start bool) (*api.Client, error) {
 	if raw := os.Getenv("AGENT_WORKER_URL"); raw != "" {
-		d, err := remoteDaemon(raw, os.Getenv("AGENT_WORKER_TOKEN"))
+		d, err := remoteDaemon(raw, os.Getenv("AGENT_WORKER_TOKEN"), os.Getenv("AGENT_WORKER_TLS_FINGERPRINT"))
 		if err != nil {
 			return nil, err
 		}
@@ -159,12 +160,24 @@ func lastLogLine(path string, offset int64) string {
 	return last
 }
 
-// remoteDaemon is the daemon AGENT_WORKER_URL names (http://host:port),
-// with its token.
-func remoteDaemon(raw, token string) (api.DaemonInfo, error) {
+// remoteDaemon is the daemon AGENT_WORKER_URL names (http://host:port or
+// https://host:port), with its token and, over https, the fingerprint
+// its certificate must have ("" to verify it by the system's roots).
+func remoteDaemon(raw, token, fingerprint string) (api.DaemonInfo, error) {
 	u, err := url.Parse(raw)
-	if err != nil || u.Scheme != "http" || u.Hostname() == "" || u.Port() == "" || (u.Path != "" && u.Path != "/") {
-		return api.DaemonInfo{}, usagef("AGENT_WORKER_URL=%q: give the daemon's address as http://host:port", raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" || u.Port() == "" || (u.Path != "" && u.Path != "/") {
+		return api.DaemonInfo{}, usagef("AGENT_WORKER_URL=%q: give the daemon's address as https://host:port (or http://host:port)", raw)
+	}
+	var tlsInfo *api.TLSInfo
+	switch {
+	case fingerprint != "" && u.Scheme != "https":
+		return api.DaemonInfo{}, usagef("AGENT_WORKER_TLS_FINGERPRINT is set but AGENT_WORKER_URL=%q is not https: a certificate is pinned only over https", raw)
+	case fingerprint != "":
+		fp, err := api.ParseFingerprint(fingerprint)
+		if err != nil {
+			return api.DaemonInfo{}, usagef("AGENT_WORKER_TLS_FINGERPRINT: %v", err)
+		}
+		tlsInfo = &api.TLSInfo{Fingerprint: fp}
 	}
 	if token == "" {
 		return api.DaemonInfo{}, usagef("AGENT_WORKER_URL is set but AGENT_WORKER_TOKEN is not: give the daemon's token (the token in its daemon.json; every member of a cluster has the same)")
@@ -173,5 +186,9 @@ func remoteDaemon(raw, token string) (api.DaemonInfo, error) {
 	if err != nil {
 		return api.DaemonInfo{}, usagef("AGENT_WORKER_URL=%q: bad port", raw)
 	}
-	return api.DaemonInfo{Host: u.Hostname(), Port: port, Token: token}, nil
+	d := api.DaemonInfo{Host: u.Hostname(), Port: port, Token: token, TLS: tlsInfo}
+	if u.Scheme == "https" {
+		d.Scheme = "https"
+	}
+	return d, nil
 }

@@ -176,7 +176,7 @@ func (e *env) gatherFacts(ctx context.Context, cfg host.Config) doctorFacts {
 	var found bool
 	if raw := os.Getenv("AGENT_WORKER_URL"); raw != "" {
 		var err error
-		if d, err = remoteDaemon(raw, os.Getenv("AGENT_WORKER_TOKEN")); err != nil {
+		if d, err = remoteDaemon(raw, os.Getenv("AGENT_WORKER_TOKEN"), os.Getenv("AGENT_WORKER_TLS_FINGERPRINT")); err != nil {
 			f.daemon, f.daemonErr = daemonSilent, err.Error()
 		} else {
 			found, f.remote = true, true

@@ -206,7 +206,7 @@ func TestE2EListenNeedsAllowRemote(t *testing.T) {
 	if _, err := api.ReadDaemonInfo(c.home); err == nil {
 		t.Fatalf("a daemon started on 0.0.0.0 without --allow-remote")
 	}
-	_, logPath := c.startDaemonWith(nil, "--listen", "0.0.0.0:0", "--allow-remote")
+	_, logPath := c.startDaemonWith(nil, "--listen", "0.0.0.0:0", "--allow-remote", "--insecure-http")
 	if log, err := os.ReadFile(logPath); err != nil || !strings.Contains(string(log), "reachable from other machines") {
 		t.Errorf("daemon with --allow-remote logged no warning (%v):\n%s", err, log)
 	}

@@ -395,6 +395,22 @@ func readContent(args []string, from string) (string, error) {
 	return "", usagef("missing content: give it as the last argument or with --from FILE")
 }
 
+// trustNote tells the user of an outside MCP client how it comes to trust
+// the daemon's certificate: a self-signed one's file is given to the
+// client's runtime (node's, or Codex's own variable), a user's is trusted
+// as its authority is.
+func trustNote(t *api.TLSInfo, format string) string {
+	if !t.SelfSigned {
+		return "the daemon serves HTTPS with its certificate (sha256 " + t.Fingerprint + "), verified by the client's usual roots"
+	}
+	how := "NODE_EXTRA_CA_CERTS=" + t.CertFile + " in the environment of Claude Code (or Cursor)"
+	if format == "codex" {
+		how = "CODEX_CA_CERTIFICATE=" + t.CertFile + " in Codex's environment"
+	}
+	return "the daemon's certificate is self-signed (sha256 " + t.Fingerprint + "): trust it with " + how +
+		" (on another machine, a copy of that file, checked against the fingerprint)"
+}
+
 func mcpConfigCmd(e *env) *ffcli.Command {
 	fs := flag.NewFlagSet("mcp-config", flag.ContinueOnError)
 	e.common(fs)
@@ -416,8 +432,15 @@ func mcpConfigCmd(e *env) *ffcli.Command {
 			if e.json {
 				return e.printJSON(cfg)
 			}
+			if cfg.TLS != nil && *format != "codex" {
+				// The config itself must stay valid JSON: the note goes to stderr.
+				fmt.Fprintf(e.stderr, "agent-worker: %s\n", trustNote(cfg.TLS, *format))
+			}
 			switch *format {
 			case "codex":
+				if cfg.TLS != nil {
+					e.printf("# %s\n", trustNote(cfg.TLS, "codex"))
+				}
 				e.printf("# ~/.codex/config.toml — then: export AGENT_WORKER_TOKEN=%s\n", cfg.Token)
 				e.printf("[mcp_servers.agent-worker]\nurl = %q\nbearer_token_env_var = \"AGENT_WORKER_TOKEN\"\ndefault_tools_approval_mode = \"approve\"\n", cfg.URL)
 				return nil

@@ -32,9 +32,10 @@ type Client struct {
 // DefaultTimeout bounds a request that is not a stream or a run.
 const DefaultTimeout = 60 * time.Second
 
-// NewClient returns a client for the daemon described by d.
+// NewClient returns a client for the daemon described by d; over HTTPS
+// it checks the daemon's certificate as ClientTLS says.
 func NewClient(d DaemonInfo) *Client {
-	return &Client{BaseURL: d.URL(), Token: d.Token, HTTP: &http.Client{Timeout: DefaultTimeout}}
+	return &Client{BaseURL: d.URL(), Token: d.Token, HTTP: newHTTPClient(d)}
 }
 
 // Health is GET /health.
@@ -172,8 +173,12 @@ func (c *Client) doWith(ctx context.Context, hc *http.Client, method, path strin
 	return nil
 }
 
-// unreachable is the error for a request no daemon answered.
+// unreachable is the error for a request no daemon answered, or whose
+// server the client refused (its TLS certificate).
 func unreachable(baseURL string, err error) error {
+	if terr := tlsError(baseURL, err); terr != nil {
+		return terr
+	}
 	return Errorf(CodeUnreachable, "no daemon answered at %s (%v): start it with `agent-worker daemon` or check `agent-worker status`", baseURL, err)
 }
 

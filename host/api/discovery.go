@@ -31,11 +31,20 @@ type DaemonInfo struct {
 	Token     string    `json:"token"`
 	StartedAt time.Time `json:"started_at"`
 	Version   string    `json:"version,omitempty"`
+	// Scheme is "https" when the daemon serves TLS (--tls); empty is
+	// plain HTTP.
+	Scheme string `json:"scheme,omitempty"`
+	// TLS is the certificate a client checks when Scheme is https.
+	TLS *TLSInfo `json:"tls,omitempty"`
 }
 
 // URL is the base URL of the daemon's HTTP API.
 func (d DaemonInfo) URL() string {
-	return "http://" + net.JoinHostPort(d.Host, strconv.Itoa(d.Port))
+	scheme := "http"
+	if d.Scheme == "https" {
+		scheme = "https"
+	}
+	return scheme + "://" + net.JoinHostPort(d.Host, strconv.Itoa(d.Port))
 }
 
 // DefaultHome is $AGENT_WORKER_HOME, else ~/.agent-worker.

@@ -172,6 +172,9 @@ type Health struct {
 	Sandbox SandboxInfo `json:"sandbox"`
 	// Processes is how everything a run starts ends with it.
 	Processes ProcessControl `json:"processes"`
+	// TLS is the certificate the API serves HTTPS with; absent on plain
+	// HTTP.
+	TLS *TLSInfo `json:"tls,omitempty"`
 }
 
 // Cluster is the daemons that share one store, as status shows them.
@@ -381,6 +384,9 @@ type MCPConfig struct {
 	Agent string `json:"agent"`
 	URL   string `json:"url"`
 	Token string `json:"token"`
+	// TLS is the daemon's certificate when URL is https: what the client
+	// must trust (a self-signed one's file) or pin.
+	TLS *TLSInfo `json:"tls,omitempty"`
 }
 
 // Plugin is one executable found in a plugins directory.

@@ -91,7 +91,7 @@ func (h *Server) health(ctx context.Context) (api.Health, error) {
 		StartedAt: h.startedAt.UTC(), UptimeMS: now.Sub(h.startedAt).Milliseconds(),
 		Counts: api.Counts{Agents: counts.Agents, Workflows: counts.Workflows, Messages: counts.Messages, Runs: counts.Runs},
 		Agents: agents, Workflows: wfs, Plugins: plugins, Problems: problems,
-		Workers: running, Store: storeHealth, Cluster: cluster, Sandbox: h.sandbox, Processes: h.processes,
+		Workers: running, Store: storeHealth, Cluster: cluster, Sandbox: h.sandbox, Processes: h.processes, TLS: h.info().TLS,
 	}, nil
 }
 

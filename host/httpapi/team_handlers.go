@@ -320,7 +320,8 @@ func (h *Server) handleMCPConfig(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	h.log.Named("mcp").Info("agent token minted", "agent", t.String())
-	writeJSON(w, http.StatusCreated, api.MCPConfig{Agent: t.Display(), URL: h.info().URL() + "/mcp", Token: token})
+	info := h.info()
+	writeJSON(w, http.StatusCreated, api.MCPConfig{Agent: t.Display(), URL: info.URL() + "/mcp", Token: token, TLS: info.TLS})
 	return nil
 }
 
