@@ -249,3 +249,77 @@ func TestMCPBodyLimits(t *testing.T) {
 	}
 }
 
+// A page of another site gets 403 from /mcp and the API; the daemon's own
+// address and requests without Origin pass.
+func TestMCPForeignOriginRefused(t *testing.T) {
+	t.Parallel()
+	th := startHost(t, t.TempDir())
+	alice, _ := twoAgents(t, th, "orig")
+	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	for origin, want := range map[string]int{
+		"https://evil.example": http.StatusForbidden,
+		"null":                 http.StatusForbidden,
+		"http://localhost:1":   http.StatusForbidden,
+		th.Info().URL():        http.StatusOK,
+		"":                     http.StatusOK,
+	} {
+		var extra []string
+		if origin != "" {
+			extra = []string{"Origin", origin}
+		}
+		if code, body := mcpRaw(t, "POST", alice.URL, alice.Token, "", initialize, extra...); code != want {
+			t.Errorf("initialize with Origin %q: %d %s, want %d", origin, code, body, want)
+		}
+	}
+	req, _ := http.NewRequest("POST", th.url("/send"), strings.NewReader(`{"target":"@orig","message":"hi"}`))
+	req.Header.Set("Authorization", "Bearer "+th.Token())
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Origin", "https://evil.example")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Errorf("POST /send from a foreign page: %d, want 403", resp.StatusCode)
+	}
+}
+
+// The API takes JSON only as application/json: text/plain, which a web
+// page may send anywhere without asking, and no type get 415.
+func TestAPIRefusesJSONOfAnotherType(t *testing.T) {
+	t.Parallel()
+	th := startHost(t, t.TempDir())
+	for ct, want := range map[string]int{
+		"text/plain":                        http.StatusUnsupportedMediaType,
+		"":                                  http.StatusUnsupportedMediaType,
+		"application/x-www-form-urlencoded": http.StatusUnsupportedMediaType,
+		"application/json; charset=utf-8":   http.StatusCreated,
+	} {
+		req, _ := http.NewRequest("POST", th.url("/send"), strings.NewReader(`{"target":"@global","message":"hi"}`))
+		req.Header.Set("Authorization", "Bearer "+th.Token())
+		if ct != "" {
+			req.Header.Set("Content-Type", ct)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var e api.Error
+		_ = json.NewDecoder(resp.Body).Decode(&e)
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("POST /send as %q: %d, want %d", ct, resp.StatusCode, want)
+		}
+		if want == http.StatusUnsupportedMediaType && (e.Code != api.CodeMediaType || !strings.Contains(e.Message, "Content-Type: application/json")) {
+			t.Errorf("POST /send as %q: error %+v, want one that names application/json", ct, e)
+		}
+	}
+	msgs, err := th.client().Peek(context.Background(), "@global", 10, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(msgs) != 1 {
+		t.Errorf("%d messages posted, want only the application/json one", len(msgs))
+	}
+}

@@ -110,7 +110,7 @@ func (h *Server) routes(log hclog.Logger) http.Handler {
 		top.Handle("/console/", h.console.Handler(mux))
 		top.Handle("POST /console/codes", h.requireToken(mux))
 	}
-	return logRequests(log, top)
+	return logRequests(log, sameOrigin(h.info, top))
 }
 
 // handlerFunc is an HTTP handler that reports failure by returning an error,
@@ -173,6 +173,9 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // decodeJSON reads exactly one JSON object of bounded size into v and
 // rejects unknown fields, so a typo in a client is an error, not a default.
 func decodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
+	if err := checkJSONType(r); err != nil {
+		return err
+	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
 	if err != nil {
 		return err
