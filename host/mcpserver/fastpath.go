@@ -46,8 +46,12 @@ type fastSessions struct {
 
 	// mu guards calls: the cancel of each fast call in flight.
 	mu    sync.Mutex
-	calls map[fastCallID]context.CancelFunc
+	calls map[fastCallID]*fastCallCancel
 }
+
+// fastCallCancel ends one fast call; a pointer, so that a call whose id
+// a client reused while it ran removes only its own entry.
+type fastCallCancel struct{ cancel context.CancelFunc }
 
 // fastCallID names a call in flight: its session and request id.
 type fastCallID struct{ session, request string }
@@ -80,16 +84,18 @@ func (f *fastSessions) owner(id string) (store.AgentKey, bool) {
 // end. done releases it.
 func (f *fastSessions) begin(parent context.Context, session string, id json.RawMessage) (ctx context.Context, done func()) {
 	ctx, cancel := context.WithCancel(parent)
-	key := fastCallID{session, requestKey(id)}
+	key, c := fastCallID{session, requestKey(id)}, &fastCallCancel{cancel}
 	f.mu.Lock()
 	if f.calls == nil {
-		f.calls = map[fastCallID]context.CancelFunc{}
+		f.calls = map[fastCallID]*fastCallCancel{}
 	}
-	f.calls[key] = cancel
+	f.calls[key] = c
 	f.mu.Unlock()
 	return ctx, func() {
 		f.mu.Lock()
-		delete(f.calls, key)
+		if f.calls[key] == c {
+			delete(f.calls, key)
+		}
 		f.mu.Unlock()
 		cancel()
 	}
@@ -120,8 +126,8 @@ func (f *fastSessions) cancelNotified(session string, body []byte) {
 	defer f.mu.Unlock()
 	for _, n := range notes {
 		if n.Method == "notifications/cancelled" && isID(n.Params.RequestID) {
-			if cancel, ok := f.calls[fastCallID{session, requestKey(n.Params.RequestID)}]; ok {
-				cancel()
+			if c, ok := f.calls[fastCallID{session, requestKey(n.Params.RequestID)}]; ok {
+				c.cancel()
 			}
 		}
 	}
@@ -131,9 +137,9 @@ func (f *fastSessions) cancelNotified(session string, body []byte) {
 func (f *fastSessions) endSession(session string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	for k, cancel := range f.calls {
+	for k, c := range f.calls {
 		if k.session == session {
-			cancel()
+			c.cancel()
 		}
 	}
 }
