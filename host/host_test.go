@@ -107,12 +107,16 @@ func (th *testHost) client() *api.Client { return api.NewClient(th.Info()) }
 
 func (th *testHost) url(path string) string { return th.Info().URL() + path }
 
-// call sends a raw request with the daemon's token unless auth is given.
+// call sends a raw request with the daemon's token unless auth is given,
+// a body as JSON.
 func (th *testHost) call(t testing.TB, method, path, body string, auth ...string) (int, api.Error, []byte) {
 	t.Helper()
 	req, err := http.NewRequest(method, th.url(path), strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
 	}
 	if len(auth) > 0 {
 		if auth[0] != "" {
@@ -326,6 +330,7 @@ func TestConcurrentCreates(t *testing.T) {
 		body, _ := json.Marshal(api.AgentSpec{Name: name, Backend: "mock"})
 		req, _ := http.NewRequest("POST", th.url("/agents"), bytes.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+th.Token())
+		req.Header.Set("Content-Type", "application/json")
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Error(err)

@@ -145,7 +145,9 @@ func TestE2EInvalidUTF8Refused(t *testing.T) {
 		t.Errorf("POST /send with invalid UTF-8 = %d %s; want 400 saying so", status, body)
 	}
 	mcp := "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"channel_send\",\"arguments\":{\"message\":\"\xff\"}}}"
-	if status, body := post("/mcp", "", mcp); status != 400 || !strings.Contains(body, "not valid UTF-8") {
+	// An agent's token: without one the body is refused unread (401).
+	_, bobToken := c.agentToken("bob")
+	if status, body := post("/mcp", bobToken, mcp); status != 400 || !strings.Contains(body, "not valid UTF-8") {
 		t.Errorf("POST /mcp with invalid UTF-8 = %d %s; want 400 saying so", status, body)
 	}
 	if r := c.run("send", "bob", "hi \xff\xfe there"); r.code != api.ExitUsage || !strings.Contains(r.stderr, "argument 2 is not valid UTF-8") {

@@ -24,6 +24,9 @@ const (
 	CodeUnauthorized Code = "unauthorized"
 	CodePermission   Code = "permission"
 	CodeTooLarge     Code = "too_large"
+	// CodeMediaType: a body in another format than the route takes (JSON
+	// sent as text/plain or without a Content-Type).
+	CodeMediaType Code = "unsupported_media_type"
 	// CodeUnavailable: the daemon answered, but cannot do it now (the store
 	// busy, a plugin broken or restarting), or it accepted the request and
 	// did not answer in time; retrying may work.
@@ -67,6 +70,7 @@ var codeTable = map[Code]struct{ status, exit int }{
 	CodeUnauthorized: {http.StatusUnauthorized, ExitError},
 	CodePermission:   {http.StatusForbidden, ExitError},
 	CodeTooLarge:     {http.StatusRequestEntityTooLarge, ExitUsage},
+	CodeMediaType:    {http.StatusUnsupportedMediaType, ExitUsage},
 	CodeUnavailable:  {http.StatusServiceUnavailable, ExitUnavailable},
 	CodeInternal:     {http.StatusInternalServerError, ExitError},
 	CodeUnreachable:  {http.StatusBadGateway, ExitUnreachable},

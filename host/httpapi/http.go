@@ -13,7 +13,6 @@ import (
 	"runtime/debug"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -100,7 +99,7 @@ func (h *Server) routes(log hclog.Logger) http.Handler {
 	})
 	// /mcp authenticates agents with their own tokens, not the daemon's.
 	top := http.NewServeMux()
-	top.Handle("/mcp", textOnly(h.mcp, log))
+	top.Handle("/mcp", h.mcp)
 	// Webhooks are authenticated by their signature (host/triggers).
 	top.Handle("POST /hooks/{workflow}/{name}", apiHandler{h.handleHook, log})
 	top.Handle("/", h.requireToken(mux))
@@ -111,48 +110,7 @@ func (h *Server) routes(log hclog.Logger) http.Handler {
 		top.Handle("/console/", h.console.Handler(mux))
 		top.Handle("POST /console/codes", h.requireToken(mux))
 	}
-	return logRequests(log, top)
-}
-
-// checkUTF8 refuses a body that is not UTF-8 (JSON must be): decoding
-// would store what it cannot read as U+FFFD, silently changing the text.
-func checkUTF8(body []byte) error {
-	if utf8.Valid(body) {
-		return nil
-	}
-	i := 0
-	for i < len(body) {
-		r, n := utf8.DecodeRune(body[i:])
-		if r == utf8.RuneError && n <= 1 {
-			break
-		}
-		i += n
-	}
-	return api.Errorf(api.CodeInvalid, "request body is not valid UTF-8 (at byte %d): send text; to pass binary data, write it to a file and send its path", i)
-}
-
-// maxMCPBody bounds what textOnly reads of an MCP request to check it.
-const maxMCPBody = 64 << 20
-
-// textOnly answers 400 to a request whose body is not UTF-8 before next
-// (the MCP server) decodes it, for the reason checkUTF8 gives.
-func textOnly(next http.Handler, log hclog.Logger) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Body == nil || r.Method != http.MethodPost {
-			next.ServeHTTP(w, r)
-			return
-		}
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxMCPBody))
-		if err == nil {
-			err = checkUTF8(body)
-		}
-		if err != nil {
-			writeError(w, log, r, err)
-			return
-		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		next.ServeHTTP(w, r)
-	})
+	return logRequests(log, sameOrigin(h.info, top))
 }
 
 // handlerFunc is an HTTP handler that reports failure by returning an error,
@@ -215,11 +173,14 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // decodeJSON reads exactly one JSON object of bounded size into v and
 // rejects unknown fields, so a typo in a client is an error, not a default.
 func decodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
+	if err := checkJSONType(r); err != nil {
+		return err
+	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
 	if err != nil {
 		return err
 	}
-	if err := checkUTF8(body); err != nil {
+	if err := api.CheckUTF8(body); err != nil {
 		return err
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))

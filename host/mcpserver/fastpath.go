@@ -2,8 +2,9 @@ package mcpserver
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
-	"io"
+	"fmt"
 	"mime"
 	"net"
 	"net/http"
@@ -27,7 +28,10 @@ import (
 // the SDK untouched, and so does
 // any request the SDK would refuse (bad headers, an unknown session), so
 // that the SDK still writes every error. The call itself runs the very
-// handler the SDK would run (see tool), with the same argument checks.
+// handler the SDK would run (see tool), with the same argument checks,
+// and ends as the SDK's calls do: on a notifications/cancelled of its id
+// and when its session is closed (DELETE), as well as when its client
+// leaves.
 
 // fastVersions are the protocol versions whose tools/call the fast path
 // answers: the session-based ones. The newer stateless protocol carries
@@ -35,11 +39,22 @@ import (
 var fastVersions = map[string]bool{"2025-11-25": true, "2025-06-18": true, "2025-03-26": true}
 
 // fastSessions are the SDK sessions that have been initialized, by id,
-// with the identity that opened them; a session leaves when the SDK
-// closes it.
+// with the identity that opened them, and the fast path's calls in flight
+// on them; a session leaves, and its calls end, when the SDK closes it.
 type fastSessions struct {
 	m sync.Map // session id → store.AgentKey
+
+	// mu guards calls: the cancel of each fast call in flight.
+	mu    sync.Mutex
+	calls map[fastCallID]*fastCallCancel
 }
+
+// fastCallCancel ends one fast call; a pointer, so that a call whose id
+// a client reused while it ran removes only its own entry.
+type fastCallCancel struct{ cancel context.CancelFunc }
+
+// fastCallID names a call in flight: its session and request id.
+type fastCallID struct{ session, request string }
 
 // opened is the server's InitializedHandler for identity me.
 func (f *fastSessions) opened(me store.AgentKey, ss *mcp.ServerSession) {
@@ -51,6 +66,7 @@ func (f *fastSessions) opened(me store.AgentKey, ss *mcp.ServerSession) {
 	go func() {
 		_ = ss.Wait() // returns when the session is closed; its error is the SDK's to log
 		f.m.CompareAndDelete(id, me)
+		f.endSession(id)
 	}()
 }
 
@@ -61,6 +77,84 @@ func (f *fastSessions) owner(id string) (store.AgentKey, bool) {
 		return store.AgentKey{}, false
 	}
 	return v.(store.AgentKey), true
+}
+
+// begin registers a fast call of session with request id; its context
+// ends with parent, a notifications/cancelled of it, or the session's
+// end. done releases it.
+func (f *fastSessions) begin(parent context.Context, session string, id json.RawMessage) (ctx context.Context, done func()) {
+	ctx, cancel := context.WithCancel(parent)
+	key, c := fastCallID{session, requestKey(id)}, &fastCallCancel{cancel}
+	f.mu.Lock()
+	if f.calls == nil {
+		f.calls = map[fastCallID]*fastCallCancel{}
+	}
+	f.calls[key] = c
+	f.mu.Unlock()
+	return ctx, func() {
+		f.mu.Lock()
+		if f.calls[key] == c {
+			delete(f.calls, key)
+		}
+		f.mu.Unlock()
+		cancel()
+	}
+}
+
+// cancelNotified cancels the fast calls of session that body, a message
+// or a batch of them, cancels with notifications/cancelled. The body goes
+// on to the SDK, which cancels its own calls.
+func (f *fastSessions) cancelNotified(session string, body []byte) {
+	if !bytes.Contains(body, []byte(`"notifications/cancelled"`)) {
+		return
+	}
+	type note struct {
+		Method string `json:"method"`
+		Params struct {
+			RequestID json.RawMessage `json:"requestId"`
+		} `json:"params"`
+	}
+	var notes []note
+	if json.Unmarshal(body, &notes) != nil {
+		var one note
+		if json.Unmarshal(body, &one) != nil {
+			return
+		}
+		notes = []note{one}
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, n := range notes {
+		if n.Method == "notifications/cancelled" && isID(n.Params.RequestID) {
+			if c, ok := f.calls[fastCallID{session, requestKey(n.Params.RequestID)}]; ok {
+				c.cancel()
+			}
+		}
+	}
+}
+
+// endSession cancels every fast call of a closed session.
+func (f *fastSessions) endSession(session string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for k, c := range f.calls {
+		if k.session == session {
+			c.cancel()
+		}
+	}
+}
+
+// requestKey is a request id as a map key: a string as itself, a number
+// by its value, so that 7 and 7.0 name the same request.
+func requestKey(id json.RawMessage) string {
+	var v any
+	if json.Unmarshal(id, &v) != nil {
+		return string(id)
+	}
+	if str, ok := v.(string); ok {
+		return "s" + str
+	}
+	return fmt.Sprint("n", v)
 }
 
 // fastRequest is a plain tools/call: its id, tool and arguments.
@@ -96,50 +190,35 @@ func onlyKeys(m map[string]json.RawMessage, keys ...string) bool {
 	return n == len(m)
 }
 
-// maxFastBody is the largest body the fast path reads; a longer one (a big
-// message is refused by the team anyway) goes to the SDK.
+// maxFastBody is the largest body the fast path answers; a longer one (a
+// big message is refused by the team anyway) goes to the SDK.
 const maxFastBody = 1 << 20
 
-// fastCall answers r, a request of identity me, when it is a plain
-// tools/call on one of me's initialized sessions, and reports whether it
-// did. When it did not, r is as it came, its body unread.
-func (s *Server) fastCall(w http.ResponseWriter, r *http.Request, me store.AgentKey) bool {
-	if r.Method != http.MethodPost || r.ContentLength <= 0 || r.ContentLength > maxFastBody {
-		return false
-	}
-	if owner, ok := s.fast.owner(r.Header.Get("Mcp-Session-Id")); !ok || owner != me {
+// fastCall answers r, a POST of identity me on a session me opened, with
+// body, when it is a plain tools/call, and reports whether it did.
+func (s *Server) fastCall(w http.ResponseWriter, r *http.Request, me store.AgentKey, body []byte) bool {
+	if len(body) == 0 || len(body) > maxFastBody {
 		return false
 	}
 	if !fastVersions[r.Header.Get("Mcp-Protocol-Version")] || r.Header.Get("Last-Event-ID") != "" ||
 		!isJSON(r.Header.Get("Content-Type")) || !acceptsBoth(r.Header.Values("Accept")) || !hostAllowed(r) {
 		return false
 	}
-	body := make([]byte, r.ContentLength)
-	n, err := io.ReadFull(r.Body, body)
-	if err != nil {
-		r.Body = struct {
-			io.Reader
-			io.Closer
-		}{io.MultiReader(bytes.NewReader(body[:n]), r.Body), r.Body}
-		return false
-	}
-	restore := func() bool {
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		return false
-	}
 	if !bytes.Contains(body, []byte(`"tools/call"`)) {
-		return restore()
+		return false
 	}
 	req, ok := parseFastRequest(body)
 	var name string
 	if !ok || json.Unmarshal(req.name, &name) != nil {
-		return restore()
+		return false
 	}
 	handler := s.toolHandler(me, name)
 	if handler == nil {
-		return restore()
+		return false
 	}
-	res, err := handler(r.Context(), &mcp.CallToolRequest{
+	ctx, done := s.fast.begin(r.Context(), r.Header.Get("Mcp-Session-Id"), req.id)
+	defer done()
+	res, err := handler(ctx, &mcp.CallToolRequest{
 		Params: &mcp.CallToolParamsRaw{Name: name, Arguments: req.args},
 		Extra:  &mcp.RequestExtra{Header: r.Header},
 	})

@@ -7,11 +7,11 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime/debug"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agent-worker/agent-worker/host/api"
@@ -83,50 +83,29 @@ func New(svc *team.Service, db *store.DB, onTool func(tool string, d time.Durati
 	}
 	s := &Server{svc: svc, db: db, log: log, onTool: onTool, servers: map[store.AgentKey]*mcp.Server{},
 		handlers: map[store.AgentKey]map[string]mcp.ToolHandler{}, renewed: map[store.AgentKey]time.Time{}}
-	s.handler = mcp.NewStreamableHTTPHandler(s.serverFor, &mcp.StreamableHTTPOptions{
+	sdk := mcp.NewStreamableHTTPHandler(s.serverFor, &mcp.StreamableHTTPOptions{
 		Logger:       slog.New(slogHandler{log}),
 		JSONResponse: true,
+		// ServeHTTP has read the body within maxCallBody already; the
+		// SDK's own limit (4 MiB by default) would refuse a large
+		// resource_create that ours lets through.
+		MaxRequestBodyBytes: maxCallBody,
 	})
+	// The SDK binds a session to the TokenInfo.UserID of the request that
+	// opened it and refuses every later request (POST, GET, DELETE) with
+	// another one; the only way in is its own middleware. ServeHTTP has
+	// checked the token already, so the verifier only hands on its result.
+	s.handler = auth.RequireBearerToken(func(ctx context.Context, _ string, _ *http.Request) (*auth.TokenInfo, error) {
+		info, ok := ctx.Value(tokenInfoKey{}).(*auth.TokenInfo)
+		if !ok {
+			return nil, fmt.Errorf("%w: the token was not checked", auth.ErrInvalidToken)
+		}
+		return info, nil
+	}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(sdk)
 	return s
 }
 
 type ctxKey struct{}
-
-// ServeHTTP authenticates the bearer token, then hands the request to the
-// SDK. An unknown or revoked token gets 401 before any MCP processing.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if !ok || token == "" {
-		unauthorized(w, "missing bearer token: MCP clients need the agent token from `agent-worker mcp-config <agent>`")
-		return
-	}
-	tok, err := s.db.LookupToken(r.Context(), token)
-	if err != nil {
-		if api.ErrorCode(err) == api.CodeNotFound {
-			unauthorized(w, "unknown or revoked agent token: get a new one with `agent-worker mcp-config <agent>`")
-			return
-		}
-		if api.ErrorCode(err) == api.CodeUnavailable {
-			// The store is down: the client may retry; nothing is wrong
-			// with its token.
-			w.Header().Set("Content-Type", "application/json")
-			w.Header().Set("Retry-After", "1")
-			w.WriteHeader(http.StatusServiceUnavailable)
-			fmt.Fprintf(w, "{\"error\":%q,\"code\":%q}\n", err.Error(), api.CodeUnavailable)
-			return
-		}
-		s.log.Error("token lookup", "error", err)
-		http.Error(w, `{"error":"internal error","code":"internal"}`, http.StatusInternalServerError)
-		return
-	}
-	r = r.WithContext(context.WithValue(r.Context(), ctxKey{}, tok.Key))
-	r.Header.Set(identityHeader, tok.Key.String())
-	r.Header.Set(runHeader, tok.RunID)
-	if s.fastCall(w, r, tok.Key) {
-		return
-	}
-	s.handler.ServeHTTP(w, r)
-}
 
 func unauthorized(w http.ResponseWriter, msg string) {
 	w.Header().Set("Content-Type", "application/json")
