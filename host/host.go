@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -296,7 +297,8 @@ func (h *Host) buildParts(ctx context.Context) error {
 	h.team = team.New(team.Config{DB: h.db, Docs: h.docs.Resolve, Logger: h.log.Named("team"), Notify: h.notify})
 	box := h.newSandbox()
 	h.worktrees = worktrees.New(worktrees.Config{DB: h.db, Team: h.team, Home: h.cfg.Home, Log: h.log.Named("worktrees"),
-		Observer: h.metrics.MergeQueue(h.db.QueueLengths), Confine: box.Check, Member: h.clusterMemberID()}) // the merge queue's checks are confined like runs
+		Observer: h.metrics.MergeQueue(h.db.QueueLengths), Confine: box.Check, Member: h.clusterMemberID(), // the merge queue's checks are confined like runs
+		Contain: func(cmd *exec.Cmd) (func(), func(), bool) { return h.cgroups.Contain(cmd) }}) // and in cgroups like theirs (made below, before the queue runs)
 	h.mcp = mcpserver.New(h.team, h.db, h.metrics.ToolCalled, h.log.Named("mcp"))
 	h.mcp.Worktrees = h.worktrees
 	h.cfg.Supervisor.Observer, h.cfg.Scheduler.Observer = h.metrics, h.metrics

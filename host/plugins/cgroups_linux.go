@@ -267,3 +267,18 @@ func cgroup2Mount() (string, error) {
 	}
 	return "", errors.New("no cgroup v2 hierarchy is mounted")
 }
+
+// Contain has the process cmd will start (a merge queue check) start in a
+// cgroup of its own under the daemon's, as a run's plugin process does:
+// nothing it starts can leave it, its kill ends all of it, and the
+// daemon's Close, or the sweep of the next daemon after a crash, ends it
+// with the runs'. started closes the daemon's handle once cmd.Start has
+// returned; kill ends everything in the cgroup and removes it. ok is
+// false (the funcs do nothing) where the daemon has no cgroups.
+func (c *Cgroups) Contain(cmd *exec.Cmd) (started, kill func(), ok bool) {
+	g := c.enter(cmd)
+	if g == nil {
+		return func() {}, func() {}, false
+	}
+	return g.started, g.kill, true
+}
