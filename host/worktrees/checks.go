@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -167,8 +168,11 @@ func (s *Service) runCheck(ctx context.Context, dir, tmp, command string) (int, 
 	out := &tailBuffer{max: store.MaxQueueOutput}
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.WaitDelay = 5 * time.Second // a grandchild holding the output open
-	start := cmd.Start
 	var release func()
+	start := func() (err error) {
+		release, err = startOnThread(cmd.Start)
+		return err
+	}
 	if s.confine != nil {
 		if p, ok := s.confine(dir, tmp); ok {
 			// Confined, a check cannot write the user's build cache;
@@ -211,6 +215,26 @@ func (s *Service) runCheck(ctx context.Context, dir, tmp, command string) (int, 
 		return -1, out.String(), err
 	}
 	return 0, out.String(), nil
+}
+
+// startOnThread calls start on an OS thread of its own, kept until
+// release, as sb.StartConfined does: a child's parent-death signal
+// follows the thread that started it (golang/go#27505), and a thread the
+// runtime ends (one a locked goroutine left) would otherwise kill a
+// check that is still running.
+func startOnThread(start func() error) (release func(), err error) {
+	errc := make(chan error, 1)
+	done := make(chan struct{})
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread ends with this goroutine, after the check
+		errc <- start()
+		<-done
+	}()
+	if err := <-errc; err != nil {
+		close(done)
+		return nil, err
+	}
+	return sync.OnceFunc(func() { close(done) }), nil
 }
 
 // checkEnvNames are the daemon's variables a check inherits: what running
