@@ -241,6 +241,9 @@ func (db *DB) RecoverStranded(ctx context.Context, id string, holds func(AgentKe
 			if err := revokeRunTokens(conn, now, run.ID); err != nil {
 				return err
 			}
+			if err := endRunQuestions(conn, now, run.ID, RunEnded+": its end was lost while the store was unreachable"); err != nil {
+				return err
+			}
 			if err := forgetWorkers(conn, &r, "run_id", run.ID); err != nil {
 				return err
 			}
@@ -310,6 +313,9 @@ func takeBack(conn querier, r *Recovered, reason string, now int64) error {
 			return err
 		}
 		if err := revokeRunTokens(conn, now, run.ID); err != nil {
+			return err
+		}
+		if err := endRunQuestions(conn, now, run.ID, RunEndedDaemonStopped); err != nil {
 			return err
 		}
 		err := conn.execute(`UPDATE agents SET state = 'idle', updated_at = ? WHERE workflow = ? AND tag = ? AND name = ? AND state = 'running'`,

@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/agent-worker/agent-worker/host/api"
@@ -19,6 +21,16 @@ const (
 	ApprovalApproved = "approved"
 	ApprovalDenied   = "denied"
 )
+
+// RunEnded begins the reason recorded on a question or approval that was
+// ended with the run that asked it (its run was cancelled or failed while
+// it waited, or was in flight when its daemon died): nobody can act on it
+// any more, and the run's retry, if any, asks again.
+const RunEnded = "the run ended"
+
+// RunEndedDaemonStopped is the reason of those a daemon that stopped
+// during their run left pending.
+const RunEndedDaemonStopped = RunEnded + ": the daemon stopped during it"
 
 // Kinds of questions: one asked with ask_user, or a gated action waiting
 // for approval (Question then says the action).
@@ -190,7 +202,7 @@ func (db *DB) AnswerQuestion(ctx context.Context, id, answer, by string, reply N
 			if q.Kind == KindApproval && q.State == QuestionPending {
 				return api.Errorf(api.CodeInvalid, "%s is an approval: approve it with `agent-worker approve %s` or deny it with `agent-worker deny %s --reason …`", q.ID, q.ID, q.ID)
 			}
-			return closedError(q)
+			return closedError(conn, q)
 		}
 		msg, err = appendMessage(conn, reply, now)
 		return err
@@ -227,7 +239,7 @@ func (db *DB) DecideApproval(ctx context.Context, id string, approve bool, reaso
 		case q.Kind != KindApproval:
 			return api.Errorf(api.CodeInvalid, "%s is a question, not an approval: answer it with `agent-worker answer %s <answer>`", q.ID, q.ID)
 		case !changed:
-			return closedError(q)
+			return closedError(conn, q)
 		}
 		msg, err = appendMessage(conn, line(q), now)
 		return err
@@ -269,8 +281,41 @@ func (db *DB) CancelApprovals(ctx context.Context, k AgentKey, why string) ([]st
 	return ids, err
 }
 
-// closedError says why a question can no longer be answered.
-func closedError(q Question) error {
+// endRunQuestions cancels the pending questions and approvals of run
+// runID, which ends without a daemon to see it end (why: RunEnded and
+// how), so that no one decides what no run waits for any more.
+// FailRunningRuns and a cluster's recovery end them with the runs.
+func endRunQuestions(conn querier, now int64, runID, why string) error {
+	return conn.execute(`UPDATE questions SET state = ?, answer = ?, answered_at = ? WHERE state = ? AND run_id = ? AND run_id <> ''`,
+		&execOptions{Args: []any{QuestionCancelled, why, now, QuestionPending, runID}})
+}
+
+// closedError says why a question can no longer be answered. One ended
+// with its run names what its retry asked instead, if it has asked yet.
+func closedError(conn querier, q Question) error {
+	if strings.HasPrefix(q.Answer, RunEnded) && q.State == QuestionCancelled {
+		what, verb, done := "question", "answer", "answered"
+		if q.Kind == KindApproval {
+			what, verb, done = "approval", "approve", "decided"
+		}
+		how := strings.TrimLeft(strings.TrimPrefix(q.Answer, RunEnded), ": ")
+		if how != "" {
+			how = " (" + how + ")"
+		}
+		next := ""
+		err := conn.execute(`SELECT id FROM questions WHERE workflow = ? AND tag = ? AND agent = ? AND kind = ? AND state = ? AND created_at >= ? AND id <> ?
+			ORDER BY created_at, id LIMIT 1`,
+			&execOptions{Args: []any{q.Agent.Workflow, q.Agent.Tag, q.Agent.Name, q.Kind, QuestionPending, q.CreatedAt.UnixMilli(), q.ID},
+				ResultFunc: func(s row) error { next = s.ColumnText(0); return nil }})
+		if err != nil {
+			return err
+		}
+		retry := fmt.Sprintf("its retry asks again: `agent-worker questions %s` lists it once it has", q.Agent)
+		if next != "" {
+			retry = fmt.Sprintf("its retry asks again: %s %s", verb, next)
+		}
+		return api.Errorf(api.CodeConflict, "%s %s can no longer be %s: the run that asked it ended%s; %s", what, q.ID, done, how, retry)
+	}
 	if q.State == ApprovalApproved || q.State == ApprovalDenied {
 		return api.Errorf(api.CodeConflict, "%s was %s already, by %s at %s", q.ID, q.State, q.AnsweredBy, q.AnsweredAt.Local().Format(time.DateTime))
 	}

@@ -217,6 +217,14 @@ func (db *DB) FailRunningRuns(ctx context.Context, reason string) (int, error) {
 		if err != nil {
 			return err
 		}
+		// So do their pending questions and approvals: no run waits
+		// for them any more, and a retry asks again.
+		err = conn.execute(`UPDATE questions SET state = ?1, answer = ?2, answered_at = ?3 WHERE state = ?4 AND run_id <> '' AND run_id IN
+			(SELECT id FROM runs WHERE state IN ('queued', 'running') AND (?5 = '' OR daemon = ?5))`,
+			&execOptions{Args: []any{QuestionCancelled, RunEndedDaemonStopped, db.nowMs(), QuestionPending, db.clusterDaemon()}})
+		if err != nil {
+			return err
+		}
 		err = conn.execute(`UPDATE runs SET state = 'failed', error = ?1, ended_at = ?2
 			WHERE state IN ('queued', 'running') AND (?3 = '' OR daemon = ?3)`,
 			&execOptions{Args: []any{reason, db.nowMs(), db.clusterDaemon()}})

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/agent-worker/agent-worker/host/api"
@@ -251,5 +252,67 @@ agents:
 	}
 	if out := gitE2E(t, repo, "show", "main:a.txt"); !strings.Contains(out, "from alice") {
 		t.Errorf("main lacks alice's file: %q", out)
+	}
+}
+
+// An approval pending when the daemon is killed (issue 40, item 4) ends
+// with its run: the next daemon lists it no more, so nobody is asked
+// twice; approving it fails saying why, and names the approval the
+// run's retry asks instead once it has; that one works.
+func TestE2EApprovalEndsWithItsDeadRun(t *testing.T) {
+	t.Parallel()
+	c := newCLI(t)
+	file := filepath.Join(t.TempDir(), "team.yaml")
+	writeFile(t, file, `name: team
+approval_timeout: 10m
+agents:
+  sender:
+    backend: mock
+    approvals: {tools: [channel_send]}
+    config:
+      script:
+        - {tool: channel_send, args: {message: "approved hello"}}
+        - result: sent
+`)
+	daemon := c.startDaemon()
+	c.ok("start", file, "--background")
+	c.ok("send", "sender@team", "say hello")
+	old := c.pendingApproval("sender@team")
+	if err := daemon.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = daemon.Wait()
+
+	c.startDaemon()
+	for _, q := range c.questionsJSON("sender@team") {
+		if q.ID == old.ID {
+			t.Fatalf("the dead run's approval is still pending after the restart: %+v", q)
+		}
+	}
+	if r := c.run("approve", old.ID); r.code != api.ExitConflict ||
+		!strings.Contains(r.stderr, "approval "+old.ID+" can no longer be decided: the run that asked it ended (the daemon stopped during it)") {
+		t.Errorf("approving the dead run's approval: exit %d, stderr %q", r.code, r.stderr)
+	}
+	retry := c.pendingApproval("sender@team")
+	if retry.ID == old.ID || retry.RunID == old.RunID || retry.Question != old.Question {
+		t.Fatalf("the retry's approval %+v, the dead run's %+v", retry, old)
+	}
+	if r := c.run("approve", old.ID); r.code != api.ExitConflict || !strings.Contains(r.stderr, "its retry asks again: approve "+retry.ID) {
+		t.Errorf("approving the dead run's approval once the retry asked: exit %d, stderr %q", r.code, r.stderr)
+	}
+	for _, q := range c.questionsJSON("sender@team", "--all") {
+		if q.ID == old.ID && (q.State != "cancelled" || !strings.HasPrefix(q.Answer, "the run ended")) {
+			t.Errorf("the dead run's approval: %+v, want cancelled as its run ended", q)
+		}
+	}
+	if out := c.ok("approve", retry.ID); !strings.Contains(out, "approved "+retry.ID) {
+		t.Errorf("approve printed %q", out)
+	}
+	c.waitFor("the approved message and the retry's end", func() bool {
+		runs := c.agent("sender@team").Runs
+		return strings.Contains(c.ok("peek", "@team"), "[sender] approved hello") && len(runs) == 2 && runs[0].State == api.RunSucceeded
+	})
+	if n := strings.Count(c.ok("peek", "@team", "-n", "100"), "[sender] approved hello"); n != 1 {
+		t.Errorf("the approved message was sent %d times", n)
 	}
 }

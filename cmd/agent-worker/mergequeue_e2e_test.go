@@ -6,11 +6,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 
 	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/internal/testkit"
 )
 
 // queueCheckScript is the project's check in the merge queue tests: each
@@ -25,14 +27,17 @@ echo "the parts add up to $total"
 if [ "$total" -ge 3 ]; then echo "forbidden: the parts add up to $total, at most 2 may" >&2; exit 1; fi
 `
 
-// queueRepo is a repository on main with check.sh (and files) committed,
+// queueRepo is a repository on main with check.sh (queueCheckScript
+// unless files has one) and files committed,
 // and team.yaml beside it (ignored) whose agents each commit a part when
 // told "start your part" (parts maps each agent to path=value) and
 // whose workspace checks with sh check.sh.
 func queueRepo(t *testing.T, files map[string]string, parts map[string]string) (repo, file string) {
 	t.Helper()
 	repo = newRepoE2E(t)
-	files["check.sh"] = queueCheckScript
+	if _, ok := files["check.sh"]; !ok {
+		files["check.sh"] = queueCheckScript
+	}
 	files[".gitignore"] = ".workflow/\nteam.yaml\n"
 	for name, content := range files {
 		if err := os.WriteFile(filepath.Join(repo, name), []byte(content), 0o644); err != nil {
@@ -275,5 +280,104 @@ func TestE2EMergeQueueResumesAfterSIGKILL(t *testing.T) {
 	show := c.ok("worktree", "queue", "show", es[0].ID)
 	if !strings.Contains(show, "state:    landed (attempt 2)") || !strings.Contains(show, "the parts add up to 1") {
 		t.Errorf("queue show after the restart:\n%s", show)
+	}
+}
+
+// leaverCheckScript is a check that, with .hold in the tree, records its
+// shell's pid, starts a child in its background (.plain) and one that
+// leaves its process group and session (.child: setsid, as a test server
+// might), recorded once they run sleep, then waits for .go; every run says whether it could read the daemon's
+// home (daemon.json and the database, four levels up from the scratch
+// worktree) and passes.
+const leaverCheckScript = `#!/bin/sh
+if [ -f .hold ]; then
+  echo $$ > .shell
+  sleep 300 </dev/null >/dev/null 2>&1 &
+  echo $! > .plain
+  setsid sh -c 'exec sleep 300' </dev/null >/dev/null 2>&1 &
+  child=$!
+  while [ "$(cat /proc/$child/comm 2>/dev/null)" != sleep ]; do sleep 0.01; done
+  echo $child > .child
+  : > .started; while [ ! -f .go ]; do sleep 0.05; done
+fi
+for f in daemon.json agent-worker.db; do
+  if cat ../../../../$f >/dev/null 2>&1; then echo "$f: read"; else echo "$f: refused"; fi
+done
+`
+
+// A merge queue check is confined and dies with its daemon (issue 40,
+// item 4): the check cannot read the daemon's home; a daemon killed with
+// SIGKILL mid-check takes the check and its child with it, and the next
+// daemon kills the child that left the check's session before it checks
+// again in the same scratch worktree, then lands the entry; nothing any
+// check started is left running. With cgroups (each check in its own)
+// and without (the check's processes found by their marker).
+func TestE2EMergeQueueCheckDiesWithTheDaemon(t *testing.T) {
+	needLandlock(t)
+	t.Parallel()
+	for name, env := range map[string][]string{"cgroups": nil, "no cgroups": {testNoCgroups + "=disabled by the test"}} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			_, file := queueRepo(t, map[string]string{".hold": "the check waits for .go\n", "check.sh": leaverCheckScript}, map[string]string{"alice": "parts/alice=1"})
+			c := newCLI(t)
+			if env == nil {
+				// Its daemons in a cgroup of their own, so that no other
+				// test's daemon sweeps the killed one's checks first.
+				if c.daemonAttr = privateCgroup(t); c.daemonAttr == nil {
+					t.Skip("this machine gives the daemon no cgroup v2: the other subtest covers the checks without")
+				}
+			}
+			daemon := c.startDaemon(env...)
+			c.ok("start", file, "--background")
+			c.waitForCommits("alice")
+			c.ok("worktree", "integrate", "alice@team")
+			scratch := filepath.Join(realPath(t, c.home), "worktrees", "team", "main", ".merge-queue")
+			pidIn := func(name string) int {
+				b, _ := os.ReadFile(filepath.Join(scratch, name))
+				pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+				return pid
+			}
+			c.waitFor("the check to start", func() bool { _, err := os.Stat(filepath.Join(scratch, ".started")); return err == nil })
+			shell, plain, child := pidIn(".shell"), pidIn(".plain"), pidIn(".child")
+			if processGone(shell) || processGone(plain) || processGone(child) {
+				t.Fatalf("the check's shell %d or children %d, %d are not running", shell, plain, child)
+			}
+			if p, ok := testkit.ReadProc(child); !ok || p.PGID == shell {
+				t.Fatalf("the check's child %d did not leave the check's process group: %+v", child, p)
+			}
+
+			if err := daemon.Process.Signal(syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			_ = daemon.Wait()
+			c.waitFor(fmt.Sprintf("the check %d and its child %d to die with the daemon", shell, plain), func() bool { return processGone(shell) && processGone(plain) })
+			if err := os.Remove(filepath.Join(scratch, ".started")); err != nil {
+				t.Fatal(err)
+			}
+
+			c.startDaemon(env...)
+			c.waitFor("the check to start again", func() bool { _, err := os.Stat(filepath.Join(scratch, ".started")); return err == nil })
+			if !processGone(child) { // killed before the check began, not after
+				t.Fatalf("the check ran again beside the child %d of the killed daemon's check", child)
+			}
+			second := []int{pidIn(".shell"), pidIn(".plain"), pidIn(".child")}
+			if err := os.WriteFile(filepath.Join(scratch, ".go"), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			c.waitFor("the queue to empty", func() bool { return len(c.queueOf(false)) == 0 })
+			es := c.queueOf(true)
+			if len(es) != 1 || es[0].State != api.QueueLanded || es[0].Attempts != 2 {
+				t.Fatalf("entries after the restart: %+v", es)
+			}
+			c.waitFor(fmt.Sprintf("the second check's processes %v to end with it", second), func() bool {
+				return processGone(second[0]) && processGone(second[1]) && processGone(second[2])
+			})
+			show := c.ok("worktree", "queue", "show", es[0].ID)
+			for _, want := range []string{"daemon.json: refused", "agent-worker.db: refused"} {
+				if !strings.Contains(show, want) {
+					t.Errorf("the check could read the daemon's home (want %q):\n%s", want, show)
+				}
+			}
+		})
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/sdk/backend"
 )
 
 // A process group does not hold everything a run starts: a child that
@@ -275,4 +276,30 @@ func cgroup2Mount() (string, error) {
 		}
 	}
 	return "", errors.New("no cgroup v2 hierarchy is mounted")
+}
+
+// Contain has the process cmd will start (a merge queue check) start in a
+// cgroup of its own under the daemon's, as a run's plugin process does:
+// nothing it starts can leave it, its kill ends all of it, and the
+// daemon's Close, or the sweep of the next daemon after a crash, ends it
+// with the runs'. started closes the daemon's handle once cmd.Start has
+// returned; kill ends everything in the cgroup and removes it. ok is
+// false (the funcs do nothing) where the daemon has no cgroups. The
+// cgroup holds the check to l, as a run's holds the run (a check runs the
+// agents' code too): a fork bomb in a branch stops at its pids.
+func (c *Cgroups) Contain(cmd *exec.Cmd, l backend.RunLimits) (started, kill func(), ok bool) {
+	g := c.enter(cmd)
+	if g == nil {
+		return func() {}, func() {}, false
+	}
+	if err := c.limit(g, l); err != nil {
+		c.log.Warn("write a merge queue check's limits to its cgroup", "limits", l.String(), "error", err)
+	}
+	started = func() {
+		g.started()
+		if cmd.Process != nil {
+			g.join(cmd.Process.Pid) // v1 cgroups (limits_linux.go)
+		}
+	}
+	return started, g.kill, true
 }

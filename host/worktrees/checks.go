@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -21,6 +22,25 @@ import (
 // daemon's --sandbox, or a kernel without Landlock). host/sandbox
 // provides it.
 type Confine func(dir, tmp string) (p sb.Policy, ok bool)
+
+// Contain has the process cmd will start start in a cgroup of its own,
+// which nothing it starts can leave: started is called once cmd.Start has
+// returned, kill ends all that is in the cgroup. ok is false where there
+// are no cgroups (the funcs then do nothing). host/plugins provides it.
+type Contain func(cmd *exec.Cmd) (started, kill func(), ok bool)
+
+// checkGuard is the shell a check command runs under (as its $0): it
+// leads the check's process group, runs the command as its child and
+// exits with its status; when the daemon dies, its parent-death signal
+// (SIGTERM, checkProcAttr) has it kill the whole group, so the check and
+// what it started in its group end with the daemon, not only the shell.
+// What left the group goes with the check's cgroup, or endLeftovers.
+const checkGuard = `trap 'trap - TERM; kill -KILL 0' TERM; sh -c "$0" & wait $!`
+
+// checkMarker names the variable every check's environment carries, set
+// to its scratch worktree, by which endLeftovers finds what a check left
+// running when its daemon died.
+const checkMarker = "AGENT_WORKER_CHECK"
 
 // checkRun is how the checks of one chain went: passed, or the command
 // that failed.
@@ -47,6 +67,11 @@ func (s *Service) check(ctx context.Context, wf store.Workflow, chain []link, ch
 	batch := ids(entries(chain))
 	dir := s.scratchDir(wf)
 	repo := wf.WorkspaceRepo
+	// No two checks ever run in the same scratch worktree: what one left
+	// running (its daemon killed) goes before the next begins.
+	if n := endLeftovers(dir); n > 0 {
+		s.log.Warn("merge queue: killed what an earlier check left running", "dir", dir, "processes", n)
+	}
 	if err := s.scratch(ctx, repo, dir, tip); err != nil {
 		return checkRun{}, fmt.Errorf("check out %s for the checks: %w", short(tip), err)
 	}
@@ -122,19 +147,32 @@ func (s *Service) scratch(ctx context.Context, repo, dir, commit string) error {
 }
 
 // runCheck runs one check command with sh -c in dir, in a process group
-// of its own (killed whole when ctx ends), with the environment checkEnv
-// gives it, confined like a run where the sandbox is on. It returns the
-// exit status and the output's tail.
+// of its own (killed whole when ctx ends) and, where the daemon has
+// cgroups, a cgroup of its own (killed whole as the check ends: nothing
+// it started outlives it), with the environment checkEnv gives it,
+// confined like a run where the sandbox is on. It returns the exit status
+// and the output's tail.
 func (s *Service) runCheck(ctx context.Context, dir, tmp, command string) (int, string, error) {
-	cmd := exec.Command("sh", "-c", command)
+	cmd := exec.Command("sh", "-c", checkGuard, command)
 	cmd.Dir = dir
-	cmd.Env = checkEnv(tmp)
+	cmd.Env = append(checkEnv(tmp), checkMarker+"="+dir)
 	cmd.SysProcAttr = checkProcAttr()
+	started, kill, contained := func() {}, func() {}, false
+	if s.contain != nil {
+		started, kill, contained = s.contain(cmd)
+	}
+	defer kill()
+	if !contained {
+		defer endLeftovers(dir) // what left the process group, found by its marker
+	}
 	out := &tailBuffer{max: store.MaxQueueOutput}
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.WaitDelay = 5 * time.Second // a grandchild holding the output open
-	start := cmd.Start
 	var release func()
+	start := func() (err error) {
+		release, err = startOnThread(cmd.Start)
+		return err
+	}
 	if s.confine != nil {
 		if p, ok := s.confine(dir, tmp); ok {
 			// Confined, a check cannot write the user's build cache;
@@ -146,7 +184,9 @@ func (s *Service) runCheck(ctx context.Context, dir, tmp, command string) (int, 
 			}
 		}
 	}
-	if err := start(); err != nil {
+	err := start()
+	started()
+	if err != nil {
 		return -1, "", fmt.Errorf("start the check: %w", err)
 	}
 	if release != nil {
@@ -157,10 +197,11 @@ func (s *Service) runCheck(ctx context.Context, dir, tmp, command string) (int, 
 		select {
 		case <-ctx.Done():
 			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			kill() // what left the process group
 		case <-done:
 		}
 	}()
-	err := cmd.Wait()
+	err = cmd.Wait()
 	close(done)
 	var exit *exec.ExitError
 	switch {
@@ -174,6 +215,26 @@ func (s *Service) runCheck(ctx context.Context, dir, tmp, command string) (int, 
 		return -1, out.String(), err
 	}
 	return 0, out.String(), nil
+}
+
+// startOnThread calls start on an OS thread of its own, kept until
+// release, as sb.StartConfined does: a child's parent-death signal
+// follows the thread that started it (golang/go#27505), and a thread the
+// runtime ends (one a locked goroutine left) would otherwise kill a
+// check that is still running.
+func startOnThread(start func() error) (release func(), err error) {
+	errc := make(chan error, 1)
+	done := make(chan struct{})
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread ends with this goroutine, after the check
+		errc <- start()
+		<-done
+	}()
+	if err := <-errc; err != nil {
+		close(done)
+		return nil, err
+	}
+	return sync.OnceFunc(func() { close(done) }), nil
 }
 
 // checkEnvNames are the daemon's variables a check inherits: what running

@@ -32,6 +32,9 @@ type Config struct {
 	// set, decides the sandbox of its checks.
 	Observer QueueObserver
 	Confine  Confine
+	// Contain, when set, puts each check in a cgroup of its own
+	// (host/plugins Cgroups.Contain).
+	Contain Contain
 	// Member is this daemon's id in a cluster ("" on the embedded
 	// store): only the member that owns a workflow works its merge queue.
 	Member string
@@ -46,6 +49,7 @@ type Service struct {
 	// observer and confine are Config's; wake wakes RunQueue.
 	observer QueueObserver
 	confine  Confine
+	contain  Contain
 	member   string
 	wake     chan struct{}
 
@@ -63,7 +67,7 @@ type Service struct {
 // New returns a Service; Run tidies up after agents that stop.
 func New(cfg Config) *Service {
 	return &Service{db: cfg.DB, team: cfg.Team, root: filepath.Join(cfg.Home, "worktrees"), log: cfg.Log, repos: map[string]*sync.Mutex{}, gitDirs: map[string]string{},
-		observer: cfg.Observer, confine: cfg.Confine, member: cfg.Member, wake: make(chan struct{}, 1)}
+		observer: cfg.Observer, confine: cfg.Confine, contain: cfg.Contain, member: cfg.Member, wake: make(chan struct{}, 1)}
 }
 
 // gitTimeout bounds the git work done under one lock (hooks included).
