@@ -18,7 +18,7 @@ func TestWidens(t *testing.T) {
 		old, new string // appended to base, or instead of it when it starts with "agents:"
 		want     func(dir string) []string
 	}{
-		"no change": {"", "", nil},
+		"no change":                {"", "", nil},
 		"prompt and schedule only": {"", "    system_prompt: be brief\n    schedule: 5m\n", nil},
 		"sandbox mode off": {"", "    sandbox: {mode: off}\n", func(string) []string {
 			return []string{"agent a: sandbox mode off: its runs are not confined"}
