@@ -433,6 +433,7 @@ func (h *Host) newSandbox() *sandbox.Sandbox {
 		status = sb.Probe()
 	}
 	box := sandbox.New(mode, status, h.cfg.Home)
+	box.Protect(pluginDirs(h.cfg)...) // a run never writes where the daemon finds programs to execute
 	switch info := box.Info(); info.State {
 	case api.SandboxOn:
 		h.log.Info("runs are sandboxed", "sandbox", info.Detail)
