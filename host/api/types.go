@@ -610,7 +610,9 @@ type AgentStateEvent struct {
 // reloaded config (Error empty) or a rejected edit.
 type WorkflowEvent struct {
 	Target string `json:"target"`
-	// Change is started, reloaded or rejected (with Error).
+	// Change is started, reloaded, rejected (with Error) or pending: an
+	// edit that widens what runs may do waits for the owner (Error says
+	// what it would allow).
 	Change string `json:"change"`
 	Error  string `json:"error,omitempty"`
 }

@@ -755,7 +755,8 @@ func (ws *Manager) hold(ctx context.Context, cur store.Workflow, content []byte,
 		}
 	}
 	ws.team.Bus.Publish(team.Event{Kind: team.EventWorkflow, Agent: store.AgentKey{Workflow: cur.Name, Tag: cur.Tag}, State: "pending",
-		Error: "an edit widens what runs may do and waits for the owner: " + strings.Join(reasons, "; ")})
+		Error: fmt.Sprintf("an edit of %s widens what runs may do and waits for `agent-worker workflows accept %s`: %s", cur.SourcePath,
+			displayScope(store.Scope{Workflow: cur.Name, Tag: cur.Tag}), strings.Join(reasons, "; "))})
 }
 
 // Accept applies the edit of scope's file that waits for its owner
