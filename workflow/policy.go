@@ -22,6 +22,10 @@ type Policy struct {
 	Workspace bool
 	// Notify are the webhook URLs the workflow's events go to.
 	Notify []string
+	// Documents and DocsDir are the documents provider and the folder the
+	// daemon writes the team's documents in, as the file says them: what
+	// an agent's team_doc_write reaches, written by the daemon itself.
+	Documents, DocsDir string
 	// Budget is the workflow's cap; LoopGuard its loop guard (0 off).
 	Budget    *Budget
 	LoopGuard int
@@ -58,7 +62,8 @@ type AgentPolicy struct {
 
 // PolicyOf is f's policy.
 func PolicyOf(f *File) Policy {
-	p := Policy{Agents: make(map[string]AgentPolicy, len(f.Agents)), Workspace: f.Workspace != nil, Budget: f.Budget, LoopGuard: f.LoopGuard}
+	p := Policy{Agents: make(map[string]AgentPolicy, len(f.Agents)), Workspace: f.Workspace != nil, Budget: f.Budget, LoopGuard: f.LoopGuard,
+		Documents: f.Context.Documents, DocsDir: f.Context.DocsDir}
 	for _, n := range f.Notify {
 		p.Notify = append(p.Notify, n.Webhook)
 	}
@@ -106,7 +111,8 @@ func PolicyOf(f *File) Policy {
 // Widens says, one reason a line, how new lets runs do more than old: an
 // agent unconfined, a path, a port, a backend or a program, an env
 // variable, an MCP server or an endpoint it did not have, a gate gone, a
-// limit raised or lifted, a webhook added, agents out of their worktrees.
+// limit raised or lifted, a webhook added, agents out of their worktrees,
+// the documents elsewhere.
 // nil means new is old or narrower. A new agent is compared with an
 // agent that asks for nothing, but for its backend, which widens only if
 // no agent of old has it.
@@ -115,6 +121,12 @@ func Widens(old, new Policy) []string {
 	add := func(format string, args ...any) { out = append(out, fmt.Sprintf(format, args...)) }
 	if old.Workspace && !new.Workspace {
 		add("workspace: removed: agents work in the workflow's folder, beside its file, instead of their own git worktrees")
+	}
+	if new.Documents != old.Documents && !slices.Contains([]string{"", "file", "sqlite"}, new.Documents) { // the built-in ones keep to the documents dir
+		add("context: documents provider %s (was %s)", orDefault(new.Documents), orDefault(old.Documents))
+	}
+	if new.DocsDir != old.DocsDir {
+		add("context: documents dir %s (was %s): the daemon writes what agents put in documents there", orDefault(new.DocsDir), orDefault(old.DocsDir))
 	}
 	for _, u := range new.Notify {
 		if !slices.Contains(old.Notify, u) {

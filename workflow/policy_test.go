@@ -89,6 +89,12 @@ func TestWidens(t *testing.T) {
 		"notify webhook added": {"", "notify: [{webhook: 'https://hooks.example/x', events: [idle]}]\n", func(string) []string {
 			return []string{"notify: events go to a new webhook https://hooks.example/x"}
 		}},
+		"documents moved": {"", "context: {documents: {provider: file, dir: /opt/bin}}\n", func(string) []string {
+			return []string{"context: documents dir /opt/bin (was the default): the daemon writes what agents put in documents there"}
+		}},
+		"documents by a plugin": {"", "context: {documents: evil}\n", func(string) []string {
+			return []string{"context: documents provider evil (was the default)"}
+		}},
 		"new agent asking nothing": {"", "agents:\n  a:\n    backend: mock\n  b:\n    backend: mock\n", nil},
 		"new agent unconfined": {"", "agents:\n  a:\n    backend: mock\n  b:\n    backend: mock\n    sandbox: {mode: off}\n", func(string) []string {
 			return []string{"agent b: sandbox mode off: its runs are not confined"}
