@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/agent-worker/agent-worker/sdk/backend"
 )
@@ -58,6 +60,9 @@ type AgentPolicy struct {
 	// MaxSpawned counts only when CanSpawn.
 	MaxSpawned int
 	Budget     *Budget
+	// MaxSteps and Timeout limit one run; 0 is the backend's default.
+	MaxSteps int
+	Timeout  time.Duration
 }
 
 // PolicyOf is f's policy.
@@ -69,7 +74,8 @@ func PolicyOf(f *File) Policy {
 	}
 	slices.Sort(p.Notify)
 	for _, a := range f.Agents {
-		ap := AgentPolicy{Backend: a.Backend, Env: maps.Clone(a.Env), Tools: slices.Clone(a.Tools), CanSpawn: a.CanSpawn, Budget: a.Budget}
+		ap := AgentPolicy{Backend: a.Backend, Env: maps.Clone(a.Env), Tools: slices.Clone(a.Tools), CanSpawn: a.CanSpawn, Budget: a.Budget,
+			MaxSteps: a.MaxSteps, Timeout: a.Timeout}
 		if a.CanSpawn {
 			ap.MaxSpawned = a.MaxSpawned
 		}
@@ -243,7 +249,21 @@ func agentWidens(o, n AgentPolicy) []string {
 	for _, r := range budgetWidens(o.Budget, n.Budget) {
 		add("budget: %s", r)
 	}
+	if o.MaxSteps > 0 && (n.MaxSteps == 0 || n.MaxSteps > o.MaxSteps) {
+		add("max_steps %s (was %d)", orDefault(strings.TrimPrefix(strconv.Itoa(n.MaxSteps), "0")), o.MaxSteps)
+	}
+	if o.Timeout > 0 && (n.Timeout == 0 || n.Timeout > o.Timeout) {
+		add("timeout %s (was %s)", orDefault(durationText(n.Timeout)), o.Timeout)
+	}
 	return out
+}
+
+// durationText is d as a file writes it, "" for none.
+func durationText(d time.Duration) string {
+	if d == 0 {
+		return ""
+	}
+	return d.String()
 }
 
 // budgetWidens says how n caps less than o.
