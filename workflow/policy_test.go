@@ -86,7 +86,7 @@ func TestWidens(t *testing.T) {
 			return []string{"agent a: max_steps 20 (was 10)", "agent a: timeout the default (was 5m0s)"}
 		}},
 		"run limits lowered narrow": {"    max_steps: 10\n    timeout: 5m\n", "    max_steps: 5\n    timeout: 1m\n", nil},
-		"budget lowered narrows": {"    budget: {usd: 2}\n", "    budget: {usd: 1}\n", nil},
+		"budget lowered narrows":    {"    budget: {usd: 2}\n", "    budget: {usd: 1}\n", nil},
 		"loop guard off": {"loop_guard: {max_rounds: 10}\n", "loop_guard: {max_rounds: 0}\n", func(string) []string {
 			return []string{"loop_guard: max_rounds 0 (off) (was 10)"}
 		}},
