@@ -619,9 +619,13 @@ func (ws *Manager) Watch(ctx context.Context) error {
 	}
 	ws.mu.Unlock()
 	// A file edited while no daemon watched it is compared with what runs
-	// now, as an edit would be: a widening one waits for the owner.
+	// now, as an edit would be: a widening one waits for the owner. An
+	// unchanged one is left alone (a reload would clear the error that
+	// says why a workflow is paused).
 	for _, path := range paths {
-		ws.reload(ctx, path)
+		if ws.editedWhileAway(ctx, path) {
+			ws.reload(ctx, path)
+		}
 	}
 	fswatch.Run(ctx, w, reloadDebounce, fswatch.Handler{
 		Keep: func(ev fsnotify.Event) bool {
@@ -634,6 +638,24 @@ func (ws *Manager) Watch(ctx context.Context) error {
 		Error:   func(err error) { ws.log.Warn("workflow watcher", "error", err) },
 	})
 	return nil
+}
+
+// editedWhileAway reports whether the file at path differs from both
+// the config and the edit waiting of a workflow started from it.
+func (ws *Manager) editedWhileAway(ctx context.Context, path string) bool {
+	content, err := workflow.ReadFile(path)
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	for scope := range ws.files[path] {
+		cur, gerr := ws.db.GetWorkflow(ctx, scope.Workflow, scope.Tag)
+		if gerr != nil || !cur.State.Live() {
+			continue
+		}
+		if err != nil || string(content) != cur.ConfigYAML && string(content) != cur.PendingYAML {
+			return true
+		}
+	}
+	return false
 }
 
 // reload applies an edited file to every workflow started from it. A bad
