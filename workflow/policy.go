@@ -39,6 +39,9 @@ type AgentPolicy struct {
 	// CLI is the program a CLI backend runs (config: {cli: ...}); "" is
 	// the backend's own default.
 	CLI string
+	// Permissions are the config keys a CLI backend's own permissions are
+	// set with (permissionKeys), as written.
+	Permissions map[string]string
 	// SandboxOff: the agent's runs are not confined (sandbox: {mode: off}).
 	SandboxOff  bool
 	Read, Write []string
@@ -65,6 +68,12 @@ type AgentPolicy struct {
 	Timeout  time.Duration
 }
 
+// permissionKeys are the config: keys with which a CLI backend's own
+// permissions are set: claude's allowed_tools (tools it runs without
+// asking), codex's sandbox_mode. Any change of them counts as widening:
+// what is more is the CLI's to say.
+var permissionKeys = []string{"allowed_tools", "sandbox_mode"}
+
 // PolicyOf is f's policy.
 func PolicyOf(f *File) Policy {
 	p := Policy{Agents: make(map[string]AgentPolicy, len(f.Agents)), Workspace: f.Workspace != nil, Budget: f.Budget, LoopGuard: f.LoopGuard,
@@ -85,6 +94,14 @@ func PolicyOf(f *File) Policy {
 				s = string(raw)
 			}
 			ap.CLI = s
+		}
+		for _, k := range permissionKeys {
+			if raw, ok := a.Config[k]; ok {
+				if ap.Permissions == nil {
+					ap.Permissions = map[string]string{}
+				}
+				ap.Permissions[k] = string(raw)
+			}
 		}
 		if s := a.Sandbox; s != nil {
 			ap.SandboxOff = s.Off()
@@ -174,6 +191,16 @@ func agentWidens(o, n AgentPolicy) []string {
 	}
 	if n.CLI != o.CLI {
 		add("config cli %s (was %s)", orDefault(n.CLI), orDefault(o.CLI))
+	}
+	for _, k := range slices.Sorted(maps.Keys(n.Permissions)) {
+		if v, ok := o.Permissions[k]; !ok || v != n.Permissions[k] {
+			add("config %s %s (was %s)", k, n.Permissions[k], orDefault(o.Permissions[k]))
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(o.Permissions)) {
+		if _, ok := n.Permissions[k]; !ok {
+			add("config %s: the backend's default (was %s)", k, o.Permissions[k])
+		}
 	}
 	if n.SandboxOff && !o.SandboxOff {
 		add("sandbox mode off: its runs are not confined")

@@ -46,6 +46,12 @@ func TestWidens(t *testing.T) {
 		"cli binary changed": {"    config: {cli: claude}\n", "    config: {cli: /tmp/x/claude}\n", func(string) []string {
 			return []string{"agent a: config cli /tmp/x/claude (was claude)"}
 		}},
+		"a CLI's own permissions": {"    config: {allowed_tools: [Read]}\n", "    config: {allowed_tools: [Read, Bash], sandbox_mode: danger-full-access}\n", func(string) []string {
+			return []string{`agent a: config allowed_tools ["Read","Bash"] (was ["Read"])`, `agent a: config sandbox_mode "danger-full-access" (was the default)`}
+		}},
+		"a CLI's permission back to its default": {"    config: {sandbox_mode: read-only}\n", "", func(string) []string {
+			return []string{`agent a: config sandbox_mode: the backend's default (was "read-only")`}
+		}},
 		"other config is not policy": {"    config: {script: [{reply: hi}]}\n", "    config: {script: [{reply: bye}]}\n", nil},
 		"env added and changed": {"    env: {A: '1'}\n", "    env: {A: '2', B: '3'}\n", func(string) []string {
 			return []string{"agent a: env A changes", "agent a: env adds B"}
