@@ -349,11 +349,13 @@ func (h *Host) buildParts(ctx context.Context) error {
 	}
 	h.sched = scheduler.New(h.db, h.sup, h.team, h.cfg.Scheduler, h.log.Named("scheduler"))
 	h.agents = &agents.Registry{DB: h.db, Catalog: h.catalog, Sched: h.sched, DefaultModel: h.cfg.DefaultModel, Forget: h.mcp.Forget,
-		StateDir: func(k store.AgentKey) string { return plugins.AgentStateDir(h.cfg.Home, k) }, Release: h.worktrees.Release, Log: h.log.Named("agents")}
+		StateDir: func(k store.AgentKey) string { return plugins.AgentStateDir(h.cfg.Home, k) }, Release: h.worktrees.Release, Log: h.log.Named("agents"),
+		RequireSandbox: h.cfg.Sandbox == sandbox.Required}
 	h.mcp.Spawner = h.agents // agent_spawn and agent_stop
 	h.hooks = triggers.New(triggers.Config{DB: h.db, Team: h.team, LookupEnv: h.cfg.LookupEnv, Log: h.log.Named("triggers")})
 	h.wfs = workflows.New(workflows.Config{Member: h.clusterMemberID(), DB: h.db, Team: h.team, Sched: h.sched, Triggers: h.hooks, Worktrees: h.worktrees, Catalog: h.catalog,
-		DefaultModel: h.cfg.DefaultModel, Now: h.cfg.Now, Log: h.log.Named("workflows"), Notify: h.notify})
+		DefaultModel: h.cfg.DefaultModel, Now: h.cfg.Now, Log: h.log.Named("workflows"), Notify: h.notify,
+		RequireSandbox: h.cfg.Sandbox == sandbox.Required})
 	if err := h.wfs.Restore(ctx); err != nil {
 		return fmt.Errorf("restore workflows: %w", err)
 	}
@@ -463,6 +465,7 @@ func (h *Host) newSandbox() *sandbox.Sandbox {
 		status = sb.Probe()
 	}
 	box := sandbox.New(mode, status, h.cfg.Home)
+	box.Protect(pluginDirs(h.cfg)...) // a run never writes where the daemon finds programs to execute
 	switch info := box.Info(); info.State {
 	case api.SandboxOn:
 		h.log.Info("runs are sandboxed", "sandbox", info.Detail)

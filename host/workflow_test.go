@@ -225,3 +225,45 @@ func TestStartedWorkflowResumesAfterRestart(t *testing.T) {
 		return a != nil && a.System == "You are alice, version three."
 	})
 }
+
+// An edit that widens what runs may do and changes other things waits
+// whole: nothing of it applies (not even the new prompt), the workflow
+// says why, and the accept applies all of it. An edit that goes back to
+// the running version withdraws it.
+func TestWorkflowWideningEditWaitsWhole(t *testing.T) {
+	t.Parallel()
+	th, _ := pluginHost(t, plugins.SupervisorConfig{})
+	file := filepath.Join(t.TempDir(), "team.yaml")
+	saveFile(t, file, teamV1)
+	ctx := context.Background()
+	w, err := th.client().StartWorkflow(ctx, api.StartWorkflow{Path: file})
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := api.Target{Workflow: w.Name, Tag: w.Tag}
+	wider := strings.Replace(teamV1, "You are alice, version one.\n", "You are alice, version two.\n    env: {TOKEN: x}\n", 1)
+	saveFile(t, file, wider)
+	w = waitWorkflow(t, th, target, "the edit waiting", func(w api.Workflow, _ []api.Agent) bool { return w.Pending != nil })
+	if got := strings.Join(w.Pending.Widens, "\n"); got != "agent alice: env adds TOKEN" {
+		t.Errorf("the edit widens by %q, want the env variable", got)
+	}
+	if a, err := th.client().GetAgent(ctx, api.Target{Agent: "alice", Workflow: "team", Tag: "main"}); err != nil || a.System != "You are alice, version one." {
+		t.Errorf("alice = %q, %v: part of the waiting edit applied", a.System, err)
+	}
+
+	saveFile(t, file, teamV1) // undone: nothing waits any more
+	waitWorkflow(t, th, target, "the edit withdrawn", func(w api.Workflow, _ []api.Agent) bool { return w.Pending == nil })
+	if _, err := th.client().AcceptWorkflow(ctx, target); api.ErrorCode(err) != api.CodeConflict {
+		t.Errorf("accept with nothing waiting: %v, want a conflict", err)
+	}
+
+	saveFile(t, file, wider)
+	waitWorkflow(t, th, target, "the edit waiting again", func(w api.Workflow, _ []api.Agent) bool { return w.Pending != nil })
+	if w, err = th.client().AcceptWorkflow(ctx, target); err != nil || w.Pending != nil {
+		t.Fatalf("accept: %+v, %v", w.Pending, err)
+	}
+	a, err := th.client().GetAgent(ctx, api.Target{Agent: "alice", Workflow: "team", Tag: "main"})
+	if err != nil || a.System != "You are alice, version two." || a.Config.Env["TOKEN"] != "x" {
+		t.Errorf("after accept alice = %q, env %v, %v; want all of the edit", a.System, a.Config.Env, err)
+	}
+}

@@ -47,6 +47,13 @@ type Workflow struct {
 	// WorkspaceRepo and WorkspaceBase are a git workspace's repository
 	// (its top-level directory) and base branch; both "" without one.
 	WorkspaceRepo, WorkspaceBase string
+	// PendingYAML is a version of the file that widens what its runs may
+	// do (workflow.Widens), held until the owner accepts it, "" when none
+	// waits; PendingReasons say how it widens, PendingAt when it was
+	// found. Saving a config (SaveWorkflow) drops it.
+	PendingYAML    string
+	PendingReasons []string
+	PendingAt      time.Time
 	// StartedAt is when the workflow was last started; SaveWorkflow keeps
 	// the stored one when it is zero (a reload, not a start).
 	StartedAt            time.Time
@@ -56,6 +63,10 @@ type Workflow struct {
 const workflowColumns = `name, tag, source_path, config_yaml, state, error, created_at, updated_at,
 	workdir, docs_provider, docs_owner, long_message_chars, docs_dir, params_json, vars_json, started_at, loop_guard,
 	workspace_repo, workspace_base, owner`
+
+// workflowSelect is workflowColumns and what only reads need: the edit
+// waiting for its owner.
+const workflowSelect = workflowColumns + `, pending_yaml, pending_reasons, pending_at`
 
 func scanWorkflow(s row) (Workflow, error) {
 	w := Workflow{
@@ -68,6 +79,11 @@ func scanWorkflow(s row) (Workflow, error) {
 		Params: decodeStrings(s.ColumnText(13)), Vars: decodeStrings(s.ColumnText(14)),
 		StartedAt: fromMs(s.ColumnInt64(15)), LoopGuard: s.ColumnInt(16),
 		WorkspaceRepo: s.ColumnText(17), WorkspaceBase: s.ColumnText(18), Owner: s.ColumnText(19),
+		PendingYAML: s.ColumnText(20),
+	}
+	if w.PendingYAML != "" {
+		_ = json.Unmarshal([]byte(s.ColumnText(21)), &w.PendingReasons)
+		w.PendingAt = fromMs(s.ColumnInt64(22))
 	}
 	state, err := api.ParseWorkflowState(s.ColumnText(4))
 	if err != nil {
@@ -125,7 +141,7 @@ func (db *DB) GetWorkflow(ctx context.Context, name, tag string) (Workflow, erro
 
 func getWorkflow(conn querier, name, tag string) (w Workflow, err error) {
 	found := false
-	err = conn.execute(`SELECT `+workflowColumns+` FROM workflows WHERE name = ? AND tag = ?`,
+	err = conn.execute(`SELECT `+workflowSelect+` FROM workflows WHERE name = ? AND tag = ?`,
 		&execOptions{Args: []any{name, tag}, ResultFunc: func(s row) error {
 			found = true
 			w, err = scanWorkflow(s)
@@ -142,7 +158,7 @@ func getWorkflow(conn querier, name, tag string) (w Workflow, err error) {
 func (db *DB) ListWorkflows(ctx context.Context) ([]Workflow, error) {
 	var ws []Workflow
 	err := db.read(ctx, func(conn querier) error {
-		return conn.execute(`SELECT `+workflowColumns+` FROM workflows ORDER BY name, tag`,
+		return conn.execute(`SELECT `+workflowSelect+` FROM workflows ORDER BY name, tag`,
 			&execOptions{ResultFunc: func(s row) error {
 				w, err := scanWorkflow(s)
 				ws = append(ws, w)
@@ -178,6 +194,28 @@ func (db *DB) SetWorkflowError(ctx context.Context, name, tag, errMsg string) er
 	return db.write(ctx, func(conn querier) error {
 		err := conn.execute(`UPDATE workflows SET error = ?, updated_at = ? WHERE name = ? AND tag = ?`,
 			&execOptions{Args: []any{errMsg, db.nowMs(), name, tag}})
+		if err == nil && conn.changes() == 0 {
+			err = api.Errorf(api.CodeNotFound, "workflow %q not found", workflowID(name, tag))
+		}
+		return err
+	})
+}
+
+// SetWorkflowPending records content as the version of the workflow's
+// file that waits for its owner, with the reasons it widens what runs
+// may do; content "" clears it. The config that runs is left as it is.
+func (db *DB) SetWorkflowPending(ctx context.Context, name, tag, content string, reasons []string) error {
+	b, err := json.Marshal(reasons)
+	if err != nil || content == "" {
+		b = []byte("[]")
+	}
+	return db.write(ctx, func(conn querier) error {
+		at := int64(0)
+		if content != "" {
+			at = db.nowMs()
+		}
+		err := conn.execute(`UPDATE workflows SET pending_yaml = ?, pending_reasons = ?, pending_at = ?, updated_at = ? WHERE name = ? AND tag = ?`,
+			&execOptions{Args: []any{content, string(b), at, db.nowMs(), name, tag}})
 		if err == nil && conn.changes() == 0 {
 			err = api.Errorf(api.CodeNotFound, "workflow %q not found", workflowID(name, tag))
 		}
@@ -240,7 +278,8 @@ func (db *DB) SaveWorkflow(ctx context.Context, w Workflow) (Workflow, error) {
 			long_message_chars = excluded.long_message_chars, docs_dir = excluded.docs_dir,
 			params_json = excluded.params_json, vars_json = excluded.vars_json,
 			workspace_repo = excluded.workspace_repo, workspace_base = excluded.workspace_base,
-			owner = CASE WHEN ?21 THEN excluded.owner ELSE workflows.owner END`,
+			owner = CASE WHEN ?21 THEN excluded.owner ELSE workflows.owner END,
+			pending_yaml = '', pending_reasons = '[]', pending_at = 0`,
 			&execOptions{Args: []any{w.Name, w.Tag, w.SourcePath, w.ConfigYAML, w.State, w.Error, now, now,
 				w.Workdir, w.DocsProvider, w.DocsOwner, w.LongMessageChars, w.DocsDir, encodeStrings(w.Params), encodeStrings(w.Vars),
 				started, w.LoopGuard, w.WorkspaceRepo, w.WorkspaceBase, db.daemon, !w.StartedAt.IsZero()}})

@@ -137,3 +137,45 @@ func TestSaveWorkflowAndUpdateAgent(t *testing.T) {
 		t.Errorf("UpdateAgent of a missing agent: %v", err)
 	}
 }
+
+// An edit that waits for its owner is kept beside the config that runs,
+// read back with its reasons, and dropped when a config is saved or the
+// wait is cleared.
+func TestWorkflowPending(t *testing.T) {
+	t.Parallel()
+	db := openTest(t)
+	ctx := t.Context()
+	if _, err := db.CreateWorkflow(ctx, Workflow{Name: "crew", Tag: "main", ConfigYAML: "v1"}); err != nil {
+		t.Fatal(err)
+	}
+	reasons := []string{"agent a: sandbox mode off: its runs are not confined", "agent a: sandbox write adds /opt"}
+	if err := db.SetWorkflowPending(ctx, "crew", "main", "v2", reasons); err != nil {
+		t.Fatal(err)
+	}
+	got, err := db.GetWorkflow(ctx, "crew", "main")
+	if err != nil || got.ConfigYAML != "v1" || got.PendingYAML != "v2" || !cmp.Equal(got.PendingReasons, reasons) || got.PendingAt.IsZero() {
+		t.Errorf("after SetWorkflowPending: config %q, pending %q %q at %v, %v; want v1 running and v2 waiting", got.ConfigYAML, got.PendingYAML, got.PendingReasons, got.PendingAt, err)
+	}
+	all, err := db.ListWorkflows(ctx)
+	if err != nil || len(all) != 2 || all[0].PendingYAML != "v2" { // crew, global
+		t.Errorf("ListWorkflows = %+v, %v; want crew's pending edit", all, err)
+	}
+	if err := db.SetWorkflowPending(ctx, "crew", "main", "", nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := db.GetWorkflow(ctx, "crew", "main"); got.PendingYAML != "" || got.PendingReasons != nil || !got.PendingAt.IsZero() {
+		t.Errorf("after clearing: %q %q %v; want nothing waiting", got.PendingYAML, got.PendingReasons, got.PendingAt)
+	}
+	if err := db.SetWorkflowPending(ctx, "crew", "main", "v2", reasons); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.SaveWorkflow(ctx, Workflow{Name: "crew", Tag: "main", ConfigYAML: "v2"}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := db.GetWorkflow(ctx, "crew", "main"); got.ConfigYAML != "v2" || got.PendingYAML != "" {
+		t.Errorf("after SaveWorkflow: config %q, pending %q; want v2 running, nothing waiting", got.ConfigYAML, got.PendingYAML)
+	}
+	if err := db.SetWorkflowPending(ctx, "nope", "main", "v", nil); api.ErrorCode(err) != api.CodeNotFound {
+		t.Errorf("SetWorkflowPending of no workflow: %v, want not found", err)
+	}
+}

@@ -57,7 +57,7 @@ func daemonCmd(e *env) *ffcli.Command {
 	fs.Var(sparesFlag{&cfg.Supervisor.Spares}, "spares", "warm spare plugin processes kept per backend in use: N for all, or per backend (e.g. 1,sdk=0,mock=2); 0 starts every run's process cold")
 	fs.DurationVar(&cfg.Supervisor.SpareIdle, "spare-idle", plugins.DefaultSpareIdle, "stop a backend's warm spares after it has had no run for this long")
 	fs.Var(runLimitsFlag{&cfg.Supervisor.RunLimits}, "run-limits", "what one run may use, its processes together, unless its agent sets limits: pids (processes and threads), memory (e.g. 2G) and cpu (cores), e.g. pids=1024,memory=4G,cpu=2; max lifts one; enforced with the run's cgroup (see status)")
-	fs.Var(sandboxFlag{&cfg.Sandbox}, "sandbox", "confine every run with Landlock: auto (where the kernel can; runs start unconfined, with a warning, where it cannot), required (refuse runs where it cannot) or off")
+	fs.Var(sandboxFlag{&cfg.Sandbox}, "sandbox", "confine every run with Landlock: auto (where the kernel can; runs start unconfined, with a warning, where it cannot), required (refuse runs where it cannot, and agents with sandbox mode: off) or off")
 	fs.StringVar(&cfg.NotifyConfig, "notify-config", "", "YAML file of webhooks told of events in every workflow: a list of {webhook: URL, events: [question, approval, run_failed, over_budget, loop_guard, idle, member_down], secret_env: NAME}")
 	fs.String("config", "", "YAML file with any of these flags (flags and AGENT_WORKER_* env vars win)")
 	return &ffcli.Command{

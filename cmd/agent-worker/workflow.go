@@ -64,7 +64,7 @@ func startCmd(e *env) *ffcli.Command {
 func workflowsCmd(e *env) *ffcli.Command {
 	fs := flag.NewFlagSet("workflows", flag.ContinueOnError)
 	e.common(fs)
-	return leaf("workflows", "workflows [--json]", "list every workflow:tag with its state, file, agents, runs and spend", fs, [2]int{0, 0},
+	cmd := leaf("workflows", "workflows [--json] | workflows accept <@workflow[:tag]>", "list every workflow:tag with its state, file, agents, runs and spend, and any edit waiting for you", fs, [2]int{0, 0},
 		func(ctx context.Context, _ []string) error {
 			c, err := e.connect(ctx, true)
 			if err != nil {
@@ -102,9 +102,74 @@ func workflowsCmd(e *env) *ffcli.Command {
 				if w.Error != "" {
 					e.printf("%s: %s\n", w.Target, w.Error)
 				}
+				if w.Pending != nil {
+					printPending(e, w)
+				}
 			}
 			return nil
 		})
+	cmd.LongHelp = `An edit of a workflow's file that widens what its runs may do (a
+sandbox off, a new read or write path, network, an approval gate
+dropped, another backend or program, new env, a raised budget, ...) is
+not applied by the hot reload: a run may write the file. The last
+accepted version keeps running, and the edit waits for you here, in
+status and in the console. ` + "`agent-worker workflows accept @wf:tag`" + ` applies it;
+undoing the edit withdraws it. Other edits apply at once.`
+	cmd.Subcommands = []*ffcli.Command{workflowsAcceptCmd(e)}
+	return cmd
+}
+
+// printPending shows w's edit that waits, as a diff of the policy.
+func printPending(e *env, w api.Workflow) {
+	e.printf("%s: an edit of %s waits for you (it widens what runs may do; the last accepted version keeps running):\n", w.Target, orDash(w.SourcePath))
+	for _, r := range w.Pending.Widens {
+		e.printf("  + %s\n", r)
+	}
+	e.printf("  apply it with `agent-worker workflows accept %s`, or undo the edit\n", w.Target)
+}
+
+func workflowsAcceptCmd(e *env) *ffcli.Command {
+	fs := flag.NewFlagSet("workflows accept", flag.ContinueOnError)
+	e.common(fs)
+	cmd := leaf("accept", "workflows accept <@workflow[:tag]> [--json]",
+		"apply the edit of a workflow's file that waits because it widens what its runs may do", fs, [2]int{1, 1},
+		func(ctx context.Context, args []string) error {
+			t, err := parseWorkflowTarget(args[0])
+			if err != nil {
+				return err
+			}
+			c, err := e.connect(ctx, true)
+			if err != nil {
+				return err
+			}
+			w, err := c.AcceptWorkflow(ctx, t)
+			if err != nil {
+				return err
+			}
+			if e.json {
+				return e.printJSON(w)
+			}
+			e.printf("accepted: %s runs the edit of %s from its agents' next runs\n", w.Target, orDash(w.SourcePath))
+			return nil
+		})
+	cmd.LongHelp = `Applies exactly the version of the file that ` + "`agent-worker workflows`" + ` and
+status showed waiting, not what the file holds by now. Accepting is the
+owner's decision: read the lines marked + first, since a run may have
+written the edit.`
+	return cmd
+}
+
+// parseWorkflowTarget reads a workflow typed by the user: @review,
+// @review:pr-1, or review alone.
+func parseWorkflowTarget(s string) (api.Target, error) {
+	if !strings.Contains(s, "@") {
+		s = "@" + s
+	}
+	t, err := parseTarget(s)
+	if err == nil && t.Agent != "" {
+		err = usagef("%s names an agent: give a workflow, e.g. @review or @review:pr-1", s)
+	}
+	return t, err
 }
 
 // orDash stands in for an empty table cell.

@@ -34,6 +34,9 @@ type Registry struct {
 	// (host/worktrees); nil when there are none to tidy.
 	Release func(context.Context, store.Scope)
 	Log     hclog.Logger
+	// RequireSandbox (--sandbox required) refuses an agent whose sandbox
+	// is off.
+	RequireSandbox bool
 }
 
 // Create validates spec, stores the agent and schedules it.
@@ -41,6 +44,9 @@ func (r *Registry) Create(ctx context.Context, spec api.AgentSpec) (store.Agent,
 	a, err := FromSpec(spec, r.Catalog, r.DefaultModel)
 	if err != nil {
 		return store.Agent{}, err
+	}
+	if r.RequireSandbox && a.Config.Sandbox.Off() {
+		return store.Agent{}, api.Errorf(api.CodeInvalid, "agent %s: sandbox mode off is refused: the daemon requires every run confined (--sandbox required): leave mode: off out of --config, or start the daemon with --sandbox auto", a.Name)
 	}
 	stored, err := r.DB.CreateAgent(ctx, a)
 	if err != nil {

@@ -91,6 +91,14 @@ func (c *Client) GetWorkflow(ctx context.Context, t Target) (Workflow, error) {
 	return w, c.do(ctx, http.MethodGet, workflowPath(t), nil, &w)
 }
 
+// AcceptWorkflow is POST /workflows/{name}/{tag}/accept: the edit of the
+// workflow's file that waits because it widens what runs may do is
+// applied; the answer is the workflow with it running.
+func (c *Client) AcceptWorkflow(ctx context.Context, t Target) (Workflow, error) {
+	var w Workflow
+	return w, c.do(ctx, http.MethodPost, workflowPath(t)+"/accept", nil, &w)
+}
+
 // StopWorkflow is DELETE /workflows/{name}/{tag}: its agents stop after
 // their current run, or at once with cancel.
 func (c *Client) StopWorkflow(ctx context.Context, t Target, cancel bool) error {

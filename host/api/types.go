@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"strings"
 	"time"
 
 	"github.com/agent-worker/agent-worker/sdk/backend"
@@ -91,6 +92,23 @@ type Workflow struct {
 	// Budget is the workflow:tag's own budget, if it has one, and what it
 	// covers has spent (GET /workflows and GET /workflows/{name}/{tag}).
 	Budget *Budget `json:"budget,omitempty"`
+	// Pending is an edit of the workflow's file that widens what its runs
+	// may do, waiting for the owner (POST /workflows/{name}/{tag}/accept);
+	// the last accepted config keeps running meanwhile.
+	Pending *PendingEdit `json:"pending,omitempty"`
+}
+
+// PendingProblem is the line status lists for w's edit that waits.
+func PendingProblem(w Workflow) string {
+	return "workflow " + w.Target + ": an edit of " + w.SourcePath + " widens what its runs may do and waits for you; the last accepted version keeps running. " +
+		"It would: " + strings.Join(w.Pending.Widens, "; ") + ". Apply it with `agent-worker workflows accept " + w.Target + "`, or undo the edit"
+}
+
+// PendingEdit is an edit of a workflow's file held for its owner: Widens
+// says, one line each, what it would let runs do that they may not now.
+type PendingEdit struct {
+	Widens []string  `json:"widens"`
+	Since  time.Time `json:"since"`
 }
 
 // Budget is a budget's limits (nil: unset) and the spend it counts: the
@@ -598,7 +616,9 @@ type AgentStateEvent struct {
 // reloaded config (Error empty) or a rejected edit.
 type WorkflowEvent struct {
 	Target string `json:"target"`
-	// Change is started, reloaded or rejected (with Error).
+	// Change is started, reloaded, rejected (with Error) or pending: an
+	// edit that widens what runs may do waits for the owner (Error says
+	// what it would allow).
 	Change string `json:"change"`
 	Error  string `json:"error,omitempty"`
 }

@@ -32,6 +32,7 @@ func (s *Server) Handler(inner http.Handler) http.Handler {
 	page("POST /console/control", v.control)
 	page("GET /console/needs-you", v.needsYouItems)
 	page("POST /console/questions/{id}/{verb}", v.decide)
+	page("POST /console/workflows/{wf}/{tag}/accept", v.acceptEdit)
 	page("GET /console/docs/{wf}/{tag}", v.docs)
 	page("GET /console/docs/{wf}/{tag}/{path...}", v.doc)
 	page("GET /console/resources/{wf}/{tag}/{id}", v.resource)

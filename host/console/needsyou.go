@@ -24,6 +24,9 @@ type needsYou struct {
 	// OneTeam is a team's page: its agents are named without the team.
 	OneTeam bool
 	Items   []ask
+	// Edits are the workflow edits that wait for the owner because they
+	// widen what runs may do.
+	Edits []edit
 	// Error says why the questions could not be read; the page shows the
 	// rest anyway.
 	Error string
@@ -36,6 +39,14 @@ type ask struct {
 	// Who is the asking agent as the page names it; TeamURL its team's page.
 	Who, TeamURL string
 	Approval     bool
+}
+
+// edit is one workflow edit waiting in the panel, shown as a diff of the
+// policy: each line is something the edit would let runs do.
+type edit struct {
+	W api.Workflow
+	// Action is where its Accept button posts.
+	Action, TeamURL string
 }
 
 // needsYou reads the pending questions and approvals of scope (every
@@ -59,7 +70,37 @@ func (v *views) needsYou(ctx context.Context, ss session, scope *api.Target, bac
 		}
 		p.Items = append(p.Items, a)
 	}
+	wfs, err := v.api.ListWorkflows(ctx)
+	if err != nil {
+		p.Error = strings.TrimSpace(p.Error + " The workflows could not be read: " + err.Error())
+	}
+	for _, w := range wfs {
+		if w.Pending == nil || scope != nil && (w.Name != scope.Workflow || w.Tag != scope.Tag) {
+			continue
+		}
+		t := api.Target{Workflow: w.Name, Tag: w.Tag}
+		p.Edits = append(p.Edits, edit{W: w, TeamURL: teamPath(t),
+			Action: "/console/workflows/" + url.PathEscape(w.Name) + "/" + url.PathEscape(w.Tag) + "/accept"})
+	}
 	return p
+}
+
+// acceptEdit is the Accept button of a waiting workflow edit: one API
+// call, whose refusal (nothing waits any more, --sandbox required) is the
+// response.
+func (v *views) acceptEdit(w http.ResponseWriter, r *http.Request, ss session) error {
+	back := r.PostFormValue("back")
+	if !strings.HasPrefix(back, "/console/") {
+		back = "/console/"
+	}
+	t, err := api.ParseTarget("@" + r.PathValue("wf") + ":" + r.PathValue("tag"))
+	if err != nil {
+		return err
+	}
+	if _, err := v.api.AcceptWorkflow(r.Context(), t); err != nil {
+		return err
+	}
+	return done(w, r, back)
 }
 
 // needsYouItems is the panel's items now, as HTML for the page's script

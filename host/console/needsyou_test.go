@@ -187,6 +187,8 @@ func TestNeedsYouButtons(t *testing.T) {
 			wantCalls: []apiCall{{"POST", "/questions/q_0/approve", map[string]string{"by": "user (console)"}}}, wantBody: "no question q_0"},
 		"no CSRF token": {path: "/console/questions/q_1/answer", form: "answer=pg", noCSRF: true, wantCode: http.StatusForbidden,
 			wantBody: "no valid CSRF token"},
+		"accept a workflow edit": {path: "/console/workflows/crew/main/accept", form: "back=/console/team/crew/main", script: true, wantCode: http.StatusNoContent,
+			wantCalls: []apiCall{{"POST", "/workflows/crew/main/accept", nil}}},
 		"not a button": {path: "/console/questions/q_1/delete", script: true, wantCode: http.StatusNotFound, wantBody: "answer, approve or deny"},
 	}
 	for name, tc := range cases {
@@ -247,5 +249,51 @@ func TestNeedsYouButtons(t *testing.T) {
 				t.Errorf("API calls (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// A workflow edit that widens what runs may do waits in the panel as a
+// diff of the policy, one + line each, with an Accept button that posts
+// to the console's accept path; on a team's page only that team's.
+func TestNeedsYouShowsAWideningEdit(t *testing.T) {
+	t.Parallel()
+	since := time.Now().UTC().Add(-2 * time.Minute)
+	pending := api.Workflow{Name: "crew", Tag: "main", Target: "@crew", SourcePath: "/src/crew.yaml", State: api.WorkflowRunning, Members: []api.Member{},
+		Pending: &api.PendingEdit{Widens: []string{"agent alice: sandbox mode off: its runs are not confined", "agent alice: sandbox write adds /opt/<bin>"}, Since: since}}
+	other := api.Workflow{Name: "ops", Tag: "main", Target: "@ops", State: api.WorkflowRunning, Members: []api.Member{},
+		Pending: &api.PendingEdit{Widens: []string{"agent bob: env adds TOKEN"}, Since: since}}
+	full := withQuestions(t, []api.Question{}, nil)
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet && r.URL.Path == "/workflows" {
+			w.Header().Set("Content-Type", "application/json")
+			_ = json.NewEncoder(w).Encode(api.WorkflowList{Workflows: []api.Workflow{pending, other}})
+			return
+		}
+		full.ServeHTTP(w, r)
+	})
+	s := New(Config{})
+	handler := s.Handler(h)
+	for path, want := range map[string][]string{
+		"/console/": {`data-workflow="@crew"`, `<a href="/console/team/crew/main"><b>@crew</b></a>: an edit of its file waits for your approval`, "2m ago",
+			"/src/crew.yaml was changed on disk", "+ agent alice: sandbox mode off: its runs are not confined\n+ agent alice: sandbox write adds /opt/&lt;bin&gt;\n",
+			`action="/console/workflows/crew/main/accept"`, `<button class="b-approve">Accept</button>`, `data-workflow="@ops"`, "+ agent bob: env adds TOKEN"},
+		"/console/team/crew/main": {`<b>@crew</b>: an edit`, `action="/console/workflows/crew/main/accept"`},
+	} {
+		code, body := get(t, s, handler, path)
+		if code != http.StatusOK {
+			t.Fatalf("GET %s: %d\n%s", path, code, body)
+		}
+		panel := panelOf(t, body)
+		if strings.Contains(panel, "hidden>\n<h2>") {
+			t.Errorf("GET %s: the panel is hidden with an edit waiting", path)
+		}
+		for _, w := range want {
+			if !strings.Contains(panel, w) {
+				t.Errorf("GET %s: the panel lacks %q:\n%s", path, w, panel)
+			}
+		}
+		if path != "/console/" && strings.Contains(panel, "@ops") {
+			t.Errorf("GET %s: the panel shows another team's edit:\n%s", path, panel)
+		}
 	}
 }

@@ -66,6 +66,7 @@ func fullAPI(t *testing.T) http.Handler {
 			{ID: "m-2", Host: "h2", PID: 2, Address: "127.0.0.1:5102", HeartbeatAgeMS: 12000},
 			{ID: "m-3", Host: "h3", PID: 3, Address: "127.0.0.1:5103", StoppedAt: &now}}}})
 	reply("GET /workflows/{name}/{tag}", wf)
+	reply("GET /workflows", api.WorkflowList{Workflows: []api.Workflow{wf, global}})
 	reply("GET /agents", api.AgentList{Agents: []api.Agent{alice, bob}})
 	reply("GET /runs", api.RunList{Runs: []api.Run{run, failed}})
 	reply("GET /runs/{id}", api.RunDetail{Run: run, Events: events})

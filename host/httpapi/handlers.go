@@ -59,6 +59,9 @@ func (h *Server) health(ctx context.Context) (api.Health, error) {
 		if wf.Error != "" {
 			problems = append(problems, "workflow "+wf.Target+": "+wf.Error)
 		}
+		if wf.Pending != nil {
+			problems = append(problems, api.PendingProblem(wf))
+		}
 	}
 	if h.sandbox.State == api.SandboxUnavailable {
 		problems = append(problems, "runs are not sandboxed: "+h.sandbox.Detail)
@@ -234,6 +237,24 @@ func (h *Server) handleStopWorkflow(w http.ResponseWriter, r *http.Request) erro
 	return nil
 }
 
+// handleAcceptWorkflow applies the edit of a workflow's file that waits
+// for its owner because it widens what runs may do.
+func (h *Server) handleAcceptWorkflow(w http.ResponseWriter, r *http.Request) error {
+	t, err := scopeFromPath(r)
+	if err != nil {
+		return err
+	}
+	if err := h.wfs.Accept(r.Context(), scopeOf(t)); err != nil {
+		return err
+	}
+	out, err := h.apiWorkflow(r.Context(), scopeOf(t), false)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
 func scopeFromPath(r *http.Request) (api.Target, error) {
 	return api.ParseTarget("@" + r.PathValue("name") + ":" + r.PathValue("tag"))
 }
@@ -314,11 +335,15 @@ func toAPIWorkflow(wf store.Workflow, agents []api.Agent) api.Workflow {
 			members = append(members, api.Member{Name: a.Name, State: a.State})
 		}
 	}
-	return api.Workflow{
+	out := api.Workflow{
 		Name: wf.Name, Tag: wf.Tag, Target: api.Target{Workflow: wf.Name, Tag: wf.Tag}.Display(),
 		SourcePath: wf.SourcePath, State: wf.State, Error: wf.Error, Agents: names, Members: members,
 		CreatedAt: wf.CreatedAt.UTC(), UpdatedAt: wf.UpdatedAt.UTC(),
 	}
+	if wf.PendingYAML != "" {
+		out.Pending = &api.PendingEdit{Widens: append([]string{}, wf.PendingReasons...), Since: wf.PendingAt.UTC()}
+	}
+	return out
 }
 
 func keyOf(t api.Target) store.AgentKey {

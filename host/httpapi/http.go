@@ -78,6 +78,7 @@ func (h *Server) routes(log hclog.Logger) http.Handler {
 	handle("DELETE /workflows/{name}/{tag}", h.handleStopWorkflow)
 	handle("POST /workflows/{name}/{tag}/pause", h.handlePauseWorkflow)
 	handle("POST /workflows/{name}/{tag}/resume", h.handleResumeWorkflow)
+	handle("POST /workflows/{name}/{tag}/accept", h.handleAcceptWorkflow)
 	handle("GET /resources/{wf}/{tag}/{id}", h.handleResource)
 	handle("POST /console/codes", h.handleConsoleCode)
 	handle("GET /worktrees", h.handleWorktrees)

@@ -39,6 +39,8 @@ type Workflows interface {
 	Stop(ctx context.Context, scope store.Scope, cancel bool) error
 	Pause(ctx context.Context, scope store.Scope) error
 	Resume(ctx context.Context, scope store.Scope) error
+	// Accept applies the edit of the file that waits for its owner.
+	Accept(ctx context.Context, scope store.Scope) error
 	Progress(ctx context.Context, wf store.Workflow) (*api.Progress, error)
 	// Idle is Progress.Idle alone, cheap while the team works.
 	Idle(ctx context.Context, scope store.Scope) (bool, error)

@@ -48,6 +48,9 @@ type Sandbox struct {
 	system []string
 	// devices may be read and written by every run.
 	devices []string
+	// protected are the folders whose programs the daemon executes (the
+	// plugin folders, its own executable's): no run may write them.
+	protected []string
 }
 
 // New returns the daemon's sandbox; status is what the kernel offers
@@ -69,6 +72,23 @@ func New(mode Mode, status sb.Status, home string) *Sandbox {
 	}
 	s.devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/pts", "/dev/ptmx", "/dev/shm"}
 	return s
+}
+
+// Protect names folders whose programs the daemon executes: every folder
+// the plugin catalog searches and the daemon's own executable's. A run
+// whose write paths hold one or lie inside one is refused (Policy), and
+// a spare's base layer never grants one (Base): a run that could plant a
+// binary there would have the daemon run it unconfined.
+func (s *Sandbox) Protect(dirs ...string) {
+	for _, d := range dirs {
+		if d == "" {
+			continue
+		}
+		s.protected = append(s.protected, filepath.Clean(d))
+		if real, err := filepath.EvalSymlinks(d); err == nil && filepath.Clean(real) != filepath.Clean(d) {
+			s.protected = append(s.protected, real)
+		}
+	}
 }
 
 // Mode is the daemon's setting.
@@ -125,6 +145,9 @@ type Run struct {
 // to be given the daemon's home, which Landlock cannot carve out of a
 // directory that holds it.
 func (s *Sandbox) Policy(r Run) (p sb.Policy, ok bool, err error) {
+	if s.mode == Required && r.Config.Sandbox.Off() {
+		return sb.Policy{}, false, api.Errorf(api.CodeInvalid, "the agent's sandbox is off (sandbox: {mode: off}) but the daemon requires every run confined (--sandbox required): remove mode: off from the agent, or start the daemon with --sandbox auto")
+	}
 	if !s.Enforcing() || r.Config.Sandbox.Off() {
 		return sb.Policy{}, false, nil
 	}
@@ -152,6 +175,11 @@ func (s *Sandbox) Policy(r Run) (p sb.Policy, ok bool, err error) {
 	for _, path := range append(slices.Clone(p.Write), p.Read...) {
 		if s.holdsHome(path) {
 			return sb.Policy{}, false, api.Errorf(api.CodeInvalid, "the sandbox cannot give the run %s: it holds the daemon's home %s (its token and database). Keep the workflow or the agent's sandbox paths out of that folder (start the daemon with another --home or AGENT_WORKER_HOME), or set sandbox: {mode: off} for the agent", path, s.home)
+		}
+	}
+	for _, path := range p.Write {
+		if dir, ok := s.executes(path); ok {
+			return sb.Policy{}, false, api.Errorf(api.CodeInvalid, "the sandbox cannot let the run write %s: the daemon executes the programs in %s (a plugin folder or its own executable's), so a run that wrote there would run unconfined. Keep the workflow's folder and the agent's sandbox write paths apart from it (move the workflow, use workspace: {git: worktree}, or keep plugins elsewhere with --plugins-dir)", path, dir)
 		}
 	}
 	return p, true, nil
@@ -186,7 +214,12 @@ func (s *Sandbox) Base(backendName, exe, tmp string, env []string, dirs Dirs) (p
 		filepath.Join(s.home, "workspaces"), filepath.Join(s.home, "worktrees"))
 	// A directory that holds the daemon's home is never in a base layer;
 	// a run that would need it is refused (Policy).
-	p.Write = append(p.Write, slices.DeleteFunc(slices.Clone(dirs.Write), s.holdsHome)...)
+	// Nor is a folder the daemon executes programs from, or one that holds
+	// one or lies inside one.
+	p.Write = append(p.Write, slices.DeleteFunc(slices.Clone(dirs.Write), func(d string) bool {
+		_, executes := s.executes(d)
+		return s.holdsHome(d) || executes
+	})...)
 	p.Read = append(p.Read, slices.DeleteFunc(slices.Clone(dirs.Read), s.holdsHome)...)
 	p.Net, p.ToolNet = sb.Net{All: true}, sb.Net{All: true}
 	return tidy(p), true
@@ -196,6 +229,23 @@ func (s *Sandbox) Base(backendName, exe, tmp string, env []string, dirs Dirs) (p
 func (s *Sandbox) holdsHome(path string) bool {
 	path = filepath.Clean(path)
 	return path == s.home || strings.HasPrefix(s.home, path+"/") || path == "/"
+}
+
+// executes reports the protected folder that path is, holds or lies
+// inside, by its own name and by where its links lead.
+func (s *Sandbox) executes(path string) (string, bool) {
+	paths := []string{filepath.Clean(path)}
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		paths = append(paths, real)
+	}
+	for _, p := range paths {
+		for _, d := range s.protected {
+			if p == d || p == "/" || strings.HasPrefix(d, p+"/") || strings.HasPrefix(p, d+"/") {
+				return d, true
+			}
+		}
+	}
+	return "", false
 }
 
 // Dirs are paths beyond the daemon's roots that runs may use.

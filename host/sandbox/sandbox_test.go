@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -87,7 +88,8 @@ func TestPolicyRefusesTheDaemonHome(t *testing.T) {
 }
 
 // Off, unavailable and an agent's mode: off leave a run unconfined; only
-// required refuses it.
+// required refuses it, and under required an agent's mode: off is refused
+// too: the owner asked that no run go unconfined.
 func TestModes(t *testing.T) {
 	t.Parallel()
 	missing := sb.Status{Why: "no Landlock here"}
@@ -97,12 +99,16 @@ func TestModes(t *testing.T) {
 		agentOff bool
 		confined bool
 		refused  bool
+		// offRefused: Policy refuses the agent's mode: off.
+		offRefused bool
 	}{
 		"auto with Landlock":       {box: New(Auto, landlock7, "/h"), confined: true},
 		"auto without":             {box: New(Auto, missing, "/h")},
 		"required without":         {box: New(Required, missing, "/h"), refused: true},
 		"off":                      {box: New(Off, landlock7, "/h")},
-		"an agent's mode: off":     {box: New(Required, landlock7, "/h"), agentOff: true},
+		"an agent's mode: off":     {box: New(Auto, landlock7, "/h"), agentOff: true},
+		"required and mode: off":   {box: New(Required, landlock7, "/h"), agentOff: true, offRefused: true},
+		"required, none and off":   {box: New(Required, missing, "/h"), agentOff: true, offRefused: true, refused: true},
 		"required with Landlock":   {box: New(Required, landlock7, "/h"), confined: true},
 		"required with old kernel": {box: New(Required, sb.Status{ABI: 3}, "/h"), confined: true},
 	} {
@@ -111,8 +117,11 @@ func TestModes(t *testing.T) {
 			r.Config.Sandbox = &backend.SandboxConfig{Mode: backend.SandboxOff}
 		}
 		_, confined, err := tc.box.Policy(r)
-		if confined != tc.confined || err != nil {
-			t.Errorf("%s: confined %v (%v), want %v", name, confined, err, tc.confined)
+		if confined != tc.confined || (err != nil) != tc.offRefused {
+			t.Errorf("%s: confined %v (%v), want %v, refused %v", name, confined, err, tc.confined, tc.offRefused)
+		}
+		if tc.offRefused && !strings.Contains(fmt.Sprint(err), "--sandbox required") {
+			t.Errorf("%s: the refusal %q does not say why", name, err)
 		}
 		if refused := tc.box.Refusal() != nil; refused != tc.refused {
 			t.Errorf("%s: refused %v, want %v", name, refused, tc.refused)
@@ -149,5 +158,57 @@ func TestGitDirsOfAWorktree(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(git, "worktrees", "alice")); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A run never gets write access to a folder the daemon executes programs
+// from: a plugin folder or the daemon's own executable's, whether the
+// write path is that folder, holds it, lies inside it, or links to it.
+// Reading is fine; a spare's base leaves such folders out.
+func TestPolicyRefusesPluginFolders(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	bin, drop := filepath.Join(root, "repo", "bin"), filepath.Join(root, "repo", "plugins.d")
+	for _, d := range []string{bin, drop, filepath.Join(root, "elsewhere")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link := filepath.Join(root, "elsewhere", "to-bin")
+	if err := os.Symlink(bin, link); err != nil {
+		t.Fatal(err)
+	}
+	box := New(Auto, landlock7, filepath.Join(root, "home"))
+	box.Protect(bin, drop)
+	run := Run{Backend: "mock", Exe: "/x", Project: filepath.Join(root, "work"), Work: "/w", Tmp: "/t", DaemonPort: 1}
+	for name, tc := range map[string]struct {
+		project string
+		write   []string
+		read    []string
+		refused string // the protected folder named, "" for allowed
+	}{
+		"the executable's folder":        {write: []string{bin}, refused: bin},
+		"inside a plugin folder":         {write: []string{filepath.Join(drop, "sub")}, refused: drop},
+		"a project that holds plugins.d": {project: filepath.Join(root, "repo"), refused: bin},
+		"a link to the executable's":     {write: []string{link}, refused: bin},
+		"a sibling folder":               {write: []string{filepath.Join(root, "repo", "src")}},
+		"reading a plugin folder":        {read: []string{drop, bin}},
+	} {
+		r := run
+		if tc.project != "" {
+			r.Project = tc.project
+		}
+		r.Config.Sandbox = &backend.SandboxConfig{Write: tc.write, Read: tc.read}
+		_, ok, err := box.Policy(r)
+		switch {
+		case tc.refused == "" && (err != nil || !ok):
+			t.Errorf("%s: refused (%v), want allowed", name, err)
+		case tc.refused != "" && (err == nil || !strings.Contains(err.Error(), "executes the programs in "+tc.refused) || !strings.Contains(err.Error(), "--plugins-dir")):
+			t.Errorf("%s: Policy = %v; want a refusal naming %s and what to do", name, err, tc.refused)
+		}
+	}
+	base, _ := box.Base("mock", "/x", "/tmp/t", nil, Dirs{Write: []string{filepath.Join(root, "repo"), drop, filepath.Join(root, "repo", "src")}})
+	if base.CanWrite(filepath.Join(drop, "agent-worker-backend-x")) || base.CanWrite(filepath.Join(bin, "agent-worker-backend-x")) || !base.CanWrite(filepath.Join(root, "repo", "src", "a.go")) {
+		t.Errorf("a spare's base = %+v; want the plugin folders and what holds them left out, the other folder kept", base.Write)
 	}
 }

@@ -19,7 +19,8 @@ const (
 	// EventAgentState: an agent changed state (idle, running, failed).
 	EventAgentState = "agent_state"
 	// EventWorkflow: a workflow was started or reloaded, or an edit was
-	// rejected (State says which; Error why); Agent carries only the scope.
+	// rejected or waits for its owner (State says which; Error why); Agent
+	// carries only the scope.
 	EventWorkflow = "workflow"
 	// EventTool: an agent's backend called a tool (Tool set).
 	EventTool = "tool"

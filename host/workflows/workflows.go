@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -72,6 +73,9 @@ type Config struct {
 	// Notify keeps each workflow's notify: webhooks and hears when a
 	// team goes idle (host/notify); nil: notify: is not checked or kept.
 	Notify Notifications
+	// RequireSandbox (--sandbox required) refuses a workflow with an
+	// agent whose sandbox is off.
+	RequireSandbox bool
 }
 
 // Manager starts, stops and hot-reloads workflows from their YAML files.
@@ -90,6 +94,7 @@ type Manager struct {
 	now          func() time.Time
 	log          hclog.Logger
 	notify       Notifications
+	requireBox   bool
 
 	// mu serialises starts, stops and reloads, and guards files.
 	mu    sync.Mutex
@@ -101,7 +106,8 @@ type Manager struct {
 // New returns a Manager; Restore and Watch bring it to life.
 func New(cfg Config) *Manager {
 	return &Manager{db: cfg.DB, team: cfg.Team, sched: cfg.Sched, triggers: cfg.Triggers, worktrees: cfg.Worktrees, catalog: cfg.Catalog, defaultModel: cfg.DefaultModel,
-		now: cfg.Now, log: cfg.Log, member: cfg.Member, files: map[string]map[store.Scope]bool{}, notify: cfg.Notify}
+		now: cfg.Now, log: cfg.Log, member: cfg.Member, files: map[string]map[store.Scope]bool{}, notify: cfg.Notify,
+		requireBox: cfg.RequireSandbox}
 }
 
 // owns reports whether this daemon watches w's file: always on the
@@ -251,6 +257,9 @@ func (ws *Manager) Start(ctx context.Context, req api.StartWorkflow) (Started, e
 func (ws *Manager) apply(ctx context.Context, inst *workflow.Instance, content []byte, vars workflow.Vars, started time.Time, state api.WorkflowState) error {
 	wanted := map[string]store.Agent{}
 	for _, a := range inst.Agents {
+		if ws.requireBox && a.Sandbox.Off() {
+			return api.Errorf(api.CodeInvalid, "%s:%d: agent %s: sandbox: {mode: off} is refused: the daemon requires every run confined (--sandbox required): remove mode: off, or start the daemon with --sandbox auto", inst.Path, a.Line, a.Name)
+		}
 		if _, err := agents.ResolveBackend(ws.catalog, a.Backend); err != nil {
 			return api.Errorf(api.CodeInvalid, "%s:%d: agent %s: %v", inst.Path, a.Line, a.Name, err)
 		}
@@ -601,12 +610,23 @@ func (ws *Manager) Watch(ctx context.Context) error {
 	defer w.Close()
 	ws.mu.Lock()
 	ws.watcher = w
+	paths := make([]string, 0, len(ws.files))
 	for path := range ws.files {
 		if err := w.Add(filepath.Dir(path)); err != nil {
 			ws.log.Warn("watch workflow dir", "dir", filepath.Dir(path), "error", err)
 		}
+		paths = append(paths, path)
 	}
 	ws.mu.Unlock()
+	// A file edited while no daemon watched it is compared with what runs
+	// now, as an edit would be: a widening one waits for the owner. An
+	// unchanged one is left alone (a reload would clear the error that
+	// says why a workflow is paused).
+	for _, path := range paths {
+		if ws.editedWhileAway(ctx, path) {
+			ws.reload(ctx, path)
+		}
+	}
 	fswatch.Run(ctx, w, reloadDebounce, fswatch.Handler{
 		Keep: func(ev fsnotify.Event) bool {
 			ws.mu.Lock()
@@ -618,6 +638,24 @@ func (ws *Manager) Watch(ctx context.Context) error {
 		Error:   func(err error) { ws.log.Warn("workflow watcher", "error", err) },
 	})
 	return nil
+}
+
+// editedWhileAway reports whether the file at path differs from both
+// the config and the edit waiting of a workflow started from it.
+func (ws *Manager) editedWhileAway(ctx context.Context, path string) bool {
+	content, err := workflow.ReadFile(path)
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	for scope := range ws.files[path] {
+		cur, gerr := ws.db.GetWorkflow(ctx, scope.Workflow, scope.Tag)
+		if gerr != nil || !cur.State.Live() {
+			continue
+		}
+		if err != nil || string(content) != cur.ConfigYAML && string(content) != cur.PendingYAML {
+			return true
+		}
+	}
+	return false
 }
 
 // reload applies an edited file to every workflow started from it. A bad
@@ -655,14 +693,25 @@ func (ws *Manager) reload(ctx context.Context, path string) {
 			continue
 		}
 		if string(content) == cur.ConfigYAML {
-			if cur.Error != "" {
-				ws.accept(ctx, cur)
+			if cur.Error != "" || cur.PendingYAML != "" {
+				ws.accept(ctx, cur) // back to what runs: nothing waits any more
 			}
 			continue
+		}
+		if string(content) == cur.PendingYAML {
+			continue // already waiting for the owner
 		}
 		f, err := workflow.Parse(path, content)
 		if err == nil && f.Name != cur.Name {
 			err = fmt.Errorf("%s: the workflow's name changed from %s to %s: stop it and start it again to rename it", path, cur.Name, f.Name)
+		}
+		if err == nil {
+			// A run may write the file (it works in its folder): what
+			// lets runs do more waits for the owner, whole.
+			if reasons := ws.widens(cur, f); len(reasons) > 0 {
+				ws.hold(ctx, cur, content, reasons)
+				continue
+			}
 		}
 		var inst *workflow.Instance
 		if err == nil {
@@ -693,7 +742,79 @@ func (ws *Manager) accept(ctx context.Context, cur store.Workflow) {
 	if err := ws.db.SetWorkflowError(ctx, cur.Name, cur.Tag, ""); err != nil {
 		ws.log.Error("clear reload error", "error", err)
 	}
+	if cur.PendingYAML != "" {
+		if err := ws.db.SetWorkflowPending(ctx, cur.Name, cur.Tag, "", nil); err != nil {
+			ws.log.Error("clear the edit waiting for its owner", "error", err)
+		}
+	}
 	ws.team.Bus.Publish(team.Event{Kind: team.EventWorkflow, Agent: store.AgentKey{Workflow: cur.Name, Tag: cur.Tag}, State: "reloaded"})
+}
+
+// widens is how f lets the runs of cur do more than the config that runs
+// (workflow.Widens); a running config that no longer parses (a file its
+// prompt names is gone) cannot vouch for anything, so every edit waits.
+func (ws *Manager) widens(cur store.Workflow, f *workflow.File) []string {
+	old, err := workflow.Parse(cur.SourcePath, []byte(cur.ConfigYAML))
+	if err != nil {
+		return []string{"the running config cannot be compared with the edit (" + problemsError(err).Error() + ")"}
+	}
+	return workflow.Widens(workflow.PolicyOf(old), workflow.PolicyOf(f))
+}
+
+// hold keeps an edit that widens what runs may do for the owner to
+// accept (Accept): the last accepted config keeps running, and status,
+// workflows and the console show the edit waiting with its reasons.
+func (ws *Manager) hold(ctx context.Context, cur store.Workflow, content []byte, reasons []string) {
+	ws.log.Warn("workflow edit widens what runs may do; it waits for `agent-worker workflows accept`", "workflow", cur.Name+":"+cur.Tag,
+		"file", cur.SourcePath, "widens", strings.Join(reasons, "; "))
+	if err := ws.db.SetWorkflowPending(ctx, cur.Name, cur.Tag, string(content), reasons); err != nil {
+		ws.log.Error("record the edit waiting for its owner", "error", err)
+		return
+	}
+	if cur.Error != "" {
+		if err := ws.db.SetWorkflowError(ctx, cur.Name, cur.Tag, ""); err != nil { // an earlier bad edit is superseded
+			ws.log.Error("clear reload error", "error", err)
+		}
+	}
+	ws.team.Bus.Publish(team.Event{Kind: team.EventWorkflow, Agent: store.AgentKey{Workflow: cur.Name, Tag: cur.Tag}, State: "pending",
+		Error: fmt.Sprintf("an edit of %s widens what runs may do and waits for `agent-worker workflows accept %s`: %s", cur.SourcePath,
+			displayScope(store.Scope{Workflow: cur.Name, Tag: cur.Tag}), strings.Join(reasons, "; "))})
+}
+
+// Accept applies the edit of scope's file that waits for its owner
+// because it widens what runs may do: exactly the version the owner was
+// shown, not whatever the file holds now. It is refused when nothing
+// waits, and like any load when the edit cannot run here (--sandbox
+// required and a sandbox off, a missing backend).
+func (ws *Manager) Accept(ctx context.Context, scope store.Scope) error {
+	defer ws.release(ctx, scope) // after the lock: agents the edit removed
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	cur, err := ws.db.GetWorkflow(ctx, scope.Workflow, scope.Tag)
+	if err != nil {
+		return noWorkflow(scope, err)
+	}
+	if cur.PendingYAML == "" {
+		return api.Errorf(api.CodeConflict, "%s has no edit waiting to be accepted: an edit of its file waits only when it widens what runs may do", displayScope(scope))
+	}
+	if !cur.State.Live() {
+		return api.Errorf(api.CodeConflict, "%s is %s: start it again with `agent-worker start %s`, which loads the file as it is", displayScope(scope), cur.State, cur.SourcePath)
+	}
+	content := []byte(cur.PendingYAML)
+	f, err := workflow.Parse(cur.SourcePath, content)
+	if err != nil {
+		return problemsError(err)
+	}
+	inst, err := workflow.Resolve(f, workflow.Vars{Workflow: cur.Name, Tag: cur.Tag, Params: cur.Params, Setup: cur.Vars})
+	if err != nil {
+		return problemsError(err)
+	}
+	if err := ws.apply(ctx, inst, content, workflow.Vars{Params: cur.Params, Setup: cur.Vars}, time.Time{}, cur.State); err != nil {
+		return err
+	}
+	ws.log.Info("workflow edit accepted by its owner", "workflow", scope.String(), "widens", strings.Join(cur.PendingReasons, "; "))
+	ws.team.Bus.Publish(team.Event{Kind: team.EventWorkflow, Agent: store.AgentKey{Workflow: cur.Name, Tag: cur.Tag}, State: "reloaded"})
+	return nil
 }
 
 // Progress reports whether a workflow's team is done and what it cost

@@ -31,7 +31,8 @@
   }
 
   // The "Needs you" panel lists what agents wait for the owner to answer
-  // or approve. Its items are fetched again when the stream says a
+  // or approve, and workflow edits waiting to be accepted (their items
+  // carry a data-question of their own, "edit:<workflow>:<since>"). Its items are fetched again when the stream says a
   // question was asked or decided, or an agent's state changed (a pause
   // ends its approvals). Items still shown are kept as they are, so an
   // answer being typed survives; its error line stays until the next try.
