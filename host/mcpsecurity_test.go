@@ -13,44 +13,6 @@ import (
 	"github.com/agent-worker/agent-worker/internal/testkit"
 )
 
-// mcpRaw sends one raw MCP request (method GET, POST or DELETE) on session
-// sid with token and the headers an SDK client sends, plus extra; it
-// returns the status and the body.
-func mcpRaw(t *testing.T, method, url, token, sid, body string, extra ...string) (int, string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, method, url, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
-	if sid != "" {
-		req.Header.Set("Mcp-Session-Id", sid)
-	}
-	for i := 0; i+1 < len(extra); i += 2 {
-		req.Header.Set(extra[i], extra[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, url, err)
-	}
-	defer resp.Body.Close()
-	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		return resp.StatusCode, "" // a stream the owner may open: its head is the answer
-	}
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, string(b)
-}
-
 // twoAgents makes alice and bob in workflow wf and returns their MCP
 // configs.
 func twoAgents(t *testing.T, th *testHost, wf string) (alice, bob api.MCPConfig) {
@@ -89,7 +51,7 @@ func TestMCPSessionRefusesAnotherAgentOnEveryMethod(t *testing.T) {
 		"GET stream":            {"GET", ""},
 		"DELETE":                {"DELETE", ""},
 	} {
-		if code, body := mcpRaw(t, tc.method, bob.URL, bob.Token, sid, tc.body); code != http.StatusForbidden {
+		if code, body := testkit.MCPRequest(t, tc.method, bob.URL, bob.Token, sid, tc.body); code != http.StatusForbidden {
 			t.Errorf("%s with bob's token on alice's session: %d %s, want 403", name, code, body)
 		}
 	}
@@ -113,7 +75,7 @@ func TestMCPSessionRefusesAnotherAgentOnEveryMethod(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if code, body := mcpRaw(t, "POST", again.URL, again.Token, sid, `{"jsonrpc":"2.0","id":6,"method":"ping"}`); code != http.StatusOK {
+	if code, body := testkit.MCPRequest(t, "POST", again.URL, again.Token, sid, `{"jsonrpc":"2.0","id":6,"method":"ping"}`); code != http.StatusOK {
 		t.Errorf("alice's second token on her session: %d %s, want 200", code, body)
 	}
 }
@@ -182,11 +144,11 @@ func TestMCPFastCallCancelled(t *testing.T) {
 
 	done := approvalCall(t, th, alice, sid, "41")
 	cancelled := `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":41,"reason":"user pressed Esc"}}`
-	if code, _ := mcpRaw(t, "POST", bob.URL, bob.Token, sid, cancelled); code != http.StatusForbidden {
+	if code, _ := testkit.MCPRequest(t, "POST", bob.URL, bob.Token, sid, cancelled); code != http.StatusForbidden {
 		t.Errorf("bob's cancel of alice's call: %d, want 403", code)
 	}
 	sent := time.Now()
-	if code, body := mcpRaw(t, "POST", alice.URL, alice.Token, sid, cancelled); code != http.StatusAccepted {
+	if code, body := testkit.MCPRequest(t, "POST", alice.URL, alice.Token, sid, cancelled); code != http.StatusAccepted {
 		t.Errorf("notifications/cancelled: %d %s, want 202", code, body)
 	}
 	select {
@@ -202,7 +164,7 @@ func TestMCPFastCallCancelled(t *testing.T) {
 
 	done = approvalCall(t, th, alice, sid, "42")
 	sent = time.Now()
-	if code, body := mcpRaw(t, "DELETE", alice.URL, alice.Token, sid, ""); code != http.StatusNoContent {
+	if code, body := testkit.MCPRequest(t, "DELETE", alice.URL, alice.Token, sid, ""); code != http.StatusNoContent {
 		t.Errorf("DELETE of the session: %d %s, want 204", code, body)
 	}
 	select {
@@ -226,10 +188,10 @@ func TestMCPBodyLimits(t *testing.T) {
 	sess := connectMCP(t, alice.URL, alice.Token, "alice")
 	huge := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"resource_create","arguments":{"content":"` +
 		strings.Repeat("x", 22<<20) + `"}}}`
-	if code, _ := mcpRaw(t, "POST", alice.URL, "", sess.sess.ID(), huge); code != http.StatusUnauthorized {
+	if code, _ := testkit.MCPRequest(t, "POST", alice.URL, "", sess.sess.ID(), huge); code != http.StatusUnauthorized {
 		t.Errorf("22 MiB without a token: %d, want 401", code)
 	}
-	code, body := mcpRaw(t, "POST", alice.URL, alice.Token, sess.sess.ID(), huge)
+	code, body := testkit.MCPRequest(t, "POST", alice.URL, alice.Token, sess.sess.ID(), huge)
 	var rpc struct {
 		Error struct {
 			Code    int    `json:"code"`
@@ -267,7 +229,7 @@ func TestMCPForeignOriginRefused(t *testing.T) {
 		if origin != "" {
 			extra = []string{"Origin", origin}
 		}
-		if code, body := mcpRaw(t, "POST", alice.URL, alice.Token, "", initialize, extra...); code != want {
+		if code, body := testkit.MCPRequest(t, "POST", alice.URL, alice.Token, "", initialize, extra...); code != want {
 			t.Errorf("initialize with Origin %q: %d %s, want %d", origin, code, body, want)
 		}
 	}

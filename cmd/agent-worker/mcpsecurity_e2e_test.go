@@ -199,39 +199,6 @@ func (c *cli) agentToken(agent string) (url, token string) {
 	return cfg.URL, cfg.Token
 }
 
-// mcpRequest is one raw MCP request as an SDK client sends it, with the
-// given token, session and extra headers; it returns the status and the
-// body (not read for a stream).
-func mcpRequest(t *testing.T, method, url, token, sid, body string, extra ...string) (int, string) {
-	t.Helper()
-	req, err := http.NewRequest(method, url, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
-	if sid != "" {
-		req.Header.Set("Mcp-Session-Id", sid)
-	}
-	for i := 0; i+1 < len(extra); i += 2 {
-		req.Header.Set(extra[i], extra[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, url, err)
-	}
-	defer resp.Body.Close()
-	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		return resp.StatusCode, ""
-	}
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
-}
-
 // An MCP session belongs to the agent that opened it: with the official
 // TypeScript client and with raw HTTP, another agent's token is refused on
 // every method (tools/list, tools/call, ping, the GET stream, DELETE) and
@@ -277,7 +244,7 @@ func TestE2EMCPSessionBelongsToItsAgent(t *testing.T) {
 		"GET stream": {"GET", ""},
 		"DELETE":     {"DELETE", ""},
 	} {
-		if code, body := mcpRequest(t, r.method, url, bob, sid, r.body); code != http.StatusForbidden {
+		if code, body := testkit.MCPRequest(t, r.method, url, bob, sid, r.body); code != http.StatusForbidden {
 			t.Errorf("raw HTTP, bob's token on alice's session: %s = %d %s, want 403", name, code, body)
 		}
 	}
@@ -310,14 +277,14 @@ func TestE2EMCPSessionBelongsToItsAgent(t *testing.T) {
 
 	// A page of another site, and JSON sent as text/plain.
 	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"page","version":"1"}}}`
-	if code, body := mcpRequest(t, "POST", url, alice, "", initialize, "Origin", "https://evil.example"); code != http.StatusForbidden {
+	if code, body := testkit.MCPRequest(t, "POST", url, alice, "", initialize, "Origin", "https://evil.example"); code != http.StatusForbidden {
 		t.Errorf("initialize from a foreign Origin: %d %s, want 403", code, body)
 	}
 	d, err := api.ReadDaemonInfo(c.home)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if code, body := mcpRequest(t, "POST", url, alice, "", initialize, "Origin", d.URL()); code != http.StatusOK {
+	if code, body := testkit.MCPRequest(t, "POST", url, alice, "", initialize, "Origin", d.URL()); code != http.StatusOK {
 		t.Errorf("initialize from the daemon's own origin: %d %s, want 200", code, body)
 	}
 	req, _ := http.NewRequest("POST", d.URL()+"/send", strings.NewReader(`{"target":"@global","message":"sent as text"}`))

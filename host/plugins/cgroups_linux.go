@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -261,6 +262,17 @@ func ownCgroup() (string, error) {
 
 // cgroup2Mount finds where the cgroup v2 hierarchy is mounted.
 func cgroup2Mount() (string, error) {
+	dir, err := mountOf(func(fstype, _ string) bool { return fstype == "cgroup2" })
+	if err == nil && dir == "" {
+		err = errors.New("no cgroup v2 hierarchy is mounted")
+	}
+	return dir, err
+}
+
+// mountOf is the mount point of the first mount in /proc/self/mountinfo
+// whose file system type and super-block options match; "" when none
+// does.
+func mountOf(match func(fstype, superOpts string) bool) (string, error) {
 	f, err := os.Open("/proc/self/mountinfo")
 	if err != nil {
 		return "", err
@@ -268,14 +280,16 @@ func cgroup2Mount() (string, error) {
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
+		// id parent major:minor root mount-point options [optional...] - fstype source super-options
 		fields := strings.Fields(sc.Text())
-		for i, f := range fields {
-			if f == "-" && i+1 < len(fields) && fields[i+1] == "cgroup2" && len(fields) > 4 {
-				return fields[4], nil
-			}
+		if len(fields) < 5 {
+			continue
+		}
+		if i := slices.Index(fields, "-"); i > 0 && i+3 < len(fields) && match(fields[i+1], fields[i+3]) {
+			return fields[4], nil
 		}
 	}
-	return "", errors.New("no cgroup v2 hierarchy is mounted")
+	return "", sc.Err()
 }
 
 // Contain has the process cmd will start (a merge queue check) start in a

@@ -1,7 +1,6 @@
 package plugins
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"os"
@@ -135,22 +134,13 @@ func ownV1Cgroup(ctl string) (string, error) {
 
 // cgroup1Mount finds where the v1 hierarchy of ctl is mounted.
 func cgroup1Mount(ctl string) (string, error) {
-	f, err := os.Open("/proc/self/mountinfo")
-	if err != nil {
-		return "", err
+	dir, err := mountOf(func(fstype, opts string) bool {
+		return fstype == "cgroup" && slices.Contains(strings.Split(opts, ","), ctl)
+	})
+	if err == nil && dir == "" {
+		err = fmt.Errorf("no cgroup hierarchy has the %s controller", ctl)
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		for i, f := range fields {
-			if f == "-" && i+3 < len(fields) && fields[i+1] == "cgroup" && len(fields) > 4 &&
-				slices.Contains(strings.Split(fields[i+3], ","), ctl) {
-				return fields[4], nil
-			}
-		}
-	}
-	return "", fmt.Errorf("no cgroup hierarchy has the %s controller", ctl)
+	return dir, err
 }
 
 // enterV1 makes the process's cgroups in the v1 hierarchies the daemon
