@@ -39,21 +39,7 @@ func tsSearch(t *testing.T, mcpURL, token, query string) (text string, structure
 // installs it, or the test skips.
 func tsCall(t *testing.T, mcpURL, token, tool, args string) (text string, structured map[string]any, isError bool) {
 	t.Helper()
-	modules, required := os.LookupEnv("AGENT_WORKER_E2E_NODE_MODULES")
-	if !required {
-		cache, _ := os.UserCacheDir()
-		modules = filepath.Join(cache, "agent-worker-bench", "node_modules")
-	}
-	missing := t.Skipf
-	if required {
-		missing = t.Fatalf
-	}
-	if _, err := exec.LookPath("node"); err != nil {
-		missing("node is not installed: the TypeScript MCP client cannot run")
-	}
-	if _, err := os.Stat(filepath.Join(modules, "@modelcontextprotocol", "sdk")); err != nil {
-		missing("the TypeScript MCP SDK is not in %s: make test-e2e installs it", modules)
-	}
+	modules := tsModules(t)
 	dir := t.TempDir()
 	if err := os.Symlink(modules, filepath.Join(dir, "node_modules")); err != nil {
 		t.Fatal(err)

@@ -49,15 +49,7 @@ func Listen(t testing.TB) uint16 {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { l.Close() })
-	go func() { // ends when the listener closes
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
+	go closeEach(l)
 	return uint16(l.Addr().(*net.TCPAddr).Port)
 }
 
@@ -74,15 +66,7 @@ func ListenAbstract(t testing.TB, port uint16) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { l.Close() })
-	go func() { // ends when the listener closes
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
+	go closeEach(l)
 }
 
 // Policy grants what a shell needs and writes in dir; the plugin may
@@ -92,5 +76,16 @@ func Policy(dir string, port uint16) sandbox.Policy {
 		Read:  []string{"/usr", "/bin", "/lib", "/lib64", "/etc", "/proc", "/dev/urandom"},
 		Write: []string{dir, "/dev/null"},
 		Net:   sandbox.Net{Ports: []uint16{port}},
+	}
+}
+
+// closeEach takes connections on l and closes them, until l is closed.
+func closeEach(l net.Listener) {
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			return
+		}
+		c.Close()
 	}
 }
