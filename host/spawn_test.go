@@ -6,9 +6,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
 	"github.com/agent-worker/agent-worker/host/api"
 	"github.com/agent-worker/agent-worker/host/plugins"
 	"github.com/agent-worker/agent-worker/host/team"
+	"github.com/agent-worker/agent-worker/internal/testkit"
+	"github.com/agent-worker/agent-worker/sdk/backend"
 )
 
 const plannerTeam = `name: crew
@@ -149,4 +154,52 @@ func TestSpawnLinesDoNotResetTheLoopGuard(t *testing.T) {
 	if w, err := c.GetWorkflow(ctx, crew); err != nil || w.State != api.WorkflowPaused {
 		t.Errorf("three agent messages with only spawn lines between: workflow %s, %v; want paused by the loop guard", w.State, err)
 	}
+}
+
+const guardedPlanner = `name: guarded
+agents:
+  planner:
+    backend: mock
+    can_spawn: true
+    approvals: {tools: [channel_send]}
+    sandbox: {network: [5432]}
+    limits: {pids: 512}
+    max_steps: 7
+    env: {PLANNER_SECRET: s3cret}
+`
+
+// A spawned agent can do no more than its planner (issue 40: a run never
+// widens what runs may do): it gets the planner's approvals, sandbox,
+// limits and steps, never its env, and it may run only on a backend an
+// agent the owner defined runs on.
+func TestSpawnedAgentIsNoWiderThanItsPlanner(t *testing.T) {
+	t.Parallel()
+	th := startHostWith(t, Config{Home: t.TempDir(), Listen: "127.0.0.1:0", PluginsDirs: []string{installed(t, "mock", "sdk")},
+		RuntimeDir: testkit.ShortTempDir(t)})
+	ctx := context.Background()
+	c := th.client()
+	file := filepath.Join(t.TempDir(), "guarded.yaml")
+	saveFile(t, file, guardedPlanner)
+	if _, err := c.StartWorkflow(ctx, api.StartWorkflow{Path: file}); err != nil {
+		t.Fatal(err)
+	}
+	planner := th.join(t, "planner@guarded")
+	planner.ok("agent_spawn", map[string]any{"name": "helper", "system_prompt": "You help."})
+	p, err := c.GetAgent(ctx, api.Target{Agent: "planner", Workflow: "guarded", Tag: "main"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := c.GetAgent(ctx, api.Target{Agent: "helper", Workflow: "guarded", Tag: "main"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := backend.AgentConfig{Approvals: p.Config.Approvals, Sandbox: p.Config.Sandbox, Limits: p.Config.Limits, MaxSteps: 7}
+	if diff := cmp.Diff(want, h.Config, cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("the helper's config is not its planner's limits (-want +got):\n%s", diff)
+	}
+	if h.Config.Approvals == nil || len(h.Config.Approvals.Tools) != 1 || h.CanSpawn {
+		t.Errorf("the helper escaped its planner's gates: approvals %+v, can_spawn %v", h.Config.Approvals, h.CanSpawn)
+	}
+	planner.fails("agent_spawn", map[string]any{"name": "other", "system_prompt": "x", "backend": "sdk"},
+		"no agent of this workflow runs on backend sdk")
 }

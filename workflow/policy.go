@@ -40,7 +40,7 @@ type AgentPolicy struct {
 	// the backend's own default.
 	CLI string
 	// Permissions are the config keys a CLI backend's own permissions are
-	// set with (permissionKeys), as written.
+	// set with (PermissionKeys), as written.
 	Permissions map[string]string
 	// SandboxOff: the agent's runs are not confined (sandbox: {mode: off}).
 	SandboxOff  bool
@@ -68,11 +68,11 @@ type AgentPolicy struct {
 	Timeout  time.Duration
 }
 
-// permissionKeys are the config: keys with which a CLI backend's own
+// PermissionKeys are the config: keys with which a CLI backend's own
 // permissions are set: claude's allowed_tools (tools it runs without
 // asking), codex's sandbox_mode. Any change of them counts as widening:
 // what is more is the CLI's to say.
-var permissionKeys = []string{"allowed_tools", "sandbox_mode"}
+var PermissionKeys = []string{"allowed_tools", "sandbox_mode"}
 
 // PolicyOf is f's policy.
 func PolicyOf(f *File) Policy {
@@ -95,7 +95,7 @@ func PolicyOf(f *File) Policy {
 			}
 			ap.CLI = s
 		}
-		for _, k := range permissionKeys {
+		for _, k := range PermissionKeys {
 			if raw, ok := a.Config[k]; ok {
 				if ap.Permissions == nil {
 					ap.Permissions = map[string]string{}

@@ -2,13 +2,17 @@ package agents
 
 import (
 	"context"
+	"encoding/json"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/sdk/backend"
 	"github.com/agent-worker/agent-worker/store"
+	"github.com/agent-worker/agent-worker/workflow"
 )
 
 // Scheduler is what registering an agent needs of the scheduler.
@@ -112,6 +116,12 @@ func (r *Registry) Spawn(ctx context.Context, parent store.AgentKey, name, syste
 	if err != nil {
 		return store.Agent{}, 0, 0, err
 	}
+	a.Config = spawnedConfig(p.Config, a.Backend == p.Backend)
+	if a.Backend != p.Backend {
+		if err := r.ownersBackend(ctx, parent.Scope(), a.Backend); err != nil {
+			return store.Agent{}, 0, 0, err
+		}
+	}
 	a.SpawnedBy = p.Name
 	stored, live, err := r.DB.SpawnAgent(ctx, a)
 	if err != nil {
@@ -120,6 +130,54 @@ func (r *Registry) Spawn(ctx context.Context, parent store.AgentKey, name, syste
 	r.Log.Info("agent spawned", "agent", stored.Key().String(), "by", p.Name, "backend", stored.Backend)
 	r.Sched.Add(stored.Key())
 	return stored, live, p.MaxSpawned, nil
+}
+
+// spawnedConfig is what an agent spawned by a planner of config parent
+// may do: never more than its planner, since a run that spawns must not
+// widen what runs may do (a planner whose shell commands wait for a
+// person would otherwise spawn a helper whose commands do not). It takes
+// the planner's sandbox, approvals, limits, tool sets, steps and timeout
+// and, on the planner's own backend, its endpoint and the CLI's own
+// permissions; never its env (the planner's secrets stay its own) nor
+// can_spawn.
+func spawnedConfig(parent backend.AgentConfig, sameBackend bool) backend.AgentConfig {
+	c := backend.AgentConfig{Sandbox: parent.Sandbox, Approvals: parent.Approvals, Limits: parent.Limits,
+		Tools: slices.Clone(parent.Tools), MaxSteps: parent.MaxSteps, Timeout: parent.Timeout}
+	if !sameBackend {
+		return c
+	}
+	c.Provider = parent.Provider
+	for _, k := range append([]string{"cli"}, workflow.PermissionKeys...) {
+		if raw, ok := parent.Extra[k]; ok {
+			if c.Extra == nil {
+				c.Extra = map[string]json.RawMessage{}
+			}
+			c.Extra[k] = raw
+		}
+	}
+	return c
+}
+
+// ownersBackend refuses a spawn on a backend that no agent the owner
+// defined in scope runs on: another backend is another program, with
+// permissions of its own, which only the owner may bring in.
+func (r *Registry) ownersBackend(ctx context.Context, scope store.Scope, name string) error {
+	agents, err := r.DB.ListAgents(ctx, store.AgentFilter{Workflow: scope.Workflow, Tag: scope.Tag})
+	if err != nil {
+		return err
+	}
+	var have []string
+	for _, a := range agents {
+		if a.SpawnedBy == "" {
+			if a.Backend == name {
+				return nil
+			}
+			have = append(have, a.Backend)
+		}
+	}
+	slices.Sort(have)
+	return api.Errorf(api.CodePermission, "no agent of this workflow runs on backend %s: a spawned agent may use only the backends the workflow's own agents use (%s), so that a run cannot bring in another program",
+		name, strings.Join(slices.Compact(have), ", "))
 }
 
 // StopSpawned stops an agent that parent spawned: its run in flight is
