@@ -34,7 +34,6 @@ import (
 	"github.com/agent-worker/agent-worker/host/triggers"
 	"github.com/agent-worker/agent-worker/host/workflows"
 	"github.com/agent-worker/agent-worker/host/worktrees"
-	"github.com/agent-worker/agent-worker/sdk/backend"
 	sb "github.com/agent-worker/agent-worker/sdk/sandbox"
 	"github.com/agent-worker/agent-worker/store"
 )
@@ -326,7 +325,11 @@ func (h *Host) buildParts(ctx context.Context) error {
 	box := h.newSandbox()
 	h.worktrees = worktrees.New(worktrees.Config{DB: h.db, Team: h.team, Home: h.cfg.Home, Log: h.log.Named("worktrees"),
 		Observer: h.metrics.MergeQueue(h.db.QueueLengths), Confine: box.Check, Member: h.clusterMemberID(), // the merge queue's checks are confined like runs
-		Contain: func(cmd *exec.Cmd) (func(), func(), bool) { return h.cgroups.Contain(cmd, h.checkLimits()) }}) // and in cgroups like theirs (made below, before the queue runs)
+		// in cgroups like the runs' (made below, before the queue runs),
+		// with a run's limits: a check runs the agents' code too
+		Contain: func(cmd *exec.Cmd) (func(), func(), bool) {
+			return h.cgroups.Contain(cmd, h.cfg.Supervisor.RunLimits.Over(plugins.DefaultRunLimits))
+		}})
 	h.mcp = mcpserver.New(h.team, h.db, h.metrics.ToolCalled, h.log.Named("mcp"))
 	h.mcp.Worktrees = h.worktrees
 	h.cfg.Supervisor.Observer, h.cfg.Scheduler.Observer = h.metrics, h.metrics
@@ -627,11 +630,4 @@ func (h *Host) processControl() api.ProcessControl {
 	pc := h.cgroups.Mechanism()
 	pc.Limits, pc.Unenforced = h.cgroups.LimitsInForce(h.sup.Limits())
 	return pc
-}
-
-// checkLimits are what a merge queue check may use: the daemon's limits
-// for a run (--run-limits over plugins.DefaultRunLimits), since a check
-// runs the agents' code as a run does.
-func (h *Host) checkLimits() backend.RunLimits {
-	return h.cfg.Supervisor.RunLimits.Over(plugins.DefaultRunLimits)
 }

@@ -130,6 +130,9 @@ func TestE2EDocPathEscapesRefusedOverHTTP(t *testing.T) {
 		// Opaque keeps the path byte for byte as written here.
 		req.URL.Opaque = "//" + req.URL.Host + rawPath
 		req.Header.Set("Authorization", "Bearer "+d.Token)
+		if body != nil {
+			req.Header.Set("Content-Type", "application/json")
+		}
 		resp, err := hc.Do(req)
 		if err != nil {
 			t.Fatalf("%s %s: %v", method, rawPath, err)

@@ -5,6 +5,7 @@ go 1.26.8
 require github.com/agent-worker/agent-worker v0.0.0
 
 require (
+	github.com/elastic/go-seccomp-bpf v1.6.0 // indirect
 	github.com/fatih/color v1.13.0 // indirect
 	github.com/golang/protobuf v1.5.4 // indirect
 	github.com/google/jsonschema-go v0.4.3 // indirect

@@ -174,8 +174,12 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // decodeJSON reads exactly one JSON object of bounded size into v and
 // rejects unknown fields, so a typo in a client is an error, not a default.
 func decodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
-	if err := checkJSONType(r); err != nil {
-		return err
+	// An empty body is no JSON of another type: it gets decoding's own
+	// "empty body" error below.
+	if r.ContentLength != 0 {
+		if err := checkJSONType(r); err != nil {
+			return err
+		}
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
 	if err != nil {
