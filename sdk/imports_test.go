@@ -132,7 +132,7 @@ var kernel = map[string][]string{
 	"host/plugins":          {"docs-provider/file", "docs-provider/sqlite", "host/api", "host/internal/fswatch", "host/sandbox", "sdk", "sdk/backend", "sdk/docprovider", "sdk/plugin", "sdk/sandbox", "store"},
 	"host/sandbox":          {"host/api", "sdk/backend", "sdk/sandbox"},
 	"host/scheduler":        {"host/api", "host/notify", "host/plugins", "host/team", "sdk/backend", "store", "workflow"},
-	"host/agents":           {"host/api", "sdk/llm", "sdk/plugin", "store", "workflow"},
+	"host/agents":           {"host/api", "sdk/backend", "sdk/llm", "sdk/plugin", "store", "workflow"},
 	"host/workflows":        {"host/agents", "host/api", "host/internal/fswatch", "host/notify", "host/team", "sdk/plugin", "store", "workflow"},
 	"host/httpapi":          {"host/agents", "host/api", "host/team", "host/triggers", "host/workflows", "sdk/backend", "store"},
 	"host/triggers":         {"host/api", "host/team", "store", "workflow"},
