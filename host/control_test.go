@@ -212,6 +212,44 @@ func TestPauseWorkflowHoldsEveryAgent(t *testing.T) {
 	}
 }
 
+// An agent of a stopped workflow is not resumed: none of its workflow's
+// agents runs until the workflow is started again, and the refusal says
+// how (issue 41: `resume dev@mini` said resumed, and its messages never
+// ran). Starting the workflow again runs them.
+func TestResumeOfAnAgentOfAStoppedWorkflowIsRefused(t *testing.T) {
+	t.Parallel()
+	th, _ := pluginHost(t, plugins.SupervisorConfig{}, noPoll)
+	ctx := context.Background()
+	c := th.client()
+	file := filepath.Join(t.TempDir(), "crew.yaml")
+	saveFile(t, file, pausedTeam)
+	if _, err := c.StartWorkflow(ctx, api.StartWorkflow{Path: file}); err != nil {
+		t.Fatal(err)
+	}
+	crew := api.Target{Workflow: "crew", Tag: "main"}
+	if err := c.StopWorkflow(ctx, crew, false); err != nil {
+		t.Fatal(err)
+	}
+	alice := api.Target{Agent: "alice", Workflow: "crew", Tag: "main"}
+	err := c.Resume(ctx, alice)
+	if api.ErrorCode(err) != api.CodeConflict || !strings.Contains(err.Error(), "workflow @crew is stopped") ||
+		!strings.Contains(err.Error(), "agent-worker start "+file) {
+		t.Fatalf("resume of an agent of a stopped workflow: %v", err)
+	}
+	if a, err := c.GetAgent(ctx, alice); err != nil || a.State != api.AgentStopped {
+		t.Errorf("the refused resume changed alice: %q, %v", a.State, err)
+	}
+	if err := c.Resume(ctx, api.Target{Agent: "nobody", Workflow: "crew", Tag: "main"}); api.ErrorCode(err) != api.CodeNotFound {
+		t.Errorf("resume of an unknown agent of a stopped workflow: %v", err)
+	}
+	if _, err := c.StartWorkflow(ctx, api.StartWorkflow{Path: file}); err != nil {
+		t.Fatal(err)
+	}
+	if a, err := c.GetAgent(ctx, alice); err != nil || a.State == api.AgentStopped {
+		t.Errorf("alice after the workflow started again: %q, %v", a.State, err)
+	}
+}
+
 // Cancel ends a run in flight: the plugin's whole process group (here a
 // shell and its sleep, as a CLI backend's children) is gone, the run is
 // recorded cancelled, the agent is idle, its inbox unread, and its next

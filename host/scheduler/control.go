@@ -29,7 +29,26 @@ func (s *Scheduler) Pause(ctx context.Context, key store.AgentKey) error {
 
 // Resume clears a paused, failed, over-budget or stopped agent so its
 // unread messages run again, and wakes it.
+//
+// An agent of a stopped workflow is refused: none of that workflow's
+// agents runs until the workflow is started again, so "resumed" would be
+// a promise its messages never keep.
 func (s *Scheduler) Resume(ctx context.Context, key store.AgentKey) error {
+	if wf, err := s.db.GetWorkflow(ctx, key.Workflow, key.Tag); err == nil && wf.State == api.WorkflowStopped {
+		if _, err := s.db.GetAgent(ctx, key); err != nil {
+			return noAgent(key, err)
+		}
+		scope := api.Target{Workflow: key.Workflow, Tag: key.Tag}.Display()
+		start := "agent-worker start <its file>"
+		if wf.SourcePath != "" {
+			start = "agent-worker start " + wf.SourcePath
+		}
+		if key.Tag != api.DefaultTag {
+			start += " --tag " + key.Tag
+		}
+		return api.Errorf(api.CodeConflict, "%s's workflow %s is stopped, and none of its agents runs until it is started again: %s",
+			display(key), scope, start)
+	}
 	from := []api.AgentState{api.AgentPaused, api.AgentFailed, api.AgentOverBudget, api.AgentStopped}
 	if !s.moveState(ctx, key, from, api.AgentIdle, "") {
 		a, err := s.db.GetAgent(ctx, key)
