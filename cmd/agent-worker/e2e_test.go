@@ -158,8 +158,19 @@ func (c *cli) run(args ...string) result {
 // runIn is run from the working directory dir ("" is the test's).
 func (c *cli) runIn(dir string, args ...string) result {
 	c.t.Helper()
+	return c.runWith(dir, nil, args...)
+}
+
+// runEnv is run with env added to the cli's environment.
+func (c *cli) runEnv(env []string, args ...string) result {
+	c.t.Helper()
+	return c.runWith("", env, args...)
+}
+
+func (c *cli) runWith(dir string, env []string, args ...string) result {
+	c.t.Helper()
 	cmd := exec.Command(c.binary(), args...)
-	cmd.Env, cmd.Dir = c.env(), dir
+	cmd.Env, cmd.Dir = slices.Concat(c.env(), env), dir
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()

@@ -231,21 +231,6 @@ func TestE2EAllowRemoteNeedsTLS(t *testing.T) {
 	}
 }
 
-// runEnv is run with env added to the command's environment.
-func (c *cli) runEnv(env []string, args ...string) result {
-	c.t.Helper()
-	cmd := exec.Command(c.binary(), args...)
-	cmd.Env = append(c.env(), env...)
-	var out, errb strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	var ee *exec.ExitError
-	if err != nil && !errors.As(err, &ee) {
-		c.t.Fatalf("run %v: %v", args, err)
-	}
-	return result{cmd.ProcessState.ExitCode(), out.String(), errb.String()}
-}
-
 // Two cluster members with --tls auto each serve the CLI and MCP over
 // https with a certificate of their own (each key stays in its home):
 // they publish https addresses, and a client pinned to one member's

@@ -176,8 +176,8 @@ func (r *Registry) ownersBackend(ctx context.Context, scope store.Scope, name st
 		}
 	}
 	slices.Sort(have)
-	return api.Errorf(api.CodePermission, "no agent of this workflow runs on backend %s: a spawned agent may use only the backends the workflow's own agents use (%s), so that a run cannot bring in another program",
-		name, strings.Join(slices.Compact(have), ", "))
+	return api.Errorf(api.CodePermission, "no agent of this workflow runs on backend %s: a spawned agent may use only the backends the workflow's own agents use (%s), so that a run cannot bring in another program. Spawn it on one of those, or add an agent on %s to the workflow file",
+		name, strings.Join(slices.Compact(have), ", "), name)
 }
 
 // StopSpawned stops an agent that parent spawned: its run in flight is
