@@ -106,7 +106,11 @@ type Scheduler struct {
 	mu    sync.Mutex
 	ctx   context.Context // set by Run; loops live under it
 	loops map[store.AgentKey]*agentLoop
-	wg    sync.WaitGroup
+	// stopped is set once Run waits for the loops: no loop starts after
+	// (a turn from the cluster's queue calls Add while the daemon stops;
+	// wg.Go beside wg.Wait is a race).
+	stopped bool
+	wg      sync.WaitGroup
 
 	// holding counts, per agent, the runs this daemon is starting, running
 	// or ending: from before the agent moves to running until after it
@@ -254,7 +258,12 @@ const wakeQueue = 4096
 func (s *Scheduler) Run(ctx context.Context) error {
 	sub := s.sub
 	defer func() { sub.Close() }()
-	defer s.wg.Wait()
+	defer func() {
+		s.mu.Lock()
+		s.stopped = true
+		s.mu.Unlock()
+		s.wg.Wait()
+	}()
 	for {
 		select {
 		case <-ctx.Done():
@@ -288,7 +297,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 func (s *Scheduler) Add(key store.AgentKey) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.ctx == nil || s.ctx.Err() != nil || s.loops[key] != nil {
+	if s.stopped || s.ctx == nil || s.ctx.Err() != nil || s.loops[key] != nil {
 		return
 	}
 	ctx, cancel := context.WithCancel(s.ctx)
