@@ -74,26 +74,45 @@ func TestE2EGettingStarted(t *testing.T) {
 		files = append(files, name)
 	}
 	slices.Sort(files)
-	testscript.Run(t, testscript.Params{
+	testscript.Run(t, sessionParams(files))
+}
+
+// TestScripts runs the CLI sessions of testdata/script: what a user types
+// and sees, one txtar per behaviour, with the same setup as the guides'
+// sessions (a HOME of their own, a daemon on a free port, race reports
+// read).
+func TestScripts(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("testdata", "script", "*.txtar"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no scripts in testdata/script: %v", err)
+	}
+	testscript.Run(t, sessionParams(files))
+}
+
+// sessionParams is how a session runs: HOME is the session's own; the
+// daemon's home is the default under it, outside $WORK, where the
+// workflow files are (a run's sandbox may not hold the daemon's home).
+// $AW_HOME is that home, $PLUGINS the plugins.d of the test's builds.
+func sessionParams(files []string) testscript.Params {
+	return testscript.Params{
 		Files: files,
 		Setup: func(e *testscript.Env) error {
-			// HOME is the session's own; the daemon's home is the
-			// default under it, outside $WORK, where the workflow files
-			// are (a run's sandbox may not hold the daemon's home).
 			tb := e.T().(testing.TB)
 			home, races := tb.TempDir(), tb.TempDir()
 			e.Setenv("HOME", home)
+			e.Setenv("AW_HOME", filepath.Join(home, ".agent-worker"))
 			e.Setenv("AGENT_WORKER_HOME", filepath.Join(home, ".agent-worker"))
 			e.Setenv("AGENT_WORKER_LISTEN", "127.0.0.1:0")
 			e.Setenv("AGENT_WORKER_PLUGINS_DIR", pluginsDir)
+			e.Setenv("PLUGINS", pluginsDir)
 			e.Setenv("PATH", filepath.Dir(binary)+string(os.PathListSeparator)+os.Getenv("PATH"))
 			if testkit.Race {
 				e.Setenv("GORACE", "log_path="+filepath.Join(races, "race")+" atexit_sleep_ms=0")
 			}
 			env := slices.Clone(e.Vars)
 			e.Defer(func() {
-				// The page ends with stop --all; this is for a session
-				// that failed before it got there.
+				// A session ends with stop --all; this is for one that
+				// failed before it got there.
 				stopDaemonOf(tb, filepath.Join(home, ".agent-worker"), env)
 				raceReports(tb, races)
 			})
@@ -103,7 +122,7 @@ func TestE2EGettingStarted(t *testing.T) {
 			"output":    cmdOutput,
 			"latestrun": cmdLatestRun,
 		},
-	})
+	}
 }
 
 // stopDaemonOf stops the daemon of home, if one runs, as the page does.
