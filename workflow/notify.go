@@ -162,14 +162,7 @@ func ParseNotifyConfig(path string, content []byte) ([]Notify, error) {
 	p := &parser{file: path, src: strings.Split(string(content), "\n"), setupAs: map[string]int{}, params: map[string]bool{}}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(content, &doc); err != nil {
-		line, msg := 0, strings.TrimPrefix(err.Error(), "yaml: ")
-		if m := yamlErrRE.FindStringSubmatch(err.Error()); m != nil {
-			fmt.Sscan(m[1], &line)
-			msg = m[2]
-			if slices.Contains(parserErrors, msg) {
-				line++
-			}
-		}
+		line, msg := YAMLErrorLine(err)
 		p.addAt(line, 0, "invalid YAML: %s", msg)
 		return nil, p.probs
 	}

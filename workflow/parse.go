@@ -59,10 +59,14 @@ var cliBackends = []string{"claude", "codex", "cursor"}
 // Parse reads a workflow from content. path names the file in messages,
 // gives the default name and anchors relative paths; it may be "" for content
 // with no file, and then relative paths are taken from the current directory.
-// Every problem in the file comes back at once as Problems.
-func Parse(path string, content []byte) (*File, error) {
+// Every problem in the file comes back at once as Problems, those of
+// opts (a backend the daemon cannot run) included.
+func Parse(path string, content []byte, opts ...ParseOption) (*File, error) {
 	f := &File{}
 	p := &parser{file: path, src: strings.Split(string(content), "\n"), setupAs: map[string]int{}, params: map[string]bool{}}
+	for _, o := range opts {
+		o(p)
+	}
 	if path == "" {
 		p.file = "<workflow>"
 		wd, err := os.Getwd()
@@ -86,6 +90,18 @@ func Parse(path string, content []byte) (*File, error) {
 	return f, nil
 }
 
+// A ParseOption adds a check that needs more than the file, such as the
+// daemon's installed backends, so its problems come back in the same pass
+// as the file's own, each at its line and column.
+type ParseOption func(*parser)
+
+// WithBackends checks each agent's backend with check, which gets the word
+// as written (BackendName resolves it) and says why the daemon cannot run
+// it (host/agents.ResolveBackend), or nil.
+func WithBackends(check func(word string) error) ParseOption {
+	return func(p *parser) { p.checkBackend = check }
+}
+
 // parser walks the YAML node tree, so every value keeps its line and column,
 // and collects problems instead of stopping at the first.
 type parser struct {
@@ -96,6 +112,8 @@ type parser struct {
 	params  map[string]bool // declared param names
 	setupAs map[string]int  // setup `as` name -> step index
 	body    bool            // ${{ body.PATH }} is allowed: checking a trigger's message
+	// checkBackend says why an agent's backend cannot run; nil: not checked.
+	checkBackend func(word string) error
 }
 
 func (p *parser) add(n *yaml.Node, format string, args ...any) {
@@ -109,14 +127,7 @@ func (p *parser) addAt(line, col int, format string, args ...any) {
 func (p *parser) parse(f *File, content []byte) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(content, &doc); err != nil {
-		line, msg := 0, strings.TrimPrefix(err.Error(), "yaml: ")
-		if m := yamlErrRE.FindStringSubmatch(err.Error()); m != nil {
-			line, _ = strconv.Atoi(m[1])
-			msg = m[2]
-			if slices.Contains(parserErrors, msg) {
-				line++ // yaml.v3 counts these from 0, scanner errors from 1
-			}
-		}
+		line, msg := YAMLErrorLine(err)
 		if at, long := p.longKey(line); long != "" {
 			p.addAt(at, 0, "%s", long)
 			return
@@ -144,6 +155,21 @@ func (p *parser) parse(f *File, content []byte) {
 	f.Notify = p.notify(top["notify"])
 	f.Workspace = p.workspace(keyNode(root, "workspace"), top["workspace"])
 	p.workflowApprovals(f, top["approvals"], top["approval_timeout"])
+}
+
+// YAMLErrorLine places a gopkg.in/yaml.v3 syntax error: its 1-based line
+// (0 when it names none) and its message without the "yaml: line N:"
+// prefix, for messages in the file:line form.
+func YAMLErrorLine(err error) (int, string) {
+	line, msg := 0, strings.TrimPrefix(err.Error(), "yaml: ")
+	if m := yamlErrRE.FindStringSubmatch(err.Error()); m != nil {
+		line, _ = strconv.Atoi(m[1])
+		msg = m[2]
+		if slices.Contains(parserErrors, msg) {
+			line++ // yaml.v3 counts these from 0, scanner errors from 1
+		}
+	}
+	return line, msg
 }
 
 // keyNode is the key node of name in mapping n (for its line), or nil.
@@ -393,6 +419,17 @@ func (p *parser) fields(n *yaml.Node, where string, known ...string) map[string]
 // suggest names the candidate closest to s, or lists them all when none is
 // close enough to be a likely typo.
 func suggest(s string, candidates []string, listPrefix string) string {
+	if best := Closest(s, candidates); best != "" {
+		return "did you mean " + best + "?"
+	}
+	return listPrefix + strings.Join(candidates, ", ")
+}
+
+// Closest is the candidate nearest to s by edit distance when it is near
+// enough to be a likely typo, else "". It is the one "did you mean" of
+// agent-worker: workflow files, backends and the daemon's config file
+// all suggest with it.
+func Closest(s string, candidates []string) string {
 	best, bestD := "", math.MaxInt
 	for _, c := range candidates {
 		if d := distance(s, c); d < bestD {
@@ -400,9 +437,9 @@ func suggest(s string, candidates []string, listPrefix string) string {
 		}
 	}
 	if best != "" && bestD <= max(2, len(s)/3) {
-		return "did you mean " + best + "?"
+		return best
 	}
-	return listPrefix + strings.Join(candidates, ", ")
+	return ""
 }
 
 // distance is the Levenshtein edit distance between a and b.
@@ -696,8 +733,17 @@ func (p *parser) agent(k, v *yaml.Node) Agent {
 
 	word := p.str(fs["backend"], "backend")
 	a.Backend = BackendName(word)
-	if !pluginNameRE.MatchString(a.Backend) {
+	switch {
+	case !pluginNameRE.MatchString(a.Backend):
 		p.add(fs["backend"], "backend %q is not valid: use %s or a plugin name (up to 32 lowercase letters, digits, _ or -)", word, strings.Join(Backends, ", "))
+	case p.checkBackend != nil:
+		if err := p.checkBackend(word); err != nil {
+			at := fs["backend"]
+			if isNull(at) {
+				at = k // no backend: the default, sdk, is what cannot run
+			}
+			p.add(at, "agent %q: %v", a.Name, err)
+		}
 	}
 	// An sdk agent without a model takes the daemon's default model.
 	a.Model = p.str(fs["model"], "model")

@@ -169,7 +169,7 @@ type Trigger struct {
 
 // Load reads and parses the workflow file at path, so callers holding only a
 // path get the same problems as those holding its content.
-func Load(path string) (*File, error) {
+func Load(path string, opts ...ParseOption) (*File, error) {
 	content, err := ReadFile(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -179,7 +179,7 @@ func Load(path string) (*File, error) {
 	case err != nil:
 		return nil, fmt.Errorf("read workflow file: %w", err)
 	}
-	return Parse(path, content)
+	return Parse(path, content, opts...)
 }
 
 // Size limits. A workflow file, a system_prompt file and a system prompt

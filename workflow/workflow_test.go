@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -16,7 +18,8 @@ var update = flag.Bool("update", false, "rewrite testdata/*/want.golden from the
 
 // TestGolden loads testdata/<case>/workflow.yaml and compares either its
 // problems or its instance, resolved with fixed variables, to want.golden.
-// An optional args file holds the params given after `--`.
+// An optional args file holds the params given after `--`, an optional
+// backends file the installed backends (checked as the daemon does).
 func TestGolden(t *testing.T) {
 	files, err := filepath.Glob("testdata/*/workflow.yaml")
 	if err != nil {
@@ -46,7 +49,11 @@ func TestGolden(t *testing.T) {
 }
 
 func goldenOutput(t *testing.T, dir string) string {
-	f, err := Load(filepath.Join(dir, "workflow.yaml"))
+	var opts []ParseOption
+	if b, err := os.ReadFile(filepath.Join(dir, "backends")); err == nil {
+		opts = append(opts, WithBackends(installedBackends(strings.Fields(string(b)))))
+	}
+	f, err := Load(filepath.Join(dir, "workflow.yaml"), opts...)
 	if err != nil {
 		var ps Problems
 		if !errors.As(err, &ps) {
@@ -83,4 +90,21 @@ func goldenOutput(t *testing.T, dir string) string {
 		t.Fatal(err)
 	}
 	return strings.ReplaceAll(b.String(), abs, "$DIR")
+}
+
+// installedBackends checks a backend word the way the daemon's catalog
+// does (host/agents.ResolveBackend), for a daemon with these installed.
+func installedBackends(installed []string) func(string) error {
+	return func(word string) error {
+		name := BackendName(word)
+		switch {
+		case name == External || slices.Contains(installed, name):
+			return nil
+		case slices.Contains(Backends, name):
+			return fmt.Errorf("backend %q is not installed", name)
+		case Closest(name, installed) != "":
+			return fmt.Errorf("unknown backend %q: did you mean %q?", word, Closest(name, installed))
+		}
+		return fmt.Errorf("unknown backend %q: use one of %s", word, strings.Join(installed, ", "))
+	}
 }

@@ -45,8 +45,12 @@ func ResolveBackend(c Catalog, word string) (string, error) {
 	}
 	names := append(slices.Clone(workflow.Backends), installed...)
 	slices.Sort(names)
+	names = slices.Compact(names)
+	if best := workflow.Closest(name, names); best != "" {
+		return "", api.Errorf(api.CodeInvalid, "unknown backend %q: did you mean %q?", word, best)
+	}
 	return "", api.Errorf(api.CodeInvalid, "unknown backend %q: use one of %s, or install agent-worker-backend-%s into a plugins.d folder",
-		word, strings.Join(slices.Compact(names), ", "), name)
+		word, strings.Join(names, ", "), name)
 }
 
 // FromSpec validates a POST /agents body and fills in defaults (an sdk

@@ -32,14 +32,15 @@ func (catalog) Unusable(kind, name string) error {
 
 // One resolver: aliases and case, first-party backends, external,
 // installed plugins; a broken or missing one, first-party or not, says
-// what to do.
+// what to do, and a likely typo what was meant.
 func TestResolveBackend(t *testing.T) {
 	t.Parallel()
 	tests := map[string]string{"": "sdk", "default": "sdk", "Default": "sdk", "MOCK": "mock", "external": "external",
 		"local": "local", "gone": `unknown backend "gone": use one of broken, claude, codex, cursor, external, local, mock, sdk, or install agent-worker-backend-gone`,
 		"claude": `backend "claude" is not installed: no agent-worker-backend-claude in /opt/aw/bin, /home/u/.agent-worker/plugins.d. ` +
 			"Install it beside agent-worker with `go install github.com/agent-worker/agent-worker/cmd/agent-worker-backend-claude@latest`",
-		"broken": "cannot be used: exec format error"}
+		"broken": "cannot be used: exec format error",
+		"Moc":    `unknown backend "Moc": did you mean "mock"?`, "lcoal": `unknown backend "lcoal": did you mean "local"?`}
 	for word, want := range tests {
 		got, err := ResolveBackend(catalog{}, word)
 		if err != nil {

@@ -117,6 +117,15 @@ func (ws *Manager) owns(w store.Workflow) bool {
 	return ws.member == "" || w.Owner == "" || w.Owner == ws.member
 }
 
+// parse reads a workflow file for this daemon to run: the file's own
+// problems and every backend the daemon cannot run come back together.
+func (ws *Manager) parse(path string, content []byte) (*workflow.File, error) {
+	return workflow.Parse(path, content, workflow.WithBackends(func(word string) error {
+		_, err := agents.ResolveBackend(ws.catalog, word)
+		return err
+	}))
+}
+
 // problemsError turns parse/validation problems into one invalid-request
 // error that lists each with its file:line:col.
 func problemsError(err error) error {
@@ -169,7 +178,7 @@ func (ws *Manager) Start(ctx context.Context, req api.StartWorkflow) (Started, e
 	case len(content) > workflow.MaxFileBytes:
 		return Started{}, api.Errorf(api.CodeTooLarge, "%v", &workflow.SizeError{What: "workflow " + path, Size: int64(len(content)), Limit: workflow.MaxFileBytes})
 	}
-	f, err := workflow.Parse(path, content)
+	f, err := ws.parse(path, content)
 	if err != nil {
 		return Started{}, problemsError(err)
 	}
@@ -701,7 +710,7 @@ func (ws *Manager) reload(ctx context.Context, path string) {
 		if string(content) == cur.PendingYAML {
 			continue // already waiting for the owner
 		}
-		f, err := workflow.Parse(path, content)
+		f, err := ws.parse(path, content)
 		if err == nil && f.Name != cur.Name {
 			err = fmt.Errorf("%s: the workflow's name changed from %s to %s: stop it and start it again to rename it", path, cur.Name, f.Name)
 		}
@@ -801,7 +810,7 @@ func (ws *Manager) Accept(ctx context.Context, scope store.Scope) error {
 		return api.Errorf(api.CodeConflict, "%s is %s: start it again with `agent-worker start %s`, which loads the file as it is", displayScope(scope), cur.State, cur.SourcePath)
 	}
 	content := []byte(cur.PendingYAML)
-	f, err := workflow.Parse(cur.SourcePath, content)
+	f, err := ws.parse(cur.SourcePath, content)
 	if err != nil {
 		return problemsError(err)
 	}
