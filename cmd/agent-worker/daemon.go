@@ -12,13 +12,13 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/peterbourgon/ff/v3"
 	"github.com/peterbourgon/ff/v3/ffcli"
-	"github.com/peterbourgon/ff/v3/ffyaml"
 
 	"github.com/agent-worker/agent-worker/host"
 	"github.com/agent-worker/agent-worker/host/api"
 	"github.com/agent-worker/agent-worker/host/plugins"
 	"github.com/agent-worker/agent-worker/host/sandbox"
 	"github.com/agent-worker/agent-worker/host/scheduler"
+	"github.com/agent-worker/agent-worker/internal/configfile"
 	"github.com/agent-worker/agent-worker/sdk/backend"
 )
 
@@ -84,7 +84,7 @@ restore it: see ` + "`agent-worker backup --help`" + `.`,
 		Options: []ff.Option{
 			ff.WithEnvVarPrefix(envPrefix),
 			ff.WithConfigFileFlag("config"),
-			ff.WithConfigFileParser(ffyaml.Parser),
+			ff.WithConfigFileParser(configfile.Parser(fs, "config")),
 		},
 		Exec: func(ctx context.Context, args []string) error {
 			if len(args) > 0 {
