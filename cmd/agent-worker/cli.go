@@ -78,10 +78,10 @@ func leafRest(name, usage, help string, fs *flag.FlagSet, nargs [2]int, exec fun
 		Exec: func(ctx context.Context, args []string) error {
 			pos, rest, err := interspersed(fs, args)
 			if err != nil {
-				return usageError{err.Error()}
+				return err // run reports a flag error, or prints the help for -h
 			}
 			if len(pos) < nargs[0] || (nargs[1] >= 0 && len(pos) > nargs[1]) {
-				return usagef("usage: agent-worker %s", usage)
+				return helpError{msg: fmt.Sprintf("%s takes %s, got %d: usage: agent-worker %s", name, argCount(nargs), len(pos), usage)}
 			}
 			// Sent as JSON, bytes that are not UTF-8 would arrive as U+FFFD.
 			for i, a := range pos {
@@ -133,8 +133,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err == nil {
 		return api.ExitOK
 	}
+	// The command the error is about, whose help tells how to call it.
+	cmd, path := selected(root, args)
 	var noExec ffcli.NoExecError
 	var ue usageError
+	var he helpError
 	var ae *api.Error
 	var code exitCode
 	switch {
@@ -144,18 +147,28 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "agent-worker: interrupted\n")
 		return api.ExitInterrupted
 	case errors.Is(err, flag.ErrHelp):
+		fmt.Fprintf(stdout, "%s", helpText(root, cmd, path))
 		return api.ExitOK
 	case errors.As(err, &noExec):
-		fmt.Fprintf(stderr, "agent-worker: missing or unknown command: run `agent-worker --help`\n")
+		fmt.Fprintf(stderr, "agent-worker: missing or unknown command\n%s\n", helpHint(path))
+		return api.ExitUsage
+	case errors.As(err, &he):
+		if he.hint == "" {
+			he.hint = helpHint(path)
+		}
+		fmt.Fprintf(stderr, "agent-worker: %s\n%s\n", he.msg, he.hint)
 		return api.ExitUsage
 	case errors.As(err, &ue):
 		fmt.Fprintf(stderr, "agent-worker: %s\n", ue.msg)
+		if strings.HasPrefix(ue.msg, "usage:") && !strings.Contains(ue.msg, "--help") {
+			fmt.Fprintf(stderr, "%s\n", helpHint(path))
+		}
 		return api.ExitUsage
 	case errors.As(err, &ae):
 		fmt.Fprintf(stderr, "agent-worker: %s\n", ae.Message)
 		return api.ExitCode(ae.Code)
 	case isFlagError(err):
-		fmt.Fprintf(stderr, "agent-worker: %v (see --help)\n", err)
+		fmt.Fprintf(stderr, "agent-worker: %s\n%s\n", flagMessage(err, cmd), helpHint(path))
 		return api.ExitUsage
 	default:
 		fmt.Fprintf(stderr, "agent-worker: %v\n", err)
@@ -178,8 +191,7 @@ func isFlagError(err error) bool {
 
 func newRoot(e *env) *ffcli.Command {
 	fs := flag.NewFlagSet("agent-worker", flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
-	version := fs.Bool("version", false, "print the version and exit")
+	version := fs.Bool("version", false, "print the version and exit (the same as the version command)")
 	var root *ffcli.Command
 	root = &ffcli.Command{
 		ShortUsage: "agent-worker <command> [flags] [args]",
@@ -208,17 +220,14 @@ Every flag can also be set from the environment: --home ← AGENT_WORKER_HOME.
 				return nil
 			}
 			if len(args) > 0 {
-				return usagef("unknown command %q: run `agent-worker --help`", args[0])
+				return unknownCommand(root, nil, args[0])
 			}
-			return usageError{ffcli.DefaultUsageFunc(root)}
+			e.printf("%s", helpText(root, root, nil))
+			return nil
 		},
 	}
-	for _, c := range root.Subcommands {
-		c.FlagSet.SetOutput(e.stderr)
-		for _, sub := range c.Subcommands {
-			sub.FlagSet.SetOutput(e.stderr)
-		}
-	}
+	root.Subcommands = append(root.Subcommands, helpCmd(e, root), versionCmd(e))
+	setHelp(root)
 	return root
 }
 

@@ -28,7 +28,10 @@ func cliDoc(root *ffcli.Command) string {
 	if t := flagTable(root.FlagSet); t != "" {
 		p("\n%s", t)
 	}
-	p("\nEvery command prints this help with `--help` (`agent-worker doc read --help`), ")
+	if ex := examplesMarkdown(""); ex != "" {
+		p("\n%s", ex)
+	}
+	p("\nEvery command prints its help to stdout with `--help` (`agent-worker doc read --help`) or `agent-worker help` (`agent-worker help doc read`), ")
 	p("and the shells complete commands, flags, agents and targets: see [completion](#agent-worker-completion).\n")
 
 	p("\n## Commands\n\n")
@@ -55,7 +58,32 @@ func cliDoc(root *ffcli.Command) string {
 		if t := flagTable(c.FlagSet); t != "" {
 			p("\n%s", t)
 		}
+		if ex := examplesMarkdown(strings.Join(path, " ")); ex != "" {
+			p("\n%s", ex)
+		}
 	})
+	return b.String()
+}
+
+// examplesMarkdown is the examples of the command at path as a shell
+// session, the way the help shows them.
+func examplesMarkdown(path string) string {
+	ex := examples[path]
+	if len(ex) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("Examples:\n\n```console\n")
+	for _, e := range ex {
+		for _, l := range strings.Split(e, "\n") {
+			if strings.HasPrefix(l, "#") {
+				fmt.Fprintf(&b, "%s\n", l)
+			} else {
+				fmt.Fprintf(&b, "$ %s\n", l)
+			}
+		}
+	}
+	b.WriteString("```\n")
 	return b.String()
 }
 
@@ -81,18 +109,7 @@ func flagTable(fs *flag.FlagSet) string {
 		if b.Len() == 0 {
 			b.WriteString("| Flag | Default | Description |\n|---|---|---|\n")
 		}
-		dash := "--"
-		if len(f.Name) == 1 {
-			dash = "-"
-		}
-		name, usage := flag.UnquoteUsage(f)
-		if isBoolFlag(f) {
-			name = ""
-		}
-		if name != "" {
-			name = " " + name
-		}
-		fmt.Fprintf(&b, "| `%s%s%s` | %s | %s |\n", dash, f.Name, name, cell(flagDefault(f)), cell(escapeMarkdown(usage)))
+		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", flagSyntax(f), cell(flagDefault(f)), cell(escapeMarkdown(flagUsage(f))))
 	})
 	return b.String()
 }
@@ -101,10 +118,10 @@ func flagTable(fs *flag.FlagSet) string {
 // a zero value, and the home as the rule it follows, not as this machine's
 // path.
 func flagDefault(f *flag.Flag) string {
-	switch d := f.DefValue; {
-	case d == "" || d == "false" || d == "0" || d == "0s" || d == "[]":
+	switch d := flagDefaultText(f); {
+	case d == "":
 		return ""
-	case f.Name == "home" && d == api.DefaultHome():
+	case f.Name == "home" && f.DefValue == api.DefaultHome():
 		return "`$AGENT_WORKER_HOME`, else `~/.agent-worker`"
 	default:
 		return "`" + d + "`"

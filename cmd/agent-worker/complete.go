@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -141,6 +142,20 @@ func complete(ctx context.Context, root *ffcli.Command, words []string, src comp
 		out, files = flagValues(ctx, cmd, pending, src)
 	case strings.HasPrefix(cur, "-"):
 		out = flagNames(cmd, cur)
+	case len(path) == 1 && path[0] == "help":
+		// help's arguments are a command's path: complete the next name.
+		c := root
+		for _, w := range words[slices.Index(words, "help")+1 : len(words)-1] {
+			if strings.HasPrefix(w, "-") {
+				continue
+			}
+			if c = subcommand(c, w); c == nil {
+				return completion{}
+			}
+		}
+		for _, s := range c.Subcommands {
+			out = append(out, candidate{s.Name, s.ShortHelp})
+		}
 	default:
 		if npos == 0 {
 			for _, s := range cmd.Subcommands {

@@ -61,6 +61,9 @@ func TestCompletion(t *testing.T) {
 		"after --":                 {[]string{"run", "w.yaml", "--", ""}, nil, true},
 		"shells":                   {[]string{"completion", ""}, []string{"bash", "zsh", "fish"}, false},
 		"unknown command":          {[]string{"frobnicate", ""}, nil, false},
+		"help of a command":        {[]string{"help", "wor"}, []string{"workflows", "worktree"}, false},
+		"help of a subcommand":     {[]string{"help", "tasks", ""}, []string{"add", "show"}, false},
+		"help of no command":       {[]string{"help", "nosuch", ""}, nil, false},
 	}
 	root := newRoot(&env{stdout: io.Discard, stderr: io.Discard})
 	for name, tc := range tests {

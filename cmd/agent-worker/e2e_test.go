@@ -384,12 +384,12 @@ func TestE2EHelpOnEveryCommand(t *testing.T) {
 	c := &cli{t: t, home: t.TempDir()}
 	for _, cmd := range []string{"daemon", "status", "new", "list", "ls", "info", "stop", "send", "peek", "mcp-config", "doc read", "doc write", "doc append", "doc list", "proposals", "ask", "serve", "plugins", "backends", "resume", "schedule", "pause", "cancel", "workflows", "budget", "tasks", "tasks add", "tasks show"} {
 		r := c.run(append(strings.Fields(cmd), "--help")...)
-		if r.code != 0 || !strings.Contains(r.stderr, "USAGE") || !strings.Contains(r.stderr, "agent-worker "+cmd) {
-			t.Errorf("%s --help: exit %d, stderr %q", cmd, r.code, r.stderr)
+		if r.code != 0 || !strings.Contains(r.stdout, "USAGE") || !strings.Contains(r.stdout, "agent-worker "+cmd) || r.stderr != "" {
+			t.Errorf("%s --help: exit %d, stdout %q, stderr %q; want the help on stdout", cmd, r.code, r.stdout, r.stderr)
 		}
 	}
-	if r := c.run("--help"); r.code != 0 || !strings.Contains(r.stderr, "SUBCOMMANDS") {
-		t.Errorf("--help: exit %d, stderr %q", r.code, r.stderr)
+	if r := c.run("--help"); r.code != 0 || !strings.Contains(r.stdout, "AGENT COMMANDS") || r.stderr != "" {
+		t.Errorf("--help: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
 	if _, err := os.Stat(filepath.Join(c.home, api.DaemonFile)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("--help started a daemon")

@@ -188,8 +188,8 @@ func TestE2EHelpListsExitCodes(t *testing.T) {
 	r := c.run("--help")
 	for _, want := range []string{"0 ok", "1 error", "2 usage", "3 not found", "4 conflict", "5 no daemon answered",
 		`6 the daemon answered "unavailable, retry"`, "130 interrupted"} {
-		if !strings.Contains(strings.Join(strings.Fields(r.stderr), " "), want) {
-			t.Errorf("--help does not list %q:\n%s", want, r.stderr)
+		if !strings.Contains(strings.Join(strings.Fields(r.stdout), " "), want) {
+			t.Errorf("--help does not list %q:\n%s", want, r.stdout)
 		}
 	}
 }

@@ -194,8 +194,8 @@ kickoff: "@alice go"
 	}
 	for _, cmd := range []string{"notifications", "notify test", "notify"} {
 		r := c.run(append(strings.Fields(cmd), "--help")...)
-		if r.code != 0 || !strings.Contains(r.stderr, "agent-worker "+cmd) {
-			t.Errorf("%s --help: exit %d, stderr %q", cmd, r.code, r.stderr)
+		if r.code != 0 || !strings.Contains(r.stdout, "agent-worker "+cmd) {
+			t.Errorf("%s --help: exit %d, stdout %q", cmd, r.code, r.stdout)
 		}
 	}
 	if r := c.run("notify", "test", "alice@nt"); r.code != api.ExitUsage || !strings.Contains(r.stderr, "takes a workflow") {

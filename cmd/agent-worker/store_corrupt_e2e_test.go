@@ -197,8 +197,8 @@ func TestE2EDamagedDatabaseRefusedAtStart(t *testing.T) {
 func TestE2EBackupRestores(t *testing.T) {
 	t.Parallel()
 	c := newCLI(t)
-	if r := c.run("backup", "--help"); r.code != 0 || !strings.Contains(r.stderr, "agent-worker backup <file>") || !strings.Contains(r.stderr, "To restore a backup") {
-		t.Errorf("backup --help: exit %d, stderr %q", r.code, r.stderr)
+	if r := c.run("backup", "--help"); r.code != 0 || !strings.Contains(r.stdout, "agent-worker backup <file>") || !strings.Contains(r.stdout, "To restore a backup") {
+		t.Errorf("backup --help: exit %d, stdout %q", r.code, r.stdout)
 	}
 	daemon := c.startDaemon()
 	seedChannel(t, c, 20)

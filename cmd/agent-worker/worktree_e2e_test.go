@@ -65,8 +65,8 @@ kickoff: "@alice @bob go"
 	gitE2E(t, repo, "commit", "-q", "-m", "first")
 
 	for _, cmd := range []string{"worktree", "worktree list", "worktree integrate", "worktree discard"} {
-		if r := c.run(append(strings.Fields(cmd), "--help")...); r.code != 0 || !strings.Contains(r.stderr, "agent-worker "+cmd) {
-			t.Errorf("%s --help: exit %d, stderr %q", cmd, r.code, r.stderr)
+		if r := c.run(append(strings.Fields(cmd), "--help")...); r.code != 0 || !strings.Contains(r.stdout, "agent-worker "+cmd) {
+			t.Errorf("%s --help: exit %d, stdout %q", cmd, r.code, r.stdout)
 		}
 	}
 	if r := c.run("run", file, "--timeout", "60s"); r.code != 0 {
