@@ -125,7 +125,7 @@ func (e *env) startDaemon(ctx context.Context) (api.DaemonInfo, error) {
 			if d, ok := e.awaitDaemonFile(ctx, time.Second); ok {
 				return d, nil
 			}
-			return api.DaemonInfo{}, api.Errorf(api.CodeUnreachable, "daemon exited during start-up (%v): %s (log: %s)", err, lastLogLine(logPath, start), logPath)
+			return api.DaemonInfo{}, api.Errorf(api.CodeUnreachable, "daemon exited during start-up (%v): %s (log: %s)", err, strings.TrimPrefix(lastLogLine(logPath, start), "agent-worker: "), logPath)
 		case <-deadline.C:
 			return api.DaemonInfo{}, api.Errorf(api.CodeUnreachable, "daemon did not start within %s: see %s", startWait, logPath)
 		case <-ctx.Done():
