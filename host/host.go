@@ -38,7 +38,9 @@ import (
 	"github.com/agent-worker/agent-worker/store"
 )
 
-// DefaultListen is where the daemon serves unless told otherwise.
+// DefaultListen is where the daemon serves unless told otherwise; when
+// another process holds it, a daemon given no address takes a free port
+// instead (clients find it through daemon.json).
 const DefaultListen = "127.0.0.1:5099"
 
 // DefaultModel is the model an sdk agent created without one gets, unless
@@ -56,8 +58,15 @@ type Config struct {
 	// CheckStore runs SQLite's full integrity_check on the file at start
 	// instead of the quick_check every start runs (--check-store).
 	CheckStore bool
-	// Listen is host:port for the HTTP API; port 0 picks a free port.
+	// Listen is host:port for the HTTP API as the user chose it (--listen,
+	// AGENT_WORKER_LISTEN or a config file's listen); port 0 picks a free
+	// port, and an address another process holds is an error that names
+	// it. Empty is no choice: DefaultAddr, or a free port of its host
+	// when that is taken (the daemon says so in its log and status).
 	Listen string
+	// DefaultAddr is the address of a daemon given none (default
+	// DefaultListen). Only tests set it, to a port free on a busy machine.
+	DefaultAddr string
 	// AllowRemote lets Listen be an address other hosts can reach. The API
 	// gives whoever holds the token full control, so it must be asked for,
 	// with TLS or with InsecureHTTP.
@@ -178,8 +187,14 @@ func New(cfg Config) (_ *Host, err error) {
 	if cfg.Home == "" {
 		cfg.Home = api.DefaultHome()
 	}
-	if cfg.Listen == "" {
-		cfg.Listen = DefaultListen
+	if cfg.DefaultAddr == "" {
+		cfg.DefaultAddr = DefaultListen
+	}
+	// The one place a chosen address and the default part ways: only
+	// the default gives way to another process (listenAPI).
+	chosen := cfg.Listen != ""
+	if !chosen {
+		cfg.Listen = cfg.DefaultAddr
 	}
 	if cfg.DefaultModel == "" {
 		cfg.DefaultModel = DefaultModel
@@ -270,8 +285,9 @@ func New(cfg Config) (_ *Host, err error) {
 	if err := h.buildParts(ctx); err != nil {
 		return nil, err
 	}
-	if h.ln, err = net.Listen("tcp", cfg.Listen); err != nil {
-		return nil, fmt.Errorf("listen on %s: %w (another program uses that address: pick another with --listen, port 0 picks a free one)", cfg.Listen, err)
+	var fallback *api.ListenFallback
+	if h.ln, fallback, err = listenAPI(ctx, cfg.Listen, chosen, h.log); err != nil {
+		return nil, err
 	}
 	if h.db.Cluster() {
 		if err := h.joinCluster(ctx); err != nil {
@@ -280,7 +296,7 @@ func New(cfg Config) (_ *Host, err error) {
 	}
 	httpLog := h.log.Named("http")
 	handler := httpapi.New(httpapi.Deps{DB: h.db, Team: h.team, Sched: h.sched, Agents: h.agents, Workflows: h.wfs, Catalog: h.catalog, Hooks: h.hooks,
-		MCP: h.mcp, Worktrees: h.worktrees, Token: h.token, Info: h.Info, Listen: h.ln.Addr().String(), Home: home, StartedAt: h.startedAt, Now: cfg.Now,
+		MCP: h.mcp, Worktrees: h.worktrees, Token: h.token, Info: h.Info, Listen: h.ln.Addr().String(), ListenFallback: fallback, Home: home, StartedAt: h.startedAt, Now: cfg.Now,
 		Shutdown: h.requestStop, Stopping: h.stop, Metrics: h.metrics.Handler(), Log: httpLog,
 		Runs: h.sup, Console: console.New(console.Config{Now: cfg.Now, Log: h.log.Named("console")}),
 		Member: h.clusterID(), Lease: cluster.DefaultLease, Sandbox: h.cfg.Supervisor.Sandbox.Info(), Processes: h.processControl(),

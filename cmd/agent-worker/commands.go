@@ -49,6 +49,9 @@ func statusCmd(e *env) *ffcli.Command {
 				scheme = "https://"
 			}
 			e.printf("daemon:    running, pid %d, %s%s, up %s, %s\n", h.PID, scheme, h.Listen, up.Round(time.Second), h.Version)
+			if f := h.ListenFallback; f != nil {
+				e.printf("listen:    %s, not the default %s: that was in use by %s when the daemon started\n", h.Listen, f.Default, f.HeldBy)
+			}
 			if h.TLS != nil {
 				e.printf("tls:       %s\n", tlsLine(h.TLS))
 			}

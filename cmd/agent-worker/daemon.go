@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -39,7 +40,7 @@ func daemonCmd(e *env) *ffcli.Command {
 	fs.StringVar(&cfg.Home, "home", api.DefaultHome(), "agent-worker home (daemon.json, database, logs)")
 	fs.StringVar(&cfg.Store, "store", "", "where state is kept: a postgres:// URL shared by the daemons of a cluster (default: the SQLite file in --home)")
 	fs.BoolVar(&cfg.CheckStore, "check-store", false, "check the whole SQLite file (integrity_check: every index against its table) before starting; every start runs the quicker quick_check, and a damaged file is refused either way")
-	fs.StringVar(&cfg.Listen, "listen", host.DefaultListen, "address of the HTTP API; port 0 picks a free port")
+	fs.StringVar(&cfg.Listen, "listen", host.DefaultListen, "address of the HTTP API; port 0 picks a free port. Unset, the daemon takes a free port when the default is in use (clients find it in daemon.json); set, an address in use is an error")
 	fs.BoolVar(&cfg.AllowRemote, "allow-remote", false, "allow a --listen address other machines can reach (the token gives full control): needs --tls auto, --tls-cert/--tls-key or --insecure-http")
 	fs.Var(tlsFlag{&cfg.TLS}, "tls", "auto: serve HTTPS with a self-signed certificate kept in the home, which clients pin by its fingerprint (status shows it); off: plain HTTP")
 	fs.StringVar(&cfg.TLS.CertFile, "tls-cert", "", "serve HTTPS with this certificate (PEM; intermediates after it), verified by clients the usual way")
@@ -100,9 +101,16 @@ restore it: see ` + "`agent-worker backup --help`" + `.`,
 			hclog.SetDefault(root)
 			cfg.Logger = root
 			cfg.PluginsDirs = pluginDirs
+			if !flagSet(fs, "listen") {
+				cfg.Listen = "" // no choice: the default, or a free port when it is taken
+			}
 			applyTestHooks(&cfg, root)
 
 			h, err := host.New(cfg)
+			var inUse *host.AddrInUseError
+			if errors.As(err, &inUse) {
+				return api.Errorf(api.CodeConflict, "%s", inUse.Explain(pickAnotherAddress(os.Getenv(autoStartedEnv) != "")))
+			}
 			if err != nil {
 				return err
 			}
@@ -112,6 +120,29 @@ restore it: see ` + "`agent-worker backup --help`" + `.`,
 			return h.Run(ctx)
 		},
 	}
+}
+
+// flagSet says whether the user set flag name: on the command line, by
+// its AGENT_WORKER_* variable or in --config (ff sets the flag for both).
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
+// autoStartedEnv marks a daemon a client command started (startDaemon):
+// the user ran no daemon command, so its advice names what they can set.
+const autoStartedEnv = "AGENT_WORKER_AUTO_STARTED"
+
+// pickAnotherAddress is how the user who chose a taken address picks
+// another: the daemon command has --listen; a command that started the
+// daemon for them has only the variable, and unset the daemon finds a
+// free port by itself.
+func pickAnotherAddress(autoStarted bool) string {
+	if autoStarted {
+		return "pick another address with AGENT_WORKER_LISTEN (127.0.0.1:0 picks a free port), or unset AGENT_WORKER_LISTEN: the daemon then takes a free port when " + host.DefaultListen + " is in use"
+	}
+	return "pick another address with --listen (port 0 picks a free one)"
 }
 
 // sparesFlag is --spares, read by plugins.ParseSpares; unset it is the

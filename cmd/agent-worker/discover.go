@@ -70,6 +70,13 @@ func (e *env) client(d api.DaemonInfo) *api.Client {
 // session, output to the home's log file) and waits until it has published
 // daemon.json. If another command started a daemon at the same time, the
 // winner's file is just as good.
+//
+// The daemon gets no --listen: it inherits this command's environment, so
+// an address the user chose reaches it as AGENT_WORKER_LISTEN (or the
+// listen of AGENT_WORKER_CONFIG's file) and is kept or refused; without
+// one it takes the default port, or a free one when that is in use, and
+// we find it through daemon.json either way. autoStartedEnv tells it
+// that its advice must name the variable, not the daemon's flag.
 func (e *env) startDaemon(ctx context.Context) (api.DaemonInfo, error) {
 	exe, err := os.Executable()
 	if err != nil {
@@ -88,6 +95,7 @@ func (e *env) startDaemon(ctx context.Context) (api.DaemonInfo, error) {
 	start, _ := logFile.Seek(0, 2)
 
 	cmd := exec.Command(exe, "daemon", "--home", e.home)
+	cmd.Env = append(os.Environ(), autoStartedEnv+"=1")
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
@@ -117,7 +125,7 @@ func (e *env) startDaemon(ctx context.Context) (api.DaemonInfo, error) {
 			if d, ok := e.awaitDaemonFile(ctx, time.Second); ok {
 				return d, nil
 			}
-			return api.DaemonInfo{}, api.Errorf(api.CodeUnreachable, "daemon exited during start-up (%v): %s (log: %s)", err, lastLogLine(logPath, start), logPath)
+			return api.DaemonInfo{}, api.Errorf(api.CodeUnreachable, "daemon exited during start-up (%v): %s (log: %s)", err, strings.TrimPrefix(lastLogLine(logPath, start), "agent-worker: "), logPath)
 		case <-deadline.C:
 			return api.DaemonInfo{}, api.Errorf(api.CodeUnreachable, "daemon did not start within %s: see %s", startWait, logPath)
 		case <-ctx.Done():

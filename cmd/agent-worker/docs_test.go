@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -112,8 +113,12 @@ func sessionParams(files []string) testscript.Params {
 			env := slices.Clone(e.Vars)
 			e.Defer(func() {
 				// A session ends with stop --all; this is for one that
-				// failed before it got there.
-				stopDaemonOf(tb, filepath.Join(home, ".agent-worker"), env)
+				// failed before it got there, in the default home and in
+				// any other home it made in HOME.
+				homes, _ := filepath.Glob(filepath.Join(home, "*", api.DaemonFile))
+				for _, f := range homes {
+					stopDaemonOf(tb, filepath.Dir(f), env)
+				}
 				raceReports(tb, races)
 			})
 			return nil
@@ -121,6 +126,7 @@ func sessionParams(files []string) testscript.Params {
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"output":    cmdOutput,
 			"latestrun": cmdLatestRun,
+			"freeaddr":  cmdFreeAddr,
 		},
 	}
 }
@@ -130,7 +136,7 @@ func stopDaemonOf(t testing.TB, home string, env []string) {
 	if _, err := api.ReadDaemonInfo(home); err != nil {
 		return
 	}
-	cmd := exec.Command(binary, "stop", "--all")
+	cmd := exec.Command(binary, "stop", "--all", "--home", home)
 	cmd.Env = env
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Errorf("agent-worker stop --all: %v\n%s", err, out)
@@ -159,6 +165,19 @@ func cmdOutput(ts *testscript.TestScript, neg bool, args []string) {
 	if !re.MatchString(out) {
 		ts.Fatalf("no line matching %q in the output", args[0])
 	}
+}
+
+// cmdFreeAddr is `freeaddr NAME`: it sets $NAME to a loopback address
+// (127.0.0.1:port) that nothing listens on, for a session that needs a
+// known port free whatever else the machine runs.
+func cmdFreeAddr(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: freeaddr NAME")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ts.Check(err)
+	ts.Setenv(args[0], ln.Addr().String())
+	ts.Check(ln.Close())
 }
 
 // cmdLatestRun is `latestrun`: it sets $RUN to the id of the newest run.

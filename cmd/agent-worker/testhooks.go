@@ -35,6 +35,12 @@ const testNoCgroups = "AGENT_WORKER_TEST_NO_CGROUPS"
 // settled whole or redone after a restart.
 const testPauseBeforeSettle = "AGENT_WORKER_TEST_PAUSE_BEFORE_SETTLE"
 
+// testDefaultListen names a test hook: set to host:port, it is the
+// address a daemon given none takes instead of host.DefaultListen, so
+// that a session can have "the default port" held while 5099 is busy on
+// the machine.
+const testDefaultListen = "AGENT_WORKER_TEST_DEFAULT_LISTEN"
+
 // testEnv is a test switch's value: empty in a binary built without the
 // agentworker_testhooks tag, where the compiler drops what it guards.
 func testEnv(name string) string {
@@ -54,6 +60,10 @@ func applyTestHooks(cfg *host.Config, log hclog.Logger) {
 	if why := testEnv(testNoCgroups); why != "" {
 		log.Warn("test hook set: plugin processes get no cgroup", "env", testNoCgroups)
 		cfg.NoCgroups = why
+	}
+	if addr := testEnv(testDefaultListen); addr != "" {
+		log.Warn("test hook set: the default address is another", "env", testDefaultListen, "default", addr)
+		cfg.DefaultAddr = addr
 	}
 	if marker := testEnv(testPauseBeforeSettle); marker != "" {
 		log.Warn("test hook set: every successful run pauses before it is settled", "env", testPauseBeforeSettle)

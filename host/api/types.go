@@ -193,6 +193,18 @@ type Health struct {
 	// TLS is the certificate the API serves HTTPS with; absent on plain
 	// HTTP.
 	TLS *TLSInfo `json:"tls,omitempty"`
+	// ListenFallback says why Listen is not the default address: the
+	// daemon was given none and another process held the default when it
+	// started. Absent when it listens where it was told or on the default.
+	ListenFallback *ListenFallback `json:"listen_fallback,omitempty"`
+}
+
+// ListenFallback is a daemon on a free port because the default address
+// was taken: Default is that address and HeldBy who held it ("the
+// agent-worker daemon of home /x (pid 12)" or "another program").
+type ListenFallback struct {
+	Default string `json:"default"`
+	HeldBy  string `json:"held_by"`
 }
 
 // Cluster is the daemons that share one store, as status shows them.

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"net"
 	"net/http"
 	"os"
 	"time"
@@ -94,7 +95,7 @@ func (h *Server) health(ctx context.Context) (api.Health, error) {
 		StartedAt: h.startedAt.UTC(), UptimeMS: now.Sub(h.startedAt).Milliseconds(),
 		Counts: api.Counts{Agents: counts.Agents, Workflows: counts.Workflows, Messages: counts.Messages, Runs: counts.Runs},
 		Agents: agents, Workflows: wfs, Plugins: plugins, Problems: problems,
-		Workers: running, Store: storeHealth, Cluster: cluster, Sandbox: h.sandbox, Processes: h.processes, TLS: h.info().TLS,
+		Workers: running, Store: storeHealth, Cluster: cluster, Sandbox: h.sandbox, Processes: h.processes, TLS: h.info().TLS, ListenFallback: h.fallback,
 	}, nil
 }
 
@@ -469,4 +470,25 @@ func (h *Server) addSpend(ctx context.Context, agents []api.Agent, wfs []api.Wor
 		wfs[i].Spend = apiSpend(total)
 	}
 	return nil
+}
+
+// handleIdentity is GET /identity, without a token: that this is an
+// agent-worker daemon and, to a caller on this machine, its pid and home,
+// so that a daemon that finds our address taken can name us. Other
+// machines (--allow-remote) learn no path, nor does a web page that
+// rebinds its own name to loopback (its Host header is not an IP).
+func (h *Server) handleIdentity(w http.ResponseWriter, r *http.Request) error {
+	id := api.Identity{Service: api.Service, Version: api.Version}
+	if loopbackIP(r.RemoteAddr) && loopbackIP(r.Host) {
+		id.PID, id.Home = os.Getpid(), h.home
+	}
+	writeJSON(w, http.StatusOK, id)
+	return nil
+}
+
+// loopbackIP says whether hostport is a loopback IP with a port.
+func loopbackIP(hostport string) bool {
+	host, _, err := net.SplitHostPort(hostport)
+	ip := net.ParseIP(host)
+	return err == nil && ip != nil && ip.IsLoopback()
 }

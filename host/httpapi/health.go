@@ -48,7 +48,7 @@ func (h *Server) healthWithoutStore(err error) api.Health {
 		Listen: h.listen, Home: h.home, Database: h.db.Path(),
 		StartedAt: h.startedAt.UTC(), UptimeMS: now.Sub(h.startedAt).Milliseconds(),
 		Agents: []api.Agent{}, Workflows: []api.Workflow{}, Plugins: h.plugins(), Problems: problems, Workers: []api.Worker{},
-		Store: st, Sandbox: h.sandbox, Processes: h.processes, TLS: h.info().TLS,
+		Store: st, Sandbox: h.sandbox, Processes: h.processes, TLS: h.info().TLS, ListenFallback: h.fallback,
 	}
 }
 

@@ -24,7 +24,8 @@ import (
 const MaxBodyBytes = 1 << 20
 
 // routes is the whole HTTP API. Every route sits behind the bearer check
-// but /mcp (agent tokens), /hooks (signatures) and /console (sessions).
+// but /mcp (agent tokens), /hooks (signatures), /console (sessions) and
+// /identity (public: it says only who listens here).
 func (h *Server) routes(log hclog.Logger) http.Handler {
 	mux := http.NewServeMux()
 	handle := func(pattern string, fn handlerFunc) { mux.Handle(pattern, apiHandler{fn, log}) }
@@ -103,6 +104,8 @@ func (h *Server) routes(log hclog.Logger) http.Handler {
 	top.Handle("/mcp", h.mcp)
 	// Webhooks are authenticated by their signature (host/triggers).
 	top.Handle("POST /hooks/{workflow}/{name}", apiHandler{h.handleHook, log})
+	// Who listens here, for a daemon that finds this address taken.
+	top.Handle("GET /identity", apiHandler{h.handleIdentity, log})
 	top.Handle("/", h.requireToken(mux))
 	// The console authenticates browsers with its own session cookie and
 	// calls the routes above in process; minting its login codes takes

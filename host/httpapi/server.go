@@ -101,7 +101,10 @@ type Deps struct {
 	Listen    string
 	Home      string
 	StartedAt time.Time
-	Now       func() time.Time
+	// ListenFallback is why Listen is not the default address, for
+	// /health; nil when it is the address the daemon was given.
+	ListenFallback *api.ListenFallback
+	Now            func() time.Time
 	// Shutdown asks the daemon to stop (POST /shutdown); Stopping is
 	// closed when it does, which ends the event streams.
 	Shutdown func()
@@ -160,6 +163,7 @@ type Server struct {
 	processes   api.ProcessControl
 	notify      Notifications
 	doctor      func(context.Context) api.Doctor
+	fallback    *api.ListenFallback
 	// unreachable is since when GET /health has found the store
 	// unreachable; nil while it answers.
 	unreachable atomic.Pointer[time.Time]
@@ -173,5 +177,6 @@ func New(d Deps) http.Handler {
 		stopServing: d.Shutdown, stop: d.Stopping, log: d.Log,
 		runs: d.Runs, hooks: d.Hooks, console: d.Console, worktrees: d.Worktrees, member: d.Member, lease: d.Lease, sandbox: d.Sandbox, processes: d.Processes}
 	h.notify, h.doctor = d.Notify, d.Doctor
+	h.fallback = d.ListenFallback
 	return h.routes(d.Log)
 }
