@@ -89,8 +89,8 @@ test-e2e: e2e-deps ## the end-to-end tests with the real CLIs, chromium and Post
 	$(E2E_ON) $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./docs-provider/postgres/... ./cmd/agent-worker-docs-postgres/... ./host/plugins/...
 	$(MAKE) test-pg
 
-screenshot: ## drive the web console in chromium and save a full-page screenshot of a team to docs/console.png
-	AGENT_WORKER_E2E_BROWSER=1 AGENT_WORKER_SCREENSHOT=$(CURDIR)/docs/console.png $(GO) test -count=1 -run 'TestE2EConsoleBrowser' ./cmd/agent-worker
+screenshot: ## run the dev-team example on mock backends, open its team page in chromium and save it to docs/console.png (the README's picture)
+	AGENT_WORKER_E2E_BROWSER=1 AGENT_WORKER_SCREENSHOT=$(CURDIR)/docs/console.png $(GO) test -count=1 -run 'TestE2EConsoleScreenshot$$' ./cmd/agent-worker
 
 # A checkout of the TypeScript system the bench runs beside ours when it is
 # there (docs/performance.md says how to make one); never in this repository.

@@ -225,18 +225,13 @@ func TestE2EConsoleBrowser(t *testing.T) {
 	waitJS("alice idle again", `document.querySelector('tr[data-agent="alice@crew"]').innerText.includes("idle")`)
 
 	// A full-page screenshot of the team page, kept as a test artefact
-	// (go test -artifacts) and, with AGENT_WORKER_SCREENSHOT=path, there.
+	// (go test -artifacts). The README's picture is TestE2EConsoleScreenshot's.
 	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(t.ArtifactDir(), "console-team.png"), png, 0o644); err != nil {
 		t.Fatal(err)
-	}
-	if p := os.Getenv("AGENT_WORKER_SCREENSHOT"); p != "" {
-		if err := os.WriteFile(p, png, 0o644); err != nil {
-			t.Fatal(err)
-		}
 	}
 	// The team page's weight: its HTML, script and style sheet.
 	var weight struct{ HTML, JS, CSS int }
