@@ -97,7 +97,7 @@ screenshot: ## drive the web console in chromium and save a full-page screenshot
 BENCH_COMPARE ?= $(HOME)/.cache/agent-worker-bench/moniro
 
 bench: build plugins ## a real daemon beside its ceilings (raw SQLite, the bare MCP SDK) and the TypeScript system (when BENCH_COMPARE is a checkout), then a PostgreSQL cluster of 1-3 daemons beside the embedded store; both tables also written to docs/performance.md, the main one to the README too
-	CGO_ENABLED=0 $(GO) build -o $(BIN)/agent-worker-bench ./cmd/agent-worker-bench
+	CGO_ENABLED=0 $(GO) build -o $(BIN)/agent-worker-bench ./internal/cmd/agent-worker-bench
 	./$(BIN)/agent-worker-bench -bin $(BIN)/agent-worker -plugins $(PLUGINS) -doc docs/performance.md,README.md \
 		$(if $(wildcard $(BENCH_COMPARE)/packages/agent-worker/package.json),-compare $(BENCH_COMPARE))
 
@@ -107,11 +107,11 @@ bench-go: ## the Go micro-benchmarks (go test -bench) of the store, the MCP serv
 soak: ## 20,000 MCP calls + 200 runs against a real daemon; fails if its fds or memory grow
 	AGENT_WORKER_SOAK=1 $(GO) test -count=1 -run 'TestE2ESoak' -v -timeout 60m ./cmd/agent-worker
 
-# Crash and outage scenarios against real daemons (cmd/agent-worker-chaos);
+# Crash and outage scenarios against real daemons (internal/cmd/agent-worker-chaos);
 # CHAOS_FLAGS passes more, e.g. -seed N to repeat a run's kill moments.
 .PHONY: chaos
 chaos: build plugins ## kill -9 daemons and stop PostgreSQL under load (about 3 min); prints lost, duplicated and stuck, fails on any
-	$(GO) build -o $(BIN)/agent-worker-chaos ./cmd/agent-worker-chaos
+	$(GO) build -o $(BIN)/agent-worker-chaos ./internal/cmd/agent-worker-chaos
 	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null || \
 		echo "no PostgreSQL server binaries: only sqlite-kill runs; install Debian's postgresql ($(SUDO) apt-get install postgresql) for pg-outage and pg-kill"
 	./$(BIN)/agent-worker-chaos -bin $(BIN)/agent-worker -plugins $(PLUGINS) $(CHAOS_FLAGS)
