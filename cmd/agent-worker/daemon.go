@@ -101,6 +101,11 @@ restore it: see ` + "`agent-worker backup --help`" + `.`,
 			cfg.Logger = root
 			cfg.PluginsDirs = pluginDirs
 			applyTestHooks(&cfg, root)
+			ctx, unwatch, err := endWithTestParent(ctx, root)
+			if err != nil {
+				return err
+			}
+			defer unwatch()
 
 			h, err := host.New(cfg)
 			if err != nil {
