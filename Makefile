@@ -17,8 +17,20 @@ RUN_HOME ?= $(CURDIR)/.run-home
 AW       := AGENT_WORKER_HOME=$(RUN_HOME) ./$(BIN)/agent-worker
 # Per test binary: the host package takes about 3 minutes alone with the
 # race detector and up to 7 beside the others on 2 cores, too close to go
-# test's default of 10 for a loaded machine. A hung test still fails.
-TEST_TIMEOUT ?= 20m
+# test's default of 10 for a loaded machine; cmd/agent-worker, the end-to-
+# end tests, is the long one and ran past 20 minutes on a busy 2-core
+# machine. A hung test still fails, and its daemons end with it.
+TEST_TIMEOUT ?= 40m
+# make test lists the tests slower than this at the end.
+SLOW_TEST ?= 30s
+# gotestsum (pinned in tools/go.mod) runs go test for make test: a line
+# per package as it ends, failures in full, a summary at the end.
+GOTESTSUM := $(GO) tool -modfile=$(CURDIR)/tools/go.mod gotestsum
+# (TEST_FORMAT=standard-verbose shows every test's output, skip reasons
+# included; the summary leaves out the skipped, which it only counts.)
+TEST_FORMAT ?= pkgname-and-test-fails
+# The main module's packages make test runs (e.g. TEST_PKGS=./workflow/...).
+TEST_PKGS ?= ./...
 # apt needs root: sudo unless make already runs as root.
 SUDO     := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
@@ -38,7 +50,16 @@ plugins: ## build the first-party plugins into plugins.d/
 		echo "build $$d"; CGO_ENABLED=0 $(GO) build -ldflags '$(LDFLAGS)' -o $(PLUGINS)/$$(basename $$d) ./$$d || exit 1; \
 	done
 
-run: build plugins ## run the code-review example team on mock backends (daemon home: .run-home)
+# What make run builds, as output:package: the CLI and the one plugin the
+# example uses (its documents use the file provider built into the daemon).
+RUN_BUILDS := $(BIN)/agent-worker:./cmd/agent-worker $(PLUGINS)/agent-worker-backend-mock:./cmd/agent-worker-backend-mock
+
+run: ## build the CLI and the mock backend only, then run the code-review example team on them (daemon home: .run-home)
+	@echo "make run builds the $(words $(RUN_BUILDS)) binaries the example needs; the first build takes a few minutes (it compiles their dependencies), later ones seconds."
+	@n=0; for b in $(RUN_BUILDS); do n=$$((n+1)); \
+		echo "[$$n/$(words $(RUN_BUILDS))] build $${b%%:*}"; \
+		CGO_ENABLED=0 $(GO) build -ldflags '$(LDFLAGS)' -o $${b%%:*} $${b#*:} || exit 1; \
+	done
 	@$(AW) run examples/code-review/review.yaml
 	@echo
 	@echo "The review is a real file: examples/code-review/.workflow/code-review/main/documents/notes.md"
@@ -54,9 +75,16 @@ run: build plugins ## run the code-review example team on mock backends (daemon 
 E2E_ON  = PATH="$(E2E_BIN):$$PATH" AGENT_WORKER_E2E_CLIS=1 AGENT_WORKER_E2E_NODE_MODULES=$(E2E_CACHE)/node_modules AGENT_WORKER_E2E_BROWSER=1 AGENT_WORKER_E2E_POSTGRES=1
 E2E_ENV = $(if $(filter 1,$(E2E)),$(E2E_ON))
 
-test: ## run all tests, end-to-end ones included (race detector on); E2E=1 adds those needing the real CLIs, chromium and PostgreSQL (make e2e-deps)
-	$(E2E_ENV) $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...
-	cd examples/backend-echo && $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...
+# make test: both modules' tests, each package's line as it ends, then the
+# tests slower than SLOW_TEST; its exit status is the tests'.
+test: ## run all tests, end-to-end ones included (race detector on), a line per package, the slowest tests at the end; E2E=1 adds those needing the real CLIs, chromium and PostgreSQL (make e2e-deps)
+	@dir=$$(mktemp -d) && trap 'rm -rf "$$dir"' EXIT && status=0 && \
+	 echo "go test -race -count=1 -timeout $(TEST_TIMEOUT): a line per package as it ends; cmd/agent-worker (the end-to-end tests) takes longest" && \
+	 { $(E2E_ENV) $(GOTESTSUM) --format $(TEST_FORMAT) --hide-summary=skipped --jsonfile "$$dir/main.json" -- -race -count=1 -timeout $(TEST_TIMEOUT) $(TEST_PKGS) || status=$$?; } && \
+	 { cd examples/backend-echo && $(GOTESTSUM) --format $(TEST_FORMAT) --hide-summary=skipped --jsonfile "$$dir/echo.json" -- -race -count=1 -timeout $(TEST_TIMEOUT) ./... || status=$$?; } && \
+	 echo && echo "tests slower than $(SLOW_TEST):" && \
+	 cat "$$dir/main.json" "$$dir/echo.json" | $(GOTESTSUM) tool slowest --threshold $(SLOW_TEST) && \
+	 exit $$status
 
 # The real agent CLIs, pinned, installed from npm into a cache outside the
 # repository for the end-to-end tests (reference/real-clis.md).
@@ -97,7 +125,7 @@ screenshot: ## run the dev-team example on mock backends, open its team page in 
 BENCH_COMPARE ?= $(HOME)/.cache/agent-worker-bench/moniro
 
 bench: build plugins ## a real daemon beside its ceilings (raw SQLite, the bare MCP SDK) and the TypeScript system (when BENCH_COMPARE is a checkout), then a PostgreSQL cluster of 1-3 daemons beside the embedded store; both tables also written to docs/performance.md, the main one to the README too
-	CGO_ENABLED=0 $(GO) build -o $(BIN)/agent-worker-bench ./cmd/agent-worker-bench
+	CGO_ENABLED=0 $(GO) build -o $(BIN)/agent-worker-bench ./internal/cmd/agent-worker-bench
 	./$(BIN)/agent-worker-bench -bin $(BIN)/agent-worker -plugins $(PLUGINS) -doc docs/performance.md,README.md \
 		$(if $(wildcard $(BENCH_COMPARE)/packages/agent-worker/package.json),-compare $(BENCH_COMPARE))
 
@@ -107,11 +135,11 @@ bench-go: ## the Go micro-benchmarks (go test -bench) of the store, the MCP serv
 soak: ## 20,000 MCP calls + 200 runs against a real daemon; fails if its fds or memory grow
 	AGENT_WORKER_SOAK=1 $(GO) test -count=1 -run 'TestE2ESoak' -v -timeout 60m ./cmd/agent-worker
 
-# Crash and outage scenarios against real daemons (cmd/agent-worker-chaos);
+# Crash and outage scenarios against real daemons (internal/cmd/agent-worker-chaos);
 # CHAOS_FLAGS passes more, e.g. -seed N to repeat a run's kill moments.
 .PHONY: chaos
 chaos: build plugins ## kill -9 daemons and stop PostgreSQL under load (about 3 min); prints lost, duplicated and stuck, fails on any
-	$(GO) build -o $(BIN)/agent-worker-chaos ./cmd/agent-worker-chaos
+	$(GO) build -o $(BIN)/agent-worker-chaos ./internal/cmd/agent-worker-chaos
 	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null || \
 		echo "no PostgreSQL server binaries: only sqlite-kill runs; install Debian's postgresql ($(SUDO) apt-get install postgresql) for pg-outage and pg-kill"
 	./$(BIN)/agent-worker-chaos -bin $(BIN)/agent-worker -plugins $(PLUGINS) $(CHAOS_FLAGS)

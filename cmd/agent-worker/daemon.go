@@ -105,6 +105,11 @@ restore it: see ` + "`agent-worker backup --help`" + `.`,
 				cfg.Listen = "" // no choice: the default, or a free port when it is taken
 			}
 			applyTestHooks(&cfg, root)
+			ctx, unwatch, err := endWithTestParent(ctx, root)
+			if err != nil {
+				return err
+			}
+			defer unwatch()
 
 			h, err := host.New(cfg)
 			var inUse *host.AddrInUseError

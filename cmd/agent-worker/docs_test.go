@@ -107,6 +107,7 @@ func sessionParams(files []string) testscript.Params {
 			e.Setenv("AGENT_WORKER_PLUGINS_DIR", pluginsDir)
 			e.Setenv("PLUGINS", pluginsDir)
 			e.Setenv("PATH", filepath.Dir(binary)+string(os.PathListSeparator)+os.Getenv("PATH"))
+			e.Setenv(testParent, os.Getenv(testParent)) // its daemons end with this test process
 			if testkit.Race {
 				e.Setenv("GORACE", "log_path="+filepath.Join(races, "race")+" atexit_sleep_ms=0")
 			}

@@ -30,6 +30,10 @@ var binary, pluginsDir, mockPlugin string
 
 func TestMain(m *testing.M) {
 	sandboxtest.MaybeAttack() // the probe a confined run starts (seccomp_e2e_test.go)
+	// Every daemon this process starts, by itself or through a command's
+	// auto-start, ends when this process does (testParent): a test killed
+	// by its timeout leaves none running. env() passes it on too.
+	os.Setenv(testParent, strconv.Itoa(os.Getpid()))
 	dir, err := buildBinaries()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -116,7 +120,7 @@ func (c *cli) env() []string {
 		return c.fixedEnv
 	}
 	env := []string{"AGENT_WORKER_HOME=" + c.home, "AGENT_WORKER_LISTEN=127.0.0.1:0", "AGENT_WORKER_PLUGINS_DIR=" + pluginsDir,
-		"PATH=" + os.Getenv("PATH"), "HOME=" + c.home}
+		"PATH=" + os.Getenv("PATH"), "HOME=" + c.home, testParent + "=" + os.Getenv(testParent)}
 	if testkit.Race {
 		// Reports to files checkRaces reads; and no second of sleep at
 		// every exit (the race runtime's default), which every command

@@ -28,6 +28,17 @@ func TestE2EGoInstallIsTheWholeInstallation(t *testing.T) {
 	if out, err := install.CombinedOutput(); err != nil {
 		t.Fatalf("go install ./cmd/...: %v\n%s", err, out)
 	}
+	// Only what users run: the CLI and the plugins, not the developer
+	// tools (internal/cmd).
+	installed, err := os.ReadDir(gobin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range installed {
+		if n := e.Name(); n != "agent-worker" && !strings.HasPrefix(n, "agent-worker-backend-") && !strings.HasPrefix(n, "agent-worker-docs-") {
+			t.Errorf("go install ./cmd/... installed %s, which is neither the CLI nor a plugin", n)
+		}
+	}
 	if err := os.Remove(filepath.Join(gobin, "agent-worker-backend-codex")); err != nil {
 		t.Fatalf("go install ./cmd/... installed no codex plugin: %v", err)
 	}

@@ -4,10 +4,13 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strconv"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/agent-worker/agent-worker/host"
+	"github.com/agent-worker/agent-worker/host/api"
 	sb "github.com/agent-worker/agent-worker/sdk/sandbox"
 )
 
@@ -40,6 +43,17 @@ const testPauseBeforeSettle = "AGENT_WORKER_TEST_PAUSE_BEFORE_SETTLE"
 // that a session can have "the default port" held while 5099 is busy on
 // the machine.
 const testDefaultListen = "AGENT_WORKER_TEST_DEFAULT_LISTEN"
+
+// testParent names a test hook: set to the pid of the go test process
+// that started the daemon (directly or through the CLI's auto-start), it
+// makes the daemon stop as `stop` would once that process is gone. A test
+// killed by its timeout, or a test binary that panicked or was killed,
+// leaves no daemon running, and so no plugin process (each ends with its
+// daemon). The tests set it in the environment of everything they start.
+const testParent = "AGENT_WORKER_TEST_PARENT"
+
+// parentPoll is how often the daemon looks for its test parent.
+const parentPoll = time.Second
 
 // testEnv is a test switch's value: empty in a binary built without the
 // agentworker_testhooks tag, where the compiler drops what it guards.
@@ -85,4 +99,34 @@ func pauseBeforeSettle(marker string) func(context.Context, string) error {
 		<-ctx.Done()
 		return ctx.Err()
 	}
+}
+
+// endWithTestParent returns ctx, cancelled once the process testParent
+// names has ended, when that switch is set: the daemon then stops cleanly
+// as on SIGTERM. The watch ends with ctx or with the returned stop.
+func endWithTestParent(ctx context.Context, log hclog.Logger) (context.Context, context.CancelFunc, error) {
+	v := testEnv(testParent)
+	if v == "" {
+		return ctx, func() {}, nil
+	}
+	pid, err := strconv.Atoi(v)
+	if err != nil || pid <= 0 {
+		return ctx, nil, api.Errorf(api.CodeInvalid, "test hook %s=%q: not a process id", testParent, v)
+	}
+	log.Warn("test hook set: the daemon stops when the test process ends", "env", testParent, "pid", pid)
+	ctx, cancel := context.WithCancel(ctx)
+	go func() {
+		tick := time.NewTicker(parentPoll)
+		defer tick.Stop()
+		for api.ProcessAlive(pid) {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+		}
+		log.Warn("the test process that started this daemon has ended: stopping", "pid", pid)
+		cancel()
+	}()
+	return ctx, cancel, nil
 }

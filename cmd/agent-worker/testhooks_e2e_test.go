@@ -1,9 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/agent-worker/agent-worker/host/api"
@@ -20,8 +26,13 @@ func TestE2EReleaseBuildIgnoresTestSwitches(t *testing.T) {
 	needLandlock(t)
 	c := newCLI(t)
 	c.exe = testkit.ReleaseBuild(t, "cmd/agent-worker")
-	c.startDaemon(testNoLandlock+"=set by an attacker", testNoCgroups+"=set by an attacker",
-		testPauseBeforeSettle+"="+filepath.Join(t.TempDir(), "marker"))
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	daemon := c.startDaemon(testNoLandlock+"=set by an attacker", testNoCgroups+"=set by an attacker",
+		testPauseBeforeSettle+"="+filepath.Join(t.TempDir(), "marker"),
+		testParent+"="+strconv.Itoa(gone.Process.Pid)) // a test process that has ended
 	status := c.ok("status")
 	if !strings.Contains(status, "sandbox:   on (landlock ABI") || strings.Contains(status, "set by an attacker") {
 		t.Fatalf("a release daemon obeyed a test switch; status:\n%s", status)
@@ -48,6 +59,71 @@ func TestE2EReleaseBuildIgnoresTestSwitches(t *testing.T) {
 	}
 	if strings.Contains(logs, d.Token) || !strings.Contains(logs, "REFUSED") {
 		t.Errorf("a run of a release daemon with the test switches set read daemon.json:\n%s", logs)
+	}
+	// Its "test process" ended before it started: a daemon that obeyed
+	// would have stopped within a second, long before this.
+	if d.PID != daemon.Process.Pid || !testkit.Alive(daemon.Process.Pid) {
+		t.Errorf("the release daemon (pid %d) stopped with the process %s named; daemon.json names pid %d", daemon.Process.Pid, testParent, d.PID)
+	}
+}
+
+// A test killed by its timeout leaves no daemon or plugin process behind
+// (issue 41): a daemon auto-started by a command of a test process, which
+// names itself in AGENT_WORKER_TEST_PARENT as TestMain does, stops cleanly
+// once that process is killed with SIGKILL, and the plugin process of its
+// hanging run ends with it. Here a shell stands in for the test process.
+func TestE2EDaemonEndsWithItsTestProcess(t *testing.T) {
+	t.Parallel()
+	c := newCLI(t)
+	cfg := `{"script":[{"hang":true}]}`
+	test := exec.Command("sh", "-c", `export `+testParent+`=$$ && "$0" new hanger --backend mock --config "$1" && "$0" send hanger go && exec sleep 600`,
+		c.binary(), cfg)
+	test.Env = c.env()
+	var out bytes.Buffer
+	test.Stdout, test.Stderr = &out, &out
+	if err := test.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { test.Process.Kill() })
+	exited := make(chan struct{})
+	go func() { test.Wait(); close(exited) }() // reaps it, so that its end shows as its absence
+
+	// The daemon runs, hanger's run with it, in a plugin process.
+	var daemonPID int
+	c.waitFor("a daemon started by the stand-in test process, running hanger's run", func() bool {
+		select {
+		case <-exited:
+			t.Fatalf("the stand-in test process exited: %s", out.String())
+		default:
+		}
+		d, err := api.ReadDaemonInfo(c.home)
+		if err != nil || !testkit.Alive(d.PID) || c.run("info", "hanger").code != 0 {
+			return false
+		}
+		daemonPID = d.PID
+		a := c.agent("hanger")
+		return len(a.Runs) > 0 && a.Runs[0].State == api.RunRunning
+	})
+	children := testkit.Pids(t, func(pid int) bool { p, ok := testkit.ReadProc(pid); return ok && p.PPID == daemonPID })
+	if len(children) == 0 {
+		t.Fatalf("the daemon (pid %d) runs hanger's run but has no child process", daemonPID)
+	}
+
+	if err := test.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-exited
+	testkit.WaitGone(t, daemonPID)
+	for _, pid := range children {
+		testkit.WaitGone(t, pid)
+	}
+	// A clean stop, as with stop --all: the daemon removed its file.
+	if _, err := os.Stat(filepath.Join(c.home, api.DaemonFile)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("daemon.json left after the daemon ended with its test process: %v", err)
+	}
+	if log, err := os.ReadFile(filepath.Join(c.home, api.LogDir, "daemon.log")); err != nil ||
+		!strings.Contains(string(log), "the test process that started this daemon has ended: stopping") {
+		t.Errorf("the daemon's log does not say why it stopped (%v):\n%s", err, log)
 	}
 }
 
