@@ -364,6 +364,15 @@ type SendRequest struct {
 	To string `json:"to,omitempty"`
 }
 
+// SentMessage is the answer of POST /send: the message written and, when
+// it will not be read soon (its workflow is stopped or paused, a
+// recipient is paused or stopped), why and what lets it run. The message
+// is kept either way.
+type SentMessage struct {
+	Message
+	Warnings []string `json:"warnings,omitempty"`
+}
+
 // MessageList is the body of GET /peek.
 type MessageList struct {
 	Messages []Message `json:"messages"`

@@ -34,7 +34,7 @@ func (h *Server) handleSend(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, team.APIMessage(m))
+	writeJSON(w, http.StatusCreated, api.SentMessage{Message: team.APIMessage(m), Warnings: h.team.SendWarnings(r.Context(), m)})
 	return nil
 }
 
