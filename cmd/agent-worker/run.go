@@ -23,12 +23,12 @@ func askCmd(e *env) *ffcli.Command {
 			}
 			ctx, stop := interruptible(ctx)
 			defer stop()
-			wrote := false
+			var streamed strings.Builder
 			res, err := c.Run(ctx, api.RunRequest{Agent: args[0], Message: args[1]}, api.RunHandlers{
 				Chunk: func(ch api.RunChunk) {
 					if !e.json {
 						fmt.Fprint(e.stdout, ch.Text)
-						wrote = true
+						streamed.WriteString(ch.Text)
 					}
 				},
 				Tool: func(t api.RunTool) {
@@ -37,7 +37,7 @@ func askCmd(e *env) *ffcli.Command {
 					}
 				},
 			})
-			if wrote {
+			if streamed.Len() > 0 && !strings.HasSuffix(streamed.String(), "\n") {
 				e.printf("\n")
 			}
 			if err != nil {
@@ -46,8 +46,26 @@ func askCmd(e *env) *ffcli.Command {
 			if e.json {
 				return e.printJSON(res)
 			}
+			e.printAnswer(res, streamed.String())
 			return nil
 		})
+}
+
+// printAnswer shows what ask's run answered after its streamed text: the
+// agent's replies in the channel (what it said to the team or to you),
+// then the run's result, dimmed as a closing line, unless it is already on
+// the screen (streamed, or posted as the one reply).
+func (e *env) printAnswer(res api.RunResult, streamed string) {
+	shown := strings.TrimSpace(streamed)
+	for _, m := range res.Replies {
+		_ = e.printMessage(m)
+		if strings.TrimSpace(m.Content) == strings.TrimSpace(res.Content) {
+			shown = strings.TrimSpace(res.Content)
+		}
+	}
+	if result := strings.TrimSpace(res.Content); result != "" && result != shown {
+		e.dimf("%s\n", strings.ReplaceAll(result, "\n", "\n  "))
+	}
 }
 
 func serveCmd(e *env) *ffcli.Command {

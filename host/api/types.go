@@ -506,9 +506,13 @@ type Usage struct {
 // RunResult is the SSE `done` event of POST /run and the body of POST
 // /serve.
 type RunResult struct {
-	RunID      string `json:"run_id"`
-	Agent      string `json:"agent"`
-	Content    string `json:"content"`
+	RunID   string `json:"run_id"`
+	Agent   string `json:"agent"`
+	Content string `json:"content"`
+	// Replies are what the agent wrote in its channel during the run, to
+	// the team or to the asker (its result, when it said nothing itself):
+	// the answer a user reads, where Content is the run's closing line.
+	Replies    []Message `json:"replies,omitempty"`
 	Usage      Usage  `json:"usage"`
 	DurationMS int64  `json:"duration_ms"`
 }
