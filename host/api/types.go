@@ -513,8 +513,8 @@ type RunResult struct {
 	// the team or to the asker (its result, when it said nothing itself):
 	// the answer a user reads, where Content is the run's closing line.
 	Replies    []Message `json:"replies,omitempty"`
-	Usage      Usage  `json:"usage"`
-	DurationMS int64  `json:"duration_ms"`
+	Usage      Usage     `json:"usage"`
+	DurationMS int64     `json:"duration_ms"`
 }
 
 // Run is one recorded run (GET /runs).
