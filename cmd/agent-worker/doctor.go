@@ -21,6 +21,7 @@ import (
 	"github.com/agent-worker/agent-worker/host/api"
 	"github.com/agent-worker/agent-worker/host/plugins"
 	"github.com/agent-worker/agent-worker/host/sandbox"
+	"github.com/agent-worker/agent-worker/plugins/clis"
 	"github.com/agent-worker/agent-worker/sdk/llm"
 	sb "github.com/agent-worker/agent-worker/sdk/sandbox"
 	"github.com/agent-worker/agent-worker/store"
@@ -29,9 +30,9 @@ import (
 // The CLI versions the end-to-end tests run against (CLAUDE_CODE_VERSION
 // and CODEX_VERSION in the Makefile, which a test keeps equal): doctor
 // warns about any other.
-const (
-	testedClaude = "2.1.197"
-	testedCodex  = "0.169.0"
+var (
+	testedClaude = clis.Claude.Tested
+	testedCodex  = clis.Codex.Tested
 )
 
 // minFreeDisk is the free space below which doctor warns: the store, the
@@ -626,11 +627,11 @@ type cliBackend struct {
 
 var cliBackends = []cliBackend{
 	{name: "claude", cli: "claude", keys: []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"}, login: "claude's own login (`claude`, then /login)",
-		tested: testedClaude, install: "npm install -g @anthropic-ai/claude-code@" + testedClaude},
+		tested: testedClaude, install: clis.Claude.Install},
 	{name: "codex", cli: "codex", keys: []string{"OPENAI_API_KEY"}, login: "codex's own login (`codex login`)",
-		tested: testedCodex, install: "npm install -g @openai/codex@" + testedCodex},
+		tested: testedCodex, install: clis.Codex.Install},
 	{name: "cursor", cli: "cursor-agent", keys: []string{"CURSOR_API_KEY"}, login: "cursor-agent's own login (`cursor-agent login`)",
-		install: "curl https://cursor.com/install -fsS | bash"},
+		install: clis.Cursor.Install},
 }
 
 // semver finds the version in a CLI's --version line.
