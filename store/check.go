@@ -46,8 +46,27 @@ func (e *damagedError) Is(target error) bool { return target == ErrDamaged }
 func restoreAdvice(path string) string {
 	recovered := filepath.Join(filepath.Dir(path), "recovered.db")
 	return fmt.Sprintf("restore a backup made by `agent-worker backup` (copy it over %[1]s and delete %[1]s-wal and %[1]s-shm if they exist), "+
-		"or save what SQLite can still read: sqlite3 %[1]s .recover | sqlite3 %[2]s, then put %[2]s in its place the same way "+
-		"(the README's \"A damaged database file\" has the whole recipe)", path, recovered)
+		"or save what SQLite can still read: %[3]s (any sqlite3; where `.recover` works, %[4]s saves more), "+
+		"then put %[2]s in its place the same way "+
+		"(docs/troubleshooting.md, \"A damaged database file\", has the whole recipe)",
+		path, recovered, DumpCommand(path, recovered), RecoverCommand(path, recovered))
+}
+
+// DumpCommand is the shell command that copies what the sqlite3 shell can
+// still read of the damaged file path into a new file recovered. It works
+// with every sqlite3, Debian 12's and macOS's included: .dump skips the
+// damaged pages, and its closing ROLLBACK (written when it met damage) is
+// made a COMMIT so that what it read is kept.
+func DumpCommand(path, recovered string) string {
+	return fmt.Sprintf("sqlite3 %s .dump | sed '$s/^ROLLBACK; -- due to errors$/COMMIT;/' | sqlite3 %s", path, recovered)
+}
+
+// RecoverCommand is the sqlite3 shell's .recover of path into recovered,
+// which reads around damaged pages and saves more than DumpCommand, but
+// needs a sqlite3 built with the dbpage table (Debian 12's fails with "SQL
+// logic error").
+func RecoverCommand(path, recovered string) string {
+	return fmt.Sprintf("sqlite3 %s .recover | sqlite3 %s", path, recovered)
 }
 
 // checkSampleRows is how many of SQLite's findings an error quotes.

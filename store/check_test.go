@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -110,7 +111,8 @@ func TestOpenRefusesDamagedFile(t *testing.T) {
 	}
 	msg := err.Error()
 	for _, want := range []string{"the database file " + path + " is damaged (quick_check: ", "the daemon will not use it",
-		"agent-worker backup", "sqlite3 " + path + " .recover | sqlite3 ", path + "-wal"} {
+		"agent-worker backup", "sqlite3 " + path + " .dump | sed ", "sqlite3 " + path + " .recover | sqlite3 ", path + "-wal",
+		"docs/troubleshooting.md"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("Open's error does not say %q:\n%s", want, msg)
 		}
@@ -125,6 +127,34 @@ func TestOpenRefusesDamagedFile(t *testing.T) {
 		if _, err := os.Stat(f); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("Open left %s behind: %v", f, err)
 		}
+	}
+}
+
+// The route the refusal offers for a file with no backup works with the
+// sqlite3 the system ships (Debian 12's has no .recover that works): the
+// file DumpCommand writes opens, passes the check and keeps the messages
+// SQLite could still read (issue 41, item 6).
+func TestDumpCommandRecoversADamagedFile(t *testing.T) {
+	t.Parallel()
+	sqliteOnly(t, "the SQLite file's pages")
+	if _, err := exec.LookPath("sqlite3"); err != nil {
+		t.Skip("no sqlite3 on PATH: the route runs the sqlite3 shell")
+	}
+	path := testPath(t)
+	seedMessages(t, path, 2000)
+	damageTable(t, path, "messages", 3)
+	recovered := filepath.Join(t.TempDir(), "recovered.db")
+	if out, err := exec.Command("sh", "-c", DumpCommand(path, recovered)).CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", DumpCommand(path, recovered), err, out)
+	}
+	db, err := Open(t.Context(), recovered, Options{PoolSize: 2, CheckIntegrity: true})
+	if err != nil {
+		t.Fatalf("open the recovered file: %v", err)
+	}
+	defer db.Close()
+	last, err := db.LatestSeq(t.Context(), Scope{"global", "main"})
+	if err != nil || last != 2000 {
+		t.Errorf("recovered file's last message = %d, %v; want 2000 (the pages after the damage are kept)", last, err)
 	}
 }
 

@@ -29,10 +29,11 @@ backup over agent-worker.db in the home, delete agent-worker.db-wal and
 agent-worker.db-shm if they exist (they belong to the old file), start again.
 
 A daemon whose file is damaged refuses to start and says so; with no backup,
-save what SQLite can still read:
-  sqlite3 agent-worker.db .recover | sqlite3 recovered.db
-and put recovered.db in its place the same way (see the README, "A damaged
-database file", for a sqlite3 without .recover).
+save what SQLite can still read (with any sqlite3, Debian's and macOS's too):
+  sqlite3 agent-worker.db .dump | sed '$s/^ROLLBACK; -- due to errors$/COMMIT;/' | sqlite3 recovered.db
+and put recovered.db in its place the same way. Where the sqlite3 shell's
+.recover works, it saves more: see "A damaged database file" in
+docs/troubleshooting.md.
 
 A cluster keeps its state in PostgreSQL: back that up with pg_dump (backup
 answers with the command and exits 2).`

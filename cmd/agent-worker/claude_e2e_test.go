@@ -108,7 +108,7 @@ func TestE2EClaudeRealCLI(t *testing.T) {
 	if !sandboxOn(c) {
 		t.Errorf("the daemon does not confine runs:\n%s", c.ok("status"))
 	}
-	if out := c.ok("backends"); !strings.Contains(out, "claude 2.1.197 (Claude Code) at ") {
+	if out := c.ok("backends", "--wide"); !strings.Contains(out, "claude 2.1.197 (Claude Code) at ") {
 		t.Errorf("backends does not show claude's version:\n%s", out)
 	}
 

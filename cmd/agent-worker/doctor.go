@@ -21,6 +21,7 @@ import (
 	"github.com/agent-worker/agent-worker/host/api"
 	"github.com/agent-worker/agent-worker/host/plugins"
 	"github.com/agent-worker/agent-worker/host/sandbox"
+	"github.com/agent-worker/agent-worker/plugins/clis"
 	"github.com/agent-worker/agent-worker/sdk/llm"
 	sb "github.com/agent-worker/agent-worker/sdk/sandbox"
 	"github.com/agent-worker/agent-worker/store"
@@ -29,9 +30,9 @@ import (
 // The CLI versions the end-to-end tests run against (CLAUDE_CODE_VERSION
 // and CODEX_VERSION in the Makefile, which a test keeps equal): doctor
 // warns about any other.
-const (
-	testedClaude = "2.1.197"
-	testedCodex  = "0.169.0"
+var (
+	testedClaude = clis.Claude.Tested
+	testedCodex  = clis.Codex.Tested
 )
 
 // minFreeDisk is the free space below which doctor warns: the store, the
@@ -57,10 +58,12 @@ type check struct {
 }
 
 // doctorReport is what `doctor --json` prints. OK is the exit status:
-// no check failed, and the mock and at least one other backend can run.
+// no check failed and the mock can run (mock-backed teams are ready);
+// Strict (--strict, for CI) also wants a backend beside the mock.
 type doctorReport struct {
 	Checks []check `json:"checks"`
 	OK     bool    `json:"ok"`
+	Strict bool    `json:"strict,omitempty"`
 	// Runnable names the backends that can run.
 	Runnable []string `json:"runnable"`
 }
@@ -78,11 +81,12 @@ func doctorCmd(e *env) *ffcli.Command {
 	fs.StringVar(&cfg.Store, "store", "", "without a daemon: the store the daemon would use, as the daemon's flag (default: the SQLite file in --home)")
 	fs.StringVar(&cfg.DefaultModel, "default-model", host.DefaultModel, "without a daemon: the daemon's --default-model, whose API key the sdk backend needs")
 	fs.Var(sandboxFlag{&mode}, "sandbox", "without a daemon: the daemon's --sandbox")
-	cmd := leaf("doctor", "doctor [--json]", "check the home, daemon, store, plugins, backends, sandbox, console and disk, with a fix for each problem", fs, [2]int{0, 0},
+	strict := fs.Bool("strict", false, "fail (exit 1) unless a backend beside the mock can run too, as CI wants")
+	cmd := leaf("doctor", "doctor [--strict] [--json]", "check the home, daemon, store, plugins, backends, sandbox, console and disk, with a fix for each problem", fs, [2]int{0, 0},
 		func(ctx context.Context, _ []string) error {
 			cfg.Home, cfg.PluginsDirs, cfg.Sandbox = e.home, dirs, mode
 			f := e.gatherFacts(ctx, cfg)
-			r := diagnose(f)
+			r := diagnose(f, *strict)
 			if e.json {
 				if err := e.printJSON(r); err != nil {
 					return err
@@ -109,8 +113,10 @@ the names of the variables are shown, never their values); otherwise this
 machine is checked as a daemon started from this shell would see it, and
 none is started.
 
-Exit status 0 when nothing failed and the mock and at least one other
-backend can run; 1 otherwise.`
+Exit status 0 when nothing failed and the mock backend can run: ready for
+mock-backed teams, with what a real backend would need (an API key, an agent
+CLI) among the warnings; 1 otherwise. With --strict (for CI), a backend
+beside the mock must be able to run too.`
 	return cmd
 }
 
@@ -310,8 +316,8 @@ func (f *doctorFacts) fromHere(ctx context.Context, cfg host.Config) {
 
 // diagnose judges f: one check per line, in the order a user mends them,
 // each warn and fail with its fix.
-func diagnose(f doctorFacts) doctorReport {
-	r := doctorReport{Checks: []check{}, Runnable: []string{}}
+func diagnose(f doctorFacts, strict bool) doctorReport {
+	r := doctorReport{Checks: []check{}, Runnable: []string{}, Strict: strict}
 	add := func(name string, st checkStatus, detail, fix string) {
 		r.Checks = append(r.Checks, check{Name: name, Status: st, Detail: detail, Fix: fix})
 	}
@@ -342,7 +348,7 @@ func diagnose(f doctorFacts) doctorReport {
 	f.checkConsole(add)
 	f.checkDisk(add)
 	failed := slices.ContainsFunc(r.Checks, func(c check) bool { return c.Status == checkFail })
-	r.OK = !failed && slices.Contains(r.Runnable, "mock") && len(r.Runnable) > 1
+	r.OK = !failed && slices.Contains(r.Runnable, "mock") && (!strict || len(r.Runnable) > 1)
 	return r
 }
 
@@ -362,17 +368,23 @@ func (r doctorReport) summary() string {
 	}
 	counts := fmt.Sprintf("%d warning%s, %d failure%s", warns, plural(warns), fails, plural(fails))
 	var can string
+	mockOnly := slices.Equal(r.Runnable, []string{"mock"})
 	switch {
 	case !slices.Contains(r.Runnable, "mock"):
 		can = "the mock backend cannot run"
-	case len(r.Runnable) == 1:
-		can = "no backend but the mock can run: set an API key or install an agent CLI (see the warnings above)"
+	case mockOnly:
+		can = "no backend but the mock can run: a real backend needs an API key or an agent CLI (see the warnings above)"
 	default:
 		can = strings.Join(r.Runnable, ", ") + " can run"
 	}
 	verdict := "ok"
-	if !r.OK {
+	switch {
+	case !r.OK && r.Strict && mockOnly:
+		verdict = "not ready (--strict)"
+	case !r.OK:
 		verdict = "not ready"
+	case mockOnly:
+		verdict = "ready for mock-backed teams"
 	}
 	return fmt.Sprintf("doctor: %s: %s; %s", verdict, can, counts)
 }
@@ -615,11 +627,11 @@ type cliBackend struct {
 
 var cliBackends = []cliBackend{
 	{name: "claude", cli: "claude", keys: []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"}, login: "claude's own login (`claude`, then /login)",
-		tested: testedClaude, install: "npm install -g @anthropic-ai/claude-code@" + testedClaude},
+		tested: testedClaude, install: clis.Claude.Install},
 	{name: "codex", cli: "codex", keys: []string{"OPENAI_API_KEY"}, login: "codex's own login (`codex login`)",
-		tested: testedCodex, install: "npm install -g @openai/codex@" + testedCodex},
+		tested: testedCodex, install: clis.Codex.Install},
 	{name: "cursor", cli: "cursor-agent", keys: []string{"CURSOR_API_KEY"}, login: "cursor-agent's own login (`cursor-agent login`)",
-		install: "curl https://cursor.com/install -fsS | bash"},
+		install: clis.Cursor.Install},
 }
 
 // semver finds the version in a CLI's --version line.

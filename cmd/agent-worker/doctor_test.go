@@ -93,17 +93,17 @@ func TestDiagnose(t *testing.T) {
 				f.plugins[2].Status = "missing: npm install -g @anthropic-ai/claude-code"
 			},
 			want: want{"sdk", checkWarn, "ANTHROPIC_API_KEY not set, nor any other model service's key", "export ANTHROPIC_API_KEY=… then agent-worker stop --all"},
-			ok:   false, runnable: []string{"mock"},
+			ok:   true, runnable: []string{"mock"},
 		},
 		"key only in this shell": {
 			change: func(f *doctorFacts) { f.env, f.shellEnv = []string{"PATH"}, []string{"ANTHROPIC_API_KEY", "PATH"} },
 			want:   want{"sdk", checkWarn, "set in this shell, but the daemon started without it", "agent-worker stop --all"},
-			ok:     false, runnable: []string{"mock"},
+			ok:     true, runnable: []string{"mock"},
 		},
 		"no daemon, no key": {
 			change: func(f *doctorFacts) { f.daemon, f.storeHealth, f.env = daemonStopped, nil, nil },
 			want:   want{"sdk", checkWarn, "ANTHROPIC_API_KEY not set", "export ANTHROPIC_API_KEY=…"},
-			ok:     false, runnable: []string{"mock"},
+			ok:     true, runnable: []string{"mock"},
 		},
 		"another service's key": {
 			change: func(f *doctorFacts) { f.env = []string{"OPENAI_API_KEY"} },
@@ -159,9 +159,13 @@ func TestDiagnose(t *testing.T) {
 			f := healthyFacts()
 			f.plugins = slices.Clone(f.plugins)
 			tt.change(&f)
-			r := diagnose(f)
+			r := diagnose(f, false)
 			if r.OK != tt.ok {
 				t.Errorf("ok = %v, want %v (%s)", r.OK, tt.ok, r.summary())
+			}
+			// --strict also wants a backend beside the mock.
+			if strict, want := diagnose(f, true), tt.ok && len(tt.runnable) > 1; strict.OK != want {
+				t.Errorf("--strict: ok = %v, want %v (%s)", strict.OK, want, strict.summary())
 			}
 			if diff := cmp.Diff(tt.runnable, r.Runnable); diff != "" {
 				t.Errorf("runnable (-want +got):\n%s", diff)
@@ -178,6 +182,38 @@ func TestDiagnose(t *testing.T) {
 				if c.Status != checkOK && c.Fix == "" {
 					t.Errorf("%s is %s without a fix: %+v", c.Name, c.Status, c)
 				}
+			}
+		})
+	}
+}
+
+// The summary line says what a user can do now: a machine where only the
+// mock runs is ready for mock-backed teams (what getting-started runs
+// first), unless --strict asks for a real backend (issue 41, item 7).
+func TestDoctorSummary(t *testing.T) {
+	t.Parallel()
+	mockOnly := func(f *doctorFacts) {
+		f.env = []string{"PATH"}
+		f.plugins[2].Status = "missing: npm install -g @anthropic-ai/claude-code"
+	}
+	tests := map[string]struct {
+		change func(*doctorFacts)
+		strict bool
+		want   string
+	}{
+		"mock only":           {mockOnly, false, "doctor: ready for mock-backed teams: no backend but the mock can run: a real backend needs an API key or an agent CLI (see the warnings above); 4 warnings, 0 failures"},
+		"mock only, --strict": {mockOnly, true, "doctor: not ready (--strict): no backend but the mock can run: a real backend needs an API key or an agent CLI (see the warnings above); 4 warnings, 0 failures"},
+		"real backends":       {func(*doctorFacts) {}, true, "doctor: ok: mock, sdk, claude can run; 2 warnings, 0 failures"},
+		"no mock":             {func(f *doctorFacts) { f.plugins = f.plugins[1:] }, false, "doctor: not ready: the mock backend cannot run; 2 warnings, 1 failure"},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			f := healthyFacts()
+			f.plugins = slices.Clone(f.plugins)
+			tt.change(&f)
+			if got := diagnose(f, tt.strict).summary(); got != tt.want {
+				t.Errorf("summary = %q\nwant      %q", got, tt.want)
 			}
 		})
 	}

@@ -48,7 +48,7 @@ func TestE2EGoInstallIsTheWholeInstallation(t *testing.T) {
 	t.Cleanup(c.stopDaemon)
 
 	c.ok("new", "m", "--backend", "mock")
-	if out := c.ok("ask", "m", "hi"); out != "m done.\n" {
+	if out := c.ok("ask", "m", "hi"); !strings.HasSuffix(out, "] [m] Processed: user: m hi\nm done.\n") {
 		t.Errorf("ask m hi printed %q, want the mock's answer", out)
 	}
 

@@ -30,7 +30,7 @@ func TestE2EBrokenPluginsListed(t *testing.T) {
 
 	chmod := "installed but not executable: chmod +x " + notExec
 	for range 2 { // the second answers from what the first found
-		out := c.ok("plugins")
+		out := c.ok("plugins", "--wide") // the reasons whole, on one line
 		for _, want := range []string{"sleepy", "error: no plugin handshake within 5s", chmod, "mock"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("plugins lacks %q:\n%s", want, out)

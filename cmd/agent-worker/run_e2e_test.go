@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -27,8 +28,10 @@ func TestE2EAskServeAndPlugins(t *testing.T) {
 	t.Parallel()
 	c := newCLI(t)
 	c.ok("new", "alice", "--backend", "mock")
-	if out := c.ok("ask", "alice", "hello there"); out != "alice done.\n" {
-		t.Errorf("ask printed %q", out)
+	// ask prints the reply alice wrote in the channel, then the run's
+	// result (issue 41, item 8).
+	if out, want := c.ok("ask", "alice", "hello there"), regexp.MustCompile(`^#\d+  \[alice\] \[alice\] Processed: user: alice hello there\nalice done\.\n$`); !want.MatchString(out) {
+		t.Errorf("ask printed %q, want %s", out, want)
 	}
 	// serve answers JSON (the seed's contract); --text only the answer.
 	var res api.RunResult

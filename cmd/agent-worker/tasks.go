@@ -97,12 +97,22 @@ func tasksAddCmd(e *env) *ffcli.Command {
 func tasksShowCmd(e *env) *ffcli.Command {
 	fs := flag.NewFlagSet("tasks show", flag.ContinueOnError)
 	e.common(fs)
-	target := fs.String("target", "", "the board the task must belong to (@wf[:tag]); ids are unique across boards, so it is only a check")
-	return leaf("show", "tasks show <id> [--target @wf[:tag]] [--json]", "show one task with its description, result and history", fs, [2]int{1, 1},
+	// --target was the board before it became the second argument, like
+	// every other command's target; it still works.
+	target := fs.String("target", "", "deprecated: the board (@wf[:tag]), now the second argument")
+	return leaf("show", "tasks show <id> [@wf[:tag]] [--json]",
+		"show one task with its description, result and history; a board (@wf[:tag]) checks the task is on it", fs, [2]int{1, 2},
 		func(ctx context.Context, args []string) error {
+			board := *target
+			if len(args) == 2 {
+				if board != "" && board != args[1] {
+					return usagef("tasks show: the board is %s or %s? give it once, as the second argument", args[1], board)
+				}
+				board = args[1]
+			}
 			var scope *api.Target
-			if *target != "" {
-				t, err := boardTarget(*target)
+			if board != "" {
+				t, err := boardTarget(board)
 				if err != nil {
 					return err
 				}

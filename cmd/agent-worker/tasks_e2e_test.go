@@ -74,7 +74,7 @@ func TestE2ETasksAddListShowAndBadInput(t *testing.T) {
 		t.Errorf("an empty filter printed %q", got)
 	}
 
-	show := c.ok("tasks", "show", "task-2", "--target", "@global")
+	show := c.ok("tasks", "show", "task-2", "@global")
 	for _, s := range []string{`task-2  pending  "Write the parser"  (@global)`, "created by user", "priority 2", "assigned to: dev",
 		"subtasks:    task-3", "after:       task-1", "waiting for: task-1, task-3", "  description:\n    Hand-written lexer.\n    No generators.\n",
 		"history:\n", "  user  created  pending\n"} {
@@ -101,7 +101,8 @@ func TestE2ETasksAddListShowAndBadInput(t *testing.T) {
 		"unknown board":      {[]string{"tasks", "@nowhere"}, api.ExitNotFound, `workflow "nowhere:main" not found`},
 		"bad state":          {[]string{"tasks", "--state", "done"}, api.ExitUsage, `unknown task state "done": use pending, claimed, in_progress, completed or failed`},
 		"unknown task":       {[]string{"tasks", "show", "task-99"}, api.ExitNotFound, "task task-99 not found"},
-		"other board":        {[]string{"tasks", "show", "task-1", "--target", "@elsewhere"}, api.ExitNotFound, "task task-1 not found in @elsewhere:main"},
+		"other board":        {[]string{"tasks", "show", "task-1", "@elsewhere"}, api.ExitNotFound, "task task-1 not found in @elsewhere:main"},
+		"other board (flag)": {[]string{"tasks", "show", "task-1", "--target", "@elsewhere"}, api.ExitNotFound, "task task-1 not found in @elsewhere:main"},
 	} {
 		r := c.run(tc.args...)
 		if r.code != tc.code || !strings.Contains(r.stderr, tc.stderr) {

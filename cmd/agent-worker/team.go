@@ -45,6 +45,9 @@ func sendCmd(e *env) *ffcli.Command {
 			default:
 				e.printf("#%d → (no one mentioned)\n", m.Seq)
 			}
+			for _, w := range m.Warnings {
+				fmt.Fprintf(e.stderr, "warning: %s\n", w)
+			}
 			return nil
 		})
 }

@@ -204,8 +204,8 @@ func decodeError(resp *http.Response) error {
 }
 
 // Send is POST /send.
-func (c *Client) Send(ctx context.Context, req SendRequest) (Message, error) {
-	var m Message
+func (c *Client) Send(ctx context.Context, req SendRequest) (SentMessage, error) {
+	var m SentMessage
 	return m, c.do(ctx, http.MethodPost, "/send", req, &m)
 }
 

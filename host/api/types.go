@@ -376,6 +376,15 @@ type SendRequest struct {
 	To string `json:"to,omitempty"`
 }
 
+// SentMessage is the answer of POST /send: the message written and, when
+// it will not be read soon (its workflow is stopped or paused, a
+// recipient is paused or stopped), why and what lets it run. The message
+// is kept either way.
+type SentMessage struct {
+	Message
+	Warnings []string `json:"warnings,omitempty"`
+}
+
 // MessageList is the body of GET /peek.
 type MessageList struct {
 	Messages []Message `json:"messages"`
@@ -509,11 +518,15 @@ type Usage struct {
 // RunResult is the SSE `done` event of POST /run and the body of POST
 // /serve.
 type RunResult struct {
-	RunID      string `json:"run_id"`
-	Agent      string `json:"agent"`
-	Content    string `json:"content"`
-	Usage      Usage  `json:"usage"`
-	DurationMS int64  `json:"duration_ms"`
+	RunID   string `json:"run_id"`
+	Agent   string `json:"agent"`
+	Content string `json:"content"`
+	// Replies are what the agent wrote in its channel during the run, to
+	// the team or to the asker (its result, when it said nothing itself):
+	// the answer a user reads, where Content is the run's closing line.
+	Replies    []Message `json:"replies,omitempty"`
+	Usage      Usage     `json:"usage"`
+	DurationMS int64     `json:"duration_ms"`
 }
 
 // Run is one recorded run (GET /runs).

@@ -55,7 +55,7 @@ func (h *Server) handleRun(w http.ResponseWriter, r *http.Request) error {
 		sse.send("error", ae)
 		return nil
 	}
-	if !streamed && res.Content != "" {
+	if !streamed && len(res.Replies) == 0 && res.Content != "" {
 		sse.send("chunk", api.RunChunk{Agent: req.Agent, Text: res.Content})
 	}
 	sse.send("done", res)

@@ -34,7 +34,7 @@ func (h *Server) handleSend(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, team.APIMessage(m))
+	writeJSON(w, http.StatusCreated, api.SentMessage{Message: team.APIMessage(m), Warnings: h.team.SendWarnings(r.Context(), m)})
 	return nil
 }
 
@@ -316,6 +316,11 @@ func (h *Server) handleMCPConfig(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	token, err := h.db.CreateToken(r.Context(), keyOf(t), "")
+	if api.ErrorCode(err) == api.CodeNotFound {
+		// An MCP config is for an outside client acting as the agent: the
+		// kind of agent it needs is known, so say how to make it.
+		return api.Errorf(api.CodeNotFound, "no agent %[1]s: create it for your MCP client with `agent-worker new %[1]s --backend external`, then run mcp-config again (`agent-worker list` shows the agents there are)", t.Display())
+	}
 	if err != nil {
 		return err
 	}

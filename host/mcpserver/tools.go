@@ -45,8 +45,13 @@ func (s *Server) addChannelTools(srv *mcp.Server, me store.AgentKey) {
 			if err != nil {
 				return tools.SendResult{}, "", err
 			}
-			out := tools.SendResult{Seq: m.Seq, ID: m.ID, Mentions: nonNil(m.Recipients), To: m.To, ResourceID: m.ResourceID}
-			return out, fmt.Sprintf("sent as #%d%s", m.Seq, mentionList(m.Recipients)), nil
+			out := tools.SendResult{Seq: m.Seq, ID: m.ID, Mentions: nonNil(m.Recipients), To: m.To, ResourceID: m.ResourceID,
+				Warnings: s.svc.SendWarnings(ctx, m)}
+			text := fmt.Sprintf("sent as #%d%s", m.Seq, mentionList(m.Recipients))
+			for _, w := range out.Warnings {
+				text += "\nwarning: " + w
+			}
+			return out, text, nil
 		})
 
 	tool(s, srv, me, tools.ChannelRead,

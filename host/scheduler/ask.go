@@ -77,7 +77,30 @@ func (s *Scheduler) Ask(ctx context.Context, t api.Target, message string, onEve
 			}
 			out := r.Out
 			return api.RunResult{RunID: out.Run.ID, Agent: t.Display(), Content: out.Result, DurationMS: time.Since(start).Milliseconds(),
-				Usage: api.Usage{InputTokens: out.Usage.InputTokens, OutputTokens: out.Usage.OutputTokens, CostUSD: out.Usage.CostUSD}}, nil
+				Replies: s.replies(ctx, agent, m.Seq),
+				Usage:   api.Usage{InputTokens: out.Usage.InputTokens, OutputTokens: out.Usage.OutputTokens, CostUSD: out.Usage.CostUSD}}, nil
 		}
 	}
+}
+
+// maxReplies bounds the replies a RunResult carries; the channel has the
+// rest.
+const maxReplies = 50
+
+// replies are the messages agent wrote in its channel after the asking
+// message (seq after): to the team, or a direct message to the user. A
+// reply that cannot be read leaves the result without replies; the run
+// itself succeeded.
+func (s *Scheduler) replies(ctx context.Context, agent store.Agent, after int64) []api.Message {
+	ms, err := s.team.Read(ctx, agent.Key().Scope(), "", after, 1000)
+	if err != nil {
+		return nil
+	}
+	var out []api.Message
+	for _, m := range ms {
+		if m.Sender == agent.Name && m.Kind == store.KindMessage && (m.To == "" || m.To == team.SenderUser) && len(out) < maxReplies {
+			out = append(out, team.APIMessage(m))
+		}
+	}
+	return out
 }

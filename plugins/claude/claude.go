@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/agent-worker/agent-worker/plugins/clis"
 	"github.com/agent-worker/agent-worker/plugins/internal/cli"
 	"github.com/agent-worker/agent-worker/sdk/backend"
 	"github.com/agent-worker/agent-worker/sdk/worker"
@@ -17,7 +18,7 @@ import (
 const Version = "0.1.0"
 
 // Install is how users get the CLI; errors and Status say it.
-const Install = "npm install -g @anthropic-ai/claude-code"
+var Install = clis.Claude.Install
 
 // heartbeatEvery keeps the daemon's idle timer (5 minutes by default) from
 // killing a run whose CLI is alive but quiet; the CLI's own silence is

@@ -274,7 +274,7 @@ func TestStatus(t *testing.T) {
 		t.Errorf("Status = %q, want %q", got, want)
 	}
 	t.Setenv("PATH", t.TempDir())
-	if got, want := Status(t.Context()), "missing: npm install -g @anthropic-ai/claude-code"; got != want {
+	if got, want := Status(t.Context()), "missing: "+Install; got != want {
 		t.Errorf("Status = %q, want %q", got, want)
 	}
 }

@@ -66,6 +66,10 @@ type stream struct {
 	tools map[string]string
 	// failure is what a synthetic error message said ("authentication_failed").
 	failure string
+	// texts counts the text blocks sent: each is a whole block, not a
+	// delta, so the next is set apart by a blank line (as cursor's are)
+	// rather than run into the last word of the one before.
+	texts int
 }
 
 func newStream(events backend.Events) *stream {
@@ -128,7 +132,14 @@ func (s *stream) assistant(l line) []backend.Event {
 				kind = backend.EventLog
 			}
 			if b.Text != "" {
-				evs = append(evs, backend.Event{Kind: kind, Text: b.Text})
+				text := b.Text
+				if kind == backend.EventText {
+					if s.texts > 0 {
+						text = "\n\n" + text
+					}
+					s.texts++
+				}
+				evs = append(evs, backend.Event{Kind: kind, Text: text})
 			}
 		case "tool_use":
 			s.tools[b.ID] = b.Name

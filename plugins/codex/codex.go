@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agent-worker/agent-worker/plugins/clis"
 	"github.com/agent-worker/agent-worker/plugins/internal/cli"
 	"github.com/agent-worker/agent-worker/sdk/backend"
 	"github.com/agent-worker/agent-worker/sdk/worker"
@@ -20,7 +21,7 @@ import (
 // Version is what the codex plugin reports in its Info.
 const Version = "0.1.0"
 
-const install = "install it with `npm install -g @openai/codex`"
+var install = "install it with `" + clis.Codex.Install + "`"
 
 // Backend runs agents through the Codex CLI.
 type Backend struct {
@@ -228,4 +229,4 @@ func (b *Backend) exec(ctx context.Context, cmd cli.Command, resume, prompt stri
 
 // Status says whether the codex CLI is installed and which version, for
 // `agent-worker backends`.
-func Status(ctx context.Context) string { return cli.Status(ctx, "codex", install) }
+func Status(ctx context.Context) string { return cli.Status(ctx, "codex", clis.Codex.Install) }

@@ -64,6 +64,9 @@ type parser struct {
 	failure   string // an error or failed turn not followed by a completed turn
 	toolErr   string // the last failed MCP call
 	announced map[string]bool
+	// texts counts the agent messages sent as text: whole messages, not
+	// deltas, so the next is set apart by a blank line.
+	texts int
 }
 
 func newParser() *parser { return &parser{announced: map[string]bool{}} }
@@ -107,7 +110,12 @@ func (p *parser) item(it *item, done bool) []backend.Event {
 	case "agent_message":
 		if done {
 			p.answer, p.answered = it.Text, true
-			return []backend.Event{{Kind: backend.EventText, Text: it.Text}}
+			text := it.Text
+			if p.texts > 0 {
+				text = "\n\n" + text
+			}
+			p.texts++
+			return []backend.Event{{Kind: backend.EventText, Text: text}}
 		}
 	case "error": // a warning: the turn goes on
 		if done {

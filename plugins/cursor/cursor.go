@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agent-worker/agent-worker/plugins/clis"
 	"github.com/agent-worker/agent-worker/plugins/internal/cli"
 	"github.com/agent-worker/agent-worker/sdk/backend"
 	"github.com/agent-worker/agent-worker/sdk/worker"
@@ -18,7 +19,7 @@ import (
 const Version = "0.1.0"
 
 // install is how a user gets the CLI; a missing CLI fails the agent with it.
-const install = "install it with `curl https://cursor.com/install -fsS | bash` and log in with `cursor-agent login` (or set CURSOR_API_KEY), or set the agent's config \"cli\" to its path"
+var install = "install it with `" + clis.Cursor.Install + "` and log in with `cursor-agent login` (or set CURSOR_API_KEY), or set the agent's config \"cli\" to its path"
 
 // maxPromptArg keeps the prompt under Linux's limit for one argument
 // (MAX_ARG_STRLEN, 128 KiB); a longer prompt goes through a file.
@@ -200,4 +201,4 @@ func env(cfg config) []string {
 
 // Status says whether the cursor-agent CLI is installed and which version, for
 // `agent-worker backends`.
-func Status(ctx context.Context) string { return cli.Status(ctx, "cursor-agent", install) }
+func Status(ctx context.Context) string { return cli.Status(ctx, "cursor-agent", clis.Cursor.Install) }

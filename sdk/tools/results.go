@@ -106,6 +106,9 @@ type (
 		Mentions   []string `json:"mentions"`
 		To         string   `json:"to,omitempty"`
 		ResourceID string   `json:"resource_id,omitempty"`
+		// Warnings say which recipient will not read it soon (paused,
+		// stopped) and what lets it run again.
+		Warnings []string `json:"warnings,omitempty"`
 	}
 	// MessagesResult is channel_read's result.
 	MessagesResult struct {
