@@ -436,7 +436,8 @@ func Closest(s string, candidates []string) string {
 			best, bestD = c, d
 		}
 	}
-	if best != "" && bestD <= max(2, len(s)/3) {
+	// A candidate as far away as s is long shares nothing with it.
+	if best != "" && bestD <= max(2, len(s)/3) && bestD < len(s) {
 		return best
 	}
 	return ""

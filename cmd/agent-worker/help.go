@@ -12,6 +12,7 @@ import (
 	"github.com/peterbourgon/ff/v3/ffcli"
 
 	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/workflow"
 )
 
 // The help of every command, laid out like gh's: what it does, USAGE, its
@@ -344,39 +345,10 @@ func dashed(name string) string {
 }
 
 // closest is the candidate a typo of s most likely meant, or "" when none
-// is close.
+// is close: workflow.Closest, the one "did you mean" of agent-worker, with
+// case ignored as commands and flags are typed.
 func closest(s string, candidates []string) string {
-	best, bestD := "", len(s)+1
-	for _, c := range candidates {
-		if d := editDistance(strings.ToLower(s), c); d < bestD {
-			best, bestD = c, d
-		}
-	}
-	if best == "" || bestD > max(2, len(s)/3) || bestD >= len(s) {
-		return ""
-	}
-	return best
-}
-
-// editDistance is the Levenshtein distance between a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
+	return workflow.Closest(strings.ToLower(s), candidates)
 }
 
 // unknownCommand is the error for a command name c does not have, with
