@@ -215,7 +215,10 @@ func TestRunDefaultMockRepliesAndAcks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Content != "alice done." || len(chunks) == 0 {
+	// The agent's reply is the result's replies (what ask prints), not a
+	// chunk: the mock streams no text of its own.
+	if res.Content != "alice done." || len(res.Replies) != 1 || res.Replies[0].From != "alice" ||
+		!strings.Contains(res.Replies[0].Content, "Processed: user: alice summarise the plan") || len(chunks) != 0 {
 		t.Errorf("result %+v, chunks %q", res, chunks)
 	}
 	ms, err := th.client().Peek(context.Background(), "@global", 10, 0)
