@@ -112,6 +112,11 @@ type Config struct {
 	// NotifyConfig is --notify-config: a YAML file of webhooks told of
 	// events in every workflow (and of the cluster's); "" for none.
 	NotifyConfig string
+	// FailLoop names a vital loop ("scheduler", "workflow watcher",
+	// "plugin watcher", "cluster member loop") that ends with an error as
+	// soon as it starts, so that the daemon stops with that reason (a
+	// test hook).
+	FailLoop string
 }
 
 // The services fit the interfaces the HTTP API is built from.
@@ -173,6 +178,9 @@ type Host struct {
 	runsLn  net.Listener
 	runsSrv *http.Server
 
+	// vital runs the loops the daemon stops without (Run).
+	vital *vitalLoops
+
 	stopOnce sync.Once
 	stop     chan struct{} // closed by POST /shutdown
 
@@ -216,7 +224,7 @@ func New(cfg Config) (_ *Host, err error) {
 	if err := os.MkdirAll(filepath.Join(home, api.LogDir), 0o700); err != nil {
 		return nil, fmt.Errorf("create home: %w", err)
 	}
-	h := &Host{cfg: cfg, log: cfg.Logger, stop: make(chan struct{}), startedAt: cfg.Now()}
+	h := &Host{cfg: cfg, log: cfg.Logger, stop: make(chan struct{}), startedAt: cfg.Now(), vital: newVitalLoops(cfg.Logger, cfg.FailLoop)}
 	defer func() {
 		if err != nil {
 			h.Close()
@@ -300,7 +308,7 @@ func New(cfg Config) (_ *Host, err error) {
 		Shutdown: h.requestStop, Stopping: h.stop, Metrics: h.metrics.Handler(), Log: httpLog,
 		Runs: h.sup, Console: console.New(console.Config{Now: cfg.Now, Log: h.log.Named("console")}),
 		Member: h.clusterID(), Lease: cluster.DefaultLease, Sandbox: h.cfg.Supervisor.Sandbox.Info(), Processes: h.processControl(),
-		Notify: h.notify, Doctor: h.doctor})
+		Notify: h.notify, Doctor: h.doctor, LoopProblems: h.vital.Problems})
 	h.srv = &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -534,22 +542,16 @@ func (h *Host) Run(ctx context.Context) error {
 	if err := h.sched.Start(bg); err != nil {
 		return fmt.Errorf("start scheduler: %w", err)
 	}
-	wg.Go(func() {
-		if err := h.sched.Run(bg); err != nil {
-			h.log.Error("scheduler stopped", "error", err)
-		}
-	})
-	wg.Go(func() {
-		if err := h.wfs.Watch(bg); err != nil {
-			h.log.Error("workflow watcher stopped", "error", err)
-		}
-	})
+	// The loops without which the daemon would answer but not work: the
+	// first of those that cannot start over to end with an error stops it
+	// (vitalLoops).
+	// The file watchers can start over: without them no edit is seen,
+	// but everything else works meanwhile.
+	h.vital.Go(bg, &wg, "scheduler", h.sched.Run)
+	h.vital.GoRestart(bg, &wg, "workflow watcher", h.wfs.Watch)
+	h.vital.GoRestart(bg, &wg, "plugin watcher", h.catalog.Watch)
 	if h.member != nil {
-		wg.Go(func() {
-			if err := h.member.Run(bg); err != nil {
-				h.log.Error("cluster member stopped", "error", err)
-			}
-		})
+		h.vital.Go(bg, &wg, "cluster member loop", h.member.Run)
 		wg.Go(func() { h.syncAgents(bg) })
 	}
 	wg.Go(func() { h.sup.RunSpares(bg) })
@@ -557,11 +559,6 @@ func (h *Host) Run(ctx context.Context) error {
 	wg.Go(func() { h.wfs.WatchIdle(bg) }) // the idle notifications
 	wg.Go(func() { h.worktrees.Run(bg) })
 	wg.Go(func() { h.worktrees.RunQueue(bg) }) // the merge queue, what the previous daemon left first
-	wg.Go(func() {
-		if err := h.catalog.Watch(bg); err != nil {
-			h.log.Error("plugin watcher stopped", "error", err)
-		}
-	})
 
 	serveErr := make(chan error, 2)
 	go func() { serveErr <- h.serve() }()
@@ -578,6 +575,8 @@ func (h *Host) Run(ctx context.Context) error {
 		h.log.Info("stopping", "reason", "shutdown request")
 	case err = <-serveErr:
 		err = fmt.Errorf("serve http: %w", err)
+	case err = <-h.vital.Stopped():
+		h.log.Info("stopping", "reason", err.Error())
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

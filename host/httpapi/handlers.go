@@ -84,6 +84,9 @@ func (h *Server) health(ctx context.Context) (api.Health, error) {
 		return api.Health{}, err
 	}
 	problems = append(problems, clusterProblems...)
+	if h.loops != nil {
+		problems = append(problems, h.loops()...)
+	}
 	now := h.now()
 	status := "ok"
 	if storeHealth.CorruptSince != nil {

@@ -132,6 +132,9 @@ type Deps struct {
 	// Doctor answers GET /doctor from the daemon's own process (its
 	// environment's variable names, its disk); nil serves none.
 	Doctor func(context.Context) api.Doctor
+	// LoopProblems are the daemon's vital loops that stopped and wait to
+	// restart, as status lists them; nil: none.
+	LoopProblems func() []string
 }
 
 // Server is the HTTP API over the daemon's services.
@@ -164,6 +167,7 @@ type Server struct {
 	notify      Notifications
 	doctor      func(context.Context) api.Doctor
 	fallback    *api.ListenFallback
+	loops       func() []string
 	// unreachable is since when GET /health has found the store
 	// unreachable; nil while it answers.
 	unreachable atomic.Pointer[time.Time]
@@ -178,5 +182,6 @@ func New(d Deps) http.Handler {
 		runs: d.Runs, hooks: d.Hooks, console: d.Console, worktrees: d.Worktrees, member: d.Member, lease: d.Lease, sandbox: d.Sandbox, processes: d.Processes}
 	h.notify, h.doctor = d.Notify, d.Doctor
 	h.fallback = d.ListenFallback
+	h.loops = d.LoopProblems
 	return h.routes(d.Log)
 }

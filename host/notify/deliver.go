@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/internal/backoff"
 	"github.com/agent-worker/agent-worker/store"
 )
 
@@ -200,9 +201,5 @@ const backoffJitter = 0.1
 // 4 × base … up to limit, each within ±10 %. r is a random number in
 // [0, 1).
 func Backoff(base, limit time.Duration, n int, r float64) time.Duration {
-	d := limit
-	if n >= 1 && n < 40 && base<<(n-1) > 0 && base<<(n-1) < limit {
-		d = base << (n - 1)
-	}
-	return time.Duration(float64(d) * (1 - backoffJitter + 2*backoffJitter*r))
+	return backoff.Policy{Base: base, Max: limit, Jitter: backoffJitter}.Delay(n, r)
 }

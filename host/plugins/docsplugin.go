@@ -11,6 +11,7 @@ import (
 	goplugin "github.com/hashicorp/go-plugin"
 
 	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/internal/backoff"
 	"github.com/agent-worker/agent-worker/sdk"
 	"github.com/agent-worker/agent-worker/sdk/docprovider"
 	"github.com/agent-worker/agent-worker/sdk/plugin"
@@ -21,6 +22,10 @@ const (
 	docsCallTimeout = 30 * time.Second
 	docsMaxBackoff  = 30 * time.Second
 )
+
+// docsBackoff is how long a crashed provider waits before its next start:
+// 200 ms after the first failure, doubling to docsMaxBackoff.
+var docsBackoff = backoff.Policy{Base: 200 * time.Millisecond, Max: docsMaxBackoff}
 
 // docsPlugin is a long-lived document provider plugin process. It starts on
 // first use, restarts (with backoff) after it dies or after its binary is
@@ -59,7 +64,7 @@ func (d *docsPlugin) provider() (docprovider.Provider, error) {
 	if d.client != nil {
 		if d.client.Exited() {
 			d.failures++
-			d.retryAt = time.Now().Add(min(time.Duration(100<<min(d.failures, 12))*time.Millisecond, docsMaxBackoff))
+			d.retryAt = time.Now().Add(docsBackoff.Delay(d.failures, 0))
 			d.log.Warn("docs provider plugin died; restarting", "failures", d.failures, "retry_at", d.retryAt)
 		} else {
 			d.log.Info("docs provider plugin replaced; restarting", "sha256", p.SHA256[:12])
@@ -74,7 +79,7 @@ func (d *docsPlugin) provider() (docprovider.Provider, error) {
 	}
 	if err := d.startLocked(p); err != nil {
 		d.failures++
-		d.retryAt = time.Now().Add(min(time.Duration(100<<min(d.failures, 12))*time.Millisecond, docsMaxBackoff))
+		d.retryAt = time.Now().Add(docsBackoff.Delay(d.failures, 0))
 		return nil, sdk.Errorf(sdk.ErrUnavailable, "start documents provider %s: %v", d.name, err)
 	}
 	return d.prov, nil

@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/internal/backoff"
 	"github.com/agent-worker/agent-worker/host/plugins"
 	"github.com/agent-worker/agent-worker/host/team"
 	"github.com/agent-worker/agent-worker/sdk/backend"
@@ -587,11 +588,7 @@ const (
 // base, 2 × base, 4 × base … until maxRetryDelay, each within ±10 %. r is
 // a random number in [0, 1).
 func retryDelay(base time.Duration, n int, r float64) time.Duration {
-	d := maxRetryDelay
-	if n < 32 && base<<(n-1) < maxRetryDelay && base<<(n-1) > 0 {
-		d = base << (n - 1)
-	}
-	return time.Duration(float64(d) * (1 - retryJitter + 2*retryJitter*r))
+	return backoff.Policy{Base: base, Max: maxRetryDelay, Jitter: retryJitter}.Delay(n, r)
 }
 
 // runOnce takes a slot, records what the run will be shown, runs it and,

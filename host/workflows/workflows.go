@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -96,18 +97,79 @@ type Manager struct {
 	notify       Notifications
 	requireBox   bool
 
-	// mu serialises starts, stops and reloads, and guards files.
-	mu    sync.Mutex
-	files map[string]map[store.Scope]bool // watched file → the workflows started from it
+	// locksMu guards the fields that follow it up to filesMu. Each
+	// workflow instance (name and tag) has a lock of its own, so that a
+	// slow start of one team never holds up another's commands: it
+	// serialises the instance's start (after its setup steps), stop,
+	// pause, resume, reload and accept.
+	locksMu sync.Mutex
+	locks   map[store.Scope]*scopeLock
+	// starting holds the instances whose start runs its setup steps,
+	// which run under no lock: a second start of one is refused at once.
+	starting map[store.Scope]bool
 
+	// filesMu guards the fields that follow. It is held only to read or
+	// change them, never across the store, a shell or git.
+	filesMu sync.Mutex
+	files   map[string]map[store.Scope]bool // watched file → the workflows started from it
 	watcher *fsnotify.Watcher
+
+	// docsMu makes the check that no other running instance writes to a
+	// documents folder and the save that claims the folder one step,
+	// across instances (checkDocsDir).
+	docsMu sync.Mutex
+}
+
+// scopeLock is one workflow instance's lock; refs counts its holders and
+// waiters, so that the lock of an instance nobody acts on is dropped.
+type scopeLock struct {
+	mu   sync.Mutex
+	refs int // guarded by Manager.locksMu
+}
+
+// lock takes scope's own lock and returns what releases it.
+func (ws *Manager) lock(scope store.Scope) (unlock func()) {
+	ws.locksMu.Lock()
+	l := ws.locks[scope]
+	if l == nil {
+		l = &scopeLock{}
+		ws.locks[scope] = l
+	}
+	l.refs++
+	ws.locksMu.Unlock()
+	l.mu.Lock()
+	return func() {
+		l.mu.Unlock()
+		ws.locksMu.Lock()
+		if l.refs--; l.refs == 0 {
+			delete(ws.locks, scope)
+		}
+		ws.locksMu.Unlock()
+	}
+}
+
+// reserve marks scope as starting; false if a start of it already is.
+func (ws *Manager) reserve(scope store.Scope) bool {
+	ws.locksMu.Lock()
+	defer ws.locksMu.Unlock()
+	if ws.starting[scope] {
+		return false
+	}
+	ws.starting[scope] = true
+	return true
+}
+
+func (ws *Manager) unreserve(scope store.Scope) {
+	ws.locksMu.Lock()
+	defer ws.locksMu.Unlock()
+	delete(ws.starting, scope)
 }
 
 // New returns a Manager; Restore and Watch bring it to life.
 func New(cfg Config) *Manager {
 	return &Manager{db: cfg.DB, team: cfg.Team, sched: cfg.Sched, triggers: cfg.Triggers, worktrees: cfg.Worktrees, catalog: cfg.Catalog, defaultModel: cfg.DefaultModel,
 		now: cfg.Now, log: cfg.Log, member: cfg.Member, files: map[string]map[store.Scope]bool{}, notify: cfg.Notify,
-		requireBox: cfg.RequireSandbox}
+		requireBox: cfg.RequireSandbox, locks: map[store.Scope]*scopeLock{}, starting: map[store.Scope]bool{}}
 }
 
 // owns reports whether this daemon watches w's file: always on the
@@ -208,24 +270,20 @@ func (ws *Manager) Start(ctx context.Context, req api.StartWorkflow) (Started, e
 			ws.reload(ctx, path)
 		}
 	}()
-	ws.mu.Lock()
-	defer ws.mu.Unlock()
-	if old, err := ws.db.GetWorkflow(ctx, f.Name, tag); err == nil && old.State.Live() {
-		if ws.member != "" && old.SourcePath != "" && old.Owner != ws.member {
-			// In a cluster, starting a running workflow's file on another
-			// member takes the file over: this member watches it from now
-			// on, and applies it if it differs from what runs.
-			if err := ws.db.SetWorkflowOwner(ctx, scope, ws.member, path); err != nil {
-				return Started{}, err
-			}
-			ws.watchLocked(path, scope)
-			takenOver = true
-			seq, err := ws.db.LatestSeq(ctx, scope)
-			ws.log.Info("workflow file taken over", "workflow", scope.String(), "file", path, "from", old.Owner)
-			return Started{Scope: scope, StartSeq: seq, TakenOver: true}, err
-		}
-		return Started{}, api.Errorf(api.CodeConflict, "workflow @%s:%s is already started and %s (from %s): stop it with `agent-worker stop @%s:%s` or start another --tag",
-			f.Name, tag, old.State, old.SourcePath, f.Name, tag)
+	// The setup steps (user shell, up to a minute each) run under no
+	// lock: stop, pause, resume and reload of this and every other
+	// instance go on meanwhile. A second start of this instance is
+	// refused at once rather than running its setup again.
+	if !ws.reserve(scope) {
+		return Started{}, api.Errorf(api.CodeConflict, "workflow @%s:%s is already being started (its setup steps are running): wait for that start to finish, or start another --tag",
+			f.Name, tag)
+	}
+	defer ws.unreserve(scope)
+	unlock := ws.lock(scope)
+	res, done, err := ws.startLive(ctx, scope, path, &takenOver)
+	unlock()
+	if done || err != nil {
+		return res, err
 	}
 	params, err := f.ParseParams(req.Args)
 	if err != nil {
@@ -234,6 +292,12 @@ func (ws *Manager) Start(ctx context.Context, req api.StartWorkflow) (Started, e
 	vars := workflow.Vars{Workflow: f.Name, Tag: tag, Params: params}
 	if vars.Setup, err = workflow.RunSetup(ctx, f, vars); err != nil {
 		return Started{}, api.Errorf(api.CodeInvalid, "%v", err)
+	}
+	defer ws.lock(scope)()
+	// Looked at again: another cluster member may have started the
+	// instance while the setup ran.
+	if res, done, err := ws.startLive(ctx, scope, path, &takenOver); done || err != nil {
+		return res, err
 	}
 	inst, err := workflow.Resolve(f, vars)
 	if err != nil {
@@ -251,10 +315,35 @@ func (ws *Manager) Start(ctx context.Context, req api.StartWorkflow) (Started, e
 			return Started{}, fmt.Errorf("post kickoff: %w", err)
 		}
 	}
-	ws.watchLocked(path, scope)
+	ws.watch(path, scope)
 	ws.team.Bus.Publish(team.Event{Kind: team.EventWorkflow, Agent: store.AgentKey{Workflow: scope.Workflow, Tag: scope.Tag}, State: "started"})
 	ws.log.Info("workflow started", "workflow", scope.String(), "file", path, "agents", len(inst.Agents))
 	return Started{Scope: scope, StartSeq: before}, nil
+}
+
+// startLive is what a start does when its instance already runs, under
+// the instance's lock: refused, or in a cluster, the file taken over from
+// the member that had it (takenOver set). done: the start ends here.
+func (ws *Manager) startLive(ctx context.Context, scope store.Scope, path string, takenOver *bool) (_ Started, done bool, _ error) {
+	old, err := ws.db.GetWorkflow(ctx, scope.Workflow, scope.Tag)
+	if err != nil || !old.State.Live() {
+		return Started{}, false, nil
+	}
+	if ws.member != "" && old.SourcePath != "" && old.Owner != ws.member {
+		// In a cluster, starting a running workflow's file on another
+		// member takes the file over: this member watches it from now
+		// on, and applies it if it differs from what runs.
+		if err := ws.db.SetWorkflowOwner(ctx, scope, ws.member, path); err != nil {
+			return Started{}, true, err
+		}
+		ws.watch(path, scope)
+		*takenOver = true
+		seq, err := ws.db.LatestSeq(ctx, scope)
+		ws.log.Info("workflow file taken over", "workflow", scope.String(), "file", path, "from", old.Owner)
+		return Started{Scope: scope, StartSeq: seq, TakenOver: true}, true, err
+	}
+	return Started{}, true, api.Errorf(api.CodeConflict, "workflow @%s:%s is already started and %s (from %s): stop it with `agent-worker stop @%s:%s` or start another --tag",
+		scope.Workflow, scope.Tag, old.State, old.SourcePath, scope.Workflow, scope.Tag)
 }
 
 // apply records inst as the workflow's config and reconciles its agents:
@@ -293,10 +382,17 @@ func (ws *Manager) apply(ctx context.Context, inst *workflow.Instance, content [
 	if err != nil {
 		return err
 	}
-	_, err = ws.db.SaveWorkflow(ctx, store.Workflow{Name: inst.Name, Tag: inst.Tag, SourcePath: inst.Path,
-		ConfigYAML: string(content), State: state, Workdir: inst.Dir, DocsDir: inst.Context.DocsDir,
-		DocsProvider: inst.Context.Documents, DocsOwner: inst.Context.DocumentOwner, LongMessageChars: inst.Context.LongMessageChars, LoopGuard: inst.LoopGuard,
-		Params: vars.Params, Vars: vars.Setup, StartedAt: started, WorkspaceRepo: repo, WorkspaceBase: base})
+	// The folder check again, made one step with the save: instances
+	// load side by side, each under its own lock.
+	ws.docsMu.Lock()
+	err = ws.checkDocsDir(ctx, inst)
+	if err == nil {
+		_, err = ws.db.SaveWorkflow(ctx, store.Workflow{Name: inst.Name, Tag: inst.Tag, SourcePath: inst.Path,
+			ConfigYAML: string(content), State: state, Workdir: inst.Dir, DocsDir: inst.Context.DocsDir,
+			DocsProvider: inst.Context.Documents, DocsOwner: inst.Context.DocumentOwner, LongMessageChars: inst.Context.LongMessageChars, LoopGuard: inst.LoopGuard,
+			Params: vars.Params, Vars: vars.Setup, StartedAt: started, WorkspaceRepo: repo, WorkspaceBase: base})
+	}
+	ws.docsMu.Unlock()
 	if err != nil {
 		return err
 	}
@@ -376,7 +472,7 @@ func (ws *Manager) checkWorkspace(ctx context.Context, inst *workflow.Instance, 
 }
 
 // release has the worktrees of scope's stopped agents tidied; callers
-// defer it before taking mu, so git never runs under the lock.
+// defer it before taking the instance's lock, so git never runs under it.
 func (ws *Manager) release(ctx context.Context, scope store.Scope) {
 	if ws.worktrees != nil {
 		ws.worktrees.Release(context.WithoutCancel(ctx), scope)
@@ -414,6 +510,12 @@ func (ws *Manager) checkDocs(ctx context.Context, inst *workflow.Instance) error
 		return api.Errorf(api.CodeInvalid, "%s: documents provider %q is neither built in (file, sqlite) nor installed: use file or sqlite, or install agent-worker-docs-%s into a plugins.d folder",
 			inst.Path, name, name)
 	}
+	return ws.checkDocsDir(ctx, inst)
+}
+
+// checkDocsDir refuses a documents folder another running instance
+// writes to.
+func (ws *Manager) checkDocsDir(ctx context.Context, inst *workflow.Instance) error {
 	dir := inst.Context.DocsDir
 	if dir == "" {
 		return nil
@@ -443,8 +545,7 @@ func (ws *Manager) Stop(ctx context.Context, scope store.Scope, cancel bool) err
 		return api.Errorf(api.CodeInvalid, "the global workflow cannot be stopped: stop its agents one by one")
 	}
 	defer ws.release(ctx, scope) // after the lock: runs in flight are tidied when they end
-	ws.mu.Lock()
-	defer ws.mu.Unlock()
+	defer ws.lock(scope)()
 	if _, err := ws.db.GetWorkflow(ctx, scope.Workflow, scope.Tag); err != nil {
 		return err
 	}
@@ -465,12 +566,14 @@ func (ws *Manager) Stop(ctx context.Context, scope store.Scope, cancel bool) err
 			ws.sched.Remove(a.Key())
 		}
 	}
+	ws.filesMu.Lock()
 	for path, scopes := range ws.files {
 		delete(scopes, scope)
 		if len(scopes) == 0 {
 			delete(ws.files, path)
 		}
 	}
+	ws.filesMu.Unlock()
 	ws.log.Info("workflow stopped", "workflow", scope.String(), "cancel_runs", cancel)
 	return nil
 }
@@ -482,8 +585,7 @@ func (ws *Manager) Stop(ctx context.Context, scope store.Scope, cancel bool) err
 // workflow brings each back as it was. Pausing a paused workflow is a
 // no-op; a stopped one is refused.
 func (ws *Manager) Pause(ctx context.Context, scope store.Scope) error {
-	ws.mu.Lock()
-	defer ws.mu.Unlock()
+	defer ws.lock(scope)()
 	wf, err := ws.db.GetWorkflow(ctx, scope.Workflow, scope.Tag)
 	if err != nil {
 		return noWorkflow(scope, err)
@@ -506,8 +608,7 @@ func (ws *Manager) Pause(ctx context.Context, scope store.Scope) error {
 // that waiting messages run. It is refused when there is nothing to
 // resume, and for a stopped workflow (start it again instead).
 func (ws *Manager) Resume(ctx context.Context, scope store.Scope) error {
-	ws.mu.Lock()
-	defer ws.mu.Unlock()
+	defer ws.lock(scope)()
 	wf, err := ws.db.GetWorkflow(ctx, scope.Workflow, scope.Tag)
 	if err != nil {
 		return noWorkflow(scope, err)
@@ -566,11 +667,9 @@ func (ws *Manager) Restore(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	ws.mu.Lock()
-	defer ws.mu.Unlock()
 	for _, w := range all {
 		if w.State.Live() && w.SourcePath != "" && ws.owns(w) {
-			ws.watchLocked(w.SourcePath, store.Scope{Workflow: w.Name, Tag: w.Tag})
+			ws.watch(w.SourcePath, store.Scope{Workflow: w.Name, Tag: w.Tag})
 		}
 		if w.State != api.WorkflowStopped {
 			ws.warnSecrets(ctx, w)
@@ -596,7 +695,10 @@ func (ws *Manager) warnSecrets(ctx context.Context, w store.Workflow) {
 	}
 }
 
-func (ws *Manager) watchLocked(path string, scope store.Scope) {
+// watch has the file at path watched for scope.
+func (ws *Manager) watch(path string, scope store.Scope) {
+	ws.filesMu.Lock()
+	defer ws.filesMu.Unlock()
 	if ws.files[path] == nil {
 		ws.files[path] = map[store.Scope]bool{}
 	}
@@ -617,7 +719,7 @@ func (ws *Manager) Watch(ctx context.Context) error {
 		return fmt.Errorf("watch workflows: %w", err)
 	}
 	defer w.Close()
-	ws.mu.Lock()
+	ws.filesMu.Lock()
 	ws.watcher = w
 	paths := make([]string, 0, len(ws.files))
 	for path := range ws.files {
@@ -626,7 +728,7 @@ func (ws *Manager) Watch(ctx context.Context) error {
 		}
 		paths = append(paths, path)
 	}
-	ws.mu.Unlock()
+	ws.filesMu.Unlock()
 	// A file edited while no daemon watched it is compared with what runs
 	// now, as an edit would be: a widening one waits for the owner. An
 	// unchanged one is left alone (a reload would clear the error that
@@ -638,9 +740,9 @@ func (ws *Manager) Watch(ctx context.Context) error {
 	}
 	fswatch.Run(ctx, w, reloadDebounce, fswatch.Handler{
 		Keep: func(ev fsnotify.Event) bool {
-			ws.mu.Lock()
+			ws.filesMu.Lock()
 			_, watched := ws.files[ev.Name]
-			ws.mu.Unlock()
+			ws.filesMu.Unlock()
 			return watched && ev.Op != fsnotify.Chmod
 		},
 		Settled: func(path string) { ws.reload(ctx, path) },
@@ -653,9 +755,7 @@ func (ws *Manager) Watch(ctx context.Context) error {
 // the config and the edit waiting of a workflow started from it.
 func (ws *Manager) editedWhileAway(ctx context.Context, path string) bool {
 	content, err := workflow.ReadFile(path)
-	ws.mu.Lock()
-	defer ws.mu.Unlock()
-	for scope := range ws.files[path] {
+	for _, scope := range ws.watchers(path) {
 		cur, gerr := ws.db.GetWorkflow(ctx, scope.Workflow, scope.Tag)
 		if gerr != nil || !cur.State.Live() {
 			continue
@@ -667,76 +767,90 @@ func (ws *Manager) editedWhileAway(ctx context.Context, path string) bool {
 	return false
 }
 
-// reload applies an edited file to every workflow started from it. A bad
-// edit changes nothing that runs: the error is recorded where status and
-// info show it, and published as an event.
+// reload applies an edited file to every workflow started from it, each
+// under its own lock. A bad edit changes nothing that runs: the error is
+// recorded where status and info show it, and published as an event.
 func (ws *Manager) reload(ctx context.Context, path string) {
-	var applied []store.Scope
-	defer func() { // after the lock: agents the edit removed
-		for _, scope := range applied {
-			ws.release(ctx, scope)
-		}
-	}()
-	ws.mu.Lock()
-	defer ws.mu.Unlock()
-	scopes := ws.files[path]
 	content, readErr := workflow.ReadFile(path)
-	for scope := range scopes {
-		cur, err := ws.db.GetWorkflow(ctx, scope.Workflow, scope.Tag)
-		if err != nil || !cur.State.Live() {
-			continue
+	for _, scope := range ws.watchers(path) {
+		if ws.reloadOne(ctx, path, scope, content, readErr) {
+			ws.release(ctx, scope) // after the lock: agents the edit removed
 		}
-		if !ws.owns(cur) {
-			// Another member started it from its copy of the file since:
-			// that member watches it now.
-			delete(scopes, scope)
-			ws.log.Info("workflow file taken over by another member", "workflow", scope.String(), "owner", cur.Owner)
-			continue
-		}
-		switch {
-		case errors.Is(readErr, workflow.ErrTooLarge):
-			ws.reject(ctx, cur, fmt.Sprintf("edit rejected, the last good config keeps running: %v", readErr))
-			continue
-		case readErr != nil:
-			ws.reject(ctx, cur, fmt.Sprintf("workflow file %s is gone (%v); the last good config keeps running", path, readErr))
-			continue
-		}
-		if string(content) == cur.ConfigYAML {
-			if cur.Error != "" || cur.PendingYAML != "" {
-				ws.accept(ctx, cur) // back to what runs: nothing waits any more
-			}
-			continue
-		}
-		if string(content) == cur.PendingYAML {
-			continue // already waiting for the owner
-		}
-		f, err := ws.parse(path, content)
-		if err == nil && f.Name != cur.Name {
-			err = fmt.Errorf("%s: the workflow's name changed from %s to %s: stop it and start it again to rename it", path, cur.Name, f.Name)
-		}
-		if err == nil {
-			// A run may write the file (it works in its folder): what
-			// lets runs do more waits for the owner, whole.
-			if reasons := ws.widens(cur, f); len(reasons) > 0 {
-				ws.hold(ctx, cur, content, reasons)
-				continue
-			}
-		}
-		var inst *workflow.Instance
-		if err == nil {
-			inst, err = workflow.Resolve(f, workflow.Vars{Workflow: cur.Name, Tag: cur.Tag, Params: cur.Params, Setup: cur.Vars})
-		}
-		if err == nil {
-			err = ws.apply(ctx, inst, content, workflow.Vars{Params: cur.Params, Setup: cur.Vars}, time.Time{}, cur.State)
-		}
-		if err != nil {
-			ws.reject(ctx, cur, "edit rejected, the last good config keeps running: "+problemsError(err).Error())
-			continue
-		}
-		applied = append(applied, scope)
-		ws.log.Info("workflow reloaded", "workflow", scope.String())
-		ws.team.Bus.Publish(team.Event{Kind: team.EventWorkflow, Agent: store.AgentKey{Workflow: cur.Name, Tag: cur.Tag}, State: "reloaded"})
 	}
+}
+
+// watchers are the workflows started from the file at path.
+func (ws *Manager) watchers(path string) []store.Scope {
+	ws.filesMu.Lock()
+	defer ws.filesMu.Unlock()
+	return slices.Collect(maps.Keys(ws.files[path]))
+}
+
+// unwatch stops watching the file at path for scope.
+func (ws *Manager) unwatch(path string, scope store.Scope) {
+	ws.filesMu.Lock()
+	defer ws.filesMu.Unlock()
+	delete(ws.files[path], scope)
+}
+
+// reloadOne applies the file's content (or readErr) to scope, under
+// scope's lock, and reports whether it applied an edit.
+func (ws *Manager) reloadOne(ctx context.Context, path string, scope store.Scope, content []byte, readErr error) bool {
+	defer ws.lock(scope)()
+	cur, err := ws.db.GetWorkflow(ctx, scope.Workflow, scope.Tag)
+	if err != nil || !cur.State.Live() {
+		return false
+	}
+	if !ws.owns(cur) {
+		// Another member started it from its copy of the file since:
+		// that member watches it now.
+		ws.unwatch(path, scope)
+		ws.log.Info("workflow file taken over by another member", "workflow", scope.String(), "owner", cur.Owner)
+		return false
+	}
+	switch {
+	case errors.Is(readErr, workflow.ErrTooLarge):
+		ws.reject(ctx, cur, fmt.Sprintf("edit rejected, the last good config keeps running: %v", readErr))
+		return false
+	case readErr != nil:
+		ws.reject(ctx, cur, fmt.Sprintf("workflow file %s is gone (%v); the last good config keeps running", path, readErr))
+		return false
+	}
+	if string(content) == cur.ConfigYAML {
+		if cur.Error != "" || cur.PendingYAML != "" {
+			ws.accept(ctx, cur) // back to what runs: nothing waits any more
+		}
+		return false
+	}
+	if string(content) == cur.PendingYAML {
+		return false // already waiting for the owner
+	}
+	f, err := ws.parse(path, content)
+	if err == nil && f.Name != cur.Name {
+		err = fmt.Errorf("%s: the workflow's name changed from %s to %s: stop it and start it again to rename it", path, cur.Name, f.Name)
+	}
+	if err == nil {
+		// A run may write the file (it works in its folder): what
+		// lets runs do more waits for the owner, whole.
+		if reasons := ws.widens(cur, f); len(reasons) > 0 {
+			ws.hold(ctx, cur, content, reasons)
+			return false
+		}
+	}
+	var inst *workflow.Instance
+	if err == nil {
+		inst, err = workflow.Resolve(f, workflow.Vars{Workflow: cur.Name, Tag: cur.Tag, Params: cur.Params, Setup: cur.Vars})
+	}
+	if err == nil {
+		err = ws.apply(ctx, inst, content, workflow.Vars{Params: cur.Params, Setup: cur.Vars}, time.Time{}, cur.State)
+	}
+	if err != nil {
+		ws.reject(ctx, cur, "edit rejected, the last good config keeps running: "+problemsError(err).Error())
+		return false
+	}
+	ws.log.Info("workflow reloaded", "workflow", scope.String())
+	ws.team.Bus.Publish(team.Event{Kind: team.EventWorkflow, Agent: store.AgentKey{Workflow: cur.Name, Tag: cur.Tag}, State: "reloaded"})
+	return true
 }
 
 func (ws *Manager) reject(ctx context.Context, cur store.Workflow, msg string) {
@@ -797,8 +911,7 @@ func (ws *Manager) hold(ctx context.Context, cur store.Workflow, content []byte,
 // required and a sandbox off, a missing backend).
 func (ws *Manager) Accept(ctx context.Context, scope store.Scope) error {
 	defer ws.release(ctx, scope) // after the lock: agents the edit removed
-	ws.mu.Lock()
-	defer ws.mu.Unlock()
+	defer ws.lock(scope)()
 	cur, err := ws.db.GetWorkflow(ctx, scope.Workflow, scope.Tag)
 	if err != nil {
 		return noWorkflow(scope, err)
