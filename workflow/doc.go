@@ -48,7 +48,9 @@
 // daemon's `new` and `schedule set`, and the scheduler that fires them all
 // call it, so a schedule that loads is a schedule that fires.
 //
-// The package imports only the standard library, gopkg.in/yaml.v3,
-// robfig/cron (inside ParseSchedule) and sdk/backend (for the agent
-// config types).
+// The package imports only the standard library, go.yaml.in/yaml/v3 (the
+// maintained fork of gopkg.in/yaml.v3), robfig/cron (inside
+// ParseSchedule), internal/yamlerr (the line of a YAML syntax error) and
+// sdk/backend (for the agent config types). Every other problem is placed
+// at the line and column of its yaml.Node.
 package workflow

@@ -1,7 +1,7 @@
 package workflow
 
 import (
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/agent-worker/agent-worker/sdk/backend"
 )

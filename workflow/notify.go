@@ -7,7 +7,9 @@ import (
 	"slices"
 	"strings"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/agent-worker/agent-worker/internal/yamlerr"
 )
 
 // NotifyEvent names what a notification is about. It is the one list both
@@ -162,8 +164,8 @@ func ParseNotifyConfig(path string, content []byte) ([]Notify, error) {
 	p := &parser{file: path, src: strings.Split(string(content), "\n"), setupAs: map[string]int{}, params: map[string]bool{}}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(content, &doc); err != nil {
-		line, msg := YAMLErrorLine(err)
-		p.addAt(line, 0, "invalid YAML: %s", msg)
+		syn := yamlerr.Syntax(err, content)
+		p.addAt(syn.Line, 0, "invalid YAML: %s", syn.Msg)
 		return nil, p.probs
 	}
 	var list *yaml.Node

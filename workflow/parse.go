@@ -14,8 +14,9 @@ import (
 	"strings"
 	"time"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
+	"github.com/agent-worker/agent-worker/internal/yamlerr"
 	"github.com/agent-worker/agent-worker/sdk/backend"
 )
 
@@ -25,19 +26,12 @@ var (
 	mcpNameRE    = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 	identRE      = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 	shortRE      = regexp.MustCompile(`^[A-Za-z0-9]$`)
-	yamlErrRE    = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 	// bodyPathRE is the path of ${{ body.PATH }}: object keys and array
 	// indexes joined by dots.
 	bodyPathRE = regexp.MustCompile(`^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$`)
 )
 
 const defaultSetupTimeout = 60 * time.Second
-
-// parserErrors are the yaml.v3 syntax errors whose line is 0-based.
-var parserErrors = []string{
-	"did not find expected key", "did not find expected node content", "did not find expected '-' indicator",
-	"did not find expected ',' or ']'", "did not find expected ',' or '}'", "did not find expected <document start>",
-}
 
 // A setup variable may not shadow a variable namespace.
 var (
@@ -127,12 +121,12 @@ func (p *parser) addAt(line, col int, format string, args ...any) {
 func (p *parser) parse(f *File, content []byte) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(content, &doc); err != nil {
-		line, msg := YAMLErrorLine(err)
-		if at, long := p.longKey(line); long != "" {
+		syn := yamlerr.Syntax(err, content)
+		if at, long := p.longKey(syn.Line); long != "" {
 			p.addAt(at, 0, "%s", long)
 			return
 		}
-		p.addAt(line, 0, "invalid YAML: %s", msg)
+		p.addAt(syn.Line, 0, "invalid YAML: %s", syn.Msg)
 		return
 	}
 	if len(doc.Content) == 0 || deref(doc.Content[0]).Kind != yaml.MappingNode {
@@ -155,21 +149,6 @@ func (p *parser) parse(f *File, content []byte) {
 	f.Notify = p.notify(top["notify"])
 	f.Workspace = p.workspace(keyNode(root, "workspace"), top["workspace"])
 	p.workflowApprovals(f, top["approvals"], top["approval_timeout"])
-}
-
-// YAMLErrorLine places a gopkg.in/yaml.v3 syntax error: its 1-based line
-// (0 when it names none) and its message without the "yaml: line N:"
-// prefix, for messages in the file:line form.
-func YAMLErrorLine(err error) (int, string) {
-	line, msg := 0, strings.TrimPrefix(err.Error(), "yaml: ")
-	if m := yamlErrRE.FindStringSubmatch(err.Error()); m != nil {
-		line, _ = strconv.Atoi(m[1])
-		msg = m[2]
-		if slices.Contains(parserErrors, msg) {
-			line++ // yaml.v3 counts these from 0, scanner errors from 1
-		}
-	}
-	return line, msg
 }
 
 // keyNode is the key node of name in mapping n (for its line), or nil.
@@ -299,7 +278,7 @@ func (p *parser) triggers(n *yaml.Node) []Trigger {
 	return out
 }
 
-// yamlKeyLimit is the longest plain key yaml.v3 reads; a longer one is a
+// yamlKeyLimit is the longest plain key the YAML library reads; a longer one is a
 // syntax error that says nothing about length.
 const yamlKeyLimit = 1024
 
@@ -310,7 +289,7 @@ const yamlKeyLimit = 1024
 // has another cause.
 func (p *parser) longKey(line int) (int, string) {
 	lines := []int{line, line - 1}
-	if line == 0 { // yaml.v3 gave no line: look at them all
+	if line == 0 { // no line given: look at them all
 		lines = lines[:0]
 		for l := range p.src {
 			lines = append(lines, l+1)

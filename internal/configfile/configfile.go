@@ -9,9 +9,10 @@ import (
 	"time"
 
 	"github.com/peterbourgon/ff/v3"
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/internal/yamlerr"
 	"github.com/agent-worker/agent-worker/workflow"
 )
 
@@ -31,7 +32,7 @@ func Parser(fs *flag.FlagSet, fileFlag string) ff.ConfigFileParser {
 		if err != nil {
 			return api.Errorf(api.CodeInvalid, "read config file %s: %v", file, err)
 		}
-		c := &checker{fs: fs, set: set, file: file}
+		c := &checker{fs: fs, set: set, file: file, seen: map[string]int{}}
 		c.parse(content)
 		return c.err()
 	}
@@ -43,6 +44,7 @@ type checker struct {
 	set   func(name, value string) error
 	file  string
 	probs []string
+	seen  map[string]int // flag name -> line of its key, for duplicates
 }
 
 func (c *checker) add(line int, format string, args ...any) {
@@ -64,8 +66,8 @@ const example = "max-concurrent: 4"
 func (c *checker) parse(content []byte) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(content, &doc); err != nil {
-		line, msg := workflow.YAMLErrorLine(err)
-		c.add(max(line, 1), "invalid YAML: %s", msg)
+		syn := yamlerr.Syntax(err, content)
+		c.add(max(syn.Line, 1), "invalid YAML: %s", syn.Msg)
 		return
 	}
 	if len(doc.Content) == 0 {
@@ -91,17 +93,21 @@ func (c *checker) mapping(prefix string, n *yaml.Node) {
 			name = prefix + "." + name
 		}
 		f := c.fs.Lookup(name)
-		switch {
+		switch first, dup := c.seen[name]; {
 		case f == nil && v.Kind == yaml.MappingNode:
 			c.mapping(name, v)
 			continue
 		case f == nil:
 			c.unknown(k, name)
 			continue
+		case dup:
+			c.add(k.Line, "duplicate key %q (first at line %d): remove one", name, first)
+			continue
 		case v.Kind == yaml.MappingNode:
 			c.add(v.Line, "%s takes a value, not a map: write it as on the command line, e.g. %s: VALUE", name, name)
 			continue
 		}
+		c.seen[name] = k.Line
 		items := []*yaml.Node{v}
 		if v.Kind == yaml.SequenceNode {
 			items = v.Content

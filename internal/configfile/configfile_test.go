@@ -51,7 +51,7 @@ func parse(t *testing.T, args ...string) (*flags, error) {
 // it most likely meant.
 func TestProblems(t *testing.T) {
 	t.Parallel()
-	for _, name := range []string{"problems", "syntax", "list"} {
+	for _, name := range []string{"problems", "syntax", "list", "syntax_tab", "syntax_quote", "syntax_indent", "duplicate"} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			_, err := parse(t, "--config", filepath.Join("testdata", name+".yaml"))

@@ -7,15 +7,16 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"regexp"
-	"strconv"
 	"strings"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/agent-worker/agent-worker/internal/yamlerr"
 )
 
-// parseYAMLScript reads a YAML script file with yaml.v3, the library the
-// daemon reads workflow files (and so inline scripts) with. Its values go
+// parseYAMLScript reads a YAML script file with go.yaml.in/yaml/v3, the
+// library the daemon reads workflow files (and so inline scripts) with.
+// Its values go
 // through the same step checks as a JSON script (by way of encoding/json),
 // and every error starts with name:line: of the YAML syntax error, or of
 // the step and key the step checks refuse.
@@ -127,51 +128,21 @@ func textKeys(v any) any {
 	return v
 }
 
-var (
-	yamlLineRE = regexp.MustCompile(`^line (\d+): (.*)$`)
-	anchorRE   = regexp.MustCompile(`^unknown anchor '(.*)' referenced$`)
-)
-
-// yamlError turns a yaml.v3 error into "name:line: invalid YAML: problem",
-// one per problem. yaml.v3 counts the lines of its scanner's errors from 1
-// and those of its parser's ("did not find expected ...") from 0, and
-// leaves out line 0; an unknown alias comes without a line, so it is looked
-// up. parsing says err is from reading the text rather than decoding it.
+// yamlError turns a YAML error into "name:line: invalid YAML: problem",
+// one per problem, placed by internal/yamlerr (the one reader of yaml's
+// error text). parsing says err is from reading the text rather than
+// decoding it.
 func yamlError(name string, src []byte, err error, parsing bool) error {
-	var te *yaml.TypeError
-	msgs := []string{strings.TrimPrefix(err.Error(), "yaml: ")}
-	if errors.As(err, &te) {
-		msgs = te.Errors // each "line N: ..." from the decoder, counted from 1
+	probs := yamlerr.Decode(err)
+	if parsing {
+		probs = []yamlerr.Problem{yamlerr.Syntax(err, src)}
 	}
-	out := make([]string, len(msgs))
-	for i, msg := range msgs {
-		line := 0
-		if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
-			line, _ = strconv.Atoi(m[1])
-			msg = m[2]
-			if te == nil && strings.HasPrefix(msg, "did not find expected") {
-				line++
-			}
-		} else if m := anchorRE.FindStringSubmatch(msg); m != nil {
-			line = aliasLine(src, m[1])
-		} else if parsing {
-			line = 1
-		}
-		out[i] = fmt.Sprintf("%s: invalid YAML: %s", name, msg)
-		if line > 0 {
-			out[i] = fmt.Sprintf("%s:%d: invalid YAML: %s", name, line, msg)
+	out := make([]string, len(probs))
+	for i, p := range probs {
+		out[i] = fmt.Sprintf("%s: invalid YAML: %s", name, p.Msg)
+		if p.Line > 0 {
+			out[i] = fmt.Sprintf("%s:%d: invalid YAML: %s", name, p.Line, p.Msg)
 		}
 	}
 	return errors.New(strings.Join(out, "; "))
-}
-
-// aliasLine is the first line of src that uses the alias *anchor, or 0.
-func aliasLine(src []byte, anchor string) int {
-	use := regexp.MustCompile(`\*` + regexp.QuoteMeta(anchor) + `([\s,\]}]|$)`)
-	for i, l := range strings.Split(string(src), "\n") {
-		if use.MatchString(l) {
-			return i + 1
-		}
-	}
-	return 0
 }

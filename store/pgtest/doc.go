@@ -12,8 +12,9 @@
 //	}
 //
 // Without the binaries the tests skip, unless AGENT_WORKER_E2E_POSTGRES=1
-// (set by make test-e2e and CI), where they fail. A program that is not a
-// test (the benchmark) uses Launch, CreateDatabase and Stop instead, and
-// IsUnavailable to skip on such a machine. The package imports nothing of
-// the module, so any package may use it.
+// (set by make test-e2e and CI), where they fail. The server itself is
+// started by internal/pgserver, which a program that is not a test (the
+// benchmark, the chaos tool) uses directly, so that it does not link
+// package testing. The package imports nothing else of the module, so any
+// package's tests may use it.
 package pgtest

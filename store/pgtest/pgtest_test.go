@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/agent-worker/agent-worker/internal/pgserver"
 )
 
 func TestMain(m *testing.M) { Main(m) }
@@ -73,22 +73,6 @@ func TestSharedDatabases(t *testing.T) {
 	}
 }
 
-func TestCompareVersions(t *testing.T) {
-	t.Parallel()
-	for name, tc := range map[string]struct {
-		a, b string
-		less bool
-	}{
-		"by number, not text": {"9.6", "10", true},
-		"newer major":         {"16", "15", false},
-		"minor":               {"9.5", "9.6", true},
-	} {
-		if got := compareVersions(tc.a, tc.b) < 0; got != tc.less {
-			t.Errorf("%s: %s < %s = %v, want %v", name, tc.a, tc.b, got, tc.less)
-		}
-	}
-}
-
 func TestDatabaseName(t *testing.T) {
 	t.Parallel()
 	for name, tc := range map[string]struct {
@@ -123,9 +107,9 @@ func TestFail(t *testing.T) {
 		err     error
 		skip    bool
 	}{
-		"missing, skip":             {"", unavailable(noBinaries), true},
-		"missing, required":         {"1", unavailable(noBinaries), false},
-		"no postgres user, skip":    {"", unavailable(noUser), true},
+		"missing, skip":             {"", pgserver.Unavailable("PostgreSQL binaries (initdb, pg_ctl) not found"), true},
+		"missing, required":         {"1", pgserver.Unavailable("PostgreSQL binaries (initdb, pg_ctl) not found"), false},
+		"no postgres user, skip":    {"", pgserver.Unavailable("running as root, and there is no postgres user"), true},
 		"start failed, not skipped": {"", errors.New("pg_ctl start: exit status 1"), false},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -142,61 +126,5 @@ func TestFail(t *testing.T) {
 				t.Errorf("message %q does not give the reason %q", msg, tc.err)
 			}
 		})
-	}
-}
-
-// A program without a testing.TB tells a machine without PostgreSQL from a
-// server that failed, through Launch's wrapping.
-func TestIsUnavailable(t *testing.T) {
-	t.Parallel()
-	for name, tc := range map[string]struct {
-		err  error
-		want bool
-	}{
-		"no binaries":      {fmt.Errorf("pgtest: %w", unavailable(noBinaries)), true},
-		"no postgres user": {fmt.Errorf("pgtest: %w", unavailable(noUser)), true},
-		"start failed":     {errors.New("pgtest: pg_ctl start: exit status 1"), false},
-		"nil":              {nil, false},
-	} {
-		if got := IsUnavailable(tc.err); got != tc.want {
-			t.Errorf("%s: IsUnavailable(%v) = %v, want %v", name, tc.err, got, tc.want)
-		}
-	}
-}
-
-// A cluster launched outside a test serves the databases it creates, and
-// Stop ends the server and removes its directory.
-func TestLaunch(t *testing.T) {
-	c, err := Launch()
-	if err != nil {
-		fail(t, err)
-	}
-	ctx := context.Background()
-	dsn, err := c.CreateDatabase(ctx, "bench_one")
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var name string
-	err = conn.QueryRow(ctx, "SELECT current_database()").Scan(&name)
-	conn.Close(ctx)
-	if err != nil || name != "bench_one" {
-		t.Errorf("connected to %q (%v), want bench_one", name, err)
-	}
-	if _, err := c.CreateDatabase(ctx, "bench_one"); err == nil {
-		t.Error("a second database of the same name was created")
-	}
-	if err := c.Stop(); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(c.dir); !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("cluster directory after Stop: %v, want it gone", err)
-	}
-	if conn, err := pgx.Connect(ctx, dsn); err == nil {
-		conn.Close(ctx)
-		t.Error("the server still answers after Stop")
 	}
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/agent-worker/agent-worker/host/api"
-	"github.com/agent-worker/agent-worker/store/pgtest"
+	"github.com/agent-worker/agent-worker/internal/pgserver"
 )
 
 // clusterTitle heads the cluster table wherever it is printed.
@@ -63,7 +63,7 @@ func (t *clusterTable) markdown() string {
 	fmt.Fprintf(&b, "**%s.** Measured %s on %s, PostgreSQL %s, in %s.\n\n", clusterTitle,
 		time.Now().UTC().Format("2006-01-02"), t.machine, t.postgres, t.took.Round(time.Second))
 	b.WriteString("Each column is a fresh database and fresh daemons (warm spares on, `--max-concurrent` at its default of 2 × cores each), " +
-		"all on this one machine beside the PostgreSQL server (started by `store/pgtest`: fsync off) and the clients: " +
+		"all on this one machine beside the PostgreSQL server (started by `internal/pgserver`: fsync off) and the clients: " +
 		"more daemons add run slots and MCP endpoints, not cores.\n\n")
 	b.WriteString("| what |")
 	for _, c := range columns {
@@ -105,8 +105,8 @@ func measureCluster(ctx context.Context, cfg config) (*clusterTable, error) {
 		return full
 	}
 	step("cluster: starting a throwaway PostgreSQL server")
-	pg, err := pgtest.Launch()
-	if pgtest.IsUnavailable(err) {
+	pg, err := pgserver.Launch()
+	if pgserver.IsUnavailable(err) {
 		step("cluster rows skipped: %v", err)
 		return nil, nil
 	}

@@ -34,7 +34,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/agent-worker/agent-worker/store/pgtest"
+	"github.com/agent-worker/agent-worker/internal/pgserver"
 )
 
 type config struct {
@@ -121,13 +121,13 @@ func run(ctx context.Context, cfg config) []*row {
 	}
 	add(sqliteKill, func() (*row, error) { return runSQLiteKill(ctx, cfg, rng) })
 
-	var pg *pgtest.Cluster
+	var pg *pgserver.Cluster
 	if want(pgOutage) || want(pgKill) {
 		step("starting a throwaway PostgreSQL server")
 		var err error
-		pg, err = pgtest.Launch()
+		pg, err = pgserver.Launch()
 		switch {
-		case pgtest.IsUnavailable(err):
+		case pgserver.IsUnavailable(err):
 			why := postgresHint(err)
 			step("PostgreSQL scenarios skipped, sqlite-kill ran alone: %s", why)
 			for _, name := range []string{pgOutage, pgKill} {

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/agent-worker/agent-worker/host/api"
-	"github.com/agent-worker/agent-worker/store/pgtest"
+	"github.com/agent-worker/agent-worker/internal/pgserver"
 )
 
 // The scenarios, in the order they run.
@@ -111,7 +111,7 @@ func runSQLiteKill(ctx context.Context, cfg config, rng *rand.Rand) (r *row, err
 // runPGOutage: one daemon on PostgreSQL, agents in runs that last a
 // second, senders going; the server is stopped (pg_ctl stop -m fast) for
 // 5 s, started, then stopped again for 20 s and started.
-func runPGOutage(ctx context.Context, cfg config, pg *pgtest.Cluster) (r *row, err error) {
+func runPGOutage(ctx context.Context, cfg config, pg *pgserver.Cluster) (r *row, err error) {
 	s := newScenario(cfg, pgOutage)
 	defer s.close(ctx)
 	dsn, err := pg.CreateDatabase(ctx, "chaos_outage")
@@ -148,7 +148,7 @@ func runPGOutage(ctx context.Context, cfg config, pg *pgtest.Cluster) (r *row, e
 // outage stops PostgreSQL for down, asks the daemon's /health halfway
 // through (it must answer, showing the store unreachable), and starts the
 // server again.
-func (s *scenario) outage(ctx context.Context, pg *pgtest.Cluster, d *daemon, l *load, down time.Duration) error {
+func (s *scenario) outage(ctx context.Context, pg *pgserver.Cluster, d *daemon, l *load, down time.Duration) error {
 	begin := s.clock()
 	end := l.beginOutage()
 	defer end()
@@ -191,7 +191,7 @@ func (s *scenario) outage(ctx context.Context, pg *pgtest.Cluster, d *daemon, l 
 // spread over both, agents in runs; the second is killed with SIGKILL at
 // a seeded moment while it has a run in flight and restarted a seeded
 // 2-12 s later, while the first keeps going.
-func runPGKill(ctx context.Context, cfg config, pg *pgtest.Cluster, rng *rand.Rand) (r *row, err error) {
+func runPGKill(ctx context.Context, cfg config, pg *pgserver.Cluster, rng *rand.Rand) (r *row, err error) {
 	s := newScenario(cfg, pgKill)
 	defer s.close(ctx)
 	dsn, err := pg.CreateDatabase(ctx, "chaos_kill")
@@ -284,7 +284,7 @@ func members(ctx context.Context, daemons []*daemon) error {
 	return nil
 }
 
-// postgresHint says how to get the server binaries store/pgtest starts.
+// postgresHint says how to get the server binaries internal/pgserver starts.
 func postgresHint(err error) string {
 	return strings.TrimSpace(fmt.Sprintf("%v; install Debian's postgresql (sudo apt-get install postgresql) to run %s and %s too",
 		err, pgOutage, pgKill))
