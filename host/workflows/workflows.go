@@ -105,8 +105,9 @@ type Manager struct {
 	locksMu sync.Mutex
 	locks   map[store.Scope]*scopeLock
 	// starting holds the instances whose start runs its setup steps,
-	// which run under no lock: a second start of one is refused at once.
-	starting map[store.Scope]bool
+	// which run under no lock: a second start of one is refused at once,
+	// and a stop meanwhile ends the setup and the start (stopStarting).
+	starting map[store.Scope]*pendingStart
 
 	// filesMu guards the fields that follow. It is held only to read or
 	// change them, never across the store, a shell or git.
@@ -148,15 +149,47 @@ func (ws *Manager) lock(scope store.Scope) (unlock func()) {
 	}
 }
 
-// reserve marks scope as starting; false if a start of it already is.
-func (ws *Manager) reserve(scope store.Scope) bool {
+// pendingStart is a start whose setup steps run: cancel ends them, and
+// stopped says a stop came meanwhile (guarded by Manager.locksMu).
+type pendingStart struct {
+	cancel  context.CancelFunc
+	stopped bool
+}
+
+// reserve marks scope as starting, with what ends its setup steps; false
+// if a start of it already is.
+func (ws *Manager) reserve(scope store.Scope, cancel context.CancelFunc) bool {
 	ws.locksMu.Lock()
 	defer ws.locksMu.Unlock()
-	if ws.starting[scope] {
+	if ws.starting[scope] != nil {
 		return false
 	}
-	ws.starting[scope] = true
+	ws.starting[scope] = &pendingStart{cancel: cancel}
 	return true
+}
+
+// stopStarting ends the setup steps of scope's start, if one runs, and
+// marks it stopped so that it does not start the team after them. It
+// reports whether a start was running.
+func (ws *Manager) stopStarting(scope store.Scope) bool {
+	ws.locksMu.Lock()
+	defer ws.locksMu.Unlock()
+	p := ws.starting[scope]
+	if p == nil {
+		return false
+	}
+	p.stopped = true
+	p.cancel()
+	return true
+}
+
+// stoppedWhileStarting reports whether a stop came while scope's setup
+// steps ran.
+func (ws *Manager) stoppedWhileStarting(scope store.Scope) bool {
+	ws.locksMu.Lock()
+	defer ws.locksMu.Unlock()
+	p := ws.starting[scope]
+	return p != nil && p.stopped
 }
 
 func (ws *Manager) unreserve(scope store.Scope) {
@@ -169,7 +202,7 @@ func (ws *Manager) unreserve(scope store.Scope) {
 func New(cfg Config) *Manager {
 	return &Manager{db: cfg.DB, team: cfg.Team, sched: cfg.Sched, triggers: cfg.Triggers, worktrees: cfg.Worktrees, catalog: cfg.Catalog, defaultModel: cfg.DefaultModel,
 		now: cfg.Now, log: cfg.Log, member: cfg.Member, files: map[string]map[store.Scope]bool{}, notify: cfg.Notify,
-		requireBox: cfg.RequireSandbox, locks: map[store.Scope]*scopeLock{}, starting: map[store.Scope]bool{}}
+		requireBox: cfg.RequireSandbox, locks: map[store.Scope]*scopeLock{}, starting: map[store.Scope]*pendingStart{}}
 }
 
 // owns reports whether this daemon watches w's file: always on the
@@ -274,11 +307,16 @@ func (ws *Manager) Start(ctx context.Context, req api.StartWorkflow) (Started, e
 	// lock: stop, pause, resume and reload of this and every other
 	// instance go on meanwhile. A second start of this instance is
 	// refused at once rather than running its setup again.
-	if !ws.reserve(scope) {
+	setupCtx, cancelSetup := context.WithCancel(ctx)
+	defer cancelSetup()
+	if !ws.reserve(scope, cancelSetup) {
 		return Started{}, api.Errorf(api.CodeConflict, "workflow @%s:%s is already being started (its setup steps are running): wait for that start to finish, or start another --tag",
 			f.Name, tag)
 	}
 	defer ws.unreserve(scope)
+	stopped := func() error {
+		return api.Errorf(api.CodeConflict, "workflow @%s:%s was stopped while its setup steps ran: it did not start", f.Name, tag)
+	}
 	unlock := ws.lock(scope)
 	res, done, err := ws.startLive(ctx, scope, path, &takenOver)
 	unlock()
@@ -290,10 +328,16 @@ func (ws *Manager) Start(ctx context.Context, req api.StartWorkflow) (Started, e
 		return Started{}, api.Errorf(api.CodeInvalid, "%v", err)
 	}
 	vars := workflow.Vars{Workflow: f.Name, Tag: tag, Params: params}
-	if vars.Setup, err = workflow.RunSetup(ctx, f, vars); err != nil {
+	if vars.Setup, err = workflow.RunSetup(setupCtx, f, vars); err != nil {
+		if ws.stoppedWhileStarting(scope) {
+			return Started{}, stopped()
+		}
 		return Started{}, api.Errorf(api.CodeInvalid, "%v", err)
 	}
 	defer ws.lock(scope)()
+	if ws.stoppedWhileStarting(scope) {
+		return Started{}, stopped()
+	}
 	// Looked at again: another cluster member may have started the
 	// instance while the setup ran.
 	if res, done, err := ws.startLive(ctx, scope, path, &takenOver); done || err != nil {
@@ -544,9 +588,15 @@ func (ws *Manager) Stop(ctx context.Context, scope store.Scope, cancel bool) err
 	if scope.Workflow == api.GlobalWorkflow {
 		return api.Errorf(api.CodeInvalid, "the global workflow cannot be stopped: stop its agents one by one")
 	}
+	// A start of scope still in its setup steps ends there: a first
+	// start has nothing in the store yet, and is stopped once it ends.
+	starting := ws.stopStarting(scope)
 	defer ws.release(ctx, scope) // after the lock: runs in flight are tidied when they end
 	defer ws.lock(scope)()
 	if _, err := ws.db.GetWorkflow(ctx, scope.Workflow, scope.Tag); err != nil {
+		if starting && api.ErrorCode(err) == api.CodeNotFound {
+			return nil
+		}
 		return err
 	}
 	if err := ws.db.SetWorkflowState(ctx, scope.Workflow, scope.Tag, api.WorkflowStopped, ""); err != nil {

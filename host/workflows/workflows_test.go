@@ -470,3 +470,50 @@ func TestSlowSetupHoldsUpNoOtherWorkflow(t *testing.T) {
 		t.Errorf("slow workflow is %s with setup results %v, want running with token=opened", wf.State, wf.Vars)
 	}
 }
+
+// A stop while a first start runs its setup steps ends them, and the
+// team does not start after them: the user asked for it to stop.
+func TestStopDuringSetupEndsTheStart(t *testing.T) {
+	t.Parallel()
+	m, sched, db := manager(t)
+	dir := t.TempDir()
+	gate := filepath.Join(dir, "gate")
+	if err := syscall.Mkfifo(gate, 0o600); err != nil {
+		t.Skipf("no fifo to block the setup step on: %v", err)
+	}
+	slow := writeFile(t, dir, "slow.yaml", "name: slow\nagents: {a: {backend: mock}}\nsetup: [{shell: cat gate, as: token, timeout: 10m}]\n")
+	started := make(chan error, 1)
+	go func() {
+		_, err := m.Start(context.WithoutCancel(t.Context()), api.StartWorkflow{Path: slow})
+		started <- err
+	}()
+	// The setup step is running once the fifo has a reader.
+	opened := make(chan *os.File, 1)
+	go func() {
+		if w, err := os.OpenFile(gate, os.O_WRONLY, 0); err == nil {
+			opened <- w
+		}
+	}()
+	select {
+	case w := <-opened:
+		defer w.Close()
+	case err := <-started:
+		if r, oerr := os.OpenFile(gate, os.O_RDONLY|syscall.O_NONBLOCK, 0); oerr == nil {
+			defer r.Close()
+		}
+		t.Fatalf("the start ended before its setup step ran: %v", err)
+	}
+	if err := m.Stop(t.Context(), store.Scope{Workflow: "slow", Tag: api.DefaultTag}, false); err != nil {
+		t.Fatalf("stop during the setup step: %v", err)
+	}
+	err := <-started
+	if api.ErrorCode(err) != api.CodeConflict || !strings.Contains(err.Error(), "stopped while its setup steps ran") {
+		t.Fatalf("the start stopped during its setup = %v, want a conflict that says so", err)
+	}
+	if _, err := db.GetWorkflow(t.Context(), "slow", api.DefaultTag); api.ErrorCode(err) != api.CodeNotFound {
+		t.Errorf("the stopped start left a workflow record: %v", err)
+	}
+	if added := sched.calls(&sched.added); len(added) != 0 {
+		t.Errorf("the stopped start scheduled %v", added)
+	}
+}
