@@ -67,7 +67,11 @@ func (th *testHost) join(t testing.TB, target string) *agentSession {
 func connectMCP(t testing.TB, url, token, name string) *agentSession {
 	t.Helper()
 	client := mcp.NewClient(&mcp.Implementation{Name: "test-" + name, Version: "1"}, nil)
-	tr := &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearer{token, http.DefaultTransport}}, DisableStandaloneSSE: true}
+	// A transport of its own: httptest.Server.Close of a parallel test
+	// closes http.DefaultTransport's idle connections, the session's too.
+	own := http.DefaultTransport.(*http.Transport).Clone()
+	t.Cleanup(own.CloseIdleConnections)
+	tr := &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearer{token, own}}, DisableStandaloneSSE: true}
 	sess, err := client.Connect(context.Background(), tr, nil)
 	if err != nil {
 		t.Fatalf("connect MCP as %s: %v", name, err)

@@ -165,10 +165,15 @@ func TestE2EOutsideAgentJoinsWithMCPConfig(t *testing.T) {
 
 type headerRT struct{ h map[string]string }
 
+// ownTransport is the tests' own: httptest.Server.Close of a parallel
+// test closes http.DefaultTransport's idle connections, a live MCP
+// session's among them.
+var ownTransport = http.DefaultTransport.(*http.Transport).Clone()
+
 func (h headerRT) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	for k, v := range h.h {
 		r.Header.Set(k, v)
 	}
-	return http.DefaultTransport.RoundTrip(r)
+	return ownTransport.RoundTrip(r)
 }

@@ -215,10 +215,14 @@ func TestDaemonServesTheDaemonsTools(t *testing.T) {
 	t.Parallel()
 	d := backendtest.NewDaemon(t)
 	req := d.Request("alice")
+	// A transport of its own: httptest.Server.Close of a parallel test
+	// closes http.DefaultTransport's idle connections, this one's too.
+	own := http.DefaultTransport.(*http.Transport).Clone()
+	t.Cleanup(own.CloseIdleConnections)
 	hc := &http.Client{Transport: roundTripper(func(r *http.Request) (*http.Response, error) {
 		r = r.Clone(r.Context())
 		r.Header.Set("Authorization", req.Daemon.Headers["Authorization"])
-		return http.DefaultTransport.RoundTrip(r)
+		return own.RoundTrip(r)
 	})}
 	s, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).
 		Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: d.URL(), HTTPClient: hc, DisableStandaloneSSE: true}, nil)
