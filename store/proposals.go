@@ -82,15 +82,47 @@ type NewProposal struct {
 	ExpiresIn time.Duration
 }
 
-// CreateProposal opens a proposal and announces it to the other members,
-// whose inbox rows come with the returned channel line.
-func (db *DB) CreateProposal(ctx context.Context, np NewProposal) (Proposal, []Message, error) {
+// ProposalEventKind says what happened to a proposal.
+type ProposalEventKind string
+
+// What a proposal's news tells.
+const (
+	ProposalOpened    ProposalEventKind = "opened"
+	ProposalVoted     ProposalEventKind = "voted"
+	ProposalResolved  ProposalEventKind = "resolved"
+	ProposalCancelled ProposalEventKind = "cancelled"
+	ProposalExpired   ProposalEventKind = "expired"
+)
+
+// ProposalNews is what a write did to a proposal, as facts for the team to
+// tell (host/team writes the channel's lines): the store decides, in the
+// write, who is told.
+type ProposalNews struct {
+	Kind ProposalEventKind
+	// Proposal is the proposal as the event left it (for a vote: before
+	// the vote resolved it, if it did).
+	Proposal Proposal
+	// By is the creator who opened or cancelled it, or the voter.
+	By string
+	// Choice is a vote's choice, as the option is spelled.
+	Choice string
+	// WinnerVotes is how many votes the winner (Proposal.Winner) had.
+	WinnerVotes int
+	// Tell are the members to be told, into their inboxes: the others when
+	// it opens, the creator and voters when it ends (not the creator who
+	// cancels it). A vote tells nobody in particular.
+	Tell []string
+}
+
+// CreateProposal opens a proposal; the news tells who is to hear of it:
+// the other members.
+func (db *DB) CreateProposal(ctx context.Context, np NewProposal) (Proposal, []ProposalNews, error) {
 	p, expiresIn, err := checkNewProposal(np)
 	if err != nil {
 		return Proposal{}, nil, err
 	}
 	s := Scope{Workflow: p.Workflow, Tag: p.Tag}
-	var msgs []Message
+	var news []ProposalNews
 	err = db.write(ctx, func(conn querier) error {
 		now := db.nowMs()
 		team, err := memberNames(conn, s)
@@ -128,19 +160,13 @@ func (db *DB) CreateProposal(ctx context.Context, np NewProposal) (Proposal, []M
 			return err
 		}
 		others := slices.DeleteFunc(team, func(m string) bool { return m == p.Creator })
-		line := fmt.Sprintf("%s opened proposal %s %q (%s, %s, quorum %d): options %s. Vote with team_vote.",
-			p.Creator, p.ID, p.Title, p.Type, p.Resolution, p.Quorum, strings.Join(p.Options, ", "))
-		if len(others) > 0 {
-			line = mentionAll(others) + ": " + line
-		}
-		m, err := proposalLine(conn, p, line, others, now)
-		msgs = append(msgs, m)
-		return err
+		news = append(news, ProposalNews{Kind: ProposalOpened, Proposal: p, By: p.Creator, Tell: others})
+		return nil
 	})
 	if err != nil {
 		return Proposal{}, nil, err
 	}
-	return p, msgs, nil
+	return p, news, nil
 }
 
 // checkNewProposal applies the defaults and every rule that needs no
@@ -194,18 +220,18 @@ func checkNewProposal(np NewProposal) (Proposal, time.Duration, error) {
 }
 
 // CastVote records voter's choice (replacing an earlier vote) and resolves
-// the proposal when the votes satisfy its rule. The messages are the vote
-// line and, if it resolved, the result line. A proposal found overdue is
-// expired and committed first; the error then comes with its expiry line.
-func (db *DB) CastVote(ctx context.Context, s Scope, id, voter, choice, reason string) (Proposal, []Message, error) {
+// the proposal when the votes satisfy its rule. The news is the vote and,
+// if it resolved, the result. A proposal found overdue is expired and
+// committed first; the error then comes with the news of its expiry.
+func (db *DB) CastVote(ctx context.Context, s Scope, id, voter, choice, reason string) (Proposal, []ProposalNews, error) {
 	var (
 		p       Proposal
-		msgs    []Message
+		news    []ProposalNews
 		refused error
 	)
 	err := db.write(ctx, func(conn querier) (err error) {
 		now := db.nowMs()
-		if p, msgs, err = liveProposal(conn, s, id, now); err != nil {
+		if p, news, err = liveProposal(conn, s, id, now); err != nil {
 			return err
 		}
 		if p.State != "active" {
@@ -233,12 +259,7 @@ func (db *DB) CastVote(ctx context.Context, s Scope, id, voter, choice, reason s
 		if p, err = getProposal(conn, s, id); err != nil {
 			return err
 		}
-		m, err := proposalLine(conn, p, fmt.Sprintf("%s voted %q on %s (%d/%d votes)",
-			voter, canonical, id, len(p.Votes), p.Quorum), nil, now)
-		if err != nil {
-			return err
-		}
-		msgs = append(msgs, m)
+		news = append(news, ProposalNews{Kind: ProposalVoted, Proposal: p, By: voter, Choice: canonical})
 		if len(p.Votes) < p.Quorum {
 			return nil
 		}
@@ -249,69 +270,84 @@ func (db *DB) CastVote(ctx context.Context, s Scope, id, voter, choice, reason s
 		if err := closeProposal(conn, &p, "resolved", "votes", winner, now); err != nil {
 			return err
 		}
-		voters := p.participants()
-		m, err = proposalLine(conn, p, fmt.Sprintf("proposal %s resolved: %q wins (%d of %d votes) %s",
-			id, winner, n, len(p.Votes), mentionAll(voters)), voters, now)
-		msgs = append(msgs, m)
-		return err
+		news = append(news, ProposalNews{Kind: ProposalResolved, Proposal: p, WinnerVotes: n, Tell: p.participants()})
+		return nil
 	})
 	if err != nil {
 		return Proposal{}, nil, err
 	}
-	return p, msgs, refused
+	return p, news, refused
 }
 
-// GetProposal returns one proposal of s with its votes, expiring it first
-// if its deadline has passed, so a reader never sees an overdue "active".
+// GetProposal is ReadProposal for a reader that tells nobody (a test, a
+// check): the news of an expiry it makes is dropped, so the channel does
+// not hear of it. The team service reads through ReadProposal.
 func (db *DB) GetProposal(ctx context.Context, s Scope, id string) (Proposal, error) {
+	p, _, err := db.ReadProposal(ctx, s, id)
+	return p, err
+}
+
+// ListProposals is ReadProposals for a reader that tells nobody, like
+// GetProposal.
+func (db *DB) ListProposals(ctx context.Context, s Scope, activeOnly bool) ([]Proposal, error) {
+	ps, _, err := db.ReadProposals(ctx, s, activeOnly)
+	return ps, err
+}
+
+// ReadProposal returns one proposal of s with its votes, expiring it first
+// if its deadline has passed, so a reader never sees an overdue "active";
+// the news is then its expiry.
+func (db *DB) ReadProposal(ctx context.Context, s Scope, id string) (Proposal, []ProposalNews, error) {
 	var p Proposal
 	err := db.read(ctx, func(conn querier) (err error) {
 		p, err = getProposal(conn, s, id)
 		return err
 	})
 	if err != nil || !db.overdue(p) {
-		return p, err
+		return p, nil, err
 	}
+	var news []ProposalNews
 	err = db.write(ctx, func(conn querier) (err error) {
-		p, _, err = liveProposal(conn, s, id, db.nowMs())
+		p, news, err = liveProposal(conn, s, id, db.nowMs())
 		return err
 	})
-	return p, err
+	return p, news, err
 }
 
-// ListProposals returns the proposals of s, newest first, expiring overdue
-// ones first like GetProposal.
-func (db *DB) ListProposals(ctx context.Context, s Scope, activeOnly bool) ([]Proposal, error) {
+// ReadProposals returns the proposals of s, newest first, expiring overdue
+// ones first like ReadProposal (the news is their expiries).
+func (db *DB) ReadProposals(ctx context.Context, s Scope, activeOnly bool) ([]Proposal, []ProposalNews, error) {
 	var ps []Proposal
 	err := db.read(ctx, func(conn querier) (err error) {
 		ps, err = listProposals(conn, s, activeOnly)
 		return err
 	})
 	if err != nil || !slices.ContainsFunc(ps, db.overdue) {
-		return ps, err
+		return ps, nil, err
 	}
+	var news []ProposalNews
 	err = db.write(ctx, func(conn querier) (err error) {
-		if _, _, err = expireDue(conn, s, db.nowMs()); err != nil {
+		if _, news, err = expireDue(conn, s, db.nowMs()); err != nil {
 			return err
 		}
 		ps, err = listProposals(conn, s, activeOnly)
 		return err
 	})
-	return ps, err
+	return ps, news, err
 }
 
 // CancelProposal withdraws an active proposal; only its creator may, so
-// that nobody can dodge an outcome they dislike. The message tells the
+// that nobody can dodge an outcome they dislike. The news tells the
 // voters, whose votes no longer count.
-func (db *DB) CancelProposal(ctx context.Context, s Scope, id, by string) (Proposal, []Message, error) {
+func (db *DB) CancelProposal(ctx context.Context, s Scope, id, by string) (Proposal, []ProposalNews, error) {
 	var (
 		p       Proposal
-		msgs    []Message
+		news    []ProposalNews
 		refused error
 	)
 	err := db.write(ctx, func(conn querier) (err error) {
 		now := db.nowMs()
-		if p, msgs, err = liveProposal(conn, s, id, now); err != nil {
+		if p, news, err = liveProposal(conn, s, id, now); err != nil {
 			return err
 		}
 		if p.State != "active" {
@@ -325,32 +361,31 @@ func (db *DB) CancelProposal(ctx context.Context, s Scope, id, by string) (Propo
 			return err
 		}
 		voters := slices.DeleteFunc(p.participants(), func(v string) bool { return v == p.Creator })
-		m, err := proposalLine(conn, p, fmt.Sprintf("%s cancelled proposal %s %q", by, id, p.Title), voters, now)
-		msgs = append(msgs, m)
-		return err
+		news = append(news, ProposalNews{Kind: ProposalCancelled, Proposal: p, By: by, Tell: voters})
+		return nil
 	})
 	if err != nil {
 		return Proposal{}, nil, err
 	}
-	return p, msgs, refused
+	return p, news, refused
 }
 
 // ExpireProposals closes every overdue active proposal of every scope. The
 // daemon calls it when NextExpiry comes due, so that voters hear of the
 // outcome without anyone reading the proposal.
-func (db *DB) ExpireProposals(ctx context.Context) ([]Proposal, []Message, error) {
+func (db *DB) ExpireProposals(ctx context.Context) ([]Proposal, []ProposalNews, error) {
 	var (
 		ps   []Proposal
-		msgs []Message
+		news []ProposalNews
 	)
 	err := db.write(ctx, func(conn querier) (err error) {
-		ps, msgs, err = expireDue(conn, Scope{}, db.nowMs())
+		ps, news, err = expireDue(conn, Scope{}, db.nowMs())
 		return err
 	})
 	if err != nil {
 		return nil, nil, err
 	}
-	return ps, msgs, nil
+	return ps, news, nil
 }
 
 // NextExpiry returns the earliest deadline among active proposals, so the
@@ -455,19 +490,19 @@ func loadVotes(conn querier, p *Proposal) error {
 }
 
 // liveProposal loads a proposal inside a write, expiring it first if its
-// deadline has passed; the messages are the expiry line, if any.
-func liveProposal(conn querier, s Scope, id string, now int64) (Proposal, []Message, error) {
+// deadline has passed; the news is its expiry, if it expired.
+func liveProposal(conn querier, s Scope, id string, now int64) (Proposal, []ProposalNews, error) {
 	p, err := getProposal(conn, s, id)
 	if err != nil || p.State != "active" || p.ExpiresAt.UnixMilli() > now {
 		return p, nil, err
 	}
-	m, err := expireProposal(conn, &p, now)
-	return p, []Message{m}, err
+	n, err := expireProposal(conn, &p, now)
+	return p, []ProposalNews{n}, err
 }
 
 // expireDue expires the overdue active proposals of s, or of every scope
 // when s is zero, oldest deadline first.
-func expireDue(conn querier, s Scope, now int64) ([]Proposal, []Message, error) {
+func expireDue(conn querier, s Scope, now int64) ([]Proposal, []ProposalNews, error) {
 	type due struct {
 		id string
 		s  Scope
@@ -485,30 +520,26 @@ func expireDue(conn querier, s Scope, now int64) ([]Proposal, []Message, error) 
 	}
 	var (
 		ps   []Proposal
-		msgs []Message
+		news []ProposalNews
 	)
 	for _, d := range dues {
-		p, m, err := liveProposal(conn, d.s, d.id, now)
+		p, n, err := liveProposal(conn, d.s, d.id, now)
 		if err != nil {
 			return nil, nil, err
 		}
-		ps, msgs = append(ps, p), append(msgs, m...)
+		ps, news = append(ps, p), append(news, n...)
 	}
-	return ps, msgs, nil
+	return ps, news, nil
 }
 
 // expireProposal closes an overdue proposal with the result of the votes
 // cast so far, since a deadline must not throw away what was agreed.
-func expireProposal(conn querier, p *Proposal, now int64) (Message, error) {
+func expireProposal(conn querier, p *Proposal, now int64) (ProposalNews, error) {
 	winner, n := outcome(*p)
 	if err := closeProposal(conn, p, "expired", "timeout", winner, now); err != nil {
-		return Message{}, err
+		return ProposalNews{}, err
 	}
-	line := fmt.Sprintf("proposal %s expired with no winner", p.ID)
-	if winner != "" {
-		line = fmt.Sprintf("proposal %s expired: %q wins (%d of %d votes)", p.ID, winner, n, len(p.Votes))
-	}
-	return proposalLine(conn, *p, line, p.participants(), now)
+	return ProposalNews{Kind: ProposalExpired, Proposal: *p, WinnerVotes: n, Tell: p.participants()}, nil
 }
 
 // closeProposal ends p's active life; a binding result also becomes the
@@ -569,12 +600,6 @@ func (p Proposal) participants() []string {
 	return dedupe(names)
 }
 
-// proposalLine posts a system line about p to its channel.
-func proposalLine(conn querier, p Proposal, content string, recipients []string, now int64) (Message, error) {
-	return appendMessage(conn, NewMessage{Workflow: p.Workflow, Tag: p.Tag, Sender: "system",
-		Content: content, Kind: KindSystem, Recipients: recipients}, now)
-}
-
 // memberNames lists the members of s by name: who may create proposals and
 // vote, create and claim tasks.
 func memberNames(conn querier, s Scope) ([]string, error) {
@@ -599,10 +624,6 @@ func matchOption(options []string, choice string) string {
 		}
 	}
 	return ""
-}
-
-func mentionAll(names []string) string {
-	return "@" + strings.Join(names, " @")
 }
 
 // listOr joins items as "a, b or c" for error messages.

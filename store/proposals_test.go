@@ -78,15 +78,32 @@ type propLine struct {
 	Inbox   []string
 }
 
-func linesOf(msgs []Message) []propLine {
+// linesOf summarises proposal news, a line per event, with who is told:
+// the facts the team service words as channel lines (host/team).
+func linesOf(news []ProposalNews) []propLine {
 	var ls []propLine
-	for _, m := range msgs {
-		inbox := slices.Clone(m.Recipients)
+	for _, n := range news {
+		p := n.Proposal
+		line := fmt.Sprintf("%s %s", n.Kind, p.ID)
+		if n.By != "" {
+			line += " by " + n.By
+		}
+		switch n.Kind {
+		case ProposalVoted:
+			line += fmt.Sprintf(": %q (%d/%d votes)", n.Choice, len(p.Votes), p.Quorum)
+		case ProposalResolved, ProposalExpired:
+			if p.Winner == "" {
+				line += ": no winner"
+			} else {
+				line += fmt.Sprintf(": %q wins (%d of %d votes)", p.Winner, n.WinnerVotes, len(p.Votes))
+			}
+		}
+		inbox := slices.Clone(n.Tell)
 		slices.Sort(inbox)
 		if len(inbox) == 0 {
 			inbox = nil
 		}
-		ls = append(ls, propLine{m.Content, inbox})
+		ls = append(ls, propLine{line, inbox})
 	}
 	return ls
 }
@@ -149,13 +166,12 @@ func TestCreateProposal(t *testing.T) {
 	if diff := cmp.Diff(p, got); diff != "" {
 		t.Errorf("GetProposal (-created +got):\n%s", diff)
 	}
-	wantLines := []propLine{{`@bob @carol: alice opened proposal ` + p.ID + ` "Ship v1?" (approval, plurality, quorum 3): options approve, reject. Vote with team_vote.`,
-		[]string{"bob", "carol"}}}
+	wantLines := []propLine{{`opened ` + p.ID + ` by alice`, []string{"bob", "carol"}}}
 	if diff := cmp.Diff(wantLines, linesOf(msgs)); diff != "" {
-		t.Errorf("returned lines (-want +got):\n%s", diff)
+		t.Errorf("news (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(wantLines, systemLines(t, db, wfMain)); diff != "" {
-		t.Errorf("stored lines (-want +got):\n%s", diff)
+	if got := systemLines(t, db, wfMain); len(got) != 0 {
+		t.Errorf("the store wrote lines; the team service writes them: %+v", got)
 	}
 
 	p = propose(t, db, ballot(func(np *NewProposal) {
@@ -301,7 +317,7 @@ func TestVoteResolution(t *testing.T) {
 func TestProposalChannelLines(t *testing.T) {
 	t.Parallel()
 	db, _ := teamDB(t, "alice", "bob", "carol")
-	var all []Message
+	var all []ProposalNews
 	p, msgs, err := db.CreateProposal(t.Context(), ballot(func(np *NewProposal) { np.Quorum = 2 }))
 	if err != nil {
 		t.Fatal(err)
@@ -315,21 +331,13 @@ func TestProposalChannelLines(t *testing.T) {
 		all = append(all, msgs...)
 	}
 	want := []propLine{
-		{`@bob @carol: alice opened proposal prop-1 "Pick a DB" (decision, plurality, quorum 2): options postgres, sqlite. Vote with team_vote.`, []string{"bob", "carol"}},
-		{`bob voted "postgres" on prop-1 (1/2 votes)`, nil},
-		{`carol voted "postgres" on prop-1 (2/2 votes)`, nil},
-		{`proposal prop-1 resolved: "postgres" wins (2 of 2 votes) @alice @bob @carol`, []string{"alice", "bob", "carol"}},
+		{`opened prop-1 by alice`, []string{"bob", "carol"}},
+		{`voted prop-1 by bob: "postgres" (1/2 votes)`, nil},
+		{`voted prop-1 by carol: "postgres" (2/2 votes)`, nil},
+		{`resolved prop-1: "postgres" wins (2 of 2 votes)`, []string{"alice", "bob", "carol"}},
 	}
 	if diff := cmp.Diff(want, linesOf(all)); diff != "" {
-		t.Errorf("returned lines (-want +got):\n%s", diff)
-	}
-	if diff := cmp.Diff(want, systemLines(t, db, wfMain)); diff != "" {
-		t.Errorf("stored lines (-want +got):\n%s", diff)
-	}
-	for _, m := range all {
-		if m.Sender != "system" || m.Kind != KindSystem || m.Seq == 0 {
-			t.Errorf("propLine %q: sender %q kind %q seq %d", m.Content, m.Sender, m.Kind, m.Seq)
-		}
+		t.Errorf("news (-want +got):\n%s", diff)
 	}
 }
 
@@ -436,9 +444,9 @@ func TestExpireProposals(t *testing.T) {
 	if diff := cmp.Diff([]Proposal{want}, ps); diff != "" {
 		t.Errorf("ExpireProposals (-want +got):\n%s", diff)
 	}
-	wantLines := []propLine{{`proposal prop-1 expired: "sqlite" wins (1 of 1 votes)`, []string{"alice", "bob"}}}
+	wantLines := []propLine{{`expired prop-1: "sqlite" wins (1 of 1 votes)`, []string{"alice", "bob"}}}
 	if diff := cmp.Diff(wantLines, linesOf(msgs)); diff != "" {
-		t.Errorf("expiry lines (-want +got):\n%s", diff)
+		t.Errorf("expiry news (-want +got):\n%s", diff)
 	}
 	if ps, _, err := db.ExpireProposals(ctx); err != nil || len(ps) != 0 {
 		t.Errorf("a second ExpireProposals expired %v again, %v", ps, err)
@@ -450,7 +458,7 @@ func TestExpireProposals(t *testing.T) {
 	if err != nil || len(ps) != 1 || ps[0].ID != p2.ID || ps[0].Winner != "" || ps[0].State != "expired" {
 		t.Fatalf("ExpireProposals = %+v, %v; want %s expired without winner", ps, err, p2.ID)
 	}
-	if diff := cmp.Diff([]propLine{{"proposal prop-2 expired with no winner", []string{"alice"}}}, linesOf(msgs)); diff != "" {
+	if diff := cmp.Diff([]propLine{{"expired prop-2: no winner", []string{"alice"}}}, linesOf(msgs)); diff != "" {
 		t.Errorf("expiry lines (-want +got):\n%s", diff)
 	}
 	wantNext(time.Time{}, false)
@@ -508,18 +516,24 @@ func TestProposalLazyExpiry(t *testing.T) {
 
 	_, msgs, err := db.CastVote(ctx, wfMain, voted.ID, "carol", "sqlite", "")
 	wantPropErr(t, err, api.CodeConflict, "proposal prop-1 is expired; create a new one")
-	wantLines := []propLine{{`proposal prop-1 expired: "sqlite" wins (1 of 1 votes)`, []string{"alice", "bob"}}}
+	wantLines := []propLine{{`expired prop-1: "sqlite" wins (1 of 1 votes)`, []string{"alice", "bob"}}}
 	if diff := cmp.Diff(wantLines, linesOf(msgs)); diff != "" {
-		t.Errorf("lines with the refused vote (-want +got):\n%s", diff)
+		t.Errorf("news with the refused vote (-want +got):\n%s", diff)
 	}
-	if p, err := db.GetProposal(ctx, wfMain, read.ID); err != nil || p.State != "expired" || p.ResolvedBy != "timeout" {
+	expiries := len(msgs)
+	p, news, err := db.ReadProposal(ctx, wfMain, read.ID)
+	if err != nil || p.State != "expired" || p.ResolvedBy != "timeout" {
 		t.Errorf("GetProposal of an overdue proposal = %+v, %v; want it expired", p, err)
 	}
-	if ps, err := db.ListProposals(ctx, wfMain, true); err != nil || len(ps) != 0 {
+	expiries += len(news)
+	ps, news, err := db.ReadProposals(ctx, wfMain, true)
+	if err != nil || len(ps) != 0 {
 		t.Errorf("ListProposals(active) after the deadline = %+v, %v; want none", ps, err)
 	}
-	_, _, err = db.CancelProposal(ctx, wfMain, cancelled.ID, "alice")
+	expiries += len(news)
+	_, news, err = db.CancelProposal(ctx, wfMain, cancelled.ID, "alice")
 	wantPropErr(t, err, api.CodeConflict, "proposal prop-4 is expired")
+	expiries += len(news)
 
 	// Every lazy expiry was committed, with one propLine each, and none is redone.
 	for _, id := range []string{voted.ID, read.ID, listed.ID, cancelled.ID} {
@@ -530,8 +544,8 @@ func TestProposalLazyExpiry(t *testing.T) {
 	if ps, _, err := db.ExpireProposals(ctx); err != nil || len(ps) != 0 {
 		t.Errorf("ExpireProposals found %d more, %v", len(ps), err)
 	}
-	if n := queryInt(t, db, `SELECT count(*) FROM messages WHERE content LIKE '%expired%'`); n != 4 {
-		t.Errorf("%d expiry lines, want 4", n)
+	if expiries != 4 {
+		t.Errorf("%d expiries told, want 4", expiries)
 	}
 }
 
@@ -556,7 +570,7 @@ func TestCancelProposal(t *testing.T) {
 	if got.State != "cancelled" || got.ResolvedBy != "" || got.Winner != "" || !got.ResolvedAt.Equal(propT0.Add(time.Minute)) {
 		t.Errorf("cancelled proposal = %+v", got)
 	}
-	if diff := cmp.Diff([]propLine{{`alice cancelled proposal prop-1 "Pick a DB"`, []string{"bob"}}}, linesOf(msgs)); diff != "" {
+	if diff := cmp.Diff([]propLine{{`cancelled prop-1 by alice`, []string{"bob"}}}, linesOf(msgs)); diff != "" {
 		t.Errorf("cancel lines (-want +got):\n%s", diff)
 	}
 

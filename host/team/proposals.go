@@ -10,8 +10,8 @@ import (
 
 // CreateProposal opens a proposal; its channel line wakes the other members.
 func (s *Service) CreateProposal(ctx context.Context, p store.NewProposal) (store.Proposal, error) {
-	out, msgs, err := s.db.CreateProposal(ctx, p)
-	s.publishAll(msgs)
+	out, news, err := s.db.CreateProposal(ctx, p)
+	s.tellProposals(ctx, news)
 	select {
 	case s.expiry <- struct{}{}:
 	default: // a nudge is already pending
@@ -22,26 +22,32 @@ func (s *Service) CreateProposal(ctx context.Context, p store.NewProposal) (stor
 // Vote records (or replaces) a member's vote and resolves the proposal when
 // its rule is met.
 func (s *Service) Vote(ctx context.Context, scope store.Scope, id, voter, choice, reason string) (store.Proposal, error) {
-	out, msgs, err := s.db.CastVote(ctx, scope, id, voter, choice, reason)
-	s.publishAll(msgs)
+	out, news, err := s.db.CastVote(ctx, scope, id, voter, choice, reason)
+	s.tellProposals(ctx, news) // a refused vote may come with an expiry
 	return out, err
 }
 
 // CancelProposal closes a proposal; only its creator may.
 func (s *Service) CancelProposal(ctx context.Context, scope store.Scope, id, by string) (store.Proposal, error) {
-	out, msgs, err := s.db.CancelProposal(ctx, scope, id, by)
-	s.publishAll(msgs)
+	out, news, err := s.db.CancelProposal(ctx, scope, id, by)
+	s.tellProposals(ctx, news)
 	return out, err
 }
 
-// Proposal returns one proposal of scope.
+// Proposal returns one proposal of scope; one found overdue expires, and
+// the channel hears of it.
 func (s *Service) Proposal(ctx context.Context, scope store.Scope, id string) (store.Proposal, error) {
-	return s.db.GetProposal(ctx, scope, id)
+	p, news, err := s.db.ReadProposal(ctx, scope, id)
+	s.tellProposals(ctx, news)
+	return p, err
 }
 
-// Proposals lists the proposals of scope, newest first.
+// Proposals lists the proposals of scope, newest first, expiring the
+// overdue ones like Proposal.
 func (s *Service) Proposals(ctx context.Context, scope store.Scope, activeOnly bool) ([]store.Proposal, error) {
-	return s.db.ListProposals(ctx, scope, activeOnly)
+	ps, news, err := s.db.ReadProposals(ctx, scope, activeOnly)
+	s.tellProposals(ctx, news)
+	return ps, err
 }
 
 // APIProposal is a proposal as agents (team_proposal_*) and HTTP clients
@@ -83,11 +89,11 @@ func (s *Service) RunExpiry(ctx context.Context) {
 		case <-timer.C:
 		case <-s.expiry:
 		}
-		_, msgs, err := s.db.ExpireProposals(ctx)
+		_, news, err := s.db.ExpireProposals(ctx)
 		if err != nil && ctx.Err() == nil {
 			s.log.Warn("expire proposals", "error", err)
 		}
-		s.publishAll(msgs)
+		s.tellProposals(ctx, news)
 		next, ok, err := s.db.NextExpiry(ctx)
 		wait := waitUntil(next, ok, err, maxExpiryWait)
 		if !timer.Stop() {

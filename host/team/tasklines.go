@@ -98,7 +98,7 @@ func readyLine(t store.Task, wake []string, intro string) store.NewMessage {
 		}
 	}
 	if len(wake) > 0 {
-		b.WriteString("@" + strings.Join(wake, " @") + " ")
+		b.WriteString(mentionAll(wake) + " ")
 	}
 	b.WriteString(subject + " is ready")
 	switch {
