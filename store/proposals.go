@@ -95,8 +95,8 @@ const (
 )
 
 // ProposalNews is what a write did to a proposal, as facts for the team to
-// tell (host/team writes the channel's lines): the store decides, in the
-// write, who is told.
+// tell: the store decides, in the write, who is told; the caller's Lines
+// words the channel's line, which the store writes in the same write.
 type ProposalNews struct {
 	Kind ProposalEventKind
 	// Proposal is the proposal as the event left it (for a vote: before
@@ -114,26 +114,24 @@ type ProposalNews struct {
 	Tell []string
 }
 
-// CreateProposal opens a proposal; the news tells who is to hear of it:
-// the other members.
-func (db *DB) CreateProposal(ctx context.Context, np NewProposal) (Proposal, []ProposalNews, error) {
+// CreateProposal opens a proposal and tells the other members, whose inbox
+// rows come with the returned channel line (say words it).
+func (db *DB) CreateProposal(ctx context.Context, np NewProposal, say Lines) (Proposal, []Message, error) {
 	p, expiresIn, err := checkNewProposal(np)
 	if err != nil {
 		return Proposal{}, nil, err
 	}
 	s := Scope{Workflow: p.Workflow, Tag: p.Tag}
-	var news []ProposalNews
-	err = db.write(ctx, func(conn querier) error {
-		now := db.nowMs()
+	msgs, err := db.writeTelling(ctx, say, func(conn querier, now int64) ([]ProposalNews, error) {
 		team, err := memberNames(conn, s)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if !slices.Contains(team, p.Creator) {
-			return notMember(p.Creator, s)
+			return nil, notMember(p.Creator, s)
 		}
 		if p.Quorum > len(team) {
-			return api.Errorf(api.CodeInvalid, "quorum %d is more than the %d members of %s", p.Quorum, len(team), s)
+			return nil, api.Errorf(api.CodeInvalid, "quorum %d is more than the %d members of %s", p.Quorum, len(team), s)
 		}
 		if p.Quorum == 0 {
 			p.Quorum = len(team)
@@ -141,12 +139,12 @@ func (db *DB) CreateProposal(ctx context.Context, np NewProposal) (Proposal, []P
 		n, err := count(conn, `INSERT INTO counters (name, value) VALUES ('proposal', 1)
 			ON CONFLICT (name) DO UPDATE SET value = counters.value + 1 RETURNING value`)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		p.ID = fmt.Sprintf("prop-%d", n)
 		options, err := json.Marshal(p.Options)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		err = conn.execute(`INSERT INTO proposals (id, workflow, tag, creator, type, title,
 			options_json, resolution, tie_breaker, quorum, binding, created_at, expires_at)
@@ -154,19 +152,18 @@ func (db *DB) CreateProposal(ctx context.Context, np NewProposal) (Proposal, []P
 			&execOptions{Args: []any{p.ID, p.Workflow, p.Tag, p.Creator, p.Type, p.Title,
 				string(options), p.Resolution, p.TieBreaker, p.Quorum, p.Binding, now, now + expiresIn.Milliseconds()}})
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if p, err = getProposal(conn, s, p.ID); err != nil {
-			return err
+			return nil, err
 		}
 		others := slices.DeleteFunc(team, func(m string) bool { return m == p.Creator })
-		news = append(news, ProposalNews{Kind: ProposalOpened, Proposal: p, By: p.Creator, Tell: others})
-		return nil
+		return []ProposalNews{{Kind: ProposalOpened, Proposal: p, By: p.Creator, Tell: others}}, nil
 	})
 	if err != nil {
 		return Proposal{}, nil, err
 	}
-	return p, news, nil
+	return p, msgs, nil
 }
 
 // checkNewProposal applies the defaults and every rule that needs no
@@ -220,172 +217,171 @@ func checkNewProposal(np NewProposal) (Proposal, time.Duration, error) {
 }
 
 // CastVote records voter's choice (replacing an earlier vote) and resolves
-// the proposal when the votes satisfy its rule. The news is the vote and,
-// if it resolved, the result. A proposal found overdue is expired and
-// committed first; the error then comes with the news of its expiry.
-func (db *DB) CastVote(ctx context.Context, s Scope, id, voter, choice, reason string) (Proposal, []ProposalNews, error) {
+// the proposal when the votes satisfy its rule. The messages are the vote
+// line and, if it resolved, the result line (say words them). A proposal
+// found overdue is expired and committed first; the error then comes with
+// its expiry line.
+func (db *DB) CastVote(ctx context.Context, s Scope, id, voter, choice, reason string, say Lines) (Proposal, []Message, error) {
 	var (
 		p       Proposal
-		news    []ProposalNews
 		refused error
 	)
-	err := db.write(ctx, func(conn querier) (err error) {
-		now := db.nowMs()
+	msgs, err := db.writeTelling(ctx, say, func(conn querier, now int64) (news []ProposalNews, err error) {
+		refused = nil
 		if p, news, err = liveProposal(conn, s, id, now); err != nil {
-			return err
+			return nil, err
 		}
 		if p.State != "active" {
 			refused = api.Errorf(api.CodeConflict, "proposal %s is %s; create a new one", id, p.State)
-			return nil
+			return news, nil
 		}
 		team, err := memberNames(conn, s)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if !slices.Contains(team, voter) {
-			return notMember(voter, s)
+			return nil, notMember(voter, s)
 		}
 		canonical := matchOption(p.Options, strings.TrimSpace(choice))
 		if canonical == "" {
-			return api.Errorf(api.CodeInvalid, "%q is not an option of %s: choose %s", choice, id, listOr(p.Options))
+			return nil, api.Errorf(api.CodeInvalid, "%q is not an option of %s: choose %s", choice, id, listOr(p.Options))
 		}
 		err = conn.execute(`INSERT INTO votes (proposal_id, voter, choice, reason, created_at)
 			VALUES (?, ?, ?, ?, ?)
 			ON CONFLICT (proposal_id, voter) DO UPDATE SET choice = excluded.choice, reason = excluded.reason`,
 			&execOptions{Args: []any{id, voter, canonical, reason, now}})
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if p, err = getProposal(conn, s, id); err != nil {
-			return err
+			return nil, err
 		}
 		news = append(news, ProposalNews{Kind: ProposalVoted, Proposal: p, By: voter, Choice: canonical})
 		if len(p.Votes) < p.Quorum {
-			return nil
+			return news, nil
 		}
 		winner, n := outcome(p)
 		if winner == "" {
-			return nil
+			return news, nil
 		}
 		if err := closeProposal(conn, &p, "resolved", "votes", winner, now); err != nil {
-			return err
+			return nil, err
 		}
-		news = append(news, ProposalNews{Kind: ProposalResolved, Proposal: p, WinnerVotes: n, Tell: p.participants()})
-		return nil
+		return append(news, ProposalNews{Kind: ProposalResolved, Proposal: p, WinnerVotes: n, Tell: p.participants()}), nil
 	})
 	if err != nil {
 		return Proposal{}, nil, err
 	}
-	return p, news, refused
+	return p, msgs, refused
 }
 
-// GetProposal is ReadProposal for a reader that tells nobody (a test, a
-// check): the news of an expiry it makes is dropped, so the channel does
-// not hear of it. The team service reads through ReadProposal.
-func (db *DB) GetProposal(ctx context.Context, s Scope, id string) (Proposal, error) {
-	p, _, err := db.ReadProposal(ctx, s, id)
-	return p, err
-}
-
-// ListProposals is ReadProposals for a reader that tells nobody, like
-// GetProposal.
-func (db *DB) ListProposals(ctx context.Context, s Scope, activeOnly bool) ([]Proposal, error) {
-	ps, _, err := db.ReadProposals(ctx, s, activeOnly)
-	return ps, err
-}
-
-// ReadProposal returns one proposal of s with its votes, expiring it first
+// GetProposal returns one proposal of s with its votes, expiring it first
 // if its deadline has passed, so a reader never sees an overdue "active";
-// the news is then its expiry.
-func (db *DB) ReadProposal(ctx context.Context, s Scope, id string) (Proposal, []ProposalNews, error) {
+// the expiry's line (say words it) is written with the expiry, and not
+// announced: nobody is woken by a read.
+func (db *DB) GetProposal(ctx context.Context, s Scope, id string, say Lines) (Proposal, error) {
 	var p Proposal
 	err := db.read(ctx, func(conn querier) (err error) {
 		p, err = getProposal(conn, s, id)
 		return err
 	})
 	if err != nil || !db.overdue(p) {
-		return p, nil, err
+		return p, err
 	}
-	var news []ProposalNews
-	err = db.write(ctx, func(conn querier) (err error) {
-		p, news, err = liveProposal(conn, s, id, db.nowMs())
-		return err
+	_, err = db.writeTelling(ctx, say, func(conn querier, now int64) (news []ProposalNews, err error) {
+		p, news, err = liveProposal(conn, s, id, now)
+		return news, err
 	})
-	return p, news, err
+	return p, err
 }
 
-// ReadProposals returns the proposals of s, newest first, expiring overdue
-// ones first like ReadProposal (the news is their expiries).
-func (db *DB) ReadProposals(ctx context.Context, s Scope, activeOnly bool) ([]Proposal, []ProposalNews, error) {
+// ListProposals returns the proposals of s, newest first, expiring overdue
+// ones first like GetProposal.
+func (db *DB) ListProposals(ctx context.Context, s Scope, activeOnly bool, say Lines) ([]Proposal, error) {
 	var ps []Proposal
 	err := db.read(ctx, func(conn querier) (err error) {
 		ps, err = listProposals(conn, s, activeOnly)
 		return err
 	})
 	if err != nil || !slices.ContainsFunc(ps, db.overdue) {
-		return ps, nil, err
+		return ps, err
 	}
-	var news []ProposalNews
-	err = db.write(ctx, func(conn querier) (err error) {
-		if _, news, err = expireDue(conn, s, db.nowMs()); err != nil {
-			return err
+	_, err = db.writeTelling(ctx, say, func(conn querier, now int64) (news []ProposalNews, err error) {
+		if _, news, err = expireDue(conn, s, now); err != nil {
+			return nil, err
 		}
 		ps, err = listProposals(conn, s, activeOnly)
-		return err
+		return news, err
 	})
-	return ps, news, err
+	return ps, err
 }
 
 // CancelProposal withdraws an active proposal; only its creator may, so
-// that nobody can dodge an outcome they dislike. The news tells the
-// voters, whose votes no longer count.
-func (db *DB) CancelProposal(ctx context.Context, s Scope, id, by string) (Proposal, []ProposalNews, error) {
+// that nobody can dodge an outcome they dislike. The message (say words
+// it) tells the voters, whose votes no longer count.
+func (db *DB) CancelProposal(ctx context.Context, s Scope, id, by string, say Lines) (Proposal, []Message, error) {
 	var (
 		p       Proposal
-		news    []ProposalNews
 		refused error
 	)
-	err := db.write(ctx, func(conn querier) (err error) {
-		now := db.nowMs()
+	msgs, err := db.writeTelling(ctx, say, func(conn querier, now int64) (news []ProposalNews, err error) {
+		refused = nil
 		if p, news, err = liveProposal(conn, s, id, now); err != nil {
-			return err
+			return nil, err
 		}
 		if p.State != "active" {
 			refused = api.Errorf(api.CodeConflict, "proposal %s is %s; only an active proposal can be cancelled", id, p.State)
-			return nil
+			return news, nil
 		}
 		if by != p.Creator {
-			return api.Errorf(api.CodeInvalid, "only %s, who created %s, can cancel it", p.Creator, id)
+			return nil, api.Errorf(api.CodeInvalid, "only %s, who created %s, can cancel it", p.Creator, id)
 		}
 		if err := closeProposal(conn, &p, "cancelled", "", "", now); err != nil {
-			return err
+			return nil, err
 		}
 		voters := slices.DeleteFunc(p.participants(), func(v string) bool { return v == p.Creator })
-		news = append(news, ProposalNews{Kind: ProposalCancelled, Proposal: p, By: by, Tell: voters})
-		return nil
+		return append(news, ProposalNews{Kind: ProposalCancelled, Proposal: p, By: by, Tell: voters}), nil
 	})
 	if err != nil {
 		return Proposal{}, nil, err
 	}
-	return p, news, refused
+	return p, msgs, refused
 }
 
-// ExpireProposals closes every overdue active proposal of every scope. The
-// daemon calls it when NextExpiry comes due, so that voters hear of the
-// outcome without anyone reading the proposal.
-func (db *DB) ExpireProposals(ctx context.Context) ([]Proposal, []ProposalNews, error) {
-	var (
-		ps   []Proposal
-		news []ProposalNews
-	)
-	err := db.write(ctx, func(conn querier) (err error) {
-		ps, news, err = expireDue(conn, Scope{}, db.nowMs())
-		return err
+// ExpireProposals closes every overdue active proposal of every scope,
+// with their lines (say words them). The daemon calls it when NextExpiry
+// comes due, so that voters hear of the outcome without anyone reading
+// the proposal.
+func (db *DB) ExpireProposals(ctx context.Context, say Lines) ([]Proposal, []Message, error) {
+	var ps []Proposal
+	msgs, err := db.writeTelling(ctx, say, func(conn querier, now int64) (news []ProposalNews, err error) {
+		ps, news, err = expireDue(conn, Scope{}, now)
+		return news, err
 	})
 	if err != nil {
 		return nil, nil, err
 	}
-	return ps, news, nil
+	return ps, msgs, nil
+}
+
+// writeTelling runs change in one write and appends, in the same write,
+// the channel lines say words for the news change returns, so the change
+// and its lines commit together or not at all.
+func (db *DB) writeTelling(ctx context.Context, say Lines, change func(conn querier, now int64) ([]ProposalNews, error)) ([]Message, error) {
+	var msgs []Message
+	err := db.write(ctx, func(conn querier) error {
+		now := db.nowMs()
+		news, err := change(conn, now)
+		if err != nil {
+			return err
+		}
+		msgs, err = appendProposalLines(conn, say, now, news)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return msgs, nil
 }
 
 // NextExpiry returns the earliest deadline among active proposals, so the

@@ -48,7 +48,7 @@ func ballot(change func(*NewProposal)) NewProposal {
 
 func propose(t *testing.T, db *DB, np NewProposal) Proposal {
 	t.Helper()
-	p, _, err := db.CreateProposal(t.Context(), np)
+	p, _, err := createProposal(db, t.Context(), np)
 	if err != nil {
 		t.Fatalf("CreateProposal: %v", err)
 	}
@@ -57,7 +57,7 @@ func propose(t *testing.T, db *DB, np NewProposal) Proposal {
 
 func vote(t *testing.T, db *DB, id, voter, choice string) Proposal {
 	t.Helper()
-	p, _, err := db.CastVote(t.Context(), wfMain, id, voter, choice, "")
+	p, _, err := castVote(db, t.Context(), wfMain, id, voter, choice, "")
 	if err != nil {
 		t.Fatalf("%s votes %s on %s: %v", voter, choice, id, err)
 	}
@@ -144,7 +144,7 @@ func TestCreateProposal(t *testing.T) {
 	t.Parallel()
 	db, _ := teamDB(t, "alice", "bob", "carol")
 
-	p, msgs, err := db.CreateProposal(t.Context(), ballot(func(np *NewProposal) {
+	p, msgs, err := createProposal(db, t.Context(), ballot(func(np *NewProposal) {
 		np.Type, np.Title, np.Options = "approval", "  Ship v1?  ", nil
 	}))
 	if err != nil {
@@ -159,7 +159,7 @@ func TestCreateProposal(t *testing.T) {
 	if diff := cmp.Diff(want, p); diff != "" {
 		t.Errorf("CreateProposal (-want +got):\n%s", diff)
 	}
-	got, err := db.GetProposal(t.Context(), wfMain, p.ID)
+	got, err := db.GetProposal(t.Context(), wfMain, p.ID, &heard{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,8 +170,8 @@ func TestCreateProposal(t *testing.T) {
 	if diff := cmp.Diff(wantLines, linesOf(msgs)); diff != "" {
 		t.Errorf("news (-want +got):\n%s", diff)
 	}
-	if got := systemLines(t, db, wfMain); len(got) != 0 {
-		t.Errorf("the store wrote lines; the team service writes them: %+v", got)
+	if diff := cmp.Diff(wantLines, systemLines(t, db, wfMain)); diff != "" {
+		t.Errorf("the line the caller's Lines worded, as committed (-want +got):\n%s", diff)
 	}
 
 	p = propose(t, db, ballot(func(np *NewProposal) {
@@ -218,7 +218,7 @@ func TestCreateProposalInvalid(t *testing.T) {
 		"expiry over 30 days": {func(np *NewProposal) { np.ExpiresIn = MaxProposalExpiry + time.Second }, []string{"expiry", "out of range"}},
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, msgs, err := db.CreateProposal(t.Context(), ballot(tc.change))
+			_, msgs, err := createProposal(db, t.Context(), ballot(tc.change))
 			wantPropErr(t, err, api.CodeInvalid, tc.parts...)
 			if msgs != nil {
 				t.Errorf("messages returned with the error: %v", msgs)
@@ -303,7 +303,7 @@ func TestVoteResolution(t *testing.T) {
 			if p.ResolvedBy != wantBy || !p.ResolvedAt.Equal(wantAt) {
 				t.Errorf("ResolvedBy %q ResolvedAt %v, want %q %v", p.ResolvedBy, p.ResolvedAt, wantBy, wantAt)
 			}
-			got, err := db.GetProposal(t.Context(), wfMain, p.ID)
+			got, err := db.GetProposal(t.Context(), wfMain, p.ID, &heard{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -318,13 +318,13 @@ func TestProposalChannelLines(t *testing.T) {
 	t.Parallel()
 	db, _ := teamDB(t, "alice", "bob", "carol")
 	var all []ProposalNews
-	p, msgs, err := db.CreateProposal(t.Context(), ballot(func(np *NewProposal) { np.Quorum = 2 }))
+	p, msgs, err := createProposal(db, t.Context(), ballot(func(np *NewProposal) { np.Quorum = 2 }))
 	if err != nil {
 		t.Fatal(err)
 	}
 	all = append(all, msgs...)
 	for _, voter := range []string{"bob", "carol"} {
-		_, msgs, err := db.CastVote(t.Context(), wfMain, p.ID, voter, "Postgres", "")
+		_, msgs, err := castVote(db, t.Context(), wfMain, p.ID, voter, "Postgres", "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -350,7 +350,7 @@ func TestVoteReplacesEarlierVote(t *testing.T) {
 	} {
 		clk.Set(propT0.Add(time.Duration(i) * time.Second))
 		var err error
-		if p, _, err = db.CastVote(t.Context(), wfMain, p.ID, v.voter, v.choice, v.reason); err != nil {
+		if p, _, err = castVote(db, t.Context(), wfMain, p.ID, v.voter, v.choice, v.reason); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -390,7 +390,7 @@ func TestVoteErrors(t *testing.T) {
 		"resolved proposal":       {wfMain, resolved.ID, "alice", "sqlite", api.CodeConflict, []string{"proposal prop-2 is resolved; create a new one"}},
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, _, err := db.CastVote(t.Context(), tc.s, tc.id, tc.voter, tc.choice, "why")
+			_, _, err := castVote(db, t.Context(), tc.s, tc.id, tc.voter, tc.choice, "why")
 			wantPropErr(t, err, tc.code, tc.parts...)
 		})
 	}
@@ -428,13 +428,13 @@ func TestExpireProposals(t *testing.T) {
 	wantActive(2)
 
 	clk.Set(propT0.Add(time.Hour - time.Millisecond))
-	if ps, msgs, err := db.ExpireProposals(ctx); len(ps)+len(msgs) != 0 || err != nil {
+	if ps, msgs, err := expireProposals(db, ctx); len(ps)+len(msgs) != 0 || err != nil {
 		t.Errorf("ExpireProposals before the deadline = %v, %v, %v", ps, msgs, err)
 	}
 
 	clk.Set(propT0.Add(time.Hour))
 	wantActive(1) // an overdue proposal no longer holds the workflow open
-	ps, msgs, err := db.ExpireProposals(ctx)
+	ps, msgs, err := expireProposals(db, ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -448,13 +448,13 @@ func TestExpireProposals(t *testing.T) {
 	if diff := cmp.Diff(wantLines, linesOf(msgs)); diff != "" {
 		t.Errorf("expiry news (-want +got):\n%s", diff)
 	}
-	if ps, _, err := db.ExpireProposals(ctx); err != nil || len(ps) != 0 {
+	if ps, _, err := expireProposals(db, ctx); err != nil || len(ps) != 0 {
 		t.Errorf("a second ExpireProposals expired %v again, %v", ps, err)
 	}
 	wantNext(propT0.Add(2*time.Hour), true)
 
 	clk.Set(propT0.Add(3 * time.Hour))
-	ps, msgs, err = db.ExpireProposals(ctx)
+	ps, msgs, err = expireProposals(db, ctx)
 	if err != nil || len(ps) != 1 || ps[0].ID != p2.ID || ps[0].Winner != "" || ps[0].State != "expired" {
 		t.Fatalf("ExpireProposals = %+v, %v; want %s expired without winner", ps, err, p2.ID)
 	}
@@ -491,7 +491,7 @@ func TestExpireProposalsWinner(t *testing.T) {
 				vote(t, db, p.ID, []string{"alice", "bob"}[i], choice)
 			}
 			clk.Set(propT0.Add(time.Hour))
-			ps, _, err := db.ExpireProposals(t.Context())
+			ps, _, err := expireProposals(db, t.Context())
 			if err != nil || len(ps) != 1 {
 				t.Fatalf("ExpireProposals = %v, %v", ps, err)
 			}
@@ -514,38 +514,42 @@ func TestProposalLazyExpiry(t *testing.T) {
 	vote(t, db, voted.ID, "bob", "sqlite") // the last moment still counts
 	clk.Set(propT0.Add(time.Hour))
 
-	_, msgs, err := db.CastVote(ctx, wfMain, voted.ID, "carol", "sqlite", "")
+	_, msgs, err := castVote(db, ctx, wfMain, voted.ID, "carol", "sqlite", "")
 	wantPropErr(t, err, api.CodeConflict, "proposal prop-1 is expired; create a new one")
 	wantLines := []propLine{{`expired prop-1: "sqlite" wins (1 of 1 votes)`, []string{"alice", "bob"}}}
 	if diff := cmp.Diff(wantLines, linesOf(msgs)); diff != "" {
 		t.Errorf("news with the refused vote (-want +got):\n%s", diff)
 	}
 	expiries := len(msgs)
-	p, news, err := db.ReadProposal(ctx, wfMain, read.ID)
+	p, news, err := readProposal(db, ctx, wfMain, read.ID)
 	if err != nil || p.State != "expired" || p.ResolvedBy != "timeout" {
 		t.Errorf("GetProposal of an overdue proposal = %+v, %v; want it expired", p, err)
 	}
 	expiries += len(news)
-	ps, news, err := db.ReadProposals(ctx, wfMain, true)
+	ps, news, err := readProposals(db, ctx, wfMain, true)
 	if err != nil || len(ps) != 0 {
 		t.Errorf("ListProposals(active) after the deadline = %+v, %v; want none", ps, err)
 	}
 	expiries += len(news)
-	_, news, err = db.CancelProposal(ctx, wfMain, cancelled.ID, "alice")
+	_, news, err = cancelProposal(db, ctx, wfMain, cancelled.ID, "alice")
 	wantPropErr(t, err, api.CodeConflict, "proposal prop-4 is expired")
 	expiries += len(news)
 
 	// Every lazy expiry was committed, with one propLine each, and none is redone.
 	for _, id := range []string{voted.ID, read.ID, listed.ID, cancelled.ID} {
-		if p, err := db.GetProposal(ctx, wfMain, id); err != nil || p.State != "expired" {
+		if p, err := db.GetProposal(ctx, wfMain, id, &heard{}); err != nil || p.State != "expired" {
 			t.Errorf("%s = %+v, %v; want expired", id, p, err)
 		}
 	}
-	if ps, _, err := db.ExpireProposals(ctx); err != nil || len(ps) != 0 {
+	if ps, _, err := expireProposals(db, ctx); err != nil || len(ps) != 0 {
 		t.Errorf("ExpireProposals found %d more, %v", len(ps), err)
 	}
 	if expiries != 4 {
 		t.Errorf("%d expiries told, want 4", expiries)
+	}
+	// A read writes its expiry's line too (the caller does not announce it).
+	if n := queryInt(t, db, `SELECT count(*) FROM messages WHERE content LIKE 'expired %'`); n != 4 {
+		t.Errorf("%d expiry lines, want 4", n)
 	}
 }
 
@@ -557,13 +561,13 @@ func TestCancelProposal(t *testing.T) {
 	vote(t, db, p.ID, "bob", "sqlite")
 	vote(t, db, p.ID, "alice", "sqlite")
 
-	_, _, err := db.CancelProposal(ctx, wfMain, p.ID, "bob")
+	_, _, err := cancelProposal(db, ctx, wfMain, p.ID, "bob")
 	wantPropErr(t, err, api.CodeInvalid, "only alice, who created prop-1, can cancel it")
-	_, _, err = db.CancelProposal(ctx, Scope{"wf", "other"}, p.ID, "alice")
+	_, _, err = cancelProposal(db, ctx, Scope{"wf", "other"}, p.ID, "alice")
 	wantPropErr(t, err, api.CodeNotFound, "not found in @wf:other")
 
 	clk.Set(propT0.Add(time.Minute))
-	got, msgs, err := db.CancelProposal(ctx, wfMain, p.ID, "alice")
+	got, msgs, err := cancelProposal(db, ctx, wfMain, p.ID, "alice")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -574,9 +578,9 @@ func TestCancelProposal(t *testing.T) {
 		t.Errorf("cancel lines (-want +got):\n%s", diff)
 	}
 
-	_, _, err = db.CancelProposal(ctx, wfMain, p.ID, "alice")
+	_, _, err = cancelProposal(db, ctx, wfMain, p.ID, "alice")
 	wantPropErr(t, err, api.CodeConflict, "proposal prop-1 is cancelled")
-	_, _, err = db.CastVote(ctx, wfMain, p.ID, "carol", "sqlite", "")
+	_, _, err = castVote(db, ctx, wfMain, p.ID, "carol", "sqlite", "")
 	wantPropErr(t, err, api.CodeConflict, "proposal prop-1 is cancelled; create a new one")
 	if _, ok, err := db.NextExpiry(ctx); err != nil {
 		t.Errorf("NextExpiry: %v", err)
@@ -593,13 +597,13 @@ func TestProposalBindingDecisions(t *testing.T) {
 	vote(t, db, byVotes.ID, "bob", "sqlite")
 	free := propose(t, db, ballot(func(np *NewProposal) { np.Quorum = 1 }))
 	vote(t, db, free.ID, "bob", "sqlite")
-	if _, _, err := db.CancelProposal(t.Context(), wfMain, propose(t, db, ballot(binding)).ID, "alice"); err != nil {
+	if _, _, err := cancelProposal(db, t.Context(), wfMain, propose(t, db, ballot(binding)).ID, "alice"); err != nil {
 		t.Fatal(err)
 	}
 	byTimeout := propose(t, db, ballot(func(np *NewProposal) { np.Binding, np.Resolution = true, "majority" }))
 	vote(t, db, byTimeout.ID, "carol", "postgres")
 	clk.Set(propT0.Add(time.Hour))
-	if _, _, err := db.ExpireProposals(t.Context()); err != nil {
+	if _, _, err := expireProposals(db, t.Context()); err != nil {
 		t.Fatal(err)
 	}
 
@@ -631,7 +635,7 @@ func TestProposalCounterSurvivesReopen(t *testing.T) {
 	addMembers(t, db, wfMain, "alice", "bob")
 	for range 2 {
 		p := propose(t, db, ballot(func(np *NewProposal) { np.Quorum = 1 }))
-		if _, _, err := db.CastVote(t.Context(), wfMain, p.ID, "bob", "sqlite", "one file"); err != nil {
+		if _, _, err := castVote(db, t.Context(), wfMain, p.ID, "bob", "sqlite", "one file"); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -640,7 +644,7 @@ func TestProposalCounterSurvivesReopen(t *testing.T) {
 	}
 
 	db = openAt(t, path, Options{})
-	p, err := db.GetProposal(t.Context(), wfMain, "prop-2")
+	p, err := db.GetProposal(t.Context(), wfMain, "prop-2", &heard{})
 	if err != nil || p.State != "resolved" || len(p.Votes) != 1 || p.Votes[0].Reason != "one file" {
 		t.Errorf("prop-2 after re-open = %+v, %v; want resolved with bob's reason", p, err)
 	}
@@ -665,7 +669,7 @@ func TestConcurrentProposalsGetDistinctIDs(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
-			p, _, err := db.CreateProposal(t.Context(), ballot(nil))
+			p, _, err := createProposal(db, t.Context(), ballot(nil))
 			if err != nil {
 				t.Error(err)
 			}
@@ -692,7 +696,7 @@ func TestListProposalsAndScopes(t *testing.T) {
 	inB := propose(t, db, ballot(func(np *NewProposal) { np.Tag = "b" }))
 
 	ids := func(s Scope, activeOnly bool) []string {
-		ps, err := db.ListProposals(ctx, s, activeOnly)
+		ps, err := db.ListProposals(ctx, s, activeOnly, &heard{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -721,8 +725,8 @@ func TestListProposalsAndScopes(t *testing.T) {
 			t.Errorf("ActiveProposalCount(%s) = %d, %v; want %d", s, n, err, want)
 		}
 	}
-	_, err := db.GetProposal(ctx, wfB, p1.ID)
+	_, err := db.GetProposal(ctx, wfB, p1.ID, &heard{})
 	wantPropErr(t, err, api.CodeNotFound, "proposal prop-1 not found in @wf:b")
-	_, err = db.GetProposal(ctx, wfMain, inB.ID)
+	_, err = db.GetProposal(ctx, wfMain, inB.ID, &heard{})
 	wantPropErr(t, err, api.CodeNotFound, "not found in @wf:main")
 }

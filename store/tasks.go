@@ -17,10 +17,11 @@ import (
 // The task board (issue 16). Every rule lives here, inside the write that
 // applies it, so two agents racing for a task are decided by the one
 // writer: the first claim commits, the second reads it claimed. A change
-// returns what it did as facts (TaskNews: a completion, a task back on
-// the board, a task that became ready and who may claim it, read in the
-// same transaction); the team service (host/team) turns them into the
-// channel's lines and wakes who they name. The store writes no chat text.
+// decides what it did as facts (TaskNews: a completion, a task back on
+// the board, a task that became ready and who may claim it); the caller's
+// Lines (host/team) words them, and the lines commit in the change's own
+// transaction. The caller announces them after the commit, which wakes
+// who they mention. The store writes no chat text of its own.
 
 // Limits and defaults of tasks, exported so that tool descriptions and the
 // CLI can state them.
@@ -139,7 +140,8 @@ type TaskFilter struct {
 
 // TaskNews is what a change to the board did, as facts for the team to
 // tell: the store decides (who may claim a task that became ready is read
-// in the change's transaction), the team service writes the lines.
+// in the change's transaction), the caller's Lines words the lines, which
+// the store writes in the same transaction.
 type TaskNews struct {
 	// Kind is what happened to Task: created, completed, retried, failed,
 	// released, or returned (its lease was lost).
@@ -193,16 +195,17 @@ func TaskID(s string) string {
 
 // CreateTask adds a task to a board. depends_on and parent must name tasks
 // of the same scope, and together they may not make a task wait for
-// itself. The news says who a task ready at once wakes.
-func (db *DB) CreateTask(ctx context.Context, nt NewTask) (Task, TaskNews, error) {
+// itself. A task ready at once wakes who may claim it, through the line
+// say words for its news (the returned message).
+func (db *DB) CreateTask(ctx context.Context, nt NewTask, say Lines) (Task, []Message, error) {
 	nt, err := checkNewTask(nt)
 	if err != nil {
-		return Task{}, TaskNews{}, err
+		return Task{}, nil, err
 	}
 	s := Scope{Workflow: nt.Workflow, Tag: nt.Tag}
 	var (
 		t    Task
-		wake []string
+		msgs []Message
 	)
 	err = db.write(ctx, func(conn querier) error {
 		now := db.nowMs()
@@ -247,16 +250,19 @@ func (db *DB) CreateTask(ctx context.Context, nt NewTask) (Task, TaskNews, error
 		if t, err = getTask(conn, s, id); err != nil {
 			return err
 		}
-		if !t.Ready() {
-			return nil
+		news := TaskNews{Kind: TaskEventCreated, Task: t, By: nt.CreatedBy}
+		if t.Ready() {
+			if news.Wake, err = wakeFor(conn, t, nt.CreatedBy); err != nil {
+				return err
+			}
 		}
-		wake, err = wakeFor(conn, t, nt.CreatedBy)
+		msgs, err = appendTaskLines(conn, say, now, news)
 		return err
 	})
 	if err != nil {
-		return Task{}, TaskNews{}, err
+		return Task{}, nil, err
 	}
-	return t, TaskNews{Kind: TaskEventCreated, Task: t, By: nt.CreatedBy, Wake: wake}, nil
+	return t, msgs, nil
 }
 
 // checkNewTask cleans a new task and applies every rule that needs no
@@ -549,7 +555,7 @@ func (db *DB) TaskProgress(ctx context.Context, a TaskActor, id, note string, pe
 	if err := checkTaskText("note", note, MaxTaskText); err != nil {
 		return Task{}, err
 	}
-	t, _, err := db.changeHeld(ctx, a, id, "record progress on", func(conn querier, t *Task, now int64) (TaskNews, error) {
+	t, _, err := db.changeHeld(ctx, a, id, "record progress on", nil, func(conn querier, t *Task, now int64) (TaskNews, error) {
 		if err := holdTask(conn, t, a, api.TaskInProgress, now); err != nil {
 			return TaskNews{}, err
 		}
@@ -566,14 +572,15 @@ func (db *DB) TaskProgress(ctx context.Context, a TaskActor, id, note string, pe
 }
 
 // CompleteTask finishes a task the agent holds. Its subtasks must be
-// completed first. The news names the tasks that were waiting only for it
-// and who each wakes.
-func (db *DB) CompleteTask(ctx context.Context, a TaskActor, id, result string) (Task, TaskNews, error) {
+// completed first. The channel hears of it, and the tasks that were
+// waiting only for it wake who may claim them (the news names them and
+// who each wakes; say words the lines).
+func (db *DB) CompleteTask(ctx context.Context, a TaskActor, id, result string, say Lines) (Task, []Message, error) {
 	result = strings.TrimSpace(result)
 	if err := checkTaskText("result", result, MaxTaskText); err != nil {
-		return Task{}, TaskNews{}, err
+		return Task{}, nil, err
 	}
-	return db.changeHeld(ctx, a, id, "complete", func(conn querier, t *Task, now int64) (TaskNews, error) {
+	return db.changeHeld(ctx, a, id, "complete", say, func(conn querier, t *Task, now int64) (TaskNews, error) {
 		open := slices.DeleteFunc(slices.Clone(t.WaitingOn), func(w string) bool { return !slices.Contains(t.Subtasks, w) })
 		if len(open) > 0 {
 			subs, err := describeTasks(conn, a.Scope(), open)
@@ -597,15 +604,15 @@ func (db *DB) CompleteTask(ctx context.Context, a TaskActor, id, result string) 
 // retry, while retries remain, the task goes back to pending for another
 // try (the reason stays as its error); otherwise it fails for good, and
 // the tasks that wait for it cannot start.
-func (db *DB) FailTask(ctx context.Context, a TaskActor, id, reason string, retry bool) (Task, TaskNews, error) {
+func (db *DB) FailTask(ctx context.Context, a TaskActor, id, reason string, retry bool, say Lines) (Task, []Message, error) {
 	reason = strings.TrimSpace(reason)
 	if reason == "" {
-		return Task{}, TaskNews{}, api.Errorf(api.CodeInvalid, "reason is empty: say why the task cannot be done")
+		return Task{}, nil, api.Errorf(api.CodeInvalid, "reason is empty: say why the task cannot be done")
 	}
 	if err := checkTaskText("reason", reason, MaxTaskText); err != nil {
-		return Task{}, TaskNews{}, err
+		return Task{}, nil, err
 	}
-	return db.changeHeld(ctx, a, id, "fail", func(conn querier, t *Task, now int64) (TaskNews, error) {
+	return db.changeHeld(ctx, a, id, "fail", say, func(conn querier, t *Task, now int64) (TaskNews, error) {
 		news := TaskNews{Reason: reason, Retry: retry}
 		if retry && t.Retries < t.MaxRetries {
 			err := conn.execute(`UPDATE tasks SET retries = retries + 1 WHERE id = ?`, &execOptions{Args: []any{t.ID}})
@@ -638,8 +645,8 @@ func (db *DB) FailTask(ctx context.Context, a TaskActor, id, reason string, retr
 
 // ReleaseTask gives a held task back: pending again, for anyone who may
 // claim it, with its retries unchanged.
-func (db *DB) ReleaseTask(ctx context.Context, a TaskActor, id string) (Task, TaskNews, error) {
-	return db.changeHeld(ctx, a, id, "release", func(conn querier, t *Task, now int64) (TaskNews, error) {
+func (db *DB) ReleaseTask(ctx context.Context, a TaskActor, id string, say Lines) (Task, []Message, error) {
+	return db.changeHeld(ctx, a, id, "release", say, func(conn querier, t *Task, now int64) (TaskNews, error) {
 		if err := finishTask(conn, t, api.TaskPending, "", t.Error, now); err != nil {
 			return TaskNews{}, err
 		}
@@ -653,26 +660,31 @@ func (db *DB) ReleaseTask(ctx context.Context, a TaskActor, id string) (Task, Ta
 
 // changeHeld runs change, in one write, on a task that a holds (anything
 // else is refused, saying what to do), and returns the task as change left
-// it with change's news (its Task and By filled in here).
-func (db *DB) changeHeld(ctx context.Context, a TaskActor, id, what string,
-	change func(conn querier, t *Task, now int64) (TaskNews, error)) (Task, TaskNews, error) {
+// it with the channel lines say words for change's news (its Task and By
+// filled in here), written in the same write; a nil say writes none.
+func (db *DB) changeHeld(ctx context.Context, a TaskActor, id, what string, say Lines,
+	change func(conn querier, t *Task, now int64) (TaskNews, error)) (Task, []Message, error) {
 	var (
 		t    Task
-		news TaskNews
+		msgs []Message
 	)
 	err := db.write(ctx, func(conn querier) (err error) {
 		now := db.nowMs()
 		if t, err = heldTask(conn, a, id, what); err != nil {
 			return err
 		}
-		news, err = change(conn, &t, now)
+		news, err := change(conn, &t, now)
+		if err != nil || say == nil {
+			return err
+		}
+		news.Task, news.By = t, a.Name
+		msgs, err = appendTaskLines(conn, say, now, news)
 		return err
 	})
 	if err != nil {
-		return Task{}, TaskNews{}, err
+		return Task{}, nil, err
 	}
-	news.Task, news.By = t, a.Name
-	return t, news, nil
+	return t, msgs, nil
 }
 
 // lostTasksSQL selects the held tasks whose lease is lost: expired, held
@@ -689,13 +701,15 @@ const lostTasksSQL = `SELECT t.id, t.workflow, t.tag, t.holder, t.holder_run, r.
 	ORDER BY t.n`
 
 // ReturnLostTasks sends every task whose lease is lost back to pending,
-// and returns the news of each (why, in Reason, and who it wakes: never
-// the agent that lost it) and the earliest expiry of the leases still
-// held (zero when no task is held), so the daemon can sleep until then.
+// with a channel line (say words its news: why, in Reason, and who it
+// wakes, never the agent that lost it) written in the same write, and
+// returns the tasks, their lines and the earliest expiry of the leases
+// still held (zero when no task is held), so the daemon can sleep until
+// then.
 // The daemon calls it when a run ends, at start-up (the runs that died
 // with the previous daemon were marked failed by then) and when the next
 // lease expires. It costs one read when nothing is lost.
-func (db *DB) ReturnLostTasks(ctx context.Context) ([]TaskNews, time.Time, error) {
+func (db *DB) ReturnLostTasks(ctx context.Context, say Lines) ([]Task, []Message, time.Time, error) {
 	lost := false
 	var next time.Time
 	err := db.read(ctx, func(conn querier) error {
@@ -706,9 +720,12 @@ func (db *DB) ReturnLostTasks(ctx context.Context) ([]TaskNews, time.Time, error
 			}})
 	})
 	if err != nil || !lost {
-		return nil, next, err
+		return nil, nil, next, err
 	}
-	var news []TaskNews
+	var (
+		ts   []Task
+		msgs []Message
+	)
 	err = db.write(ctx, func(conn querier) error {
 		now := db.nowMs()
 		type loss struct {
@@ -758,7 +775,11 @@ func (db *DB) ReturnLostTasks(ctx context.Context) ([]TaskNews, time.Time, error
 			if err != nil {
 				return err
 			}
-			news = append(news, TaskNews{Kind: TaskEventReturned, Task: t, By: l.holder, Reason: l.why, Wake: wake})
+			m, err := appendTaskLines(conn, say, now, TaskNews{Kind: TaskEventReturned, Task: t, By: l.holder, Reason: l.why, Wake: wake})
+			if err != nil {
+				return err
+			}
+			ts, msgs = append(ts, t), append(msgs, m...)
 		}
 		return conn.execute(nextLeaseSQL, &execOptions{ResultFunc: func(st row) error {
 			next = msOrZero(st.ColumnInt64(0))
@@ -766,9 +787,9 @@ func (db *DB) ReturnLostTasks(ctx context.Context) ([]TaskNews, time.Time, error
 		}})
 	})
 	if err != nil {
-		return nil, time.Time{}, err
+		return nil, nil, time.Time{}, err
 	}
-	return news, next, nil
+	return ts, msgs, next, nil
 }
 
 // nextLeaseSQL selects the earliest expiry of a held task's lease, NULL

@@ -23,7 +23,7 @@ func task(title string, change func(*NewTask)) NewTask {
 
 func mustCreate(t *testing.T, db *DB, nt NewTask) Task {
 	t.Helper()
-	tk, _, err := db.CreateTask(t.Context(), nt)
+	tk, _, err := createTask(db, t.Context(), nt)
 	if err != nil {
 		t.Fatalf("CreateTask %q: %v", nt.Title, err)
 	}
@@ -119,12 +119,12 @@ func TestClaimRefusals(t *testing.T) {
 	mustClaim(t, db, actor("alice", ""), dep.ID)
 	done := mustCreate(t, db, task("done", nil))
 	mustClaim(t, db, actor("alice", ""), done.ID)
-	if _, _, err := db.CompleteTask(t.Context(), actor("alice", ""), done.ID, "ok"); err != nil {
+	if _, _, err := completeTask(db, t.Context(), actor("alice", ""), done.ID, "ok"); err != nil {
 		t.Fatal(err)
 	}
 	failed := mustCreate(t, db, task("failed", nil))
 	mustClaim(t, db, actor("alice", ""), failed.ID)
-	if _, _, err := db.FailTask(t.Context(), actor("alice", ""), failed.ID, "no disk", false); err != nil {
+	if _, _, err := failTask(db, t.Context(), actor("alice", ""), failed.ID, "no disk", false); err != nil {
 		t.Fatal(err)
 	}
 	theirs := mustCreate(t, db, task("theirs", func(nt *NewTask) { nt.Assignee = "alice" }))
@@ -232,7 +232,7 @@ func TestCreateTaskRefusals(t *testing.T) {
 		"too many deps":    {task("x", func(nt *NewTask) { nt.DependsOn = manyIDs(MaxTaskDeps + 1) }), api.CodeInvalid, []string{"depends_on names 51 tasks; the limit is 50"}},
 		"empty dependency": {task("x", func(nt *NewTask) { nt.DependsOn = []string{" "} }), api.CodeInvalid, []string{"depends_on: an id is empty: name each task"}},
 	} {
-		_, _, err := db.CreateTask(t.Context(), tc.nt)
+		_, _, err := createTask(db, t.Context(), tc.nt)
 		if api.ErrorCode(err) != tc.code {
 			t.Errorf("%s: error %v, want code %s", name, err, tc.code)
 			continue
@@ -253,16 +253,16 @@ func TestParentWaitsForItsSubtasks(t *testing.T) {
 	epic := mustCreate(t, db, task("epic", func(nt *NewTask) { nt.Assignee = "alice" }))
 	mustClaim(t, db, actor("alice", ""), epic.ID) // before it had subtasks
 	sub := mustCreate(t, db, task("part", func(nt *NewTask) { nt.Parent = epic.ID }))
-	_, _, err := db.CompleteTask(t.Context(), actor("alice", ""), epic.ID, "")
+	_, _, err := completeTask(db, t.Context(), actor("alice", ""), epic.ID, "")
 	wantPropErr(t, err, api.CodeConflict, epic.ID+" has subtasks not completed yet: "+sub.ID+" (pending)")
-	if _, _, err := db.ReleaseTask(t.Context(), actor("alice", ""), epic.ID); err != nil {
+	if _, _, err := releaseTask(db, t.Context(), actor("alice", ""), epic.ID); err != nil {
 		t.Fatal(err)
 	}
 	_, err = db.ClaimTask(t.Context(), actor("alice", ""), epic.ID)
 	wantPropErr(t, err, api.CodeConflict, "waits for "+sub.ID+" (pending)")
 
 	mustClaim(t, db, actor("bob", ""), sub.ID)
-	_, news, err := db.CompleteTask(t.Context(), actor("bob", ""), sub.ID, "done")
+	_, news, err := completeTask(db, t.Context(), actor("bob", ""), sub.ID, "done")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -286,7 +286,7 @@ func TestReadyTasksWakeWhoMayClaimThem(t *testing.T) {
 	created := map[string][]string{}
 	create := func(nt NewTask) Task {
 		t.Helper()
-		tk, news, err := db.CreateTask(t.Context(), nt)
+		tk, news, err := createTask(db, t.Context(), nt)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -304,7 +304,7 @@ func TestReadyTasksWakeWhoMayClaimThem(t *testing.T) {
 	create(task("second", func(nt *NewTask) { nt.DependsOn = []string{first.ID} }))
 	create(task("for bob", func(nt *NewTask) { nt.DependsOn = []string{first.ID}; nt.Assignee = "bob" }))
 	mustClaim(t, db, actor("bob", ""), first.ID)
-	_, news, err := db.CompleteTask(t.Context(), actor("bob", ""), first.ID, "")
+	_, news, err := completeTask(db, t.Context(), actor("bob", ""), first.ID, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -317,8 +317,11 @@ func TestReadyTasksWakeWhoMayClaimThem(t *testing.T) {
 	if diff := cmp.Diff(wantReady, readyOf(news)); diff != "" {
 		t.Errorf("who the tasks the completion made ready wake (-want +got):\n%s", diff)
 	}
-	if got := systemLines(t, db, wfMain); len(got) != 0 {
-		t.Errorf("the store wrote lines; the team service writes them: %+v", got)
+	// The lines the caller's Lines worded committed with each change.
+	wantLines := []propLine{{Content: "created task-1"}, {Content: "created task-2"}, {Content: "created task-3"},
+		{Content: "created task-4"}, {Content: "completed task-2"}}
+	if diff := cmp.Diff(wantLines, systemLines(t, db, wfMain)); diff != "" {
+		t.Errorf("lines written (-want +got):\n%s", diff)
 	}
 }
 
@@ -330,15 +333,15 @@ func TestOnlyTheHolderActsOnATask(t *testing.T) {
 	pending := mustCreate(t, db, task("nobody's", nil))
 	mustClaim(t, db, actor("alice", ""), tk.ID)
 	ctx, bob := t.Context(), actor("bob", "")
-	_, _, err := db.CompleteTask(ctx, bob, tk.ID, "")
+	_, _, err := completeTask(db, ctx, bob, tk.ID, "")
 	wantPropErr(t, err, api.CodePermission, tk.ID+" is held by alice: only the holder may complete it")
 	_, err = db.TaskProgress(ctx, bob, tk.ID, "half", nil)
 	wantPropErr(t, err, api.CodePermission, "held by alice")
-	_, _, err = db.FailTask(ctx, bob, tk.ID, "no", false)
+	_, _, err = failTask(db, ctx, bob, tk.ID, "no", false)
 	wantPropErr(t, err, api.CodePermission, "held by alice")
-	_, _, err = db.ReleaseTask(ctx, bob, tk.ID)
+	_, _, err = releaseTask(db, ctx, bob, tk.ID)
 	wantPropErr(t, err, api.CodePermission, "held by alice")
-	_, _, err = db.CompleteTask(ctx, bob, pending.ID, "")
+	_, _, err = completeTask(db, ctx, bob, pending.ID, "")
 	wantPropErr(t, err, api.CodeConflict, "is pending, not held by anyone: claim it with task_claim first")
 	if got := stateOf(t, db, tk.ID); got.State != api.TaskClaimed || got.Holder != "alice" {
 		t.Errorf("after the refusals: %+v", got)
@@ -353,7 +356,7 @@ func TestOnlyTheHolderActsOnATask(t *testing.T) {
 	bad := 101
 	_, err = db.TaskProgress(ctx, actor("alice", ""), tk.ID, "more", &bad)
 	wantPropErr(t, err, api.CodeInvalid, "percent 101 is out of range")
-	if _, _, err := db.CompleteTask(ctx, actor("alice", ""), tk.ID, "shipped"); err != nil {
+	if _, _, err := completeTask(db, ctx, actor("alice", ""), tk.ID, "shipped"); err != nil {
 		t.Fatal(err)
 	}
 	done, history, err := db.GetTask(ctx, wfMain, tk.ID)
@@ -383,7 +386,7 @@ func TestFailWithRetryUntilRetriesRunOut(t *testing.T) {
 	var facts []string
 	for i := range DefaultTaskRetries + 1 {
 		mustClaim(t, db, actor("bob", ""), tk.ID)
-		got, news, err := db.FailTask(t.Context(), actor("bob", ""), tk.ID, fmt.Sprint("timeout ", i), true)
+		got, news, err := failTask(db, t.Context(), actor("bob", ""), tk.ID, fmt.Sprint("timeout ", i), true)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -404,7 +407,7 @@ func TestFailWithRetryUntilRetriesRunOut(t *testing.T) {
 	if diff := cmp.Diff(want, facts); diff != "" {
 		t.Errorf("news (-want +got):\n%s", diff)
 	}
-	_, _, err := db.FailTask(t.Context(), actor("bob", ""), tk.ID, "again", true)
+	_, _, err := failTask(db, t.Context(), actor("bob", ""), tk.ID, "again", true)
 	wantPropErr(t, err, api.CodeConflict, "has already failed (timeout 2): create a new task")
 }
 
@@ -433,7 +436,7 @@ func TestLostLeasesGoBackToPending(t *testing.T) {
 	mustClaim(t, db, actor("outsider", ""), outside.ID)
 	mustClaim(t, db, actor("carol", ""), leaver.ID)
 
-	if lost, next, err := db.ReturnLostTasks(ctx); err != nil || len(lost) != 0 || !next.Equal(propT0.Add(TaskLease)) {
+	if lost, next, err := returnLostTasks(db, ctx); err != nil || len(lost) != 0 || !next.Equal(propT0.Add(TaskLease)) {
 		t.Fatalf("nothing is lost yet: %v, %v; next expiry %v, want %v", lost, err, next, propT0.Add(TaskLease))
 	}
 	if err := db.FinishRun(ctx, "run_a", api.RunFailed, "killed by signal SIGKILL", nil); err != nil {
@@ -442,7 +445,7 @@ func TestLostLeasesGoBackToPending(t *testing.T) {
 	if err := db.DeleteAgent(ctx, AgentKey{"carol", "wf", "main"}); err != nil {
 		t.Fatal(err)
 	}
-	lost, next, err := db.ReturnLostTasks(ctx)
+	lost, next, err := returnLostTasks(db, ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -467,7 +470,7 @@ func TestLostLeasesGoBackToPending(t *testing.T) {
 		t.Fatal(err)
 	}
 	clk.Set(propT0.Add(TaskLease + time.Second))
-	lost, next, err = db.ReturnLostTasks(ctx)
+	lost, next, err = returnLostTasks(db, ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

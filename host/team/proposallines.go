@@ -1,7 +1,6 @@
 package team
 
 import (
-	"context"
 	"fmt"
 	"strings"
 
@@ -9,27 +8,9 @@ import (
 )
 
 // The proposals' lines in the channel. The store decides what a write did
-// to a proposal and who is to hear of it (store.ProposalNews); the service
-// says it here and announces the lines, which wakes who they name.
-
-// tellProposals writes the lines of news and announces them. The write
-// that made the news has committed: a line that cannot be written is
-// logged, not returned.
-func (s *Service) tellProposals(ctx context.Context, news []store.ProposalNews) {
-	if len(news) == 0 {
-		return
-	}
-	lines := make([]store.NewMessage, 0, len(news))
-	for _, n := range news {
-		lines = append(lines, proposalLine(n))
-	}
-	msgs, err := s.db.AppendMessages(context.WithoutCancel(ctx), lines)
-	if err != nil {
-		s.log.Warn("write proposal lines", "workflow", store.Scope{Workflow: lines[0].Workflow, Tag: lines[0].Tag}.String(), "error", err)
-		return
-	}
-	s.publishAll(msgs)
-}
+// to a proposal and who is to hear of it (store.ProposalNews); Lines says
+// it here (tasklines.go), the store writes the line in the same write,
+// and the service announces it after the commit, which wakes who it names.
 
 // proposalLine is the channel's line for n, into the inboxes of n.Tell.
 func proposalLine(n store.ProposalNews) store.NewMessage {

@@ -1,6 +1,7 @@
 package team
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -9,8 +10,9 @@ import (
 	"github.com/agent-worker/agent-worker/store"
 )
 
-// The proposals' lines as the team hears them: the store returns what a
-// write did and who is told, the service words it. The expected lines are
+// The proposals' lines as the team hears them: the store decides what a
+// write did and who is told, Lines words it, the store writes the line in
+// the same write and the service announces it. The expected lines are
 // the ones proposals have always posted.
 
 func ballot(change func(*store.NewProposal)) store.NewProposal {
@@ -84,11 +86,11 @@ func TestProposalLinesOfTheSweep(t *testing.T) {
 	}
 	before := len(systemLines(t, db))
 	clk.Set(boardT0.Add(time.Hour))
-	_, news, err := db.ExpireProposals(ctx)
+	_, msgs, err := db.ExpireProposals(ctx, Lines{}) // what RunExpiry does when the deadline comes
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.tellProposals(ctx, news) // what RunExpiry does when the deadline comes
+	s.publishAll(msgs)
 	want := []boardLine{
 		{`proposal prop-1 expired: "sqlite" wins (1 of 1 votes)`, []string{"alice", "bob"}},
 		{`proposal prop-2 expired with no winner`, []string{"alice"}},
@@ -99,7 +101,8 @@ func TestProposalLinesOfTheSweep(t *testing.T) {
 }
 
 // A proposal found overdue by a late vote, a reader or a listing expires
-// there, and the channel hears of it once.
+// there, and the channel hears of it once; only the vote's line wakes
+// anyone, as it always has: a read wakes nobody.
 func TestProposalLinesOfExpiriesFoundLate(t *testing.T) {
 	t.Parallel()
 	s, db, clk := boardTeam(t, "alice", "bob", "carol")
@@ -111,9 +114,14 @@ func TestProposalLinesOfExpiriesFoundLate(t *testing.T) {
 		}
 	}
 	before := len(systemLines(t, db))
+	sub := s.Bus.Subscribe(100)
+	defer sub.Close()
 	clk.Set(boardT0.Add(time.Hour))
 	if _, err := s.Vote(ctx, board, late.ID, "carol", "sqlite", ""); err == nil {
 		t.Error("a vote on an overdue proposal was taken")
+	}
+	if got := woken(sub); !slices.Equal(got, []string{"alice", "bob"}) {
+		t.Errorf("the late vote's expiry woke %v, want [alice bob]", got)
 	}
 	if p, err := s.Proposal(ctx, board, read.ID); err != nil || p.State != "expired" {
 		t.Errorf("reading an overdue proposal: %+v, %v", p, err)
@@ -122,6 +130,9 @@ func TestProposalLinesOfExpiriesFoundLate(t *testing.T) {
 		if _, err := s.Proposals(ctx, board, false); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if got := woken(sub); len(got) != 0 {
+		t.Errorf("reading expired proposals woke %v, want nobody", got)
 	}
 	want := []boardLine{
 		{`proposal prop-3 expired: "sqlite" wins (1 of 1 votes)`, []string{"alice", "bob"}},

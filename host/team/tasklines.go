@@ -1,7 +1,6 @@
 package team
 
 import (
-	"context"
 	"fmt"
 	"strings"
 
@@ -10,29 +9,23 @@ import (
 
 // The board's lines in the channel. The store decides what a change did
 // (store.TaskNews: which task became ready and who may claim it, why a
-// lease was lost, what a failure blocks); the service says it here, in
-// lines that mention who a ready task wakes, so the scheduler runs them the
-// way it runs any mention and the run sees the task in its inbox.
+// lease was lost, what a failure blocks); Lines says it here, and the
+// store writes the lines in the change's own transaction. The service
+// announces them after the commit: they mention who a ready task wakes,
+// so the scheduler runs them the way it runs any mention and the run sees
+// the task in its inbox.
 
-// tellTasks writes the lines of the board's news and announces them, which
-// wakes who they mention. The change has committed by then: a line that
-// cannot be written is logged, not returned, so an agent is never told
-// its completed task failed.
-func (s *Service) tellTasks(ctx context.Context, news ...store.TaskNews) {
-	var lines []store.NewMessage
-	for _, n := range news {
-		lines = append(lines, taskLines(n)...)
-	}
-	if len(lines) == 0 {
-		return
-	}
-	msgs, err := s.db.AppendMessages(context.WithoutCancel(ctx), lines)
-	if err != nil {
-		s.log.Warn("write task board lines", "workflow", store.Scope{Workflow: lines[0].Workflow, Tag: lines[0].Tag}.String(), "error", err)
-		return
-	}
-	s.publishAll(msgs)
-}
+// Lines words the channel lines of the board's and proposals' news for
+// the store (store.Lines), which writes them with the change they tell.
+type Lines struct{}
+
+var _ store.Lines = Lines{}
+
+// TaskLines is what the channel hears of n, in order.
+func (Lines) TaskLines(n store.TaskNews) []store.NewMessage { return taskLines(n) }
+
+// ProposalLine is the channel's line for n.
+func (Lines) ProposalLine(n store.ProposalNews) store.NewMessage { return proposalLine(n) }
 
 // taskLines is what the channel hears of n, in order.
 func taskLines(n store.TaskNews) []store.NewMessage {

@@ -9,17 +9,15 @@ import (
 )
 
 // The task board: the store applies every rule in one transaction and
-// returns what the change did (store.TaskNews); the service writes the
-// channel lines that tell it and announces them, which is what wakes the
-// agents they mention (tasklines.go).
+// writes the channel lines that go with it, worded by Lines from what the
+// change did (store.TaskNews, tasklines.go); the service announces those
+// lines after the commit, which is what wakes the agents they mention.
 
 // CreateTask adds a task to a board; a task ready at once wakes who may
 // claim it.
 func (s *Service) CreateTask(ctx context.Context, nt store.NewTask) (store.Task, error) {
-	t, news, err := s.db.CreateTask(ctx, nt)
-	if err == nil {
-		s.tellTasks(ctx, news)
-	}
+	t, msgs, err := s.db.CreateTask(ctx, nt, Lines{})
+	s.publishAll(msgs)
 	return t, err
 }
 
@@ -52,29 +50,23 @@ func (s *Service) TaskProgress(ctx context.Context, a store.TaskActor, id, note 
 // CompleteTask finishes a task the agent holds; the channel hears of it
 // and the tasks waiting only for it wake who may claim them.
 func (s *Service) CompleteTask(ctx context.Context, a store.TaskActor, id, result string) (store.Task, error) {
-	t, news, err := s.db.CompleteTask(ctx, a, id, result)
-	if err == nil {
-		s.tellTasks(ctx, news)
-	}
+	t, msgs, err := s.db.CompleteTask(ctx, a, id, result, Lines{})
+	s.publishAll(msgs)
 	return t, err
 }
 
 // FailTask gives up on a task the agent holds, back to pending while
 // retries remain when retry is set.
 func (s *Service) FailTask(ctx context.Context, a store.TaskActor, id, reason string, retry bool) (store.Task, error) {
-	t, news, err := s.db.FailTask(ctx, a, id, reason, retry)
-	if err == nil {
-		s.tellTasks(ctx, news)
-	}
+	t, msgs, err := s.db.FailTask(ctx, a, id, reason, retry, Lines{})
+	s.publishAll(msgs)
 	return t, err
 }
 
 // ReleaseTask hands a held task back to the board.
 func (s *Service) ReleaseTask(ctx context.Context, a store.TaskActor, id string) (store.Task, error) {
-	t, news, err := s.db.ReleaseTask(ctx, a, id)
-	if err == nil {
-		s.tellTasks(ctx, news)
-	}
+	t, msgs, err := s.db.ReleaseTask(ctx, a, id, Lines{})
+	s.publishAll(msgs)
 	return t, err
 }
 
@@ -130,15 +122,15 @@ func (s *Service) RunLeases(ctx context.Context) {
 			continue
 		}
 		seen = s.claims.Load()
-		lost, next, err := s.db.ReturnLostTasks(ctx)
+		lost, msgs, next, err := s.db.ReturnLostTasks(ctx, Lines{})
 		idle = err == nil && next.IsZero()
 		if err != nil && ctx.Err() == nil {
 			s.log.Warn("return lost tasks", "error", err)
 		}
-		for _, n := range lost {
-			s.log.Info("task back on the board: its lease was lost", "task", n.Task.ID, "workflow", store.Scope{Workflow: n.Task.Workflow, Tag: n.Task.Tag}.String())
+		for _, t := range lost {
+			s.log.Info("task back on the board: its lease was lost", "task", t.ID, "workflow", store.Scope{Workflow: t.Workflow, Tag: t.Tag}.String())
 		}
-		s.tellTasks(ctx, lost...)
+		s.publishAll(msgs)
 		timer.Reset(waitUntil(next, !next.IsZero(), err, maxLeaseWait))
 	}
 }

@@ -15,8 +15,9 @@ import (
 	"github.com/agent-worker/agent-worker/store"
 )
 
-// The board's lines as the team hears them: the store returns what a
-// change did, the service writes these lines and wakes who they mention.
+// The board's lines as the team hears them: the store decides what a
+// change did, Lines words these lines, the store writes them with the
+// change and the service announces them, which wakes who they mention.
 // The expected lines are the ones the board has always posted.
 
 var board = store.Scope{Workflow: "wf", Tag: "main"}
@@ -249,11 +250,11 @@ func TestBoardLinesOfLostLeases(t *testing.T) {
 	sweep := func() []boardLine {
 		t.Helper()
 		before := len(systemLines(t, db))
-		lost, _, err := db.ReturnLostTasks(ctx)
+		_, msgs, _, err := db.ReturnLostTasks(ctx, Lines{}) // what RunLeases does
 		if err != nil {
 			t.Fatal(err)
 		}
-		s.tellTasks(ctx, lost...)
+		s.publishAll(msgs)
 		return systemLines(t, db)[before:]
 	}
 	want := []boardLine{
