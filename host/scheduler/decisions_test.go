@@ -3,10 +3,12 @@ package scheduler
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -142,6 +144,10 @@ type schedHarness struct {
 	s      *Scheduler
 	clock  *fakeClock
 	runner *fakeRunner
+	// barriers hears the markers settle publishes, once Run has handed
+	// them on.
+	barriers chan string
+	marks    atomic.Int64
 }
 
 const testPoll = time.Hour // the poll comes only when a test moves the clock that far
@@ -173,6 +179,12 @@ func startScheduler(t *testing.T, cfg Config, runner *fakeRunner, agents ...stor
 		cfg.PollInterval = testPoll
 	}
 	s := New(db, runner, svc, cfg, hclog.NewNullLogger())
+	barriers := make(chan string, 10)
+	s.afterEvent = func(ev team.Event) {
+		if ev.Kind == barrierEvent {
+			barriers <- ev.Agent.Name
+		}
+	}
 	if err := s.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +200,34 @@ func startScheduler(t *testing.T, cfg Config, runner *fakeRunner, agents ...stor
 		}
 		db.Close()
 	})
-	return &schedHarness{db: db, team: svc, s: s, clock: clk, runner: runner}
+	return &schedHarness{db: db, team: svc, s: s, clock: clk, runner: runner, barriers: barriers}
+}
+
+// barrierEvent is the kind of the markers settle publishes; the
+// scheduler acts on no such event.
+const barrierEvent = "test-barrier"
+
+// settle waits until the scheduler has handled every trigger so far: a
+// marker published after them has come through Run (the bus keeps their
+// order, so every wake before it has reached its loop), and then every
+// loop waits for its next trigger with no wake left to take in. With the
+// fake clock still, nothing runs after that until the test acts.
+func (h *schedHarness) settle(t *testing.T) {
+	t.Helper()
+	mark := fmt.Sprint("barrier-", h.marks.Add(1))
+	h.team.Bus.Publish(team.Event{Kind: barrierEvent, Agent: store.AgentKey{Name: mark}})
+	for {
+		select {
+		case got := <-h.barriers:
+			if got != mark {
+				continue
+			}
+		case <-time.After(testkit.Deadline):
+			t.Fatalf("timed out waiting for the scheduler to hand on %s", mark)
+		}
+		break
+	}
+	testkit.WaitFor(t, "every agent loop waiting for its next trigger", h.s.quiet)
 }
 
 func agentKey(name string) store.AgentKey {
@@ -216,14 +255,15 @@ func (h *schedHarness) nextRun(t *testing.T, what string) plugins.RunSpec {
 	panic("unreachable")
 }
 
-// noRun fails if a run starts within a short window. It waits for no
-// event: it gives a run that must not happen the time to show itself.
+// noRun fails if a run has started. It waits for nothing: the caller
+// first makes sure that no run can start (settle, a backoff or a slot
+// waited for), so one that has not started by then never will.
 func (h *schedHarness) noRun(t *testing.T, why string) {
 	t.Helper()
 	select {
 	case spec := <-h.runner.calls:
 		t.Fatalf("%s ran (attempt %d) %s", spec.Agent.Name, spec.Attempt, why)
-	case <-time.After(200 * time.Millisecond):
+	default:
 	}
 }
 
@@ -275,6 +315,7 @@ func TestMentionRunsTheAgentOnceAndSettles(t *testing.T) {
 	if !slices.ContainsFunc(ms, func(m store.Message) bool { return m.Sender == "alice" && m.Content == "done: the tests pass" }) {
 		t.Errorf("alice's result is not in the channel: %+v", ms)
 	}
+	h.settle(t)
 	h.noRun(t, "again after its inbox was read, or bob, who was not mentioned")
 }
 
@@ -287,6 +328,7 @@ func TestPausedAgentWaitsAndRunsWhenResumed(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.send(t, "@alice while you were away")
+	h.settle(t)
 	h.noRun(t, "while paused")
 	if n := h.inboxDepth(t, "alice"); n != 1 {
 		t.Errorf("paused alice's inbox holds %d, want the message waiting", n)
@@ -310,6 +352,7 @@ func TestPollRunsAnAgentWhoseWakeWasLost(t *testing.T) {
 		Content: "@alice written behind the daemon's back", Recipients: []string{"alice"}}); err != nil {
 		t.Fatal(err)
 	}
+	h.settle(t)
 	h.noRun(t, "without a wake or a poll")
 	h.clock.Advance(testPoll)
 	if spec := h.nextRun(t, "the run the poll starts"); spec.Inbox[0].Content != "@alice written behind the daemon's back" {
@@ -324,6 +367,7 @@ func TestIntervalScheduleWakesTheAgentWithItsPrompt(t *testing.T) {
 	h := startScheduler(t, Config{PollInterval: 24 * time.Hour}, &fakeRunner{},
 		store.Agent{Name: "ticker", Schedule: "30m", WakeupPrompt: "check the build"})
 	testkit.WaitFor(t, "the schedule armed", func() bool { return h.clock.waiting(31 * time.Minute) })
+	h.settle(t)
 	h.noRun(t, "before its schedule")
 	h.clock.Advance(30 * time.Minute)
 	spec := h.nextRun(t, "the scheduled run")
@@ -351,6 +395,7 @@ func TestFailedRunsAreRetriedWithDoublingBackoff(t *testing.T) {
 		if attempt == 3 {
 			break
 		}
+		// Once the backoff is armed, only the clock can start the next attempt.
 		testkit.WaitFor(t, "the backoff", func() bool { return h.clock.waiting(time.Minute) })
 		h.noRun(t, "before its backoff was over")
 		h.clock.Advance(3 * time.Second)
@@ -393,6 +438,7 @@ func TestAgentFailsAfterItsAttemptsOrAPermanentError(t *testing.T) {
 				t.Errorf("failed alice's inbox holds %d, want the message kept", n)
 			}
 			h.send(t, "@alice again")
+			h.settle(t)
 			h.noRun(t, "while failed")
 		})
 	}
@@ -406,11 +452,12 @@ func TestRunsWaitForAFreeSlot(t *testing.T) {
 	h := startScheduler(t, Config{MaxConcurrent: 1}, &fakeRunner{hold: hold}, store.Agent{Name: "alice"}, store.Agent{Name: "bob"})
 	h.send(t, "@alice @bob both of you")
 	first := h.nextRun(t, "the first run")
-	h.noRun(t, "while the only slot is taken")
 	other := "bob"
 	if first.Agent.Name == "bob" {
 		other = "alice"
 	}
+	testkit.WaitFor(t, other+" waiting for a slot", func() bool { return h.s.waitsForSlot(agentKey(other)) })
+	h.noRun(t, "while the only slot is taken")
 	if a := h.agent(t, other); a.State != api.AgentIdle {
 		t.Errorf("%s is %s while waiting for a slot, want idle", other, a.State)
 	}
