@@ -604,7 +604,7 @@ func TestProposalExpiresWithoutBeingTouched(t *testing.T) {
 				if !strings.Contains(ev.Message.Content, `"approve" wins`) {
 					t.Errorf("expiry line = %q", ev.Message.Content)
 				}
-				got, err := th.DB().GetProposal(context.Background(), store.Scope{Workflow: "exp", Tag: "main"}, p["id"].(string))
+				got, err := th.DB().GetProposal(context.Background(), store.Scope{Workflow: "exp", Tag: "main"}, p["id"].(string), team.Lines{})
 				if err != nil || got.State != "expired" || got.Winner != "approve" || got.ResolvedBy != "timeout" {
 					t.Errorf("after expiry: %+v, %v", got, err)
 				}

@@ -82,26 +82,56 @@ type NewProposal struct {
 	ExpiresIn time.Duration
 }
 
-// CreateProposal opens a proposal and announces it to the other members,
-// whose inbox rows come with the returned channel line.
-func (db *DB) CreateProposal(ctx context.Context, np NewProposal) (Proposal, []Message, error) {
+// ProposalEventKind says what happened to a proposal.
+type ProposalEventKind string
+
+// What a proposal's news tells.
+const (
+	ProposalOpened    ProposalEventKind = "opened"
+	ProposalVoted     ProposalEventKind = "voted"
+	ProposalResolved  ProposalEventKind = "resolved"
+	ProposalCancelled ProposalEventKind = "cancelled"
+	ProposalExpired   ProposalEventKind = "expired"
+)
+
+// ProposalNews is what a write did to a proposal, as facts for the team to
+// tell: the store decides, in the write, who is told; the caller's Lines
+// words the channel's line, which the store writes in the same write.
+type ProposalNews struct {
+	Kind ProposalEventKind
+	// Proposal is the proposal as the event left it (for a vote: before
+	// the vote resolved it, if it did).
+	Proposal Proposal
+	// By is the creator who opened or cancelled it, or the voter.
+	By string
+	// Choice is a vote's choice, as the option is spelled.
+	Choice string
+	// WinnerVotes is how many votes the winner (Proposal.Winner) had.
+	WinnerVotes int
+	// Tell are the members to be told, into their inboxes: the others when
+	// it opens, the creator and voters when it ends (not the creator who
+	// cancels it). A vote tells nobody in particular.
+	Tell []string
+}
+
+// CreateProposal opens a proposal and tells the other members, whose inbox
+// rows come with the returned channel line (say words it).
+func (db *DB) CreateProposal(ctx context.Context, np NewProposal, say Lines) (Proposal, []Message, error) {
 	p, expiresIn, err := checkNewProposal(np)
 	if err != nil {
 		return Proposal{}, nil, err
 	}
 	s := Scope{Workflow: p.Workflow, Tag: p.Tag}
-	var msgs []Message
-	err = db.write(ctx, func(conn querier) error {
-		now := db.nowMs()
+	msgs, err := db.writeTelling(ctx, say, func(conn querier, now int64) ([]ProposalNews, error) {
 		team, err := memberNames(conn, s)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if !slices.Contains(team, p.Creator) {
-			return notMember(p.Creator, s)
+			return nil, notMember(p.Creator, s)
 		}
 		if p.Quorum > len(team) {
-			return api.Errorf(api.CodeInvalid, "quorum %d is more than the %d members of %s", p.Quorum, len(team), s)
+			return nil, api.Errorf(api.CodeInvalid, "quorum %d is more than the %d members of %s", p.Quorum, len(team), s)
 		}
 		if p.Quorum == 0 {
 			p.Quorum = len(team)
@@ -109,12 +139,12 @@ func (db *DB) CreateProposal(ctx context.Context, np NewProposal) (Proposal, []M
 		n, err := count(conn, `INSERT INTO counters (name, value) VALUES ('proposal', 1)
 			ON CONFLICT (name) DO UPDATE SET value = counters.value + 1 RETURNING value`)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		p.ID = fmt.Sprintf("prop-%d", n)
 		options, err := json.Marshal(p.Options)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		err = conn.execute(`INSERT INTO proposals (id, workflow, tag, creator, type, title,
 			options_json, resolution, tie_breaker, quorum, binding, created_at, expires_at)
@@ -122,20 +152,13 @@ func (db *DB) CreateProposal(ctx context.Context, np NewProposal) (Proposal, []M
 			&execOptions{Args: []any{p.ID, p.Workflow, p.Tag, p.Creator, p.Type, p.Title,
 				string(options), p.Resolution, p.TieBreaker, p.Quorum, p.Binding, now, now + expiresIn.Milliseconds()}})
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if p, err = getProposal(conn, s, p.ID); err != nil {
-			return err
+			return nil, err
 		}
 		others := slices.DeleteFunc(team, func(m string) bool { return m == p.Creator })
-		line := fmt.Sprintf("%s opened proposal %s %q (%s, %s, quorum %d): options %s. Vote with team_vote.",
-			p.Creator, p.ID, p.Title, p.Type, p.Resolution, p.Quorum, strings.Join(p.Options, ", "))
-		if len(others) > 0 {
-			line = mentionAll(others) + ": " + line
-		}
-		m, err := proposalLine(conn, p, line, others, now)
-		msgs = append(msgs, m)
-		return err
+		return []ProposalNews{{Kind: ProposalOpened, Proposal: p, By: p.Creator, Tell: others}}, nil
 	})
 	if err != nil {
 		return Proposal{}, nil, err
@@ -195,65 +218,56 @@ func checkNewProposal(np NewProposal) (Proposal, time.Duration, error) {
 
 // CastVote records voter's choice (replacing an earlier vote) and resolves
 // the proposal when the votes satisfy its rule. The messages are the vote
-// line and, if it resolved, the result line. A proposal found overdue is
-// expired and committed first; the error then comes with its expiry line.
-func (db *DB) CastVote(ctx context.Context, s Scope, id, voter, choice, reason string) (Proposal, []Message, error) {
+// line and, if it resolved, the result line (say words them). A proposal
+// found overdue is expired and committed first; the error then comes with
+// its expiry line.
+func (db *DB) CastVote(ctx context.Context, s Scope, id, voter, choice, reason string, say Lines) (Proposal, []Message, error) {
 	var (
 		p       Proposal
-		msgs    []Message
 		refused error
 	)
-	err := db.write(ctx, func(conn querier) (err error) {
-		now := db.nowMs()
-		if p, msgs, err = liveProposal(conn, s, id, now); err != nil {
-			return err
+	msgs, err := db.writeTelling(ctx, say, func(conn querier, now int64) (news []ProposalNews, err error) {
+		refused = nil
+		if p, news, err = liveProposal(conn, s, id, now); err != nil {
+			return nil, err
 		}
 		if p.State != "active" {
 			refused = api.Errorf(api.CodeConflict, "proposal %s is %s; create a new one", id, p.State)
-			return nil
+			return news, nil
 		}
 		team, err := memberNames(conn, s)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if !slices.Contains(team, voter) {
-			return notMember(voter, s)
+			return nil, notMember(voter, s)
 		}
 		canonical := matchOption(p.Options, strings.TrimSpace(choice))
 		if canonical == "" {
-			return api.Errorf(api.CodeInvalid, "%q is not an option of %s: choose %s", choice, id, listOr(p.Options))
+			return nil, api.Errorf(api.CodeInvalid, "%q is not an option of %s: choose %s", choice, id, listOr(p.Options))
 		}
 		err = conn.execute(`INSERT INTO votes (proposal_id, voter, choice, reason, created_at)
 			VALUES (?, ?, ?, ?, ?)
 			ON CONFLICT (proposal_id, voter) DO UPDATE SET choice = excluded.choice, reason = excluded.reason`,
 			&execOptions{Args: []any{id, voter, canonical, reason, now}})
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if p, err = getProposal(conn, s, id); err != nil {
-			return err
+			return nil, err
 		}
-		m, err := proposalLine(conn, p, fmt.Sprintf("%s voted %q on %s (%d/%d votes)",
-			voter, canonical, id, len(p.Votes), p.Quorum), nil, now)
-		if err != nil {
-			return err
-		}
-		msgs = append(msgs, m)
+		news = append(news, ProposalNews{Kind: ProposalVoted, Proposal: p, By: voter, Choice: canonical})
 		if len(p.Votes) < p.Quorum {
-			return nil
+			return news, nil
 		}
 		winner, n := outcome(p)
 		if winner == "" {
-			return nil
+			return news, nil
 		}
 		if err := closeProposal(conn, &p, "resolved", "votes", winner, now); err != nil {
-			return err
+			return nil, err
 		}
-		voters := p.participants()
-		m, err = proposalLine(conn, p, fmt.Sprintf("proposal %s resolved: %q wins (%d of %d votes) %s",
-			id, winner, n, len(p.Votes), mentionAll(voters)), voters, now)
-		msgs = append(msgs, m)
-		return err
+		return append(news, ProposalNews{Kind: ProposalResolved, Proposal: p, WinnerVotes: n, Tell: p.participants()}), nil
 	})
 	if err != nil {
 		return Proposal{}, nil, err
@@ -262,8 +276,10 @@ func (db *DB) CastVote(ctx context.Context, s Scope, id, voter, choice, reason s
 }
 
 // GetProposal returns one proposal of s with its votes, expiring it first
-// if its deadline has passed, so a reader never sees an overdue "active".
-func (db *DB) GetProposal(ctx context.Context, s Scope, id string) (Proposal, error) {
+// if its deadline has passed, so a reader never sees an overdue "active";
+// the expiry's line (say words it) is written with the expiry, and not
+// announced: nobody is woken by a read.
+func (db *DB) GetProposal(ctx context.Context, s Scope, id string, say Lines) (Proposal, error) {
 	var p Proposal
 	err := db.read(ctx, func(conn querier) (err error) {
 		p, err = getProposal(conn, s, id)
@@ -272,16 +288,16 @@ func (db *DB) GetProposal(ctx context.Context, s Scope, id string) (Proposal, er
 	if err != nil || !db.overdue(p) {
 		return p, err
 	}
-	err = db.write(ctx, func(conn querier) (err error) {
-		p, _, err = liveProposal(conn, s, id, db.nowMs())
-		return err
+	_, err = db.writeTelling(ctx, say, func(conn querier, now int64) (news []ProposalNews, err error) {
+		p, news, err = liveProposal(conn, s, id, now)
+		return news, err
 	})
 	return p, err
 }
 
 // ListProposals returns the proposals of s, newest first, expiring overdue
 // ones first like GetProposal.
-func (db *DB) ListProposals(ctx context.Context, s Scope, activeOnly bool) ([]Proposal, error) {
+func (db *DB) ListProposals(ctx context.Context, s Scope, activeOnly bool, say Lines) ([]Proposal, error) {
 	var ps []Proposal
 	err := db.read(ctx, func(conn querier) (err error) {
 		ps, err = listProposals(conn, s, activeOnly)
@@ -290,44 +306,41 @@ func (db *DB) ListProposals(ctx context.Context, s Scope, activeOnly bool) ([]Pr
 	if err != nil || !slices.ContainsFunc(ps, db.overdue) {
 		return ps, err
 	}
-	err = db.write(ctx, func(conn querier) (err error) {
-		if _, _, err = expireDue(conn, s, db.nowMs()); err != nil {
-			return err
+	_, err = db.writeTelling(ctx, say, func(conn querier, now int64) (news []ProposalNews, err error) {
+		if _, news, err = expireDue(conn, s, now); err != nil {
+			return nil, err
 		}
 		ps, err = listProposals(conn, s, activeOnly)
-		return err
+		return news, err
 	})
 	return ps, err
 }
 
 // CancelProposal withdraws an active proposal; only its creator may, so
-// that nobody can dodge an outcome they dislike. The message tells the
-// voters, whose votes no longer count.
-func (db *DB) CancelProposal(ctx context.Context, s Scope, id, by string) (Proposal, []Message, error) {
+// that nobody can dodge an outcome they dislike. The message (say words
+// it) tells the voters, whose votes no longer count.
+func (db *DB) CancelProposal(ctx context.Context, s Scope, id, by string, say Lines) (Proposal, []Message, error) {
 	var (
 		p       Proposal
-		msgs    []Message
 		refused error
 	)
-	err := db.write(ctx, func(conn querier) (err error) {
-		now := db.nowMs()
-		if p, msgs, err = liveProposal(conn, s, id, now); err != nil {
-			return err
+	msgs, err := db.writeTelling(ctx, say, func(conn querier, now int64) (news []ProposalNews, err error) {
+		refused = nil
+		if p, news, err = liveProposal(conn, s, id, now); err != nil {
+			return nil, err
 		}
 		if p.State != "active" {
 			refused = api.Errorf(api.CodeConflict, "proposal %s is %s; only an active proposal can be cancelled", id, p.State)
-			return nil
+			return news, nil
 		}
 		if by != p.Creator {
-			return api.Errorf(api.CodeInvalid, "only %s, who created %s, can cancel it", p.Creator, id)
+			return nil, api.Errorf(api.CodeInvalid, "only %s, who created %s, can cancel it", p.Creator, id)
 		}
 		if err := closeProposal(conn, &p, "cancelled", "", "", now); err != nil {
-			return err
+			return nil, err
 		}
 		voters := slices.DeleteFunc(p.participants(), func(v string) bool { return v == p.Creator })
-		m, err := proposalLine(conn, p, fmt.Sprintf("%s cancelled proposal %s %q", by, id, p.Title), voters, now)
-		msgs = append(msgs, m)
-		return err
+		return append(news, ProposalNews{Kind: ProposalCancelled, Proposal: p, By: by, Tell: voters}), nil
 	})
 	if err != nil {
 		return Proposal{}, nil, err
@@ -335,22 +348,40 @@ func (db *DB) CancelProposal(ctx context.Context, s Scope, id, by string) (Propo
 	return p, msgs, refused
 }
 
-// ExpireProposals closes every overdue active proposal of every scope. The
-// daemon calls it when NextExpiry comes due, so that voters hear of the
-// outcome without anyone reading the proposal.
-func (db *DB) ExpireProposals(ctx context.Context) ([]Proposal, []Message, error) {
-	var (
-		ps   []Proposal
-		msgs []Message
-	)
-	err := db.write(ctx, func(conn querier) (err error) {
-		ps, msgs, err = expireDue(conn, Scope{}, db.nowMs())
-		return err
+// ExpireProposals closes every overdue active proposal of every scope,
+// with their lines (say words them). The daemon calls it when NextExpiry
+// comes due, so that voters hear of the outcome without anyone reading
+// the proposal.
+func (db *DB) ExpireProposals(ctx context.Context, say Lines) ([]Proposal, []Message, error) {
+	var ps []Proposal
+	msgs, err := db.writeTelling(ctx, say, func(conn querier, now int64) (news []ProposalNews, err error) {
+		ps, news, err = expireDue(conn, Scope{}, now)
+		return news, err
 	})
 	if err != nil {
 		return nil, nil, err
 	}
 	return ps, msgs, nil
+}
+
+// writeTelling runs change in one write and appends, in the same write,
+// the channel lines say words for the news change returns, so the change
+// and its lines commit together or not at all.
+func (db *DB) writeTelling(ctx context.Context, say Lines, change func(conn querier, now int64) ([]ProposalNews, error)) ([]Message, error) {
+	var msgs []Message
+	err := db.write(ctx, func(conn querier) error {
+		now := db.nowMs()
+		news, err := change(conn, now)
+		if err != nil {
+			return err
+		}
+		msgs, err = appendProposalLines(conn, say, now, news)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return msgs, nil
 }
 
 // NextExpiry returns the earliest deadline among active proposals, so the
@@ -455,19 +486,19 @@ func loadVotes(conn querier, p *Proposal) error {
 }
 
 // liveProposal loads a proposal inside a write, expiring it first if its
-// deadline has passed; the messages are the expiry line, if any.
-func liveProposal(conn querier, s Scope, id string, now int64) (Proposal, []Message, error) {
+// deadline has passed; the news is its expiry, if it expired.
+func liveProposal(conn querier, s Scope, id string, now int64) (Proposal, []ProposalNews, error) {
 	p, err := getProposal(conn, s, id)
 	if err != nil || p.State != "active" || p.ExpiresAt.UnixMilli() > now {
 		return p, nil, err
 	}
-	m, err := expireProposal(conn, &p, now)
-	return p, []Message{m}, err
+	n, err := expireProposal(conn, &p, now)
+	return p, []ProposalNews{n}, err
 }
 
 // expireDue expires the overdue active proposals of s, or of every scope
 // when s is zero, oldest deadline first.
-func expireDue(conn querier, s Scope, now int64) ([]Proposal, []Message, error) {
+func expireDue(conn querier, s Scope, now int64) ([]Proposal, []ProposalNews, error) {
 	type due struct {
 		id string
 		s  Scope
@@ -485,30 +516,26 @@ func expireDue(conn querier, s Scope, now int64) ([]Proposal, []Message, error) 
 	}
 	var (
 		ps   []Proposal
-		msgs []Message
+		news []ProposalNews
 	)
 	for _, d := range dues {
-		p, m, err := liveProposal(conn, d.s, d.id, now)
+		p, n, err := liveProposal(conn, d.s, d.id, now)
 		if err != nil {
 			return nil, nil, err
 		}
-		ps, msgs = append(ps, p), append(msgs, m...)
+		ps, news = append(ps, p), append(news, n...)
 	}
-	return ps, msgs, nil
+	return ps, news, nil
 }
 
 // expireProposal closes an overdue proposal with the result of the votes
 // cast so far, since a deadline must not throw away what was agreed.
-func expireProposal(conn querier, p *Proposal, now int64) (Message, error) {
+func expireProposal(conn querier, p *Proposal, now int64) (ProposalNews, error) {
 	winner, n := outcome(*p)
 	if err := closeProposal(conn, p, "expired", "timeout", winner, now); err != nil {
-		return Message{}, err
+		return ProposalNews{}, err
 	}
-	line := fmt.Sprintf("proposal %s expired with no winner", p.ID)
-	if winner != "" {
-		line = fmt.Sprintf("proposal %s expired: %q wins (%d of %d votes)", p.ID, winner, n, len(p.Votes))
-	}
-	return proposalLine(conn, *p, line, p.participants(), now)
+	return ProposalNews{Kind: ProposalExpired, Proposal: *p, WinnerVotes: n, Tell: p.participants()}, nil
 }
 
 // closeProposal ends p's active life; a binding result also becomes the
@@ -569,12 +596,6 @@ func (p Proposal) participants() []string {
 	return dedupe(names)
 }
 
-// proposalLine posts a system line about p to its channel.
-func proposalLine(conn querier, p Proposal, content string, recipients []string, now int64) (Message, error) {
-	return appendMessage(conn, NewMessage{Workflow: p.Workflow, Tag: p.Tag, Sender: "system",
-		Content: content, Kind: KindSystem, Recipients: recipients}, now)
-}
-
 // memberNames lists the members of s by name: who may create proposals and
 // vote, create and claim tasks.
 func memberNames(conn querier, s Scope) ([]string, error) {
@@ -599,10 +620,6 @@ func matchOption(options []string, choice string) string {
 		}
 	}
 	return ""
-}
-
-func mentionAll(names []string) string {
-	return "@" + strings.Join(names, " @")
 }
 
 // listOr joins items as "a, b or c" for error messages.

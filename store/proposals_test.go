@@ -48,7 +48,7 @@ func ballot(change func(*NewProposal)) NewProposal {
 
 func propose(t *testing.T, db *DB, np NewProposal) Proposal {
 	t.Helper()
-	p, _, err := db.CreateProposal(t.Context(), np)
+	p, _, err := createProposal(db, t.Context(), np)
 	if err != nil {
 		t.Fatalf("CreateProposal: %v", err)
 	}
@@ -57,7 +57,7 @@ func propose(t *testing.T, db *DB, np NewProposal) Proposal {
 
 func vote(t *testing.T, db *DB, id, voter, choice string) Proposal {
 	t.Helper()
-	p, _, err := db.CastVote(t.Context(), wfMain, id, voter, choice, "")
+	p, _, err := castVote(db, t.Context(), wfMain, id, voter, choice, "")
 	if err != nil {
 		t.Fatalf("%s votes %s on %s: %v", voter, choice, id, err)
 	}
@@ -78,15 +78,32 @@ type propLine struct {
 	Inbox   []string
 }
 
-func linesOf(msgs []Message) []propLine {
+// linesOf summarises proposal news, a line per event, with who is told:
+// the facts the team service words as channel lines (host/team).
+func linesOf(news []ProposalNews) []propLine {
 	var ls []propLine
-	for _, m := range msgs {
-		inbox := slices.Clone(m.Recipients)
+	for _, n := range news {
+		p := n.Proposal
+		line := fmt.Sprintf("%s %s", n.Kind, p.ID)
+		if n.By != "" {
+			line += " by " + n.By
+		}
+		switch n.Kind {
+		case ProposalVoted:
+			line += fmt.Sprintf(": %q (%d/%d votes)", n.Choice, len(p.Votes), p.Quorum)
+		case ProposalResolved, ProposalExpired:
+			if p.Winner == "" {
+				line += ": no winner"
+			} else {
+				line += fmt.Sprintf(": %q wins (%d of %d votes)", p.Winner, n.WinnerVotes, len(p.Votes))
+			}
+		}
+		inbox := slices.Clone(n.Tell)
 		slices.Sort(inbox)
 		if len(inbox) == 0 {
 			inbox = nil
 		}
-		ls = append(ls, propLine{m.Content, inbox})
+		ls = append(ls, propLine{line, inbox})
 	}
 	return ls
 }
@@ -127,7 +144,7 @@ func TestCreateProposal(t *testing.T) {
 	t.Parallel()
 	db, _ := teamDB(t, "alice", "bob", "carol")
 
-	p, msgs, err := db.CreateProposal(t.Context(), ballot(func(np *NewProposal) {
+	p, msgs, err := createProposal(db, t.Context(), ballot(func(np *NewProposal) {
 		np.Type, np.Title, np.Options = "approval", "  Ship v1?  ", nil
 	}))
 	if err != nil {
@@ -142,20 +159,19 @@ func TestCreateProposal(t *testing.T) {
 	if diff := cmp.Diff(want, p); diff != "" {
 		t.Errorf("CreateProposal (-want +got):\n%s", diff)
 	}
-	got, err := db.GetProposal(t.Context(), wfMain, p.ID)
+	got, err := db.GetProposal(t.Context(), wfMain, p.ID, &heard{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(p, got); diff != "" {
 		t.Errorf("GetProposal (-created +got):\n%s", diff)
 	}
-	wantLines := []propLine{{`@bob @carol: alice opened proposal ` + p.ID + ` "Ship v1?" (approval, plurality, quorum 3): options approve, reject. Vote with team_vote.`,
-		[]string{"bob", "carol"}}}
+	wantLines := []propLine{{`opened ` + p.ID + ` by alice`, []string{"bob", "carol"}}}
 	if diff := cmp.Diff(wantLines, linesOf(msgs)); diff != "" {
-		t.Errorf("returned lines (-want +got):\n%s", diff)
+		t.Errorf("news (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff(wantLines, systemLines(t, db, wfMain)); diff != "" {
-		t.Errorf("stored lines (-want +got):\n%s", diff)
+		t.Errorf("the line the caller's Lines worded, as committed (-want +got):\n%s", diff)
 	}
 
 	p = propose(t, db, ballot(func(np *NewProposal) {
@@ -202,7 +218,7 @@ func TestCreateProposalInvalid(t *testing.T) {
 		"expiry over 30 days": {func(np *NewProposal) { np.ExpiresIn = MaxProposalExpiry + time.Second }, []string{"expiry", "out of range"}},
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, msgs, err := db.CreateProposal(t.Context(), ballot(tc.change))
+			_, msgs, err := createProposal(db, t.Context(), ballot(tc.change))
 			wantPropErr(t, err, api.CodeInvalid, tc.parts...)
 			if msgs != nil {
 				t.Errorf("messages returned with the error: %v", msgs)
@@ -287,7 +303,7 @@ func TestVoteResolution(t *testing.T) {
 			if p.ResolvedBy != wantBy || !p.ResolvedAt.Equal(wantAt) {
 				t.Errorf("ResolvedBy %q ResolvedAt %v, want %q %v", p.ResolvedBy, p.ResolvedAt, wantBy, wantAt)
 			}
-			got, err := db.GetProposal(t.Context(), wfMain, p.ID)
+			got, err := db.GetProposal(t.Context(), wfMain, p.ID, &heard{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -301,35 +317,27 @@ func TestVoteResolution(t *testing.T) {
 func TestProposalChannelLines(t *testing.T) {
 	t.Parallel()
 	db, _ := teamDB(t, "alice", "bob", "carol")
-	var all []Message
-	p, msgs, err := db.CreateProposal(t.Context(), ballot(func(np *NewProposal) { np.Quorum = 2 }))
+	var all []ProposalNews
+	p, msgs, err := createProposal(db, t.Context(), ballot(func(np *NewProposal) { np.Quorum = 2 }))
 	if err != nil {
 		t.Fatal(err)
 	}
 	all = append(all, msgs...)
 	for _, voter := range []string{"bob", "carol"} {
-		_, msgs, err := db.CastVote(t.Context(), wfMain, p.ID, voter, "Postgres", "")
+		_, msgs, err := castVote(db, t.Context(), wfMain, p.ID, voter, "Postgres", "")
 		if err != nil {
 			t.Fatal(err)
 		}
 		all = append(all, msgs...)
 	}
 	want := []propLine{
-		{`@bob @carol: alice opened proposal prop-1 "Pick a DB" (decision, plurality, quorum 2): options postgres, sqlite. Vote with team_vote.`, []string{"bob", "carol"}},
-		{`bob voted "postgres" on prop-1 (1/2 votes)`, nil},
-		{`carol voted "postgres" on prop-1 (2/2 votes)`, nil},
-		{`proposal prop-1 resolved: "postgres" wins (2 of 2 votes) @alice @bob @carol`, []string{"alice", "bob", "carol"}},
+		{`opened prop-1 by alice`, []string{"bob", "carol"}},
+		{`voted prop-1 by bob: "postgres" (1/2 votes)`, nil},
+		{`voted prop-1 by carol: "postgres" (2/2 votes)`, nil},
+		{`resolved prop-1: "postgres" wins (2 of 2 votes)`, []string{"alice", "bob", "carol"}},
 	}
 	if diff := cmp.Diff(want, linesOf(all)); diff != "" {
-		t.Errorf("returned lines (-want +got):\n%s", diff)
-	}
-	if diff := cmp.Diff(want, systemLines(t, db, wfMain)); diff != "" {
-		t.Errorf("stored lines (-want +got):\n%s", diff)
-	}
-	for _, m := range all {
-		if m.Sender != "system" || m.Kind != KindSystem || m.Seq == 0 {
-			t.Errorf("propLine %q: sender %q kind %q seq %d", m.Content, m.Sender, m.Kind, m.Seq)
-		}
+		t.Errorf("news (-want +got):\n%s", diff)
 	}
 }
 
@@ -342,7 +350,7 @@ func TestVoteReplacesEarlierVote(t *testing.T) {
 	} {
 		clk.Set(propT0.Add(time.Duration(i) * time.Second))
 		var err error
-		if p, _, err = db.CastVote(t.Context(), wfMain, p.ID, v.voter, v.choice, v.reason); err != nil {
+		if p, _, err = castVote(db, t.Context(), wfMain, p.ID, v.voter, v.choice, v.reason); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -382,7 +390,7 @@ func TestVoteErrors(t *testing.T) {
 		"resolved proposal":       {wfMain, resolved.ID, "alice", "sqlite", api.CodeConflict, []string{"proposal prop-2 is resolved; create a new one"}},
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, _, err := db.CastVote(t.Context(), tc.s, tc.id, tc.voter, tc.choice, "why")
+			_, _, err := castVote(db, t.Context(), tc.s, tc.id, tc.voter, tc.choice, "why")
 			wantPropErr(t, err, tc.code, tc.parts...)
 		})
 	}
@@ -420,13 +428,13 @@ func TestExpireProposals(t *testing.T) {
 	wantActive(2)
 
 	clk.Set(propT0.Add(time.Hour - time.Millisecond))
-	if ps, msgs, err := db.ExpireProposals(ctx); len(ps)+len(msgs) != 0 || err != nil {
+	if ps, msgs, err := expireProposals(db, ctx); len(ps)+len(msgs) != 0 || err != nil {
 		t.Errorf("ExpireProposals before the deadline = %v, %v, %v", ps, msgs, err)
 	}
 
 	clk.Set(propT0.Add(time.Hour))
 	wantActive(1) // an overdue proposal no longer holds the workflow open
-	ps, msgs, err := db.ExpireProposals(ctx)
+	ps, msgs, err := expireProposals(db, ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -436,21 +444,21 @@ func TestExpireProposals(t *testing.T) {
 	if diff := cmp.Diff([]Proposal{want}, ps); diff != "" {
 		t.Errorf("ExpireProposals (-want +got):\n%s", diff)
 	}
-	wantLines := []propLine{{`proposal prop-1 expired: "sqlite" wins (1 of 1 votes)`, []string{"alice", "bob"}}}
+	wantLines := []propLine{{`expired prop-1: "sqlite" wins (1 of 1 votes)`, []string{"alice", "bob"}}}
 	if diff := cmp.Diff(wantLines, linesOf(msgs)); diff != "" {
-		t.Errorf("expiry lines (-want +got):\n%s", diff)
+		t.Errorf("expiry news (-want +got):\n%s", diff)
 	}
-	if ps, _, err := db.ExpireProposals(ctx); err != nil || len(ps) != 0 {
+	if ps, _, err := expireProposals(db, ctx); err != nil || len(ps) != 0 {
 		t.Errorf("a second ExpireProposals expired %v again, %v", ps, err)
 	}
 	wantNext(propT0.Add(2*time.Hour), true)
 
 	clk.Set(propT0.Add(3 * time.Hour))
-	ps, msgs, err = db.ExpireProposals(ctx)
+	ps, msgs, err = expireProposals(db, ctx)
 	if err != nil || len(ps) != 1 || ps[0].ID != p2.ID || ps[0].Winner != "" || ps[0].State != "expired" {
 		t.Fatalf("ExpireProposals = %+v, %v; want %s expired without winner", ps, err, p2.ID)
 	}
-	if diff := cmp.Diff([]propLine{{"proposal prop-2 expired with no winner", []string{"alice"}}}, linesOf(msgs)); diff != "" {
+	if diff := cmp.Diff([]propLine{{"expired prop-2: no winner", []string{"alice"}}}, linesOf(msgs)); diff != "" {
 		t.Errorf("expiry lines (-want +got):\n%s", diff)
 	}
 	wantNext(time.Time{}, false)
@@ -483,7 +491,7 @@ func TestExpireProposalsWinner(t *testing.T) {
 				vote(t, db, p.ID, []string{"alice", "bob"}[i], choice)
 			}
 			clk.Set(propT0.Add(time.Hour))
-			ps, _, err := db.ExpireProposals(t.Context())
+			ps, _, err := expireProposals(db, t.Context())
 			if err != nil || len(ps) != 1 {
 				t.Fatalf("ExpireProposals = %v, %v", ps, err)
 			}
@@ -506,31 +514,41 @@ func TestProposalLazyExpiry(t *testing.T) {
 	vote(t, db, voted.ID, "bob", "sqlite") // the last moment still counts
 	clk.Set(propT0.Add(time.Hour))
 
-	_, msgs, err := db.CastVote(ctx, wfMain, voted.ID, "carol", "sqlite", "")
+	_, msgs, err := castVote(db, ctx, wfMain, voted.ID, "carol", "sqlite", "")
 	wantPropErr(t, err, api.CodeConflict, "proposal prop-1 is expired; create a new one")
-	wantLines := []propLine{{`proposal prop-1 expired: "sqlite" wins (1 of 1 votes)`, []string{"alice", "bob"}}}
+	wantLines := []propLine{{`expired prop-1: "sqlite" wins (1 of 1 votes)`, []string{"alice", "bob"}}}
 	if diff := cmp.Diff(wantLines, linesOf(msgs)); diff != "" {
-		t.Errorf("lines with the refused vote (-want +got):\n%s", diff)
+		t.Errorf("news with the refused vote (-want +got):\n%s", diff)
 	}
-	if p, err := db.GetProposal(ctx, wfMain, read.ID); err != nil || p.State != "expired" || p.ResolvedBy != "timeout" {
+	expiries := len(msgs)
+	p, news, err := readProposal(db, ctx, wfMain, read.ID)
+	if err != nil || p.State != "expired" || p.ResolvedBy != "timeout" {
 		t.Errorf("GetProposal of an overdue proposal = %+v, %v; want it expired", p, err)
 	}
-	if ps, err := db.ListProposals(ctx, wfMain, true); err != nil || len(ps) != 0 {
+	expiries += len(news)
+	ps, news, err := readProposals(db, ctx, wfMain, true)
+	if err != nil || len(ps) != 0 {
 		t.Errorf("ListProposals(active) after the deadline = %+v, %v; want none", ps, err)
 	}
-	_, _, err = db.CancelProposal(ctx, wfMain, cancelled.ID, "alice")
+	expiries += len(news)
+	_, news, err = cancelProposal(db, ctx, wfMain, cancelled.ID, "alice")
 	wantPropErr(t, err, api.CodeConflict, "proposal prop-4 is expired")
+	expiries += len(news)
 
 	// Every lazy expiry was committed, with one propLine each, and none is redone.
 	for _, id := range []string{voted.ID, read.ID, listed.ID, cancelled.ID} {
-		if p, err := db.GetProposal(ctx, wfMain, id); err != nil || p.State != "expired" {
+		if p, err := db.GetProposal(ctx, wfMain, id, &heard{}); err != nil || p.State != "expired" {
 			t.Errorf("%s = %+v, %v; want expired", id, p, err)
 		}
 	}
-	if ps, _, err := db.ExpireProposals(ctx); err != nil || len(ps) != 0 {
+	if ps, _, err := expireProposals(db, ctx); err != nil || len(ps) != 0 {
 		t.Errorf("ExpireProposals found %d more, %v", len(ps), err)
 	}
-	if n := queryInt(t, db, `SELECT count(*) FROM messages WHERE content LIKE '%expired%'`); n != 4 {
+	if expiries != 4 {
+		t.Errorf("%d expiries told, want 4", expiries)
+	}
+	// A read writes its expiry's line too (the caller does not announce it).
+	if n := queryInt(t, db, `SELECT count(*) FROM messages WHERE content LIKE 'expired %'`); n != 4 {
 		t.Errorf("%d expiry lines, want 4", n)
 	}
 }
@@ -543,26 +561,26 @@ func TestCancelProposal(t *testing.T) {
 	vote(t, db, p.ID, "bob", "sqlite")
 	vote(t, db, p.ID, "alice", "sqlite")
 
-	_, _, err := db.CancelProposal(ctx, wfMain, p.ID, "bob")
+	_, _, err := cancelProposal(db, ctx, wfMain, p.ID, "bob")
 	wantPropErr(t, err, api.CodeInvalid, "only alice, who created prop-1, can cancel it")
-	_, _, err = db.CancelProposal(ctx, Scope{"wf", "other"}, p.ID, "alice")
+	_, _, err = cancelProposal(db, ctx, Scope{"wf", "other"}, p.ID, "alice")
 	wantPropErr(t, err, api.CodeNotFound, "not found in @wf:other")
 
 	clk.Set(propT0.Add(time.Minute))
-	got, msgs, err := db.CancelProposal(ctx, wfMain, p.ID, "alice")
+	got, msgs, err := cancelProposal(db, ctx, wfMain, p.ID, "alice")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got.State != "cancelled" || got.ResolvedBy != "" || got.Winner != "" || !got.ResolvedAt.Equal(propT0.Add(time.Minute)) {
 		t.Errorf("cancelled proposal = %+v", got)
 	}
-	if diff := cmp.Diff([]propLine{{`alice cancelled proposal prop-1 "Pick a DB"`, []string{"bob"}}}, linesOf(msgs)); diff != "" {
+	if diff := cmp.Diff([]propLine{{`cancelled prop-1 by alice`, []string{"bob"}}}, linesOf(msgs)); diff != "" {
 		t.Errorf("cancel lines (-want +got):\n%s", diff)
 	}
 
-	_, _, err = db.CancelProposal(ctx, wfMain, p.ID, "alice")
+	_, _, err = cancelProposal(db, ctx, wfMain, p.ID, "alice")
 	wantPropErr(t, err, api.CodeConflict, "proposal prop-1 is cancelled")
-	_, _, err = db.CastVote(ctx, wfMain, p.ID, "carol", "sqlite", "")
+	_, _, err = castVote(db, ctx, wfMain, p.ID, "carol", "sqlite", "")
 	wantPropErr(t, err, api.CodeConflict, "proposal prop-1 is cancelled; create a new one")
 	if _, ok, err := db.NextExpiry(ctx); err != nil {
 		t.Errorf("NextExpiry: %v", err)
@@ -579,13 +597,13 @@ func TestProposalBindingDecisions(t *testing.T) {
 	vote(t, db, byVotes.ID, "bob", "sqlite")
 	free := propose(t, db, ballot(func(np *NewProposal) { np.Quorum = 1 }))
 	vote(t, db, free.ID, "bob", "sqlite")
-	if _, _, err := db.CancelProposal(t.Context(), wfMain, propose(t, db, ballot(binding)).ID, "alice"); err != nil {
+	if _, _, err := cancelProposal(db, t.Context(), wfMain, propose(t, db, ballot(binding)).ID, "alice"); err != nil {
 		t.Fatal(err)
 	}
 	byTimeout := propose(t, db, ballot(func(np *NewProposal) { np.Binding, np.Resolution = true, "majority" }))
 	vote(t, db, byTimeout.ID, "carol", "postgres")
 	clk.Set(propT0.Add(time.Hour))
-	if _, _, err := db.ExpireProposals(t.Context()); err != nil {
+	if _, _, err := expireProposals(db, t.Context()); err != nil {
 		t.Fatal(err)
 	}
 
@@ -617,7 +635,7 @@ func TestProposalCounterSurvivesReopen(t *testing.T) {
 	addMembers(t, db, wfMain, "alice", "bob")
 	for range 2 {
 		p := propose(t, db, ballot(func(np *NewProposal) { np.Quorum = 1 }))
-		if _, _, err := db.CastVote(t.Context(), wfMain, p.ID, "bob", "sqlite", "one file"); err != nil {
+		if _, _, err := castVote(db, t.Context(), wfMain, p.ID, "bob", "sqlite", "one file"); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -626,7 +644,7 @@ func TestProposalCounterSurvivesReopen(t *testing.T) {
 	}
 
 	db = openAt(t, path, Options{})
-	p, err := db.GetProposal(t.Context(), wfMain, "prop-2")
+	p, err := db.GetProposal(t.Context(), wfMain, "prop-2", &heard{})
 	if err != nil || p.State != "resolved" || len(p.Votes) != 1 || p.Votes[0].Reason != "one file" {
 		t.Errorf("prop-2 after re-open = %+v, %v; want resolved with bob's reason", p, err)
 	}
@@ -651,7 +669,7 @@ func TestConcurrentProposalsGetDistinctIDs(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
-			p, _, err := db.CreateProposal(t.Context(), ballot(nil))
+			p, _, err := createProposal(db, t.Context(), ballot(nil))
 			if err != nil {
 				t.Error(err)
 			}
@@ -678,7 +696,7 @@ func TestListProposalsAndScopes(t *testing.T) {
 	inB := propose(t, db, ballot(func(np *NewProposal) { np.Tag = "b" }))
 
 	ids := func(s Scope, activeOnly bool) []string {
-		ps, err := db.ListProposals(ctx, s, activeOnly)
+		ps, err := db.ListProposals(ctx, s, activeOnly, &heard{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -707,8 +725,8 @@ func TestListProposalsAndScopes(t *testing.T) {
 			t.Errorf("ActiveProposalCount(%s) = %d, %v; want %d", s, n, err, want)
 		}
 	}
-	_, err := db.GetProposal(ctx, wfB, p1.ID)
+	_, err := db.GetProposal(ctx, wfB, p1.ID, &heard{})
 	wantPropErr(t, err, api.CodeNotFound, "proposal prop-1 not found in @wf:b")
-	_, err = db.GetProposal(ctx, wfMain, inB.ID)
+	_, err = db.GetProposal(ctx, wfMain, inB.ID, &heard{})
 	wantPropErr(t, err, api.CodeNotFound, "not found in @wf:main")
 }

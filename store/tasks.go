@@ -16,10 +16,12 @@ import (
 
 // The task board (issue 16). Every rule lives here, inside the write that
 // applies it, so two agents racing for a task are decided by the one
-// writer: the first claim commits, the second reads it claimed. The lines
-// the board posts in the channel (a completion, a task back on the board,
-// a task that became ready, with its mentions) commit in the same
-// transaction, and the caller announces them like proposal lines.
+// writer: the first claim commits, the second reads it claimed. A change
+// decides what it did as facts (TaskNews: a completion, a task back on
+// the board, a task that became ready and who may claim it); the caller's
+// Lines (host/team) words them, and the lines commit in the change's own
+// transaction. The caller announces them after the commit, which wakes
+// who they mention. The store writes no chat text of its own.
 
 // Limits and defaults of tasks, exported so that tool descriptions and the
 // CLI can state them.
@@ -136,6 +138,45 @@ type TaskFilter struct {
 	Assignee string
 }
 
+// TaskNews is what a change to the board did, as facts for the team to
+// tell: the store decides (who may claim a task that became ready is read
+// in the change's transaction), the caller's Lines words the lines, which
+// the store writes in the same transaction.
+type TaskNews struct {
+	// Kind is what happened to Task: created, completed, retried, failed,
+	// released, or returned (its lease was lost).
+	Kind TaskEventKind
+	// Task is the task as the change left it.
+	Task Task
+	// By is who did it: the creator, the holder who completed, failed or
+	// released it, or the holder whose lease was lost.
+	By string
+	// Reason is a failure's reason, or why a lease was lost (the note the
+	// task's history keeps).
+	Reason string
+	// Retry is set when the holder asked for a retry (task_fail with
+	// retry), whether or not one was left.
+	Retry bool
+	// Blocked are the open tasks that wait for a task failed for good:
+	// they cannot start.
+	Blocked []string
+	// Wake is who may claim Task, when the change left it ready, and is
+	// to be woken: its assignee, or else the members free for work (idle
+	// or running, holding no task); never By, who made it ready and knows.
+	Wake []string
+	// Ready are the other tasks the change made ready (a completion's
+	// dependents and parent), each with who it wakes.
+	Ready []ReadyTask
+}
+
+// ReadyTask is a task that became ready and who it wakes (see
+// TaskNews.Wake; here the agent who made it ready is woken too: it is
+// free now).
+type ReadyTask struct {
+	Task Task
+	Wake []string
+}
+
 // TaskActor is an agent acting on its team's board, and the run it acts
 // in ("" for an outside agent), which holds the leases it takes.
 type TaskActor struct {
@@ -154,9 +195,9 @@ func TaskID(s string) string {
 
 // CreateTask adds a task to a board. depends_on and parent must name tasks
 // of the same scope, and together they may not make a task wait for
-// itself; a task that is ready at once wakes who may claim it, through the
-// returned channel line.
-func (db *DB) CreateTask(ctx context.Context, nt NewTask) (Task, []Message, error) {
+// itself. A task ready at once wakes who may claim it, through the line
+// say words for its news (the returned message).
+func (db *DB) CreateTask(ctx context.Context, nt NewTask, say Lines) (Task, []Message, error) {
 	nt, err := checkNewTask(nt)
 	if err != nil {
 		return Task{}, nil, err
@@ -209,11 +250,13 @@ func (db *DB) CreateTask(ctx context.Context, nt NewTask) (Task, []Message, erro
 		if t, err = getTask(conn, s, id); err != nil {
 			return err
 		}
-		if !t.Ready() {
-			return nil
+		news := TaskNews{Kind: TaskEventCreated, Task: t, By: nt.CreatedBy}
+		if t.Ready() {
+			if news.Wake, err = wakeFor(conn, t, nt.CreatedBy); err != nil {
+				return err
+			}
 		}
-		m, err := readyLine(conn, t, nt.CreatedBy, "", now)
-		msgs = []Message{m}
+		msgs, err = appendTaskLines(conn, say, now, news)
 		return err
 	})
 	if err != nil {
@@ -512,54 +555,48 @@ func (db *DB) TaskProgress(ctx context.Context, a TaskActor, id, note string, pe
 	if err := checkTaskText("note", note, MaxTaskText); err != nil {
 		return Task{}, err
 	}
-	t, _, err := db.changeHeld(ctx, a, id, "record progress on", func(conn querier, t *Task, now int64) ([]Message, error) {
+	t, _, err := db.changeHeld(ctx, a, id, "record progress on", nil, func(conn querier, t *Task, now int64) (TaskNews, error) {
 		if err := holdTask(conn, t, a, api.TaskInProgress, now); err != nil {
-			return nil, err
+			return TaskNews{}, err
 		}
 		if percent != nil {
 			if err := conn.execute(`UPDATE tasks SET percent = ? WHERE id = ?`, &execOptions{Args: []any{*percent, t.ID}}); err != nil {
-				return nil, err
+				return TaskNews{}, err
 			}
 			p := *percent
 			t.Percent = &p
 		}
-		return nil, taskEvent(conn, t.ID, now, a.Name, TaskEventProgress, t.State, note, percent)
+		return TaskNews{Kind: TaskEventProgress}, taskEvent(conn, t.ID, now, a.Name, TaskEventProgress, t.State, note, percent)
 	})
 	return t, err
 }
 
 // CompleteTask finishes a task the agent holds. Its subtasks must be
 // completed first. The channel hears of it, and the tasks that were
-// waiting only for it wake who may claim them.
-func (db *DB) CompleteTask(ctx context.Context, a TaskActor, id, result string) (Task, []Message, error) {
+// waiting only for it wake who may claim them (the news names them and
+// who each wakes; say words the lines).
+func (db *DB) CompleteTask(ctx context.Context, a TaskActor, id, result string, say Lines) (Task, []Message, error) {
 	result = strings.TrimSpace(result)
 	if err := checkTaskText("result", result, MaxTaskText); err != nil {
 		return Task{}, nil, err
 	}
-	return db.changeHeld(ctx, a, id, "complete", func(conn querier, t *Task, now int64) ([]Message, error) {
+	return db.changeHeld(ctx, a, id, "complete", say, func(conn querier, t *Task, now int64) (TaskNews, error) {
 		open := slices.DeleteFunc(slices.Clone(t.WaitingOn), func(w string) bool { return !slices.Contains(t.Subtasks, w) })
 		if len(open) > 0 {
 			subs, err := describeTasks(conn, a.Scope(), open)
 			if err != nil {
-				return nil, err
+				return TaskNews{}, err
 			}
-			return nil, api.Errorf(api.CodeConflict, "%s has subtasks not completed yet: %s; complete them first, or release it (task_release)", t.ID, subs)
+			return TaskNews{}, api.Errorf(api.CodeConflict, "%s has subtasks not completed yet: %s; complete them first, or release it (task_release)", t.ID, subs)
 		}
 		if err := finishTask(conn, t, api.TaskCompleted, result, "", now); err != nil {
-			return nil, err
+			return TaskNews{}, err
 		}
 		if err := taskEvent(conn, t.ID, now, a.Name, TaskEventCompleted, t.State, result, nil); err != nil {
-			return nil, err
+			return TaskNews{}, err
 		}
-		// A completion is progress, not chatter: like a human's line it
-		// ends the agents' run of messages for the loop guard.
-		m, err := appendMessage(conn, NewMessage{Workflow: t.Workflow, Tag: t.Tag, Sender: "system", Kind: KindSystem,
-			Content: fmt.Sprintf("%s completed by %s: %s", t.ID, a.Name, t.Title)}, now)
-		if err != nil {
-			return nil, err
-		}
-		more, err := nowReady(conn, *t, now)
-		return append([]Message{m}, more...), err
+		ready, err := nowReady(conn, *t)
+		return TaskNews{Kind: TaskEventCompleted, Ready: ready}, err
 	})
 }
 
@@ -567,7 +604,7 @@ func (db *DB) CompleteTask(ctx context.Context, a TaskActor, id, result string) 
 // retry, while retries remain, the task goes back to pending for another
 // try (the reason stays as its error); otherwise it fails for good, and
 // the tasks that wait for it cannot start.
-func (db *DB) FailTask(ctx context.Context, a TaskActor, id, reason string, retry bool) (Task, []Message, error) {
+func (db *DB) FailTask(ctx context.Context, a TaskActor, id, reason string, retry bool, say Lines) (Task, []Message, error) {
 	reason = strings.TrimSpace(reason)
 	if reason == "" {
 		return Task{}, nil, api.Errorf(api.CodeInvalid, "reason is empty: say why the task cannot be done")
@@ -575,70 +612,58 @@ func (db *DB) FailTask(ctx context.Context, a TaskActor, id, reason string, retr
 	if err := checkTaskText("reason", reason, MaxTaskText); err != nil {
 		return Task{}, nil, err
 	}
-	return db.changeHeld(ctx, a, id, "fail", func(conn querier, t *Task, now int64) ([]Message, error) {
-		short := OneLine(reason, 300)
+	return db.changeHeld(ctx, a, id, "fail", say, func(conn querier, t *Task, now int64) (TaskNews, error) {
+		news := TaskNews{Reason: reason, Retry: retry}
 		if retry && t.Retries < t.MaxRetries {
 			err := conn.execute(`UPDATE tasks SET retries = retries + 1 WHERE id = ?`, &execOptions{Args: []any{t.ID}})
 			if err != nil {
-				return nil, err
+				return TaskNews{}, err
 			}
 			t.Retries++
 			if err := finishTask(conn, t, api.TaskPending, "", reason, now); err != nil {
-				return nil, err
+				return TaskNews{}, err
 			}
 			if err := taskEvent(conn, t.ID, now, a.Name, TaskEventRetried, t.State, reason, nil); err != nil {
-				return nil, err
+				return TaskNews{}, err
 			}
-			m, err := returnedLine(conn, *t, fmt.Sprintf("%s %q failed for %s (%s), retry %d of %d.",
-				t.ID, t.Title, a.Name, short, t.Retries, t.MaxRetries), a.Name, now)
-			return []Message{m}, err
+			news.Kind = TaskEventRetried
+			news.Wake, err = wakeIfReady(conn, *t, a.Name)
+			return news, err
 		}
 		if err := finishTask(conn, t, api.TaskFailed, "", reason, now); err != nil {
-			return nil, err
+			return TaskNews{}, err
 		}
 		if err := taskEvent(conn, t.ID, now, a.Name, TaskEventFailed, t.State, reason, nil); err != nil {
-			return nil, err
+			return TaskNews{}, err
 		}
-		line := fmt.Sprintf("%s %q failed (%s: %s)", t.ID, t.Title, a.Name, short)
-		if retry {
-			line += fmt.Sprintf(", after %d retries", t.Retries)
-		}
-		blocked, err := waitingFor(conn, t.ID)
-		if err != nil {
-			return nil, err
-		}
-		switch len(blocked) {
-		case 0:
-		case 1:
-			line += fmt.Sprintf("; %s waits for it and cannot start", blocked[0])
-		default:
-			line += fmt.Sprintf("; %s wait for it and cannot start", strings.Join(blocked, ", "))
-		}
-		m, err := taskLine(conn, *t, line+".", nil, now)
-		return []Message{m}, err
+		news.Kind = TaskEventFailed
+		var err error
+		news.Blocked, err = waitingFor(conn, t.ID)
+		return news, err
 	})
 }
 
 // ReleaseTask gives a held task back: pending again, for anyone who may
 // claim it, with its retries unchanged.
-func (db *DB) ReleaseTask(ctx context.Context, a TaskActor, id string) (Task, []Message, error) {
-	return db.changeHeld(ctx, a, id, "release", func(conn querier, t *Task, now int64) ([]Message, error) {
+func (db *DB) ReleaseTask(ctx context.Context, a TaskActor, id string, say Lines) (Task, []Message, error) {
+	return db.changeHeld(ctx, a, id, "release", say, func(conn querier, t *Task, now int64) (TaskNews, error) {
 		if err := finishTask(conn, t, api.TaskPending, "", t.Error, now); err != nil {
-			return nil, err
+			return TaskNews{}, err
 		}
 		if err := taskEvent(conn, t.ID, now, a.Name, TaskEventReleased, t.State, "", nil); err != nil {
-			return nil, err
+			return TaskNews{}, err
 		}
-		m, err := returnedLine(conn, *t, fmt.Sprintf("%s released %s %q.", a.Name, t.ID, t.Title), a.Name, now)
-		return []Message{m}, err
+		wake, err := wakeIfReady(conn, *t, a.Name)
+		return TaskNews{Kind: TaskEventReleased, Wake: wake}, err
 	})
 }
 
 // changeHeld runs change, in one write, on a task that a holds (anything
 // else is refused, saying what to do), and returns the task as change left
-// it with the channel lines change posted.
-func (db *DB) changeHeld(ctx context.Context, a TaskActor, id, what string,
-	change func(conn querier, t *Task, now int64) ([]Message, error)) (Task, []Message, error) {
+// it with the channel lines say words for change's news (its Task and By
+// filled in here), written in the same write; a nil say writes none.
+func (db *DB) changeHeld(ctx context.Context, a TaskActor, id, what string, say Lines,
+	change func(conn querier, t *Task, now int64) (TaskNews, error)) (Task, []Message, error) {
 	var (
 		t    Task
 		msgs []Message
@@ -648,7 +673,12 @@ func (db *DB) changeHeld(ctx context.Context, a TaskActor, id, what string,
 		if t, err = heldTask(conn, a, id, what); err != nil {
 			return err
 		}
-		msgs, err = change(conn, &t, now)
+		news, err := change(conn, &t, now)
+		if err != nil || say == nil {
+			return err
+		}
+		news.Task, news.By = t, a.Name
+		msgs, err = appendTaskLines(conn, say, now, news)
 		return err
 	})
 	if err != nil {
@@ -671,14 +701,15 @@ const lostTasksSQL = `SELECT t.id, t.workflow, t.tag, t.holder, t.holder_run, r.
 	ORDER BY t.n`
 
 // ReturnLostTasks sends every task whose lease is lost back to pending,
-// with a channel line that says which and why and wakes who may claim it
-// (but not the agent that lost it), and returns the earliest expiry of the
-// leases still held (zero when no task is held), so the daemon can sleep
-// until then.
+// with a channel line (say words its news: why, in Reason, and who it
+// wakes, never the agent that lost it) written in the same write, and
+// returns the tasks, their lines and the earliest expiry of the leases
+// still held (zero when no task is held), so the daemon can sleep until
+// then.
 // The daemon calls it when a run ends, at start-up (the runs that died
 // with the previous daemon were marked failed by then) and when the next
 // lease expires. It costs one read when nothing is lost.
-func (db *DB) ReturnLostTasks(ctx context.Context) ([]Task, []Message, time.Time, error) {
+func (db *DB) ReturnLostTasks(ctx context.Context, say Lines) ([]Task, []Message, time.Time, error) {
 	lost := false
 	var next time.Time
 	err := db.read(ctx, func(conn querier) error {
@@ -740,11 +771,15 @@ func (db *DB) ReturnLostTasks(ctx context.Context) ([]Task, []Message, time.Time
 			// The holder is not woken by its own loss: a run that ends
 			// without finishing its task must not be run again for it
 			// and again (a crashed run is retried by the scheduler).
-			m, err := returnedLine(conn, t, fmt.Sprintf("%s %q went back to pending: %s.", t.ID, t.Title, l.why), l.holder, now)
+			wake, err := wakeIfReady(conn, t, l.holder)
 			if err != nil {
 				return err
 			}
-			ts, msgs = append(ts, t), append(msgs, m)
+			m, err := appendTaskLines(conn, say, now, TaskNews{Kind: TaskEventReturned, Task: t, By: l.holder, Reason: l.why, Wake: wake})
+			if err != nil {
+				return err
+			}
+			ts, msgs = append(ts, t), append(msgs, m...)
 		}
 		return conn.execute(nextLeaseSQL, &execOptions{ResultFunc: func(st row) error {
 			next = msOrZero(st.ColumnInt64(0))
@@ -873,9 +908,9 @@ func taskEvent(conn querier, id string, now int64, actor string, kind TaskEventK
 }
 
 // nowReady finds the tasks that done (just completed) was the last thing
-// they waited for — its dependents and its parent — and wakes who may
-// claim each, the agent who completed it included: it is free now.
-func nowReady(conn querier, done Task, now int64) ([]Message, error) {
+// they waited for — its dependents and its parent — and who may claim
+// each, the agent who completed it included: it is free now.
+func nowReady(conn querier, done Task) ([]ReadyTask, error) {
 	var ids []string
 	err := conn.execute(`SELECT id FROM tasks WHERE id IN (SELECT task_id FROM task_deps WHERE dep_id = ?1
 		UNION SELECT parent FROM tasks WHERE id = ?1 AND parent IS NOT NULL) ORDER BY n`,
@@ -886,7 +921,7 @@ func nowReady(conn querier, done Task, now int64) ([]Message, error) {
 	if err != nil {
 		return nil, err
 	}
-	var msgs []Message
+	var ready []ReadyTask
 	for _, id := range ids {
 		t, err := getTask(conn, Scope{Workflow: done.Workflow, Tag: done.Tag}, id)
 		if err != nil {
@@ -895,57 +930,22 @@ func nowReady(conn querier, done Task, now int64) ([]Message, error) {
 		if !t.Ready() {
 			continue
 		}
-		m, err := readyLine(conn, t, "", "", now)
+		wake, err := wakeFor(conn, t, "")
 		if err != nil {
 			return nil, err
 		}
-		msgs = append(msgs, m)
+		ready = append(ready, ReadyTask{Task: t, Wake: wake})
 	}
-	return msgs, nil
+	return ready, nil
 }
 
-// returnedLine is the line of a task back on the board: what happened,
-// then who may claim it now, or what it waits for.
-func returnedLine(conn querier, t Task, what, exclude string, now int64) (Message, error) {
+// wakeIfReady is who a task back on the board wakes: nobody while it
+// still waits for something.
+func wakeIfReady(conn querier, t Task, exclude string) ([]string, error) {
 	if !t.Ready() {
-		return taskLine(conn, t, fmt.Sprintf("%s It waits for %s.", what, strings.Join(t.WaitingOn, ", ")), nil, now)
+		return nil, nil
 	}
-	return readyLine(conn, t, exclude, what, now)
-}
-
-// readyLine tells who may claim a ready task that it can: its assignee,
-// or else the members free for work (idle or running, holding no task),
-// but never exclude, who made it ready and knows. intro, when set, says
-// first what happened.
-func readyLine(conn querier, t Task, exclude, intro string, now int64) (Message, error) {
-	who, err := wakeFor(conn, t, exclude)
-	if err != nil {
-		return Message{}, err
-	}
-	var b strings.Builder
-	subject := fmt.Sprintf("%s %q", t.ID, t.Title)
-	if intro != "" {
-		b.WriteString(intro + " ")
-		subject = "it"
-		if len(who) == 0 {
-			subject = "It"
-		}
-	}
-	if len(who) > 0 {
-		b.WriteString(mentionAll(who) + " ")
-	}
-	b.WriteString(subject + " is ready")
-	switch {
-	case t.Assignee != "":
-		b.WriteString(" for " + t.Assignee)
-	case len(who) == 0:
-		b.WriteString(" for anyone")
-	}
-	if t.Priority != 0 {
-		fmt.Fprintf(&b, " (priority %d)", t.Priority)
-	}
-	fmt.Fprintf(&b, ": claim it with task_claim(%q).", t.ID)
-	return taskLine(conn, t, b.String(), who, now)
+	return wakeFor(conn, t, exclude)
 }
 
 // wakeFor is who a ready task wakes: its assignee, or the members that are
@@ -969,15 +969,6 @@ func wakeFor(conn querier, t Task, exclude string) ([]string, error) {
 			return nil
 		}})
 	return names, err
-}
-
-// taskLine posts a system line about t to its channel. It leaves the
-// loop guard's count alone: two agents handing each other tasks (created,
-// released, failed, lost) must not escape the guard because the board
-// speaks between their messages. Only a completion ends the count.
-func taskLine(conn querier, t Task, content string, recipients []string, now int64) (Message, error) {
-	return appendMessage(conn, NewMessage{Workflow: t.Workflow, Tag: t.Tag, Sender: "system",
-		Content: content, Kind: KindSystem, Recipients: recipients, KeepStreak: true}, now)
 }
 
 // waitingFor lists the open tasks that wait for id: its dependents and

@@ -118,6 +118,10 @@ type Scheduler struct {
 	// moves back (Holds).
 	holdMu  sync.Mutex
 	holding map[store.AgentKey]int
+
+	// afterEvent, when set (in-package tests, before Run), hears each bus
+	// event once Run has handed it on (quiet.go).
+	afterEvent func(team.Event)
 }
 
 // New returns a scheduler that hands each attempt to sup; Start and Run
@@ -228,6 +232,13 @@ type agentLoop struct {
 	// them.
 	external    *store.Agent
 	externalGen uint64
+
+	// asked counts the wakes asked for and seen the ones a pass has taken
+	// in; parked is set while the loop waits for its next trigger, and
+	// slotWait while its run waits for a free slot. They tell a test when
+	// the loop has handled every wake (quiet.go). l.mu guards them.
+	asked, seen      uint64
+	parked, slotWait bool
 }
 
 // Start starts a loop per agent; loops and their runs live until ctx ends.
@@ -275,6 +286,9 @@ func (s *Scheduler) Run(ctx context.Context) error {
 				s.relayed(ctx, ev)
 			case ev.Kind == team.EventWake:
 				s.Wake(ev.Agent)
+			}
+			if s.afterEvent != nil {
+				s.afterEvent(ev)
 			}
 		case <-sub.Dropped():
 			s.log.Warn("scheduler fell behind the event bus; waking every agent")
@@ -334,6 +348,9 @@ func (s *Scheduler) Wake(key store.AgentKey) {
 	if l == nil {
 		return
 	}
+	l.mu.Lock()
+	l.asked++
+	l.mu.Unlock()
 	select {
 	case l.wake <- struct{}{}:
 	default: // already pending: coalesced
@@ -356,12 +373,16 @@ func (s *Scheduler) loop(ctx context.Context, l *agentLoop) {
 		if l.recheck {
 			l.recheck, poll = false, busyRecheck
 		}
+		l.park(true)
 		select {
 		case <-ctx.Done():
 			return
 		case <-l.wake:
+			l.park(false)
 		case <-s.cfg.Clock.After(poll):
+			l.park(false)
 		case <-fire:
+			l.park(false)
 			if s.dispatch == nil {
 				scheduled = true
 				continue
@@ -596,8 +617,15 @@ func retryDelay(base time.Duration, n int, r float64) time.Duration {
 func (s *Scheduler) runOnce(ctx context.Context, l *agentLoop, a store.Agent, attempt int, bs budgets) (plugins.Outcome, error) {
 	select {
 	case s.slots <- struct{}{}:
-	case <-ctx.Done():
-		return plugins.Outcome{}, ctx.Err()
+	default:
+		l.waitSlot(true)
+		select {
+		case s.slots <- struct{}{}:
+			l.waitSlot(false)
+		case <-ctx.Done():
+			l.waitSlot(false)
+			return plugins.Outcome{}, ctx.Err()
+		}
 	}
 	// The slot is the run's: it is given back once the run is settled,
 	// while its process is still being stopped and reaped (which the cap

@@ -10,7 +10,7 @@ import (
 
 // CreateProposal opens a proposal; its channel line wakes the other members.
 func (s *Service) CreateProposal(ctx context.Context, p store.NewProposal) (store.Proposal, error) {
-	out, msgs, err := s.db.CreateProposal(ctx, p)
+	out, msgs, err := s.db.CreateProposal(ctx, p, Lines{})
 	s.publishAll(msgs)
 	select {
 	case s.expiry <- struct{}{}:
@@ -22,26 +22,26 @@ func (s *Service) CreateProposal(ctx context.Context, p store.NewProposal) (stor
 // Vote records (or replaces) a member's vote and resolves the proposal when
 // its rule is met.
 func (s *Service) Vote(ctx context.Context, scope store.Scope, id, voter, choice, reason string) (store.Proposal, error) {
-	out, msgs, err := s.db.CastVote(ctx, scope, id, voter, choice, reason)
-	s.publishAll(msgs)
+	out, msgs, err := s.db.CastVote(ctx, scope, id, voter, choice, reason, Lines{})
+	s.publishAll(msgs) // a refused vote may come with an expiry line
 	return out, err
 }
 
 // CancelProposal closes a proposal; only its creator may.
 func (s *Service) CancelProposal(ctx context.Context, scope store.Scope, id, by string) (store.Proposal, error) {
-	out, msgs, err := s.db.CancelProposal(ctx, scope, id, by)
+	out, msgs, err := s.db.CancelProposal(ctx, scope, id, by, Lines{})
 	s.publishAll(msgs)
 	return out, err
 }
 
 // Proposal returns one proposal of scope.
 func (s *Service) Proposal(ctx context.Context, scope store.Scope, id string) (store.Proposal, error) {
-	return s.db.GetProposal(ctx, scope, id)
+	return s.db.GetProposal(ctx, scope, id, Lines{})
 }
 
 // Proposals lists the proposals of scope, newest first.
 func (s *Service) Proposals(ctx context.Context, scope store.Scope, activeOnly bool) ([]store.Proposal, error) {
-	return s.db.ListProposals(ctx, scope, activeOnly)
+	return s.db.ListProposals(ctx, scope, activeOnly, Lines{})
 }
 
 // APIProposal is a proposal as agents (team_proposal_*) and HTTP clients
@@ -83,7 +83,7 @@ func (s *Service) RunExpiry(ctx context.Context) {
 		case <-timer.C:
 		case <-s.expiry:
 		}
-		_, msgs, err := s.db.ExpireProposals(ctx)
+		_, msgs, err := s.db.ExpireProposals(ctx, Lines{})
 		if err != nil && ctx.Err() == nil {
 			s.log.Warn("expire proposals", "error", err)
 		}

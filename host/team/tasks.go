@@ -9,15 +9,14 @@ import (
 )
 
 // The task board: the store applies every rule in one transaction and
-// writes the channel lines that go with it; the service announces those
-// lines, which is what wakes the agents they mention (a ready task is a
-// system line mentioning who may claim it, so the scheduler runs them the
-// way it runs any mention, and the run sees the task in its inbox).
+// writes the channel lines that go with it, worded by Lines from what the
+// change did (store.TaskNews, tasklines.go); the service announces those
+// lines after the commit, which is what wakes the agents they mention.
 
 // CreateTask adds a task to a board; a task ready at once wakes who may
 // claim it.
 func (s *Service) CreateTask(ctx context.Context, nt store.NewTask) (store.Task, error) {
-	t, msgs, err := s.db.CreateTask(ctx, nt)
+	t, msgs, err := s.db.CreateTask(ctx, nt, Lines{})
 	s.publishAll(msgs)
 	return t, err
 }
@@ -51,7 +50,7 @@ func (s *Service) TaskProgress(ctx context.Context, a store.TaskActor, id, note 
 // CompleteTask finishes a task the agent holds; the channel hears of it
 // and the tasks waiting only for it wake who may claim them.
 func (s *Service) CompleteTask(ctx context.Context, a store.TaskActor, id, result string) (store.Task, error) {
-	t, msgs, err := s.db.CompleteTask(ctx, a, id, result)
+	t, msgs, err := s.db.CompleteTask(ctx, a, id, result, Lines{})
 	s.publishAll(msgs)
 	return t, err
 }
@@ -59,14 +58,14 @@ func (s *Service) CompleteTask(ctx context.Context, a store.TaskActor, id, resul
 // FailTask gives up on a task the agent holds, back to pending while
 // retries remain when retry is set.
 func (s *Service) FailTask(ctx context.Context, a store.TaskActor, id, reason string, retry bool) (store.Task, error) {
-	t, msgs, err := s.db.FailTask(ctx, a, id, reason, retry)
+	t, msgs, err := s.db.FailTask(ctx, a, id, reason, retry, Lines{})
 	s.publishAll(msgs)
 	return t, err
 }
 
 // ReleaseTask hands a held task back to the board.
 func (s *Service) ReleaseTask(ctx context.Context, a store.TaskActor, id string) (store.Task, error) {
-	t, msgs, err := s.db.ReleaseTask(ctx, a, id)
+	t, msgs, err := s.db.ReleaseTask(ctx, a, id, Lines{})
 	s.publishAll(msgs)
 	return t, err
 }
@@ -123,7 +122,7 @@ func (s *Service) RunLeases(ctx context.Context) {
 			continue
 		}
 		seen = s.claims.Load()
-		lost, msgs, next, err := s.db.ReturnLostTasks(ctx)
+		lost, msgs, next, err := s.db.ReturnLostTasks(ctx, Lines{})
 		idle = err == nil && next.IsZero()
 		if err != nil && ctx.Err() == nil {
 			s.log.Warn("return lost tasks", "error", err)
