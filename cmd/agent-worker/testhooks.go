@@ -52,6 +52,12 @@ const testDefaultListen = "AGENT_WORKER_TEST_DEFAULT_LISTEN"
 // daemon). The tests set it in the environment of everything they start.
 const testParent = "AGENT_WORKER_TEST_PARENT"
 
+// testFailLoop names a test hook: set to the name of a vital loop
+// ("scheduler", "workflow watcher", "plugin watcher", "cluster member
+// loop"), that loop ends with an error as soon as it starts, so that a
+// test sees what a user would when it stops (host.Config.FailLoop).
+const testFailLoop = "AGENT_WORKER_TEST_FAIL_LOOP"
+
 // parentPoll is how often the daemon looks for its test parent.
 const parentPoll = time.Second
 
@@ -78,6 +84,9 @@ func applyTestHooks(cfg *host.Config, log hclog.Logger) {
 	if addr := testEnv(testDefaultListen); addr != "" {
 		log.Warn("test hook set: the default address is another", "env", testDefaultListen, "default", addr)
 		cfg.DefaultAddr = addr
+	}
+	if loop := testEnv(testFailLoop); loop != "" {
+		cfg.FailLoop = loop
 	}
 	if marker := testEnv(testPauseBeforeSettle); marker != "" {
 		log.Warn("test hook set: every successful run pauses before it is settled", "env", testPauseBeforeSettle)

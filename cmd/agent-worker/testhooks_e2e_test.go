@@ -169,3 +169,27 @@ agents:
 		t.Errorf("another agent's run saw a variable no definition of it names:\n%s", logs)
 	}
 }
+
+// When a vital loop of the daemon ends with an error, the daemon does not
+// go on answering without it (issue 42): it stops, saying which loop and
+// why, with a non-zero exit status for its service manager to restart it,
+// and leaves no daemon.json behind.
+func TestE2EDaemonStopsWhenTheSchedulerStops(t *testing.T) {
+	t.Parallel()
+	c := newCLI(t)
+	cmd := exec.Command(c.binary(), "daemon")
+	cmd.Env = append(c.env(), testFailLoop+"=scheduler")
+	var logs bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		t.Fatalf("daemon with its scheduler stopped: %v, want exit status 1\n%s", err, logs.String())
+	}
+	if !strings.Contains(logs.String(), "the scheduler stopped: test hook") {
+		t.Errorf("the daemon's output does not name the scheduler:\n%s", logs.String())
+	}
+	if _, err := api.ReadDaemonInfo(c.home); err == nil {
+		t.Errorf("daemon.json is still there after the daemon stopped")
+	}
+}
