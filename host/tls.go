@@ -68,7 +68,7 @@ func (h *Host) loadCert() error {
 	case t.Auto:
 		host, _, err := net.SplitHostPort(h.cfg.Listen)
 		if err != nil {
-			return api.Errorf(api.CodeInvalid, "--listen %s: %v", h.cfg.Listen, err)
+			return api.Errorf(api.CodeInvalid, "--listen %s: %w", h.cfg.Listen, err)
 		}
 		c, why, err := certs.Auto(h.cfg.Home, host, h.cfg.Now())
 		if err != nil {

@@ -69,12 +69,12 @@ func scanAgent(s row) (Agent, error) {
 	}
 	state, err := api.ParseAgentState(s.ColumnText(9))
 	if err != nil {
-		return a, api.Errorf(api.CodeInvalid, "agent %q in the database: %v", a.Key(), err)
+		return a, api.Errorf(api.CodeInternal, "agent %q in the database: %w", a.Key(), err)
 	}
 	a.State = state
 	cfg, err := backend.ParseAgentConfig([]byte(s.ColumnText(8)))
 	if err != nil {
-		return a, api.Errorf(api.CodeInvalid, "agent %q has a stored config the daemon cannot read (%v): remove the agent and create it again", a.Key(), err)
+		return a, api.Errorf(api.CodeInternal, "agent %q has a stored config the daemon cannot read (%w): remove the agent and create it again", a.Key(), err)
 	}
 	a.Config = cfg
 	return a, nil
@@ -96,7 +96,7 @@ func (db *DB) CreateAgent(ctx context.Context, a Agent) (Agent, error) {
 	}
 	config, err := json.Marshal(a.Config)
 	if err != nil {
-		return Agent{}, api.Errorf(api.CodeInvalid, "agent %q: %v", a.Key(), err)
+		return Agent{}, api.Errorf(api.CodeInvalid, "agent %q: %w", a.Key(), err)
 	}
 	var stored Agent
 	err = db.write(ctx, func(conn querier) error {
@@ -141,7 +141,7 @@ func (db *DB) SpawnAgent(ctx context.Context, a Agent) (Agent, int, error) {
 	}
 	config, err := json.Marshal(a.Config)
 	if err != nil {
-		return Agent{}, 0, api.Errorf(api.CodeInvalid, "agent %q: %v", a.Key(), err)
+		return Agent{}, 0, api.Errorf(api.CodeInvalid, "agent %q: %w", a.Key(), err)
 	}
 	var stored Agent
 	var live int
@@ -419,7 +419,7 @@ func (db *DB) UpdateAgent(ctx context.Context, a Agent) error {
 	defer db.configChanged()
 	config, err := json.Marshal(a.Config)
 	if err != nil {
-		return api.Errorf(api.CodeInvalid, "agent %q: %v", a.Key(), err)
+		return api.Errorf(api.CodeInvalid, "agent %q: %w", a.Key(), err)
 	}
 	if a.State == "" {
 		a.State = api.AgentIdle

@@ -314,7 +314,7 @@ func TestAgentConfigIsTypedInTheStore(t *testing.T) {
 	}
 	mustExec(t, db, `UPDATE agents SET config_json = '{"env": 5}' WHERE name = 'alice'`)
 	_, err = db.GetAgent(ctx, a.Key())
-	if api.ErrorCode(err) != api.CodeInvalid || !strings.Contains(err.Error(), `agent "alice@global:main" has a stored config the daemon cannot read`) ||
+	if api.ErrorCode(err) != api.CodeInternal || !strings.Contains(err.Error(), `agent "alice@global:main" has a stored config the daemon cannot read`) ||
 		!strings.Contains(err.Error(), "config env: want an object of strings") {
 		t.Errorf("reading an unreadable config: %v", err)
 	}
@@ -398,8 +398,8 @@ func TestUnknownStateInTheDatabaseIsReported(t *testing.T) {
 		`workflow "team:main" in the database: unknown workflow state "asleep"`: func() error { _, err := db.GetWorkflow(ctx, "team", "main"); return err },
 	} {
 		want, _, _ := strings.Cut(what, "; ")
-		if err := read(); api.ErrorCode(err) != api.CodeInvalid || !strings.Contains(err.Error(), want) {
-			t.Errorf("reading: %v, want an invalid error saying %q", err, want)
+		if err := read(); api.ErrorCode(err) != api.CodeInternal || !strings.Contains(err.Error(), want) {
+			t.Errorf("reading: %v, want an internal error saying %q", err, want)
 		}
 	}
 }

@@ -46,7 +46,7 @@ func (db *DB) Backup(ctx context.Context, dst string, force bool) (BackupInfo, e
 	dir, base := filepath.Split(dst)
 	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*") // mode 0600: it holds every message
 	if err != nil {
-		return BackupInfo{}, api.Errorf(api.CodeInvalid, "backup to %s: %v", dst, err)
+		return BackupInfo{}, api.Errorf(api.CodeInvalid, "backup to %s: %w", dst, err)
 	}
 	tmpPath := tmp.Name()
 	tmp.Close()
@@ -65,7 +65,7 @@ func (db *DB) Backup(ctx context.Context, dst string, force bool) (BackupInfo, e
 	e.pool.Put(conn)
 	if err != nil {
 		if sqlite.ErrCode(err).ToPrimary() == sqlite.ResultFull || sqlite.ErrCode(err).ToPrimary() == sqlite.ResultIOErr {
-			return BackupInfo{}, api.Errorf(api.CodeUnavailable, "backup to %s: %v: free space where the backup goes, or pick another place", dst, err)
+			return BackupInfo{}, api.Errorf(api.CodeUnavailable, "backup to %s: %w: free space where the backup goes, or pick another place", dst, err)
 		}
 		return BackupInfo{}, db.coded(fmt.Errorf("backup to %s: %w", dst, err))
 	}
@@ -114,7 +114,7 @@ func (e *sqliteEngine) checkBackupPath(dst string, force bool) error {
 	case errors.Is(err, os.ErrNotExist):
 		return nil
 	case err != nil:
-		return api.Errorf(api.CodeInvalid, "cannot back up to %s: %v", dst, err)
+		return api.Errorf(api.CodeInvalid, "cannot back up to %s: %w", dst, err)
 	case fi.IsDir():
 		return api.Errorf(api.CodeInvalid, "cannot back up to %s: it is a directory: give a file name", dst)
 	case os.SameFile(fi, e.opened):

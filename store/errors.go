@@ -31,28 +31,28 @@ func classify(err error) error {
 		return err
 	}
 	if unreachable(err) {
-		return api.Errorf(api.CodeUnavailable, "the store is unreachable (%v): retry when the database is back", err)
+		return api.Errorf(api.CodeUnavailable, "the store is unreachable (%w): retry when the database is back", err)
 	}
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
 		switch {
 		case pe.Code == "23505":
-			return api.Errorf(api.CodeConflict, "%v", err)
+			return api.Errorf(api.CodeConflict, "%w", err)
 		case strings.HasPrefix(pe.Code, "23"):
-			return api.Errorf(api.CodeInvalid, "%v", err)
+			return api.Errorf(api.CodeInvalid, "%w", err)
 		case pe.Code == "40001", pe.Code == "40P01", pe.Code == "55P03":
-			return api.Errorf(api.CodeUnavailable, "the database is busy (%v): retry", err)
+			return api.Errorf(api.CodeUnavailable, "the database is busy (%w): retry", err)
 		}
 		return err
 	}
 	switch sqlite.ErrCode(err).ToPrimary() {
 	case sqlite.ResultConstraint:
 		if isConflict(err) {
-			return api.Errorf(api.CodeConflict, "%v", err)
+			return api.Errorf(api.CodeConflict, "%w", err)
 		}
-		return api.Errorf(api.CodeInvalid, "%v", err)
+		return api.Errorf(api.CodeInvalid, "%w", err)
 	case sqlite.ResultBusy, sqlite.ResultLocked:
-		return api.Errorf(api.CodeUnavailable, "the database is busy (%v): retry", err)
+		return api.Errorf(api.CodeUnavailable, "the database is busy (%w): retry", err)
 	}
 	return err
 }

@@ -137,7 +137,7 @@ func scanRun(s row) (Run, error) {
 	}
 	state, err := api.ParseRunState(s.ColumnText(7))
 	if err != nil {
-		return r, api.Errorf(api.CodeInvalid, "run %s in the database: %v", r.ID, err)
+		return r, api.Errorf(api.CodeInternal, "run %s in the database: %w", r.ID, err)
 	}
 	r.State = state
 	return r, nil

@@ -1022,7 +1022,7 @@ func scanTask(s row) (Task, error) {
 	}
 	state, err := api.ParseTaskState(s.ColumnText(9))
 	if err != nil {
-		return t, api.Errorf(api.CodeInvalid, "task %s in the database: %v", t.ID, err)
+		return t, api.Errorf(api.CodeInternal, "task %s in the database: %w", t.ID, err)
 	}
 	t.State = state
 	return t, nil

@@ -87,7 +87,7 @@ func scanWorkflow(s row) (Workflow, error) {
 	}
 	state, err := api.ParseWorkflowState(s.ColumnText(4))
 	if err != nil {
-		return w, api.Errorf(api.CodeInvalid, "workflow %q in the database: %v", workflowID(w.Name, w.Tag), err)
+		return w, api.Errorf(api.CodeInternal, "workflow %q in the database: %w", workflowID(w.Name, w.Tag), err)
 	}
 	w.State = state
 	return w, nil

@@ -143,7 +143,7 @@ func ValidateSchedule(s string) error {
 		return nil
 	}
 	if _, err := workflow.ParseSchedule(s); err != nil {
-		return api.Errorf(api.CodeInvalid, "schedule %v", err)
+		return api.Errorf(api.CodeInvalid, "schedule %w", err)
 	}
 	return nil
 }

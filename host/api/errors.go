@@ -111,9 +111,18 @@ func CodeForStatus(status int) Code {
 type Error struct {
 	Message string `json:"error"`
 	Code    Code   `json:"code"`
+	// Cause is the error this one was made from, for errors.Is and
+	// errors.As in the daemon (a store's pgconn or sqlite error, a
+	// context's deadline). It never crosses the wire: a client sees the
+	// message and the code only.
+	Cause error `json:"-"`
 }
 
 func (e *Error) Error() string { return e.Message }
+
+// Unwrap is the cause: errors.Is and errors.As look through a coded error
+// to what it was made from.
+func (e *Error) Unwrap() error { return e.Cause }
 
 // Is makes errors.Is match by code: errors.Is(err, ErrNotFound) holds for
 // any not-found *Error in err's chain, whatever its message.
@@ -132,9 +141,21 @@ var (
 	ErrUnavailable = &Error{Code: CodeUnavailable}
 )
 
-// Errorf builds an *Error with a formatted message.
+// Errorf builds an *Error with a formatted message. As with fmt.Errorf,
+// an operand of %w is kept as the cause (Unwrap).
 func Errorf(code Code, format string, args ...any) *Error {
-	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+	err := fmt.Errorf(format, args...)
+	e := &Error{Code: code, Message: err.Error()}
+	switch err.(type) {
+	case interface{ Unwrap() error }, interface{ Unwrap() []error }:
+		e.Cause = err
+	}
+	return e
+}
+
+// Wrap gives err a code, keeping it as the cause; the message is err's.
+func Wrap(code Code, err error) *Error {
+	return &Error{Code: code, Message: err.Error(), Cause: err}
 }
 
 // ErrorCode returns the code of the *Error in err's chain, or CodeInternal

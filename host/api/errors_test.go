@@ -1,8 +1,11 @@
 package api
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/agent-worker/agent-worker/sdk"
@@ -46,5 +49,27 @@ func TestErrorsIsByCode(t *testing.T) {
 	}
 	if errors.Is(Errorf(CodeNotFound, "a"), Errorf(CodeNotFound, "b")) {
 		t.Error("two errors with messages are not the same error")
+	}
+}
+
+// A coded error keeps what it was made from: errors.Is and errors.As see
+// the cause through it, and the cause never reaches the wire.
+func TestErrorKeepsItsCause(t *testing.T) {
+	cause := &os.PathError{Op: "open", Path: "/x", Err: os.ErrNotExist}
+	for name, err := range map[string]*Error{
+		"Errorf with %w": Errorf(CodeInternal, "agent %q in the database: %w", "alice", cause),
+		"Wrap":           Wrap(CodeInternal, cause),
+	} {
+		var pe *os.PathError
+		if !errors.Is(err, os.ErrNotExist) || !errors.As(err, &pe) || ErrorCode(err) != CodeInternal {
+			t.Errorf("%s: the cause is lost: %#v", name, err)
+		}
+		b, _ := json.Marshal(err)
+		if strings.Contains(string(b), "Cause") || !strings.Contains(string(b), `"code":"internal"`) {
+			t.Errorf("%s: on the wire: %s", name, b)
+		}
+	}
+	if e := Errorf(CodeInvalid, "bad: %v", cause); e.Cause != nil || errors.Is(e, os.ErrNotExist) {
+		t.Errorf("%%v keeps a cause: %#v", e)
 	}
 }

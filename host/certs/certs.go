@@ -56,7 +56,7 @@ func (c *Cert) ServerConfig() *tls.Config {
 func Load(certFile, keyFile string) (*Cert, error) {
 	pair, err := tls.LoadX509KeyPair(certFile, keyFile)
 	if err != nil {
-		return nil, api.Errorf(api.CodeInvalid, "--tls-cert %s, --tls-key %s: %v", certFile, keyFile, err)
+		return nil, api.Errorf(api.CodeInvalid, "--tls-cert %s, --tls-key %s: %w", certFile, keyFile, err)
 	}
 	leaf := pair.Leaf
 	name := ""

@@ -203,7 +203,7 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
 		case errors.Is(err, io.EOF):
 			return api.Errorf(api.CodeInvalid, "request body is empty: send a JSON object")
 		case errors.As(err, &syn), errors.Is(err, io.ErrUnexpectedEOF):
-			return api.Errorf(api.CodeInvalid, "malformed JSON in request body: %v", err)
+			return api.Errorf(api.CodeInvalid, "malformed JSON in request body: %w", err)
 		case errors.As(err, &typ) && typ.Field == "":
 			return api.Errorf(api.CodeInvalid, "request body must be a JSON object, not a JSON %s", typ.Value)
 		case errors.As(err, &typ):
@@ -211,7 +211,7 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
 		case strings.HasPrefix(err.Error(), "json: unknown field "):
 			return api.Errorf(api.CodeInvalid, "%s in request body: remove it (the daemon accepts only documented fields)", strings.TrimPrefix(err.Error(), "json: "))
 		}
-		return api.Errorf(api.CodeInvalid, "bad request body: %v", err)
+		return api.Errorf(api.CodeInvalid, "bad request body: %w", err)
 	}
 	if dec.More() {
 		return api.Errorf(api.CodeInvalid, "request body has data after the JSON object: send exactly one object")

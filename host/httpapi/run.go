@@ -82,7 +82,7 @@ func runError(err error) error {
 	if toAPIError(err) != nil {
 		return err
 	}
-	return api.Errorf(api.CodeInternal, "run failed: %v", err)
+	return api.Errorf(api.CodeInternal, "run failed: %w", err)
 }
 
 // handlePlugins answers from the catalog's last results; Refresh only

@@ -181,7 +181,7 @@ func tool[In, Out any](s *Server, srv *mcp.Server, me store.AgentKey, name, desc
 		}
 		var in In
 		if err := decodeArgs(req.Params.Arguments, args, &in); err != nil {
-			return nil, api.Errorf(api.CodeInvalid, "%s: %v", name, err)
+			return nil, api.Errorf(api.CodeInvalid, "%s: %w", name, err)
 		}
 		if err := s.gate(ctx, me, name, req.Params.Arguments); err != nil {
 			return nil, s.toolError(name, me, err)

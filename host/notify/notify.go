@@ -150,11 +150,11 @@ func New(cfg Config) *Notifier {
 func LoadConfig(path string, lookup func(string) (string, bool)) ([]workflow.Notify, error) {
 	content, err := workflow.ReadLimited(path, "notify config "+path, workflow.MaxFileBytes)
 	if err != nil {
-		return nil, api.Errorf(api.CodeInvalid, "--notify-config: %v", err)
+		return nil, api.Errorf(api.CodeInvalid, "--notify-config: %w", err)
 	}
 	subs, err := workflow.ParseNotifyConfig(path, content)
 	if err != nil {
-		return nil, api.Errorf(api.CodeInvalid, "--notify-config %s:\n%v", path, err)
+		return nil, api.Errorf(api.CodeInvalid, "--notify-config %s:\n%w", path, err)
 	}
 	if err := checkSecrets(path, subs, lookup); err != nil {
 		return nil, err

@@ -130,7 +130,7 @@ func (s *Service) Deliver(ctx context.Context, d Delivery) (api.HookResult, erro
 	}
 	text, missing, err := workflow.RenderTrigger(t.Message, d.Body)
 	if err != nil {
-		return res, api.Errorf(api.CodeInvalid, "webhook %q: %v; nothing was posted", t.Name, err)
+		return res, api.Errorf(api.CodeInvalid, "webhook %q: %w; nothing was posted", t.Name, err)
 	}
 	if len(missing) > 0 {
 		log.Warn("webhook message: the body lacks these paths; they were posted empty", "missing", missing)

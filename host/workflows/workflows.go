@@ -229,7 +229,7 @@ func problemsError(err error) error {
 		return api.Errorf(api.CodeInvalid, "%s has %d problem(s):\n%s", ps[0].File, len(ps), ps.Error())
 	}
 	if api.ErrorCode(err) == api.CodeInternal && !errors.Is(err, context.Canceled) {
-		return api.Errorf(api.CodeInvalid, "%v", err)
+		return api.Errorf(api.CodeInvalid, "%w", err)
 	}
 	return err
 }
@@ -238,9 +238,9 @@ func problemsError(err error) error {
 // user's to fix, anything else means the file is not there to read.
 func readError(path string, err error) error {
 	if errors.Is(err, workflow.ErrTooLarge) {
-		return api.Errorf(api.CodeTooLarge, "%v", err)
+		return api.Errorf(api.CodeTooLarge, "%w", err)
 	}
-	return api.Errorf(api.CodeNotFound, "workflow file %s: %v", path, err)
+	return api.Errorf(api.CodeNotFound, "workflow file %s: %w", path, err)
 }
 
 // Started is what Start did: the workflow's scope and the newest message
@@ -262,7 +262,7 @@ func (ws *Manager) Start(ctx context.Context, req api.StartWorkflow) (Started, e
 	}
 	path, err := filepath.Abs(req.Path)
 	if err != nil {
-		return Started{}, api.Errorf(api.CodeInvalid, "path %q: %v", req.Path, err)
+		return Started{}, api.Errorf(api.CodeInvalid, "path %q: %w", req.Path, err)
 	}
 	content := []byte(req.Content)
 	switch {
@@ -290,7 +290,7 @@ func (ws *Manager) Start(ctx context.Context, req api.StartWorkflow) (Started, e
 	scope := store.Scope{Workflow: f.Name, Tag: tag}
 	if req.DryRun {
 		if _, err := f.ParseParams(req.Args); err != nil {
-			return Started{}, api.Errorf(api.CodeInvalid, "%v", err)
+			return Started{}, api.Errorf(api.CodeInvalid, "%w", err)
 		}
 		seq, err := ws.db.LatestSeq(ctx, scope)
 		return Started{Scope: scope, StartSeq: seq, DryRun: true}, err
@@ -325,14 +325,14 @@ func (ws *Manager) Start(ctx context.Context, req api.StartWorkflow) (Started, e
 	}
 	params, err := f.ParseParams(req.Args)
 	if err != nil {
-		return Started{}, api.Errorf(api.CodeInvalid, "%v", err)
+		return Started{}, api.Errorf(api.CodeInvalid, "%w", err)
 	}
 	vars := workflow.Vars{Workflow: f.Name, Tag: tag, Params: params}
 	if vars.Setup, err = workflow.RunSetup(setupCtx, f, vars); err != nil {
 		if ws.stoppedWhileStarting(scope) {
 			return Started{}, stopped()
 		}
-		return Started{}, api.Errorf(api.CodeInvalid, "%v", err)
+		return Started{}, api.Errorf(api.CodeInvalid, "%w", err)
 	}
 	defer ws.lock(scope)()
 	if ws.stoppedWhileStarting(scope) {
@@ -403,7 +403,7 @@ func (ws *Manager) apply(ctx context.Context, inst *workflow.Instance, content [
 			return api.Errorf(api.CodeInvalid, "%s:%d: agent %s: sandbox: {mode: off} is refused: the daemon requires every run confined (--sandbox required): remove mode: off, or start the daemon with --sandbox auto", inst.Path, a.Line, a.Name)
 		}
 		if _, err := agents.ResolveBackend(ws.catalog, a.Backend); err != nil {
-			return api.Errorf(api.CodeInvalid, "%s:%d: agent %s: %v", inst.Path, a.Line, a.Name, err)
+			return api.Errorf(api.CodeInvalid, "%s:%d: agent %s: %w", inst.Path, a.Line, a.Name, err)
 		}
 		model := a.Model
 		if a.Backend == "sdk" && model == "" {

@@ -30,7 +30,7 @@ func Parser(fs *flag.FlagSet, fileFlag string) ff.ConfigFileParser {
 		}
 		content, err := io.ReadAll(r)
 		if err != nil {
-			return api.Errorf(api.CodeInvalid, "read config file %s: %v", file, err)
+			return api.Errorf(api.CodeInvalid, "read config file %s: %w", file, err)
 		}
 		c := &checker{fs: fs, set: set, file: file, seen: map[string]int{}}
 		c.parse(content)
