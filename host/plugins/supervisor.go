@@ -22,6 +22,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/prices"
 	"github.com/agent-worker/agent-worker/host/sandbox"
 	"github.com/agent-worker/agent-worker/sdk/backend"
 	"github.com/agent-worker/agent-worker/sdk/plugin"
@@ -348,7 +349,7 @@ func (s *Supervisor) Run(ctx context.Context, spec RunSpec) (out Outcome, err er
 // else, a failed settle included, is recorded here with its error. It
 // returns the run's error, which a failed settle replaces.
 func (s *Supervisor) finish(ctx context.Context, spec RunSpec, out *Outcome, err error, log hclog.Logger) error {
-	ru := Prices.RunUsage(spec.Agent.Model, out.Usage)
+	ru := prices.Prices.RunUsage(spec.Agent.Model, out.Usage)
 	out.Usage.CostUSD = ru.CostUSD
 	usage, _ := json.Marshal(ru)
 	if err == nil && spec.Settle != nil {

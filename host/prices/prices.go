@@ -1,4 +1,4 @@
-package plugins
+package prices
 
 import (
 	_ "embed"
@@ -39,7 +39,7 @@ var Prices = mustPrices(pricesJSON)
 func mustPrices(b []byte) PriceTable {
 	var t PriceTable
 	if err := json.Unmarshal(b, &t); err != nil {
-		panic(fmt.Sprintf("host/plugins/prices.json: %v", err))
+		panic(fmt.Sprintf("host/prices/prices.json: %v", err))
 	}
 	return t
 }
