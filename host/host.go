@@ -25,6 +25,7 @@ import (
 	"github.com/agent-worker/agent-worker/host/console"
 	"github.com/agent-worker/agent-worker/host/httpapi"
 	"github.com/agent-worker/agent-worker/host/mcpserver"
+	"github.com/agent-worker/agent-worker/host/mergequeue"
 	"github.com/agent-worker/agent-worker/host/metrics"
 	"github.com/agent-worker/agent-worker/host/notify"
 	"github.com/agent-worker/agent-worker/host/plugins"
@@ -35,6 +36,7 @@ import (
 	"github.com/agent-worker/agent-worker/host/workflows"
 	"github.com/agent-worker/agent-worker/host/worktrees"
 	sb "github.com/agent-worker/agent-worker/sdk/sandbox"
+	"github.com/agent-worker/agent-worker/sdk/tools"
 	"github.com/agent-worker/agent-worker/store"
 )
 
@@ -131,12 +133,31 @@ var (
 
 	_ workflows.Worktrees = (*worktrees.Service)(nil)
 	_ plugins.ProjectDirs = (*worktrees.Service)(nil)
-	_ httpapi.Worktrees   = (*worktrees.Service)(nil)
-	_ mcpserver.Worktrees = (*worktrees.Service)(nil)
+	_ httpapi.Worktrees   = workspaces{}
+	_ mcpserver.Worktrees = workspaces{}
 
 	_ plugins.Observer   = (*metrics.Metrics)(nil)
 	_ scheduler.Observer = (*metrics.Metrics)(nil)
 )
+
+// workspaces are the git workspaces as the HTTP API and the MCP server
+// see them: the agents' worktrees and their merge queues.
+type workspaces struct {
+	*worktrees.Service
+	queue *mergequeue.Service
+}
+
+func (w workspaces) Queue(ctx context.Context, scope *store.Scope, all bool) ([]tools.QueueEntry, error) {
+	return w.queue.Queue(ctx, scope, all)
+}
+
+func (w workspaces) QueueEntry(ctx context.Context, id string) (tools.QueueEntry, error) {
+	return w.queue.QueueEntry(ctx, id)
+}
+
+func (w workspaces) Dequeue(ctx context.Context, id, by, reason string) (tools.QueueEntry, error) {
+	return w.queue.Dequeue(ctx, id, by, reason)
+}
 
 // Host is a running daemon. New acquires everything (lock, store, socket) so
 // that a misconfiguration fails before Run; Run serves until its context ends
@@ -166,6 +187,7 @@ type Host struct {
 	metrics   *metrics.Metrics
 	hooks     *triggers.Service
 	worktrees *worktrees.Service
+	queue     *mergequeue.Service
 	notify    *notify.Notifier
 	// member is this daemon in a cluster (a PostgreSQL store); nil on the
 	// embedded file. memberID is its id, stamped on its runs either way.
@@ -304,7 +326,7 @@ func New(cfg Config) (_ *Host, err error) {
 	}
 	httpLog := h.log.Named("http")
 	handler := httpapi.New(httpapi.Deps{DB: h.db, Team: h.team, Sched: h.sched, Agents: h.agents, Workflows: h.wfs, Catalog: h.catalog, Hooks: h.hooks,
-		MCP: h.mcp, Worktrees: h.worktrees, Token: h.token, Info: h.Info, Listen: h.ln.Addr().String(), ListenFallback: fallback, Home: home, StartedAt: h.startedAt, Now: cfg.Now,
+		MCP: h.mcp, Worktrees: workspaces{h.worktrees, h.queue}, Token: h.token, Info: h.Info, Listen: h.ln.Addr().String(), ListenFallback: fallback, Home: home, StartedAt: h.startedAt, Now: cfg.Now,
 		Shutdown: h.requestStop, Stopping: h.stop, Metrics: h.metrics.Handler(), Log: httpLog,
 		Runs: h.sup, Console: console.New(console.Config{Now: cfg.Now, Log: h.log.Named("console")}),
 		Member: h.clusterID(), Lease: cluster.DefaultLease, Sandbox: h.cfg.Supervisor.Sandbox.Info(), Processes: h.processControl(),
@@ -347,7 +369,8 @@ func (h *Host) buildParts(ctx context.Context) error {
 	}
 	h.team = team.New(team.Config{DB: h.db, Docs: h.docs.Resolve, Logger: h.log.Named("team"), Notify: h.notify})
 	box := h.newSandbox()
-	h.worktrees = worktrees.New(worktrees.Config{DB: h.db, Team: h.team, Home: h.cfg.Home, Log: h.log.Named("worktrees"),
+	h.worktrees = worktrees.New(worktrees.Config{DB: h.db, Team: h.team, Home: h.cfg.Home, Log: h.log.Named("worktrees")})
+	h.queue = mergequeue.New(mergequeue.Config{DB: h.db, Team: h.team, Worktrees: h.worktrees, Log: h.log.Named("worktrees"),
 		Observer: h.metrics.MergeQueue(h.db.QueueLengths), Confine: box.Check, Member: h.clusterMemberID(), // the merge queue's checks are confined like runs
 		// in cgroups like the runs' (made below, before the queue runs),
 		// with a run's limits: a check runs the agents' code too
@@ -355,7 +378,7 @@ func (h *Host) buildParts(ctx context.Context) error {
 			return h.cgroups.Contain(cmd, h.cfg.Supervisor.RunLimits.Over(plugins.DefaultRunLimits))
 		}})
 	h.mcp = mcpserver.New(h.team, h.db, h.metrics.ToolCalled, h.log.Named("mcp"))
-	h.mcp.Worktrees = h.worktrees
+	h.mcp.Worktrees = workspaces{h.worktrees, h.queue}
 	h.cfg.Supervisor.Observer, h.cfg.Scheduler.Observer = h.metrics, h.metrics
 	h.cfg.Scheduler.Notify = h.notify
 	h.life, h.endLife = context.WithCancel(context.Background())
@@ -558,7 +581,7 @@ func (h *Host) Run(ctx context.Context) error {
 	wg.Go(func() { h.notify.Run(bg) })    // sends the outbox, what the previous daemon left first
 	wg.Go(func() { h.wfs.WatchIdle(bg) }) // the idle notifications
 	wg.Go(func() { h.worktrees.Run(bg) })
-	wg.Go(func() { h.worktrees.RunQueue(bg) }) // the merge queue, what the previous daemon left first
+	wg.Go(func() { h.queue.RunQueue(bg) }) // the merge queue, what the previous daemon left first
 
 	serveErr := make(chan error, 2)
 	go func() { serveErr <- h.serve() }()

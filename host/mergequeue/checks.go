@@ -1,4 +1,4 @@
-package worktrees
+package mergequeue
 
 import (
 	"context"
@@ -52,7 +52,7 @@ type checkRun struct {
 // scratchDir is where a workflow's merge queue checks out what it checks:
 // beside its agents' worktrees, under a name no agent can have.
 func (s *Service) scratchDir(wf store.Workflow) string {
-	return filepath.Join(s.root, wf.Name, wf.Tag, ".merge-queue")
+	return filepath.Join(s.wt.Root(), wf.Name, wf.Tag, ".merge-queue")
 }
 
 // check runs checks, in order, on the chain's last commit checked out in

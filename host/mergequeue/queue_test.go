@@ -1,4 +1,4 @@
-package worktrees
+package mergequeue
 
 import (
 	"context"
@@ -61,7 +61,7 @@ func (f *fixture) part(t *testing.T, name string) {
 // integrate queues name's branch as the planner lead.
 func (f *fixture) integrate(t *testing.T, name string) tools.IntegrateResult {
 	t.Helper()
-	res, err := f.svc.Integrate(t.Context(), f.key(name), "lead", "")
+	res, err := f.wt.Integrate(t.Context(), f.key(name), "lead", "")
 	if err != nil || !res.Queued || res.QueueID == "" {
 		t.Fatalf("Integrate(%s) = %+v, %v; want it queued", name, res, err)
 	}
@@ -142,7 +142,7 @@ func TestMergeQueueBisectsAFailingBatch(t *testing.T) {
 	if w := f.status(t, "bob"); w.QueueID != b.QueueID || w.QueueState != api.QueueQueued {
 		t.Errorf("worktree_status of bob = %+v, want queued as %s", w, b.QueueID)
 	}
-	if _, err := f.svc.Integrate(t.Context(), f.key("bob"), "lead", ""); api.ErrorCode(err) != api.CodeConflict {
+	if _, err := f.wt.Integrate(t.Context(), f.key("bob"), "lead", ""); api.ErrorCode(err) != api.CodeConflict {
 		t.Errorf("integrating bob twice: %v, want a conflict", err)
 	}
 	f.drain(t)
@@ -242,7 +242,7 @@ func TestMergeQueueResumesALanding(t *testing.T) {
 			if movedBefore {
 				sh(t, f.repo, "merge", "--ff-only", "-q", chain[0].commit)
 			}
-			restarted := New(Config{DB: f.db, Team: f.team, Home: filepath.Dir(f.svc.root), Log: f.svc.log})
+			_, restarted := f.services()
 			restarted.reconcile(t.Context())
 			restarted.reconcile(t.Context()) // twice: nothing more happens
 			if got := sh(t, f.repo, "rev-parse", "main"); got != chain[0].commit {
@@ -329,7 +329,7 @@ func TestMergeQueueWaitsWhilePausedAndNeedsChecks(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.part(t, "bob")
-	if res, err := f.svc.Integrate(t.Context(), f.key("bob"), "lead", ""); err != nil || res.Queued || !res.Merged {
+	if res, err := f.wt.Integrate(t.Context(), f.key("bob"), "lead", ""); err != nil || res.Queued || !res.Merged {
 		t.Errorf("integrate without checks = %+v, %v; want merged at once", res, err)
 	}
 }
@@ -367,7 +367,7 @@ func TestMergeQueueChecksAreConfined(t *testing.T) {
 	if _, err := f.db.SaveWorkflow(t.Context(), f.wf); err != nil {
 		t.Fatal(err)
 	}
-	f.svc.confine = sandbox.New(sandbox.Auto, status, filepath.Dir(f.svc.root)).Check
+	f.svc.confine = sandbox.New(sandbox.Auto, status, f.home).Check
 	f.part(t, "alice")
 	a := f.integrate(t, "alice")
 	f.drain(t)

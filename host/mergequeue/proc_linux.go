@@ -1,4 +1,4 @@
-package worktrees
+package mergequeue
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package worktrees
+package mergequeue
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/agent-worker/agent-worker/host/api"
 	"github.com/agent-worker/agent-worker/host/team"
+	"github.com/agent-worker/agent-worker/host/worktrees"
 	"github.com/agent-worker/agent-worker/sdk/tools"
 	"github.com/agent-worker/agent-worker/store"
 	"github.com/agent-worker/agent-worker/workflow"
@@ -50,25 +51,11 @@ const (
 	tailChars = 1500
 )
 
-// settings is the workspace of wf's file as it is now: checks, timeout
-// and batch come from the stored file, so an edit applies from the next
-// batch. A workflow without a file (tests) has none.
-func settings(wf store.Workflow) (*workflow.Workspace, error) {
-	if strings.TrimSpace(wf.ConfigYAML) == "" {
-		return nil, nil
-	}
-	f, err := workflow.Parse(wf.SourcePath, []byte(wf.ConfigYAML))
-	if err != nil {
-		return nil, fmt.Errorf("read the workspace's checks from %s: %w", wf.SourcePath, err)
-	}
-	return f.Workspace, nil
-}
-
-// enqueue is Integrate for a workspace with checks: it puts key's branch
+// Enqueue is Integrate for a workspace with checks (worktrees.Queue): it puts key's branch
 // in target's merge queue and answers at once with the entry's id. A
 // branch already contained in target is answered as integrate does
 // (nothing to merge), and queues nothing.
-func (s *Service) enqueue(ctx context.Context, wf store.Workflow, key store.AgentKey, by, target string) (tools.IntegrateResult, error) {
+func (s *Service) Enqueue(ctx context.Context, wf store.Workflow, key store.AgentKey, by, target string) (tools.IntegrateResult, error) {
 	branch := workflow.BranchName(key.Workflow, key.Tag, key.Name)
 	res := tools.IntegrateResult{Agent: key.Name, Branch: branch, Target: target, Files: []string{}}
 	if target == branch {
@@ -313,7 +300,7 @@ func (s *Service) step(ctx context.Context, q store.QueueKey) (did bool, err err
 	if wf.State == api.WorkflowPaused {
 		return false, nil // a paused team's queue waits with it; resume wakes it
 	}
-	ws, err := settings(wf)
+	ws, err := worktrees.Settings(wf)
 	if err != nil {
 		return false, err
 	}
@@ -538,7 +525,7 @@ func (s *Service) landed(ctx context.Context, wf store.Workflow, e store.QueueEn
 	}
 	s.log.Info("merge queue: landed", "entry", got.ID, "branch", got.Branch, "base", got.Base, "commit", commit)
 	if s.stopped(ctx, got.Key()) {
-		s.Release(ctx, got.Key().Scope())
+		s.wt.Release(ctx, got.Key().Scope())
 	}
 }
 
