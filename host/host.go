@@ -20,6 +20,7 @@ import (
 
 	"github.com/agent-worker/agent-worker/host/agents"
 	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/catalog"
 	"github.com/agent-worker/agent-worker/host/certs"
 	"github.com/agent-worker/agent-worker/host/cluster"
 	"github.com/agent-worker/agent-worker/host/console"
@@ -127,7 +128,7 @@ var (
 	_ httpapi.Workflows  = (*workflows.Manager)(nil)
 	_ httpapi.Agents     = (*agents.Registry)(nil)
 	_ httpapi.Runs       = (*plugins.Supervisor)(nil)
-	_ httpapi.Catalog    = (*plugins.Catalog)(nil)
+	_ httpapi.Catalog    = (*catalog.Catalog)(nil)
 	_ httpapi.Hooks      = (*triggers.Service)(nil)
 	_ workflows.Triggers = (*triggers.Service)(nil)
 
@@ -178,7 +179,7 @@ type Host struct {
 	docs      *plugins.DocProviders
 	team      *team.Service
 	mcp       *mcpserver.Server
-	catalog   *plugins.Catalog
+	catalog   *catalog.Catalog
 	sup       *plugins.Supervisor
 	cgroups   *plugins.Cgroups
 	sched     *scheduler.Scheduler
@@ -352,7 +353,7 @@ func (h *Host) buildParts(ctx context.Context) error {
 	if h.cfg.RuntimeDir == "" {
 		h.cfg.RuntimeDir = os.TempDir()
 	}
-	plugins.CleanSocketDirs(h.cfg.RuntimeDir, h.log)
+	catalog.CleanSocketDirs(h.cfg.RuntimeDir, h.log)
 	// The folders meant for drops exist for the user to find; the
 	// executable's own are left as the installation made them.
 	for _, d := range append(slices.Clone(h.cfg.PluginsDirs), filepath.Join(h.cfg.Home, "plugins.d")) {
@@ -360,7 +361,7 @@ func (h *Host) buildParts(ctx context.Context) error {
 			h.log.Warn("create plugins dir", "dir", d, "error", err)
 		}
 	}
-	h.catalog = plugins.NewCatalog(pluginDirs(h.cfg), plugins.VerifiedDir(h.cfg.Home), h.cfg.RuntimeDir, h.cfg.PluginTimeout, h.log.Named("plugins"))
+	h.catalog = catalog.NewCatalog(pluginDirs(h.cfg), catalog.VerifiedDir(h.cfg.Home), h.cfg.RuntimeDir, h.cfg.PluginTimeout, h.log.Named("plugins"))
 	h.docs = plugins.NewDocProviders(h.cfg.Home, h.catalog, h.metrics, h.log.Named("docs"))
 	if h.db.Cluster() {
 		// Documents live in the shared database too, so that every member

@@ -17,6 +17,7 @@ import (
 	goplugin "github.com/hashicorp/go-plugin"
 
 	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/catalog"
 	"github.com/agent-worker/agent-worker/host/plugins"
 	"github.com/agent-worker/agent-worker/internal/testkit"
 	"github.com/agent-worker/agent-worker/sdk/backend"
@@ -197,7 +198,7 @@ func TestSpareReplacedWhenThePluginChanges(t *testing.T) {
 	ps := waitPlugins(t, th, "the new mock", func(ps []api.Plugin) bool { p := find(ps, "mock"); return p != nil && p.SHA256 != old.PluginSHA256 })
 	newSHA, newCopy := find(ps, "mock").SHA256, find(ps, "mock").ExecPath
 	fresh := waitSpare(t, th, old.PID)
-	if fresh.PluginSHA256 != newSHA || fresh.PluginPath != newCopy || newCopy != filepath.Join(plugins.VerifiedDir(th.home), newSHA) {
+	if fresh.PluginSHA256 != newSHA || fresh.PluginPath != newCopy || newCopy != filepath.Join(catalog.VerifiedDir(th.home), newSHA) {
 		t.Errorf("new spare runs sha %s from %s, want %s from its verified copy %s", fresh.PluginSHA256, fresh.PluginPath, newSHA, newCopy)
 	}
 	testkit.WaitFor(t, "the old spare to be killed", func() bool { return !api.ProcessAlive(old.PID) })

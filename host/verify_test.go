@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/catalog"
 	"github.com/agent-worker/agent-worker/host/plugins"
 	"github.com/agent-worker/agent-worker/internal/testkit"
 	"github.com/agent-worker/agent-worker/store"
@@ -114,11 +115,11 @@ func TestSwappedPluginBinaryNeverRunsUnverified(t *testing.T) {
 				t.Errorf("run once the new bytes are known broken: %v, want refused", err)
 			}
 			got := marks(t, mark)
-			want := filepath.Join(plugins.VerifiedDir(th.home), find(ps, "echo").SHA256)
+			want := filepath.Join(catalog.VerifiedDir(th.home), find(ps, "echo").SHA256)
 			if len(got) != 1 || got[0] != want {
 				t.Errorf("the new bytes were executed as %q; want once, as the verified copy %s", got, want)
 			}
-			if filepath.Dir(verified) != plugins.VerifiedDir(th.home) || verified == want {
+			if filepath.Dir(verified) != catalog.VerifiedDir(th.home) || verified == want {
 				t.Errorf("echo 1.0.0 ran from %s", verified)
 			}
 		})
@@ -133,7 +134,7 @@ func TestPluginsRunFromAPrivateVerifiedCopy(t *testing.T) {
 	th, dir := pluginHost(t, plugins.SupervisorConfig{})
 	ps := waitPlugins(t, th, "the mock", func(ps []api.Plugin) bool { p := find(ps, "mock"); return p != nil && p.Error == "" })
 	mock := find(ps, "mock")
-	vdir := plugins.VerifiedDir(th.home)
+	vdir := catalog.VerifiedDir(th.home)
 	if want := filepath.Join(vdir, mock.SHA256); mock.ExecPath != want {
 		t.Fatalf("mock runs %q, want %q", mock.ExecPath, want)
 	}

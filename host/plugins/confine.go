@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/catalog"
 	"github.com/agent-worker/agent-worker/host/sandbox"
 	"github.com/agent-worker/agent-worker/sdk/plugin"
 	sb "github.com/agent-worker/agent-worker/sdk/sandbox"
@@ -35,7 +36,7 @@ func (s *Supervisor) runConfinement(agent store.Agent, rs runSetup) confinement 
 	// worktree's .git), then given each process's own binary and private
 	// directory, which are the process's, never the home's.
 	decide := sync.OnceValues(func() (sb.Policy, error) {
-		env := append(pluginEnv(), agent.Config.EnvList()...)
+		env := append(catalog.Env(), agent.Config.EnvList()...)
 		p, ok, err := box.Policy(sandbox.Run{Backend: agent.Backend, Config: agent.Config,
 			Project: rs.projectDir, Work: rs.workDir, State: rs.stateDir, Env: env, DaemonPort: s.daemonPort()})
 		if err == nil && !ok {
@@ -60,7 +61,7 @@ func (s *Supervisor) spareConfinement(ctx context.Context, p api.Plugin) confine
 		return unconfined
 	}
 	dirs := s.runDirs(ctx)
-	env := pluginEnv()
+	env := catalog.Env()
 	return func(exe, tmp string) (sb.Policy, bool, error) {
 		pol, ok := box.Base(p.Name, exe, tmp, env, dirs)
 		return pol, ok, nil

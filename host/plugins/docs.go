@@ -11,6 +11,7 @@ import (
 	"github.com/agent-worker/agent-worker/docs-provider/file"
 	sqlitedocs "github.com/agent-worker/agent-worker/docs-provider/sqlite"
 	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/catalog"
 	"github.com/agent-worker/agent-worker/sdk/docprovider"
 	"github.com/agent-worker/agent-worker/sdk/plugin"
 	"github.com/agent-worker/agent-worker/store"
@@ -29,7 +30,7 @@ const postgresDocs = "postgres"
 // plugin runs out of process (docsPlugin) behind the same interface.
 type DocProviders struct {
 	home    string
-	catalog *Catalog
+	catalog *catalog.Catalog
 	log     hclog.Logger
 	obs     Observer
 
@@ -43,7 +44,7 @@ type DocProviders struct {
 
 // NewDocProviders returns the providers of the daemon on home; obs (nil
 // for none) hears each docs plugin process start, stop and restart.
-func NewDocProviders(home string, catalog *Catalog, obs Observer, log hclog.Logger) *DocProviders {
+func NewDocProviders(home string, catalog *catalog.Catalog, obs Observer, log hclog.Logger) *DocProviders {
 	if obs == nil {
 		obs = nopObserver{}
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/catalog"
 	"github.com/agent-worker/agent-worker/internal/testkit"
 	"github.com/agent-worker/agent-worker/sdk/docprovider"
 	"github.com/agent-worker/agent-worker/store"
@@ -37,7 +38,7 @@ func pluginsDirWith(t *testing.T, name string) string {
 func daemonDocs(t *testing.T, dirs ...string) *DocProviders {
 	t.Helper()
 	home, runtime := t.TempDir(), testkit.ShortTempDir(t)
-	c := NewCatalog(dirs, VerifiedDir(home), runtime, 0, hclog.NewNullLogger())
+	c := catalog.NewCatalog(dirs, catalog.VerifiedDir(home), runtime, 0, hclog.NewNullLogger())
 	c.Scan(t.Context())
 	for _, p := range c.List() {
 		if p.Error != "" {

@@ -11,6 +11,7 @@ import (
 	goplugin "github.com/hashicorp/go-plugin"
 
 	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/catalog"
 	"github.com/agent-worker/agent-worker/host/internal/backoff"
 	"github.com/agent-worker/agent-worker/sdk"
 	"github.com/agent-worker/agent-worker/sdk/docprovider"
@@ -32,7 +33,7 @@ var docsBackoff = backoff.Policy{Base: 200 * time.Millisecond, Max: docsMaxBacko
 // replaced, and a request in flight when it dies fails with a retryable
 // error instead of hanging.
 type docsPlugin struct {
-	catalog *Catalog
+	catalog *catalog.Catalog
 	name    string
 	env     []string // where the provider keeps documents
 	dir     string
@@ -86,15 +87,15 @@ func (d *docsPlugin) provider() (docprovider.Provider, error) {
 }
 
 func (d *docsPlugin) startLocked(p api.Plugin) error {
-	exe, err := d.catalog.verified(p)
+	exe, err := d.catalog.Verified(p)
 	if err != nil {
 		return err
 	}
-	sockDir, err := makeSocketDir(d.catalog.runtime, "docs")
+	sockDir, err := catalog.MakeSocketDir(d.catalog.Runtime(), "docs")
 	if err != nil {
 		return err
 	}
-	cmd := pluginCommand(exe, p.Path, sockDir, d.dir)
+	cmd := catalog.Command(exe, p.Path, sockDir, d.dir)
 	cmd.Env = append(cmd.Env, d.env...)
 	client := goplugin.NewClient(plugin.ClientConfig(cmd, d.log))
 	rpc, err := client.Client()
@@ -102,8 +103,8 @@ func (d *docsPlugin) startLocked(p api.Plugin) error {
 		d.prov, err = plugin.DispenseDocs(rpc)
 	}
 	if err != nil {
-		killPlugin(client, cmd)
-		removeSocketDir(sockDir)
+		catalog.Kill(client, cmd)
+		catalog.RemoveSocketDir(sockDir)
 		return err
 	}
 	d.client, d.cmd, d.sockDir, d.sha = client, cmd, sockDir, p.SHA256
@@ -118,8 +119,8 @@ func (d *docsPlugin) startLocked(p api.Plugin) error {
 
 func (d *docsPlugin) stopLocked() {
 	if d.client != nil {
-		killPlugin(d.client, d.cmd)
-		removeSocketDir(d.sockDir)
+		catalog.Kill(d.client, d.cmd)
+		catalog.RemoveSocketDir(d.sockDir)
 		d.obs.PluginStopped(plugin.KindDocs)
 	}
 	d.client, d.cmd, d.prov = nil, nil, nil

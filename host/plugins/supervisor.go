@@ -22,6 +22,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/catalog"
 	"github.com/agent-worker/agent-worker/host/prices"
 	"github.com/agent-worker/agent-worker/host/sandbox"
 	"github.com/agent-worker/agent-worker/sdk/backend"
@@ -146,7 +147,7 @@ func seconds(d time.Duration) string {
 // can reap what a crashed one left behind.
 type Supervisor struct {
 	db      *store.DB
-	catalog *Catalog
+	catalog *catalog.Catalog
 	log     hclog.Logger
 	cfg     SupervisorConfig
 	home    string
@@ -172,7 +173,7 @@ type Supervisor struct {
 }
 
 // NewSupervisor returns a supervisor; mcpURL gives the daemon's MCP address.
-func NewSupervisor(db *store.DB, catalog *Catalog, home, runtime string, mcpURL func() string, cfg SupervisorConfig, log hclog.Logger) *Supervisor {
+func NewSupervisor(db *store.DB, catalog *catalog.Catalog, home, runtime string, mcpURL func() string, cfg SupervisorConfig, log hclog.Logger) *Supervisor {
 	if cfg.RunTimeout <= 0 {
 		cfg.RunTimeout = DefaultRunTimeout
 	}
@@ -561,9 +562,9 @@ type process struct {
 
 // stop kills the process's whole group and removes its socket directory.
 func (p *process) stop() {
-	killPlugin(p.client, p.cmd)
+	catalog.Kill(p.client, p.cmd)
 	p.group.kill() // what left the process group (setsid) dies too
-	removeSocketDir(p.sockDir)
+	catalog.RemoveSocketDir(p.sockDir)
 	if p.release != nil {
 		p.release() // the process is gone: its starting thread may end
 	}
@@ -575,11 +576,11 @@ func (p *process) stop() {
 // catalog hashed the copy's bytes when it wrote them, and a copy changed
 // since is refused.
 func (s *Supervisor) startProcess(p api.Plugin, use, dir string, env []string, c confinement, log hclog.Logger) (*process, error) {
-	exe, err := s.catalog.verified(p)
+	exe, err := s.catalog.Verified(p)
 	if err != nil {
 		return nil, err
 	}
-	sockDir, err := makeSocketDir(s.runtime, use)
+	sockDir, err := catalog.MakeSocketDir(s.runtime, use)
 	if err != nil {
 		return nil, err
 	}
@@ -587,14 +588,14 @@ func (s *Supervisor) startProcess(p api.Plugin, use, dir string, env []string, c
 		dir = sockDir
 	}
 	key := newProcessKey()
-	cmd := pluginCommand(exe, p.Path, sockDir, dir, append(env, backend.EnvProcessKey+"="+key)...)
+	cmd := catalog.Command(exe, p.Path, sockDir, dir, append(env, backend.EnvProcessKey+"="+key)...)
 	proc := &process{cmd: cmd, path: exe, sockDir: sockDir, spare: use == "spare", key: key, group: s.cfg.Cgroups.enter(cmd)}
 	if proc.group == nil {
 		// No cgroup to kill whole: the process reaps what its run leaves.
 		cmd.Env = append(cmd.Env, backend.EnvSubreaper+"=1")
 	}
 	if proc.policy, proc.confined, err = c(exe, sockDir); err != nil {
-		removeSocketDir(sockDir)
+		catalog.RemoveSocketDir(sockDir)
 		return nil, backend.Permanent(err)
 	}
 	client := goplugin.NewClient(plugin.ClientConfig(cmd, log.Named(p.Name)))
@@ -615,7 +616,7 @@ func (s *Supervisor) startProcess(p api.Plugin, use, dir string, env []string, c
 	}
 	if err != nil {
 		proc.stop()
-		return nil, fmt.Errorf("start %s plugin: %w", p.Name, handshakeError(err, plugin.StartTimeout))
+		return nil, fmt.Errorf("start %s plugin: %w", p.Name, catalog.HandshakeError(err, plugin.StartTimeout))
 	}
 	proc.rpc, proc.pid = rpc, cmd.Process.Pid
 	if proc.be, err = plugin.DispenseBackend(rpc); err != nil {

@@ -1,4 +1,4 @@
-package plugins
+package catalog
 
 import (
 	"crypto/sha256"

@@ -1,4 +1,4 @@
-package plugins
+package catalog
 
 import (
 	"context"
@@ -41,7 +41,7 @@ const (
 	// maxExamining bounds how many binaries are examined at once.
 	maxExamining = 8
 	// pluginExitGrace is how long go-plugin may take to stop a plugin
-	// before killPlugin kills its process group.
+	// before Kill kills its process group.
 	pluginExitGrace = 3 * time.Second
 )
 
@@ -364,7 +364,7 @@ func (c *Catalog) Refresh(ctx context.Context) {
 // refreshOne asks one healthy plugin for its Info again and keeps the
 // answer if the file is still the one examined.
 func (c *Catalog) refreshOne(ctx context.Context, old entry) {
-	exe, err := c.verified(old.Plugin)
+	exe, err := c.Verified(old.Plugin)
 	if err != nil {
 		c.log.Warn("plugin status not refreshed", "path", old.Path, "error", err)
 		return
@@ -411,12 +411,12 @@ func (c *Catalog) fingerprintOnce(ctx context.Context, exe, path string) (plugin
 	if ctx.Err() != nil || left <= 0 {
 		return plugin.Info{}, fmt.Errorf("no time left to start it: %w", context.DeadlineExceeded)
 	}
-	sockDir, err := makeSocketDir(c.runtime, "fp")
+	sockDir, err := MakeSocketDir(c.runtime, "fp")
 	if err != nil {
 		return plugin.Info{}, err
 	}
-	defer removeSocketDir(sockDir)
-	cmd := pluginCommand(exe, path, sockDir, filepath.Dir(path))
+	defer RemoveSocketDir(sockDir)
+	cmd := Command(exe, path, sockDir, filepath.Dir(path))
 	cfg := plugin.ClientConfig(cmd, c.log.Named("fingerprint").With("plugin", filepath.Base(path)))
 	cfg.StartTimeout = left
 	client := goplugin.NewClient(cfg)
@@ -425,10 +425,10 @@ func (c *Catalog) fingerprintOnce(ctx context.Context, exe, path string) (plugin
 		// It never became a plugin: nothing to stop gracefully, and what
 		// it started may hold its output open, which go-plugin waits for.
 		killGroup(cmd)
-		killPlugin(client, cmd)
-		return plugin.Info{}, handshakeError(err, c.timeout)
+		Kill(client, cmd)
+		return plugin.Info{}, HandshakeError(err, c.timeout)
 	}
-	defer killPlugin(client, cmd)
+	defer Kill(client, cmd)
 	ic, err := plugin.DispenseInfo(rpc)
 	if err != nil {
 		return plugin.Info{}, fmt.Errorf("dispense info: %w", err)
@@ -440,9 +440,9 @@ func (c *Catalog) fingerprintOnce(ctx context.Context, exe, path string) (plugin
 	return info, nil
 }
 
-// handshakeError says in a user's words why a binary did not become a
+// HandshakeError says in a user's words why a binary did not become a
 // plugin; go-plugin's own text (sometimes several lines) follows.
-func handshakeError(err error, timeout time.Duration) error {
+func HandshakeError(err error, timeout time.Duration) error {
 	msg := err.Error()
 	detail := strings.Join(strings.Fields(strings.ReplaceAll(msg, "\n", "; ")), " ")
 	if len(detail) > 300 {
@@ -541,6 +541,9 @@ func (c *Catalog) Names(kind string) []string {
 
 // Dirs are the directories searched, in order.
 func (c *Catalog) Dirs() []string { return c.dirs }
+
+// Runtime is the directory the plugin processes' socket directories go in.
+func (c *Catalog) Runtime() string { return c.runtime }
 
 // Changed is signalled (coalesced) after every check of a binary, for
 // tests and listeners that wait for the catalog to see a change.
@@ -645,22 +648,22 @@ func (c *Catalog) Watch(ctx context.Context) error {
 	return nil
 }
 
-// pluginCommand prepares a plugin process executing exe (a verified copy)
+// Command prepares a plugin process executing exe (a verified copy)
 // under the name path (its file in a plugins directory, which is what ps
 // and the plugin's own messages show): its own process group (so the
 // whole tree can be killed), ended if the daemon dies (pluginProcAttr
 // says how on each system), stdin closed, a
 // short private socket directory, and only the environment it needs:
-// pluginEnv, then extra (an agent's own `env:`, which wins over the
+// Env, then extra (an agent's own `env:`, which wins over the
 // daemon's), then the variables the daemon itself sets, which win over
 // both. go-plugin adds nothing of the daemon's (plugin.ClientConfig sets
 // SkipHostEnv), so cmd.Env is the plugin's whole environment.
-func pluginCommand(exe, path, sockDir, dir string, extra ...string) *exec.Cmd {
+func Command(exe, path, sockDir, dir string, extra ...string) *exec.Cmd {
 	cmd := exec.Command(exe)
 	cmd.Args[0] = path
 	cmd.Dir = dir
 	cmd.SysProcAttr = pluginProcAttr()
-	cmd.Env = append(append(pluginEnv(), extra...), "PLUGIN_UNIX_SOCKET_DIR="+sockDir, "TMPDIR="+sockDir)
+	cmd.Env = append(append(Env(), extra...), "PLUGIN_UNIX_SOCKET_DIR="+sockDir, "TMPDIR="+sockDir)
 	return cmd
 }
 
@@ -689,20 +692,21 @@ var (
 	pluginEnvSuffixes = []string{"_API_KEY", "_BASE_URL", "_PROXY", "_proxy"}
 )
 
-// pluginEnv is the part of the daemon's environment plugins inherit. The
+// Env is the part of the daemon's environment plugins inherit. The
 // rest (the daemon's own AGENT_WORKER_* settings, tokens, any secret the
 // daemon was started with) never reaches a plugin or what its agent runs.
-func pluginEnv() []string {
+func Env() []string {
 	var env []string
 	for _, kv := range os.Environ() {
-		if k, _, _ := strings.Cut(kv, "="); inPluginEnv(k) {
+		if k, _, _ := strings.Cut(kv, "="); InEnv(k) {
 			env = append(env, kv)
 		}
 	}
 	return env
 }
 
-func inPluginEnv(name string) bool {
+// InEnv says whether the daemon's variable name is passed to plugins.
+func InEnv(name string) bool {
 	if pluginEnvNames[name] {
 		return true
 	}
@@ -719,15 +723,15 @@ func inPluginEnv(name string) bool {
 	return false
 }
 
-// killPlugin stops a plugin client and then its whole process group, so
+// Kill stops a plugin client and then its whole process group, so
 // nothing it started outlives it. go-plugin's Kill waits until the
 // plugin's stdout and stderr close, which never happens while something
 // the plugin started still holds them (a script's sleep, a `yes` flood):
 // if Kill has not returned after pluginExitGrace the group is killed,
 // which closes them, and Kill then reaps the plugin. Only a process that
-// left the group can still hold them; then killPlugin gives up waiting
+// left the group can still hold them; then Kill gives up waiting
 // after another grace and Kill's goroutine ends when that process does.
-func killPlugin(client *goplugin.Client, cmd *exec.Cmd) {
+func Kill(client *goplugin.Client, cmd *exec.Cmd) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -748,7 +752,7 @@ func killPlugin(client *goplugin.Client, cmd *exec.Cmd) {
 }
 
 // killGroup sends SIGKILL to the process group of a plugin that was
-// started (its pid is its group id: pluginCommand sets Setpgid).
+// started (its pid is its group id: Command sets Setpgid).
 func killGroup(cmd *exec.Cmd) {
 	if cmd.Process != nil {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)

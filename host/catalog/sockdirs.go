@@ -1,4 +1,4 @@
-package plugins
+package catalog
 
 import (
 	"fmt"
@@ -27,9 +27,9 @@ var liveSocketDirs struct {
 	dirs map[string]bool
 }
 
-// makeSocketDir creates a socket directory for one plugin process; use
-// says what for (run, fp, docs). removeSocketDir removes it.
-func makeSocketDir(runtime, use string) (string, error) {
+// MakeSocketDir creates a socket directory for one plugin process; use
+// says what for (run, fp, docs). RemoveSocketDir removes it.
+func MakeSocketDir(runtime, use string) (string, error) {
 	liveSocketDirs.Lock()
 	defer liveSocketDirs.Unlock()
 	dir, err := os.MkdirTemp(runtime, fmt.Sprintf("aw-%d-%s-", os.Getpid(), use))
@@ -43,7 +43,8 @@ func makeSocketDir(runtime, use string) (string, error) {
 	return dir, nil
 }
 
-func removeSocketDir(dir string) {
+// RemoveSocketDir removes a directory MakeSocketDir made.
+func RemoveSocketDir(dir string) {
 	_ = os.RemoveAll(dir)
 	liveSocketDirs.Lock()
 	delete(liveSocketDirs.dirs, dir)

@@ -1,4 +1,4 @@
-package plugins
+package catalog
 
 import (
 	"os"
@@ -7,14 +7,14 @@ import (
 )
 
 // EnvNames are the names of the variables of this process's environment
-// that its plugins would inherit (pluginEnv), set to something non-empty,
+// that its plugins would inherit (Env), set to something non-empty,
 // sorted: what doctor reports to say which API keys a run can read. Only
-// names: a value never leaves pluginEnv.
+// names: a value never leaves Env.
 func EnvNames() []string {
 	var names []string
 	for _, kv := range os.Environ() {
 		k, v, _ := strings.Cut(kv, "=")
-		if v != "" && inPluginEnv(k) {
+		if v != "" && InEnv(k) {
 			names = append(names, k)
 		}
 	}

@@ -1,4 +1,4 @@
-package plugins
+package catalog
 
 import (
 	"crypto/sha256"
@@ -179,11 +179,11 @@ func privateDir(dir string) error {
 	return nil
 }
 
-// verified returns the file to execute for p: its verified copy, after a
+// Verified returns the file to execute for p: its verified copy, after a
 // stat shows it is still the file the catalog wrote. A copy changed or
 // removed since is refused, and the catalog examines p again; so is a p
 // the catalog has since replaced (the caller looked it up just before).
-func (c *Catalog) verified(p api.Plugin) (string, error) {
+func (c *Catalog) Verified(p api.Plugin) (string, error) {
 	c.mu.RLock()
 	e, ok := c.byPath[p.Path]
 	c.mu.RUnlock()

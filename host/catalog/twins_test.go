@@ -1,4 +1,4 @@
-package plugins
+package catalog
 
 import (
 	"os"
@@ -62,7 +62,7 @@ func TestSamePluginInTwoFoldersSharesOneCopy(t *testing.T) {
 		c.byPath[bin] = entry{Plugin: api.Plugin{Kind: "backend", Name: "x", Path: bin, SHA256: got[0].sum, ExecPath: got[0].exe}, copyStamp: got[0].stamp}
 	}
 	for _, bin := range bins {
-		if exe, err := c.verified(c.byPath[bin].Plugin); err != nil || exe != got[0].exe {
+		if exe, err := c.Verified(c.byPath[bin].Plugin); err != nil || exe != got[0].exe {
 			t.Errorf("start of %s: %q, %v; want its verified copy", bin, exe, err)
 		}
 	}
