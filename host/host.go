@@ -24,6 +24,7 @@ import (
 	"github.com/agent-worker/agent-worker/host/certs"
 	"github.com/agent-worker/agent-worker/host/cluster"
 	"github.com/agent-worker/agent-worker/host/console"
+	"github.com/agent-worker/agent-worker/host/docs"
 	"github.com/agent-worker/agent-worker/host/httpapi"
 	"github.com/agent-worker/agent-worker/host/mcpserver"
 	"github.com/agent-worker/agent-worker/host/mergequeue"
@@ -176,7 +177,7 @@ type Host struct {
 	srv       *http.Server
 	token     string
 	startedAt time.Time
-	docs      *plugins.DocProviders
+	docs      *docs.DocProviders
 	team      *team.Service
 	mcp       *mcpserver.Server
 	catalog   *catalog.Catalog
@@ -362,7 +363,7 @@ func (h *Host) buildParts(ctx context.Context) error {
 		}
 	}
 	h.catalog = catalog.NewCatalog(pluginDirs(h.cfg), catalog.VerifiedDir(h.cfg.Home), h.cfg.RuntimeDir, h.cfg.PluginTimeout, h.log.Named("plugins"))
-	h.docs = plugins.NewDocProviders(h.cfg.Home, h.catalog, h.metrics, h.log.Named("docs"))
+	h.docs = docs.NewDocProviders(h.cfg.Home, h.catalog, h.metrics, h.log.Named("docs"))
 	if h.db.Cluster() {
 		// Documents live in the shared database too, so that every member
 		// serves them: a workflow that names no provider uses postgres.

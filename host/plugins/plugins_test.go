@@ -8,7 +8,6 @@ import (
 	"github.com/agent-worker/agent-worker/host/api"
 	"github.com/agent-worker/agent-worker/sdk"
 	"github.com/agent-worker/agent-worker/sdk/backend"
-	"github.com/agent-worker/agent-worker/sdk/docprovider"
 )
 
 func TestExitReason(t *testing.T) {
@@ -33,18 +32,11 @@ func TestExitReason(t *testing.T) {
 	}
 }
 
-// The plugin boundary: a provider's or a backend's sdk error class comes
-// out as the daemon's code, and a backend's permanent mark survives, so a
-// bad config is still not retried.
-func TestPluginErrorsBecomeCodes(t *testing.T) {
+// The plugin boundary: a backend's sdk error class comes out as the
+// daemon's code, and its permanent mark survives, so a bad config is
+// still not retried.
+func TestBackendErrorsBecomeCodes(t *testing.T) {
 	t.Parallel()
-	p := coded{docprovider.Failing(sdk.Errorf(sdk.ErrNotFound, "no such document"))}
-	if _, err := p.Read(t.Context(), docprovider.Ref{Workflow: "global", Tag: "main", Path: "x.md"}); !errors.Is(err, api.ErrNotFound) {
-		t.Errorf("provider Read: %v (%s)", err, api.ErrorCode(err))
-	}
-	if err := p.Write(t.Context(), docprovider.Ref{Workflow: "global", Tag: "main", Path: "x.md"}, "x"); api.ErrorCode(err) != api.CodeNotFound {
-		t.Errorf("provider Write: %v", err)
-	}
 	err := runError(backend.Permanent(sdk.Errorf(sdk.ErrInvalid, "config: bad model")))
 	if !backend.IsPermanent(err) || !errors.Is(err, api.ErrInvalid) || err.Error() != "config: bad model" {
 		t.Errorf("permanent backend error: %v (permanent %v, code %s)", err, backend.IsPermanent(err), api.ErrorCode(err))
