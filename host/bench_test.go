@@ -16,6 +16,7 @@ import (
 
 	"github.com/agent-worker/agent-worker/host/api"
 	"github.com/agent-worker/agent-worker/host/plugins"
+	"github.com/agent-worker/agent-worker/host/runspec"
 	"github.com/agent-worker/agent-worker/host/team"
 	"github.com/agent-worker/agent-worker/internal/testkit"
 	"github.com/agent-worker/agent-worker/store"
@@ -101,7 +102,7 @@ func BenchmarkPluginRun(b *testing.B) {
 	var lat []time.Duration
 	for b.Loop() {
 		t0 := time.Now()
-		out, err := th.sup.Run(context.Background(), plugins.RunSpec{Agent: agent, Attempt: 1})
+		out, err := th.sup.Run(context.Background(), runspec.RunSpec{Agent: agent, Attempt: 1})
 		lat = append(lat, time.Since(t0))
 		if err != nil || out.Result != "ok" {
 			b.Fatalf("run: %+v, %v", out, err)
@@ -198,7 +199,7 @@ func BenchmarkPluginRunSpares(b *testing.B) {
 			}
 			run := func() time.Duration {
 				t0 := time.Now()
-				out, err := th.sup.Run(context.Background(), plugins.RunSpec{Agent: agent, Attempt: 1})
+				out, err := th.sup.Run(context.Background(), runspec.RunSpec{Agent: agent, Attempt: 1})
 				if err != nil || out.Result != "ok" {
 					b.Fatalf("run: %+v, %v", out, err)
 				}

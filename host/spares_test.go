@@ -19,6 +19,7 @@ import (
 	"github.com/agent-worker/agent-worker/host/api"
 	"github.com/agent-worker/agent-worker/host/catalog"
 	"github.com/agent-worker/agent-worker/host/plugins"
+	"github.com/agent-worker/agent-worker/host/runspec"
 	"github.com/agent-worker/agent-worker/internal/testkit"
 	"github.com/agent-worker/agent-worker/sdk/backend"
 	"github.com/agent-worker/agent-worker/sdk/plugin"
@@ -49,7 +50,7 @@ var pidLine = regexp.MustCompile(`pid=(\d+) env=(\S*) cwd=(\S*)`)
 func runOnce(t testing.TB, th *testHost, agent store.Agent) (pid int, env, cwd string) {
 	t.Helper()
 	var text string
-	out, err := th.sup.Run(context.Background(), plugins.RunSpec{Agent: agent, Attempt: 1, OnEvent: func(e backend.Event) {
+	out, err := th.sup.Run(context.Background(), runspec.RunSpec{Agent: agent, Attempt: 1, OnEvent: func(e backend.Event) {
 		if e.Kind == backend.EventText {
 			text += e.Text
 		}

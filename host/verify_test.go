@@ -14,6 +14,7 @@ import (
 	"github.com/agent-worker/agent-worker/host/api"
 	"github.com/agent-worker/agent-worker/host/catalog"
 	"github.com/agent-worker/agent-worker/host/plugins"
+	"github.com/agent-worker/agent-worker/host/runspec"
 	"github.com/agent-worker/agent-worker/internal/testkit"
 	"github.com/agent-worker/agent-worker/store"
 )
@@ -236,7 +237,7 @@ func TestTamperedVerifiedCopyIsRefused(t *testing.T) {
 			}
 			deadline := time.Now().Add(15 * time.Second)
 			for {
-				out, err := th.sup.Run(context.Background(), plugins.RunSpec{Agent: a, Attempt: 1})
+				out, err := th.sup.Run(context.Background(), runspec.RunSpec{Agent: a, Attempt: 1})
 				if err == nil && out.Result == "ok" {
 					break
 				}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/agent-worker/agent-worker/host/runspec"
 	"github.com/agent-worker/agent-worker/sdk/backend"
 	"github.com/agent-worker/agent-worker/store"
 )
@@ -30,7 +31,7 @@ type runContext struct {
 // worker then fetches it over MCP itself, and meets any error there, as
 // with a daemon that never sent one. The caller must call get before it
 // returns, which also ends the read.
-func (s *Supervisor) readRunContext(ctx context.Context, spec RunSpec, log hclog.Logger) *runContext {
+func (s *Supervisor) readRunContext(ctx context.Context, spec runspec.RunSpec, log hclog.Logger) *runContext {
 	r := &runContext{done: make(chan struct{})}
 	src := s.cfg.Context
 	if src == nil {

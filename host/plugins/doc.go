@@ -9,5 +9,5 @@
 // It may import the store, host/api (wire types and errors), the sdk and
 // host/internal; never host/ itself, the scheduler, the workflows or the
 // HTTP layer. The scheduler reaches it through the one function it is
-// given (Supervisor.Run); settling a run is the caller's (RunSpec.Settle).
+// given (Supervisor.Run); settling a run is the caller's (runspec.RunSpec.Settle).
 package plugins

@@ -24,6 +24,7 @@ import (
 	"github.com/agent-worker/agent-worker/host/api"
 	"github.com/agent-worker/agent-worker/host/catalog"
 	"github.com/agent-worker/agent-worker/host/prices"
+	"github.com/agent-worker/agent-worker/host/runspec"
 	"github.com/agent-worker/agent-worker/host/sandbox"
 	"github.com/agent-worker/agent-worker/sdk/backend"
 	"github.com/agent-worker/agent-worker/sdk/plugin"
@@ -203,46 +204,10 @@ func NewSupervisor(db *store.DB, catalog *catalog.Catalog, home, runtime string,
 // Limits are a run's limits where its agent sets none.
 func (s *Supervisor) Limits() backend.RunLimits { return s.cfg.RunLimits }
 
-// Outcome is what a finished run produced.
-type Outcome struct {
-	Run       store.Run
-	Result    string
-	Usage     backend.Usage
-	SessionID string
-	Events    int
-	// Unwritten are the transcript's last events, which the run's end
-	// writes with it: Settle passes them to store.Settlement.Events.
-	Unwritten []store.RunEvent
-}
-
-// RunSpec is one run to supervise.
-type RunSpec struct {
-	// ID is the run's id (NewRunID); empty gets a new one. A caller that
-	// sets it can name the run, e.g. to cancel it, before it has started.
-	ID      string
-	Agent   store.Agent
-	Attempt int // from 1
-	// InboxUntil is the newest inbox seq the run will be shown (the oldest
-	// page of my_inbox): what a successful run acks.
-	InboxUntil int64
-	// Inbox is the messages up to InboxUntil that the run is shown, which
-	// its transcript records as its prompt with the system prompt.
-	Inbox []store.Message
-	// OnStart is called when the backend's Run is entered; OnEvent for each
-	// event as it arrives. Either may be nil.
-	OnStart func(runID string)
-	OnEvent func(backend.Event)
-	// Settle, when set, records a successful run's end itself, together
-	// with what must commit with it (the scheduler's ack and reply, in one
-	// store.SettleRun), once the plugin process is gone. If it fails, the
-	// run is recorded as failed with its error instead.
-	Settle func(ctx context.Context, out Outcome, usage json.RawMessage) error
-}
-
 // Run runs one attempt of an agent run. The run is recorded in
 // runs/run_events whatever happens. A returned error is retryable unless
 // backend.IsPermanent says otherwise.
-func (s *Supervisor) Run(ctx context.Context, spec RunSpec) (out Outcome, err error) {
+func (s *Supervisor) Run(ctx context.Context, spec runspec.RunSpec) (out runspec.Outcome, err error) {
 	agent, attempt, onEvent := spec.Agent, spec.Attempt, spec.OnEvent
 	key := agent.Key()
 	if agent.Backend == "external" {
@@ -259,7 +224,7 @@ func (s *Supervisor) Run(ctx context.Context, spec RunSpec) (out Outcome, err er
 	}
 	runID := spec.ID
 	if runID == "" {
-		runID = NewRunID()
+		runID = runspec.NewRunID()
 	}
 	// The run's plugin process is stopped, and its files removed, after
 	// its end is recorded (and a success settled: the reply is out, the
@@ -349,7 +314,7 @@ func (s *Supervisor) Run(ctx context.Context, spec RunSpec) (out Outcome, err er
 // caller's Settle (ack, reply and run end in one transaction); anything
 // else, a failed settle included, is recorded here with its error. It
 // returns the run's error, which a failed settle replaces.
-func (s *Supervisor) finish(ctx context.Context, spec RunSpec, out *Outcome, err error, log hclog.Logger) error {
+func (s *Supervisor) finish(ctx context.Context, spec runspec.RunSpec, out *runspec.Outcome, err error, log hclog.Logger) error {
 	ru := prices.Prices.RunUsage(spec.Agent.Model, out.Usage)
 	out.Usage.CostUSD = ru.CostUSD
 	usage, _ := json.Marshal(ru)
@@ -390,7 +355,7 @@ func (s *Supervisor) finish(ctx context.Context, spec RunSpec, out *Outcome, err
 }
 
 // observeEnd reports a run's end, as finish recorded it, to the Observer.
-func (s *Supervisor) observeEnd(agent store.Agent, out *Outcome, start time.Time) {
+func (s *Supervisor) observeEnd(agent store.Agent, out *runspec.Outcome, start time.Time) {
 	s.cfg.Observer.RunEnded(agent.Backend, agent.Workflow, out.Run.State, time.Since(start), out.Usage)
 }
 
@@ -869,13 +834,6 @@ func newProcessKey() string {
 	b := make([]byte, 16)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
-}
-
-// NewRunID returns a fresh run id: "run_" and 16 hex digits.
-func NewRunID() string {
-	b := make([]byte, 8)
-	_, _ = rand.Read(b)
-	return "run_" + hex.EncodeToString(b)
 }
 
 // Reap kills plugin processes a crashed daemon left behind and marks their
