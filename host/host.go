@@ -30,7 +30,7 @@ import (
 	"github.com/agent-worker/agent-worker/host/mergequeue"
 	"github.com/agent-worker/agent-worker/host/metrics"
 	"github.com/agent-worker/agent-worker/host/notify"
-	"github.com/agent-worker/agent-worker/host/plugins"
+	"github.com/agent-worker/agent-worker/host/runner"
 	"github.com/agent-worker/agent-worker/host/sandbox"
 	"github.com/agent-worker/agent-worker/host/scheduler"
 	"github.com/agent-worker/agent-worker/host/team"
@@ -92,7 +92,7 @@ type Config struct {
 	// Default: DefaultPluginTimeout.
 	PluginTimeout time.Duration
 	// Supervisor tunes run timeouts.
-	Supervisor plugins.SupervisorConfig
+	Supervisor runner.SupervisorConfig
 	// Scheduler tunes when agents run.
 	Scheduler scheduler.Config
 	// Logger is the root logger; each part logs through a Named child.
@@ -128,17 +128,17 @@ var (
 	_ httpapi.Scheduler  = (*scheduler.Scheduler)(nil)
 	_ httpapi.Workflows  = (*workflows.Manager)(nil)
 	_ httpapi.Agents     = (*agents.Registry)(nil)
-	_ httpapi.Runs       = (*plugins.Supervisor)(nil)
+	_ httpapi.Runs       = (*runner.Supervisor)(nil)
 	_ httpapi.Catalog    = (*catalog.Catalog)(nil)
 	_ httpapi.Hooks      = (*triggers.Service)(nil)
 	_ workflows.Triggers = (*triggers.Service)(nil)
 
 	_ workflows.Worktrees = (*worktrees.Service)(nil)
-	_ plugins.ProjectDirs = (*worktrees.Service)(nil)
+	_ runner.ProjectDirs  = (*worktrees.Service)(nil)
 	_ httpapi.Worktrees   = workspaces{}
 	_ mcpserver.Worktrees = workspaces{}
 
-	_ plugins.Observer   = (*metrics.Metrics)(nil)
+	_ runner.Observer    = (*metrics.Metrics)(nil)
 	_ scheduler.Observer = (*metrics.Metrics)(nil)
 )
 
@@ -181,8 +181,8 @@ type Host struct {
 	team      *team.Service
 	mcp       *mcpserver.Server
 	catalog   *catalog.Catalog
-	sup       *plugins.Supervisor
-	cgroups   *plugins.Cgroups
+	sup       *runner.Supervisor
+	cgroups   *runner.Cgroups
 	sched     *scheduler.Scheduler
 	wfs       *workflows.Manager
 	agents    *agents.Registry
@@ -377,7 +377,7 @@ func (h *Host) buildParts(ctx context.Context) error {
 		// in cgroups like the runs' (made below, before the queue runs),
 		// with a run's limits: a check runs the agents' code too
 		Contain: func(cmd *exec.Cmd) (func(), func(), bool) {
-			return h.cgroups.Contain(cmd, h.cfg.Supervisor.RunLimits.Over(plugins.DefaultRunLimits))
+			return h.cgroups.Contain(cmd, h.cfg.Supervisor.RunLimits.Over(runner.DefaultRunLimits))
 		}})
 	h.mcp = mcpserver.New(h.team, h.db, h.metrics.ToolCalled, h.log.Named("mcp"))
 	h.mcp.Worktrees = workspaces{h.worktrees, h.queue}
@@ -388,20 +388,20 @@ func (h *Host) buildParts(ctx context.Context) error {
 	h.cfg.Supervisor.Context = h.mcp         // a run's request carries what its tools would show first
 	h.cfg.Supervisor.Worktrees = h.worktrees // an agent of a git workspace runs in its worktree
 	h.cfg.Supervisor.Sandbox = box
-	h.cgroups = plugins.NewCgroups(h.cfg.NoCgroups, h.log.Named("cgroups"))
+	h.cgroups = runner.NewCgroups(h.cfg.NoCgroups, h.log.Named("cgroups"))
 	h.cfg.Supervisor.Cgroups = h.cgroups
 	h.cfg.Supervisor.MaxRuns = h.cfg.Scheduler.MaxConcurrent // a pool grows with demand up to the run cap
 	if h.cfg.Supervisor.MaxRuns <= 0 {
 		h.cfg.Supervisor.MaxRuns = scheduler.DefaultMaxConcurrent()
 	}
-	h.sup = plugins.NewSupervisor(h.db, h.catalog, h.cfg.Home, h.cfg.RuntimeDir, h.runsMCPURL, h.cfg.Supervisor, h.log.Named("supervisor"))
+	h.sup = runner.NewSupervisor(h.db, h.catalog, h.cfg.Home, h.cfg.RuntimeDir, h.runsMCPURL, h.cfg.Supervisor, h.log.Named("supervisor"))
 	h.mcp.Runs = h.sup // a gated call's run waits for approval with its timeouts stopped
 	if err := h.sup.Reap(ctx); err != nil {
 		return fmt.Errorf("reap workers: %w", err)
 	}
 	h.sched = scheduler.New(h.db, h.sup, h.team, h.cfg.Scheduler, h.log.Named("scheduler"))
 	h.agents = &agents.Registry{DB: h.db, Catalog: h.catalog, Sched: h.sched, DefaultModel: h.cfg.DefaultModel, Forget: h.mcp.Forget,
-		StateDir: func(k store.AgentKey) string { return plugins.AgentStateDir(h.cfg.Home, k) }, Release: h.worktrees.Release, Log: h.log.Named("agents"),
+		StateDir: func(k store.AgentKey) string { return runner.AgentStateDir(h.cfg.Home, k) }, Release: h.worktrees.Release, Log: h.log.Named("agents"),
 		RequireSandbox: h.cfg.Sandbox == sandbox.Required}
 	h.mcp.Spawner = h.agents // agent_spawn and agent_stop
 	h.hooks = triggers.New(triggers.Config{DB: h.db, Team: h.team, LookupEnv: h.cfg.LookupEnv, Log: h.log.Named("triggers")})

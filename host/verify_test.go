@@ -13,7 +13,7 @@ import (
 
 	"github.com/agent-worker/agent-worker/host/api"
 	"github.com/agent-worker/agent-worker/host/catalog"
-	"github.com/agent-worker/agent-worker/host/plugins"
+	"github.com/agent-worker/agent-worker/host/runner"
 	"github.com/agent-worker/agent-worker/host/runspec"
 	"github.com/agent-worker/agent-worker/internal/testkit"
 	"github.com/agent-worker/agent-worker/store"
@@ -87,7 +87,7 @@ func TestSwappedPluginBinaryNeverRunsUnverified(t *testing.T) {
 	for name, swap := range tests {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			th, dir := pluginHost(t, plugins.SupervisorConfig{}, func(c *Config) { c.Scheduler.Attempts = 1 })
+			th, dir := pluginHost(t, runner.SupervisorConfig{}, func(c *Config) { c.Scheduler.Attempts = 1 })
 			bin := testkit.Install(t, testkit.Build(t, "host/testdata/plugins/echo", "-X main.version=1.0.0"), dir, "agent-worker-backend-echo")
 			ps := waitPlugins(t, th, "echo 1.0.0", func(ps []api.Plugin) bool { p := find(ps, "echo"); return p != nil && p.Version == "1.0.0" })
 			verified := find(ps, "echo").ExecPath
@@ -132,7 +132,7 @@ func TestSwappedPluginBinaryNeverRunsUnverified(t *testing.T) {
 // user can enter; runs and spares record it as what they execute.
 func TestPluginsRunFromAPrivateVerifiedCopy(t *testing.T) {
 	t.Parallel()
-	th, dir := pluginHost(t, plugins.SupervisorConfig{})
+	th, dir := pluginHost(t, runner.SupervisorConfig{})
 	ps := waitPlugins(t, th, "the mock", func(ps []api.Plugin) bool { p := find(ps, "mock"); return p != nil && p.Error == "" })
 	mock := find(ps, "mock")
 	vdir := catalog.VerifiedDir(th.home)
@@ -152,7 +152,7 @@ func TestPluginsRunFromAPrivateVerifiedCopy(t *testing.T) {
 	alice := pidAgent(t, th, "alice")
 	cold, _, _ := runOnce(t, th, alice)
 	spare := waitSpare(t, th, cold)
-	if spare.PluginPath != mock.ExecPath || !plugins.IsPluginProcess(spare.PID, mock.ExecPath) {
+	if spare.PluginPath != mock.ExecPath || !runner.IsPluginProcess(spare.PID, mock.ExecPath) {
 		t.Errorf("spare %d records %s; want it to execute %s", spare.PID, spare.PluginPath, mock.ExecPath)
 	}
 	if !runsPlugin(spare.PID, filepath.Join(dir, "agent-worker-backend-mock")) {
@@ -207,8 +207,8 @@ func TestTamperedVerifiedCopyIsRefused(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			// No spares: every run starts a process, so each one meets the copy.
-			off := plugins.Spares{}
-			th, _ := pluginHost(t, plugins.SupervisorConfig{Spares: &off}, func(c *Config) { c.Scheduler.Attempts = 1 })
+			off := runner.Spares{}
+			th, _ := pluginHost(t, runner.SupervisorConfig{Spares: &off}, func(c *Config) { c.Scheduler.Attempts = 1 })
 			mockAgent(t, th, "alice", map[string]any{"result": "ok"})
 			if got, err := serve(th, "alice"); err != nil || got != "ok" {
 				t.Fatalf("run before tampering: %q, %v", got, err)

@@ -26,7 +26,7 @@ type Confine func(dir, tmp string) (p sb.Policy, ok bool)
 // Contain has the process cmd will start start in a cgroup of its own,
 // which nothing it starts can leave: started is called once cmd.Start has
 // returned, kill ends all that is in the cgroup. ok is false where there
-// are no cgroups (the funcs then do nothing). host/plugins provides it.
+// are no cgroups (the funcs then do nothing). host/runner provides it.
 type Contain func(cmd *exec.Cmd) (started, kill func(), ok bool)
 
 // checkGuard is the shell a check command runs under (as its $0): it

@@ -21,7 +21,7 @@ type Config struct {
 	Observer QueueObserver
 	Confine  Confine
 	// Contain, when set, puts each check in a cgroup of its own
-	// (host/plugins Cgroups.Contain).
+	// (host/runner Cgroups.Contain).
 	Contain Contain
 	// Member is this daemon's id in a cluster ("" on the embedded
 	// store): only the member that owns a workflow works its merge queue.

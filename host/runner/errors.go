@@ -1,4 +1,4 @@
-package plugins
+package runner
 
 import (
 	"github.com/agent-worker/agent-worker/host/api"
