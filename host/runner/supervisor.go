@@ -108,7 +108,7 @@ type ProjectDirs interface {
 	ProjectDir(ctx context.Context, wf store.Workflow, agent string) (dir string, ok bool, err error)
 }
 
-// Observer hears what the plugins part does, for the daemon's metrics
+// Observer hears what the run supervisor does, for the daemon's metrics
 // (host/metrics.Metrics). Its methods must return at once.
 type Observer interface {
 	RunEnded(backendName, workflow string, state api.RunState, d time.Duration, u backend.Usage)

@@ -80,7 +80,7 @@ type nopObserver struct{}
 func (nopObserver) RunWaited(string, time.Duration) {}
 
 // Runner runs one attempt of an agent run in a fresh plugin process: the
-// one thing the scheduler needs from the plugins package.
+// one thing the scheduler needs from the run supervisor (host/runner).
 type Runner interface {
 	Run(ctx context.Context, spec runspec.RunSpec) (runspec.Outcome, error)
 }
