@@ -15,7 +15,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agent-worker/agent-worker/host/api"
-	"github.com/agent-worker/agent-worker/host/plugins"
+	"github.com/agent-worker/agent-worker/host/runner"
+	"github.com/agent-worker/agent-worker/host/runspec"
 	"github.com/agent-worker/agent-worker/host/team"
 	"github.com/agent-worker/agent-worker/internal/testkit"
 	"github.com/agent-worker/agent-worker/store"
@@ -92,7 +93,7 @@ func BenchmarkMyInbox1M(b *testing.B) {
 // MCP calls (my_inbox, channel_read, team_doc_read) and returns a result,
 // then exit and cleanup. It reports p50 and p99.
 func BenchmarkPluginRun(b *testing.B) {
-	th, _ := pluginHost(b, plugins.SupervisorConfig{})
+	th, _ := pluginHost(b, runner.SupervisorConfig{})
 	mockAgent(b, th, "bench", map[string]any{"result": "ok"})
 	agent, err := th.DB().GetAgent(context.Background(), store.AgentKey{Name: "bench", Workflow: "global", Tag: "main"})
 	if err != nil {
@@ -101,7 +102,7 @@ func BenchmarkPluginRun(b *testing.B) {
 	var lat []time.Duration
 	for b.Loop() {
 		t0 := time.Now()
-		out, err := th.sup.Run(context.Background(), plugins.RunSpec{Agent: agent, Attempt: 1})
+		out, err := th.sup.Run(context.Background(), runspec.RunSpec{Agent: agent, Attempt: 1})
 		lat = append(lat, time.Since(t0))
 		if err != nil || out.Result != "ok" {
 			b.Fatalf("run: %+v, %v", out, err)
@@ -115,7 +116,7 @@ func BenchmarkPluginRun(b *testing.B) {
 // BenchmarkWakeLatency measures from a message committed (Send returns) to
 // the backend's Run entered in a fresh plugin process, p50/p99.
 func BenchmarkWakeLatency(b *testing.B) {
-	th, _ := pluginHost(b, plugins.SupervisorConfig{}, noPoll)
+	th, _ := pluginHost(b, runner.SupervisorConfig{}, noPoll)
 	mockAgent(b, th, "alice", map[string]any{"result": "ok"})
 	ev := watchEvents(b, th)
 	var lat []time.Duration
@@ -143,7 +144,7 @@ func BenchmarkPingPong(b *testing.B) {
 		b.Run(fmt.Sprintf("agents=%d", agents), func(b *testing.B) {
 			const window = 5 * time.Second
 			for b.Loop() {
-				th, _ := pluginHost(b, plugins.SupervisorConfig{}, noPoll)
+				th, _ := pluginHost(b, runner.SupervisorConfig{}, noPoll)
 				for i := range agents {
 					mockAgent(b, th, fmt.Sprintf("p%d", i), map[string]any{"reply": fmt.Sprintf("@p%d ping", (i+1)%agents)})
 				}
@@ -187,8 +188,8 @@ func BenchmarkPingPong(b *testing.B) {
 // process) and with a warm spare ready before each run (the wait for the
 // replacement spare is outside the timing). It reports p50 and p99.
 func BenchmarkPluginRunSpares(b *testing.B) {
-	zero := plugins.Spares{}
-	for name, sc := range map[string]plugins.SupervisorConfig{"cold": {Spares: &zero}, "spare-ready": {}} {
+	zero := runner.Spares{}
+	for name, sc := range map[string]runner.SupervisorConfig{"cold": {Spares: &zero}, "spare-ready": {}} {
 		b.Run(name, func(b *testing.B) {
 			th, _ := pluginHost(b, sc)
 			mockAgent(b, th, "bench", map[string]any{"result": "ok"})
@@ -198,7 +199,7 @@ func BenchmarkPluginRunSpares(b *testing.B) {
 			}
 			run := func() time.Duration {
 				t0 := time.Now()
-				out, err := th.sup.Run(context.Background(), plugins.RunSpec{Agent: agent, Attempt: 1})
+				out, err := th.sup.Run(context.Background(), runspec.RunSpec{Agent: agent, Attempt: 1})
 				if err != nil || out.Result != "ok" {
 					b.Fatalf("run: %+v, %v", out, err)
 				}

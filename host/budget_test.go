@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/agent-worker/agent-worker/host/api"
-	"github.com/agent-worker/agent-worker/host/plugins"
+	"github.com/agent-worker/agent-worker/host/runner"
 	"github.com/agent-worker/agent-worker/host/team"
 	"github.com/agent-worker/agent-worker/store"
 )
@@ -18,7 +18,7 @@ import (
 // it.
 func TestBudgetStopsTheTeamAtItsCap(t *testing.T) {
 	t.Parallel()
-	th, _ := pluginHost(t, plugins.SupervisorConfig{})
+	th, _ := pluginHost(t, runner.SupervisorConfig{})
 	file := filepath.Join(t.TempDir(), "capped.yaml")
 	saveFile(t, file, `name: capped
 budget: {runs: 2}
@@ -108,7 +108,7 @@ func TestBudgetRequestErrors(t *testing.T) {
 // its message stays unread.
 func TestHardBudgetCancelsTheRunThatCrossesIt(t *testing.T) {
 	t.Parallel()
-	th, _ := pluginHost(t, plugins.SupervisorConfig{})
+	th, _ := pluginHost(t, runner.SupervisorConfig{})
 	file := filepath.Join(t.TempDir(), "hard.yaml")
 	saveFile(t, file, `name: hard
 agents:

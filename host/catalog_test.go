@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/agent-worker/agent-worker/host/api"
-	"github.com/agent-worker/agent-worker/host/plugins"
+	"github.com/agent-worker/agent-worker/host/runner"
 	"github.com/agent-worker/agent-worker/internal/testkit"
 )
 
@@ -48,7 +48,7 @@ func groupMembers(t testing.TB, pgid int) []int {
 // file is examined again.
 func TestPluginDiscoverySurvivesHangingAndFloodingPlugins(t *testing.T) {
 	t.Parallel()
-	th, dir := pluginHost(t, plugins.SupervisorConfig{}, func(c *Config) { c.PluginTimeout = 3 * time.Second })
+	th, dir := pluginHost(t, runner.SupervisorConfig{}, func(c *Config) { c.PluginTimeout = 3 * time.Second })
 	pids := t.TempDir()
 	sleepPids, floodPids := filepath.Join(pids, "sleep"), filepath.Join(pids, "flood")
 	// The shell forks sleep and yes: they keep the plugin's stdout open
@@ -120,7 +120,7 @@ func TestPluginDiscoverySurvivesHangingAndFloodingPlugins(t *testing.T) {
 // makes it usable without a restart.
 func TestPluginNotExecutableSaysChmod(t *testing.T) {
 	t.Parallel()
-	th, dir := pluginHost(t, plugins.SupervisorConfig{})
+	th, dir := pluginHost(t, runner.SupervisorConfig{})
 	c, ctx := th.client(), context.Background()
 	echo := testkit.Build(t, "host/testdata/plugins/echo", "-X main.version=1.0.0")
 	path := testkit.Install(t, echo, dir, "agent-worker-backend-echo")
@@ -176,7 +176,7 @@ func TestPluginNotExecutableSaysChmod(t *testing.T) {
 // leaves a process behind.
 func TestPluginProbeBrokenBinaries(t *testing.T) {
 	t.Parallel()
-	th, dir := pluginHost(t, plugins.SupervisorConfig{}, func(c *Config) { c.PluginTimeout = 3 * time.Second })
+	th, dir := pluginHost(t, runner.SupervisorConfig{}, func(c *Config) { c.PluginTimeout = 3 * time.Second })
 	junk := make([]byte, 4096)
 	if _, err := rand.Read(junk); err != nil {
 		t.Fatal(err)
@@ -234,7 +234,7 @@ func TestPluginProbeBrokenBinaries(t *testing.T) {
 // name, not "killed by killed".
 func TestRunPluginKilledBySignal(t *testing.T) {
 	t.Parallel()
-	th, dir := pluginHost(t, plugins.SupervisorConfig{}, func(c *Config) { c.Scheduler.Attempts = 1 })
+	th, dir := pluginHost(t, runner.SupervisorConfig{}, func(c *Config) { c.Scheduler.Attempts = 1 })
 	mockAgent(t, th, "victim", map[string]any{"text": "working"}, map[string]any{"hang": true})
 	working := make(chan struct{})
 	served := make(chan error, 1)
@@ -252,7 +252,7 @@ func TestRunPluginKilledBySignal(t *testing.T) {
 		t.Fatal("the run never started working")
 	}
 	ws := runWorkers(t, th)
-	if len(ws) != 1 || !plugins.IsPluginProcess(ws[0].PID, ws[0].PluginPath) || !runsPlugin(ws[0].PID, filepath.Join(dir, "agent-worker-backend-mock")) {
+	if len(ws) != 1 || !runner.IsPluginProcess(ws[0].PID, ws[0].PluginPath) || !runsPlugin(ws[0].PID, filepath.Join(dir, "agent-worker-backend-mock")) {
 		t.Fatalf("run workers while the run works: %+v", ws)
 	}
 	pid := ws[0].PID

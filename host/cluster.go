@@ -13,7 +13,7 @@ import (
 
 	"github.com/agent-worker/agent-worker/host/api"
 	"github.com/agent-worker/agent-worker/host/cluster"
-	"github.com/agent-worker/agent-worker/host/plugins"
+	"github.com/agent-worker/agent-worker/host/runner"
 	"github.com/agent-worker/agent-worker/host/scheduler"
 	"github.com/agent-worker/agent-worker/host/team"
 	"github.com/agent-worker/agent-worker/store"
@@ -84,13 +84,13 @@ func (h *Host) joinCluster(ctx context.Context) error {
 	}
 	runTimeout := h.cfg.Supervisor.RunTimeout
 	if runTimeout <= 0 {
-		runTimeout = plugins.DefaultRunTimeout
+		runTimeout = runner.DefaultRunTimeout
 	}
 	m, err := cluster.Join(ctx, cluster.Config{
 		DB: h.db, ID: h.memberID, Address: h.advertised(), Bus: &h.team.Bus, Log: h.log.Named("cluster"),
 		Workers: workers, Attempts: attempts, RescueAfter: runTimeout + time.Minute,
 		Turn: h.sched.Turn, RetryDelay: h.sched.RetryDelay,
-		KillOrphan: func(w store.Worker) { plugins.KillLeftover(w, h.log) },
+		KillOrphan: func(w store.Worker) { runner.KillLeftover(w, h.log) },
 		Recover:    h.recoverStranded,
 		Notify:     h.notify,
 	})
@@ -112,7 +112,7 @@ func (h *Host) recoverOwn(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	for _, w := range r.Workers {
-		plugins.KillLeftover(w, h.log)
+		runner.KillLeftover(w, h.log)
 	}
 	return len(r.Runs), nil
 }
@@ -130,7 +130,7 @@ func (h *Host) recoverStranded(ctx context.Context) {
 		return
 	}
 	for _, w := range r.Workers {
-		plugins.KillLeftover(w, h.log)
+		runner.KillLeftover(w, h.log)
 	}
 	if len(r.Runs)+len(r.Agents) > 0 {
 		h.log.Warn("freed runs and agents a store outage stranded", "runs", len(r.Runs), "agents", len(r.Agents))

@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/agent-worker/agent-worker/host/api"
-	"github.com/agent-worker/agent-worker/host/plugins"
+	"github.com/agent-worker/agent-worker/host/runner"
 )
 
 // browser is an HTTP client that keeps cookies and does not follow
@@ -93,7 +93,7 @@ func (b *browser) login() (link string, csrf string) {
 // and every page carries the CSP.
 func TestConsoleLoginSessionsAndCSRF(t *testing.T) {
 	t.Parallel()
-	th, _ := pluginHost(t, plugins.SupervisorConfig{}, noPoll)
+	th, _ := pluginHost(t, runner.SupervisorConfig{}, noPoll)
 	ctx := context.Background()
 	c := th.client()
 	file := filepath.Join(t.TempDir(), "crew.yaml")

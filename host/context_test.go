@@ -9,7 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/agent-worker/agent-worker/host/api"
-	"github.com/agent-worker/agent-worker/host/plugins"
+	"github.com/agent-worker/agent-worker/host/runner"
 	"github.com/agent-worker/agent-worker/store"
 )
 
@@ -18,7 +18,7 @@ import (
 // only MCP tool call is the reply its script makes.
 func TestRunPromptComesWithTheRequest(t *testing.T) {
 	t.Parallel()
-	th, _ := pluginHost(t, plugins.SupervisorConfig{})
+	th, _ := pluginHost(t, runner.SupervisorConfig{})
 	ctx, c := context.Background(), th.client()
 	scope := api.Target{Workflow: "global", Tag: "main"}
 	scriptedAgent(t, th, "alice", "", "", map[string]any{"reply": "on it"}, map[string]any{"result": "done"})

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/agent-worker/agent-worker/host/api"
-	"github.com/agent-worker/agent-worker/host/plugins"
+	"github.com/agent-worker/agent-worker/host/runner"
 	"github.com/agent-worker/agent-worker/host/scheduler"
 	"github.com/agent-worker/agent-worker/host/team"
 	"github.com/agent-worker/agent-worker/internal/testkit"
@@ -47,7 +47,7 @@ func agentState(t testing.TB, th *testHost, name string) api.AgentState {
 // acks it.
 func TestPauseHoldsRunsUntilResume(t *testing.T) {
 	t.Parallel()
-	th, dir := pluginHost(t, plugins.SupervisorConfig{}, noPoll)
+	th, dir := pluginHost(t, runner.SupervisorConfig{}, noPoll)
 	ev := watchEvents(t, th)
 	ctx := context.Background()
 	c := th.client()
@@ -136,7 +136,7 @@ agents:
 // and a daemon restart; resuming it runs them all.
 func TestPauseWorkflowHoldsEveryAgent(t *testing.T) {
 	t.Parallel()
-	th, dir := pluginHost(t, plugins.SupervisorConfig{}, noPoll)
+	th, dir := pluginHost(t, runner.SupervisorConfig{}, noPoll)
 	ev := watchEvents(t, th)
 	ctx := context.Background()
 	c := th.client()
@@ -218,7 +218,7 @@ func TestPauseWorkflowHoldsEveryAgent(t *testing.T) {
 // ran). Starting the workflow again runs them.
 func TestResumeOfAnAgentOfAStoppedWorkflowIsRefused(t *testing.T) {
 	t.Parallel()
-	th, _ := pluginHost(t, plugins.SupervisorConfig{}, noPoll)
+	th, _ := pluginHost(t, runner.SupervisorConfig{}, noPoll)
 	ctx := context.Background()
 	c := th.client()
 	file := filepath.Join(t.TempDir(), "crew.yaml")
@@ -256,7 +256,7 @@ func TestResumeOfAnAgentOfAStoppedWorkflowIsRefused(t *testing.T) {
 // run sees the message again.
 func TestCancelKillsTheRunsProcessTree(t *testing.T) {
 	t.Parallel()
-	th, _ := pluginHost(t, plugins.SupervisorConfig{}, noPoll)
+	th, _ := pluginHost(t, runner.SupervisorConfig{}, noPoll)
 	ev := watchEvents(t, th)
 	ctx := context.Background()
 	c := th.client()
@@ -337,7 +337,7 @@ func TestCancelKillsTheRunsProcessTree(t *testing.T) {
 // Cancel by agent ends its run the same way.
 func TestCancelAgentRun(t *testing.T) {
 	t.Parallel()
-	th, _ := pluginHost(t, plugins.SupervisorConfig{}, noPoll)
+	th, _ := pluginHost(t, runner.SupervisorConfig{}, noPoll)
 	ev := watchEvents(t, th)
 	ctx := context.Background()
 	c := th.client()
@@ -358,7 +358,7 @@ func TestCancelAgentRun(t *testing.T) {
 // and is still retried like a failed attempt.
 func TestRunTimeoutIsRecordedTimedOut(t *testing.T) {
 	t.Parallel()
-	th, _ := pluginHost(t, plugins.SupervisorConfig{RunTimeout: time.Second}, noPoll)
+	th, _ := pluginHost(t, runner.SupervisorConfig{RunTimeout: time.Second}, noPoll)
 	mockAgent(t, th, "slow", map[string]any{"sleep": "1h", "when": map[string]any{"attempt": 1}}, map[string]any{"result": "done"})
 	res, err := th.client().Serve(context.Background(), api.RunRequest{Agent: "slow", Message: "go"})
 	if err != nil || res.Content != "done" {

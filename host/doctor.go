@@ -9,7 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/agent-worker/agent-worker/host/api"
-	"github.com/agent-worker/agent-worker/host/plugins"
+	"github.com/agent-worker/agent-worker/host/catalog"
 	"github.com/agent-worker/agent-worker/store"
 )
 
@@ -67,7 +67,7 @@ func SQLiteBytes(path string) int64 {
 // `agent-worker doctor`.
 func (h *Host) doctor(context.Context) api.Doctor {
 	return api.Doctor{
-		Env:          plugins.EnvNames(),
+		Env:          catalog.EnvNames(),
 		DefaultModel: h.cfg.DefaultModel,
 		Disk:         DiskFree(h.cfg.Home),
 		StoreBytes:   SQLiteBytes(StorePath(h.cfg)),

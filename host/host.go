@@ -20,14 +20,17 @@ import (
 
 	"github.com/agent-worker/agent-worker/host/agents"
 	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/catalog"
 	"github.com/agent-worker/agent-worker/host/certs"
 	"github.com/agent-worker/agent-worker/host/cluster"
 	"github.com/agent-worker/agent-worker/host/console"
+	"github.com/agent-worker/agent-worker/host/docs"
 	"github.com/agent-worker/agent-worker/host/httpapi"
 	"github.com/agent-worker/agent-worker/host/mcpserver"
+	"github.com/agent-worker/agent-worker/host/mergequeue"
 	"github.com/agent-worker/agent-worker/host/metrics"
 	"github.com/agent-worker/agent-worker/host/notify"
-	"github.com/agent-worker/agent-worker/host/plugins"
+	"github.com/agent-worker/agent-worker/host/runner"
 	"github.com/agent-worker/agent-worker/host/sandbox"
 	"github.com/agent-worker/agent-worker/host/scheduler"
 	"github.com/agent-worker/agent-worker/host/team"
@@ -35,6 +38,7 @@ import (
 	"github.com/agent-worker/agent-worker/host/workflows"
 	"github.com/agent-worker/agent-worker/host/worktrees"
 	sb "github.com/agent-worker/agent-worker/sdk/sandbox"
+	"github.com/agent-worker/agent-worker/sdk/tools"
 	"github.com/agent-worker/agent-worker/store"
 )
 
@@ -88,7 +92,7 @@ type Config struct {
 	// Default: DefaultPluginTimeout.
 	PluginTimeout time.Duration
 	// Supervisor tunes run timeouts.
-	Supervisor plugins.SupervisorConfig
+	Supervisor runner.SupervisorConfig
 	// Scheduler tunes when agents run.
 	Scheduler scheduler.Config
 	// Logger is the root logger; each part logs through a Named child.
@@ -124,19 +128,38 @@ var (
 	_ httpapi.Scheduler  = (*scheduler.Scheduler)(nil)
 	_ httpapi.Workflows  = (*workflows.Manager)(nil)
 	_ httpapi.Agents     = (*agents.Registry)(nil)
-	_ httpapi.Runs       = (*plugins.Supervisor)(nil)
-	_ httpapi.Catalog    = (*plugins.Catalog)(nil)
+	_ httpapi.Runs       = (*runner.Supervisor)(nil)
+	_ httpapi.Catalog    = (*catalog.Catalog)(nil)
 	_ httpapi.Hooks      = (*triggers.Service)(nil)
 	_ workflows.Triggers = (*triggers.Service)(nil)
 
 	_ workflows.Worktrees = (*worktrees.Service)(nil)
-	_ plugins.ProjectDirs = (*worktrees.Service)(nil)
-	_ httpapi.Worktrees   = (*worktrees.Service)(nil)
-	_ mcpserver.Worktrees = (*worktrees.Service)(nil)
+	_ runner.ProjectDirs  = (*worktrees.Service)(nil)
+	_ httpapi.Worktrees   = workspaces{}
+	_ mcpserver.Worktrees = workspaces{}
 
-	_ plugins.Observer   = (*metrics.Metrics)(nil)
+	_ runner.Observer    = (*metrics.Metrics)(nil)
 	_ scheduler.Observer = (*metrics.Metrics)(nil)
 )
+
+// workspaces are the git workspaces as the HTTP API and the MCP server
+// see them: the agents' worktrees and their merge queues.
+type workspaces struct {
+	*worktrees.Service
+	queue *mergequeue.Service
+}
+
+func (w workspaces) Queue(ctx context.Context, scope *store.Scope, all bool) ([]tools.QueueEntry, error) {
+	return w.queue.Queue(ctx, scope, all)
+}
+
+func (w workspaces) QueueEntry(ctx context.Context, id string) (tools.QueueEntry, error) {
+	return w.queue.QueueEntry(ctx, id)
+}
+
+func (w workspaces) Dequeue(ctx context.Context, id, by, reason string) (tools.QueueEntry, error) {
+	return w.queue.Dequeue(ctx, id, by, reason)
+}
 
 // Host is a running daemon. New acquires everything (lock, store, socket) so
 // that a misconfiguration fails before Run; Run serves until its context ends
@@ -154,18 +177,19 @@ type Host struct {
 	srv       *http.Server
 	token     string
 	startedAt time.Time
-	docs      *plugins.DocProviders
+	docs      *docs.DocProviders
 	team      *team.Service
 	mcp       *mcpserver.Server
-	catalog   *plugins.Catalog
-	sup       *plugins.Supervisor
-	cgroups   *plugins.Cgroups
+	catalog   *catalog.Catalog
+	sup       *runner.Supervisor
+	cgroups   *runner.Cgroups
 	sched     *scheduler.Scheduler
 	wfs       *workflows.Manager
 	agents    *agents.Registry
 	metrics   *metrics.Metrics
 	hooks     *triggers.Service
 	worktrees *worktrees.Service
+	queue     *mergequeue.Service
 	notify    *notify.Notifier
 	// member is this daemon in a cluster (a PostgreSQL store); nil on the
 	// embedded file. memberID is its id, stamped on its runs either way.
@@ -304,7 +328,7 @@ func New(cfg Config) (_ *Host, err error) {
 	}
 	httpLog := h.log.Named("http")
 	handler := httpapi.New(httpapi.Deps{DB: h.db, Team: h.team, Sched: h.sched, Agents: h.agents, Workflows: h.wfs, Catalog: h.catalog, Hooks: h.hooks,
-		MCP: h.mcp, Worktrees: h.worktrees, Token: h.token, Info: h.Info, Listen: h.ln.Addr().String(), ListenFallback: fallback, Home: home, StartedAt: h.startedAt, Now: cfg.Now,
+		MCP: h.mcp, Worktrees: workspaces{h.worktrees, h.queue}, Token: h.token, Info: h.Info, Listen: h.ln.Addr().String(), ListenFallback: fallback, Home: home, StartedAt: h.startedAt, Now: cfg.Now,
 		Shutdown: h.requestStop, Stopping: h.stop, Metrics: h.metrics.Handler(), Log: httpLog,
 		Runs: h.sup, Console: console.New(console.Config{Now: cfg.Now, Log: h.log.Named("console")}),
 		Member: h.clusterID(), Lease: cluster.DefaultLease, Sandbox: h.cfg.Supervisor.Sandbox.Info(), Processes: h.processControl(),
@@ -330,7 +354,7 @@ func (h *Host) buildParts(ctx context.Context) error {
 	if h.cfg.RuntimeDir == "" {
 		h.cfg.RuntimeDir = os.TempDir()
 	}
-	plugins.CleanSocketDirs(h.cfg.RuntimeDir, h.log)
+	catalog.CleanSocketDirs(h.cfg.RuntimeDir, h.log)
 	// The folders meant for drops exist for the user to find; the
 	// executable's own are left as the installation made them.
 	for _, d := range append(slices.Clone(h.cfg.PluginsDirs), filepath.Join(h.cfg.Home, "plugins.d")) {
@@ -338,8 +362,8 @@ func (h *Host) buildParts(ctx context.Context) error {
 			h.log.Warn("create plugins dir", "dir", d, "error", err)
 		}
 	}
-	h.catalog = plugins.NewCatalog(pluginDirs(h.cfg), plugins.VerifiedDir(h.cfg.Home), h.cfg.RuntimeDir, h.cfg.PluginTimeout, h.log.Named("plugins"))
-	h.docs = plugins.NewDocProviders(h.cfg.Home, h.catalog, h.metrics, h.log.Named("docs"))
+	h.catalog = catalog.NewCatalog(pluginDirs(h.cfg), catalog.VerifiedDir(h.cfg.Home), h.cfg.RuntimeDir, h.cfg.PluginTimeout, h.log.Named("plugins"))
+	h.docs = docs.NewDocProviders(h.cfg.Home, h.catalog, h.metrics, h.log.Named("docs"))
 	if h.db.Cluster() {
 		// Documents live in the shared database too, so that every member
 		// serves them: a workflow that names no provider uses postgres.
@@ -347,15 +371,16 @@ func (h *Host) buildParts(ctx context.Context) error {
 	}
 	h.team = team.New(team.Config{DB: h.db, Docs: h.docs.Resolve, Logger: h.log.Named("team"), Notify: h.notify})
 	box := h.newSandbox()
-	h.worktrees = worktrees.New(worktrees.Config{DB: h.db, Team: h.team, Home: h.cfg.Home, Log: h.log.Named("worktrees"),
+	h.worktrees = worktrees.New(worktrees.Config{DB: h.db, Team: h.team, Home: h.cfg.Home, Log: h.log.Named("worktrees")})
+	h.queue = mergequeue.New(mergequeue.Config{DB: h.db, Team: h.team, Worktrees: h.worktrees, Log: h.log.Named("worktrees"),
 		Observer: h.metrics.MergeQueue(h.db.QueueLengths), Confine: box.Check, Member: h.clusterMemberID(), // the merge queue's checks are confined like runs
 		// in cgroups like the runs' (made below, before the queue runs),
 		// with a run's limits: a check runs the agents' code too
 		Contain: func(cmd *exec.Cmd) (func(), func(), bool) {
-			return h.cgroups.Contain(cmd, h.cfg.Supervisor.RunLimits.Over(plugins.DefaultRunLimits))
+			return h.cgroups.Contain(cmd, h.cfg.Supervisor.RunLimits.Over(runner.DefaultRunLimits))
 		}})
 	h.mcp = mcpserver.New(h.team, h.db, h.metrics.ToolCalled, h.log.Named("mcp"))
-	h.mcp.Worktrees = h.worktrees
+	h.mcp.Worktrees = workspaces{h.worktrees, h.queue}
 	h.cfg.Supervisor.Observer, h.cfg.Scheduler.Observer = h.metrics, h.metrics
 	h.cfg.Scheduler.Notify = h.notify
 	h.life, h.endLife = context.WithCancel(context.Background())
@@ -363,20 +388,20 @@ func (h *Host) buildParts(ctx context.Context) error {
 	h.cfg.Supervisor.Context = h.mcp         // a run's request carries what its tools would show first
 	h.cfg.Supervisor.Worktrees = h.worktrees // an agent of a git workspace runs in its worktree
 	h.cfg.Supervisor.Sandbox = box
-	h.cgroups = plugins.NewCgroups(h.cfg.NoCgroups, h.log.Named("cgroups"))
+	h.cgroups = runner.NewCgroups(h.cfg.NoCgroups, h.log.Named("cgroups"))
 	h.cfg.Supervisor.Cgroups = h.cgroups
 	h.cfg.Supervisor.MaxRuns = h.cfg.Scheduler.MaxConcurrent // a pool grows with demand up to the run cap
 	if h.cfg.Supervisor.MaxRuns <= 0 {
 		h.cfg.Supervisor.MaxRuns = scheduler.DefaultMaxConcurrent()
 	}
-	h.sup = plugins.NewSupervisor(h.db, h.catalog, h.cfg.Home, h.cfg.RuntimeDir, h.runsMCPURL, h.cfg.Supervisor, h.log.Named("supervisor"))
+	h.sup = runner.NewSupervisor(h.db, h.catalog, h.cfg.Home, h.cfg.RuntimeDir, h.runsMCPURL, h.cfg.Supervisor, h.log.Named("supervisor"))
 	h.mcp.Runs = h.sup // a gated call's run waits for approval with its timeouts stopped
 	if err := h.sup.Reap(ctx); err != nil {
 		return fmt.Errorf("reap workers: %w", err)
 	}
 	h.sched = scheduler.New(h.db, h.sup, h.team, h.cfg.Scheduler, h.log.Named("scheduler"))
 	h.agents = &agents.Registry{DB: h.db, Catalog: h.catalog, Sched: h.sched, DefaultModel: h.cfg.DefaultModel, Forget: h.mcp.Forget,
-		StateDir: func(k store.AgentKey) string { return plugins.AgentStateDir(h.cfg.Home, k) }, Release: h.worktrees.Release, Log: h.log.Named("agents"),
+		StateDir: func(k store.AgentKey) string { return runner.AgentStateDir(h.cfg.Home, k) }, Release: h.worktrees.Release, Log: h.log.Named("agents"),
 		RequireSandbox: h.cfg.Sandbox == sandbox.Required}
 	h.mcp.Spawner = h.agents // agent_spawn and agent_stop
 	h.hooks = triggers.New(triggers.Config{DB: h.db, Team: h.team, LookupEnv: h.cfg.LookupEnv, Log: h.log.Named("triggers")})
@@ -558,7 +583,7 @@ func (h *Host) Run(ctx context.Context) error {
 	wg.Go(func() { h.notify.Run(bg) })    // sends the outbox, what the previous daemon left first
 	wg.Go(func() { h.wfs.WatchIdle(bg) }) // the idle notifications
 	wg.Go(func() { h.worktrees.Run(bg) })
-	wg.Go(func() { h.worktrees.RunQueue(bg) }) // the merge queue, what the previous daemon left first
+	wg.Go(func() { h.queue.RunQueue(bg) }) // the merge queue, what the previous daemon left first
 
 	serveErr := make(chan error, 2)
 	go func() { serveErr <- h.serve() }()

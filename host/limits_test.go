@@ -10,7 +10,7 @@ import (
 
 	"github.com/agent-worker/agent-worker/host/agents"
 	"github.com/agent-worker/agent-worker/host/api"
-	"github.com/agent-worker/agent-worker/host/plugins"
+	"github.com/agent-worker/agent-worker/host/runner"
 	"github.com/agent-worker/agent-worker/internal/testkit"
 	"github.com/agent-worker/agent-worker/workflow"
 )
@@ -21,7 +21,7 @@ import (
 // and a second instance cannot share it.
 func TestWorkflowDocumentsDir(t *testing.T) {
 	t.Parallel()
-	th, _ := pluginHost(t, plugins.SupervisorConfig{})
+	th, _ := pluginHost(t, runner.SupervisorConfig{})
 	dir := t.TempDir()
 	file := filepath.Join(dir, "notes.yaml")
 	saveFile(t, file, `name: notes
@@ -71,7 +71,7 @@ kickoff: "@writer go"
 // writes into the workflow's folder too: the daemon passes it on.
 func TestDocsPluginWritesInWorkflowDir(t *testing.T) {
 	t.Parallel()
-	th, plugins := pluginHost(t, plugins.SupervisorConfig{})
+	th, plugins := pluginHost(t, runner.SupervisorConfig{})
 	docsBin := testkit.Install(t, testkit.Build(t, "cmd/agent-worker-docs-file"), plugins, "agent-worker-docs-file")
 	waitPlugins(t, th, "the file docs plugin", func(ps []api.Plugin) bool { p := find(ps, "file"); return p != nil && p.Error == "" })
 	dir := t.TempDir()
@@ -98,7 +98,7 @@ func TestDocsPluginWritesInWorkflowDir(t *testing.T) {
 // named, at start and on reload (which keeps the last good config).
 func TestSizeLimitsOnEveryPath(t *testing.T) {
 	t.Parallel()
-	th, _ := pluginHost(t, plugins.SupervisorConfig{})
+	th, _ := pluginHost(t, runner.SupervisorConfig{})
 	ctx, c := context.Background(), th.client()
 	dir := t.TempDir()
 	big := filepath.Join(dir, "big.yaml")
@@ -146,7 +146,7 @@ func TestSizeLimitsOnEveryPath(t *testing.T) {
 // workflow file (at its line) and in a request, never a YAML error.
 func TestLongNames(t *testing.T) {
 	t.Parallel()
-	th, _ := pluginHost(t, plugins.SupervisorConfig{})
+	th, _ := pluginHost(t, runner.SupervisorConfig{})
 	ctx, c := context.Background(), th.client()
 	long := strings.Repeat("a", 10000)
 	file := filepath.Join(t.TempDir(), "long.yaml")

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/agent-worker/agent-worker/host/api"
-	"github.com/agent-worker/agent-worker/host/plugins"
+	"github.com/agent-worker/agent-worker/host/runner"
 	"github.com/agent-worker/agent-worker/host/team"
 	"github.com/agent-worker/agent-worker/store"
 )
@@ -18,7 +18,7 @@ import (
 // last message waits unread and is the first thing the next run sees.
 func TestLoopGuardPausesATeamTalkingToItself(t *testing.T) {
 	t.Parallel()
-	th, _ := pluginHost(t, plugins.SupervisorConfig{})
+	th, _ := pluginHost(t, runner.SupervisorConfig{})
 	file := filepath.Join(t.TempDir(), "pingpong.yaml")
 	saveFile(t, file, `name: pingpong
 loop_guard: {max_rounds: 6}

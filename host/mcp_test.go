@@ -17,7 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agent-worker/agent-worker/host/api"
-	"github.com/agent-worker/agent-worker/host/plugins"
+	"github.com/agent-worker/agent-worker/host/runner"
 	"github.com/agent-worker/agent-worker/host/team"
 	"github.com/agent-worker/agent-worker/sdk/tools"
 	"github.com/agent-worker/agent-worker/store"
@@ -647,7 +647,7 @@ func TestMCPToolsMatchTheContract(t *testing.T) {
 // workflow runs again.
 func TestStoppedWorkflowRevokesAgentTokens(t *testing.T) {
 	t.Parallel()
-	th, _ := pluginHost(t, plugins.SupervisorConfig{})
+	th, _ := pluginHost(t, runner.SupervisorConfig{})
 	ctx := context.Background()
 	file := filepath.Join(t.TempDir(), "team.yaml")
 	saveFile(t, file, teamV1)

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/agent-worker/agent-worker/host/api"
-	"github.com/agent-worker/agent-worker/host/plugins"
+	"github.com/agent-worker/agent-worker/host/runner"
 	"github.com/agent-worker/agent-worker/host/team"
 	"github.com/agent-worker/agent-worker/internal/testkit"
 )
@@ -21,7 +21,7 @@ import (
 // /worktrees/queue/{id}; bad requests get the usual codes.
 func TestMergeQueueThroughMCPAndHTTP(t *testing.T) {
 	t.Parallel()
-	th, _ := pluginHost(t, plugins.SupervisorConfig{})
+	th, _ := pluginHost(t, runner.SupervisorConfig{})
 	repo := gitRepo(t)
 	file := filepath.Join(repo, "team.yaml")
 	yml := strings.NewReplacer("%ALICE%", shellCommit("a.txt", "fine"), "%BOB%", shellCommit("b.txt", "bad"),

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/agent-worker/agent-worker/host/api"
-	"github.com/agent-worker/agent-worker/host/plugins"
+	"github.com/agent-worker/agent-worker/host/runner"
 )
 
 // scrape reads GET /metrics with the daemon's token and returns every
@@ -44,7 +44,7 @@ func scrape(t testing.TB, th *testHost) map[string]float64 {
 // called, what it spent, the inboxes still waiting, and the Go runtime.
 func TestMetricsAfterARealRun(t *testing.T) {
 	t.Parallel()
-	th, _ := pluginHost(t, plugins.SupervisorConfig{})
+	th, _ := pluginHost(t, runner.SupervisorConfig{})
 	ctx, c := context.Background(), th.client()
 	// The run's context comes with its request; the tool call is the
 	// script's own.

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/agent-worker/agent-worker/host/api"
-	"github.com/agent-worker/agent-worker/host/plugins"
+	"github.com/agent-worker/agent-worker/host/runner"
 	"github.com/agent-worker/agent-worker/host/scheduler"
 	"github.com/agent-worker/agent-worker/internal/testkit"
 	"github.com/agent-worker/agent-worker/store"
@@ -26,7 +26,7 @@ func mockBinary(t testing.TB) string { return testkit.Build(t, "cmd/agent-worker
 
 // pluginHost starts a daemon whose first plugins dir is returned, with the
 // mock backend installed.
-func pluginHost(t testing.TB, sc plugins.SupervisorConfig, opts ...func(*Config)) (*testHost, string) {
+func pluginHost(t testing.TB, sc runner.SupervisorConfig, opts ...func(*Config)) (*testHost, string) {
 	t.Helper()
 	dir := installed(t, "mock")
 	cfg := Config{Home: t.TempDir(), Listen: "127.0.0.1:0", PluginsDirs: []string{dir}, Supervisor: sc, RuntimeDir: testkit.ShortTempDir(t),
@@ -71,7 +71,7 @@ func find(ps []api.Plugin, name string) *api.Plugin {
 
 func TestPluginHotReload(t *testing.T) {
 	t.Parallel()
-	th, dir := pluginHost(t, plugins.SupervisorConfig{})
+	th, dir := pluginHost(t, runner.SupervisorConfig{})
 	ps := waitPlugins(t, th, "the mock", func(ps []api.Plugin) bool { p := find(ps, "mock"); return p != nil && p.Error == "" })
 	if p := find(ps, "mock"); p.Kind != "backend" || len(p.SHA256) != 64 || !contains(p.APIVersions, "v1") {
 		t.Errorf("mock = %+v", p)
@@ -141,7 +141,7 @@ func TestPluginHotReload(t *testing.T) {
 
 func TestPluginHangingOnStartIsListedBroken(t *testing.T) {
 	t.Parallel()
-	th, dir := pluginHost(t, plugins.SupervisorConfig{})
+	th, dir := pluginHost(t, runner.SupervisorConfig{})
 	testkit.Install(t, testkit.Build(t, "host/testdata/plugins/hangstart"), dir, "agent-worker-backend-hang")
 	ps := waitPlugins(t, th, "hang broken", func(ps []api.Plugin) bool { p := find(ps, "hang"); return p != nil && p.Error != "" })
 	if p := find(ps, "hang"); !strings.Contains(p.Error, "handshake") {
@@ -171,7 +171,7 @@ func pluginProcesses(t testing.TB, path string) int {
 // path: the daemon executes the plugin's verified copy under that name
 // (argv[0]); a process started from path itself counts too.
 func runsPlugin(pid int, path string) bool {
-	return plugins.IsPluginProcess(pid, path) || testkit.RunsBinary(pid, path)
+	return runner.IsPluginProcess(pid, path) || testkit.RunsBinary(pid, path)
 }
 
 func contains(list []string, s string) bool {
@@ -207,7 +207,7 @@ func lastRun(t testing.TB, th *testHost, agent string) api.Run {
 
 func TestRunDefaultMockRepliesAndAcks(t *testing.T) {
 	t.Parallel()
-	th, _ := pluginHost(t, plugins.SupervisorConfig{})
+	th, _ := pluginHost(t, runner.SupervisorConfig{})
 	mockAgent(t, th, "alice")
 	var chunks []string
 	res, err := th.client().Run(context.Background(), api.RunRequest{Agent: "alice", Message: "summarise the plan"},
@@ -240,7 +240,7 @@ func TestRunDefaultMockRepliesAndAcks(t *testing.T) {
 
 func TestRunFaults(t *testing.T) {
 	t.Parallel()
-	th, dir := pluginHost(t, plugins.SupervisorConfig{IdleTimeout: 2 * time.Second})
+	th, dir := pluginHost(t, runner.SupervisorConfig{IdleTimeout: 2 * time.Second})
 	mockPath := filepath.Join(dir, "agent-worker-backend-mock")
 	tests := map[string]struct {
 		script []map[string]any
@@ -292,7 +292,7 @@ func TestRunFaults(t *testing.T) {
 
 // 20 runs back to back leave no processes, sockets or descriptors behind.
 func TestRunsLeaveNothingBehind(t *testing.T) {
-	th, dir := pluginHost(t, plugins.SupervisorConfig{})
+	th, dir := pluginHost(t, runner.SupervisorConfig{})
 	mockAgent(t, th, "alice")
 	run := func() {
 		if _, err := th.client().Serve(context.Background(), api.RunRequest{Agent: "alice", Message: "hi"}); err != nil {
@@ -346,7 +346,7 @@ func dirEntries(t testing.TB, dir string) int {
 
 func TestReapLeftovers(t *testing.T) {
 	t.Parallel()
-	th, dir := pluginHost(t, plugins.SupervisorConfig{})
+	th, dir := pluginHost(t, runner.SupervisorConfig{})
 	ctx := context.Background()
 	// A plugin process the way a crashed daemon would leave it, and a row
 	// whose pid now belongs to something else.
@@ -372,7 +372,7 @@ func TestReapLeftovers(t *testing.T) {
 // error at worst, never a hang, and nothing written is lost.
 func TestDocsPluginRestartsAfterCrash(t *testing.T) {
 	t.Parallel()
-	th, dir := pluginHost(t, plugins.SupervisorConfig{})
+	th, dir := pluginHost(t, runner.SupervisorConfig{})
 	docs := testkit.Install(t, testkit.Build(t, "cmd/agent-worker-docs-file"), dir, "agent-worker-docs-file")
 	waitPlugins(t, th, "the file docs plugin", func(ps []api.Plugin) bool { p := find(ps, "file"); return p != nil && p.Error == "" })
 	c, ctx := th.client(), context.Background()
@@ -427,7 +427,7 @@ func allProcesses(t testing.TB, path string) []int {
 // own message, and errors.Is works on them.
 func TestDocsPluginErrorsKeepTheirCodes(t *testing.T) {
 	t.Parallel()
-	th, dir := pluginHost(t, plugins.SupervisorConfig{})
+	th, dir := pluginHost(t, runner.SupervisorConfig{})
 	docs := testkit.Install(t, testkit.Build(t, "cmd/agent-worker-docs-file"), dir, "agent-worker-docs-file")
 	waitPlugins(t, th, "the file docs plugin", func(ps []api.Plugin) bool { p := find(ps, "file"); return p != nil && p.Error == "" })
 	c, ctx := th.client(), context.Background()

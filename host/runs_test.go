@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/agent-worker/agent-worker/host/api"
-	"github.com/agent-worker/agent-worker/host/plugins"
+	"github.com/agent-worker/agent-worker/host/runner"
 	"github.com/agent-worker/agent-worker/sdk/backend"
 )
 
@@ -39,7 +39,7 @@ func kinds(events []api.RunEvent) []string {
 
 func TestRunTranscriptRecordsPromptToolsUsageAndCost(t *testing.T) {
 	t.Parallel()
-	th, _ := pluginHost(t, plugins.SupervisorConfig{})
+	th, _ := pluginHost(t, runner.SupervisorConfig{})
 	ctx := context.Background()
 	long := strings.Repeat("x", 3000)
 	scriptedAgent(t, th, "alice", "anthropic/claude-sonnet-4-5-20250929", "You review code.\nBe brief.",
@@ -100,7 +100,7 @@ func TestRunTranscriptRecordsPromptToolsUsageAndCost(t *testing.T) {
 
 func TestRunCostPluginWinsUnknownModelHasNoCost(t *testing.T) {
 	t.Parallel()
-	th, _ := pluginHost(t, plugins.SupervisorConfig{})
+	th, _ := pluginHost(t, runner.SupervisorConfig{})
 	ctx := context.Background()
 	scriptedAgent(t, th, "priced", "openai/gpt-4o", "", map[string]any{"usage": map[string]any{"input": 10, "output": 10, "cost": 0.5}},
 		map[string]any{"result": "ok"})
@@ -136,7 +136,7 @@ func TestRunCostPluginWinsUnknownModelHasNoCost(t *testing.T) {
 
 func TestListRunsFilters(t *testing.T) {
 	t.Parallel()
-	th, _ := pluginHost(t, plugins.SupervisorConfig{})
+	th, _ := pluginHost(t, runner.SupervisorConfig{})
 	ctx := context.Background()
 	scriptedAgent(t, th, "good", "", "", map[string]any{"result": "ok"})
 	scriptedAgent(t, th, "bad", "", "", map[string]any{"fail": "broken on purpose", "permanent": true})
@@ -201,7 +201,7 @@ func TestListRunsFilters(t *testing.T) {
 // ends with the run's end once the test lets it finish.
 func TestFollowRunStreamsLiveEventsAndEnds(t *testing.T) {
 	t.Parallel()
-	th, _ := pluginHost(t, plugins.SupervisorConfig{})
+	th, _ := pluginHost(t, runner.SupervisorConfig{})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	gate := filepath.Join(t.TempDir(), "go")

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/agent-worker/agent-worker/host/api"
-	"github.com/agent-worker/agent-worker/host/plugins"
+	"github.com/agent-worker/agent-worker/host/runner"
 	"github.com/agent-worker/agent-worker/host/team"
 )
 
@@ -54,7 +54,7 @@ func TestEveryScheduleFormLoadsAndFires(t *testing.T) {
 	t.Parallel()
 	fri := time.Date(2026, 11, 20, 8, 0, 0, 0, time.Local) // a Friday
 	clock := newFakeClock(fri)
-	th, _ := pluginHost(t, plugins.SupervisorConfig{}, func(c *Config) {
+	th, _ := pluginHost(t, runner.SupervisorConfig{}, func(c *Config) {
 		// The poll would wake agents between fires; push it past the test.
 		c.Now, c.Scheduler.Clock, c.Scheduler.PollInterval = clock.Now, clock, 1000*time.Hour
 	})

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/agent-worker/agent-worker/host/api"
-	"github.com/agent-worker/agent-worker/host/plugins"
+	"github.com/agent-worker/agent-worker/host/runner"
 	"github.com/agent-worker/agent-worker/host/scheduler"
 	"github.com/agent-worker/agent-worker/host/team"
 	"github.com/agent-worker/agent-worker/internal/testkit"
@@ -170,7 +170,7 @@ func noPoll(c *Config) { c.Scheduler.PollInterval = time.Hour }
 // replies and its inbox is empty; then alice asks bob and bob answers.
 func TestMentionWakesAgentAndTeamTalks(t *testing.T) {
 	t.Parallel()
-	th, _ := pluginHost(t, plugins.SupervisorConfig{}, noPoll)
+	th, _ := pluginHost(t, runner.SupervisorConfig{}, noPoll)
 	ev := watchEvents(t, th)
 	mockAgent(t, th, "alice",
 		map[string]any{"reply": "@bob please review the plan", "when": map[string]any{"from": "user"}},
@@ -209,7 +209,7 @@ func TestMentionWakesAgentAndTeamTalks(t *testing.T) {
 // and every message is acked exactly once.
 func TestBurstOfMentionsIsCoalesced(t *testing.T) {
 	t.Parallel()
-	th, _ := pluginHost(t, plugins.SupervisorConfig{}, noPoll)
+	th, _ := pluginHost(t, runner.SupervisorConfig{}, noPoll)
 	ev := watchEvents(t, th)
 	// The first run holds until the whole burst is sent: the gate, not a
 	// sleep that a slow machine could outlast mid-burst.
@@ -251,7 +251,7 @@ func TestBurstOfMentionsIsCoalesced(t *testing.T) {
 
 func TestRetriesAndFailure(t *testing.T) {
 	t.Parallel()
-	th, _ := pluginHost(t, plugins.SupervisorConfig{IdleTimeout: time.Second}, noPoll)
+	th, _ := pluginHost(t, runner.SupervisorConfig{IdleTimeout: time.Second}, noPoll)
 	ev := watchEvents(t, th)
 	ctx := context.Background()
 	c := th.client()
@@ -307,7 +307,7 @@ func TestRetriesAndFailure(t *testing.T) {
 
 func TestAskStreamsAndServeAnswers(t *testing.T) {
 	t.Parallel()
-	th, _ := pluginHost(t, plugins.SupervisorConfig{}, noPoll)
+	th, _ := pluginHost(t, runner.SupervisorConfig{}, noPoll)
 	mockAgent(t, th, "alice", map[string]any{"text": "Hello, "}, map[string]any{"text": "world"}, map[string]any{"result": "Hello, world"})
 	var chunks []string
 	res, err := th.client().Run(context.Background(), api.RunRequest{Agent: "alice", Message: "greet"},
@@ -347,7 +347,7 @@ func TestSchedulesFireOnTheClockAndSurviveRestart(t *testing.T) {
 	withClock := func(c *Config) {
 		c.Home, c.Now, c.Scheduler.Clock, c.Scheduler.PollInterval = home, clock.Now, clock, time.Hour
 	}
-	th, _ := pluginHost(t, plugins.SupervisorConfig{}, withClock)
+	th, _ := pluginHost(t, runner.SupervisorConfig{}, withClock)
 	ev := watchEvents(t, th)
 	c := th.client()
 	ctx := context.Background()
@@ -408,7 +408,7 @@ func TestSchedulesFireOnTheClockAndSurviveRestart(t *testing.T) {
 // A session id a backend reports is handed back on the agent's next run.
 func TestSessionsResume(t *testing.T) {
 	t.Parallel()
-	th, _ := pluginHost(t, plugins.SupervisorConfig{}, noPoll)
+	th, _ := pluginHost(t, runner.SupervisorConfig{}, noPoll)
 	ev := watchEvents(t, th)
 	mockAgent(t, th, "alice", map[string]any{"session": "conv-{{attempt}}"}, map[string]any{"reply": "resuming [{{resume}}]"})
 	for i := range 2 {
@@ -442,7 +442,7 @@ func saidBy(t *testing.T, th *testHost, agent string) []string {
 // fresh conversation; an unknown agent is not found.
 func TestResetForgetsSessions(t *testing.T) {
 	t.Parallel()
-	th, _ := pluginHost(t, plugins.SupervisorConfig{}, noPoll)
+	th, _ := pluginHost(t, runner.SupervisorConfig{}, noPoll)
 	ev := watchEvents(t, th)
 	mockAgent(t, th, "alice", map[string]any{"session": "conv-{{attempt}}"}, map[string]any{"reply": "resuming [{{resume}}]"})
 	ctx := context.Background()
@@ -471,7 +471,7 @@ func TestResetForgetsSessions(t *testing.T) {
 // agent.
 func TestAgentStateDir(t *testing.T) {
 	t.Parallel()
-	th, _ := pluginHost(t, plugins.SupervisorConfig{}, noPoll)
+	th, _ := pluginHost(t, runner.SupervisorConfig{}, noPoll)
 	ev := watchEvents(t, th)
 	mockAgent(t, th, "alice", map[string]any{"reply": "state in {{state_dir}}"})
 	var dirs []string
@@ -541,7 +541,7 @@ func (c *fakeClock) nextDelay(t testing.TB, limit time.Duration) time.Duration {
 func TestRetryBackoffIsExponentialOnTheClock(t *testing.T) {
 	t.Parallel()
 	clock := newFakeClock(time.Now())
-	th, _ := pluginHost(t, plugins.SupervisorConfig{}, func(c *Config) {
+	th, _ := pluginHost(t, runner.SupervisorConfig{}, func(c *Config) {
 		c.Scheduler = scheduler.Config{Clock: clock, PollInterval: time.Hour, Attempts: 4, RetryBase: time.Second}
 	})
 	ev := watchEvents(t, th)

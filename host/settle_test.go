@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/agent-worker/agent-worker/host/api"
-	"github.com/agent-worker/agent-worker/host/plugins"
+	"github.com/agent-worker/agent-worker/host/runner"
 	"github.com/agent-worker/agent-worker/host/team"
 	"github.com/agent-worker/agent-worker/store"
 )
@@ -18,7 +18,7 @@ import (
 // stub in the channel.
 func TestRunResultIsPostedLikeAMessage(t *testing.T) {
 	t.Parallel()
-	th, _ := pluginHost(t, plugins.SupervisorConfig{}, noPoll)
+	th, _ := pluginHost(t, runner.SupervisorConfig{}, noPoll)
 	ev := watchEvents(t, th)
 	ctx := context.Background()
 	if _, err := th.client().CreateAgent(ctx, api.AgentSpec{Name: "bob", Backend: "external"}); err != nil {
@@ -55,7 +55,7 @@ func TestRunResultIsPostedLikeAMessage(t *testing.T) {
 func TestFailedSettleIsRedoneAndRepliesOnce(t *testing.T) {
 	t.Parallel()
 	var calls atomic.Int32
-	th, _ := pluginHost(t, plugins.SupervisorConfig{}, noPoll, func(c *Config) {
+	th, _ := pluginHost(t, runner.SupervisorConfig{}, noPoll, func(c *Config) {
 		c.Scheduler.BeforeSettle = func(ctx context.Context, runID string) error {
 			if calls.Add(1) == 1 {
 				return errors.New("the daemon went away before the settle")
@@ -102,7 +102,7 @@ func TestUnpostableResult(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			th, _ := pluginHost(t, plugins.SupervisorConfig{}, noPoll)
+			th, _ := pluginHost(t, runner.SupervisorConfig{}, noPoll)
 			ev := watchEvents(t, th)
 			mockAgent(t, th, "alice", tc.script...)
 			if _, err := th.client().Send(context.Background(), api.SendRequest{Target: "alice", Message: "report"}); err != nil {

@@ -17,7 +17,9 @@ import (
 	goplugin "github.com/hashicorp/go-plugin"
 
 	"github.com/agent-worker/agent-worker/host/api"
-	"github.com/agent-worker/agent-worker/host/plugins"
+	"github.com/agent-worker/agent-worker/host/catalog"
+	"github.com/agent-worker/agent-worker/host/runner"
+	"github.com/agent-worker/agent-worker/host/runspec"
 	"github.com/agent-worker/agent-worker/internal/testkit"
 	"github.com/agent-worker/agent-worker/sdk/backend"
 	"github.com/agent-worker/agent-worker/sdk/plugin"
@@ -48,7 +50,7 @@ var pidLine = regexp.MustCompile(`pid=(\d+) env=(\S*) cwd=(\S*)`)
 func runOnce(t testing.TB, th *testHost, agent store.Agent) (pid int, env, cwd string) {
 	t.Helper()
 	var text string
-	out, err := th.sup.Run(context.Background(), plugins.RunSpec{Agent: agent, Attempt: 1, OnEvent: func(e backend.Event) {
+	out, err := th.sup.Run(context.Background(), runspec.RunSpec{Agent: agent, Attempt: 1, OnEvent: func(e backend.Event) {
 		if e.Kind == backend.EventText {
 			text += e.Text
 		}
@@ -136,7 +138,7 @@ func mockSpares(t testing.TB, th *testHost) api.SpareStats {
 // /metrics count it all.
 func TestSpareServesOneRunAndIsReplaced(t *testing.T) {
 	t.Parallel()
-	th, _ := pluginHost(t, plugins.SupervisorConfig{})
+	th, _ := pluginHost(t, runner.SupervisorConfig{})
 	alice := pidAgent(t, th, "alice")
 	workspace := filepath.Join(th.home, "workspaces", "global", "main", "alice")
 
@@ -188,7 +190,7 @@ func TestSpareServesOneRunAndIsReplaced(t *testing.T) {
 // killed and the next run executes the new bytes.
 func TestSpareReplacedWhenThePluginChanges(t *testing.T) {
 	t.Parallel()
-	th, dir := pluginHost(t, plugins.SupervisorConfig{})
+	th, dir := pluginHost(t, runner.SupervisorConfig{})
 	alice := pidAgent(t, th, "alice")
 	cold, _, _ := runOnce(t, th, alice)
 	old := waitSpare(t, th, cold)
@@ -197,7 +199,7 @@ func TestSpareReplacedWhenThePluginChanges(t *testing.T) {
 	ps := waitPlugins(t, th, "the new mock", func(ps []api.Plugin) bool { p := find(ps, "mock"); return p != nil && p.SHA256 != old.PluginSHA256 })
 	newSHA, newCopy := find(ps, "mock").SHA256, find(ps, "mock").ExecPath
 	fresh := waitSpare(t, th, old.PID)
-	if fresh.PluginSHA256 != newSHA || fresh.PluginPath != newCopy || newCopy != filepath.Join(plugins.VerifiedDir(th.home), newSHA) {
+	if fresh.PluginSHA256 != newSHA || fresh.PluginPath != newCopy || newCopy != filepath.Join(catalog.VerifiedDir(th.home), newSHA) {
 		t.Errorf("new spare runs sha %s from %s, want %s from its verified copy %s", fresh.PluginSHA256, fresh.PluginPath, newSHA, newCopy)
 	}
 	testkit.WaitFor(t, "the old spare to be killed", func() bool { return !api.ProcessAlive(old.PID) })
@@ -215,11 +217,11 @@ func TestSpareReplacedWhenThePluginChanges(t *testing.T) {
 // is ever started.
 func TestSparesZeroStartsColdOnly(t *testing.T) {
 	t.Parallel()
-	sp, err := plugins.ParseSpares("1,mock=0")
+	sp, err := runner.ParseSpares("1,mock=0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	th, _ := pluginHost(t, plugins.SupervisorConfig{Spares: &sp})
+	th, _ := pluginHost(t, runner.SupervisorConfig{Spares: &sp})
 	alice := pidAgent(t, th, "alice")
 	first, _, _ := runOnce(t, th, alice)
 	second, env, _ := runOnce(t, th, alice)
@@ -239,7 +241,7 @@ func TestSparesZeroStartsColdOnly(t *testing.T) {
 func TestSparesExpireWhenTheBackendIsIdle(t *testing.T) {
 	t.Parallel()
 	// Short, but longer than a spare takes to start on a loaded machine.
-	th, _ := pluginHost(t, plugins.SupervisorConfig{SpareIdle: 1500 * time.Millisecond})
+	th, _ := pluginHost(t, runner.SupervisorConfig{SpareIdle: 1500 * time.Millisecond})
 	alice := pidAgent(t, th, "alice")
 	cold, _, _ := runOnce(t, th, alice)
 	s := waitSpare(t, th, cold)
@@ -259,7 +261,7 @@ func TestSparesExpireWhenTheBackendIsIdle(t *testing.T) {
 // ready for the second.
 func TestRunsNeverShareAProcess(t *testing.T) {
 	t.Parallel()
-	th, _ := pluginHost(t, plugins.SupervisorConfig{})
+	th, _ := pluginHost(t, runner.SupervisorConfig{})
 	alice, bob := pidAgent(t, th, "alice"), pidAgent(t, th, "bob")
 	seen := map[int]string{}
 	for i := range 6 {

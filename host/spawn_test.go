@@ -10,7 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/agent-worker/agent-worker/host/api"
-	"github.com/agent-worker/agent-worker/host/plugins"
+	"github.com/agent-worker/agent-worker/host/runner"
 	"github.com/agent-worker/agent-worker/host/team"
 	"github.com/agent-worker/agent-worker/internal/testkit"
 	"github.com/agent-worker/agent-worker/sdk/backend"
@@ -32,7 +32,7 @@ agents:
 // workflow.
 func TestPlannerSpawnsAndStopsHelpers(t *testing.T) {
 	t.Parallel()
-	th, _ := pluginHost(t, plugins.SupervisorConfig{}, noPoll)
+	th, _ := pluginHost(t, runner.SupervisorConfig{}, noPoll)
 	ev := watchEvents(t, th)
 	ctx := context.Background()
 	c := th.client()
@@ -133,7 +133,7 @@ func TestPlannerSpawnsAndStopsHelpers(t *testing.T) {
 // the guard by spawning between their messages.
 func TestSpawnLinesDoNotResetTheLoopGuard(t *testing.T) {
 	t.Parallel()
-	th, _ := pluginHost(t, plugins.SupervisorConfig{}, noPoll)
+	th, _ := pluginHost(t, runner.SupervisorConfig{}, noPoll)
 	ctx := context.Background()
 	c := th.client()
 	file := filepath.Join(t.TempDir(), "crew.yaml")

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/agent-worker/agent-worker/host/api"
-	"github.com/agent-worker/agent-worker/host/plugins"
+	"github.com/agent-worker/agent-worker/host/runner"
 	"github.com/agent-worker/agent-worker/host/team"
 	"github.com/agent-worker/agent-worker/internal/testkit"
 )
@@ -20,7 +20,7 @@ import (
 // idle timeout instead. Status shows each running run's heartbeat.
 func TestStaleRunIsKilledAndRetried(t *testing.T) {
 	t.Parallel()
-	th, _ := pluginHost(t, plugins.SupervisorConfig{HeartbeatTimeout: time.Second, IdleTimeout: 4 * time.Second}, noPoll)
+	th, _ := pluginHost(t, runner.SupervisorConfig{HeartbeatTimeout: time.Second, IdleTimeout: 4 * time.Second}, noPoll)
 	ev := watchEvents(t, th)
 	c, ctx := th.client(), context.Background()
 	mockAgent(t, th, "frozen", map[string]any{"hang": true, "when": map[string]any{"attempt": 1}}, map[string]any{"result": "thawed"})

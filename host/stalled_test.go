@@ -13,7 +13,7 @@ import (
 
 	"github.com/agent-worker/agent-worker/host/api"
 	"github.com/agent-worker/agent-worker/host/httpapi"
-	"github.com/agent-worker/agent-worker/host/plugins"
+	"github.com/agent-worker/agent-worker/host/runner"
 	"github.com/agent-worker/agent-worker/host/scheduler"
 	"github.com/agent-worker/agent-worker/host/team"
 	"github.com/agent-worker/agent-worker/sdk/backend"
@@ -36,7 +36,7 @@ func chattyScript(n int) ([]map[string]any, string) {
 // and the stalled one is told it was dropped.
 func TestStalledRunWatcherIsDroppedAndTheRunFinishes(t *testing.T) {
 	t.Parallel()
-	th, _ := pluginHost(t, plugins.SupervisorConfig{}, noPoll)
+	th, _ := pluginHost(t, runner.SupervisorConfig{}, noPoll)
 	script, text := chattyScript(200)
 	mockAgent(t, th, "chatty", script...)
 	bus := watchEvents(t, th)
@@ -108,7 +108,7 @@ func TestStalledRunWatcherIsDroppedAndTheRunFinishes(t *testing.T) {
 // fell behind and where the reply will be; the run finished without it.
 func TestStalledAskIsToldItFellBehind(t *testing.T) {
 	t.Parallel()
-	th, _ := pluginHost(t, plugins.SupervisorConfig{}, noPoll)
+	th, _ := pluginHost(t, runner.SupervisorConfig{}, noPoll)
 	script, _ := chattyScript(scheduler.AskQueue + 100)
 	mockAgent(t, th, "chatty", script...)
 	bus := watchEvents(t, th)

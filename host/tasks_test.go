@@ -13,7 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agent-worker/agent-worker/host/api"
-	"github.com/agent-worker/agent-worker/host/plugins"
+	"github.com/agent-worker/agent-worker/host/runner"
 	"github.com/agent-worker/agent-worker/internal/testkit"
 )
 
@@ -306,7 +306,7 @@ func TestTaskRoutesRefuseBadInput(t *testing.T) {
 // scheduler runs the agent, whose run claims and completes it.
 func TestTaskThatBecomesReadyWakesItsAssignee(t *testing.T) {
 	t.Parallel()
-	th, _ := pluginHost(t, plugins.SupervisorConfig{})
+	th, _ := pluginHost(t, runner.SupervisorConfig{})
 	mockAgent(t, th, "builder",
 		map[string]any{"tool": "task_claim"},
 		map[string]any{"tool": "task_complete", "args": map[string]any{"id": "task-2", "result": "built"}})
@@ -333,7 +333,7 @@ func TestTaskThatBecomesReadyWakesItsAssignee(t *testing.T) {
 // why, and a second agent completes it.
 func TestTaskOfAKilledRunGoesBackToPendingAndAnotherAgentCompletesIt(t *testing.T) {
 	t.Parallel()
-	th, _ := pluginHost(t, plugins.SupervisorConfig{}, func(c *Config) { c.Scheduler.Attempts = 1 })
+	th, _ := pluginHost(t, runner.SupervisorConfig{}, func(c *Config) { c.Scheduler.Attempts = 1 })
 	mockAgent(t, th, "victim",
 		map[string]any{"tool": "task_claim", "args": map[string]any{"id": "task-1"}},
 		map[string]any{"tool": "task_progress", "args": map[string]any{"id": "task-1", "note": "halfway", "percent": 50}},
@@ -379,7 +379,7 @@ func TestTaskOfAKilledRunGoesBackToPendingAndAnotherAgentCompletesIt(t *testing.
 func TestTaskBoardSurvivesARestartAndDeadRunsLoseTheirLeases(t *testing.T) {
 	t.Parallel()
 	var cfg *Config
-	th, _ := pluginHost(t, plugins.SupervisorConfig{}, func(c *Config) { cfg = c })
+	th, _ := pluginHost(t, runner.SupervisorConfig{}, func(c *Config) { cfg = c })
 	mockAgent(t, th, "sleeper",
 		map[string]any{"tool": "task_claim", "args": map[string]any{"id": "task-1"}},
 		map[string]any{"hang": true})

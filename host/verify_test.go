@@ -12,7 +12,9 @@ import (
 	"time"
 
 	"github.com/agent-worker/agent-worker/host/api"
-	"github.com/agent-worker/agent-worker/host/plugins"
+	"github.com/agent-worker/agent-worker/host/catalog"
+	"github.com/agent-worker/agent-worker/host/runner"
+	"github.com/agent-worker/agent-worker/host/runspec"
 	"github.com/agent-worker/agent-worker/internal/testkit"
 	"github.com/agent-worker/agent-worker/store"
 )
@@ -85,7 +87,7 @@ func TestSwappedPluginBinaryNeverRunsUnverified(t *testing.T) {
 	for name, swap := range tests {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			th, dir := pluginHost(t, plugins.SupervisorConfig{}, func(c *Config) { c.Scheduler.Attempts = 1 })
+			th, dir := pluginHost(t, runner.SupervisorConfig{}, func(c *Config) { c.Scheduler.Attempts = 1 })
 			bin := testkit.Install(t, testkit.Build(t, "host/testdata/plugins/echo", "-X main.version=1.0.0"), dir, "agent-worker-backend-echo")
 			ps := waitPlugins(t, th, "echo 1.0.0", func(ps []api.Plugin) bool { p := find(ps, "echo"); return p != nil && p.Version == "1.0.0" })
 			verified := find(ps, "echo").ExecPath
@@ -114,11 +116,11 @@ func TestSwappedPluginBinaryNeverRunsUnverified(t *testing.T) {
 				t.Errorf("run once the new bytes are known broken: %v, want refused", err)
 			}
 			got := marks(t, mark)
-			want := filepath.Join(plugins.VerifiedDir(th.home), find(ps, "echo").SHA256)
+			want := filepath.Join(catalog.VerifiedDir(th.home), find(ps, "echo").SHA256)
 			if len(got) != 1 || got[0] != want {
 				t.Errorf("the new bytes were executed as %q; want once, as the verified copy %s", got, want)
 			}
-			if filepath.Dir(verified) != plugins.VerifiedDir(th.home) || verified == want {
+			if filepath.Dir(verified) != catalog.VerifiedDir(th.home) || verified == want {
 				t.Errorf("echo 1.0.0 ran from %s", verified)
 			}
 		})
@@ -130,10 +132,10 @@ func TestSwappedPluginBinaryNeverRunsUnverified(t *testing.T) {
 // user can enter; runs and spares record it as what they execute.
 func TestPluginsRunFromAPrivateVerifiedCopy(t *testing.T) {
 	t.Parallel()
-	th, dir := pluginHost(t, plugins.SupervisorConfig{})
+	th, dir := pluginHost(t, runner.SupervisorConfig{})
 	ps := waitPlugins(t, th, "the mock", func(ps []api.Plugin) bool { p := find(ps, "mock"); return p != nil && p.Error == "" })
 	mock := find(ps, "mock")
-	vdir := plugins.VerifiedDir(th.home)
+	vdir := catalog.VerifiedDir(th.home)
 	if want := filepath.Join(vdir, mock.SHA256); mock.ExecPath != want {
 		t.Fatalf("mock runs %q, want %q", mock.ExecPath, want)
 	}
@@ -150,7 +152,7 @@ func TestPluginsRunFromAPrivateVerifiedCopy(t *testing.T) {
 	alice := pidAgent(t, th, "alice")
 	cold, _, _ := runOnce(t, th, alice)
 	spare := waitSpare(t, th, cold)
-	if spare.PluginPath != mock.ExecPath || !plugins.IsPluginProcess(spare.PID, mock.ExecPath) {
+	if spare.PluginPath != mock.ExecPath || !runner.IsPluginProcess(spare.PID, mock.ExecPath) {
 		t.Errorf("spare %d records %s; want it to execute %s", spare.PID, spare.PluginPath, mock.ExecPath)
 	}
 	if !runsPlugin(spare.PID, filepath.Join(dir, "agent-worker-backend-mock")) {
@@ -205,8 +207,8 @@ func TestTamperedVerifiedCopyIsRefused(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			// No spares: every run starts a process, so each one meets the copy.
-			off := plugins.Spares{}
-			th, _ := pluginHost(t, plugins.SupervisorConfig{Spares: &off}, func(c *Config) { c.Scheduler.Attempts = 1 })
+			off := runner.Spares{}
+			th, _ := pluginHost(t, runner.SupervisorConfig{Spares: &off}, func(c *Config) { c.Scheduler.Attempts = 1 })
 			mockAgent(t, th, "alice", map[string]any{"result": "ok"})
 			if got, err := serve(th, "alice"); err != nil || got != "ok" {
 				t.Fatalf("run before tampering: %q, %v", got, err)
@@ -235,7 +237,7 @@ func TestTamperedVerifiedCopyIsRefused(t *testing.T) {
 			}
 			deadline := time.Now().Add(15 * time.Second)
 			for {
-				out, err := th.sup.Run(context.Background(), plugins.RunSpec{Agent: a, Attempt: 1})
+				out, err := th.sup.Run(context.Background(), runspec.RunSpec{Agent: a, Attempt: 1})
 				if err == nil && out.Result == "ok" {
 					break
 				}

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/agent-worker/agent-worker/host/api"
-	"github.com/agent-worker/agent-worker/host/plugins"
+	"github.com/agent-worker/agent-worker/host/runner"
 	"github.com/agent-worker/agent-worker/host/triggers"
 	"github.com/agent-worker/agent-worker/internal/testkit"
 )
@@ -90,7 +90,7 @@ func channel(t testing.TB, th *testHost) []api.Message {
 func TestWebhookTrigger(t *testing.T) {
 	t.Parallel()
 	env := &testEnv{vars: map[string]string{"HOOK_SECRET": "s3cret"}}
-	th, _ := pluginHost(t, plugins.SupervisorConfig{}, func(c *Config) { c.LookupEnv = env.lookup })
+	th, _ := pluginHost(t, runner.SupervisorConfig{}, func(c *Config) { c.LookupEnv = env.lookup })
 	file := filepath.Join(t.TempDir(), "hooks.yaml")
 	saveFile(t, file, hooksYAML)
 	if _, err := th.client().StartWorkflow(context.Background(), api.StartWorkflow{Path: file}); err != nil {
@@ -210,7 +210,7 @@ func TestWebhookTrigger(t *testing.T) {
 func TestWebhookSecretUnsetRefusedAtLoad(t *testing.T) {
 	t.Parallel()
 	env := &testEnv{vars: map[string]string{}}
-	th, _ := pluginHost(t, plugins.SupervisorConfig{}, func(c *Config) { c.LookupEnv = env.lookup })
+	th, _ := pluginHost(t, runner.SupervisorConfig{}, func(c *Config) { c.LookupEnv = env.lookup })
 	ctx := context.Background()
 	file := filepath.Join(t.TempDir(), "hooks.yaml")
 	saveFile(t, file, hooksYAML)

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/agent-worker/agent-worker/host/api"
-	"github.com/agent-worker/agent-worker/host/plugins"
+	"github.com/agent-worker/agent-worker/host/runner"
 	"github.com/agent-worker/agent-worker/host/team"
 	"github.com/agent-worker/agent-worker/store"
 )
@@ -74,7 +74,7 @@ agents:
 
 func TestWorkflowHotReload(t *testing.T) {
 	t.Parallel()
-	th, _ := pluginHost(t, plugins.SupervisorConfig{})
+	th, _ := pluginHost(t, runner.SupervisorConfig{})
 	dir := t.TempDir()
 	file := filepath.Join(dir, "team.yaml")
 	saveFile(t, file, teamV1)
@@ -159,7 +159,7 @@ agents:
 
 func TestTwoTagsRunIsolated(t *testing.T) {
 	t.Parallel()
-	th, _ := pluginHost(t, plugins.SupervisorConfig{})
+	th, _ := pluginHost(t, runner.SupervisorConfig{})
 	dir := t.TempDir()
 	file := filepath.Join(dir, "pair.yaml")
 	saveFile(t, file, `name: pair
@@ -197,7 +197,7 @@ kickoff: "@writer go (${{ workflow.tag }})"
 func TestStartedWorkflowResumesAfterRestart(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
-	th, plugins := pluginHost(t, plugins.SupervisorConfig{}, func(c *Config) { c.Home = home })
+	th, plugins := pluginHost(t, runner.SupervisorConfig{}, func(c *Config) { c.Home = home })
 	dir := t.TempDir()
 	file := filepath.Join(dir, "team.yaml")
 	saveFile(t, file, teamV1)
@@ -232,7 +232,7 @@ func TestStartedWorkflowResumesAfterRestart(t *testing.T) {
 // the running version withdraws it.
 func TestWorkflowWideningEditWaitsWhole(t *testing.T) {
 	t.Parallel()
-	th, _ := pluginHost(t, plugins.SupervisorConfig{})
+	th, _ := pluginHost(t, runner.SupervisorConfig{})
 	file := filepath.Join(t.TempDir(), "team.yaml")
 	saveFile(t, file, teamV1)
 	ctx := context.Background()

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/agent-worker/agent-worker/host/api"
-	"github.com/agent-worker/agent-worker/host/plugins"
+	"github.com/agent-worker/agent-worker/host/runner"
 	"github.com/agent-worker/agent-worker/host/team"
 	"github.com/agent-worker/agent-worker/internal/testkit"
 )
@@ -144,7 +144,7 @@ func startWorktreeTeam(t *testing.T, th *testHost, alice, bob string) string {
 // checkout of main follows without showing anything changed.
 func TestWorktreePerAgentAndIntegrate(t *testing.T) {
 	t.Parallel()
-	th, _ := pluginHost(t, plugins.SupervisorConfig{})
+	th, _ := pluginHost(t, runner.SupervisorConfig{})
 	repo := startWorktreeTeam(t, th, shellCommit("a.txt", "from alice"), shellCommit("b.txt", "from bob"))
 	ctx := context.Background()
 
@@ -223,7 +223,7 @@ func TestWorktreePerAgentAndIntegrate(t *testing.T) {
 // uncommitted changes unless forced.
 func TestWorktreeConflictAndDiscard(t *testing.T) {
 	t.Parallel()
-	th, _ := pluginHost(t, plugins.SupervisorConfig{})
+	th, _ := pluginHost(t, runner.SupervisorConfig{})
 	repo := startWorktreeTeam(t, th, shellCommit("README", "alice was here"), shellCommit("README", "bob was here"))
 	c := th.client()
 	ctx := context.Background()
@@ -273,7 +273,7 @@ func TestWorktreeConflictAndDiscard(t *testing.T) {
 // line, as is a base branch that does not exist; nothing starts.
 func TestWorktreeNeedsARepository(t *testing.T) {
 	t.Parallel()
-	th, _ := pluginHost(t, plugins.SupervisorConfig{})
+	th, _ := pluginHost(t, runner.SupervisorConfig{})
 	ctx := context.Background()
 	plain := t.TempDir()
 	file := filepath.Join(plain, "team.yaml")
@@ -303,7 +303,7 @@ func TestWorktreeNeedsARepository(t *testing.T) {
 func TestWorktreeRestartAndCleanup(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
-	th, pluginsDir := pluginHost(t, plugins.SupervisorConfig{}, func(c *Config) { c.Home = home })
+	th, pluginsDir := pluginHost(t, runner.SupervisorConfig{}, func(c *Config) { c.Home = home })
 	repo := startWorktreeTeam(t, th, shellCommit("a.txt", "from alice"), `{shell: "pwd"}`)
 	aliceDir := filepath.Join(home, "worktrees", "team", "main", "alice")
 	// An untracked file only survives if the worktree is used again, not
@@ -372,7 +372,7 @@ func TestWorktreeRestartAndCleanup(t *testing.T) {
 // worktree goes once it has (the cleanup hears the run's end).
 func TestWorktreeRemovedWhenARunInFlightEnds(t *testing.T) {
 	t.Parallel()
-	th, _ := pluginHost(t, plugins.SupervisorConfig{})
+	th, _ := pluginHost(t, runner.SupervisorConfig{})
 	repo := gitRepo(t)
 	file := filepath.Join(repo, "team.yaml")
 	saveFile(t, file, "name: team\nworkspace: {git: worktree}\nagents:\n  alice:\n    backend: mock\n    config: {script: [{hang: true}]}\nkickoff: \"@alice go\"\n")
@@ -403,7 +403,7 @@ func TestWorktreeRemovedWhenARunInFlightEnds(t *testing.T) {
 // good config (and its worktrees) keeps running.
 func TestWorktreeBadEditRejected(t *testing.T) {
 	t.Parallel()
-	th, _ := pluginHost(t, plugins.SupervisorConfig{})
+	th, _ := pluginHost(t, runner.SupervisorConfig{})
 	repo := gitRepo(t)
 	file := filepath.Join(repo, "team.yaml")
 	const good = "name: team\nagents:\n  alice: {backend: mock}\nworkspace: {git: worktree}\n"
@@ -429,7 +429,7 @@ func TestWorktreeBadEditRejected(t *testing.T) {
 // unmerged.
 func TestWorktreeOfASpawnedAgent(t *testing.T) {
 	t.Parallel()
-	th, _ := pluginHost(t, plugins.SupervisorConfig{}, noPoll)
+	th, _ := pluginHost(t, runner.SupervisorConfig{}, noPoll)
 	startWorktreeTeam(t, th, `{result: "alice idle"}`, `{result: "bob idle"}`)
 	ev := watchEvents(t, th)
 	lead := th.join(t, "lead@team")

@@ -113,13 +113,13 @@ func TestEveryPackageHasADocComment(t *testing.T) {
 
 // kernel says which of the daemon's own packages each kernel package may
 // import directly (host/doc.go and each package's doc.go say why). Only
-// host/api (the one error table, api.FromSDK) and host/plugins (the plugin
-// boundary) import package sdk, whose error classes stop there. host/ is
+// host/api (the one error table, api.FromSDK) and host/docs (the document
+// providers' side of the plugin boundary) import package sdk, whose error classes stop there. host/ is
 // the wiring: it may import every part, and only cmd/agent-worker may
 // import it. Nothing but host/ imports the HTTP layer. A package missing
 // here is a violation too, so a new room must say where it sits.
 var kernel = map[string][]string{
-	"host":                  {"host/agents", "host/api", "host/certs", "host/cluster", "host/console", "host/httpapi", "host/internal/backoff", "host/mcpserver", "host/metrics", "host/notify", "host/plugins", "host/sandbox", "host/scheduler", "host/team", "host/triggers", "host/workflows", "host/worktrees", "sdk/sandbox", "store"},
+	"host":                  {"host/agents", "host/api", "host/catalog", "host/certs", "host/cluster", "host/console", "host/docs", "host/httpapi", "host/internal/backoff", "host/mcpserver", "host/metrics", "host/notify", "host/runner", "host/sandbox", "host/scheduler", "host/team", "host/triggers", "host/workflows", "host/worktrees", "host/mergequeue", "sdk/sandbox", "sdk/tools", "store"},
 	"host/api":              {"sdk", "sdk/backend", "sdk/tools", "workflow"},
 	"host/certs":            {"host/api"},
 	"host/metrics":          {"host/api", "sdk/backend", "store"},
@@ -130,14 +130,19 @@ var kernel = map[string][]string{
 	"host/internal/backoff": {},
 	"host/team":             {"host/api", "host/notify", "sdk/docprovider", "store"},
 	"host/mcpserver":        {"host/api", "host/team", "sdk/tools", "store"},
-	"host/plugins":          {"docs-provider/file", "docs-provider/sqlite", "host/api", "host/internal/backoff", "host/internal/fswatch", "host/sandbox", "sdk", "sdk/backend", "sdk/docprovider", "sdk/plugin", "sdk/sandbox", "store"},
+	"host/runner":           {"host/api", "host/catalog", "host/prices", "host/runspec", "host/sandbox", "sdk/backend", "sdk/plugin", "sdk/sandbox", "store"},
+	"host/docs":             {"docs-provider/file", "docs-provider/sqlite", "host/api", "host/catalog", "host/internal/backoff", "sdk", "sdk/docprovider", "sdk/plugin", "store"},
+	"host/prices":           {"sdk/backend", "store"},
+	"host/catalog":          {"host/api", "host/internal/fswatch", "sdk/plugin"},
+	"host/runspec":          {"sdk/backend", "store"},
 	"host/sandbox":          {"host/api", "sdk/backend", "sdk/sandbox"},
-	"host/scheduler":        {"host/api", "host/internal/backoff", "host/notify", "host/plugins", "host/team", "sdk/backend", "store", "workflow"},
+	"host/scheduler":        {"host/api", "host/internal/backoff", "host/notify", "host/runspec", "host/team", "sdk/backend", "store", "workflow"},
 	"host/agents":           {"host/api", "sdk/backend", "sdk/llm", "sdk/plugin", "store", "workflow"},
 	"host/workflows":        {"host/agents", "host/api", "host/internal/fswatch", "host/notify", "host/team", "sdk/plugin", "store", "workflow"},
 	"host/httpapi":          {"host/agents", "host/api", "host/team", "host/triggers", "host/workflows", "sdk/backend", "store"},
 	"host/triggers":         {"host/api", "host/team", "store", "workflow"},
-	"host/worktrees":        {"host/api", "host/team", "sdk/sandbox", "sdk/tools", "store", "workflow"},
+	"host/worktrees":        {"host/api", "host/team", "sdk/tools", "store", "workflow"},
+	"host/mergequeue":       {"host/api", "host/team", "host/worktrees", "sdk/sandbox", "sdk/tools", "store", "workflow"},
 }
 
 // kernelViolations names every direct import of the module's own packages

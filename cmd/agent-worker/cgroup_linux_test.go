@@ -5,12 +5,12 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/agent-worker/agent-worker/host/plugins"
+	"github.com/agent-worker/agent-worker/host/runner"
 )
 
 // privateCgroup makes a cgroup (v2) of the test's own beside the test
 // process's, and returns how to start a daemon in it. A daemon that starts
-// kills what the gone daemons of its own cgroup left (host/plugins'
+// kills what the gone daemons of its own cgroup left (host/runner's
 // Cgroups.sweep), and the e2e tests start many daemons at once: a test
 // that kills its daemon and expects the next one to clean up must keep the
 // other tests' daemons away from what its runs left. It returns nil where
@@ -19,7 +19,7 @@ import (
 // test.
 func privateCgroup(t *testing.T) *syscall.SysProcAttr {
 	t.Helper()
-	own, err := plugins.OwnCgroup()
+	own, err := runner.OwnCgroup()
 	if err != nil {
 		return nil
 	}
@@ -33,7 +33,7 @@ func privateCgroup(t *testing.T) *syscall.SysProcAttr {
 	}
 	t.Cleanup(func() {
 		f.Close()
-		plugins.KillCgroupTree(dir)
+		runner.KillCgroupTree(dir)
 		if _, err := os.Stat(dir); err == nil {
 			t.Errorf("the test's cgroup %s is left behind", dir)
 		}

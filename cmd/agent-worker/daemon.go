@@ -16,7 +16,7 @@ import (
 
 	"github.com/agent-worker/agent-worker/host"
 	"github.com/agent-worker/agent-worker/host/api"
-	"github.com/agent-worker/agent-worker/host/plugins"
+	"github.com/agent-worker/agent-worker/host/runner"
 	"github.com/agent-worker/agent-worker/host/sandbox"
 	"github.com/agent-worker/agent-worker/host/scheduler"
 	"github.com/agent-worker/agent-worker/internal/configfile"
@@ -52,11 +52,11 @@ func daemonCmd(e *env) *ffcli.Command {
 	fs.BoolVar(&logJSON, "log-json", false, "log JSON lines instead of text")
 	fs.DurationVar(&cfg.Scheduler.PollInterval, "poll-interval", scheduler.DefaultPollInterval, "how often agents check their inbox without a wake (a safety net)")
 	fs.IntVar(&cfg.Scheduler.MaxConcurrent, "max-concurrent", 0, "runs at once across the daemon (default 2 × cores)")
-	fs.DurationVar(&cfg.Supervisor.RunTimeout, "run-timeout", plugins.DefaultRunTimeout, "longest a run may take")
-	fs.DurationVar(&cfg.Supervisor.IdleTimeout, "idle-timeout", plugins.DefaultIdleTimeout, "longest a run's backend may go without an event (no progress)")
-	fs.DurationVar(&cfg.Supervisor.HeartbeatTimeout, "heartbeat-timeout", plugins.DefaultHeartbeatTimeout, "longest a run's plugin process may go without an event or answering a ping before it is killed and the run retried")
+	fs.DurationVar(&cfg.Supervisor.RunTimeout, "run-timeout", runner.DefaultRunTimeout, "longest a run may take")
+	fs.DurationVar(&cfg.Supervisor.IdleTimeout, "idle-timeout", runner.DefaultIdleTimeout, "longest a run's backend may go without an event (no progress)")
+	fs.DurationVar(&cfg.Supervisor.HeartbeatTimeout, "heartbeat-timeout", runner.DefaultHeartbeatTimeout, "longest a run's plugin process may go without an event or answering a ping before it is killed and the run retried")
 	fs.Var(sparesFlag{&cfg.Supervisor.Spares}, "spares", "warm spare plugin processes kept per backend in use: N for all, or per backend (e.g. 1,sdk=0,mock=2); 0 starts every run's process cold")
-	fs.DurationVar(&cfg.Supervisor.SpareIdle, "spare-idle", plugins.DefaultSpareIdle, "stop a backend's warm spares after it has had no run for this long")
+	fs.DurationVar(&cfg.Supervisor.SpareIdle, "spare-idle", runner.DefaultSpareIdle, "stop a backend's warm spares after it has had no run for this long")
 	fs.Var(runLimitsFlag{&cfg.Supervisor.RunLimits}, "run-limits", "what one run may use, its processes together, unless its agent sets limits: pids (processes and threads), memory (e.g. 2G) and cpu (cores), e.g. pids=1024,memory=4G,cpu=2; max lifts one; enforced with the run's cgroup (see status)")
 	fs.Var(sandboxFlag{&cfg.Sandbox}, "sandbox", "confine every run with Landlock: auto (where the kernel can; runs start unconfined, with a warning, where it cannot), required (refuse runs where it cannot, and agents with sandbox mode: off) or off")
 	fs.StringVar(&cfg.NotifyConfig, "notify-config", "", "YAML file of webhooks told of events in every workflow: a list of {webhook: URL, events: [question, approval, run_failed, over_budget, loop_guard, idle, member_down], secret_env: NAME}")
@@ -150,19 +150,19 @@ func pickAnotherAddress(autoStarted bool) string {
 	return "pick another address with --listen (port 0 picks a free one)"
 }
 
-// sparesFlag is --spares, read by plugins.ParseSpares; unset it is the
+// sparesFlag is --spares, read by runner.ParseSpares; unset it is the
 // supervisor's default (one spare per backend in use).
-type sparesFlag struct{ dst **plugins.Spares }
+type sparesFlag struct{ dst **runner.Spares }
 
 func (f sparesFlag) String() string {
 	if f.dst == nil || *f.dst == nil {
-		return plugins.DefaultSpares.String()
+		return runner.DefaultSpares.String()
 	}
 	return (*f.dst).String()
 }
 
 func (f sparesFlag) Set(v string) error {
-	s, err := plugins.ParseSpares(v)
+	s, err := runner.ParseSpares(v)
 	if err != nil {
 		return err
 	}
@@ -171,11 +171,11 @@ func (f sparesFlag) Set(v string) error {
 }
 
 // runLimitsFlag is --run-limits, read by backend.ParseRunLimits; a limit
-// it leaves out is plugins.DefaultRunLimits'.
+// it leaves out is runner.DefaultRunLimits'.
 type runLimitsFlag struct{ dst *backend.RunLimits }
 
 func (f runLimitsFlag) String() string {
-	l := plugins.DefaultRunLimits
+	l := runner.DefaultRunLimits
 	if f.dst != nil {
 		l = f.dst.Over(l)
 	}

@@ -19,7 +19,7 @@ import (
 
 	"github.com/agent-worker/agent-worker/host"
 	"github.com/agent-worker/agent-worker/host/api"
-	"github.com/agent-worker/agent-worker/host/plugins"
+	"github.com/agent-worker/agent-worker/host/catalog"
 	"github.com/agent-worker/agent-worker/host/sandbox"
 	"github.com/agent-worker/agent-worker/plugins/clis"
 	"github.com/agent-worker/agent-worker/sdk/llm"
@@ -174,7 +174,7 @@ type doctorFacts struct {
 // gatherFacts asks the running daemon, or looks at this machine as a
 // daemon started from here would. It never starts a daemon.
 func (e *env) gatherFacts(ctx context.Context, cfg host.Config) doctorFacts {
-	f := doctorFacts{home: cfg.Home, daemon: daemonStopped, shellEnv: plugins.EnvNames(), opener: browserOpener()}
+	f := doctorFacts{home: cfg.Home, daemon: daemonStopped, shellEnv: catalog.EnvNames(), opener: browserOpener()}
 	if abs, err := filepath.Abs(cfg.Home); err == nil {
 		f.home, cfg.Home = abs, abs
 	}
@@ -279,7 +279,7 @@ func (f *doctorFacts) fromHere(ctx context.Context, cfg host.Config) {
 	if copies, err := os.MkdirTemp("", "aw-doctor-"); err != nil {
 		f.pluginsErr = err.Error()
 	} else {
-		cat := plugins.NewCatalog(f.pluginDirs, copies, os.TempDir(), 0, hclog.NewNullLogger())
+		cat := catalog.NewCatalog(f.pluginDirs, copies, os.TempDir(), 0, hclog.NewNullLogger())
 		cat.Scan(ctx)
 		f.plugins = cat.List()
 		os.RemoveAll(copies)

@@ -12,7 +12,7 @@ import (
 // and the CLI exit code both come from codeTable, and the MCP server shows a
 // coded error's message to the model where it hides an uncoded one. It is
 // the daemon's one error vocabulary: the store builds coded errors, the
-// plugin boundary (host/plugins) turns the sdk's error classes into codes,
+// plugin boundary (host/runner, host/docs) turns the sdk's error classes into codes,
 // and everything above passes them on.
 type Code string
 

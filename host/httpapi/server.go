@@ -46,7 +46,7 @@ type Workflows interface {
 	Idle(ctx context.Context, scope store.Scope) (bool, error)
 }
 
-// Catalog lists the installed plugins (host/plugins.Catalog).
+// Catalog lists the installed plugins (host/catalog.Catalog).
 type Catalog interface {
 	agents.Catalog
 	List() []api.Plugin
@@ -54,7 +54,7 @@ type Catalog interface {
 	Refresh(ctx context.Context)
 }
 
-// Runs follows runs in flight (host/plugins.Supervisor).
+// Runs follows runs in flight (host/runner.Supervisor).
 type Runs interface {
 	// WatchRun: changed gets a value when new events of run id are
 	// stored, ended closes once its end is recorded; live is false when

@@ -15,7 +15,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/agent-worker/agent-worker/host/api"
-	"github.com/agent-worker/agent-worker/host/plugins"
+	"github.com/agent-worker/agent-worker/host/runspec"
 	"github.com/agent-worker/agent-worker/host/team"
 	"github.com/agent-worker/agent-worker/internal/testkit"
 	"github.com/agent-worker/agent-worker/sdk/backend"
@@ -102,17 +102,17 @@ func (c *fakeClock) backoffs(limit time.Duration) []time.Duration {
 // read.
 type fakeRunner struct {
 	db     *store.DB
-	calls  chan plugins.RunSpec
-	fail   func(spec plugins.RunSpec) error
+	calls  chan runspec.RunSpec
+	fail   func(spec runspec.RunSpec) error
 	result string
 	hold   chan struct{}
 }
 
-func (f *fakeRunner) Run(ctx context.Context, spec plugins.RunSpec) (plugins.Outcome, error) {
+func (f *fakeRunner) Run(ctx context.Context, spec runspec.RunSpec) (runspec.Outcome, error) {
 	run, err := f.db.StartRun(ctx, store.Run{ID: spec.ID, Agent: spec.Agent.Key(), Backend: spec.Agent.Backend,
 		Attempt: spec.Attempt, InboxUntilSeq: spec.InboxUntil})
 	if err != nil {
-		return plugins.Outcome{}, err
+		return runspec.Outcome{}, err
 	}
 	if spec.OnStart != nil {
 		spec.OnStart(spec.ID)
@@ -124,7 +124,7 @@ func (f *fakeRunner) Run(ctx context.Context, spec plugins.RunSpec) (plugins.Out
 		case <-ctx.Done():
 		}
 	}
-	out := plugins.Outcome{Run: run, Result: f.result}
+	out := runspec.Outcome{Run: run, Result: f.result}
 	if f.fail != nil {
 		if err := f.fail(spec); err != nil {
 			if ferr := f.db.FinishRun(context.WithoutCancel(ctx), run.ID, api.RunFailed, err.Error(), nil); ferr != nil {
@@ -171,7 +171,7 @@ func startScheduler(t *testing.T, cfg Config, runner *fakeRunner, agents ...stor
 	}
 	runner.db = db
 	if runner.calls == nil {
-		runner.calls = make(chan plugins.RunSpec, 100)
+		runner.calls = make(chan runspec.RunSpec, 100)
 	}
 	svc := team.New(team.Config{DB: db, Logger: hclog.NewNullLogger()})
 	cfg.Clock = clk
@@ -244,7 +244,7 @@ func (h *schedHarness) send(t *testing.T, content string) {
 }
 
 // nextRun waits for the next run to start.
-func (h *schedHarness) nextRun(t *testing.T, what string) plugins.RunSpec {
+func (h *schedHarness) nextRun(t *testing.T, what string) runspec.RunSpec {
 	t.Helper()
 	select {
 	case spec := <-h.runner.calls:
@@ -381,7 +381,7 @@ func TestIntervalScheduleWakesTheAgentWithItsPrompt(t *testing.T) {
 // retried before its backoff is over.
 func TestFailedRunsAreRetriedWithDoublingBackoff(t *testing.T) {
 	t.Parallel()
-	h := startScheduler(t, Config{Attempts: 3, RetryBase: time.Second}, &fakeRunner{fail: func(spec plugins.RunSpec) error {
+	h := startScheduler(t, Config{Attempts: 3, RetryBase: time.Second}, &fakeRunner{fail: func(spec runspec.RunSpec) error {
 		if spec.Attempt < 3 {
 			return errors.New("model overloaded")
 		}
@@ -421,7 +421,7 @@ func TestAgentFailsAfterItsAttemptsOrAPermanentError(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			h := startScheduler(t, Config{Attempts: 2, RetryBase: time.Second},
-				&fakeRunner{fail: func(plugins.RunSpec) error { return tc.err }}, store.Agent{Name: "alice"})
+				&fakeRunner{fail: func(runspec.RunSpec) error { return tc.err }}, store.Agent{Name: "alice"})
 			h.send(t, "@alice go")
 			for n := 1; n <= tc.attempts; n++ {
 				h.nextRun(t, "an attempt")

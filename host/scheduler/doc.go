@@ -7,7 +7,7 @@
 //
 // It runs nothing itself: each attempt goes to the Runner it is given
 // (the plugin supervisor). It may import the store, host/team (to post and
-// to publish events), host/api (errors, wire results), host/plugins (only
-// the RunSpec and Outcome types) and workflow (the schedule parser); never
+// to publish events), host/api (errors, wire results), host/runspec (the
+// RunSpec and Outcome types, NewRunID) and workflow (the schedule parser); never
 // host/ itself, the workflows or the HTTP layer.
 package scheduler

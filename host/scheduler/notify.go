@@ -7,7 +7,7 @@ import (
 
 	"github.com/agent-worker/agent-worker/host/api"
 	"github.com/agent-worker/agent-worker/host/notify"
-	"github.com/agent-worker/agent-worker/host/plugins"
+	"github.com/agent-worker/agent-worker/host/runspec"
 	"github.com/agent-worker/agent-worker/store"
 )
 
@@ -22,7 +22,7 @@ var _ Notifier = (*notify.Notifier)(nil)
 // notifyFailed tells the owner that key failed for good after attempt
 // attempts, if it did: a pause or stop that came during the retries left
 // it as the user asked, and that is no failure to report.
-func (s *Scheduler) notifyFailed(ctx context.Context, key store.AgentKey, attempts int, out plugins.Outcome, err error) {
+func (s *Scheduler) notifyFailed(ctx context.Context, key store.AgentKey, attempts int, out runspec.Outcome, err error) {
 	if s.cfg.Notify == nil {
 		return
 	}

@@ -15,7 +15,7 @@ import (
 
 	"github.com/agent-worker/agent-worker/host/api"
 	"github.com/agent-worker/agent-worker/host/internal/backoff"
-	"github.com/agent-worker/agent-worker/host/plugins"
+	"github.com/agent-worker/agent-worker/host/runspec"
 	"github.com/agent-worker/agent-worker/host/team"
 	"github.com/agent-worker/agent-worker/sdk/backend"
 	"github.com/agent-worker/agent-worker/store"
@@ -80,9 +80,9 @@ type nopObserver struct{}
 func (nopObserver) RunWaited(string, time.Duration) {}
 
 // Runner runs one attempt of an agent run in a fresh plugin process: the
-// one thing the scheduler needs from the plugins package.
+// one thing the scheduler needs from the run supervisor (host/runner).
 type Runner interface {
-	Run(ctx context.Context, spec plugins.RunSpec) (plugins.Outcome, error)
+	Run(ctx context.Context, spec runspec.RunSpec) (runspec.Outcome, error)
 }
 
 // Scheduler decides when each agent runs: on a wake (a new inbox message,
@@ -325,7 +325,7 @@ func (s *Scheduler) Add(key store.AgentKey) {
 				delete(s.loops, key)
 			}
 			s.mu.Unlock()
-			l.finishAll(plugins.Outcome{}, errors.New("the agent was removed"), true)
+			l.finishAll(runspec.Outcome{}, errors.New("the agent was removed"), true)
 		}()
 		s.loop(ctx, l)
 	})
@@ -614,7 +614,7 @@ func retryDelay(base time.Duration, n int, r float64) time.Duration {
 
 // runOnce takes a slot, records what the run will be shown, runs it and,
 // on success, settles it.
-func (s *Scheduler) runOnce(ctx context.Context, l *agentLoop, a store.Agent, attempt int, bs budgets) (plugins.Outcome, error) {
+func (s *Scheduler) runOnce(ctx context.Context, l *agentLoop, a store.Agent, attempt int, bs budgets) (runspec.Outcome, error) {
 	select {
 	case s.slots <- struct{}{}:
 	default:
@@ -624,7 +624,7 @@ func (s *Scheduler) runOnce(ctx context.Context, l *agentLoop, a store.Agent, at
 			l.waitSlot(false)
 		case <-ctx.Done():
 			l.waitSlot(false)
-			return plugins.Outcome{}, ctx.Err()
+			return runspec.Outcome{}, ctx.Err()
 		}
 	}
 	// The slot is the run's: it is given back once the run is settled,
@@ -636,15 +636,15 @@ func (s *Scheduler) runOnce(ctx context.Context, l *agentLoop, a store.Agent, at
 
 	inbox, err := s.db.Inbox(ctx, l.key, 0)
 	if err != nil {
-		return plugins.Outcome{}, err
+		return runspec.Outcome{}, err
 	}
 	if len(inbox) == 0 {
-		return plugins.Outcome{}, nil // acked meanwhile (a resumed or deleted message)
+		return runspec.Outcome{}, nil // acked meanwhile (a resumed or deleted message)
 	}
 	until := inbox[len(inbox)-1].Seq
 	before, err := s.db.LatestSeq(ctx, l.key.Scope())
 	if err != nil {
-		return plugins.Outcome{}, err
+		return runspec.Outcome{}, err
 	}
 	// The move to running is conditional: a pause (or stop) that landed
 	// since the tick read the agent wins, and nothing starts.
@@ -656,11 +656,11 @@ func (s *Scheduler) runOnce(ctx context.Context, l *agentLoop, a store.Agent, at
 	}
 	defer s.hold(l.key)()
 	if !s.moveState(ctx, l.key, from, api.AgentRunning, "") {
-		return plugins.Outcome{}, errNotSchedulable
+		return runspec.Outcome{}, errNotSchedulable
 	}
 	runCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	runID := plugins.NewRunID()
+	runID := runspec.NewRunID()
 	l.startRun(cancel, until, runID)
 	defer l.endRun()
 
@@ -672,7 +672,7 @@ func (s *Scheduler) runOnce(ctx context.Context, l *agentLoop, a store.Agent, at
 	start := time.Now()
 	started := ""  // the run's id once the backend was entered (a run that never started has no record to name)
 	ended := false // the settle moved the agent out of running (or found it moved)
-	out, err := s.sup.Run(runCtx, plugins.RunSpec{ID: runID, Agent: a, Attempt: attempt, InboxUntil: until, Inbox: inbox,
+	out, err := s.sup.Run(runCtx, runspec.RunSpec{ID: runID, Agent: a, Attempt: attempt, InboxUntil: until, Inbox: inbox,
 		Settle: s.settle(ctx, a, before, &ended, freeSlot),
 		OnStart: func(id string) {
 			started = id
@@ -723,8 +723,8 @@ func (s *Scheduler) runOnce(ctx context.Context, l *agentLoop, a store.Agent, at
 // content as a resource) and announced once committed. ctx is the agent
 // loop's, for the BeforeSettle hook. Unless the daemon is stopping, the
 // same write moves the agent from running to idle (ended then says so).
-func (s *Scheduler) settle(ctx context.Context, a store.Agent, before int64, ended *bool, settled func()) func(context.Context, plugins.Outcome, json.RawMessage) error {
-	return func(txCtx context.Context, out plugins.Outcome, usage json.RawMessage) error {
+func (s *Scheduler) settle(ctx context.Context, a store.Agent, before int64, ended *bool, settled func()) func(context.Context, runspec.Outcome, json.RawMessage) error {
+	return func(txCtx context.Context, out runspec.Outcome, usage json.RawMessage) error {
 		st := store.Settlement{RunID: out.Run.ID, Usage: usage, SinceSeq: before, Events: out.Unwritten, Idle: ctx.Err() == nil}
 		st.InTx, _ = ctx.Value(settleHookKey{}).(store.TxHook)
 		if strings.TrimSpace(out.Result) != "" {
@@ -846,7 +846,7 @@ func (s *Scheduler) relayed(ctx context.Context, ev team.Event) {
 	case (ev.Kind == team.EventRunFinished || ev.Kind == team.EventRunFailed) && ev.Run != nil:
 		go s.finishRemote(ctx, l, ev.Run.ID)
 	case ev.Kind == team.EventAgentState && ev.State == string(api.AgentFailed):
-		l.finishAll(plugins.Outcome{}, fmt.Errorf("%s failed on another member: %s", display(ev.Agent), ev.Error), true)
+		l.finishAll(runspec.Outcome{}, fmt.Errorf("%s failed on another member: %s", display(ev.Agent), ev.Error), true)
 	}
 }
 

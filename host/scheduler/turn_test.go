@@ -11,7 +11,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/agent-worker/agent-worker/host/api"
-	"github.com/agent-worker/agent-worker/host/plugins"
+	"github.com/agent-worker/agent-worker/host/runspec"
 	"github.com/agent-worker/agent-worker/host/team"
 	"github.com/agent-worker/agent-worker/store"
 )
@@ -26,9 +26,9 @@ func (fakeQueue) Fire(context.Context, store.AgentKey, time.Time) error { return
 // runs counts the runs it is asked for and runs nothing.
 type runs struct{ n int }
 
-func (r *runs) Run(context.Context, plugins.RunSpec) (plugins.Outcome, error) {
+func (r *runs) Run(context.Context, runspec.RunSpec) (runspec.Outcome, error) {
 	r.n++
-	return plugins.Outcome{}, nil
+	return runspec.Outcome{}, nil
 }
 
 // A member asks for the wake-up that its own reading of the agent's last

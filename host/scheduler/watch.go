@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/agent-worker/agent-worker/host/api"
-	"github.com/agent-worker/agent-worker/host/plugins"
+	"github.com/agent-worker/agent-worker/host/runspec"
 	"github.com/agent-worker/agent-worker/sdk/backend"
 	"github.com/agent-worker/agent-worker/store"
 )
@@ -30,7 +30,7 @@ type RunWatch struct {
 
 // WatchResult is how the run that handled a watched message ended.
 type WatchResult struct {
-	Out plugins.Outcome
+	Out runspec.Outcome
 	Err error
 }
 
@@ -148,7 +148,7 @@ func (l *agentLoop) forward(e backend.Event) {
 
 // finishAll reports a final outcome to the attached watches (to every watch
 // when all is set, e.g. the agent was removed).
-func (l *agentLoop) finishAll(out plugins.Outcome, err error, all bool) {
+func (l *agentLoop) finishAll(out runspec.Outcome, err error, all bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.last = WatchResult{out, err}
@@ -171,7 +171,7 @@ func (s *Scheduler) finishRemote(ctx context.Context, l *agentLoop, runID string
 	if err != nil || r.InboxUntilSeq == 0 {
 		return
 	}
-	out := plugins.Outcome{Run: r}
+	out := runspec.Outcome{Run: r}
 	var runErr error
 	if r.State != api.RunSucceeded {
 		// A failed attempt is retried by the queue; only the last one,

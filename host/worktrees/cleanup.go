@@ -152,8 +152,8 @@ func (s *Service) listen(ctx context.Context, sub *team.Subscription) {
 			if ended || stopped {
 				s.settle(ctx, e.Agent)
 			}
-			if e.Kind == team.EventWorkflow {
-				s.kick() // resumed or reloaded: its merge queue may go on, with new checks
+			if e.Kind == team.EventWorkflow && s.queue != nil {
+				s.queue.Kick() // resumed or reloaded: its merge queue may go on, with new checks
 			}
 		}
 	}

@@ -22,13 +22,10 @@
 // base or the worktree uncommitted changes: those are kept, listed as
 // kept, for the user to integrate or discard.
 //
-// With workspace checks:, Integrate queues the branch instead (queue.go):
-// RunQueue merges batches of queued branches onto the base the same way,
-// runs the checks on the result in a scratch worktree (checks.go),
-// confined by the sandbox's Check where the kernel allows, bisects a
-// failing batch, and moves the base only to commits that passed. The
-// store keeps the queue; landing is recorded before the ref moves, so a
-// restart finishes it without landing anything twice.
+// With workspace checks:, Integrate hands the branch to the merge queue
+// instead (host/mergequeue, given with UseQueue), which merges batches of
+// queued branches onto the base the same way, through this package's git
+// helpers and repository locks (export.go).
 //
 // Every git command runs as `git -C <dir> <args>`, without a shell, and
 // its errors carry git's own stderr. Only host/ wires this package; it is

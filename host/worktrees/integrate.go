@@ -47,7 +47,7 @@ func (s *Service) authorize(ctx context.Context, key store.AgentKey, by, what st
 // which is refused while that tree has uncommitted changes to tracked
 // files. A conflict changes nothing and names the files.
 //
-// A workspace with checks queues the branch instead (see queue.go): the
+// A workspace with checks queues the branch instead (host/mergequeue): the
 // result says Queued with the entry's id, and the outcome comes later as
 // a channel message.
 func (s *Service) Integrate(ctx context.Context, key store.AgentKey, by, target string) (tools.IntegrateResult, error) {
@@ -73,7 +73,7 @@ func (s *Service) viaQueue(ctx context.Context, key store.AgentKey, by, target s
 	if err != nil {
 		return true, res, err
 	}
-	ws, err := settings(wf)
+	ws, err := Settings(wf)
 	if err != nil {
 		return true, res, err
 	}
@@ -86,7 +86,10 @@ func (s *Service) viaQueue(ctx context.Context, key store.AgentKey, by, target s
 	if err := workflow.CheckBranchName(target); err != nil {
 		return true, res, api.Errorf(api.CodeInvalid, "target: %v", err)
 	}
-	res, err = s.enqueue(ctx, wf, key, by, target)
+	if s.queue == nil {
+		return true, res, api.Errorf(api.CodeUnavailable, "the merge queue of %s is not running", wf.Name)
+	}
+	res, err = s.queue.Enqueue(ctx, wf, key, by, target)
 	return true, res, err
 }
 

@@ -28,16 +28,16 @@ type Config struct {
 	// Home is the daemon's home; worktrees live under Home/worktrees.
 	Home string
 	Log  hclog.Logger
-	// Observer, when set, hears what the merge queue does; Confine, when
-	// set, decides the sandbox of its checks.
-	Observer QueueObserver
-	Confine  Confine
-	// Contain, when set, puts each check in a cgroup of its own
-	// (host/plugins Cgroups.Contain).
-	Contain Contain
-	// Member is this daemon's id in a cluster ("" on the embedded
-	// store): only the member that owns a workflow works its merge queue.
-	Member string
+}
+
+// Queue is the merge queue (host/mergequeue), as integrate and the bus
+// listener use it.
+type Queue interface {
+	// Enqueue is Integrate for a workspace with checks: it puts key's
+	// branch in target's merge queue and answers at once.
+	Enqueue(ctx context.Context, wf store.Workflow, key store.AgentKey, by, target string) (tools.IntegrateResult, error)
+	// Kick wakes the queue: a workflow resumed or reloaded.
+	Kick()
 }
 
 // Service makes, reports, merges and removes the agents' worktrees.
@@ -46,12 +46,8 @@ type Service struct {
 	team *team.Service
 	root string
 	log  hclog.Logger
-	// observer and confine are Config's; wake wakes RunQueue.
-	observer QueueObserver
-	confine  Confine
-	contain  Contain
-	member   string
-	wake     chan struct{}
+	// queue is the merge queue UseQueue was given; nil until then.
+	queue Queue
 
 	// mu guards the fields that follow.
 	mu sync.Mutex
@@ -66,9 +62,12 @@ type Service struct {
 
 // New returns a Service; Run tidies up after agents that stop.
 func New(cfg Config) *Service {
-	return &Service{db: cfg.DB, team: cfg.Team, root: filepath.Join(cfg.Home, "worktrees"), log: cfg.Log, repos: map[string]*sync.Mutex{}, gitDirs: map[string]string{},
-		observer: cfg.Observer, confine: cfg.Confine, contain: cfg.Contain, member: cfg.Member, wake: make(chan struct{}, 1)}
+	return &Service{db: cfg.DB, team: cfg.Team, root: filepath.Join(cfg.Home, "worktrees"), log: cfg.Log, repos: map[string]*sync.Mutex{}, gitDirs: map[string]string{}}
 }
+
+// UseQueue hands s the merge queue its integrates of a workspace with
+// checks go to. It is called once, before s serves anything.
+func (s *Service) UseQueue(q Queue) { s.queue = q }
 
 // gitTimeout bounds the git work done under one lock (hooks included).
 const gitTimeout = 2 * time.Minute
@@ -436,4 +435,18 @@ func lastCommit(ctx context.Context, repo, sha string) (*tools.Commit, error) {
 	}
 	when, _ := time.Parse(time.RFC3339, parts[3])
 	return &tools.Commit{SHA: parts[0], Subject: parts[1], Author: parts[2], Time: when}, nil
+}
+
+// Settings is the workspace of wf's file as it is now: checks, timeout
+// and batch come from the stored file, so an edit applies from the next
+// batch. A workflow without a file (tests) has none.
+func Settings(wf store.Workflow) (*workflow.Workspace, error) {
+	if strings.TrimSpace(wf.ConfigYAML) == "" {
+		return nil, nil
+	}
+	f, err := workflow.Parse(wf.SourcePath, []byte(wf.ConfigYAML))
+	if err != nil {
+		return nil, fmt.Errorf("read the workspace's checks from %s: %w", wf.SourcePath, err)
+	}
+	return f.Workspace, nil
 }

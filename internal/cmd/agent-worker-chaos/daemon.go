@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/agent-worker/agent-worker/host/api"
-	"github.com/agent-worker/agent-worker/host/plugins"
+	"github.com/agent-worker/agent-worker/host/catalog"
 )
 
 // daemon is one real `agent-worker daemon` of a scenario: its home and its
@@ -195,7 +195,7 @@ func (d *daemon) stop(ctx context.Context) {
 func leftovers(daemons []*daemon) int {
 	dirs := make([]string, len(daemons))
 	for i, d := range daemons {
-		dirs[i] = plugins.VerifiedDir(d.home) + string(filepath.Separator)
+		dirs[i] = catalog.VerifiedDir(d.home) + string(filepath.Separator)
 	}
 	deadline := time.Now().Add(3 * time.Second)
 	for {
