@@ -65,7 +65,7 @@ func ParseSpares(text string) (Spares, error) {
 		}
 		name = strings.TrimSpace(name)
 		if err := api.ValidateScopeName("backend", name); err != nil {
-			return Spares{}, api.Errorf(api.CodeInvalid, "--spares %q: %v", text, err)
+			return Spares{}, api.Errorf(api.CodeInvalid, "--spares %q: %w", text, err)
 		}
 		if s.Backends == nil {
 			s.Backends = map[string]int{}

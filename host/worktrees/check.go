@@ -45,7 +45,7 @@ func resolve(ctx context.Context, inst *workflow.Instance, keepBase string) (rep
 	}
 	at := fmt.Sprintf("%s:%d: workspace", inst.Path, ws.Line)
 	if err := checkVersion(ctx, inst.Dir); err != nil {
-		return repoBase{}, api.Errorf(api.CodeInvalid, "%s: %v", at, err)
+		return repoBase{}, api.Errorf(api.CodeInvalid, "%s: %w", at, err)
 	}
 	top, err := git(ctx, inst.Dir, "rev-parse", "--show-toplevel")
 	if err != nil || top == "" {
@@ -64,18 +64,18 @@ func resolve(ctx context.Context, inst *workflow.Instance, keepBase string) (rep
 		base = cur
 	}
 	if err := workflow.CheckBranchName(base); err != nil {
-		return repoBase{}, api.Errorf(api.CodeInvalid, "%s: base: %v", at, err)
+		return repoBase{}, api.Errorf(api.CodeInvalid, "%s: base: %w", at, err)
 	}
 	head, err := revParse(ctx, top, branchRef(base))
 	if err != nil {
-		return repoBase{}, api.Errorf(api.CodeInvalid, "%s: %v", at, err)
+		return repoBase{}, api.Errorf(api.CodeInvalid, "%s: %w", at, err)
 	}
 	if head == "" {
 		return repoBase{}, api.Errorf(api.CodeInvalid, "%s: base branch %s does not exist in %s (or has no commit yet): create it, or name another with base: (git branch lists them)", at, base, top)
 	}
 	for _, a := range inst.Agents {
 		if err := workflow.CheckBranchName(workflow.BranchName(inst.Name, inst.Tag, a.Name)); err != nil {
-			return repoBase{}, api.Errorf(api.CodeInvalid, "%s: agent %s's branch: %v; rename the workflow or the tag", at, a.Name, err)
+			return repoBase{}, api.Errorf(api.CodeInvalid, "%s: agent %s's branch: %w; rename the workflow or the tag", at, a.Name, err)
 		}
 	}
 	return repoBase{Repo: top, Base: base}, nil

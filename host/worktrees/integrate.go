@@ -84,7 +84,7 @@ func (s *Service) viaQueue(ctx context.Context, key store.AgentKey, by, target s
 		target = wf.WorkspaceBase
 	}
 	if err := workflow.CheckBranchName(target); err != nil {
-		return true, res, api.Errorf(api.CodeInvalid, "target: %v", err)
+		return true, res, api.Errorf(api.CodeInvalid, "target: %w", err)
 	}
 	if s.queue == nil {
 		return true, res, api.Errorf(api.CodeUnavailable, "the merge queue of %s is not running", wf.Name)
@@ -104,7 +104,7 @@ func (s *Service) integrate(ctx context.Context, key store.AgentKey, by, target 
 		target = wf.WorkspaceBase
 	}
 	if err := workflow.CheckBranchName(target); err != nil {
-		return tools.IntegrateResult{}, api.Errorf(api.CodeInvalid, "target: %v", err)
+		return tools.IntegrateResult{}, api.Errorf(api.CodeInvalid, "target: %w", err)
 	}
 	branch := workflow.BranchName(key.Workflow, key.Tag, key.Name)
 	res := tools.IntegrateResult{Agent: key.Name, Branch: branch, Target: target, Files: []string{}}
@@ -176,7 +176,7 @@ func (s *Service) moveBranch(ctx context.Context, repo, target, old, commit, bra
 	reflog := "agent-worker: integrate " + branch
 	if tree == "" {
 		if _, err := git(ctx, repo, "update-ref", "-m", reflog, branchRef(target), commit, old); err != nil {
-			return api.Errorf(api.CodeConflict, "%s moved while it was being merged: integrate again (%v)", target, err)
+			return api.Errorf(api.CodeConflict, "%s moved while it was being merged: integrate again (%w)", target, err)
 		}
 		return nil
 	}
