@@ -226,26 +226,20 @@ func (s *Supervisor) Run(ctx context.Context, spec runspec.RunSpec) (out runspec
 	if runID == "" {
 		runID = runspec.NewRunID()
 	}
-	// The run's plugin process is stopped, and its files removed, after
-	// its end is recorded (and a success settled: the reply is out, the
-	// next run can start) and after this agent may run again (deferred
-	// before the guard below, so it runs after it); Run returns once the
-	// process is gone.
+	// Everything the run takes is recorded in re and given back by its
+	// end, in one order (runEnd.end), whatever way the run ends; Run
+	// returns once its process is gone.
 	log := s.log.With("run", runID, "agent", key.String())
-	var reap reaper
-	defer reap.run(s.db, runID, log)
+	re := &runEnd{s: s, runID: runID, key: key, log: log}
+	defer func() { err = re.end(ctx, spec, &out, err) }()
 	s.mu.Lock()
 	if other, busy := s.running[key]; busy {
 		s.mu.Unlock()
 		return out, api.Errorf(api.CodeConflict, "%s is already running (%s): wait for it to finish", key, other)
 	}
 	s.running[key] = runID
+	re.slot = true
 	s.mu.Unlock()
-	defer func() {
-		s.mu.Lock()
-		delete(s.running, key)
-		s.mu.Unlock()
-	}()
 
 	until := spec.InboxUntil
 	resume, err := s.db.Session(ctx, key, agent.Backend)
@@ -255,8 +249,8 @@ func (s *Supervisor) Run(ctx context.Context, spec runspec.RunSpec) (out runspec
 	// Registered before the row exists and ended after its end is
 	// recorded, so a follower that finds the run not live reads it final.
 	s.live.begin(runID)
-	defer s.live.end(runID)
-	// The run's token is minted with its row: the run's end (finishRun)
+	re.live = true
+	// The run's token is minted with its row: the run's end (finish)
 	// revokes it, whatever way the run ends.
 	var token string
 	out.Run, token, err = s.db.StartRunWithToken(ctx, store.Run{ID: runID, Agent: key, Backend: agent.Backend,
@@ -265,17 +259,14 @@ func (s *Supervisor) Run(ctx context.Context, spec runspec.RunSpec) (out runspec
 		return out, err
 	}
 	log.Info("run started", "backend", agent.Backend, "attempt", attempt, "inbox_until", until)
-	defer s.observeEnd(agent, &out, time.Now()) // deferred first: runs after finish has recorded the end
+	re.started = time.Now()
 	rec := newRecorder(s.db, runID, log, func() { s.live.changed(runID) })
-	defer func() {
-		out.Unwritten = rec.close()
-		err = s.finish(ctx, spec, &out, err, log)
-	}()
+	re.rec = rec
 	rec.addPrompt(agent.System, until, spec.Inbox)
 	rc := s.readRunContext(ctx, spec, log) // while the plugin process starts
-	defer rc.get()
+	re.rc = rc
 
-	err = s.runPlugin(ctx, agent, attempt, resume, p, runID, token, rc, log, &reap, spec.OnStart, func(e backend.Event) {
+	err = s.runPlugin(ctx, agent, attempt, resume, p, runID, token, rc, log, re, spec.OnStart, func(e backend.Event) {
 		out.Events++
 		switch e.Kind {
 		case backend.EventResult:
@@ -361,27 +352,24 @@ func (s *Supervisor) observeEnd(agent store.Agent, out *runspec.Outcome, start t
 
 // runPlugin starts the plugin process, runs the backend in it and stops it.
 func (s *Supervisor) runPlugin(ctx context.Context, agent store.Agent, attempt int, resume string, p api.Plugin, runID, token string, rc *runContext, log hclog.Logger,
-	reap *reaper, onStart func(string), emit func(backend.Event)) error {
+	e *runEnd, onStart func(string), emit func(backend.Event)) error {
 	agent.Config.Env = namedEnv(agent.Config, os.Getenv)
 	rs, err := s.prepare(ctx, agent, runID, token)
 	if err != nil {
 		return err
 	}
-	reap.later(rs.cleanup)
+	e.setup = rs.cleanup
 
-	defer s.spares.demand(p.Name)() // before the refill below: a busy backend's pool grows
+	e.demand = s.spares.demand(p.Name) // ended after the refill: a busy backend's pool grows
 	refill := s.refiller(p)
-	defer refill() // at the latest; normally at the first event, below
+	e.refill = refill // at the latest; normally at the first event, below
 	confine := s.runConfinement(agent, rs)
 	proc, err := s.runProcess(ctx, agent, p, rs, confine, runID, log)
 	if err != nil {
 		return err
 	}
 	s.cfg.Observer.PluginStarted(plugin.KindBackend)
-	reap.later(func() {
-		proc.stop()
-		s.cfg.Observer.PluginStopped(plugin.KindBackend)
-	})
+	e.proc = proc
 	client, cmd, rpc, be, pid := proc.client, proc.cmd, proc.rpc, proc.be, proc.pid
 	limits := s.cfg.RunLimits
 	if l := agent.Config.Limits; l != nil {
@@ -392,20 +380,19 @@ func (s *Supervisor) runPlugin(ctx context.Context, agent store.Agent, attempt i
 	}
 
 	runCtx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
+	e.cancel = cancel
 	deadline := time.AfterFunc(s.cfg.RunTimeout, func() { cancel(errRunTimeout) })
-	defer deadline.Stop()
 	idle := time.AfterFunc(s.cfg.IdleTimeout, func() { cancel(errIdleTimeout) })
-	defer idle.Stop()
 	timers := &runTimers{idle: idle, idleLimit: s.cfg.IdleTimeout, deadline: deadline, deadlineAt: time.Now().Add(s.cfg.RunTimeout)}
-	defer s.timers.put(runID, timers)()
+	forget := s.timers.put(runID, timers)
+	e.timers = func() { forget(); idle.Stop(); deadline.Stop() }
 	hbCtx, stopHeartbeat := context.WithCancel(runCtx)
 	hbDone := make(chan struct{})
 	go func() {
 		defer close(hbDone)
 		s.watchHeartbeat(hbCtx, runID, rpc, cancel, log)
 	}()
-	defer func() { stopHeartbeat(); <-hbDone }()
+	e.heartbeat = func() { stopHeartbeat(); <-hbDone }
 
 	req := backend.Request{
 		RunID: runID, Attempt: attempt,
@@ -477,7 +464,7 @@ func (s *Supervisor) runPlugin(ctx context.Context, agent store.Agent, attempt i
 // runProcess gives a run its plugin process: a warm spare of the same
 // binary when one is ready (its workers row becomes the run's), otherwise
 // one started now with the agent's environment in its project directory.
-// The workers row goes after the process is killed (reaper), so a daemon
+// The workers row goes after the process is killed (runEnd), so a daemon
 // that dies before that still finds the process to reap.
 func (s *Supervisor) runProcess(ctx context.Context, agent store.Agent, p api.Plugin, rs runSetup, c confinement, runID string, log hclog.Logger) (*process, error) {
 	if x := s.takeSpare(p, c); x != nil {
@@ -1004,29 +991,4 @@ func (r *recorder) close() []store.RunEvent {
 	rest := r.pending
 	r.pending, r.texts = nil, nil
 	return rest
-}
-
-// reaper stops a run's plugin process and removes what the run set up,
-// after the run's end is recorded: a settled run's reply wakes the next
-// agent while this process exits. Its steps run last first, like defers,
-// then the run's workers row goes.
-type reaper struct {
-	steps []func()
-}
-
-// later adds f to the steps.
-func (r *reaper) later(f func()) { r.steps = append(r.steps, f) }
-
-// run takes the steps and removes the workers row of run id, if any.
-func (r *reaper) run(db *store.DB, id string, log hclog.Logger) {
-	if len(r.steps) == 0 {
-		return // no process was started
-	}
-	for i := len(r.steps) - 1; i >= 0; i-- {
-		r.steps[i]()
-	}
-	if err := db.RemoveWorker(context.Background(), id); err != nil {
-		// Harmless: the next daemon's Reap finds the process gone.
-		log.Warn("forget the run's plugin process", "error", err)
-	}
 }
