@@ -6,7 +6,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/contract"
 	"github.com/agent-worker/agent-worker/sdk/backend"
 )
 
@@ -29,7 +29,7 @@ type Agent struct {
 	// JSON in config_json and reads it back typed.
 	Config backend.AgentConfig
 	// State is empty on create, which means idle.
-	State api.AgentState
+	State contract.AgentState
 	// Status is what the agent says it is doing (my_status_set), such as
 	// "working" or "blocked"; the agent owns it, the daemon never sets it.
 	Status string
@@ -67,14 +67,14 @@ func scanAgent(s row) (Agent, error) {
 		CreatedAt: fromMs(s.ColumnInt64(13)), UpdatedAt: fromMs(s.ColumnInt64(14)),
 		CanSpawn: s.ColumnBool(15), MaxSpawned: s.ColumnInt(16), SpawnedBy: s.ColumnText(17),
 	}
-	state, err := api.ParseAgentState(s.ColumnText(9))
+	state, err := contract.ParseAgentState(s.ColumnText(9))
 	if err != nil {
-		return a, api.Errorf(api.CodeInternal, "agent %q in the database: %w", a.Key(), err)
+		return a, contract.Errorf(contract.CodeInternal, "agent %q in the database: %w", a.Key(), err)
 	}
 	a.State = state
 	cfg, err := backend.ParseAgentConfig([]byte(s.ColumnText(8)))
 	if err != nil {
-		return a, api.Errorf(api.CodeInternal, "agent %q has a stored config the daemon cannot read (%w): remove the agent and create it again", a.Key(), err)
+		return a, contract.Errorf(contract.CodeInternal, "agent %q has a stored config the daemon cannot read (%w): remove the agent and create it again", a.Key(), err)
 	}
 	a.Config = cfg
 	return a, nil
@@ -86,17 +86,17 @@ func scanAgent(s row) (Agent, error) {
 func (db *DB) CreateAgent(ctx context.Context, a Agent) (Agent, error) {
 	defer db.configChanged()
 	if a.Name == "" || a.Workflow == "" || a.Tag == "" {
-		return Agent{}, api.Errorf(api.CodeInvalid, "agent %q: name, workflow and tag are required", a.Key())
+		return Agent{}, contract.Errorf(contract.CodeInvalid, "agent %q: name, workflow and tag are required", a.Key())
 	}
 	if a.State == "" {
-		a.State = api.AgentIdle
+		a.State = contract.AgentIdle
 	}
 	if !a.State.Valid() {
-		return Agent{}, api.Errorf(api.CodeInvalid, "agent %q: unknown state %q", a.Key(), a.State)
+		return Agent{}, contract.Errorf(contract.CodeInvalid, "agent %q: unknown state %q", a.Key(), a.State)
 	}
 	config, err := json.Marshal(a.Config)
 	if err != nil {
-		return Agent{}, api.Errorf(api.CodeInvalid, "agent %q: %w", a.Key(), err)
+		return Agent{}, contract.Errorf(contract.CodeInvalid, "agent %q: %w", a.Key(), err)
 	}
 	var stored Agent
 	err = db.write(ctx, func(conn querier) error {
@@ -123,7 +123,7 @@ func insertAgent(conn querier, a Agent, config string, now int64) error {
 			a.Schedule, a.WakeupPrompt, config, a.State, a.Status, a.Task, a.Error, now, now,
 			a.CanSpawn, a.MaxSpawned, a.SpawnedBy}})
 	if isConflict(err) {
-		return api.Errorf(api.CodeConflict, "agent %q already exists: pick another name", a.Key())
+		return contract.Errorf(contract.CodeConflict, "agent %q already exists: pick another name", a.Key())
 	}
 	return err
 }
@@ -137,11 +137,11 @@ func insertAgent(conn querier, a Agent, config string, now int64) error {
 func (db *DB) SpawnAgent(ctx context.Context, a Agent) (Agent, int, error) {
 	defer db.configChanged()
 	if a.State == "" {
-		a.State = api.AgentIdle
+		a.State = contract.AgentIdle
 	}
 	config, err := json.Marshal(a.Config)
 	if err != nil {
-		return Agent{}, 0, api.Errorf(api.CodeInvalid, "agent %q: %w", a.Key(), err)
+		return Agent{}, 0, contract.Errorf(contract.CodeInvalid, "agent %q: %w", a.Key(), err)
 	}
 	var stored Agent
 	var live int
@@ -151,16 +151,16 @@ func (db *DB) SpawnAgent(ctx context.Context, a Agent) (Agent, int, error) {
 			return err
 		}
 		if !parent.CanSpawn {
-			return api.Errorf(api.CodePermission, "%s may not spawn agents: give it can_spawn: true in the workflow file", parent.Name)
+			return contract.Errorf(contract.CodePermission, "%s may not spawn agents: give it can_spawn: true in the workflow file", parent.Name)
 		}
 		if _, err := getAgent(conn, a.Key()); err == nil {
-			return api.Errorf(api.CodeConflict, "agent %q already exists: pick another name", a.Key())
+			return contract.Errorf(contract.CodeConflict, "agent %q already exists: pick another name", a.Key())
 		}
 		if live, err = countLiveSpawned(conn, parent.Key()); err != nil {
 			return err
 		}
 		if live >= parent.MaxSpawned {
-			return api.Errorf(api.CodeConflict, "%s already has %d live spawned agent(s), its max_spawned: stop one with agent_stop first", parent.Name, live)
+			return contract.Errorf(contract.CodeConflict, "%s already has %d live spawned agent(s), its max_spawned: stop one with agent_stop first", parent.Name, live)
 		}
 		if err := insertAgent(conn, a, string(config), db.nowMs()); err != nil {
 			return err
@@ -182,7 +182,7 @@ func countLiveSpawned(conn querier, parent AgentKey) (int, error) {
 	return n, err
 }
 
-// GetAgent returns one agent, or a api.CodeNotFound error.
+// GetAgent returns one agent, or a contract.CodeNotFound error.
 func (db *DB) GetAgent(ctx context.Context, k AgentKey) (Agent, error) {
 	var a Agent
 	err := db.read(ctx, func(conn querier) (err error) {
@@ -201,7 +201,7 @@ func getAgent(conn querier, k AgentKey) (a Agent, err error) {
 			return err
 		}})
 	if err == nil && !found {
-		err = api.Errorf(api.CodeNotFound, "agent %q not found", k)
+		err = contract.Errorf(contract.CodeNotFound, "agent %q not found", k)
 	}
 	return a, err
 }
@@ -228,11 +228,11 @@ func (db *DB) ListAgents(ctx context.Context, f AgentFilter) ([]Agent, error) {
 // Stopping an agent also revokes, in the same transaction, every token
 // minted for it outside a run (mcp-config), so a stopped workflow's agents
 // cannot keep acting; a run in flight keeps its own token until it ends.
-func (db *DB) SetAgentState(ctx context.Context, k AgentKey, state api.AgentState, errMsg string) error {
+func (db *DB) SetAgentState(ctx context.Context, k AgentKey, state contract.AgentState, errMsg string) error {
 	if !state.Valid() {
-		return api.Errorf(api.CodeInvalid, "agent %q: unknown state %q", k, state)
+		return contract.Errorf(contract.CodeInvalid, "agent %q: unknown state %q", k, state)
 	}
-	if state == api.AgentStopped {
+	if state == contract.AgentStopped {
 		defer db.tokens.forget()
 	}
 	return db.write(ctx, func(conn querier) error {
@@ -241,9 +241,9 @@ func (db *DB) SetAgentState(ctx context.Context, k AgentKey, state api.AgentStat
 			WHERE workflow = ? AND tag = ? AND name = ?`,
 			&execOptions{Args: []any{state, errMsg, now, k.Workflow, k.Tag, k.Name}})
 		if err == nil && conn.changes() == 0 {
-			return api.Errorf(api.CodeNotFound, "agent %q not found", k)
+			return contract.Errorf(contract.CodeNotFound, "agent %q not found", k)
 		}
-		if err != nil || state != api.AgentStopped {
+		if err != nil || state != contract.AgentStopped {
 			return err
 		}
 		return conn.execute(`UPDATE agent_tokens SET revoked_at = ? WHERE revoked_at = 0 AND run_id = ''
@@ -265,7 +265,7 @@ func (db *DB) SetAgentStatus(ctx context.Context, k AgentKey, status, task *stri
 		v    *string
 	}{{"status", status}, {"task", task}} {
 		if f.v != nil && utf8.RuneCountInString(*f.v) > maxStatusChars {
-			return api.Errorf(api.CodeInvalid, "agent %q: %s is longer than %d characters; keep it to one short line", k, f.name, maxStatusChars)
+			return contract.Errorf(contract.CodeInvalid, "agent %q: %s is longer than %d characters; keep it to one short line", k, f.name, maxStatusChars)
 		}
 	}
 	return db.write(ctx, func(conn querier) error {
@@ -273,7 +273,7 @@ func (db *DB) SetAgentStatus(ctx context.Context, k AgentKey, status, task *stri
 			updated_at = ? WHERE workflow = ? AND tag = ? AND name = ?`,
 			&execOptions{Args: []any{nullable(status), nullable(task), db.nowMs(), k.Workflow, k.Tag, k.Name}})
 		if err == nil && conn.changes() == 0 {
-			err = api.Errorf(api.CodeNotFound, "agent %q not found", k)
+			err = contract.Errorf(contract.CodeNotFound, "agent %q not found", k)
 		}
 		return err
 	})
@@ -297,7 +297,7 @@ func (db *DB) DeleteAgent(ctx context.Context, k AgentKey) error {
 		err := conn.execute(`DELETE FROM agents WHERE workflow = ? AND tag = ? AND name = ?`,
 			&execOptions{Args: []any{k.Workflow, k.Tag, k.Name}})
 		if err == nil && conn.changes() == 0 {
-			err = api.Errorf(api.CodeNotFound, "agent %q not found", k)
+			err = contract.Errorf(contract.CodeNotFound, "agent %q not found", k)
 		}
 		return err
 	})
@@ -346,7 +346,7 @@ func (db *DB) InboxDepth(ctx context.Context, k AgentKey) (int, error) {
 				return nil
 			}})
 		if err == nil && !exists {
-			err = api.Errorf(api.CodeNotFound, "agent %q not found", k)
+			err = contract.Errorf(contract.CodeNotFound, "agent %q not found", k)
 		}
 		return err
 	})
@@ -385,7 +385,7 @@ func (db *DB) SetAgentSchedule(ctx context.Context, k AgentKey, schedule, prompt
 			return err
 		}
 		if conn.changes() == 0 {
-			return api.Errorf(api.CodeNotFound, "agent %q not found", k)
+			return contract.Errorf(contract.CodeNotFound, "agent %q not found", k)
 		}
 		return nil
 	})
@@ -405,7 +405,7 @@ func (db *DB) LastActivity(ctx context.Context, k AgentKey) (time.Time, error) {
 				return nil
 			}})
 		if err == nil && !found {
-			err = api.Errorf(api.CodeNotFound, "agent %q not found", k)
+			err = contract.Errorf(contract.CodeNotFound, "agent %q not found", k)
 		}
 		return err
 	})
@@ -419,10 +419,10 @@ func (db *DB) UpdateAgent(ctx context.Context, a Agent) error {
 	defer db.configChanged()
 	config, err := json.Marshal(a.Config)
 	if err != nil {
-		return api.Errorf(api.CodeInvalid, "agent %q: %w", a.Key(), err)
+		return contract.Errorf(contract.CodeInvalid, "agent %q: %w", a.Key(), err)
 	}
 	if a.State == "" {
-		a.State = api.AgentIdle
+		a.State = contract.AgentIdle
 	}
 	return db.write(ctx, func(conn querier) error {
 		err := conn.execute(`UPDATE agents SET backend = ?, model = ?, system = ?, schedule = ?, wakeup_prompt = ?,
@@ -431,7 +431,7 @@ func (db *DB) UpdateAgent(ctx context.Context, a Agent) error {
 			&execOptions{Args: []any{a.Backend, a.Model, a.System, a.Schedule, a.WakeupPrompt, string(config),
 				a.State, a.Error, a.CanSpawn, a.MaxSpawned, db.nowMs(), a.Workflow, a.Tag, a.Name}})
 		if err == nil && conn.changes() == 0 {
-			err = api.Errorf(api.CodeNotFound, "agent %q not found", a.Key())
+			err = contract.Errorf(contract.CodeNotFound, "agent %q not found", a.Key())
 		}
 		return err
 	})

@@ -13,7 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"zombiezen.com/go/sqlite/sqlitex"
 
-	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/contract"
 	"github.com/agent-worker/agent-worker/sdk/backend"
 )
 
@@ -92,7 +92,7 @@ func TestAgentCRUD(t *testing.T) {
 	if err := db.DeleteAgent(ctx, in.Key()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.GetAgent(ctx, in.Key()); api.ErrorCode(err) != api.CodeNotFound {
+	if _, err := db.GetAgent(ctx, in.Key()); contract.ErrorCode(err) != contract.CodeNotFound {
 		t.Errorf("GetAgent after delete: %v, want not found", err)
 	}
 }
@@ -109,44 +109,44 @@ func TestAgentErrors(t *testing.T) {
 
 	for name, tc := range map[string]struct {
 		call     func() error
-		code     api.Code
+		code     contract.Code
 		contains string
 	}{
 		"duplicate": {func() error {
 			_, err := db.CreateAgent(ctx, Agent{Name: "alice", Workflow: "global", Tag: "main"})
 			return err
-		}, api.CodeConflict, `agent "alice@global:main" already exists`},
+		}, contract.CodeConflict, `agent "alice@global:main" already exists`},
 		"empty name": {func() error {
 			_, err := db.CreateAgent(ctx, Agent{Workflow: "global", Tag: "main"})
 			return err
-		}, api.CodeInvalid, "required"},
+		}, contract.CodeInvalid, "required"},
 		"empty tag": {func() error {
 			_, err := db.CreateAgent(ctx, Agent{Name: "x", Workflow: "global"})
 			return err
-		}, api.CodeInvalid, "required"},
+		}, contract.CodeInvalid, "required"},
 		"unknown state on create": {func() error {
 			_, err := db.CreateAgent(ctx, Agent{Name: "x", Workflow: "global", Tag: "main", State: "dancing"})
 			return err
-		}, api.CodeInvalid, `unknown state "dancing"`},
+		}, contract.CodeInvalid, `unknown state "dancing"`},
 		"config Extra not JSON": {func() error {
 			_, err := db.CreateAgent(ctx, Agent{Name: "x", Workflow: "global", Tag: "main", Config: backend.AgentConfig{Extra: map[string]json.RawMessage{"script": []byte("{")}}})
 			return err
-		}, api.CodeInvalid, "JSON"},
+		}, contract.CodeInvalid, "JSON"},
 		"get missing": {func() error {
 			_, err := db.GetAgent(ctx, missing)
 			return err
-		}, api.CodeNotFound, `agent "zed@global:main" not found`},
-		"set state of missing": {func() error { return db.SetAgentState(ctx, missing, "idle", "") }, api.CodeNotFound, "not found"},
-		"set unknown state":    {func() error { return db.SetAgentState(ctx, alice, "dancing", "") }, api.CodeInvalid, "dancing"},
-		"delete missing":       {func() error { return db.DeleteAgent(ctx, missing) }, api.CodeNotFound, "not found"},
+		}, contract.CodeNotFound, `agent "zed@global:main" not found`},
+		"set state of missing": {func() error { return db.SetAgentState(ctx, missing, "idle", "") }, contract.CodeNotFound, "not found"},
+		"set unknown state":    {func() error { return db.SetAgentState(ctx, alice, "dancing", "") }, contract.CodeInvalid, "dancing"},
+		"delete missing":       {func() error { return db.DeleteAgent(ctx, missing) }, contract.CodeNotFound, "not found"},
 		"inbox of missing": {func() error {
 			_, err := db.InboxDepth(ctx, missing)
 			return err
-		}, api.CodeNotFound, "not found"},
+		}, contract.CodeNotFound, "not found"},
 	} {
 		err := tc.call()
-		if api.ErrorCode(err) != tc.code || err == nil || !strings.Contains(err.Error(), tc.contains) {
-			t.Errorf("%s: err = %v (code %q), want code %q mentioning %q", name, err, api.ErrorCode(err), tc.code, tc.contains)
+		if contract.ErrorCode(err) != tc.code || err == nil || !strings.Contains(err.Error(), tc.contains) {
+			t.Errorf("%s: err = %v (code %q), want code %q mentioning %q", name, err, contract.ErrorCode(err), tc.code, tc.contains)
 		}
 	}
 }
@@ -157,13 +157,13 @@ func TestConstraintErrorsAreTyped(t *testing.T) {
 	exec := func(query string) error {
 		return db.write(t.Context(), func(conn querier) error { return conn.execute(query, nil) })
 	}
-	for query, want := range map[string]api.Code{
-		`INSERT INTO workflows (name, tag, created_at, updated_at) VALUES ('global', 'main', 0, 0)`:         api.CodeConflict,
-		`INSERT INTO agents (name, workflow, tag, created_at, updated_at) VALUES ('a', 'no', 'such', 0, 0)`: api.CodeInvalid,
-		`INSERT INTO workflows (name, tag, state, created_at, updated_at) VALUES ('w', 't', 'bad', 0, 0)`:   api.CodeInvalid,
+	for query, want := range map[string]contract.Code{
+		`INSERT INTO workflows (name, tag, created_at, updated_at) VALUES ('global', 'main', 0, 0)`:         contract.CodeConflict,
+		`INSERT INTO agents (name, workflow, tag, created_at, updated_at) VALUES ('a', 'no', 'such', 0, 0)`: contract.CodeInvalid,
+		`INSERT INTO workflows (name, tag, state, created_at, updated_at) VALUES ('w', 't', 'bad', 0, 0)`:   contract.CodeInvalid,
 	} {
-		if err := exec(query); api.ErrorCode(err) != want {
-			t.Errorf("%s: err = %v (code %q), want code %q", query, err, api.ErrorCode(err), want)
+		if err := exec(query); contract.ErrorCode(err) != want {
+			t.Errorf("%s: err = %v (code %q), want code %q", query, err, contract.ErrorCode(err), want)
 		}
 	}
 }
@@ -173,7 +173,7 @@ func TestResetRunningAgents(t *testing.T) {
 	t.Parallel()
 	db := openTest(t)
 	ctx := t.Context()
-	states := map[string]api.AgentState{"a": "running", "b": "running", "c": "failed", "d": "idle", "e": "stopped", "f": "paused", "g": "over_budget"}
+	states := map[string]contract.AgentState{"a": "running", "b": "running", "c": "failed", "d": "idle", "e": "stopped", "f": "paused", "g": "over_budget"}
 	for name, state := range states {
 		if _, err := db.CreateAgent(ctx, Agent{Name: name, Workflow: "w", Tag: "t", State: state}); err != nil {
 			t.Fatal(err)
@@ -187,11 +187,11 @@ func TestResetRunningAgents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := map[string]api.AgentState{}
+	got := map[string]contract.AgentState{}
 	for _, a := range as {
 		got[a.Name] = a.State
 	}
-	want := map[string]api.AgentState{"a": "idle", "b": "idle", "c": "failed", "d": "idle", "e": "stopped", "f": "paused", "g": "over_budget"}
+	want := map[string]contract.AgentState{"a": "idle", "b": "idle", "c": "failed", "d": "idle", "e": "stopped", "f": "paused", "g": "over_budget"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("states after reset (-want +got):\n%s", diff)
 	}
@@ -314,7 +314,7 @@ func TestAgentConfigIsTypedInTheStore(t *testing.T) {
 	}
 	mustExec(t, db, `UPDATE agents SET config_json = '{"env": 5}' WHERE name = 'alice'`)
 	_, err = db.GetAgent(ctx, a.Key())
-	if api.ErrorCode(err) != api.CodeInternal || !strings.Contains(err.Error(), `agent "alice@global:main" has a stored config the daemon cannot read`) ||
+	if contract.ErrorCode(err) != contract.CodeInternal || !strings.Contains(err.Error(), `agent "alice@global:main" has a stored config the daemon cannot read`) ||
 		!strings.Contains(err.Error(), "config env: want an object of strings") {
 		t.Errorf("reading an unreadable config: %v", err)
 	}
@@ -330,7 +330,7 @@ func TestEveryStateRoundTrips(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range api.AgentStates {
+	for _, s := range contract.AgentStates {
 		if err := db.SetAgentState(ctx, a.Key(), s, ""); err != nil {
 			t.Fatalf("set agent %s: %v", s, err)
 		}
@@ -338,7 +338,7 @@ func TestEveryStateRoundTrips(t *testing.T) {
 			t.Errorf("agent state %s read back as %q (%v)", s, got.State, err)
 		}
 	}
-	for _, s := range api.WorkflowStates {
+	for _, s := range contract.WorkflowStates {
 		if err := db.SetWorkflowState(ctx, "team", "main", s, ""); err != nil {
 			t.Fatalf("set workflow %s: %v", s, err)
 		}
@@ -346,7 +346,7 @@ func TestEveryStateRoundTrips(t *testing.T) {
 			t.Errorf("workflow state %s read back as %q (%v)", s, got.State, err)
 		}
 	}
-	for i, s := range api.RunStates {
+	for i, s := range contract.RunStates {
 		id := fmt.Sprintf("run_%d", i)
 		if _, err := db.StartRun(ctx, Run{ID: id, Agent: a.Key(), Backend: "mock", Attempt: 1}); err != nil {
 			t.Fatal(err)
@@ -358,7 +358,7 @@ func TestEveryStateRoundTrips(t *testing.T) {
 			t.Errorf("run state %s read back as %q (%v)", s, got.State, err)
 		}
 	}
-	if err := db.SetAgentState(ctx, a.Key(), "dancing", ""); api.ErrorCode(err) != api.CodeInvalid {
+	if err := db.SetAgentState(ctx, a.Key(), "dancing", ""); contract.ErrorCode(err) != contract.CodeInvalid {
 		t.Errorf("set an unknown state: %v", err)
 	}
 }
@@ -398,7 +398,7 @@ func TestUnknownStateInTheDatabaseIsReported(t *testing.T) {
 		`workflow "team:main" in the database: unknown workflow state "asleep"`: func() error { _, err := db.GetWorkflow(ctx, "team", "main"); return err },
 	} {
 		want, _, _ := strings.Cut(what, "; ")
-		if err := read(); api.ErrorCode(err) != api.CodeInternal || !strings.Contains(err.Error(), want) {
+		if err := read(); contract.ErrorCode(err) != contract.CodeInternal || !strings.Contains(err.Error(), want) {
 			t.Errorf("reading: %v, want an internal error saying %q", err, want)
 		}
 	}
@@ -412,29 +412,29 @@ func TestStoreErrorsAreAPICodes(t *testing.T) {
 	ctx := t.Context()
 	_, err := db.GetAgent(ctx, AgentKey{Name: "zed", Workflow: "global", Tag: "main"})
 	wrapped := fmt.Errorf("resume zed: %w", err)
-	var coded *api.Error
-	if !errors.Is(wrapped, api.ErrNotFound) || !errors.As(wrapped, &coded) || coded.Code != api.CodeNotFound {
+	var coded *contract.Error
+	if !errors.Is(wrapped, contract.ErrNotFound) || !errors.As(wrapped, &coded) || coded.Code != contract.CodeNotFound {
 		t.Errorf("a missing agent: %v", wrapped)
 	}
 	if _, err := db.CreateAgent(ctx, Agent{Name: "a", Workflow: "global", Tag: "main", Backend: "mock"}); err != nil {
 		t.Fatal(err)
 	}
 	_, err = db.CreateAgent(ctx, Agent{Name: "a", Workflow: "global", Tag: "main", Backend: "mock"})
-	if !errors.Is(fmt.Errorf("new: %w", err), api.ErrConflict) {
+	if !errors.Is(fmt.Errorf("new: %w", err), contract.ErrConflict) {
 		t.Errorf("a duplicate agent: %v", err)
 	}
 	// A constraint SQLite enforces (no message of ours) is classified too.
 	err = db.write(ctx, func(conn querier) error {
 		return conn.execute(`INSERT INTO agents (name, workflow, tag, created_at, updated_at) VALUES ('a', 'global', 'main', 0, 0)`, nil)
 	})
-	if !errors.Is(err, api.ErrConflict) {
-		t.Errorf("a raw duplicate insert: %v (%s)", err, api.ErrorCode(err))
+	if !errors.Is(err, contract.ErrConflict) {
+		t.Errorf("a raw duplicate insert: %v (%s)", err, contract.ErrorCode(err))
 	}
 	err = db.write(ctx, func(conn querier) error {
 		return conn.execute(`INSERT INTO agents (name, workflow, tag, created_at, updated_at) VALUES ('b', 'nowhere', 'main', 0, 0)`, nil)
 	})
-	if !errors.Is(err, api.ErrInvalid) {
-		t.Errorf("a broken reference: %v (%s)", err, api.ErrorCode(err))
+	if !errors.Is(err, contract.ErrInvalid) {
+		t.Errorf("a broken reference: %v (%s)", err, contract.ErrorCode(err))
 	}
 }
 

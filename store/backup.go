@@ -13,7 +13,7 @@ import (
 	"zombiezen.com/go/sqlite"
 	"zombiezen.com/go/sqlite/sqlitex"
 
-	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/contract"
 )
 
 // BackupInfo is what Backup wrote.
@@ -36,7 +36,7 @@ type BackupInfo struct {
 func (db *DB) Backup(ctx context.Context, dst string, force bool) (BackupInfo, error) {
 	e, ok := db.eng.(*sqliteEngine)
 	if !ok {
-		return BackupInfo{}, api.Errorf(api.CodeInvalid, "backup copies the SQLite file of a daemon, and this one keeps its state in PostgreSQL (%s): "+
+		return BackupInfo{}, contract.Errorf(contract.CodeInvalid, "backup copies the SQLite file of a daemon, and this one keeps its state in PostgreSQL (%s): "+
 			"back that up with PostgreSQL's tools, e.g. pg_dump %q > FILE (the password from PGPASSWORD or ~/.pgpass), restored with psql into an empty database", db.path, withoutPassword(db.path))
 	}
 	start := time.Now()
@@ -46,7 +46,7 @@ func (db *DB) Backup(ctx context.Context, dst string, force bool) (BackupInfo, e
 	dir, base := filepath.Split(dst)
 	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*") // mode 0600: it holds every message
 	if err != nil {
-		return BackupInfo{}, api.Errorf(api.CodeInvalid, "backup to %s: %w", dst, err)
+		return BackupInfo{}, contract.Errorf(contract.CodeInvalid, "backup to %s: %w", dst, err)
 	}
 	tmpPath := tmp.Name()
 	tmp.Close()
@@ -65,7 +65,7 @@ func (db *DB) Backup(ctx context.Context, dst string, force bool) (BackupInfo, e
 	e.pool.Put(conn)
 	if err != nil {
 		if sqlite.ErrCode(err).ToPrimary() == sqlite.ResultFull || sqlite.ErrCode(err).ToPrimary() == sqlite.ResultIOErr {
-			return BackupInfo{}, api.Errorf(api.CodeUnavailable, "backup to %s: %w: free space where the backup goes, or pick another place", dst, err)
+			return BackupInfo{}, contract.Errorf(contract.CodeUnavailable, "backup to %s: %w: free space where the backup goes, or pick another place", dst, err)
 		}
 		return BackupInfo{}, db.coded(fmt.Errorf("backup to %s: %w", dst, err))
 	}
@@ -89,10 +89,10 @@ func (db *DB) Backup(ctx context.Context, dst string, force bool) (BackupInfo, e
 // existing file unless force.
 func (e *sqliteEngine) checkBackupPath(dst string, force bool) error {
 	if !filepath.IsAbs(dst) {
-		return api.Errorf(api.CodeInvalid, "backup path %q is relative: give an absolute path (the CLI resolves one against its directory)", dst)
+		return contract.Errorf(contract.CodeInvalid, "backup path %q is relative: give an absolute path (the CLI resolves one against its directory)", dst)
 	}
 	if fi, err := os.Stat(filepath.Dir(dst)); err != nil || !fi.IsDir() {
-		return api.Errorf(api.CodeInvalid, "cannot back up to %s: directory %s does not exist", dst, filepath.Dir(dst))
+		return contract.Errorf(contract.CodeInvalid, "cannot back up to %s: directory %s does not exist", dst, filepath.Dir(dst))
 	}
 	// The database's -wal or -shm name would make the backup part of the
 	// live database; compare with the directory's symlinks resolved.
@@ -106,7 +106,7 @@ func (e *sqliteEngine) checkBackupPath(dst string, force bool) error {
 	}
 	for _, f := range []string{live, live + "-wal", live + "-shm", live + "-journal"} {
 		if real == f {
-			return api.Errorf(api.CodeInvalid, "cannot back up to %s: that is the daemon's own database file: pick another name", dst)
+			return contract.Errorf(contract.CodeInvalid, "cannot back up to %s: that is the daemon's own database file: pick another name", dst)
 		}
 	}
 	fi, err := os.Stat(dst)
@@ -114,13 +114,13 @@ func (e *sqliteEngine) checkBackupPath(dst string, force bool) error {
 	case errors.Is(err, os.ErrNotExist):
 		return nil
 	case err != nil:
-		return api.Errorf(api.CodeInvalid, "cannot back up to %s: %w", dst, err)
+		return contract.Errorf(contract.CodeInvalid, "cannot back up to %s: %w", dst, err)
 	case fi.IsDir():
-		return api.Errorf(api.CodeInvalid, "cannot back up to %s: it is a directory: give a file name", dst)
+		return contract.Errorf(contract.CodeInvalid, "cannot back up to %s: it is a directory: give a file name", dst)
 	case os.SameFile(fi, e.opened):
-		return api.Errorf(api.CodeInvalid, "cannot back up to %s: that is the daemon's own database file: pick another name", dst)
+		return contract.Errorf(contract.CodeInvalid, "cannot back up to %s: that is the daemon's own database file: pick another name", dst)
 	case !force:
-		return api.Errorf(api.CodeConflict, "%s already exists: pick another name, or add --force to replace it", dst)
+		return contract.Errorf(contract.CodeConflict, "%s already exists: pick another name, or add --force to replace it", dst)
 	}
 	return nil
 }
@@ -162,7 +162,7 @@ func sealBackup(path string) error {
 // file system has no hard links, a rename after a last look); then it
 // syncs the directory so the name survives a crash.
 func publish(tmp, dst string, force bool) error {
-	exists := api.Errorf(api.CodeConflict, "%s already exists: pick another name, or add --force to replace it", dst)
+	exists := contract.Errorf(contract.CodeConflict, "%s already exists: pick another name, or add --force to replace it", dst)
 	rename := force
 	if !force {
 		switch err := os.Link(tmp, dst); {

@@ -6,7 +6,7 @@ import (
 
 	"zombiezen.com/go/sqlite"
 
-	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/contract"
 )
 
 // Budget caps what a workflow:tag (Agent "") or one agent of it may spend
@@ -27,7 +27,7 @@ func (b Budget) Scope() Scope { return Scope{Workflow: b.Workflow, Tag: b.Tag} }
 // SetBudget creates or replaces a budget.
 func (db *DB) SetBudget(ctx context.Context, b Budget) error {
 	if b.USD != nil && *b.USD < 0 || b.Tokens != nil && *b.Tokens < 0 || b.Runs != nil && *b.Runs < 0 {
-		return api.Errorf(api.CodeInvalid, "a budget cannot be negative: give usd, tokens or runs as 0 or more (0 stops every run), or clear the budget")
+		return contract.Errorf(contract.CodeInvalid, "a budget cannot be negative: give usd, tokens or runs as 0 or more (0 stops every run), or clear the budget")
 	}
 	return db.write(ctx, func(conn querier) error {
 		if _, err := getWorkflow(conn, b.Workflow, b.Tag); err != nil {

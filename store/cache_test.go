@@ -4,7 +4,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/contract"
 )
 
 // The channel's write path asks Members on every message; the answer kept
@@ -13,7 +13,7 @@ func TestMembersFollowTeamWrites(t *testing.T) {
 	db := openTest(t)
 	ctx := t.Context()
 	scope := Scope{Workflow: "review", Tag: "main"}
-	if _, err := db.Members(ctx, scope); api.ErrorCode(err) != api.CodeNotFound {
+	if _, err := db.Members(ctx, scope); contract.ErrorCode(err) != contract.CodeNotFound {
 		t.Fatalf("Members of a workflow that does not exist: %v, want NotFound", err)
 	}
 	if _, err := db.CreateWorkflow(ctx, Workflow{Name: "review", Tag: "main", LongMessageChars: 900}); err != nil {
@@ -36,7 +36,7 @@ func TestMembersFollowTeamWrites(t *testing.T) {
 		}
 	}
 	want("alice", "bob")
-	if _, _, err := db.SpawnAgent(ctx, Agent{Name: "carol", Workflow: "review", Tag: "main", Backend: "mock", SpawnedBy: "alice"}); api.ErrorCode(err) != api.CodePermission {
+	if _, _, err := db.SpawnAgent(ctx, Agent{Name: "carol", Workflow: "review", Tag: "main", Backend: "mock", SpawnedBy: "alice"}); contract.ErrorCode(err) != contract.CodePermission {
 		t.Fatalf("spawn by an agent without can_spawn: %v", err)
 	}
 	want("alice", "bob")
@@ -47,7 +47,7 @@ func TestMembersFollowTeamWrites(t *testing.T) {
 	if err := db.DeleteWorkflow(ctx, "review", "main"); err != nil {
 		t.Fatal(err)
 	}
-	if m, err := db.Members(ctx, scope); api.ErrorCode(err) != api.CodeNotFound {
+	if m, err := db.Members(ctx, scope); contract.ErrorCode(err) != contract.CodeNotFound {
 		t.Fatalf("Members after the workflow was deleted: %v, %v; want NotFound", m, err)
 	}
 }
@@ -65,7 +65,7 @@ func TestConfigGeneration(t *testing.T) {
 	if ok == db.Cluster() {
 		t.Fatalf("ConfigGeneration ok = %v in a cluster = %v", ok, db.Cluster())
 	}
-	if err := db.SetAgentState(ctx, a.Key(), api.AgentRunning, ""); err != nil {
+	if err := db.SetAgentState(ctx, a.Key(), contract.AgentRunning, ""); err != nil {
 		t.Fatal(err)
 	}
 	if g, _ := db.ConfigGeneration(); g != g0 {

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/contract"
 )
 
 // Page sizes of channel reads: the default fits a prompt, the maximum keeps
@@ -68,7 +68,7 @@ func (db *DB) ReadChannel(ctx context.Context, s Scope, o ReadOptions) ([]Messag
 		return nil, err
 	}
 	if o.SinceSeq < 0 {
-		return nil, api.Errorf(api.CodeInvalid, "since_seq %d is negative", o.SinceSeq)
+		return nil, contract.Errorf(contract.CodeInvalid, "since_seq %d is negative", o.SinceSeq)
 	}
 	query, args := readNewestSQL, []any{s.Workflow, s.Tag, o.Viewer, limit}
 	if o.SinceSeq > 0 {
@@ -108,7 +108,7 @@ func (db *DB) LatestSeq(ctx context.Context, s Scope) (int64, error) {
 func pageLimit(limit, def int) (int, error) {
 	switch {
 	case limit < 0 || limit > maxReadLimit:
-		return 0, api.Errorf(api.CodeInvalid, "limit %d is out of range: use 1 to %d (0 means %d)", limit, maxReadLimit, def)
+		return 0, contract.Errorf(contract.CodeInvalid, "limit %d is out of range: use 1 to %d (0 means %d)", limit, maxReadLimit, def)
 	case limit == 0:
 		return def, nil
 	}

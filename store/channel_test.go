@@ -7,7 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/contract"
 )
 
 // createTeam creates the named agents in scope s.
@@ -137,7 +137,7 @@ func TestReadChannelPaging(t *testing.T) {
 		"negative limit":   {Limit: -1},
 		"negative since":   {SinceSeq: -1},
 	} {
-		if _, err := db.ReadChannel(t.Context(), team, o); api.ErrorCode(err) != api.CodeInvalid {
+		if _, err := db.ReadChannel(t.Context(), team, o); contract.ErrorCode(err) != contract.CodeInvalid {
 			t.Errorf("%s: err = %v, want invalid", name, err)
 		}
 	}
@@ -194,7 +194,7 @@ func TestMessageWithResource(t *testing.T) {
 	// A resource that cannot be stored takes its message down with it.
 	_, err = db.AppendMessage(t.Context(), NewMessage{Workflow: "team", Tag: "t", Sender: "alice", Content: "@bob broken",
 		Recipients: []string{"bob"}, Resource: &NewResource{Type: "json", Content: "{not json"}})
-	if api.ErrorCode(err) != api.CodeInvalid {
+	if contract.ErrorCode(err) != contract.CodeInvalid {
 		t.Errorf("message with invalid JSON resource: err = %v, want invalid", err)
 	}
 	for table, want := range map[string]int{"messages": 1, "resources": 1, "message_recipients": 1} {
@@ -258,7 +258,7 @@ func TestScopeIsolation(t *testing.T) {
 	if n, err := db.InboxDepth(ctx, bobB); err != nil || n != 0 {
 		t.Errorf("bob@team:b depth = %d, %v; want 0", n, err)
 	}
-	if _, err := db.GetResource(ctx, b, m.ResourceID); api.ErrorCode(err) != api.CodeNotFound {
+	if _, err := db.GetResource(ctx, b, m.ResourceID); contract.ErrorCode(err) != contract.CodeNotFound {
 		t.Errorf("resource of %v read from %v: err = %v, want not found", a, b, err)
 	}
 	if _, err := db.GetResource(ctx, a, m.ResourceID); err != nil {
@@ -270,7 +270,7 @@ func TestScopeIsolation(t *testing.T) {
 	if tok, err := db.LookupToken(ctx, tokA); err != nil || tok.Key != aliceA {
 		t.Errorf("token of %v after revoking %v's: %+v, %v", aliceA, aliceB, tok, err)
 	}
-	if _, err := db.LookupToken(ctx, tokB); api.ErrorCode(err) != api.CodeNotFound {
+	if _, err := db.LookupToken(ctx, tokB); contract.ErrorCode(err) != contract.CodeNotFound {
 		t.Errorf("revoked token of %v: err = %v, want not found", aliceB, err)
 	}
 }
@@ -299,7 +299,7 @@ func TestLoopGuardCount(t *testing.T) {
 		}
 		return m.LoopGuardTripped
 	}
-	state := func() api.WorkflowState {
+	state := func() contract.WorkflowState {
 		w, err := db.GetWorkflow(ctx, "team", "main")
 		if err != nil {
 			t.Fatal(err)
@@ -309,16 +309,16 @@ func TestLoopGuardCount(t *testing.T) {
 	if send("alice", "") || send("bob", "") || send("user", "") || send("alice", "") || send("bob", "") {
 		t.Fatal("tripped before three agent messages in a row")
 	}
-	if !send("alice", "") || state() != api.WorkflowPaused {
+	if !send("alice", "") || state() != contract.WorkflowPaused {
 		t.Fatalf("the third agent message in a row: state %s", state())
 	}
-	if send("bob", "") || state() != api.WorkflowPaused {
+	if send("bob", "") || state() != contract.WorkflowPaused {
 		t.Error("a paused workflow tripped again")
 	}
-	if _, err := db.SaveWorkflow(ctx, Workflow{Name: "team", Tag: "main", LoopGuard: 3}); err != nil || state() != api.WorkflowPaused {
+	if _, err := db.SaveWorkflow(ctx, Workflow{Name: "team", Tag: "main", LoopGuard: 3}); err != nil || state() != contract.WorkflowPaused {
 		t.Errorf("a reload resumed a paused workflow: %s, %v", state(), err)
 	}
-	if err := db.SetWorkflowState(ctx, "team", "main", api.WorkflowRunning, ""); err != nil {
+	if err := db.SetWorkflowState(ctx, "team", "main", contract.WorkflowRunning, ""); err != nil {
 		t.Fatal(err)
 	}
 	if send("alice", "") || send("bob", KindSystem) || send("alice", "") || send("bob", "") {

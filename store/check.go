@@ -11,7 +11,7 @@ import (
 	"zombiezen.com/go/sqlite"
 	"zombiezen.com/go/sqlite/sqlitex"
 
-	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/contract"
 )
 
 // A damaged database is refused, not used: at open, SQLite's own check
@@ -158,7 +158,7 @@ func openFailed(path string, err error) error {
 // database also becomes unavailable, with the file named and what to do,
 // and is remembered for Health from the first time it is seen.
 func (db *DB) coded(err error) error {
-	var ae *api.Error
+	var ae *contract.Error
 	if err == nil || errors.As(err, &ae) || !corrupt(err) {
 		return classify(err)
 	}
@@ -170,9 +170,9 @@ func (db *DB) coded(err error) error {
 	db.health.mu.Unlock()
 	db.log.Error("the database is damaged", "path", db.path, "error", err)
 	if _, pg := db.eng.(*postgresEngine); pg {
-		return api.Errorf(api.CodeUnavailable, "the PostgreSQL database %s reports damaged data (%v): restore it from your PostgreSQL backups; "+
+		return contract.Errorf(contract.CodeUnavailable, "the PostgreSQL database %s reports damaged data (%v): restore it from your PostgreSQL backups; "+
 			"see PostgreSQL's documentation on data corruption", db.path, err)
 	}
-	return api.Errorf(api.CodeUnavailable, "the database file %s is damaged (%s): stop the daemon (agent-worker stop --all), then %s",
+	return contract.Errorf(contract.CodeUnavailable, "the database file %s is damaged (%s): stop the daemon (agent-worker stop --all), then %s",
 		db.path, sqliteMessage(err), restoreAdvice(db.path))
 }

@@ -18,7 +18,7 @@ import (
 	"zombiezen.com/go/sqlite"
 	"zombiezen.com/go/sqlite/sqlitex"
 
-	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/contract"
 )
 
 // seedMessages makes a closed database file at path with n messages in
@@ -236,9 +236,9 @@ func TestDamageAtRunTimeIsUnavailable(t *testing.T) {
 			break
 		}
 	}
-	if api.ErrorCode(err) != api.CodeUnavailable || !strings.Contains(err.Error(), "the database file "+path+" is damaged") ||
+	if contract.ErrorCode(err) != contract.CodeUnavailable || !strings.Contains(err.Error(), "the database file "+path+" is damaged") ||
 		!strings.Contains(err.Error(), "agent-worker stop --all") || !strings.Contains(err.Error(), "agent-worker backup") {
-		t.Fatalf("a read of a damaged table = %v (code %q); want unavailable naming the file and what to do", err, api.ErrorCode(err))
+		t.Fatalf("a read of a damaged table = %v (code %q); want unavailable naming the file and what to do", err, contract.ErrorCode(err))
 	}
 	h := db.Health()
 	if h.Corrupt == "" || !h.CorruptSince.Equal(c.Now()) {
@@ -248,7 +248,7 @@ func TestDamageAtRunTimeIsUnavailable(t *testing.T) {
 	err = db.write(t.Context(), func(q querier) error {
 		return q.execute("UPDATE messages SET content = content || '!'", nil)
 	})
-	if api.ErrorCode(err) != api.CodeUnavailable || !strings.Contains(err.Error(), "is damaged") {
+	if contract.ErrorCode(err) != contract.CodeUnavailable || !strings.Contains(err.Error(), "is damaged") {
 		t.Errorf("a write over the damaged table = %v; want unavailable, damaged", err)
 	}
 	if h2 := db.Health(); !h2.CorruptSince.Equal(h.CorruptSince) {
@@ -300,7 +300,7 @@ func TestBackup(t *testing.T) {
 		t.Errorf("backup left files beside it: %v", left)
 	}
 	_, err = db.Backup(ctx, dst, false)
-	if api.ErrorCode(err) != api.CodeConflict || !strings.Contains(err.Error(), "--force") {
+	if contract.ErrorCode(err) != contract.CodeConflict || !strings.Contains(err.Error(), "--force") {
 		t.Errorf("backup over an existing file = %v; want a conflict that mentions --force", err)
 	}
 	send(t, db, NewMessage{Workflow: "global", Tag: "main", Sender: "alice", Content: "after the first backup"})
@@ -314,7 +314,7 @@ func TestBackup(t *testing.T) {
 		"the database wal": path + "-wal",
 		"a directory":      t.TempDir(),
 	} {
-		if _, err := db.Backup(ctx, bad, true); api.ErrorCode(err) != api.CodeInvalid {
+		if _, err := db.Backup(ctx, bad, true); contract.ErrorCode(err) != contract.CodeInvalid {
 			t.Errorf("%s: backup to %s = %v; want invalid", name, bad, err)
 		}
 	}
@@ -336,7 +336,7 @@ func TestBackupOnPostgresNamesPgDump(t *testing.T) {
 	db := openTest(t)
 	dst := filepath.Join(t.TempDir(), "b.db")
 	_, err := db.Backup(t.Context(), dst, false)
-	if api.ErrorCode(err) != api.CodeInvalid || !strings.Contains(err.Error(), `pg_dump "postgres://`) || strings.Contains(err.Error(), "xxxxx") {
+	if contract.ErrorCode(err) != contract.CodeInvalid || !strings.Contains(err.Error(), `pg_dump "postgres://`) || strings.Contains(err.Error(), "xxxxx") {
 		t.Errorf("backup on PostgreSQL = %v; want invalid, with the pg_dump command and no password", err)
 	}
 	if _, err := os.Stat(dst); !errors.Is(err, os.ErrNotExist) {

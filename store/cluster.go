@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/contract"
 )
 
 // Cluster reports whether this store may be shared by several daemons
@@ -92,7 +92,7 @@ func (db *DB) DaemonHeartbeat(ctx context.Context, id string) error {
 		err := conn.execute(`UPDATE daemons SET heartbeat_at = ? WHERE id = ? AND stopped_at = 0`,
 			&execOptions{Args: []any{db.nowMs(), id}})
 		if err == nil && conn.changes() == 0 {
-			return api.Errorf(api.CodeConflict, "daemon %s is no longer a member: the others found it dead and took its runs back", id)
+			return contract.Errorf(contract.CodeConflict, "daemon %s is no longer a member: the others found it dead and took its runs back", id)
 		}
 		return err
 	})
@@ -351,7 +351,7 @@ func (db *DB) SetWorkflowOwner(ctx context.Context, s Scope, daemon, sourcePath 
 		err := conn.execute(`UPDATE workflows SET owner = ?, source_path = ?, updated_at = ? WHERE name = ? AND tag = ?`,
 			&execOptions{Args: []any{daemon, sourcePath, db.nowMs(), s.Workflow, s.Tag}})
 		if err == nil && conn.changes() == 0 {
-			return api.Errorf(api.CodeNotFound, "workflow %q not found", workflowID(s.Workflow, s.Tag))
+			return contract.Errorf(contract.CodeNotFound, "workflow %q not found", workflowID(s.Workflow, s.Tag))
 		}
 		return err
 	})
@@ -364,9 +364,18 @@ func (db *DB) WorkflowOwners(ctx context.Context) (map[string]string, error) {
 	err := db.read(ctx, func(conn querier) error {
 		return conn.execute(`SELECT name, tag, owner FROM workflows WHERE owner <> ''`,
 			&execOptions{ResultFunc: func(s row) error {
-				out[api.Target{Workflow: s.ColumnText(0), Tag: s.ColumnText(1)}.Display()] = s.ColumnText(2)
+				out[scopeDisplay(s.ColumnText(0), s.ColumnText(1))] = s.ColumnText(2)
 				return nil
 			}})
 	})
 	return out, err
+}
+
+// scopeDisplay is a workflow's target as the CLI shows it: "@review" for
+// its main tag, "@review:pr-1" for another (host/api's Target.Display).
+func scopeDisplay(workflow, tag string) string {
+	if tag == "main" {
+		return "@" + workflow
+	}
+	return "@" + workflow + ":" + tag
 }

@@ -6,7 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/contract"
 )
 
 // A member whose heartbeat stopped loses its work to the others in one
@@ -45,7 +45,7 @@ func TestRecoverDeadDaemonsTakesBackOnlyTheDeadMembersWork(t *testing.T) {
 	// member that dies, dave by the live one.
 	for db, name := range map[*DB]string{dead: "carol", live: "dave"} {
 		k := AgentKey{Name: name, Workflow: team.Workflow, Tag: team.Tag}
-		if moved, err := db.MoveAgentState(ctx, k, []api.AgentState{api.AgentIdle}, api.AgentRunning, ""); err != nil || !moved {
+		if moved, err := db.MoveAgentState(ctx, k, []contract.AgentState{contract.AgentIdle}, contract.AgentRunning, ""); err != nil || !moved {
 			t.Fatalf("move %s to running = %v, %v", name, moved, err)
 		}
 	}
@@ -73,20 +73,20 @@ func TestRecoverDeadDaemonsTakesBackOnlyTheDeadMembersWork(t *testing.T) {
 		t.Errorf("workers handed over = %+v, want pid 42", r.Workers)
 	}
 	runA, _, err := live.GetRun(ctx, "run-a")
-	if err != nil || runA.State != api.RunFailed || runA.Error == "" {
+	if err != nil || runA.State != contract.RunFailed || runA.Error == "" {
 		t.Errorf("run-a = %+v (err %v), want failed with a reason", runA, err)
 	}
 	runB, _, err := live.GetRun(ctx, "run-b")
-	if err != nil || runB.State != api.RunRunning || runB.Daemon != "live" {
+	if err != nil || runB.State != contract.RunRunning || runB.Daemon != "live" {
 		t.Errorf("run-b = %+v (err %v), want still running on live", runB, err)
 	}
-	for name, want := range map[string]api.AgentState{"alice": api.AgentIdle, "bob": api.AgentRunning, "carol": api.AgentIdle, "dave": api.AgentRunning} {
+	for name, want := range map[string]contract.AgentState{"alice": contract.AgentIdle, "bob": contract.AgentRunning, "carol": contract.AgentIdle, "dave": contract.AgentRunning} {
 		a, err := live.GetAgent(ctx, AgentKey{Name: name, Workflow: "team", Tag: "t"})
 		if err != nil || a.State != want {
 			t.Errorf("%s = %v (err %v), want %v", name, a.State, err, want)
 		}
 	}
-	if err := dead.DaemonHeartbeat(ctx, "dead"); api.ErrorCode(err) != api.CodeConflict {
+	if err := dead.DaemonHeartbeat(ctx, "dead"); contract.ErrorCode(err) != contract.CodeConflict {
 		t.Errorf("heartbeat of a member found dead = %v, want a conflict", err)
 	}
 	if again, err := live.RecoverDeadDaemons(ctx, 10*time.Second); err != nil || len(again) != 0 {
@@ -132,7 +132,7 @@ func TestATokenRevokedThroughOneMemberIsRefusedByAnother(t *testing.T) {
 	if err := a.RevokeToken(t.Context(), tok); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.LookupToken(t.Context(), tok); api.ErrorCode(err) != api.CodeNotFound {
+	if _, err := b.LookupToken(t.Context(), tok); contract.ErrorCode(err) != contract.CodeNotFound {
 		t.Errorf("b after a revoked the token: %v, want not found", err)
 	}
 }

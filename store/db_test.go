@@ -17,7 +17,7 @@ import (
 	"zombiezen.com/go/sqlite"
 	"zombiezen.com/go/sqlite/sqlitex"
 
-	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/contract"
 	"github.com/agent-worker/agent-worker/sdk/backend"
 )
 
@@ -223,7 +223,7 @@ func TestConcurrentCreates(t *testing.T) {
 			switch {
 			case err == nil:
 				ok++
-			case api.ErrorCode(err) == api.CodeConflict:
+			case contract.ErrorCode(err) == contract.CodeConflict:
 				conflicts++
 			default:
 				t.Errorf("unexpected error: %v", err)
@@ -244,7 +244,7 @@ func TestCancelledContext(t *testing.T) {
 	if _, err := db.CreateAgent(ctx, Agent{Name: "alice", Workflow: "global", Tag: "main"}); !errors.Is(err, context.Canceled) {
 		t.Errorf("CreateAgent with a cancelled context: err = %v, want context.Canceled", err)
 	}
-	if _, err := db.GetAgent(t.Context(), AgentKey{"alice", "global", "main"}); api.ErrorCode(err) != api.CodeNotFound {
+	if _, err := db.GetAgent(t.Context(), AgentKey{"alice", "global", "main"}); contract.ErrorCode(err) != contract.CodeNotFound {
 		t.Errorf("agent written despite cancelled context: GetAgent err = %v", err)
 	}
 

@@ -9,13 +9,13 @@ import (
 
 	"zombiezen.com/go/sqlite"
 
-	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/contract"
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // The store speaks the daemon's one error vocabulary, host/api's codes: a
-// failure a caller can act on comes back as an *api.Error (errors.As and
-// errors.Is with api.ErrNotFound and the like work through any wrapping),
+// failure a caller can act on comes back as an *contract.Error (errors.As and
+// errors.Is with contract.ErrNotFound and the like work through any wrapping),
 // anything else is an internal failure. Queries build their own coded
 // errors where they know the object (not found, already exists); classify
 // turns what SQLite or PostgreSQL reports into codes, in one place.
@@ -26,33 +26,33 @@ import (
 // deleted file) become unavailable in noteWrite, which also records them
 // for Health. An error that already has a code passes through.
 func classify(err error) error {
-	var coded *api.Error
+	var coded *contract.Error
 	if err == nil || errors.As(err, &coded) {
 		return err
 	}
 	if unreachable(err) {
-		return api.Errorf(api.CodeUnavailable, "the store is unreachable (%w): retry when the database is back", err)
+		return contract.Errorf(contract.CodeUnavailable, "the store is unreachable (%w): retry when the database is back", err)
 	}
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
 		switch {
 		case pe.Code == "23505":
-			return api.Errorf(api.CodeConflict, "%w", err)
+			return contract.Errorf(contract.CodeConflict, "%w", err)
 		case strings.HasPrefix(pe.Code, "23"):
-			return api.Errorf(api.CodeInvalid, "%w", err)
+			return contract.Errorf(contract.CodeInvalid, "%w", err)
 		case pe.Code == "40001", pe.Code == "40P01", pe.Code == "55P03":
-			return api.Errorf(api.CodeUnavailable, "the database is busy (%w): retry", err)
+			return contract.Errorf(contract.CodeUnavailable, "the database is busy (%w): retry", err)
 		}
 		return err
 	}
 	switch sqlite.ErrCode(err).ToPrimary() {
 	case sqlite.ResultConstraint:
 		if isConflict(err) {
-			return api.Errorf(api.CodeConflict, "%w", err)
+			return contract.Errorf(contract.CodeConflict, "%w", err)
 		}
-		return api.Errorf(api.CodeInvalid, "%w", err)
+		return contract.Errorf(contract.CodeInvalid, "%w", err)
 	case sqlite.ResultBusy, sqlite.ResultLocked:
-		return api.Errorf(api.CodeUnavailable, "the database is busy (%w): retry", err)
+		return contract.Errorf(contract.CodeUnavailable, "the database is busy (%w): retry", err)
 	}
 	return err
 }

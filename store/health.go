@@ -6,7 +6,7 @@ import (
 
 	"zombiezen.com/go/sqlite"
 
-	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/contract"
 )
 
 // Health is how the database file is doing, for status: whether it is
@@ -58,14 +58,14 @@ func (db *DB) noteWrite(err error) error {
 		db.health.mu.Unlock()
 		return nil
 	}
-	if api.ErrorCode(err) != api.CodeUnavailable {
+	if contract.ErrorCode(err) != contract.CodeUnavailable {
 		if !isStorageFailure(err) {
 			return err
 		}
 		if ferr := db.eng.checkFile(); ferr != nil {
 			err = ferr // the real cause, in words
 		} else {
-			err = api.Errorf(api.CodeUnavailable,
+			err = contract.Errorf(contract.CodeUnavailable,
 				"the database %s cannot be written (%v): free disk space, raise the file-size limit or fix the file, then retry", db.path, err)
 		}
 	}

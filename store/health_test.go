@@ -9,7 +9,7 @@ import (
 
 	"zombiezen.com/go/sqlite/sqlitex"
 
-	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/contract"
 )
 
 // fill writes a megabyte, so that a full disk shows.
@@ -52,8 +52,8 @@ func TestHealthRecordsWriteFailures(t *testing.T) {
 	n := queryInt(t, db, "PRAGMA page_count")
 	setMaxPages(t, db, strconv.Itoa(n))
 	err := fill(db)
-	if api.ErrorCode(err) != api.CodeUnavailable || !strings.Contains(err.Error(), "cannot be written") || !strings.Contains(err.Error(), "free disk space") {
-		t.Fatalf("write on a full database = %v (code %q), want unavailable saying what to do", err, api.ErrorCode(err))
+	if contract.ErrorCode(err) != contract.CodeUnavailable || !strings.Contains(err.Error(), "cannot be written") || !strings.Contains(err.Error(), "free disk space") {
+		t.Fatalf("write on a full database = %v (code %q), want unavailable saying what to do", err, contract.ErrorCode(err))
 	}
 	h := db.Health()
 	if !h.Failing() || h.LastError != err.Error() || h.LastErrorAt.IsZero() || !h.Linked {
@@ -62,7 +62,7 @@ func TestHealthRecordsWriteFailures(t *testing.T) {
 	// A request's own mistake is not a storage failure.
 	if err := db.write(t.Context(), func(conn querier) error {
 		return sqlitex.ExecuteTransient(rawSQLite(conn), "INSERT INTO no_such_table VALUES (1)", nil)
-	}); err == nil || api.ErrorCode(err) == api.CodeUnavailable {
+	}); err == nil || contract.ErrorCode(err) == contract.CodeUnavailable {
 		t.Errorf("bad statement = %v, want a plain error", err)
 	}
 	setMaxPages(t, db, "1073741823")
@@ -96,8 +96,8 @@ func TestDeletedOrReplacedFileRefusesWrites(t *testing.T) {
 				t.Fatal(err)
 			}
 			err := fill(db)
-			if api.ErrorCode(err) != api.CodeUnavailable || !strings.Contains(err.Error(), db.Path()+" was deleted or replaced") || !strings.Contains(err.Error(), "restart the daemon") {
-				t.Fatalf("write after the file was %s = %v (code %q)", name, err, api.ErrorCode(err))
+			if contract.ErrorCode(err) != contract.CodeUnavailable || !strings.Contains(err.Error(), db.Path()+" was deleted or replaced") || !strings.Contains(err.Error(), "restart the daemon") {
+				t.Fatalf("write after the file was %s = %v (code %q)", name, err, contract.ErrorCode(err))
 			}
 			if h := db.Health(); h.Linked || !h.Failing() || h.LastError != err.Error() {
 				t.Errorf("health = %+v", h)

@@ -4,7 +4,7 @@ import (
 	"context"
 	"strings"
 
-	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/contract"
 )
 
 // defaultInboxLimit is how many unread messages one Inbox call returns when
@@ -42,7 +42,7 @@ func inboxState(conn querier, k AgentKey) (cursor, newest int64, err error) {
 			return nil
 		}})
 	if err == nil && !exists {
-		err = api.Errorf(api.CodeNotFound, "agent %q not found", k)
+		err = contract.Errorf(contract.CodeNotFound, "agent %q not found", k)
 	}
 	return cursor, newest, err
 }
@@ -104,7 +104,7 @@ func (db *DB) InboxCursor(ctx context.Context, k AgentKey) (int64, error) {
 // sent is refused, because it would silently skip messages it never saw.
 func (db *DB) AckInbox(ctx context.Context, k AgentKey, untilSeq int64) (int64, error) {
 	if untilSeq < 0 {
-		return 0, api.Errorf(api.CodeInvalid, "until_seq %d is negative", untilSeq)
+		return 0, contract.Errorf(contract.CodeInvalid, "until_seq %d is negative", untilSeq)
 	}
 	var cursor int64
 	err := db.write(ctx, func(conn querier) (err error) {
@@ -125,9 +125,9 @@ func ackInbox(conn querier, k AgentKey, untilSeq, now int64) (int64, error) {
 	case err != nil || untilSeq <= cur:
 		return cur, err
 	case newest == 0:
-		return cur, api.Errorf(api.CodeInvalid, "until_seq %d: your inbox has no messages to ack", untilSeq)
+		return cur, contract.Errorf(contract.CodeInvalid, "until_seq %d: your inbox has no messages to ack", untilSeq)
 	case untilSeq > newest:
-		return cur, api.Errorf(api.CodeInvalid, "until_seq %d is beyond your newest inbox message (%d): ack only messages you have read", untilSeq, newest)
+		return cur, contract.Errorf(contract.CodeInvalid, "until_seq %d is beyond your newest inbox message (%d): ack only messages you have read", untilSeq, newest)
 	}
 	err = conn.execute(`INSERT INTO inbox_ack (workflow, tag, agent, cursor, updated_at) VALUES (?, ?, ?, ?, ?)
 		ON CONFLICT (workflow, tag, agent) DO UPDATE SET

@@ -11,7 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/contract"
 )
 
 // inboxSeqs returns the seqs of k's inbox and checks that InboxDepth agrees.
@@ -102,13 +102,13 @@ func TestInbox(t *testing.T) {
 	}
 	// Acking beyond the newest inbox message is refused and changes nothing.
 	_, err = db.AckInbox(ctx, bob, self+1)
-	if api.ErrorCode(err) != api.CodeInvalid || !strings.Contains(err.Error(), fmt.Sprintf("until_seq %d is beyond your newest inbox message (%d)", self+1, self)) {
+	if contract.ErrorCode(err) != contract.CodeInvalid || !strings.Contains(err.Error(), fmt.Sprintf("until_seq %d is beyond your newest inbox message (%d)", self+1, self)) {
 		t.Errorf("ack beyond newest: err = %v, want invalid naming both seqs", err)
 	}
 	if c, err := db.InboxCursor(ctx, bob); err != nil || c != m2 {
 		t.Errorf("cursor after a refused ack = %d, %v; want %d", c, err, m2)
 	}
-	if _, err := db.AckInbox(ctx, bob, -1); api.ErrorCode(err) != api.CodeInvalid {
+	if _, err := db.AckInbox(ctx, bob, -1); contract.ErrorCode(err) != contract.CodeInvalid {
 		t.Errorf("negative ack: err = %v, want invalid", err)
 	}
 	if c, err := db.InboxCursor(ctx, carol); err != nil || c != 0 {
@@ -142,16 +142,16 @@ func TestInboxErrors(t *testing.T) {
 	alice, ghost := AgentKey{"alice", "team", "t"}, AgentKey{"ghost", "team", "t"}
 	for name, tc := range map[string]struct {
 		call func() error
-		code api.Code
+		code contract.Code
 	}{
-		"inbox of unknown agent":  {func() error { _, err := db.Inbox(t.Context(), ghost, 0); return err }, api.CodeNotFound},
-		"cursor of unknown agent": {func() error { _, err := db.InboxCursor(t.Context(), ghost); return err }, api.CodeNotFound},
-		"ack of unknown agent":    {func() error { _, err := db.AckInbox(t.Context(), ghost, 0); return err }, api.CodeNotFound},
-		"limit above 1000":        {func() error { _, err := db.Inbox(t.Context(), alice, 1001); return err }, api.CodeInvalid},
-		"negative limit":          {func() error { _, err := db.Inbox(t.Context(), alice, -1); return err }, api.CodeInvalid},
-		"ack with empty inbox":    {func() error { _, err := db.AckInbox(t.Context(), alice, 1); return err }, api.CodeInvalid},
+		"inbox of unknown agent":  {func() error { _, err := db.Inbox(t.Context(), ghost, 0); return err }, contract.CodeNotFound},
+		"cursor of unknown agent": {func() error { _, err := db.InboxCursor(t.Context(), ghost); return err }, contract.CodeNotFound},
+		"ack of unknown agent":    {func() error { _, err := db.AckInbox(t.Context(), ghost, 0); return err }, contract.CodeNotFound},
+		"limit above 1000":        {func() error { _, err := db.Inbox(t.Context(), alice, 1001); return err }, contract.CodeInvalid},
+		"negative limit":          {func() error { _, err := db.Inbox(t.Context(), alice, -1); return err }, contract.CodeInvalid},
+		"ack with empty inbox":    {func() error { _, err := db.AckInbox(t.Context(), alice, 1); return err }, contract.CodeInvalid},
 	} {
-		if err := tc.call(); api.ErrorCode(err) != tc.code {
+		if err := tc.call(); contract.ErrorCode(err) != tc.code {
 			t.Errorf("%s: err = %v, want code %q", name, err, tc.code)
 		}
 	}
@@ -284,13 +284,13 @@ func TestSetAgentStatus(t *testing.T) {
 	for name, tc := range map[string]struct {
 		k            AgentKey
 		status, task *string
-		code         api.Code
+		code         contract.Code
 	}{
-		"status too long": {alice, str(strings.Repeat("x", 201)), nil, api.CodeInvalid},
-		"task too long":   {alice, str("ok"), str(strings.Repeat("x", 201)), api.CodeInvalid},
-		"unknown agent":   {AgentKey{"ghost", "team", "t"}, str("working"), nil, api.CodeNotFound},
+		"status too long": {alice, str(strings.Repeat("x", 201)), nil, contract.CodeInvalid},
+		"task too long":   {alice, str("ok"), str(strings.Repeat("x", 201)), contract.CodeInvalid},
+		"unknown agent":   {AgentKey{"ghost", "team", "t"}, str("working"), nil, contract.CodeNotFound},
 	} {
-		if err := db.SetAgentStatus(ctx, tc.k, tc.status, tc.task); api.ErrorCode(err) != tc.code {
+		if err := db.SetAgentStatus(ctx, tc.k, tc.status, tc.task); contract.ErrorCode(err) != tc.code {
 			t.Errorf("%s: err = %v, want code %q", name, err, tc.code)
 		}
 	}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/contract"
 )
 
 // heard is a Lines that keeps the news it words, so the store's tests
@@ -176,7 +176,7 @@ func TestAChangeAndItsLinesCommitTogether(t *testing.T) {
 	clk.Set(propT0.Add(TaskLease + time.Second))
 	_, _, _, err = db.ReturnLostTasks(ctx, &m)
 	refused("ReturnLostTasks", err)
-	if got := stateOf(t, db, tk.ID); got.State != api.TaskClaimed || got.Holder != "bob" || got.Retries != 0 {
+	if got := stateOf(t, db, tk.ID); got.State != contract.TaskClaimed || got.Holder != "bob" || got.Retries != 0 {
 		t.Errorf("task after its refused changes = %+v; want still claimed by bob", got)
 	}
 

@@ -7,7 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/contract"
+	"github.com/agent-worker/agent-worker/sdk/tools"
 )
 
 // The merge queue's rows. The rules of what may follow what are here, in
@@ -27,7 +28,7 @@ type QueueEntry struct {
 	ID                   string
 	Workflow, Tag, Base  string
 	Agent, Branch, By    string
-	State                api.QueueState
+	State                tools.QueueState
 	Seq                  int64
 	Head                 string
 	BaseCommit, Commit   string
@@ -67,7 +68,7 @@ const queueColumns = `id, workflow, tag, base, agent, branch, requested_by, stat
 
 func scanQueueEntry(s row) (QueueEntry, error) {
 	e := QueueEntry{ID: s.ColumnText(0), Workflow: s.ColumnText(1), Tag: s.ColumnText(2), Base: s.ColumnText(3),
-		Agent: s.ColumnText(4), Branch: s.ColumnText(5), By: s.ColumnText(6), State: api.QueueState(s.ColumnText(7)),
+		Agent: s.ColumnText(4), Branch: s.ColumnText(5), By: s.ColumnText(6), State: tools.QueueState(s.ColumnText(7)),
 		Seq: s.ColumnInt64(8), Head: s.ColumnText(9), BaseCommit: s.ColumnText(10), Commit: s.ColumnText(11),
 		Command: s.ColumnText(12), Output: s.ColumnText(13), Reason: s.ColumnText(14), Attempts: s.ColumnInt(16),
 		CreatedAt: fromMs(s.ColumnInt64(17))}
@@ -101,7 +102,7 @@ func (db *DB) Enqueue(ctx context.Context, e QueueEntry) (QueueEntry, int, error
 			return err
 		}
 		if dup != nil {
-			return api.Errorf(api.CodeConflict, "%s is in the merge queue of %s already, as %s (%s): it is merged as it is when its turn comes; `agent-worker worktree queue` shows the queue",
+			return contract.Errorf(contract.CodeConflict, "%s is in the merge queue of %s already, as %s (%s): it is merged as it is when its turn comes; `agent-worker worktree queue` shows the queue",
 				e.Branch, e.Base, dup.ID, dup.State)
 		}
 		n, err := count(conn, `INSERT INTO counters (name, value) VALUES ('`+queueCounterID+`', 1)
@@ -110,7 +111,7 @@ func (db *DB) Enqueue(ctx context.Context, e QueueEntry) (QueueEntry, int, error
 			return err
 		}
 		now := db.nowMs()
-		e.ID, e.Seq, e.State, e.Files, e.CreatedAt = "mq-"+strconv.Itoa(n), int64(n), api.QueueQueued, []string{}, fromMs(now)
+		e.ID, e.Seq, e.State, e.Files, e.CreatedAt = "mq-"+strconv.Itoa(n), int64(n), tools.QueueQueued, []string{}, fromMs(now)
 		e.Attempts, e.StartedAt, e.EndedAt = 0, time.Time{}, time.Time{}
 		err = conn.execute(`INSERT INTO merge_queue (id, workflow, tag, base, agent, branch, requested_by, state, seq, head, created_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -163,7 +164,7 @@ func getQueueEntry(conn querier, id string) (QueueEntry, error) {
 			return err
 		}})
 	if err == nil && !found {
-		err = api.Errorf(api.CodeNotFound, "no merge queue entry %q: `agent-worker worktree queue --all` lists them", id)
+		err = contract.Errorf(contract.CodeNotFound, "no merge queue entry %q: `agent-worker worktree queue --all` lists them", id)
 	}
 	return e, err
 }
@@ -326,7 +327,7 @@ func (db *DB) MarkLanding(ctx context.Context, baseCommit string, ids, commits [
 // same transaction: an outcome is never recorded without it, so no one
 // sees the queue empty before the agents have their news.
 type QueueOutcome struct {
-	State   api.QueueState
+	State   tools.QueueState
 	Commit  string
 	Command string
 	Output  string
@@ -338,7 +339,7 @@ type QueueOutcome struct {
 // FinishQueueEntry ends entry id with o if it is in one of from; it
 // reports whether it was (false: something else ended it first, and
 // nothing is posted), and returns o.Line as posted.
-func (db *DB) FinishQueueEntry(ctx context.Context, id string, o QueueOutcome, from ...api.QueueState) (QueueEntry, *Message, bool, error) {
+func (db *DB) FinishQueueEntry(ctx context.Context, id string, o QueueOutcome, from ...tools.QueueState) (QueueEntry, *Message, bool, error) {
 	if o.Files == nil {
 		o.Files = []string{}
 	}
@@ -378,7 +379,7 @@ func (db *DB) FinishQueueEntry(ctx context.Context, id string, o QueueOutcome, f
 // Requeue puts entries back in line, keeping their places: after a
 // restart (checking), behind a culprit a bisection found, or when the
 // base moved under a landing. Only entries in from move.
-func (db *DB) Requeue(ctx context.Context, ids []string, from ...api.QueueState) error {
+func (db *DB) Requeue(ctx context.Context, ids []string, from ...tools.QueueState) error {
 	if len(ids) == 0 {
 		return nil
 	}
@@ -397,7 +398,7 @@ func (db *DB) Requeue(ctx context.Context, ids []string, from ...api.QueueState)
 
 // EntriesIn lists every entry in one of states, oldest first: what a
 // starting daemon reconciles.
-func (db *DB) EntriesIn(ctx context.Context, states ...api.QueueState) ([]QueueEntry, error) {
+func (db *DB) EntriesIn(ctx context.Context, states ...tools.QueueState) ([]QueueEntry, error) {
 	out := []QueueEntry{}
 	args := []any{}
 	for _, s := range states {
@@ -427,8 +428,8 @@ func (db *DB) Dequeue(ctx context.Context, id, by, reason string, line *NewMessa
 		if e, err = getQueueEntry(conn, id); err != nil {
 			return err
 		}
-		if e.State != api.QueueQueued && e.State != api.QueueChecking {
-			return api.Errorf(api.CodeConflict, "%s is %s: only a queued entry, or one being checked, can be removed", id, e.State)
+		if e.State != tools.QueueQueued && e.State != tools.QueueChecking {
+			return contract.Errorf(contract.CodeConflict, "%s is %s: only a queued entry, or one being checked, can be removed", id, e.State)
 		}
 		why := "removed by " + by
 		if strings.TrimSpace(reason) != "" {

@@ -4,7 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/contract"
+	"github.com/agent-worker/agent-worker/sdk/tools"
 )
 
 // A queue in order: ids mq-N, one pending request per branch, batches
@@ -28,10 +29,10 @@ func TestMergeQueueLifecycle(t *testing.T) {
 	}
 	a, b := enqueue("alice"), enqueue("bob")
 	c, ahead, err := db.Enqueue(ctx, QueueEntry{Workflow: "team", Tag: "t", Base: "main", Agent: "carol", Branch: "aw/team/t/carol", By: "user"})
-	if err != nil || ahead != 2 || c.State != api.QueueQueued || !strings.HasPrefix(c.ID, "mq-") || c.Seq <= b.Seq || b.Seq <= a.Seq {
+	if err != nil || ahead != 2 || c.State != tools.QueueQueued || !strings.HasPrefix(c.ID, "mq-") || c.Seq <= b.Seq || b.Seq <= a.Seq {
 		t.Fatalf("third entry %+v, %d ahead, %v", c, ahead, err)
 	}
-	if _, _, err := db.Enqueue(ctx, QueueEntry{Workflow: "team", Tag: "t", Base: "main", Agent: "alice", Branch: "aw/team/t/alice", By: "user"}); api.ErrorCode(err) != api.CodeConflict ||
+	if _, _, err := db.Enqueue(ctx, QueueEntry{Workflow: "team", Tag: "t", Base: "main", Agent: "alice", Branch: "aw/team/t/alice", By: "user"}); contract.ErrorCode(err) != contract.CodeConflict ||
 		!strings.Contains(err.Error(), "as "+a.ID+" (queued)") {
 		t.Errorf("a second request for alice's branch: %v, want a conflict naming %s", err, a.ID)
 	}
@@ -43,7 +44,7 @@ func TestMergeQueueLifecycle(t *testing.T) {
 	}
 
 	batch, err := db.TakeBatch(ctx, q, 2)
-	if err != nil || len(batch) != 2 || batch[0].ID != a.ID || batch[1].ID != b.ID || batch[0].State != api.QueueChecking || batch[0].Attempts != 1 {
+	if err != nil || len(batch) != 2 || batch[0].ID != a.ID || batch[1].ID != b.ID || batch[0].State != tools.QueueChecking || batch[0].Attempts != 1 {
 		t.Fatalf("batch = %+v, %v", batch, err)
 	}
 	if more, err := db.TakeBatch(ctx, q, 2); err != nil || len(more) != 0 {
@@ -57,29 +58,29 @@ func TestMergeQueueLifecycle(t *testing.T) {
 	if err != nil || moved != 1 {
 		t.Fatalf("landing = %v, %v", moved, err)
 	}
-	if got, err := db.EntriesIn(ctx, api.QueueLanding); err != nil || len(got) != 1 || got[0].BaseCommit != "base0" || got[0].Commit != "m1" {
+	if got, err := db.EntriesIn(ctx, tools.QueueLanding); err != nil || len(got) != 1 || got[0].BaseCommit != "base0" || got[0].Commit != "m1" {
 		t.Errorf("landing entries = %+v, %v", got, err)
 	}
 	line := &NewMessage{Workflow: "team", Tag: "t", Sender: "system", Kind: KindSystem, Content: "@alice landed", Recipients: []string{"alice"}}
-	e, msg, ok, err := db.FinishQueueEntry(ctx, a.ID, QueueOutcome{State: api.QueueLanded, Line: line}, api.QueueLanding)
-	if err != nil || !ok || e.State != api.QueueLanded || e.Commit != "m1" || e.EndedAt.IsZero() || msg == nil || msg.Content != "@alice landed" {
+	e, msg, ok, err := db.FinishQueueEntry(ctx, a.ID, QueueOutcome{State: tools.QueueLanded, Line: line}, tools.QueueLanding)
+	if err != nil || !ok || e.State != tools.QueueLanded || e.Commit != "m1" || e.EndedAt.IsZero() || msg == nil || msg.Content != "@alice landed" {
 		t.Errorf("landed = %+v, %+v, %v, %v", e, msg, ok, err)
 	}
-	if _, msg, ok, err := db.FinishQueueEntry(ctx, a.ID, QueueOutcome{State: api.QueueFailed, Line: line}, api.QueueChecking); err != nil || ok || msg != nil {
+	if _, msg, ok, err := db.FinishQueueEntry(ctx, a.ID, QueueOutcome{State: tools.QueueFailed, Line: line}, tools.QueueChecking); err != nil || ok || msg != nil {
 		t.Errorf("failing a landed entry: changed %v, posted %+v, %v", ok, msg, err)
 	}
 	if n := queryInt(t, db, `SELECT COUNT(*) FROM messages WHERE content = '@alice landed'`); n != 1 {
 		t.Errorf("the landed line was posted %d times, want once", n)
 	}
-	e, _, ok, err = db.FinishQueueEntry(ctx, b.ID, QueueOutcome{State: api.QueueFailed, Command: "sh check.sh", Output: "forbidden\n", Reason: "checks failed"}, api.QueueChecking)
+	e, _, ok, err = db.FinishQueueEntry(ctx, b.ID, QueueOutcome{State: tools.QueueFailed, Command: "sh check.sh", Output: "forbidden\n", Reason: "checks failed"}, tools.QueueChecking)
 	if err != nil || !ok || e.Command != "sh check.sh" || e.Files == nil {
 		t.Errorf("failed = %+v, %v, %v", e, ok, err)
 	}
 	got, checks, err := db.GetQueueEntry(ctx, b.ID)
-	if err != nil || got.State != api.QueueFailed || len(checks) != 1 || checks[0].Output != "forbidden\n" || len(checks[0].Batch) != 2 || checks[0].ExitCode != 1 {
+	if err != nil || got.State != tools.QueueFailed || len(checks) != 1 || checks[0].Output != "forbidden\n" || len(checks[0].Batch) != 2 || checks[0].ExitCode != 1 {
 		t.Errorf("show %s = %+v, %+v, %v", b.ID, got, checks, err)
 	}
-	if _, _, err := db.GetQueueEntry(ctx, "mq-999"); api.ErrorCode(err) != api.CodeNotFound {
+	if _, _, err := db.GetQueueEntry(ctx, "mq-999"); contract.ErrorCode(err) != contract.CodeNotFound {
 		t.Errorf("unknown entry: %v", err)
 	}
 
@@ -87,13 +88,13 @@ func TestMergeQueueLifecycle(t *testing.T) {
 	if batch, err := db.TakeBatch(ctx, q, 4); err != nil || len(batch) != 1 || batch[0].ID != c.ID {
 		t.Fatalf("next batch = %+v, %v", batch, err)
 	}
-	if err := db.Requeue(ctx, []string{c.ID}, api.QueueChecking); err != nil {
+	if err := db.Requeue(ctx, []string{c.ID}, tools.QueueChecking); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := db.Dequeue(ctx, a.ID, "user", "", nil); api.ErrorCode(err) != api.CodeConflict || !strings.Contains(err.Error(), "is landed") {
+	if _, _, err := db.Dequeue(ctx, a.ID, "user", "", nil); contract.ErrorCode(err) != contract.CodeConflict || !strings.Contains(err.Error(), "is landed") {
 		t.Errorf("dequeue of a landed entry: %v", err)
 	}
-	if e, _, err := db.Dequeue(ctx, c.ID, "user", "not now", nil); err != nil || e.State != api.QueueRemoved || e.Reason != "removed by user: not now" {
+	if e, _, err := db.Dequeue(ctx, c.ID, "user", "not now", nil); err != nil || e.State != tools.QueueRemoved || e.Reason != "removed by user: not now" {
 		t.Errorf("dequeue = %+v, %v", e, err)
 	}
 	if n, err := db.PendingQueueCount(ctx, scope); err != nil || n != 0 {

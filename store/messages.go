@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/contract"
 )
 
 // Message kinds. System lines come from the daemon (proposal results,
@@ -112,7 +112,7 @@ func (db *DB) AppendMessages(ctx context.Context, ms []NewMessage) ([]Message, e
 // and other writes that post channel lines use it to stay atomic.
 func appendMessage(conn querier, m NewMessage, now int64) (Message, error) {
 	if m.Workflow == "" || m.Tag == "" || m.Sender == "" {
-		return Message{}, api.Errorf(api.CodeInvalid, "message needs a workflow, tag and sender")
+		return Message{}, contract.Errorf(contract.CodeInvalid, "message needs a workflow, tag and sender")
 	}
 	if m.Kind == "" {
 		m.Kind = KindMessage
@@ -214,10 +214,10 @@ func insertResource(conn querier, r NewResource, now int64) (Resource, error) {
 		r.Type = "text"
 	}
 	if !contains(ResourceTypes, r.Type) {
-		return Resource{}, api.Errorf(api.CodeInvalid, "unknown resource type %q: use markdown, json, text or diff", r.Type)
+		return Resource{}, contract.Errorf(contract.CodeInvalid, "unknown resource type %q: use markdown, json, text or diff", r.Type)
 	}
 	if r.Type == "json" && !json.Valid([]byte(r.Content)) {
-		return Resource{}, api.Errorf(api.CodeInvalid, "resource of type json does not hold valid JSON")
+		return Resource{}, contract.Errorf(contract.CodeInvalid, "resource of type json does not hold valid JSON")
 	}
 	if r.ID == "" {
 		r.ID = NewResourceID()
@@ -294,11 +294,11 @@ func countAgentStreak(conn querier, m Message, now int64) (tripped bool, err err
 // loopGuard pauses m's workflow, and reports true, when its agent streak
 // has reached its loop guard while it runs.
 func loopGuard(conn querier, m Message, streak, guard int, state string, now int64) (bool, error) {
-	if guard == 0 || streak < guard || api.WorkflowState(state) != api.WorkflowRunning {
+	if guard == 0 || streak < guard || contract.WorkflowState(state) != contract.WorkflowRunning {
 		return false, nil
 	}
 	err := conn.execute(`UPDATE workflows SET state = ?, error = ?, updated_at = ? WHERE name = ? AND tag = ?`,
-		&execOptions{Args: []any{api.WorkflowPaused, fmt.Sprintf("paused by the loop guard: %d agent messages in a row", streak), now, m.Workflow, m.Tag}})
+		&execOptions{Args: []any{contract.WorkflowPaused, fmt.Sprintf("paused by the loop guard: %d agent messages in a row", streak), now, m.Workflow, m.Tag}})
 	return err == nil, err
 }
 

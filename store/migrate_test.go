@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/contract"
 )
 
 func file(sql string) *fstest.MapFile { return &fstest.MapFile{Data: []byte(sql)} }
@@ -202,29 +202,29 @@ func TestSecondWaveStatesMigrationKeepsRows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a.State != api.AgentFailed || a.Backend != "mock" || a.Model != "m1" || a.System != "be brief" || a.Schedule != "@daily" ||
+	if a.State != contract.AgentFailed || a.Backend != "mock" || a.Model != "m1" || a.System != "be brief" || a.Schedule != "@daily" ||
 		a.WakeupPrompt != "wake" || string(a.Config.Extra["k"]) != `1` || a.Task != "PR 7" || a.Error != "boom" || a.Status != "busy" ||
 		a.CreatedAt.UnixMilli() != 2 || a.UpdatedAt.UnixMilli() != 3 {
 		t.Errorf("agent after migration = %+v", a)
 	}
 	r, events, err := db.GetRun(ctx, "run_1")
-	if err != nil || r.State != api.RunCancelled || r.Attempt != 2 || r.PluginSHA256 != "ab" || r.InboxUntilSeq != 6 ||
+	if err != nil || r.State != contract.RunCancelled || r.Attempt != 2 || r.PluginSHA256 != "ab" || r.InboxUntilSeq != 6 ||
 		r.Error != "stop" || string(r.Usage) != `{"x":1}` || r.EndedAt.UnixMilli() != 5 || len(events) != 1 {
 		t.Errorf("run after migration = %+v, %d events, %v", r, len(events), err)
 	}
 	w, err := db.GetWorkflow(ctx, "team", "t")
-	if err != nil || w.State != api.WorkflowStopped || w.SourcePath != "/w/team.yaml" || w.Error != "bad edit" || w.Workdir != "/w" ||
+	if err != nil || w.State != contract.WorkflowStopped || w.SourcePath != "/w/team.yaml" || w.Error != "bad edit" || w.Workdir != "/w" ||
 		w.DocsProvider != "sqlite" || w.DocsOwner != "lead" || w.LongMessageChars != 500 || w.Params["pr"] != "7" || w.Vars["sha"] != "abc" ||
 		w.DocsDir != "/w/docs" || w.StartedAt.UnixMilli() != 9 {
 		t.Errorf("workflow after migration = %+v, %v", w, err)
 	}
-	if err := db.SetAgentState(ctx, alice, api.AgentOverBudget, ""); err != nil {
+	if err := db.SetAgentState(ctx, alice, contract.AgentOverBudget, ""); err != nil {
 		t.Errorf("over_budget after migration: %v", err)
 	}
-	if err := db.SetWorkflowState(ctx, "team", "t", api.WorkflowPaused, ""); err != nil {
+	if err := db.SetWorkflowState(ctx, "team", "t", contract.WorkflowPaused, ""); err != nil {
 		t.Errorf("a paused workflow after migration: %v", err)
 	}
-	if err := db.FinishRun(ctx, "run_1", api.RunTimedOut, "too slow", nil); err != nil {
+	if err := db.FinishRun(ctx, "run_1", contract.RunTimedOut, "too slow", nil); err != nil {
 		t.Errorf("timed_out after migration: %v", err)
 	}
 	if err := db.DeleteWorkflow(ctx, "team", "t"); err != nil {

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/contract"
 )
 
 // The vocabulary of proposals, in the order error messages and tool
@@ -131,7 +131,7 @@ func (db *DB) CreateProposal(ctx context.Context, np NewProposal, say Lines) (Pr
 			return nil, notMember(p.Creator, s)
 		}
 		if p.Quorum > len(team) {
-			return nil, api.Errorf(api.CodeInvalid, "quorum %d is more than the %d members of %s", p.Quorum, len(team), s)
+			return nil, contract.Errorf(contract.CodeInvalid, "quorum %d is more than the %d members of %s", p.Quorum, len(team), s)
 		}
 		if p.Quorum == 0 {
 			p.Quorum = len(team)
@@ -183,27 +183,27 @@ func checkNewProposal(np NewProposal) (Proposal, time.Duration, error) {
 	expiresIn := cmp.Or(np.ExpiresIn, DefaultProposalExpiry)
 	switch {
 	case p.Workflow == "" || p.Tag == "":
-		return p, 0, api.Errorf(api.CodeInvalid, "a proposal needs a workflow and tag")
+		return p, 0, contract.Errorf(contract.CodeInvalid, "a proposal needs a workflow and tag")
 	case !slices.Contains(ProposalTypes, p.Type):
-		return p, 0, api.Errorf(api.CodeInvalid, "unknown proposal type %q: use %s", p.Type, listOr(ProposalTypes))
+		return p, 0, contract.Errorf(contract.CodeInvalid, "unknown proposal type %q: use %s", p.Type, listOr(ProposalTypes))
 	case !slices.Contains(Resolutions, p.Resolution):
-		return p, 0, api.Errorf(api.CodeInvalid, "unknown resolution %q: use %s", p.Resolution, listOr(Resolutions))
+		return p, 0, contract.Errorf(contract.CodeInvalid, "unknown resolution %q: use %s", p.Resolution, listOr(Resolutions))
 	case !slices.Contains(TieBreakers, p.TieBreaker):
-		return p, 0, api.Errorf(api.CodeInvalid, "unknown tie breaker %q: use %s", p.TieBreaker, listOr(TieBreakers))
+		return p, 0, contract.Errorf(contract.CodeInvalid, "unknown tie breaker %q: use %s", p.TieBreaker, listOr(TieBreakers))
 	case p.Title == "":
-		return p, 0, api.Errorf(api.CodeInvalid, "a proposal needs a title")
+		return p, 0, contract.Errorf(contract.CodeInvalid, "a proposal needs a title")
 	case p.Quorum < 0:
-		return p, 0, api.Errorf(api.CodeInvalid, "quorum %d is negative; use 0 for every member", p.Quorum)
+		return p, 0, contract.Errorf(contract.CodeInvalid, "quorum %d is negative; use 0 for every member", p.Quorum)
 	case expiresIn < 0 || expiresIn > MaxProposalExpiry:
-		return p, 0, api.Errorf(api.CodeInvalid, "expiry %s is out of range: use more than 0 and at most %s", expiresIn, MaxProposalExpiry)
+		return p, 0, contract.Errorf(contract.CodeInvalid, "expiry %s is out of range: use more than 0 and at most %s", expiresIn, MaxProposalExpiry)
 	}
 	for _, o := range np.Options {
 		o = strings.TrimSpace(o)
 		if o == "" {
-			return p, 0, api.Errorf(api.CodeInvalid, "an option is empty")
+			return p, 0, contract.Errorf(contract.CodeInvalid, "an option is empty")
 		}
 		if matchOption(p.Options, o) != "" {
-			return p, 0, api.Errorf(api.CodeInvalid, "option %q is listed twice", o)
+			return p, 0, contract.Errorf(contract.CodeInvalid, "option %q is listed twice", o)
 		}
 		p.Options = append(p.Options, o)
 	}
@@ -211,7 +211,7 @@ func checkNewProposal(np NewProposal) (Proposal, time.Duration, error) {
 		p.Options = []string{"approve", "reject"}
 	}
 	if len(p.Options) < 2 || len(p.Options) > MaxProposalOptions {
-		return p, 0, api.Errorf(api.CodeInvalid, "a %s proposal needs 2 to %d distinct options, got %d", p.Type, MaxProposalOptions, len(p.Options))
+		return p, 0, contract.Errorf(contract.CodeInvalid, "a %s proposal needs 2 to %d distinct options, got %d", p.Type, MaxProposalOptions, len(p.Options))
 	}
 	return p, expiresIn, nil
 }
@@ -232,7 +232,7 @@ func (db *DB) CastVote(ctx context.Context, s Scope, id, voter, choice, reason s
 			return nil, err
 		}
 		if p.State != "active" {
-			refused = api.Errorf(api.CodeConflict, "proposal %s is %s; create a new one", id, p.State)
+			refused = contract.Errorf(contract.CodeConflict, "proposal %s is %s; create a new one", id, p.State)
 			return news, nil
 		}
 		team, err := memberNames(conn, s)
@@ -244,7 +244,7 @@ func (db *DB) CastVote(ctx context.Context, s Scope, id, voter, choice, reason s
 		}
 		canonical := matchOption(p.Options, strings.TrimSpace(choice))
 		if canonical == "" {
-			return nil, api.Errorf(api.CodeInvalid, "%q is not an option of %s: choose %s", choice, id, listOr(p.Options))
+			return nil, contract.Errorf(contract.CodeInvalid, "%q is not an option of %s: choose %s", choice, id, listOr(p.Options))
 		}
 		err = conn.execute(`INSERT INTO votes (proposal_id, voter, choice, reason, created_at)
 			VALUES (?, ?, ?, ?, ?)
@@ -330,11 +330,11 @@ func (db *DB) CancelProposal(ctx context.Context, s Scope, id, by string, say Li
 			return nil, err
 		}
 		if p.State != "active" {
-			refused = api.Errorf(api.CodeConflict, "proposal %s is %s; only an active proposal can be cancelled", id, p.State)
+			refused = contract.Errorf(contract.CodeConflict, "proposal %s is %s; only an active proposal can be cancelled", id, p.State)
 			return news, nil
 		}
 		if by != p.Creator {
-			return nil, api.Errorf(api.CodeInvalid, "only %s, who created %s, can cancel it", p.Creator, id)
+			return nil, contract.Errorf(contract.CodeInvalid, "only %s, who created %s, can cancel it", p.Creator, id)
 		}
 		if err := closeProposal(conn, &p, "cancelled", "", "", now); err != nil {
 			return nil, err
@@ -449,7 +449,7 @@ func getProposal(conn querier, s Scope, id string) (Proposal, error) {
 			return err
 		}})
 	if err == nil && !found {
-		err = api.Errorf(api.CodeNotFound, "proposal %s not found in %s", id, s)
+		err = contract.Errorf(contract.CodeNotFound, "proposal %s not found in %s", id, s)
 	}
 	if err != nil {
 		return Proposal{}, err
@@ -609,7 +609,7 @@ func memberNames(conn querier, s Scope) ([]string, error) {
 }
 
 func notMember(name string, s Scope) error {
-	return api.Errorf(api.CodeInvalid, "%s is not a member of %s", name, s)
+	return contract.Errorf(contract.CodeInvalid, "%s is not a member of %s", name, s)
 }
 
 // matchOption returns the option equal to choice ignoring case, or "".

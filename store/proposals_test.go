@@ -10,7 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/contract"
 )
 
 var (
@@ -64,10 +64,10 @@ func vote(t *testing.T, db *DB, id, voter, choice string) Proposal {
 	return p
 }
 
-func wantPropErr(t *testing.T, err error, code api.Code, parts ...string) {
+func wantPropErr(t *testing.T, err error, code contract.Code, parts ...string) {
 	t.Helper()
-	if api.ErrorCode(err) != code {
-		t.Errorf("error %v has code %q, want %q", err, api.ErrorCode(err), code)
+	if contract.ErrorCode(err) != code {
+		t.Errorf("error %v has code %q, want %q", err, contract.ErrorCode(err), code)
 	}
 	wantErr(t, err, parts...)
 }
@@ -219,7 +219,7 @@ func TestCreateProposalInvalid(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, msgs, err := createProposal(db, t.Context(), ballot(tc.change))
-			wantPropErr(t, err, api.CodeInvalid, tc.parts...)
+			wantPropErr(t, err, contract.CodeInvalid, tc.parts...)
 			if msgs != nil {
 				t.Errorf("messages returned with the error: %v", msgs)
 			}
@@ -379,15 +379,15 @@ func TestVoteErrors(t *testing.T) {
 	for name, tc := range map[string]struct {
 		s                 Scope
 		id, voter, choice string
-		code              api.Code
+		code              contract.Code
 		parts             []string
 	}{
-		"member of another scope": {wfMain, active.ID, "zed", "sqlite", api.CodeInvalid, []string{"zed is not a member of @wf:main"}},
-		"unknown voter":           {wfMain, active.ID, "nobody", "sqlite", api.CodeInvalid, []string{"nobody is not a member"}},
-		"invalid choice":          {wfMain, active.ID, "bob", "mysql", api.CodeInvalid, []string{`"mysql" is not an option of prop-1`, "postgres or sqlite"}},
-		"unknown proposal":        {wfMain, "prop-99", "bob", "sqlite", api.CodeNotFound, []string{"proposal prop-99 not found in @wf:main"}},
-		"proposal of other scope": {other, active.ID, "zed", "sqlite", api.CodeNotFound, []string{"proposal prop-1 not found in @wf:other"}},
-		"resolved proposal":       {wfMain, resolved.ID, "alice", "sqlite", api.CodeConflict, []string{"proposal prop-2 is resolved; create a new one"}},
+		"member of another scope": {wfMain, active.ID, "zed", "sqlite", contract.CodeInvalid, []string{"zed is not a member of @wf:main"}},
+		"unknown voter":           {wfMain, active.ID, "nobody", "sqlite", contract.CodeInvalid, []string{"nobody is not a member"}},
+		"invalid choice":          {wfMain, active.ID, "bob", "mysql", contract.CodeInvalid, []string{`"mysql" is not an option of prop-1`, "postgres or sqlite"}},
+		"unknown proposal":        {wfMain, "prop-99", "bob", "sqlite", contract.CodeNotFound, []string{"proposal prop-99 not found in @wf:main"}},
+		"proposal of other scope": {other, active.ID, "zed", "sqlite", contract.CodeNotFound, []string{"proposal prop-1 not found in @wf:other"}},
+		"resolved proposal":       {wfMain, resolved.ID, "alice", "sqlite", contract.CodeConflict, []string{"proposal prop-2 is resolved; create a new one"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, _, err := castVote(db, t.Context(), tc.s, tc.id, tc.voter, tc.choice, "why")
@@ -515,7 +515,7 @@ func TestProposalLazyExpiry(t *testing.T) {
 	clk.Set(propT0.Add(time.Hour))
 
 	_, msgs, err := castVote(db, ctx, wfMain, voted.ID, "carol", "sqlite", "")
-	wantPropErr(t, err, api.CodeConflict, "proposal prop-1 is expired; create a new one")
+	wantPropErr(t, err, contract.CodeConflict, "proposal prop-1 is expired; create a new one")
 	wantLines := []propLine{{`expired prop-1: "sqlite" wins (1 of 1 votes)`, []string{"alice", "bob"}}}
 	if diff := cmp.Diff(wantLines, linesOf(msgs)); diff != "" {
 		t.Errorf("news with the refused vote (-want +got):\n%s", diff)
@@ -532,7 +532,7 @@ func TestProposalLazyExpiry(t *testing.T) {
 	}
 	expiries += len(news)
 	_, news, err = cancelProposal(db, ctx, wfMain, cancelled.ID, "alice")
-	wantPropErr(t, err, api.CodeConflict, "proposal prop-4 is expired")
+	wantPropErr(t, err, contract.CodeConflict, "proposal prop-4 is expired")
 	expiries += len(news)
 
 	// Every lazy expiry was committed, with one propLine each, and none is redone.
@@ -562,9 +562,9 @@ func TestCancelProposal(t *testing.T) {
 	vote(t, db, p.ID, "alice", "sqlite")
 
 	_, _, err := cancelProposal(db, ctx, wfMain, p.ID, "bob")
-	wantPropErr(t, err, api.CodeInvalid, "only alice, who created prop-1, can cancel it")
+	wantPropErr(t, err, contract.CodeInvalid, "only alice, who created prop-1, can cancel it")
 	_, _, err = cancelProposal(db, ctx, Scope{"wf", "other"}, p.ID, "alice")
-	wantPropErr(t, err, api.CodeNotFound, "not found in @wf:other")
+	wantPropErr(t, err, contract.CodeNotFound, "not found in @wf:other")
 
 	clk.Set(propT0.Add(time.Minute))
 	got, msgs, err := cancelProposal(db, ctx, wfMain, p.ID, "alice")
@@ -579,9 +579,9 @@ func TestCancelProposal(t *testing.T) {
 	}
 
 	_, _, err = cancelProposal(db, ctx, wfMain, p.ID, "alice")
-	wantPropErr(t, err, api.CodeConflict, "proposal prop-1 is cancelled")
+	wantPropErr(t, err, contract.CodeConflict, "proposal prop-1 is cancelled")
 	_, _, err = castVote(db, ctx, wfMain, p.ID, "carol", "sqlite", "")
-	wantPropErr(t, err, api.CodeConflict, "proposal prop-1 is cancelled; create a new one")
+	wantPropErr(t, err, contract.CodeConflict, "proposal prop-1 is cancelled; create a new one")
 	if _, ok, err := db.NextExpiry(ctx); err != nil {
 		t.Errorf("NextExpiry: %v", err)
 	} else if ok {
@@ -726,7 +726,7 @@ func TestListProposalsAndScopes(t *testing.T) {
 		}
 	}
 	_, err := db.GetProposal(ctx, wfB, p1.ID, &heard{})
-	wantPropErr(t, err, api.CodeNotFound, "proposal prop-1 not found in @wf:b")
+	wantPropErr(t, err, contract.CodeNotFound, "proposal prop-1 not found in @wf:b")
 	_, err = db.GetProposal(ctx, wfMain, inB.ID, &heard{})
-	wantPropErr(t, err, api.CodeNotFound, "not found in @wf:main")
+	wantPropErr(t, err, contract.CodeNotFound, "not found in @wf:main")
 }

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/contract"
 )
 
 // Question states. A question is pending until someone answers it, or the
@@ -139,7 +139,7 @@ func getQuestion(conn querier, id string) (Question, error) {
 			return err
 		}})
 	if err == nil && !found {
-		err = api.Errorf(api.CodeNotFound, "no question %q: `agent-worker questions --all` lists them", id)
+		err = contract.Errorf(contract.CodeNotFound, "no question %q: `agent-worker questions --all` lists them", id)
 	}
 	return q, err
 }
@@ -200,7 +200,7 @@ func (db *DB) AnswerQuestion(ctx context.Context, id, answer, by string, reply N
 		}
 		if !changed {
 			if q.Kind == KindApproval && q.State == QuestionPending {
-				return api.Errorf(api.CodeInvalid, "%s is an approval: approve it with `agent-worker approve %s` or deny it with `agent-worker deny %s --reason …`", q.ID, q.ID, q.ID)
+				return contract.Errorf(contract.CodeInvalid, "%s is an approval: approve it with `agent-worker approve %s` or deny it with `agent-worker deny %s --reason …`", q.ID, q.ID, q.ID)
 			}
 			return closedError(conn, q)
 		}
@@ -237,7 +237,7 @@ func (db *DB) DecideApproval(ctx context.Context, id string, approve bool, reaso
 		}
 		switch {
 		case q.Kind != KindApproval:
-			return api.Errorf(api.CodeInvalid, "%s is a question, not an approval: answer it with `agent-worker answer %s <answer>`", q.ID, q.ID)
+			return contract.Errorf(contract.CodeInvalid, "%s is a question, not an approval: answer it with `agent-worker answer %s <answer>`", q.ID, q.ID)
 		case !changed:
 			return closedError(conn, q)
 		}
@@ -314,15 +314,15 @@ func closedError(conn querier, q Question) error {
 		if next != "" {
 			retry = fmt.Sprintf("its retry asks again: %s %s", verb, next)
 		}
-		return api.Errorf(api.CodeConflict, "%s %s can no longer be %s: the run that asked it ended%s; %s", what, q.ID, done, how, retry)
+		return contract.Errorf(contract.CodeConflict, "%s %s can no longer be %s: the run that asked it ended%s; %s", what, q.ID, done, how, retry)
 	}
 	if q.State == ApprovalApproved || q.State == ApprovalDenied {
-		return api.Errorf(api.CodeConflict, "%s was %s already, by %s at %s", q.ID, q.State, q.AnsweredBy, q.AnsweredAt.Local().Format(time.DateTime))
+		return contract.Errorf(contract.CodeConflict, "%s was %s already, by %s at %s", q.ID, q.State, q.AnsweredBy, q.AnsweredAt.Local().Format(time.DateTime))
 	}
 	if q.State == QuestionAnswered {
-		return api.Errorf(api.CodeConflict, "question %s was answered already, by %s at %s: %q",
+		return contract.Errorf(contract.CodeConflict, "question %s was answered already, by %s at %s: %q",
 			q.ID, q.AnsweredBy, q.AnsweredAt.Local().Format(time.DateTime), q.Answer)
 	}
-	return api.Errorf(api.CodeConflict, "question %s is %s: it can no longer be answered; if %s still needs it, tell it with `agent-worker send %s …`",
+	return contract.Errorf(contract.CodeConflict, "question %s is %s: it can no longer be answered; if %s still needs it, tell it with `agent-worker send %s …`",
 		q.ID, q.State, q.Agent, q.Agent)
 }

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/contract"
 )
 
 // A question is kept with its channel line; answering it closes it once,
@@ -27,7 +27,7 @@ func TestQuestionsAskAnswerOnce(t *testing.T) {
 	if !strings.HasPrefix(q.ID, "q_") || q.State != QuestionPending || msg.Content != "alice asks "+q.ID {
 		t.Fatalf("asked %+v with line %q", q, msg.Content)
 	}
-	if _, _, err := db.AskQuestion(ctx, Question{Agent: AgentKey{Name: "zed", Workflow: "team", Tag: "t"}, Question: "?"}, line); api.ErrorCode(err) != api.CodeNotFound {
+	if _, _, err := db.AskQuestion(ctx, Question{Agent: AgentKey{Name: "zed", Workflow: "team", Tag: "t"}, Question: "?"}, line); contract.ErrorCode(err) != contract.CodeNotFound {
 		t.Errorf("a question of an unknown agent: %v, want not found", err)
 	}
 	pending, err := db.ListQuestions(ctx, QuestionFilter{Scope: &team})
@@ -42,11 +42,11 @@ func TestQuestionsAskAnswerOnce(t *testing.T) {
 	if got.State != QuestionAnswered || got.Answer != "pg" || got.AnsweredBy != "user" || got.AnsweredAt.IsZero() || rmsg.Content != "@alice pg" {
 		t.Errorf("answered %+v with %q", got, rmsg.Content)
 	}
-	if _, _, err := db.AnswerQuestion(ctx, q.ID, "sqlite", "someone", reply); api.ErrorCode(err) != api.CodeConflict ||
+	if _, _, err := db.AnswerQuestion(ctx, q.ID, "sqlite", "someone", reply); contract.ErrorCode(err) != contract.CodeConflict ||
 		!strings.Contains(err.Error(), "answered already, by user") {
 		t.Errorf("second answer: %v, want a conflict naming who answered", err)
 	}
-	if _, _, err := db.AnswerQuestion(ctx, "q_nope", "x", "user", reply); api.ErrorCode(err) != api.CodeNotFound {
+	if _, _, err := db.AnswerQuestion(ctx, "q_nope", "x", "user", reply); contract.ErrorCode(err) != contract.CodeNotFound {
 		t.Errorf("answer to an unknown id: %v, want not found", err)
 	}
 	if left, err := db.ListQuestions(ctx, QuestionFilter{Agent: &alice}); err != nil || len(left) != 0 {
@@ -77,7 +77,7 @@ func TestQuestionsEndWithTheirDeadRun(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := db.FinishRun(ctx, "run_done", api.RunSucceeded, "", nil); err != nil {
+	if err := db.FinishRun(ctx, "run_done", contract.RunSucceeded, "", nil); err != nil {
 		t.Fatal(err)
 	}
 	ask := func(q Question) Question {
@@ -115,17 +115,17 @@ func TestQuestionsEndWithTheirDeadRun(t *testing.T) {
 		_, _, err := db.DecideApproval(ctx, approval.ID, true, "", "user", line)
 		return err
 	}
-	if err := decide(); api.ErrorCode(err) != api.CodeConflict ||
+	if err := decide(); contract.ErrorCode(err) != contract.CodeConflict ||
 		!strings.Contains(err.Error(), "approval "+approval.ID+" can no longer be decided: the run that asked it ended (the daemon stopped during it)") ||
 		!strings.Contains(err.Error(), "`agent-worker questions alice@team:t` lists it once it has") {
 		t.Errorf("approving the dead run's approval: %v", err)
 	}
 	retry := ask(Question{Agent: alice, RunID: "run_retry", Kind: KindApproval, Question: "git push"})
-	if err := decide(); api.ErrorCode(err) != api.CodeConflict || !strings.HasSuffix(err.Error(), "its retry asks again: approve "+retry.ID) {
+	if err := decide(); contract.ErrorCode(err) != contract.CodeConflict || !strings.HasSuffix(err.Error(), "its retry asks again: approve "+retry.ID) {
 		t.Errorf("approving the dead run's approval after the retry asked: %v", err)
 	}
 	_, _, err = db.AnswerQuestion(ctx, question.ID, "pg", "user", line(question))
-	if api.ErrorCode(err) != api.CodeConflict || !strings.Contains(err.Error(), "question "+question.ID+" can no longer be answered: the run that asked it ended") {
+	if contract.ErrorCode(err) != contract.CodeConflict || !strings.Contains(err.Error(), "question "+question.ID+" can no longer be answered: the run that asked it ended") {
 		t.Errorf("answering the dead run's question: %v", err)
 	}
 	if _, _, err := db.DecideApproval(ctx, retry.ID, true, "", "user", line); err != nil {

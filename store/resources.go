@@ -4,7 +4,7 @@ import (
 	"context"
 	"regexp"
 
-	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/contract"
 )
 
 // MaxResourceBytes caps one resource: resources carry long messages and
@@ -20,11 +20,11 @@ var resourceID = regexp.MustCompile(`^res_[0-9a-f]{16}$`)
 func (db *DB) CreateResource(ctx context.Context, r NewResource) (Resource, error) {
 	switch {
 	case r.Workflow == "" || r.Tag == "":
-		return Resource{}, api.Errorf(api.CodeInvalid, "resource needs a workflow and tag")
+		return Resource{}, contract.Errorf(contract.CodeInvalid, "resource needs a workflow and tag")
 	case r.Content == "":
-		return Resource{}, api.Errorf(api.CodeInvalid, "resource content is empty")
+		return Resource{}, contract.Errorf(contract.CodeInvalid, "resource content is empty")
 	case len(r.Content) > MaxResourceBytes:
-		return Resource{}, api.Errorf(api.CodeInvalid, "resource content is %d bytes; the limit is %d (10 MiB)", len(r.Content), MaxResourceBytes)
+		return Resource{}, contract.Errorf(contract.CodeInvalid, "resource content is %d bytes; the limit is %d (10 MiB)", len(r.Content), MaxResourceBytes)
 	}
 	var out Resource
 	err := db.write(ctx, func(conn querier) (err error) {
@@ -38,7 +38,7 @@ func (db *DB) CreateResource(ctx context.Context, r NewResource) (Resource, erro
 // workflow:tag is reported as not found, so ids never leak across teams.
 func (db *DB) GetResource(ctx context.Context, s Scope, id string) (Resource, error) {
 	if !resourceID.MatchString(id) {
-		return Resource{}, api.Errorf(api.CodeInvalid, "%q is not a resource id: ids look like res_ followed by 16 hex digits", id)
+		return Resource{}, contract.Errorf(contract.CodeInvalid, "%q is not a resource id: ids look like res_ followed by 16 hex digits", id)
 	}
 	var r Resource
 	found := false
@@ -54,7 +54,7 @@ func (db *DB) GetResource(ctx context.Context, s Scope, id string) (Resource, er
 			}})
 	})
 	if err == nil && !found {
-		err = api.Errorf(api.CodeNotFound, "resource %s not found in %s", id, s)
+		err = contract.Errorf(contract.CodeNotFound, "resource %s not found in %s", id, s)
 	}
 	return r, err
 }

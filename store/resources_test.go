@@ -7,7 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/contract"
 )
 
 func TestResources(t *testing.T) {
@@ -52,49 +52,49 @@ func TestResources(t *testing.T) {
 	}
 	for name, tc := range map[string]struct {
 		call     func() error
-		code     api.Code
+		code     contract.Code
 		contains string
 	}{
 		"unknown type": {func() error {
 			_, err := db.CreateResource(ctx, NewResource{Workflow: "team", Tag: "t", Type: "pdf", Content: "x"})
 			return err
-		}, api.CodeInvalid, `"pdf"`},
+		}, contract.CodeInvalid, `"pdf"`},
 		"invalid json": {func() error {
 			_, err := db.CreateResource(ctx, NewResource{Workflow: "team", Tag: "t", Type: "json", Content: "{"})
 			return err
-		}, api.CodeInvalid, "JSON"},
+		}, contract.CodeInvalid, "JSON"},
 		"empty": {func() error {
 			_, err := db.CreateResource(ctx, NewResource{Workflow: "team", Tag: "t"})
 			return err
-		}, api.CodeInvalid, "empty"},
+		}, contract.CodeInvalid, "empty"},
 		"too large": {func() error {
 			_, err := db.CreateResource(ctx, NewResource{Workflow: "team", Tag: "t", Content: strings.Repeat("x", MaxResourceBytes+1)})
 			return err
-		}, api.CodeInvalid, "10 MiB"},
+		}, contract.CodeInvalid, "10 MiB"},
 		"other tag": {func() error {
 			_, err := db.GetResource(ctx, Scope{"team", "u"}, r.ID)
 			return err
-		}, api.CodeNotFound, "resource " + r.ID + " not found in @team:u"},
+		}, contract.CodeNotFound, "resource " + r.ID + " not found in @team:u"},
 		"other workflow": {func() error {
 			_, err := db.GetResource(ctx, Scope{"other", "t"}, r.ID)
 			return err
-		}, api.CodeNotFound, "not found"},
+		}, contract.CodeNotFound, "not found"},
 		"unknown id": {func() error {
 			_, err := db.GetResource(ctx, team, "res_0123456789abcdef")
 			return err
-		}, api.CodeNotFound, "not found in @team:t"},
+		}, contract.CodeNotFound, "not found in @team:t"},
 		"bad id": {func() error {
 			_, err := db.GetResource(ctx, team, "res_XYZ")
 			return err
-		}, api.CodeInvalid, "not a resource id"},
+		}, contract.CodeInvalid, "not a resource id"},
 		"upper-case id": {func() error {
 			_, err := db.GetResource(ctx, team, strings.ToUpper(r.ID))
 			return err
-		}, api.CodeInvalid, "not a resource id"},
+		}, contract.CodeInvalid, "not a resource id"},
 	} {
 		err := tc.call()
-		if api.ErrorCode(err) != tc.code || !strings.Contains(err.Error(), tc.contains) {
-			t.Errorf("%s: err = %v (code %q), want code %q mentioning %q", name, err, api.ErrorCode(err), tc.code, tc.contains)
+		if contract.ErrorCode(err) != tc.code || !strings.Contains(err.Error(), tc.contains) {
+			t.Errorf("%s: err = %v (code %q), want code %q mentioning %q", name, err, contract.ErrorCode(err), tc.code, tc.contains)
 		}
 	}
 	if n := queryInt(t, db, `SELECT count(*) FROM resources`); n != 6 {

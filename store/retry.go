@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/contract"
 )
 
 // Bounds of UntilReachable's wait between attempts.
@@ -27,7 +27,7 @@ func UntilReachable(life context.Context, op func(context.Context) error, waitin
 	wait := retryFirst
 	for first := true; ; first = false {
 		err := op(ctx)
-		if err == nil || api.ErrorCode(err) != api.CodeUnavailable {
+		if err == nil || contract.ErrorCode(err) != contract.CodeUnavailable {
 			return err
 		}
 		if first && waiting != nil {

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/contract"
 )
 
 // Run is one attempt of one agent run: the record `info` and `runs` show.
@@ -15,7 +15,7 @@ type Run struct {
 	Backend            string
 	PluginSHA256       string
 	Attempt            int
-	State              api.RunState
+	State              contract.RunState
 	StartedAt, EndedAt time.Time
 	// InboxUntilSeq is the newest inbox seq the run was shown: what it acks
 	// when it succeeds.
@@ -57,7 +57,7 @@ func (db *DB) startRun(ctx context.Context, r Run, withToken bool) (Run, string,
 	}
 	err := db.write(ctx, func(conn querier) error {
 		now := db.nowMs()
-		r.State, r.StartedAt = api.RunRunning, fromMs(now)
+		r.State, r.StartedAt = contract.RunRunning, fromMs(now)
 		r.Daemon = db.daemon
 		err := conn.execute(`INSERT INTO runs (id, agent, workflow, tag, backend, plugin_sha256,
 			attempt, state, started_at, inbox_until_seq, daemon) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -76,7 +76,7 @@ func (db *DB) startRun(ctx context.Context, r Run, withToken bool) (Run, string,
 // replies. Its plugin process may still be stopping: its workers row stays
 // until RemoveWorker, after the process is gone, so a daemon that dies in
 // between still finds it to reap.
-func (db *DB) FinishRun(ctx context.Context, id string, state api.RunState, errMsg string, usage json.RawMessage) error {
+func (db *DB) FinishRun(ctx context.Context, id string, state contract.RunState, errMsg string, usage json.RawMessage) error {
 	defer db.forgetRunTokens(id)
 	return db.write(ctx, func(conn querier) error {
 		return finishRun(conn, id, state, errMsg, usage, db.nowMs())
@@ -85,7 +85,7 @@ func (db *DB) FinishRun(ctx context.Context, id string, state api.RunState, errM
 
 // finishRun records a run's end inside a caller's transaction and ends its
 // tokens. The caller forgets cached tokens once it has committed.
-func finishRun(conn querier, id string, state api.RunState, errMsg string, usage json.RawMessage, now int64) error {
+func finishRun(conn querier, id string, state contract.RunState, errMsg string, usage json.RawMessage, now int64) error {
 	if len(usage) == 0 {
 		usage = json.RawMessage("{}")
 	}
@@ -135,9 +135,9 @@ func scanRun(s row) (Run, error) {
 	if ms := s.ColumnInt64(9); ms != 0 {
 		r.EndedAt = fromMs(ms)
 	}
-	state, err := api.ParseRunState(s.ColumnText(7))
+	state, err := contract.ParseRunState(s.ColumnText(7))
 	if err != nil {
-		return r, api.Errorf(api.CodeInternal, "run %s in the database: %w", r.ID, err)
+		return r, contract.Errorf(contract.CodeInternal, "run %s in the database: %w", r.ID, err)
 	}
 	r.State = state
 	return r, nil
@@ -288,7 +288,7 @@ func (db *DB) ClaimSpare(ctx context.Context, spareID, runID string) error {
 		err := conn.execute(`UPDATE workers SET run_id = ?, state = ?, heartbeat_at = ? WHERE run_id = ? AND state = ?`,
 			&execOptions{Args: []any{runID, string(WorkerRunning), db.nowMs(), spareID, string(WorkerSpare)}})
 		if err == nil && conn.changes() == 0 {
-			err = api.Errorf(api.CodeNotFound, "no waiting spare %s", spareID)
+			err = contract.Errorf(contract.CodeNotFound, "no waiting spare %s", spareID)
 		}
 		return err
 	})
@@ -350,7 +350,7 @@ func (db *DB) HeartbeatAge(ctx context.Context, runID string) (time.Duration, er
 				return nil
 			}})
 		if err == nil && !found {
-			err = api.Errorf(api.CodeNotFound, "no worker for run %s", runID)
+			err = contract.Errorf(contract.CodeNotFound, "no worker for run %s", runID)
 		}
 		return err
 	})
@@ -366,7 +366,7 @@ func (db *DB) RunInboxUntil(ctx context.Context, id string) (int64, error) {
 		err := conn.execute(`SELECT inbox_until_seq FROM runs WHERE id = ?`, &execOptions{
 			Args: []any{id}, ResultFunc: func(s row) error { until, found = s.ColumnInt64(0), true; return nil }})
 		if err == nil && !found {
-			err = api.Errorf(api.CodeNotFound, "run %s not found", id)
+			err = contract.Errorf(contract.CodeNotFound, "run %s not found", id)
 		}
 		return err
 	})

@@ -7,7 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/contract"
 )
 
 func TestRunsAndTranscripts(t *testing.T) {
@@ -28,23 +28,23 @@ func TestRunsAndTranscripts(t *testing.T) {
 	if err := db.AppendRunEvents(ctx, "run_a", events); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.AppendRunEvents(ctx, "run_a", events[:1]); api.ErrorCode(err) != api.CodeConflict {
+	if err := db.AppendRunEvents(ctx, "run_a", events[:1]); contract.ErrorCode(err) != contract.CodeConflict {
 		t.Errorf("duplicate event n: %v, want conflict", err)
 	}
-	if err := db.FinishRun(ctx, "run_a", api.RunSucceeded, "", json.RawMessage(`{"input_tokens":3}`)); err != nil {
+	if err := db.FinishRun(ctx, "run_a", contract.RunSucceeded, "", json.RawMessage(`{"input_tokens":3}`)); err != nil {
 		t.Fatal(err)
 	}
 	r, got, err := db.GetRun(ctx, "run_a")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.State != api.RunSucceeded || r.Attempt != 1 || r.InboxUntilSeq != 7 || r.EndedAt.IsZero() || string(r.Usage) != `{"input_tokens":3}` {
+	if r.State != contract.RunSucceeded || r.Attempt != 1 || r.InboxUntilSeq != 7 || r.EndedAt.IsZero() || string(r.Usage) != `{"input_tokens":3}` {
 		t.Errorf("run_a = %+v", r)
 	}
 	if diff := cmp.Diff(events, got); diff != "" {
 		t.Errorf("transcript (-want +got):\n%s", diff)
 	}
-	if _, _, err := db.GetRun(ctx, "run_nope"); api.ErrorCode(err) != api.CodeNotFound {
+	if _, _, err := db.GetRun(ctx, "run_nope"); contract.ErrorCode(err) != contract.CodeNotFound {
 		t.Errorf("unknown run: %v", err)
 	}
 	runs, err := db.ListRuns(ctx, RunFilter{Agent: alice})
@@ -54,7 +54,7 @@ func TestRunsAndTranscripts(t *testing.T) {
 	if n, err := db.FailRunningRuns(ctx, "daemon stopped during the run"); err != nil || n != 1 {
 		t.Errorf("FailRunningRuns = %d, %v; want 1 (run_b)", n, err)
 	}
-	if r, _, err := db.GetRun(ctx, "run_b"); err != nil || r.State != api.RunFailed || r.Error != "daemon stopped during the run" {
+	if r, _, err := db.GetRun(ctx, "run_b"); err != nil || r.State != contract.RunFailed || r.Error != "daemon stopped during the run" {
 		t.Errorf("run_b after FailRunningRuns = %+v, %v", r, err)
 	}
 }
@@ -73,7 +73,7 @@ func TestWorkers(t *testing.T) {
 	if err != nil || len(ws) != 1 || ws[0].PID != 10 || ws[0].PluginPath != "/p/agent-worker-backend-mock" || ws[0].State != WorkerRunning {
 		t.Fatalf("ListWorkers = %+v, %v", ws, err)
 	}
-	if _, err := db.HeartbeatAge(ctx, "run_nope"); api.ErrorCode(err) != api.CodeNotFound {
+	if _, err := db.HeartbeatAge(ctx, "run_nope"); contract.ErrorCode(err) != contract.CodeNotFound {
 		t.Errorf("HeartbeatAge of no worker: %v, want not found", err)
 	}
 	if err := db.RemoveWorker(ctx, "run_a"); err != nil {
@@ -101,10 +101,10 @@ func TestClaimSpare(t *testing.T) {
 	if ws, err := db.ListWorkers(ctx); err != nil || len(ws) != 1 || ws[0].RunID != "run_a" || ws[0].State != WorkerRunning || ws[0].PID != 11 {
 		t.Fatalf("claimed row = %+v, %v", ws, err)
 	}
-	if err := db.ClaimSpare(ctx, "spare_1", "run_b"); api.ErrorCode(err) != api.CodeNotFound {
+	if err := db.ClaimSpare(ctx, "spare_1", "run_b"); contract.ErrorCode(err) != contract.CodeNotFound {
 		t.Errorf("second claim of one spare: %v, want not found", err)
 	}
-	if err := db.ClaimSpare(ctx, "run_a", "run_b"); api.ErrorCode(err) != api.CodeNotFound {
+	if err := db.ClaimSpare(ctx, "run_a", "run_b"); contract.ErrorCode(err) != contract.CodeNotFound {
 		t.Errorf("claim of a running worker: %v, want not found", err)
 	}
 }
@@ -143,7 +143,7 @@ func TestResetSessions(t *testing.T) {
 	db := openTest(t)
 	ctx := t.Context()
 	k := AgentKey{Name: "alice", Workflow: "global", Tag: "main"}
-	if _, err := db.ResetSessions(ctx, k); api.ErrorCode(err) != api.CodeNotFound {
+	if _, err := db.ResetSessions(ctx, k); contract.ErrorCode(err) != contract.CodeNotFound {
 		t.Fatalf("reset of a missing agent = %v, want not found", err)
 	}
 	if _, err := db.CreateAgent(ctx, Agent{Name: "alice", Workflow: "global", Tag: "main", Backend: "sdk"}); err != nil {

@@ -12,7 +12,7 @@ import (
 
 	"zombiezen.com/go/sqlite"
 
-	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/contract"
 )
 
 // Search kinds: what a hit is.
@@ -93,10 +93,10 @@ type searchTerm struct {
 // phrase.
 func parseSearchQuery(q string) ([]searchTerm, error) {
 	if len(q) > maxQueryBytes {
-		return nil, api.Errorf(api.CodeInvalid, "search query is %d bytes: at most %d", len(q), maxQueryBytes)
+		return nil, contract.Errorf(contract.CodeInvalid, "search query is %d bytes: at most %d", len(q), maxQueryBytes)
 	}
 	if !utf8.ValidString(q) {
-		return nil, api.Errorf(api.CodeInvalid, "search query is not valid UTF-8")
+		return nil, contract.Errorf(contract.CodeInvalid, "search query is not valid UTF-8")
 	}
 	var terms []searchTerm
 	for rest := strings.TrimSpace(q); rest != ""; rest = strings.TrimSpace(rest) {
@@ -105,7 +105,7 @@ func parseSearchQuery(q string) ([]searchTerm, error) {
 		if quoted {
 			end := strings.IndexByte(rest[1:], '"')
 			if end < 0 {
-				return nil, api.Errorf(api.CodeInvalid, "search query %q has an unclosed quote: close the phrase with \"", q)
+				return nil, contract.Errorf(contract.CodeInvalid, "search query %q has an unclosed quote: close the phrase with \"", q)
 			}
 			raw, rest = rest[1:1+end], rest[2+end:]
 		} else {
@@ -122,25 +122,25 @@ func parseSearchQuery(q string) ([]searchTerm, error) {
 			t.prefix, rest = true, rest[1:] // "a phrase"*
 		}
 		if strings.Contains(raw, "*") {
-			return nil, api.Errorf(api.CodeInvalid, "search query %q: * may only end a word (prefix*)", q)
+			return nil, contract.Errorf(contract.CodeInvalid, "search query %q: * may only end a word (prefix*)", q)
 		}
 		t.words = strings.FieldsFunc(raw, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
 		if len(t.words) == 0 {
 			if quoted || t.prefix {
-				return nil, api.Errorf(api.CodeInvalid, "search query %q has a phrase or prefix* without a word in it", q)
+				return nil, contract.Errorf(contract.CodeInvalid, "search query %q has a phrase or prefix* without a word in it", q)
 			}
 			continue // punctuation on its own separates, as it does inside words
 		}
 		if t.prefix && !strings.HasSuffix(raw, t.words[len(t.words)-1]) {
-			return nil, api.Errorf(api.CodeInvalid, "search query %q: * must follow a letter or digit (prefix*)", q)
+			return nil, contract.Errorf(contract.CodeInvalid, "search query %q: * must follow a letter or digit (prefix*)", q)
 		}
 		terms = append(terms, t)
 		if len(terms) > maxQueryTerms {
-			return nil, api.Errorf(api.CodeInvalid, "search query %q has more than %d words and phrases", q, maxQueryTerms)
+			return nil, contract.Errorf(contract.CodeInvalid, "search query %q has more than %d words and phrases", q, maxQueryTerms)
 		}
 	}
 	if len(terms) == 0 {
-		return nil, api.Errorf(api.CodeInvalid, "search query is empty: give words, \"a phrase\" or a prefix*")
+		return nil, contract.Errorf(contract.CodeInvalid, "search query is empty: give words, \"a phrase\" or a prefix*")
 	}
 	return terms, nil
 }
@@ -187,14 +187,14 @@ func (db *DB) Search(ctx context.Context, s Scope, o SearchOptions) ([]SearchHit
 	limit := o.Limit
 	switch {
 	case limit < 0 || limit > maxSearchLimit:
-		return nil, api.Errorf(api.CodeInvalid, "limit %d is out of range: use 1 to %d (0 means %d)", limit, maxSearchLimit, defaultSearchLimit)
+		return nil, contract.Errorf(contract.CodeInvalid, "limit %d is out of range: use 1 to %d (0 means %d)", limit, maxSearchLimit, defaultSearchLimit)
 	case limit == 0:
 		limit = defaultSearchLimit
 	}
 	switch o.Kind {
 	case "", SearchMessage, SearchDoc, SearchRun:
 	default:
-		return nil, api.Errorf(api.CodeInvalid, "unknown search kind %q: use message, doc or run", o.Kind)
+		return nil, contract.Errorf(contract.CodeInvalid, "unknown search kind %q: use message, doc or run", o.Kind)
 	}
 	if o.Kind == "" || o.Kind == SearchMessage {
 		// Every message committed so far is found.
@@ -485,7 +485,7 @@ func indexRunEvent(conn querier, runID string, e RunEvent) error {
 // then holds; content "" forgets the document.
 func (db *DB) IndexDocument(ctx context.Context, s Scope, path, content string) error {
 	if path == "" {
-		return api.Errorf(api.CodeInvalid, "document path is required")
+		return contract.Errorf(contract.CodeInvalid, "document path is required")
 	}
 	return db.write(ctx, func(conn querier) error {
 		if strings.TrimSpace(content) == "" {

@@ -12,7 +12,7 @@ import (
 	"zombiezen.com/go/sqlite"
 	"zombiezen.com/go/sqlite/sqlitex"
 
-	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/contract"
 	"github.com/agent-worker/agent-worker/internal/testkit"
 )
 
@@ -66,7 +66,7 @@ func TestParseSearchQuery(t *testing.T) {
 	}
 	for q, want := range bad {
 		_, err := parseSearchQuery(q)
-		if api.ErrorCode(err) != api.CodeInvalid || !strings.Contains(err.Error(), want) {
+		if contract.ErrorCode(err) != contract.CodeInvalid || !strings.Contains(err.Error(), want) {
 			t.Errorf("parse %q: %v, want an invalid error mentioning %q", q, err, want)
 		}
 	}
@@ -209,7 +209,7 @@ func TestSearchRanksAndLimits(t *testing.T) {
 		t.Errorf("the densest message first, two hits: %+v", hits)
 	}
 	for _, o := range []SearchOptions{{Query: "x", Limit: -1}, {Query: "x", Limit: 101}, {Query: "x", Kind: "task"}, {Query: `"x`}} {
-		if _, err := db.Search(ctx, wfMain, o); api.ErrorCode(err) != api.CodeInvalid {
+		if _, err := db.Search(ctx, wfMain, o); contract.ErrorCode(err) != contract.CodeInvalid {
 			t.Errorf("%+v: %v, want invalid", o, err)
 		}
 	}

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/contract"
 )
 
 // Session is an outside Claude Code session acting as an agent through its
@@ -27,7 +27,7 @@ type Session struct {
 // SessionStart the daemon missed is attached by its next hook.
 func (db *DB) HeartbeatSession(ctx context.Context, k AgentKey, id, cwd string) (Session, error) {
 	if id == "" {
-		return Session{}, api.Errorf(api.CodeInvalid, "a session needs its session_id")
+		return Session{}, contract.Errorf(contract.CodeInvalid, "a session needs its session_id")
 	}
 	var s Session
 	err := db.write(ctx, func(conn querier) error {
@@ -52,7 +52,7 @@ func (db *DB) HeartbeatSession(ctx context.Context, k AgentKey, id, cwd string) 
 				return nil
 			}})
 		if err == nil && !found {
-			err = api.Errorf(api.CodeInternal, "session of %s vanished while it was written", k)
+			err = contract.Errorf(contract.CodeInternal, "session of %s vanished while it was written", k)
 		}
 		return err
 	})
@@ -107,7 +107,7 @@ const inboxNewestSQL = `SELECT ` + messageColumns + `
 // being shown, so nothing is delivered twice.
 func (db *DB) DeliverInbox(ctx context.Context, k AgentKey, limit int) (ms []Message, omitted int, err error) {
 	if limit <= 0 || limit > maxReadLimit {
-		return nil, 0, api.Errorf(api.CodeInvalid, "limit %d is out of range: use 1 to %d", limit, maxReadLimit)
+		return nil, 0, contract.Errorf(contract.CodeInvalid, "limit %d is out of range: use 1 to %d", limit, maxReadLimit)
 	}
 	err = db.write(ctx, func(conn querier) error {
 		ms, omitted = nil, 0

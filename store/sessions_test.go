@@ -6,7 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/contract"
 )
 
 // A bounded delivery hands over the newest messages, counts the older ones
@@ -43,7 +43,7 @@ func TestDeliverInbox(t *testing.T) {
 	if ms, omitted, err = db.DeliverInbox(ctx, bob, 3); err != nil || !cmp.Equal(seqsOf(ms), []int64{late}) || omitted != 0 {
 		t.Errorf("delivery of the late message = %v, %d, %v", seqsOf(ms), omitted, err)
 	}
-	if _, _, err := db.DeliverInbox(ctx, AgentKey{"ghost", "team", "t"}, 3); api.ErrorCode(err) != api.CodeNotFound {
+	if _, _, err := db.DeliverInbox(ctx, AgentKey{"ghost", "team", "t"}, 3); contract.ErrorCode(err) != contract.CodeNotFound {
 		t.Errorf("delivery to an unknown agent: %v, want not found", err)
 	}
 }
@@ -88,7 +88,7 @@ func TestAttachedSessions(t *testing.T) {
 	if all, _ := db.Sessions(ctx); len(all) != 0 {
 		t.Errorf("after the detach: %+v", all)
 	}
-	if _, err := db.HeartbeatSession(ctx, AgentKey{"ghost", "team", "t"}, "s3", ""); api.ErrorCode(err) != api.CodeNotFound {
+	if _, err := db.HeartbeatSession(ctx, AgentKey{"ghost", "team", "t"}, "s3", ""); contract.ErrorCode(err) != contract.CodeNotFound {
 		t.Errorf("a session of an unknown agent: %v, want not found", err)
 	}
 }

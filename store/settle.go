@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
-	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/contract"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -57,7 +57,7 @@ type Settled struct {
 // spoke, writes the transcript's last events, records the run's end and
 // usage and, when asked, moves the agent to idle, in one transaction (its
 // workers row goes once its process is gone: RemoveWorker). A run that is
-// not running any more is refused with api.CodeConflict, so a run is never
+// not running any more is refused with contract.CodeConflict, so a run is never
 // settled twice.
 func (db *DB) SettleRun(ctx context.Context, st Settlement) (Settled, error) {
 	defer db.forgetRunTokens(st.RunID) // the run's tokens die with it (finishRun)
@@ -68,8 +68,8 @@ func (db *DB) SettleRun(ctx context.Context, st Settlement) (Settled, error) {
 		if err != nil {
 			return err
 		}
-		if r.State != api.RunRunning {
-			return api.Errorf(api.CodeConflict, "run %s is %s already: it cannot be settled again", r.ID, r.State)
+		if r.State != contract.RunRunning {
+			return contract.Errorf(contract.CodeConflict, "run %s is %s already: it cannot be settled again", r.ID, r.State)
 		}
 		if _, err := ackInbox(conn, r.Agent, r.InboxUntilSeq, now); err != nil {
 			return err
@@ -77,7 +77,7 @@ func (db *DB) SettleRun(ctx context.Context, st Settlement) (Settled, error) {
 		if st.Reply != nil {
 			m := *st.Reply
 			if m.Sender != r.Agent.Name || m.Workflow != r.Agent.Workflow || m.Tag != r.Agent.Tag {
-				return api.Errorf(api.CodeInvalid, "the reply of run %s must come from %s in @%s:%s", r.ID, r.Agent.Name, r.Agent.Workflow, r.Agent.Tag)
+				return contract.Errorf(contract.CodeInvalid, "the reply of run %s must come from %s in @%s:%s", r.ID, r.Agent.Name, r.Agent.Workflow, r.Agent.Tag)
 			}
 			spoke, err := spokeSince(conn, r.Agent, st.SinceSeq)
 			if err != nil {
@@ -93,11 +93,11 @@ func (db *DB) SettleRun(ctx context.Context, st Settlement) (Settled, error) {
 		if err := appendRunEvents(conn, r.ID, st.Events); err != nil {
 			return err
 		}
-		if err := finishRun(conn, r.ID, api.RunSucceeded, "", st.Usage, now); err != nil {
+		if err := finishRun(conn, r.ID, contract.RunSucceeded, "", st.Usage, now); err != nil {
 			return err
 		}
 		if st.Idle {
-			if done.Idle, err = db.moveAgentState(conn, r.Agent, []api.AgentState{api.AgentRunning}, api.AgentIdle, ""); err != nil {
+			if done.Idle, err = db.moveAgentState(conn, r.Agent, []contract.AgentState{contract.AgentRunning}, contract.AgentIdle, ""); err != nil {
 				return err
 			}
 		}
@@ -121,7 +121,7 @@ func getRunRow(conn querier, id string) (Run, error) {
 	err := conn.execute(`SELECT `+runColumns+` FROM runs WHERE id = ?`, &execOptions{
 		Args: []any{id}, ResultFunc: func(s row) (err error) { r, err = scanRun(s); found = true; return err }})
 	if err == nil && !found {
-		err = api.Errorf(api.CodeNotFound, "run %s not found: `agent-worker runs` lists the runs", id)
+		err = contract.Errorf(contract.CodeNotFound, "run %s not found: `agent-worker runs` lists the runs", id)
 	}
 	return r, err
 }

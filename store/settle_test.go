@@ -7,13 +7,13 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/contract"
 )
 
 // settleState is everything a settle may change, read back for comparison.
 type settleState struct {
 	Cursor     int64
-	RunState   api.RunState
+	RunState   contract.RunState
 	Ended      bool
 	Usage      string
 	Workers    int
@@ -76,7 +76,7 @@ func TestSettleRunPostsAcksAndEndsOnce(t *testing.T) {
 	}
 	// The workers row outlives the settle: the plugin process is stopped
 	// after it, and the row goes then (RemoveWorker).
-	want := settleState{Cursor: before, RunState: api.RunSucceeded, Ended: true, Usage: string(usage), Workers: 1, FromAlice: 1, BobsInbox: 1}
+	want := settleState{Cursor: before, RunState: contract.RunSucceeded, Ended: true, Usage: string(usage), Workers: 1, FromAlice: 1, BobsInbox: 1}
 	if diff := cmp.Diff(want, readSettleState(t, db, runID)); diff != "" {
 		t.Errorf("after settle (-want +got):\n%s", diff)
 	}
@@ -84,13 +84,13 @@ func TestSettleRunPostsAcksAndEndsOnce(t *testing.T) {
 	// A second settle of the same run (a retry that thinks the first was
 	// lost) changes nothing: no second reply, no second ack.
 	done, err = db.SettleRun(t.Context(), Settlement{RunID: runID, Reply: aliceSays("@bob done"), SinceSeq: before})
-	if api.ErrorCode(err) != api.CodeConflict || done.Posted {
+	if contract.ErrorCode(err) != contract.CodeConflict || done.Posted {
 		t.Errorf("second SettleRun = %v, posted %v; want conflict", err, done.Posted)
 	}
 	if diff := cmp.Diff(want, readSettleState(t, db, runID)); diff != "" {
 		t.Errorf("after a second settle (-want +got):\n%s", diff)
 	}
-	if _, err := db.SettleRun(t.Context(), Settlement{RunID: "run_nope"}); api.ErrorCode(err) != api.CodeNotFound {
+	if _, err := db.SettleRun(t.Context(), Settlement{RunID: "run_nope"}); contract.ErrorCode(err) != contract.CodeNotFound {
 		t.Errorf("settle of an unknown run = %v, want not found", err)
 	}
 }
@@ -103,11 +103,11 @@ func TestSettleRunWritesTheTranscriptAndIdlesTheAgent(t *testing.T) {
 		db := openTest(t)
 		runID, before := startSettleRun(t, db)
 		alice := AgentKey{"alice", "team", "t"}
-		if moved, err := db.MoveAgentState(t.Context(), alice, []api.AgentState{api.AgentIdle}, api.AgentRunning, ""); err != nil || !moved {
+		if moved, err := db.MoveAgentState(t.Context(), alice, []contract.AgentState{contract.AgentIdle}, contract.AgentRunning, ""); err != nil || !moved {
 			t.Fatalf("move alice to running = %v, %v", moved, err)
 		}
 		if paused {
-			if _, err := db.MoveAgentState(t.Context(), alice, []api.AgentState{api.AgentRunning}, api.AgentPaused, ""); err != nil {
+			if _, err := db.MoveAgentState(t.Context(), alice, []contract.AgentState{contract.AgentRunning}, contract.AgentPaused, ""); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -116,16 +116,16 @@ func TestSettleRunWritesTheTranscriptAndIdlesTheAgent(t *testing.T) {
 		if err != nil || done.Idle == paused {
 			t.Fatalf("paused %v: SettleRun = %+v, %v; want moved to idle %v", paused, done, err, !paused)
 		}
-		want := api.AgentIdle
+		want := contract.AgentIdle
 		if paused {
-			want = api.AgentPaused
+			want = contract.AgentPaused
 		}
 		a, err := db.GetAgent(t.Context(), alice)
 		if err != nil || a.State != want {
 			t.Errorf("paused %v: alice is %s (%v), want %s", paused, a.State, err, want)
 		}
 		r, transcript, err := db.GetRun(t.Context(), runID)
-		if err != nil || r.State != api.RunSucceeded || len(transcript) != 2 || transcript[1].Kind != "result" {
+		if err != nil || r.State != contract.RunSucceeded || len(transcript) != 2 || transcript[1].Kind != "result" {
 			t.Errorf("paused %v: run %s with transcript %+v (%v), want succeeded with both events", paused, r.State, transcript, err)
 		}
 	}
@@ -140,7 +140,7 @@ func TestSettleRunKeepsQuietWhenTheAgentSpoke(t *testing.T) {
 	if err != nil || done.Posted {
 		t.Fatalf("SettleRun = posted %v, %v; want nothing posted", done.Posted, err)
 	}
-	want := settleState{Cursor: before, RunState: api.RunSucceeded, Ended: true, Usage: "{}", Workers: 1, FromAlice: 1, BobsInbox: 1}
+	want := settleState{Cursor: before, RunState: contract.RunSucceeded, Ended: true, Usage: "{}", Workers: 1, FromAlice: 1, BobsInbox: 1}
 	if diff := cmp.Diff(want, readSettleState(t, db, runID)); diff != "" {
 		t.Errorf("after settle (-want +got):\n%s", diff)
 	}
@@ -162,10 +162,10 @@ func TestSettleRunIsAtomic(t *testing.T) {
 			db := openTest(t)
 			runID, before := startSettleRun(t, db)
 			want := readSettleState(t, db, runID)
-			if want.RunState != api.RunRunning || want.Workers != 1 || want.AliceInbox != 1 {
+			if want.RunState != contract.RunRunning || want.Workers != 1 || want.AliceInbox != 1 {
 				t.Fatalf("before settle: %+v", want)
 			}
-			if done, err := db.SettleRun(t.Context(), Settlement{RunID: runID, Reply: reply, SinceSeq: before}); api.ErrorCode(err) != api.CodeInvalid || done.Posted {
+			if done, err := db.SettleRun(t.Context(), Settlement{RunID: runID, Reply: reply, SinceSeq: before}); contract.ErrorCode(err) != contract.CodeInvalid || done.Posted {
 				t.Fatalf("SettleRun = posted %v, %v; want invalid", done.Posted, err)
 			}
 			if diff := cmp.Diff(want, readSettleState(t, db, runID)); diff != "" {

@@ -9,7 +9,7 @@ import (
 	"zombiezen.com/go/sqlite"
 	"zombiezen.com/go/sqlite/sqlitex"
 
-	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/contract"
 )
 
 // sqliteEngine is the embedded engine: one database file in WAL mode, a
@@ -126,7 +126,7 @@ func (e *sqliteEngine) checkFile() error {
 	if err == nil && os.SameFile(fi, e.opened) {
 		return nil
 	}
-	return api.Errorf(api.CodeUnavailable,
+	return contract.Errorf(contract.CodeUnavailable,
 		"the database file %s was deleted or replaced while the daemon was running; nothing more can be saved: restart the daemon (agent-worker stop --all)", e.path)
 }
 

@@ -4,7 +4,7 @@ import (
 	"context"
 	"strings"
 
-	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/contract"
 )
 
 // MoveAgentState changes an agent's state to `to` only if it is in one of
@@ -14,9 +14,9 @@ import (
 // the run is never overwritten. A move to running also needs the agent's
 // workflow to be running, so a workflow's pause holds every run that has
 // not started by then. A missing agent is not found.
-func (db *DB) MoveAgentState(ctx context.Context, k AgentKey, from []api.AgentState, to api.AgentState, errMsg string) (bool, error) {
+func (db *DB) MoveAgentState(ctx context.Context, k AgentKey, from []contract.AgentState, to contract.AgentState, errMsg string) (bool, error) {
 	if !to.Valid() {
-		return false, api.Errorf(api.CodeInvalid, "agent %q: unknown state %q", k, to)
+		return false, contract.Errorf(contract.CodeInvalid, "agent %q: unknown state %q", k, to)
 	}
 	moved := false
 	err := db.write(ctx, func(conn querier) (err error) {
@@ -27,14 +27,14 @@ func (db *DB) MoveAgentState(ctx context.Context, k AgentKey, from []api.AgentSt
 }
 
 // moveAgentState is MoveAgentState in the caller's transaction.
-func (db *DB) moveAgentState(conn querier, k AgentKey, from []api.AgentState, to api.AgentState, errMsg string) (bool, error) {
+func (db *DB) moveAgentState(conn querier, k AgentKey, from []contract.AgentState, to contract.AgentState, errMsg string) (bool, error) {
 	if _, err := getAgent(conn, k); err != nil {
 		return false, err
 	}
 	// The member that holds a running agent, so that its take-back
 	// frees the agent even when no run of it is recorded as running.
 	holder := ""
-	if to == api.AgentRunning {
+	if to == contract.AgentRunning {
 		holder = db.daemon
 	}
 	args := []any{to, errMsg, db.nowMs(), holder, k.Workflow, k.Tag, k.Name}
@@ -42,13 +42,13 @@ func (db *DB) moveAgentState(conn querier, k AgentKey, from []api.AgentState, to
 		args = append(args, s)
 	}
 	guard := ""
-	if to == api.AgentRunning {
+	if to == contract.AgentRunning {
 		// A run starts only in a running workflow: a pause of the
 		// workflow that commits first holds it, however late the
 		// scheduler read the workflow's state.
 		guard = ` AND EXISTS (SELECT 1 FROM workflows w WHERE w.name = agents.workflow AND w.tag = agents.tag AND w.state = 'running')`
 	}
-	if db.Cluster() && to == api.AgentIdle && len(from) == 1 && from[0] == api.AgentRunning {
+	if db.Cluster() && to == contract.AgentIdle && len(from) == 1 && from[0] == contract.AgentRunning {
 		// The end of a run: in a cluster, a member that was presumed
 		// dead and ends a run late must not set idle an agent that
 		// runs again on another member.
@@ -64,9 +64,9 @@ func (db *DB) moveAgentState(conn querier, k AgentKey, from []api.AgentState, to
 // MoveWorkflowState changes a workflow's state to `to` only if it is in
 // one of `from`, in one transaction, and reports whether it did (pause
 // and resume of a workflow:tag). A missing workflow is not found.
-func (db *DB) MoveWorkflowState(ctx context.Context, name, tag string, from []api.WorkflowState, to api.WorkflowState, errMsg string) (bool, error) {
+func (db *DB) MoveWorkflowState(ctx context.Context, name, tag string, from []contract.WorkflowState, to contract.WorkflowState, errMsg string) (bool, error) {
 	if !to.Valid() {
-		return false, api.Errorf(api.CodeInvalid, "workflow %q: unknown state %q", workflowID(name, tag), to)
+		return false, contract.Errorf(contract.CodeInvalid, "workflow %q: unknown state %q", workflowID(name, tag), to)
 	}
 	moved := false
 	err := db.write(ctx, func(conn querier) error {

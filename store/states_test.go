@@ -3,7 +3,7 @@ package store
 import (
 	"testing"
 
-	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/contract"
 )
 
 // A state move happens only from the states it names, so the end of a
@@ -13,30 +13,30 @@ func TestMoveAgentState(t *testing.T) {
 	db := openTest(t)
 	ctx := t.Context()
 	k := AgentKey{Name: "a", Workflow: "w", Tag: "t"}
-	if _, err := db.CreateAgent(ctx, Agent{Name: "a", Workflow: "w", Tag: "t", State: api.AgentRunning}); err != nil {
+	if _, err := db.CreateAgent(ctx, Agent{Name: "a", Workflow: "w", Tag: "t", State: contract.AgentRunning}); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.SetAgentState(ctx, k, api.AgentPaused, ""); err != nil {
+	if err := db.SetAgentState(ctx, k, contract.AgentPaused, ""); err != nil {
 		t.Fatal(err)
 	}
-	moved, err := db.MoveAgentState(ctx, k, []api.AgentState{api.AgentRunning}, api.AgentIdle, "")
+	moved, err := db.MoveAgentState(ctx, k, []contract.AgentState{contract.AgentRunning}, contract.AgentIdle, "")
 	if err != nil || moved {
 		t.Errorf("running → idle of a paused agent: moved %v, %v", moved, err)
 	}
-	if a, err := db.GetAgent(ctx, k); err != nil || a.State != api.AgentPaused {
+	if a, err := db.GetAgent(ctx, k); err != nil || a.State != contract.AgentPaused {
 		t.Errorf("state = %s, %v; want paused", a.State, err)
 	}
-	moved, err = db.MoveAgentState(ctx, k, []api.AgentState{api.AgentPaused, api.AgentFailed}, api.AgentIdle, "")
+	moved, err = db.MoveAgentState(ctx, k, []contract.AgentState{contract.AgentPaused, contract.AgentFailed}, contract.AgentIdle, "")
 	if err != nil || !moved {
 		t.Errorf("paused → idle: moved %v, %v", moved, err)
 	}
-	if moved, err := db.MoveAgentState(ctx, k, nil, api.AgentIdle, ""); err != nil || moved {
+	if moved, err := db.MoveAgentState(ctx, k, nil, contract.AgentIdle, ""); err != nil || moved {
 		t.Errorf("a move from no state: moved %v, %v", moved, err)
 	}
-	if _, err := db.MoveAgentState(ctx, AgentKey{Name: "x", Workflow: "w", Tag: "t"}, []api.AgentState{api.AgentIdle}, api.AgentPaused, ""); api.ErrorCode(err) != api.CodeNotFound {
+	if _, err := db.MoveAgentState(ctx, AgentKey{Name: "x", Workflow: "w", Tag: "t"}, []contract.AgentState{contract.AgentIdle}, contract.AgentPaused, ""); contract.ErrorCode(err) != contract.CodeNotFound {
 		t.Errorf("move of a missing agent: %v", err)
 	}
-	if _, err := db.MoveAgentState(ctx, k, []api.AgentState{api.AgentIdle}, "sleepy", ""); api.ErrorCode(err) != api.CodeInvalid {
+	if _, err := db.MoveAgentState(ctx, k, []contract.AgentState{contract.AgentIdle}, "sleepy", ""); contract.ErrorCode(err) != contract.CodeInvalid {
 		t.Errorf("move to an unknown state: %v", err)
 	}
 }
@@ -48,17 +48,17 @@ func TestMoveWorkflowState(t *testing.T) {
 	if _, err := db.CreateWorkflow(ctx, Workflow{Name: "w", Tag: "t"}); err != nil {
 		t.Fatal(err)
 	}
-	from := []api.WorkflowState{api.WorkflowRunning}
-	if moved, err := db.MoveWorkflowState(ctx, "w", "t", from, api.WorkflowPaused, ""); err != nil || !moved {
+	from := []contract.WorkflowState{contract.WorkflowRunning}
+	if moved, err := db.MoveWorkflowState(ctx, "w", "t", from, contract.WorkflowPaused, ""); err != nil || !moved {
 		t.Errorf("running → paused: moved %v, %v", moved, err)
 	}
-	if moved, err := db.MoveWorkflowState(ctx, "w", "t", from, api.WorkflowPaused, ""); err != nil || moved {
+	if moved, err := db.MoveWorkflowState(ctx, "w", "t", from, contract.WorkflowPaused, ""); err != nil || moved {
 		t.Errorf("running → paused of a paused workflow: moved %v, %v", moved, err)
 	}
-	if w, err := db.GetWorkflow(ctx, "w", "t"); err != nil || w.State != api.WorkflowPaused {
+	if w, err := db.GetWorkflow(ctx, "w", "t"); err != nil || w.State != contract.WorkflowPaused {
 		t.Errorf("state = %s, %v; want paused", w.State, err)
 	}
-	if _, err := db.MoveWorkflowState(ctx, "nope", "t", from, api.WorkflowPaused, ""); api.ErrorCode(err) != api.CodeNotFound {
+	if _, err := db.MoveWorkflowState(ctx, "nope", "t", from, contract.WorkflowPaused, ""); contract.ErrorCode(err) != contract.CodeNotFound {
 		t.Errorf("move of a missing workflow: %v", err)
 	}
 }
@@ -74,22 +74,22 @@ func TestMoveToRunningNeedsARunningWorkflow(t *testing.T) {
 	k := AgentKey{Name: "a", Workflow: "w", Tag: "t"}
 	toRunning := func() bool {
 		t.Helper()
-		moved, err := db.MoveAgentState(ctx, k, []api.AgentState{api.AgentIdle}, api.AgentRunning, "")
+		moved, err := db.MoveAgentState(ctx, k, []contract.AgentState{contract.AgentIdle}, contract.AgentRunning, "")
 		if err != nil {
 			t.Fatal(err)
 		}
 		return moved
 	}
-	if _, err := db.MoveWorkflowState(ctx, "w", "t", []api.WorkflowState{api.WorkflowRunning}, api.WorkflowPaused, ""); err != nil {
+	if _, err := db.MoveWorkflowState(ctx, "w", "t", []contract.WorkflowState{contract.WorkflowRunning}, contract.WorkflowPaused, ""); err != nil {
 		t.Fatal(err)
 	}
 	if toRunning() {
 		t.Error("an agent of a paused workflow moved to running")
 	}
-	if a, err := db.GetAgent(ctx, k); err != nil || a.State != api.AgentIdle {
+	if a, err := db.GetAgent(ctx, k); err != nil || a.State != contract.AgentIdle {
 		t.Errorf("state = %s, %v; want idle", a.State, err)
 	}
-	if _, err := db.MoveWorkflowState(ctx, "w", "t", []api.WorkflowState{api.WorkflowPaused}, api.WorkflowRunning, ""); err != nil {
+	if _, err := db.MoveWorkflowState(ctx, "w", "t", []contract.WorkflowState{contract.WorkflowPaused}, contract.WorkflowRunning, ""); err != nil {
 		t.Fatal(err)
 	}
 	if !toRunning() {

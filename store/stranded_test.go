@@ -6,7 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/contract"
 )
 
 // What a member recorded as running but no longer holds (a run's end or
@@ -26,7 +26,7 @@ func TestRecoverStrandedFreesOnlyWhatTheMemberNoLongerHolds(t *testing.T) {
 	key := func(name string) AgentKey { return AgentKey{Name: name, Workflow: team.Workflow, Tag: team.Tag} }
 	startRunning := func(db *DB, agent, runID string) string {
 		t.Helper()
-		if moved, err := db.MoveAgentState(ctx, key(agent), []api.AgentState{api.AgentIdle}, api.AgentRunning, ""); err != nil || !moved {
+		if moved, err := db.MoveAgentState(ctx, key(agent), []contract.AgentState{contract.AgentIdle}, contract.AgentRunning, ""); err != nil || !moved {
 			t.Fatalf("move %s to running = %v, %v", agent, moved, err)
 		}
 		if _, err := db.StartRun(ctx, Run{ID: runID, Agent: key(agent), Backend: "mock"}); err != nil {
@@ -45,7 +45,7 @@ func TestRecoverStrandedFreesOnlyWhatTheMemberNoLongerHolds(t *testing.T) {
 	startRunning(me, "bob", "run-b")                 // held: in flight here
 	startRunning(other, "carol", "run-c")            // another member's
 	// Dave's run ended but his move back to idle was lost.
-	if moved, err := me.MoveAgentState(ctx, key("dave"), []api.AgentState{api.AgentIdle}, api.AgentRunning, ""); err != nil || !moved {
+	if moved, err := me.MoveAgentState(ctx, key("dave"), []contract.AgentState{contract.AgentIdle}, contract.AgentRunning, ""); err != nil || !moved {
 		t.Fatalf("move dave to running = %v, %v", moved, err)
 	}
 	clk.Set(clk.Now().Add(time.Second))
@@ -70,19 +70,19 @@ func TestRecoverStrandedFreesOnlyWhatTheMemberNoLongerHolds(t *testing.T) {
 	if len(r.Workers) != 1 || r.Workers[0].RunID != "run-a" {
 		t.Errorf("workers handed over = %+v, want run-a's", r.Workers)
 	}
-	for id, want := range map[string]api.RunState{"run-a": api.RunFailed, "run-b": api.RunRunning, "run-c": api.RunRunning, "run-e": api.RunRunning} {
+	for id, want := range map[string]contract.RunState{"run-a": contract.RunFailed, "run-b": contract.RunRunning, "run-c": contract.RunRunning, "run-e": contract.RunRunning} {
 		run, _, err := me.GetRun(ctx, id)
 		if err != nil || run.State != want {
 			t.Errorf("%s = %v (err %v), want %v", id, run.State, err, want)
 		}
 	}
-	for name, want := range map[string]api.AgentState{"alice": api.AgentIdle, "bob": api.AgentRunning, "carol": api.AgentRunning, "dave": api.AgentIdle, "erin": api.AgentRunning} {
+	for name, want := range map[string]contract.AgentState{"alice": contract.AgentIdle, "bob": contract.AgentRunning, "carol": contract.AgentRunning, "dave": contract.AgentIdle, "erin": contract.AgentRunning} {
 		a, err := me.GetAgent(ctx, key(name))
 		if err != nil || a.State != want {
 			t.Errorf("%s = %v (err %v), want %v", name, a.State, err, want)
 		}
 	}
-	if _, err := me.LookupToken(ctx, aliceToken); api.ErrorCode(err) != api.CodeNotFound {
+	if _, err := me.LookupToken(ctx, aliceToken); contract.ErrorCode(err) != contract.CodeNotFound {
 		t.Errorf("token of the freed run: %v, want refused as not found", err)
 	}
 	if again, err := me.RecoverStranded(ctx, "me", holds); err != nil || len(again.Runs)+len(again.Agents) != 0 {

@@ -11,7 +11,7 @@ import (
 
 	"zombiezen.com/go/sqlite"
 
-	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/contract"
 )
 
 // The task board (issue 16). Every rule lives here, inside the write that
@@ -88,7 +88,7 @@ type Task struct {
 	// Assignee, when set, is the only agent who may claim the task.
 	Assignee  string
 	CreatedBy string
-	State     api.TaskState
+	State     contract.TaskState
 	// Holder is the agent holding a claimed or in-progress task, and who
 	// completed or failed a finished one; "" while pending.
 	Holder string
@@ -108,7 +108,7 @@ type Task struct {
 
 // Ready reports whether the task can be claimed now (by its assignee, or
 // by anyone when it has none).
-func (t Task) Ready() bool { return t.State == api.TaskPending && len(t.WaitingOn) == 0 }
+func (t Task) Ready() bool { return t.State == contract.TaskPending && len(t.WaitingOn) == 0 }
 
 // TaskEvent is one line of a task's history.
 type TaskEvent struct {
@@ -116,7 +116,7 @@ type TaskEvent struct {
 	Actor string
 	Kind  TaskEventKind
 	// State is the task's state after the event.
-	State   api.TaskState
+	State   contract.TaskState
 	Note    string
 	Percent *int
 }
@@ -134,7 +134,7 @@ type NewTask struct {
 
 // TaskFilter narrows ListTasks; zero fields match everything.
 type TaskFilter struct {
-	State    api.TaskState
+	State    contract.TaskState
 	Assignee string
 }
 
@@ -220,7 +220,7 @@ func (db *DB) CreateTask(ctx context.Context, nt NewTask, say Lines) (Task, []Me
 			return notMember(nt.CreatedBy, s)
 		}
 		if nt.Assignee != "" && !slices.Contains(members, nt.Assignee) {
-			return api.Errorf(api.CodeInvalid, "assignee: %s is not a member of %s; members: %s", nt.Assignee, s, strings.Join(members, ", "))
+			return contract.Errorf(contract.CodeInvalid, "assignee: %s is not a member of %s; members: %s", nt.Assignee, s, strings.Join(members, ", "))
 		}
 		if err := checkTaskLinks(conn, s, nt); err != nil {
 			return err
@@ -244,7 +244,7 @@ func (db *DB) CreateTask(ctx context.Context, nt NewTask, say Lines) (Task, []Me
 				return err
 			}
 		}
-		if err := taskEvent(conn, id, now, nt.CreatedBy, TaskEventCreated, api.TaskPending, "", nil); err != nil {
+		if err := taskEvent(conn, id, now, nt.CreatedBy, TaskEventCreated, contract.TaskPending, "", nil); err != nil {
 			return err
 		}
 		if t, err = getTask(conn, s, id); err != nil {
@@ -274,26 +274,26 @@ func checkNewTask(nt NewTask) (NewTask, error) {
 	deps := make([]string, 0, len(nt.DependsOn))
 	for _, d := range nt.DependsOn {
 		if d = TaskID(d); d == "" {
-			return nt, api.Errorf(api.CodeInvalid, "depends_on: an id is empty: name each task, e.g. task-3")
+			return nt, contract.Errorf(contract.CodeInvalid, "depends_on: an id is empty: name each task, e.g. task-3")
 		}
 		deps = append(deps, d)
 	}
 	nt.DependsOn = dedupe(deps)
 	switch {
 	case nt.Workflow == "" || nt.Tag == "":
-		return nt, api.Errorf(api.CodeInvalid, "a task needs a workflow and tag")
+		return nt, contract.Errorf(contract.CodeInvalid, "a task needs a workflow and tag")
 	case nt.CreatedBy == "":
-		return nt, api.Errorf(api.CodeInvalid, "a task needs a creator")
+		return nt, contract.Errorf(contract.CodeInvalid, "a task needs a creator")
 	case nt.Title == "":
-		return nt, api.Errorf(api.CodeInvalid, "title is empty: say in a line what is to be done")
+		return nt, contract.Errorf(contract.CodeInvalid, "title is empty: say in a line what is to be done")
 	case len(nt.DependsOn) > MaxTaskDeps:
-		return nt, api.Errorf(api.CodeInvalid, "depends_on names %d tasks; the limit is %d: group them under a parent task", len(nt.DependsOn), MaxTaskDeps)
+		return nt, contract.Errorf(contract.CodeInvalid, "depends_on names %d tasks; the limit is %d: group them under a parent task", len(nt.DependsOn), MaxTaskDeps)
 	}
 	if err := checkTaskText("title", nt.Title, MaxTaskTitle); err != nil {
 		return nt, err
 	}
 	if strings.ContainsAny(nt.Title, "\n\r") {
-		return nt, api.Errorf(api.CodeInvalid, "title is more than one line: put the details in description")
+		return nt, contract.Errorf(contract.CodeInvalid, "title is more than one line: put the details in description")
 	}
 	return nt, checkTaskText("description", nt.Description, MaxTaskText)
 }
@@ -301,10 +301,10 @@ func checkNewTask(nt NewTask) (NewTask, error) {
 // checkTaskText refuses text over max characters or with a NUL byte.
 func checkTaskText(what, s string, max int) error {
 	if n := utf8.RuneCountInString(s); n > max {
-		return api.Errorf(api.CodeInvalid, "%s is %d characters; the limit is %d: put long content in a document (team_doc_write) and point to it", what, n, max)
+		return contract.Errorf(contract.CodeInvalid, "%s is %d characters; the limit is %d: put long content in a document (team_doc_write) and point to it", what, n, max)
 	}
 	if i := strings.IndexByte(s, 0); i >= 0 {
-		return api.Errorf(api.CodeInvalid, "%s contains a NUL byte (at byte %d): send text", what, i)
+		return contract.Errorf(contract.CodeInvalid, "%s contains a NUL byte (at byte %d): send text", what, i)
 	}
 	return nil
 }
@@ -316,10 +316,10 @@ func checkTaskText(what, s string, max int) error {
 // closes a cycle, which the error spells out.
 func checkTaskLinks(conn querier, s Scope, nt NewTask) error {
 	ids := append(slices.Clone(nt.DependsOn), nt.Parent)
-	known := map[string]api.TaskState{}
+	known := map[string]contract.TaskState{}
 	err := conn.execute(`SELECT id, state FROM tasks WHERE workflow = ? AND tag = ? AND id IN (`+placeholders(len(ids))+`)`,
 		&execOptions{Args: append([]any{s.Workflow, s.Tag}, anySlice(ids)...), ResultFunc: func(st row) error {
-			known[st.ColumnText(0)] = api.TaskState(st.ColumnText(1))
+			known[st.ColumnText(0)] = contract.TaskState(st.ColumnText(1))
 			return nil
 		}})
 	if err != nil {
@@ -332,27 +332,27 @@ func checkTaskLinks(conn querier, s Scope, nt NewTask) error {
 		}
 	}
 	if len(missing) > 0 {
-		return api.Errorf(api.CodeInvalid, "depends_on: %s %s not a task of %s", strings.Join(missing, ", "), isAre(len(missing)), s)
+		return contract.Errorf(contract.CodeInvalid, "depends_on: %s %s not a task of %s", strings.Join(missing, ", "), isAre(len(missing)), s)
 	}
 	if nt.Parent == "" {
 		return nil
 	}
 	state, ok := known[nt.Parent]
 	if !ok {
-		return api.Errorf(api.CodeInvalid, "parent: %s is not a task of %s", nt.Parent, s)
+		return contract.Errorf(contract.CodeInvalid, "parent: %s is not a task of %s", nt.Parent, s)
 	}
 	if state.Done() {
-		return api.Errorf(api.CodeConflict, "parent: %s is %s, so it cannot get a subtask: create the task without a parent", nt.Parent, state)
+		return contract.Errorf(contract.CodeConflict, "parent: %s is %s, so it cannot get a subtask: create the task without a parent", nt.Parent, state)
 	}
 	if slices.Contains(nt.DependsOn, nt.Parent) {
-		return api.Errorf(api.CodeInvalid, "dependency cycle: new task → %s → new task (it would depend on its own parent, which waits for its subtasks)", nt.Parent)
+		return contract.Errorf(contract.CodeInvalid, "dependency cycle: new task → %s → new task (it would depend on its own parent, which waits for its subtasks)", nt.Parent)
 	}
 	waits, err := waitGraph(conn, s)
 	if err != nil {
 		return err
 	}
 	if path := findPath(waits, nt.DependsOn, nt.Parent); path != nil {
-		return api.Errorf(api.CodeInvalid, "dependency cycle: new task → %s → new task (→ means \"waits for\": a task waits for its depends_on, a parent for its subtasks)",
+		return contract.Errorf(contract.CodeInvalid, "dependency cycle: new task → %s → new task (→ means \"waits for\": a task waits for its depends_on, a parent for its subtasks)",
 			strings.Join(path, " → "))
 	}
 	return nil
@@ -407,7 +407,7 @@ func findPath(waits map[string][]string, from []string, target string) []string 
 // ListTasks returns the tasks of s that match f, oldest first.
 func (db *DB) ListTasks(ctx context.Context, s Scope, f TaskFilter) ([]Task, error) {
 	if f.State != "" && !f.State.Valid() {
-		return nil, api.Errorf(api.CodeInvalid, "unknown task state %q: use %s", f.State, listOr(taskStateNames()))
+		return nil, contract.Errorf(contract.CodeInvalid, "unknown task state %q: use %s", f.State, listOr(taskStateNames()))
 	}
 	var ts []Task
 	err := db.read(ctx, func(conn querier) error {
@@ -444,7 +444,7 @@ func (db *DB) GetTask(ctx context.Context, s Scope, id string) (Task, []TaskEven
 					return nil
 				}})
 			if err == nil && s == (Scope{}) {
-				err = api.Errorf(api.CodeNotFound, "task %s not found: `agent-worker tasks @workflow` lists a board's ids", id)
+				err = contract.Errorf(contract.CodeNotFound, "task %s not found: `agent-worker tasks @workflow` lists a board's ids", id)
 			}
 			if err != nil {
 				return err
@@ -483,22 +483,22 @@ func (db *DB) ClaimTask(ctx context.Context, a TaskActor, id string) (Task, erro
 		case t.State.Held() && t.Holder == a.Name:
 			return holdTask(conn, &t, a, t.State, now)
 		case t.State.Held():
-			return api.Errorf(api.CodeConflict, "%s is already claimed by %s: claim another (task_claim without an id picks a ready one)", t.ID, t.Holder)
-		case t.State == api.TaskCompleted:
-			return api.Errorf(api.CodeConflict, "%s is already completed (by %s): claim another (task_claim without an id picks a ready one)", t.ID, t.Holder)
-		case t.State == api.TaskFailed:
-			return api.Errorf(api.CodeConflict, "%s failed (%s): create a new task to try again", t.ID, OneLine(t.Error, 200))
+			return contract.Errorf(contract.CodeConflict, "%s is already claimed by %s: claim another (task_claim without an id picks a ready one)", t.ID, t.Holder)
+		case t.State == contract.TaskCompleted:
+			return contract.Errorf(contract.CodeConflict, "%s is already completed (by %s): claim another (task_claim without an id picks a ready one)", t.ID, t.Holder)
+		case t.State == contract.TaskFailed:
+			return contract.Errorf(contract.CodeConflict, "%s failed (%s): create a new task to try again", t.ID, OneLine(t.Error, 200))
 		case t.Assignee != "" && t.Assignee != a.Name:
-			return api.Errorf(api.CodePermission, "%s is assigned to %s: only %s may claim it", t.ID, t.Assignee, t.Assignee)
+			return contract.Errorf(contract.CodePermission, "%s is assigned to %s: only %s may claim it", t.ID, t.Assignee, t.Assignee)
 		case len(t.WaitingOn) > 0:
 			waiting, err := describeTasks(conn, s, t.WaitingOn)
 			if err != nil {
 				return err
 			}
-			return api.Errorf(api.CodeConflict, "%s is not ready: it waits for %s, not completed yet; claim it once they are, or call task_claim without an id for a ready task",
+			return contract.Errorf(contract.CodeConflict, "%s is not ready: it waits for %s, not completed yet; claim it once they are, or call task_claim without an id for a ready task",
 				t.ID, waiting)
 		}
-		if err := holdTask(conn, &t, a, api.TaskClaimed, now); err != nil {
+		if err := holdTask(conn, &t, a, contract.TaskClaimed, now); err != nil {
 			return err
 		}
 		return taskEvent(conn, t.ID, now, a.Name, TaskEventClaimed, t.State, "", nil)
@@ -538,7 +538,7 @@ func bestReady(conn querier, a TaskActor) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return "", api.Errorf(api.CodeNotFound, "no task is ready for you in %s (%d pending wait for dependencies or subtasks, %d are assigned to others, %d are held): task_list shows the board, and a task that becomes ready wakes you",
+	return "", contract.Errorf(contract.CodeNotFound, "no task is ready for you in %s (%d pending wait for dependencies or subtasks, %d are assigned to others, %d are held): task_list shows the board, and a task that becomes ready wakes you",
 		a.Scope(), pending, others, held)
 }
 
@@ -548,15 +548,15 @@ func (db *DB) TaskProgress(ctx context.Context, a TaskActor, id, note string, pe
 	note = strings.TrimSpace(note)
 	switch {
 	case note == "":
-		return Task{}, api.Errorf(api.CodeInvalid, "note is empty: say in a line what is done or what comes next")
+		return Task{}, contract.Errorf(contract.CodeInvalid, "note is empty: say in a line what is done or what comes next")
 	case percent != nil && (*percent < 0 || *percent > 100):
-		return Task{}, api.Errorf(api.CodeInvalid, "percent %d is out of range: give 0 to 100", *percent)
+		return Task{}, contract.Errorf(contract.CodeInvalid, "percent %d is out of range: give 0 to 100", *percent)
 	}
 	if err := checkTaskText("note", note, MaxTaskText); err != nil {
 		return Task{}, err
 	}
 	t, _, err := db.changeHeld(ctx, a, id, "record progress on", nil, func(conn querier, t *Task, now int64) (TaskNews, error) {
-		if err := holdTask(conn, t, a, api.TaskInProgress, now); err != nil {
+		if err := holdTask(conn, t, a, contract.TaskInProgress, now); err != nil {
 			return TaskNews{}, err
 		}
 		if percent != nil {
@@ -587,9 +587,9 @@ func (db *DB) CompleteTask(ctx context.Context, a TaskActor, id, result string, 
 			if err != nil {
 				return TaskNews{}, err
 			}
-			return TaskNews{}, api.Errorf(api.CodeConflict, "%s has subtasks not completed yet: %s; complete them first, or release it (task_release)", t.ID, subs)
+			return TaskNews{}, contract.Errorf(contract.CodeConflict, "%s has subtasks not completed yet: %s; complete them first, or release it (task_release)", t.ID, subs)
 		}
-		if err := finishTask(conn, t, api.TaskCompleted, result, "", now); err != nil {
+		if err := finishTask(conn, t, contract.TaskCompleted, result, "", now); err != nil {
 			return TaskNews{}, err
 		}
 		if err := taskEvent(conn, t.ID, now, a.Name, TaskEventCompleted, t.State, result, nil); err != nil {
@@ -607,7 +607,7 @@ func (db *DB) CompleteTask(ctx context.Context, a TaskActor, id, result string, 
 func (db *DB) FailTask(ctx context.Context, a TaskActor, id, reason string, retry bool, say Lines) (Task, []Message, error) {
 	reason = strings.TrimSpace(reason)
 	if reason == "" {
-		return Task{}, nil, api.Errorf(api.CodeInvalid, "reason is empty: say why the task cannot be done")
+		return Task{}, nil, contract.Errorf(contract.CodeInvalid, "reason is empty: say why the task cannot be done")
 	}
 	if err := checkTaskText("reason", reason, MaxTaskText); err != nil {
 		return Task{}, nil, err
@@ -620,7 +620,7 @@ func (db *DB) FailTask(ctx context.Context, a TaskActor, id, reason string, retr
 				return TaskNews{}, err
 			}
 			t.Retries++
-			if err := finishTask(conn, t, api.TaskPending, "", reason, now); err != nil {
+			if err := finishTask(conn, t, contract.TaskPending, "", reason, now); err != nil {
 				return TaskNews{}, err
 			}
 			if err := taskEvent(conn, t.ID, now, a.Name, TaskEventRetried, t.State, reason, nil); err != nil {
@@ -630,7 +630,7 @@ func (db *DB) FailTask(ctx context.Context, a TaskActor, id, reason string, retr
 			news.Wake, err = wakeIfReady(conn, *t, a.Name)
 			return news, err
 		}
-		if err := finishTask(conn, t, api.TaskFailed, "", reason, now); err != nil {
+		if err := finishTask(conn, t, contract.TaskFailed, "", reason, now); err != nil {
 			return TaskNews{}, err
 		}
 		if err := taskEvent(conn, t.ID, now, a.Name, TaskEventFailed, t.State, reason, nil); err != nil {
@@ -647,7 +647,7 @@ func (db *DB) FailTask(ctx context.Context, a TaskActor, id, reason string, retr
 // claim it, with its retries unchanged.
 func (db *DB) ReleaseTask(ctx context.Context, a TaskActor, id string, say Lines) (Task, []Message, error) {
 	return db.changeHeld(ctx, a, id, "release", say, func(conn querier, t *Task, now int64) (TaskNews, error) {
-		if err := finishTask(conn, t, api.TaskPending, "", t.Error, now); err != nil {
+		if err := finishTask(conn, t, contract.TaskPending, "", t.Error, now); err != nil {
 			return TaskNews{}, err
 		}
 		if err := taskEvent(conn, t.ID, now, a.Name, TaskEventReleased, t.State, "", nil); err != nil {
@@ -740,7 +740,7 @@ func (db *DB) ReturnLostTasks(ctx context.Context, say Lines) ([]Task, []Message
 			switch runKnown, runState, runErr, member := st.ColumnBool(5), st.ColumnText(6), st.ColumnText(7), st.ColumnBool(8); {
 			case !member:
 				l.why = fmt.Sprintf("%s is no longer a member of %s", holder, l.s)
-			case run != "" && runKnown && runState != string(api.RunRunning) && runState != string(api.RunQueued):
+			case run != "" && runKnown && runState != string(contract.RunRunning) && runState != string(contract.RunQueued):
 				l.why = fmt.Sprintf("%s's run %s ended (%s", holder, run, runState)
 				if runErr != "" {
 					l.why += ": " + OneLine(runErr, 200)
@@ -762,7 +762,7 @@ func (db *DB) ReturnLostTasks(ctx context.Context, say Lines) ([]Task, []Message
 			if err != nil {
 				return err
 			}
-			if err := finishTask(conn, &t, api.TaskPending, "", t.Error, now); err != nil {
+			if err := finishTask(conn, &t, contract.TaskPending, "", t.Error, now); err != nil {
 				return err
 			}
 			if err := taskEvent(conn, t.ID, now, "system", TaskEventReturned, t.State, l.why, nil); err != nil {
@@ -834,8 +834,8 @@ func checkActor(conn querier, a TaskActor) error {
 			state = st.ColumnText(0)
 			return nil
 		}})
-	if err == nil && state != string(api.RunRunning) && state != string(api.RunQueued) {
-		err = api.Errorf(api.CodeConflict, "your run %s has ended, so it cannot hold a task", a.Run)
+	if err == nil && state != string(contract.RunRunning) && state != string(contract.RunQueued) {
+		err = contract.Errorf(contract.CodeConflict, "your run %s has ended, so it cannot hold a task", a.Run)
 	}
 	return err
 }
@@ -848,21 +848,21 @@ func heldTask(conn querier, a TaskActor, id, what string) (Task, error) {
 	}
 	id = TaskID(id)
 	if id == "" {
-		return Task{}, api.Errorf(api.CodeInvalid, "id is empty: name the task, e.g. task-3")
+		return Task{}, contract.Errorf(contract.CodeInvalid, "id is empty: name the task, e.g. task-3")
 	}
 	t, err := getTask(conn, a.Scope(), id)
 	if err != nil {
 		return t, err
 	}
 	switch {
-	case t.State == api.TaskPending:
-		return t, api.Errorf(api.CodeConflict, "%s is pending, not held by anyone: claim it with task_claim first", t.ID)
-	case t.State == api.TaskCompleted:
-		return t, api.Errorf(api.CodeConflict, "%s is already completed (by %s): nothing is left to do on it; task_list shows what is", t.ID, t.Holder)
-	case t.State == api.TaskFailed:
-		return t, api.Errorf(api.CodeConflict, "%s has already failed (%s): create a new task to try again", t.ID, OneLine(t.Error, 200))
+	case t.State == contract.TaskPending:
+		return t, contract.Errorf(contract.CodeConflict, "%s is pending, not held by anyone: claim it with task_claim first", t.ID)
+	case t.State == contract.TaskCompleted:
+		return t, contract.Errorf(contract.CodeConflict, "%s is already completed (by %s): nothing is left to do on it; task_list shows what is", t.ID, t.Holder)
+	case t.State == contract.TaskFailed:
+		return t, contract.Errorf(contract.CodeConflict, "%s has already failed (%s): create a new task to try again", t.ID, OneLine(t.Error, 200))
 	case t.Holder != a.Name:
-		return t, api.Errorf(api.CodePermission, "%s is held by %s: only the holder may %s it", t.ID, t.Holder, what)
+		return t, contract.Errorf(contract.CodePermission, "%s is held by %s: only the holder may %s it", t.ID, t.Holder, what)
 	}
 	return t, nil
 }
@@ -870,7 +870,7 @@ func heldTask(conn querier, a TaskActor, id, what string) (Task, error) {
 // holdTask puts t in state, held by a with a fresh lease for a's run (the
 // caller's current run, should an earlier run of the same agent have
 // taken it).
-func holdTask(conn querier, t *Task, a TaskActor, state api.TaskState, now int64) error {
+func holdTask(conn querier, t *Task, a TaskActor, state contract.TaskState, now int64) error {
 	expires := now + TaskLease.Milliseconds()
 	err := conn.execute(`UPDATE tasks SET state = ?, holder = ?, holder_run = ?, lease_expires_at = ?, updated_at = ? WHERE id = ?`,
 		&execOptions{Args: []any{state, a.Name, a.Run, expires, now, t.ID}})
@@ -883,9 +883,9 @@ func holdTask(conn querier, t *Task, a TaskActor, state api.TaskState, now int64
 
 // finishTask ends t's hold: completed or failed (the holder stays, as who
 // finished it) or pending again (no holder).
-func finishTask(conn querier, t *Task, state api.TaskState, result, errMsg string, now int64) error {
+func finishTask(conn querier, t *Task, state contract.TaskState, result, errMsg string, now int64) error {
 	holder := t.Holder
-	if state == api.TaskPending {
+	if state == contract.TaskPending {
 		holder = ""
 	}
 	err := conn.execute(`UPDATE tasks SET state = ?, holder = ?, holder_run = '', lease_expires_at = 0,
@@ -898,7 +898,7 @@ func finishTask(conn querier, t *Task, state api.TaskState, result, errMsg strin
 	return nil
 }
 
-func taskEvent(conn querier, id string, now int64, actor string, kind TaskEventKind, state api.TaskState, note string, percent *int) error {
+func taskEvent(conn querier, id string, now int64, actor string, kind TaskEventKind, state contract.TaskState, note string, percent *int) error {
 	var p any
 	if percent != nil {
 		p = *percent
@@ -1020,9 +1020,9 @@ func scanTask(s row) (Task, error) {
 		p := s.ColumnInt(13)
 		t.Percent = &p
 	}
-	state, err := api.ParseTaskState(s.ColumnText(9))
+	state, err := contract.ParseTaskState(s.ColumnText(9))
 	if err != nil {
-		return t, api.Errorf(api.CodeInternal, "task %s in the database: %w", t.ID, err)
+		return t, contract.Errorf(contract.CodeInternal, "task %s in the database: %w", t.ID, err)
 	}
 	t.State = state
 	return t, nil
@@ -1039,7 +1039,7 @@ func getTask(conn querier, s Scope, id string) (Task, error) {
 			return err
 		}})
 	if err == nil && !found {
-		err = api.Errorf(api.CodeNotFound, "task %s not found in %s: task_list (or `agent-worker tasks %s`) shows its ids", id, s, s)
+		err = contract.Errorf(contract.CodeNotFound, "task %s not found in %s: task_list (or `agent-worker tasks %s`) shows its ids", id, s, s)
 	}
 	if err != nil {
 		return Task{}, err
@@ -1087,7 +1087,7 @@ func listTasks(conn querier, s Scope) ([]Task, error) {
 		&execOptions{Args: []any{s.Workflow, s.Tag}, ResultFunc: func(st row) error {
 			t, dep := &ts[at[st.ColumnText(0)]], st.ColumnText(1)
 			t.DependsOn = append(t.DependsOn, dep)
-			if ts[at[dep]].State != api.TaskCompleted {
+			if ts[at[dep]].State != contract.TaskCompleted {
 				t.WaitingOn = append(t.WaitingOn, dep)
 			}
 			return nil
@@ -1098,7 +1098,7 @@ func listTasks(conn querier, s Scope) ([]Task, error) {
 		}
 		p := &ts[at[c.Parent]]
 		p.Subtasks = append(p.Subtasks, c.ID)
-		if c.State != api.TaskCompleted {
+		if c.State != contract.TaskCompleted {
 			p.WaitingOn = append(p.WaitingOn, c.ID)
 		}
 	}
@@ -1110,7 +1110,7 @@ func taskHistory(conn querier, id string) ([]TaskEvent, error) {
 	err := conn.execute(`SELECT at, actor, kind, state, note, percent FROM task_events WHERE task_id = ? ORDER BY rowid`,
 		&execOptions{Args: []any{id}, ResultFunc: func(st row) error {
 			e := TaskEvent{At: fromMs(st.ColumnInt64(0)), Actor: st.ColumnText(1), Kind: TaskEventKind(st.ColumnText(2)),
-				State: api.TaskState(st.ColumnText(3)), Note: st.ColumnText(4)}
+				State: contract.TaskState(st.ColumnText(3)), Note: st.ColumnText(4)}
 			if st.ColumnType(5) != sqlite.TypeNull {
 				p := st.ColumnInt(5)
 				e.Percent = &p
@@ -1122,8 +1122,8 @@ func taskHistory(conn querier, id string) ([]TaskEvent, error) {
 }
 
 func taskStateNames() []string {
-	out := make([]string, len(api.TaskStates))
-	for i, s := range api.TaskStates {
+	out := make([]string, len(contract.TaskStates))
+	for i, s := range contract.TaskStates {
 		out[i] = string(s)
 	}
 	return out

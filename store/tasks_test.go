@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/contract"
 )
 
 // task is a task of wf:main created by alice; tests change what they test.
@@ -72,10 +72,10 @@ func TestTaskIDsCountUpAcrossScopes(t *testing.T) {
 	if got := []string{a.ID, b.ID, c.ID}; !cmp.Equal(got, []string{"task-1", "task-2", "task-3"}) {
 		t.Errorf("ids = %v", got)
 	}
-	if c.State != api.TaskPending || c.CreatedBy != "alice" || c.MaxRetries != DefaultTaskRetries || !c.Ready() {
+	if c.State != contract.TaskPending || c.CreatedBy != "alice" || c.MaxRetries != DefaultTaskRetries || !c.Ready() {
 		t.Errorf("new task = %+v", c)
 	}
-	if _, _, err := db.GetTask(t.Context(), wfMain, "task-2"); api.ErrorCode(err) != api.CodeNotFound {
+	if _, _, err := db.GetTask(t.Context(), wfMain, "task-2"); contract.ErrorCode(err) != contract.CodeNotFound {
 		t.Errorf("task-2 of wf:other read in wf:main: %v", err)
 	}
 	if found, _, err := db.GetTask(t.Context(), Scope{}, "2"); err != nil || found.Tag != "other" {
@@ -105,7 +105,7 @@ func TestClaimWithoutIDTakesTheBestReadyTask(t *testing.T) {
 		t.Errorf("claim order (-want +got):\n%s", diff)
 	}
 	_, err := db.ClaimTask(t.Context(), actor("bob", ""), "")
-	wantPropErr(t, err, api.CodeNotFound, "no task is ready for you in @wf:main", "1 pending wait", "1 are assigned to others", "4 are held")
+	wantPropErr(t, err, contract.CodeNotFound, "no task is ready for you in @wf:main", "1 pending wait", "1 are assigned to others", "4 are held")
 }
 
 // Every claim that cannot be granted says why and what to do instead.
@@ -131,28 +131,28 @@ func TestClaimRefusals(t *testing.T) {
 
 	for name, tc := range map[string]struct {
 		id    string
-		code  api.Code
+		code  contract.Code
 		parts []string
 	}{
-		"claimed by another": {held.ID, api.CodeConflict, []string{held.ID + " is already claimed by alice"}},
-		"dependency open":    {waiting.ID, api.CodeConflict, []string{waiting.ID + " is not ready: it waits for " + dep.ID + " (claimed, held by alice)", "task_claim without an id"}},
-		"completed":          {done.ID, api.CodeConflict, []string{"already completed (by alice): claim another"}},
-		"failed":             {failed.ID, api.CodeConflict, []string{"failed (no disk)", "create a new task"}},
-		"assigned elsewhere": {theirs.ID, api.CodePermission, []string{"assigned to alice"}},
-		"unknown":            {"task-99", api.CodeNotFound, []string{"task task-99 not found in @wf:main: task_list (or `agent-worker tasks @wf:main`) shows its ids"}},
+		"claimed by another": {held.ID, contract.CodeConflict, []string{held.ID + " is already claimed by alice"}},
+		"dependency open":    {waiting.ID, contract.CodeConflict, []string{waiting.ID + " is not ready: it waits for " + dep.ID + " (claimed, held by alice)", "task_claim without an id"}},
+		"completed":          {done.ID, contract.CodeConflict, []string{"already completed (by alice): claim another"}},
+		"failed":             {failed.ID, contract.CodeConflict, []string{"failed (no disk)", "create a new task"}},
+		"assigned elsewhere": {theirs.ID, contract.CodePermission, []string{"assigned to alice"}},
+		"unknown":            {"task-99", contract.CodeNotFound, []string{"task task-99 not found in @wf:main: task_list (or `agent-worker tasks @wf:main`) shows its ids"}},
 	} {
 		_, err := db.ClaimTask(t.Context(), actor("bob", ""), tc.id)
-		if api.ErrorCode(err) != tc.code {
+		if contract.ErrorCode(err) != tc.code {
 			t.Errorf("%s: error %v, want code %s", name, err, tc.code)
 			continue
 		}
 		wantErr(t, err, tc.parts...)
 	}
-	if _, err := db.ClaimTask(t.Context(), actor("zed", ""), ""); api.ErrorCode(err) != api.CodeNotFound {
+	if _, err := db.ClaimTask(t.Context(), actor("zed", ""), ""); contract.ErrorCode(err) != contract.CodeNotFound {
 		t.Errorf("a claim by a non-member: %v", err)
 	}
 	// Claiming what one holds already renews it.
-	if again := mustClaim(t, db, actor("alice", ""), held.ID); again.State != api.TaskClaimed || again.Holder != "alice" {
+	if again := mustClaim(t, db, actor("alice", ""), held.ID); again.State != contract.TaskClaimed || again.Holder != "alice" {
 		t.Errorf("alice claims her own task again: %+v", again)
 	}
 }
@@ -174,7 +174,7 @@ func TestConcurrentClaimsGetDifferentTasks(t *testing.T) {
 		wg.Go(func() {
 			for {
 				tk, err := db.ClaimTask(t.Context(), actor(who, ""), "")
-				if api.ErrorCode(err) == api.CodeNotFound {
+				if contract.ErrorCode(err) == contract.CodeNotFound {
 					return
 				}
 				if err != nil {
@@ -210,30 +210,30 @@ func TestCreateTaskRefusals(t *testing.T) {
 
 	for name, tc := range map[string]struct {
 		nt    NewTask
-		code  api.Code
+		code  contract.Code
 		parts []string
 	}{
 		"direct cycle": {task("x", func(nt *NewTask) { nt.Parent = epic.ID; nt.DependsOn = []string{epic.ID} }),
-			api.CodeInvalid, []string{"dependency cycle: new task → task-1 → new task"}},
+			contract.CodeInvalid, []string{"dependency cycle: new task → task-1 → new task"}},
 		"cycle through a dependent": {task("x", func(nt *NewTask) { nt.Parent = epic.ID; nt.DependsOn = []string{"task-4"} }),
-			api.CodeInvalid, []string{"dependency cycle: new task → task-4 → task-3 → task-1 → new task", `→ means "waits for"`}},
+			contract.CodeInvalid, []string{"dependency cycle: new task → task-4 → task-3 → task-1 → new task", `→ means "waits for"`}},
 		"unknown dependency": {task("x", func(nt *NewTask) { nt.DependsOn = []string{"task-1", "task-77", "78"} }),
-			api.CodeInvalid, []string{"depends_on: task-77, task-78 are not a task of @wf:main"}},
+			contract.CodeInvalid, []string{"depends_on: task-77, task-78 are not a task of @wf:main"}},
 		"dependency in another scope": {task("x", func(nt *NewTask) { nt.DependsOn = []string{elsewhere.ID} }),
-			api.CodeInvalid, []string{elsewhere.ID + " is not a task of @wf:main"}},
-		"unknown parent":   {task("x", func(nt *NewTask) { nt.Parent = "task-99" }), api.CodeInvalid, []string{"parent: task-99 is not a task"}},
-		"unknown assignee": {task("x", func(nt *NewTask) { nt.Assignee = "zed" }), api.CodeInvalid, []string{"assignee: zed is not a member of @wf:main", "alice, bob"}},
-		"creator outside":  {task("x", func(nt *NewTask) { nt.CreatedBy = "zed" }), api.CodeInvalid, []string{"zed is not a member"}},
-		"empty title":      {task("  ", nil), api.CodeInvalid, []string{"title is empty"}},
-		"two-line title":   {task("a\nb", nil), api.CodeInvalid, []string{"more than one line"}},
-		"long title":       {task(string(make([]rune, MaxTaskTitle+1)), nil), api.CodeInvalid, []string{"title is 201 characters; the limit is 200"}},
-		"NUL description":  {task("x", func(nt *NewTask) { nt.Description = "a\x00b" }), api.CodeInvalid, []string{"description contains a NUL byte"}},
-		"unknown workflow": {task("x", func(nt *NewTask) { nt.Workflow = "nope" }), api.CodeNotFound, []string{`workflow "nope:main" not found`}},
-		"too many deps":    {task("x", func(nt *NewTask) { nt.DependsOn = manyIDs(MaxTaskDeps + 1) }), api.CodeInvalid, []string{"depends_on names 51 tasks; the limit is 50"}},
-		"empty dependency": {task("x", func(nt *NewTask) { nt.DependsOn = []string{" "} }), api.CodeInvalid, []string{"depends_on: an id is empty: name each task"}},
+			contract.CodeInvalid, []string{elsewhere.ID + " is not a task of @wf:main"}},
+		"unknown parent":   {task("x", func(nt *NewTask) { nt.Parent = "task-99" }), contract.CodeInvalid, []string{"parent: task-99 is not a task"}},
+		"unknown assignee": {task("x", func(nt *NewTask) { nt.Assignee = "zed" }), contract.CodeInvalid, []string{"assignee: zed is not a member of @wf:main", "alice, bob"}},
+		"creator outside":  {task("x", func(nt *NewTask) { nt.CreatedBy = "zed" }), contract.CodeInvalid, []string{"zed is not a member"}},
+		"empty title":      {task("  ", nil), contract.CodeInvalid, []string{"title is empty"}},
+		"two-line title":   {task("a\nb", nil), contract.CodeInvalid, []string{"more than one line"}},
+		"long title":       {task(string(make([]rune, MaxTaskTitle+1)), nil), contract.CodeInvalid, []string{"title is 201 characters; the limit is 200"}},
+		"NUL description":  {task("x", func(nt *NewTask) { nt.Description = "a\x00b" }), contract.CodeInvalid, []string{"description contains a NUL byte"}},
+		"unknown workflow": {task("x", func(nt *NewTask) { nt.Workflow = "nope" }), contract.CodeNotFound, []string{`workflow "nope:main" not found`}},
+		"too many deps":    {task("x", func(nt *NewTask) { nt.DependsOn = manyIDs(MaxTaskDeps + 1) }), contract.CodeInvalid, []string{"depends_on names 51 tasks; the limit is 50"}},
+		"empty dependency": {task("x", func(nt *NewTask) { nt.DependsOn = []string{" "} }), contract.CodeInvalid, []string{"depends_on: an id is empty: name each task"}},
 	} {
 		_, _, err := createTask(db, t.Context(), tc.nt)
-		if api.ErrorCode(err) != tc.code {
+		if contract.ErrorCode(err) != tc.code {
 			t.Errorf("%s: error %v, want code %s", name, err, tc.code)
 			continue
 		}
@@ -254,12 +254,12 @@ func TestParentWaitsForItsSubtasks(t *testing.T) {
 	mustClaim(t, db, actor("alice", ""), epic.ID) // before it had subtasks
 	sub := mustCreate(t, db, task("part", func(nt *NewTask) { nt.Parent = epic.ID }))
 	_, _, err := completeTask(db, t.Context(), actor("alice", ""), epic.ID, "")
-	wantPropErr(t, err, api.CodeConflict, epic.ID+" has subtasks not completed yet: "+sub.ID+" (pending)")
+	wantPropErr(t, err, contract.CodeConflict, epic.ID+" has subtasks not completed yet: "+sub.ID+" (pending)")
 	if _, _, err := releaseTask(db, t.Context(), actor("alice", ""), epic.ID); err != nil {
 		t.Fatal(err)
 	}
 	_, err = db.ClaimTask(t.Context(), actor("alice", ""), epic.ID)
-	wantPropErr(t, err, api.CodeConflict, "waits for "+sub.ID+" (pending)")
+	wantPropErr(t, err, contract.CodeConflict, "waits for "+sub.ID+" (pending)")
 
 	mustClaim(t, db, actor("bob", ""), sub.ID)
 	_, news, err := completeTask(db, t.Context(), actor("bob", ""), sub.ID, "done")
@@ -280,7 +280,7 @@ func TestParentWaitsForItsSubtasks(t *testing.T) {
 func TestReadyTasksWakeWhoMayClaimThem(t *testing.T) {
 	t.Parallel()
 	db, _ := teamDB(t, "alice", "bob", "carol", "dave")
-	if err := db.SetAgentState(t.Context(), AgentKey{"dave", "wf", "main"}, api.AgentPaused, ""); err != nil {
+	if err := db.SetAgentState(t.Context(), AgentKey{"dave", "wf", "main"}, contract.AgentPaused, ""); err != nil {
 		t.Fatal(err)
 	}
 	created := map[string][]string{}
@@ -334,28 +334,28 @@ func TestOnlyTheHolderActsOnATask(t *testing.T) {
 	mustClaim(t, db, actor("alice", ""), tk.ID)
 	ctx, bob := t.Context(), actor("bob", "")
 	_, _, err := completeTask(db, ctx, bob, tk.ID, "")
-	wantPropErr(t, err, api.CodePermission, tk.ID+" is held by alice: only the holder may complete it")
+	wantPropErr(t, err, contract.CodePermission, tk.ID+" is held by alice: only the holder may complete it")
 	_, err = db.TaskProgress(ctx, bob, tk.ID, "half", nil)
-	wantPropErr(t, err, api.CodePermission, "held by alice")
+	wantPropErr(t, err, contract.CodePermission, "held by alice")
 	_, _, err = failTask(db, ctx, bob, tk.ID, "no", false)
-	wantPropErr(t, err, api.CodePermission, "held by alice")
+	wantPropErr(t, err, contract.CodePermission, "held by alice")
 	_, _, err = releaseTask(db, ctx, bob, tk.ID)
-	wantPropErr(t, err, api.CodePermission, "held by alice")
+	wantPropErr(t, err, contract.CodePermission, "held by alice")
 	_, _, err = completeTask(db, ctx, bob, pending.ID, "")
-	wantPropErr(t, err, api.CodeConflict, "is pending, not held by anyone: claim it with task_claim first")
-	if got := stateOf(t, db, tk.ID); got.State != api.TaskClaimed || got.Holder != "alice" {
+	wantPropErr(t, err, contract.CodeConflict, "is pending, not held by anyone: claim it with task_claim first")
+	if got := stateOf(t, db, tk.ID); got.State != contract.TaskClaimed || got.Holder != "alice" {
 		t.Errorf("after the refusals: %+v", got)
 	}
 
 	// The holder's progress moves it to in_progress and is kept in its history.
 	half := 50
 	got, err := db.TaskProgress(ctx, actor("alice", ""), tk.ID, "parser done", &half)
-	if err != nil || got.State != api.TaskInProgress || got.Percent == nil || *got.Percent != 50 {
+	if err != nil || got.State != contract.TaskInProgress || got.Percent == nil || *got.Percent != 50 {
 		t.Fatalf("progress = %+v, %v", got, err)
 	}
 	bad := 101
 	_, err = db.TaskProgress(ctx, actor("alice", ""), tk.ID, "more", &bad)
-	wantPropErr(t, err, api.CodeInvalid, "percent 101 is out of range")
+	wantPropErr(t, err, contract.CodeInvalid, "percent 101 is out of range")
 	if _, _, err := completeTask(db, ctx, actor("alice", ""), tk.ID, "shipped"); err != nil {
 		t.Fatal(err)
 	}
@@ -363,7 +363,7 @@ func TestOnlyTheHolderActsOnATask(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if done.State != api.TaskCompleted || done.Holder != "alice" || done.Result != "shipped" || done.HolderRun != "" || !done.LeaseExpiresAt.IsZero() {
+	if done.State != contract.TaskCompleted || done.Holder != "alice" || done.Result != "shipped" || done.HolderRun != "" || !done.LeaseExpiresAt.IsZero() {
 		t.Errorf("completed task = %+v", done)
 	}
 	var kinds []string
@@ -392,10 +392,10 @@ func TestFailWithRetryUntilRetriesRunOut(t *testing.T) {
 		}
 		facts = append(facts, fmt.Sprintf("%s %s by %s (%s, retry %v, %d of %d): wakes %v, blocks %v", news.Task.ID, news.Kind, news.By,
 			news.Reason, news.Retry, news.Task.Retries, news.Task.MaxRetries, news.Wake, news.Blocked))
-		if i < DefaultTaskRetries && (got.State != api.TaskPending || got.Retries != i+1) {
+		if i < DefaultTaskRetries && (got.State != contract.TaskPending || got.Retries != i+1) {
 			t.Errorf("after failure %d: %+v", i, got)
 		}
-		if i == DefaultTaskRetries && (got.State != api.TaskFailed || got.Error != "timeout 2") {
+		if i == DefaultTaskRetries && (got.State != contract.TaskFailed || got.Error != "timeout 2") {
 			t.Errorf("after the last failure: %+v", got)
 		}
 	}
@@ -408,7 +408,7 @@ func TestFailWithRetryUntilRetriesRunOut(t *testing.T) {
 		t.Errorf("news (-want +got):\n%s", diff)
 	}
 	_, _, err := failTask(db, t.Context(), actor("bob", ""), tk.ID, "again", true)
-	wantPropErr(t, err, api.CodeConflict, "has already failed (timeout 2): create a new task")
+	wantPropErr(t, err, contract.CodeConflict, "has already failed (timeout 2): create a new task")
 }
 
 // A lease is lost when its run ends, when it expires, or when its holder
@@ -439,7 +439,7 @@ func TestLostLeasesGoBackToPending(t *testing.T) {
 	if lost, next, err := returnLostTasks(db, ctx); err != nil || len(lost) != 0 || !next.Equal(propT0.Add(TaskLease)) {
 		t.Fatalf("nothing is lost yet: %v, %v; next expiry %v, want %v", lost, err, next, propT0.Add(TaskLease))
 	}
-	if err := db.FinishRun(ctx, "run_a", api.RunFailed, "killed by signal SIGKILL", nil); err != nil {
+	if err := db.FinishRun(ctx, "run_a", contract.RunFailed, "killed by signal SIGKILL", nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.DeleteAgent(ctx, AgentKey{"carol", "wf", "main"}); err != nil {
@@ -459,7 +459,7 @@ func TestLostLeasesGoBackToPending(t *testing.T) {
 	if !next.Equal(propT0.Add(TaskLease)) {
 		t.Errorf("next expiry after the sweep = %v, want %v", next, propT0.Add(TaskLease))
 	}
-	if got := stateOf(t, db, ended.ID); got.State != api.TaskPending || got.Holder != "" || got.Retries != 0 {
+	if got := stateOf(t, db, ended.ID); got.State != contract.TaskPending || got.Holder != "" || got.Retries != 0 {
 		t.Errorf("returned task = %+v", got)
 	}
 
@@ -481,7 +481,7 @@ func TestLostLeasesGoBackToPending(t *testing.T) {
 	if got := lossesOf(lost); len(got) != 1 || !strings.HasPrefix(got[0], `task-3 returned, lost by outsider: outsider's lease expired (no sign of life for 10m0s); wakes`) {
 		t.Errorf("expired leases = %q", got)
 	}
-	if got := stateOf(t, db, alive.ID); got.State != api.TaskClaimed || !got.LeaseExpiresAt.Equal(propT0.Add(2*TaskLease-time.Second)) {
+	if got := stateOf(t, db, alive.ID); got.State != contract.TaskClaimed || !got.LeaseExpiresAt.Equal(propT0.Add(2*TaskLease-time.Second)) {
 		t.Errorf("the live run's task = %+v", got)
 	}
 
@@ -497,7 +497,7 @@ func TestLostLeasesGoBackToPending(t *testing.T) {
 
 	// A run that has ended cannot claim.
 	_, err = db.ClaimTask(ctx, actor("alice", "run_a"), "")
-	wantPropErr(t, err, api.CodeConflict, "your run run_a has ended")
+	wantPropErr(t, err, contract.CodeConflict, "your run run_a has ended")
 }
 
 // lossesOf says which task each lost lease returned, why, and who it wakes.

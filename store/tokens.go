@@ -7,7 +7,7 @@ import (
 	"encoding/hex"
 	"time"
 
-	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/contract"
 )
 
 // tokenPrefix marks agent tokens so that one pasted into the wrong place
@@ -70,9 +70,9 @@ func insertToken(conn querier, k AgentKey, runID, token string, now int64) error
 	case err != nil:
 		return err
 	case state == "":
-		return api.Errorf(api.CodeNotFound, "agent %q not found", k)
-	case api.AgentState(state) == api.AgentStopped && runID == "":
-		return api.Errorf(api.CodeConflict, "agent %q is stopped, and a stopped agent gets no token: start it (or its workflow) again first", k)
+		return contract.Errorf(contract.CodeNotFound, "agent %q not found", k)
+	case contract.AgentState(state) == contract.AgentStopped && runID == "":
+		return contract.Errorf(contract.CodeConflict, "agent %q is stopped, and a stopped agent gets no token: start it (or its workflow) again first", k)
 	}
 	return conn.execute(`INSERT INTO agent_tokens (token_sha256, agent, workflow, tag, run_id, created_at)
 		VALUES (?, ?, ?, ?, ?, ?)`,
@@ -109,7 +109,7 @@ func (db *DB) LookupToken(ctx context.Context, token string) (Token, error) {
 			}})
 	})
 	if err == nil && !found {
-		err = api.Errorf(api.CodeNotFound, "agent token not found or revoked")
+		err = contract.Errorf(contract.CodeNotFound, "agent token not found or revoked")
 	}
 	if err == nil && !db.Cluster() {
 		db.tokens.put(hash, tok, gen)
@@ -125,7 +125,7 @@ func (db *DB) RevokeToken(ctx context.Context, token string) error {
 		err := conn.execute(`UPDATE agent_tokens SET revoked_at = CASE revoked_at WHEN 0 THEN ? ELSE revoked_at END
 			WHERE token_sha256 = ?`, &execOptions{Args: []any{db.nowMs(), hashToken(token)}})
 		if err == nil && conn.changes() == 0 {
-			err = api.Errorf(api.CodeNotFound, "agent token not found")
+			err = contract.Errorf(contract.CodeNotFound, "agent token not found")
 		}
 		return err
 	})
@@ -135,7 +135,7 @@ func (db *DB) RevokeToken(ctx context.Context, token string) error {
 // outlives its run cannot keep acting; it returns how many it ended.
 func (db *DB) RevokeRunTokens(ctx context.Context, runID string) (int, error) {
 	if runID == "" {
-		return 0, api.Errorf(api.CodeInvalid, "run id is required")
+		return 0, contract.Errorf(contract.CodeInvalid, "run id is required")
 	}
 	return db.revokeTokens(ctx, `run_id = ?2`, runID)
 }

@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/contract"
 )
 
 // mintToken creates a token that must be created and look like one.
@@ -36,7 +36,7 @@ func TestTokens(t *testing.T) {
 	live := func(tok string) bool {
 		t.Helper()
 		_, err := db.LookupToken(ctx, tok)
-		if err != nil && api.ErrorCode(err) != api.CodeNotFound {
+		if err != nil && contract.ErrorCode(err) != contract.CodeNotFound {
 			t.Fatal(err)
 		}
 		return err == nil
@@ -108,15 +108,15 @@ func TestTokens(t *testing.T) {
 
 	for name, tc := range map[string]struct {
 		call func() error
-		code api.Code
+		code contract.Code
 	}{
-		"lookup unknown":      {func() error { _, err := db.LookupToken(ctx, "awt_"+strings.Repeat("0", 64)); return err }, api.CodeNotFound},
-		"lookup malformed":    {func() error { _, err := db.LookupToken(ctx, ""); return err }, api.CodeNotFound},
-		"revoke unknown":      {func() error { return db.RevokeToken(ctx, "awt_nope") }, api.CodeNotFound},
-		"create for unknown":  {func() error { _, err := db.CreateToken(ctx, bob, "run-5"); return err }, api.CodeNotFound},
-		"revoke empty run id": {func() error { _, err := db.RevokeRunTokens(ctx, ""); return err }, api.CodeInvalid},
+		"lookup unknown":      {func() error { _, err := db.LookupToken(ctx, "awt_"+strings.Repeat("0", 64)); return err }, contract.CodeNotFound},
+		"lookup malformed":    {func() error { _, err := db.LookupToken(ctx, ""); return err }, contract.CodeNotFound},
+		"revoke unknown":      {func() error { return db.RevokeToken(ctx, "awt_nope") }, contract.CodeNotFound},
+		"create for unknown":  {func() error { _, err := db.CreateToken(ctx, bob, "run-5"); return err }, contract.CodeNotFound},
+		"revoke empty run id": {func() error { _, err := db.RevokeRunTokens(ctx, ""); return err }, contract.CodeInvalid},
 	} {
-		if err := tc.call(); api.ErrorCode(err) != tc.code {
+		if err := tc.call(); contract.ErrorCode(err) != tc.code {
 			t.Errorf("%s: err = %v, want code %q", name, err, tc.code)
 		}
 	}
@@ -147,10 +147,10 @@ func TestStoppedAgentLosesOutsideTokens(t *testing.T) {
 			t.Errorf("%s after alice stopped: lookup error %v, want live %v", name, err, c.live)
 		}
 	}
-	if _, err := db.CreateToken(ctx, alice, ""); api.ErrorCode(err) != api.CodeConflict || !strings.Contains(err.Error(), "stopped") {
+	if _, err := db.CreateToken(ctx, alice, ""); contract.ErrorCode(err) != contract.CodeConflict || !strings.Contains(err.Error(), "stopped") {
 		t.Errorf("outside token for a stopped agent: %v; want a conflict saying it is stopped", err)
 	}
-	if _, err := db.CreateToken(ctx, AgentKey{"carol", "team", "t"}, ""); api.ErrorCode(err) != api.CodeNotFound {
+	if _, err := db.CreateToken(ctx, AgentKey{"carol", "team", "t"}, ""); contract.ErrorCode(err) != contract.CodeNotFound {
 		t.Errorf("token for a missing agent: %v; want not found", err)
 	}
 	if err := db.SetAgentState(ctx, alice, "idle", ""); err != nil {
@@ -176,10 +176,10 @@ func TestCachedTokensDieAtOnce(t *testing.T) {
 			return err
 		},
 		"run finished": func(db *DB, _ AgentKey, _ string) error {
-			return db.FinishRun(t.Context(), "run_1", api.RunFailed, "boom", nil)
+			return db.FinishRun(t.Context(), "run_1", contract.RunFailed, "boom", nil)
 		},
 		"agent stops": func(db *DB, k AgentKey, _ string) error {
-			return db.SetAgentState(t.Context(), k, api.AgentStopped, "")
+			return db.SetAgentState(t.Context(), k, contract.AgentStopped, "")
 		},
 		"agent revoked": func(db *DB, k AgentKey, _ string) error {
 			_, err := db.RevokeAgentTokens(t.Context(), k)
@@ -206,7 +206,7 @@ func TestCachedTokensDieAtOnce(t *testing.T) {
 			if err := kill(db, alice, tok); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := db.LookupToken(t.Context(), tok); api.ErrorCode(err) != api.CodeNotFound {
+			if _, err := db.LookupToken(t.Context(), tok); contract.ErrorCode(err) != contract.CodeNotFound {
 				t.Errorf("token after it died: err = %v, want not found", err)
 			}
 		})
@@ -235,13 +235,13 @@ func TestRunTokenDiesWithItsRun(t *testing.T) {
 	}
 	dead := func(what, tok string) {
 		t.Helper()
-		if _, err := db.LookupToken(ctx, tok); api.ErrorCode(err) != api.CodeNotFound {
+		if _, err := db.LookupToken(ctx, tok); contract.ErrorCode(err) != contract.CodeNotFound {
 			t.Errorf("the token of a run %s: err = %v, want it refused as not found", what, err)
 		}
 	}
 
 	finished := start("run_finished")
-	if err := db.FinishRun(ctx, "run_finished", api.RunFailed, "boom", nil); err != nil {
+	if err := db.FinishRun(ctx, "run_finished", contract.RunFailed, "boom", nil); err != nil {
 		t.Fatal(err)
 	}
 	dead("that failed", finished)
@@ -295,23 +295,23 @@ func TestStartRunWithToken(t *testing.T) {
 		t.Fatal(err)
 	}
 	run, token, err := db.StartRunWithToken(ctx, Run{ID: "run-t", Agent: alice.Key(), Backend: "mock"})
-	if err != nil || run.State != api.RunRunning || token == "" {
+	if err != nil || run.State != contract.RunRunning || token == "" {
 		t.Fatalf("StartRunWithToken = %+v, %q, %v", run, token, err)
 	}
 	tok, err := db.LookupToken(ctx, token)
 	if err != nil || tok.Key != alice.Key() || tok.RunID != "run-t" {
 		t.Fatalf("LookupToken of the run's token = %+v, %v", tok, err)
 	}
-	if err := db.FinishRun(ctx, "run-t", api.RunSucceeded, "", nil); err != nil {
+	if err := db.FinishRun(ctx, "run-t", contract.RunSucceeded, "", nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.LookupToken(ctx, token); api.ErrorCode(err) != api.CodeNotFound {
+	if _, err := db.LookupToken(ctx, token); contract.ErrorCode(err) != contract.CodeNotFound {
 		t.Errorf("the token of an ended run: %v, want not found", err)
 	}
 	if _, _, err := db.StartRunWithToken(ctx, Run{ID: "run-u", Agent: AgentKey{Name: "ghost", Workflow: "global", Tag: "main"}, Backend: "mock"}); err == nil {
 		t.Error("a run of an agent that does not exist got a token")
 	}
-	if _, _, err := db.GetRun(ctx, "run-u"); api.ErrorCode(err) != api.CodeNotFound {
+	if _, _, err := db.GetRun(ctx, "run-u"); contract.ErrorCode(err) != contract.CodeNotFound {
 		t.Errorf("the refused run was recorded anyway: %v", err)
 	}
 }

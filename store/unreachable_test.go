@@ -8,7 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/contract"
 	"github.com/agent-worker/agent-worker/store/pgtest"
 )
 
@@ -23,14 +23,14 @@ func TestUnreachableIsUnavailable(t *testing.T) {
 		"connection failure": &pgconn.PgError{Code: "08006", Message: "connection failure"},
 		"refused":            fmt.Errorf("dial: %w", syscall.ECONNREFUSED),
 	} {
-		if got := classify(err); api.ErrorCode(got) != api.CodeUnavailable {
-			t.Errorf("%s: classify = %v (code %q), want unavailable", name, got, api.ErrorCode(got))
+		if got := classify(err); contract.ErrorCode(got) != contract.CodeUnavailable {
+			t.Errorf("%s: classify = %v (code %q), want unavailable", name, got, contract.ErrorCode(got))
 		}
 	}
-	if got := classify(&pgconn.PgError{Code: "42P01", Message: "undefined table"}); api.ErrorCode(got) == api.CodeUnavailable {
+	if got := classify(&pgconn.PgError{Code: "42P01", Message: "undefined table"}); contract.ErrorCode(got) == contract.CodeUnavailable {
 		t.Errorf("a query error came back as unavailable: %v", got)
 	}
-	if got := classify(errors.New("disk I/O")); api.ErrorCode(got) == api.CodeUnavailable {
+	if got := classify(errors.New("disk I/O")); contract.ErrorCode(got) == contract.CodeUnavailable {
 		t.Errorf("an unknown error came back as unavailable: %v", got)
 	}
 }
@@ -50,11 +50,11 @@ func TestStoppedPostgresIsUnavailable(t *testing.T) {
 	if err := pg.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.Counts(ctx); api.ErrorCode(err) != api.CodeUnavailable {
+	if _, err := db.Counts(ctx); contract.ErrorCode(err) != contract.CodeUnavailable {
 		t.Errorf("a read with the server gone = %v; want unavailable", err)
 	}
 	_, err = db.CreateToken(ctx, AgentKey{"alice", "team", "t"}, "")
-	if api.ErrorCode(err) != api.CodeUnavailable {
+	if contract.ErrorCode(err) != contract.CodeUnavailable {
 		t.Errorf("a write with the server gone = %v; want unavailable", err)
 	}
 }

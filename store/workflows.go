@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/contract"
 )
 
 // Workflow is one running instance of a workflow file: the same file can run
@@ -17,7 +17,7 @@ type Workflow struct {
 	SourcePath string
 	ConfigYAML string
 	// State is empty on create, which means running.
-	State api.WorkflowState
+	State contract.WorkflowState
 	// Error explains why the workflow failed or why its last edit was rejected.
 	Error string
 	// Workdir is where the workflow's documents live (.workflow/<wf>/<tag>/
@@ -85,9 +85,9 @@ func scanWorkflow(s row) (Workflow, error) {
 		_ = json.Unmarshal([]byte(s.ColumnText(21)), &w.PendingReasons)
 		w.PendingAt = fromMs(s.ColumnInt64(22))
 	}
-	state, err := api.ParseWorkflowState(s.ColumnText(4))
+	state, err := contract.ParseWorkflowState(s.ColumnText(4))
 	if err != nil {
-		return w, api.Errorf(api.CodeInternal, "workflow %q in the database: %w", workflowID(w.Name, w.Tag), err)
+		return w, contract.Errorf(contract.CodeInternal, "workflow %q in the database: %w", workflowID(w.Name, w.Tag), err)
 	}
 	w.State = state
 	return w, nil
@@ -97,18 +97,18 @@ func scanWorkflow(s row) (Workflow, error) {
 func workflowID(name, tag string) string { return name + ":" + tag }
 
 // CreateWorkflow stores a new workflow:tag and returns it as stored; an
-// existing one is a api.CodeConflict, because starting a workflow twice under
+// existing one is a contract.CodeConflict, because starting a workflow twice under
 // the same tag is a user mistake.
 func (db *DB) CreateWorkflow(ctx context.Context, w Workflow) (Workflow, error) {
 	defer db.configChanged()
 	if w.Name == "" || w.Tag == "" {
-		return Workflow{}, api.Errorf(api.CodeInvalid, "workflow %q: name and tag are required", workflowID(w.Name, w.Tag))
+		return Workflow{}, contract.Errorf(contract.CodeInvalid, "workflow %q: name and tag are required", workflowID(w.Name, w.Tag))
 	}
 	if w.State == "" {
-		w.State = api.WorkflowRunning
+		w.State = contract.WorkflowRunning
 	}
 	if !w.State.Valid() {
-		return Workflow{}, api.Errorf(api.CodeInvalid, "workflow %q: unknown state %q", workflowID(w.Name, w.Tag), w.State)
+		return Workflow{}, contract.Errorf(contract.CodeInvalid, "workflow %q: unknown state %q", workflowID(w.Name, w.Tag), w.State)
 	}
 	var stored Workflow
 	err := db.write(ctx, func(conn querier) error {
@@ -118,7 +118,7 @@ func (db *DB) CreateWorkflow(ctx context.Context, w Workflow) (Workflow, error) 
 				w.Workdir, w.DocsProvider, w.DocsOwner, w.LongMessageChars, w.DocsDir, encodeStrings(w.Params), encodeStrings(w.Vars), now, w.LoopGuard,
 				w.WorkspaceRepo, w.WorkspaceBase, db.daemon}})
 		if isConflict(err) {
-			return api.Errorf(api.CodeConflict, "workflow %q already exists", workflowID(w.Name, w.Tag))
+			return contract.Errorf(contract.CodeConflict, "workflow %q already exists", workflowID(w.Name, w.Tag))
 		}
 		if err != nil {
 			return err
@@ -129,7 +129,7 @@ func (db *DB) CreateWorkflow(ctx context.Context, w Workflow) (Workflow, error) 
 	return stored, err
 }
 
-// GetWorkflow returns one workflow:tag, or a api.CodeNotFound error.
+// GetWorkflow returns one workflow:tag, or a contract.CodeNotFound error.
 func (db *DB) GetWorkflow(ctx context.Context, name, tag string) (Workflow, error) {
 	var w Workflow
 	err := db.read(ctx, func(conn querier) (err error) {
@@ -148,7 +148,7 @@ func getWorkflow(conn querier, name, tag string) (w Workflow, err error) {
 			return err
 		}})
 	if err == nil && !found {
-		err = api.Errorf(api.CodeNotFound, "workflow %q not found", workflowID(name, tag))
+		err = contract.Errorf(contract.CodeNotFound, "workflow %q not found", workflowID(name, tag))
 	}
 	return w, err
 }
@@ -170,9 +170,9 @@ func (db *DB) ListWorkflows(ctx context.Context) ([]Workflow, error) {
 
 // SetWorkflowState records a state change and the error behind it ("" to
 // clear it), so that status shows why a workflow stopped or failed.
-func (db *DB) SetWorkflowState(ctx context.Context, name, tag string, state api.WorkflowState, errMsg string) error {
+func (db *DB) SetWorkflowState(ctx context.Context, name, tag string, state contract.WorkflowState, errMsg string) error {
 	if !state.Valid() {
-		return api.Errorf(api.CodeInvalid, "workflow %q: unknown state %q", workflowID(name, tag), state)
+		return contract.Errorf(contract.CodeInvalid, "workflow %q: unknown state %q", workflowID(name, tag), state)
 	}
 	return db.write(ctx, func(conn querier) error {
 		// A workflow set running again starts a new count of agent messages
@@ -181,7 +181,7 @@ func (db *DB) SetWorkflowState(ctx context.Context, name, tag string, state api.
 			agent_streak = CASE WHEN ?1 = 'running' THEN 0 ELSE agent_streak END WHERE name = ?4 AND tag = ?5`,
 			&execOptions{Args: []any{state, errMsg, db.nowMs(), name, tag}})
 		if err == nil && conn.changes() == 0 {
-			err = api.Errorf(api.CodeNotFound, "workflow %q not found", workflowID(name, tag))
+			err = contract.Errorf(contract.CodeNotFound, "workflow %q not found", workflowID(name, tag))
 		}
 		return err
 	})
@@ -195,7 +195,7 @@ func (db *DB) SetWorkflowError(ctx context.Context, name, tag, errMsg string) er
 		err := conn.execute(`UPDATE workflows SET error = ?, updated_at = ? WHERE name = ? AND tag = ?`,
 			&execOptions{Args: []any{errMsg, db.nowMs(), name, tag}})
 		if err == nil && conn.changes() == 0 {
-			err = api.Errorf(api.CodeNotFound, "workflow %q not found", workflowID(name, tag))
+			err = contract.Errorf(contract.CodeNotFound, "workflow %q not found", workflowID(name, tag))
 		}
 		return err
 	})
@@ -217,7 +217,7 @@ func (db *DB) SetWorkflowPending(ctx context.Context, name, tag, content string,
 		err := conn.execute(`UPDATE workflows SET pending_yaml = ?, pending_reasons = ?, pending_at = ?, updated_at = ? WHERE name = ? AND tag = ?`,
 			&execOptions{Args: []any{content, string(b), at, db.nowMs(), name, tag}})
 		if err == nil && conn.changes() == 0 {
-			err = api.Errorf(api.CodeNotFound, "workflow %q not found", workflowID(name, tag))
+			err = contract.Errorf(contract.CodeNotFound, "workflow %q not found", workflowID(name, tag))
 		}
 		return err
 	})
@@ -229,7 +229,7 @@ func (db *DB) SetWorkflowPending(ctx context.Context, name, tag, content string,
 func (db *DB) DeleteWorkflow(ctx context.Context, name, tag string) error {
 	defer db.configChanged()
 	if name == "global" && tag == "main" {
-		return api.Errorf(api.CodeInvalid, "the global workflow cannot be deleted")
+		return contract.Errorf(contract.CodeInvalid, "the global workflow cannot be deleted")
 	}
 	defer db.tokens.forget()
 	return db.write(ctx, func(conn querier) error {
@@ -239,7 +239,7 @@ func (db *DB) DeleteWorkflow(ctx context.Context, name, tag string) error {
 		err := conn.execute(`DELETE FROM workflows WHERE name = ? AND tag = ?`,
 			&execOptions{Args: []any{name, tag}})
 		if err == nil && conn.changes() == 0 {
-			err = api.Errorf(api.CodeNotFound, "workflow %q not found", workflowID(name, tag))
+			err = contract.Errorf(contract.CodeNotFound, "workflow %q not found", workflowID(name, tag))
 		}
 		return err
 	})
@@ -252,10 +252,10 @@ func (db *DB) DeleteWorkflow(ctx context.Context, name, tag string) error {
 func (db *DB) SaveWorkflow(ctx context.Context, w Workflow) (Workflow, error) {
 	defer db.configChanged()
 	if w.Name == "" || w.Tag == "" {
-		return Workflow{}, api.Errorf(api.CodeInvalid, "workflow %q: name and tag are required", workflowID(w.Name, w.Tag))
+		return Workflow{}, contract.Errorf(contract.CodeInvalid, "workflow %q: name and tag are required", workflowID(w.Name, w.Tag))
 	}
 	if w.State == "" {
-		w.State = api.WorkflowRunning
+		w.State = contract.WorkflowRunning
 	}
 	var stored Workflow
 	err := db.write(ctx, func(conn querier) error {

@@ -6,7 +6,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/contract"
 )
 
 func TestWorkflows(t *testing.T) {
@@ -25,10 +25,10 @@ func TestWorkflows(t *testing.T) {
 	if diff := cmp.Diff(want, created, cmpopts.EquateEmpty(), cmpopts.IgnoreFields(Workflow{}, "CreatedAt", "UpdatedAt", "StartedAt")); diff != "" {
 		t.Errorf("CreateWorkflow (-want +got):\n%s", diff)
 	}
-	if _, err := db.CreateWorkflow(ctx, in); api.ErrorCode(err) != api.CodeConflict {
+	if _, err := db.CreateWorkflow(ctx, in); contract.ErrorCode(err) != contract.CodeConflict {
 		t.Errorf("second CreateWorkflow: %v, want conflict", err)
 	}
-	if _, err := db.CreateWorkflow(ctx, Workflow{Name: "x"}); api.ErrorCode(err) != api.CodeInvalid {
+	if _, err := db.CreateWorkflow(ctx, Workflow{Name: "x"}); contract.ErrorCode(err) != contract.CodeInvalid {
 		t.Errorf("CreateWorkflow without tag: %v, want invalid", err)
 	}
 
@@ -39,10 +39,10 @@ func TestWorkflows(t *testing.T) {
 	if err != nil || got.State != "failed" || got.Error != "line 3: bad key" {
 		t.Errorf("after SetWorkflowState: %+v, %v", got, err)
 	}
-	if err := db.SetWorkflowState(ctx, "review", "pr-1", "dancing", ""); api.ErrorCode(err) != api.CodeInvalid {
+	if err := db.SetWorkflowState(ctx, "review", "pr-1", "dancing", ""); contract.ErrorCode(err) != contract.CodeInvalid {
 		t.Errorf("unknown state: %v, want invalid", err)
 	}
-	if err := db.SetWorkflowState(ctx, "nope", "t", "stopped", ""); api.ErrorCode(err) != api.CodeNotFound {
+	if err := db.SetWorkflowState(ctx, "nope", "t", "stopped", ""); contract.ErrorCode(err) != contract.CodeNotFound {
 		t.Errorf("missing workflow: %v, want not found", err)
 	}
 
@@ -74,7 +74,7 @@ func TestDeleteWorkflow(t *testing.T) {
 	if err := db.DeleteWorkflow(ctx, "review", "pr-1"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.GetWorkflow(ctx, "review", "pr-1"); api.ErrorCode(err) != api.CodeNotFound {
+	if _, err := db.GetWorkflow(ctx, "review", "pr-1"); contract.ErrorCode(err) != contract.CodeNotFound {
 		t.Errorf("GetWorkflow after delete: %v, want not found", err)
 	}
 	as, err := db.ListAgents(ctx, AgentFilter{})
@@ -94,10 +94,10 @@ func TestDeleteWorkflow(t *testing.T) {
 		}
 	}
 
-	if err := db.DeleteWorkflow(ctx, "review", "pr-1"); api.ErrorCode(err) != api.CodeNotFound {
+	if err := db.DeleteWorkflow(ctx, "review", "pr-1"); contract.ErrorCode(err) != contract.CodeNotFound {
 		t.Errorf("second DeleteWorkflow: %v, want not found", err)
 	}
-	if err := db.DeleteWorkflow(ctx, "global", "main"); api.ErrorCode(err) != api.CodeInvalid {
+	if err := db.DeleteWorkflow(ctx, "global", "main"); contract.ErrorCode(err) != contract.CodeInvalid {
 		t.Errorf("DeleteWorkflow(global:main): %v, want invalid", err)
 	}
 	if _, err := db.GetWorkflow(ctx, "global", "main"); err != nil {
@@ -133,7 +133,7 @@ func TestSaveWorkflowAndUpdateAgent(t *testing.T) {
 	if err != nil || a.System != "new" || a.State != "stopped" {
 		t.Errorf("after UpdateAgent: %+v, %v", a, err)
 	}
-	if err := db.UpdateAgent(ctx, Agent{Name: "zz", Workflow: "review", Tag: "pr-1"}); api.ErrorCode(err) != api.CodeNotFound {
+	if err := db.UpdateAgent(ctx, Agent{Name: "zz", Workflow: "review", Tag: "pr-1"}); contract.ErrorCode(err) != contract.CodeNotFound {
 		t.Errorf("UpdateAgent of a missing agent: %v", err)
 	}
 }
@@ -175,7 +175,7 @@ func TestWorkflowPending(t *testing.T) {
 	if got, _ := db.GetWorkflow(ctx, "crew", "main"); got.ConfigYAML != "v2" || got.PendingYAML != "" {
 		t.Errorf("after SaveWorkflow: config %q, pending %q; want v2 running, nothing waiting", got.ConfigYAML, got.PendingYAML)
 	}
-	if err := db.SetWorkflowPending(ctx, "nope", "main", "v", nil); api.ErrorCode(err) != api.CodeNotFound {
+	if err := db.SetWorkflowPending(ctx, "nope", "main", "v", nil); contract.ErrorCode(err) != contract.CodeNotFound {
 		t.Errorf("SetWorkflowPending of no workflow: %v, want not found", err)
 	}
 }

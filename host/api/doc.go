@@ -1,6 +1,6 @@
 // Package api is the contract between the agent-worker daemon and its clients:
-// the JSON types of the HTTP API, the one table that maps error codes to HTTP
-// statuses and CLI exit codes, target parsing, daemon discovery through
+// the JSON types of the HTTP API, the error codes and states of host/contract
+// (a leaf the store speaks too) under the same names, target parsing, daemon discovery through
 // daemon.json, and a typed HTTP client.
 //
 // The CLI imports this package and nothing else of the daemon, so everything

@@ -1,135 +1,58 @@
 package api
 
-import "slices"
+import "github.com/agent-worker/agent-worker/host/contract"
 
-// AgentState is where an agent is in its life. The store keeps it, the
-// scheduler moves it, and the wire carries it as the same string.
-type AgentState string
-
-// Agent states (SPEC.md). Paused and over_budget are set by the control
-// plane; resume clears them and failed.
-const (
-	AgentIdle       AgentState = "idle"        // waiting for work
-	AgentRunning    AgentState = "running"     // a run is in flight
-	AgentPaused     AgentState = "paused"      // no new run starts until resumed
-	AgentFailed     AgentState = "failed"      // its last run failed every attempt; its messages wait
-	AgentOverBudget AgentState = "over_budget" // its budget is spent; no new run until resumed
-	AgentStopped    AgentState = "stopped"     // its workflow stopped, or it left the workflow file
+// The states of agents, runs, workflows and tasks are host/contract's.
+type (
+	AgentState    = contract.AgentState
+	RunState      = contract.RunState
+	WorkflowState = contract.WorkflowState
+	TaskState     = contract.TaskState
 )
 
-// AgentAttached is shown, never stored: an idle external agent that a
-// Claude Code session acts as through its hooks (issue 30). The daemon
-// never runs an external agent, so the session is all there is to say.
-const AgentAttached AgentState = "attached"
-
-// AgentStates lists every agent state, in the order of their life.
-var AgentStates = []AgentState{AgentIdle, AgentRunning, AgentPaused, AgentFailed, AgentOverBudget, AgentStopped}
-
-// RunState is where one run is.
-type RunState string
-
-// Run states (SPEC.md).
 const (
-	RunQueued    RunState = "queued"
-	RunRunning   RunState = "running"
-	RunSucceeded RunState = "succeeded"
-	RunFailed    RunState = "failed"
-	RunCancelled RunState = "cancelled" // ended on purpose: a user's cancel, the daemon stopping
-	RunTimedOut  RunState = "timed_out" // ended by its run timeout
+	AgentIdle          = contract.AgentIdle
+	AgentRunning       = contract.AgentRunning
+	AgentPaused        = contract.AgentPaused
+	AgentFailed        = contract.AgentFailed
+	AgentOverBudget    = contract.AgentOverBudget
+	AgentStopped       = contract.AgentStopped
+	RunQueued          = contract.RunQueued
+	RunRunning         = contract.RunRunning
+	RunSucceeded       = contract.RunSucceeded
+	RunFailed          = contract.RunFailed
+	RunCancelled       = contract.RunCancelled
+	RunTimedOut        = contract.RunTimedOut
+	WorkflowRunning    = contract.WorkflowRunning
+	WorkflowPaused     = contract.WorkflowPaused
+	WorkflowOverBudget = contract.WorkflowOverBudget
+	WorkflowFailed     = contract.WorkflowFailed
+	WorkflowStopped    = contract.WorkflowStopped
+	TaskPending        = contract.TaskPending
+	TaskClaimed        = contract.TaskClaimed
+	TaskInProgress     = contract.TaskInProgress
+	TaskCompleted      = contract.TaskCompleted
+	TaskFailed         = contract.TaskFailed
+	AgentAttached      = contract.AgentAttached
 )
 
-// RunStates lists every run state.
-var RunStates = []RunState{RunQueued, RunRunning, RunSucceeded, RunFailed, RunCancelled, RunTimedOut}
-
-// WorkflowState is where a workflow instance (workflow:tag) is.
-type WorkflowState string
-
-// Workflow states.
-const (
-	WorkflowRunning    WorkflowState = "running"
-	WorkflowPaused     WorkflowState = "paused"
-	WorkflowOverBudget WorkflowState = "over_budget"
-	WorkflowFailed     WorkflowState = "failed"
-	WorkflowStopped    WorkflowState = "stopped"
+var (
+	AgentStates    = contract.AgentStates
+	RunStates      = contract.RunStates
+	WorkflowStates = contract.WorkflowStates
+	TaskStates     = contract.TaskStates
 )
 
-// WorkflowStates lists every workflow state.
-var WorkflowStates = []WorkflowState{WorkflowRunning, WorkflowPaused, WorkflowOverBudget, WorkflowFailed, WorkflowStopped}
+// ParseAgentState reads a state (contract.ParseAgentState).
+func ParseAgentState(s string) (contract.AgentState, error) { return contract.ParseAgentState(s) }
 
-// TaskState is where a task of a team's board is (issue 16): pending
-// until an agent claims it, claimed, in_progress from its first progress
-// note, then completed or failed. A lost lease or a retried failure sends
-// it back to pending.
-type TaskState string
+// ParseRunState reads a state (contract.ParseRunState).
+func ParseRunState(s string) (contract.RunState, error) { return contract.ParseRunState(s) }
 
-// Task states, in the order of their life.
-const (
-	TaskPending    TaskState = "pending"
-	TaskClaimed    TaskState = "claimed"
-	TaskInProgress TaskState = "in_progress"
-	TaskCompleted  TaskState = "completed"
-	TaskFailed     TaskState = "failed"
-)
-
-// TaskStates lists every task state.
-var TaskStates = []TaskState{TaskPending, TaskClaimed, TaskInProgress, TaskCompleted, TaskFailed}
-
-// ParseAgentState checks a stored or sent agent state.
-func ParseAgentState(s string) (AgentState, error) { return parseState(s, "agent", AgentStates) }
-
-// ParseRunState checks a stored or sent run state.
-func ParseRunState(s string) (RunState, error) { return parseState(s, "run", RunStates) }
-
-// ParseWorkflowState checks a stored or sent workflow state.
-func ParseWorkflowState(s string) (WorkflowState, error) {
-	return parseState(s, "workflow", WorkflowStates)
+// ParseWorkflowState reads a state (contract.ParseWorkflowState).
+func ParseWorkflowState(s string) (contract.WorkflowState, error) {
+	return contract.ParseWorkflowState(s)
 }
 
-func parseState[S ~string](s, what string, valid []S) (S, error) {
-	for _, v := range valid {
-		if string(v) == s {
-			return v, nil
-		}
-	}
-	return "", Errorf(CodeInvalid, "unknown %s state %q: want one of %v", what, s, valid)
-}
-
-// ParseTaskState checks a stored or sent task state.
-func ParseTaskState(s string) (TaskState, error) { return parseState(s, "task", TaskStates) }
-
-// Valid reports whether s is an agent state.
-func (s AgentState) Valid() bool { return slices.Contains(AgentStates, s) }
-
-// Valid reports whether s is a run state.
-func (s RunState) Valid() bool { return slices.Contains(RunStates, s) }
-
-// Valid reports whether s is a workflow state.
-func (s WorkflowState) Valid() bool { return slices.Contains(WorkflowStates, s) }
-
-// Schedulable reports whether the scheduler may start a run of an agent
-// in this state (a run in flight finishes whatever the state becomes).
-func (s AgentState) Schedulable() bool { return s == AgentIdle || s == AgentRunning }
-
-// Live reports whether a workflow in this state is started and not
-// stopped: it keeps its file watched and reloads edits, whether or not
-// its agents may run right now (paused and over_budget hold new runs).
-func (s WorkflowState) Live() bool {
-	return s == WorkflowRunning || s == WorkflowPaused || s == WorkflowOverBudget
-}
-
-// Valid reports whether s is a task state.
-func (s TaskState) Valid() bool { return slices.Contains(TaskStates, s) }
-
-// Held reports whether a task in this state has a holder and a lease.
-func (s TaskState) Held() bool { return s == TaskClaimed || s == TaskInProgress }
-
-// Done reports whether a task in this state is over for good.
-func (s TaskState) Done() bool { return s == TaskCompleted || s == TaskFailed }
-
-// Ended reports whether a run in this state is over.
-func (s RunState) Ended() bool { return s != RunQueued && s != RunRunning }
-
-func (s AgentState) String() string    { return string(s) }
-func (s RunState) String() string      { return string(s) }
-func (s WorkflowState) String() string { return string(s) }
-func (s TaskState) String() string     { return string(s) }
+// ParseTaskState reads a state (contract.ParseTaskState).
+func ParseTaskState(s string) (contract.TaskState, error) { return contract.ParseTaskState(s) }
