@@ -165,4 +165,3 @@ func ErrorCode(err error) Code {
 	}
 	return CodeInternal
 }
-
