@@ -2,8 +2,6 @@ package mergequeue
 
 import (
 	"context"
-	"fmt"
-	"strings"
 
 	"github.com/agent-worker/agent-worker/host/worktrees"
 	"github.com/agent-worker/agent-worker/store"
@@ -47,40 +45,10 @@ func (s *Service) workspace(ctx context.Context, scope store.Scope) (store.Workf
 	return s.wt.Workspace(ctx, scope)
 }
 
-// maxListed bounds the file names a channel line lists.
-const maxListed = 20
-
-func short(sha string) string {
-	if len(sha) > 12 {
-		return sha[:12]
-	}
-	return sha
-}
-
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
-}
-
-// listFiles joins file names for a message, at most maxListed of them.
-func listFiles(files []string) string {
-	if len(files) > maxListed {
-		return strings.Join(files[:maxListed], ", ") + fmt.Sprintf(" and %d more", len(files)-maxListed)
-	}
-	return strings.Join(files, ", ")
-}
-
-// dedupe drops empty and repeated names, keeping the order.
-func dedupe(names []string) []string {
-	out := []string{}
-	seen := map[string]bool{}
-	for _, n := range names {
-		if n != "" && !seen[n] {
-			seen[n] = true
-			out = append(out, n)
-		}
-	}
-	return out
-}
+// The words of the channel lines, shared with host/worktrees.
+var (
+	short     = worktrees.Short
+	plural    = worktrees.Plural
+	listFiles = worktrees.ListFiles
+	dedupe    = worktrees.Dedupe
+)

@@ -74,3 +74,15 @@ func (s *Service) Stopped(ctx context.Context, key store.AgentKey) bool { return
 func (s *Service) Workspace(ctx context.Context, scope store.Scope) (store.Workflow, error) {
 	return s.workspace(ctx, scope)
 }
+
+// Short is a commit's id as the channel lines show it (12 characters).
+func Short(sha string) string { return short(sha) }
+
+// Plural is "s" unless n is 1.
+func Plural(n int) string { return plural(n) }
+
+// ListFiles joins file names for a channel line, at most 20 of them.
+func ListFiles(files []string) string { return listFiles(files) }
+
+// Dedupe drops empty and repeated names, keeping the order.
+func Dedupe(names []string) []string { return dedupe(names) }
