@@ -1,10 +1,7 @@
 package mergequeue
 
 import (
-	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/hashicorp/go-hclog"
@@ -12,6 +9,7 @@ import (
 	"github.com/agent-worker/agent-worker/host/api"
 	"github.com/agent-worker/agent-worker/host/team"
 	"github.com/agent-worker/agent-worker/host/worktrees"
+	"github.com/agent-worker/agent-worker/internal/testkit"
 	"github.com/agent-worker/agent-worker/sdk/tools"
 	"github.com/agent-worker/agent-worker/store"
 )
@@ -19,61 +17,14 @@ import (
 // The git fixture of host/worktrees' tests, with the merge queue handed
 // to the worktrees as the daemon does.
 
-// needGit skips a test on a machine without git, saying so.
-func needGit(t testing.TB) {
-	t.Helper()
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skipf("these tests run the real git, which is not installed: %v", err)
-	}
-}
-
-// sh runs git in dir for the test, as a user would, and returns its output.
-func sh(t testing.TB, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
-	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=Test", "GIT_AUTHOR_EMAIL=test@example.com",
-		"GIT_COMMITTER_NAME=Test", "GIT_COMMITTER_EMAIL=test@example.com")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %s in %s: %v\n%s", strings.Join(args, " "), dir, err, out)
-	}
-	return strings.TrimSpace(string(out))
-}
-
-// newRepo makes a repository on branch main with one commit of README
-// and the identity integrate's merge commits are made with.
-func newRepo(t testing.TB) string {
-	t.Helper()
-	needGit(t)
-	dir := t.TempDir()
-	sh(t, dir, "init", "-q", "-b", "main")
-	sh(t, dir, "config", "user.name", "Test")
-	sh(t, dir, "config", "user.email", "test@example.com")
-	write(t, filepath.Join(dir, "README"), "hello\n")
-	sh(t, dir, "add", "README")
-	sh(t, dir, "commit", "-q", "-m", "first")
-	return dir
-}
-
-func write(t testing.TB, path, content string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// commit writes files in dir and commits them.
-func commit(t testing.TB, dir, msg string, files map[string]string) {
-	t.Helper()
-	for name, content := range files {
-		write(t, filepath.Join(dir, name), content)
-		sh(t, dir, "add", name)
-	}
-	sh(t, dir, "commit", "-q", "-m", msg)
-}
+// The git helpers of these tests are testkit's.
+var (
+	needGit = testkit.NeedGit
+	sh      = testkit.Git
+	newRepo = testkit.NewRepo
+	write   = testkit.WriteFile
+	commit  = testkit.Commit
+)
 
 type fixture struct {
 	wt   *worktrees.Service
