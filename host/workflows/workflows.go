@@ -315,7 +315,7 @@ func (ws *Manager) Start(ctx context.Context, req api.StartWorkflow) (Started, e
 	}
 	defer ws.unreserve(scope)
 	stopped := func() error {
-		return api.Errorf(api.CodeConflict, "workflow @%s:%s was stopped while its setup steps ran: it did not start", f.Name, tag)
+		return api.Errorf(api.CodeConflict, "workflow @%s:%s was stopped while its setup steps ran: it did not start; to run it, `agent-worker start %s`", f.Name, tag, path)
 	}
 	unlock := ws.lock(scope)
 	res, done, err := ws.startLive(ctx, scope, path, &takenOver)

@@ -87,7 +87,7 @@ func (s *Service) viaQueue(ctx context.Context, key store.AgentKey, by, target s
 		return true, res, api.Errorf(api.CodeInvalid, "target: %w", err)
 	}
 	if s.queue == nil {
-		return true, res, api.Errorf(api.CodeUnavailable, "the merge queue of %s is not running", wf.Name)
+		return true, res, api.Errorf(api.CodeUnavailable, "the merge queue of %s is not running, so its checks cannot run: restart the daemon (`agent-worker stop --all`; the next command starts it), and report it with logs/daemon.log if it persists", wf.Name)
 	}
 	res, err = s.queue.Enqueue(ctx, wf, key, by, target)
 	return true, res, err
