@@ -346,11 +346,15 @@ func TestE2EMergeQueueCheckDiesWithTheDaemon(t *testing.T) {
 				t.Fatalf("the check's child %d did not leave the check's process group: %+v", child, p)
 			}
 
+			// Read before the kill: a pid the kernel reuses afterwards is
+			// another process, not the check still running.
+			shellProc, _ := testkit.ReadProc(shell)
+			plainProc, _ := testkit.ReadProc(plain)
 			if err := daemon.Process.Signal(syscall.SIGKILL); err != nil {
 				t.Fatal(err)
 			}
 			_ = daemon.Wait()
-			c.waitFor(fmt.Sprintf("the check %d and its child %d to die with the daemon", shell, plain), func() bool { return processGone(shell) && processGone(plain) })
+			c.waitFor(fmt.Sprintf("the check %d and its child %d to die with the daemon", shell, plain), func() bool { return testkit.Ended(shellProc) && testkit.Ended(plainProc) })
 			if err := os.Remove(filepath.Join(scratch, ".started")); err != nil {
 				t.Fatal(err)
 			}

@@ -18,6 +18,9 @@ type Proc struct {
 	PID, PPID, PGID int
 	Comm            string // the command's name, as ps shows it
 	State           byte   // R, S, D, Z (ended, not yet reaped), …
+	// Start is when the process started, in clock ticks after boot: a pid
+	// the kernel gave to another process since has another Start.
+	Start uint64
 }
 
 // ReadProc reads process pid's stat; ok is false when it is gone.
@@ -38,6 +41,9 @@ func ReadProc(pid int) (p Proc, ok bool) {
 	p = Proc{PID: pid, Comm: string(b[open+1 : end]), State: f[0][0]}
 	p.PPID, _ = strconv.Atoi(f[1])
 	p.PGID, _ = strconv.Atoi(f[2])
+	if len(f) > 19 {
+		p.Start, _ = strconv.ParseUint(f[19], 10, 64)
+	}
 	return p, true
 }
 
@@ -49,6 +55,14 @@ func Alive(pid int) bool {
 	}
 	p, ok := ReadProc(pid)
 	return ok && p.State != 'Z' && p.State != 'X'
+}
+
+// Ended reports whether the process p once read has ended: gone, a
+// zombie, or its pid now another process's (pid_max is 32768 on many
+// machines, and a busy one reuses pids within seconds).
+func Ended(p Proc) bool {
+	now, ok := ReadProc(p.PID)
+	return !ok || now.State == 'Z' || now.State == 'X' || now.Start != p.Start
 }
 
 // WaitGone waits until process pid has ended, failing t after Deadline.
