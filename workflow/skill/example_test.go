@@ -49,4 +49,3 @@ func TestExampleSkill(t *testing.T) {
 		t.Errorf("next %v, directives %v", s.Next, s.Directives)
 	}
 }
-
