@@ -355,7 +355,13 @@ func (p *parser) phases(root, n *yaml.Node) []*Phase {
 			p.add(item, "each phase must be a map with a name, e.g. {name: plan, instructions: Write the plan.}")
 			continue
 		}
-		fs := p.fields(item, fmt.Sprintf("in phase %d", i+1), phaseKeys...)
+		label := fmt.Sprintf("phase %d", i+1)
+		if k := keyOr(item, "name", nil); k != nil {
+			if v := deref(item.Content[slices.Index(item.Content, k)+1]); v.Kind == yaml.ScalarNode && nameRE.MatchString(v.Value) {
+				label = "phase " + v.Value
+			}
+		}
+		fs := p.fields(item, "in "+label, phaseKeys...)
 		ph := &Phase{Name: p.name(item, fs["name"], "phase")}
 		if ph.Name != "" {
 			if line, dup := seen[ph.Name]; dup {
@@ -363,10 +369,7 @@ func (p *parser) phases(root, n *yaml.Node) []*Phase {
 			}
 			seen[ph.Name] = fs["name"].Line + p.off
 		}
-		where := fmt.Sprintf("phase %d", i+1)
-		if ph.Name != "" {
-			where = "phase " + ph.Name
-		}
+		where := label
 		ph.Instructions = p.str(fs["instructions"], where+" instructions")
 		ph.Tools = p.tools(fs["tools"], where)
 		ph.Proof = p.proof(fs["proof"], where)
