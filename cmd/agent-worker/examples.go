@@ -115,6 +115,12 @@ var examples = map[string][]string{
 	"worktree queue show": {"agent-worker worktree queue show mq-3"},
 	"worktree dequeue":    {"agent-worker worktree dequeue mq-4 --reason \"not this one\""},
 
+	"skills": {"agent-worker skills check examples/skills/implement/SKILL.md"},
+	"skills check": {
+		"agent-worker skills check examples/skills/implement/SKILL.md",
+		"agent-worker skills check .agent-worker/skills/*/SKILL.md --json",
+	},
+
 	"runs": {"agent-worker runs", "agent-worker runs @review -n 5 --failed"},
 	"logs": {"agent-worker logs run_4b49558288944313", "agent-worker logs run_4b49558288944313 --follow"},
 

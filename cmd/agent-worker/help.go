@@ -59,7 +59,7 @@ var commandGroups = []struct {
 	names []string
 }{
 	{"AGENT COMMANDS", []string{"new", "list", "ls", "info", "send", "ask", "serve", "peek", "pause", "resume", "reset", "cancel", "schedule", "budget", "stop"}},
-	{"WORKFLOW COMMANDS", []string{"run", "start", "workflows", "tasks", "doc", "proposals", "search", "worktree"}},
+	{"WORKFLOW COMMANDS", []string{"run", "start", "workflows", "tasks", "doc", "proposals", "search", "worktree", "skills"}},
 	{"RUN COMMANDS", []string{"runs", "logs"}},
 	{"WHEN AGENTS NEED YOU", []string{"questions", "answer", "approve", "deny", "notifications", "notify"}},
 	{"DAEMON COMMANDS", []string{"daemon", "status", "doctor", "console", "plugins", "backends", "backup"}},

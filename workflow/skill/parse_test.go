@@ -1,0 +1,75 @@
+package skill
+
+import (
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/agent-worker/agent-worker/workflow"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")
+
+// TestGolden parses each testdata/*.md and compares its problems (or "ok"
+// and its phases) with the .golden file beside it.
+func TestGolden(t *testing.T) {
+	files, err := filepath.Glob("testdata/*.md")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no testdata/*.md: %v", err)
+	}
+	for _, file := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(file), ".md"), func(t *testing.T) {
+			t.Parallel()
+			content, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got string
+			s, err := Parse(filepath.Base(file), content)
+			if err != nil {
+				var ps workflow.Problems
+				if !errors.As(err, &ps) {
+					t.Fatalf("Parse returned %T, want workflow.Problems: %v", err, err)
+				}
+				got = err.Error() + "\n"
+			} else {
+				got = "ok: " + s.Name + " (" + strings.Join(s.PhaseNames(), ", ") + ")\n"
+			}
+			golden := strings.TrimSuffix(file, ".md") + ".golden"
+			if *update {
+				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run go test ./workflow/skill -update)", err)
+			}
+			if diff := cmp.Diff(string(want), got); diff != "" {
+				t.Errorf("%s (-want +got):\n%s", golden, diff)
+			}
+		})
+	}
+}
+
+// TestParseKeepsTheBody checks the Markdown after the front matter is the
+// skill's body and the common keys of other tools are ignored.
+func TestParseKeepsTheBody(t *testing.T) {
+	t.Parallel()
+	s, err := Parse("", []byte("\ufeff---\r\nname: a\r\ndescription: b\r\nallowed-tools: Read\r\nx-custom: 1\r\nphases: [{name: one}]\r\n---\r\n\r\n# Title\r\ntext\r\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Body != "# Title\r\ntext\r\n" {
+		t.Errorf("body %q", s.Body)
+	}
+	if s.Path != "" || s.Phases[0].Skill() != s || s.Phases[0].Index != 0 {
+		t.Errorf("path %q, phase %+v", s.Path, s.Phases[0])
+	}
+}
