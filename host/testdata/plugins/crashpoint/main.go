@@ -38,8 +38,6 @@ func main() {
 		fmt.Println("hello from a plugin that prints instead of its handshake")
 		time.Sleep(time.Hour)
 		return
-	case "stubborn":
-		signal.Ignore(syscall.SIGTERM)
 	}
 	plugin.Serve(plugin.Config{Info: plugin.Info{Name: "crashpoint", Version: "0.0.1"},
 		Backend: backend.Func(func(ctx context.Context, req backend.Request, events backend.Events) error {
@@ -47,6 +45,9 @@ func main() {
 			case "exit2", "child":
 				return crash(events)
 			case "stubborn":
+				// Here, after Serve's own handlers: the sdk's plugin side
+				// would otherwise end the process on SIGTERM.
+				signal.Ignore(syscall.SIGTERM)
 				if err := events.Send(backend.Event{Kind: backend.EventText, Text: "working"}); err != nil {
 					return err
 				}
