@@ -17,6 +17,7 @@ import (
 	"github.com/agent-worker/agent-worker/host/api"
 	"github.com/agent-worker/agent-worker/host/runner"
 	"github.com/agent-worker/agent-worker/host/runspec"
+	warmspares "github.com/agent-worker/agent-worker/host/spares"
 	"github.com/agent-worker/agent-worker/host/team"
 	"github.com/agent-worker/agent-worker/internal/testkit"
 	"github.com/agent-worker/agent-worker/store"
@@ -188,7 +189,7 @@ func BenchmarkPingPong(b *testing.B) {
 // process) and with a warm spare ready before each run (the wait for the
 // replacement spare is outside the timing). It reports p50 and p99.
 func BenchmarkPluginRunSpares(b *testing.B) {
-	zero := runner.Spares{}
+	zero := warmspares.Counts{}
 	for name, sc := range map[string]runner.SupervisorConfig{"cold": {Spares: &zero}, "spare-ready": {}} {
 		b.Run(name, func(b *testing.B) {
 			th, _ := pluginHost(b, sc)

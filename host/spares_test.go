@@ -20,6 +20,7 @@ import (
 	"github.com/agent-worker/agent-worker/host/catalog"
 	"github.com/agent-worker/agent-worker/host/runner"
 	"github.com/agent-worker/agent-worker/host/runspec"
+	warmspares "github.com/agent-worker/agent-worker/host/spares"
 	"github.com/agent-worker/agent-worker/internal/testkit"
 	"github.com/agent-worker/agent-worker/sdk/backend"
 	"github.com/agent-worker/agent-worker/sdk/plugin"
@@ -217,7 +218,7 @@ func TestSpareReplacedWhenThePluginChanges(t *testing.T) {
 // is ever started.
 func TestSparesZeroStartsColdOnly(t *testing.T) {
 	t.Parallel()
-	sp, err := runner.ParseSpares("1,mock=0")
+	sp, err := warmspares.Parse("1,mock=0")
 	if err != nil {
 		t.Fatal(err)
 	}

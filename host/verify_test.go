@@ -15,6 +15,7 @@ import (
 	"github.com/agent-worker/agent-worker/host/catalog"
 	"github.com/agent-worker/agent-worker/host/runner"
 	"github.com/agent-worker/agent-worker/host/runspec"
+	warmspares "github.com/agent-worker/agent-worker/host/spares"
 	"github.com/agent-worker/agent-worker/internal/testkit"
 	"github.com/agent-worker/agent-worker/store"
 )
@@ -207,7 +208,7 @@ func TestTamperedVerifiedCopyIsRefused(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			// No spares: every run starts a process, so each one meets the copy.
-			off := runner.Spares{}
+			off := warmspares.Counts{}
 			th, _ := pluginHost(t, runner.SupervisorConfig{Spares: &off}, func(c *Config) { c.Scheduler.Attempts = 1 })
 			mockAgent(t, th, "alice", map[string]any{"result": "ok"})
 			if got, err := serve(th, "alice"); err != nil || got != "ok" {

@@ -19,6 +19,7 @@ import (
 	"github.com/agent-worker/agent-worker/host/runner"
 	"github.com/agent-worker/agent-worker/host/sandbox"
 	"github.com/agent-worker/agent-worker/host/scheduler"
+	"github.com/agent-worker/agent-worker/host/spares"
 	"github.com/agent-worker/agent-worker/internal/configfile"
 	"github.com/agent-worker/agent-worker/sdk/backend"
 )
@@ -56,7 +57,7 @@ func daemonCmd(e *env) *ffcli.Command {
 	fs.DurationVar(&cfg.Supervisor.IdleTimeout, "idle-timeout", runner.DefaultIdleTimeout, "longest a run's backend may go without an event (no progress)")
 	fs.DurationVar(&cfg.Supervisor.HeartbeatTimeout, "heartbeat-timeout", runner.DefaultHeartbeatTimeout, "longest a run's plugin process may go without an event or answering a ping before it is killed and the run retried")
 	fs.Var(sparesFlag{&cfg.Supervisor.Spares}, "spares", "warm spare plugin processes kept per backend in use: N for all, or per backend (e.g. 1,sdk=0,mock=2); 0 starts every run's process cold")
-	fs.DurationVar(&cfg.Supervisor.SpareIdle, "spare-idle", runner.DefaultSpareIdle, "stop a backend's warm spares after it has had no run for this long")
+	fs.DurationVar(&cfg.Supervisor.SpareIdle, "spare-idle", spares.DefaultIdle, "stop a backend's warm spares after it has had no run for this long")
 	fs.Var(runLimitsFlag{&cfg.Supervisor.RunLimits}, "run-limits", "what one run may use, its processes together, unless its agent sets limits: pids (processes and threads), memory (e.g. 2G) and cpu (cores), e.g. pids=1024,memory=4G,cpu=2; max lifts one; enforced with the run's cgroup (see status)")
 	fs.Var(sandboxFlag{&cfg.Sandbox}, "sandbox", "confine every run with Landlock: auto (where the kernel can; runs start unconfined, with a warning, where it cannot), required (refuse runs where it cannot, and agents with sandbox mode: off) or off")
 	fs.StringVar(&cfg.NotifyConfig, "notify-config", "", "YAML file of webhooks told of events in every workflow: a list of {webhook: URL, events: [question, approval, run_failed, over_budget, loop_guard, idle, member_down], secret_env: NAME}")
@@ -150,19 +151,19 @@ func pickAnotherAddress(autoStarted bool) string {
 	return "pick another address with --listen (port 0 picks a free one)"
 }
 
-// sparesFlag is --spares, read by runner.ParseSpares; unset it is the
+// sparesFlag is --spares, read by spares.Parse; unset it is the
 // supervisor's default (one spare per backend in use).
-type sparesFlag struct{ dst **runner.Spares }
+type sparesFlag struct{ dst **spares.Counts }
 
 func (f sparesFlag) String() string {
 	if f.dst == nil || *f.dst == nil {
-		return runner.DefaultSpares.String()
+		return spares.DefaultCounts.String()
 	}
 	return (*f.dst).String()
 }
 
 func (f sparesFlag) Set(v string) error {
-	s, err := runner.ParseSpares(v)
+	s, err := spares.Parse(v)
 	if err != nil {
 		return err
 	}

@@ -148,18 +148,18 @@ func needOf(run confinement) need {
 	return need{p, confined, err}
 }
 
-// fits reports whether spare x of plugin p can serve a run that needs n:
+// fits reports whether spare process x of plugin p can serve a run that needs n:
 // a spare's base layer can only be narrowed, so the run's policy must lie
 // within it, and the plugin must narrow itself (the sdk's capability). An
 // unconfined run needs an unconfined spare.
-func (n need) fits(x *spare, p api.Plugin) bool {
+func (n need) fits(x *process, p api.Plugin) bool {
 	switch {
 	case n.err != nil:
 		return false
 	case !n.confined:
-		return !x.proc.confined
+		return !x.confined
 	}
-	return x.proc.confined && slices.Contains(p.Capabilities, plugin.CapabilitySandbox) && n.policy.Within(x.proc.policy)
+	return x.confined && slices.Contains(p.Capabilities, plugin.CapabilitySandbox) && n.policy.Within(x.policy)
 }
 
 // daemonPort is the TCP port of the daemon's MCP server, which every run

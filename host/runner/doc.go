@@ -7,7 +7,9 @@
 // backend's errors into the daemon's codes (errors.go).
 //
 // It may import the store, host/api (wire types and errors), host/catalog,
-// host/runspec, host/prices, host/sandbox and the sdk's backend, plugin and
+// host/runspec, host/prices, host/sandbox, host/spares (the pool of warm
+// spares, to which it gives the functions that start and kill a spare's
+// process: spare.go) and the sdk's backend, plugin and
 // sandbox packages; never host/ itself, the scheduler, the workflows or
 // the HTTP layer. The scheduler reaches it through the one function it is
 // given (Supervisor.Run, with a runspec.RunSpec); settling a run is the

@@ -156,7 +156,7 @@ func TestRunEndLeavesNothingBehind(t *testing.T) {
 			if s.timers.get(spec.ID) != nil {
 				t.Error("the run's timers are still registered")
 			}
-			if n := s.spares.inflight["mock"]; n != 0 {
+			if n := s.spares.Runs("mock"); n != 0 {
 				t.Errorf("the backend still counts %d runs under way", n)
 			}
 			if proc != nil {
@@ -228,8 +228,8 @@ func takeUpTo(t *testing.T, s *Supervisor, ctx context.Context, spec runspec.Run
 		t.Fatal(err)
 	}
 	e.setup = rs.cleanup
-	e.demand = s.spares.demand(spec.Agent.Backend)
-	e.refill = s.refiller(api.Plugin{Name: spec.Agent.Backend})
+	e.demand = s.spares.Demand(spec.Agent.Backend)
+	e.refill = s.spares.Refiller(api.Plugin{Name: spec.Agent.Backend})
 	if stage < stageProcess {
 		return e, nil, rs
 	}

@@ -26,6 +26,7 @@ import (
 	"github.com/agent-worker/agent-worker/host/prices"
 	"github.com/agent-worker/agent-worker/host/runspec"
 	"github.com/agent-worker/agent-worker/host/sandbox"
+	"github.com/agent-worker/agent-worker/host/spares"
 	"github.com/agent-worker/agent-worker/sdk/backend"
 	"github.com/agent-worker/agent-worker/sdk/plugin"
 	sb "github.com/agent-worker/agent-worker/sdk/sandbox"
@@ -65,14 +66,14 @@ type SupervisorConfig struct {
 	// request; nil sends none (the worker fetches it over MCP).
 	Context ContextSource
 	// Spares is how many warm spare processes to keep per backend in
-	// use; nil is DefaultSpares (one each).
-	Spares *Spares
+	// use; nil is spares.DefaultCounts (one each).
+	Spares *spares.Counts
 	// MaxRuns is how many runs the scheduler lets go at once (its
 	// MaxConcurrent): a pool grows with its backend's recent demand up to
-	// it, never past maxSpares. 0 leaves pools at their Spares size.
+	// it, never past the pool's bound. 0 leaves pools at their Spares size.
 	MaxRuns int
 	// SpareIdle stops a backend's spares after it has had no run for this
-	// long (default DefaultSpareIdle).
+	// long (default spares.DefaultIdle).
 	SpareIdle time.Duration
 	// Worktrees gives agents of a workflow with a git workspace a
 	// worktree of their own as their project directory; nil: none does.
@@ -166,7 +167,7 @@ type Supervisor struct {
 	live liveRuns
 
 	// spares are the warm plugin processes waiting for a run.
-	spares *sparePool
+	spares *spares.Pool[*process]
 
 	// timers are the runs' timeouts, which stop while a run waits for a
 	// person (Waiting).
@@ -188,17 +189,19 @@ func NewSupervisor(db *store.DB, catalog *catalog.Catalog, home, runtime string,
 		cfg.Observer = nopObserver{}
 	}
 	if cfg.Spares == nil {
-		cfg.Spares = &DefaultSpares
+		cfg.Spares = &spares.DefaultCounts
 	}
 	if cfg.SpareIdle <= 0 {
-		cfg.SpareIdle = DefaultSpareIdle
+		cfg.SpareIdle = spares.DefaultIdle
 	}
 	if cfg.Lifetime == nil {
 		cfg.Lifetime = context.Background()
 	}
 	cfg.RunLimits = cfg.RunLimits.Over(DefaultRunLimits)
-	return &Supervisor{db: db, catalog: catalog, log: log, cfg: cfg, home: home, runtime: runtime, mcpURL: mcpURL, running: map[store.AgentKey]string{},
-		spares: newSparePool(*cfg.Spares, cfg.SpareIdle, cfg.MaxRuns)}
+	s := &Supervisor{db: db, catalog: catalog, log: log, cfg: cfg, home: home, runtime: runtime, mcpURL: mcpURL, running: map[store.AgentKey]string{}}
+	s.spares = spares.New(spares.Config[*process]{Counts: *cfg.Spares, Idle: cfg.SpareIdle, MaxRuns: cfg.MaxRuns, Catalog: catalog,
+		Start: s.startSpare, Kill: s.killSpare, Event: cfg.Observer.SpareEvent, Log: log})
+	return s
 }
 
 // Limits are a run's limits where its agent sets none.
@@ -360,8 +363,8 @@ func (s *Supervisor) runPlugin(ctx context.Context, agent store.Agent, attempt i
 	}
 	e.setup = rs.cleanup
 
-	e.demand = s.spares.demand(p.Name) // ended after the refill: a busy backend's pool grows
-	refill := s.refiller(p)
+	e.demand = s.spares.Demand(p.Name) // ended after the refill: a busy backend's pool grows
+	refill := s.spares.Refiller(p)
 	e.refill = refill // at the latest; normally at the first event, below
 	confine := s.runConfinement(agent, rs)
 	proc, err := s.runProcess(ctx, agent, p, rs, confine, runID, log)
@@ -467,16 +470,16 @@ func (s *Supervisor) runPlugin(ctx context.Context, agent store.Agent, attempt i
 // The workers row goes after the process is killed (runEnd), so a daemon
 // that dies before that still finds the process to reap.
 func (s *Supervisor) runProcess(ctx context.Context, agent store.Agent, p api.Plugin, rs runSetup, c confinement, runID string, log hclog.Logger) (*process, error) {
-	if x := s.takeSpare(p, c); x != nil {
-		if err := s.db.ClaimSpare(ctx, x.id, runID); err != nil {
-			x.proc.stop()
-			_ = s.db.RemoveWorker(context.WithoutCancel(ctx), x.id)
+	if proc, id, ok := s.takeSpare(p, c); ok {
+		if err := s.db.ClaimSpare(ctx, id, runID); err != nil {
+			proc.stop()
+			_ = s.db.RemoveWorker(context.WithoutCancel(ctx), id)
 			return nil, err
 		}
-		log.Debug("run takes a warm spare", "pid", x.proc.pid, "spare", x.id)
-		return x.proc, nil
+		log.Debug("run takes a warm spare", "pid", proc.pid, "spare", id)
+		return proc, nil
 	}
-	s.spareEvent(p.Name, api.ColdStart)
+	s.spares.ColdStart(p.Name)
 	proc, err := s.startProcess(p, "run", rs.projectDir, agent.Config.EnvList(), c, log)
 	if err != nil {
 		return nil, err
@@ -511,6 +514,14 @@ type process struct {
 	// group is its cgroup, killed with it; nil without cgroups.
 	group *cgroup
 }
+
+// PID is the process's, and its process group's, id.
+func (p *process) PID() int { return p.pid }
+
+// Exited reports whether the process has ended.
+func (p *process) Exited() bool { return p.client.Exited() }
+
+var _ spares.Process = (*process)(nil)
 
 // stop kills the process's whole group and removes its socket directory.
 func (p *process) stop() {
