@@ -10,6 +10,7 @@ import (
 
 	"github.com/agent-worker/agent-worker/host/api"
 	"github.com/agent-worker/agent-worker/host/catalog"
+	"github.com/agent-worker/agent-worker/host/contract"
 	"github.com/agent-worker/agent-worker/store"
 )
 
@@ -65,8 +66,8 @@ func SQLiteBytes(path string) int64 {
 
 // doctor is GET /doctor: what only the daemon's own process can tell
 // `agent-worker doctor`.
-func (h *Host) doctor(context.Context) api.Doctor {
-	return api.Doctor{
+func (h *Host) doctor(context.Context) contract.Doctor {
+	return contract.Doctor{
 		Env:          catalog.EnvNames(),
 		DefaultModel: h.cfg.DefaultModel,
 		Disk:         DiskFree(h.cfg.Home),

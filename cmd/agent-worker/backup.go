@@ -9,7 +9,7 @@ import (
 
 	"github.com/peterbourgon/ff/v3/ffcli"
 
-	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/contract"
 )
 
 // backupHelp is backup's long help: what the copy is, and how to put it
@@ -53,7 +53,7 @@ func backupCmd(e *env) *ffcli.Command {
 			if err != nil {
 				return err
 			}
-			b, err := c.Backup(ctx, api.BackupRequest{Path: path, Force: *force})
+			b, err := c.Backup(ctx, contract.BackupRequest{Path: path, Force: *force})
 			if err != nil {
 				return err
 			}

@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/contract"
 )
 
 // hookReceiver is a notify: webhook receiver in the test's process: it
@@ -100,7 +101,7 @@ func (c *cli) notifications(args ...string) map[string]api.Notification {
 // notifyTest runs `notify test` and returns the one delivery id it made.
 func (c *cli) notifyTest(target string) string {
 	c.t.Helper()
-	var res api.NotifyTestResult
+	var res contract.NotifyTestResult
 	if err := json.Unmarshal([]byte(c.ok("notify", "test", target, "--json")), &res); err != nil || len(res.Deliveries) != 1 {
 		c.t.Fatalf("notify test %s: %+v, %v; want one delivery", target, res, err)
 	}

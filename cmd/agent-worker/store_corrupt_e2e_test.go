@@ -20,6 +20,7 @@ import (
 	"zombiezen.com/go/sqlite/sqlitex"
 
 	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/contract"
 )
 
 // Issue 27, item 4: a damaged SQLite file is refused at start with the
@@ -213,7 +214,7 @@ func TestE2EBackupRestores(t *testing.T) {
 	}
 	c.ok("send", "@global", "after the first backup")
 	r = c.runIn(dir, "backup", "team.db", "--force", "--json")
-	var b api.Backup
+	var b contract.Backup
 	if err := json.Unmarshal([]byte(r.stdout), &b); r.code != 0 || err != nil || b.Path != want || b.Bytes <= 0 || b.Database != filepath.Join(c.home, api.DBFile) {
 		t.Fatalf("backup --force --json: exit %d, %q (%v)", r.code, r.stdout, err)
 	}

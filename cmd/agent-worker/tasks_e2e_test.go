@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/contract"
 )
 
 func (c *cli) tasksJSON(args ...string) []api.Task {
@@ -135,7 +136,7 @@ func TestE2ETaskOfARunKilledWithTheDaemonGoesBackToPendingAtRestart(t *testing.T
 	_ = daemon.Wait()
 
 	c.startDaemon()
-	returned := func() *api.TaskEvent {
+	returned := func() *contract.TaskEvent {
 		for _, ev := range c.taskJSON("task-1").History {
 			if ev.Kind == "returned" {
 				return &ev

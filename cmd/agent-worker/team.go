@@ -15,6 +15,7 @@ import (
 	"github.com/peterbourgon/ff/v3/ffcli"
 
 	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/contract"
 )
 
 func sendCmd(e *env) *ffcli.Command {
@@ -123,7 +124,7 @@ func peekCmd(e *env) *ffcli.Command {
 }
 
 // printTool shows a tool call, dimmed (NDJSON with --json).
-func (e *env) printTool(t api.ToolEvent) error {
+func (e *env) printTool(t contract.ToolEvent) error {
 	if e.json {
 		return e.printNDJSON(map[string]any{"event": "tool", "tool": t})
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/peterbourgon/ff/v3/ffcli"
 
 	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/contract"
 )
 
 // exitCode is an error that sets the process's exit status; its message
@@ -241,7 +242,7 @@ func (e *env) runWorkflow(ctx context.Context, file, tag string, params []string
 		return api.ErrStopFollowing
 	}
 	printWorkflow := h.Workflow
-	h.Workflow = func(we api.WorkflowEvent) error {
+	h.Workflow = func(we contract.WorkflowEvent) error {
 		if err := printWorkflow(we); err != nil {
 			return err
 		}
@@ -307,7 +308,7 @@ func (e *env) workflowPrinters() api.FollowHandlers {
 			}
 			return nil
 		},
-		Workflow: func(we api.WorkflowEvent) error {
+		Workflow: func(we contract.WorkflowEvent) error {
 			if e.json {
 				return e.printNDJSON(map[string]any{"event": "workflow", "workflow": we})
 			}

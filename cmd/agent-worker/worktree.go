@@ -10,6 +10,7 @@ import (
 	"github.com/peterbourgon/ff/v3/ffcli"
 
 	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/contract"
 )
 
 // worktreeCmd groups the git worktree commands: each agent of a workflow
@@ -164,7 +165,7 @@ func worktreeDiscardCmd(e *env) *ffcli.Command {
 			if err != nil {
 				return err
 			}
-			res, err := c.Discard(ctx, t, api.DiscardRequest{Reason: *reason, Force: *force})
+			res, err := c.Discard(ctx, t, contract.DiscardRequest{Reason: *reason, Force: *force})
 			if err != nil {
 				return err
 			}

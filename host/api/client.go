@@ -16,6 +16,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/agent-worker/agent-worker/host/contract"
 )
 
 // Client is a typed client of the daemon's HTTP API. Every method is one
@@ -46,8 +48,8 @@ func (c *Client) Health(ctx context.Context) (Health, error) {
 
 // Backup is POST /backup: the daemon writes a checked copy of its SQLite
 // database to req.Path, on its own machine.
-func (c *Client) Backup(ctx context.Context, req BackupRequest) (Backup, error) {
-	var b Backup
+func (c *Client) Backup(ctx context.Context, req contract.BackupRequest) (contract.Backup, error) {
+	var b contract.Backup
 	return b, c.do(ctx, http.MethodPost, "/backup", req, &b)
 }
 
@@ -222,8 +224,8 @@ type FollowHandlers struct {
 	Message  func(Message) error
 	Run      func(kind string, r RunEventInfo) error // run_started, run_finished, run_failed
 	State    func(AgentStateEvent) error
-	Workflow func(WorkflowEvent) error
-	Tool     func(ToolEvent) error
+	Workflow func(contract.WorkflowEvent) error
+	Tool     func(contract.ToolEvent) error
 	// Idle is called when a workflow's team has finished its work.
 	Idle func(Workflow) error
 	// SinceSeq, when set, starts the stream after that seq instead of with
@@ -273,13 +275,13 @@ func (c *Client) Follow(ctx context.Context, target string, limit int, h FollowH
 			}
 			return h.State(st)
 		case event == "tool" && h.Tool != nil:
-			var te ToolEvent
+			var te contract.ToolEvent
 			if err := json.Unmarshal(data, &te); err != nil {
 				return fmt.Errorf("decode event: %w", err)
 			}
 			return h.Tool(te)
 		case event == "workflow" && h.Workflow != nil:
-			var we WorkflowEvent
+			var we contract.WorkflowEvent
 			if err := json.Unmarshal(data, &we); err != nil {
 				return fmt.Errorf("decode event: %w", err)
 			}
@@ -373,8 +375,8 @@ func (c *Client) DocList(ctx context.Context, scope Target) (DocumentList, error
 }
 
 // DocRead is GET /docs/{wf}/{tag}/{path}.
-func (c *Client) DocRead(ctx context.Context, scope Target, path string) (Document, error) {
-	var d Document
+func (c *Client) DocRead(ctx context.Context, scope Target, path string) (contract.Document, error) {
+	var d contract.Document
 	return d, c.do(ctx, http.MethodGet, docPath(scope, path), nil, &d)
 }
 
@@ -617,8 +619,8 @@ func (c *Client) FollowRun(ctx context.Context, id string, onStart func(Run), on
 }
 
 // GetRun is GET /runs/{id}: a run with its transcript.
-func (c *Client) GetRun(ctx context.Context, id string) (RunDetail, error) {
-	var d RunDetail
+func (c *Client) GetRun(ctx context.Context, id string) (contract.RunDetail, error) {
+	var d contract.RunDetail
 	return d, c.do(ctx, http.MethodGet, "/runs/"+url.PathEscape(id), nil, &d)
 }
 
@@ -660,8 +662,8 @@ func controlPath(t Target, action string) string {
 
 // Reset is POST /agents/{target}/reset: the agent forgets its
 // conversation, so its next run starts fresh.
-func (c *Client) Reset(ctx context.Context, t Target) (Reset, error) {
-	var r Reset
+func (c *Client) Reset(ctx context.Context, t Target) (contract.Reset, error) {
+	var r contract.Reset
 	return r, c.do(ctx, http.MethodPost, "/agents/"+url.PathEscape(t.String())+"/reset", nil, &r)
 }
 
@@ -706,7 +708,7 @@ func (c *Client) Integrate(ctx context.Context, agent Target, req IntegrateReque
 
 // Discard is POST /worktrees/{agent}/discard: remove the agent's worktree
 // and delete its branch.
-func (c *Client) Discard(ctx context.Context, agent Target, req DiscardRequest) (DiscardResult, error) {
+func (c *Client) Discard(ctx context.Context, agent Target, req contract.DiscardRequest) (DiscardResult, error) {
 	var res DiscardResult
 	return res, c.do(ctx, http.MethodPost, "/worktrees/"+url.PathEscape(agent.String())+"/discard", req, &res)
 }

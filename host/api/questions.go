@@ -6,6 +6,8 @@ import (
 	"net/url"
 
 	"github.com/agent-worker/agent-worker/sdk/tools"
+
+	"github.com/agent-worker/agent-worker/host/contract"
 )
 
 // Question is what an agent asked the owner, as GET /questions lists it.
@@ -14,13 +16,6 @@ type Question = tools.Question
 // QuestionList is GET /questions' answer, oldest first.
 type QuestionList struct {
 	Questions []Question `json:"questions"`
-}
-
-// AnswerRequest is POST /questions/{id}/answer's body: the answer (one of
-// the options or free text) and who gives it ("user" when empty).
-type AnswerRequest struct {
-	Answer string `json:"answer"`
-	By     string `json:"by,omitempty"`
 }
 
 // Questions is GET /questions: the pending questions (every one with all),
@@ -50,15 +45,7 @@ func (c *Client) AnswerQuestion(ctx context.Context, id, answer string) (Questio
 // says the owner answered through it).
 func (c *Client) AnswerQuestionAs(ctx context.Context, id, answer, by string) (Question, error) {
 	var out Question
-	return out, c.do(ctx, http.MethodPost, "/questions/"+url.PathEscape(id)+"/answer", AnswerRequest{Answer: answer, By: by}, &out)
-}
-
-// DecideRequest is POST /questions/{id}/approve and /deny's body: the
-// reason (for a denial, the gated call fails with it) and who decides
-// ("user" when empty).
-type DecideRequest struct {
-	Reason string `json:"reason,omitempty"`
-	By     string `json:"by,omitempty"`
+	return out, c.do(ctx, http.MethodPost, "/questions/"+url.PathEscape(id)+"/answer", contract.AnswerRequest{Answer: answer, By: by}, &out)
 }
 
 // Decide is POST /questions/{id}/approve (approve) or /deny.
@@ -73,5 +60,5 @@ func (c *Client) DecideAs(ctx context.Context, id string, approve bool, reason, 
 		verb = "approve"
 	}
 	var out Question
-	return out, c.do(ctx, http.MethodPost, "/questions/"+url.PathEscape(id)+"/"+verb, DecideRequest{Reason: reason, By: by}, &out)
+	return out, c.do(ctx, http.MethodPost, "/questions/"+url.PathEscape(id)+"/"+verb, contract.DecideRequest{Reason: reason, By: by}, &out)
 }

@@ -22,21 +22,8 @@ type WorktreeList struct {
 	Worktrees []Worktree `json:"worktrees"`
 }
 
-// IntegrateRequest is the body of POST /worktrees/{agent}/integrate:
-// the branch to merge into, the workspace's base when empty.
-type IntegrateRequest struct {
-	Target string `json:"target,omitempty"`
-}
-
 // IntegrateResult is what an integrate did (worktree_integrate's result).
 type IntegrateResult = tools.IntegrateResult
-
-// DiscardRequest is the body of POST /worktrees/{agent}/discard. Force
-// throws away uncommitted changes too.
-type DiscardRequest struct {
-	Reason string `json:"reason"`
-	Force  bool   `json:"force,omitempty"`
-}
 
 // DiscardResult is what a discard removed (worktree_discard's result).
 type DiscardResult = tools.DiscardResult
@@ -65,10 +52,4 @@ type QueueCheck = tools.QueueCheck
 // QueueList is the answer of GET /worktrees/queue.
 type QueueList struct {
 	Entries []QueueEntry `json:"entries"`
-}
-
-// DequeueRequest is the body of DELETE /worktrees/queue/{id}: why, for
-// the channel line.
-type DequeueRequest struct {
-	Reason string `json:"reason,omitempty"`
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/contract"
 )
 
 // withQuestions is fullAPI with GET /questions answering qs, and every
@@ -259,9 +260,9 @@ func TestNeedsYouShowsAWideningEdit(t *testing.T) {
 	t.Parallel()
 	since := time.Now().UTC().Add(-2 * time.Minute)
 	pending := api.Workflow{Name: "crew", Tag: "main", Target: "@crew", SourcePath: "/src/crew.yaml", State: api.WorkflowRunning, Members: []api.Member{},
-		Pending: &api.PendingEdit{Widens: []string{"agent alice: sandbox mode off: its runs are not confined", "agent alice: sandbox write adds /opt/<bin>"}, Since: since}}
+		Pending: &contract.PendingEdit{Widens: []string{"agent alice: sandbox mode off: its runs are not confined", "agent alice: sandbox write adds /opt/<bin>"}, Since: since}}
 	other := api.Workflow{Name: "ops", Tag: "main", Target: "@ops", State: api.WorkflowRunning, Members: []api.Member{},
-		Pending: &api.PendingEdit{Widens: []string{"agent bob: env adds TOKEN"}, Since: since}}
+		Pending: &contract.PendingEdit{Widens: []string{"agent bob: env adds TOKEN"}, Since: since}}
 	full := withQuestions(t, []api.Question{}, nil)
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet && r.URL.Path == "/workflows" {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/contract"
 )
 
 // fullAPI answers the API calls of every page with every optional field
@@ -23,7 +24,7 @@ func fullAPI(t *testing.T) http.Handler {
 	spend := &api.Spend{Runs: 3, FailedRuns: 1, InputTokens: 1200, OutputTokens: 300, CostUSD: 0.42, UnpricedRuns: 1}
 	wf := api.Workflow{Name: "crew", Tag: "main", Target: "@crew", State: api.WorkflowPaused, Error: "rejected edit: crew.yaml:3: bad",
 		Agents: []string{"alice"}, Members: []api.Member{{Name: "alice", State: api.AgentRunning}}, Spend: spend,
-		Budget: &api.Budget{USD: &usd, Tokens: &tokens, Runs: &runs, Hard: true, Spent: *spend}, CreatedAt: now, UpdatedAt: now}
+		Budget: &contract.Budget{USD: &usd, Tokens: &tokens, Runs: &runs, Hard: true, Spent: *spend}, CreatedAt: now, UpdatedAt: now}
 	global := api.Workflow{Name: api.GlobalWorkflow, Tag: "main", Target: "@global", State: api.WorkflowRunning, Members: []api.Member{}}
 	alice := api.Agent{Name: "alice", Workflow: "crew", Tag: "main", Target: "alice@crew", Backend: "mock", Model: "m1",
 		State: api.AgentRunning, Error: "last attempt failed", InboxDepth: 2, Spend: spend, CanSpawn: true, MaxSpawned: 3}
@@ -36,7 +37,7 @@ func fullAPI(t *testing.T) http.Handler {
 	raw := func(v any) json.RawMessage { b, _ := json.Marshal(v); return b }
 	events := []api.RunEvent{
 		{N: 1, Kind: api.RunEventPrompt, At: now, Data: raw(api.PromptEvent{System: "You review.", InboxUntilSeq: 3, Omitted: 1,
-			Inbox: []api.PromptMessage{{Seq: 1, From: "user", To: "alice", Content: "look"}}})},
+			Inbox: []contract.PromptMessage{{Seq: 1, From: "user", To: "alice", Content: "look"}}})},
 		{N: 2, Kind: "text", At: now, Data: raw(map[string]string{"text": "thinking"})},
 		{N: 3, Kind: "tool_call", At: now, Data: raw(map[string]any{"Name": "channel_send", "Args": map[string]string{"message": "hi"}})},
 		{N: 4, Kind: "tool_result", At: now, Data: raw(map[string]any{"Name": "channel_send", "Result": "refused", "IsError": true})},
@@ -61,7 +62,7 @@ func fullAPI(t *testing.T) http.Handler {
 	reply("GET /health", api.Health{Version: "test", Agents: []api.Agent{alice, bob}, Workflows: []api.Workflow{wf, global},
 		Problems: []string{"agent bob@crew failed: crashed"}, UptimeMS: 90000,
 		Workers: []api.Worker{{Run: "run_1", Agent: "alice@crew", Backend: "mock", PID: 4242, StartedAt: now}},
-		Cluster: &api.Cluster{Member: "m-1", Members: []api.ClusterMember{
+		Cluster: &contract.Cluster{Member: "m-1", Members: []contract.ClusterMember{
 			{ID: "m-1", Host: "h1", PID: 1, Address: "127.0.0.1:5101", Alive: true, HeartbeatAgeMS: 300},
 			{ID: "m-2", Host: "h2", PID: 2, Address: "127.0.0.1:5102", HeartbeatAgeMS: 12000},
 			{ID: "m-3", Host: "h3", PID: 3, Address: "127.0.0.1:5103", StoppedAt: &now}}}})
@@ -69,7 +70,7 @@ func fullAPI(t *testing.T) http.Handler {
 	reply("GET /workflows", api.WorkflowList{Workflows: []api.Workflow{wf, global}})
 	reply("GET /agents", api.AgentList{Agents: []api.Agent{alice, bob}})
 	reply("GET /runs", api.RunList{Runs: []api.Run{run, failed}})
-	reply("GET /runs/{id}", api.RunDetail{Run: run, Events: events})
+	reply("GET /runs/{id}", contract.RunDetail{Run: run, Events: events})
 	reply("GET /peek", api.MessageList{Messages: msgs})
 	pct := 40
 	reply("GET /tasks", api.TaskList{Tasks: []api.Task{
@@ -84,7 +85,7 @@ func fullAPI(t *testing.T) http.Handler {
 		{ID: "mq-1", Agent: "bob", Branch: "aw/crew/main/bob", Base: "main", By: "alice", State: api.QueueFailed, Command: "go test ./...",
 			Reason: "the check `go test ./...` exited with status 1 when it was merged onto main"}}})
 	reply("GET /docs/{wf}/{tag}", api.DocumentList{Owner: "alice", Documents: []api.DocumentInfo{{Path: "notes/plan.md", Size: 120, UpdatedAt: now}}})
-	reply("GET /docs/{wf}/{tag}/{path...}", api.Document{Path: "notes/plan.md", Content: "# Plan\n\n- one\n"})
+	reply("GET /docs/{wf}/{tag}/{path...}", contract.Document{Path: "notes/plan.md", Content: "# Plan\n\n- one\n"})
 	reply("GET /proposals/{wf}/{tag}", api.ProposalList{Proposals: []api.Proposal{
 		{ID: "prop-1", Type: "decision", Title: "Which database", Creator: "alice", Options: []string{"postgres", "sqlite"},
 			Resolution: "plurality", Binding: true, State: "resolved", Winner: "postgres",

@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/contract"
 )
 
 // handleBackup is POST /backup: a checked copy of the SQLite database at
@@ -11,7 +12,7 @@ import (
 // works (store.DB.Backup). On PostgreSQL it answers 400 with the pg_dump
 // command that backs a cluster up.
 func (h *Server) handleBackup(w http.ResponseWriter, r *http.Request) error {
-	var req api.BackupRequest
+	var req contract.BackupRequest
 	if err := decodeJSON(w, r, &req); err != nil {
 		return err
 	}
@@ -23,6 +24,6 @@ func (h *Server) handleBackup(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	h.log.Info("database backed up", "path", b.Path, "bytes", b.Bytes, "ms", b.Took.Milliseconds())
-	writeJSON(w, http.StatusCreated, api.Backup{Path: b.Path, Database: h.db.Path(), Bytes: b.Bytes, TookMS: b.Took.Milliseconds()})
+	writeJSON(w, http.StatusCreated, contract.Backup{Path: b.Path, Database: h.db.Path(), Bytes: b.Bytes, TookMS: b.Took.Milliseconds()})
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/contract"
 	"github.com/agent-worker/agent-worker/store"
 )
 
@@ -50,7 +51,7 @@ func (h *Server) handleClearBudget(w http.ResponseWriter, r *http.Request) error
 // workflowBudget is wf's own budget with what its runs have spent since
 // the workflow (re)started, the spend the scheduler holds it to; nil when
 // it has none.
-func (h *Server) workflowBudget(ctx context.Context, wf store.Workflow) (*api.Budget, error) {
+func (h *Server) workflowBudget(ctx context.Context, wf store.Workflow) (*contract.Budget, error) {
 	scope := store.Scope{Workflow: wf.Name, Tag: wf.Tag}
 	bs, err := h.db.Budgets(ctx, scope)
 	if err != nil {
@@ -64,7 +65,7 @@ func (h *Server) workflowBudget(ctx context.Context, wf store.Workflow) (*api.Bu
 		if err != nil {
 			return nil, err
 		}
-		return &api.Budget{USD: b.USD, Tokens: b.Tokens, Runs: b.Runs, Hard: b.Hard, Spent: *apiSpend(st)}, nil
+		return &contract.Budget{USD: b.USD, Tokens: b.Tokens, Runs: b.Runs, Hard: b.Hard, Spent: *apiSpend(st)}, nil
 	}
 	return nil, nil
 }

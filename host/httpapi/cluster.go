@@ -5,12 +5,13 @@ import (
 	"time"
 
 	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/contract"
 )
 
 // cluster is status's view of the members sharing the store (nil on the
 // embedded file), and what is wrong with them: members that stopped
 // responding, and workflows whose file nobody watches any more.
-func (h *Server) cluster(ctx context.Context, wfs []api.Workflow) (*api.Cluster, []string, error) {
+func (h *Server) cluster(ctx context.Context, wfs []api.Workflow) (*contract.Cluster, []string, error) {
 	if h.member == "" {
 		return nil, nil, nil
 	}
@@ -19,11 +20,11 @@ func (h *Server) cluster(ctx context.Context, wfs []api.Workflow) (*api.Cluster,
 		return nil, nil, err
 	}
 	now := h.now()
-	out := &api.Cluster{Member: h.member}
+	out := &contract.Cluster{Member: h.member}
 	alive := map[string]bool{}
 	var problems []string
 	for _, d := range ds {
-		m := api.ClusterMember{ID: d.ID, Host: d.Host, PID: d.PID, Address: d.Address, Version: d.Version,
+		m := contract.ClusterMember{ID: d.ID, Host: d.Host, PID: d.PID, Address: d.Address, Version: d.Version,
 			StartedAt: d.StartedAt, HeartbeatAgeMS: now.Sub(d.HeartbeatAt).Milliseconds()}
 		m.Alive = d.StoppedAt.IsZero() && now.Sub(d.HeartbeatAt) < h.lease
 		if !d.StoppedAt.IsZero() {

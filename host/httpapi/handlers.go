@@ -9,6 +9,7 @@ import (
 
 	"github.com/agent-worker/agent-worker/host/agents"
 	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/contract"
 	"github.com/agent-worker/agent-worker/store"
 )
 
@@ -61,7 +62,7 @@ func (h *Server) health(ctx context.Context) (api.Health, error) {
 			problems = append(problems, "workflow "+wf.Target+": "+wf.Error)
 		}
 		if wf.Pending != nil {
-			problems = append(problems, api.PendingProblem(wf))
+			problems = append(problems, contract.PendingProblem(wf))
 		}
 	}
 	if h.sandbox.State == api.SandboxUnavailable {
@@ -96,7 +97,7 @@ func (h *Server) health(ctx context.Context) (api.Health, error) {
 		Status: status, Version: api.Version, PID: os.Getpid(),
 		Listen: h.listen, Home: h.home, Database: h.db.Path(),
 		StartedAt: h.startedAt.UTC(), UptimeMS: now.Sub(h.startedAt).Milliseconds(),
-		Counts: api.Counts{Agents: counts.Agents, Workflows: counts.Workflows, Messages: counts.Messages, Runs: counts.Runs},
+		Counts: contract.Counts{Agents: counts.Agents, Workflows: counts.Workflows, Messages: counts.Messages, Runs: counts.Runs},
 		Agents: agents, Workflows: wfs, Plugins: plugins, Problems: problems,
 		Workers: running, Store: storeHealth, Cluster: cluster, Sandbox: h.sandbox, Processes: h.processes, TLS: h.info().TLS, ListenFallback: h.fallback,
 	}, nil
@@ -345,7 +346,7 @@ func toAPIWorkflow(wf store.Workflow, agents []api.Agent) api.Workflow {
 		CreatedAt: wf.CreatedAt.UTC(), UpdatedAt: wf.UpdatedAt.UTC(),
 	}
 	if wf.PendingYAML != "" {
-		out.Pending = &api.PendingEdit{Widens: append([]string{}, wf.PendingReasons...), Since: wf.PendingAt.UTC()}
+		out.Pending = &contract.PendingEdit{Widens: append([]string{}, wf.PendingReasons...), Since: wf.PendingAt.UTC()}
 	}
 	return out
 }
@@ -384,7 +385,7 @@ func (h *Server) handleReset(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, api.Reset{Status: "reset", Target: t.Display(), Forgotten: n})
+	writeJSON(w, http.StatusOK, contract.Reset{Status: "reset", Target: t.Display(), Forgotten: n})
 	return nil
 }
 

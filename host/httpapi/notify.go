@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/contract"
 	"github.com/agent-worker/agent-worker/store"
 )
 
@@ -49,6 +50,6 @@ func (h *Server) handleNotifyTest(w http.ResponseWriter, r *http.Request) error 
 		}
 		return err
 	}
-	writeJSON(w, http.StatusAccepted, api.NotifyTestResult{Workflow: t.Workflow, Tag: t.Tag, Deliveries: ids})
+	writeJSON(w, http.StatusAccepted, contract.NotifyTestResult{Workflow: t.Workflow, Tag: t.Tag, Deliveries: ids})
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/contract"
 	"github.com/agent-worker/agent-worker/host/team"
 	"github.com/agent-worker/agent-worker/store"
 )
@@ -45,7 +46,7 @@ func (h *Server) handleQuestions(w http.ResponseWriter, r *http.Request) error {
 // handleAnswerQuestion is POST /questions/{id}/answer: the owner answers;
 // the asking agent gets the answer as a message that wakes it.
 func (h *Server) handleAnswerQuestion(w http.ResponseWriter, r *http.Request) error {
-	var req api.AnswerRequest
+	var req contract.AnswerRequest
 	if err := decodeJSON(w, r, &req); err != nil {
 		return err
 	}
@@ -60,7 +61,7 @@ func (h *Server) handleAnswerQuestion(w http.ResponseWriter, r *http.Request) er
 // DecideRequest is POST /questions/{id}/approve and /deny's body: why (for
 // a denial; the gated call fails with it) and who decides ("user" when
 // empty).
-type decideRequest = api.DecideRequest
+type decideRequest = contract.DecideRequest
 
 // handleApprove is POST /questions/{id}/approve: the gated action goes
 // ahead.

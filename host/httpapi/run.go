@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/contract"
 	"github.com/agent-worker/agent-worker/sdk/backend"
 	"github.com/agent-worker/agent-worker/store"
 )
@@ -156,7 +157,7 @@ func (h *Server) handleGetRun(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := api.RunDetail{Run: apiRun(run), Events: []api.RunEvent{}}
+	out := contract.RunDetail{Run: apiRun(run), Events: []api.RunEvent{}}
 	for _, e := range events {
 		out.Events = append(out.Events, apiRunEvent(e))
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agent-worker/agent-worker/host/agents"
 	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/contract"
 	"github.com/agent-worker/agent-worker/host/team"
 	"github.com/agent-worker/agent-worker/host/triggers"
 	"github.com/agent-worker/agent-worker/host/workflows"
@@ -131,7 +132,7 @@ type Deps struct {
 	Notify Notifications
 	// Doctor answers GET /doctor from the daemon's own process (its
 	// environment's variable names, its disk); nil serves none.
-	Doctor func(context.Context) api.Doctor
+	Doctor func(context.Context) contract.Doctor
 	// LoopProblems are the daemon's vital loops that stopped and wait to
 	// restart, as status lists them; nil: none.
 	LoopProblems func() []string
@@ -165,7 +166,7 @@ type Server struct {
 	sandbox     api.SandboxInfo
 	processes   api.ProcessControl
 	notify      Notifications
-	doctor      func(context.Context) api.Doctor
+	doctor      func(context.Context) contract.Doctor
 	fallback    *api.ListenFallback
 	loops       func() []string
 	// unreachable is since when GET /health has found the store

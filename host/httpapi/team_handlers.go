@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/contract"
 	"github.com/agent-worker/agent-worker/host/team"
 	"github.com/agent-worker/agent-worker/store"
 )
@@ -284,9 +285,9 @@ func (st *eventStream) forward(ev team.Event) bool {
 		// internal: the scheduler's business
 	case !inScope:
 	case ev.Kind == team.EventTool:
-		st.sse.send(ev.Kind, api.ToolEvent{Agent: targetOf(ev.Agent).Display(), Name: ev.Tool.Name, Args: ev.Tool.Args})
+		st.sse.send(ev.Kind, contract.ToolEvent{Agent: targetOf(ev.Agent).Display(), Name: ev.Tool.Name, Args: ev.Tool.Args})
 	case ev.Kind == team.EventWorkflow:
-		st.sse.send(ev.Kind, api.WorkflowEvent{Target: api.Target{Workflow: ev.Agent.Workflow, Tag: ev.Agent.Tag}.Display(),
+		st.sse.send(ev.Kind, contract.WorkflowEvent{Target: api.Target{Workflow: ev.Agent.Workflow, Tag: ev.Agent.Tag}.Display(),
 			Change: ev.State, Error: ev.Error})
 		st.checkIdle() // a start with nothing to do is done at once
 	case ev.Run != nil:
@@ -367,7 +368,7 @@ func (h *Server) handleDocRead(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, api.Document{Path: path, Content: content})
+	writeJSON(w, http.StatusOK, contract.Document{Path: path, Content: content})
 	return nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/contract"
 	"github.com/agent-worker/agent-worker/host/team"
 	"github.com/agent-worker/agent-worker/store"
 )
@@ -73,7 +74,7 @@ func (h *Server) handleDiscard(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var req api.DiscardRequest
+	var req contract.DiscardRequest
 	if err := decodeJSON(w, r, &req); err != nil {
 		return err
 	}

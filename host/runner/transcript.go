@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/contract"
 	"github.com/agent-worker/agent-worker/store"
 )
 
@@ -20,9 +21,9 @@ const maxPromptMessage = 8 << 10
 // never builds the prompt itself (the worker does), so this is its raw
 // material, the same for every backend.
 func (r *recorder) addPrompt(system string, until int64, inbox []store.Message) {
-	p := api.PromptEvent{System: cut(system, maxTextEvent/2), InboxUntilSeq: until, Inbox: []api.PromptMessage{}}
+	p := api.PromptEvent{System: cut(system, maxTextEvent/2), InboxUntilSeq: until, Inbox: []contract.PromptMessage{}}
 	for _, m := range inbox {
-		p.Inbox = append(p.Inbox, api.PromptMessage{Seq: m.Seq, From: m.Sender, To: m.To, Content: cut(m.Content, maxPromptMessage)})
+		p.Inbox = append(p.Inbox, contract.PromptMessage{Seq: m.Seq, From: m.Sender, To: m.To, Content: cut(m.Content, maxPromptMessage)})
 	}
 	data, _ := json.Marshal(p)
 	for len(data) > maxTextEvent && len(p.Inbox) > 0 {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/contract"
 	"github.com/agent-worker/agent-worker/host/team"
 	"github.com/agent-worker/agent-worker/sdk/backend"
 	"github.com/agent-worker/agent-worker/store"
@@ -78,7 +79,7 @@ func (s *Scheduler) Ask(ctx context.Context, t api.Target, message string, onEve
 			out := r.Out
 			return api.RunResult{RunID: out.Run.ID, Agent: t.Display(), Content: out.Result, DurationMS: time.Since(start).Milliseconds(),
 				Replies: s.replies(ctx, agent, m.Seq),
-				Usage:   api.Usage{InputTokens: out.Usage.InputTokens, OutputTokens: out.Usage.OutputTokens, CostUSD: out.Usage.CostUSD}}, nil
+				Usage:   contract.Usage{InputTokens: out.Usage.InputTokens, OutputTokens: out.Usage.OutputTokens, CostUSD: out.Usage.CostUSD}}, nil
 		}
 	}
 }

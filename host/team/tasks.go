@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/contract"
 	"github.com/agent-worker/agent-worker/store"
 )
 
@@ -153,10 +154,10 @@ func APITask(t store.Task) api.Task {
 }
 
 // APITaskEvents converts a task's history.
-func APITaskEvents(ev []store.TaskEvent) []api.TaskEvent {
-	out := make([]api.TaskEvent, 0, len(ev))
+func APITaskEvents(ev []store.TaskEvent) []contract.TaskEvent {
+	out := make([]contract.TaskEvent, 0, len(ev))
 	for _, e := range ev {
-		out = append(out, api.TaskEvent{At: e.At, Actor: e.Actor, Kind: string(e.Kind), State: string(e.State), Note: e.Note, Percent: e.Percent})
+		out = append(out, contract.TaskEvent{At: e.At, Actor: e.Actor, Kind: string(e.Kind), State: string(e.State), Note: e.Note, Percent: e.Percent})
 	}
 	return out
 }

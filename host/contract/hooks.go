@@ -1,4 +1,4 @@
-package api
+package contract
 
 // Headers of a webhook delivery (POST /hooks/{workflow}/{name}). The names
 // are GitHub's, which other senders copy.

@@ -1,0 +1,42 @@
+package contract
+
+import (
+	"slices"
+	"time"
+)
+
+// The Claude Code hook events `agent-worker hook` answers, by Claude's
+// own names (they are what `hooks install` writes into the settings).
+const (
+	HookSessionStart     = "SessionStart"
+	HookUserPromptSubmit = "UserPromptSubmit"
+	HookPostToolUse      = "PostToolUse"
+	HookStop             = "Stop"
+	HookSessionEnd       = "SessionEnd"
+)
+
+// HookEvents lists the hook events, in the order of a session's life.
+var HookEvents = []string{HookSessionStart, HookUserPromptSubmit, HookPostToolUse, HookStop, HookSessionEnd}
+
+// ValidHookEvent reports whether event is one of HookEvents.
+func ValidHookEvent(event string) bool { return slices.Contains(HookEvents, event) }
+
+// HookCall is the body of POST /agents/{target}/hook: the part of a
+// Claude Code hook's input the daemon needs to act for the session.
+type HookCall struct {
+	Event     string `json:"event"`
+	SessionID string `json:"session_id"`
+	Cwd       string `json:"cwd,omitempty"`
+	// StopHookActive: Claude is already continuing because a Stop hook
+	// blocked, so this Stop must let it end.
+	StopHookActive bool `json:"stop_hook_active,omitempty"`
+}
+
+// AttachedSession is the Claude Code session acting as an agent through
+// its hooks, on the agent's view (its state then shows AgentAttached).
+type AttachedSession struct {
+	ID          string    `json:"id"`
+	Cwd         string    `json:"cwd,omitempty"`
+	AttachedAt  time.Time `json:"attached_at"`
+	HeartbeatAt time.Time `json:"heartbeat_at"`
+}

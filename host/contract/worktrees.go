@@ -1,0 +1,20 @@
+package contract
+
+// IntegrateRequest is the body of POST /worktrees/{agent}/integrate:
+// the branch to merge into, the workspace's base when empty.
+type IntegrateRequest struct {
+	Target string `json:"target,omitempty"`
+}
+
+// DiscardRequest is the body of POST /worktrees/{agent}/discard. Force
+// throws away uncommitted changes too.
+type DiscardRequest struct {
+	Reason string `json:"reason"`
+	Force  bool   `json:"force,omitempty"`
+}
+
+// DequeueRequest is the body of DELETE /worktrees/queue/{id}: why, for
+// the channel line.
+type DequeueRequest struct {
+	Reason string `json:"reason,omitempty"`
+}
