@@ -19,10 +19,10 @@ import (
 	"github.com/hashicorp/go-hclog"
 	goplugin "github.com/hashicorp/go-plugin"
 
-	"github.com/agent-worker/agent-worker/internal/testkit"
 	"github.com/agent-worker/agent-worker/sdk"
 	"github.com/agent-worker/agent-worker/sdk/backend"
 	"github.com/agent-worker/agent-worker/sdk/docprovider"
+	"github.com/agent-worker/agent-worker/sdk/internal/sdktest"
 	"github.com/agent-worker/agent-worker/sdk/plugin"
 )
 
@@ -112,9 +112,9 @@ func (p *oneDoc) List(context.Context, docprovider.Scope) ([]docprovider.Info, e
 
 // start runs the test binary as a plugin in mode, the way the daemon
 // does, and returns the client and its logs.
-func start(t *testing.T, mode string) (*goplugin.Client, *testkit.Buffer) {
+func start(t *testing.T, mode string) (*goplugin.Client, *sdktest.Buffer) {
 	t.Helper()
-	logs := &testkit.Buffer{}
+	logs := &sdktest.Buffer{}
 	logger := hclog.New(&hclog.LoggerOptions{Name: "host", Output: logs, Level: hclog.Debug})
 	cmd := exec.Command(os.Args[0])
 	// The race detector sleeps a second before a process exits; the
@@ -434,7 +434,7 @@ func TestProcessGetsOnlyTheCommandEnvironment(t *testing.T) {
 // of its own making. A stranger's refused request does not spend the
 // process, and the key never reaches the plugin's environment.
 func TestProcessKeyGuardsTheRun(t *testing.T) {
-	logs := &testkit.Buffer{}
+	logs := &sdktest.Buffer{}
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = []string{modeEnv + "=backend", "GORACE=atexit_sleep_ms=0", backend.EnvProcessKey + "=k-5e1f"}
 	c := goplugin.NewClient(plugin.ClientConfig(cmd, hclog.New(&hclog.LoggerOptions{Output: logs})))
