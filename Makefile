@@ -225,15 +225,15 @@ check-deps:
 # protoc plugins are `tool` directives in go.mod. The first run builds buf.
 BUF := $(GO) tool -modfile=tools/go.mod buf
 
-proto: ## lint proto/ and regenerate sdk/internal/pluginv1 with the pinned tools
+proto: ## lint proto/ and regenerate sdk/wire/pluginv1 with the pinned tools
 	$(BUF) lint
 	$(BUF) generate
 
 proto-check: ## fail if the committed generated code differs from proto/
 	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
 	 $(BUF) lint && $(BUF) generate -o "$$tmp" && \
-	 if ! diff -r -x doc.go "$$tmp/sdk/internal/pluginv1" sdk/internal/pluginv1; then \
-		echo "sdk/internal/pluginv1 is stale: run make proto"; exit 1; \
+	 if ! diff -r -x doc.go "$$tmp/sdk/wire/pluginv1" sdk/wire/pluginv1; then \
+		echo "sdk/wire/pluginv1 is stale: run make proto"; exit 1; \
 	 fi
 
 # docs/cli.md is generated from the command tree; a test (TestCLIDocIsCurrent,

@@ -52,7 +52,7 @@ var allowedModules = map[string]string{
 	"github.com/mattn/go-colorable":             "hclog's colours",
 	"github.com/mattn/go-isatty":                "hclog's terminal check",
 	"google.golang.org/grpc":                    "the plugin protocol's transport",
-	"google.golang.org/protobuf":                "the plugin protocol's messages (sdk/internal/pluginv1)",
+	"google.golang.org/protobuf":                "the plugin protocol's messages (sdk/wire/pluginv1)",
 	"github.com/golang/protobuf":                "go-plugin's generated code (grpc_broker, grpc_stdio)",
 	"google.golang.org/genproto/googleapis/rpc": "gRPC status details",
 	"golang.org/x/net":                          "gRPC's HTTP/2",
