@@ -75,15 +75,18 @@ run: ## build the CLI and the mock backend only, then run the code-review exampl
 E2E_ON  = PATH="$(E2E_BIN):$$PATH" AGENT_WORKER_E2E_CLIS=1 AGENT_WORKER_E2E_NODE_MODULES=$(E2E_CACHE)/node_modules AGENT_WORKER_E2E_BROWSER=1 AGENT_WORKER_E2E_POSTGRES=1
 E2E_ENV = $(if $(filter 1,$(E2E)),$(E2E_ON))
 
-# make test: both modules' tests, each package's line as it ends, then the
-# tests slower than SLOW_TEST; its exit status is the tests'.
+# make test: the tests of the daemon's module, of the SDK's (sdk/ is a
+# module of its own: the root's ./... does not include it) and of the
+# example plugin's, each package's line as it ends, then the tests slower
+# than SLOW_TEST; its exit status is the tests'.
 test: ## run all tests, end-to-end ones included (race detector on), a line per package, the slowest tests at the end; E2E=1 adds those needing the real CLIs, chromium and PostgreSQL (make e2e-deps)
 	@dir=$$(mktemp -d) && trap 'rm -rf "$$dir"' EXIT && status=0 && \
 	 echo "go test -race -count=1 -timeout $(TEST_TIMEOUT): a line per package as it ends; cmd/agent-worker (the end-to-end tests) takes longest" && \
 	 { $(E2E_ENV) $(GOTESTSUM) --format $(TEST_FORMAT) --hide-summary=skipped --jsonfile "$$dir/main.json" -- -race -count=1 -timeout $(TEST_TIMEOUT) $(TEST_PKGS) || status=$$?; } && \
+	 { (cd sdk && $(GOTESTSUM) --format $(TEST_FORMAT) --hide-summary=skipped --jsonfile "$$dir/sdk.json" -- -race -count=1 -timeout $(TEST_TIMEOUT) ./...) || status=$$?; } && \
 	 { cd examples/backend-echo && $(GOTESTSUM) --format $(TEST_FORMAT) --hide-summary=skipped --jsonfile "$$dir/echo.json" -- -race -count=1 -timeout $(TEST_TIMEOUT) ./... || status=$$?; } && \
 	 echo && echo "tests slower than $(SLOW_TEST):" && \
-	 cat "$$dir/main.json" "$$dir/echo.json" | $(GOTESTSUM) tool slowest --threshold $(SLOW_TEST) && \
+	 cat "$$dir/main.json" "$$dir/sdk.json" "$$dir/echo.json" | $(GOTESTSUM) tool slowest --threshold $(SLOW_TEST) && \
 	 exit $$status
 
 # The real agent CLIs, pinned, installed from npm into a cache outside the
@@ -129,8 +132,9 @@ bench: build plugins ## a real daemon beside its ceilings (raw SQLite, the bare 
 	./$(BIN)/agent-worker-bench -bin $(BIN)/agent-worker -plugins $(PLUGINS) -doc docs/performance.md,README.md \
 		$(if $(wildcard $(BENCH_COMPARE)/packages/agent-worker/package.json),-compare $(BENCH_COMPARE))
 
-bench-go: ## the Go micro-benchmarks (go test -bench) of the store, the MCP server and runs
+bench-go: ## the Go micro-benchmarks (go test -bench) of the store, the MCP server and runs, and of the SDK's module
 	$(GO) test -run '^$$' -bench . -benchmem -timeout 30m ./...
+	cd sdk && $(GO) test -run '^$$' -bench . -benchmem -timeout 30m ./...
 
 soak: ## 20,000 MCP calls + 200 runs against a real daemon; fails if its fds or memory grow
 	AGENT_WORKER_SOAK=1 $(GO) test -count=1 -run 'TestE2ESoak' -v -timeout 60m ./cmd/agent-worker
@@ -168,9 +172,10 @@ fuzz: ## run each fuzz target for FUZZTIME (default 20s), one after another; sto
 		exit 1; \
 	done
 
-lint: check-deps cross ## gofmt, go vet (here and for macOS) and the dependency checks
+lint: check-deps cross ## gofmt, go vet of both modules (here and for macOS) and the dependency checks
 	@out=$$(gofmt -l $$(git ls-files '*.go') 2>/dev/null); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	cd sdk && $(GO) vet ./...
 	@for d in cmd/agent-worker $(wildcard cmd/agent-worker-backend-* cmd/agent-worker-docs-*); do \
 		grep -q "main: ./$$d$$" .goreleaser.yaml || { echo ".goreleaser.yaml has no build of $$d (make dist has)"; exit 1; }; \
 	done
@@ -181,10 +186,11 @@ lint: check-deps cross ## gofmt, go vet (here and for macOS) and the dependency 
 CROSS     := darwin/amd64 darwin/arm64
 PLATFORMS := linux/amd64 linux/arm64 $(CROSS)
 
-cross: ## go vet every package, tests included, for macOS on amd64 and arm64
+cross: ## go vet every package of both modules, tests included, for macOS on amd64 and arm64
 	@for p in $(CROSS); do \
-		echo "GOOS=$${p%/*} GOARCH=$${p#*/} go vet ./..."; \
+		echo "GOOS=$${p%/*} GOARCH=$${p#*/} go vet ./... (and in sdk/)"; \
 		GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) vet ./... || exit 1; \
+		(cd sdk && GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) vet ./...) || exit 1; \
 	done
 
 # make dist: one archive per platform, agent-worker_<version>_<os>_<arch>.tar.gz,
@@ -219,15 +225,15 @@ check-deps:
 # protoc plugins are `tool` directives in go.mod. The first run builds buf.
 BUF := $(GO) tool -modfile=tools/go.mod buf
 
-proto: ## lint proto/ and regenerate sdk/internal/pluginv1 with the pinned tools
+proto: ## lint proto/ and regenerate sdk/wire/pluginv1 with the pinned tools
 	$(BUF) lint
 	$(BUF) generate
 
 proto-check: ## fail if the committed generated code differs from proto/
 	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
 	 $(BUF) lint && $(BUF) generate -o "$$tmp" && \
-	 if ! diff -r -x doc.go "$$tmp/sdk/internal/pluginv1" sdk/internal/pluginv1; then \
-		echo "sdk/internal/pluginv1 is stale: run make proto"; exit 1; \
+	 if ! diff -r -x doc.go "$$tmp/sdk/wire/pluginv1" sdk/wire/pluginv1; then \
+		echo "sdk/wire/pluginv1 is stale: run make proto"; exit 1; \
 	 fi
 
 # docs/cli.md is generated from the command tree; a test (TestCLIDocIsCurrent,

@@ -17,5 +17,5 @@
 // routes) and host/api (the wire types, errors and client). Parts receive
 // what they need as small interfaces at construction; none imports this
 // package, and only this package imports host/httpapi
-// (sdk/imports_test.go enforces the layering).
+// (internal/archtest/imports_test.go enforces the layering).
 package host

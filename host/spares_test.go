@@ -18,12 +18,12 @@ import (
 
 	"github.com/agent-worker/agent-worker/host/api"
 	"github.com/agent-worker/agent-worker/host/catalog"
+	"github.com/agent-worker/agent-worker/host/pluginclient"
 	"github.com/agent-worker/agent-worker/host/runner"
 	"github.com/agent-worker/agent-worker/host/runspec"
 	warmspares "github.com/agent-worker/agent-worker/host/spares"
 	"github.com/agent-worker/agent-worker/internal/testkit"
 	"github.com/agent-worker/agent-worker/sdk/backend"
-	"github.com/agent-worker/agent-worker/sdk/plugin"
 	"github.com/agent-worker/agent-worker/store"
 )
 
@@ -291,7 +291,7 @@ func TestReapKillsASpareLeftBehind(t *testing.T) {
 	bin := testkit.Install(t, mockBinary(t), dir, "agent-worker-backend-mock")
 	cmd := exec.Command(bin)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	client := goplugin.NewClient(plugin.ClientConfig(cmd, hclog.NewNullLogger()))
+	client := goplugin.NewClient(pluginclient.ClientConfig(cmd, hclog.NewNullLogger()))
 	t.Cleanup(client.Kill)
 	if _, err := client.Client(); err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	goplugin "github.com/hashicorp/go-plugin"
 
+	"github.com/agent-worker/agent-worker/host/pluginclient"
 	"github.com/agent-worker/agent-worker/internal/testkit"
 	"github.com/agent-worker/agent-worker/plugins/mock"
 	"github.com/agent-worker/agent-worker/sdk/backend"
@@ -34,7 +35,7 @@ func TestMain(m *testing.M) {
 // start runs the binary as the daemon does and returns its client.
 func start(t *testing.T) *goplugin.Client {
 	t.Helper()
-	c := goplugin.NewClient(plugin.ClientConfig(exec.Command(bin), hclog.NewNullLogger()))
+	c := goplugin.NewClient(pluginclient.ClientConfig(exec.Command(bin), hclog.NewNullLogger()))
 	t.Cleanup(c.Kill)
 	return c
 }
@@ -45,7 +46,7 @@ func dispense(t *testing.T, c *goplugin.Client) backend.Backend {
 	if err != nil {
 		t.Fatalf("start the plugin: %v", err)
 	}
-	b, err := plugin.DispenseBackend(proto)
+	b, err := pluginclient.DispenseBackend(proto)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +59,7 @@ func TestInfo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ic, err := plugin.DispenseInfo(proto)
+	ic, err := pluginclient.DispenseInfo(proto)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	goplugin "github.com/hashicorp/go-plugin"
 
+	"github.com/agent-worker/agent-worker/host/pluginclient"
 	"github.com/agent-worker/agent-worker/internal/testkit"
 	"github.com/agent-worker/agent-worker/sdk"
 	"github.com/agent-worker/agent-worker/sdk/docprovider"
@@ -40,7 +41,7 @@ func start(t *testing.T, env ...string) goplugin.ClientProtocol {
 	t.Helper()
 	cmd := exec.Command(bin)
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH")}, env...)
-	c := goplugin.NewClient(plugin.ClientConfig(cmd, hclog.NewNullLogger()))
+	c := goplugin.NewClient(pluginclient.ClientConfig(cmd, hclog.NewNullLogger()))
 	t.Cleanup(c.Kill)
 	proto, err := c.Client()
 	if err != nil {
@@ -52,7 +53,7 @@ func start(t *testing.T, env ...string) goplugin.ClientProtocol {
 // docs starts the plugin on the database at dsn.
 func docs(t *testing.T, dsn string) docprovider.Provider {
 	t.Helper()
-	p, err := plugin.DispenseDocs(start(t, "AGENT_WORKER_DOCS_URL="+dsn))
+	p, err := pluginclient.DispenseDocs(start(t, "AGENT_WORKER_DOCS_URL="+dsn))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +66,7 @@ var notes = docprovider.Ref{Workflow: "review", Tag: "main", Path: "notes.md"}
 // say who it is.
 func TestInfo(t *testing.T) {
 	t.Parallel()
-	ic, err := plugin.DispenseInfo(start(t))
+	ic, err := pluginclient.DispenseInfo(start(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +83,7 @@ func TestInfo(t *testing.T) {
 // error that names the missing variable, instead of dying unexplained.
 func TestMissingURL(t *testing.T) {
 	t.Parallel()
-	p, err := plugin.DispenseDocs(start(t))
+	p, err := pluginclient.DispenseDocs(start(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +99,7 @@ func TestMissingURL(t *testing.T) {
 // A malformed URL is reported on use, without its password.
 func TestMalformedURL(t *testing.T) {
 	t.Parallel()
-	p, err := plugin.DispenseDocs(start(t, "AGENT_WORKER_DOCS_URL=postgres://docs:s3cret@127.0.0.1:notaport/db"))
+	p, err := pluginclient.DispenseDocs(start(t, "AGENT_WORKER_DOCS_URL=postgres://docs:s3cret@127.0.0.1:notaport/db"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/agent-worker/agent-worker/host/api"
 	"github.com/agent-worker/agent-worker/host/internal/fswatch"
+	"github.com/agent-worker/agent-worker/host/pluginclient"
 	"github.com/agent-worker/agent-worker/sdk/plugin"
 )
 
@@ -417,7 +418,7 @@ func (c *Catalog) fingerprintOnce(ctx context.Context, exe, path string) (plugin
 	}
 	defer RemoveSocketDir(sockDir)
 	cmd := Command(exe, path, sockDir, filepath.Dir(path))
-	cfg := plugin.ClientConfig(cmd, c.log.Named("fingerprint").With("plugin", filepath.Base(path)))
+	cfg := pluginclient.ClientConfig(cmd, c.log.Named("fingerprint").With("plugin", filepath.Base(path)))
 	cfg.StartTimeout = left
 	client := goplugin.NewClient(cfg)
 	rpc, err := client.Client()
@@ -429,7 +430,7 @@ func (c *Catalog) fingerprintOnce(ctx context.Context, exe, path string) (plugin
 		return plugin.Info{}, HandshakeError(err, c.timeout)
 	}
 	defer Kill(client, cmd)
-	ic, err := plugin.DispenseInfo(rpc)
+	ic, err := pluginclient.DispenseInfo(rpc)
 	if err != nil {
 		return plugin.Info{}, fmt.Errorf("dispense info: %w", err)
 	}
@@ -656,7 +657,7 @@ func (c *Catalog) Watch(ctx context.Context) error {
 // short private socket directory, and only the environment it needs:
 // Env, then extra (an agent's own `env:`, which wins over the
 // daemon's), then the variables the daemon itself sets, which win over
-// both. go-plugin adds nothing of the daemon's (plugin.ClientConfig sets
+// both. go-plugin adds nothing of the daemon's (pluginclient.ClientConfig sets
 // SkipHostEnv), so cmd.Env is the plugin's whole environment.
 func Command(exe, path, sockDir, dir string, extra ...string) *exec.Cmd {
 	cmd := exec.Command(exe)

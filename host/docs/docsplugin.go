@@ -13,6 +13,7 @@ import (
 	"github.com/agent-worker/agent-worker/host/api"
 	"github.com/agent-worker/agent-worker/host/catalog"
 	"github.com/agent-worker/agent-worker/host/internal/backoff"
+	"github.com/agent-worker/agent-worker/host/pluginclient"
 	"github.com/agent-worker/agent-worker/sdk"
 	"github.com/agent-worker/agent-worker/sdk/docprovider"
 	"github.com/agent-worker/agent-worker/sdk/plugin"
@@ -97,10 +98,10 @@ func (d *docsPlugin) startLocked(p api.Plugin) error {
 	}
 	cmd := catalog.Command(exe, p.Path, sockDir, d.dir)
 	cmd.Env = append(cmd.Env, d.env...)
-	client := goplugin.NewClient(plugin.ClientConfig(cmd, d.log))
+	client := goplugin.NewClient(pluginclient.ClientConfig(cmd, d.log))
 	rpc, err := client.Client()
 	if err == nil {
-		d.prov, err = plugin.DispenseDocs(rpc)
+		d.prov, err = pluginclient.DispenseDocs(rpc)
 	}
 	if err != nil {
 		catalog.Kill(client, cmd)

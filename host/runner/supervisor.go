@@ -23,6 +23,7 @@ import (
 
 	"github.com/agent-worker/agent-worker/host/api"
 	"github.com/agent-worker/agent-worker/host/catalog"
+	"github.com/agent-worker/agent-worker/host/pluginclient"
 	"github.com/agent-worker/agent-worker/host/prices"
 	"github.com/agent-worker/agent-worker/host/runspec"
 	"github.com/agent-worker/agent-worker/host/sandbox"
@@ -561,7 +562,7 @@ func (s *Supervisor) startProcess(p api.Plugin, use, dir string, env []string, c
 		catalog.RemoveSocketDir(sockDir)
 		return nil, backend.Permanent(err)
 	}
-	client := goplugin.NewClient(plugin.ClientConfig(cmd, log.Named(p.Name)))
+	client := goplugin.NewClient(pluginclient.ClientConfig(cmd, log.Named(p.Name)))
 	proc.client = client
 	var rpc goplugin.ClientProtocol
 	start := func() (err error) { rpc, err = client.Client(); return err }
@@ -579,10 +580,10 @@ func (s *Supervisor) startProcess(p api.Plugin, use, dir string, env []string, c
 	}
 	if err != nil {
 		proc.stop()
-		return nil, fmt.Errorf("start %s plugin: %w", p.Name, catalog.HandshakeError(err, plugin.StartTimeout))
+		return nil, fmt.Errorf("start %s plugin: %w", p.Name, catalog.HandshakeError(err, pluginclient.StartTimeout))
 	}
 	proc.rpc, proc.pid = rpc, cmd.Process.Pid
-	if proc.be, err = plugin.DispenseBackend(rpc); err != nil {
+	if proc.be, err = pluginclient.DispenseBackend(rpc); err != nil {
 		proc.stop()
 		return nil, err
 	}
@@ -750,7 +751,7 @@ func (s *Supervisor) watchHeartbeat(ctx context.Context, runID string, rpc goplu
 		case <-tick.C:
 		}
 		pingCtx, done := context.WithTimeout(ctx, every)
-		err := plugin.Ping(pingCtx, rpc)
+		err := pluginclient.Ping(pingCtx, rpc)
 		done()
 		if ctx.Err() != nil {
 			return

@@ -1,6 +1,5 @@
 // Package plugin turns a Backend or a docs Provider into an agent-worker
-// plugin binary, and gives the daemon the matching clients. A plugin's main
-// is one call:
+// plugin binary. A plugin's main is one call:
 //
 //	func main() {
 //		plugin.Serve(plugin.Config{
@@ -14,5 +13,9 @@
 // Build it as agent-worker-backend-<name> and drop it into plugins.d/.
 // Plugins speak protocol v1 (proto package agentworker.plugin.v1) over
 // go-plugin's gRPC transport; they log to stderr with hclog (JSON), which
-// the daemon re-emits with the run id.
+// the daemon re-emits with the run id. The protocol's constants
+// (Handshake, ProtocolVersion, the plugin set's names) are here because
+// both sides must agree on them; the daemon's client is not (it is
+// host/pluginclient, in the daemon's module), and the gRPC glue is internal
+// to the SDK.
 package plugin

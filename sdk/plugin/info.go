@@ -7,19 +7,13 @@ import (
 	goplugin "github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 
-	"github.com/agent-worker/agent-worker/sdk/internal/grpcerr"
-	"github.com/agent-worker/agent-worker/sdk/internal/pluginv1"
+	"github.com/agent-worker/agent-worker/sdk/wire/grpcerr"
+	"github.com/agent-worker/agent-worker/sdk/wire/pluginv1"
 )
 
-// InfoClient asks a started plugin what it is; the daemon's catalog calls
-// it once per binary (with a throwaway client) and keeps the answer beside
-// the binary's sha256.
-type InfoClient interface {
-	GetInfo(ctx context.Context) (Info, error)
-}
-
 // infoPlugin is the go-plugin glue of InfoService, which every plugin
-// serves.
+// serves; its client half is plugintest's (the daemon's is
+// host/pluginclient's).
 type infoPlugin struct {
 	goplugin.NetRPCUnsupportedPlugin
 	info   Info
@@ -53,6 +47,7 @@ func (s *infoServer) GetInfo(ctx context.Context, _ *pluginv1.GetInfoRequest) (*
 	return infoToProto(info), nil
 }
 
+// infoClient asks a plugin served in a test what it is (plugintest.Info).
 type infoClient struct {
 	rpc  pluginv1.InfoServiceClient
 	done context.Context // cancelled when the plugin process exits

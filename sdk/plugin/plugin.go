@@ -10,6 +10,7 @@ import (
 
 	"github.com/agent-worker/agent-worker/sdk/backend"
 	"github.com/agent-worker/agent-worker/sdk/docprovider"
+	"github.com/agent-worker/agent-worker/sdk/internal/grpcplugin"
 )
 
 // ProtocolVersion is the major version of the plugin protocol (proto
@@ -54,12 +55,13 @@ const (
 	KindDocs = "docs"
 )
 
-// The names in the go-plugin plugin set. Every binary serves "info"
-// beside the one of its kind.
+// The names in the go-plugin plugin set of protocol version
+// ProtocolVersion, part of the protocol: every binary serves NameInfo
+// beside the one of its kind, and the daemon dispenses them by these names.
 const (
-	nameInfo    = "info"
-	nameBackend = "backend"
-	nameDocs    = "docs"
+	NameInfo    = "info"
+	NameBackend = "backend"
+	NameDocs    = "docs"
 )
 
 // Info is what a plugin says about itself when the daemon fingerprints it,
@@ -101,9 +103,10 @@ type Config struct {
 }
 
 // PluginSet checks cfg and returns the go-plugin set Serve serves (info
-// plus the plugin's kind), with Info.Kind and Info.APIVersions filled. It
-// is exported for in-process hosts, such as plugintest, that serve a
-// plugin without a process.
+// plus the plugin's kind), with Info.Kind and Info.APIVersions filled: the
+// plugin's side of the protocol, nothing of the daemon's. It is exported
+// for in-process hosts, such as plugintest and the daemon's client tests,
+// that serve a plugin without a process; a plugin's main calls Serve.
 func PluginSet(cfg Config) (goplugin.PluginSet, error) {
 	set, _, err := pluginSet(cfg)
 	return set, err
@@ -121,7 +124,7 @@ func pluginSet(cfg Config) (goplugin.PluginSet, Info, error) {
 		return nil, info, errors.New("plugin.Config sets both Backend and Docs; a plugin binary is one kind")
 	case cfg.Backend != nil:
 		info.Kind = KindBackend
-		set[nameBackend] = &backend.GRPCPlugin{Impl: cfg.Backend}
+		set[NameBackend] = &grpcplugin.Backend{Impl: cfg.Backend}
 		info.Capabilities = slices.Clone(info.Capabilities)
 		for _, c := range []string{CapabilityRunEnv, CapabilitySandbox} {
 			if !slices.Contains(info.Capabilities, c) {
@@ -130,23 +133,11 @@ func pluginSet(cfg Config) (goplugin.PluginSet, Info, error) {
 		}
 	case cfg.Docs != nil:
 		info.Kind = KindDocs
-		set[nameDocs] = &docprovider.GRPCPlugin{Impl: cfg.Docs}
+		set[NameDocs] = &grpcplugin.Docs{Impl: cfg.Docs}
 	default:
 		return nil, info, errors.New("plugin.Config sets neither Backend nor Docs")
 	}
 	info.APIVersions = []string{APIVersion}
-	set[nameInfo] = &infoPlugin{info: info, status: cfg.Status}
+	set[NameInfo] = &infoPlugin{info: info, status: cfg.Status}
 	return set, info, nil
-}
-
-// hostPlugins is the daemon's side of every protocol version: all the
-// names, with no implementations.
-func hostPlugins() map[int]goplugin.PluginSet {
-	return map[int]goplugin.PluginSet{
-		ProtocolVersion: {
-			nameInfo:    &infoPlugin{},
-			nameBackend: &backend.GRPCPlugin{},
-			nameDocs:    &docprovider.GRPCPlugin{},
-		},
-	}
 }

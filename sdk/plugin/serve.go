@@ -9,7 +9,7 @@ import (
 	goplugin "github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 
-	"github.com/agent-worker/agent-worker/sdk/backend"
+	"github.com/agent-worker/agent-worker/sdk/internal/grpcplugin"
 )
 
 // maxMessageBytes raises gRPC's 4 MiB default, which the plugin side
@@ -47,7 +47,7 @@ func Serve(cfg Config) {
 		})
 		hclog.SetDefault(logger)
 	}
-	if b, ok := set[nameBackend].(*backend.GRPCPlugin); ok {
+	if b, ok := set[NameBackend].(*grpcplugin.Backend); ok {
 		b.Process = true // this process serves one run
 	}
 	subreaper := becomeSubreaper()

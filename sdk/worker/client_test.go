@@ -11,9 +11,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/agent-worker/agent-worker/internal/testkit"
 	"github.com/agent-worker/agent-worker/sdk/backend"
 	"github.com/agent-worker/agent-worker/sdk/backendtest"
+	"github.com/agent-worker/agent-worker/sdk/internal/sdktest"
 	"github.com/agent-worker/agent-worker/sdk/tools"
 	"github.com/agent-worker/agent-worker/sdk/worker"
 )
@@ -49,7 +49,7 @@ func TestConnectNeedsTheToken(t *testing.T) {
 // closedURL is an MCP URL on a port nothing listens on.
 func closedURL(t *testing.T) string {
 	t.Helper()
-	return "http://" + testkit.FreeAddr(t) + "/mcp"
+	return "http://" + sdktest.FreeAddr(t) + "/mcp"
 }
 
 func TestConnectUnreachableFailsFast(t *testing.T) {

@@ -1,6 +1,7 @@
 package plugintest
 
 import (
+	"context"
 	"testing"
 
 	goplugin "github.com/hashicorp/go-plugin"
@@ -10,11 +11,16 @@ import (
 	"github.com/agent-worker/agent-worker/sdk/plugin"
 )
 
-// Client serves cfg as plugin.Serve would, over gRPC on a local socket in
-// this process, and returns the daemon's end of the connection, ready for
-// plugin.DispenseInfo, DispenseBackend or DispenseDocs. Both ends close
-// when the test ends.
-func Client(t testing.TB, cfg plugin.Config) goplugin.ClientProtocol {
+// InfoClient asks a plugin what it is, as the daemon's catalog does when
+// it fingerprints a binary.
+type InfoClient interface {
+	GetInfo(ctx context.Context) (plugin.Info, error)
+}
+
+// client serves cfg as plugin.Serve would, over gRPC on a local socket in
+// this process, and returns the caller's end of the connection. Both ends
+// close when the test ends.
+func client(t testing.TB, cfg plugin.Config) goplugin.ClientProtocol {
 	t.Helper()
 	set, err := plugin.PluginSet(cfg)
 	if err != nil {
@@ -30,33 +36,36 @@ func Client(t testing.TB, cfg plugin.Config) goplugin.ClientProtocol {
 	return client
 }
 
+// dispense returns what cfg's plugin serves under name, as T.
+func dispense[T any](t testing.TB, cfg plugin.Config, name string) T {
+	t.Helper()
+	raw, err := client(t, cfg).Dispense(name)
+	if err != nil {
+		t.Fatalf("plugintest: dispense %s: %v", name, err)
+	}
+	v, ok := raw.(T)
+	if !ok {
+		t.Fatalf("plugintest: dispense %s: got %T", name, raw)
+	}
+	return v
+}
+
 // Backend returns b as the daemon sees it through the plugin protocol.
 func Backend(t testing.TB, b backend.Backend) backend.Backend {
 	t.Helper()
-	out, err := plugin.DispenseBackend(Client(t, plugin.Config{Info: plugin.Info{Name: "plugintest"}, Backend: b}))
-	if err != nil {
-		t.Fatalf("plugintest: %v", err)
-	}
-	return out
+	return dispense[backend.Backend](t, plugin.Config{Info: plugin.Info{Name: "plugintest"}, Backend: b}, plugin.NameBackend)
 }
 
 // Docs returns p as the daemon sees it through the plugin protocol.
 func Docs(t testing.TB, p docprovider.Provider) docprovider.Provider {
 	t.Helper()
-	out, err := plugin.DispenseDocs(Client(t, plugin.Config{Info: plugin.Info{Name: "plugintest"}, Docs: p}))
-	if err != nil {
-		t.Fatalf("plugintest: %v", err)
-	}
-	return out
+	return dispense[docprovider.Provider](t, plugin.Config{Info: plugin.Info{Name: "plugintest"}, Docs: p}, plugin.NameDocs)
 }
 
 // Info returns the InfoClient of a plugin served from cfg, to check what
-// the daemon's catalog will learn about it.
-func Info(t testing.TB, cfg plugin.Config) plugin.InfoClient {
+// the daemon's catalog will learn about it. A cfg that Serve would refuse
+// fails the test.
+func Info(t testing.TB, cfg plugin.Config) InfoClient {
 	t.Helper()
-	out, err := plugin.DispenseInfo(Client(t, cfg))
-	if err != nil {
-		t.Fatalf("plugintest: %v", err)
-	}
-	return out
+	return dispense[InfoClient](t, cfg, plugin.NameInfo)
 }

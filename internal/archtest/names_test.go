@@ -1,4 +1,4 @@
-package sdk_test
+package archtest_test
 
 import (
 	"os/exec"
@@ -12,13 +12,17 @@ import (
 // which one is meant. The direct-API backend is plugins/direct for this
 // reason, though users still call the backend "sdk".
 func TestOnlyTheSDKIsCalledSDK(t *testing.T) {
-	cmd := exec.Command("go", "list", "-f", "{{.ImportPath}} {{.Name}}", "./...")
-	cmd.Dir = ".."
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
+	var lines []string
+	for _, dir := range []string{rootDir, sdkDir} {
+		cmd := exec.Command("go", "list", "-f", "{{.ImportPath}} {{.Name}}", "./...")
+		cmd.Dir = dir
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("go list in %s: %v", dir, err)
+		}
+		lines = append(lines, strings.Split(strings.TrimSpace(string(out)), "\n")...)
 	}
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+	for _, line := range lines {
 		importPath, name, _ := strings.Cut(line, " ")
 		if importPath == module+"/sdk" {
 			continue

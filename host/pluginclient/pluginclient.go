@@ -1,7 +1,8 @@
-package plugin
+package pluginclient
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os/exec"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/agent-worker/agent-worker/sdk/backend"
 	"github.com/agent-worker/agent-worker/sdk/docprovider"
+	"github.com/agent-worker/agent-worker/sdk/plugin"
 )
 
 // StartTimeout bounds a plugin's start-up and handshake: a healthy plugin
@@ -34,7 +36,7 @@ const StartTimeout = 10 * time.Second
 // A ClientConfig serves one NewClient.
 func ClientConfig(cmd *exec.Cmd, logger hclog.Logger) *goplugin.ClientConfig {
 	cfg := &goplugin.ClientConfig{
-		HandshakeConfig:  Handshake,
+		HandshakeConfig:  plugin.Handshake,
 		VersionedPlugins: hostPlugins(),
 		Cmd:              cmd,
 		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
@@ -63,19 +65,19 @@ func ClientConfig(cmd *exec.Cmd, logger hclog.Logger) *goplugin.ClientConfig {
 // DispenseInfo returns the description of a started plugin; the daemon
 // calls it for every plugin to learn its kind and versions.
 func DispenseInfo(c goplugin.ClientProtocol) (InfoClient, error) {
-	return dispense[InfoClient](c, nameInfo)
+	return dispense[InfoClient](c, plugin.NameInfo)
 }
 
 // DispenseBackend returns the Backend served by a started backend plugin.
 // Check the kind with DispenseInfo first: a docs plugin dispenses too, but
 // its Run fails with a permanent error.
 func DispenseBackend(c goplugin.ClientProtocol) (backend.Backend, error) {
-	return dispense[backend.Backend](c, nameBackend)
+	return dispense[backend.Backend](c, plugin.NameBackend)
 }
 
 // DispenseDocs returns the Provider served by a started docs plugin.
 func DispenseDocs(c goplugin.ClientProtocol) (docprovider.Provider, error) {
-	return dispense[docprovider.Provider](c, nameDocs)
+	return dispense[docprovider.Provider](c, plugin.NameDocs)
 }
 
 func dispense[T any](c goplugin.ClientProtocol, name string) (T, error) {
@@ -111,3 +113,19 @@ func Ping(ctx context.Context, c goplugin.ClientProtocol) error {
 	}
 	return nil
 }
+
+// hostPlugins is the daemon's side of every protocol version: all the
+// names, with the clients and no implementations.
+func hostPlugins() map[int]goplugin.PluginSet {
+	return map[int]goplugin.PluginSet{
+		plugin.ProtocolVersion: {
+			plugin.NameInfo:    &infoPlugin{},
+			plugin.NameBackend: &backendPlugin{},
+			plugin.NameDocs:    &docsPlugin{},
+		},
+	}
+}
+
+// errClientOnly is what the daemon's halves answer when asked to serve: the
+// plugin serves, the daemon only calls (plugin.Serve has the servers).
+var errClientOnly = errors.New("the daemon's plugin client does not serve a plugin: plugin.Serve does")

@@ -1,4 +1,4 @@
-package backend
+package wire
 
 import (
 	"encoding/json"
@@ -6,19 +6,20 @@ import (
 	"slices"
 
 	"github.com/agent-worker/agent-worker/sdk"
-	"github.com/agent-worker/agent-worker/sdk/internal/grpcerr"
+	"github.com/agent-worker/agent-worker/sdk/backend"
 	"github.com/agent-worker/agent-worker/sdk/internal/pbtime"
-	"github.com/agent-worker/agent-worker/sdk/internal/pluginv1"
 	"github.com/agent-worker/agent-worker/sdk/sandbox"
 	"github.com/agent-worker/agent-worker/sdk/tools"
+	"github.com/agent-worker/agent-worker/sdk/wire/grpcerr"
+	"github.com/agent-worker/agent-worker/sdk/wire/pluginv1"
 )
 
 // The pure conversions between the Go types plugin authors use and the
 // wire messages of protocol v1 (terraform-plugin-go's toProto/fromProto).
-// Each accepts nil and zero values; convert_test.go checks nil, zero and
+// Each accepts nil and zero values; backend_test.go checks nil, zero and
 // full values round trip.
 
-func requestToProto(r Request) *pluginv1.RunRequest {
+func RequestToProto(r backend.Request) *pluginv1.RunRequest {
 	return &pluginv1.RunRequest{
 		RunId:          r.RunID,
 		Attempt:        int64(r.Attempt),
@@ -37,8 +38,8 @@ func requestToProto(r Request) *pluginv1.RunRequest {
 	}
 }
 
-func requestFromProto(r *pluginv1.RunRequest) Request {
-	return Request{
+func RequestFromProto(r *pluginv1.RunRequest) backend.Request {
+	return backend.Request{
 		RunID:          r.GetRunId(),
 		Attempt:        int(r.GetAttempt()),
 		Agent:          agentFromProto(r.GetAgent()),
@@ -58,7 +59,7 @@ func requestFromProto(r *pluginv1.RunRequest) Request {
 
 // runContextToProto keeps "no context" (nil) apart from an empty one: a
 // worker fetches over MCP only when the daemon sent none.
-func runContextToProto(c *RunContext) *pluginv1.RunContext {
+func runContextToProto(c *backend.RunContext) *pluginv1.RunContext {
 	if c == nil {
 		return nil
 	}
@@ -77,7 +78,7 @@ func runContextToProto(c *RunContext) *pluginv1.RunContext {
 
 // runContextFromProto returns nil for a request without a context. Its
 // slices are never nil, as the tools' results are not.
-func runContextFromProto(c *pluginv1.RunContext) *RunContext {
+func runContextFromProto(c *pluginv1.RunContext) *backend.RunContext {
 	if c == nil {
 		return nil
 	}
@@ -86,7 +87,7 @@ func runContextFromProto(c *pluginv1.RunContext) *RunContext {
 	for i, d := range c.GetDocuments() {
 		docs[i] = tools.DocumentInfo{Path: d.GetPath(), Size: d.GetSize(), UpdatedAt: pbtime.FromProto(d.GetUpdatedAt())}
 	}
-	return &RunContext{
+	return &backend.RunContext{
 		Inbox:     tools.InboxResult{Messages: inbox, Count: len(inbox), NewestSeq: c.GetInboxNewestSeq()},
 		Recent:    messagesFromProto(c.GetRecent()),
 		Notes:     c.GetNotes(),
@@ -122,7 +123,7 @@ func messagesFromProto(ms []*pluginv1.ChannelMessage) []tools.Message {
 	return out
 }
 
-func agentToProto(a Agent) *pluginv1.Agent {
+func agentToProto(a backend.Agent) *pluginv1.Agent {
 	return &pluginv1.Agent{
 		Name:     a.Name,
 		Workflow: a.Workflow,
@@ -133,8 +134,8 @@ func agentToProto(a Agent) *pluginv1.Agent {
 	}
 }
 
-func agentFromProto(a *pluginv1.Agent) Agent {
-	return Agent{
+func agentFromProto(a *pluginv1.Agent) backend.Agent {
+	return backend.Agent{
 		Name:     a.GetName(),
 		Workflow: a.GetWorkflow(),
 		Tag:      a.GetTag(),
@@ -144,7 +145,7 @@ func agentFromProto(a *pluginv1.Agent) Agent {
 	}
 }
 
-func mcpServerToProto(s MCPServer) *pluginv1.McpServer {
+func mcpServerToProto(s backend.MCPServer) *pluginv1.McpServer {
 	return &pluginv1.McpServer{
 		Name:    s.Name,
 		Url:     s.URL,
@@ -154,8 +155,8 @@ func mcpServerToProto(s MCPServer) *pluginv1.McpServer {
 	}
 }
 
-func mcpServerFromProto(s *pluginv1.McpServer) MCPServer {
-	return MCPServer{
+func mcpServerFromProto(s *pluginv1.McpServer) backend.MCPServer {
+	return backend.MCPServer{
 		Name:    s.GetName(),
 		URL:     s.GetUrl(),
 		Headers: mapOrNil(s.GetHeaders()),
@@ -164,7 +165,7 @@ func mcpServerFromProto(s *pluginv1.McpServer) MCPServer {
 	}
 }
 
-func mcpServersToProto(ss []MCPServer) []*pluginv1.McpServer {
+func mcpServersToProto(ss []backend.MCPServer) []*pluginv1.McpServer {
 	if len(ss) == 0 {
 		return nil
 	}
@@ -175,42 +176,42 @@ func mcpServersToProto(ss []MCPServer) []*pluginv1.McpServer {
 	return out
 }
 
-func mcpServersFromProto(ss []*pluginv1.McpServer) []MCPServer {
+func mcpServersFromProto(ss []*pluginv1.McpServer) []backend.MCPServer {
 	if len(ss) == 0 {
 		return nil
 	}
-	out := make([]MCPServer, len(ss))
+	out := make([]backend.MCPServer, len(ss))
 	for i, s := range ss {
 		out[i] = mcpServerFromProto(s)
 	}
 	return out
 }
 
-// eventToProto puts e on the wire. Only the fields of e's kind cross: Text
+// EventToProto puts e on the wire. Only the fields of e's kind cross: Text
 // for text, result and log; Tool for tool calls and results (a nil Tool is
 // sent empty); Usage for usage (nil is zero); SessionID for session. An
 // unknown kind is sdk.ErrInvalid, so that the author learns of the typo in
 // the plugin rather than the daemon dropping the event.
-func eventToProto(e Event) (*pluginv1.RunResponse, error) {
+func EventToProto(e backend.Event) (*pluginv1.RunResponse, error) {
 	var r pluginv1.RunResponse
 	switch e.Kind {
-	case EventText:
+	case backend.EventText:
 		r.Response = &pluginv1.RunResponse_Text{Text: &pluginv1.Text{Text: e.Text}}
-	case EventResult:
+	case backend.EventResult:
 		r.Response = &pluginv1.RunResponse_Result{Result: &pluginv1.Text{Text: e.Text}}
-	case EventLog:
+	case backend.EventLog:
 		r.Response = &pluginv1.RunResponse_Log{Log: &pluginv1.Text{Text: e.Text}}
-	case EventSandbox:
+	case backend.EventSandbox:
 		r.Response = &pluginv1.RunResponse_Sandbox{Sandbox: &pluginv1.Text{Text: e.Text}}
-	case EventToolCall:
+	case backend.EventToolCall:
 		r.Response = &pluginv1.RunResponse_ToolCall{ToolCall: toolToProto(e.Tool)}
-	case EventToolResult:
+	case backend.EventToolResult:
 		r.Response = &pluginv1.RunResponse_ToolResult{ToolResult: toolToProto(e.Tool)}
-	case EventUsage:
+	case backend.EventUsage:
 		r.Response = &pluginv1.RunResponse_Usage{Usage: usageToProto(e.Usage)}
-	case EventHeartbeat:
+	case backend.EventHeartbeat:
 		r.Response = &pluginv1.RunResponse_Heartbeat{Heartbeat: &pluginv1.Heartbeat{}}
-	case EventSession:
+	case backend.EventSession:
 		r.Response = &pluginv1.RunResponse_Session{Session: &pluginv1.Session{SessionId: e.SessionID}}
 	default:
 		return nil, sdk.Errorf(sdk.ErrInvalid, "event kind %q is unknown; use one of the backend.Event* kinds", e.Kind)
@@ -218,34 +219,34 @@ func eventToProto(e Event) (*pluginv1.RunResponse, error) {
 	return &r, nil
 }
 
-// eventFromProto reads one event; ok is false for a response that is no
+// EventFromProto reads one event; ok is false for a response that is no
 // event this version knows (an error, or an event kind added by a later
 // minor version), which the daemon skips.
-func eventFromProto(r *pluginv1.RunResponse) (e Event, ok bool) {
+func EventFromProto(r *pluginv1.RunResponse) (e backend.Event, ok bool) {
 	switch v := r.GetResponse().(type) {
 	case *pluginv1.RunResponse_Text:
-		return Event{Kind: EventText, Text: v.Text.GetText()}, true
+		return backend.Event{Kind: backend.EventText, Text: v.Text.GetText()}, true
 	case *pluginv1.RunResponse_Result:
-		return Event{Kind: EventResult, Text: v.Result.GetText()}, true
+		return backend.Event{Kind: backend.EventResult, Text: v.Result.GetText()}, true
 	case *pluginv1.RunResponse_Log:
-		return Event{Kind: EventLog, Text: v.Log.GetText()}, true
+		return backend.Event{Kind: backend.EventLog, Text: v.Log.GetText()}, true
 	case *pluginv1.RunResponse_Sandbox:
-		return Event{Kind: EventSandbox, Text: v.Sandbox.GetText()}, true
+		return backend.Event{Kind: backend.EventSandbox, Text: v.Sandbox.GetText()}, true
 	case *pluginv1.RunResponse_ToolCall:
-		return Event{Kind: EventToolCall, Tool: toolFromProto(v.ToolCall)}, true
+		return backend.Event{Kind: backend.EventToolCall, Tool: toolFromProto(v.ToolCall)}, true
 	case *pluginv1.RunResponse_ToolResult:
-		return Event{Kind: EventToolResult, Tool: toolFromProto(v.ToolResult)}, true
+		return backend.Event{Kind: backend.EventToolResult, Tool: toolFromProto(v.ToolResult)}, true
 	case *pluginv1.RunResponse_Usage:
-		return Event{Kind: EventUsage, Usage: usageFromProto(v.Usage)}, true
+		return backend.Event{Kind: backend.EventUsage, Usage: usageFromProto(v.Usage)}, true
 	case *pluginv1.RunResponse_Heartbeat:
-		return Event{Kind: EventHeartbeat}, true
+		return backend.Event{Kind: backend.EventHeartbeat}, true
 	case *pluginv1.RunResponse_Session:
-		return Event{Kind: EventSession, SessionID: v.Session.GetSessionId()}, true
+		return backend.Event{Kind: backend.EventSession, SessionID: v.Session.GetSessionId()}, true
 	}
-	return Event{}, false
+	return backend.Event{}, false
 }
 
-func toolToProto(t *ToolCall) *pluginv1.ToolCall {
+func toolToProto(t *backend.ToolCall) *pluginv1.ToolCall {
 	if t == nil {
 		return &pluginv1.ToolCall{}
 	}
@@ -260,8 +261,8 @@ func toolToProto(t *ToolCall) *pluginv1.ToolCall {
 
 // toolFromProto always returns a ToolCall, so that the daemon can read
 // Tool of a tool event without a nil check.
-func toolFromProto(t *pluginv1.ToolCall) *ToolCall {
-	return &ToolCall{
+func toolFromProto(t *pluginv1.ToolCall) *backend.ToolCall {
+	return &backend.ToolCall{
 		ID:      t.GetId(),
 		Name:    t.GetName(),
 		Args:    rawOrNil(t.GetArgs()),
@@ -270,7 +271,7 @@ func toolFromProto(t *pluginv1.ToolCall) *ToolCall {
 	}
 }
 
-func usageToProto(u *Usage) *pluginv1.Usage {
+func usageToProto(u *backend.Usage) *pluginv1.Usage {
 	if u == nil {
 		return &pluginv1.Usage{}
 	}
@@ -278,21 +279,21 @@ func usageToProto(u *Usage) *pluginv1.Usage {
 }
 
 // usageFromProto always returns a Usage, like toolFromProto.
-func usageFromProto(u *pluginv1.Usage) *Usage {
-	return &Usage{InputTokens: u.GetInputTokens(), OutputTokens: u.GetOutputTokens(), CostUSD: u.GetCostUsd()}
+func usageFromProto(u *pluginv1.Usage) *backend.Usage {
+	return &backend.Usage{InputTokens: u.GetInputTokens(), OutputTokens: u.GetOutputTokens(), CostUSD: u.GetCostUsd()}
 }
 
-// errorToProto describes a failed run: message, class, and the Permanent
+// ErrorToProto describes a failed run: message, class, and the Permanent
 // mark.
-func errorToProto(err error) *pluginv1.Error {
-	return grpcerr.ToProto(err, IsPermanent(err))
+func ErrorToProto(err error) *pluginv1.Error {
+	return grpcerr.ToProto(err, backend.IsPermanent(err))
 }
 
-// errorFromProto rebuilds a failed run's error, Permanent mark included.
-func errorFromProto(e *pluginv1.Error) error {
+// ErrorFromProto rebuilds a failed run's error, Permanent mark included.
+func ErrorFromProto(e *pluginv1.Error) error {
 	err, permanent := grpcerr.FromProto(e)
 	if permanent {
-		return Permanent(err)
+		return backend.Permanent(err)
 	}
 	return err
 }

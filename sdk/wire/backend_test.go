@@ -1,4 +1,4 @@
-package backend
+package wire
 
 import (
 	"encoding/json"
@@ -12,24 +12,25 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/agent-worker/agent-worker/sdk"
-	"github.com/agent-worker/agent-worker/sdk/internal/pluginv1"
+	"github.com/agent-worker/agent-worker/sdk/backend"
 	"github.com/agent-worker/agent-worker/sdk/tools"
+	"github.com/agent-worker/agent-worker/sdk/wire/pluginv1"
 )
 
 // fullRequest sets every field, so that a field the conversion forgets
 // shows up as a diff.
-var fullRequest = Request{
+var fullRequest = backend.Request{
 	RunID:   "run-42",
 	Attempt: 3,
-	Agent: Agent{
+	Agent: backend.Agent{
 		Name: "alice", Workflow: "review", Tag: "pr-7", Model: "sonnet",
 		System: "You review code.", Config: json.RawMessage(`{"max_turns":5}`),
 	},
-	Daemon: MCPServer{
+	Daemon: backend.MCPServer{
 		Name: "agent-worker", URL: "http://127.0.0.1:5099/mcp",
 		Headers: map[string]string{"Authorization": "Bearer t0k"},
 	},
-	MCPServers: []MCPServer{
+	MCPServers: []backend.MCPServer{
 		{Name: "fs", Command: []string{"mcp-fs", "--root", "/src"}, Env: map[string]string{"DEBUG": "1"}},
 		{Name: "web", URL: "https://example.com/mcp"},
 	},
@@ -38,7 +39,7 @@ var fullRequest = Request{
 	ResumeSession: "sess-1",
 	StateDir:      "/home/u/.agent-worker/state/x",
 	Env:           map[string]string{"GIT_AUTHOR_NAME": "alice", "EMPTY": ""},
-	RunContext: &RunContext{
+	RunContext: &backend.RunContext{
 		Inbox: tools.InboxResult{Messages: []tools.Message{{
 			Seq: 7, ID: "msg_7", Workflow: "review", Tag: "pr-7", From: "bob", Content: "@alice look", Kind: "message",
 			Mentions: []string{"alice"}, CreatedAt: time.Date(2026, 1, 2, 3, 4, 5, 6, time.Local),
@@ -69,32 +70,32 @@ func wire[M proto.Message](t *testing.T, m M) M {
 
 func TestRequestConversion(t *testing.T) {
 	t.Parallel()
-	tests := map[string]Request{
+	tests := map[string]backend.Request{
 		"zero": {},
 		"full": fullRequest,
 		"empty collections": {
-			Agent:      Agent{Config: json.RawMessage{}},
-			Daemon:     MCPServer{Headers: map[string]string{}, Command: []string{}},
-			MCPServers: []MCPServer{},
+			Agent:      backend.Agent{Config: json.RawMessage{}},
+			Daemon:     backend.MCPServer{Headers: map[string]string{}, Command: []string{}},
+			MCPServers: []backend.MCPServer{},
 			Env:        map[string]string{},
 		},
 	}
 	// An empty context stays a context (the worker must not fetch), with
 	// empty lists as the tools return them.
-	tests["empty context"] = Request{RunContext: &RunContext{}}
-	want := map[string]Request{"zero": {}, "full": fullRequest, "empty collections": {},
-		"empty context": {RunContext: &RunContext{Inbox: tools.InboxResult{Messages: []tools.Message{}},
+	tests["empty context"] = backend.Request{RunContext: &backend.RunContext{}}
+	want := map[string]backend.Request{"zero": {}, "full": fullRequest, "empty collections": {},
+		"empty context": {RunContext: &backend.RunContext{Inbox: tools.InboxResult{Messages: []tools.Message{}},
 			Recent: []tools.Message{}, Documents: []tools.DocumentInfo{}}}}
 	for name, in := range tests {
 		t.Run(name, func(t *testing.T) {
-			got := requestFromProto(wire(t, requestToProto(in)))
+			got := RequestFromProto(wire(t, RequestToProto(in)))
 			if diff := cmp.Diff(want[name], got); diff != "" {
 				t.Errorf("round trip (-want +got):\n%s", diff)
 			}
 		})
 	}
-	if diff := cmp.Diff(Request{}, requestFromProto(nil)); diff != "" {
-		t.Errorf("requestFromProto(nil) (-want +got):\n%s", diff)
+	if diff := cmp.Diff(backend.Request{}, RequestFromProto(nil)); diff != "" {
+		t.Errorf("RequestFromProto(nil) (-want +got):\n%s", diff)
 	}
 }
 
@@ -128,39 +129,39 @@ func TestRequestToProtoFields(t *testing.T) {
 			},
 		},
 	}
-	if diff := cmp.Diff(want, requestToProto(fullRequest), protocmp.Transform()); diff != "" {
-		t.Errorf("requestToProto (-want +got):\n%s", diff)
+	if diff := cmp.Diff(want, RequestToProto(fullRequest), protocmp.Transform()); diff != "" {
+		t.Errorf("RequestToProto (-want +got):\n%s", diff)
 	}
 }
 
 func TestEventConversion(t *testing.T) {
 	t.Parallel()
-	tool := &ToolCall{ID: "call-1", Name: "channel_send", Args: json.RawMessage(`{"text":"hi"}`), Result: "ok", IsError: true}
+	tool := &backend.ToolCall{ID: "call-1", Name: "channel_send", Args: json.RawMessage(`{"text":"hi"}`), Result: "ok", IsError: true}
 	tests := map[string]struct {
-		in, want Event
+		in, want backend.Event
 	}{
-		"text":             {Event{Kind: EventText, Text: "Hel"}, Event{Kind: EventText, Text: "Hel"}},
-		"empty text":       {Event{Kind: EventText}, Event{Kind: EventText}},
-		"result":           {Event{Kind: EventResult, Text: "done ✓"}, Event{Kind: EventResult, Text: "done ✓"}},
-		"log":              {Event{Kind: EventLog, Text: "stderr line"}, Event{Kind: EventLog, Text: "stderr line"}},
-		"tool call":        {Event{Kind: EventToolCall, Tool: tool}, Event{Kind: EventToolCall, Tool: tool}},
-		"tool result":      {Event{Kind: EventToolResult, Tool: tool}, Event{Kind: EventToolResult, Tool: tool}},
-		"nil tool":         {Event{Kind: EventToolCall}, Event{Kind: EventToolCall, Tool: &ToolCall{}}},
-		"usage":            {Event{Kind: EventUsage, Usage: &Usage{InputTokens: 1200, OutputTokens: 345, CostUSD: 0.0123}}, Event{Kind: EventUsage, Usage: &Usage{InputTokens: 1200, OutputTokens: 345, CostUSD: 0.0123}}},
-		"nil usage":        {Event{Kind: EventUsage}, Event{Kind: EventUsage, Usage: &Usage{}}},
-		"heartbeat":        {Event{Kind: EventHeartbeat}, Event{Kind: EventHeartbeat}},
-		"session":          {Event{Kind: EventSession, SessionID: "sess-9"}, Event{Kind: EventSession, SessionID: "sess-9"}},
-		"other kind field": {Event{Kind: EventSession, SessionID: "s", Text: "dropped"}, Event{Kind: EventSession, SessionID: "s"}},
+		"text":             {backend.Event{Kind: backend.EventText, Text: "Hel"}, backend.Event{Kind: backend.EventText, Text: "Hel"}},
+		"empty text":       {backend.Event{Kind: backend.EventText}, backend.Event{Kind: backend.EventText}},
+		"result":           {backend.Event{Kind: backend.EventResult, Text: "done ✓"}, backend.Event{Kind: backend.EventResult, Text: "done ✓"}},
+		"log":              {backend.Event{Kind: backend.EventLog, Text: "stderr line"}, backend.Event{Kind: backend.EventLog, Text: "stderr line"}},
+		"tool call":        {backend.Event{Kind: backend.EventToolCall, Tool: tool}, backend.Event{Kind: backend.EventToolCall, Tool: tool}},
+		"tool result":      {backend.Event{Kind: backend.EventToolResult, Tool: tool}, backend.Event{Kind: backend.EventToolResult, Tool: tool}},
+		"nil tool":         {backend.Event{Kind: backend.EventToolCall}, backend.Event{Kind: backend.EventToolCall, Tool: &backend.ToolCall{}}},
+		"usage":            {backend.Event{Kind: backend.EventUsage, Usage: &backend.Usage{InputTokens: 1200, OutputTokens: 345, CostUSD: 0.0123}}, backend.Event{Kind: backend.EventUsage, Usage: &backend.Usage{InputTokens: 1200, OutputTokens: 345, CostUSD: 0.0123}}},
+		"nil usage":        {backend.Event{Kind: backend.EventUsage}, backend.Event{Kind: backend.EventUsage, Usage: &backend.Usage{}}},
+		"heartbeat":        {backend.Event{Kind: backend.EventHeartbeat}, backend.Event{Kind: backend.EventHeartbeat}},
+		"session":          {backend.Event{Kind: backend.EventSession, SessionID: "sess-9"}, backend.Event{Kind: backend.EventSession, SessionID: "sess-9"}},
+		"other kind field": {backend.Event{Kind: backend.EventSession, SessionID: "s", Text: "dropped"}, backend.Event{Kind: backend.EventSession, SessionID: "s"}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			resp, err := eventToProto(tc.in)
+			resp, err := EventToProto(tc.in)
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, ok := eventFromProto(wire(t, resp))
+			got, ok := EventFromProto(wire(t, resp))
 			if !ok {
-				t.Fatalf("eventFromProto(%v) is not an event", resp)
+				t.Fatalf("EventFromProto(%v) is not an event", resp)
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("round trip (-want +got):\n%s", diff)
@@ -171,9 +172,9 @@ func TestEventConversion(t *testing.T) {
 
 func TestEventConversionRejectsUnknown(t *testing.T) {
 	t.Parallel()
-	for _, kind := range []EventKind{"", "txt", "RESULT"} {
-		if _, err := eventToProto(Event{Kind: kind, Text: "x"}); !errors.Is(err, sdk.ErrInvalid) {
-			t.Errorf("eventToProto(kind %q) = %v, want sdk.ErrInvalid", kind, err)
+	for _, kind := range []backend.EventKind{"", "txt", "RESULT"} {
+		if _, err := EventToProto(backend.Event{Kind: kind, Text: "x"}); !errors.Is(err, sdk.ErrInvalid) {
+			t.Errorf("EventToProto(kind %q) = %v, want sdk.ErrInvalid", kind, err)
 		}
 	}
 	// Responses that are not events: none at all, an empty one, an error.
@@ -182,28 +183,28 @@ func TestEventConversionRejectsUnknown(t *testing.T) {
 		"zero":  {},
 		"error": {Response: &pluginv1.RunResponse_Error{Error: &pluginv1.Error{Message: "x"}}},
 	} {
-		if e, ok := eventFromProto(r); ok {
-			t.Errorf("eventFromProto(%s) = %+v, want no event", name, e)
+		if e, ok := EventFromProto(r); ok {
+			t.Errorf("EventFromProto(%s) = %+v, want no event", name, e)
 		}
 	}
 }
 
 func TestErrorConversion(t *testing.T) {
 	t.Parallel()
-	if errorToProto(nil) != nil || errorFromProto(nil) != nil {
+	if ErrorToProto(nil) != nil || ErrorFromProto(nil) != nil {
 		t.Error("nil must stay nil")
 	}
-	zero := errorFromProto(&pluginv1.Error{})
-	if zero == nil || zero.Error() == "" || IsPermanent(zero) || sdk.Class(zero) != nil {
-		t.Errorf("errorFromProto(zero) = %v, want a plain retryable error with a message", zero)
+	zero := ErrorFromProto(&pluginv1.Error{})
+	if zero == nil || zero.Error() == "" || backend.IsPermanent(zero) || sdk.Class(zero) != nil {
+		t.Errorf("ErrorFromProto(zero) = %v, want a plain retryable error with a message", zero)
 	}
-	in := Permanent(sdk.Errorf(sdk.ErrPermission, "API key for %s is revoked", "anthropic"))
+	in := backend.Permanent(sdk.Errorf(sdk.ErrPermission, "API key for %s is revoked", "anthropic"))
 	want := &pluginv1.Error{Message: "API key for anthropic is revoked", Class: pluginv1.ErrorClass_ERROR_CLASS_PERMISSION, Permanent: true}
-	if diff := cmp.Diff(want, errorToProto(in), protocmp.Transform()); diff != "" {
-		t.Errorf("errorToProto (-want +got):\n%s", diff)
+	if diff := cmp.Diff(want, ErrorToProto(in), protocmp.Transform()); diff != "" {
+		t.Errorf("ErrorToProto (-want +got):\n%s", diff)
 	}
-	got := errorFromProto(wire(t, errorToProto(in)))
-	if got.Error() != in.Error() || !IsPermanent(got) || !errors.Is(got, sdk.ErrPermission) {
-		t.Errorf("round trip = %v (permanent %v, class %v)", got, IsPermanent(got), sdk.Class(got))
+	got := ErrorFromProto(wire(t, ErrorToProto(in)))
+	if got.Error() != in.Error() || !backend.IsPermanent(got) || !errors.Is(got, sdk.ErrPermission) {
+		t.Errorf("round trip = %v (permanent %v, class %v)", got, backend.IsPermanent(got), sdk.Class(got))
 	}
 }

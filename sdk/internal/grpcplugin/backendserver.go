@@ -1,4 +1,4 @@
-package backend
+package grpcplugin
 
 import (
 	"context"
@@ -12,14 +12,16 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/agent-worker/agent-worker/sdk"
-	"github.com/agent-worker/agent-worker/sdk/internal/pluginv1"
+	"github.com/agent-worker/agent-worker/sdk/backend"
 	"github.com/agent-worker/agent-worker/sdk/sandbox"
+	"github.com/agent-worker/agent-worker/sdk/wire"
+	"github.com/agent-worker/agent-worker/sdk/wire/pluginv1"
 )
 
-// server runs a plugin's Backend for the daemon's calls.
-type server struct {
+// backendServer runs a plugin's Backend for the daemon's calls.
+type backendServer struct {
 	pluginv1.UnimplementedBackendServiceServer
-	impl Backend
+	impl backend.Backend
 	// process is set when this server is the whole plugin process (Serve,
 	// not an in-process test host): its one run may take over the
 	// process's environment and working directory.
@@ -34,12 +36,12 @@ type server struct {
 // cancels the run or goes away) and streams its events. A failed run sends
 // its error as the last message and still ends the stream cleanly, so the
 // daemon can tell a plugin's error from a broken transport.
-func (s *server) Run(req *pluginv1.RunRequest, stream grpc.ServerStreamingServer[pluginv1.RunResponse]) error {
+func (s *backendServer) Run(req *pluginv1.RunRequest, stream grpc.ServerStreamingServer[pluginv1.RunResponse]) error {
 	ctx := stream.Context()
-	r := requestFromProto(req)
+	r := wire.RequestFromProto(req)
 	if s.process {
 		if err := s.enter(r); err != nil {
-			return stream.Send(&pluginv1.RunResponse{Response: &pluginv1.RunResponse_Error{Error: errorToProto(Permanent(err))}})
+			return stream.Send(&pluginv1.RunResponse{Response: &pluginv1.RunResponse_Error{Error: wire.ErrorToProto(backend.Permanent(err))}})
 		}
 	}
 	ev := &streamEvents{ctx: ctx, stream: stream}
@@ -51,7 +53,7 @@ func (s *server) Run(req *pluginv1.RunRequest, stream grpc.ServerStreamingServer
 	if ctx.Err() != nil {
 		return context.Cause(ctx) // nobody is listening any more
 	}
-	return stream.Send(&pluginv1.RunResponse{Response: &pluginv1.RunResponse_Error{Error: errorToProto(runErr)}})
+	return stream.Send(&pluginv1.RunResponse{Response: &pluginv1.RunResponse_Error{Error: wire.ErrorToProto(runErr)}})
 }
 
 // enter makes the process the run's: a plugin process serves exactly one
@@ -60,7 +62,7 @@ func (s *server) Run(req *pluginv1.RunRequest, stream grpc.ServerStreamingServer
 // second Run is refused. The agent's environment is set over the one the
 // process was started with, and the process moves to the project
 // directory, as if it had been started for this run.
-func (s *server) enter(r Request) error {
+func (s *backendServer) enter(r backend.Request) error {
 	// Checked before the process is spent: a stranger's request must not
 	// use up the run the daemon will send.
 	if s.key != "" && subtle.ConstantTimeCompare([]byte(r.ProcessKey), []byte(s.key)) != 1 {
@@ -107,8 +109,8 @@ type streamEvents struct {
 
 // Send sends e to the daemon. It fails once the daemon has cancelled the
 // run, refused an event or gone away, and after Run has returned.
-func (s *streamEvents) Send(e Event) error {
-	resp, err := eventToProto(e)
+func (s *streamEvents) Send(e backend.Event) error {
+	resp, err := wire.EventToProto(e)
 	if err != nil {
 		return err
 	}

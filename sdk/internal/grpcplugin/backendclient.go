@@ -1,4 +1,4 @@
-package backend
+package grpcplugin
 
 import (
 	"context"
@@ -6,30 +6,33 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/agent-worker/agent-worker/sdk/internal/grpcerr"
-	"github.com/agent-worker/agent-worker/sdk/internal/pluginv1"
+	"github.com/agent-worker/agent-worker/sdk/backend"
+	"github.com/agent-worker/agent-worker/sdk/wire"
+	"github.com/agent-worker/agent-worker/sdk/wire/grpcerr"
+	"github.com/agent-worker/agent-worker/sdk/wire/pluginv1"
 )
 
-// client is the daemon's Backend for a plugin process: Run streams the
-// plugin's events into events and returns the plugin's error unchanged
-// (class, text and Permanent mark).
-type client struct {
+// backendClient is plugintest's Backend for a plugin served in the test:
+// Run streams the plugin's events into events and returns the plugin's
+// error unchanged (class, text and Permanent mark), as the daemon's client
+// (host/pluginclient) does.
+type backendClient struct {
 	rpc pluginv1.BackendServiceClient
 	// done is cancelled when the plugin process exits.
 	done context.Context
 }
 
-var _ Backend = (*client)(nil)
+var _ backend.Backend = (*backendClient)(nil)
 
 // Run runs req in the plugin. It returns nil when the plugin's Run
 // returned nil, the plugin's error when it failed, sdk.ErrUnavailable when
 // the plugin could not be reached or died, ctx's error when ctx ended, and
 // the error of events.Send (wrapped) when the daemon refused an event; in
 // every case but the first the plugin's Run is cancelled.
-func (c *client) Run(ctx context.Context, req Request, events Events) error {
+func (c *backendClient) Run(ctx context.Context, req backend.Request, events backend.Events) error {
 	ctx, stop := grpcerr.Bind(ctx, c.done)
 	defer stop() // cancels the stream, and so the plugin's Run, on every early return
-	stream, err := c.rpc.Run(ctx, requestToProto(req))
+	stream, err := c.rpc.Run(ctx, wire.RequestToProto(req))
 	if err != nil {
 		return c.transportError(ctx, err)
 	}
@@ -42,9 +45,9 @@ func (c *client) Run(ctx context.Context, req Request, events Events) error {
 			return c.transportError(ctx, err)
 		}
 		if e := resp.GetError(); e != nil {
-			return errorFromProto(e)
+			return wire.ErrorFromProto(e)
 		}
-		ev, ok := eventFromProto(resp)
+		ev, ok := wire.EventFromProto(resp)
 		if !ok {
 			continue // an event of a later protocol version
 		}
@@ -56,10 +59,10 @@ func (c *client) Run(ctx context.Context, req Request, events Events) error {
 
 // transportError is the error of a failed call, with the Permanent mark
 // for calls the plugin cannot serve.
-func (c *client) transportError(ctx context.Context, err error) error {
+func (c *backendClient) transportError(ctx context.Context, err error) error {
 	err, permanent := grpcerr.FromCall(ctx, c.done, err)
 	if permanent {
-		return Permanent(err)
+		return backend.Permanent(err)
 	}
 	return err
 }

@@ -9,7 +9,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/agent-worker/agent-worker/sdk"
-	"github.com/agent-worker/agent-worker/sdk/internal/pluginv1"
+	"github.com/agent-worker/agent-worker/sdk/wire/pluginv1"
 )
 
 // table is the one mapping between sdk classes, wire classes and gRPC

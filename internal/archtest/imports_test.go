@@ -1,4 +1,4 @@
-package sdk_test
+package archtest_test
 
 import (
 	"encoding/json"
@@ -17,8 +17,17 @@ import (
 const module = "github.com/agent-worker/agent-worker"
 
 // pluginSide are the trees a plugin author's binary is built from; they may
-// not reach the daemon's internals (ARCHITECTURE.md "Layout").
-var pluginSide = []string{"./sdk/...", "./plugins/...", "./docs-provider/..."}
+// not reach the daemon's internals (ARCHITECTURE.md "Layout"). The SDK is
+// checked too, though its module does not require the daemon's: go list
+// runs in sdk/ for it (sdkDir).
+var pluginSide = []string{"./plugins/...", "./docs-provider/..."}
+
+// rootDir is the repository's root, where the daemon's module is; sdkDir
+// is the SDK's module (sdk/go.mod).
+const (
+	rootDir = "../.."
+	sdkDir  = "../../sdk"
+)
 
 var forbidden = []string{module + "/host", module + "/store", module + "/workflow"}
 
@@ -30,11 +39,17 @@ type pkg struct {
 	GoFiles    []string
 }
 
-// listPackages runs `go list` from the module root.
+// listPackages runs `go list` from the daemon's module root.
 func listPackages(t *testing.T, patterns ...string) []pkg {
 	t.Helper()
+	return listPackagesIn(t, rootDir, patterns...)
+}
+
+// listPackagesIn runs `go list` in dir: rootDir or sdkDir.
+func listPackagesIn(t *testing.T, dir string, patterns ...string) []pkg {
+	t.Helper()
 	cmd := exec.Command("go", append([]string{"list", "-deps=false", "-json"}, patterns...)...)
-	cmd.Dir = ".."
+	cmd.Dir = dir
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("go list %v: %v", patterns, err)
@@ -69,7 +84,8 @@ func violations(pkgs []pkg) []string {
 }
 
 func TestPluginSideImportsNoDaemonInternals(t *testing.T) {
-	if v := violations(listPackages(t, pluginSide...)); len(v) > 0 {
+	pkgs := append(listPackages(t, pluginSide...), listPackagesIn(t, sdkDir, "./...")...)
+	if v := violations(pkgs); len(v) > 0 {
 		t.Errorf("plugin-side packages reach daemon internals:\n%s", strings.Join(v, "\n"))
 	}
 }
@@ -92,9 +108,10 @@ func TestViolationsCatchesForbiddenImports(t *testing.T) {
 	}
 }
 
-// Every package says who it is for (CONVENTIONS.md, Tailscale's rule).
+// Every package says who it is for (CONVENTIONS.md, Tailscale's rule), in
+// both modules.
 func TestEveryPackageHasADocComment(t *testing.T) {
-	for _, p := range listPackages(t, "./...") {
+	for _, p := range append(listPackages(t, "./..."), listPackagesIn(t, sdkDir, "./...")...) {
 		documented := false
 		for _, f := range p.GoFiles {
 			file, err := parser.ParseFile(token.NewFileSet(), filepath.Join(p.Dir, f), nil, parser.PackageClauseOnly|parser.ParseComments)
@@ -132,11 +149,12 @@ var kernel = map[string][]string{
 	"host/internal/backoff": {},
 	"host/team":             {"host/api", "host/contract", "host/notify", "sdk/docprovider", "store"},
 	"host/mcpserver":        {"host/api", "host/team", "sdk/tools", "store"},
-	"host/runner":           {"host/api", "host/catalog", "host/contract", "host/prices", "host/runspec", "host/sandbox", "host/spares", "sdk/backend", "sdk/plugin", "sdk/sandbox", "store"},
+	"host/runner":           {"host/api", "host/catalog", "host/contract", "host/pluginclient", "host/prices", "host/runspec", "host/sandbox", "host/spares", "sdk/backend", "sdk/plugin", "sdk/sandbox", "store"},
 	"host/spares":           {"host/api", "sdk/plugin"},
-	"host/docs":             {"docs-provider/file", "docs-provider/sqlite", "host/api", "host/catalog", "host/internal/backoff", "sdk", "sdk/docprovider", "sdk/plugin", "store"},
+	"host/docs":             {"docs-provider/file", "docs-provider/sqlite", "host/api", "host/catalog", "host/internal/backoff", "host/pluginclient", "sdk", "sdk/docprovider", "sdk/plugin", "store"},
 	"host/prices":           {"sdk/backend", "store"},
-	"host/catalog":          {"host/api", "host/internal/fswatch", "sdk/plugin"},
+	"host/catalog":          {"host/api", "host/internal/fswatch", "host/pluginclient", "sdk/plugin"},
+	"host/pluginclient":     {"sdk/backend", "sdk/docprovider", "sdk/plugin", "sdk/wire", "sdk/wire/grpcerr", "sdk/wire/pluginv1"},
 	"host/runspec":          {"sdk/backend", "store"},
 	"host/sandbox":          {"host/api", "sdk/backend", "sdk/sandbox"},
 	"host/scheduler":        {"host/api", "host/contract", "host/internal/backoff", "host/notify", "host/runspec", "host/team", "sdk/backend", "store", "workflow"},

@@ -1,4 +1,4 @@
-package plugin_test
+package pluginclient_test
 
 import (
 	"bytes"
@@ -19,6 +19,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	goplugin "github.com/hashicorp/go-plugin"
 
+	"github.com/agent-worker/agent-worker/host/pluginclient"
 	"github.com/agent-worker/agent-worker/internal/testkit"
 	"github.com/agent-worker/agent-worker/sdk"
 	"github.com/agent-worker/agent-worker/sdk/backend"
@@ -120,7 +121,7 @@ func start(t *testing.T, mode string) (*goplugin.Client, *testkit.Buffer) {
 	// The race detector sleeps a second before a process exits; the
 	// plugin's exit is not what these tests measure.
 	cmd.Env = []string{modeEnv + "=" + mode, "GORACE=atexit_sleep_ms=0"}
-	c := goplugin.NewClient(plugin.ClientConfig(cmd, logger))
+	c := goplugin.NewClient(pluginclient.ClientConfig(cmd, logger))
 	t.Cleanup(c.Kill)
 	return c, logs
 }
@@ -138,7 +139,7 @@ func connect(t *testing.T, c *goplugin.Client) goplugin.ClientProtocol {
 func backendProcess(t *testing.T) backend.Backend {
 	t.Helper()
 	c, _ := start(t, "backend")
-	b, err := plugin.DispenseBackend(connect(t, c))
+	b, err := pluginclient.DispenseBackend(connect(t, c))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +187,7 @@ func TestProcessBackend(t *testing.T) {
 	if v := c.NegotiatedVersion(); v != plugin.ProtocolVersion {
 		t.Errorf("NegotiatedVersion = %d, want %d", v, plugin.ProtocolVersion)
 	}
-	info, err := plugin.DispenseInfo(rpc)
+	info, err := pluginclient.DispenseInfo(rpc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,7 +200,7 @@ func TestProcessBackend(t *testing.T) {
 		t.Errorf("GetInfo (-want +got):\n%s", diff)
 	}
 
-	b, err := plugin.DispenseBackend(rpc)
+	b, err := pluginclient.DispenseBackend(rpc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,7 +255,7 @@ func TestProcessBackend(t *testing.T) {
 func TestProcessCrashIsUnavailable(t *testing.T) {
 	t.Parallel()
 	c, _ := start(t, "backend")
-	b, err := plugin.DispenseBackend(connect(t, c))
+	b, err := pluginclient.DispenseBackend(connect(t, c))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -274,14 +275,14 @@ func TestProcessDocs(t *testing.T) {
 	t.Parallel()
 	c, _ := start(t, "docs")
 	rpc := connect(t, c)
-	info, err := plugin.DispenseInfo(rpc)
+	info, err := pluginclient.DispenseInfo(rpc)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got, err := info.GetInfo(runCtx(t)); err != nil || got.Kind != plugin.KindDocs {
 		t.Errorf("GetInfo = %+v, %v; want kind docs", got, err)
 	}
-	p, err := plugin.DispenseDocs(rpc)
+	p, err := pluginclient.DispenseDocs(rpc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -320,7 +321,7 @@ func TestProcessStdoutGarbage(t *testing.T) {
 			t.Errorf("error %q does not say %q", err, want)
 		}
 	}
-	if took := time.Since(began); took >= plugin.StartTimeout {
+	if took := time.Since(began); took >= pluginclient.StartTimeout {
 		t.Errorf("the handshake failure took %v, as long as the start timeout", took)
 	}
 }
@@ -353,7 +354,7 @@ func TestPingStoppedProcess(t *testing.T) {
 	t.Parallel()
 	c, _ := start(t, "backend")
 	rpc := connect(t, c)
-	if err := plugin.Ping(runCtx(t), rpc); err != nil {
+	if err := pluginclient.Ping(runCtx(t), rpc); err != nil {
 		t.Fatalf("Ping of a live plugin = %v", err)
 	}
 	pid := c.ReattachConfig().Pid
@@ -364,13 +365,13 @@ func TestPingStoppedProcess(t *testing.T) {
 	waitStopped(t, pid)
 	ctx, cancel := context.WithTimeout(runCtx(t), 300*time.Millisecond)
 	defer cancel()
-	if err := plugin.Ping(ctx, rpc); err == nil {
+	if err := pluginclient.Ping(ctx, rpc); err == nil {
 		t.Fatal("Ping of a stopped plugin succeeded")
 	}
 	if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
 		t.Fatal(err)
 	}
-	if err := plugin.Ping(runCtx(t), rpc); err != nil {
+	if err := pluginclient.Ping(runCtx(t), rpc); err != nil {
 		t.Errorf("Ping after SIGCONT = %v", err)
 	}
 }
@@ -406,7 +407,7 @@ func waitStopped(t *testing.T, pid int) {
 func TestProcessGetsOnlyTheCommandEnvironment(t *testing.T) {
 	t.Setenv("AW_HOST_CANARY", "host-secret-7f3a")
 	c, _ := start(t, "backend")
-	b, err := plugin.DispenseBackend(connect(t, c))
+	b, err := pluginclient.DispenseBackend(connect(t, c))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -437,9 +438,9 @@ func TestProcessKeyGuardsTheRun(t *testing.T) {
 	logs := &testkit.Buffer{}
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = []string{modeEnv + "=backend", "GORACE=atexit_sleep_ms=0", backend.EnvProcessKey + "=k-5e1f"}
-	c := goplugin.NewClient(plugin.ClientConfig(cmd, hclog.New(&hclog.LoggerOptions{Output: logs})))
+	c := goplugin.NewClient(pluginclient.ClientConfig(cmd, hclog.New(&hclog.LoggerOptions{Output: logs})))
 	t.Cleanup(c.Kill)
-	b, err := plugin.DispenseBackend(connect(t, c))
+	b, err := pluginclient.DispenseBackend(connect(t, c))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,5 +3,7 @@
 // FromGRPC in the daemon, so that errors.Is(err, sdk.ErrNotFound) and the
 // exact message survive the process boundary. It also turns transport
 // failures (a plugin process that died) into sdk.ErrUnavailable, which the
-// daemon retries. Only the sdk's adapters use it.
+// daemon retries. It is public because both sides use it: the SDK's server
+// glue and the daemon's client (host/pluginclient). Plugin authors never
+// import it; they return sdk errors and the SDK carries them.
 package grpcerr

@@ -1,4 +1,4 @@
-package backend_test
+package pluginclient_test
 
 import (
 	"context"
@@ -13,7 +13,6 @@ import (
 
 	"github.com/agent-worker/agent-worker/sdk"
 	"github.com/agent-worker/agent-worker/sdk/backend"
-	"github.com/agent-worker/agent-worker/sdk/plugin/plugintest"
 )
 
 // wait is how long a test waits for something that should happen at once.
@@ -78,7 +77,7 @@ func TestRunRoundTrip(t *testing.T) {
 		{Kind: backend.EventResult, Text: "Hello"},
 	}
 	var got backend.Request
-	b := plugintest.Backend(t, backend.Func(func(ctx context.Context, req backend.Request, ev backend.Events) error {
+	b := serveBackend(t, backend.Func(func(ctx context.Context, req backend.Request, ev backend.Events) error {
 		got = req
 		for _, e := range events {
 			if err := ev.Send(e); err != nil {
@@ -120,7 +119,7 @@ func TestRunErrorsKeepClassAndText(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			b := plugintest.Backend(t, backend.Func(func(ctx context.Context, req backend.Request, ev backend.Events) error {
+			b := serveBackend(t, backend.Func(func(ctx context.Context, req backend.Request, ev backend.Events) error {
 				if err := ev.Send(backend.Event{Kind: backend.EventText, Text: "before"}); err != nil {
 					return err
 				}
@@ -151,7 +150,7 @@ func TestRunErrorsKeepClassAndText(t *testing.T) {
 func TestCancelStopsPluginRun(t *testing.T) {
 	t.Parallel()
 	started, stopped := make(chan struct{}), make(chan error, 1)
-	b := plugintest.Backend(t, backend.Func(func(ctx context.Context, req backend.Request, ev backend.Events) error {
+	b := serveBackend(t, backend.Func(func(ctx context.Context, req backend.Request, ev backend.Events) error {
 		close(started)
 		<-ctx.Done()
 		stopped <- ctx.Err()
@@ -175,7 +174,7 @@ func TestCancelStopsPluginRun(t *testing.T) {
 func TestDaemonSendFailureFailsPluginSend(t *testing.T) {
 	t.Parallel()
 	pluginErr := make(chan error, 1)
-	b := plugintest.Backend(t, backend.Func(func(ctx context.Context, req backend.Request, ev backend.Events) error {
+	b := serveBackend(t, backend.Func(func(ctx context.Context, req backend.Request, ev backend.Events) error {
 		for {
 			if err := ev.Send(backend.Event{Kind: backend.EventHeartbeat}); err != nil {
 				pluginErr <- err
@@ -197,7 +196,7 @@ func TestDaemonSendFailureFailsPluginSend(t *testing.T) {
 func TestConcurrentSends(t *testing.T) {
 	t.Parallel()
 	const senders, each = 4, 50
-	b := plugintest.Backend(t, backend.Func(func(ctx context.Context, req backend.Request, ev backend.Events) error {
+	b := serveBackend(t, backend.Func(func(ctx context.Context, req backend.Request, ev backend.Events) error {
 		var wg sync.WaitGroup
 		errs := make(chan error, senders)
 		for g := range senders {
@@ -231,7 +230,7 @@ func TestConcurrentSends(t *testing.T) {
 func TestPluginSendRejects(t *testing.T) {
 	t.Parallel()
 	leaked := make(chan backend.Events, 1)
-	b := plugintest.Backend(t, backend.Func(func(ctx context.Context, req backend.Request, ev backend.Events) error {
+	b := serveBackend(t, backend.Func(func(ctx context.Context, req backend.Request, ev backend.Events) error {
 		leaked <- ev
 		if err := ev.Send(backend.Event{Kind: "txt", Text: "typo"}); !errors.Is(err, sdk.ErrInvalid) {
 			return fmt.Errorf("Send of an unknown kind = %v, want sdk.ErrInvalid", err)

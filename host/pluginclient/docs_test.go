@@ -1,4 +1,4 @@
-package docprovider_test
+package pluginclient_test
 
 import (
 	"context"
@@ -12,7 +12,6 @@ import (
 	"github.com/agent-worker/agent-worker/sdk"
 	"github.com/agent-worker/agent-worker/sdk/docprovider"
 	"github.com/agent-worker/agent-worker/sdk/docprovidertest"
-	"github.com/agent-worker/agent-worker/sdk/plugin/plugintest"
 )
 
 // memory is a small Provider kept in a map: enough to run the conformance
@@ -111,7 +110,7 @@ func TestMemoryConformance(t *testing.T) {
 }
 
 func TestConformanceOverGRPC(t *testing.T) {
-	docprovidertest.Run(t, func(t *testing.T) docprovider.Provider { return plugintest.Docs(t, newMemory()) })
+	docprovidertest.Run(t, func(t *testing.T) docprovider.Provider { return serveDocs(t, newMemory()) })
 }
 
 // fake is a Provider made of functions, for the failures a real one
@@ -146,7 +145,7 @@ func TestErrorsKeepClassAndText(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			p := plugintest.Docs(t, fake{
+			p := serveDocs(t, fake{
 				read: func(context.Context, docprovider.Ref) (string, error) { return "", tc.err },
 				err:  tc.err,
 			})
@@ -180,7 +179,7 @@ func TestErrorsKeepClassAndText(t *testing.T) {
 func TestCancelReachesProvider(t *testing.T) {
 	t.Parallel()
 	started, stopped := make(chan struct{}), make(chan error, 1)
-	p := plugintest.Docs(t, fake{read: func(ctx context.Context, _ docprovider.Ref) (string, error) {
+	p := serveDocs(t, fake{read: func(ctx context.Context, _ docprovider.Ref) (string, error) {
 		close(started)
 		<-ctx.Done()
 		stopped <- ctx.Err()

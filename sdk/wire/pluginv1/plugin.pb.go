@@ -2067,7 +2067,7 @@ const file_agentworker_plugin_v1_plugin_proto_rawDesc = "" +
 	"\x05Write\x12#.agentworker.plugin.v1.WriteRequest\x1a$.agentworker.plugin.v1.WriteResponse\x12U\n" +
 	"\x06Append\x12$.agentworker.plugin.v1.AppendRequest\x1a%.agentworker.plugin.v1.AppendResponse\x12U\n" +
 	"\x06Create\x12$.agentworker.plugin.v1.CreateRequest\x1a%.agentworker.plugin.v1.CreateResponse\x12O\n" +
-	"\x04List\x12\".agentworker.plugin.v1.ListRequest\x1a#.agentworker.plugin.v1.ListResponseBEZCgithub.com/agent-worker/agent-worker/sdk/internal/pluginv1;pluginv1b\x06proto3"
+	"\x04List\x12\".agentworker.plugin.v1.ListRequest\x1a#.agentworker.plugin.v1.ListResponseBAZ?github.com/agent-worker/agent-worker/sdk/wire/pluginv1;pluginv1b\x06proto3"
 
 var (
 	file_agentworker_plugin_v1_plugin_proto_rawDescOnce sync.Once
