@@ -1,6 +1,8 @@
 // Package store is the daemon's single source of truth: agents, workflows,
-// messages, inbox cursors, proposals, resources, runs and workers live in one
-// SQLite file (WAL mode) and nowhere else.
+// messages, inbox cursors, proposals, resources, runs, workers, tasks and
+// efforts (a skill walked phase by phase in a directory, with its
+// checkpoints and observations) live in one SQLite file (WAL mode), or one
+// PostgreSQL database in cluster mode, and nowhere else.
 //
 // Only the daemon's kernel (host and its parts) imports it; plugins never open
 // the database.

@@ -133,3 +133,30 @@ func (s AgentState) String() string    { return string(s) }
 func (s RunState) String() string      { return string(s) }
 func (s WorkflowState) String() string { return string(s) }
 func (s TaskState) String() string     { return string(s) }
+
+// EffortState is where an effort is (issue 43): a skill applied to a
+// directory is active until it is finished (its last phase done) or
+// abandoned (with a reason). An agent has at most one active effort.
+type EffortState string
+
+// Effort states, in the order of their life.
+const (
+	EffortActive    EffortState = "active"
+	EffortFinished  EffortState = "finished"
+	EffortAbandoned EffortState = "abandoned"
+)
+
+// EffortStates lists every effort state.
+var EffortStates = []EffortState{EffortActive, EffortFinished, EffortAbandoned}
+
+// ParseEffortState checks a stored or sent effort state.
+func ParseEffortState(s string) (EffortState, error) { return parseState(s, "effort", EffortStates) }
+
+// Valid reports whether s is an effort state.
+func (s EffortState) Valid() bool { return slices.Contains(EffortStates, s) }
+
+// Ended reports whether an effort in this state is over: it takes no
+// more phases, observations or heartbeats.
+func (s EffortState) Ended() bool { return s == EffortFinished || s == EffortAbandoned }
+
+func (s EffortState) String() string { return string(s) }
