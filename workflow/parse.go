@@ -39,7 +39,7 @@ var (
 	// configOwned are the keys BackendConfig sets from the agent's own fields.
 	configOwned = backend.ConfigKeys
 	agentKeys   = []string{"backend", "model", "system_prompt", "schedule", "wakeup", "wakeup_prompt",
-		"max_steps", "timeout", "mcp_servers", "env", "provider", "tools", "sandbox", "config", "budget", "can_spawn", "max_spawned", "approvals", "approval_timeout", "limits"}
+		"max_steps", "timeout", "mcp_servers", "env", "provider", "tools", "sandbox", "config", "budget", "can_spawn", "max_spawned", "approvals", "approval_timeout", "limits", "effort"}
 )
 
 // WorkspaceTools are the tool sets an agent's `tools:` may list: the sdk
@@ -134,7 +134,7 @@ func (p *parser) parse(f *File, content []byte) {
 		return
 	}
 	root := deref(doc.Content[0])
-	top := p.fields(root, "at the top level", "name", "agents", "context", "params", "setup", "kickoff", "loop_guard", "budget", "triggers", "workspace", "approvals", "approval_timeout", "notify")
+	top := p.fields(root, "at the top level", "name", "agents", "context", "params", "setup", "kickoff", "loop_guard", "budget", "triggers", "workspace", "approvals", "approval_timeout", "notify", "skills")
 	f.Name = p.name(top["name"])
 	// Params and setup first: every other string may refer to them.
 	f.Params = p.paramList(top["params"])
@@ -149,6 +149,7 @@ func (p *parser) parse(f *File, content []byte) {
 	f.Notify = p.notify(top["notify"])
 	f.Workspace = p.workspace(keyNode(root, "workspace"), top["workspace"])
 	p.workflowApprovals(f, top["approvals"], top["approval_timeout"])
+	f.Skills = p.skillsFolders(top["skills"])
 }
 
 // keyNode is the key node of name in mapping n (for its line), or nil.
@@ -767,6 +768,7 @@ func (p *parser) agent(k, v *yaml.Node) Agent {
 		a.MaxSpawned = DefaultMaxSpawned
 	}
 	a.Config = p.config(fs["config"])
+	a.Effort = p.agentEffort(fs["effort"], a.Name)
 	return a
 }
 

@@ -80,6 +80,9 @@ type File struct {
 	Workspace *Workspace
 	// Notify are the webhooks told about the workflow's events (notify:).
 	Notify []Notify
+	// Skills are the skills: folders, absolute: searched for skills
+	// before the project's .agent-worker/skills/ and the user's.
+	Skills []string
 }
 
 // DefaultLoopGuard is loop_guard.max_rounds when a file does not set it.
@@ -108,7 +111,10 @@ type Agent struct {
 	// live spawned agents (DefaultMaxSpawned when can_spawn is set).
 	CanSpawn   bool
 	MaxSpawned int
-	Line       int
+	// Effort, when set, is started on the agent's first run if it has no
+	// active effort (effort: {dir, skill}).
+	Effort *AgentEffort
+	Line   int
 }
 
 // DefaultMaxSpawned is how many live agents a can_spawn agent may have
