@@ -1,6 +1,7 @@
 package skill
 
 import (
+	"encoding/json"
 	"errors"
 	"flag"
 	"os"
@@ -71,5 +72,29 @@ func TestParseKeepsTheBody(t *testing.T) {
 	}
 	if s.Path != "" || s.Phases[0].Skill() != s || s.Phases[0].Index != 0 {
 		t.Errorf("path %q, phase %+v", s.Path, s.Phases[0])
+	}
+}
+
+// A snapshot parses back to the same skill, the bare content too.
+func TestSnapshotRoundTrip(t *testing.T) {
+	t.Parallel()
+	content, err := os.ReadFile("../../examples/skills/implement/SKILL.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, raw := range map[string][]byte{
+		"snapshot": Snapshot("/x/implement/SKILL.md", content),
+		"string":   func() []byte { b, _ := json.Marshal(string(content)); return b }(),
+	} {
+		sk, err := FromSnapshot(raw)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if got := strings.Join(sk.PhaseNames(), ","); got != "plan,test-first,implement,verify" {
+			t.Errorf("%s: phases %s", name, got)
+		}
+	}
+	if _, err := FromSnapshot([]byte(`[1]`)); err == nil {
+		t.Error("a list parsed as a snapshot")
 	}
 }
