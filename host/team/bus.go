@@ -32,6 +32,10 @@ const (
 	// member that does not run it; the member that does ends it. Internal:
 	// not streamed to clients.
 	EventCancelRun = "cancel_run"
+	// EventEffort: an agent's effort started, moved to a phase, logged,
+	// finished or was abandoned (State says what, e.g. "effort-3
+	// test-first"); the channel stays quiet (host/efforts).
+	EventEffort = "effort"
 )
 
 // RunInfo describes a run in run events.

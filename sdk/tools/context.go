@@ -18,4 +18,6 @@ type RunContext struct {
 	Recent    []Message
 	Notes     string
 	Documents []DocumentInfo
+	// Effort is the agent's active effort, where it stands; nil: none.
+	Effort *EffortContext
 }

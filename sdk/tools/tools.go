@@ -45,7 +45,8 @@ var Names = []string{ChannelSend, ChannelRead, MyInbox, MyInboxAck, MyStatusSet,
 	ResourceCreate, ResourceRead, AgentSpawn, AgentStop,
 	WorktreeStatus, WorktreeIntegrate, WorktreeDiscard, WorktreeQueue,
 	TaskCreate, TaskList, TaskClaim, TaskProgress, TaskComplete, TaskFail, TaskRelease,
-	AskUser, ApprovalWait, TeamSearch}
+	AskUser, ApprovalWait, TeamSearch,
+	EffortStart, EffortContinue, EffortStatus, EffortLog, EffortFinish}
 
 // Tool arguments. A field without omitempty is required; the jsonschema
 // tag is what the model reads.
