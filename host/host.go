@@ -25,6 +25,7 @@ import (
 	"github.com/agent-worker/agent-worker/host/cluster"
 	"github.com/agent-worker/agent-worker/host/console"
 	"github.com/agent-worker/agent-worker/host/docs"
+	"github.com/agent-worker/agent-worker/host/efforts"
 	"github.com/agent-worker/agent-worker/host/httpapi"
 	"github.com/agent-worker/agent-worker/host/mcpserver"
 	"github.com/agent-worker/agent-worker/host/mergequeue"
@@ -190,6 +191,7 @@ type Host struct {
 	hooks     *triggers.Service
 	worktrees *worktrees.Service
 	queue     *mergequeue.Service
+	efforts   *efforts.Service
 	notify    *notify.Notifier
 	// member is this daemon in a cluster (a PostgreSQL store); nil on the
 	// embedded file. memberID is its id, stamped on its runs either way.
@@ -328,7 +330,7 @@ func New(cfg Config) (_ *Host, err error) {
 	}
 	httpLog := h.log.Named("http")
 	handler := httpapi.New(httpapi.Deps{DB: h.db, Team: h.team, Sched: h.sched, Agents: h.agents, Workflows: h.wfs, Catalog: h.catalog, Hooks: h.hooks,
-		MCP: h.mcp, Worktrees: workspaces{h.worktrees, h.queue}, Token: h.token, Info: h.Info, Listen: h.ln.Addr().String(), ListenFallback: fallback, Home: home, StartedAt: h.startedAt, Now: cfg.Now,
+		MCP: h.mcp, Worktrees: workspaces{h.worktrees, h.queue}, Efforts: h.efforts, Token: h.token, Info: h.Info, Listen: h.ln.Addr().String(), ListenFallback: fallback, Home: home, StartedAt: h.startedAt, Now: cfg.Now,
 		Shutdown: h.requestStop, Stopping: h.stop, Metrics: h.metrics.Handler(), Log: httpLog,
 		Runs: h.sup, Console: console.New(console.Config{Now: cfg.Now, Log: h.log.Named("console")}),
 		Member: h.clusterID(), Lease: cluster.DefaultLease, Sandbox: h.cfg.Supervisor.Sandbox.Info(), Processes: h.processControl(),
@@ -381,6 +383,13 @@ func (h *Host) buildParts(ctx context.Context) error {
 		}})
 	h.mcp = mcpserver.New(h.team, h.db, h.metrics.ToolCalled, h.log.Named("mcp"))
 	h.mcp.Worktrees = workspaces{h.worktrees, h.queue}
+	userHome, _ := os.UserHomeDir() // none: no user skills folder
+	var err error
+	if h.efforts, err = efforts.New(ctx, efforts.Config{DB: h.db, Bus: &h.team.Bus, ProjectDirs: h.worktrees, UserHome: userHome,
+		Now: h.cfg.Now, Log: h.log.Named("efforts")}); err != nil {
+		return err
+	}
+	h.mcp.Efforts = h.efforts
 	h.cfg.Supervisor.Observer, h.cfg.Scheduler.Observer = h.metrics, h.metrics
 	h.cfg.Scheduler.Notify = h.notify
 	h.life, h.endLife = context.WithCancel(context.Background())
@@ -560,6 +569,7 @@ func (h *Host) Run(ctx context.Context) error {
 		wg.Wait()
 	}()
 	wg.Go(func() { h.team.RunExpiry(bg) })
+	wg.Go(func() { h.efforts.Run(bg) })
 	// Returns the tasks whose lease was lost, first those of the runs that
 	// died with the previous daemon (Reap marked them failed).
 	wg.Go(func() { h.team.RunLeases(bg) })

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/agent-worker/agent-worker/host/contract"
+	"github.com/agent-worker/agent-worker/sdk/tools"
 )
 
 // Client is a typed client of the daemon's HTTP API. Every method is one
@@ -711,4 +712,74 @@ func (c *Client) Integrate(ctx context.Context, agent Target, req IntegrateReque
 func (c *Client) Discard(ctx context.Context, agent Target, req contract.DiscardRequest) (DiscardResult, error) {
 	var res DiscardResult
 	return res, c.do(ctx, http.MethodPost, "/worktrees/"+url.PathEscape(agent.String())+"/discard", req, &res)
+}
+
+// Skills is GET /skills: the skills the agents of target (@wf[:tag];
+// "": no workflow) find, looked for afresh.
+func (c *Client) Skills(ctx context.Context, target string) (SkillList, error) {
+	path := "/skills"
+	if target != "" {
+		path += "?" + url.Values{"target": {target}}.Encode()
+	}
+	var l SkillList
+	return l, c.do(ctx, http.MethodGet, path, nil, &l)
+}
+
+// EffortStart is POST /efforts: start an effort for req.Agent.
+func (c *Client) EffortStart(ctx context.Context, req EffortStartRequest) (tools.EffortResult, error) {
+	var res tools.EffortResult
+	return res, c.do(ctx, http.MethodPost, "/efforts", req, &res)
+}
+
+// EffortNext is POST /efforts/next: the agent's effort leaves its phase.
+func (c *Client) EffortNext(ctx context.Context, req EffortNextRequest) (tools.EffortResult, error) {
+	var res tools.EffortResult
+	return res, c.do(ctx, http.MethodPost, "/efforts/next", req, &res)
+}
+
+// EffortLog is POST /efforts/log.
+func (c *Client) EffortLog(ctx context.Context, req EffortLogRequest) (tools.EffortResult, error) {
+	var res tools.EffortResult
+	return res, c.do(ctx, http.MethodPost, "/efforts/log", req, &res)
+}
+
+// EffortFinish is POST /efforts/finish.
+func (c *Client) EffortFinish(ctx context.Context, req EffortFinishRequest) (tools.EffortResult, error) {
+	var res tools.EffortResult
+	return res, c.do(ctx, http.MethodPost, "/efforts/finish", req, &res)
+}
+
+// Efforts is GET /efforts: the fleet view, of dir or target (@wf[:tag]),
+// ended efforts too with all.
+func (c *Client) Efforts(ctx context.Context, dir, target string, all bool) (EffortList, error) {
+	q := url.Values{}
+	if dir != "" {
+		q.Set("dir", dir)
+	}
+	if target != "" {
+		q.Set("target", target)
+	}
+	if all {
+		q.Set("all", "1")
+	}
+	path := "/efforts"
+	if len(q) > 0 {
+		path += "?" + q.Encode()
+	}
+	var l EffortList
+	return l, c.do(ctx, http.MethodGet, path, nil, &l)
+}
+
+// EffortShow is GET /efforts/{id}, or with id "" and agent the agent's
+// current (else latest) effort: GET /efforts/-?agent=.
+func (c *Client) EffortShow(ctx context.Context, id, agent string) (EffortShow, error) {
+	if id == "" {
+		id = "-"
+	}
+	path := "/efforts/" + url.PathEscape(id)
+	if agent != "" {
+		path += "?" + url.Values{"agent": {agent}}.Encode()
+	}
+	var s EffortShow
+	return s, c.do(ctx, http.MethodGet, path, nil, &s)
 }

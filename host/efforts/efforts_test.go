@@ -253,4 +253,3 @@ func TestLogAndRunContext(t *testing.T) {
 		t.Errorf("Ensure with an active effort = %v, %v", ok, err)
 	}
 }
-

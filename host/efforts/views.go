@@ -138,8 +138,17 @@ const maxDirective = 64 << 10
 // not brought in before (each once).
 func (s *Service) RunContext(ctx context.Context, agent store.AgentKey) (*tools.EffortContext, error) {
 	e, ok, err := s.cfg.DB.ActiveEffort(ctx, agent)
-	if err != nil || !ok {
+	if err != nil {
 		return nil, err
+	}
+	if !ok {
+		// The agent's effort: key starts its effort on its first run.
+		if started, err := s.ensureFromWorkflow(ctx, agent); err != nil || !started {
+			return nil, err
+		}
+		if e, ok, err = s.cfg.DB.ActiveEffort(ctx, agent); err != nil || !ok {
+			return nil, err
+		}
 	}
 	res, err := s.status(ctx, e, true)
 	if err != nil {
@@ -251,4 +260,26 @@ func lastLines(file string, n int) []string {
 		lines = lines[len(lines)-n:]
 	}
 	return lines
+}
+
+// ensureFromWorkflow starts the effort the agent's effort: key in its
+// workflow file names, when it has one (Ensure: once).
+func (s *Service) ensureFromWorkflow(ctx context.Context, agent store.AgentKey) (bool, error) {
+	wf, err := s.cfg.DB.GetWorkflow(ctx, agent.Workflow, agent.Tag)
+	if contract.ErrorCode(err) == contract.CodeNotFound {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	f := workflowSkills(wf.SourcePath, wf.ConfigYAML)
+	if f == nil {
+		return false, nil
+	}
+	for _, a := range f.Agents {
+		if a.Name == agent.Name && a.Effort != nil {
+			return s.Ensure(ctx, agent, a.Effort.Dir, a.Effort.Skill)
+		}
+	}
+	return false, nil
 }

@@ -88,6 +88,9 @@ func (h *Server) health(ctx context.Context) (api.Health, error) {
 	if h.loops != nil {
 		problems = append(problems, h.loops()...)
 	}
+	if h.efforts != nil {
+		problems = append(problems, h.efforts.Problems()...)
+	}
 	now := h.now()
 	status := "ok"
 	if storeHealth.CorruptSince != nil {

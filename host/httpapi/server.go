@@ -120,6 +120,8 @@ type Deps struct {
 	Console Console
 	// Worktrees serves /worktrees: the agents' git worktrees.
 	Worktrees Worktrees
+	// Efforts serves /skills and /efforts; nil answers them unavailable.
+	Efforts Efforts
 	// Member is this daemon's id in a cluster ("" on the embedded file);
 	// Lease how long a silent member stays one.
 	Member string
@@ -161,6 +163,7 @@ type Server struct {
 	runs        Runs
 	console     Console
 	worktrees   Worktrees
+	efforts     Efforts
 	member      string
 	lease       time.Duration
 	sandbox     api.SandboxInfo
@@ -180,7 +183,7 @@ func New(d Deps) http.Handler {
 	h := &Server{db: d.DB, team: d.Team, sched: d.Sched, agents: d.Agents, wfs: d.Workflows, catalog: d.Catalog,
 		mcp: d.MCP, metrics: d.Metrics, token: d.Token, info: d.Info, listen: d.Listen, home: d.Home, startedAt: d.StartedAt, now: d.Now,
 		stopServing: d.Shutdown, stop: d.Stopping, log: d.Log,
-		runs: d.Runs, hooks: d.Hooks, console: d.Console, worktrees: d.Worktrees, member: d.Member, lease: d.Lease, sandbox: d.Sandbox, processes: d.Processes}
+		runs: d.Runs, hooks: d.Hooks, console: d.Console, worktrees: d.Worktrees, efforts: d.Efforts, member: d.Member, lease: d.Lease, sandbox: d.Sandbox, processes: d.Processes}
 	h.notify, h.doctor = d.Notify, d.Doctor
 	h.fallback = d.ListenFallback
 	h.loops = d.LoopProblems

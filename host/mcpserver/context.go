@@ -28,6 +28,13 @@ func (s *Server) RunContext(ctx context.Context, me store.AgentKey, inbox []stor
 	if err != nil {
 		return tools.RunContext{}, fmt.Errorf("list documents: %w", err)
 	}
+	var effort *tools.EffortContext
+	if s.Efforts != nil {
+		// A run with an active effort picks it up at its phase.
+		if effort, err = s.Efforts.RunContext(ctx, me); err != nil {
+			return tools.RunContext{}, fmt.Errorf("effort: %w", err)
+		}
+	}
 	return tools.RunContext{Inbox: inboxResult(shownUntil(inbox, until)), Recent: team.APIMessages(recent),
-		Notes: notes, Documents: docs.Documents}, nil
+		Notes: notes, Documents: docs.Documents, Effort: effort}, nil
 }

@@ -63,6 +63,9 @@ type Server struct {
 	// Runs stops a run's timeouts while a gated call waits for approval;
 	// nil leaves them running.
 	Runs RunWaiter
+	// Efforts serves the effort tools and a run's effort context; set
+	// before serving. Nil answers the tools with an error.
+	Efforts Efforts
 }
 
 // Spawner creates and stops the agents a planner spawns

@@ -28,6 +28,7 @@ func (s *Server) addTools(srv *mcp.Server, me store.AgentKey) {
 	s.addResourceTools(srv, me)
 	s.addAgentTools(srv, me)
 	s.addWorktreeTools(srv, me)
+	s.addEffortTools(srv, me)
 	s.addTaskTools(srv, me)
 	s.addQuestionTools(srv, me)
 	s.addApprovalTools(srv, me)

@@ -309,6 +309,7 @@ func (d *Daemon) addTools(srv *mcp.Server, me string) {
 	d.addResourceTools(srv, me)
 	d.addAgentTools(srv, me)
 	d.addWorktreeTools(srv, me)
+	d.addEffortTools(srv, me)
 	d.addTaskTools(srv, me)
 	d.addQuestionTools(srv, me)
 	d.addSearchTools(srv, me)
