@@ -18,14 +18,14 @@ func skillsCmd(e *env) *ffcli.Command {
 	fs := flag.NewFlagSet("skills", flag.ContinueOnError)
 	return &ffcli.Command{
 		Name:       "skills",
-		ShortUsage: "agent-worker skills check <SKILL.md>...",
+		ShortUsage: "agent-worker skills list [@wf[:tag]] | show <name> [@wf[:tag]] | check <SKILL.md>...",
 		ShortHelp:  "work with skills, the SKILL.md procedures an effort walks phase by phase (docs/skills.md)",
 		FlagSet:    fs,
 		Subcommands: []*ffcli.Command{
-			skillsCheckCmd(e),
+			skillsListCmd(e), skillsShowCmd(e), skillsCheckCmd(e),
 		},
 		Exec: func(context.Context, []string) error {
-			return usagef("usage: agent-worker skills check <SKILL.md>...")
+			return usagef("usage: agent-worker skills list|show|check (see agent-worker skills --help)")
 		},
 	}
 }
