@@ -67,12 +67,18 @@ func runContextToProto(c *backend.RunContext) *pluginv1.RunContext {
 	for i, d := range c.Documents {
 		docs[i] = &pluginv1.DocumentInfo{Path: d.Path, Size: d.Size, UpdatedAt: pbtime.ToProto(d.UpdatedAt)}
 	}
+	var effort string
+	if c.Effort != nil {
+		b, _ := json.Marshal(c.Effort) // plain structs always encode
+		effort = string(b)
+	}
 	return &pluginv1.RunContext{
 		Inbox:          messagesToProto(c.Inbox.Messages),
 		InboxNewestSeq: c.Inbox.NewestSeq,
 		Recent:         messagesToProto(c.Recent),
 		Notes:          c.Notes,
 		Documents:      docs,
+		EffortJson:     effort,
 	}
 }
 
@@ -87,11 +93,19 @@ func runContextFromProto(c *pluginv1.RunContext) *backend.RunContext {
 	for i, d := range c.GetDocuments() {
 		docs[i] = tools.DocumentInfo{Path: d.GetPath(), Size: d.GetSize(), UpdatedAt: pbtime.FromProto(d.GetUpdatedAt())}
 	}
+	var effort *tools.EffortContext
+	if s := c.GetEffortJson(); s != "" {
+		effort = &tools.EffortContext{}
+		if json.Unmarshal([]byte(s), effort) != nil {
+			effort = nil // a daemon's effort the worker cannot read: the tools still show it
+		}
+	}
 	return &backend.RunContext{
 		Inbox:     tools.InboxResult{Messages: inbox, Count: len(inbox), NewestSeq: c.GetInboxNewestSeq()},
 		Recent:    messagesFromProto(c.GetRecent()),
 		Notes:     c.GetNotes(),
 		Documents: docs,
+		Effort:    effort,
 	}
 }
 

@@ -48,6 +48,8 @@ var fullRequest = backend.Request{
 			{Seq: 6, ID: "msg_6", From: "user", Content: "long", Kind: "message", Mentions: []string{}, ResourceID: "res_1"},
 			{Seq: 7, ID: "msg_7", From: "bob", To: "alice", Content: "dm", Kind: "message", Mentions: []string{"alice"}},
 		},
+		Effort: &tools.EffortContext{EffortResult: tools.EffortResult{Effort: "effort-1", Skill: "implement", Dir: "/w", Ordinal: 1, State: "active",
+			Phase: &tools.EffortPhase{N: 1, Of: 2, Name: "plan"}, Token: "t"}, Here: "here", Notes: []tools.EffortNote{{Phase: "plan", Notes: "n"}}},
 		Notes:     "# Notes\n",
 		Documents: []tools.DocumentInfo{{Path: "notes.md", Size: 8, UpdatedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.Local)}, {Path: "plan.md"}},
 	},
@@ -127,6 +129,7 @@ func TestRequestToProtoFields(t *testing.T) {
 				{Path: "notes.md", Size: 8, UpdatedAt: timestamppb.New(time.Date(2026, 1, 2, 3, 4, 5, 0, time.Local))},
 				{Path: "plan.md"},
 			},
+			EffortJson: mustJSON(t, fullRequest.RunContext.Effort),
 		},
 	}
 	if diff := cmp.Diff(want, RequestToProto(fullRequest), protocmp.Transform()); diff != "" {
@@ -207,4 +210,13 @@ func TestErrorConversion(t *testing.T) {
 	if got.Error() != in.Error() || !backend.IsPermanent(got) || !errors.Is(got, sdk.ErrPermission) {
 		t.Errorf("round trip = %v (permanent %v, class %v)", got, backend.IsPermanent(got), sdk.Class(got))
 	}
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

@@ -27,6 +27,8 @@ type Context struct {
 	Documents  []Document
 	ProjectDir string
 	Attempt    int
+	// Effort is the agent's active effort where it stands; nil: none.
+	Effort *tools.EffortContext
 }
 
 // Fetch gathers a run's context: the inbox, the latest RecentLimit channel
@@ -38,6 +40,7 @@ func Fetch(ctx context.Context, c *Client, req backend.Request) (Context, error)
 	wc := Context{Agent: req.Agent, ProjectDir: req.ProjectDir, Attempt: req.Attempt}
 	if rc := req.RunContext; rc != nil {
 		wc.Inbox, wc.Recent, wc.Document, wc.Documents = rc.Inbox.Messages, rc.Recent, rc.Notes, rc.Documents
+		wc.Effort = rc.Effort
 		if c != nil {
 			c.newestSeq.Store(rc.Inbox.NewestSeq)
 		}
@@ -111,6 +114,10 @@ func BuildPrompt(c Context) string {
 			}
 			fmt.Fprintf(&b, "- %s (%d bytes)\n", d.Path, d.Size)
 		}
+	}
+
+	if e := c.Effort; e != nil {
+		writeEffort(&b, e)
 	}
 
 	if c.Attempt >= 2 {
@@ -213,4 +220,47 @@ func Prompt(ctx context.Context, req backend.Request) (string, error) {
 		return "", err
 	}
 	return BuildPrompt(wc), nil
+}
+
+// writeEffort renders the agent's active effort: where it was left, the
+// phase to work on with what it takes to leave it, the notes so far and
+// the directive files new to it, so that a run picks the effort up at its
+// phase, not from the start.
+func writeEffort(b *strings.Builder, e *tools.EffortContext) {
+	b.WriteString("\n## Effort\n")
+	fmt.Fprintf(b, "You are walking skill %s over %s (effort %s, #%d there).\n", e.Skill, e.Dir, e.Effort, e.Ordinal)
+	if e.Here != "" {
+		b.WriteString(strings.TrimSpace(e.Here) + "\n")
+	}
+	if p := e.Phase; p != nil {
+		fmt.Fprintf(b, "\nPhase %d of %d: %s\n", p.N, p.Of, p.Name)
+		if p.Instructions != "" {
+			b.WriteString(p.Instructions + "\n")
+		}
+		if p.Tools != "" {
+			fmt.Fprintf(b, "Tools in this phase: %s\n", p.Tools)
+		}
+		if len(p.Proof) > 0 {
+			fields := make([]string, len(p.Proof))
+			for i, f := range p.Proof {
+				fields[i] = f.Name + " (" + f.Type + ")"
+			}
+			fmt.Fprintf(b, "Proof to leave it: %s\n", strings.Join(fields, ", "))
+		}
+		if len(p.Missing) > 0 {
+			fmt.Fprintf(b, "Evidence the daemon has not seen yet in this phase: %s\n", strings.Join(p.Missing, ", "))
+		}
+	}
+	if len(e.Notes) > 0 {
+		b.WriteString("\nNotes so far:\n")
+		for _, n := range e.Notes {
+			fmt.Fprintf(b, "- %s: %s\n", n.Phase, strings.ReplaceAll(strings.TrimSpace(n.Notes), "\n", "\n  "))
+		}
+	}
+	for _, d := range e.Directives {
+		fmt.Fprintf(b, "\nDirectives from %s:\n%s\n", d.Path, strings.TrimSpace(d.Content))
+	}
+	if e.Token != "" {
+		fmt.Fprintf(b, "\nLeave the phase with effort_continue {token: %q, proof: {...}, notes}; effort_status shows where you are.\n", e.Token)
+	}
 }

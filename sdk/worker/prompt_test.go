@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/agent-worker/agent-worker/sdk/backend"
+	"github.com/agent-worker/agent-worker/sdk/tools"
 	"github.com/agent-worker/agent-worker/sdk/worker"
 )
 
@@ -39,6 +40,14 @@ func TestBuildPrompt(t *testing.T) {
 		"documents": {Agent: agent, Inbox: inbox[:1], Document: "# Plan\n", Attempt: 1,
 			Documents: []worker.Document{{Path: "notes.md", Size: 7}, {Path: "specs/api.md", Size: 1234}, {Path: "todo.txt", Size: 0}}},
 		"documents_only": {Agent: agent, Attempt: 1, Documents: []worker.Document{{Path: "plan.md", Size: 10}}},
+		"effort": {Agent: agent, Inbox: inbox[:1], Attempt: 1, Effort: &tools.EffortContext{
+			EffortResult: tools.EffortResult{Effort: "effort-2", Skill: "implement", Dir: "/src/project/app", Ordinal: 2, State: "active",
+				Phase: &tools.EffortPhase{N: 2, Of: 4, Name: "test-first", Instructions: "Write the failing test.",
+					Proof: []tools.EffortProofField{{Name: "failing_test", Type: "string"}}, Missing: []string{`{file: "*_test.go"}`}},
+				Token: "awe1.effort-2.1.n.m"},
+			Here:       "you were here: effort effort-2 (implement #2 on /src/project/app), phase 2 of 4, test-first, since 2025-06-01T14:30:00Z",
+			Notes:      []tools.EffortNote{{Phase: "plan", Notes: "plan in 2_IMPLEMENT_PLAN.md"}},
+			Directives: []tools.EffortDirective{{Path: "/src/project/AGENTS.md", Content: "Run go vet.\n"}}}},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {

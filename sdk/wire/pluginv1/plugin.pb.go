@@ -410,8 +410,12 @@ type RunContext struct {
 	// recent is the channel's latest messages as the agent sees them.
 	Recent []*ChannelMessage `protobuf:"bytes,3,rep,name=recent,proto3" json:"recent,omitempty"`
 	// notes is notes.md, empty before anyone writes it.
-	Notes         string          `protobuf:"bytes,4,opt,name=notes,proto3" json:"notes,omitempty"`
-	Documents     []*DocumentInfo `protobuf:"bytes,5,rep,name=documents,proto3" json:"documents,omitempty"`
+	Notes     string          `protobuf:"bytes,4,opt,name=notes,proto3" json:"notes,omitempty"`
+	Documents []*DocumentInfo `protobuf:"bytes,5,rep,name=documents,proto3" json:"documents,omitempty"`
+	// effort_json is the agent's active effort where it stands, as the JSON
+	// of sdk/tools.EffortContext (its phase, notes so far, directives); empty
+	// when it has none. JSON, so the effort's shape grows with its tools.
+	EffortJson    string `protobuf:"bytes,6,opt,name=effort_json,json=effortJson,proto3" json:"effort_json,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -479,6 +483,13 @@ func (x *RunContext) GetDocuments() []*DocumentInfo {
 		return x.Documents
 	}
 	return nil
+}
+
+func (x *RunContext) GetEffortJson() string {
+	if x != nil {
+		return x.EffortJson
+	}
+	return ""
 }
 
 // ChannelMessage is one channel line as the daemon's tools show it.
@@ -1943,14 +1954,16 @@ const file_agentworker_plugin_v1_plugin_proto_rawDesc = "" +
 	"processKey\x1a6\n" +
 	"\bEnvEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x8b\x02\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xac\x02\n" +
 	"\n" +
 	"RunContext\x12;\n" +
 	"\x05inbox\x18\x01 \x03(\v2%.agentworker.plugin.v1.ChannelMessageR\x05inbox\x12(\n" +
 	"\x10inbox_newest_seq\x18\x02 \x01(\x03R\x0einboxNewestSeq\x12=\n" +
 	"\x06recent\x18\x03 \x03(\v2%.agentworker.plugin.v1.ChannelMessageR\x06recent\x12\x14\n" +
 	"\x05notes\x18\x04 \x01(\tR\x05notes\x12A\n" +
-	"\tdocuments\x18\x05 \x03(\v2#.agentworker.plugin.v1.DocumentInfoR\tdocuments\"\xaa\x02\n" +
+	"\tdocuments\x18\x05 \x03(\v2#.agentworker.plugin.v1.DocumentInfoR\tdocuments\x12\x1f\n" +
+	"\veffort_json\x18\x06 \x01(\tR\n" +
+	"effortJson\"\xaa\x02\n" +
 	"\x0eChannelMessage\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x03R\x03seq\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\x12\x1a\n" +
