@@ -149,6 +149,7 @@ var kernel = map[string][]string{
 	"host/internal/backoff": {},
 	"host/team":             {"host/api", "host/contract", "host/notify", "sdk/docprovider", "store"},
 	"host/mcpserver":        {"host/api", "host/team", "sdk/tools", "store"},
+	"host/gate":             {"host/contract", "sdk/backend", "store", "workflow/skill"},
 	"host/runner":           {"host/api", "host/catalog", "host/contract", "host/pluginclient", "host/prices", "host/runspec", "host/sandbox", "host/spares", "sdk/backend", "sdk/plugin", "sdk/sandbox", "store"},
 	"host/spares":           {"host/api", "sdk/plugin"},
 	"host/docs":             {"docs-provider/file", "docs-provider/sqlite", "host/api", "host/catalog", "host/internal/backoff", "host/pluginclient", "sdk", "sdk/docprovider", "sdk/plugin", "store"},
