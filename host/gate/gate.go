@@ -223,3 +223,10 @@ func isWriteTool(tool string) bool {
 // writeTools are the tools whose successful calls write their path: the
 // sdk backend's and the mock's, Claude Code's and Cursor's.
 var writeTools = []string{"write_file", "edit_file", "Write", "Edit", "MultiEdit", "NotebookEdit", "write", "edit"}
+
+// ObserveTool records that k called tool in run runID ("" for an outside
+// agent or a live session): host/mcpserver's evidence of the daemon's own
+// tools.
+func (g *Gate) ObserveTool(ctx context.Context, k store.AgentKey, runID, tool string) error {
+	return g.Observe(ctx, k, runID, Observation{Kind: store.ObservedTool, Subject: tool})
+}

@@ -63,6 +63,10 @@ type Server struct {
 	// Runs stops a run's timeouts while a gated call waits for approval;
 	// nil leaves them running.
 	Runs RunWaiter
+	// Gate decides each tool call by the phase of the caller's effort and
+	// hears the calls of outside agents as evidence; set it before
+	// serving. Nil gates nothing.
+	Gate Gate
 }
 
 // Spawner creates and stops the agents a planner spawns
@@ -183,6 +187,9 @@ func tool[In, Out any](s *Server, srv *mcp.Server, me store.AgentKey, name, desc
 		if err := decodeArgs(req.Params.Arguments, args, &in); err != nil {
 			return nil, api.Errorf(api.CodeInvalid, "%s: %w", name, err)
 		}
+		if err := s.checkPhase(ctx, me, name); err != nil {
+			return nil, err
+		}
 		if err := s.gate(ctx, me, name, req.Params.Arguments); err != nil {
 			return nil, s.toolError(name, me, err)
 		}
@@ -190,6 +197,7 @@ func tool[In, Out any](s *Server, srv *mcp.Server, me store.AgentKey, name, desc
 		if err != nil {
 			return nil, s.toolError(name, me, err)
 		}
+		s.observeTool(ctx, me, name)
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, StructuredContent: out}, nil
 	}
 	srv.AddTool(&mcp.Tool{Name: name, Description: desc, InputSchema: args.schema, OutputSchema: result.schema}, handler)
