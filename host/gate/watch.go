@@ -19,9 +19,10 @@ const maxPending = 256
 // into observations of k's active effort as they stream. Only a tool's
 // own result counts:
 //   - a shell tool's result (run_shell, Bash, shell) whose call carried a
-//     command: a shell observation with the exit status the result
-//     reports (nil when the backend does not, e.g. a failed Bash call of
-//     Claude Code);
+//     command and that reports the command's exit status: a shell
+//     observation with it. A backend that does not report one (Claude
+//     Code's Bash) gives none: a status the daemon did not see is never
+//     assumed;
 //   - a write tool's successful result (write_file, edit_file, Write,
 //     Edit…): a file observation of its path, resolved against dir;
 //   - any tool's successful result: a tool observation of its name.
@@ -69,7 +70,7 @@ func observations(call backend.ToolCall, dir string) []Observation {
 	}
 	_ = json.Unmarshal(call.Args, &a)
 	var out []Observation
-	if skill.IsShellTool(call.Name) && a.Command != "" && (call.Exit != nil || !call.IsError) {
+	if skill.IsShellTool(call.Name) && a.Command != "" && call.Exit != nil {
 		out = append(out, Observation{Kind: store.ObservedShell, Subject: a.Command, Exit: call.Exit})
 	}
 	if call.IsError {
