@@ -26,6 +26,7 @@ import (
 	"github.com/agent-worker/agent-worker/host/console"
 	"github.com/agent-worker/agent-worker/host/docs"
 	"github.com/agent-worker/agent-worker/host/efforts"
+	"github.com/agent-worker/agent-worker/host/gate"
 	"github.com/agent-worker/agent-worker/host/httpapi"
 	"github.com/agent-worker/agent-worker/host/mcpserver"
 	"github.com/agent-worker/agent-worker/host/mergequeue"
@@ -181,6 +182,7 @@ type Host struct {
 	docs      *docs.DocProviders
 	team      *team.Service
 	mcp       *mcpserver.Server
+	gate      *gate.Gate
 	catalog   *catalog.Catalog
 	sup       *runner.Supervisor
 	cgroups   *runner.Cgroups
@@ -390,6 +392,11 @@ func (h *Host) buildParts(ctx context.Context) error {
 		return err
 	}
 	h.mcp.Efforts = h.efforts
+	// One gate for every path (invariant 17): the plugins' gate endpoint
+	// and the daemon's tools ask it, and runs' events are its evidence.
+	h.gate = gate.New(h.db, h.log.Named("gate"))
+	h.mcp.Gate = h.gate
+	h.cfg.Supervisor.Evidence = h.gate
 	h.cfg.Supervisor.Observer, h.cfg.Scheduler.Observer = h.metrics, h.metrics
 	h.cfg.Scheduler.Notify = h.notify
 	h.life, h.endLife = context.WithCancel(context.Background())

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agent-worker/agent-worker/host/api"
 	"github.com/agent-worker/agent-worker/host/certs"
+	"github.com/agent-worker/agent-worker/sdk/tools"
 )
 
 // TLSConfig is how the daemon encrypts its HTTP API (and MCP server and
@@ -115,7 +116,7 @@ func (h *Host) listenForRuns(handler http.Handler, errLog hclog.Logger) error {
 // listener is for runs, and every other route is at the HTTPS address.
 func mcpOnly(next http.Handler, info func() api.DaemonInfo) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/mcp" {
+		if r.URL.Path == "/mcp" || r.URL.Path == "/mcp"+tools.GatePath {
 			next.ServeHTTP(w, r)
 			return
 		}

@@ -110,6 +110,7 @@ func (h *Server) routes(log hclog.Logger) http.Handler {
 	// /mcp authenticates agents with their own tokens, not the daemon's.
 	top := http.NewServeMux()
 	top.Handle("/mcp", h.mcp)
+	top.Handle("/mcp/gate", h.mcp) // the plugins' gate (tools.GatePath), authenticated as /mcp
 	// Webhooks are authenticated by their signature (host/triggers).
 	top.Handle("POST /hooks/{workflow}/{name}", apiHandler{h.handleHook, log})
 	// Who listens here, for a daemon that finds this address taken.

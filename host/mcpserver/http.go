@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 
 	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/sdk/tools"
 	"github.com/agent-worker/agent-worker/store"
 )
 
@@ -77,6 +78,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r = r.WithContext(ctx)
 	r.Header.Set(identityHeader, tok.Key.String())
 	r.Header.Set(runHeader, tok.RunID)
+	if strings.HasSuffix(r.URL.Path, tools.GatePath) {
+		s.serveGate(w, r, tok.Key)
+		return
+	}
 	if r.Method != http.MethodPost || r.Body == nil {
 		s.handler.ServeHTTP(w, r)
 		return

@@ -66,6 +66,10 @@ type Server struct {
 	// Efforts serves the effort tools and a run's effort context; set
 	// before serving. Nil answers the tools with an error.
 	Efforts Efforts
+	// Gate decides each tool call by the phase of the caller's effort and
+	// hears the calls of outside agents as evidence; set it before
+	// serving. Nil gates nothing.
+	Gate Gate
 }
 
 // Spawner creates and stops the agents a planner spawns
@@ -186,6 +190,9 @@ func tool[In, Out any](s *Server, srv *mcp.Server, me store.AgentKey, name, desc
 		if err := decodeArgs(req.Params.Arguments, args, &in); err != nil {
 			return nil, api.Errorf(api.CodeInvalid, "%s: %w", name, err)
 		}
+		if err := s.checkPhase(ctx, me, name); err != nil {
+			return nil, err
+		}
 		if err := s.gate(ctx, me, name, req.Params.Arguments); err != nil {
 			return nil, s.toolError(name, me, err)
 		}
@@ -193,6 +200,7 @@ func tool[In, Out any](s *Server, srv *mcp.Server, me store.AgentKey, name, desc
 		if err != nil {
 			return nil, s.toolError(name, me, err)
 		}
+		s.observeTool(ctx, me, name)
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, StructuredContent: out}, nil
 	}
 	srv.AddTool(&mcp.Tool{Name: name, Description: desc, InputSchema: args.schema, OutputSchema: result.schema}, handler)

@@ -92,6 +92,17 @@ type SupervisorConfig struct {
 	// RunLimits are a run's limits where its agent sets none (the
 	// daemon's --run-limits); a field left zero is DefaultRunLimits'.
 	RunLimits backend.RunLimits
+	// Evidence turns each run's events into observations of its agent's
+	// effort as they stream; nil observes nothing.
+	Evidence Evidence
+}
+
+// Evidence is what the runner needs of the daemon's gate
+// (host/gate.Gate.Watch): for each run, a function that hears its events
+// in order, from the run's one event loop, and records what the run's
+// tools were seen doing.
+type Evidence interface {
+	Watch(k store.AgentKey, runID, dir string) func(ctx context.Context, e backend.Event)
 }
 
 // DefaultRunLimits are a run's limits unless the daemon or the agent
@@ -363,6 +374,16 @@ func (s *Supervisor) runPlugin(ctx context.Context, agent store.Agent, attempt i
 		return err
 	}
 	e.setup = rs.cleanup
+	if s.cfg.Evidence != nil {
+		// Observed before the event is recorded: what a run did is
+		// evidence by the time anyone can read that it did it.
+		watch, record := s.cfg.Evidence.Watch(agent.Key(), runID, rs.projectDir), emit
+		obsCtx := context.WithoutCancel(ctx)
+		emit = func(ev backend.Event) {
+			watch(obsCtx, ev)
+			record(ev)
+		}
+	}
 
 	e.demand = s.spares.Demand(p.Name) // ended after the refill: a busy backend's pool grows
 	refill := s.spares.Refiller(p)

@@ -136,7 +136,7 @@ func TestEveryPackageHasADocComment(t *testing.T) {
 // import it. Nothing but host/ imports the HTTP layer. A package missing
 // here is a violation too, so a new room must say where it sits.
 var kernel = map[string][]string{
-	"host":                  {"host/agents", "host/api", "host/catalog", "host/certs", "host/cluster", "host/console", "host/contract", "host/docs", "host/efforts", "host/httpapi", "host/internal/backoff", "host/mcpserver", "host/metrics", "host/notify", "host/runner", "host/sandbox", "host/scheduler", "host/team", "host/triggers", "host/workflows", "host/worktrees", "host/mergequeue", "sdk/sandbox", "sdk/tools", "store"},
+	"host":                  {"host/agents", "host/api", "host/catalog", "host/certs", "host/cluster", "host/console", "host/contract", "host/docs", "host/efforts", "host/gate", "host/httpapi", "host/internal/backoff", "host/mcpserver", "host/metrics", "host/notify", "host/runner", "host/sandbox", "host/scheduler", "host/team", "host/triggers", "host/workflows", "host/worktrees", "host/mergequeue", "sdk/sandbox", "sdk/tools", "store"},
 	"host/api":              {"host/contract", "sdk", "sdk/backend", "sdk/tools", "workflow"},
 	"host/contract":         {},
 	"store":                 {"host/contract", "sdk/backend", "sdk/tools"},
@@ -148,8 +148,9 @@ var kernel = map[string][]string{
 	"host/internal/fswatch": {},
 	"host/internal/backoff": {},
 	"host/team":             {"host/api", "host/contract", "host/notify", "sdk/docprovider", "store"},
-	"host/mcpserver":        {"host/api", "host/efforts", "host/team", "sdk/tools", "store"},
+	"host/mcpserver":        {"host/api", "host/efforts", "host/team", "sdk/tools", "store", "workflow/skill"},
 	"host/efforts":          {"host/api", "host/contract", "host/internal/fswatch", "host/team", "sdk/tools", "store", "workflow", "workflow/skill"},
+	"host/gate":             {"host/contract", "sdk/backend", "store", "workflow/skill"},
 	"host/runner":           {"host/api", "host/catalog", "host/contract", "host/pluginclient", "host/prices", "host/runspec", "host/sandbox", "host/spares", "sdk/backend", "sdk/plugin", "sdk/sandbox", "store"},
 	"host/spares":           {"host/api", "sdk/plugin"},
 	"host/docs":             {"docs-provider/file", "docs-provider/sqlite", "host/api", "host/catalog", "host/internal/backoff", "host/pluginclient", "sdk", "sdk/docprovider", "sdk/plugin", "store"},

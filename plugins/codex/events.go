@@ -153,6 +153,7 @@ func (p *parser) item(it *item, done bool) []backend.Event {
 		return p.tool(it, done, backend.ToolCall{ID: it.ID, Name: "shell", Args: args}, func(c *backend.ToolCall) {
 			c.Result = it.Output
 			c.IsError = it.Status == "failed" || it.ExitCode != nil && *it.ExitCode != 0
+			c.Exit = it.ExitCode // the daemon's evidence; nil when codex gave none
 		})
 	}
 	return nil

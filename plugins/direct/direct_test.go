@@ -5,17 +5,21 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agent-worker/agent-worker/plugins/direct"
@@ -24,6 +28,7 @@ import (
 	"github.com/agent-worker/agent-worker/sdk/backendtest"
 	"github.com/agent-worker/agent-worker/sdk/plugin/plugintest"
 	"github.com/agent-worker/agent-worker/sdk/sandbox"
+	sdktools "github.com/agent-worker/agent-worker/sdk/tools"
 )
 
 // stdioServerEnv makes the test binary an MCP server on stdio with one
@@ -765,5 +770,59 @@ func TestShellCommandGetsTheToolNetwork(t *testing.T) {
 	got := toolResults(reqs[1].Body)["toolu_1"]
 	if want := "[exit status 1]\nsandbox: " + refused[0].Text; strings.Contains(got, "connected") || !strings.Contains(got, want) {
 		t.Errorf("run_shell result sent back = %q, want the refusal, then %q", got, want)
+	}
+}
+
+// Each workspace tool is put to the daemon's gate first: a refused call
+// does not run, the model reads the phase's reason as the tool's error,
+// and the transcript gets a gate event; a shell command that ran carries
+// its exit status.
+func TestWorkspaceToolsAskTheGate(t *testing.T) {
+	t.Parallel()
+	d := backendtest.NewDaemon(t)
+	const reason = "phase plan of skill implement does not allow write_file: write_file is denied by \"write_file\""
+	var asked []sdktools.GateCall
+	var mu sync.Mutex
+	d.Gate = func(agent string, call sdktools.GateCall) sdktools.GateDecision {
+		mu.Lock()
+		defer mu.Unlock()
+		asked = append(asked, call)
+		if call.Tool == "write_file" {
+			return sdktools.GateDecision{Reason: reason}
+		}
+		return sdktools.GateDecision{Allowed: true}
+	}
+	d.Post("user", "@alice plan it")
+	fm := fakemodel.New(t,
+		fakemodel.Turn{Tools: []fakemodel.ToolCall{{Name: "write_file", Args: map[string]any{"path": "main.go", "content": "package main\n"}}}},
+		fakemodel.Turn{Tools: []fakemodel.ToolCall{{Name: "run_shell", Args: map[string]any{"command": "exit 3"}}}},
+		fakemodel.Turn{Text: "Planned."},
+	)
+	req := configure(d.Request("alice"), "anthropic/claude-sonnet-4-5", nil)
+	events, err := run(t, plugintest.Backend(t, newBackend(env(fm))), req)
+	if err != nil {
+		t.Fatalf("Run = %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(req.ProjectDir, "main.go")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("main.go after a refused write_file: %v, want it not written", err)
+	}
+	if got := toolResults(fm.Requests()[1].Body)["toolu_1"]; !strings.Contains(got, reason) {
+		t.Errorf("write_file result the model read = %q, want the phase's reason", got)
+	}
+	if g := ofKind(events, backend.EventGate); len(g) != 1 || g[0].Text != reason {
+		t.Errorf("gate events = %+v, want one with the reason", g)
+	}
+	want := []sdktools.GateCall{{Tool: "write_file", Path: filepath.Join(req.ProjectDir, "main.go")}, {Tool: "run_shell", Command: "exit 3"}}
+	if diff := cmp.Diff(want, asked); diff != "" {
+		t.Errorf("gate asked (-want +got):\n%s", diff)
+	}
+	var exit *int
+	for _, e := range ofKind(events, backend.EventToolResult) {
+		if e.Tool.Name == "run_shell" {
+			exit = e.Tool.Exit
+		}
+	}
+	if exit == nil || *exit != 3 {
+		t.Errorf("run_shell result's exit = %v, want 3", exit)
 	}
 }

@@ -25,7 +25,17 @@ const connectTimeout = 30 * time.Second
 
 // caller calls a tool of one MCP server and returns the text for the
 // model; a tool's refusal is isError, anything else failing is err.
-type caller func(ctx context.Context, tool string, args map[string]any) (text string, isError bool, err error)
+type caller func(ctx context.Context, tool string, args map[string]any) (output, error)
+
+// output is what a tool call gave: the text for the model, whether it is
+// a refusal, and a shell command's exit status (nil for other tools and
+// a command that did not end by itself), which the daemon takes as
+// evidence.
+type output struct {
+	text    string
+	isError bool
+	exit    *int
+}
 
 // route is where an offered tool name goes.
 type route struct {
@@ -65,7 +75,7 @@ func openTools(ctx context.Context, daemon *worker.Client, own []backend.MCPServ
 			}
 			return "", err
 		}
-		if err := tb.add("", ws.tools(), ws.call, out); err != nil {
+		if err := tb.add("", ws.tools(), gated(daemon, ws, out), out); err != nil {
 			return nil, err
 		}
 	}
@@ -145,6 +155,7 @@ func (tb *toolbox) call(ctx context.Context, c call, out *sender) (result, error
 		return result{}, err
 	}
 	r := result{id: c.id}
+	var exit *int
 	args := map[string]any{}
 	rt, ok := tb.routes[c.name]
 	switch {
@@ -153,16 +164,17 @@ func (tb *toolbox) call(ctx context.Context, c call, out *sender) (result, error
 	case len(c.args) > 0 && json.Unmarshal(c.args, &args) != nil:
 		r.text, r.isError = fmt.Sprintf("the arguments of %s are not a JSON object: %s", c.name, c.args), true
 	default:
-		var err error
-		if r.text, r.isError, err = rt.call(ctx, rt.tool, args); err != nil {
+		o, err := rt.call(ctx, rt.tool, args)
+		if err != nil {
 			return result{}, err
 		}
+		r.text, r.isError, exit = o.text, o.isError, o.exit
 	}
 	if r.text == "" {
 		r.text = "(no output)" // the APIs refuse empty tool results
 	}
 	err := out.send(backend.Event{Kind: backend.EventToolResult,
-		Tool: &backend.ToolCall{ID: c.id, Name: c.name, Args: c.args, Result: r.text, IsError: r.isError}})
+		Tool: &backend.ToolCall{ID: c.id, Name: c.name, Args: c.args, Result: r.text, IsError: r.isError, Exit: exit}})
 	return r, err
 }
 
@@ -175,29 +187,29 @@ func (tb *toolbox) close() {
 // daemonCaller calls the daemon's tools. Their text is a short summary, so
 // the model also gets the structured result (an inbox, a document).
 func daemonCaller(c *worker.Client) caller {
-	return func(ctx context.Context, tool string, args map[string]any) (string, bool, error) {
+	return func(ctx context.Context, tool string, args map[string]any) (output, error) {
 		structured, text, err := c.Call(ctx, tool, args)
 		var te *worker.ToolError
 		if errors.As(err, &te) {
-			return te.Message, true, nil
+			return output{text: te.Message, isError: true}, nil
 		}
 		if err != nil {
-			return "", false, fmt.Errorf("sdk: daemon tool %w", err)
+			return output{}, fmt.Errorf("sdk: daemon tool %w", err)
 		}
 		if len(structured) > 0 {
 			text = strings.TrimSpace(text + "\n" + string(structured))
 		}
-		return text, false, nil
+		return output{text: text}, nil
 	}
 }
 
 // sessionCaller calls the tools of one of the agent's own servers, whose
 // text content is the result (structured content only when there is none).
 func sessionCaller(server string, s *mcp.ClientSession) caller {
-	return func(ctx context.Context, tool string, args map[string]any) (string, bool, error) {
+	return func(ctx context.Context, tool string, args map[string]any) (output, error) {
 		res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
 		if err != nil {
-			return "", false, fmt.Errorf("sdk: mcp server %s: %s: %w", server, tool, err)
+			return output{}, fmt.Errorf("sdk: mcp server %s: %s: %w", server, tool, err)
 		}
 		var parts []string
 		for _, c := range res.Content {
@@ -210,7 +222,30 @@ func sessionCaller(server string, s *mcp.ClientSession) caller {
 			b, _ := json.Marshal(res.StructuredContent)
 			text = string(b)
 		}
-		return text, res.IsError, nil
+		return output{text: text, isError: res.IsError}, nil
+	}
+}
+
+// gated is the caller of the workspace tools: each call is first put to
+// the daemon's gate (the phase of the agent's effort decides, issue 43).
+// A refused call does not run: its result is the phase's reason, an error
+// the model reads, and the transcript gets a gate event with it. A daemon
+// that cannot be asked refuses (worker.Gate).
+func gated(daemon *worker.Client, ws *workspace, out *sender) caller {
+	return func(ctx context.Context, tool string, args map[string]any) (output, error) {
+		gc := sdktools.GateCall{Tool: tool}
+		if tool == "run_shell" {
+			gc.Command, _ = args["command"].(string)
+		} else if p, _ := args["path"].(string); p != "" {
+			gc.Path = ws.abs(p)
+		}
+		if d := daemon.Gate(ctx, gc); !d.Allowed {
+			if err := out.send(backend.Event{Kind: backend.EventGate, Text: d.Reason}); err != nil {
+				return output{}, err
+			}
+			return output{text: d.Reason, isError: true}, nil
+		}
+		return ws.do(ctx, tool, args)
 	}
 }
 

@@ -161,6 +161,27 @@ func (w *workspace) tools() []*mcp.Tool {
 // wrong (a bad path, a missing file) is a tool error it can read; nothing
 // here ends the run.
 func (w *workspace) call(ctx context.Context, tool string, args map[string]any) (string, bool, error) {
+	o, err := w.do(ctx, tool, args)
+	return o.text, o.isError, err
+}
+
+// do is call with a shell command's exit status.
+func (w *workspace) do(ctx context.Context, tool string, args map[string]any) (output, error) {
+	text, isError, exit, err := w.dispatch(ctx, tool, args)
+	return output{text: text, isError: isError, exit: exit}, err
+}
+
+// abs is p as the gate gets it: absolute, a relative path taken from the
+// directory the run was given (not resolved: the gate compares it with
+// the effort's directory as given too, and resolves that itself).
+func (w *workspace) abs(p string) string {
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p)
+	}
+	return filepath.Join(w.given, p)
+}
+
+func (w *workspace) dispatch(ctx context.Context, tool string, args map[string]any) (string, bool, *int, error) {
 	raw, _ := json.Marshal(args)
 	var text string
 	var err error
@@ -209,18 +230,19 @@ func (w *workspace) call(ctx context.Context, tool string, args map[string]any) 
 		if err = json.Unmarshal(raw, &a); err == nil {
 			if pattern := w.approvals.GatesShell(a.Command); pattern != "" {
 				if w.approve == nil {
-					return fmt.Sprintf("not run: %q needs a person's approval (approvals shell %q) and the daemon cannot be asked", a.Command, pattern), true, nil
+					return fmt.Sprintf("not run: %q needs a person's approval (approvals shell %q) and the daemon cannot be asked", a.Command, pattern), true, nil, nil
 				}
 				refused, err := w.approve(ctx, "run_shell: "+strings.TrimSpace(a.Command))
 				if err != nil {
-					return "", false, err
+					return "", false, nil, err
 				}
 				if refused != "" {
-					return "not run: " + refused, true, nil
+					return "not run: " + refused, true, nil, nil
 				}
 			}
 			var failed bool
-			text, failed, err = w.run(ctx, a.Command, time.Duration(a.TimeoutSeconds)*time.Second)
+			var exit *int
+			text, failed, exit, err = w.run(ctx, a.Command, time.Duration(a.TimeoutSeconds)*time.Second)
 			if err == nil {
 				// The model reads what was refused after the output.
 				var lines []string
@@ -230,7 +252,7 @@ func (w *workspace) call(ctx context.Context, tool string, args map[string]any) 
 				for _, l := range lines {
 					text += "\n" + refusalPrefix + l
 				}
-				return text, failed, w.sendRefusals(lines)
+				return text, failed, exit, w.sendRefusals(lines)
 			}
 		}
 	default:
@@ -239,11 +261,11 @@ func (w *workspace) call(ctx context.Context, tool string, args map[string]any) 
 	if err != nil {
 		text = err.Error()
 		if l := w.fileRefusal(tool, err); l != "" {
-			return text + "\n" + refusalPrefix + l, true, w.sendRefusals([]string{l})
+			return text + "\n" + refusalPrefix + l, true, nil, w.sendRefusals([]string{l})
 		}
-		return text, true, nil
+		return text, true, nil, nil
 	}
-	return text, false, nil
+	return text, false, nil, nil
 }
 
 // refusalPrefix marks, in a tool's result, a line saying what the sandbox
@@ -624,10 +646,11 @@ func (w *workspace) search(pattern, p, glob string) (string, error) {
 // run runs command with /bin/sh in root, in a process group of its own
 // that is killed whole when the command ends or times out, under the
 // run's tool network (sandbox.RunTool). failed is set for a non-zero exit
-// or a timeout.
-func (w *workspace) run(ctx context.Context, command string, timeout time.Duration) (text string, failed bool, err error) {
+// or a timeout; exit is the command's exit status when it ended by
+// itself.
+func (w *workspace) run(ctx context.Context, command string, timeout time.Duration) (text string, failed bool, exit *int, err error) {
 	if strings.TrimSpace(command) == "" {
-		return "", false, errors.New("command is empty")
+		return "", false, nil, errors.New("command is empty")
 	}
 	if timeout <= 0 {
 		timeout = w.shell
@@ -635,7 +658,7 @@ func (w *workspace) run(ctx context.Context, command string, timeout time.Durati
 	timeout = min(timeout, maxShellTimeout)
 	r, wr, err := os.Pipe()
 	if err != nil {
-		return "", false, err
+		return "", false, nil, err
 	}
 	defer r.Close()
 	var out capBuffer
@@ -668,10 +691,10 @@ func (w *workspace) run(ctx context.Context, command string, timeout time.Durati
 	wr.Close() // the group holds the only write ends left, and it is dead
 	<-copied
 	if ctx.Err() != nil {
-		return "", false, ctx.Err()
+		return "", false, nil, ctx.Err()
 	}
 	if cmd.Process == nil {
-		return "", false, fmt.Errorf("start /bin/sh: %w", waitErr)
+		return "", false, nil, fmt.Errorf("start /bin/sh: %w", waitErr)
 	}
 
 	if text = out.String(); text != "" && !strings.HasSuffix(text, "\n") {
@@ -680,16 +703,22 @@ func (w *workspace) run(ctx context.Context, command string, timeout time.Durati
 	var ee *exec.ExitError
 	switch {
 	case killed.Load():
-		return text + fmt.Sprintf("[killed after %v with everything it started: the command did not finish in time; run it with a larger timeout_seconds, or in smaller steps]", timeout), true, nil
+		return text + fmt.Sprintf("[killed after %v with everything it started: the command did not finish in time; run it with a larger timeout_seconds, or in smaller steps]", timeout), true, nil, nil
 	case errors.As(waitErr, &ee):
-		return text + fmt.Sprintf("[exit status %d]", ee.ExitCode()), true, nil
+		code := ee.ExitCode()
+		text += fmt.Sprintf("[exit status %d]", code)
+		if code < 0 { // killed by a signal: no exit status
+			return text, true, nil, nil
+		}
+		return text, true, &code, nil
 	case waitErr != nil:
-		return "", false, waitErr
+		return "", false, nil, waitErr
 	}
 	if text == "" {
 		text = "(no output)\n"
 	}
-	return text + "[exit status 0]", false, nil
+	zero := 0
+	return text + "[exit status 0]", false, &zero, nil
 }
 
 // capBuffer keeps the start and the end of a long output and counts what

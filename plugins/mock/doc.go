@@ -41,7 +41,20 @@
 //	                             Under a sandbox the command gets only the
 //	                             tools' network (sandbox.RunTool), and each
 //	                             path or port the sandbox refused it follows
-//	                             as a sandbox event (sandbox.Explain)
+//	                             as a sandbox event (sandbox.Explain). It is
+//	                             also a tool call "shell" whose result
+//	                             carries the exit status, and {{last.exit}}
+//	                             is that status
+//	write: path [content: text]  write the file (relative to the project
+//	                             directory, parents made) as an agent's
+//	                             write_file would: a tool call "write_file";
+//	                             {{last.path}} is the path
+//
+// Shell and write steps first ask the daemon's gate (worker.Gate: the
+// phase of the agent's effort decides, issue 43). A refused step does not
+// run: it is a gate event with the reason and an error result, the next
+// steps read the reason as {{last.error}}, and the script goes on, as a
+// model would. A daemon that cannot be asked refuses.
 //
 // Any step may add when: {attempt: n} to run only on that attempt,
 // when: {from: name} to run only if an inbox message comes from name, or

@@ -8,12 +8,14 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/agent-worker/agent-worker/sdk/backend"
 	"github.com/agent-worker/agent-worker/sdk/sandbox"
+	"github.com/agent-worker/agent-worker/sdk/tools"
 	"github.com/agent-worker/agent-worker/sdk/worker"
 )
 
@@ -41,7 +43,7 @@ func (b *Backend) Run(ctx context.Context, req backend.Request, events backend.E
 	if err != nil {
 		return backend.Permanent(fmt.Errorf("mock: %w", err))
 	}
-	r := &run{b: b, daemon: req.Daemon, events: events, dir: req.ProjectDir, policy: req.Sandbox}
+	r := &run{b: b, daemon: req.Daemon, gate: worker.NewGate(req.Daemon), events: events, dir: req.ProjectDir, policy: req.Sandbox}
 	defer r.close()
 	// A request with its context needs the daemon only for the steps that
 	// act (a reply, a tool call); the others run without connecting.
@@ -79,6 +81,7 @@ func (b *Backend) Run(ctx context.Context, req backend.Request, events backend.E
 type run struct {
 	b      *Backend
 	daemon backend.MCPServer
+	gate   *worker.Gate   // asked before each shell and write step
 	c      *worker.Client // connected by the first step that needs it
 	events backend.Events
 	vars   *strings.Replacer
@@ -166,6 +169,8 @@ func (r *run) do(ctx context.Context, s step) error {
 		}
 	case "shell":
 		return r.shell(ctx, s.index, text)
+	case "write":
+		return r.write(ctx, s.index, text, r.fill(s.content))
 	case "spawn":
 		// A child left running on purpose, like a CLI backend's model
 		// process: the daemon must take it down with the plugin.
@@ -191,6 +196,11 @@ const maxShellOutput = 64 << 10
 // replaced), then a sandbox event for each path or port the sandbox
 // refused it. It dies with the run.
 func (r *run) shell(ctx context.Context, index int, line string) error {
+	args, _ := json.Marshal(map[string]string{"command": line})
+	call := backend.ToolCall{ID: "call_" + strconv.Itoa(index), Name: "shell", Args: args}
+	if ok, err := r.ask(ctx, index, &call, tools.GateCall{Tool: call.Name, Command: line}); !ok || err != nil {
+		return err
+	}
 	cmd := exec.CommandContext(ctx, "sh", "-c", line)
 	cmd.Dir = r.dir
 	cmd.WaitDelay = time.Second
@@ -198,16 +208,31 @@ func (r *run) shell(ctx context.Context, index int, line string) error {
 	cmd.Stdout, cmd.Stderr = out, out
 	err := sandbox.RunTool(cmd, r.policy)
 	var exit *exec.ExitError
+	code := 0
 	switch {
 	case ctx.Err() != nil:
 		return fmt.Errorf("mock: step %d: shell: %w", index, ctx.Err())
 	case errors.As(err, &exit):
 		out.WriteString("\n" + exit.String())
+		code = exit.ExitCode()
 	case err != nil:
 		return fmt.Errorf("mock: step %d: shell: %w", index, err)
 	}
 	// A binary file or a cut rune must not break the event's string field.
 	if err := r.send(backend.Event{Kind: backend.EventText, Text: strings.ToValidUTF8(out.String(), "\uFFFD")}); err != nil {
+		return err
+	}
+	// The result says how the command ended (its output is the text
+	// above); its exit status is the daemon's evidence. A signal is none.
+	call.Result = fmt.Sprintf("exit status %d", code)
+	call.IsError = code != 0
+	if code >= 0 {
+		call.Exit = &code
+	} else {
+		call.Result = exit.String()
+	}
+	r.keep(index, map[string]any{"exit": code})
+	if err := r.send(backend.Event{Kind: backend.EventToolResult, Tool: &call}); err != nil {
 		return err
 	}
 	if r.policy.IsZero() {
@@ -219,6 +244,64 @@ func (r *run) shell(ctx context.Context, index int, line string) error {
 		}
 	}
 	return nil
+}
+
+// ask reports call as a tool_call event and puts it to the daemon's gate.
+// A refused call is reported as the gate event with the reason and an
+// error result, the step's {{last.error}} is the reason, and ok is false:
+// the step does not run, the script goes on as a model would.
+func (r *run) ask(ctx context.Context, index int, call *backend.ToolCall, gc tools.GateCall) (ok bool, err error) {
+	sent := *call
+	if err := r.send(backend.Event{Kind: backend.EventToolCall, Tool: &sent}); err != nil {
+		return false, err
+	}
+	d := r.gate.Gate(ctx, gc)
+	if d.Allowed {
+		return true, nil
+	}
+	if err := r.send(backend.Event{Kind: backend.EventGate, Text: d.Reason}); err != nil {
+		return false, err
+	}
+	call.Result, call.IsError = d.Reason, true
+	r.keep(index, map[string]any{"error": d.Reason})
+	return false, r.send(backend.Event{Kind: backend.EventToolResult, Tool: call})
+}
+
+// keep makes fields the step's result, for {{last.FIELD}} and
+// {{step.N.FIELD}}.
+func (r *run) keep(index int, fields map[string]any) {
+	if r.results == nil {
+		r.results = map[int]map[string]any{}
+	}
+	r.results[index], r.last = fields, index
+}
+
+// write writes content to path (relative to the project directory) as an
+// agent's write_file tool would, once the daemon's gate allows it, and
+// reports the call and its result. A failed write is an error result;
+// the script goes on.
+func (r *run) write(ctx context.Context, index int, path, content string) error {
+	args, _ := json.Marshal(map[string]string{"path": path, "content": content})
+	call := backend.ToolCall{ID: "call_" + strconv.Itoa(index), Name: "write_file", Args: args}
+	abs := path
+	if !filepath.IsAbs(abs) {
+		abs = filepath.Join(r.dir, path)
+	}
+	if ok, err := r.ask(ctx, index, &call, tools.GateCall{Tool: call.Name, Path: abs}); !ok || err != nil {
+		return err
+	}
+	err := os.MkdirAll(filepath.Dir(abs), 0o755)
+	if err == nil {
+		err = os.WriteFile(abs, []byte(content), 0o644)
+	}
+	if err != nil {
+		call.Result, call.IsError = err.Error(), true
+		r.keep(index, map[string]any{"error": err.Error()})
+	} else {
+		call.Result = fmt.Sprintf("wrote %d bytes to %s", len(content), path)
+		r.keep(index, map[string]any{"path": path})
+	}
+	return r.send(backend.Event{Kind: backend.EventToolResult, Tool: &call})
 }
 
 // cappedBuffer keeps the first limit bytes written to it and drops the rest.

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -557,7 +558,19 @@ func TestShellStep(t *testing.T) {
 		{"result": "after the shell"}]}`)
 	rec, err := runMock(t, New(), req)
 	noError(t, err)
-	events := rec.after()
+	all := rec.after()
+	// Each step is a shell tool's call and result too, with its exit
+	// status: the daemon's evidence.
+	var exits []string
+	for _, e := range all {
+		if e.Kind == backend.EventToolResult && e.Tool.Name == "shell" && e.Tool.Exit != nil {
+			exits = append(exits, fmt.Sprint(*e.Tool.Exit, e.Tool.IsError))
+		}
+	}
+	if want := []string{"3 true", "0 false"}; !slices.Equal(exits, want) {
+		t.Errorf("shell results' exit statuses = %q, want %q", exits, want)
+	}
+	events := withoutTools(all)
 	if len(events) != 3 || events[0].Kind != backend.EventText || events[1].Kind != backend.EventText {
 		t.Fatalf("events = %+v; want two texts and the result", events)
 	}
@@ -574,6 +587,14 @@ func TestShellStep(t *testing.T) {
 }
 
 // kinds returns the kinds of events, in order.
+// withoutTools leaves out the tool calls and results a shell step
+// reports beside its output.
+func withoutTools(events []backend.Event) []backend.Event {
+	return slices.DeleteFunc(slices.Clone(events), func(e backend.Event) bool {
+		return e.Kind == backend.EventToolCall || e.Kind == backend.EventToolResult
+	})
+}
+
 func kinds(events []backend.Event) []backend.EventKind {
 	var out []backend.EventKind
 	for _, e := range events {
@@ -624,7 +645,7 @@ func TestShellStepToolNetwork(t *testing.T) {
 			req.Sandbox.ToolNet = tc.toolNet
 			rec, err := runMock(t, New(), req)
 			noError(t, err)
-			events := rec.after()
+			events := withoutTools(rec.after())
 			want := []backend.EventKind{backend.EventText}
 			if tc.refused {
 				want = append(want, backend.EventSandbox)
@@ -734,7 +755,7 @@ func TestShellStepInTheSandbox(t *testing.T) {
 		{"shell": "cat " + secret},
 		{"shell": sandboxtest.ConnectLine(t, port)},
 	})
-	events := runConfined(t, dir, sandboxtest.Policy(dir, port), string(script))
+	events := withoutTools(runConfined(t, dir, sandboxtest.Policy(dir, port), string(script)))
 
 	want := []backend.EventKind{backend.EventText, backend.EventText, backend.EventSandbox, backend.EventText, backend.EventSandbox}
 	if diff := cmp.Diff(want, kinds(events)); diff != "" {
@@ -755,5 +776,54 @@ func TestShellStepInTheSandbox(t *testing.T) {
 	}
 	if !refusal(events[4], fmt.Sprintf("TCP port %d", port)) {
 		t.Errorf("sandbox event after the connection = %q, want it to name port %d", events[4].Text, port)
+	}
+}
+
+// Shell and write steps ask the daemon's gate first: a refused step does
+// not run, it is a gate event and an error result, and the next step
+// reads the reason as {{last.error}}; an allowed write writes the file.
+func TestStepsAskTheGate(t *testing.T) {
+	t.Parallel()
+	d := backendtest.NewDaemon(t)
+	const reason = "phase plan of skill implement does not allow write_file"
+	d.Gate = func(agent string, call tools.GateCall) tools.GateDecision {
+		if call.Tool == "write_file" && filepath.Base(call.Path) == "main.go" || call.Command == "git commit -m wip" {
+			return tools.GateDecision{Reason: reason + " (" + agent + ")"}
+		}
+		return tools.GateDecision{Allowed: true}
+	}
+	req := d.Request("alice")
+	req.Agent.Config = json.RawMessage(`{"script": [
+		{"write": "main.go", "content": "package main\n"},
+		{"text": "refused: {{last.error}}"},
+		{"shell": "git commit -m wip"},
+		{"write": "1_IMPLEMENT_PLAN.md", "content": "the plan"},
+		{"result": "wrote {{last.path}}"}]}`)
+	rec, err := runMock(t, New(), req)
+	noError(t, err)
+	events := rec.after()
+	if _, err := os.Stat(filepath.Join(req.ProjectDir, "main.go")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("main.go: %v, want it not written", err)
+	}
+	if b, err := os.ReadFile(filepath.Join(req.ProjectDir, "1_IMPLEMENT_PLAN.md")); err != nil || string(b) != "the plan" {
+		t.Errorf("the plan = %q, %v", b, err)
+	}
+	if got := ofKind(events, backend.EventGate); len(got) != 2 || !strings.HasPrefix(got[0], reason) {
+		t.Errorf("gate events = %q, want two with the reason", got)
+	}
+	if got := ofKind(events, backend.EventText); len(got) != 1 || got[0] != "refused: "+reason+" (alice)" {
+		t.Errorf("texts = %q, want the next step to read the reason", got)
+	}
+	if got := ofKind(events, backend.EventResult); len(got) != 1 || got[0] != "wrote 1_IMPLEMENT_PLAN.md" {
+		t.Errorf("result = %q", got)
+	}
+	var results []string
+	for _, e := range events {
+		if e.Kind == backend.EventToolResult {
+			results = append(results, fmt.Sprintf("%s error=%v", e.Tool.Name, e.Tool.IsError))
+		}
+	}
+	if want := []string{"write_file error=true", "shell error=true", "write_file error=false"}; !slices.Equal(results, want) {
+		t.Errorf("tool results = %q, want %q", results, want)
 	}
 }

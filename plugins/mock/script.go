@@ -35,13 +35,14 @@ type step struct {
 	attempt   int    // 0: every attempt
 	from      string // "": always; else only when an inbox message is from this sender
 	contains  string // "": always; else only when an inbox message contains this text
+	content   string // write: what to write
 }
 
 // actions are the keys that make a step; exactly one per step.
-var actions = []string{"reply", "tool", "sleep", "text", "result", "usage", "session", "fail", "hang", "crash", "flood", "stderr", "spawn", "shell"}
+var actions = []string{"reply", "tool", "sleep", "text", "result", "usage", "session", "fail", "hang", "crash", "flood", "stderr", "spawn", "shell", "write"}
 
 // modifiers are the other keys, with the action each belongs to ("": any).
-var modifiers = map[string]string{"to": "reply", "args": "tool", "permanent": "fail", "when": ""}
+var modifiers = map[string]string{"to": "reply", "args": "tool", "permanent": "fail", "content": "write", "when": ""}
 
 // loadScript reads the script of req's agent config; configured is false
 // when there is none, so the default script applies.
@@ -175,7 +176,7 @@ func parseStep(i int, m map[string]json.RawMessage) (step, error) {
 			continue
 		}
 		if _, ok := modifiers[k]; !ok {
-			return s, &stepError{i, k, fmt.Errorf("unknown key %q (actions: %s; with them: to, args, permanent, when)", k, strings.Join(actions, ", "))}
+			return s, &stepError{i, k, fmt.Errorf("unknown key %q (actions: %s; with them: to, args, permanent, content, when)", k, strings.Join(actions, ", "))}
 		}
 	}
 	if s.action == "" {
@@ -220,6 +221,15 @@ func (s *step) set(k string, v json.RawMessage) error {
 		if strings.TrimSpace(s.text) == "" {
 			return errors.New("must not be empty")
 		}
+	case "write":
+		if err := strict(v, &s.text, `a file's path, e.g. "notes/plan.md"`); err != nil {
+			return err
+		}
+		if strings.TrimSpace(s.text) == "" {
+			return errors.New("must not be empty")
+		}
+	case "content":
+		return strict(v, &s.content, "the file's text")
 	case "args":
 		return strict(v, &s.args, "an object of tool arguments")
 	case "permanent":

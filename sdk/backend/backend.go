@@ -133,6 +133,7 @@ const (
 	EventResult     EventKind = "result"      // Text: the run's final answer
 	EventLog        EventKind = "log"         // Text: a line for the run's transcript (e.g. a CLI's stderr)
 	EventSandbox    EventKind = "sandbox"     // Text: something the run's sandbox refused (sandbox.Explain)
+	EventGate       EventKind = "gate"        // Text: why the daemon's gate refused a tool call (the phase's reason)
 )
 
 // Event is one thing that happened in a run. Any event resets the daemon's
@@ -152,6 +153,11 @@ type ToolCall struct {
 	Args    json.RawMessage
 	Result  string
 	IsError bool
+	// Exit is a shell tool's exit status, in a tool result of a command
+	// that ran to its end; nil for other tools, or when unknown. The
+	// daemon takes it as evidence (issue 43): what the tool saw, not what
+	// the model says.
+	Exit *int `json:",omitempty"`
 }
 
 // Usage is what a run consumed.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -37,6 +38,10 @@ import (
 type Daemon struct {
 	// Workflow and Tag name the one team the daemon serves.
 	Workflow, Tag string
+	// Gate answers the gate endpoint (tools.GatePath) for agent, as the
+	// phase of its effort would; nil allows every call. Set it before
+	// the run.
+	Gate func(agent string, call tools.GateCall) tools.GateDecision
 
 	t   testing.TB
 	srv *httptest.Server
@@ -178,7 +183,7 @@ func (d *Daemon) Cursor(agent string) int64 {
 type agentKey struct{}
 
 func (d *Daemon) serveHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.URL.Path != "/mcp" {
+	if r.URL.Path != "/mcp" && r.URL.Path != "/mcp"+tools.GatePath {
 		http.NotFound(w, r)
 		return
 	}
@@ -192,7 +197,32 @@ func (d *Daemon) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintln(w, `{"error":"missing or unknown bearer token","code":"unauthorized"}`)
 		return
 	}
+	if r.URL.Path == "/mcp"+tools.GatePath {
+		d.serveGate(w, r, agent)
+		return
+	}
 	d.mcp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), agentKey{}, agent)))
+}
+
+// serveGate answers the gate as the daemon does: with Gate's decision for
+// the token's agent, every call allowed while Gate is nil.
+func (d *Daemon) serveGate(w http.ResponseWriter, r *http.Request, agent string) {
+	var call tools.GateCall
+	if err := json.NewDecoder(r.Body).Decode(&call); err != nil || call.Tool == "" {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		fmt.Fprintln(w, `{"error":"the gate takes a JSON object {tool, command, path}","code":"invalid"}`)
+		return
+	}
+	d.mu.Lock()
+	gate := d.Gate
+	d.mu.Unlock()
+	out := tools.GateDecision{Allowed: true}
+	if gate != nil {
+		out = gate(agent, call)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(out)
 }
 
 func (d *Daemon) serverFor(r *http.Request) *mcp.Server {

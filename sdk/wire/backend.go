@@ -217,6 +217,8 @@ func EventToProto(e backend.Event) (*pluginv1.RunResponse, error) {
 		r.Response = &pluginv1.RunResponse_Log{Log: &pluginv1.Text{Text: e.Text}}
 	case backend.EventSandbox:
 		r.Response = &pluginv1.RunResponse_Sandbox{Sandbox: &pluginv1.Text{Text: e.Text}}
+	case backend.EventGate:
+		r.Response = &pluginv1.RunResponse_Gate{Gate: &pluginv1.Text{Text: e.Text}}
 	case backend.EventToolCall:
 		r.Response = &pluginv1.RunResponse_ToolCall{ToolCall: toolToProto(e.Tool)}
 	case backend.EventToolResult:
@@ -246,6 +248,8 @@ func EventFromProto(r *pluginv1.RunResponse) (e backend.Event, ok bool) {
 		return backend.Event{Kind: backend.EventLog, Text: v.Log.GetText()}, true
 	case *pluginv1.RunResponse_Sandbox:
 		return backend.Event{Kind: backend.EventSandbox, Text: v.Sandbox.GetText()}, true
+	case *pluginv1.RunResponse_Gate:
+		return backend.Event{Kind: backend.EventGate, Text: v.Gate.GetText()}, true
 	case *pluginv1.RunResponse_ToolCall:
 		return backend.Event{Kind: backend.EventToolCall, Tool: toolFromProto(v.ToolCall)}, true
 	case *pluginv1.RunResponse_ToolResult:
@@ -270,6 +274,7 @@ func toolToProto(t *backend.ToolCall) *pluginv1.ToolCall {
 		Args:    bytesOrNil(t.Args),
 		Result:  t.Result,
 		IsError: t.IsError,
+		Exit:    exitToProto(t.Exit),
 	}
 }
 
@@ -282,7 +287,26 @@ func toolFromProto(t *pluginv1.ToolCall) *backend.ToolCall {
 		Args:    rawOrNil(t.GetArgs()),
 		Result:  t.GetResult(),
 		IsError: t.GetIsError(),
+		Exit:    exitFromProto(t),
 	}
+}
+
+// exitToProto is a shell tool's exit status; nil stays unset.
+func exitToProto(x *int) *int32 {
+	if x == nil {
+		return nil
+	}
+	v := int32(*x)
+	return &v
+}
+
+// exitFromProto reads the exit status back; unset is nil.
+func exitFromProto(t *pluginv1.ToolCall) *int {
+	if t == nil || t.Exit == nil {
+		return nil
+	}
+	v := int(t.GetExit())
+	return &v
 }
 
 func usageToProto(u *backend.Usage) *pluginv1.Usage {

@@ -140,6 +140,11 @@ func TestRequestToProtoFields(t *testing.T) {
 func TestEventConversion(t *testing.T) {
 	t.Parallel()
 	tool := &backend.ToolCall{ID: "call-1", Name: "channel_send", Args: json.RawMessage(`{"text":"hi"}`), Result: "ok", IsError: true}
+	// A shell result's exit status crosses, 0 included; a tool without
+	// one (above) stays nil.
+	shell := func(code int) *backend.ToolCall {
+		return &backend.ToolCall{ID: "call-2", Name: "run_shell", Args: json.RawMessage(`{"command":"go vet ./..."}`), Result: "[exit status]", Exit: &code}
+	}
 	tests := map[string]struct {
 		in, want backend.Event
 	}{
@@ -149,6 +154,9 @@ func TestEventConversion(t *testing.T) {
 		"log":              {backend.Event{Kind: backend.EventLog, Text: "stderr line"}, backend.Event{Kind: backend.EventLog, Text: "stderr line"}},
 		"tool call":        {backend.Event{Kind: backend.EventToolCall, Tool: tool}, backend.Event{Kind: backend.EventToolCall, Tool: tool}},
 		"tool result":      {backend.Event{Kind: backend.EventToolResult, Tool: tool}, backend.Event{Kind: backend.EventToolResult, Tool: tool}},
+		"gate":             {backend.Event{Kind: backend.EventGate, Text: "phase plan does not allow write_file"}, backend.Event{Kind: backend.EventGate, Text: "phase plan does not allow write_file"}},
+		"shell exit 0":     {backend.Event{Kind: backend.EventToolResult, Tool: shell(0)}, backend.Event{Kind: backend.EventToolResult, Tool: shell(0)}},
+		"shell exit 2":     {backend.Event{Kind: backend.EventToolResult, Tool: shell(2)}, backend.Event{Kind: backend.EventToolResult, Tool: shell(2)}},
 		"nil tool":         {backend.Event{Kind: backend.EventToolCall}, backend.Event{Kind: backend.EventToolCall, Tool: &backend.ToolCall{}}},
 		"usage":            {backend.Event{Kind: backend.EventUsage, Usage: &backend.Usage{InputTokens: 1200, OutputTokens: 345, CostUSD: 0.0123}}, backend.Event{Kind: backend.EventUsage, Usage: &backend.Usage{InputTokens: 1200, OutputTokens: 345, CostUSD: 0.0123}}},
 		"nil usage":        {backend.Event{Kind: backend.EventUsage}, backend.Event{Kind: backend.EventUsage, Usage: &backend.Usage{}}},

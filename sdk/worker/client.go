@@ -32,6 +32,7 @@ const sessionProtocol = "2025-11-25"
 type Client struct {
 	session   *mcp.ClientSession
 	newestSeq atomic.Int64
+	gate      *Gate
 }
 
 // Connect opens an MCP session over streamable HTTP to daemon.URL, sending
@@ -54,7 +55,7 @@ func Connect(ctx context.Context, daemon backend.MCPServer) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connect to daemon at %s: %w", daemon.URL, err)
 	}
-	return &Client{session: s}, nil
+	return &Client{session: s, gate: NewGate(daemon)}, nil
 }
 
 // Close ends the session.

@@ -799,6 +799,7 @@ type RunResponse struct {
 	//	*RunResponse_Log
 	//	*RunResponse_Error
 	//	*RunResponse_Sandbox
+	//	*RunResponse_Gate
 	Response      isRunResponse_Response `protobuf_oneof:"response"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -931,6 +932,15 @@ func (x *RunResponse) GetSandbox() *Text {
 	return nil
 }
 
+func (x *RunResponse) GetGate() *Text {
+	if x != nil {
+		if x, ok := x.Response.(*RunResponse_Gate); ok {
+			return x.Gate
+		}
+	}
+	return nil
+}
+
 type isRunResponse_Response interface {
 	isRunResponse_Response()
 }
@@ -986,6 +996,12 @@ type RunResponse_Sandbox struct {
 	Sandbox *Text `protobuf:"bytes,10,opt,name=sandbox,proto3,oneof"`
 }
 
+type RunResponse_Gate struct {
+	// gate is a transcript line saying why the daemon's gate refused a
+	// tool call (the reason of the phase of the agent's effort).
+	Gate *Text `protobuf:"bytes,11,opt,name=gate,proto3,oneof"`
+}
+
 func (*RunResponse_Text) isRunResponse_Response() {}
 
 func (*RunResponse_ToolCall) isRunResponse_Response() {}
@@ -1005,6 +1021,8 @@ func (*RunResponse_Log) isRunResponse_Response() {}
 func (*RunResponse_Error) isRunResponse_Response() {}
 
 func (*RunResponse_Sandbox) isRunResponse_Response() {}
+
+func (*RunResponse_Gate) isRunResponse_Response() {}
 
 // Text is a piece of text: a reply delta, a final answer or a log line.
 type Text struct {
@@ -1057,9 +1075,12 @@ type ToolCall struct {
 	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
 	Name  string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
 	// args are the call's arguments, a JSON value.
-	Args          []byte `protobuf:"bytes,3,opt,name=args,proto3" json:"args,omitempty"`
-	Result        string `protobuf:"bytes,4,opt,name=result,proto3" json:"result,omitempty"`
-	IsError       bool   `protobuf:"varint,5,opt,name=is_error,json=isError,proto3" json:"is_error,omitempty"`
+	Args    []byte `protobuf:"bytes,3,opt,name=args,proto3" json:"args,omitempty"`
+	Result  string `protobuf:"bytes,4,opt,name=result,proto3" json:"result,omitempty"`
+	IsError bool   `protobuf:"varint,5,opt,name=is_error,json=isError,proto3" json:"is_error,omitempty"`
+	// exit is a shell tool's exit status in a tool_result of a command that
+	// ran to its end; unset for other tools or when unknown.
+	Exit          *int32 `protobuf:"varint,6,opt,name=exit,proto3,oneof" json:"exit,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1127,6 +1148,13 @@ func (x *ToolCall) GetIsError() bool {
 		return x.IsError
 	}
 	return false
+}
+
+func (x *ToolCall) GetExit() int32 {
+	if x != nil && x.Exit != nil {
+		return *x.Exit
+	}
+	return 0
 }
 
 // Usage is what a run consumed.
@@ -1997,7 +2025,7 @@ const file_agentworker_plugin_v1_plugin_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a6\n" +
 	"\bEnvEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xdb\x04\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x8e\x05\n" +
 	"\vRunResponse\x121\n" +
 	"\x04text\x18\x01 \x01(\v2\x1b.agentworker.plugin.v1.TextH\x00R\x04text\x12>\n" +
 	"\ttool_call\x18\x02 \x01(\v2\x1f.agentworker.plugin.v1.ToolCallH\x00R\btoolCall\x12B\n" +
@@ -2010,17 +2038,20 @@ const file_agentworker_plugin_v1_plugin_proto_rawDesc = "" +
 	"\x03log\x18\b \x01(\v2\x1b.agentworker.plugin.v1.TextH\x00R\x03log\x124\n" +
 	"\x05error\x18\t \x01(\v2\x1c.agentworker.plugin.v1.ErrorH\x00R\x05error\x127\n" +
 	"\asandbox\x18\n" +
-	" \x01(\v2\x1b.agentworker.plugin.v1.TextH\x00R\asandboxB\n" +
+	" \x01(\v2\x1b.agentworker.plugin.v1.TextH\x00R\asandbox\x121\n" +
+	"\x04gate\x18\v \x01(\v2\x1b.agentworker.plugin.v1.TextH\x00R\x04gateB\n" +
 	"\n" +
 	"\bresponse\"\x1a\n" +
 	"\x04Text\x12\x12\n" +
-	"\x04text\x18\x01 \x01(\tR\x04text\"u\n" +
+	"\x04text\x18\x01 \x01(\tR\x04text\"\x97\x01\n" +
 	"\bToolCall\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x12\n" +
 	"\x04args\x18\x03 \x01(\fR\x04args\x12\x16\n" +
 	"\x06result\x18\x04 \x01(\tR\x06result\x12\x19\n" +
-	"\bis_error\x18\x05 \x01(\bR\aisError\"j\n" +
+	"\bis_error\x18\x05 \x01(\bR\aisError\x12\x17\n" +
+	"\x04exit\x18\x06 \x01(\x05H\x00R\x04exit\x88\x01\x01B\a\n" +
+	"\x05_exit\"j\n" +
 	"\x05Usage\x12!\n" +
 	"\finput_tokens\x18\x01 \x01(\x03R\vinputTokens\x12#\n" +
 	"\routput_tokens\x18\x02 \x01(\x03R\foutputTokens\x12\x19\n" +
@@ -2151,32 +2182,33 @@ var file_agentworker_plugin_v1_plugin_proto_depIdxs = []int32{
 	9,  // 18: agentworker.plugin.v1.RunResponse.log:type_name -> agentworker.plugin.v1.Text
 	14, // 19: agentworker.plugin.v1.RunResponse.error:type_name -> agentworker.plugin.v1.Error
 	9,  // 20: agentworker.plugin.v1.RunResponse.sandbox:type_name -> agentworker.plugin.v1.Text
-	0,  // 21: agentworker.plugin.v1.Error.class:type_name -> agentworker.plugin.v1.ErrorClass
-	15, // 22: agentworker.plugin.v1.ReadRequest.ref:type_name -> agentworker.plugin.v1.DocumentRef
-	15, // 23: agentworker.plugin.v1.WriteRequest.ref:type_name -> agentworker.plugin.v1.DocumentRef
-	15, // 24: agentworker.plugin.v1.AppendRequest.ref:type_name -> agentworker.plugin.v1.DocumentRef
-	15, // 25: agentworker.plugin.v1.CreateRequest.ref:type_name -> agentworker.plugin.v1.DocumentRef
-	26, // 26: agentworker.plugin.v1.ListResponse.documents:type_name -> agentworker.plugin.v1.DocumentInfo
-	30, // 27: agentworker.plugin.v1.DocumentInfo.updated_at:type_name -> google.protobuf.Timestamp
-	1,  // 28: agentworker.plugin.v1.InfoService.GetInfo:input_type -> agentworker.plugin.v1.GetInfoRequest
-	3,  // 29: agentworker.plugin.v1.BackendService.Run:input_type -> agentworker.plugin.v1.RunRequest
-	16, // 30: agentworker.plugin.v1.DocumentProviderService.Read:input_type -> agentworker.plugin.v1.ReadRequest
-	18, // 31: agentworker.plugin.v1.DocumentProviderService.Write:input_type -> agentworker.plugin.v1.WriteRequest
-	20, // 32: agentworker.plugin.v1.DocumentProviderService.Append:input_type -> agentworker.plugin.v1.AppendRequest
-	22, // 33: agentworker.plugin.v1.DocumentProviderService.Create:input_type -> agentworker.plugin.v1.CreateRequest
-	24, // 34: agentworker.plugin.v1.DocumentProviderService.List:input_type -> agentworker.plugin.v1.ListRequest
-	2,  // 35: agentworker.plugin.v1.InfoService.GetInfo:output_type -> agentworker.plugin.v1.GetInfoResponse
-	8,  // 36: agentworker.plugin.v1.BackendService.Run:output_type -> agentworker.plugin.v1.RunResponse
-	17, // 37: agentworker.plugin.v1.DocumentProviderService.Read:output_type -> agentworker.plugin.v1.ReadResponse
-	19, // 38: agentworker.plugin.v1.DocumentProviderService.Write:output_type -> agentworker.plugin.v1.WriteResponse
-	21, // 39: agentworker.plugin.v1.DocumentProviderService.Append:output_type -> agentworker.plugin.v1.AppendResponse
-	23, // 40: agentworker.plugin.v1.DocumentProviderService.Create:output_type -> agentworker.plugin.v1.CreateResponse
-	25, // 41: agentworker.plugin.v1.DocumentProviderService.List:output_type -> agentworker.plugin.v1.ListResponse
-	35, // [35:42] is the sub-list for method output_type
-	28, // [28:35] is the sub-list for method input_type
-	28, // [28:28] is the sub-list for extension type_name
-	28, // [28:28] is the sub-list for extension extendee
-	0,  // [0:28] is the sub-list for field type_name
+	9,  // 21: agentworker.plugin.v1.RunResponse.gate:type_name -> agentworker.plugin.v1.Text
+	0,  // 22: agentworker.plugin.v1.Error.class:type_name -> agentworker.plugin.v1.ErrorClass
+	15, // 23: agentworker.plugin.v1.ReadRequest.ref:type_name -> agentworker.plugin.v1.DocumentRef
+	15, // 24: agentworker.plugin.v1.WriteRequest.ref:type_name -> agentworker.plugin.v1.DocumentRef
+	15, // 25: agentworker.plugin.v1.AppendRequest.ref:type_name -> agentworker.plugin.v1.DocumentRef
+	15, // 26: agentworker.plugin.v1.CreateRequest.ref:type_name -> agentworker.plugin.v1.DocumentRef
+	26, // 27: agentworker.plugin.v1.ListResponse.documents:type_name -> agentworker.plugin.v1.DocumentInfo
+	30, // 28: agentworker.plugin.v1.DocumentInfo.updated_at:type_name -> google.protobuf.Timestamp
+	1,  // 29: agentworker.plugin.v1.InfoService.GetInfo:input_type -> agentworker.plugin.v1.GetInfoRequest
+	3,  // 30: agentworker.plugin.v1.BackendService.Run:input_type -> agentworker.plugin.v1.RunRequest
+	16, // 31: agentworker.plugin.v1.DocumentProviderService.Read:input_type -> agentworker.plugin.v1.ReadRequest
+	18, // 32: agentworker.plugin.v1.DocumentProviderService.Write:input_type -> agentworker.plugin.v1.WriteRequest
+	20, // 33: agentworker.plugin.v1.DocumentProviderService.Append:input_type -> agentworker.plugin.v1.AppendRequest
+	22, // 34: agentworker.plugin.v1.DocumentProviderService.Create:input_type -> agentworker.plugin.v1.CreateRequest
+	24, // 35: agentworker.plugin.v1.DocumentProviderService.List:input_type -> agentworker.plugin.v1.ListRequest
+	2,  // 36: agentworker.plugin.v1.InfoService.GetInfo:output_type -> agentworker.plugin.v1.GetInfoResponse
+	8,  // 37: agentworker.plugin.v1.BackendService.Run:output_type -> agentworker.plugin.v1.RunResponse
+	17, // 38: agentworker.plugin.v1.DocumentProviderService.Read:output_type -> agentworker.plugin.v1.ReadResponse
+	19, // 39: agentworker.plugin.v1.DocumentProviderService.Write:output_type -> agentworker.plugin.v1.WriteResponse
+	21, // 40: agentworker.plugin.v1.DocumentProviderService.Append:output_type -> agentworker.plugin.v1.AppendResponse
+	23, // 41: agentworker.plugin.v1.DocumentProviderService.Create:output_type -> agentworker.plugin.v1.CreateResponse
+	25, // 42: agentworker.plugin.v1.DocumentProviderService.List:output_type -> agentworker.plugin.v1.ListResponse
+	36, // [36:43] is the sub-list for method output_type
+	29, // [29:36] is the sub-list for method input_type
+	29, // [29:29] is the sub-list for extension type_name
+	29, // [29:29] is the sub-list for extension extendee
+	0,  // [0:29] is the sub-list for field type_name
 }
 
 func init() { file_agentworker_plugin_v1_plugin_proto_init() }
@@ -2195,7 +2227,9 @@ func file_agentworker_plugin_v1_plugin_proto_init() {
 		(*RunResponse_Log)(nil),
 		(*RunResponse_Error)(nil),
 		(*RunResponse_Sandbox)(nil),
+		(*RunResponse_Gate)(nil),
 	}
+	file_agentworker_plugin_v1_plugin_proto_msgTypes[9].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{

@@ -1,0 +1,290 @@
+package gate
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/agent-worker/agent-worker/sdk/backend"
+	"github.com/agent-worker/agent-worker/store"
+	"github.com/agent-worker/agent-worker/workflow/skill"
+)
+
+var alice = store.AgentKey{Name: "alice", Workflow: "wf", Tag: "main"}
+
+// exampleSkill is examples/skills/implement/SKILL.md, as an effort's
+// snapshot holds it.
+func exampleSkill(t testing.TB) (json.RawMessage, []string) {
+	t.Helper()
+	b, err := os.ReadFile("../../examples/skills/implement/SKILL.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := skill.Parse("", b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Snapshot(b), s.PhaseNames()
+}
+
+// newGate is a gate over a fresh store with alice and bob, alice in an
+// effort of the example skill on dir, in phase.
+func newGate(t testing.TB, phase int) (*Gate, *store.DB, store.Effort) {
+	t.Helper()
+	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "aw.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	for _, n := range []string{"alice", "bob"} {
+		if _, err := db.CreateAgent(context.Background(), store.Agent{Name: n, Workflow: "wf", Tag: "main", Backend: "mock"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	snap, phases := exampleSkill(t)
+	e, _, err := db.StartEffort(context.Background(), store.NewEffort{Agent: alice, Dir: t.TempDir(), Skill: "implement",
+		Snapshot: snap, Phases: phases, Mode: "solo", Nonce: "n0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for e.Phase < phase {
+		if e, err = db.AdvanceEffort(context.Background(), store.Advance{ID: e.ID, From: e.Phase, Nonce: e.Nonce, NewNonce: fmt.Sprint("n", e.Phase+1)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return New(db, nil), db, e
+}
+
+func TestDecide(t *testing.T) {
+	t.Parallel()
+	const plan, verify = 0, 3
+	tests := map[string]struct {
+		phase   int
+		who     store.AgentKey
+		call    func(e store.Effort) skill.Call
+		allowed bool
+		reason  string // a part of the refusal
+	}{
+		"plan refuses write_file": {phase: plan, who: alice,
+			call:   func(store.Effort) skill.Call { return skill.Call{Tool: "write_file", Path: "main.go"} },
+			reason: "phase plan of skill implement does not allow write_file: write_file is denied by \"write_file\"; finish this phase first (effort_continue with proof plan_summary), phase test-first allows it"},
+		"plan allows reading": {phase: plan, who: alice, allowed: true,
+			call: func(store.Effort) skill.Call { return skill.Call{Tool: "read_file", Path: "main.go"} }},
+		"plan refuses git commit": {phase: plan, who: alice,
+			call: func(store.Effort) skill.Call {
+				return skill.Call{Tool: "run_shell", Command: "go test ./... && git commit -am wip"}
+			},
+			reason: "the command `git commit -am wip` is denied"},
+		"plan lets the plan artifact be written": {phase: plan, who: alice, allowed: true,
+			call: func(store.Effort) skill.Call { return skill.Call{Tool: "write_file", Path: "1_IMPLEMENT_PLAN.md"} }},
+		"plan lets it be written by its absolute path": {phase: plan, who: alice, allowed: true,
+			call: func(e store.Effort) skill.Call {
+				return skill.Call{Tool: "edit_file", Path: filepath.Join(e.Dir, "1_IMPLEMENT_PLAN.md")}
+			}},
+		"not another phase's artifact": {phase: plan, who: alice,
+			call:   func(store.Effort) skill.Call { return skill.Call{Tool: "write_file", Path: "1_IMPLEMENT.md"} },
+			reason: "write_file is denied"},
+		"not the artifact's name elsewhere": {phase: plan, who: alice,
+			call:   func(store.Effort) skill.Call { return skill.Call{Tool: "write_file", Path: "sub/1_IMPLEMENT_PLAN.md"} },
+			reason: "write_file is denied"},
+		"not outside the directory": {phase: plan, who: alice,
+			call:   func(store.Effort) skill.Call { return skill.Call{Tool: "write_file", Path: "/tmp/1_IMPLEMENT_PLAN.md"} },
+			reason: "write_file is denied"},
+		"effort tools always": {phase: plan, who: alice, allowed: true,
+			call: func(store.Effort) skill.Call { return skill.Call{Tool: "mcp__agent-worker__effort_continue"} }},
+		"verify allows go vet": {phase: verify, who: alice, allowed: true,
+			call: func(store.Effort) skill.Call { return skill.Call{Tool: "run_shell", Command: "go vet ./..."} }},
+		"verify refuses what its allow list lacks": {phase: verify, who: alice,
+			call:   func(store.Effort) skill.Call { return skill.Call{Tool: "run_shell", Command: "rm -rf ."} },
+			reason: "phase verify of skill implement does not allow run_shell `rm -rf .`: the command `rm -rf .` matches none of its allowed commands"},
+		"no effort, no gate": {phase: plan, who: store.AgentKey{Name: "bob", Workflow: "wf", Tag: "main"}, allowed: true,
+			call: func(store.Effort) skill.Call { return skill.Call{Tool: "write_file", Path: "main.go"} }},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			g, _, e := newGate(t, tc.phase)
+			d, err := g.Decide(t.Context(), tc.who, tc.call(e))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.Allowed != tc.allowed || !strings.Contains(d.Reason, tc.reason) {
+				t.Errorf("Decide = %+v, want allowed %v with reason containing %q", d, tc.allowed, tc.reason)
+			}
+		})
+	}
+}
+
+// The gate follows the effort: once the phase moves, the next call is
+// decided by the new phase; once it ends, nothing is gated.
+func TestDecideFollowsThePhase(t *testing.T) {
+	t.Parallel()
+	g, db, e := newGate(t, 0)
+	write := skill.Call{Tool: "write_file", Path: "main_test.go"}
+	if d, _ := g.Decide(t.Context(), alice, write); d.Allowed {
+		t.Fatal("plan allowed write_file")
+	}
+	e, err := db.AdvanceEffort(t.Context(), store.Advance{ID: e.ID, From: 0, Nonce: e.Nonce, NewNonce: "n1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, _ := g.Decide(t.Context(), alice, write); !d.Allowed {
+		t.Fatalf("test-first refused write_file: %s", d.Reason)
+	}
+	p, pe, found, err := g.Phase(t.Context(), alice)
+	if err != nil || !found || p.Name != "test-first" || pe.ID != e.ID {
+		t.Fatalf("Phase = %v %v %v %v, want test-first of %s", p, pe.ID, found, err, e.ID)
+	}
+	if _, err := db.FinishEffort(t.Context(), store.Finish{ID: e.ID, Abandon: true, Reason: "done with it"}); err != nil {
+		t.Fatal(err)
+	}
+	if d, err := g.Decide(t.Context(), alice, skill.Call{Tool: "write_file", Path: "x"}); err != nil || !d.Allowed {
+		t.Fatalf("after the effort: %+v %v, want allowed", d, err)
+	}
+}
+
+func TestParseSnapshot(t *testing.T) {
+	t.Parallel()
+	snap, _ := exampleSkill(t)
+	var text string
+	_ = json.Unmarshal(snap, &text)
+	obj, _ := json.Marshal(map[string]string{"path": "/skills/implement/SKILL.md", "content": text})
+	for name, raw := range map[string]json.RawMessage{"string": snap, "object": obj} {
+		if s, err := ParseSnapshot(raw); err != nil || s.Name != "implement" || len(s.Phases) != 4 {
+			t.Errorf("%s: ParseSnapshot = %v, %v", name, s, err)
+		}
+	}
+	for name, raw := range map[string]string{"number": `3`, "no content": `{"name":"implement"}`, "bad skill": `"---\nname: x\n---\n"`} {
+		if _, err := ParseSnapshot(json.RawMessage(raw)); err == nil {
+			t.Errorf("%s: ParseSnapshot(%s) took it", name, raw)
+		}
+	}
+}
+
+// A snapshot that does not parse is the daemon not knowing: an error the
+// callers refuse the call with, never an allowed call.
+func TestDecideUnreadableSnapshot(t *testing.T) {
+	t.Parallel()
+	_, db, _ := newGate(t, 0)
+	bob := store.AgentKey{Name: "bob", Workflow: "wf", Tag: "main"}
+	if _, _, err := db.StartEffort(t.Context(), store.NewEffort{Agent: bob, Dir: t.TempDir(), Skill: "odd",
+		Snapshot: json.RawMessage(`{"name":"odd"}`), Phases: []string{"one"}, Nonce: "n"}); err != nil {
+		t.Fatal(err)
+	}
+	d, err := New(db, nil).Decide(t.Context(), bob, skill.Call{Tool: "read_file"})
+	if err == nil || d.Allowed {
+		t.Fatalf("Decide = %+v, %v; want an error", d, err)
+	}
+}
+
+func TestObserve(t *testing.T) {
+	t.Parallel()
+	g, db, e := newGate(t, 1)
+	zero, two := 0, 2
+	run := g.Watch(alice, "run_1", e.Dir)
+	events := []backend.Event{
+		{Kind: backend.EventToolCall, Tool: &backend.ToolCall{ID: "1", Name: "run_shell", Args: json.RawMessage(`{"command":"go test ./..."}`)}},
+		{Kind: backend.EventToolResult, Tool: &backend.ToolCall{ID: "1", Name: "run_shell", Args: json.RawMessage(`{"command":"go test ./..."}`), IsError: true, Exit: &two}},
+		// Claude Code's results carry no arguments: the call's are used.
+		{Kind: backend.EventToolCall, Tool: &backend.ToolCall{ID: "2", Name: "Write", Args: json.RawMessage(`{"file_path":"` + filepath.Join(e.Dir, "pkg", "x_test.go") + `"}`)}},
+		{Kind: backend.EventToolResult, Tool: &backend.ToolCall{ID: "2", Name: "Write"}},
+		{Kind: backend.EventToolResult, Tool: &backend.ToolCall{ID: "3", Name: "write_file", Args: json.RawMessage(`{"path":"y_test.go"}`)}},
+		// A refused or failed write wrote nothing.
+		{Kind: backend.EventToolResult, Tool: &backend.ToolCall{ID: "4", Name: "write_file", Args: json.RawMessage(`{"path":"z.go"}`), IsError: true}},
+		{Kind: backend.EventToolResult, Tool: &backend.ToolCall{ID: "5", Name: "mcp__agent-worker__channel_send", Args: json.RawMessage(`{}`)}},
+		{Kind: backend.EventToolResult, Tool: &backend.ToolCall{ID: "6", Name: "run_shell", Args: json.RawMessage(`{"command":"go vet ./..."}`), Exit: &zero}},
+		{Kind: backend.EventText, Text: "I ran go test ./... and it passed"},
+	}
+	for _, ev := range events {
+		run(t.Context(), ev)
+	}
+	// What the run in another directory wrote is kept absolute.
+	if err := g.Observe(t.Context(), alice, "run_2", Observation{Kind: store.ObservedFile, Subject: "/elsewhere/a.go"}); err != nil {
+		t.Fatal(err)
+	}
+	obs, err := db.Observations(t.Context(), e.ID, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type seen struct {
+		Kind    store.ObservationKind
+		Subject string
+		Exit    *int
+	}
+	var got []seen
+	for _, o := range obs {
+		got = append(got, seen{o.Kind, o.Subject, o.Exit})
+	}
+	want := []seen{
+		{store.ObservedShell, "go test ./...", &two},
+		{store.ObservedFile, "pkg/x_test.go", nil}, {store.ObservedTool, "Write", nil},
+		{store.ObservedFile, "y_test.go", nil}, {store.ObservedTool, "write_file", nil},
+		{store.ObservedTool, "channel_send", nil},
+		{store.ObservedShell, "go vet ./...", &zero}, {store.ObservedTool, "run_shell", nil},
+		{store.ObservedFile, "/elsewhere/a.go", nil},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("observations (-want +got):\n%s", diff)
+	}
+}
+
+// An observation of a phase that has moved on, or of an agent without an
+// effort, records nothing and fails nothing.
+func TestObserveAfterThePhaseMoved(t *testing.T) {
+	t.Parallel()
+	g, db, e := newGate(t, 0)
+	bob := store.AgentKey{Name: "bob", Workflow: "wf", Tag: "main"}
+	if err := g.Observe(t.Context(), bob, "run_1", Observation{Kind: store.ObservedTool, Subject: "read_file"}); err != nil {
+		t.Fatalf("no effort: %v", err)
+	}
+	// The phase moves between the read of the effort and the write: the
+	// store's conflict is logged, not returned.
+	if _, err := db.Observe(t.Context(), e.ID, 0, store.ObservedTool, "x", nil, "run_1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.AdvanceEffort(t.Context(), store.Advance{ID: e.ID, From: 0, Nonce: e.Nonce, NewNonce: "n1"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Observe(t.Context(), e.ID, 0, store.ObservedTool, "late", nil, "run_1"); err == nil {
+		t.Fatal("the store took an observation of a phase that has ended")
+	}
+	if err := g.Observe(t.Context(), alice, "run_1", Observation{Kind: store.ObservedTool, Subject: "read_file"}); err != nil {
+		t.Fatal(err)
+	}
+	if obs, _ := db.Observations(t.Context(), e.ID, 1); len(obs) != 1 || obs[0].Subject != "read_file" {
+		t.Errorf("phase 2 observations = %+v, want the one read_file", obs)
+	}
+}
+
+// BenchmarkDecide is what the gate adds to a tool call (issue 43's goal:
+// at most 0.1 ms): a store read of the agent's active effort and the
+// phase's check, on SQLite.
+func BenchmarkDecide(b *testing.B) {
+	g, _, _ := newGate(b, 3)
+	ctx := context.Background()
+	call := skill.Call{Tool: "run_shell", Command: "go test ./... && go vet ./..."}
+	b.ReportAllocs()
+	for b.Loop() {
+		if d, err := g.Decide(ctx, alice, call); err != nil || !d.Allowed {
+			b.Fatal(d, err)
+		}
+	}
+}
+
+// BenchmarkDecideNoEffort is the cost for an agent that walks no effort.
+func BenchmarkDecideNoEffort(b *testing.B) {
+	g, _, _ := newGate(b, 0)
+	ctx := context.Background()
+	bob := store.AgentKey{Name: "bob", Workflow: "wf", Tag: "main"}
+	for b.Loop() {
+		if _, err := g.Decide(ctx, bob, skill.Call{Tool: "write_file", Path: "x"}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
