@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/agent-worker/agent-worker/host/api"
-	"github.com/agent-worker/agent-worker/host/gate"
 	"github.com/agent-worker/agent-worker/store"
 	"github.com/agent-worker/agent-worker/workflow/skill"
 )
@@ -34,7 +33,7 @@ func startEffortE2E(t *testing.T, c *cli, name, dir string, phase int) (*store.D
 		t.Fatal(err)
 	}
 	e, _, err := db.StartEffort(t.Context(), store.NewEffort{Agent: store.AgentKey{Name: name, Workflow: "global", Tag: "main"},
-		Dir: dir, Skill: s.Name, Snapshot: gate.Snapshot(b), Phases: s.PhaseNames(), Mode: "solo", Nonce: "n0"})
+		Dir: dir, Skill: s.Name, Snapshot: skill.Snapshot("implement/SKILL.md", b), Phases: s.PhaseNames(), Mode: "solo", Nonce: "n0"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -348,6 +348,7 @@ func (s *Service) observed(ctx context.Context, e store.Effort) ([]skill.Observa
 		switch o.Kind {
 		case store.ObservedShell:
 			so.Command = o.Subject
+			so.Exit = -1 // not reported: proves only an `exit: any` requirement, never `exit: 0`
 			if o.Exit != nil {
 				so.Exit = *o.Exit
 			}

@@ -2,8 +2,6 @@ package gate
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -113,7 +111,7 @@ func (g *Gate) skillOf(e store.Effort) (*parsed, error) {
 	if ps != nil {
 		return ps, nil
 	}
-	s, err := ParseSnapshot(e.Snapshot)
+	s, err := skill.FromSnapshot(e.Snapshot)
 	if err != nil {
 		return nil, fmt.Errorf("effort %s: %w", e.ID, err)
 	}
@@ -144,32 +142,6 @@ func (ps *parsed) rel(path string) (string, bool) {
 		}
 	}
 	return "", false
-}
-
-// ParseSnapshot reads an effort's skill snapshot: the SKILL.md file's
-// text as one JSON string (what Snapshot writes), or an object with the
-// text in "content" and the file in "path".
-func ParseSnapshot(raw json.RawMessage) (*skill.Skill, error) {
-	var content, path string
-	if err := json.Unmarshal(raw, &content); err != nil {
-		var obj struct{ Path, Content string }
-		if err := json.Unmarshal(raw, &obj); err != nil || obj.Content == "" {
-			return nil, errors.New("its skill snapshot is neither the SKILL.md text as a JSON string nor an object with it in content")
-		}
-		content, path = obj.Content, obj.Path
-	}
-	s, err := skill.Parse(path, []byte(content))
-	if err != nil {
-		return nil, fmt.Errorf("its skill snapshot does not parse: %w", err)
-	}
-	return s, nil
-}
-
-// Snapshot is the snapshot of a SKILL.md file's content that
-// ParseSnapshot reads: the text as one JSON string.
-func Snapshot(content []byte) json.RawMessage {
-	b, _ := json.Marshal(string(content))
-	return b
 }
 
 // An Observation is something a run was seen doing.

@@ -30,7 +30,7 @@ func exampleSkill(t testing.TB) (json.RawMessage, []string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Snapshot(b), s.PhaseNames()
+	return skill.Snapshot("implement/SKILL.md", b), s.PhaseNames()
 }
 
 // newGate is a gate over a fresh store with alice and bob, alice in an
@@ -146,24 +146,6 @@ func TestDecideFollowsThePhase(t *testing.T) {
 	}
 	if d, err := g.Decide(t.Context(), alice, skill.Call{Tool: "write_file", Path: "x"}); err != nil || !d.Allowed {
 		t.Fatalf("after the effort: %+v %v, want allowed", d, err)
-	}
-}
-
-func TestParseSnapshot(t *testing.T) {
-	t.Parallel()
-	snap, _ := exampleSkill(t)
-	var text string
-	_ = json.Unmarshal(snap, &text)
-	obj, _ := json.Marshal(map[string]string{"path": "/skills/implement/SKILL.md", "content": text})
-	for name, raw := range map[string]json.RawMessage{"string": snap, "object": obj} {
-		if s, err := ParseSnapshot(raw); err != nil || s.Name != "implement" || len(s.Phases) != 4 {
-			t.Errorf("%s: ParseSnapshot = %v, %v", name, s, err)
-		}
-	}
-	for name, raw := range map[string]string{"number": `3`, "no content": `{"name":"implement"}`, "bad skill": `"---\nname: x\n---\n"`} {
-		if _, err := ParseSnapshot(json.RawMessage(raw)); err == nil {
-			t.Errorf("%s: ParseSnapshot(%s) took it", name, raw)
-		}
 	}
 }
 

@@ -60,7 +60,7 @@ func newGated(t testing.TB, phase int) *gated {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, _, err := db.StartEffort(ctx, store.NewEffort{Agent: alice, Dir: t.TempDir(), Skill: s.Name, Snapshot: gate.Snapshot(b),
+	e, _, err := db.StartEffort(ctx, store.NewEffort{Agent: alice, Dir: t.TempDir(), Skill: s.Name, Snapshot: skill.Snapshot("implement/SKILL.md", b),
 		Phases: s.PhaseNames(), Nonce: "n0"})
 	if err != nil {
 		t.Fatal(err)
