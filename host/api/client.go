@@ -783,3 +783,10 @@ func (c *Client) EffortShow(ctx context.Context, id, agent string) (EffortShow, 
 	var s EffortShow
 	return s, c.do(ctx, http.MethodGet, path, nil, &s)
 }
+
+// EffortArtifact is GET /efforts/{id}/artifacts/{name}: one of the
+// effort's files in its directory.
+func (c *Client) EffortArtifact(ctx context.Context, id, name string) (EffortArtifactFile, error) {
+	var f EffortArtifactFile
+	return f, c.do(ctx, http.MethodGet, "/efforts/"+url.PathEscape(id)+"/artifacts/"+url.PathEscape(name), nil, &f)
+}

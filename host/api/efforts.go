@@ -109,4 +109,57 @@ type EffortShow struct {
 	History    []EffortCheckpoint `json:"history"`
 	Dirs       []string           `json:"dirs,omitempty"`
 	Directives []string           `json:"directives,omitempty"`
+	// Timeline is every phase of the effort's skill, in order, as the
+	// skill was when the effort started (its snapshot).
+	Timeline []tools.EffortPhase `json:"timeline,omitempty"`
+	// Observations are the evidence the daemon saw, phase by phase.
+	Observations []EffortObservation `json:"observations,omitempty"`
+	// Artifacts are the effort's files present in its directory.
+	Artifacts []EffortArtifact `json:"artifacts,omitempty"`
+}
+
+// EffortObservation is one thing the daemon saw an agent do in a phase
+// of its effort: what the phase's evidence is checked against.
+type EffortObservation struct {
+	// Phase counts from 1; N orders the phase's observations.
+	Phase int `json:"phase"`
+	N     int `json:"n"`
+	// Kind is shell (a command ended), file (a file was written) or tool
+	// (a tool was called); Subject the command, path or tool name.
+	Kind    string `json:"kind"`
+	Subject string `json:"subject"`
+	// Exit is a shell command's exit status; nil when not reported.
+	Exit *int      `json:"exit,omitempty"`
+	Run  string    `json:"run,omitempty"`
+	At   time.Time `json:"at"`
+}
+
+// EffortArtifact is a file an effort writes in its directory
+// (<ordinal>_<SKILL>[_KIND].md) that is there now.
+type EffortArtifact struct {
+	Name string `json:"name"`
+	// Kind is the artifact's kind: debrief, log, plan, ….
+	Kind      string    `json:"kind"`
+	Size      int64     `json:"size"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// EffortArtifactFile is GET /efforts/{id}/artifacts/{name}: one artifact
+// and its content (cut when longer than the daemon shows).
+type EffortArtifactFile struct {
+	EffortArtifact
+	Dir       string `json:"dir"`
+	Content   string `json:"content"`
+	Truncated bool   `json:"truncated,omitempty"`
+}
+
+// EffortEvent is the data of the effort event of GET /events: an agent's
+// effort started, entered a phase, was logged to, finished or was
+// abandoned.
+type EffortEvent struct {
+	Agent  string `json:"agent"`
+	Effort string `json:"effort"`
+	// Change is what happened: "started plan", "entered verify",
+	// "logged", "finished", "abandoned".
+	Change string `json:"change"`
 }

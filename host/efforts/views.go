@@ -123,6 +123,25 @@ func (s *Service) Show(ctx context.Context, id string, agent *store.AgentKey) (a
 		}
 		out.History[i] = cp
 	}
+	sk, err := parse(e)
+	if err != nil {
+		return api.EffortShow{}, err
+	}
+	for _, p := range sk.Phases {
+		out.Timeline = append(out.Timeline, phaseView(sk, p, e.Ordinal))
+	}
+	// Evidence is observed only in phases the effort has reached.
+	for phase := 0; phase <= e.Phase && phase < len(e.Phases); phase++ {
+		obs, err := s.cfg.DB.Observations(ctx, e.ID, phase)
+		if err != nil {
+			return api.EffortShow{}, err
+		}
+		for _, o := range obs {
+			out.Observations = append(out.Observations, api.EffortObservation{Phase: o.Phase + 1, N: o.N, Kind: string(o.Kind),
+				Subject: o.Subject, Exit: o.Exit, Run: o.Run, At: o.At})
+		}
+	}
+	out.Artifacts = presentArtifacts(e, sk)
 	return out, nil
 }
 

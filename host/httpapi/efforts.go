@@ -25,6 +25,8 @@ type Efforts interface {
 	Log(ctx context.Context, agent store.AgentKey, text string) (tools.EffortResult, error)
 	List(ctx context.Context, f store.EffortFilter) (api.EffortList, error)
 	Show(ctx context.Context, id string, agent *store.AgentKey) (api.EffortShow, error)
+	// Artifact reads one of the effort's files in its directory.
+	Artifact(ctx context.Context, id, name string) (api.EffortArtifactFile, error)
 	// Problems are the skill files that could not be read.
 	Problems() []string
 }
@@ -271,5 +273,21 @@ func (h *Server) handleEffortShow(w http.ResponseWriter, r *http.Request) error 
 		return err
 	}
 	writeJSON(w, http.StatusOK, s)
+	return nil
+}
+
+// handleEffortArtifact is GET /efforts/{id}/artifacts/{name}: one of the
+// effort's own files (its plan, log, debrief…), read-only. Only a bare
+// name the effort's skill gives is served.
+func (h *Server) handleEffortArtifact(w http.ResponseWriter, r *http.Request) error {
+	svc, err := h.effortsOrErr()
+	if err != nil {
+		return err
+	}
+	f, err := svc.Artifact(r.Context(), r.PathValue("id"), r.PathValue("name"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, f)
 	return nil
 }

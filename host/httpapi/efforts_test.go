@@ -27,6 +27,7 @@ type fakeEfforts struct {
 	list   func(store.EffortFilter) (api.EffortList, error)
 	show   func(string, *store.AgentKey) (api.EffortShow, error)
 	skills func(*store.Scope) (api.SkillList, error)
+	file   func(id, name string) (api.EffortArtifactFile, error)
 }
 
 var errUnexpected = errors.New("unexpected call")
@@ -51,6 +52,9 @@ func (f *fakeEfforts) List(_ context.Context, fl store.EffortFilter) (api.Effort
 }
 func (f *fakeEfforts) Show(_ context.Context, id string, a *store.AgentKey) (api.EffortShow, error) {
 	return f.show(id, a)
+}
+func (f *fakeEfforts) Artifact(_ context.Context, id, name string) (api.EffortArtifactFile, error) {
+	return f.file(id, name)
 }
 func (f *fakeEfforts) Problems() []string { return nil }
 
@@ -98,6 +102,13 @@ func TestEffortRoutes(t *testing.T) {
 			called = append(called, "show "+id+" "+who)
 			return api.EffortShow{}, nil
 		},
+		file: func(id, name string) (api.EffortArtifactFile, error) {
+			called = append(called, "artifact "+id+" "+name)
+			if name != "1_IMPLEMENT_PLAN.md" {
+				return api.EffortArtifactFile{}, contract.Errorf(contract.CodeNotFound, "effort %s has no artifact %q", id, name)
+			}
+			return api.EffortArtifactFile{Content: "# Plan"}, nil
+		},
 		skills: func(s *store.Scope) (api.SkillList, error) {
 			called = append(called, "skills")
 			return api.SkillList{Skills: []api.Skill{{Name: "implement"}}, Folders: []string{"/p/skills"}}, nil
@@ -125,6 +136,9 @@ func TestEffortRoutes(t *testing.T) {
 		"show agent":          {request{method: "GET", path: "/efforts/-?agent=alice@wf"}, 200, "", ""},
 		"show nothing":        {request{method: "GET", path: "/efforts/-"}, 400, api.CodeInvalid, "needs an effort id"},
 		"skill":               {request{method: "GET", path: "/skills/implement"}, 200, "", ""},
+		"artifact":            {request{method: "GET", path: "/efforts/effort-3/artifacts/1_IMPLEMENT_PLAN.md"}, 200, "", ""},
+		"artifact not one":    {request{method: "GET", path: "/efforts/effort-3/artifacts/..%2Fsecret.md"}, 404, api.CodeNotFound, `no artifact "../secret.md"`},
+		"artifact nested":     {request{method: "GET", path: "/efforts/effort-3/artifacts/a/b.md"}, 404, api.CodeNotFound, "no route"},
 		"skill misspelt":      {request{method: "GET", path: "/skills/implemnt"}, 404, api.CodeNotFound, "did you mean implement?"},
 		"skills of an agent":  {request{method: "GET", path: "/skills?target=alice@wf"}, 400, api.CodeInvalid, "names an agent"},
 	} {
@@ -143,6 +157,8 @@ func TestEffortRoutes(t *testing.T) {
 		"show effort-3 ",
 		"show  " + alice.String(),
 		"skills", "skills",
+		"artifact effort-3 1_IMPLEMENT_PLAN.md",
+		"artifact effort-3 ../secret.md",
 	}
 	if diff := cmp.Diff(want, called, cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
 		t.Errorf("service calls (-want +got):\n%s", diff)

@@ -95,6 +95,7 @@ func (h *Server) routes(log hclog.Logger) http.Handler {
 	handle("POST /efforts/log", h.handleEffortLog)
 	handle("POST /efforts/finish", h.handleEffortFinish)
 	handle("GET /efforts/{id}", h.handleEffortShow)
+	handle("GET /efforts/{id}/artifacts/{name}", h.handleEffortArtifact)
 	handle("DELETE /worktrees/queue/{id}", h.handleDequeue)
 	mux.Handle("GET /metrics", h.metrics)
 	// Profiles of the running daemon (go tool pprof), behind the token like

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/agent-worker/agent-worker/host/api"
@@ -293,6 +294,9 @@ func (st *eventStream) forward(ev team.Event) bool {
 	case ev.Run != nil:
 		st.sse.send(ev.Kind, api.RunEventInfo{Agent: targetOf(ev.Agent).Display(), RunID: ev.Run.ID,
 			Attempt: ev.Run.Attempt, Error: ev.Run.Error, DurationMS: ev.Run.DurationMS})
+	case ev.Kind == team.EventEffort:
+		id, change, _ := strings.Cut(ev.State, " ")
+		st.sse.send(ev.Kind, api.EffortEvent{Agent: targetOf(ev.Agent).Display(), Effort: id, Change: change})
 	case ev.Kind == team.EventAgentState:
 		st.sse.send(ev.Kind, api.AgentStateEvent{Agent: targetOf(ev.Agent).Display(), State: api.AgentState(ev.State), Error: ev.Error})
 		st.checkIdle()
