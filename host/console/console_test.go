@@ -139,3 +139,23 @@ func TestOversizedFormSaysSo(t *testing.T) {
 		t.Errorf("oversized form: %d\n%s", rec.Code, rec.Body.String())
 	}
 }
+
+// What agents write is rendered as Markdown with its raw HTML shown as
+// text, inline or a block, and no script link.
+func TestMarkdownTextShowsHTMLAsText(t *testing.T) {
+	out, err := renderMarkdownText("**bold** a map<string>\n\n<script>alert(1)</script>\n\n[x](javascript:alert(1)) <img src=x onerror=alert(1)>\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(out)
+	for _, bad := range []string{"<script", "<img", "javascript:", "<string>"} {
+		if strings.Contains(s, bad) {
+			t.Errorf("rendered text keeps %q:\n%s", bad, s)
+		}
+	}
+	for _, good := range []string{"<strong>bold</strong>", "a map&lt;string&gt;", `<pre class="raw">&lt;script&gt;alert(1)&lt;/script&gt;`, "&lt;img src=x onerror=alert(1)&gt;"} {
+		if !strings.Contains(s, good) {
+			t.Errorf("rendered text lacks %q:\n%s", good, s)
+		}
+	}
+}

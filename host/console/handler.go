@@ -36,6 +36,8 @@ func (s *Server) Handler(inner http.Handler) http.Handler {
 	page("GET /console/docs/{wf}/{tag}", v.docs)
 	page("GET /console/docs/{wf}/{tag}/{path...}", v.doc)
 	page("GET /console/resources/{wf}/{tag}/{id}", v.resource)
+	page("GET /console/efforts/{id}", v.effort)
+	page("GET /console/efforts/{id}/artifacts/{name}", v.artifact)
 	page("GET /console/runs", v.runs)
 	page("GET /console/runs/{id}", v.run)
 	page("GET /console/cost", v.cost)

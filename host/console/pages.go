@@ -12,7 +12,10 @@ import (
 	"time"
 
 	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/extension"
+	"github.com/yuin/goldmark/renderer"
+	"github.com/yuin/goldmark/util"
 
 	"github.com/agent-worker/agent-worker/host/api"
 )
@@ -45,12 +48,12 @@ type pages struct {
 }
 
 // pageNames are the templates/<name>.html that fill the layout.
-var pageNames = []string{"overview", "team", "docs", "doc", "resource", "runs", "run", "cost", "plugins", "search"}
+var pageNames = []string{"overview", "team", "docs", "doc", "resource", "runs", "run", "cost", "plugins", "search", "effort", "artifact"}
 
 func mustParsePages() *pages {
 	funcs := template.FuncMap{
 		"ago": ago, "dur": duration, "usd": usd, "tokens": tokenCount,
-		"markdown": renderMarkdown, "fold": fold, "short": short,
+		"markdown": renderMarkdown, "markdownText": renderMarkdownText, "fold": fold, "short": short,
 		"teamURL": func(target string) string {
 			t, err := api.ParseTarget(target)
 			if err != nil {
@@ -163,6 +166,56 @@ func renderMarkdown(src string) (template.HTML, error) {
 		return "", err
 	}
 	return template.HTML(b.String()), nil // goldmark escapes text and omits raw HTML
+}
+
+// markdownText renders what agents write of an effort (notes, plans,
+// logs) like documents, except that raw HTML is shown as the text it is
+// instead of left out: "<T>" or a "<script>" an agent wrote stays
+// visible, and never runs.
+var markdownText = goldmark.New(goldmark.WithExtensions(extension.GFM),
+	goldmark.WithRendererOptions(renderer.WithNodeRenderers(util.Prioritized(rawAsText{}, 100))))
+
+func renderMarkdownText(src string) (template.HTML, error) {
+	var b bytes.Buffer
+	if err := markdownText.Convert([]byte(src), &b); err != nil {
+		return "", err
+	}
+	return template.HTML(b.String()), nil // text and raw HTML escaped; link schemes checked
+}
+
+// rawAsText renders raw HTML, inline or a block, escaped. It takes
+// precedence over goldmark's HTML renderer (priority 1000) for those two
+// kinds of node only.
+type rawAsText struct{}
+
+func (rawAsText) RegisterFuncs(reg renderer.NodeRendererFuncRegisterer) {
+	reg.Register(ast.KindRawHTML, func(w util.BufWriter, src []byte, n ast.Node, entering bool) (ast.WalkStatus, error) {
+		if entering {
+			segs := n.(*ast.RawHTML).Segments
+			for i := range segs.Len() {
+				seg := segs.At(i)
+				_, _ = w.Write(util.EscapeHTML(seg.Value(src)))
+			}
+		}
+		return ast.WalkSkipChildren, nil
+	})
+	reg.Register(ast.KindHTMLBlock, func(w util.BufWriter, src []byte, n ast.Node, entering bool) (ast.WalkStatus, error) {
+		block := n.(*ast.HTMLBlock)
+		if entering {
+			_, _ = w.WriteString(`<pre class="raw">`)
+			lines := block.Lines()
+			for i := range lines.Len() {
+				line := lines.At(i)
+				_, _ = w.Write(util.EscapeHTML(line.Value(src)))
+			}
+			return ast.WalkContinue, nil
+		}
+		if block.HasClosure() {
+			_, _ = w.Write(util.EscapeHTML(block.ClosureLine.Value(src)))
+		}
+		_, _ = w.WriteString("</pre>\n")
+		return ast.WalkContinue, nil
+	})
 }
 
 // fold splits a long message: the head shown, the rest behind a toggle.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agent-worker/agent-worker/host/api"
 	"github.com/agent-worker/agent-worker/host/contract"
+	"github.com/agent-worker/agent-worker/sdk/tools"
 )
 
 // fullAPI answers the API calls of every page with every optional field
@@ -101,6 +102,13 @@ func fullAPI(t *testing.T) http.Handler {
 			Spares: &api.SpareStats{Live: 1, Started: 3, Used: 2, ColdStarts: 1}},
 		{Name: "mock", Kind: "backend", Path: "/q/agent-worker-backend-mock", Shadowed: true},
 		{Name: "s3", Kind: "docs", Path: "/p/agent-worker-docs-s3", Error: "handshake failed"}}})
+	aliceEffort := api.EffortRow{ID: "effort-2", Agent: "alice@crew:main", Skill: "implement", Dir: "/p/src", Ordinal: 2, State: "active",
+		Phase: 2, Phases: 4, PhaseName: "test-first", StartedAt: now.Add(-time.Hour), HeartbeatAt: now.Add(-3 * time.Minute),
+		ContextTokens: 50000, ContextWindow: 200000}
+	reply("GET /efforts", api.EffortList{Efforts: []api.EffortRow{aliceEffort}})
+	reply("GET /efforts/{id}", effortShow(aliceEffort, now))
+	reply("GET /efforts/{id}/artifacts/{name}", api.EffortArtifactFile{EffortArtifact: api.EffortArtifact{Name: "2_IMPLEMENT_PLAN.md", Kind: "plan", Size: 30, UpdatedAt: now},
+		Dir: "/p/src", Content: "# The plan\n\n<script>window.__owned = 1</script>\n\n- step one\n", Truncated: true})
 	mux.HandleFunc("GET /search/{wf}/{tag}", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		if strings.Contains(r.URL.Query().Get("q"), `"`) {
@@ -120,6 +128,35 @@ func fullAPI(t *testing.T) http.Handler {
 	return mux
 }
 
+// effortShow is e at its second phase: the first completed with a proof,
+// notes and met evidence, what was observed in both, a plan written.
+func effortShow(e api.EffortRow, now time.Time) api.EffortShow {
+	zero := 0
+	return api.EffortShow{EffortRow: e, Mode: "solo", Dirs: []string{"/p/docs"}, Directives: []string{"/p/AGENTS.md"},
+		Timeline: []tools.EffortPhase{
+			{N: 1, Of: 4, Name: "plan", Instructions: "Write the plan in 2_IMPLEMENT_PLAN.md.", Proof: []tools.EffortProofField{{Name: "plan_summary", Type: "string"}},
+				Artifacts: []string{"2_IMPLEMENT_PLAN.md"}, Tools: "deny Edit"},
+			{N: 2, Of: 4, Name: "test-first", Proof: []tools.EffortProofField{{Name: "failing_test", Type: "string"}, {Name: "notes", Type: "string", Optional: true}},
+				Evidence: []string{"a file matching `*_test.go` written"}, Missing: []string{"a file matching `*_test.go` written"}},
+			{N: 3, Of: 4, Name: "implement"},
+			{N: 4, Of: 4, Name: "verify", Evidence: []string{"`go test ./...` that exited 0"}},
+		},
+		History: []api.EffortCheckpoint{
+			{N: 1, Phase: 1, PhaseName: "plan", Kind: "entered", Run: "run_1", At: now.Add(-time.Hour)},
+			{N: 2, Phase: 1, PhaseName: "plan", Kind: "completed", Run: "run_1", At: now.Add(-30 * time.Minute),
+				Proof:    map[string]any{"plan_summary": "add <script>window.__owned = 1</script> safely", "files": []any{"a.go", "b.go"}, "steps": float64(3)},
+				Notes:    "**planned** with care <script>window.__owned = 1</script>",
+				Evidence: []any{map[string]any{"evidence": "`go list ./...` that exited 0", "kind": "shell", "subject": "go list ./...", "exit": float64(0)}}},
+			{N: 3, Phase: 2, PhaseName: "test-first", Kind: "entered", Run: "run_1", At: now.Add(-30 * time.Minute)},
+		},
+		Observations: []api.EffortObservation{
+			{Phase: 1, N: 1, Kind: "shell", Subject: "go list ./...", Exit: &zero, Run: "run_1", At: now.Add(-40 * time.Minute)},
+			{Phase: 2, N: 1, Kind: "file", Subject: "/p/src/x_test.go", Run: "run_1", At: now.Add(-10 * time.Minute)},
+		},
+		Artifacts: []api.EffortArtifact{{Name: "2_IMPLEMENT_PLAN.md", Kind: "plan", Size: 30, UpdatedAt: now}},
+	}
+}
+
 // Every page renders with every optional field set, and shows it.
 func TestEveryPageRendersEveryField(t *testing.T) {
 	s := New(Config{})
@@ -132,6 +169,7 @@ func TestEveryPageRendersEveryField(t *testing.T) {
 			`<b>bob@crew</b></a> waits for your approval`, "run_shell: git push origin main"},
 		"/console/team/crew/main": {"@crew", "Resume team", "run_1", "Cancel run", "DM → alice", "@bob", "show the rest", "res_0123456789abcdef", "2 unread", "last attempt failed", "spawned by alice", "may spawn 3",
 			"Claude Code session 5f0c2a9e… in /home/u/proj",
+			`<div class="effort"><a href="/console/efforts/effort-2">implement #2</a> · phase 2/4 <b>test-first</b> · <span class="muted">heartbeat 3m ago</span></div>`,
 			"task-1", "40%", "waits for task-1, task-3", "under task-9", "for bob", "anyone", "ready", "gave up", "all green",
 			"Merge queue", "<b>mq-3</b> bob", "aw/crew/main/bob → main, asked by alice", "1 ahead", "<code>0123456789ab…</code>",
 			"exited with status 1 when it was merged onto main", "agent-worker worktree queue show mq-1",
@@ -151,7 +189,19 @@ func TestEveryPageRendersEveryField(t *testing.T) {
 		"/console/team/crew/main/search?q=%22unclosed": {`<p class="err" id="search-error">search query has an unclosed quote`, `value="&#34;unclosed"`},
 		"/console/team/crew/main?at=1":                 {`id="m1"`, `action="/console/team/crew/main/search"`},
 		"/console/runs/run_1#e2":                       {`id="e2"`},
-		"/console/plugins":                             {"abababababab", "1 · 3 · 2 · 1", "shadowed", "handshake failed", "run_0", "plugin crashed"},
+		"/console/efforts/effort-2": {"implement #2", "effort-2</b> by alice@crew in <code>/p/src</code> · solo", "phase 2 of 4, <b>test-first</b>", "last heartbeat 3m ago",
+			"context 50.0k of 200.0k", `data-stream="/console/events?target=%40crew"`, `<a href="/console/team/crew/main">← team @crew</a>`,
+			`<li class="phase p-done" data-phase="1">`, `<li class="phase p-current" data-phase="2">`, `<li class="phase p-to-come" data-phase="3">`,
+			"Write the plan in 2_IMPLEMENT_PLAN.md.", "asks for proof: plan_summary (string)", "failing_test (string), notes (string, optional)",
+			"not seen yet: a file matching `*_test.go` written", "tools: deny Edit",
+			`<li><b>files</b>: <span class="value">[&#34;a.go&#34;,&#34;b.go&#34;]</span></li><li><b>plan_summary</b>: <span class="value">add &lt;script&gt;window.__owned = 1&lt;/script&gt; safely</span></li><li><b>steps</b>: <span class="value">3</span></li>`,
+			"`go list ./...` that exited 0: met by shell <code>go list ./...</code>, exit 0", "<strong>planned</strong> with care",
+			"<td>file</td><td><code>/p/src/x_test.go</code></td><td><span class=\"muted\">–</span></td>", "<td>shell</td><td><code>go list ./...</code></td><td>0</td>",
+			`<a href="/console/efforts/effort-2/artifacts/2_IMPLEMENT_PLAN.md">2_IMPLEMENT_PLAN.md</a> <span class="muted">plan · 30 bytes`,
+			"also works in: <code>/p/docs</code>", "<code>/p/AGENTS.md</code>"},
+		"/console/efforts/effort-2/artifacts/2_IMPLEMENT_PLAN.md": {"<h1>The plan</h1>", "<li>step one</li>", "plan of effort-2 in <code>/p/src</code>", "read-only",
+			"longer than the console shows", `<a href="/console/efforts/effort-2">← implement #2 (effort-2)</a>`},
+		"/console/plugins": {"abababababab", "1 · 3 · 2 · 1", "shadowed", "handshake failed", "run_0", "plugin crashed"},
 	}
 	for path, wants := range pages {
 		req := httptest.NewRequest("GET", path, nil)

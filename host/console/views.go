@@ -68,7 +68,8 @@ func (v *views) overview(w http.ResponseWriter, r *http.Request, ss session) err
 // memberRow is one agent on a team page.
 type memberRow struct {
 	api.Agent
-	Run *api.Run // its run in flight, if any
+	Run    *api.Run       // its run in flight, if any
+	Effort *api.EffortRow // its active effort, if any
 }
 
 func (v *views) team(w http.ResponseWriter, r *http.Request, ss session) error {
@@ -89,12 +90,16 @@ func (v *views) team(w http.ResponseWriter, r *http.Request, ss session) error {
 	if err != nil {
 		return err
 	}
+	efforts, err := v.effortsOf(r, t)
+	if err != nil {
+		return err
+	}
 	var members []memberRow
 	for _, a := range agents {
 		if a.Workflow != t.Workflow || a.Tag != t.Tag {
 			continue
 		}
-		m := memberRow{Agent: a}
+		m := memberRow{Agent: a, Effort: efforts[a.Name]}
 		for i, run := range runs {
 			if run.Agent == a.Target && (run.State == api.RunRunning || run.State == api.RunQueued) {
 				m.Run = &runs[i]

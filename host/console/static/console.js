@@ -120,7 +120,7 @@
         if (decides.test(JSON.parse(ev.data).content)) refreshPanel();
       } catch (e) { /* not a message */ }
     });
-    ["agent_state", "run_started", "run_finished", "run_failed", "workflow", "idle", "event"].forEach(function (kind) {
+    ["agent_state", "run_started", "run_finished", "run_failed", "workflow", "idle", "event", "effort"].forEach(function (kind) {
       es.addEventListener(kind, function () { refresh(); refreshPanel(); });
     });
     // (Re)connected: what was asked while the stream was down shows too.
