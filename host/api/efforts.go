@@ -6,6 +6,13 @@ import (
 	"github.com/agent-worker/agent-worker/sdk/tools"
 )
 
+// EffortPhase is one phase of a skill as an effort shows it: its name,
+// instructions, proof fields, evidence and artifacts.
+type EffortPhase = tools.EffortPhase
+
+// EffortProofField is one proof field a phase asks for.
+type EffortProofField = tools.EffortProofField
+
 // Skill is one skill as `skills list` and `skills show` print it.
 type Skill struct {
 	Name        string `json:"name"`

@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/agent-worker/agent-worker/host/api"
-	"github.com/agent-worker/agent-worker/sdk/tools"
 )
 
 // Where a phase of an effort stands on its page.
@@ -24,7 +23,7 @@ const (
 // phaseRow is one phase of an effort's timeline: the skill's phase, where
 // the effort stands with it, its checkpoints and what was observed in it.
 type phaseRow struct {
-	tools.EffortPhase
+	api.EffortPhase
 	Status      string
 	Checkpoints []checkpointRow
 	Observed    []api.EffortObservation

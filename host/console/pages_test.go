@@ -11,7 +11,6 @@ import (
 
 	"github.com/agent-worker/agent-worker/host/api"
 	"github.com/agent-worker/agent-worker/host/contract"
-	"github.com/agent-worker/agent-worker/sdk/tools"
 )
 
 // fullAPI answers the API calls of every page with every optional field
@@ -133,10 +132,10 @@ func fullAPI(t *testing.T) http.Handler {
 func effortShow(e api.EffortRow, now time.Time) api.EffortShow {
 	zero := 0
 	return api.EffortShow{EffortRow: e, Mode: "solo", Dirs: []string{"/p/docs"}, Directives: []string{"/p/AGENTS.md"},
-		Timeline: []tools.EffortPhase{
-			{N: 1, Of: 4, Name: "plan", Instructions: "Write the plan in 2_IMPLEMENT_PLAN.md.", Proof: []tools.EffortProofField{{Name: "plan_summary", Type: "string"}},
+		Timeline: []api.EffortPhase{
+			{N: 1, Of: 4, Name: "plan", Instructions: "Write the plan in 2_IMPLEMENT_PLAN.md.", Proof: []api.EffortProofField{{Name: "plan_summary", Type: "string"}},
 				Artifacts: []string{"2_IMPLEMENT_PLAN.md"}, Tools: "deny Edit"},
-			{N: 2, Of: 4, Name: "test-first", Proof: []tools.EffortProofField{{Name: "failing_test", Type: "string"}, {Name: "notes", Type: "string", Optional: true}},
+			{N: 2, Of: 4, Name: "test-first", Proof: []api.EffortProofField{{Name: "failing_test", Type: "string"}, {Name: "notes", Type: "string", Optional: true}},
 				Evidence: []string{"a file matching `*_test.go` written"}, Missing: []string{"a file matching `*_test.go` written"}},
 			{N: 3, Of: 4, Name: "implement"},
 			{N: 4, Of: 4, Name: "verify", Evidence: []string{"`go test ./...` that exited 0"}},
