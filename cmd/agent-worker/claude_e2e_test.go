@@ -187,6 +187,52 @@ func TestE2EClaudeRealCLI(t *testing.T) {
 	})
 }
 
+// Claude Code's own tools under the daemon's gate (issue 43): in phase
+// plan of the example skill the model's Write, which the agent's config
+// allows, is refused by the run's PreToolUse hook (the plugin binary
+// asking the daemon, inside the run's sandbox); the model reads the
+// phase's reason as the tool's result, the file is not written, and the
+// transcript shows the gate event.
+func TestE2EClaudeGated(t *testing.T) {
+	t.Parallel()
+	realCLI(t, "claude")
+	c := newCLI(t)
+	dir := filepath.Join(realPath(t, c.home), "workspaces", "global", "main", "alice")
+	model := startModel(t, false,
+		modelTurn{"Tools": []any{map[string]any{"ID": "toolu_w1", "Name": "Write", "Args": map[string]any{"file_path": filepath.Join(dir, "main.go"), "content": "package main\n"}}}},
+		modelTurn{"Text": "I will plan first"})
+	c.startClaudeDaemon(model.URL)
+	if !sandboxOn(c) {
+		t.Errorf("the daemon does not confine runs: the hook is not shown to work in the sandbox:\n%s", c.ok("status"))
+	}
+	c.ok("new", "alice", "--backend", "claude", "--config", `{"allowed_tools": ["Write"]}`)
+	db, e := startEffortE2E(t, c, "alice", dir, 0)
+
+	c.ok("send", "alice", "plan the change")
+	logs := c.lastRunLogs("alice", 1)
+	const reason = "phase plan of skill implement does not allow Write"
+	if !strings.Contains(logs, "gate        "+reason) {
+		t.Errorf("the transcript lacks the gate event with the phase's reason:\n%s", logs)
+	}
+	if a := c.agent("alice"); a.Runs[0].State != "succeeded" {
+		t.Errorf("the run ended %s, want succeeded:\n%s", a.Runs[0].State, logs)
+	}
+	next, ok := requestWith(model.requests(t), `"tool_use_id":"toolu_w1"`)
+	if !ok || !bytes.Contains(next.RawBody, []byte(reason)) {
+		t.Errorf("the model's request after the Write does not carry the refusal (found: %v)", ok)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "main.go")); err == nil {
+		t.Error("main.go was written in phase plan")
+	}
+	obs, err := db.Observations(t.Context(), e.ID, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(obs) != 0 {
+		t.Errorf("observations = %q, want none (a refused call is no evidence)", observed(obs))
+	}
+}
+
 func mustJSON(t *testing.T, v any) []byte {
 	t.Helper()
 	b, err := json.Marshal(v)

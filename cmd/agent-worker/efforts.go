@@ -410,8 +410,11 @@ func effortsCmd(e *env) *ffcli.Command {
 			fmt.Fprintln(tw, "ID\tAGENT\tSKILL\t#\tPHASE\tSTATE\tHEARTBEAT\tCONTEXT\tDIR")
 			for _, r := range l.Efforts {
 				ctxUse := "-"
-				if r.ContextWindow > 0 {
+				switch {
+				case r.ContextWindow > 0:
 					ctxUse = fmt.Sprintf("%d%%", r.ContextTokens*100/r.ContextWindow)
+				case r.ContextTokens > 0: // the model's window is not known
+					ctxUse = fmt.Sprintf("%d tok", r.ContextTokens)
 				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d/%d %s\t%s\t%s\t%s\t%s\n", r.ID, r.Agent, r.Skill, r.Ordinal, r.Phase, r.Phases, r.PhaseName,
 					r.State, r.HeartbeatAt.UTC().Format(time.RFC3339), ctxUse, r.Dir)

@@ -1,12 +1,16 @@
 package efforts
 
 import (
+	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/agent-worker/agent-worker/host/contract"
+	"github.com/agent-worker/agent-worker/host/gate"
+	"github.com/agent-worker/agent-worker/sdk/backend"
 	"github.com/agent-worker/agent-worker/store"
 )
 
@@ -251,5 +255,59 @@ func TestLogAndRunContext(t *testing.T) {
 	}
 	if ok, err := f.svc.Ensure(ctx, f.alice, dir, "implement"); ok || err != nil {
 		t.Errorf("Ensure with an active effort = %v, %v", ok, err)
+	}
+}
+
+// A directory inside the effort's directory that a run was seen reading
+// (host/gate.Watch records it in the store) brings the skill's directive
+// files of that directory and of its parents into the agent's next run,
+// each once; the first run had none to bring.
+func TestTouchedDirsBringTheirDirectives(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := t.Context()
+	dir := filepath.Join(f.project, "src")
+	deep := filepath.Join(dir, "pkg", "deep")
+	if err := os.MkdirAll(deep, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for p, content := range map[string]string{
+		filepath.Join(dir, "pkg", "AGENTS.md"):    "pkg rules",
+		filepath.Join(deep, "INVARIANTS.md"):      "deep invariants",
+		filepath.Join(dir, "other", "AGENTS.md"):  "never brought",
+		filepath.Join(deep, "NOT_A_DIRECTIVE.md"): "no",
+	} {
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := f.svc.Start(ctx, StartRequest{Agent: f.alice, Dir: dir, Skill: "implement"}); err != nil {
+		t.Fatal(err)
+	}
+	rc, err := f.svc.RunContext(ctx, f.alice)
+	if err != nil || len(rc.Directives) != 0 {
+		t.Fatalf("first run's directives = %+v, %v; want none", rc.Directives, err)
+	}
+
+	watch := gate.New(f.db, nil).Watch(f.alice, "run-1", dir)
+	watch(ctx, backend.Event{Kind: backend.EventToolCall, Tool: &backend.ToolCall{ID: "c1", Name: "read_file", Args: json.RawMessage(`{"path":"pkg/deep/x.go"}`)}})
+	watch(ctx, backend.Event{Kind: backend.EventToolResult, Tool: &backend.ToolCall{ID: "c1", Name: "read_file", Result: "package deep"}})
+
+	rc, err = f.svc.RunContext(ctx, f.alice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, d := range rc.Directives {
+		got[d.Path] = d.Content
+	}
+	want := map[string]string{filepath.Join(dir, "pkg", "AGENTS.md"): "pkg rules", filepath.Join(deep, "INVARIANTS.md"): "deep invariants"}
+	if !maps.Equal(got, want) {
+		t.Errorf("next run's directives = %q, want %q", got, want)
+	}
+	rc, err = f.svc.RunContext(ctx, f.alice)
+	if err != nil || len(rc.Directives) != 0 {
+		t.Errorf("third run's directives = %+v, %v: each is brought in once", rc.Directives, err)
 	}
 }

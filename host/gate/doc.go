@@ -15,7 +15,12 @@
 // Observe records what a run did (a shell command and its exit status, a
 // file written, a tool called) as an observation of the effort's current
 // phase; Watch turns a run's events into observations as they stream, for
-// host/runner. Evidence is never what the agent says: only a tool's own
+// host/runner. Watch also keeps the effort's own record current: the
+// directories inside the effort's directory a run's file tools reached
+// (store.AddEffortDirs, whose directive files host/efforts brings into
+// the agent's next run), and its heartbeat and context use
+// (store.HeartbeatEffort, at most once per BeatEvery and on each usage
+// event). Evidence is never what the agent says: only a tool's own
 // result counts.
 //
 // It imports the store, workflow/skill and sdk/backend (the run events it

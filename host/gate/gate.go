@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -25,10 +26,17 @@ type Gate struct {
 	db  *store.DB
 	log hclog.Logger
 
-	// mu guards the field that follows: the parsed skill of each effort
-	// seen, by effort id (an effort's snapshot never changes).
+	// beatEvery is the least time between two heartbeats of one agent's
+	// effort (BeatEvery; tests shorten it); now is the clock.
+	beatEvery time.Duration
+	now       func() time.Time
+
+	// mu guards the fields that follow: the parsed skill of each effort
+	// seen, by effort id (an effort's snapshot never changes), and the
+	// last heartbeat written for each agent.
 	mu     sync.Mutex
 	parsed map[string]*parsed
+	beats  map[store.AgentKey]time.Time
 }
 
 // parsed is an effort's skill as parsed from its snapshot, and its
@@ -37,6 +45,10 @@ type Gate struct {
 type parsed struct {
 	skill *skill.Skill
 	dirs  []string
+	// touched are the directories inside the effort's directory its runs
+	// were seen touching and the store has (AddEffortDirs), guarded by
+	// Gate.mu.
+	touched map[string]bool
 }
 
 // New returns the gate over db.
@@ -44,7 +56,8 @@ func New(db *store.DB, log hclog.Logger) *Gate {
 	if log == nil {
 		log = hclog.NewNullLogger()
 	}
-	return &Gate{db: db, log: log, parsed: map[string]*parsed{}}
+	return &Gate{db: db, log: log, beatEvery: BeatEvery, now: time.Now,
+		parsed: map[string]*parsed{}, beats: map[store.AgentKey]time.Time{}}
 }
 
 // Phase is the current phase of k's active effort, parsed, with the
@@ -115,7 +128,10 @@ func (g *Gate) skillOf(e store.Effort) (*parsed, error) {
 	if err != nil {
 		return nil, fmt.Errorf("effort %s: %w", e.ID, err)
 	}
-	ps = &parsed{skill: s, dirs: []string{e.Dir}}
+	ps = &parsed{skill: s, dirs: []string{e.Dir}, touched: map[string]bool{}}
+	for _, d := range e.Dirs {
+		ps.touched[d] = true
+	}
 	if real, err := filepath.EvalSymlinks(e.Dir); err == nil && real != e.Dir {
 		ps.dirs = append(ps.dirs, real)
 	}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -268,5 +269,72 @@ func BenchmarkDecideNoEffort(b *testing.B) {
 		if _, err := g.Decide(ctx, bob, skill.Call{Tool: "write_file", Path: "x"}); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// A run's events are the effort's heartbeat: the first moves it, the
+// next within BeatEvery do not (one store write per few seconds), a usage
+// event always does and records the context used, a later event moves it
+// again; an agent without an effort is never written for.
+func TestWatchHeartbeats(t *testing.T) {
+	t.Parallel()
+	g, db, e := newGate(t, 0)
+	t0 := time.Now().Add(time.Hour).Truncate(time.Millisecond) // after the start's own heartbeat
+	now := t0
+	g.now = func() time.Time { return now }
+	watch := g.Watch(alice, "run-1", e.Dir)
+	beat := func(at time.Duration, ev backend.Event, want time.Duration, use *store.ContextUse) {
+		t.Helper()
+		now = t0.Add(at)
+		watch(t.Context(), ev)
+		got, err := db.GetEffort(t.Context(), e.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !got.HeartbeatAt.Equal(t0.Add(want)) {
+			t.Errorf("after an event at +%v the heartbeat is at +%v, want +%v", at, got.HeartbeatAt.Sub(t0), want)
+		}
+		if !cmp.Equal(got.Context, use) {
+			t.Errorf("after an event at +%v the context use is %+v, want %+v", at, got.Context, use)
+		}
+	}
+	text := backend.Event{Kind: backend.EventText, Text: "thinking"}
+	beat(0, text, 0, nil)
+	beat(time.Second, text, 0, nil)
+	use := &store.ContextUse{Tokens: 1200 + 80}
+	beat(2*time.Second, backend.Event{Kind: backend.EventUsage, Usage: &backend.Usage{InputTokens: 1200, OutputTokens: 80}}, 2*time.Second, use)
+	beat(3*time.Second, text, 2*time.Second, use)
+	beat(2*time.Second+BeatEvery, text, 2*time.Second+BeatEvery, use)
+
+	bob := store.AgentKey{Name: "bob", Workflow: "wf", Tag: "main"}
+	g.Watch(bob, "run-2", e.Dir)(t.Context(), text) // no effort: nothing to write, no error
+}
+
+// A file or directory tool's successful result inside the effort's
+// directory adds the directory it reached to the effort, once; the
+// effort's own directory, a path outside it and a refused or failed call
+// add nothing.
+func TestWatchTouchedDirs(t *testing.T) {
+	t.Parallel()
+	g, db, e := newGate(t, 0)
+	watch := g.Watch(alice, "run-1", e.Dir)
+	result := func(id, name, args string, isErr bool) {
+		watch(t.Context(), backend.Event{Kind: backend.EventToolCall, Tool: &backend.ToolCall{ID: id, Name: name, Args: json.RawMessage(args)}})
+		watch(t.Context(), backend.Event{Kind: backend.EventToolResult, Tool: &backend.ToolCall{ID: id, Name: name, IsError: isErr}})
+	}
+	result("1", "read_file", `{"path":"pkg/deep/a.go"}`, false)
+	result("2", "Read", `{"file_path":"`+filepath.Join(e.Dir, "pkg", "deep", "b.go")+`"}`, false)
+	result("3", "Write", `{"file_path":"`+filepath.Join(e.Dir, "main.go")+`"}`, false)
+	result("4", "read_file", `{"path":"/etc/hostname"}`, false)
+	result("5", "write_file", `{"path":"cmd/x/main.go"}`, true)
+	result("6", "Glob", `{"pattern":"*.go","path":"internal/y"}`, false)
+	result("7", "run_shell", `{"command":"ls other"}`, false)
+	got, err := db.GetEffort(t.Context(), e.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{filepath.Join(e.Dir, "pkg", "deep"), filepath.Join(e.Dir, "internal", "y")}
+	if !cmp.Equal(got.Dirs, want) {
+		t.Errorf("the effort's dirs = %q, want %q", got.Dirs, want)
 	}
 }

@@ -28,6 +28,9 @@ const heartbeatEvery = 30 * time.Second
 // Backend runs agents with Claude Code.
 type Backend struct {
 	heartbeat time.Duration
+	// exe is the binary whose GateHook answers the run's PreToolUse
+	// hook; "" is the running executable (the plugin binary).
+	exe string
 }
 
 var _ backend.Backend = (*Backend)(nil)
@@ -65,6 +68,11 @@ func (b *Backend) Run(ctx context.Context, req backend.Request, events backend.E
 	if err := os.WriteFile(in.mcpConfig, mcp, 0o600); err != nil {
 		return fmt.Errorf("claude: write mcp config: %w", err)
 	}
+	if req.Daemon.URL != "" {
+		if in.settings, err = b.writeSettings(req.WorkDir, in.mcpConfig); err != nil {
+			return err
+		}
+	}
 	dir := req.ProjectDir
 	if dir == "" {
 		dir = req.WorkDir
@@ -92,6 +100,30 @@ func (b *Backend) Run(ctx context.Context, req backend.Request, events backend.E
 		err = b.run(ctx, c, in, events)
 	}
 	return err
+}
+
+// writeSettings writes the run's --settings file into its work dir: a
+// PreToolUse hook on every tool that asks the daemon's gate (GateHook),
+// so that the phase of the agent's effort decides Claude Code's own
+// tools (Bash, Edit, Write…) too. The hook is this plugin's binary, which
+// a confined run may execute.
+func (b *Backend) writeSettings(workDir, mcpConfig string) (string, error) {
+	exe := b.exe
+	if exe == "" {
+		var err error
+		if exe, err = os.Executable(); err != nil {
+			return "", fmt.Errorf("claude: the gate hook needs the plugin's own path: %w", err)
+		}
+	}
+	body, err := settings(hookCommand(exe, mcpConfig))
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(workDir, "settings.json")
+	if err := os.WriteFile(path, body, 0o600); err != nil {
+		return "", fmt.Errorf("claude: write settings: %w", err)
+	}
+	return path, nil
 }
 
 // envConfigDir is where Claude Code keeps its settings, logins and

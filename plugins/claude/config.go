@@ -52,6 +52,7 @@ func model(m string) string {
 type invocation struct {
 	prompt, model, system string
 	mcpConfig             string // path of the MCP config file
+	settings              string // path of the gate hook's settings file; "" for none
 	resume                string // session id; "" starts a new conversation
 	maxTurns              int
 	allowedTools          []string // beyond the daemon's
@@ -69,6 +70,11 @@ func (in invocation) args() []string {
 		a = append(a, "--append-system-prompt="+in.system)
 	}
 	a = append(a, "--mcp-config", in.mcpConfig, "--strict-mcp-config")
+	if in.settings != "" {
+		// The hook's answers come back on the stream, where the
+		// daemon's refusals become gate events.
+		a = append(a, "--settings", in.settings, "--include-hook-events")
+	}
 	if in.resume != "" {
 		a = append(a, "--resume", in.resume)
 	}

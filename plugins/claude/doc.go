@@ -9,7 +9,8 @@
 //
 //	claude -p --output-format stream-json --verbose [--model=M]
 //	  [--append-system-prompt=SYSTEM] --mcp-config WORKDIR/mcp.json
-//	  --strict-mcp-config [--resume SESSION] [--max-turns N]
+//	  --strict-mcp-config --settings WORKDIR/settings.json
+//	  --include-hook-events [--resume SESSION] [--max-turns N]
 //	  --allowedTools mcp__agent-worker [TOOLS...] -- PROMPT
 //
 // with stdin closed, turning its stream-json lines into run events. The
@@ -19,6 +20,21 @@
 // --dangerously-skip-permissions (Claude Code refuses it as root): the
 // daemon's tools are allowed by name, and anything more must be listed in
 // allowed_tools.
+//
+// Gates (issue 43): the settings file, private to the run, gives Claude
+// Code a PreToolUse hook on every tool whose command is this plugin's own
+// binary, `agent-worker-backend-claude gate-hook WORKDIR/mcp.json`
+// (GateHook). It asks the daemon's gate (POST <mcp url>/gate with the
+// run's token, both read from the MCP config) whether the phase of the
+// agent's effort allows the call (Bash with its command; Edit, Write,
+// MultiEdit, NotebookEdit, Read… with their file; the agent's own MCP
+// servers' tools), and prints Claude Code's deny decision with the
+// phase's reason when it does not; the model reads the reason as the
+// tool's result. A daemon that cannot be asked denies (a daemon run fails
+// closed). The daemon's own tools are not asked by the hook: the daemon
+// gates them itself. The hook's answers come back on the stream
+// (--include-hook-events), where a refusal becomes the run's gate event.
+// Hooks of the user's own settings still run beside it.
 //
 // The agent's config (a JSON object; every key optional):
 //

@@ -12,8 +12,12 @@ import (
 // line is one stream-json line of `claude -p --output-format stream-json
 // --verbose`, with the fields this backend reads.
 type line struct {
-	Type      string   `json:"type"` // system, assistant, user, result
-	Subtype   string   `json:"subtype"`
+	Type    string `json:"type"` // system, assistant, user, result
+	Subtype string `json:"subtype"`
+	// A hook_response line (--include-hook-events): the hook's event
+	// and what it printed.
+	HookEvent string   `json:"hook_event"`
+	Stdout    string   `json:"stdout"`
 	SessionID string   `json:"session_id"`
 	Message   *message `json:"message"`
 	// ParentToolUseID is set on a sub-agent's messages (the Task tool).
@@ -88,10 +92,17 @@ func (s *stream) line(raw []byte) error {
 	var evs []backend.Event
 	switch l.Type {
 	case "system":
-		if l.Subtype == "init" {
+		switch {
+		case l.Subtype == "init":
 			s.init = true
 			if l.SessionID != "" {
 				evs = append(evs, backend.Event{Kind: backend.EventSession, SessionID: l.SessionID})
+			}
+		case l.Subtype == "hook_response" && l.HookEvent == "PreToolUse":
+			// The daemon's gate refused the call about to run: the
+			// model reads the reason as the tool's result next.
+			if reason, ok := gateRefusal(l.Stdout); ok {
+				evs = append(evs, backend.Event{Kind: backend.EventGate, Text: reason})
 			}
 		}
 	case "assistant":

@@ -34,14 +34,20 @@ type daemon struct {
 // startDaemon runs `agent-worker daemon` on a free loopback port with the
 // given extra flags and waits until it answers /health.
 func startDaemon(ctx context.Context, cfg config, home string, extra ...string) (*daemon, error) {
+	return startDaemonEnv(ctx, cfg, home, nil, extra...)
+}
+
+// startDaemonEnv is startDaemon with env added to the daemon's
+// environment ("HOME=…" for a user skills folder of the row's own).
+func startDaemonEnv(ctx context.Context, cfg config, home string, env []string, extra ...string) (*daemon, error) {
 	args := append([]string{"daemon", "--home", home, "--listen", "127.0.0.1:0",
 		"--plugins-dir", cfg.plugins, "--log-level", "warn", "--poll-interval", "1h"}, extra...)
 	cmd := exec.Command(cfg.bin, args...)
 	// The store is the scenario's to choose (--store in extra): a
 	// cluster's AGENT_WORKER_STORE in our environment must not turn the
 	// embedded-store daemons into members of it.
-	env := slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "AGENT_WORKER_STORE=") })
-	cmd.Env = append(env, "AGENT_WORKER_HOME="+home)
+	base := slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "AGENT_WORKER_STORE=") })
+	cmd.Env = append(append(base, "AGENT_WORKER_HOME="+home), env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

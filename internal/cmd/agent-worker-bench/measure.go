@@ -171,6 +171,7 @@ var scenarios = []struct {
 		return sandboxRows(ctx, b.cfg, b.t, b.n, b.cannot("no run sandbox"))
 	}},
 	{"search", (*bench).searchRows},
+	{"efforts", (*bench).effortRows},
 }
 
 // storeRows: one write transaction at a time through the store, beside
