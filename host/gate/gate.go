@@ -29,6 +29,8 @@ type Gate struct {
 	// seen, by effort id (an effort's snapshot never changes).
 	mu     sync.Mutex
 	parsed map[string]*parsed
+
+	calls catchUp // the effort calls each run's events showed (CaughtUp)
 }
 
 // parsed is an effort's skill as parsed from its snapshot, and its
