@@ -1,0 +1,207 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agent-worker/agent-worker/host/api"
+)
+
+// installExample puts examples/skills/implement/SKILL.md in the user's
+// skills folder of c's home, where the daemon finds it.
+func installExample(t *testing.T, c *cli) {
+	t.Helper()
+	b, err := os.ReadFile("../../examples/skills/implement/SKILL.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(c.home, ".agent-worker", "skills", "implement")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "SKILL.md"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// goStub is the test project's `go`: a run's sandbox has no Go build
+// cache, so the project brings a stand-in in bin/ that the agent's PATH
+// finds first. `go test` passes once Feature returns 2, as the real test
+// in feature_test.go would; `go vet` passes. It returns the agent's env.
+const goStub = `#!/bin/sh
+case "$1" in
+test)
+	if grep -q 'return 2' feature.go 2>/dev/null; then
+		echo 'ok  	example.com/feature	0.01s'
+		exit 0
+	fi
+	echo '--- FAIL: TestFeature (0.00s)'
+	echo '    feature_test.go:6: Feature() != 2'
+	echo 'FAIL	example.com/feature	0.01s'
+	exit 1 ;;
+vet) exit 0 ;;
+*) echo "go stub: $*" >&2; exit 2 ;;
+esac
+`
+
+// goProject makes dir a project with the go stub in dir/bin and returns
+// the env that puts it first on an agent's PATH.
+func goProject(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	bin := filepath.Join(dir, "bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(bin, "go"), []byte(goStub), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return map[string]string{"PATH": bin + string(os.PathListSeparator) + os.Getenv("PATH")}
+}
+
+const (
+	featureTest = "package feature\n\nimport \"testing\"\n\nfunc TestFeature(t *testing.T) {\n\tif Feature() != 2 {\n\t\tt.Fatal(\"Feature() != 2\")\n\t}\n}\n"
+	featureBug  = "package feature\n\nfunc Feature() int { return 1 }\n"
+	featureFix  = "package feature\n\nfunc Feature() int { return 2 }\n"
+	debriefOne  = "# Debrief\n\nFeature returns 2. The first version returned 1: go test caught it in verify.\n"
+)
+
+// Issue 43's acceptance, with a mock agent walking the example skill
+// (examples/skills/implement) through real daemon runs, the effort
+// started by the agent itself over MCP: in plan a write is refused with
+// the phase's reason, which the script reads, while the plan artifact is
+// written; a skipped phase and a replayed token are refused; test-first
+// ends once a *_test.go file was written; effort_log writes
+// 1_IMPLEMENT_LOG.md; verify cannot finish before `go test ./...` and
+// `go vet ./...` were observed exiting 0 in it (a `go test ./...` that
+// exits 1 does not count); the debrief 1_IMPLEMENT.md is written in
+// verify. A second effort on the directory is number 2 and starts with
+// effort 1's debrief.
+func TestE2EEffortAcceptanceOfTheMock(t *testing.T) {
+	t.Parallel()
+	c := newCLI(t)
+	installExample(t, c)
+	dir := filepath.Join(realPath(t, c.home), "workspaces", "global", "main", "alice")
+	env := goProject(t, dir)
+	c.startDaemon()
+
+	walk := map[string]any{"text": "walk"}
+	again := map[string]any{"text": "again"}
+	tool := func(when map[string]any, name string, args map[string]any) map[string]any {
+		return map[string]any{"tool": name, "args": args, "when": when}
+	}
+	write := func(when map[string]any, path, content string) map[string]any {
+		return map[string]any{"write": path, "content": content, "when": when}
+	}
+	shell := func(when map[string]any, line string) map[string]any {
+		return map[string]any{"shell": line, "when": when}
+	}
+	say := func(when map[string]any, text string) map[string]any {
+		return map[string]any{"text": text + "\n", "when": when}
+	}
+	finish := map[string]any{"token": "{{step.15.token}}", "proof": map[string]any{"tests_run": 1}}
+	script := []map[string]any{
+		tool(walk, "effort_start", map[string]any{"dir": dir, "skill": "implement"}),                   // 1
+		write(walk, "feature.go", featureFix),                                                          // 2: plan denies write_file
+		say(walk, "plan refused the write: {{last.error}}"),                                            // 3
+		write(walk, "1_IMPLEMENT_PLAN.md", "# Plan\n\nFeature returns 2; feature_test.go shows it.\n"), // 4: the phase's artifact
+		tool(walk, "effort_finish", map[string]any{"token": "{{step.1.token}}"}),                       // 5: skips three phases
+		say(walk, "finish from plan: {{last.error}}"),                                                  // 6
+		tool(walk, "effort_continue", map[string]any{"token": "{{step.1.token}}",
+			"proof": map[string]any{"plan_summary": "Feature returns 2"}, "notes": "plan: feature.go and feature_test.go"}), // 7
+		tool(walk, "effort_continue", map[string]any{"token": "{{step.1.token}}",
+			"proof": map[string]any{"plan_summary": "Feature returns 2"}}), // 8: replayed
+		say(walk, "the replayed token: {{last.error}}"), // 9
+		write(walk, "feature_test.go", featureTest),     // 10: test-first's evidence
+		shell(walk, "go test ./..."),                    // 11: fails, as it must here
+		tool(walk, "effort_continue", map[string]any{"token": "{{step.7.token}}",
+			"proof": map[string]any{"failing_test": "TestFeature: feature_test.go:6: Feature() != 2"}}), // 12
+		write(walk, "feature.go", featureBug), // 13: implement
+		tool(walk, "effort_log", map[string]any{"text": "Feature is a plain func: nothing to keep between calls"}), // 14
+		tool(walk, "effort_continue", map[string]any{"token": "{{step.12.token}}"}),                                // 15
+		tool(walk, "effort_finish", finish),                         // 16: nothing checked yet
+		say(walk, "finish before the check: {{last.error}}"),        // 17
+		shell(walk, "go test ./..."),                                // 18: exits 1
+		tool(walk, "effort_finish", finish),                         // 19
+		say(walk, "finish after a failing go test: {{last.error}}"), // 20
+		write(walk, "feature.go", featureFix),                       // 21: verify allows write_file
+		shell(walk, "go test ./..."),                                // 22
+		shell(walk, "go vet ./..."),                                 // 23
+		write(walk, "1_IMPLEMENT.md", debriefOne),                   // 24: the debrief, verify's artifact
+		tool(walk, "effort_finish", map[string]any{"token": "{{step.15.token}}",
+			"proof": map[string]any{"tests_run": 1}, "notes": "Feature returns 2"}), // 25
+		say(walk, "effort {{last.effort}} is {{last.state}}"),                         // 26
+		tool(again, "effort_start", map[string]any{"dir": dir, "skill": "implement"}), // 27
+		say(again, "effort {{last.effort}} is #{{last.ordinal}}"),                     // 28
+		{"result": "done"},
+	}
+	cfg, err := json.Marshal(map[string]any{"env": env, "script": script})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.ok("new", "alice", "--backend", "mock", "--config", string(cfg))
+
+	var res api.RunResult
+	if err := json.Unmarshal([]byte(c.ok("serve", "alice", "walk")), &res); err != nil {
+		t.Fatal(err)
+	}
+	logs := c.ok("logs", res.RunID)
+	for _, want := range []string{
+		"plan refused the write: phase plan of skill implement does not allow write_file: write_file is denied by \"write_file\"",
+		"finish from plan: effort-1 is in phase 1 of 4, plan: phases are walked in order",
+		"the replayed token: already used: the effort is at phase 2 of 4, test-first",
+		"finish before the check: effort-1 cannot leave phase 4 of 4, verify:",
+		"- evidence: verify needs a shell command matching `go test ./...` that exited 0 (alone or in a chain joined by &&, not in a pipeline or after ; or ||) in this phase; none was observed",
+		"- evidence: verify needs a shell command matching `go vet ./...` that exited 0",
+		"finish after a failing go test: effort-1 cannot leave phase 4 of 4, verify:",
+		"in this phase; the last was `go test ./...`, which exited 1\n",
+		"effort effort-1 is finished",
+	} {
+		if !strings.Contains(logs, want) {
+			t.Errorf("the walk's transcript lacks %q:\n%s", want, logs)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "feature.go")); err != nil || string(b) != featureFix {
+		t.Errorf("feature.go = %q, %v; want the fix written in verify (plan's write refused)", b, err)
+	}
+	for file, want := range map[string]string{
+		"1_IMPLEMENT_PLAN.md": "Feature returns 2",
+		"1_IMPLEMENT_LOG.md":  "Z Feature is a plain func: nothing to keep between calls\n",
+		"1_IMPLEMENT.md":      debriefOne,
+	} {
+		if b, err := os.ReadFile(filepath.Join(dir, file)); err != nil || !strings.Contains(string(b), want) {
+			t.Errorf("%s = %q, %v; want %q in it", file, b, err, want)
+		}
+	}
+	var shown api.EffortShow
+	if err := json.Unmarshal([]byte(c.ok("effort", "show", "effort-1", "--json")), &shown); err != nil {
+		t.Fatal(err)
+	}
+	if shown.State != "finished" || len(shown.History) == 0 {
+		t.Fatalf("effort-1 = %+v", shown)
+	}
+	// What met verify's evidence: the green go test and go vet, not the red one.
+	last := shown.History[len(shown.History)-1]
+	var met []struct {
+		Subject string
+		Exit    *int
+	}
+	b, _ := json.Marshal(last.Evidence)
+	if err := json.Unmarshal(b, &met); err != nil || last.PhaseName != "verify" || len(met) != 2 ||
+		met[0].Subject != "go test ./..." || met[0].Exit == nil || *met[0].Exit != 0 || met[1].Subject != "go vet ./..." {
+		t.Errorf("verify's checkpoint = %+v, evidence %s", last, b)
+	}
+
+	// Effort 2 on the same directory starts with effort 1's debrief.
+	if err := json.Unmarshal([]byte(c.ok("serve", "alice", "again")), &res); err != nil {
+		t.Fatal(err)
+	}
+	logs = c.ok("logs", res.RunID)
+	for _, want := range []string{"effort effort-2 is #2", "implement #2 on " + dir, "what effort 1 (implement) left:", "The first version returned 1: go test caught it in verify."} {
+		if !strings.Contains(logs, want) {
+			t.Errorf("effort 2's start lacks %q:\n%s", want, logs)
+		}
+	}
+}
