@@ -3,11 +3,14 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/sdk/tools"
 )
 
 // installExample puts examples/skills/implement/SKILL.md in the user's
@@ -204,4 +207,97 @@ func TestE2EEffortAcceptanceOfTheMock(t *testing.T) {
 			t.Errorf("effort 2's start lacks %q:\n%s", want, logs)
 		}
 	}
+}
+
+// tsEffortScript walks an effort as an outside agent with the official
+// TypeScript MCP client: effort_start, effort_continue with the proof,
+// the same token again, effort_status. It prints one JSON object.
+const tsEffortScript = `import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+const [url, token, dir] = process.argv.slice(2);
+const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: "Bearer " + token } } });
+const client = new Client({ name: "effort-e2e", version: "1" });
+await client.connect(transport);
+const call = async (name, args) => {
+  const res = await client.callTool({ name, arguments: args });
+  return { isError: !!res.isError, text: res.content.map((c) => c.text).join(""), result: res.structuredContent ?? null };
+};
+const tools = (await client.listTools()).tools.map((t) => t.name).filter((n) => n.startsWith("effort_"));
+const start = await call("effort_start", { dir, skill: "implement" });
+const t1 = start.result?.token;
+const noProof = await call("effort_continue", { token: t1, proof: {} });
+const next = await call("effort_continue", { token: t1, proof: { plan_summary: "add Feature" }, notes: "from the TypeScript client" });
+const replayed = await call("effort_continue", { token: t1, proof: { plan_summary: "add Feature" } });
+const status = await call("effort_status", {});
+console.log(JSON.stringify({ tools, start, noProof, next, replayed, status }));
+await client.close();
+process.exit(0);
+`
+
+// The official TypeScript MCP client drives an effort as an outside
+// agent (issue 43): effort_start answers the first phase and a token;
+// effort_continue without the proof is refused, with it moves to phase
+// 2 and answers a new token; the first token again is refused as used;
+// effort_status shows phase 2 and its token.
+func TestE2EEffortAcceptanceTypeScriptClient(t *testing.T) {
+	t.Parallel()
+	modules := tsModules(t)
+	c := newCLI(t)
+	installExample(t, c)
+	c.startDaemon()
+	c.ok("new", "outside", "--backend", "external")
+	url, token := c.agentToken("outside")
+	dir := realPath(t, t.TempDir())
+
+	out, err := exec.Command("node", tsScript(t, modules, "effort.mjs", tsEffortScript), url, token, dir).CombinedOutput()
+	if err != nil {
+		t.Fatalf("effort script: %v: %s", err, out)
+	}
+	type answer struct {
+		IsError bool
+		Text    string
+		Result  *tools.EffortResult
+	}
+	var got struct {
+		Tools                                  []string
+		Start, NoProof, Next, Replayed, Status answer
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("effort script: %q: %v", out, err)
+	}
+	if want := []string{"effort_continue", "effort_finish", "effort_log", "effort_start", "effort_status"}; !slicesEqual(sorted(got.Tools), want) {
+		t.Errorf("the effort tools listed = %q, want %q", got.Tools, want)
+	}
+	s := got.Start
+	if s.IsError || s.Result == nil || s.Result.Token == "" || s.Result.Ordinal != 1 || s.Result.Phase == nil || s.Result.Phase.Name != "plan" {
+		t.Fatalf("effort_start = %+v", s)
+	}
+	if !got.NoProof.IsError || !strings.Contains(got.NoProof.Text, "plan_summary") {
+		t.Errorf("effort_continue without the proof = %+v, want refused naming plan_summary", got.NoProof)
+	}
+	n := got.Next
+	if n.IsError || n.Result == nil || n.Result.Phase == nil || n.Result.Phase.Name != "test-first" || n.Result.Token == "" || n.Result.Token == s.Result.Token {
+		t.Fatalf("effort_continue with the proof = %+v", n)
+	}
+	if r := got.Replayed; !r.IsError || !strings.Contains(r.Text, "already used: the effort is at phase 2 of 4, test-first") {
+		t.Errorf("the replayed token = %+v, want refused as used", r)
+	}
+	st := got.Status
+	if st.IsError || st.Result == nil || st.Result.Phase == nil || st.Result.Phase.Name != "test-first" || st.Result.Token != n.Result.Token ||
+		!slicesEqual(st.Result.Phase.Missing, []string{`{file: "*_test.go"}`}) {
+		t.Errorf("effort_status = %+v, want test-first, its token and the file evidence missing", st)
+	}
+	var shown api.EffortShow
+	if err := json.Unmarshal([]byte(c.ok("effort", "show", "--agent", "outside@global", "--json")), &shown); err != nil {
+		t.Fatal(err)
+	}
+	if shown.PhaseName != "test-first" || len(shown.History) < 2 || shown.History[1].Notes != "from the TypeScript client" {
+		t.Errorf("effort show = %+v", shown)
+	}
+}
+
+func sorted(s []string) []string {
+	s = slices.Clone(s)
+	slices.Sort(s)
+	return s
 }
