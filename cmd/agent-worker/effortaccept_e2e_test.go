@@ -5,7 +5,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -300,4 +302,130 @@ func sorted(s []string) []string {
 	s = slices.Clone(s)
 	slices.Sort(s)
 	return s
+}
+
+// lastToken is the last continue token of phase (counted from 0) of
+// effort-1 the scripted model was shown, in a tool's result or a run's
+// prompt.
+func lastToken(t *testing.T, reqs []modelRequest, phase int) string {
+	t.Helper()
+	re := regexp.MustCompile(`awe1\.effort-1\.` + strconv.Itoa(phase) + `\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+`)
+	for i := len(reqs) - 1; i >= 0; i-- {
+		if all := re.FindAllString(string(reqs[i].RawBody), -1); len(all) > 0 {
+			return all[len(all)-1]
+		}
+	}
+	t.Fatalf("the model was shown no token of phase %d", phase+1)
+	return ""
+}
+
+// Issue 43's acceptance with the sdk backend against the scripted model,
+// a run per phase, each picking the effort up where the last left it:
+// the model starts the effort; its write_file in plan is refused and the
+// refusal is in the next request it gets, while the plan artifact is
+// written; it continues with the token it was shown; writes the test;
+// implements and logs; in verify its effort_finish is refused, naming
+// the missing go test and go vet, which it reads; then run_shell runs
+// `go test ./...` and `go vet ./...` (the stub go on its PATH), both
+// observed exiting 0, it writes the debrief and the finish is accepted.
+func TestE2EEffortAcceptanceOfTheSDKBackend(t *testing.T) {
+	t.Parallel()
+	c := newCLI(t)
+	installExample(t, c)
+	m := startModel(t, false)
+	c.startModelDaemon(m)
+	dir := filepath.Join(realPath(t, c.home), "workspaces", "global", "main", "dev")
+	env := goProject(t, dir)
+	cfg, err := json.Marshal(map[string]any{"env": env})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.ok("new", "dev", "--backend", "sdk", "--model", "anthropic/claude-sonnet-4-5", "--config", string(cfg))
+	call := func(name string, args map[string]any) modelTurn {
+		return modelTurn{"Tools": []map[string]any{{"Name": name, "Args": args}}}
+	}
+	runs := 0
+	run := func(message string, turns ...modelTurn) string {
+		t.Helper()
+		for _, turn := range turns {
+			m.add(t, turn)
+		}
+		c.ok("send", "dev", message)
+		runs++
+		return c.lastRunLogs("dev", runs)
+	}
+	const planRefusal = "phase plan of skill implement does not allow write_file: write_file is denied by"
+
+	// Run 1, plan.
+	logs := run("plan Feature",
+		call("effort_start", map[string]any{"dir": dir, "skill": "implement"}),
+		call("write_file", map[string]any{"path": "feature.go", "content": featureFix}),
+		call("write_file", map[string]any{"path": "1_IMPLEMENT_PLAN.md", "content": "# Plan\n\nFeature returns 2.\n"}),
+		modelTurn{"Text": "planned"})
+	reqs := m.requests(t)
+	if len(reqs) != 4 {
+		t.Fatalf("run 1: the model got %d requests, want 4:\n%s", len(reqs), logs)
+	}
+	if body := string(reqs[2].RawBody); !strings.Contains(body, planRefusal) {
+		t.Errorf("the request after the refused write lacks the phase's reason:\n%s", body)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "feature.go")); err == nil {
+		t.Error("feature.go was written in phase plan")
+	}
+
+	// Run 2, test-first: the run's prompt says where the effort is.
+	logs = run("write the test",
+		call("effort_continue", map[string]any{"token": lastToken(t, reqs, 0), "proof": map[string]any{"plan_summary": "Feature returns 2"},
+			"notes": "plan: feature.go and its test"}),
+		call("write_file", map[string]any{"path": "feature_test.go", "content": featureTest}),
+		modelTurn{"Text": "test written"})
+	reqs = m.requests(t)
+	if prompt := string(reqs[4].RawBody); !strings.Contains(prompt, "Phase 1 of 4: plan") || !strings.Contains(prompt, "1_IMPLEMENT_PLAN.md") {
+		t.Errorf("run 2's first request lacks the effort's phase:\n%s", prompt)
+	}
+
+	// Run 3, implement.
+	run("implement it",
+		call("effort_continue", map[string]any{"token": lastToken(t, reqs, 1), "proof": map[string]any{"failing_test": "TestFeature: feature_test.go:6"}}),
+		call("write_file", map[string]any{"path": "feature.go", "content": featureFix}),
+		call("effort_log", map[string]any{"text": "kept Feature a plain func"}),
+		modelTurn{"Text": "implemented"})
+	reqs = m.requests(t)
+	if prompt := string(reqs[7].RawBody); !strings.Contains(prompt, "Phase 2 of 4: test-first") || !strings.Contains(prompt, "plan: feature.go and its test") {
+		t.Errorf("run 3's first request lacks the phase and the notes so far:\n%s", prompt)
+	}
+
+	// Run 4, verify.
+	logs = run("verify it",
+		call("effort_continue", map[string]any{"token": lastToken(t, reqs, 2)}),
+		call("effort_finish", map[string]any{"proof": map[string]any{"tests_run": 1}}),
+		call("run_shell", map[string]any{"command": "go test ./..."}),
+		call("run_shell", map[string]any{"command": "go vet ./..."}),
+		call("write_file", map[string]any{"path": "1_IMPLEMENT.md", "content": debriefOne}),
+		call("effort_finish", map[string]any{"proof": map[string]any{"tests_run": 1}, "notes": "Feature returns 2"}),
+		modelTurn{"Text": "verified"})
+	reqs = m.requests(t)
+	if len(reqs) != 18 {
+		t.Fatalf("the model got %d requests, want 18:\n%s", len(reqs), logs)
+	}
+	if body := string(reqs[13].RawBody); !strings.Contains(body, "verify needs a shell command matching `go test ./...` that exited 0") ||
+		!strings.Contains(body, "verify needs a shell command matching `go vet ./...` that exited 0") {
+		t.Errorf("the request after the early finish lacks its refusal:\n%s", body)
+	}
+	var shown api.EffortShow
+	if err := json.Unmarshal([]byte(c.ok("effort", "show", "effort-1", "--json")), &shown); err != nil {
+		t.Fatal(err)
+	}
+	if shown.State != "finished" {
+		t.Fatalf("effort-1 is %s after verify, want finished:\n%s", shown.State, logs)
+	}
+	last := shown.History[len(shown.History)-1]
+	if b, _ := json.Marshal(last.Evidence); !strings.Contains(string(b), `"subject":"go test ./..."`) || !strings.Contains(string(b), `"subject":"go vet ./..."`) {
+		t.Errorf("verify's evidence = %s", b)
+	}
+	for file, want := range map[string]string{"1_IMPLEMENT_PLAN.md": "Feature returns 2", "1_IMPLEMENT_LOG.md": "Z kept Feature a plain func\n", "1_IMPLEMENT.md": debriefOne} {
+		if b, err := os.ReadFile(filepath.Join(dir, file)); err != nil || !strings.Contains(string(b), want) {
+			t.Errorf("%s = %q, %v; want %q in it", file, b, err, want)
+		}
+	}
 }
