@@ -10,32 +10,27 @@ import (
 
 	"github.com/agent-worker/agent-worker/host/api"
 	"github.com/agent-worker/agent-worker/store"
-	"github.com/agent-worker/agent-worker/workflow/skill"
 )
 
 // startEffortE2E starts an effort of the example skill for agent
-// name@global:main on dir through the daemon's store, and walks it to
-// phase; the effort commands (issue 43's other half) do this once they
-// land.
+// name@global:main on dir with `agent-worker effort start`, and walks it
+// to phase through the daemon's store: the phases between need evidence
+// a run would have to produce (TestE2EEffortAcceptance… walks them).
 func startEffortE2E(t *testing.T, c *cli, name, dir string, phase int) (*store.DB, store.Effort) {
 	t.Helper()
+	installExample(t, c)
+	if err := os.MkdirAll(dir, 0o755); err != nil { // the agent's workspace, before its first run
+		t.Fatal(err)
+	}
+	c.ok("effort", "start", dir, "implement", "--agent", name+"@global")
 	db, err := store.Open(t.Context(), filepath.Join(c.home, api.DBFile), store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	b, err := os.ReadFile("../../examples/skills/implement/SKILL.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := skill.Parse("", b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, _, err := db.StartEffort(t.Context(), store.NewEffort{Agent: store.AgentKey{Name: name, Workflow: "global", Tag: "main"},
-		Dir: dir, Skill: s.Name, Snapshot: skill.Snapshot("implement/SKILL.md", b), Phases: s.PhaseNames(), Mode: "solo", Nonce: "n0"})
-	if err != nil {
-		t.Fatal(err)
+	e, ok, err := db.ActiveEffort(t.Context(), store.AgentKey{Name: name, Workflow: "global", Tag: "main"})
+	if err != nil || !ok {
+		t.Fatalf("%s's effort after effort start: %v, %v", name, ok, err)
 	}
 	for e.Phase < phase {
 		if e, err = db.AdvanceEffort(t.Context(), store.Advance{ID: e.ID, From: e.Phase, Nonce: e.Nonce, NewNonce: fmt.Sprint("n", e.Phase+1)}); err != nil {

@@ -122,7 +122,8 @@ func (s *Service) checkPhase(ctx context.Context, e store.Effort, ph *skill.Phas
 	fs := ph.CheckEvidence(obs)
 	var eerr error
 	if err := fs.Err(ph.Name); err != nil {
-		eerr = fmt.Errorf("evidence: %w", err)
+		// A line per requirement, each an item of the refusal's list.
+		eerr = fmt.Errorf("evidence: %s", strings.ReplaceAll(err.Error(), "\n", "\n- evidence: "))
 	}
 	if perr != nil {
 		perr = proofErr(perr)

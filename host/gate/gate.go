@@ -37,6 +37,8 @@ type Gate struct {
 	mu     sync.Mutex
 	parsed map[string]*parsed
 	beats  map[store.AgentKey]time.Time
+
+	calls catchUp // the effort calls each run's events showed (CaughtUp)
 }
 
 // parsed is an effort's skill as parsed from its snapshot, and its

@@ -43,8 +43,12 @@ const maxPending = 256
 // the result has none (Claude Code's). The returned function is called
 // from one goroutine, the run's event loop; it logs its store errors and
 // never fails the run.
+//
+// It also counts the calls of effort_continue and effort_finish the
+// events show, for CaughtUp, until Ended.
 func (g *Gate) Watch(k store.AgentKey, runID, dir string) func(ctx context.Context, e backend.Event) {
 	args := map[string]json.RawMessage{} // tool call id → its arguments
+	g.calls.watch(runID)
 	return func(ctx context.Context, e backend.Event) {
 		g.beat(ctx, k, runID, e)
 		if e.Tool == nil {
@@ -52,6 +56,7 @@ func (g *Gate) Watch(k store.AgentKey, runID, dir string) func(ctx context.Conte
 		}
 		switch e.Kind {
 		case backend.EventToolCall:
+			g.calls.shown(runID, e.Tool.Name)
 			if e.Tool.ID != "" && len(e.Tool.Args) > 0 && len(args) < maxPending {
 				args[e.Tool.ID] = e.Tool.Args
 			}

@@ -44,6 +44,7 @@ func (s *Server) addEffortTools(srv *mcp.Server, me store.AgentKey) {
 			if s.Efforts == nil {
 				return tools.EffortResult{}, "", noEfforts()
 			}
+			s.caughtUp(ctx, tools.EffortContinue)
 			res, err := s.Efforts.Continue(ctx, efforts.Step{Agent: me, Token: in.Token, Proof: efforts.Proof{Typed: in.Proof}, Notes: in.Notes, Run: runOf(ctx)})
 			return res, EffortText(res), err
 		})
@@ -71,6 +72,7 @@ func (s *Server) addEffortTools(srv *mcp.Server, me store.AgentKey) {
 			if s.Efforts == nil {
 				return tools.EffortResult{}, "", noEfforts()
 			}
+			s.caughtUp(ctx, tools.EffortFinish)
 			res, err := s.Efforts.Finish(ctx, efforts.FinishRequest{Agent: me, Token: in.Token, Abandon: in.Abandon, Reason: in.Reason,
 				Notes: in.Notes, Proof: efforts.Proof{Typed: in.Proof}, Run: runOf(ctx)})
 			return res, EffortText(res), err

@@ -25,6 +25,10 @@ type Gate interface {
 	// ObserveTool records that k called tool, as evidence of its
 	// effort's current phase.
 	ObserveTool(ctx context.Context, k store.AgentKey, runID, tool string) error
+	// CaughtUp waits (briefly) until the events of run runID have shown
+	// its call of the effort tool, so that the phase's evidence includes
+	// every tool result the run reported before the call.
+	CaughtUp(ctx context.Context, runID, tool string)
 }
 
 // checkPhase asks the gate about a call of the daemon's own tool name by
@@ -105,4 +109,12 @@ func gateError(w http.ResponseWriter, e *api.Error) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(api.HTTPStatus(e.Code))
 	_ = json.NewEncoder(w).Encode(e)
+}
+
+// caughtUp lets a run's events catch up with its call of an effort tool
+// that checks evidence (Gate.CaughtUp).
+func (s *Server) caughtUp(ctx context.Context, tool string) {
+	if s.Gate != nil {
+		s.Gate.CaughtUp(ctx, runOf(ctx), tool)
+	}
 }

@@ -103,6 +103,8 @@ type SupervisorConfig struct {
 // tools were seen doing.
 type Evidence interface {
 	Watch(k store.AgentKey, runID, dir string) func(ctx context.Context, e backend.Event)
+	// Ended says the run's events are over.
+	Ended(runID string)
 }
 
 // DefaultRunLimits are a run's limits unless the daemon or the agent
@@ -378,6 +380,7 @@ func (s *Supervisor) runPlugin(ctx context.Context, agent store.Agent, attempt i
 		// Observed before the event is recorded: what a run did is
 		// evidence by the time anyone can read that it did it.
 		watch, record := s.cfg.Evidence.Watch(agent.Key(), runID, rs.projectDir), emit
+		defer s.cfg.Evidence.Ended(runID)
 		obsCtx := context.WithoutCancel(ctx)
 		emit = func(ev backend.Event) {
 			watch(obsCtx, ev)

@@ -67,8 +67,9 @@
 // the daemon asked to resume), {{state_dir}} and {{inbox_summary}}
 // ("from: text" of each inbox message without @, joined with "; ", at most
 // 200 characters). A tool step that the daemon
-// refuses is reported as an error result and the script goes on, as a
-// model would; any other failure ends the run.
+// refuses is reported as an error result, its {{last.error}} is the
+// daemon's message, and the script goes on, as a model would; any other
+// failure ends the run.
 //
 // Without a script the mock does what the seed's mock did: with an inbox,
 // it posts "[<name>] Processed: {{inbox_summary}}" (no @, so it wakes no

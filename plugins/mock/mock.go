@@ -339,6 +339,7 @@ func (r *run) tool(ctx context.Context, s step) error {
 	switch {
 	case errors.As(err, &refused):
 		call.Result, call.IsError = refused.Message, true
+		r.keep(s.index, map[string]any{"error": refused.Message})
 	case err != nil:
 		return fmt.Errorf("mock: step %d: %w", s.index, err)
 	case text != "":

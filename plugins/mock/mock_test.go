@@ -262,10 +262,10 @@ func TestSteps(t *testing.T) {
 			},
 		},
 		"refused tool is an error result": {
-			script: `[{"tool": "channel_read", "args": {"limit": 500}}, {"result": "went on"}]`,
+			script: `[{"tool": "channel_read", "args": {"limit": 500}}, {"result": "went on: {{last.error}}"}]`,
 			check: func(t *testing.T, _ *backendtest.Daemon, _ *testBackend, events []backend.Event, err error) {
 				noError(t, err)
-				if len(events) != 3 || !events[1].Tool.IsError || events[1].Tool.Result != "limit must be between 1 and 200" || events[2].Text != "went on" {
+				if len(events) != 3 || !events[1].Tool.IsError || events[1].Tool.Result != "limit must be between 1 and 200" || events[2].Text != "went on: limit must be between 1 and 200" {
 					t.Errorf("events = %+v", events)
 				}
 			},

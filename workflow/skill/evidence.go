@@ -29,6 +29,11 @@ type Finding struct {
 	Evidence Evidence
 	// By is the first observation that meets it; nil: none does.
 	By *Observation
+	// Ran is, for a shell requirement nothing met, the last observation
+	// of a matching command that did not count (its exit status, or one
+	// that was not the command's own), so that a refusal says what was
+	// seen; nil: no matching command ran.
+	Ran *Observation
 }
 
 // Findings are a phase's evidence requirements, each with what met it.
@@ -49,10 +54,15 @@ func (p *Phase) CheckEvidence(obs []Observation) Findings {
 	out := make(Findings, len(p.Evidence))
 	for i, e := range p.Evidence {
 		out[i].Evidence = e
+		ran := e
+		ran.AnyExit = true
 		for j := range obs {
 			if e.metBy(obs[j]) {
-				out[i].By = &obs[j]
+				out[i].By, out[i].Ran = &obs[j], nil
 				break
+			}
+			if e.Kind == EvidenceShell && ran.metBy(obs[j]) {
+				out[i].Ran = &obs[j]
 			}
 		}
 	}
@@ -114,16 +124,28 @@ func (fs Findings) Missing() []Evidence {
 }
 
 // Err is nil when every requirement was met, else an error naming each
-// missing one as phase's: "verify needs a shell command matching `go test
-// ./...` that exited 0 in this phase; none was observed".
+// missing one as phase's, a line each: "verify needs a shell command
+// matching `go test ./...` that exited 0 in this phase; none was
+// observed", or, when a matching command ran without counting, "...; the
+// last was `go test ./...`, which exited 1".
 func (fs Findings) Err(phase string) error {
 	missing := fs.Missing()
 	if len(missing) == 0 {
 		return nil
 	}
-	msgs := make([]string, len(missing))
-	for i, e := range missing {
-		msgs[i] = phase + " needs " + e.describe() + " in this phase; none was observed"
+	var msgs []string
+	for _, f := range fs {
+		if f.By != nil {
+			continue
+		}
+		seen := "none was observed"
+		switch r := f.Ran; {
+		case r != nil && r.Exit != f.Evidence.Exit:
+			seen = fmt.Sprintf("the last was `%s`, which exited %d", r.Command, r.Exit)
+		case r != nil:
+			seen = fmt.Sprintf("the last was `%s`, whose exit status is not the command's own", r.Command)
+		}
+		msgs = append(msgs, phase+" needs "+f.Evidence.describe()+" in this phase; "+seen)
 	}
 	return &EvidenceError{Phase: phase, Missing: missing, msg: strings.Join(msgs, "\n")}
 }

@@ -2,6 +2,7 @@ package skill
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -76,7 +77,7 @@ func TestEvidenceErr(t *testing.T) {
 		{Kind: EvidenceShell, Command: "make lint", Exit: 2},
 	})
 	err := fs.Err("verify")
-	want := "verify needs a shell command matching `go test ./...` that exited 0 (alone or in a chain joined by &&, not in a pipeline or after ; or ||) in this phase; none was observed\n" +
+	want := "verify needs a shell command matching `go test ./...` that exited 0 (alone or in a chain joined by &&, not in a pipeline or after ; or ||) in this phase; the last was `go test ./... | tail`, whose exit status is not the command's own\n" +
 		"verify needs a shell command matching `go generate *` to have run in this phase; none was observed"
 	if err == nil || err.Error() != want {
 		t.Errorf("Err =\n%v\nwant\n%s", err, want)
@@ -87,6 +88,17 @@ func TestEvidenceErr(t *testing.T) {
 	}
 	if fs[1].By == nil || fs[1].By.Path != "a_test.go" {
 		t.Errorf("the file requirement was met by %+v", fs[1].By)
+	}
+	// A red run is named with its status; a later green one meets it.
+	red := []Observation{{Kind: EvidenceShell, Command: "go test ./...", Exit: 1}, {Kind: EvidenceShell, Command: "make lint", Exit: 0}}
+	err = ph.CheckEvidence(red).Err("verify")
+	for _, want := range []string{"the last was `go test ./...`, which exited 1", "the last was `make lint`, which exited 0"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("after a red go test and a green make lint: %v; want it to say %q", err, want)
+		}
+	}
+	if f := ph.CheckEvidence(append(red, Observation{Kind: EvidenceShell, Command: "go test ./...", Exit: 0}))[0]; f.By == nil || f.Ran != nil {
+		t.Errorf("red then green: %+v, want met by the green one", f)
 	}
 	all := ph.CheckEvidence([]Observation{
 		{Kind: EvidenceShell, Command: "go test ./...", Exit: 0}, {Kind: EvidenceFile, Path: "a_test.go"},
