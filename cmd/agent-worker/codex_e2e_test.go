@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -146,4 +149,52 @@ func replays(r modelRequest, typ, text string) bool {
 		}
 	}
 	return false
+}
+
+// Codex's own tools under the daemon's gate (issue 43): in phase plan of
+// the example skill the model's apply_patch, which would add main.go, is
+// refused by the run's PreToolUse hook (the plugin binary asking the
+// daemon, inside the run's sandbox); the model reads the phase's reason
+// as the tool's output, the file is not written, and the transcript
+// shows the gate event, which Codex's own stream does not mention.
+func TestE2ECodexGated(t *testing.T) {
+	t.Parallel()
+	realCLI(t, "codex")
+	c := newCLI(t)
+	dir := filepath.Join(realPath(t, c.home), "workspaces", "global", "main", "alice")
+	patch := "*** Begin Patch\n*** Add File: main.go\n+package main\n*** End Patch"
+	model := startModel(t, false,
+		modelTurn{"Tools": []any{map[string]any{"ID": "call_p1", "Name": "apply_patch", "Input": patch}}},
+		modelTurn{"Text": "I will plan first"})
+	c.startDaemon("OPENAI_BASE_URL="+model.URL+"/v1", "OPENAI_API_KEY=x")
+	if !sandboxOn(c) {
+		t.Errorf("the daemon does not confine runs: the hook is not shown to work in the sandbox:\n%s", c.ok("status"))
+	}
+	// A model Codex knows, so that it offers apply_patch.
+	c.ok("new", "alice", "--backend", "codex", "--model", "openai/gpt-5.5", "--config", `{"timeout": "30s"}`)
+	db, e := startEffortE2E(t, c, "alice", dir, 0)
+
+	c.ok("send", "alice", "plan the change")
+	logs := c.lastRunLogs("alice", 1)
+	const reason = "phase plan of skill implement does not allow apply_patch"
+	if !strings.Contains(logs, "gate        "+reason) {
+		t.Errorf("the transcript lacks the gate event with the phase's reason:\n%s", logs)
+	}
+	if a := c.agent("alice"); a.Runs[0].State != "succeeded" {
+		t.Errorf("the run ended %s, want succeeded:\n%s", a.Runs[0].State, logs)
+	}
+	next, ok := requestWith(model.requests(t), `"custom_tool_call_output"`, `"call_p1"`)
+	if !ok || !bytes.Contains(next.RawBody, []byte(reason)) {
+		t.Errorf("the model's request after the apply_patch does not carry the refusal (found: %v)", ok)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "main.go")); err == nil {
+		t.Error("main.go was written in phase plan")
+	}
+	obs, err := db.Observations(t.Context(), e.ID, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(obs) != 0 {
+		t.Errorf("observations = %q, want none (a refused call is no evidence)", observed(obs))
+	}
 }
