@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -175,26 +173,6 @@ func TestE2ECodexGated(t *testing.T) {
 	db, e := startEffortE2E(t, c, "alice", dir, 0)
 
 	c.ok("send", "alice", "plan the change")
-	logs := c.lastRunLogs("alice", 1)
-	const reason = "phase plan of skill implement does not allow apply_patch"
-	if !strings.Contains(logs, "gate        "+reason) {
-		t.Errorf("the transcript lacks the gate event with the phase's reason:\n%s", logs)
-	}
-	if a := c.agent("alice"); a.Runs[0].State != "succeeded" {
-		t.Errorf("the run ended %s, want succeeded:\n%s", a.Runs[0].State, logs)
-	}
-	next, ok := requestWith(model.requests(t), `"custom_tool_call_output"`, `"call_p1"`)
-	if !ok || !bytes.Contains(next.RawBody, []byte(reason)) {
-		t.Errorf("the model's request after the apply_patch does not carry the refusal (found: %v)", ok)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "main.go")); err == nil {
-		t.Error("main.go was written in phase plan")
-	}
-	obs, err := db.Observations(t.Context(), e.ID, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(obs) != 0 {
-		t.Errorf("observations = %q, want none (a refused call is no evidence)", observed(obs))
-	}
+	c.refused("alice", "phase plan of skill implement does not allow apply_patch", model, filepath.Join(dir, "main.go"), db, e,
+		`"custom_tool_call_output"`, `"call_p1"`)
 }

@@ -3,7 +3,6 @@ package claude
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"os"
 	"strings"
@@ -17,20 +16,9 @@ import (
 // `agent-worker-backend-claude gate-hook MCPCONFIG` (see GateHook).
 const GateHookArg = gatehook.Arg
 
-// gateMark is the key the hook adds to its answer so that the stream
-// tells the daemon's refusals apart from those of the user's own hooks.
-const gateMark = "agent_worker_gate"
-
 // hookOutput is Claude Code's documented PreToolUse answer that denies a
-// call; the reason is what the model reads as the tool's result.
-type hookOutput struct {
-	Gate     bool `json:"agent_worker_gate"`
-	Specific struct {
-		Event    string `json:"hookEventName"`
-		Decision string `json:"permissionDecision"`
-		Reason   string `json:"permissionDecisionReason"`
-	} `json:"hookSpecificOutput"`
-}
+// call, marked as the daemon's (gatehook.Answer).
+type hookOutput = gatehook.Answer
 
 // GateHook answers one PreToolUse hook: it asks the daemon's gate
 // (gatehook.Decide, with the daemon's address and the run's token read
@@ -45,17 +33,7 @@ func GateHook(ctx context.Context, args []string, stdin io.Reader, stdout io.Wri
 	if reason == "" {
 		return 0
 	}
-	var out hookOutput
-	out.Gate = true
-	out.Specific.Event = "PreToolUse"
-	out.Specific.Decision = "deny"
-	out.Specific.Reason = reason
-	if err := json.NewEncoder(stdout).Encode(out); err != nil {
-		// Exit status 2 blocks the call too, with stderr as the reason.
-		fmt.Fprintln(os.Stderr, reason)
-		return 2
-	}
-	return 0
+	return gatehook.Deny(stdout, reason, true)
 }
 
 // gateCalls is the call in the daemon's terms: the tool as Claude Code
@@ -77,7 +55,7 @@ func gateCalls(in gatehook.Input) []tools.GateCall {
 // hook_response line; ok is false for any other hook's output.
 func gateRefusal(stdout string) (reason string, ok bool) {
 	var out hookOutput
-	if json.Unmarshal([]byte(strings.TrimSpace(stdout)), &out) != nil || !out.Gate || out.Specific.Decision != "deny" {
+	if json.Unmarshal([]byte(strings.TrimSpace(stdout)), &out) != nil || !out.Mark || out.Specific.Decision != "deny" {
 		return "", false
 	}
 	return out.Specific.Reason, true

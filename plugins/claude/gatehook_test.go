@@ -62,7 +62,7 @@ func TestGateHookAsksTheDaemon(t *testing.T) {
 	}
 
 	o, _, code := hookAnswer(t, mcp, `{"hook_event_name":"PreToolUse","tool_name":"Write","tool_input":{"file_path":"main.go","content":"x"},"cwd":"/work/p"}`)
-	if code != 0 || !o.Gate || o.Specific.Event != "PreToolUse" || o.Specific.Decision != "deny" ||
+	if code != 0 || !o.Mark || o.Specific.Event != "PreToolUse" || o.Specific.Decision != "deny" ||
 		o.Specific.Reason != "phase plan of skill implement does not allow Write" {
 		t.Errorf("Write: exit %d, answer %+v; want a marked deny with the phase's reason", code, o)
 	}

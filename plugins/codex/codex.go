@@ -205,9 +205,9 @@ func (i invocation) with(resume string) invocation {
 // reviewing hooks. Here it trusts the hooks Codex loads for this run:
 // the run's private CODEX_HOME holds only the hooks.json the backend
 // wrote, and a project's own .codex/hooks.json stays off, since a private
-// CODEX_HOME trusts no project (checked with Codex 0.169.0). Hooks of a
-// system or managed config, which only an administrator writes, would
-// run too.
+// CODEX_HOME trusts no project (checked with Codex 0.169.0). Hooks that
+// a system or managed config adds, an administrator's, were not checked:
+// the flag would run them too.
 func (i invocation) args() []string {
 	args := []string{"exec"}
 	if i.resume != "" {

@@ -22,18 +22,6 @@ const GateHookArg = gatehook.Arg
 // Codex passes on to its hooks; the token itself is in no file.
 const gateFileName = "gate.json"
 
-// hookOutput is Codex's PreToolUse answer that denies a call. Codex
-// rejects an answer with any other key and then runs the call, so it
-// carries no mark of ours; the reason is what the model reads as the
-// tool's output ("Command blocked by PreToolUse hook: <reason>…").
-type hookOutput struct {
-	Specific struct {
-		Event    string `json:"hookEventName"`
-		Decision string `json:"permissionDecision"`
-		Reason   string `json:"permissionDecisionReason"`
-	} `json:"hookSpecificOutput"`
-}
-
 // GateHook answers one of Codex's PreToolUse hooks: it asks the daemon's
 // gate (gatehook.Decide: the daemon's address from the gate file at
 // args[0], the token from $AGENT_WORKER_MCP_TOKEN) whether the call on
@@ -52,16 +40,9 @@ func GateHook(ctx context.Context, args []string, stdin io.Reader, stdout io.Wri
 			fmt.Fprintln(os.Stderr, "agent-worker gate hook: the refusal is not in the transcript:", err)
 		}
 	}
-	var out hookOutput
-	out.Specific.Event = "PreToolUse"
-	out.Specific.Decision = "deny"
-	out.Specific.Reason = reason
-	if err := json.NewEncoder(stdout).Encode(out); err != nil {
-		// Exit status 2 blocks the call too, with stderr as the reason.
-		fmt.Fprintln(os.Stderr, reason)
-		return 2
-	}
-	return 0
+	// Codex rejects an answer with a key it does not know, and then runs
+	// the call: no mark.
+	return gatehook.Deny(stdout, reason, false)
 }
 
 // gateCalls maps Codex's hook input to the daemon's terms. Codex names its

@@ -177,6 +177,36 @@ func Decide(ctx context.Context, args []string, stdin io.Reader, getenv func(str
 	return ""
 }
 
+// Answer is the PreToolUse answer that denies a call, as Claude Code and
+// Codex both read it; the reason is what the model reads as the tool's
+// result. Mark tells the daemon's refusals apart from those of a user's
+// own hooks on Claude Code's stream; Codex takes no key it does not know.
+type Answer struct {
+	Mark     bool `json:"agent_worker_gate,omitempty"`
+	Specific struct {
+		Event    string `json:"hookEventName"`
+		Decision string `json:"permissionDecision"`
+		Reason   string `json:"permissionDecisionReason"`
+	} `json:"hookSpecificOutput"`
+}
+
+// Deny prints the answer that denies a call for reason, marked or not, and
+// returns the hook's exit status: 0 once the answer is printed, since the
+// CLIs read the JSON only then, else 2, which blocks the call too with
+// stderr as the reason.
+func Deny(stdout io.Writer, reason string, mark bool) int {
+	var a Answer
+	a.Mark = mark
+	a.Specific.Event = "PreToolUse"
+	a.Specific.Decision = "deny"
+	a.Specific.Reason = reason
+	if err := json.NewEncoder(stdout).Encode(a); err != nil {
+		fmt.Fprintln(os.Stderr, reason)
+		return 2
+	}
+	return 0
+}
+
 // refuse is a reason to deny a call the daemon could not decide.
 func refuse(format string, a ...any) string {
 	return "not run: " + fmt.Sprintf(format, a...) + ", and a call the daemon has not allowed is refused; try again shortly"
