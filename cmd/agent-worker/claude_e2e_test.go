@@ -16,6 +16,7 @@ import (
 
 	"github.com/agent-worker/agent-worker/host/api"
 	"github.com/agent-worker/agent-worker/internal/testkit"
+	"github.com/agent-worker/agent-worker/store"
 )
 
 // startClaudeDaemon starts a daemon whose claude runs talk to model (a
@@ -209,20 +210,29 @@ func TestE2EClaudeGated(t *testing.T) {
 	db, e := startEffortE2E(t, c, "alice", dir, 0)
 
 	c.ok("send", "alice", "plan the change")
-	logs := c.lastRunLogs("alice", 1)
-	const reason = "phase plan of skill implement does not allow Write"
+	c.refused("alice", "phase plan of skill implement does not allow Write", model, filepath.Join(dir, "main.go"), db, e, `"tool_use_id":"toolu_w1"`)
+}
+
+// refused checks what a call the gate refused in name's first run leaves:
+// the gate event with reason in the transcript, a run that succeeded, the
+// reason in the model's request after the call (the one holding marks),
+// no file, and no evidence of effort e.
+func (c *cli) refused(name, reason string, model *model, file string, db *store.DB, e store.Effort, marks ...string) {
+	t := c.t
+	t.Helper()
+	logs := c.lastRunLogs(name, 1)
 	if !strings.Contains(logs, "gate        "+reason) {
 		t.Errorf("the transcript lacks the gate event with the phase's reason:\n%s", logs)
 	}
-	if a := c.agent("alice"); a.Runs[0].State != "succeeded" {
+	if a := c.agent(name); a.Runs[0].State != "succeeded" {
 		t.Errorf("the run ended %s, want succeeded:\n%s", a.Runs[0].State, logs)
 	}
-	next, ok := requestWith(model.requests(t), `"tool_use_id":"toolu_w1"`)
+	next, ok := requestWith(model.requests(t), marks...)
 	if !ok || !bytes.Contains(next.RawBody, []byte(reason)) {
-		t.Errorf("the model's request after the Write does not carry the refusal (found: %v)", ok)
+		t.Errorf("the model's request after the refused call does not carry the refusal (found: %v)", ok)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "main.go")); err == nil {
-		t.Error("main.go was written in phase plan")
+	if _, err := os.Stat(file); err == nil {
+		t.Errorf("%s was written although the gate refused it", file)
 	}
 	obs, err := db.Observations(t.Context(), e.ID, 0)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -146,4 +147,32 @@ func replays(r modelRequest, typ, text string) bool {
 		}
 	}
 	return false
+}
+
+// Codex's own tools under the daemon's gate (issue 43): in phase plan of
+// the example skill the model's apply_patch, which would add main.go, is
+// refused by the run's PreToolUse hook (the plugin binary asking the
+// daemon, inside the run's sandbox); the model reads the phase's reason
+// as the tool's output, the file is not written, and the transcript
+// shows the gate event, which Codex's own stream does not mention.
+func TestE2ECodexGated(t *testing.T) {
+	t.Parallel()
+	realCLI(t, "codex")
+	c := newCLI(t)
+	dir := filepath.Join(realPath(t, c.home), "workspaces", "global", "main", "alice")
+	patch := "*** Begin Patch\n*** Add File: main.go\n+package main\n*** End Patch"
+	model := startModel(t, false,
+		modelTurn{"Tools": []any{map[string]any{"ID": "call_p1", "Name": "apply_patch", "Input": patch}}},
+		modelTurn{"Text": "I will plan first"})
+	c.startDaemon("OPENAI_BASE_URL="+model.URL+"/v1", "OPENAI_API_KEY=x")
+	if !sandboxOn(c) {
+		t.Errorf("the daemon does not confine runs: the hook is not shown to work in the sandbox:\n%s", c.ok("status"))
+	}
+	// A model Codex knows, so that it offers apply_patch.
+	c.ok("new", "alice", "--backend", "codex", "--model", "openai/gpt-5.5", "--config", `{"timeout": "30s"}`)
+	db, e := startEffortE2E(t, c, "alice", dir, 0)
+
+	c.ok("send", "alice", "plan the change")
+	c.refused("alice", "phase plan of skill implement does not allow apply_patch", model, filepath.Join(dir, "main.go"), db, e,
+		`"custom_tool_call_output"`, `"call_p1"`)
 }

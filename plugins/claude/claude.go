@@ -10,6 +10,7 @@ import (
 
 	"github.com/agent-worker/agent-worker/plugins/clis"
 	"github.com/agent-worker/agent-worker/plugins/internal/cli"
+	"github.com/agent-worker/agent-worker/plugins/internal/gatehook"
 	"github.com/agent-worker/agent-worker/sdk/backend"
 	"github.com/agent-worker/agent-worker/sdk/worker"
 )
@@ -115,7 +116,7 @@ func (b *Backend) writeSettings(workDir, mcpConfig string) (string, error) {
 			return "", fmt.Errorf("claude: the gate hook needs the plugin's own path: %w", err)
 		}
 	}
-	body, err := settings(hookCommand(exe, mcpConfig))
+	body, err := gatehook.HooksFile(gatehook.Command(exe, mcpConfig))
 	if err != nil {
 		return "", err
 	}

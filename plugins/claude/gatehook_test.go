@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/agent-worker/agent-worker/plugins/internal/gatehook"
 	"github.com/agent-worker/agent-worker/sdk/backendtest"
 	"github.com/agent-worker/agent-worker/sdk/tools"
 )
@@ -61,7 +62,7 @@ func TestGateHookAsksTheDaemon(t *testing.T) {
 	}
 
 	o, _, code := hookAnswer(t, mcp, `{"hook_event_name":"PreToolUse","tool_name":"Write","tool_input":{"file_path":"main.go","content":"x"},"cwd":"/work/p"}`)
-	if code != 0 || !o.Gate || o.Specific.Event != "PreToolUse" || o.Specific.Decision != "deny" ||
+	if code != 0 || !o.Mark || o.Specific.Event != "PreToolUse" || o.Specific.Decision != "deny" ||
 		o.Specific.Reason != "phase plan of skill implement does not allow Write" {
 		t.Errorf("Write: exit %d, answer %+v; want a marked deny with the phase's reason", code, o)
 	}
@@ -153,7 +154,7 @@ func TestRunWritesGateSettings(t *testing.T) {
 	}
 	pre := s.Hooks["PreToolUse"]
 	want := "'/opt/aw plugins/agent-worker-backend-claude' gate-hook " + filepath.Join(req.WorkDir, "mcp.json")
-	if len(pre) != 1 || pre[0].Matcher != "*" || len(pre[0].Hooks) != 1 || pre[0].Hooks[0].Command != want || pre[0].Hooks[0].Timeout != hookTimeoutSeconds {
+	if len(pre) != 1 || pre[0].Matcher != "*" || len(pre[0].Hooks) != 1 || pre[0].Hooks[0].Command != want || pre[0].Hooks[0].Timeout != gatehook.TimeoutSeconds {
 		t.Errorf("settings = %s; want one PreToolUse hook on every tool running %q", raw, want)
 	}
 }

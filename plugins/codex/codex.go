@@ -14,6 +14,7 @@ import (
 
 	"github.com/agent-worker/agent-worker/plugins/clis"
 	"github.com/agent-worker/agent-worker/plugins/internal/cli"
+	"github.com/agent-worker/agent-worker/plugins/internal/gatehook"
 	"github.com/agent-worker/agent-worker/sdk/backend"
 	"github.com/agent-worker/agent-worker/sdk/worker"
 )
@@ -32,6 +33,9 @@ type Backend struct {
 	SessionsDir string
 	getenv      func(string) string
 	heartbeat   time.Duration
+	// exe is the binary whose GateHook answers the run's PreToolUse
+	// hook; "" is the running executable (the plugin binary).
+	exe string
 }
 
 var _ backend.Backend = (*Backend)(nil)
@@ -68,19 +72,28 @@ func (b *Backend) Run(ctx context.Context, req backend.Request, events backend.E
 	if err != nil {
 		return err
 	}
+	var refusals *gatehook.Reader
+	if req.Daemon.URL != "" {
+		gateFile, err := b.writeGate(req, home)
+		if err != nil {
+			return err
+		}
+		refusals = gatehook.NewReader(gateFile)
+	}
 	if prompt, err = argPrompt(prompt, req.WorkDir); err != nil {
 		return err
 	}
 	cmd := cli.Command{Path: path, Dir: req.ProjectDir, IdleTimeout: time.Duration(opts.Timeout),
 		Env: cli.Env("CODEX_HOME="+home, tokenEnv+"="+strings.TrimPrefix(req.Daemon.Headers["Authorization"], "Bearer "))}
+	r := invocation{gated: refusals != nil, refusals: refusals, prompt: prompt}
 
-	p, err := b.exec(ctx, cmd, req.ResumeSession, prompt, out)
+	p, err := b.exec(ctx, cmd, r.with(req.ResumeSession), out)
 	if err != nil && req.ResumeSession != "" && p.thread == "" && ctx.Err() == nil && out.Failed() == nil {
 		if err := out.Send(backend.Event{Kind: backend.EventLog, Text: fmt.Sprintf(
 			"codex: could not resume thread %s (%v); starting a new thread", req.ResumeSession, err)}); err != nil {
 			return err
 		}
-		p, err = b.exec(ctx, cmd, "", prompt, out)
+		p, err = b.exec(ctx, cmd, r.with(""), out)
 	}
 	if err != nil {
 		return err
@@ -167,26 +180,102 @@ func argPrompt(prompt, dir string) (string, error) {
 	return "Your prompt is too long for the command line: read " + file + " in full first and follow it.", nil
 }
 
-// execArgs is the codex command line: a new thread, or the next turn of
+// invocation is what one codex command line runs.
+type invocation struct {
+	resume, prompt string
+	// gated runs the hook of the run's hooks.json before each tool, and
+	// refusals reads the calls it refused.
+	gated    bool
+	refusals *gatehook.Reader
+}
+
+// with is i resuming thread resume ("" for a new thread).
+func (i invocation) with(resume string) invocation {
+	i.resume = resume
+	return i
+}
+
+// args is the codex command line: a new thread, or the next turn of
 // thread resume. "--" keeps a prompt starting with "-" a prompt.
-func execArgs(resume, prompt string) []string {
+//
+// A gated run enables hooks (stable and on by default in Codex 0.169.0;
+// said so that a change of default cannot silently drop the gate) and
+// passes --dangerously-bypass-hook-trust: Codex runs a hook only once
+// its hash is trusted in the user's config, a step meant for a person
+// reviewing hooks. Here it trusts the hooks Codex loads for this run:
+// the run's private CODEX_HOME holds only the hooks.json the backend
+// wrote, and a project's own .codex/hooks.json stays off, since a private
+// CODEX_HOME trusts no project (checked with Codex 0.169.0). Hooks that
+// a system or managed config adds, an administrator's, were not checked:
+// the flag would run them too.
+func (i invocation) args() []string {
 	args := []string{"exec"}
-	if resume != "" {
+	if i.resume != "" {
 		args = append(args, "resume")
 	}
-	args = append(args, "--json", "--skip-git-repo-check", "--disable", "unbounded_connection_retries", "--")
-	if resume != "" {
-		args = append(args, resume)
+	args = append(args, "--json", "--skip-git-repo-check", "--disable", "unbounded_connection_retries")
+	if i.gated {
+		args = append(args, "--enable", "hooks", "--dangerously-bypass-hook-trust")
 	}
-	return append(args, prompt)
+	args = append(args, "--")
+	if i.resume != "" {
+		args = append(args, i.resume)
+	}
+	return append(args, i.prompt)
+}
+
+// writeGate writes the run's gate file into its work dir and, into its
+// CODEX_HOME, the hooks.json that runs this plugin's binary as a
+// PreToolUse hook before every tool of Codex (GateHook). It returns the
+// gate file's path.
+func (b *Backend) writeGate(req backend.Request, home string) (string, error) {
+	exe := b.exe
+	if exe == "" {
+		var err error
+		if exe, err = os.Executable(); err != nil {
+			return "", fmt.Errorf("codex: the gate hook needs the plugin's own path: %w", err)
+		}
+	}
+	gate, err := gatehook.GateFile(req.Daemon, tokenEnv)
+	if err != nil {
+		return "", err
+	}
+	gateFile := filepath.Join(req.WorkDir, gateFileName)
+	if err := os.WriteFile(gateFile, gate, 0o600); err != nil {
+		return "", fmt.Errorf("codex: write the gate file: %w", err)
+	}
+	hooks, err := gatehook.HooksFile(gatehook.Command(exe, gateFile))
+	if err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(home, "hooks.json"), hooks, 0o600); err != nil {
+		return "", fmt.Errorf("codex: write hooks.json: %w", err)
+	}
+	return gateFile, nil
 }
 
 // exec runs codex once and judges the run by its events; the exit code
-// only counts when they show no failure of their own.
-func (b *Backend) exec(ctx context.Context, cmd cli.Command, resume, prompt string, out *cli.Sender) (*parser, error) {
+// only counts when they show no failure of their own. The calls the gate
+// hook refused, which Codex's stream does not mention, are sent as gate
+// events before the line that follows them and when codex exits.
+func (b *Backend) exec(ctx context.Context, cmd cli.Command, in invocation, out *cli.Sender) (*parser, error) {
 	p := newParser()
-	cmd.Args = execArgs(resume, prompt)
+	refused := func() error {
+		if in.refusals == nil {
+			return nil
+		}
+		for _, reason := range in.refusals.Next() {
+			if err := out.Send(backend.Event{Kind: backend.EventGate, Text: reason}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	cmd.Args = in.args()
 	cmd.Stdout = func(line []byte) error {
+		if err := refused(); err != nil {
+			return err
+		}
 		for _, e := range p.parse(line) {
 			if err := out.Send(e); err != nil {
 				return err
@@ -214,6 +303,9 @@ func (b *Backend) exec(ctx context.Context, cmd cli.Command, resume, prompt stri
 	runErr := cli.Run(ctx, cmd)
 	close(stop)
 	wg.Wait()
+	if err := refused(); err != nil {
+		return p, err
+	}
 	if ctx.Err() != nil {
 		return p, ctx.Err()
 	}

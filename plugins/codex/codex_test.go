@@ -89,7 +89,7 @@ func TestRun(t *testing.T) {
 	}
 
 	call := calls(t, req)[0]
-	for _, want := range []string{"arg exec\narg --json\narg --skip-git-repo-check\narg --disable\narg unbounded_connection_retries\narg --\narg You are @alice",
+	for _, want := range []string{"arg exec\narg --json\narg --skip-git-repo-check\narg --disable\narg unbounded_connection_retries\narg --enable\narg hooks\narg --dangerously-bypass-hook-trust\narg --\narg You are @alice",
 		"## Inbox (1 message for you)", "cwd " + req.ProjectDir, "token " + strings.TrimPrefix(req.Daemon.Headers["Authorization"], "Bearer ")} {
 		if !strings.Contains(call, want) {
 			t.Errorf("codex call lacks %q:\n%s", want, call)

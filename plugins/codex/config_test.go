@@ -182,15 +182,17 @@ func TestParseOptions(t *testing.T) {
 func TestExecArgs(t *testing.T) {
 	t.Parallel()
 	tests := map[string]struct {
-		resume, prompt string
-		want           []string
+		in   invocation
+		want []string
 	}{
-		"new thread": {"", "hi", []string{"exec", "--json", "--skip-git-repo-check", "--disable", "unbounded_connection_retries", "--", "hi"}},
-		"resume": {"0199-abc", "-hi", []string{"exec", "resume", "--json", "--skip-git-repo-check", "--disable", "unbounded_connection_retries",
+		"new thread": {invocation{prompt: "hi"}, []string{"exec", "--json", "--skip-git-repo-check", "--disable", "unbounded_connection_retries", "--", "hi"}},
+		"resume": {invocation{resume: "0199-abc", prompt: "-hi"}, []string{"exec", "resume", "--json", "--skip-git-repo-check", "--disable", "unbounded_connection_retries",
 			"--", "0199-abc", "-hi"}},
+		"gated": {invocation{prompt: "hi", gated: true}, []string{"exec", "--json", "--skip-git-repo-check", "--disable", "unbounded_connection_retries",
+			"--enable", "hooks", "--dangerously-bypass-hook-trust", "--", "hi"}},
 	}
 	for name, tc := range tests {
-		if diff := cmp.Diff(tc.want, execArgs(tc.resume, tc.prompt)); diff != "" {
+		if diff := cmp.Diff(tc.want, tc.in.args()); diff != "" {
 			t.Errorf("%s (-want +got):\n%s", name, diff)
 		}
 	}

@@ -125,7 +125,8 @@ func TestE2ERealCodex(t *testing.T) {
 }
 
 // Every key this backend writes is one codex knows: --strict-config
-// refuses unknown ones. Everything points at closed local ports.
+// refuses unknown ones, and the flags of a gated run are known too.
+// Everything points at closed local ports.
 func TestE2ECodexAcceptsConfig(t *testing.T) {
 	path := needCodex(t)
 	t.Setenv("HOME", t.TempDir())
@@ -143,7 +144,7 @@ func TestE2ECodexAcceptsConfig(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, path, append([]string{"exec", "--strict-config"}, execArgs("", "hi")[1:]...)...)
+	cmd := exec.CommandContext(ctx, path, append([]string{"exec", "--strict-config"}, invocation{prompt: "hi", gated: true}.args()[1:]...)...)
 	cmd.Env, cmd.Dir = append(os.Environ(), "CODEX_HOME="+home, "OPENAI_API_KEY=x"), t.TempDir()
 	out, _ := cmd.CombinedOutput()
 	if strings.Contains(string(out), "Error loading config") || !strings.Contains(string(out), `"thread.started"`) {

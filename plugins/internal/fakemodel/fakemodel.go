@@ -30,6 +30,10 @@ type ToolCall struct {
 	ID   string
 	Name string
 	Args map[string]any
+	// Input makes the call one of a freeform (custom) tool of the
+	// Responses API, such as Codex's apply_patch, with Input as its text;
+	// Args is then unused.
+	Input string
 }
 
 // Request is one request the server received.

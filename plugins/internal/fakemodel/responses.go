@@ -10,7 +10,8 @@ import (
 // Codex offers an MCP server's tools as a namespace (mcp__agent_worker,
 // the server name with - turned into _) and runs a call only when it
 // carries that namespace, so a scripted mcp__<server>__<tool> is sent as
-// namespace mcp__<server> and name <tool>.
+// namespace mcp__<server> and name <tool>. A call with Input is a
+// custom_tool_call, the freeform kind (Codex's apply_patch).
 func responses(w http.ResponseWriter, t Turn) {
 	startSSE(w)
 	resp := map[string]any{"id": "resp_fake", "object": "response", "status": "in_progress", "model": "fake", "output": []any{}}
@@ -35,6 +36,15 @@ func responses(w http.ResponseWriter, t Turn) {
 			"name": c.Name, "arguments": argsJSON(c), "status": "completed"}
 		if ns, name, ok := mcpNamespace(c.Name); ok {
 			item["namespace"], item["name"] = ns, name
+		}
+		if c.Input != "" {
+			item = map[string]any{"type": "custom_tool_call", "id": "ctc_" + toolID("", i, c), "call_id": toolID("call_", i, c),
+				"name": c.Name, "input": c.Input, "status": "completed"}
+			sse(w, "response.output_item.added", map[string]any{"type": "response.output_item.added", "output_index": idx, "item": item})
+			sse(w, "response.output_item.done", map[string]any{"type": "response.output_item.done", "output_index": idx, "item": item})
+			output = append(output, item)
+			idx++
+			continue
 		}
 		sse(w, "response.output_item.added", map[string]any{"type": "response.output_item.added", "output_index": idx, "item": item})
 		sse(w, "response.function_call_arguments.done", map[string]any{"type": "response.function_call_arguments.done",
