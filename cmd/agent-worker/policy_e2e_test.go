@@ -89,11 +89,12 @@ agents:
 		t.Helper()
 		os.Remove(filepath.Join(extra, "planted")) // an accepted version's run may have written it
 		logs := run()
+		out := outputOf(logs) // what the commands printed, not the commands
 		token := mustDaemonInfo(t, c).Token
-		if strings.Contains(logs, token) || !strings.Contains(between(logs, "== probe", "== "), "Permission denied") {
+		if strings.Contains(logs, token) || !strings.Contains(between(out, "== probe", "== "), "Permission denied") {
 			t.Errorf("%s: the run was not confined: it read daemon.json or was not refused it:\n%s", when, logs)
 		}
-		if _, err := os.Stat(filepath.Join(extra, "planted")); err == nil || strings.Contains(logs, "wrote-extra") {
+		if _, err := os.Stat(filepath.Join(extra, "planted")); err == nil || strings.Contains(out, "wrote-extra") {
 			t.Errorf("%s: the run wrote %s, which no accepted version grants", when, extra)
 		}
 	}
@@ -134,7 +135,7 @@ agents:
 	if w := workflow(); w.Pending != nil {
 		t.Errorf("after accept the edit still waits: %+v", w.Pending)
 	}
-	if logs := run(); !strings.Contains(logs, "wrote-extra") {
+	if logs := run(); !strings.Contains(outputOf(logs), "wrote-extra") {
 		t.Errorf("after accepting the write path the run could not write it:\n%s", logs)
 	}
 	if r := c.run("workflows", "accept", "@team"); r.code == 0 || !strings.Contains(r.stderr, "no edit waiting") {
@@ -204,14 +205,16 @@ func TestE2ESandboxPluginFoldersNeverWritable(t *testing.T) {
 
 	planted := filepath.Join(binDir, "agent-worker-backend-x")
 	t.Cleanup(func() { os.Remove(planted) })
+	// A plugin of the run's own making (the run cannot read the daemon's
+	// plugins to copy one: the write must be what the kernel refuses).
 	cfg, _ := json.Marshal(map[string]any{"script": []map[string]any{
-		{"shell": "echo == plant; cp " + mockPlugin + " " + planted + " && chmod +x " + planted + " && echo PLANTED"},
+		{"shell": "echo == plant; printf '#!/bin/sh\\nexit 0\\n' > " + planted + " && chmod +x " + planted + " && echo PLANTED"},
 		{"result": "tried"},
 	}})
 	c.ok("new", "planter", "--backend", "mock", "--config", string(cfg))
 	c.ok("ask", "planter", "go")
 	logs := c.ok("logs", c.agent("planter").Runs[0].ID)
-	if strings.Contains(logs, "PLANTED") || !strings.Contains(logs, "Permission denied") {
+	if out := outputOf(logs); strings.Contains(out, "PLANTED") || !strings.Contains(out, planted+": Permission denied") {
 		t.Errorf("the run was not refused the binary's folder:\n%s", logs)
 	}
 	if _, err := os.Stat(planted); err == nil {

@@ -228,8 +228,9 @@ func TestE2ESandboxHostileRun(t *testing.T) {
 			t.Fatalf("run %d of evil: %+v", attempt, a.Runs)
 		}
 		logs := c.ok("logs", a.Runs[0].ID)
+		out := outputOf(logs) // what the commands printed, not the commands
 		for name, at := range attacks {
-			section := between(logs, "== "+name, "== ")
+			section := between(out, "== "+name, "== ")
 			if !strings.Contains(section, "Permission denied") {
 				t.Errorf("run %d: %s was not refused by the OS:\n%s", attempt, name, section)
 			}
@@ -241,14 +242,17 @@ func TestE2ESandboxHostileRun(t *testing.T) {
 		}
 		for what, leak := range map[string]string{"the admin token": d.Token, "the database": "SQLite format", "another agent's file": "VICTIM-SECRET",
 			"the planted key": "PLANTED-SSH-KEY", "a local port": canary, "the daemon's port": "REACHED-DAEMON"} {
-			if strings.Contains(logs, leak) {
+			if strings.Contains(out, leak) {
 				t.Errorf("run %d reached %s:\n%s", attempt, what, logs)
 			}
 		}
-		for _, own := range []string{"mine\n", "built", "evil posts through the daemon"} {
-			if !strings.Contains(logs, own) {
-				t.Errorf("run %d did not do its own work (%q missing):\n%s", attempt, own, logs)
+		for _, own := range []string{"mine\n", "built"} {
+			if !strings.Contains(out, own) {
+				t.Errorf("run %d did not do its own work (%q missing from its output):\n%s", attempt, own, logs)
 			}
+		}
+		if post := between(logs, "tool call   channel_send ", "\nend:"); !strings.Contains(post, `{"message":"evil posts through the daemon"}`) || !strings.Contains(post, "result      sent as #") {
+			t.Errorf("run %d did not post through the daemon:\n%s", attempt, logs)
 		}
 		for _, f := range []string{filepath.Join(home, "owned"), filepath.Join(home, "plugins.d", "agent-worker-backend-evil"),
 			filepath.Join(home, "plugins.verified", "evil"), filepath.Join(pluginsDir, "agent-worker-backend-evil")} {
@@ -256,7 +260,7 @@ func TestE2ESandboxHostileRun(t *testing.T) {
 				t.Errorf("run %d wrote %s", attempt, f)
 			}
 		}
-		if gc := between(logs, "== grandchild", "== "); !strings.Contains(gc, "sid=") || !strings.Contains(gc, "Permission denied") {
+		if gc := between(out, "== grandchild", "== "); !strings.Contains(gc, "sid=") || !strings.Contains(gc, "Permission denied") {
 			t.Errorf("run %d: a grandchild in a session of its own was not refused daemon.json:\n%s", attempt, gc)
 		}
 	}
@@ -306,6 +310,30 @@ func between(s, from, to string) string {
 	return s
 }
 
+// outputOf is a transcript as `agent-worker logs` prints it without its
+// tool calls (their lines and any continuation lines): what the commands
+// printed, their results and what the sandbox and the gate said. A mock
+// shell step is a tool call whose arguments hold the whole script, so a
+// marker the script echoes, or a word it prints on success, must be looked
+// for in what it printed, not in the command that would print it.
+func outputOf(logs string) string {
+	var b strings.Builder
+	inCall := false
+	for _, l := range strings.SplitAfter(logs, "\n") {
+		// A line of an event starts with its time, 15:04:05, and a space;
+		// a continuation line with spaces.
+		if len(l) > 9 && l[2] == ':' && l[5] == ':' && l[8] == ' ' {
+			inCall = strings.HasPrefix(strings.TrimLeft(l[9:], " "), "tool call ")
+		} else if !strings.HasPrefix(l, " ") {
+			inCall = false // the run's header or its end
+		}
+		if !inCall {
+			b.WriteString(l)
+		}
+	}
+	return b.String()
+}
+
 // sortedKeys is m's keys in order, so a script is the same every run.
 func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
@@ -333,9 +361,15 @@ func TestE2ESandboxWorktree(t *testing.T) {
 	home := realPath(t, c.home)
 	repoReal := realPath(t, repo)
 	bobTree := filepath.Join(home, "worktrees", "team", "main", "bob")
+	leadTree := filepath.Join(home, "worktrees", "team", "main", "lead")
+	// The skill lead walks with the effort tools, in the workflow's own
+	// skills folder.
+	skills := realPath(t, t.TempDir())
+	writeFile(t, filepath.Join(skills, "small", "SKILL.md"), smallSkill)
 	file := filepath.Join(repo, "team.yaml")
 	writeFile(t, file, fmt.Sprintf(`name: team
 workspace: {git: worktree}
+skills: [%[4]s]
 agents:
   alice:
     backend: mock
@@ -390,6 +424,11 @@ agents:
         - {tool: worktree_queue}
         - {tool: team_search, args: {query: "notes"}}
         - {tool: ask_user, args: {question: "may lead try every tool?", options: ["yes", "no"]}}
+        - {tool: effort_start, args: {dir: %[5]s, skill: small}}
+        - {tool: effort_status}
+        - {tool: effort_log, args: {text: "lead walks an effort from the sandbox"}}
+        - {tool: effort_continue, args: {token: "{{step.35.token}}", proof: {plan_summary: "try every tool"}}}
+        - {tool: effort_finish, args: {token: "{{step.38.token}}", proof: {tests_run: 0}, notes: "every tool tried"}}
         - {tool: channel_send, args: {message: "lead tried every tool"}}
         - result: done
   loose:
@@ -397,7 +436,7 @@ agents:
     sandbox: {mode: off}
     config: {script: [{shell: "cat %[3]s/daemon.json"}, {result: done}]}
 kickoff: "@alice @bob go"
-`, repoReal, bobTree, home))
+`, repoReal, bobTree, home, skills, leadTree))
 	c.ok("start", file, "--background")
 	c.waitFor("alice's run", func() bool { a := c.agent("alice@team"); return len(a.Runs) > 0 && a.Runs[0].State != "running" })
 	a := c.agent("alice@team")
@@ -405,14 +444,15 @@ kickoff: "@alice @bob go"
 		t.Fatalf("alice's run: %+v", a.Runs[0])
 	}
 	logs := c.ok("logs", a.Runs[0].ID)
-	if !strings.Contains(logs, "COMMITTED") || !strings.Contains(logs, "BUILT") {
+	out := outputOf(logs) // what the commands printed, not the commands
+	if !strings.Contains(out, "COMMITTED") || !strings.Contains(out, "BUILT") {
 		t.Errorf("alice could not commit and build in her worktree:\n%s", logs)
 	}
 	if got := gitE2E(t, repo, "log", "-1", "--format=%s", "aw/team/main/alice"); got != "alice adds a.txt" {
 		t.Errorf("alice's branch head = %q", got)
 	}
 	for _, section := range []string{"config", "hook", "checkout", "bob"} {
-		if s := between(logs, "== "+section, "== "); !strings.Contains(s, "Permission denied") {
+		if s := between(out, "== "+section, "== "); !strings.Contains(s, "Permission denied") {
 			t.Errorf("alice was not refused %s:\n%s", section, s)
 		}
 	}
@@ -455,6 +495,16 @@ kickoff: "@alice @bob go"
 	}
 	if strings.Contains(leadLogs, "tool error") {
 		t.Errorf("a daemon tool failed from a confined run:\n%s", leadLogs)
+	}
+	var effort api.EffortShow
+	if err := json.Unmarshal([]byte(c.ok("effort", "show", "effort-1", "--json")), &effort); err != nil {
+		t.Fatal(err)
+	}
+	if effort.Agent != "lead@team:main" || effort.State != "finished" || effort.Dir != leadTree {
+		t.Errorf("lead's effort = %+v, want finished on %s", effort.EffortRow, leadTree)
+	}
+	if b, err := os.ReadFile(filepath.Join(leadTree, "1_SMALL_LOG.md")); err != nil || !strings.Contains(string(b), "lead walks an effort from the sandbox") {
+		t.Errorf("effort_log did not write lead's log: %q, %v", b, err)
 	}
 
 	// The agent with mode: off: warned about, and not confined.

@@ -57,7 +57,7 @@ func TestE2EReleaseBuildIgnoresTestSwitches(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(logs, d.Token) || !strings.Contains(logs, "REFUSED") {
+	if strings.Contains(logs, d.Token) || !strings.Contains(outputOf(logs), "REFUSED") {
 		t.Errorf("a run of a release daemon with the test switches set read daemon.json:\n%s", logs)
 	}
 	// Its "test process" ended before it started: a daemon that obeyed
