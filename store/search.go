@@ -13,6 +13,7 @@ import (
 	"zombiezen.com/go/sqlite"
 
 	"github.com/agent-worker/agent-worker/host/contract"
+	"github.com/agent-worker/agent-worker/sdk/tools"
 )
 
 // Search kinds: what a hit is.
@@ -52,6 +53,13 @@ type SearchOptions struct {
 	// or received and only its own runs' transcripts. "" is the owner,
 	// who finds everything.
 	Viewer string
+}
+
+// Tool is the hit as the daemon's tools show it (team_search, and the
+// earlier notes of an effort's start).
+func (h SearchHit) Tool() tools.SearchHit {
+	return tools.SearchHit{Kind: h.Kind, Seq: h.Seq, From: h.Sender, To: h.To, File: h.Path,
+		RunID: h.RunID, Event: h.Event, Snippet: h.Snippet, At: h.At}
 }
 
 // SearchHit is one thing found, best first.

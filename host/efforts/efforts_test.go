@@ -311,3 +311,40 @@ func TestTouchedDirsBringTheirDirectives(t *testing.T) {
 		t.Errorf("third run's directives = %+v, %v: each is brought in once", rc.Directives, err)
 	}
 }
+
+// A start brings what the team's search finds about the directory's name
+// (here a message that mentions it), and nothing for a name nobody wrote.
+func TestStartBringsEarlierNotes(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := t.Context()
+	if _, err := f.db.AppendMessage(ctx, store.NewMessage{Workflow: "wf", Tag: "main", Sender: "bob",
+		Content: "the payments module rounds twice: keep an eye on payments when you touch it"}); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(f.project, "payments")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	res, err := f.svc.Start(ctx, StartRequest{Agent: f.alice, Dir: dir, Skill: "implement"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Earlier) != 1 || res.Earlier[0].From != "bob" || !strings.Contains(res.Earlier[0].Snippet, "rounds twice") {
+		t.Fatalf("earlier notes of payments: %+v, want bob's message", res.Earlier)
+	}
+	if _, err := f.svc.Finish(ctx, FinishRequest{Agent: f.alice, Abandon: true, Reason: "next"}); err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(f.project, "ledger")
+	if err := os.Mkdir(other, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	res, err = f.svc.Start(ctx, StartRequest{Agent: f.alice, Dir: other, Skill: "implement"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Earlier) != 0 {
+		t.Fatalf("earlier notes of ledger, which nobody wrote about: %+v", res.Earlier)
+	}
+}

@@ -199,8 +199,32 @@ func (s *Service) Start(ctx context.Context, req StartRequest) (tools.EffortResu
 	for _, d := range prev {
 		res.Debriefs = append(res.Debriefs, debrief(dir, d))
 	}
+	res.Earlier = s.earlier(ctx, scope, req.Agent.Name, dir)
 	s.publish(e, "started "+e.PhaseName)
 	return res, nil
+}
+
+// maxEarlier is how many search hits an effort's start brings.
+const maxEarlier = 3
+
+// earlier is what the team's search finds about dir, as its agent may
+// see it: the directory's name as a phrase, best first. Search is a help,
+// not a condition: a failed one is logged and the start goes on.
+func (s *Service) earlier(ctx context.Context, scope store.Scope, agent, dir string) []tools.SearchHit {
+	name := strings.Trim(filepath.Base(dir), `"*`)
+	if name == "" || name == "." || name == string(filepath.Separator) {
+		return nil
+	}
+	hits, err := s.cfg.DB.Search(ctx, scope, store.SearchOptions{Query: `"` + name + `"`, Limit: maxEarlier, Viewer: agent})
+	if err != nil {
+		s.cfg.Log.Warn("effort start: search for earlier notes", "dir", dir, "err", err)
+		return nil
+	}
+	out := make([]tools.SearchHit, 0, len(hits))
+	for _, h := range hits {
+		out = append(out, h.Tool())
+	}
+	return out
 }
 
 // debrief is what effort d left in dir: its debrief file, else its last

@@ -92,6 +92,12 @@ func EffortText(r tools.EffortResult) string {
 	for _, d := range r.Debriefs {
 		fmt.Fprintf(&b, "\n\nwhat effort %d (%s) left:\n%s", d.Ordinal, d.Skill, d.Text)
 	}
+	if len(r.Earlier) > 0 {
+		b.WriteString("\n\nearlier notes the team's search found:")
+		for _, n := range r.Earlier {
+			b.WriteString("\n- " + searchLine(n))
+		}
+	}
 	if p := r.Phase; p != nil {
 		b.WriteString("\n\n" + PhaseText(*p))
 	} else if r.State == "finished" && len(r.Next) > 0 {

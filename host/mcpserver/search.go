@@ -25,9 +25,9 @@ func (s *Server) addSearchTools(srv *mcp.Server, me store.AgentKey) {
 			out := tools.SearchResult{Hits: []tools.SearchHit{}, Count: len(hits)}
 			lines := []string{}
 			for _, h := range hits {
-				out.Hits = append(out.Hits, tools.SearchHit{Kind: h.Kind, Seq: h.Seq, From: h.Sender, To: h.To, File: h.Path,
-					RunID: h.RunID, Event: h.Event, Snippet: h.Snippet, At: h.At})
-				lines = append(lines, searchLine(h))
+				th := h.Tool()
+				out.Hits = append(out.Hits, th)
+				lines = append(lines, searchLine(th))
 			}
 			if len(lines) == 0 {
 				return out, "no matches", nil
@@ -38,11 +38,11 @@ func (s *Server) addSearchTools(srv *mcp.Server, me store.AgentKey) {
 
 // searchLine is one hit as the agent reads it: what it is, the snippet,
 // and the tool call that opens it.
-func searchLine(h store.SearchHit) string {
+func searchLine(h tools.SearchHit) string {
 	snippet := strings.Join(strings.Fields(h.Snippet), " ")
 	switch h.Kind {
 	case store.SearchDoc:
-		return fmt.Sprintf("document %s: %s (team_doc_read file=%q)", h.Path, snippet, h.Path)
+		return fmt.Sprintf("document %s: %s (team_doc_read file=%q)", h.File, snippet, h.File)
 	case store.SearchRun:
 		return fmt.Sprintf("your run %s, event %d: %s", h.RunID, h.Event, snippet)
 	}
@@ -50,5 +50,5 @@ func searchLine(h store.SearchHit) string {
 	if h.To != "" {
 		dm = " (direct to " + h.To + ")"
 	}
-	return fmt.Sprintf("#%d %s%s: %s (channel_read since_seq=%d)", h.Seq, h.Sender, dm, snippet, max(h.Seq-1, 0))
+	return fmt.Sprintf("#%d %s%s: %s (channel_read since_seq=%d)", h.Seq, h.From, dm, snippet, max(h.Seq-1, 0))
 }

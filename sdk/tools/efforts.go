@@ -100,6 +100,9 @@ type EffortResult struct {
 	Phase    *EffortPhase    `json:"phase,omitempty"`
 	Token    string          `json:"token,omitempty"`
 	Debriefs []EffortDebrief `json:"debriefs,omitempty"`
+	// Earlier are what the team's search finds about the directory at the
+	// start (messages, documents, run transcripts), best first.
+	Earlier []SearchHit `json:"earlier,omitempty"`
 	// Log is the effort's log file (effort_log appends to it).
 	Log         string    `json:"log,omitempty"`
 	HeartbeatAt time.Time `json:"heartbeat_at"`
