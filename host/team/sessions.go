@@ -238,13 +238,14 @@ func readFile(call api.HookCall) string {
 // characters: it goes into the next session's SessionStart context with
 // the team's introduction, and Claude Code cuts a hook's output at 10,000.
 const (
-	PayloadChars     = 6000
-	payloadProof     = 1200 // the proof so far
-	payloadNotes     = 1200 // the notes, newest kept
-	payloadSaid      = 800  // what the agent said it would do next
-	payloadFiles     = 30   // loaded files named (the rest counted)
-	payloadMessages  = 8    // the team's last messages
-	payloadMessageCh = 240  // characters of each message
+	PayloadChars      = 6000
+	payloadProof      = 1200 // the proof so far
+	payloadNotes      = 1200 // the notes, newest kept
+	payloadSaid       = 800  // what the agent said it would do next
+	payloadFiles      = 30   // loaded files named, newest (the rest counted)
+	payloadFilesChars = 1500 // characters of their names
+	payloadMessages   = 8    // the team's last messages
+	payloadMessageCh  = 240  // characters of each message
 )
 
 // Payload is what session ls hands the context window that continues it
@@ -292,16 +293,23 @@ func (s *Service) Payload(ctx context.Context, k store.AgentKey, ls store.LiveSe
 	} else {
 		b.WriteString("No effort in flight.\n")
 	}
-	if n := len(ls.Loaded); n > 0 {
-		files := ls.Loaded[max(0, n-payloadFiles):]
-		fmt.Fprintf(&b, "Files you had read (%d): %s", n, strings.Join(files, ", "))
-		if n > payloadFiles {
-			fmt.Fprintf(&b, " and %d earlier", n-payloadFiles)
-		}
-		b.WriteString("\n")
-	}
 	if said = strings.TrimSpace(said); said != "" {
 		b.WriteString("What you said you would do next: " + api.OneLine(said, payloadSaid) + "\n")
+	}
+	if n := len(ls.Loaded); n > 0 {
+		// The newest files, as many as fit.
+		var files []string
+		size := 0
+		for i := n - 1; i >= 0 && len(files) < payloadFiles && size+len(ls.Loaded[i]) <= payloadFilesChars; i-- {
+			files = append(files, ls.Loaded[i])
+			size += len(ls.Loaded[i]) + 2
+		}
+		slices.Reverse(files)
+		fmt.Fprintf(&b, "Files you had read (%d): %s", n, strings.Join(files, ", "))
+		if len(files) < n {
+			fmt.Fprintf(&b, " and %d earlier", n-len(files))
+		}
+		b.WriteString("\n")
 	}
 	ms, err := s.db.ReadChannel(ctx, k.Scope(), store.ReadOptions{Viewer: k.Name, Limit: payloadMessages})
 	if err != nil {
