@@ -50,7 +50,7 @@ func TestClaudeHooks(t *testing.T) {
 	if _, err := c.Hook(ctx, api.Target{Agent: "bob", Workflow: "global", Tag: "main"}, api.HookCall{Event: api.HookSessionStart, SessionID: "s1"}); api.ErrorCode(err) != api.CodeConflict {
 		t.Errorf("a session attached to bob, whom the daemon runs: %v; want a conflict", err)
 	}
-	if _, err := c.Hook(ctx, me, api.HookCall{Event: "PreCompact", SessionID: "s1"}); api.ErrorCode(err) != api.CodeInvalid {
+	if _, err := c.Hook(ctx, me, api.HookCall{Event: "Notification", SessionID: "s1"}); api.ErrorCode(err) != api.CodeInvalid {
 		t.Errorf("an unknown event: %v; want invalid", err)
 	}
 

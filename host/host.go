@@ -396,6 +396,7 @@ func (h *Host) buildParts(ctx context.Context) error {
 	// and the daemon's tools ask it, and runs' events are its evidence.
 	h.gate = gate.New(h.db, h.log.Named("gate"))
 	h.mcp.Gate = h.gate
+	h.team.Efforts = sessionEfforts{h.gate, h.efforts} // live sessions too
 	h.cfg.Supervisor.Evidence = h.gate
 	h.cfg.Supervisor.Observer, h.cfg.Scheduler.Observer = h.metrics, h.metrics
 	h.cfg.Scheduler.Notify = h.notify

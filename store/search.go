@@ -458,7 +458,7 @@ var benchNoMessageIndex bool
 // text and a tool's result; "" for everything else.
 func transcriptText(e RunEvent) string {
 	switch e.Kind {
-	case "text", "result", "tool_result":
+	case "text", "result", "tool_result", RunEventUserPrompt:
 	default:
 		return ""
 	}

@@ -148,6 +148,12 @@ var examples = map[string][]string{
 	"hooks":           {"agent-worker hooks install me --dir ~/src/project"},
 	"hooks install":   {"agent-worker hooks install me", "agent-worker hooks install me --dir ~/src/project"},
 	"hooks uninstall": {"agent-worker hooks uninstall me --dir ~/src/project"},
+	"sessions":        {"agent-worker sessions", "agent-worker sessions me --json"},
+	"session":         {"agent-worker session continue me"},
+	"session continue": {
+		"# paste what it prints into the new session's first prompt\nagent-worker session continue me",
+		"agent-worker session continue",
+	},
 	"hook": {
 		"# what Claude Code runs from the hooks `hooks install` wrote\nagent-worker hook SessionStart --agent me",
 	},

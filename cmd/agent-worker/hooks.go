@@ -140,10 +140,17 @@ func settingsIn(dir string) (*claudeSettings, error) {
 // hookInput is the part of Claude Code's hook input (JSON on stdin) the
 // daemon needs.
 type hookInput struct {
-	SessionID      string `json:"session_id"`
-	Cwd            string `json:"cwd"`
-	HookEventName  string `json:"hook_event_name"`
-	StopHookActive bool   `json:"stop_hook_active"`
+	SessionID      string          `json:"session_id"`
+	Cwd            string          `json:"cwd"`
+	HookEventName  string          `json:"hook_event_name"`
+	StopHookActive bool            `json:"stop_hook_active"`
+	TranscriptPath string          `json:"transcript_path"`
+	Source         string          `json:"source"`                 // SessionStart
+	Prompt         string          `json:"prompt"`                 // UserPromptSubmit
+	ToolName       string          `json:"tool_name"`              // PostToolUse
+	ToolInput      json.RawMessage `json:"tool_input"`             // PostToolUse
+	ToolResponse   json.RawMessage `json:"tool_response"`          // PostToolUse
+	LastAssistant  string          `json:"last_assistant_message"` // Stop
 }
 
 // hookCmd is `hook <event> --agent <target>`, what Claude Code runs. It
@@ -187,7 +194,7 @@ func (e *env) hook(ctx context.Context, event, agent string, timeout time.Durati
 		return err
 	}
 	c.HTTP.Timeout = timeout
-	d, err := c.Hook(ctx, t, api.HookCall{Event: event, SessionID: in.SessionID, Cwd: in.Cwd, StopHookActive: in.StopHookActive})
+	d, err := c.Hook(ctx, t, in.call(event))
 	if err != nil {
 		return err
 	}
@@ -207,15 +214,25 @@ const (
 // hookOutput is the answer in Claude Code's hook output format: context
 // for SessionStart, UserPromptSubmit and PostToolUse (nil when there is
 // nothing new), a block decision for a Stop while messages wait, nothing
-// for SessionEnd.
+// for PreCompact (Claude shows the model nothing of it) and SessionEnd.
 func hookOutput(event string, d api.HookDelivery) []byte {
 	var v any
 	switch event {
 	case api.HookSessionStart:
 		v = contextOutput(event, sessionContext(d))
 	case api.HookUserPromptSubmit, api.HookPostToolUse:
+		var parts []string
+		budget := hookContextChars
+		if len(d.Directives) > 0 {
+			t := directivesText(d.Directives, budget/2)
+			budget -= len(t)
+			parts = append(parts, t)
+		}
 		if len(d.Messages) > 0 || d.Omitted > 0 {
-			v = contextOutput(event, "New messages for you ("+d.Agent+") in the agent-worker team:\n"+messagesText(d))
+			parts = append(parts, "New messages for you ("+d.Agent+") in the agent-worker team:\n"+messagesWithin(d, budget))
+		}
+		if len(parts) > 0 {
+			v = contextOutput(event, strings.Join(parts, "\n\n"))
 		}
 	case api.HookStop:
 		if d.Block {
@@ -228,6 +245,22 @@ func hookOutput(event string, d api.HookDelivery) []byte {
 	}
 	b, _ := json.Marshal(v)
 	return b
+}
+
+// directivesText brings the effort's directive files into the session,
+// within budget characters; a file that does not fit is named, to be read.
+func directivesText(ds []api.SessionDirective, budget int) string {
+	var b strings.Builder
+	b.WriteString("Directives of your effort for the directories you are working in (follow them):")
+	for _, d := range ds {
+		body := strings.TrimSpace(d.Content)
+		if b.Len()+len(d.Path)+len(body)+8 > budget {
+			fmt.Fprintf(&b, "\n### %s\n(too long to show here: read the file)", d.Path)
+			continue
+		}
+		fmt.Fprintf(&b, "\n### %s\n%s", d.Path, body)
+	}
+	return b.String()
 }
 
 func contextOutput(event, text string) map[string]any {
@@ -253,23 +286,32 @@ func sessionContext(d api.HookDelivery) string {
 	if s := strings.TrimSpace(d.System); s != "" {
 		fmt.Fprintf(&b, "Your role: %s\n", api.OneLine(s, 2000))
 	}
+	if d.Resume != "" {
+		fmt.Fprintf(&b, "This session continues session %s: the daemon kept its place for you.\n%s\n", d.ResumeFrom, strings.TrimSpace(d.Resume))
+	}
+	if len(d.Directives) > 0 {
+		b.WriteString(directivesText(d.Directives, max(hookContextChars-b.Len(), 0)/2) + "\n")
+	}
 	if len(d.Messages) == 0 && d.Omitted == 0 {
 		b.WriteString("No unread messages.")
 		return b.String()
 	}
 	b.WriteString("Unread messages for you:\n")
-	b.WriteString(messagesText(d))
+	b.WriteString(messagesWithin(d, max(hookContextChars-b.Len(), 1000)))
 	return b.String()
 }
 
 // messagesText lists messages one per line, newest kept when they do not
 // all fit, and counts what was left out.
-func messagesText(d api.HookDelivery) string {
+func messagesText(d api.HookDelivery) string { return messagesWithin(d, hookContextChars) }
+
+// messagesWithin is messagesText within budget characters.
+func messagesWithin(d api.HookDelivery, budget int) string {
 	lines := make([]string, 0, len(d.Messages))
 	size, omitted := 0, d.Omitted
 	for i := len(d.Messages) - 1; i >= 0; i-- {
 		l := messageLine(d.Messages[i])
-		if size+len(l) > hookContextChars {
+		if size+len(l) > budget {
 			omitted += i + 1
 			break
 		}

@@ -25,6 +25,13 @@ type HookDelivery struct {
 	// Block (Stop only): messages wait, so Claude should answer them
 	// before it stops.
 	Block bool `json:"block,omitempty"`
+	// Resume (SessionStart) is the dehydration payload of the context
+	// window this session continues, from session ResumeFrom.
+	Resume     string `json:"resume,omitempty"`
+	ResumeFrom string `json:"resume_from,omitempty"`
+	// Directives (SessionStart, PostToolUse) are the effort's directive
+	// files new to its context.
+	Directives []SessionDirective `json:"directives,omitempty"`
 }
 
 // Hook is POST /agents/{target}/hook: what `agent-worker hook` calls for

@@ -81,6 +81,7 @@ const (
 	HookSessionStart     = contract.HookSessionStart
 	HookUserPromptSubmit = contract.HookUserPromptSubmit
 	HookPostToolUse      = contract.HookPostToolUse
+	HookPreCompact       = contract.HookPreCompact
 	HookStop             = contract.HookStop
 	HookSessionEnd       = contract.HookSessionEnd
 

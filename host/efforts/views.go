@@ -302,3 +302,31 @@ func (s *Service) ensureFromWorkflow(ctx context.Context, agent store.AgentKey) 
 	}
 	return false, nil
 }
+
+// Directives are the directive files of agent's active effort not
+// brought into its context before (each once, shared with its runs'
+// RunContext): in the effort's directory, the directories it touched and
+// their parents up to the workspace root. A live session's hooks inject
+// them as its tool calls reach new directories (issue 44). None without
+// an active effort.
+func (s *Service) Directives(ctx context.Context, agent store.AgentKey) ([]tools.EffortDirective, error) {
+	e, ok, err := s.cfg.DB.ActiveEffort(ctx, agent)
+	if err != nil || !ok {
+		return nil, err
+	}
+	sk, err := parse(e)
+	if err != nil {
+		return nil, err
+	}
+	return s.directives(ctx, e, sk, agent)
+}
+
+// LastLogEntry is the newest entry of e's log file ("" for none): what
+// the agent last said of its progress.
+func LastLogEntry(e store.Effort) string {
+	tail := lastLines(filepath.Join(e.Dir, skill.ArtifactFile(e.Ordinal, e.Skill, "log")), 1)
+	if len(tail) == 0 {
+		return ""
+	}
+	return strings.TrimPrefix(tail[0], "- ")
+}

@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/contract"
 	"github.com/agent-worker/agent-worker/store"
 )
 
@@ -36,4 +37,88 @@ func attachSession(a *api.Agent, s store.Session, ok bool) {
 	if a.State == api.AgentIdle {
 		a.State = api.AgentAttached
 	}
+}
+
+// sessionAgent is the ?agent= of a sessions request (nil: every agent).
+func sessionAgent(r *http.Request) (*store.AgentKey, error) {
+	a := r.URL.Query().Get("agent")
+	if a == "" {
+		return nil, nil
+	}
+	k, err := agentOf(a)
+	return &k, err
+}
+
+// handleLiveSessions is GET /sessions[?agent=T]: the live Claude Code
+// sessions as context windows, oldest first, each with where its effort
+// is now.
+func (h *Server) handleLiveSessions(w http.ResponseWriter, r *http.Request) error {
+	k, err := sessionAgent(r)
+	if err != nil {
+		return err
+	}
+	rows, err := h.db.LiveSessions(r.Context(), k)
+	if err != nil {
+		return err
+	}
+	out := api.SessionList{Sessions: []api.LiveSession{}}
+	phases := map[string]string{}
+	for _, s := range rows {
+		v := api.LiveSession{ID: s.ID, Agent: api.Target{Agent: s.Agent.Name, Workflow: s.Agent.Workflow, Tag: s.Agent.Tag}.Display(),
+			Prev: s.Prev, Cwd: s.Cwd, Run: s.RunID, StartedAt: s.StartedAt.UTC(), HeartbeatAt: s.HeartbeatAt.UTC(),
+			Heartbeats: s.Heartbeats, ContextTokens: s.ContextTokens, Loaded: s.Loaded, Effort: s.EffortID, Dehydrated: s.Dehydration != ""}
+		if !s.EndedAt.IsZero() {
+			at := s.EndedAt.UTC()
+			v.EndedAt = &at
+		}
+		if s.EffortID != "" {
+			p, ok := phases[s.EffortID]
+			if !ok {
+				if e, err := h.db.GetEffort(r.Context(), s.EffortID); err == nil {
+					p = e.PhaseName
+					if e.State != contract.EffortActive {
+						p += " (" + string(e.State) + ")"
+					}
+				}
+				phases[s.EffortID] = p
+			}
+			v.Phase = p
+		}
+		out.Sessions = append(out.Sessions, v)
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// handleSessionContinue is GET /sessions/continue[?agent=T]: the
+// dehydration payload of the agent's newest session (of the newest
+// session of any agent without ?agent=): the one its PreCompact stored,
+// else one built now, for a person who starts the next session by hand.
+func (h *Server) handleSessionContinue(w http.ResponseWriter, r *http.Request) error {
+	k, err := sessionAgent(r)
+	if err != nil {
+		return err
+	}
+	rows, err := h.db.LiveSessions(r.Context(), k)
+	if err != nil {
+		return err
+	}
+	if len(rows) == 0 {
+		return api.Errorf(api.CodeNotFound, "no live session to continue: a Claude Code session with `agent-worker hooks install` records one")
+	}
+	last := rows[len(rows)-1]
+	for _, s := range rows { // without ?agent=, the newest of any agent
+		if s.HeartbeatAt.After(last.HeartbeatAt) {
+			last = s
+		}
+	}
+	payload := last.Dehydration
+	if payload == "" {
+		if payload, err = h.team.Payload(r.Context(), last.Agent, last, ""); err != nil {
+			return err
+		}
+	}
+	writeJSON(w, http.StatusOK, api.SessionContinue{Agent: api.Target{Agent: last.Agent.Name, Workflow: last.Agent.Workflow, Tag: last.Agent.Tag}.Display(),
+		Session: last.ID, Payload: payload})
+	return nil
 }

@@ -65,6 +65,9 @@ type Service struct {
 	// workflow changes, tool calls) to in-process listeners: the scheduler
 	// and the HTTP event streams. Other parts publish on it too.
 	Bus Bus
+	// Efforts serves a live session's hooks what they need of the agent's
+	// effort (SessionEfforts); host sets it before serving.
+	Efforts SessionEfforts
 }
 
 // New returns a Service over cfg.DB.
