@@ -386,15 +386,16 @@ func (h *Host) buildParts(ctx context.Context) error {
 	h.mcp = mcpserver.New(h.team, h.db, h.metrics.ToolCalled, h.log.Named("mcp"))
 	h.mcp.Worktrees = workspaces{h.worktrees, h.queue}
 	userHome, _ := os.UserHomeDir() // none: no user skills folder
+	// One gate for every path (invariant 17): the plugins' gate endpoint,
+	// the daemon's tools and live sessions' PreToolUse hooks ask it, and
+	// runs' events are its evidence.
+	h.gate = gate.New(h.db, h.log.Named("gate"))
 	var err error
 	if h.efforts, err = efforts.New(ctx, efforts.Config{DB: h.db, Bus: &h.team.Bus, ProjectDirs: h.worktrees, UserHome: userHome,
-		Now: h.cfg.Now, Log: h.log.Named("efforts")}); err != nil {
+		Logged: h.gate.Logged, Now: h.cfg.Now, Log: h.log.Named("efforts")}); err != nil {
 		return err
 	}
 	h.mcp.Efforts = h.efforts
-	// One gate for every path (invariant 17): the plugins' gate endpoint
-	// and the daemon's tools ask it, and runs' events are its evidence.
-	h.gate = gate.New(h.db, h.log.Named("gate"))
 	h.mcp.Gate = h.gate
 	h.cfg.Supervisor.Evidence = h.gate
 	h.cfg.Supervisor.Observer, h.cfg.Scheduler.Observer = h.metrics, h.metrics

@@ -37,6 +37,9 @@ type Config struct {
 	ProjectDirs ProjectDirs
 	// UserHome holds ~/.agent-worker/skills/; "" searches no user folder.
 	UserHome string
+	// Logged is told of each effort log entry (host/gate.Gate.Logged, which
+	// resets the heartbeat gate's count); nil: nobody.
+	Logged func(effortID string)
 	Now      func() time.Time
 	Log      hclog.Logger
 }
