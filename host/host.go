@@ -332,7 +332,7 @@ func New(cfg Config) (_ *Host, err error) {
 	}
 	httpLog := h.log.Named("http")
 	handler := httpapi.New(httpapi.Deps{DB: h.db, Team: h.team, Sched: h.sched, Agents: h.agents, Workflows: h.wfs, Catalog: h.catalog, Hooks: h.hooks,
-		MCP: h.mcp, Worktrees: workspaces{h.worktrees, h.queue}, Efforts: h.efforts, Token: h.token, Info: h.Info, Listen: h.ln.Addr().String(), ListenFallback: fallback, Home: home, StartedAt: h.startedAt, Now: cfg.Now,
+		MCP: h.mcp, Worktrees: workspaces{h.worktrees, h.queue}, Efforts: h.efforts, Gate: h.gate, Token: h.token, Info: h.Info, Listen: h.ln.Addr().String(), ListenFallback: fallback, Home: home, StartedAt: h.startedAt, Now: cfg.Now,
 		Shutdown: h.requestStop, Stopping: h.stop, Metrics: h.metrics.Handler(), Log: httpLog,
 		Runs: h.sup, Console: console.New(console.Config{Now: cfg.Now, Log: h.log.Named("console")}),
 		Member: h.clusterID(), Lease: cluster.DefaultLease, Sandbox: h.cfg.Supervisor.Sandbox.Info(), Processes: h.processControl(),

@@ -40,6 +40,7 @@ func (h *Server) routes(log hclog.Logger) http.Handler {
 	handle("DELETE /agents/{target}", h.handleDeleteAgent)
 	handle("POST /agents/{target}/mcp-config", h.handleMCPConfig)
 	handle("POST /agents/{target}/hook", h.handleClaudeHook)
+	handle("POST /agents/{target}/gate", h.handleSessionGate)
 	handle("POST /agents/{target}/resume", h.handleResume)
 	handle("POST /agents/{target}/pause", h.handlePause)
 	handle("POST /agents/{target}/cancel", h.handleCancelAgent)

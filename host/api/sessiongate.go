@@ -1,0 +1,48 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+
+	"github.com/agent-worker/agent-worker/sdk/tools"
+)
+
+// HookPreToolUse is Claude Code's hook before each tool call: a live
+// session's calls go through the daemon's gate (POST /agents/{target}/gate)
+// as a daemon run's do, answered by `agent-worker hook PreToolUse`.
+const HookPreToolUse = "PreToolUse"
+
+// SessionGateCall is the body of POST /agents/{target}/gate: one tool call
+// of a live Claude Code session acting as the agent, in the gate's terms
+// (internal/claudehook.Calls).
+type SessionGateCall struct {
+	// SessionID is Claude Code's session id, for the daemon's record.
+	SessionID string `json:"session_id,omitempty"`
+	tools.GateCall
+}
+
+// SessionGateDecision is the gate's answer to a SessionGateCall (the same
+// Decide as a daemon run's calls get, invariant 17).
+type SessionGateDecision struct {
+	Allowed bool `json:"allowed"`
+	// Reason is why a call was refused: the phase's words, with what
+	// would make it allowed.
+	Reason string `json:"reason,omitempty"`
+}
+
+// SessionGate is POST /agents/{target}/gate: what `agent-worker hook
+// PreToolUse` asks before each tool call of a live session.
+func (c *Client) SessionGate(ctx context.Context, t Target, call SessionGateCall) (SessionGateDecision, error) {
+	var d SessionGateDecision
+	return d, c.do(ctx, http.MethodPost, "/agents/"+url.PathEscape(t.String())+"/gate", call, &d)
+}
+
+// GateEvent is the data of the gate event of GET /events: the daemon's
+// gate refused a tool call of an agent's live session.
+type GateEvent struct {
+	Agent   string `json:"agent"`
+	Session string `json:"session,omitempty"`
+	Tool    string `json:"tool"`
+	Reason  string `json:"reason"`
+}
