@@ -40,8 +40,8 @@ type Config struct {
 	// Logged is told of each effort log entry (host/gate.Gate.Logged, which
 	// resets the heartbeat gate's count); nil: nobody.
 	Logged func(effortID string)
-	Now      func() time.Time
-	Log      hclog.Logger
+	Now    func() time.Time
+	Log    hclog.Logger
 }
 
 // Service walks efforts. Its methods act as the agent they are given:
