@@ -2,6 +2,8 @@ package api
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"net/http"
 	"net/url"
 
@@ -45,4 +47,44 @@ type GateEvent struct {
 	Session string `json:"session,omitempty"`
 	Tool    string `json:"tool"`
 	Reason  string `json:"reason"`
+}
+
+// StatusLine is GET /agents/{target}/statusline: what `agent-worker
+// statusline` shows in Claude Code's status line, from two indexed reads.
+type StatusLine struct {
+	Agent string `json:"agent"`
+	// Effort is the active effort's id, "" when the agent has none; then
+	// the fields up to Unread are zero.
+	Effort  string `json:"effort,omitempty"`
+	Skill   string `json:"skill,omitempty"`
+	Ordinal int    `json:"ordinal,omitempty"`
+	// Phase counts the phases from 1; PhaseName names it.
+	Phase     int    `json:"phase,omitempty"`
+	PhaseName string `json:"phase_name,omitempty"`
+	Unread    int    `json:"unread"`
+}
+
+// Text is the status line: [implement:P2], with the effort's ordinal in
+// its directory when above 1 ([2:implement:P3]), and the unread messages
+// when there are some; the agent's name when it has no effort.
+func (s StatusLine) Text() string {
+	var b strings.Builder
+	switch {
+	case s.Effort == "":
+		b.WriteString(s.Agent)
+	case s.Ordinal > 1:
+		fmt.Fprintf(&b, "[%d:%s:P%d]", s.Ordinal, s.Skill, s.Phase)
+	default:
+		fmt.Fprintf(&b, "[%s:P%d]", s.Skill, s.Phase)
+	}
+	if s.Unread > 0 {
+		fmt.Fprintf(&b, " %d unread", s.Unread)
+	}
+	return b.String()
+}
+
+// StatusLine is GET /agents/{target}/statusline.
+func (c *Client) StatusLine(ctx context.Context, t Target) (StatusLine, error) {
+	var s StatusLine
+	return s, c.do(ctx, http.MethodGet, "/agents/"+url.PathEscape(t.String())+"/statusline", nil, &s)
 }

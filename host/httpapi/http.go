@@ -41,6 +41,7 @@ func (h *Server) routes(log hclog.Logger) http.Handler {
 	handle("POST /agents/{target}/mcp-config", h.handleMCPConfig)
 	handle("POST /agents/{target}/hook", h.handleClaudeHook)
 	handle("POST /agents/{target}/gate", h.handleSessionGate)
+	handle("GET /agents/{target}/statusline", h.handleStatusLine)
 	handle("POST /agents/{target}/resume", h.handleResume)
 	handle("POST /agents/{target}/pause", h.handlePause)
 	handle("POST /agents/{target}/cancel", h.handleCancelAgent)

@@ -53,3 +53,28 @@ func (h *Server) handleSessionGate(w http.ResponseWriter, r *http.Request) error
 	writeJSON(w, http.StatusOK, api.SessionGateDecision{Allowed: d.Allowed, Reason: d.Reason})
 	return nil
 }
+
+// handleStatusLine is GET /agents/{target}/statusline: the agent's active
+// effort and phase and its unread count, for Claude Code's status line,
+// which runs it after every turn: two indexed reads, nothing more.
+func (h *Server) handleStatusLine(w http.ResponseWriter, r *http.Request) error {
+	t, err := api.ParseAgentTarget(r.PathValue("target"))
+	if err != nil {
+		return err
+	}
+	k := keyOf(t)
+	unread, err := h.db.InboxDepth(r.Context(), k)
+	if err != nil {
+		return err
+	}
+	out := api.StatusLine{Agent: t.Display(), Unread: unread}
+	e, found, err := h.db.ActiveEffort(r.Context(), k)
+	if err != nil {
+		return err
+	}
+	if found {
+		out.Effort, out.Skill, out.Ordinal, out.Phase, out.PhaseName = e.ID, e.Skill, e.Ordinal, e.Phase+1, e.PhaseName
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
