@@ -3,9 +3,9 @@ package api
 import (
 	"context"
 	"fmt"
-	"strings"
 	"net/http"
 	"net/url"
+	"strings"
 
 	"github.com/agent-worker/agent-worker/sdk/tools"
 )
