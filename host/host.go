@@ -578,6 +578,9 @@ func (h *Host) Run(ctx context.Context) error {
 	}()
 	wg.Go(func() { h.team.RunExpiry(bg) })
 	wg.Go(func() { h.efforts.Run(bg) })
+	// Attached sessions that went silent: their agents are idle again,
+	// and their teams are told once.
+	wg.Go(func() { team.NewStaleSessions(h.team, h.cfg.Now).Run(bg, team.StaleAfter/10) })
 	// Returns the tasks whose lease was lost, first those of the runs that
 	// died with the previous daemon (Reap marked them failed).
 	wg.Go(func() { h.team.RunLeases(bg) })

@@ -316,6 +316,10 @@ func messageLine(m api.Message) string {
 
 // sessionText is an attached session on `info`.
 func sessionText(s api.AttachedSession) string {
-	return fmt.Sprintf("Claude Code %s in %s, since %s, last hook %s ago", s.ID, s.Cwd,
-		s.AttachedAt.Local().Format(time.DateTime), time.Since(s.HeartbeatAt).Round(time.Second))
+	stale := ""
+	if s.Stale {
+		stale = " (stale: the agent is idle until its next hook)"
+	}
+	return fmt.Sprintf("Claude Code %s in %s, since %s, last hook %s ago%s", s.ID, s.Cwd,
+		s.AttachedAt.Local().Format(time.DateTime), time.Since(s.HeartbeatAt).Round(time.Second), stale)
 }
