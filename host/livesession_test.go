@@ -16,7 +16,11 @@ type settableClock struct {
 	off time.Duration
 }
 
-func (c *settableClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return time.Now().Add(c.off) }
+func (c *settableClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return time.Now().Add(c.off)
+}
 func (c *settableClock) Add(d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
