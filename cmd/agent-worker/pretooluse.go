@@ -29,6 +29,9 @@ const maxToolInput = 64 << 20
 // past timeout or answering an error, it says why on stderr and lets the
 // call run, so a person's session never breaks on the daemon. Calls of
 // the daemon's own MCP tools are not asked: the daemon gates them itself.
+// An allowed call is not observed here, since it has not run yet: its
+// evidence (a file written, a command's exit) is PostToolUse's to report,
+// where the result is seen.
 func (e *env) preToolUse(ctx context.Context, agent string, timeout time.Duration, stdin io.Reader) error {
 	t, err := api.ParseAgentTarget(agent)
 	if err != nil {
