@@ -332,7 +332,7 @@ func New(cfg Config) (_ *Host, err error) {
 	}
 	httpLog := h.log.Named("http")
 	handler := httpapi.New(httpapi.Deps{DB: h.db, Team: h.team, Sched: h.sched, Agents: h.agents, Workflows: h.wfs, Catalog: h.catalog, Hooks: h.hooks,
-		MCP: h.mcp, Worktrees: workspaces{h.worktrees, h.queue}, Efforts: h.efforts, Token: h.token, Info: h.Info, Listen: h.ln.Addr().String(), ListenFallback: fallback, Home: home, StartedAt: h.startedAt, Now: cfg.Now,
+		MCP: h.mcp, Worktrees: workspaces{h.worktrees, h.queue}, Efforts: h.efforts, Gate: h.gate, Token: h.token, Info: h.Info, Listen: h.ln.Addr().String(), ListenFallback: fallback, Home: home, StartedAt: h.startedAt, Now: cfg.Now,
 		Shutdown: h.requestStop, Stopping: h.stop, Metrics: h.metrics.Handler(), Log: httpLog,
 		Runs: h.sup, Console: console.New(console.Config{Now: cfg.Now, Log: h.log.Named("console")}),
 		Member: h.clusterID(), Lease: cluster.DefaultLease, Sandbox: h.cfg.Supervisor.Sandbox.Info(), Processes: h.processControl(),
@@ -386,15 +386,16 @@ func (h *Host) buildParts(ctx context.Context) error {
 	h.mcp = mcpserver.New(h.team, h.db, h.metrics.ToolCalled, h.log.Named("mcp"))
 	h.mcp.Worktrees = workspaces{h.worktrees, h.queue}
 	userHome, _ := os.UserHomeDir() // none: no user skills folder
+	// One gate for every path (invariant 17): the plugins' gate endpoint,
+	// the daemon's tools and live sessions' PreToolUse hooks ask it, and
+	// runs' events are its evidence.
+	h.gate = gate.New(h.db, h.log.Named("gate"))
 	var err error
 	if h.efforts, err = efforts.New(ctx, efforts.Config{DB: h.db, Bus: &h.team.Bus, ProjectDirs: h.worktrees, UserHome: userHome,
-		Now: h.cfg.Now, Log: h.log.Named("efforts")}); err != nil {
+		Logged: h.gate.Logged, Now: h.cfg.Now, Log: h.log.Named("efforts")}); err != nil {
 		return err
 	}
 	h.mcp.Efforts = h.efforts
-	// One gate for every path (invariant 17): the plugins' gate endpoint
-	// and the daemon's tools ask it, and runs' events are its evidence.
-	h.gate = gate.New(h.db, h.log.Named("gate"))
 	h.mcp.Gate = h.gate
 	h.team.Efforts = sessionEfforts{h.gate, h.efforts} // live sessions too
 	h.cfg.Supervisor.Evidence = h.gate
@@ -578,6 +579,9 @@ func (h *Host) Run(ctx context.Context) error {
 	}()
 	wg.Go(func() { h.team.RunExpiry(bg) })
 	wg.Go(func() { h.efforts.Run(bg) })
+	// Attached sessions that went silent: their agents are idle again,
+	// and their teams are told once.
+	wg.Go(func() { team.NewStaleSessions(h.team, h.cfg.Now).Run(bg, team.StaleAfter/10) })
 	// Returns the tasks whose lease was lost, first those of the runs that
 	// died with the previous daemon (Reap marked them failed).
 	wg.Go(func() { h.team.RunLeases(bg) })

@@ -19,10 +19,32 @@ import (
 // before (hook --timeout).
 const hookTimeoutSeconds = 10
 
+// hookPreCompact is Claude Code's hook before it compacts the context.
+const hookPreCompact = "PreCompact"
+
+// installedEvents are the hook events `hooks install` writes: the team's
+// (api.HookEvents), the gate before each tool call and the one before a
+// compaction.
+var installedEvents = appendNew(append([]string{api.HookPreToolUse}, api.HookEvents...), hookPreCompact)
+
+// matchAll are the events whose groups need a matcher to run for every
+// tool.
+var matchAll = []string{api.HookPreToolUse, api.HookPostToolUse}
+
 // ourHook recognises a hook command `hooks install` wrote:
 // "… hook <Event> --agent <target> …". It is how uninstall and a new
 // install find exactly what an install added and nothing of the user's.
-var ourHook = regexp.MustCompile(`(?:^|\s)hook (` + strings.Join(api.HookEvents, "|") + `) --agent (\S+)(?:\s|$)`)
+var ourHook = regexp.MustCompile(`(?:^|\s)hook (` + strings.Join(installedEvents, "|") + `) --agent (\S+)(?:\s|$)`)
+
+// ourStatusLine recognises the status line command `hooks install` wrote:
+// "… statusline --agent <target> …".
+var ourStatusLine = regexp.MustCompile(`(?:^|\s)statusline --agent (\S+)(?:\s|$)`)
+
+// statusLineCommand is the status line command Claude Code runs: this
+// executable's `statusline` for the agent, with the daemon's home.
+func statusLineCommand(exe, home string, t api.Target) string {
+	return shellQuote(exe) + " statusline --agent " + t.String() + " --home " + shellQuote(home)
+}
 
 // hookCommand is the shell command Claude Code runs for event: this
 // executable, with the home it found the daemon in, so the hook reaches
@@ -231,9 +253,82 @@ func stripGroup(g json.RawMessage, only string) (json.RawMessage, int, []string)
 	return out, len(who), who
 }
 
+// install replaces whatever an install of ours left (for any agent: a
+// directory is one agent) with t's hooks and status line, run by exe with
+// the daemon's home. It returns the agents whose hooks were there before,
+// and the user's own status line when one stays in place of ours.
+func (s *claudeSettings) install(exe, home string, t api.Target) (before []string, kept string, err error) {
+	if _, before, err = s.strip(""); err != nil {
+		return nil, "", err
+	}
+	s.stripStatusLine("")
+	if err := s.add(func(event string) string { return hookCommand(exe, home, event, t) }); err != nil {
+		return nil, "", err
+	}
+	kept, err = s.addStatusLine(statusLineCommand(exe, home, t))
+	return before, kept, err
+}
+
+// uninstall removes the hooks and status line of ours for agent only (the
+// full target) and says how many entries it removed.
+func (s *claudeSettings) uninstall(only string) (int, error) {
+	n, _, err := s.strip(only)
+	if err != nil {
+		return 0, err
+	}
+	if s.stripStatusLine(only) {
+		n++
+	}
+	return n, nil
+}
+
+// statusLine is the settings' status line command and whose it is: the
+// agent an install of ours wrote it for, "" for the user's own (or none).
+func (s *claudeSettings) statusLine() (command, agent string, ok bool) {
+	raw, ok := s.top.get("statusLine")
+	if !ok {
+		return "", "", false
+	}
+	var sl struct {
+		Command string `json:"command"`
+	}
+	_ = json.Unmarshal(raw, &sl)
+	if m := ourStatusLine.FindStringSubmatch(sl.Command); m != nil {
+		return sl.Command, m[1], true
+	}
+	return sl.Command, "", true
+}
+
+// stripStatusLine removes our status line when it is only's (any agent's
+// for ""), and says whether it did; the user's own is never touched.
+func (s *claudeSettings) stripStatusLine(only string) bool {
+	if _, agent, ok := s.statusLine(); ok && agent != "" && (only == "" || agent == only) {
+		s.top.del("statusLine")
+		return true
+	}
+	return false
+}
+
+// addStatusLine sets the status line to command unless the user has one
+// of their own, which stays: it returns that command then, "" when ours
+// was set.
+func (s *claudeSettings) addStatusLine(command string) (kept string, err error) {
+	if theirs, agent, ok := s.statusLine(); ok && agent == "" {
+		if theirs == "" {
+			theirs = "(a status line without a command)"
+		}
+		return theirs, nil
+	}
+	sl := object{}
+	_ = sl.set("type", "command")
+	_ = sl.set("command", command)
+	_ = sl.set("padding", 0)
+	return "", s.top.set("statusLine", sl)
+}
+
 // add appends a group of its own for each hook event, running command(event).
 func (s *claudeSettings) add(command func(event string) string) error {
-	for _, event := range api.HookEvents {
+	for _, event := range installedEvents {
 		var groups []json.RawMessage
 		if raw, ok := s.hooks.get(event); ok {
 			if err := json.Unmarshal(raw, &groups); err != nil {
@@ -241,8 +336,8 @@ func (s *claudeSettings) add(command func(event string) string) error {
 			}
 		}
 		group := object{}
-		if event == api.HookPostToolUse {
-			_ = group.set("matcher", "*") // after every tool
+		if slices.Contains(matchAll, event) {
+			_ = group.set("matcher", "*") // before or after every tool
 		}
 		hook := object{}
 		_ = hook.set("type", "command")

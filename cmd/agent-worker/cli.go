@@ -211,7 +211,7 @@ Every flag can also be set from the environment: --home ← AGENT_WORKER_HOME.
 			resumeCmd(e), resetCmd(e), scheduleCmd(e), runCmd(e), startCmd(e), workflowsCmd(e),
 			pauseCmd(e), cancelCmd(e), runsCmd(e), logsCmd(e), budgetCmd(e), consoleCmd(e), tasksCmd(e),
 			worktreeCmd(e), backupCmd(e), questionsCmd(e), answerCmd(e), approveCmd(e), denyCmd(e),
-			notificationsCmd(e), notifyCmd(e), hooksCmd(e), hookCmd(e), sessionsCmd(e), sessionCmd(e), searchCmd(e), skillsCmd(e), effortCmd(e), effortsCmd(e),
+			notificationsCmd(e), notifyCmd(e), hooksCmd(e), hookCmd(e), sessionsCmd(e), sessionCmd(e), statuslineCmd(e), searchCmd(e), skillsCmd(e), effortCmd(e), effortsCmd(e),
 			completionCmd(e),
 		},
 		Exec: func(ctx context.Context, args []string) error {

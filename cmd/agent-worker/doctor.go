@@ -169,6 +169,7 @@ type doctorFacts struct {
 	consoleErr   string              // why it did not answer
 	opener       string              // what opens a browser here
 	disk         api.Disk
+	sessions     []api.Agent // the agents with an attached Claude Code session (the daemon's view)
 }
 
 // gatherFacts asks the running daemon, or looks at this machine as a
@@ -236,6 +237,11 @@ func (f *doctorFacts) fromDaemon(ctx context.Context, c *api.Client) bool {
 	f.storePath, f.storeHealth = h.Store.Path, &h.Store
 	f.sandbox, f.processes = h.Sandbox, &h.Processes
 	f.plugins = h.Plugins
+	for _, a := range h.Agents {
+		if a.Session != nil {
+			f.sessions = append(f.sessions, a)
+		}
+	}
 	if l, err := c.Plugins(ctx); err == nil { // asks the plugins again: a CLI installed since
 		f.plugins, f.pluginDirs = l.Plugins, l.Dirs
 	} else {
@@ -324,6 +330,7 @@ func diagnose(f doctorFacts, strict bool) doctorReport {
 	f.checkHome(add)
 	f.checkDaemon(add)
 	f.checkStore(add)
+	f.checkSessions(add)
 	f.checkPlugins(add)
 	if f.checkMock(add) {
 		r.Runnable = append(r.Runnable, "mock")
@@ -441,6 +448,18 @@ func (f doctorFacts) checkDaemon(add addFunc) {
 			detail = "not running (" + f.daemonErr + "); the checks below are this machine's"
 		}
 		add("daemon", checkWarn, detail, "agent-worker daemon (or any other command starts one)")
+	}
+}
+
+// checkSessions warns of each attached Claude Code session that has gone
+// stale (no hook for five minutes): its agent is idle, not attached.
+func (f doctorFacts) checkSessions(add addFunc) {
+	for _, a := range f.sessions {
+		if s := a.Session; s.Stale {
+			add("sessions", checkWarn, fmt.Sprintf("%s's Claude Code session %s in %s has called no hook since %s: stale, %s is idle",
+				a.Target, s.ID, s.Cwd, s.HeartbeatAt.Local().Format(time.DateTime), a.Target),
+				"go back to that session (its next hook attaches it again), or start a new one in "+s.Cwd)
+		}
 	}
 }
 

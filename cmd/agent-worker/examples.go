@@ -156,6 +156,11 @@ var examples = map[string][]string{
 	},
 	"hook": {
 		"# what Claude Code runs from the hooks `hooks install` wrote\nagent-worker hook SessionStart --agent me",
+		"# before each tool call: prints Claude's deny decision when the effort's phase refuses it\nagent-worker hook PreToolUse --agent me",
+	},
+	"statusline": {
+		"# what Claude Code's status line runs (hooks install writes it); prints [implement:P2] 1 unread\nagent-worker statusline --agent me",
+		"agent-worker statusline --agent me --json",
 	},
 	"completion": {
 		"agent-worker completion bash > ~/.local/share/bash-completion/completions/agent-worker",

@@ -39,7 +39,7 @@ func hooksInstallCmd(e *env) *ffcli.Command {
 	e.common(fs)
 	dir := fs.String("dir", ".", "the project directory Claude Code runs in")
 	return leaf("install", "hooks install <agent> [--dir DIR]",
-		"write the hooks (merged with the settings there) so Claude Code in DIR is <agent>", fs, [2]int{1, 1},
+		"write the hooks and the status line (merged with the settings there: the user's own hooks and status line stay) so Claude Code in DIR is <agent>", fs, [2]int{1, 1},
 		func(ctx context.Context, args []string) error {
 			t, c, err := e.agentClient(ctx, args[0])
 			if err != nil {
@@ -65,25 +65,32 @@ func hooksInstallCmd(e *env) *ffcli.Command {
 				return err
 			}
 			path := s.path
-			_, before, err := s.strip("")
+			before, kept, err := s.install(exe, home, t)
 			if err != nil {
 				return err
 			}
-			if err := s.add(func(event string) string { return hookCommand(exe, home, event, t) }); err != nil {
-				return err
-			}
+			ourLine := statusLineCommand(exe, home, t)
 			if err := s.save(); err != nil {
 				return fmt.Errorf("write %s: %w", path, err)
 			}
 			if e.json {
-				return e.printJSON(map[string]any{"agent": a.Target, "settings": path, "events": api.HookEvents, "replaced": before})
+				out := map[string]any{"agent": a.Target, "settings": path, "events": installedEvents, "replaced": before, "status_line": kept == ""}
+				if kept != "" {
+					out["kept_status_line"] = kept
+				}
+				return e.printJSON(out)
 			}
 			for _, who := range before {
 				if who != t.String() {
 					e.printf("replaced the hooks of %s\n", who)
 				}
 			}
-			e.printf("hooks for %s in %s (%s)\n", a.Target, path, strings.Join(api.HookEvents, ", "))
+			e.printf("hooks for %s in %s (%s)\n", a.Target, path, strings.Join(installedEvents, ", "))
+			if kept != "" {
+				e.printf("kept your own status line (%s); for the effort and phase of %s in it, run: %s\n", kept, a.Target, ourLine)
+			} else {
+				e.printf("status line: the effort and phase of %s, and its unread messages\n", a.Target)
+			}
 			e.printf("a Claude Code session started in %s now acts as %s; for the team's tools give it the MCP config too:\n", filepath.Dir(filepath.Dir(path)), a.Target)
 			e.printf("  agent-worker mcp-config %s > .mcp-agent-worker.json; claude --mcp-config .mcp-agent-worker.json\n", a.Target)
 			return nil
@@ -95,7 +102,7 @@ func hooksUninstallCmd(e *env) *ffcli.Command {
 	e.common(fs)
 	dir := fs.String("dir", ".", "the project directory Claude Code runs in")
 	return leaf("uninstall", "hooks uninstall <agent> [--dir DIR]",
-		"remove exactly the hooks `hooks install` wrote for <agent>; the settings' other hooks stay", fs, [2]int{1, 1},
+		"remove exactly the hooks and status line `hooks install` wrote for <agent>; the settings' other hooks stay", fs, [2]int{1, 1},
 		func(ctx context.Context, args []string) error {
 			t, err := parseAgentTarget(args[0]) // no daemon needed
 			if err != nil {
@@ -106,7 +113,7 @@ func hooksUninstallCmd(e *env) *ffcli.Command {
 				return err
 			}
 			path := s.path
-			n, _, err := s.strip(t.String())
+			n, err := s.uninstall(t.String())
 			if err != nil {
 				return err
 			}
@@ -119,7 +126,7 @@ func hooksUninstallCmd(e *env) *ffcli.Command {
 			if e.json {
 				return e.printJSON(map[string]any{"agent": t.Display(), "settings": path, "removed": n})
 			}
-			e.printf("removed %d hook(s) of %s from %s\n", n, t.Display(), path)
+			e.printf("removed %d hook(s) of %s from %s (and its status line, when it was ours)\n", n, t.Display(), path)
 			return nil
 		})
 }
@@ -162,10 +169,16 @@ func hookCmd(e *env) *ffcli.Command {
 	e.common(fs)
 	agent := fs.String("agent", "", "the agent the session acts as")
 	timeout := fs.Duration("timeout", 3*time.Second, "how long to wait for the daemon before adding nothing")
-	return leaf("hook", "hook <"+strings.Join(api.HookEvents, "|")+"> --agent <target>",
+	return leaf("hook", "hook <"+strings.Join(append([]string{api.HookPreToolUse}, api.HookEvents...), "|")+"> --agent <target>",
 		"answer one Claude Code hook (Claude runs this; see `hooks install`)", fs, [2]int{1, 1},
 		func(ctx context.Context, args []string) error {
-			if err := e.hook(ctx, args[0], *agent, *timeout, os.Stdin); err != nil {
+			hook := e.hook
+			if args[0] == api.HookPreToolUse {
+				hook = func(ctx context.Context, _, agent string, timeout time.Duration, stdin io.Reader) error {
+					return e.preToolUse(ctx, agent, timeout, stdin)
+				}
+			}
+			if err := hook(ctx, args[0], *agent, *timeout, os.Stdin); err != nil {
 				fmt.Fprintf(e.stderr, "agent-worker hook %s: %v (nothing added)\n", args[0], err)
 			}
 			return nil
@@ -345,6 +358,10 @@ func messageLine(m api.Message) string {
 
 // sessionText is an attached session on `info`.
 func sessionText(s api.AttachedSession) string {
-	return fmt.Sprintf("Claude Code %s in %s, since %s, last hook %s ago", s.ID, s.Cwd,
-		s.AttachedAt.Local().Format(time.DateTime), time.Since(s.HeartbeatAt).Round(time.Second))
+	stale := ""
+	if s.Stale {
+		stale = " (stale: the agent is idle until its next hook)"
+	}
+	return fmt.Sprintf("Claude Code %s in %s, since %s, last hook %s ago%s", s.ID, s.Cwd,
+		s.AttachedAt.Local().Format(time.DateTime), time.Since(s.HeartbeatAt).Round(time.Second), stale)
 }

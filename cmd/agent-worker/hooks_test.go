@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -38,24 +39,22 @@ const userSettings = `{
 }
 `
 
-func install(t *testing.T, path, agent string) {
+const testExe, testHome = "/opt/agent worker/agent-worker", "/home/u/.agent-worker"
+
+func install(t *testing.T, path, agent string) string {
 	t.Helper()
 	s, err := loadSettings(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := s.strip(""); err != nil {
-		t.Fatal(err)
-	}
-	tg := api.Target{Agent: agent, Workflow: "review", Tag: "main"}
-	if err := s.add(func(event string) string {
-		return hookCommand("/opt/agent worker/agent-worker", "/home/u/.agent-worker", event, tg)
-	}); err != nil {
+	_, kept, err := s.install(testExe, testHome, api.Target{Agent: agent, Workflow: "review", Tag: "main"})
+	if err != nil {
 		t.Fatal(err)
 	}
 	if err := s.save(); err != nil {
 		t.Fatal(err)
 	}
+	return kept
 }
 
 func uninstall(t *testing.T, path, agent string) int {
@@ -64,7 +63,7 @@ func uninstall(t *testing.T, path, agent string) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, _, err := s.strip(api.Target{Agent: agent, Workflow: "review", Tag: "main"}.String())
+	n, err := s.uninstall(api.Target{Agent: agent, Workflow: "review", Tag: "main"}.String())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,12 +114,19 @@ func TestHooksInstallKeepsTheUsersSettings(t *testing.T) {
 	}
 	before := decoded(t, path)
 
-	install(t, path, "me")
-	got := ourCommands(t, path)
-	if len(got) != len(api.HookEvents) {
-		t.Errorf("hooks installed for %d events, want %d: %v", len(got), len(api.HookEvents), got)
+	if kept := install(t, path, "me"); kept != "" {
+		t.Errorf("kept a status line %q the user does not have", kept)
 	}
-	for _, event := range api.HookEvents {
+	got := ourCommands(t, path)
+	if len(got) != len(installedEvents) {
+		t.Errorf("hooks installed for %d events, want %d: %v", len(got), len(installedEvents), got)
+	}
+	for _, event := range []string{"PreToolUse", "PreCompact", "SessionStart", "PostToolUse"} {
+		if !slices.Contains(installedEvents, event) {
+			t.Errorf("install leaves out %s", event)
+		}
+	}
+	for _, event := range installedEvents {
 		want := "'/opt/agent worker/agent-worker' hook " + event + " --agent me@review:main --home /home/u/.agent-worker"
 		if diff := cmp.Diff([]string{want}, got[event]); diff != "" {
 			t.Errorf("%s (-want +got):\n%s", event, diff)
@@ -162,8 +168,8 @@ func TestHooksInstallKeepsTheUsersSettings(t *testing.T) {
 	if n := uninstall(t, path, "me"); n != 0 {
 		t.Errorf("uninstall of an agent whose hooks were replaced removed %d", n)
 	}
-	if n := uninstall(t, path, "other"); n != len(api.HookEvents) {
-		t.Errorf("uninstall removed %d hooks, want %d", n, len(api.HookEvents))
+	if n := uninstall(t, path, "other"); n != len(installedEvents)+1 {
+		t.Errorf("uninstall removed %d entries, want %d hooks and the status line", n, len(installedEvents))
 	}
 	if diff := cmp.Diff(before, decoded(t, path)); diff != "" {
 		t.Errorf("after uninstall the settings differ from the user's (-before +after):\n%s", diff)
@@ -176,15 +182,55 @@ func TestHooksInstallIntoEmptyDir(t *testing.T) {
 	t.Parallel()
 	path := settingsPath(t.TempDir())
 	install(t, path, "me")
-	if got := ourCommands(t, path); len(got) != len(api.HookEvents) {
+	if got := ourCommands(t, path); len(got) != len(installedEvents) {
 		t.Fatalf("installed %v", got)
 	}
-	if post := decoded(t, path)["hooks"].(map[string]any)["PostToolUse"].([]any)[0].(map[string]any); post["matcher"] != "*" {
-		t.Errorf("PostToolUse group = %v, want matcher * (every tool)", post)
+	for _, event := range []string{"PreToolUse", "PostToolUse"} {
+		if g := decoded(t, path)["hooks"].(map[string]any)[event].([]any)[0].(map[string]any); g["matcher"] != "*" {
+			t.Errorf("%s group = %v, want matcher * (every tool)", event, g)
+		}
+	}
+	want := map[string]any{"type": "command", "padding": float64(0),
+		"command": "'/opt/agent worker/agent-worker' statusline --agent me@review:main --home /home/u/.agent-worker"}
+	if diff := cmp.Diff(want, decoded(t, path)["statusLine"]); diff != "" {
+		t.Errorf("statusLine (-want +got):\n%s", diff)
 	}
 	uninstall(t, path, "me")
 	if _, err := os.Stat(path); !os.IsNotExist(err) {
 		t.Errorf("uninstall left the settings it created: %v", err)
+	}
+}
+
+// The user's own status line stays through install and uninstall, and
+// install says so; ours replaces another agent's.
+func TestHooksInstallKeepsTheUsersStatusLine(t *testing.T) {
+	t.Parallel()
+	path := settingsPath(t.TempDir())
+	os.MkdirAll(filepath.Dir(path), 0o755)
+	theirs := `{"statusLine": {"type": "command", "command": "~/bin/my-line.sh"}, "model": "opus"}`
+	os.WriteFile(path, []byte(theirs), 0o644)
+	before := decoded(t, path)
+	if kept := install(t, path, "me"); kept != "~/bin/my-line.sh" {
+		t.Errorf("kept = %q, want the user's command", kept)
+	}
+	if diff := cmp.Diff(before["statusLine"], decoded(t, path)["statusLine"]); diff != "" {
+		t.Errorf("install changed the user's status line (-before +after):\n%s", diff)
+	}
+	if n := uninstall(t, path, "me"); n != len(installedEvents) {
+		t.Errorf("uninstall removed %d, want the %d hooks only", n, len(installedEvents))
+	}
+	if diff := cmp.Diff(before, decoded(t, path)); diff != "" {
+		t.Errorf("after uninstall (-before +after):\n%s", diff)
+	}
+
+	other := settingsPath(t.TempDir())
+	install(t, other, "me")
+	install(t, other, "you")
+	if c, _ := decoded(t, other)["statusLine"].(map[string]any)["command"].(string); !strings.Contains(c, "--agent you@review:main") {
+		t.Errorf("after installing you over me, the status line runs %q", c)
+	}
+	if n := uninstall(t, other, "me"); n != 0 {
+		t.Errorf("uninstall of me removed %d of you's entries", n)
 	}
 }
 

@@ -58,4 +58,8 @@ type AttachedSession struct {
 	Cwd         string    `json:"cwd,omitempty"`
 	AttachedAt  time.Time `json:"attached_at"`
 	HeartbeatAt time.Time `json:"heartbeat_at"`
+	// Stale: the session has called no hook for five minutes
+	// (team.StaleAfter); its agent shows idle, and status lists it as a
+	// problem.
+	Stale bool `json:"stale,omitempty"`
 }

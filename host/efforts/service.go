@@ -37,8 +37,11 @@ type Config struct {
 	ProjectDirs ProjectDirs
 	// UserHome holds ~/.agent-worker/skills/; "" searches no user folder.
 	UserHome string
-	Now      func() time.Time
-	Log      hclog.Logger
+	// Logged is told of each effort log entry (host/gate.Gate.Logged, which
+	// resets the heartbeat gate's count); nil: nobody.
+	Logged func(effortID string)
+	Now    func() time.Time
+	Log    hclog.Logger
 }
 
 // Service walks efforts. Its methods act as the agent they are given:

@@ -243,6 +243,9 @@ func (s *Service) Log(ctx context.Context, agent store.AgentKey, text string) (t
 	if err := s.cfg.DB.HeartbeatEffort(ctx, e.ID, s.cfg.Now(), nil); err != nil {
 		return tools.EffortResult{}, err
 	}
+	if s.cfg.Logged != nil {
+		s.cfg.Logged(e.ID)
+	}
 	s.publish(e, "logged")
 	return s.result(e, sk, nil, false), nil
 }

@@ -37,6 +37,11 @@ type Gate struct {
 	mu     sync.Mutex
 	parsed map[string]*parsed
 	beats  map[store.AgentKey]time.Time
+	// unlogged counts, by effort id, the tool calls allowed since the
+	// effort's last log entry (the heartbeat gate). It lives here, not in
+	// the store: a restart forgets it, which only gives an agent its N
+	// calls again, and a tool call stays a read of the store, not a write.
+	unlogged map[string]int
 
 	calls catchUp // the effort calls each run's events showed (CaughtUp)
 }
@@ -59,7 +64,15 @@ func New(db *store.DB, log hclog.Logger) *Gate {
 		log = hclog.NewNullLogger()
 	}
 	return &Gate{db: db, log: log, beatEvery: BeatEvery, now: time.Now,
-		parsed: map[string]*parsed{}, beats: map[store.AgentKey]time.Time{}}
+		parsed: map[string]*parsed{}, beats: map[store.AgentKey]time.Time{}, unlogged: map[string]int{}}
+}
+
+// Logged tells the gate that effort id has a new log entry: its heartbeat
+// gate counts from zero again (host/efforts calls it on effort log).
+func (g *Gate) Logged(id string) {
+	g.mu.Lock()
+	delete(g.unlogged, id)
+	g.mu.Unlock()
 }
 
 // Phase is the current phase of k's active effort, parsed, with the
@@ -79,9 +92,13 @@ func (g *Gate) Phase(ctx context.Context, k store.AgentKey) (p *skill.Phase, e s
 
 // Decide is the gate's answer to k's call: allowed when k has no active
 // effort, when the call writes one of the effort's own artifact files of
-// the current phase, or when the phase's tool rules allow it. An error is
-// the daemon not knowing (the store down, a snapshot it cannot read);
-// callers refuse the call then.
+// the current phase, or when the phase's tool rules allow it. Before the
+// rules comes the heartbeat gate of a phase that has one: after its
+// every allowed calls without an effort log entry, every call but the
+// effort's own (skill.EffortTools, `agent-worker effort …` in a shell)
+// is refused until the agent logs. An error is the daemon not knowing
+// (the store down, a snapshot it cannot read); callers refuse the call
+// then.
 func (g *Gate) Decide(ctx context.Context, k store.AgentKey, call skill.Call) (skill.Decision, error) {
 	e, found, err := g.db.ActiveEffort(ctx, k)
 	if err != nil || !found {
@@ -95,17 +112,57 @@ func (g *Gate) Decide(ctx context.Context, k store.AgentKey, call skill.Call) (s
 	if err != nil {
 		return skill.Decision{}, err
 	}
+	every := p.HeartbeatEvery()
+	if every > 0 && !effortCall(call) {
+		g.mu.Lock()
+		n := g.unlogged[e.ID]
+		g.mu.Unlock()
+		if n >= every {
+			return skill.Decision{Reason: p.HeartbeatReason(n, agentName(k)), Rule: "heartbeat"}, nil
+		}
+	}
+	d := g.check(p, ps, e, call)
+	if d.Allowed && every > 0 && !effortCall(call) {
+		g.mu.Lock()
+		if len(g.unlogged) >= maxCached {
+			clear(g.unlogged) // an ended effort's count would stay forever
+		}
+		g.unlogged[e.ID]++
+		g.mu.Unlock()
+	}
+	return d, nil
+}
+
+// check is the phase's answer to call, its own artifact files exempt.
+func (g *Gate) check(p *skill.Phase, ps *parsed, e store.Effort, call skill.Call) skill.Decision {
 	if call.Path != "" && len(p.Artifacts) > 0 {
 		if rel, ok := ps.rel(call.Path); ok {
 			for _, kind := range p.Artifacts {
 				if rel == skill.ArtifactFile(e.Ordinal, ps.skill.Name, kind) {
-					return skill.Decision{Allowed: true}, nil
+					return skill.Decision{Allowed: true}
 				}
 			}
 		}
 	}
-	return p.Check(call), nil
+	return p.Check(call)
 }
+
+// effortCall says whether call works the effort itself: one of the effort
+// tools, or the CLI's effort commands run in a shell (how a live session
+// logs). The heartbeat gate never refuses them, or an agent could not log.
+func effortCall(call skill.Call) bool {
+	if slices.Contains(skill.EffortTools, skill.ToolName(call.Tool)) {
+		return true
+	}
+	if !skill.IsShellTool(call.Tool) {
+		return false
+	}
+	f := strings.Fields(call.Command)
+	return len(f) >= 2 && filepath.Base(f[0]) == "agent-worker" && (f[1] == "effort" || f[1] == "efforts")
+}
+
+// agentName is k as the CLI's --agent takes it (its full form).
+func agentName(k store.AgentKey) string { return k.String() }
 
 // phaseOf is e's current phase in s: by its index, which the store keeps
 // with its name; a snapshot whose phases do not match the row is a

@@ -338,3 +338,76 @@ func TestWatchTouchedDirs(t *testing.T) {
 		t.Errorf("the effort's dirs = %q, want %q", got.Dirs, want)
 	}
 }
+
+// heartbeatGate is a gate with alice in an effort of a skill that asks for
+// a log entry every 3 tool calls in its work phase and never in its
+// explore phase.
+func heartbeatGate(t *testing.T) (*Gate, *store.DB, store.Effort) {
+	t.Helper()
+	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "aw.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if _, err := db.CreateAgent(context.Background(), store.Agent{Name: "alice", Workflow: "wf", Tag: "main", Backend: "mock"}); err != nil {
+		t.Fatal(err)
+	}
+	content := []byte("---\nname: long-haul\ndescription: log as you go\nheartbeat: {every: 3}\nphases:\n  - name: explore\n    heartbeat: {every: 0}\n  - name: work\n    tools: {deny: [\"shell:rm *\"]}\n---\n")
+	e, _, err := db.StartEffort(context.Background(), store.NewEffort{Agent: alice, Dir: t.TempDir(), Skill: "long-haul",
+		Snapshot: skill.Snapshot("long-haul/SKILL.md", content), Phases: []string{"explore", "work"}, Mode: "solo", Nonce: "n0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return New(db, nil), db, e
+}
+
+// TestHeartbeatGate: after every allowed calls without a log entry the
+// next call is refused with "log your progress first"; the effort's own
+// calls pass and do not count; a log entry starts the count again; a
+// phase with every 0 never refuses.
+func TestHeartbeatGate(t *testing.T) {
+	t.Parallel()
+	g, db, e := heartbeatGate(t)
+	ctx := context.Background()
+	decide := func(call skill.Call) skill.Decision {
+		t.Helper()
+		d, err := g.Decide(ctx, alice, call)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	read := skill.Call{Tool: "Read", Path: "/x/main.go"}
+	for i := range 10 {
+		if d := decide(read); !d.Allowed {
+			t.Fatalf("explore (every 0), call %d refused: %s", i+1, d.Reason)
+		}
+	}
+	if _, err := db.AdvanceEffort(ctx, store.Advance{ID: e.ID, From: 0, Nonce: "n0", NewNonce: "n1"}); err != nil {
+		t.Fatal(err)
+	}
+	if d := decide(skill.Call{Tool: "Bash", Command: "rm -rf x"}); d.Allowed {
+		t.Fatal("a call the rules refuse was allowed")
+	}
+	for i := range 3 {
+		if d := decide(read); !d.Allowed {
+			t.Fatalf("work, call %d of 3 refused: %s", i+1, d.Reason)
+		}
+	}
+	d := decide(read)
+	if d.Allowed || !strings.HasPrefix(d.Reason, "log your progress first") || !strings.Contains(d.Reason, "3 tool calls") || d.Rule != "heartbeat" {
+		t.Fatalf("the 4th call without a log entry: %+v", d)
+	}
+	for _, c := range []skill.Call{{Tool: "mcp__agent-worker__effort_log"}, {Tool: "Bash", Command: "/usr/local/bin/agent-worker effort log 'did x' --agent alice@wf:main"}} {
+		if d := decide(c); !d.Allowed {
+			t.Errorf("%+v refused by the heartbeat gate: %s", c, d.Reason)
+		}
+	}
+	if d := decide(read); d.Allowed {
+		t.Error("the effort's own calls reset the count; only a log entry does")
+	}
+	g.Logged(e.ID)
+	if d := decide(read); !d.Allowed {
+		t.Errorf("after a log entry: %s", d.Reason)
+	}
+}

@@ -56,6 +56,9 @@ func (h *Server) health(ctx context.Context) (api.Health, error) {
 				problems = append(problems, "agent "+a.Target+": "+w)
 			}
 		}
+		if p := staleProblem(a, h.now()); p != "" {
+			problems = append(problems, p)
+		}
 	}
 	for _, wf := range wfs {
 		if wf.Error != "" {
@@ -330,7 +333,7 @@ func (h *Server) toAPIAgent(ctx context.Context, a store.Agent) (api.Agent, erro
 		CanSpawn: a.CanSpawn, MaxSpawned: a.MaxSpawned, SpawnedBy: a.SpawnedBy,
 	}
 	s, ok := sessions[a.Key()]
-	attachSession(&out, s, ok)
+	attachSession(&out, s, ok, h.now())
 	return out, nil
 }
 

@@ -42,6 +42,8 @@ func (h *Server) routes(log hclog.Logger) http.Handler {
 	handle("POST /agents/{target}/hook", h.handleClaudeHook)
 	handle("GET /sessions", h.handleLiveSessions)
 	handle("GET /sessions/continue", h.handleSessionContinue)
+	handle("POST /agents/{target}/gate", h.handleSessionGate)
+	handle("GET /agents/{target}/statusline", h.handleStatusLine)
 	handle("POST /agents/{target}/resume", h.handleResume)
 	handle("POST /agents/{target}/pause", h.handlePause)
 	handle("POST /agents/{target}/cancel", h.handleCancelAgent)

@@ -122,6 +122,9 @@ type Deps struct {
 	Worktrees Worktrees
 	// Efforts serves /skills and /efforts; nil answers them unavailable.
 	Efforts Efforts
+	// Gate decides live sessions' tool calls (POST /agents/{target}/gate);
+	// nil allows them all.
+	Gate Gate
 	// Member is this daemon's id in a cluster ("" on the embedded file);
 	// Lease how long a silent member stays one.
 	Member string
@@ -164,6 +167,7 @@ type Server struct {
 	console     Console
 	worktrees   Worktrees
 	efforts     Efforts
+	gate        Gate
 	member      string
 	lease       time.Duration
 	sandbox     api.SandboxInfo
@@ -185,6 +189,7 @@ func New(d Deps) http.Handler {
 		stopServing: d.Shutdown, stop: d.Stopping, log: d.Log,
 		runs: d.Runs, hooks: d.Hooks, console: d.Console, worktrees: d.Worktrees, efforts: d.Efforts, member: d.Member, lease: d.Lease, sandbox: d.Sandbox, processes: d.Processes}
 	h.notify, h.doctor = d.Notify, d.Doctor
+	h.gate = d.Gate
 	h.fallback = d.ListenFallback
 	h.loops = d.LoopProblems
 	return h.routes(d.Log)

@@ -294,6 +294,8 @@ func (st *eventStream) forward(ev team.Event) bool {
 	case ev.Run != nil:
 		st.sse.send(ev.Kind, api.RunEventInfo{Agent: targetOf(ev.Agent).Display(), RunID: ev.Run.ID,
 			Attempt: ev.Run.Attempt, Error: ev.Run.Error, DurationMS: ev.Run.DurationMS})
+	case ev.Kind == team.EventGate && ev.Tool != nil:
+		st.sse.send(ev.Kind, api.GateEvent{Agent: targetOf(ev.Agent).Display(), Session: ev.State, Tool: ev.Tool.Name, Reason: ev.Error})
 	case ev.Kind == team.EventEffort:
 		id, change, _ := strings.Cut(ev.State, " ")
 		st.sse.send(ev.Kind, api.EffortEvent{Agent: targetOf(ev.Agent).Display(), Effort: id, Change: change})

@@ -36,6 +36,9 @@ const (
 	// finished or was abandoned (State says what, e.g. "effort-3
 	// test-first"); the channel stays quiet (host/efforts).
 	EventEffort = "effort"
+	// EventGate: the daemon's gate refused a tool call of an agent's live
+	// session (Tool the call, Error the reason, State the session's id).
+	EventGate = "gate"
 )
 
 // RunInfo describes a run in run events.

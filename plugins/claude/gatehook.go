@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/agent-worker/agent-worker/internal/claudehook"
 	"github.com/agent-worker/agent-worker/plugins/internal/gatehook"
 	"github.com/agent-worker/agent-worker/sdk/tools"
 )
@@ -36,20 +37,10 @@ func GateHook(ctx context.Context, args []string, stdin io.Reader, stdout io.Wri
 	return gatehook.Deny(stdout, reason, true)
 }
 
-// gateCalls is the call in the daemon's terms: the tool as Claude Code
-// names it, a shell command, a file's absolute path; none for the
-// daemon's own tools.
-func gateCalls(in gatehook.Input) []tools.GateCall {
-	if strings.HasPrefix(in.ToolName, "mcp__"+daemonServer+"__") {
-		return nil // the daemon decides its own tools when they are called
-	}
-	call := tools.GateCall{Tool: in.ToolName}
-	if in.ToolName == "Bash" { // Claude Code's shell
-		call.Command = gatehook.Field(in.ToolInput, "command")
-	}
-	call.Path = gatehook.Abs(gatehook.Field(in.ToolInput, "file_path", "notebook_path", "path"), in.Cwd)
-	return []tools.GateCall{call}
-}
+// gateCalls is the call in the daemon's terms (claudehook.Calls, which a
+// live session's PreToolUse hook uses too); none for the daemon's own
+// tools, which it gates itself.
+func gateCalls(in gatehook.Input) []tools.GateCall { return claudehook.Calls(in, daemonServer) }
 
 // gateRefusal is the reason of a gate hook's deny printed on a stream's
 // hook_response line; ok is false for any other hook's output.

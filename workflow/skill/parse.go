@@ -40,13 +40,14 @@ var (
 // and are ignored; any other key is ignored too, unless it is close enough
 // to one of ours to be a misspelling of it.
 var (
-	ourKeys     = []string{"name", "description", "phases", "next", "directives"}
+	ourKeys     = []string{"name", "description", "phases", "next", "directives", "heartbeat"}
 	foreignKeys = []string{"license", "allowed-tools", "metadata", "compatibility", "model", "version",
 		"disable-model-invocation", "user-invocable", "argument-hint", "when_to_use", "hooks", "context", "agent", "tags"}
-	phaseKeys    = []string{"name", "instructions", "tools", "proof", "evidence", "artifacts"}
-	toolsKeys    = []string{"allow", "deny"}
-	evidenceKeys = []string{"shell", "file", "tool", "exit"}
-	longProof    = []string{"type", "description", "optional"}
+	phaseKeys     = []string{"name", "instructions", "tools", "proof", "evidence", "artifacts", "heartbeat"}
+	heartbeatKeys = []string{"every"}
+	toolsKeys     = []string{"allow", "deny"}
+	evidenceKeys  = []string{"shell", "file", "tool", "exit"}
+	longProof     = []string{"type", "description", "optional"}
 )
 
 // Load reads and parses the skill file at path.
@@ -165,6 +166,7 @@ func (p *parser) parse(s *Skill, content string) {
 	s.Phases = p.phases(root, top["phases"])
 	s.Next = p.nameList(top["next"], "next", "skill")
 	s.Directives = p.directives(top["directives"])
+	s.Heartbeat = p.heartbeat(top["heartbeat"], "the skill's")
 	var kinds []string
 	for _, ph := range s.Phases {
 		kinds = append(kinds, ph.Artifacts...)
@@ -375,12 +377,41 @@ func (p *parser) phases(root, n *yaml.Node) []*Phase {
 		ph.Proof = p.proof(fs["proof"], where)
 		ph.Evidence = p.evidence(fs["evidence"], where)
 		ph.Artifacts = p.artifacts(fs["artifacts"], where)
+		ph.Heartbeat = p.heartbeat(fs["heartbeat"], where)
 		if n := fs["instructions"]; n != nil && n.Kind == yaml.ScalarNode {
 			p.checkRefs(ph.Instructions, n, 0, ph.Artifacts, where)
 		}
 		out = append(out, ph)
 	}
 	return out
+}
+
+// heartbeat reads a heartbeat key, the skill's or a phase's:
+// {every: N}, N a whole number from 0 (off) to MaxHeartbeatEvery.
+func (p *parser) heartbeat(n *yaml.Node, where string) *Heartbeat {
+	const eg = "heartbeat: {every: 20}"
+	if isNull(n) {
+		return nil
+	}
+	if n.Kind != yaml.MappingNode {
+		p.add(n, "%s heartbeat must be a map with every: the number of tool calls allowed between two effort log entries, e.g. %s", where, eg)
+		return nil
+	}
+	fs := p.fields(n, "in "+where+" heartbeat", heartbeatKeys...)
+	every := fs["every"]
+	if isNull(every) {
+		if len(n.Content) > 0 {
+			return nil // its keys were reported
+		}
+		p.add(n, "%s heartbeat has no every: give the number of tool calls allowed between two effort log entries, e.g. %s (0 turns it off)", where, eg)
+		return nil
+	}
+	h := &Heartbeat{}
+	if every.Kind != yaml.ScalarNode || every.Tag != "!!int" || every.Decode(&h.Every) != nil || h.Every < 0 || h.Every > MaxHeartbeatEvery {
+		p.add(every, "%s heartbeat every must be a whole number from 0 (off) to %d, not %s", where, MaxHeartbeatEvery, workflow.Quote(every.Value))
+		return nil
+	}
+	return h
 }
 
 func (p *parser) tools(n *yaml.Node, where string) *Tools {

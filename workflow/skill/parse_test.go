@@ -98,3 +98,34 @@ func TestSnapshotRoundTrip(t *testing.T) {
 		t.Error("a list parsed as a snapshot")
 	}
 }
+
+// TestHeartbeatEvery: a phase's own heartbeat wins over the skill's, 0
+// turns it off, and a skill without one has it off.
+func TestHeartbeatEvery(t *testing.T) {
+	t.Parallel()
+	content, err := os.ReadFile("testdata/heartbeat.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Parse("heartbeat.md", content)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int{}
+	for _, p := range s.Phases {
+		got[p.Name] = p.HeartbeatEvery()
+	}
+	if diff := cmp.Diff(map[string]int{"explore": 0, "build": 5}, got); diff != "" {
+		t.Errorf("every (-want +got)\n%s", diff)
+	}
+	if r := s.Phase("build").HeartbeatReason(5, "me"); !strings.HasPrefix(r, "log your progress first (the effort_log tool") || !strings.Contains(r, "--agent me") || !strings.Contains(r, "every 5") {
+		t.Errorf("reason %q", r)
+	}
+	plain, err := Parse("", []byte("---\nname: x\ndescription: y\nphases: [{name: a}]\n---\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := plain.Phases[0].HeartbeatEvery(); n != 0 {
+		t.Errorf("no heartbeat key: every %d, want 0 (off)", n)
+	}
+}

@@ -23,6 +23,39 @@ type Skill struct {
 	// Directives are file names (AGENTS.md) whose copies in the
 	// directories an agent touches are brought into its context.
 	Directives []string
+	// Heartbeat is the skill's heartbeat gate, for every phase that sets
+	// none of its own; nil: off.
+	Heartbeat *Heartbeat
+}
+
+// MaxHeartbeatEvery bounds a heartbeat's every.
+const MaxHeartbeatEvery = 10000
+
+// Heartbeat is the heartbeat gate (`heartbeat: {every: N}`): after Every
+// tool calls of the agent without an effort log entry, the next call is
+// refused until it logs its progress. Every 0 is off.
+type Heartbeat struct {
+	Every int
+}
+
+// HeartbeatEvery is how many tool calls the phase allows between two
+// effort log entries: its own heartbeat's, else its skill's; 0 is off.
+func (p *Phase) HeartbeatEvery() int {
+	switch {
+	case p.Heartbeat != nil:
+		return p.Heartbeat.Every
+	case p.skill != nil && p.skill.Heartbeat != nil:
+		return p.skill.Heartbeat.Every
+	}
+	return 0
+}
+
+// HeartbeatReason is why agent's call is refused by the heartbeat gate
+// after calls tool calls without an effort log entry, in words a model
+// acts on.
+func (p *Phase) HeartbeatReason(calls int, agent string) string {
+	return fmt.Sprintf("log your progress first (the effort_log tool, or in a shell: agent-worker effort log \"what you did, what comes next\" --agent %s): %d tool calls since your last entry, and phase %s of skill %s asks for one at least every %d",
+		agent, calls, p.Name, p.skill.Name, p.HeartbeatEvery())
 }
 
 // Phase is the phase called name, or nil.
@@ -63,6 +96,9 @@ type Phase struct {
 	Evidence []Evidence
 	// Artifacts are the kinds of file the phase writes (plan, log, debrief).
 	Artifacts []string
+	// Heartbeat overrides the skill's heartbeat gate for this phase; nil
+	// keeps the skill's (HeartbeatEvery).
+	Heartbeat *Heartbeat
 
 	skill *Skill
 }

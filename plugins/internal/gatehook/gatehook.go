@@ -19,6 +19,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agent-worker/agent-worker/internal/claudehook"
 	"github.com/agent-worker/agent-worker/sdk/backend"
 	"github.com/agent-worker/agent-worker/sdk/tools"
 	"github.com/agent-worker/agent-worker/sdk/worker"
@@ -128,12 +129,9 @@ func Daemon(path string, getenv func(string) string) (backend.MCPServer, error) 
 }
 
 // Input is the part of a PreToolUse hook's input the gate reads; Claude
-// Code and Codex send the same fields.
-type Input struct {
-	ToolName  string          `json:"tool_name"`
-	ToolInput json.RawMessage `json:"tool_input"`
-	Cwd       string          `json:"cwd"`
-}
+// Code and Codex send the same fields (internal/claudehook, which
+// `agent-worker hook PreToolUse` reads too).
+type Input = claudehook.Input
 
 // Calls maps a hook's input to the calls the gate decides, in the daemon's
 // terms; none means the hook lets the call run without asking (the
@@ -178,29 +176,15 @@ func Decide(ctx context.Context, args []string, stdin io.Reader, getenv func(str
 }
 
 // Answer is the PreToolUse answer that denies a call, as Claude Code and
-// Codex both read it; the reason is what the model reads as the tool's
-// result. Mark tells the daemon's refusals apart from those of a user's
-// own hooks on Claude Code's stream; Codex takes no key it does not know.
-type Answer struct {
-	Mark     bool `json:"agent_worker_gate,omitempty"`
-	Specific struct {
-		Event    string `json:"hookEventName"`
-		Decision string `json:"permissionDecision"`
-		Reason   string `json:"permissionDecisionReason"`
-	} `json:"hookSpecificOutput"`
-}
+// Codex both read it (claudehook.Deny).
+type Answer = claudehook.Deny
 
 // Deny prints the answer that denies a call for reason, marked or not, and
 // returns the hook's exit status: 0 once the answer is printed, since the
 // CLIs read the JSON only then, else 2, which blocks the call too with
 // stderr as the reason.
 func Deny(stdout io.Writer, reason string, mark bool) int {
-	var a Answer
-	a.Mark = mark
-	a.Specific.Event = "PreToolUse"
-	a.Specific.Decision = "deny"
-	a.Specific.Reason = reason
-	if err := json.NewEncoder(stdout).Encode(a); err != nil {
+	if err := json.NewEncoder(stdout).Encode(claudehook.NewDeny(reason, mark)); err != nil {
 		fmt.Fprintln(os.Stderr, reason)
 		return 2
 	}
@@ -212,29 +196,12 @@ func refuse(format string, a ...any) string {
 	return "not run: " + fmt.Sprintf(format, a...) + ", and a call the daemon has not allowed is refused; try again shortly"
 }
 
-// Abs is path made absolute against the call's cwd; "" stays "".
-func Abs(path, cwd string) string {
-	if path != "" && !filepath.IsAbs(path) && cwd != "" {
-		return filepath.Join(cwd, path)
-	}
-	return path
-}
+// Abs is path made absolute against the call's cwd (claudehook.Abs).
+func Abs(path, cwd string) string { return claudehook.Abs(path, cwd) }
 
 // Field is the first of keys that the tool's input holds as a non-empty
-// string.
-func Field(input json.RawMessage, keys ...string) string {
-	var m map[string]json.RawMessage
-	if json.Unmarshal(input, &m) != nil {
-		return ""
-	}
-	for _, k := range keys {
-		var s string
-		if json.Unmarshal(m[k], &s) == nil && s != "" {
-			return s
-		}
-	}
-	return ""
-}
+// string (claudehook.Field).
+func Field(input json.RawMessage, keys ...string) string { return claudehook.Field(input, keys...) }
 
 // Refusals is the file where a gate hook notes each call it denied, for
 // the plugin to report as gate events when its CLI does not say so on its
