@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/agent-worker/agent-worker/host/api"
-	"github.com/agent-worker/agent-worker/host/team"
 	"github.com/agent-worker/agent-worker/store"
 	"github.com/agent-worker/agent-worker/workflow/skill"
 )
@@ -47,8 +46,7 @@ func (h *Server) handleSessionGate(w http.ResponseWriter, r *http.Request) error
 	}
 	if !d.Allowed {
 		h.log.Info("gate refused a session's call", "agent", k.String(), "session", call.SessionID, "tool", call.Tool, "rule", d.Rule)
-		h.team.Bus.Publish(team.Event{Kind: team.EventGate, Agent: k, Tool: &team.ToolInfo{Name: call.Tool, Args: call.Command + call.Path},
-			State: call.SessionID, Error: d.Reason})
+		h.team.GateRefused(r.Context(), k, call.SessionID, call.Tool, call.Command+call.Path, d.Reason)
 	}
 	writeJSON(w, http.StatusOK, api.SessionGateDecision{Allowed: d.Allowed, Reason: d.Reason})
 	return nil

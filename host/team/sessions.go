@@ -342,3 +342,23 @@ func cutPayload(s string) string {
 	}
 	return string(r[:PayloadChars-len([]rune(mark))]) + mark
 }
+
+// GateRefused records that the gate refused a tool call of live session
+// sessionID of k: a gate event (the reason) in the session's transcript,
+// as a daemon run's refusal is one of its run's, and on the bus. A
+// session the daemon has no row of, or another agent's, only gets the bus
+// event: the refusal stands either way.
+func (s *Service) GateRefused(ctx context.Context, k store.AgentKey, sessionID, tool, args, reason string) {
+	s.Bus.Publish(Event{Kind: EventGate, Agent: k, Tool: &ToolInfo{Name: tool, Args: args}, State: sessionID, Error: reason})
+	if sessionID == "" {
+		return
+	}
+	ls, err := s.db.GetLiveSession(ctx, sessionID)
+	if err != nil || ls.Agent != k {
+		return
+	}
+	b, _ := json.Marshal(map[string]string{"text": reason})
+	if err := s.transcribe(ctx, ls, store.RunEvent{Kind: string(backend.EventGate), Data: string(b), At: time.Now()}); err != nil {
+		s.log.Warn("record a session's gate refusal", "session", sessionID, "error", err)
+	}
+}

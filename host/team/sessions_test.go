@@ -56,3 +56,33 @@ func TestPayloadBound(t *testing.T) {
 		t.Errorf("the payload has more than the team's last %d messages, or is cut:\n%s", payloadMessages, p)
 	}
 }
+
+// A live session's refused tool call is a gate event of the session's
+// transcript, with the reason, as a daemon run's is; another agent's
+// session id gets nothing written.
+func TestGateRefusedIsInTheSessionTranscript(t *testing.T) {
+	t.Parallel()
+	svc, db, _ := boardTeam(t, "alice", "me")
+	ctx := t.Context()
+	me := store.AgentKey{Name: "me", Workflow: board.Workflow, Tag: board.Tag}
+	alice := store.AgentKey{Name: "alice", Workflow: board.Workflow, Tag: board.Tag}
+	ls, _, err := db.OpenLiveSession(ctx, me, store.SessionOpening{ID: "sess-g", Cwd: "/src/p"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc.GateRefused(ctx, me, "sess-g", "Edit", "/src/p/main.go", "phase plan of skill implement does not allow Edit")
+	svc.GateRefused(ctx, alice, "sess-g", "Edit", "/src/p/x.go", "alice's refusal")
+	_, evs, err := db.GetRun(ctx, ls.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gates []string
+	for _, e := range evs {
+		if e.Kind == "gate" {
+			gates = append(gates, e.Data)
+		}
+	}
+	if len(gates) != 1 || !strings.Contains(gates[0], "does not allow Edit") {
+		t.Fatalf("gate events of the session's transcript: %q, want the one refusal of me", gates)
+	}
+}
