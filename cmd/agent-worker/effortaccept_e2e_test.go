@@ -227,18 +227,19 @@ const call = async (name, args) => {
 const tools = (await client.listTools()).tools.map((t) => t.name).filter((n) => n.startsWith("effort_"));
 const start = await call("effort_start", { dir, skill: "implement" });
 const t1 = start.result?.token;
+const noToken = await call("effort_continue", { token: "", proof: { plan_summary: "add Feature" } });
 const noProof = await call("effort_continue", { token: t1, proof: {} });
 const next = await call("effort_continue", { token: t1, proof: { plan_summary: "add Feature" }, notes: "from the TypeScript client" });
 const replayed = await call("effort_continue", { token: t1, proof: { plan_summary: "add Feature" } });
 const status = await call("effort_status", {});
-console.log(JSON.stringify({ tools, start, noProof, next, replayed, status }));
+console.log(JSON.stringify({ tools, start, noToken, noProof, next, replayed, status }));
 await client.close();
 process.exit(0);
 `
 
 // The official TypeScript MCP client drives an effort as an outside
 // agent (issue 43): effort_start answers the first phase and a token;
-// effort_continue without the proof is refused, with it moves to phase
+// effort_continue without the token or the proof is refused, with them moves to phase
 // 2 and answers a new token; the first token again is refused as used;
 // effort_status shows phase 2 and its token.
 func TestE2EEffortAcceptanceTypeScriptClient(t *testing.T) {
@@ -261,8 +262,8 @@ func TestE2EEffortAcceptanceTypeScriptClient(t *testing.T) {
 		Result  *tools.EffortResult
 	}
 	var got struct {
-		Tools                                  []string
-		Start, NoProof, Next, Replayed, Status answer
+		Tools                                           []string
+		Start, NoToken, NoProof, Next, Replayed, Status answer
 	}
 	if err := json.Unmarshal(out, &got); err != nil {
 		t.Fatalf("effort script: %q: %v", out, err)
@@ -273,6 +274,9 @@ func TestE2EEffortAcceptanceTypeScriptClient(t *testing.T) {
 	s := got.Start
 	if s.IsError || s.Result == nil || s.Result.Token == "" || s.Result.Ordinal != 1 || s.Result.Phase == nil || s.Result.Phase.Name != "plan" {
 		t.Fatalf("effort_start = %+v", s)
+	}
+	if !got.NoToken.IsError || !strings.Contains(got.NoToken.Text, "needs the token") {
+		t.Errorf("effort_continue without the token = %+v, want refused", got.NoToken)
 	}
 	if !got.NoProof.IsError || !strings.Contains(got.NoProof.Text, "plan_summary") {
 		t.Errorf("effort_continue without the proof = %+v, want refused naming plan_summary", got.NoProof)

@@ -44,6 +44,11 @@ func (s *Server) addEffortTools(srv *mcp.Server, me store.AgentKey) {
 			if s.Efforts == nil {
 				return tools.EffortResult{}, "", noEfforts()
 			}
+			if strings.TrimSpace(in.Token) == "" {
+				// Only the owner's CLI continues without one; an agent
+				// gives the token that answered it the phase it leaves.
+				return tools.EffortResult{}, "", api.Errorf(api.CodeInvalid, "effort_continue needs the token the last effort tool answered (effort_status shows it again)")
+			}
 			s.caughtUp(ctx, tools.EffortContinue)
 			res, err := s.Efforts.Continue(ctx, efforts.Step{Agent: me, Token: in.Token, Proof: efforts.Proof{Typed: in.Proof}, Notes: in.Notes, Run: runOf(ctx)})
 			return res, EffortText(res), err
