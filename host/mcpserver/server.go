@@ -58,6 +58,9 @@ type Server struct {
 	handler http.Handler
 	fast    fastSessions // the sessions fastCall may answer
 
+	// ProjectDir is an agent's working directory, where task_complete's
+	// artifacts must exist; nil checks only that they stay inside it.
+	ProjectDir func(context.Context, store.AgentKey) (string, error)
 	// Spawner serves agent_spawn and agent_stop; set before serving.
 	Spawner Spawner
 	// Runs stops a run's timeouts while a gated call waits for approval;
