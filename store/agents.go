@@ -42,9 +42,9 @@ type Agent struct {
 	// workflow:tag (agent_spawn) and stop them (agent_stop). SpawnedBy
 	// names the agent that spawned this one; "" for agents of a workflow
 	// file or the CLI.
-	CanSpawn             bool
-	MaxSpawned           int
-	SpawnedBy            string
+	CanSpawn   bool
+	MaxSpawned int
+	SpawnedBy  string
 	// Roles route tasks: a task with a role goes only to an agent that
 	// has it (issue 45). Stored as a JSON list, sorted, without repeats.
 	Roles                []string

@@ -105,7 +105,7 @@ type Task struct {
 	HolderRun      string
 	LeaseExpiresAt time.Time
 	// Percent is the last percentage a progress note gave, if any.
-	Percent       *int
+	Percent *int
 	// Result is what a completion said; Error a failure's reason, or why
 	// the task was cancelled.
 	Result, Error string
@@ -596,7 +596,7 @@ func claimable(conn querier, a TaskActor, roles []string, limit int) ([]string, 
 }
 
 // rolesArgs appends roles to args as numbered parameters and returns the
-// list for an IN (…): "?4, ?5", or '' when roles is empty (no role is
+// list for an IN (…): "?4, ?5", or ” when roles is empty (no role is
 // empty, so it matches no task's role).
 func rolesArgs(args []any, roles []string) ([]any, string) {
 	if len(roles) == 0 {
