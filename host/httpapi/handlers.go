@@ -340,7 +340,7 @@ func (h *Server) toAPIAgent(ctx context.Context, a store.Agent) (api.Agent, erro
 		State: a.State, Task: a.Task, Error: a.Error, InboxDepth: depth,
 		Warnings:  warnings,
 		CreatedAt: a.CreatedAt.UTC(), UpdatedAt: a.UpdatedAt.UTC(),
-		CanSpawn: a.CanSpawn, MaxSpawned: a.MaxSpawned, SpawnedBy: a.SpawnedBy,
+		CanSpawn: a.CanSpawn, MaxSpawned: a.MaxSpawned, SpawnedBy: a.SpawnedBy, Roles: a.Roles,
 	}
 	s, ok := sessions[a.Key()]
 	attachSession(&out, s, ok, h.now())

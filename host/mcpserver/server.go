@@ -80,7 +80,7 @@ type Server struct {
 type Spawner interface {
 	// Spawn returns the new agent, the parent's live spawned agents and
 	// its max_spawned.
-	Spawn(ctx context.Context, parent store.AgentKey, name, system, backend, model string) (a store.Agent, live, max int, err error)
+	Spawn(ctx context.Context, parent store.AgentKey, name, system, backend, model string, roles []string) (a store.Agent, live, max int, err error)
 	StopSpawned(ctx context.Context, parent store.AgentKey, name string) (store.Agent, error)
 }
 

@@ -28,6 +28,8 @@ type Member struct {
 	State   string `json:"state"`
 	Status  string `json:"status,omitempty"`
 	Task    string `json:"task,omitempty"`
+	// Roles route tasks with a role to the member.
+	Roles []string `json:"roles,omitempty"`
 	// You marks the calling agent.
 	You bool `json:"you"`
 }

@@ -119,10 +119,11 @@ type (
 	}
 	// SpawnArgs is agent_spawn's input.
 	SpawnArgs struct {
-		Name         string `json:"name" jsonschema:"the new agent's name: letters, digits, - and _, unique in the team; teammates mention it as @name"`
-		SystemPrompt string `json:"system_prompt" jsonschema:"what the new agent is for and how it should work: its system prompt"`
-		Backend      string `json:"backend,omitempty" jsonschema:"sdk, claude, codex, cursor or mock; default: your own backend"`
-		Model        string `json:"model,omitempty" jsonschema:"e.g. anthropic/claude-sonnet-4-5; default: your model when the backend is yours, else the backend's default"`
+		Name         string   `json:"name" jsonschema:"the new agent's name: letters, digits, - and _, unique in the team; teammates mention it as @name"`
+		SystemPrompt string   `json:"system_prompt" jsonschema:"what the new agent is for and how it should work: its system prompt"`
+		Backend      string   `json:"backend,omitempty" jsonschema:"sdk, claude, codex, cursor or mock; default: your own backend"`
+		Model        string   `json:"model,omitempty" jsonschema:"e.g. anthropic/claude-sonnet-4-5; default: your model when the backend is yours, else the backend's default"`
+		Roles        []string `json:"roles,omitempty" jsonschema:"roles that route tasks to the new agent (a task with role: reviewer goes only to agents with the role reviewer)"`
 	}
 	// StopArgs is agent_stop's input.
 	StopArgs struct {
