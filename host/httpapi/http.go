@@ -68,6 +68,7 @@ func (h *Server) routes(log hclog.Logger) http.Handler {
 	handle("GET /tasks", h.handleListTasks)
 	handle("POST /tasks", h.handleCreateTask)
 	handle("GET /tasks/{id}", h.handleGetTask)
+	handle("POST /tasks/{id}/cancel", h.handleCancelTask)
 	handle("PUT /budgets/{target}", h.handleSetBudget)
 	handle("DELETE /budgets/{target}", h.handleClearBudget)
 	handle("POST /run", h.handleRun)
