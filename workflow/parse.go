@@ -109,6 +109,9 @@ type parser struct {
 	body    bool            // ${{ body.PATH }} is allowed: checking a trigger's message
 	// checkBackend says why an agent's backend cannot run; nil: not checked.
 	checkBackend func(word string) error
+	// explicitIntegrate holds the approvals: policies that set integrate:
+	// themselves (see workflowApprovals).
+	explicitIntegrate map[*backend.ApprovalPolicy]bool
 }
 
 func (p *parser) add(n *yaml.Node, format string, args ...any) {

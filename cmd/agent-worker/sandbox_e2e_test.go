@@ -369,6 +369,7 @@ func TestE2ESandboxWorktree(t *testing.T) {
 	file := filepath.Join(repo, "team.yaml")
 	writeFile(t, file, fmt.Sprintf(`name: team
 workspace: {git: worktree}
+approvals: {integrate: false} # the planner integrates on its own (no checks: would wait for a person)
 skills: [%[4]s]
 agents:
   alice:
