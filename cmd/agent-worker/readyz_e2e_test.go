@@ -4,6 +4,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/agent-worker/agent-worker/host/api"
@@ -39,6 +40,12 @@ func TestE2EReadyzDuringAPostgreSQLOutage(t *testing.T) {
 	}
 	c := newCLI(t)
 	c.startLoggedDaemon("AGENT_WORKER_STORE=" + dsn) // its log is printed if the test fails
+	// A run through the job queue: the daemon is fully up (a store lost
+	// while the queue is still starting stops the daemon, as a failed
+	// start does).
+	c.ok("new", "bob", "--backend", "mock", "--config", mockConfig(t, map[string]any{"result": "pong"}))
+	c.ok("send", "bob", "ping")
+	c.waitFor("bob's reply", func() bool { return strings.Contains(c.ok("peek"), "[bob] pong") })
 	for _, path := range []string{"/healthz", "/readyz"} {
 		if code, body := c.probe(path); code != http.StatusOK || body != "ok\n" {
 			t.Errorf("GET %s without a token = %d %q, want 200 \"ok\\n\"", path, code, body)
