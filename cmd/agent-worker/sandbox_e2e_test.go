@@ -430,6 +430,9 @@ agents:
         - {tool: effort_log, args: {text: "lead walks an effort from the sandbox"}}
         - {tool: effort_continue, args: {token: "{{step.35.token}}", proof: {plan_summary: "try every tool"}}}
         - {tool: effort_finish, args: {token: "{{step.38.token}}", proof: {tests_run: 0}, notes: "every tool tried"}}
+        - {tool: task_create, args: {title: "a task to cancel"}}
+        - {tool: task_cancel, args: {id: "{{last.id}}", reason: "not needed"}}
+        - {tool: my_tasks}
         - {tool: channel_send, args: {message: "lead tried every tool"}}
         - result: done
   loose:
