@@ -413,7 +413,8 @@ func (h *Host) buildParts(ctx context.Context) error {
 		h.cfg.Supervisor.MaxRuns = scheduler.DefaultMaxConcurrent()
 	}
 	h.sup = runner.NewSupervisor(h.db, h.catalog, h.cfg.Home, h.cfg.RuntimeDir, h.runsMCPURL, h.cfg.Supervisor, h.log.Named("supervisor"))
-	h.mcp.Runs = h.sup // a gated call's run waits for approval with its timeouts stopped
+	h.mcp.Runs = h.sup                  // a gated call's run waits for approval with its timeouts stopped
+	h.mcp.ProjectDir = h.sup.ProjectDir // task_complete's artifacts are checked there
 	if err := h.sup.Reap(ctx); err != nil {
 		return fmt.Errorf("reap workers: %w", err)
 	}

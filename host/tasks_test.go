@@ -439,7 +439,7 @@ func TestTaskToolsRefuseBadInput(t *testing.T) {
 		{"task_create", map[string]any{"title": "x", "assignee": "zed"}, "assignee: zed is not a member of @wf:main"},
 		{"task_create", map[string]any{"title": "x", "parent": "task-9"}, "parent: task-9 is not a task of @wf:main"},
 		{"task_create", map[string]any{"title": "x", "owner": "me"}, `unknown argument "owner"`},
-		{"task_list", map[string]any{"state": "done"}, `unknown task state "done": use pending, claimed, in_progress, completed or failed`},
+		{"task_list", map[string]any{"state": "done"}, `unknown task state "done": use pending, claimed, in_progress, completed, failed or cancelled`},
 		{"task_claim", map[string]any{"id": "task-404"}, "task task-404 not found in @wf:main"},
 		{"task_progress", map[string]any{"id": "task-1"}, `missing required argument "note"`},
 		{"task_progress", map[string]any{"id": "task-1", "note": " "}, "note is empty"},

@@ -100,8 +100,12 @@ func systemLines(t testing.TB, th *testHost, scope string) []string {
 	return out
 }
 
+// worktreeTeam's lead integrates on its own: without checks, a git
+// workspace's worktree_integrate would wait for a person (issue 45), so
+// the team opts out.
 const worktreeTeam = `name: team
 workspace: {git: worktree, base: main}
+approvals: {integrate: false}
 agents:
   alice:
     backend: mock

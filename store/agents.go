@@ -8,6 +8,7 @@ import (
 
 	"github.com/agent-worker/agent-worker/host/contract"
 	"github.com/agent-worker/agent-worker/sdk/backend"
+	"github.com/agent-worker/agent-worker/sdk/tools"
 )
 
 // AgentKey addresses one agent: names are unique only within a
@@ -41,9 +42,12 @@ type Agent struct {
 	// workflow:tag (agent_spawn) and stop them (agent_stop). SpawnedBy
 	// names the agent that spawned this one; "" for agents of a workflow
 	// file or the CLI.
-	CanSpawn             bool
-	MaxSpawned           int
-	SpawnedBy            string
+	CanSpawn   bool
+	MaxSpawned int
+	SpawnedBy  string
+	// Roles route tasks: a task with a role goes only to an agent that
+	// has it (issue 45). Stored as a JSON list, sorted, without repeats.
+	Roles                []string
 	CreatedAt, UpdatedAt time.Time
 }
 
@@ -56,7 +60,7 @@ type AgentFilter struct {
 }
 
 const agentColumns = `name, workflow, tag, backend, model, system, schedule, wakeup_prompt,
-	config_json, state, status, task, error, created_at, updated_at, can_spawn, max_spawned, spawned_by`
+	config_json, state, status, task, error, created_at, updated_at, can_spawn, max_spawned, spawned_by, roles`
 
 func scanAgent(s row) (Agent, error) {
 	a := Agent{
@@ -72,6 +76,9 @@ func scanAgent(s row) (Agent, error) {
 		return a, contract.Errorf(contract.CodeInternal, "agent %q in the database: %w", a.Key(), err)
 	}
 	a.State = state
+	if a.Roles, err = parseRoles(s.ColumnText(18)); err != nil {
+		return a, contract.Errorf(contract.CodeInternal, "agent %q has stored roles the daemon cannot read: %w", a.Key(), err)
+	}
 	cfg, err := backend.ParseAgentConfig([]byte(s.ColumnText(8)))
 	if err != nil {
 		return a, contract.Errorf(contract.CodeInternal, "agent %q has a stored config the daemon cannot read (%w): remove the agent and create it again", a.Key(), err)
@@ -98,6 +105,9 @@ func (db *DB) CreateAgent(ctx context.Context, a Agent) (Agent, error) {
 	if err != nil {
 		return Agent{}, contract.Errorf(contract.CodeInvalid, "agent %q: %w", a.Key(), err)
 	}
+	if a.Roles, err = tools.CleanRoles(a.Roles); err != nil {
+		return Agent{}, contract.Errorf(contract.CodeInvalid, "agent %q: roles: %w", a.Key(), err)
+	}
 	var stored Agent
 	err = db.write(ctx, func(conn querier) error {
 		now := db.nowMs()
@@ -118,10 +128,10 @@ func (db *DB) CreateAgent(ctx context.Context, a Agent) (Agent, error) {
 
 func insertAgent(conn querier, a Agent, config string, now int64) error {
 	err := conn.execute(`INSERT INTO agents (`+agentColumns+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		&execOptions{Args: []any{a.Name, a.Workflow, a.Tag, a.Backend, a.Model, a.System,
 			a.Schedule, a.WakeupPrompt, config, a.State, a.Status, a.Task, a.Error, now, now,
-			a.CanSpawn, a.MaxSpawned, a.SpawnedBy}})
+			a.CanSpawn, a.MaxSpawned, a.SpawnedBy, rolesJSON(a.Roles)}})
 	if isConflict(err) {
 		return contract.Errorf(contract.CodeConflict, "agent %q already exists: pick another name", a.Key())
 	}
@@ -142,6 +152,9 @@ func (db *DB) SpawnAgent(ctx context.Context, a Agent) (Agent, int, error) {
 	config, err := json.Marshal(a.Config)
 	if err != nil {
 		return Agent{}, 0, contract.Errorf(contract.CodeInvalid, "agent %q: %w", a.Key(), err)
+	}
+	if a.Roles, err = tools.CleanRoles(a.Roles); err != nil {
+		return Agent{}, 0, contract.Errorf(contract.CodeInvalid, "agent %q: roles: %w", a.Key(), err)
 	}
 	var stored Agent
 	var live int
@@ -421,18 +434,42 @@ func (db *DB) UpdateAgent(ctx context.Context, a Agent) error {
 	if err != nil {
 		return contract.Errorf(contract.CodeInvalid, "agent %q: %w", a.Key(), err)
 	}
+	if a.Roles, err = tools.CleanRoles(a.Roles); err != nil {
+		return contract.Errorf(contract.CodeInvalid, "agent %q: roles: %w", a.Key(), err)
+	}
 	if a.State == "" {
 		a.State = contract.AgentIdle
 	}
 	return db.write(ctx, func(conn querier) error {
 		err := conn.execute(`UPDATE agents SET backend = ?, model = ?, system = ?, schedule = ?, wakeup_prompt = ?,
-			config_json = ?, state = ?, error = ?, can_spawn = ?, max_spawned = ?, updated_at = ?
+			config_json = ?, state = ?, error = ?, can_spawn = ?, max_spawned = ?, roles = ?, updated_at = ?
 			WHERE workflow = ? AND tag = ? AND name = ?`,
 			&execOptions{Args: []any{a.Backend, a.Model, a.System, a.Schedule, a.WakeupPrompt, string(config),
-				a.State, a.Error, a.CanSpawn, a.MaxSpawned, db.nowMs(), a.Workflow, a.Tag, a.Name}})
+				a.State, a.Error, a.CanSpawn, a.MaxSpawned, rolesJSON(a.Roles), db.nowMs(), a.Workflow, a.Tag, a.Name}})
 		if err == nil && conn.changes() == 0 {
 			err = contract.Errorf(contract.CodeNotFound, "agent %q not found", a.Key())
 		}
 		return err
 	})
+}
+
+// rolesJSON is roles as the agents table keeps them: a JSON list, "[]"
+// for none.
+func rolesJSON(roles []string) string {
+	if len(roles) == 0 {
+		return "[]"
+	}
+	b, _ := json.Marshal(roles) // a []string always marshals
+	return string(b)
+}
+
+// parseRoles reads the agents table's roles (a task's artifacts too: both
+// are JSON lists of strings).
+func parseRoles(s string) ([]string, error) {
+	if s == "" || s == "[]" {
+		return nil, nil
+	}
+	var out []string
+	err := json.Unmarshal([]byte(s), &out)
+	return out, err
 }

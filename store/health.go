@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"sync"
 	"time"
 
@@ -98,4 +99,12 @@ func (db *DB) Health() Health {
 	h.Corrupt, h.CorruptSince = db.health.corrupt, db.health.corruptAt
 	db.health.mu.Unlock()
 	return h
+}
+
+// Ping asks the store the cheapest question it can answer, for the
+// daemon's readiness probe (GET /readyz): nil when the store answers.
+func (db *DB) Ping(ctx context.Context) error {
+	return db.read(ctx, func(conn querier) error {
+		return conn.execute(`SELECT 1`, nil)
+	})
 }

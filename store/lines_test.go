@@ -51,7 +51,7 @@ func createTask(db *DB, ctx context.Context, nt NewTask) (Task, TaskNews, error)
 
 func completeTask(db *DB, ctx context.Context, a TaskActor, id, result string) (Task, TaskNews, error) {
 	var h heard
-	t, _, err := db.CompleteTask(ctx, a, id, result, &h)
+	t, _, err := db.CompleteTask(ctx, a, id, result, nil, &h)
 	return t, h.task(err), err
 }
 
@@ -167,7 +167,7 @@ func TestAChangeAndItsLinesCommitTogether(t *testing.T) {
 
 	tk := mustCreate(t, db, task("held", nil))
 	mustClaim(t, db, actor("bob", ""), tk.ID)
-	_, _, err = db.CompleteTask(ctx, actor("bob", ""), tk.ID, "done", &m)
+	_, _, err = db.CompleteTask(ctx, actor("bob", ""), tk.ID, "done", nil, &m)
 	refused("CompleteTask", err)
 	_, _, err = db.FailTask(ctx, actor("bob", ""), tk.ID, "no", true, &m)
 	refused("FailTask", err)

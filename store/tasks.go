@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"fmt"
+	"path"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -12,6 +14,7 @@ import (
 	"zombiezen.com/go/sqlite"
 
 	"github.com/agent-worker/agent-worker/host/contract"
+	"github.com/agent-worker/agent-worker/sdk/tools"
 )
 
 // The task board (issue 16). Every rule lives here, inside the write that
@@ -42,6 +45,8 @@ const (
 	MaxTaskText = 20_000
 	// MaxTaskDeps bounds depends_on.
 	MaxTaskDeps = 50
+	// MaxTaskArtifacts bounds the artifacts of a completion.
+	MaxTaskArtifacts = 50
 )
 
 // leaseRenewSlack is how much of a lease may be used before a heartbeat
@@ -62,6 +67,7 @@ const (
 	TaskEventRetried   TaskEventKind = "retried"  // failed, with a retry left: pending again
 	TaskEventReleased  TaskEventKind = "released" // handed back by its holder
 	TaskEventReturned  TaskEventKind = "returned" // its lease was lost
+	TaskEventCancelled TaskEventKind = "cancelled"
 )
 
 const (
@@ -86,7 +92,9 @@ type Task struct {
 	// Subtasks are the tasks whose parent this is, in id order.
 	Subtasks []string
 	// Assignee, when set, is the only agent who may claim the task.
-	Assignee  string
+	Assignee string
+	// Role, when set, is the role an agent must have to claim the task.
+	Role      string
 	CreatedBy string
 	State     contract.TaskState
 	// Holder is the agent holding a claimed or in-progress task, and who
@@ -97,8 +105,13 @@ type Task struct {
 	HolderRun      string
 	LeaseExpiresAt time.Time
 	// Percent is the last percentage a progress note gave, if any.
-	Percent       *int
+	Percent *int
+	// Result is what a completion said; Error a failure's reason, or why
+	// the task was cancelled.
 	Result, Error string
+	// Artifacts are the files a completion named, relative to its
+	// holder's working directory.
+	Artifacts []string
 	// Retries counts the failures task_fail sent back to pending.
 	Retries, MaxRetries int
 	// WaitingOn lists the dependencies and subtasks not completed yet.
@@ -128,6 +141,9 @@ type NewTask struct {
 	Priority           int
 	DependsOn          []string
 	Parent, Assignee   string
+	// Role, when set, routes the task to the agents with that role; a
+	// role no agent has is allowed (status warns of it).
+	Role string
 	// CreatedBy is a member of the scope, or "user".
 	CreatedBy string
 }
@@ -165,8 +181,16 @@ type TaskNews struct {
 	// or running, holding no task); never By, who made it ready and knows.
 	Wake []string
 	// Ready are the other tasks the change made ready (a completion's
-	// dependents and parent), each with who it wakes.
+	// dependents and parent, a cancelled subtask's parent), each with who
+	// it wakes.
 	Ready []ReadyTask
+	// Cancelled are the subtasks a cancellation took with it (at any
+	// depth), in id order.
+	Cancelled []Task
+	// Tell are the agents a cancellation concerns, to be woken: who held
+	// a cancelled task, and who is behind each Blocked task (its holder,
+	// assignee or creator); never By.
+	Tell []string
 }
 
 // ReadyTask is a task that became ready and who it wakes (see
@@ -232,9 +256,9 @@ func (db *DB) CreateTask(ctx context.Context, nt NewTask, say Lines) (Task, []Me
 		}
 		id := taskIDPrefix + strconv.Itoa(n)
 		err = conn.execute(`INSERT INTO tasks (id, n, workflow, tag, title, description, priority, parent,
-			assignee, created_by, max_retries, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, NULLIF(?, ''), ?, ?, ?, ?, ?)`,
+			assignee, role, created_by, max_retries, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, NULLIF(?, ''), ?, ?, ?, ?, ?, ?)`,
 			&execOptions{Args: []any{id, n, s.Workflow, s.Tag, nt.Title, nt.Description, nt.Priority, nt.Parent,
-				nt.Assignee, nt.CreatedBy, DefaultTaskRetries, now, now}})
+				nt.Assignee, nt.Role, nt.CreatedBy, DefaultTaskRetries, now, now}})
 		if err != nil {
 			return err
 		}
@@ -271,6 +295,12 @@ func checkNewTask(nt NewTask) (NewTask, error) {
 	nt.Title = strings.TrimSpace(nt.Title)
 	nt.Parent = TaskID(nt.Parent)
 	nt.Assignee = strings.TrimSpace(nt.Assignee)
+	nt.Role = strings.TrimSpace(nt.Role)
+	if nt.Role != "" {
+		if err := tools.CheckRole(nt.Role); err != nil {
+			return nt, contract.Errorf(contract.CodeInvalid, "role: %w", err)
+		}
+	}
 	deps := make([]string, 0, len(nt.DependsOn))
 	for _, d := range nt.DependsOn {
 		if d = TaskID(d); d == "" {
@@ -468,11 +498,12 @@ func (db *DB) ClaimTask(ctx context.Context, a TaskActor, id string) (Task, erro
 	s := a.Scope()
 	err := db.write(ctx, func(conn querier) (err error) {
 		now := db.nowMs()
-		if err := checkActor(conn, a); err != nil {
+		me, err := checkActor(conn, a)
+		if err != nil {
 			return err
 		}
 		if id = TaskID(id); id == "" {
-			if id, err = bestReady(conn, a); err != nil {
+			if id, err = bestReady(conn, a, me.Roles); err != nil {
 				return err
 			}
 		}
@@ -488,8 +519,13 @@ func (db *DB) ClaimTask(ctx context.Context, a TaskActor, id string) (Task, erro
 			return contract.Errorf(contract.CodeConflict, "%s is already completed (by %s): claim another (task_claim without an id picks a ready one)", t.ID, t.Holder)
 		case t.State == contract.TaskFailed:
 			return contract.Errorf(contract.CodeConflict, "%s failed (%s): create a new task to try again", t.ID, OneLine(t.Error, 200))
+		case t.State == contract.TaskCancelled:
+			return contract.Errorf(contract.CodeConflict, "%s was cancelled (%s): claim another (task_claim without an id picks a ready one)", t.ID, OneLine(t.Error, 200))
 		case t.Assignee != "" && t.Assignee != a.Name:
 			return contract.Errorf(contract.CodePermission, "%s is assigned to %s: only %s may claim it", t.ID, t.Assignee, t.Assignee)
+		case t.Role != "" && !slices.Contains(me.Roles, t.Role):
+			return contract.Errorf(contract.CodePermission, "%s is for the role %s, which you do not have (yours: %s): claim another (task_claim without an id picks one for you)",
+				t.ID, t.Role, rolesOrNone(me.Roles))
 		case len(t.WaitingOn) > 0:
 			waiting, err := describeTasks(conn, s, t.WaitingOn)
 			if err != nil {
@@ -511,35 +547,74 @@ func (db *DB) ClaimTask(ctx context.Context, a TaskActor, id string) (Task, erro
 
 // bestReady picks the task ClaimTask without an id gives a, or says why
 // there is none.
-func bestReady(conn querier, a TaskActor) (string, error) {
-	id := ""
-	err := conn.execute(`SELECT t.id FROM tasks t
-		WHERE t.workflow = ?1 AND t.tag = ?2 AND t.state = 'pending' AND (t.assignee = '' OR t.assignee = ?3)
-		  AND NOT EXISTS (SELECT 1 FROM task_deps d JOIN tasks x ON x.id = d.dep_id WHERE d.task_id = t.id AND x.state <> 'completed')
-		  AND NOT EXISTS (SELECT 1 FROM tasks c WHERE c.parent = t.id AND c.state <> 'completed')
-		ORDER BY t.assignee = ?3 DESC, t.priority DESC, t.n LIMIT 1`,
-		&execOptions{Args: []any{a.Workflow, a.Tag, a.Name}, ResultFunc: func(st row) error {
-			id = st.ColumnText(0)
-			return nil
-		}})
-	if err != nil || id != "" {
-		return id, err
+func bestReady(conn querier, a TaskActor, roles []string) (string, error) {
+	ids, err := claimable(conn, a, roles, 1)
+	if err != nil || len(ids) > 0 {
+		return strings.Join(ids, ""), err
 	}
-	var pending, others, held int
+	var pending, others, held, role int
+	args, inRoles := rolesArgs([]any{a.Workflow, a.Tag, a.Name}, roles)
 	err = conn.execute(`SELECT
-		count(*) FILTER (WHERE state = 'pending' AND (assignee = '' OR assignee = ?3)),
+		count(*) FILTER (WHERE state = 'pending' AND (assignee = '' OR assignee = ?3) AND (role = '' OR role IN (`+inRoles+`))),
 		count(*) FILTER (WHERE state = 'pending' AND assignee <> '' AND assignee <> ?3),
-		count(*) FILTER (WHERE state = 'claimed' OR state = 'in_progress')
+		count(*) FILTER (WHERE state = 'claimed' OR state = 'in_progress'),
+		count(*) FILTER (WHERE state = 'pending' AND (assignee = '' OR assignee = ?3) AND role <> '' AND role NOT IN (`+inRoles+`))
 		FROM tasks WHERE workflow = ?1 AND tag = ?2`,
-		&execOptions{Args: []any{a.Workflow, a.Tag, a.Name}, ResultFunc: func(st row) error {
-			pending, others, held = st.ColumnInt(0), st.ColumnInt(1), st.ColumnInt(2)
+		&execOptions{Args: args, ResultFunc: func(st row) error {
+			pending, others, held, role = st.ColumnInt(0), st.ColumnInt(1), st.ColumnInt(2), st.ColumnInt(3)
 			return nil
 		}})
 	if err != nil {
 		return "", err
 	}
-	return "", contract.Errorf(contract.CodeNotFound, "no task is ready for you in %s (%d pending wait for dependencies or subtasks, %d are assigned to others, %d are held): task_list shows the board, and a task that becomes ready wakes you",
-		a.Scope(), pending, others, held)
+	return "", contract.Errorf(contract.CodeNotFound, "no task is ready for you in %s (%d pending wait for dependencies or subtasks, %d are assigned to others, %d are for a role you do not have (yours: %s), %d are held): task_list shows the board, and a task that becomes ready wakes you",
+		a.Scope(), pending, others, role, rolesOrNone(roles), held)
+}
+
+// claimable lists the ready tasks a may claim, best first, at most limit
+// (0: all): assigned to a first, then asking for one of a's roles, then
+// open to anyone; by priority, then oldest. A task with a role goes only
+// to an agent with that role; one without goes to anyone, after the
+// role's own work.
+func claimable(conn querier, a TaskActor, roles []string, limit int) ([]string, error) {
+	args, inRoles := rolesArgs([]any{a.Workflow, a.Tag, a.Name}, roles)
+	q := `SELECT t.id FROM tasks t
+		WHERE t.workflow = ?1 AND t.tag = ?2 AND t.state = 'pending' AND (t.assignee = '' OR t.assignee = ?3)
+		  AND (t.role = '' OR t.role IN (` + inRoles + `))
+		  AND NOT EXISTS (SELECT 1 FROM task_deps d JOIN tasks x ON x.id = d.dep_id WHERE d.task_id = t.id AND x.state <> 'completed')
+		  AND NOT EXISTS (SELECT 1 FROM tasks c WHERE c.parent = t.id AND c.state <> 'completed' AND c.state <> 'cancelled')
+		ORDER BY t.assignee = ?3 DESC, t.role <> '' DESC, t.priority DESC, t.n`
+	if limit > 0 {
+		q += " LIMIT " + strconv.Itoa(limit)
+	}
+	var ids []string
+	err := conn.execute(q, &execOptions{Args: args, ResultFunc: func(st row) error {
+		ids = append(ids, st.ColumnText(0))
+		return nil
+	}})
+	return ids, err
+}
+
+// rolesArgs appends roles to args as numbered parameters and returns the
+// list for an IN (…): "?4, ?5", or ” when roles is empty (no role is
+// empty, so it matches no task's role).
+func rolesArgs(args []any, roles []string) ([]any, string) {
+	if len(roles) == 0 {
+		return args, "''"
+	}
+	ps := make([]string, len(roles))
+	for i, r := range roles {
+		args = append(args, r)
+		ps[i] = "?" + strconv.Itoa(len(args))
+	}
+	return args, strings.Join(ps, ", ")
+}
+
+func rolesOrNone(roles []string) string {
+	if len(roles) == 0 {
+		return "none"
+	}
+	return strings.Join(roles, ", ")
 }
 
 // TaskProgress records a note (and optionally a percentage) on a task the
@@ -571,13 +646,19 @@ func (db *DB) TaskProgress(ctx context.Context, a TaskActor, id, note string, pe
 	return t, err
 }
 
-// CompleteTask finishes a task the agent holds. Its subtasks must be
-// completed first. The channel hears of it, and the tasks that were
-// waiting only for it wake who may claim them (the news names them and
-// who each wakes; say words the lines).
-func (db *DB) CompleteTask(ctx context.Context, a TaskActor, id, result string, say Lines) (Task, []Message, error) {
+// CompleteTask finishes a task the agent holds, keeping its result and
+// artifacts (paths relative to the agent's working directory, which the
+// caller checked exist there; here they are checked to stay inside it).
+// Its subtasks must be completed (or cancelled) first. The channel hears
+// of it, and the tasks that were waiting only for it wake who may claim
+// them (the news names them and who each wakes; say words the lines).
+func (db *DB) CompleteTask(ctx context.Context, a TaskActor, id, result string, artifacts []string, say Lines) (Task, []Message, error) {
 	result = strings.TrimSpace(result)
 	if err := checkTaskText("result", result, MaxTaskText); err != nil {
+		return Task{}, nil, err
+	}
+	artifacts, err := CleanArtifacts(artifacts)
+	if err != nil {
 		return Task{}, nil, err
 	}
 	return db.changeHeld(ctx, a, id, "complete", say, func(conn querier, t *Task, now int64) (TaskNews, error) {
@@ -592,12 +673,205 @@ func (db *DB) CompleteTask(ctx context.Context, a TaskActor, id, result string, 
 		if err := finishTask(conn, t, contract.TaskCompleted, result, "", now); err != nil {
 			return TaskNews{}, err
 		}
+		if len(artifacts) > 0 {
+			if err := conn.execute(`UPDATE tasks SET artifacts = ? WHERE id = ?`, &execOptions{Args: []any{rolesJSON(artifacts), t.ID}}); err != nil {
+				return TaskNews{}, err
+			}
+			t.Artifacts = artifacts
+		}
 		if err := taskEvent(conn, t.ID, now, a.Name, TaskEventCompleted, t.State, result, nil); err != nil {
 			return TaskNews{}, err
 		}
 		ready, err := nowReady(conn, *t)
 		return TaskNews{Kind: TaskEventCompleted, Ready: ready}, err
 	})
+}
+
+// CleanArtifacts checks the paths a completion names: relative, inside
+// the working directory they are relative to (no "..", no absolute path),
+// slash-separated, at most MaxTaskArtifacts; it returns them cleaned and
+// without repeats, in the order given.
+func CleanArtifacts(paths []string) ([]string, error) {
+	if len(paths) > MaxTaskArtifacts {
+		return nil, contract.Errorf(contract.CodeInvalid, "artifacts names %d paths; the limit is %d: list a folder, or put the list in a document", len(paths), MaxTaskArtifacts)
+	}
+	var out []string
+	for _, p := range paths {
+		p = strings.TrimSpace(p)
+		c := path.Clean(strings.ReplaceAll(p, "\\", "/"))
+		switch {
+		case p == "" || c == ".":
+			return nil, contract.Errorf(contract.CodeInvalid, "artifacts: a path is empty: name each file, e.g. docs/report.md")
+		case strings.ContainsRune(p, 0):
+			return nil, contract.Errorf(contract.CodeInvalid, "artifacts: %q contains a NUL byte", p)
+		case path.IsAbs(c) || filepath.IsAbs(p):
+			return nil, contract.Errorf(contract.CodeInvalid, "artifacts: %s is absolute: give it relative to your working directory, e.g. docs/report.md", p)
+		case c == ".." || strings.HasPrefix(c, "../"):
+			return nil, contract.Errorf(contract.CodeInvalid, "artifacts: %s leaves your working directory: name files inside it", p)
+		}
+		if !slices.Contains(out, c) {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+// CancelTask cancels a task that is not completed or failed, with every
+// open subtask under it (at any depth), in one write: by is a member of
+// s or "user"; reason says why. Cancelling a completed, failed or
+// cancelled task is refused and writes nothing. The news names the
+// subtasks cancelled with it, the open tasks that waited for any of them
+// (Blocked: they cannot start now), who to tell (Tell), and a parent the
+// cancellation left ready; say words the lines.
+func (db *DB) CancelTask(ctx context.Context, s Scope, by, id, reason string, say Lines) (Task, []Message, error) {
+	reason = strings.TrimSpace(reason)
+	if reason == "" {
+		return Task{}, nil, contract.Errorf(contract.CodeInvalid, "reason is empty: say why the task is no longer wanted")
+	}
+	if err := checkTaskText("reason", reason, MaxTaskText); err != nil {
+		return Task{}, nil, err
+	}
+	if id = TaskID(id); id == "" {
+		return Task{}, nil, contract.Errorf(contract.CodeInvalid, "id is empty: name the task, e.g. task-3")
+	}
+	var (
+		t    Task
+		msgs []Message
+	)
+	err := db.write(ctx, func(conn querier) (err error) {
+		now := db.nowMs()
+		if by != "user" {
+			if _, err := getAgent(conn, AgentKey{Workflow: s.Workflow, Tag: s.Tag, Name: by}); err != nil {
+				return err
+			}
+		}
+		if t, err = getTask(conn, s, id); err != nil {
+			return err
+		}
+		switch t.State {
+		case contract.TaskCompleted:
+			return contract.Errorf(contract.CodeConflict, "%s is already completed (by %s), so it cannot be cancelled: create a task to undo its work if it must be undone", t.ID, t.Holder)
+		case contract.TaskFailed:
+			return contract.Errorf(contract.CodeConflict, "%s has already failed (%s), so it cannot be cancelled", t.ID, OneLine(t.Error, 200))
+		case contract.TaskCancelled:
+			return contract.Errorf(contract.CodeConflict, "%s is already cancelled (%s)", t.ID, OneLine(t.Error, 200))
+		}
+		subs, err := openDescendants(conn, s, t.ID)
+		if err != nil {
+			return err
+		}
+		news := TaskNews{Kind: TaskEventCancelled, By: by, Reason: reason}
+		tell := map[string]bool{}
+		cancel := func(c *Task, note string) error {
+			if c.State.Held() {
+				tell[c.Holder] = true
+			}
+			if err := finishTask(conn, c, contract.TaskCancelled, "", reason, now); err != nil {
+				return err
+			}
+			return taskEvent(conn, c.ID, now, by, TaskEventCancelled, c.State, note, nil)
+		}
+		if err := cancel(&t, reason); err != nil {
+			return err
+		}
+		cancelled := []string{t.ID}
+		for i := range subs {
+			if err := cancel(&subs[i], "cancelled with "+t.ID+": "+reason); err != nil {
+				return err
+			}
+			cancelled = append(cancelled, subs[i].ID)
+		}
+		news.Cancelled = subs
+		for _, c := range cancelled {
+			blocked, err := waitingFor(conn, c)
+			if err != nil {
+				return err
+			}
+			for _, b := range blocked {
+				if !slices.Contains(news.Blocked, b) && b != t.Parent {
+					news.Blocked = append(news.Blocked, b)
+				}
+			}
+		}
+		for _, b := range news.Blocked {
+			bt, err := getTask(conn, s, b)
+			if err != nil {
+				return err
+			}
+			switch {
+			case bt.State.Held():
+				tell[bt.Holder] = true
+			case bt.Assignee != "":
+				tell[bt.Assignee] = true
+			case bt.CreatedBy != "user":
+				tell[bt.CreatedBy] = true
+			}
+		}
+		if t.Parent != "" { // its parent may wait for nothing else now
+			if news.Ready, err = nowReady(conn, t); err != nil {
+				return err
+			}
+		}
+		members, err := memberNames(conn, s)
+		if err != nil {
+			return err
+		}
+		for name := range tell {
+			if name != by && slices.Contains(members, name) {
+				news.Tell = append(news.Tell, name)
+			}
+		}
+		slices.Sort(news.Tell)
+		news.Task = t
+		if say == nil {
+			return nil
+		}
+		msgs, err = appendTaskLines(conn, say, now, news)
+		return err
+	})
+	if err != nil {
+		return Task{}, nil, err
+	}
+	return t, msgs, nil
+}
+
+// openDescendants loads the subtasks under id at any depth that are not
+// completed, failed or cancelled, in id order.
+func openDescendants(conn querier, s Scope, id string) ([]Task, error) {
+	var ids []string
+	queue := []string{id}
+	for len(queue) > 0 {
+		cur := queue[0]
+		queue = queue[1:]
+		err := conn.execute(`SELECT id, state FROM tasks WHERE parent = ? ORDER BY n`, &execOptions{Args: []any{cur},
+			ResultFunc: func(st row) error {
+				queue = append(queue, st.ColumnText(0))
+				if !contract.TaskState(st.ColumnText(1)).Done() {
+					ids = append(ids, st.ColumnText(0))
+				}
+				return nil
+			}})
+		if err != nil {
+			return nil, err
+		}
+	}
+	out := make([]Task, 0, len(ids))
+	for _, d := range ids {
+		t, err := getTask(conn, s, d)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	slices.SortFunc(out, func(a, b Task) int { return cmpTaskID(a.ID, b.ID) })
+	return out, nil
+}
+
+// cmpTaskID orders task ids by their number.
+func cmpTaskID(a, b string) int {
+	na, _ := strconv.Atoi(strings.TrimPrefix(a, taskIDPrefix))
+	nb, _ := strconv.Atoi(strings.TrimPrefix(b, taskIDPrefix))
+	return na - nb
 }
 
 // FailTask records that the agent could not do a task it holds. With
@@ -796,6 +1070,58 @@ func (db *DB) ReturnLostTasks(ctx context.Context, say Lines) ([]Task, []Message
 // (read as 0) when no task is held.
 const nextLeaseSQL = `SELECT min(lease_expires_at) FROM tasks WHERE state = 'claimed' OR state = 'in_progress'`
 
+// MyTasks is an agent's own view of its board, in one write that is also
+// its sign of life: the leases of the tasks it holds are renewed (for a
+// run as for an outside agent), then it gets those tasks, the ready tasks
+// it may claim, best first (the order ClaimTask without an id takes
+// them in), and its roles.
+func (db *DB) MyTasks(ctx context.Context, a TaskActor) (held, claim []Task, roles []string, err error) {
+	err = db.write(ctx, func(conn querier) error {
+		now := db.nowMs()
+		me, err := checkActor(conn, a)
+		if err != nil {
+			return err
+		}
+		roles = me.Roles
+		err = conn.execute(`UPDATE tasks SET lease_expires_at = ?1
+			WHERE workflow = ?2 AND tag = ?3 AND (state = 'claimed' OR state = 'in_progress') AND holder = ?4`,
+			&execOptions{Args: []any{now + TaskLease.Milliseconds(), a.Workflow, a.Tag, a.Name}})
+		if err != nil {
+			return err
+		}
+		var heldIDs []string
+		err = conn.execute(`SELECT id FROM tasks WHERE workflow = ?1 AND tag = ?2 AND (state = 'claimed' OR state = 'in_progress') AND holder = ?3 ORDER BY n`,
+			&execOptions{Args: []any{a.Workflow, a.Tag, a.Name}, ResultFunc: func(st row) error {
+				heldIDs = append(heldIDs, st.ColumnText(0))
+				return nil
+			}})
+		if err != nil {
+			return err
+		}
+		ids, err := claimable(conn, a, roles, 0)
+		if err != nil {
+			return err
+		}
+		load := func(ids []string) ([]Task, error) {
+			out := make([]Task, 0, len(ids))
+			for _, id := range ids {
+				t, err := getTask(conn, a.Scope(), id)
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, t)
+			}
+			return out, nil
+		}
+		if held, err = load(heldIDs); err != nil {
+			return err
+		}
+		claim, err = load(ids)
+		return err
+	})
+	return held, claim, roles, err
+}
+
 // RenewAgentLeases renews the leases an outside agent (one without a run)
 // holds; its tool calls are its only sign of life. A run's leases are
 // renewed by its heartbeat instead (renewRunLeases).
@@ -821,15 +1147,13 @@ func renewRunLeases(conn querier, runID string, now int64) error {
 
 // checkActor refuses an agent that is not a member of its scope, and a
 // run that has already ended (a lease must belong to a live run).
-func checkActor(conn querier, a TaskActor) error {
-	if _, err := getAgent(conn, a.AgentKey); err != nil {
-		return err
-	}
-	if a.Run == "" {
-		return nil
+func checkActor(conn querier, a TaskActor) (Agent, error) {
+	me, err := getAgent(conn, a.AgentKey)
+	if err != nil || a.Run == "" {
+		return me, err
 	}
 	state := ""
-	err := conn.execute(`SELECT state FROM runs WHERE id = ?`, &execOptions{Args: []any{a.Run},
+	err = conn.execute(`SELECT state FROM runs WHERE id = ?`, &execOptions{Args: []any{a.Run},
 		ResultFunc: func(st row) error {
 			state = st.ColumnText(0)
 			return nil
@@ -837,13 +1161,13 @@ func checkActor(conn querier, a TaskActor) error {
 	if err == nil && state != string(contract.RunRunning) && state != string(contract.RunQueued) {
 		err = contract.Errorf(contract.CodeConflict, "your run %s has ended, so it cannot hold a task", a.Run)
 	}
-	return err
+	return me, err
 }
 
 // heldTask loads a task a is about to act on (`what` it), which a must
 // hold; anything else is refused with what the task's state says to do.
 func heldTask(conn querier, a TaskActor, id, what string) (Task, error) {
-	if err := checkActor(conn, a); err != nil {
+	if _, err := checkActor(conn, a); err != nil {
 		return Task{}, err
 	}
 	id = TaskID(id)
@@ -861,6 +1185,8 @@ func heldTask(conn querier, a TaskActor, id, what string) (Task, error) {
 		return t, contract.Errorf(contract.CodeConflict, "%s is already completed (by %s): nothing is left to do on it; task_list shows what is", t.ID, t.Holder)
 	case t.State == contract.TaskFailed:
 		return t, contract.Errorf(contract.CodeConflict, "%s has already failed (%s): create a new task to try again", t.ID, OneLine(t.Error, 200))
+	case t.State == contract.TaskCancelled:
+		return t, contract.Errorf(contract.CodeConflict, "%s was cancelled (%s): stop working on it; task_list shows what is left", t.ID, OneLine(t.Error, 200))
 	case t.Holder != a.Name:
 		return t, contract.Errorf(contract.CodePermission, "%s is held by %s: only the holder may %s it", t.ID, t.Holder, what)
 	}
@@ -950,7 +1276,7 @@ func wakeIfReady(conn querier, t Task, exclude string) ([]string, error) {
 
 // wakeFor is who a ready task wakes: its assignee, or the members that are
 // idle or running and hold no task (a running one sees it at its next
-// run); never exclude.
+// run), only those with the task's role when it has one; never exclude.
 func wakeFor(conn querier, t Task, exclude string) ([]string, error) {
 	if t.Assignee != "" {
 		if t.Assignee == exclude {
@@ -959,12 +1285,18 @@ func wakeFor(conn querier, t Task, exclude string) ([]string, error) {
 		return []string{t.Assignee}, nil
 	}
 	var names []string
-	err := conn.execute(`SELECT a.name FROM agents a
+	err := conn.execute(`SELECT a.name, a.roles FROM agents a
 		WHERE a.workflow = ?1 AND a.tag = ?2 AND (a.state = 'idle' OR a.state = 'running') AND a.name <> ?3
 		  AND NOT EXISTS (SELECT 1 FROM tasks h WHERE h.workflow = ?1 AND h.tag = ?2 AND h.holder = a.name
 		                  AND (h.state = 'claimed' OR h.state = 'in_progress'))
 		ORDER BY a.name`,
 		&execOptions{Args: []any{t.Workflow, t.Tag, exclude}, ResultFunc: func(st row) error {
+			if t.Role != "" { // a task with a role wakes only who has it
+				roles, err := parseRoles(st.ColumnText(1))
+				if err != nil || !slices.Contains(roles, t.Role) {
+					return err
+				}
+			}
 			names = append(names, st.ColumnText(0))
 			return nil
 		}})
@@ -976,9 +1308,9 @@ func wakeFor(conn querier, t Task, exclude string) ([]string, error) {
 func waitingFor(conn querier, id string) ([]string, error) {
 	var ids []string
 	err := conn.execute(`SELECT t.id, t.n FROM task_deps d JOIN tasks t ON t.id = d.task_id
-		WHERE d.dep_id = ?1 AND t.state <> 'completed' AND t.state <> 'failed'
+		WHERE d.dep_id = ?1 AND t.state <> 'completed' AND t.state <> 'failed' AND t.state <> 'cancelled'
 		UNION SELECT p.id, p.n FROM tasks c JOIN tasks p ON p.id = c.parent
-		WHERE c.id = ?1 AND p.state <> 'completed' AND p.state <> 'failed'
+		WHERE c.id = ?1 AND p.state <> 'completed' AND p.state <> 'failed' AND p.state <> 'cancelled'
 		ORDER BY 2`,
 		&execOptions{Args: []any{id}, ResultFunc: func(st row) error {
 			ids = append(ids, st.ColumnText(0))
@@ -1006,7 +1338,7 @@ func describeTasks(conn querier, s Scope, ids []string) (string, error) {
 }
 
 const taskColumns = `id, workflow, tag, title, description, priority, coalesce(parent, ''), assignee, created_by, state,
-	holder, holder_run, lease_expires_at, percent, result, error, retries, max_retries, created_at, updated_at`
+	holder, holder_run, lease_expires_at, percent, result, error, retries, max_retries, created_at, updated_at, role, artifacts`
 
 func scanTask(s row) (Task, error) {
 	t := Task{
@@ -1015,7 +1347,13 @@ func scanTask(s row) (Task, error) {
 		CreatedBy: s.ColumnText(8), Holder: s.ColumnText(10), HolderRun: s.ColumnText(11),
 		LeaseExpiresAt: msOrZero(s.ColumnInt64(12)), Result: s.ColumnText(14), Error: s.ColumnText(15),
 		Retries: s.ColumnInt(16), MaxRetries: s.ColumnInt(17), CreatedAt: fromMs(s.ColumnInt64(18)), UpdatedAt: fromMs(s.ColumnInt64(19)),
+		Role: s.ColumnText(20),
 	}
+	artifacts, err := parseRoles(s.ColumnText(21))
+	if err != nil {
+		return t, contract.Errorf(contract.CodeInternal, "task %s in the database: artifacts: %w", t.ID, err)
+	}
+	t.Artifacts = artifacts
 	if s.ColumnType(13) != sqlite.TypeNull {
 		p := s.ColumnInt(13)
 		t.Percent = &p
@@ -1056,7 +1394,7 @@ func getTask(conn querier, s Scope, id string) (Task, error) {
 	if err != nil {
 		return Task{}, err
 	}
-	err = conn.execute(`SELECT id, state <> 'completed' FROM tasks WHERE parent = ? ORDER BY n`,
+	err = conn.execute(`SELECT id, state <> 'completed' AND state <> 'cancelled' FROM tasks WHERE parent = ? ORDER BY n`,
 		&execOptions{Args: []any{id}, ResultFunc: func(st row) error {
 			t.Subtasks = append(t.Subtasks, st.ColumnText(0))
 			if st.ColumnBool(1) {
@@ -1098,7 +1436,7 @@ func listTasks(conn querier, s Scope) ([]Task, error) {
 		}
 		p := &ts[at[c.Parent]]
 		p.Subtasks = append(p.Subtasks, c.ID)
-		if c.State != contract.TaskCompleted {
+		if c.State != contract.TaskCompleted && c.State != contract.TaskCancelled {
 			p.WaitingOn = append(p.WaitingOn, c.ID)
 		}
 	}
@@ -1153,4 +1491,54 @@ func OneLine(s string, n int) string {
 	}
 	r := []rune(s)
 	return string(r[:n-1]) + "…"
+}
+
+// RoleGap is a role that open tasks of a scope ask for and no agent of
+// the scope has: nobody can claim them until one does (status warns).
+type RoleGap struct {
+	Scope Scope
+	Role  string
+	Tasks []string
+}
+
+// RoleGaps lists every RoleGap, by scope and role.
+func (db *DB) RoleGaps(ctx context.Context) ([]RoleGap, error) {
+	var gaps []RoleGap
+	err := db.snapshot(ctx, func(conn querier) error {
+		has := map[Scope]map[string]bool{}
+		err := conn.execute(`SELECT workflow, tag, roles FROM agents WHERE roles <> '[]' AND state <> 'stopped'`,
+			&execOptions{ResultFunc: func(st row) error {
+				s := Scope{Workflow: st.ColumnText(0), Tag: st.ColumnText(1)}
+				roles, err := parseRoles(st.ColumnText(2))
+				if err != nil {
+					return err
+				}
+				if has[s] == nil {
+					has[s] = map[string]bool{}
+				}
+				for _, r := range roles {
+					has[s][r] = true
+				}
+				return nil
+			}})
+		if err != nil {
+			return err
+		}
+		return conn.execute(`SELECT workflow, tag, role, id FROM tasks
+			WHERE role <> '' AND state <> 'completed' AND state <> 'failed' AND state <> 'cancelled'
+			ORDER BY workflow, tag, role, n`,
+			&execOptions{ResultFunc: func(st row) error {
+				s, role := Scope{Workflow: st.ColumnText(0), Tag: st.ColumnText(1)}, st.ColumnText(2)
+				if has[s][role] {
+					return nil
+				}
+				if n := len(gaps); n > 0 && gaps[n-1].Scope == s && gaps[n-1].Role == role {
+					gaps[n-1].Tasks = append(gaps[n-1].Tasks, st.ColumnText(3))
+					return nil
+				}
+				gaps = append(gaps, RoleGap{Scope: s, Role: role, Tasks: []string{st.ColumnText(3)}})
+				return nil
+			}})
+	})
+	return gaps, err
 }

@@ -33,6 +33,9 @@ func (p *parser) approvals(n, timeout *yaml.Node, where string) *backend.Approva
 		Integrate: p.boolean(fs["integrate"], "approvals integrate"),
 		Spawn:     p.boolean(fs["spawn"], "approvals spawn"),
 	}
+	if fs["integrate"] != nil {
+		p.integrateSet(a)
+	}
 	for _, item := range p.plainList(fs["shell"], "approvals shell", `shell: ["git push*", "rm -rf *"]`) {
 		if strings.TrimSpace(item.Value) == "" {
 			p.add(item, "approvals shell pattern is empty: write e.g. \"git push*\"")
@@ -63,10 +66,24 @@ func (p *parser) workflowApprovals(f *File, n, timeout *yaml.Node) {
 	}
 	wt := p.duration(timeout, "approval_timeout", "30m")
 	gated := wa != nil
+	// Safe integration by default: in a git workspace without checks:,
+	// nothing but a person stands between an agent's branch and the base,
+	// so worktree_integrate waits for approval unless approvals: says
+	// integrate: false (the agent's own, else the workflow's).
+	gateIntegrate := f.Workspace != nil && f.Workspace.Git == GitWorktree && len(f.Workspace.Checks) == 0
 	for i := range f.Agents {
 		a := &f.Agents[i]
 		if a.Approvals == nil && wa != nil {
 			a.Approvals = cloneApprovals(wa)
+			if p.explicitIntegrate[wa] {
+				p.integrateSet(a.Approvals)
+			}
+		}
+		if gateIntegrate && (a.Approvals == nil || !p.explicitIntegrate[a.Approvals]) {
+			if a.Approvals == nil {
+				a.Approvals = &backend.ApprovalPolicy{}
+			}
+			a.Approvals.Integrate = true
 		}
 		if a.Approvals != nil {
 			gated = true
@@ -78,6 +95,15 @@ func (p *parser) workflowApprovals(f *File, n, timeout *yaml.Node) {
 	if !isNull(timeout) && !gated {
 		p.add(timeout, "approval_timeout only applies to actions that approvals: gates: add e.g. %s", approvalsExample)
 	}
+}
+
+// integrateSet records that a policy's integrate: was written, so the
+// default of a git workspace without checks leaves it as written.
+func (p *parser) integrateSet(a *backend.ApprovalPolicy) {
+	if p.explicitIntegrate == nil {
+		p.explicitIntegrate = map[*backend.ApprovalPolicy]bool{}
+	}
+	p.explicitIntegrate[a] = true
 }
 
 // plainList reads a list of plain strings (no ${{ }} variables).

@@ -75,3 +75,33 @@ func TestApprovalsProblems(t *testing.T) {
 		})
 	}
 }
+
+// In a git workspace without checks:, worktree_integrate waits for a
+// person by default; integrate: false (the agent's or the workflow's) or
+// checks: opt out, and an agent's other approvals keep the default.
+func TestIntegrateNeedsApprovalWithoutChecks(t *testing.T) {
+	t.Parallel()
+	const agents = "agents:\n  lead: {backend: mock}\n  dev: {backend: mock, approvals: {integrate: false}}\n  ops: {backend: mock, approvals: {spawn: true}}\n"
+	for name, tc := range map[string]struct {
+		src  string
+		want map[string]bool // who is gated
+	}{
+		"no checks":             {"workspace: {git: worktree}\n" + agents, map[string]bool{"lead": true, "ops": true}},
+		"checks":                {"workspace: {git: worktree, checks: [\"go test ./...\"]}\n" + agents, map[string]bool{}},
+		"workflow opts out":     {"workspace: {git: worktree}\napprovals: {integrate: false}\n" + agents, map[string]bool{"lead": false, "ops": true}},
+		"no git workspace":      {agents, map[string]bool{}},
+		"workflow gates anyway": {"workspace: {git: worktree, checks: [\"true\"]}\napprovals: {integrate: true}\n" + agents, map[string]bool{"lead": true}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			f, err := Parse("wf.yaml", []byte("name: team\n"+tc.src))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, a := range f.Agents {
+				if got := a.Approvals.Gates("worktree_integrate"); got != tc.want[a.Name] {
+					t.Errorf("%s: worktree_integrate gated = %v, want %v", a.Name, got, tc.want[a.Name])
+				}
+			}
+		})
+	}
+}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/agent-worker/agent-worker/internal/yamlerr"
 	"github.com/agent-worker/agent-worker/sdk/backend"
+	"github.com/agent-worker/agent-worker/sdk/tools"
 )
 
 var (
@@ -39,7 +40,7 @@ var (
 	// configOwned are the keys BackendConfig sets from the agent's own fields.
 	configOwned = backend.ConfigKeys
 	agentKeys   = []string{"backend", "model", "system_prompt", "schedule", "wakeup", "wakeup_prompt",
-		"max_steps", "timeout", "mcp_servers", "env", "provider", "tools", "sandbox", "config", "budget", "can_spawn", "max_spawned", "approvals", "approval_timeout", "limits", "effort"}
+		"max_steps", "timeout", "mcp_servers", "env", "provider", "tools", "sandbox", "config", "budget", "can_spawn", "max_spawned", "approvals", "approval_timeout", "limits", "effort", "roles"}
 )
 
 // WorkspaceTools are the tool sets an agent's `tools:` may list: the sdk
@@ -108,6 +109,9 @@ type parser struct {
 	body    bool            // ${{ body.PATH }} is allowed: checking a trigger's message
 	// checkBackend says why an agent's backend cannot run; nil: not checked.
 	checkBackend func(word string) error
+	// explicitIntegrate holds the approvals: policies that set integrate:
+	// themselves (see workflowApprovals).
+	explicitIntegrate map[*backend.ApprovalPolicy]bool
 }
 
 func (p *parser) add(n *yaml.Node, format string, args ...any) {
@@ -769,7 +773,34 @@ func (p *parser) agent(k, v *yaml.Node) Agent {
 	}
 	a.Config = p.config(fs["config"])
 	a.Effort = p.agentEffort(fs["effort"], a.Name)
+	a.Roles = p.roles(fs["roles"])
 	return a
+}
+
+// roles reads an agent's roles: a list of names tools.CheckRole accepts,
+// each problem at its item's line.
+func (p *parser) roles(n *yaml.Node) []string {
+	if isNull(n) {
+		return nil
+	}
+	if n.Kind != yaml.SequenceNode {
+		p.add(n, "roles must be a list, e.g. roles: [reviewer, backend]")
+		return nil
+	}
+	var out []string
+	for _, item := range n.Content {
+		item = deref(item)
+		r := p.str(item, "roles items")
+		if err := tools.CheckRole(r); err != nil {
+			p.add(item, "roles: %v", err)
+			continue
+		}
+		if !slices.Contains(out, r) {
+			out = append(out, r)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // tools reads an agent's workspace tool sets; absent or null is nil (all).

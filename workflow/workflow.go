@@ -111,6 +111,9 @@ type Agent struct {
 	// live spawned agents (DefaultMaxSpawned when can_spawn is set).
 	CanSpawn   bool
 	MaxSpawned int
+	// Roles route tasks to the agent: a task with a role goes only to
+	// agents that have it (sorted, without repeats).
+	Roles []string
 	// Effort, when set, is started on the agent's first run if it has no
 	// active effort (effort: {dir, skill}).
 	Effort *AgentEffort

@@ -169,7 +169,11 @@ func newCmd(e *env) *ffcli.Command {
 	fs.StringVar(&spec.Schedule, "schedule", "", `wake the agent every interval (30s, 5m), on a cron ("0 9 * * 1-5") or @daily`)
 	fs.StringVar(&spec.WakeupPrompt, "wakeup-prompt", "", "message a scheduled wake-up sends (needs --schedule)")
 	fs.StringVar(&config, "config", "", `backend-specific settings as a JSON object, e.g. '{"script":[{"reply":"hi"}]}' for mock`)
-	return leaf("new", "new <name> [--backend B] [--model M] [--system TEXT | --system-file F] [--workflow W --tag T] [--schedule S]",
+	fs.Func("role", "a role that routes tasks to the agent (tasks add --role R); repeat for several", func(s string) error {
+		spec.Roles = append(spec.Roles, s)
+		return nil
+	})
+	return leaf("new", "new <name> [--backend B] [--model M] [--system TEXT | --system-file F] [--workflow W --tag T] [--schedule S] [--role R]...",
 		"register an agent (no flags: backend sdk with the daemon's default model)", fs, [2]int{1, 1},
 		func(ctx context.Context, args []string) error {
 			t, err := parseAgentTarget(args[0])
@@ -345,6 +349,7 @@ func (e *env) printAgent(a api.Agent) error {
 		row("session", sessionText(*s))
 	}
 	row("spawned by", a.SpawnedBy)
+	row("roles", strings.Join(a.Roles, ", "))
 	if a.CanSpawn {
 		row("can spawn", fmt.Sprintf("up to %d live agents (agent_spawn, agent_stop)", a.MaxSpawned))
 	}

@@ -369,6 +369,7 @@ func TestE2ESandboxWorktree(t *testing.T) {
 	file := filepath.Join(repo, "team.yaml")
 	writeFile(t, file, fmt.Sprintf(`name: team
 workspace: {git: worktree}
+approvals: {integrate: false} # the planner integrates on its own (no checks: would wait for a person)
 skills: [%[4]s]
 agents:
   alice:
@@ -429,6 +430,9 @@ agents:
         - {tool: effort_log, args: {text: "lead walks an effort from the sandbox"}}
         - {tool: effort_continue, args: {token: "{{step.35.token}}", proof: {plan_summary: "try every tool"}}}
         - {tool: effort_finish, args: {token: "{{step.38.token}}", proof: {tests_run: 0}, notes: "every tool tried"}}
+        - {tool: task_create, args: {title: "a task to cancel"}}
+        - {tool: task_cancel, args: {id: "{{last.id}}", reason: "not needed"}}
+        - {tool: my_tasks}
         - {tool: channel_send, args: {message: "lead tried every tool"}}
         - result: done
   loose:

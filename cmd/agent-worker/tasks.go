@@ -16,10 +16,10 @@ import (
 func tasksCmd(e *env) *ffcli.Command {
 	fs := flag.NewFlagSet("tasks", flag.ContinueOnError)
 	e.common(fs)
-	state := fs.String("state", "", "only tasks in this state: pending, claimed, in_progress, completed or failed")
+	state := fs.String("state", "", "only tasks in this state: pending, claimed, in_progress, completed, failed or cancelled")
 	assignee := fs.String("assignee", "", "only tasks assigned to this agent")
-	cmd := leaf("tasks", "tasks [@wf[:tag]] [--state S] [--assignee AGENT] [--json] | tasks add … | tasks show …",
-		"show a team's task board as a tree (subtasks under their parent, dependencies as \"after task-1\"); `tasks add` and `tasks show` below",
+	cmd := leaf("tasks", "tasks [@wf[:tag]] [--state S] [--assignee AGENT] [--json] | tasks add … | tasks show … | tasks cancel …",
+		"show a team's task board as a tree (subtasks under their parent, dependencies as \"after task-1\"); `tasks add`, `tasks show` and `tasks cancel` below",
 		fs, [2]int{0, 1},
 		func(ctx context.Context, args []string) error {
 			target := "@" + api.GlobalWorkflow
@@ -53,7 +53,7 @@ func tasksCmd(e *env) *ffcli.Command {
 			e.printf("%s\n", boardSummary(t, ts))
 			return e.printTaskTree(ts)
 		})
-	cmd.Subcommands = []*ffcli.Command{tasksAddCmd(e), tasksShowCmd(e)}
+	cmd.Subcommands = []*ffcli.Command{tasksAddCmd(e), tasksShowCmd(e), tasksCancelCmd(e)}
 	return cmd
 }
 
@@ -66,7 +66,8 @@ func tasksAddCmd(e *env) *ffcli.Command {
 	fs.Var(&after, "after", "a task that must be completed before this one can be claimed (repeatable)")
 	assign := fs.String("assign", "", "the only agent who may claim it")
 	parent := fs.String("parent", "", "the task this is a subtask of (the parent waits for its subtasks)")
-	return leaf("add", "tasks add <@wf[:tag]> <title> [--description TEXT] [--priority N] [--after ID]... [--assign AGENT] [--parent ID]",
+	role := fs.String("role", "", "only an agent with this role may claim it (an agent's roles: in the workflow file, or new --role)")
+	return leaf("add", "tasks add <@wf[:tag]> <title> [--description TEXT] [--priority N] [--after ID]... [--assign AGENT] [--role R] [--parent ID]",
 		"add a task to a team's board; a task that can be claimed at once wakes its assignee, or the agents free for work", fs, [2]int{2, 2},
 		func(ctx context.Context, args []string) error {
 			t, err := boardTarget(args[0])
@@ -78,7 +79,7 @@ func tasksAddCmd(e *env) *ffcli.Command {
 				return err
 			}
 			task, err := c.CreateTask(ctx, api.TaskCreate{Target: t.Display(), Title: args[1], Description: *desc, Priority: *priority,
-				DependsOn: after, Parent: *parent, Assignee: *assign})
+				DependsOn: after, Parent: *parent, Assignee: *assign, Role: *role})
 			if err != nil {
 				return err
 			}
@@ -130,6 +131,40 @@ func tasksShowCmd(e *env) *ffcli.Command {
 				return e.printJSON(d)
 			}
 			e.printTaskDetail(d)
+			return nil
+		})
+}
+
+func tasksCancelCmd(e *env) *ffcli.Command {
+	fs := flag.NewFlagSet("tasks cancel", flag.ContinueOnError)
+	e.common(fs)
+	reason := fs.String("reason", "", "why the task is no longer wanted (required): the channel and the agents concerned read it")
+	return leaf("cancel", "tasks cancel <id> [@wf[:tag]] --reason TEXT [--json]",
+		"cancel a task and its open subtasks; whoever held them and whoever waits on them is told. A completed or failed task cannot be cancelled", fs, [2]int{1, 2},
+		func(ctx context.Context, args []string) error {
+			if strings.TrimSpace(*reason) == "" {
+				return usagef("tasks cancel: --reason is required: say why the task is no longer wanted")
+			}
+			req := api.TaskCancel{Reason: *reason}
+			if len(args) == 2 {
+				t, err := boardTarget(args[1])
+				if err != nil {
+					return err
+				}
+				req.Target = t.Display()
+			}
+			c, err := e.connect(ctx, true)
+			if err != nil {
+				return err
+			}
+			task, err := c.CancelTask(ctx, args[0], req)
+			if err != nil {
+				return err
+			}
+			if e.json {
+				return e.printJSON(task)
+			}
+			e.printf("%s cancelled: %s\n", task.ID, task.Title)
 			return nil
 		})
 }
@@ -206,6 +241,9 @@ func taskDetails(t api.Task) string {
 	if t.Assignee != "" {
 		parts = append(parts, "for "+t.Assignee)
 	}
+	if t.Role != "" {
+		parts = append(parts, "role "+t.Role)
+	}
 	switch t.State {
 	case string(api.TaskClaimed), string(api.TaskInProgress):
 		held := "held by " + t.Holder
@@ -217,6 +255,11 @@ func taskDetails(t api.Task) string {
 		parts = append(parts, "by "+t.Holder)
 	case string(api.TaskFailed):
 		parts = append(parts, fmt.Sprintf("%s: %s", t.Holder, api.OneLine(t.Error, 60)))
+	case string(api.TaskCancelled):
+		parts = append(parts, "cancelled: "+api.OneLine(t.Error, 60))
+	}
+	if len(t.Artifacts) > 0 {
+		parts = append(parts, fmt.Sprintf("%d artifact(s)", len(t.Artifacts)))
 	}
 	if len(t.DependsOn) > 0 {
 		parts = append(parts, "after "+strings.Join(t.DependsOn, ", "))
@@ -244,6 +287,9 @@ func (e *env) printTaskDetail(d api.TaskDetail) {
 	e.printf("\n")
 	if t.Assignee != "" {
 		e.printf("  assigned to: %s\n", t.Assignee)
+	}
+	if t.Role != "" {
+		e.printf("  role:        %s\n", t.Role)
 	}
 	if t.Parent != "" {
 		e.printf("  subtask of:  %s\n", t.Parent)
@@ -273,13 +319,23 @@ func (e *env) printTaskDetail(d api.TaskDetail) {
 	if t.Retries > 0 {
 		e.printf("  retries:     %d of %d\n", t.Retries, t.MaxRetries)
 	}
-	for _, f := range []struct{ name, text string }{{"description", t.Description}, {"result", t.Result}, {"error", t.Error}} {
+	errName := "error"
+	if t.State == string(api.TaskCancelled) {
+		errName = "cancelled"
+	}
+	for _, f := range []struct{ name, text string }{{"description", t.Description}, {"result", t.Result}, {errName, t.Error}} {
 		if f.text == "" {
 			continue
 		}
 		e.printf("  %s:\n", f.name)
 		for _, l := range strings.Split(strings.TrimRight(f.text, "\n"), "\n") {
 			e.printf("    %s\n", l)
+		}
+	}
+	if len(t.Artifacts) > 0 {
+		e.printf("  artifacts:\n")
+		for _, a := range t.Artifacts {
+			e.printf("    %s\n", a)
 		}
 	}
 	e.printf("history:\n")

@@ -100,7 +100,7 @@ func TestE2ETasksAddListShowAndBadInput(t *testing.T) {
 		"unknown assignee":   {[]string{"tasks", "add", "@global", "x", "--assign", "zed"}, api.ExitUsage, "assignee: zed is not a member of @global:main"},
 		"bad priority":       {[]string{"tasks", "add", "@global", "x", "--priority", "high"}, api.ExitUsage, "invalid value"},
 		"unknown board":      {[]string{"tasks", "@nowhere"}, api.ExitNotFound, `workflow "nowhere:main" not found`},
-		"bad state":          {[]string{"tasks", "--state", "done"}, api.ExitUsage, `unknown task state "done": use pending, claimed, in_progress, completed or failed`},
+		"bad state":          {[]string{"tasks", "--state", "done"}, api.ExitUsage, `unknown task state "done": use pending, claimed, in_progress, completed, failed or cancelled`},
 		"unknown task":       {[]string{"tasks", "show", "task-99"}, api.ExitNotFound, "task task-99 not found"},
 		"other board":        {[]string{"tasks", "show", "task-1", "@elsewhere"}, api.ExitNotFound, "task task-1 not found in @elsewhere:main"},
 		"other board (flag)": {[]string{"tasks", "show", "task-1", "--target", "@elsewhere"}, api.ExitNotFound, "task task-1 not found in @elsewhere:main"},

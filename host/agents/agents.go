@@ -95,7 +95,7 @@ func FromSpec(s api.AgentSpec, c Catalog, defaultModel string) (store.Agent, err
 	return store.Agent{
 		Name: t.Agent, Workflow: t.Workflow, Tag: t.Tag,
 		Backend: backend, Model: s.Model, System: s.System,
-		Schedule: s.Schedule, WakeupPrompt: s.WakeupPrompt, Config: s.Config,
+		Schedule: s.Schedule, WakeupPrompt: s.WakeupPrompt, Config: s.Config, Roles: s.Roles,
 	}, nil
 }
 

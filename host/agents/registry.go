@@ -97,7 +97,7 @@ func (r *Registry) SetSchedule(ctx context.Context, key store.AgentKey, schedule
 // backend is the same. The store checks can_spawn, the name and
 // max_spawned in the transaction that inserts it. It returns the agent,
 // how many of parent's spawned agents are live and parent's max_spawned.
-func (r *Registry) Spawn(ctx context.Context, parent store.AgentKey, name, system, backend, model string) (store.Agent, int, int, error) {
+func (r *Registry) Spawn(ctx context.Context, parent store.AgentKey, name, system, backend, model string, roles []string) (store.Agent, int, int, error) {
 	p, err := r.DB.GetAgent(ctx, parent)
 	if err != nil {
 		return store.Agent{}, 0, 0, err
@@ -105,7 +105,7 @@ func (r *Registry) Spawn(ctx context.Context, parent store.AgentKey, name, syste
 	if strings.TrimSpace(system) == "" {
 		return store.Agent{}, 0, 0, api.Errorf(api.CodeInvalid, "system_prompt is empty: say what the new agent is for")
 	}
-	spec := api.AgentSpec{Name: name, Workflow: parent.Workflow, Tag: parent.Tag, Backend: backend, Model: model, System: system}
+	spec := api.AgentSpec{Name: name, Workflow: parent.Workflow, Tag: parent.Tag, Backend: backend, Model: model, System: system, Roles: roles}
 	if spec.Backend == "" {
 		spec.Backend = p.Backend
 	}

@@ -422,6 +422,13 @@ func (c *Client) CreateTask(ctx context.Context, req TaskCreate) (Task, error) {
 	return t, c.do(ctx, http.MethodPost, "/tasks", req, &t)
 }
 
+// CancelTask is POST /tasks/{id}/cancel: the task and its open subtasks
+// become cancelled.
+func (c *Client) CancelTask(ctx context.Context, id string, req TaskCancel) (Task, error) {
+	var t Task
+	return t, c.do(ctx, http.MethodPost, "/tasks/"+url.PathEscape(id)+"/cancel", req, &t)
+}
+
 // GetTask is GET /tasks/{id}: one task with its history. A non-zero scope
 // checks that the task belongs to that board.
 func (c *Client) GetTask(ctx context.Context, id string, scope *Target) (TaskDetail, error) {

@@ -33,6 +33,7 @@ const (
 	TaskInProgress     = contract.TaskInProgress
 	TaskCompleted      = contract.TaskCompleted
 	TaskFailed         = contract.TaskFailed
+	TaskCancelled      = contract.TaskCancelled
 	AgentAttached      = contract.AgentAttached
 )
 

@@ -21,6 +21,8 @@ type AgentSpec struct {
 	WakeupPrompt string `json:"wakeup_prompt,omitempty"`
 	// Config is the backend configuration, a JSON object on the wire.
 	Config backend.AgentConfig `json:"config,omitzero"`
+	// Roles route tasks with a role to the agent (`new --role`).
+	Roles []string `json:"roles,omitempty"`
 }
 
 // Agent is an agent as the daemon reports it: its spec plus what the daemon
@@ -57,6 +59,8 @@ type Agent struct {
 	CanSpawn   bool   `json:"can_spawn,omitempty"`
 	MaxSpawned int    `json:"max_spawned,omitempty"`
 	SpawnedBy  string `json:"spawned_by,omitempty"`
+	// Roles are the roles a task may ask for to go to this agent.
+	Roles []string `json:"roles,omitempty"`
 }
 
 // AgentList is the body of GET /agents.

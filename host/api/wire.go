@@ -20,6 +20,7 @@ type (
 	Status           = contract.Status
 	Cancelled        = contract.Cancelled
 	TaskCreate       = contract.TaskCreate
+	TaskCancel       = contract.TaskCancel
 	SendRequest      = contract.SendRequest
 	DocumentWrite    = contract.DocumentWrite
 	MCPConfig        = contract.MCPConfig

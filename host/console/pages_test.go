@@ -78,7 +78,8 @@ func fullAPI(t *testing.T) http.Handler {
 		{ID: "task-2", Title: "merge it", State: "pending", Assignee: "bob", Parent: "task-9", WaitingOn: []string{"task-1", "task-3"}},
 		{ID: "task-3", Title: "docs", State: "pending", Ready: true},
 		{ID: "task-4", Title: "lexer", State: "failed", Holder: "bob", Error: "gave up"},
-		{ID: "task-5", Title: "tests", State: "completed", Holder: "alice", Result: "all green"}}})
+		{ID: "task-5", Title: "tests", State: "completed", Holder: "alice", Result: "all green", Artifacts: []string{"out/report.md"}},
+		{ID: "task-6", Title: "deploy", State: "cancelled", Role: "ops", Error: "plan changed"}}})
 	reply("GET /worktrees/queue", api.QueueList{Entries: []api.QueueEntry{
 		{ID: "mq-3", Agent: "bob", Branch: "aw/crew/main/bob", Base: "main", By: "alice", State: api.QueueQueued, Position: 1},
 		{ID: "mq-2", Agent: "alice", Branch: "aw/crew/main/alice", Base: "main", By: "user", State: api.QueueLanded, Commit: "0123456789abcdef0123"},
@@ -169,7 +170,7 @@ func TestEveryPageRendersEveryField(t *testing.T) {
 		"/console/team/crew/main": {"@crew", "Resume team", "run_1", "Cancel run", "DM → alice", "@bob", "show the rest", "res_0123456789abcdef", "2 unread", "last attempt failed", "spawned by alice", "may spawn 3",
 			"Claude Code session 5f0c2a9e… in /home/u/proj",
 			`<div class="effort"><a href="/console/efforts/effort-2">implement #2</a> · phase 2/4 <b>test-first</b> · <span class="muted">heartbeat 3m ago</span></div>`,
-			"task-1", "40%", "waits for task-1, task-3", "under task-9", "for bob", "anyone", "ready", "gave up", "all green",
+			"task-1", "40%", "waits for task-1, task-3", "under task-9", "for bob", "anyone", "ready", "gave up", "all green", "artifacts: out/report.md", "cancelled: plan changed",
 			"Merge queue", "<b>mq-3</b> bob", "aw/crew/main/bob → main, asked by alice", "1 ahead", "<code>0123456789ab…</code>",
 			"exited with status 1 when it was merged onto main", "agent-worker worktree queue show mq-1",
 			"Needs you", `data-needs-you="/console/needs-you?target=%40crew%3Amain"`, "<b>alice</b> asks you", `<button class="b-option">sqlite</button>`,

@@ -59,7 +59,8 @@ var WorkflowStates = []WorkflowState{WorkflowRunning, WorkflowPaused, WorkflowOv
 // TaskState is where a task of a team's board is (issue 16): pending
 // until an agent claims it, claimed, in_progress from its first progress
 // note, then completed or failed. A lost lease or a retried failure sends
-// it back to pending.
+// it back to pending. Any task not completed or failed may be cancelled
+// (task_cancel, `tasks cancel`), with its subtasks.
 type TaskState string
 
 // Task states, in the order of their life.
@@ -69,10 +70,11 @@ const (
 	TaskInProgress TaskState = "in_progress"
 	TaskCompleted  TaskState = "completed"
 	TaskFailed     TaskState = "failed"
+	TaskCancelled  TaskState = "cancelled"
 )
 
 // TaskStates lists every task state.
-var TaskStates = []TaskState{TaskPending, TaskClaimed, TaskInProgress, TaskCompleted, TaskFailed}
+var TaskStates = []TaskState{TaskPending, TaskClaimed, TaskInProgress, TaskCompleted, TaskFailed, TaskCancelled}
 
 // ParseAgentState checks a stored or sent agent state.
 func ParseAgentState(s string) (AgentState, error) { return parseState(s, "agent", AgentStates) }
@@ -124,7 +126,9 @@ func (s TaskState) Valid() bool { return slices.Contains(TaskStates, s) }
 func (s TaskState) Held() bool { return s == TaskClaimed || s == TaskInProgress }
 
 // Done reports whether a task in this state is over for good.
-func (s TaskState) Done() bool { return s == TaskCompleted || s == TaskFailed }
+func (s TaskState) Done() bool {
+	return s == TaskCompleted || s == TaskFailed || s == TaskCancelled
+}
 
 // Ended reports whether a run in this state is over.
 func (s RunState) Ended() bool { return s != RunQueued && s != RunRunning }

@@ -227,6 +227,16 @@ type TaskCreate struct {
 	DependsOn   []string `json:"depends_on,omitempty"`
 	Parent      string   `json:"parent,omitempty"`
 	Assignee    string   `json:"assignee,omitempty"`
+	// Role, when set, lets only the agents with that role claim it.
+	Role string `json:"role,omitempty"`
+}
+
+// TaskCancel is the body of POST /tasks/{id}/cancel: why the user
+// cancels a task (and its open subtasks).
+type TaskCancel struct {
+	Reason string `json:"reason"`
+	// Target, when set, checks the task is on that board (@wf[:tag]).
+	Target string `json:"target,omitempty"`
 }
 
 // TaskEvent is one line of a task's history: a state change, or a

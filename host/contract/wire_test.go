@@ -85,6 +85,7 @@ func TestWireShapesAreUnchanged(t *testing.T) {
 		"StoreHealth":      StoreHealth{},
 		"TLSInfo":          TLSInfo{},
 		"TaskCreate":       TaskCreate{},
+		"TaskCancel":       TaskCancel{},
 		"TaskEvent":        TaskEvent{},
 		"ToolEvent":        ToolEvent{},
 		"Usage":            Usage{},

@@ -2,9 +2,11 @@ package httpapi
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/agent-worker/agent-worker/host/agents"
@@ -67,6 +69,14 @@ func (h *Server) health(ctx context.Context) (api.Health, error) {
 		if wf.Pending != nil {
 			problems = append(problems, contract.PendingProblem(wf))
 		}
+	}
+	gaps, err := h.db.RoleGaps(ctx)
+	if err != nil {
+		return api.Health{}, err
+	}
+	for _, g := range gaps {
+		problems = append(problems, fmt.Sprintf("workflow %s: %s %s for the role %s, which none of its agents has: give an agent `roles: [%s]`, or cancel the task",
+			api.Target{Workflow: g.Scope.Workflow, Tag: g.Scope.Tag}.Display(), strings.Join(g.Tasks, ", "), isAre(len(g.Tasks)), g.Role, g.Role))
 	}
 	if h.sandbox.State == api.SandboxUnavailable {
 		problems = append(problems, "runs are not sandboxed: "+h.sandbox.Detail)
@@ -330,7 +340,7 @@ func (h *Server) toAPIAgent(ctx context.Context, a store.Agent) (api.Agent, erro
 		State: a.State, Task: a.Task, Error: a.Error, InboxDepth: depth,
 		Warnings:  warnings,
 		CreatedAt: a.CreatedAt.UTC(), UpdatedAt: a.UpdatedAt.UTC(),
-		CanSpawn: a.CanSpawn, MaxSpawned: a.MaxSpawned, SpawnedBy: a.SpawnedBy,
+		CanSpawn: a.CanSpawn, MaxSpawned: a.MaxSpawned, SpawnedBy: a.SpawnedBy, Roles: a.Roles,
 	}
 	s, ok := sessions[a.Key()]
 	attachSession(&out, s, ok, h.now())
@@ -501,4 +511,11 @@ func loopbackIP(hostport string) bool {
 	host, _, err := net.SplitHostPort(hostport)
 	ip := net.ParseIP(host)
 	return err == nil && ip != nil && ip.IsLoopback()
+}
+
+func isAre(n int) string {
+	if n == 1 {
+		return "is"
+	}
+	return "are"
 }

@@ -68,6 +68,7 @@ func (h *Server) routes(log hclog.Logger) http.Handler {
 	handle("GET /tasks", h.handleListTasks)
 	handle("POST /tasks", h.handleCreateTask)
 	handle("GET /tasks/{id}", h.handleGetTask)
+	handle("POST /tasks/{id}/cancel", h.handleCancelTask)
 	handle("PUT /budgets/{target}", h.handleSetBudget)
 	handle("DELETE /budgets/{target}", h.handleClearBudget)
 	handle("POST /run", h.handleRun)
@@ -118,6 +119,10 @@ func (h *Server) routes(log hclog.Logger) http.Handler {
 	top.Handle("/mcp/gate", h.mcp) // the plugins' gate (tools.GatePath), authenticated as /mcp
 	// Webhooks are authenticated by their signature (host/triggers).
 	top.Handle("POST /hooks/{workflow}/{name}", apiHandler{h.handleHook, log})
+	// Probes for a service manager or a load balancer, which hold no
+	// token: they answer a status and nothing else (probe.go).
+	top.HandleFunc("GET /healthz", h.handleLiveness)
+	top.HandleFunc("GET /readyz", h.handleReadiness)
 	// Who listens here, for a daemon that finds this address taken.
 	top.Handle("GET /identity", apiHandler{h.handleIdentity, log})
 	top.Handle("/", h.requireToken(mux))

@@ -141,6 +141,9 @@ type Deps struct {
 	// LoopProblems are the daemon's vital loops that stopped and wait to
 	// restart, as status lists them; nil: none.
 	LoopProblems func() []string
+	// Ready answers GET /readyz: nil when the store answers a cheap
+	// query. Nil asks DB (store.DB.Ping); tests hand in a failing one.
+	Ready func(context.Context) error
 }
 
 // Server is the HTTP API over the daemon's services.
@@ -176,6 +179,7 @@ type Server struct {
 	doctor      func(context.Context) contract.Doctor
 	fallback    *api.ListenFallback
 	loops       func() []string
+	ready       func(context.Context) error
 	// unreachable is since when GET /health has found the store
 	// unreachable; nil while it answers.
 	unreachable atomic.Pointer[time.Time]
@@ -192,5 +196,9 @@ func New(d Deps) http.Handler {
 	h.gate = d.Gate
 	h.fallback = d.ListenFallback
 	h.loops = d.LoopProblems
+	h.ready = d.Ready
+	if h.ready == nil && d.DB != nil {
+		h.ready = d.DB.Ping
+	}
 	return h.routes(d.Log)
 }

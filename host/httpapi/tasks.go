@@ -56,11 +56,41 @@ func (h *Server) handleCreateTask(w http.ResponseWriter, r *http.Request) error 
 	}
 	t, err := h.team.CreateTask(r.Context(), store.NewTask{Workflow: scope.Workflow, Tag: scope.Tag, Title: req.Title,
 		Description: req.Description, Priority: req.Priority, DependsOn: req.DependsOn, Parent: req.Parent,
-		Assignee: req.Assignee, CreatedBy: team.SenderUser})
+		Assignee: req.Assignee, Role: req.Role, CreatedBy: team.SenderUser})
 	if err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusCreated, team.APITask(t))
+	return nil
+}
+
+// handleCancelTask is POST /tasks/{id}/cancel: the user cancels a task
+// and its open subtasks, saying why; a completed or failed one is refused.
+func (h *Server) handleCancelTask(w http.ResponseWriter, r *http.Request) error {
+	var req api.TaskCancel
+	if err := decodeJSON(w, r, &req); err != nil {
+		return err
+	}
+	var scope store.Scope
+	if req.Target != "" {
+		var err error
+		if scope, err = taskScope(req.Target, ""); err != nil {
+			return err
+		}
+	}
+	id := store.TaskID(r.PathValue("id"))
+	if scope == (store.Scope{}) { // ids are unique across boards
+		t, _, err := h.team.Task(r.Context(), scope, id)
+		if err != nil {
+			return err
+		}
+		scope = store.Scope{Workflow: t.Workflow, Tag: t.Tag}
+	}
+	t, err := h.team.CancelTask(r.Context(), scope, team.SenderUser, id, req.Reason)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, team.APITask(t))
 	return nil
 }
 

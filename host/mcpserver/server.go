@@ -58,6 +58,9 @@ type Server struct {
 	handler http.Handler
 	fast    fastSessions // the sessions fastCall may answer
 
+	// ProjectDir is an agent's working directory, where task_complete's
+	// artifacts must exist; nil checks only that they stay inside it.
+	ProjectDir func(context.Context, store.AgentKey) (string, error)
 	// Spawner serves agent_spawn and agent_stop; set before serving.
 	Spawner Spawner
 	// Runs stops a run's timeouts while a gated call waits for approval;
@@ -77,7 +80,7 @@ type Server struct {
 type Spawner interface {
 	// Spawn returns the new agent, the parent's live spawned agents and
 	// its max_spawned.
-	Spawn(ctx context.Context, parent store.AgentKey, name, system, backend, model string) (a store.Agent, live, max int, err error)
+	Spawn(ctx context.Context, parent store.AgentKey, name, system, backend, model string, roles []string) (a store.Agent, live, max int, err error)
 	StopSpawned(ctx context.Context, parent store.AgentKey, name string) (store.Agent, error)
 }
 

@@ -133,9 +133,12 @@ func (s *Server) addPresenceTools(srv *mcp.Server, me store.AgentKey) {
 			out := tools.MembersResult{Members: []tools.Member{}}
 			var lines []string
 			for _, a := range agents {
-				m := tools.Member{Name: a.Name, Backend: a.Backend, State: string(a.State), Status: a.Status, Task: a.Task, You: a.Name == me.Name}
+				m := tools.Member{Name: a.Name, Backend: a.Backend, State: string(a.State), Status: a.Status, Task: a.Task, Roles: a.Roles, You: a.Name == me.Name}
 				out.Members = append(out.Members, m)
 				line := "@" + a.Name + " (" + string(a.State)
+				if len(a.Roles) > 0 {
+					line += ", roles " + strings.Join(a.Roles, ", ")
+				}
 				if a.Status != "" {
 					line += ", " + a.Status
 				}
@@ -403,7 +406,7 @@ func (s *Server) addAgentTools(srv *mcp.Server, me store.AgentKey) {
 			if s.Spawner == nil {
 				return tools.SpawnResult{}, "", api.Errorf(api.CodeUnavailable, "this daemon cannot spawn agents")
 			}
-			a, live, max, err := s.Spawner.Spawn(ctx, me, in.Name, in.SystemPrompt, in.Backend, in.Model)
+			a, live, max, err := s.Spawner.Spawn(ctx, me, in.Name, in.SystemPrompt, in.Backend, in.Model, in.Roles)
 			if err != nil {
 				return tools.SpawnResult{}, "", err
 			}

@@ -724,6 +724,12 @@ func AgentStateDir(home string, key store.AgentKey) string {
 	return filepath.Join(home, "state", key.Workflow, key.Tag, key.Name)
 }
 
+// ProjectDir is where the agent works (see projectDir), for the tools
+// that take paths relative to it (task_complete's artifacts).
+func (s *Supervisor) ProjectDir(ctx context.Context, key store.AgentKey) (string, error) {
+	return s.projectDir(ctx, key)
+}
+
 // projectDir is where the agent works: its git worktree when its workflow
 // has a git workspace, else its workflow's directory, or for a standalone
 // agent a workspace of its own (never the daemon's home, where

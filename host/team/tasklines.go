@@ -61,6 +61,8 @@ func taskLines(n store.TaskNews) []store.NewMessage {
 			line += fmt.Sprintf("; %s wait for it and cannot start", strings.Join(n.Blocked, ", "))
 		}
 		return []store.NewMessage{taskLine(t, line+".", nil)}
+	case store.TaskEventCancelled:
+		return cancelLines(n)
 	case store.TaskEventReleased:
 		return []store.NewMessage{returnedLine(t, n.Wake, fmt.Sprintf("%s released %s %q.", n.By, t.ID, t.Title))}
 	case store.TaskEventReturned:
@@ -114,4 +116,37 @@ func readyLine(t store.Task, wake []string, intro string) store.NewMessage {
 func taskLine(t store.Task, content string, recipients []string) store.NewMessage {
 	return store.NewMessage{Workflow: t.Workflow, Tag: t.Tag, Sender: SenderSystem,
 		Content: content, Kind: store.KindSystem, Recipients: recipients, KeepStreak: true}
+}
+
+// cancelLines are a cancellation's lines: what was cancelled, by whom and
+// why, what waited for it and cannot start now, mentioning who is
+// concerned (n.Tell: who held a cancelled task, who is behind a blocked
+// one) so their next run hears of it; then a parent it left ready.
+func cancelLines(n store.TaskNews) []store.NewMessage {
+	t := n.Task
+	var b strings.Builder
+	if len(n.Tell) > 0 {
+		b.WriteString(mentionAll(n.Tell) + " ")
+	}
+	fmt.Fprintf(&b, "%s %q was cancelled by %s: %s", t.ID, t.Title, n.By, store.OneLine(n.Reason, 300))
+	if len(n.Cancelled) > 0 {
+		ids := make([]string, len(n.Cancelled))
+		for i, c := range n.Cancelled {
+			ids[i] = c.ID
+		}
+		fmt.Fprintf(&b, "; its subtasks %s are cancelled with it", strings.Join(ids, ", "))
+	}
+	switch len(n.Blocked) {
+	case 0:
+		b.WriteString(".")
+	case 1:
+		fmt.Fprintf(&b, "; %s waits for it and cannot start: cancel it too, or change the plan.", n.Blocked[0])
+	default:
+		fmt.Fprintf(&b, "; %s wait for it and cannot start: cancel them too, or change the plan.", strings.Join(n.Blocked, ", "))
+	}
+	lines := []store.NewMessage{taskLine(t, b.String(), n.Tell)}
+	for _, r := range n.Ready {
+		lines = append(lines, readyLine(r.Task, r.Wake, ""))
+	}
+	return lines
 }

@@ -48,12 +48,28 @@ func (s *Service) TaskProgress(ctx context.Context, a store.TaskActor, id, note 
 	return s.db.TaskProgress(ctx, a, id, note, percent)
 }
 
-// CompleteTask finishes a task the agent holds; the channel hears of it
-// and the tasks waiting only for it wake who may claim them.
-func (s *Service) CompleteTask(ctx context.Context, a store.TaskActor, id, result string) (store.Task, error) {
-	t, msgs, err := s.db.CompleteTask(ctx, a, id, result, Lines{})
+// CompleteTask finishes a task the agent holds, keeping its artifacts
+// (paths the caller checked); the channel hears of it and the tasks
+// waiting only for it wake who may claim them.
+func (s *Service) CompleteTask(ctx context.Context, a store.TaskActor, id, result string, artifacts []string) (store.Task, error) {
+	t, msgs, err := s.db.CompleteTask(ctx, a, id, result, artifacts, Lines{})
 	s.publishAll(msgs)
 	return t, err
+}
+
+// CancelTask cancels a task and its open subtasks (by is a member or
+// "user"); the channel says so, waking whoever held them and whoever is
+// behind a task that waited for them.
+func (s *Service) CancelTask(ctx context.Context, scope store.Scope, by, id, reason string) (store.Task, error) {
+	t, msgs, err := s.db.CancelTask(ctx, scope, by, id, reason, Lines{})
+	s.publishAll(msgs)
+	return t, err
+}
+
+// MyTasks is an agent's held and claimable tasks and its roles; asking is
+// a sign of life that renews its leases.
+func (s *Service) MyTasks(ctx context.Context, a store.TaskActor) (held, claimable []store.Task, roles []string, err error) {
+	return s.db.MyTasks(ctx, a)
 }
 
 // FailTask gives up on a task the agent holds, back to pending while
@@ -141,7 +157,7 @@ func (s *Service) RunLeases(ctx context.Context) {
 func APITask(t store.Task) api.Task {
 	v := api.Task{ID: t.ID, Title: t.Title, Description: t.Description, Priority: t.Priority, State: string(t.State),
 		Ready: t.Ready(), DependsOn: t.DependsOn, WaitingOn: t.WaitingOn, Parent: t.Parent, Subtasks: t.Subtasks,
-		Assignee: t.Assignee, CreatedBy: t.CreatedBy, Holder: t.Holder, HolderRun: t.HolderRun, Percent: t.Percent, Result: t.Result, Error: t.Error,
+		Assignee: t.Assignee, Role: t.Role, Artifacts: t.Artifacts, CreatedBy: t.CreatedBy, Holder: t.Holder, HolderRun: t.HolderRun, Percent: t.Percent, Result: t.Result, Error: t.Error,
 		Retries: t.Retries, MaxRetries: t.MaxRetries, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt}
 	if v.DependsOn == nil {
 		v.DependsOn = []string{}

@@ -141,7 +141,7 @@ func TestBoardLinesWakeWhoMayClaimAReadyTask(t *testing.T) {
 	task(s.CreateTask(ctx, boardTask("second", func(nt *store.NewTask) { nt.DependsOn = []string{first.ID} })))
 	task(s.CreateTask(ctx, boardTask("for bob", func(nt *store.NewTask) { nt.DependsOn = []string{first.ID}; nt.Assignee = "bob" })))
 	task(s.ClaimTask(ctx, boardActor("bob", ""), first.ID))
-	task(s.CompleteTask(ctx, boardActor("bob", ""), first.ID, ""))
+	task(s.CompleteTask(ctx, boardActor("bob", ""), first.ID, "", nil))
 
 	want := []boardLine{
 		{Content: `@bob @carol task-1 "busy work" is ready: claim it with task_claim("task-1").`, Inbox: []string{"bob", "carol"}},
@@ -170,7 +170,7 @@ func TestBoardLinesTellAParentReadyAfterItsLastSubtask(t *testing.T) {
 	sub := task(s.CreateTask(ctx, boardTask("part", func(nt *store.NewTask) { nt.Parent = epic.ID })))
 	task(s.ReleaseTask(ctx, boardActor("alice", ""), epic.ID))
 	task(s.ClaimTask(ctx, boardActor("bob", ""), sub.ID))
-	task(s.CompleteTask(ctx, boardActor("bob", ""), sub.ID, "done"))
+	task(s.CompleteTask(ctx, boardActor("bob", ""), sub.ID, "done", nil))
 	want := []boardLine{
 		{Content: `task-1 "epic" is ready for alice: claim it with task_claim("task-1").`}, // alice made it: no wake
 		{Content: `@bob task-2 "part" is ready: claim it with task_claim("task-2").`, Inbox: []string{"bob"}},
@@ -314,7 +314,7 @@ func TestBoardLinesLeaveTheLoopGuardCountAloneButACompletionEndsIt(t *testing.T)
 		t.Fatal("tripped early after the resume")
 	}
 	task(s.ClaimTask(ctx, boardActor("bob", ""), tk.ID))
-	task(s.CompleteTask(ctx, boardActor("bob", ""), tk.ID, ""))
+	task(s.CompleteTask(ctx, boardActor("bob", ""), tk.ID, "", nil))
 	if say("alice") || say("bob") {
 		t.Error("a completion did not end the count")
 	}

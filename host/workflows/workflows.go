@@ -411,7 +411,7 @@ func (ws *Manager) apply(ctx context.Context, inst *workflow.Instance, content [
 		}
 		wanted[a.Name] = store.Agent{Name: a.Name, Workflow: inst.Name, Tag: inst.Tag, Backend: a.Backend, Model: model,
 			System: a.SystemPrompt, Schedule: a.Schedule, WakeupPrompt: a.WakeupPrompt, Config: a.BackendConfig(),
-			CanSpawn: a.CanSpawn, MaxSpawned: a.MaxSpawned}
+			CanSpawn: a.CanSpawn, MaxSpawned: a.MaxSpawned, Roles: a.Roles}
 	}
 	if err := ws.checkDocs(ctx, inst); err != nil {
 		return err
@@ -579,7 +579,8 @@ func (ws *Manager) checkDocsDir(ctx context.Context, inst *workflow.Instance) er
 
 func sameAgent(a, b store.Agent) bool {
 	return a.Backend == b.Backend && a.Model == b.Model && a.System == b.System && a.Schedule == b.Schedule &&
-		a.WakeupPrompt == b.WakeupPrompt && a.Config.Equal(b.Config) && a.CanSpawn == b.CanSpawn && a.MaxSpawned == b.MaxSpawned
+		a.WakeupPrompt == b.WakeupPrompt && a.Config.Equal(b.Config) && a.CanSpawn == b.CanSpawn && a.MaxSpawned == b.MaxSpawned &&
+		slices.Equal(a.Roles, b.Roles)
 }
 
 // Stop stops a workflow: its agents stop after their current run, or at

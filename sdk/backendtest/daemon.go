@@ -727,7 +727,7 @@ func (d *Daemon) addTaskTools(srv *mcp.Server, me string) {
 		now := d.now()
 		t := &tools.Task{ID: fmt.Sprintf("task-%d", len(d.tasks)+1), Title: in.Title, Description: in.Description,
 			Priority: in.Priority, State: "pending", DependsOn: append([]string{}, in.DependsOn...), Parent: in.Parent,
-			Assignee: in.Assignee, CreatedBy: me, MaxRetries: 2, CreatedAt: now, UpdatedAt: now}
+			Assignee: in.Assignee, Role: in.Role, CreatedBy: me, MaxRetries: 2, CreatedAt: now, UpdatedAt: now}
 		d.tasks = append(d.tasks, t)
 		return d.taskView(t), "created " + t.ID, nil
 	})
@@ -754,7 +754,7 @@ func (d *Daemon) addTaskTools(srv *mcp.Server, me string) {
 				return c.Priority > t.Priority
 			}
 			for _, c := range d.tasks {
-				if d.taskView(c).Ready && (c.Assignee == "" || c.Assignee == me) && (t == nil || better(c, t)) {
+				if d.taskView(c).Ready && (c.Assignee == "" || c.Assignee == me) && c.Role == "" && (t == nil || better(c, t)) {
 					t = c
 				}
 			}
@@ -807,7 +807,7 @@ func (d *Daemon) addTaskTools(srv *mcp.Server, me string) {
 		if err != nil {
 			return tools.Task{}, "", err
 		}
-		t.State, t.Result = "completed", in.Result
+		t.State, t.Result, t.Artifacts = "completed", in.Result, slices.Clone(in.Artifacts)
 		return d.taskView(t), "completed " + t.ID, nil
 	})
 
@@ -833,6 +833,45 @@ func (d *Daemon) addTaskTools(srv *mcp.Server, me string) {
 		}
 		t.State, t.Holder = "pending", ""
 		return d.taskView(t), "released " + t.ID, nil
+	})
+
+	// The fake agents have no roles: a task with a role is nobody's here.
+	tool(d, srv, tools.TaskCancel, func(in tools.TaskCancelArgs) (tools.Task, string, error) {
+		t, err := d.task(in.ID)
+		if err != nil {
+			return tools.Task{}, "", err
+		}
+		if strings.TrimSpace(in.Reason) == "" {
+			return tools.Task{}, "", errors.New("reason is empty: say why the task is no longer wanted")
+		}
+		if t.State == "completed" || t.State == "failed" || t.State == "cancelled" {
+			return tools.Task{}, "", fmt.Errorf("%s is already %s, so it cannot be cancelled", t.ID, t.State)
+		}
+		var cancel func(t *tools.Task)
+		cancel = func(t *tools.Task) {
+			t.State, t.Error = "cancelled", in.Reason
+			for _, c := range d.tasks {
+				if c.Parent == t.ID && c.State != "completed" && c.State != "failed" && c.State != "cancelled" {
+					cancel(c)
+				}
+			}
+		}
+		cancel(t)
+		return d.taskView(t), "cancelled " + t.ID, nil
+	})
+
+	tool(d, srv, tools.MyTasks, func(tools.NoArgs) (tools.MyTasksResult, string, error) {
+		out := tools.MyTasksResult{Held: []tools.Task{}, Claimable: []tools.Task{}, Roles: []string{}}
+		for _, t := range d.tasks {
+			v := d.taskView(t)
+			switch {
+			case (t.State == "claimed" || t.State == "in_progress") && t.Holder == me:
+				out.Held = append(out.Held, v)
+			case v.Ready && (t.Assignee == "" || t.Assignee == me) && t.Role == "":
+				out.Claimable = append(out.Claimable, v)
+			}
+		}
+		return out, fmt.Sprintf("%d held, %d claimable", len(out.Held), len(out.Claimable)), nil
 	})
 }
 

@@ -242,7 +242,7 @@ func TestDaemonServesTheDaemonsTools(t *testing.T) {
 		"team_doc_append", "team_doc_create", "team_doc_list", "team_doc_read", "team_doc_write", "team_members",
 		"team_proposal_cancel", "team_proposal_create", "team_proposal_status", "team_vote",
 		"worktree_discard", "worktree_integrate", "worktree_status", "worktree_queue",
-		"task_create", "task_list", "task_claim", "task_progress", "task_complete", "task_fail", "task_release", "ask_user", "approval_wait", "team_search",
+		"task_create", "task_list", "task_claim", "task_progress", "task_complete", "task_fail", "task_release", "task_cancel", "my_tasks", "ask_user", "approval_wait", "team_search",
 		"effort_start", "effort_continue", "effort_status", "effort_log", "effort_finish"}
 	if diff := cmp.Diff(want, got, cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
 		t.Errorf("tools (-want +got):\n%s", diff)

@@ -28,6 +28,8 @@ type Member struct {
 	State   string `json:"state"`
 	Status  string `json:"status,omitempty"`
 	Task    string `json:"task,omitempty"`
+	// Roles route tasks with a role to the member.
+	Roles []string `json:"roles,omitempty"`
 	// You marks the calling agent.
 	You bool `json:"you"`
 }
@@ -69,8 +71,11 @@ type Task struct {
 	Title       string `json:"title"`
 	Description string `json:"description,omitempty"`
 	Priority    int    `json:"priority"`
-	// State is pending, claimed, in_progress, completed or failed.
+	// State is pending, claimed, in_progress, completed, failed or
+	// cancelled.
 	State string `json:"state"`
+	// Role, when set, is the role an agent needs to claim the task.
+	Role string `json:"role,omitempty"`
 	// Ready is set on a pending task that can be claimed now.
 	Ready     bool     `json:"ready"`
 	DependsOn []string `json:"depends_on"`
@@ -90,15 +95,27 @@ type Task struct {
 	LeaseExpiresAt *time.Time `json:"lease_expires_at,omitempty"`
 	Percent        *int       `json:"percent,omitempty"`
 	Result         string     `json:"result,omitempty"`
-	Error          string     `json:"error,omitempty"`
-	Retries        int        `json:"retries"`
-	MaxRetries     int        `json:"max_retries"`
-	CreatedAt      time.Time  `json:"created_at"`
-	UpdatedAt      time.Time  `json:"updated_at"`
+	// Artifacts are the files task_complete named, relative to the
+	// completing agent's working directory.
+	Artifacts []string `json:"artifacts,omitempty"`
+	// Error is a failure's reason, or why the task was cancelled.
+	Error      string    `json:"error,omitempty"`
+	Retries    int       `json:"retries"`
+	MaxRetries int       `json:"max_retries"`
+	CreatedAt  time.Time `json:"created_at"`
+	UpdatedAt  time.Time `json:"updated_at"`
 }
 
 // Tool results, the structured content each tool returns.
 type (
+	// MyTasksResult is my_tasks's result: what the caller holds and what
+	// it may claim now, best first (the order task_claim without an id
+	// takes them in).
+	MyTasksResult struct {
+		Held      []Task   `json:"held"`
+		Claimable []Task   `json:"claimable"`
+		Roles     []string `json:"roles"`
+	}
 	// SendResult is channel_send's result.
 	SendResult struct {
 		Seq        int64    `json:"seq"`

@@ -34,6 +34,8 @@ const (
 	TaskComplete = "task_complete"
 	TaskFail     = "task_fail"
 	TaskRelease  = "task_release"
+	TaskCancel   = "task_cancel"
+	MyTasks      = "my_tasks"
 	// Asking the owner (SPEC.md "Human in the loop").
 	AskUser      = "ask_user"
 	ApprovalWait = "approval_wait"
@@ -44,7 +46,7 @@ var Names = []string{ChannelSend, ChannelRead, MyInbox, MyInboxAck, MyStatusSet,
 	TeamDocAppend, TeamDocCreate, TeamDocList, TeamProposalCreate, TeamVote, TeamProposalStatus, TeamProposalCancel,
 	ResourceCreate, ResourceRead, AgentSpawn, AgentStop,
 	WorktreeStatus, WorktreeIntegrate, WorktreeDiscard, WorktreeQueue,
-	TaskCreate, TaskList, TaskClaim, TaskProgress, TaskComplete, TaskFail, TaskRelease,
+	TaskCreate, TaskList, TaskClaim, TaskProgress, TaskComplete, TaskFail, TaskRelease, TaskCancel, MyTasks,
 	AskUser, ApprovalWait, TeamSearch,
 	EffortStart, EffortContinue, EffortStatus, EffortLog, EffortFinish}
 
@@ -117,10 +119,11 @@ type (
 	}
 	// SpawnArgs is agent_spawn's input.
 	SpawnArgs struct {
-		Name         string `json:"name" jsonschema:"the new agent's name: letters, digits, - and _, unique in the team; teammates mention it as @name"`
-		SystemPrompt string `json:"system_prompt" jsonschema:"what the new agent is for and how it should work: its system prompt"`
-		Backend      string `json:"backend,omitempty" jsonschema:"sdk, claude, codex, cursor or mock; default: your own backend"`
-		Model        string `json:"model,omitempty" jsonschema:"e.g. anthropic/claude-sonnet-4-5; default: your model when the backend is yours, else the backend's default"`
+		Name         string   `json:"name" jsonschema:"the new agent's name: letters, digits, - and _, unique in the team; teammates mention it as @name"`
+		SystemPrompt string   `json:"system_prompt" jsonschema:"what the new agent is for and how it should work: its system prompt"`
+		Backend      string   `json:"backend,omitempty" jsonschema:"sdk, claude, codex, cursor or mock; default: your own backend"`
+		Model        string   `json:"model,omitempty" jsonschema:"e.g. anthropic/claude-sonnet-4-5; default: your model when the backend is yours, else the backend's default"`
+		Roles        []string `json:"roles,omitempty" jsonschema:"roles that route tasks to the new agent (a task with role: reviewer goes only to agents with the role reviewer)"`
 	}
 	// StopArgs is agent_stop's input.
 	StopArgs struct {
@@ -138,15 +141,16 @@ type (
 		DependsOn   []string `json:"depends_on,omitempty" jsonschema:"ids of tasks of this team (e.g. task-3) that must be completed before this one can be claimed"`
 		Parent      string   `json:"parent,omitempty" jsonschema:"id of the task this is a subtask of; the parent can be claimed and completed only after all its subtasks are completed"`
 		Assignee    string   `json:"assignee,omitempty" jsonschema:"a teammate's name: only they may claim it (default: anyone)"`
+		Role        string   `json:"role,omitempty" jsonschema:"a role (team_members shows each teammate's roles): only a teammate with this role may claim it (default: anyone)"`
 	}
 	// TaskListArgs is task_list's input.
 	TaskListArgs struct {
-		State    string `json:"state,omitempty" jsonschema:"only tasks in this state: pending, claimed, in_progress, completed or failed"`
+		State    string `json:"state,omitempty" jsonschema:"only tasks in this state: pending, claimed, in_progress, completed, failed or cancelled"`
 		Assignee string `json:"assignee,omitempty" jsonschema:"only tasks assigned to this teammate"`
 	}
 	// TaskClaimArgs is task_claim's input.
 	TaskClaimArgs struct {
-		ID string `json:"id,omitempty" jsonschema:"the task to claim, e.g. task-3; omit to get the best ready task (assigned to you first, then highest priority, then oldest)"`
+		ID string `json:"id,omitempty" jsonschema:"the task to claim, e.g. task-3; omit to get the best ready task for you (assigned to you first, then one asking for a role of yours, then highest priority, then oldest)"`
 	}
 	// TaskProgressArgs is task_progress's input.
 	TaskProgressArgs struct {
@@ -158,6 +162,13 @@ type (
 	TaskCompleteArgs struct {
 		ID     string `json:"id" jsonschema:"a task you hold, e.g. task-3"`
 		Result string `json:"result,omitempty" jsonschema:"what was done and where to find it (a branch, a file, a document)"`
+		// Artifacts are kept with the task and shown with it.
+		Artifacts []string `json:"artifacts,omitempty" jsonschema:"files the task produced, as paths relative to your working directory (e.g. docs/report.md); each must exist there"`
+	}
+	// TaskCancelArgs is task_cancel's input.
+	TaskCancelArgs struct {
+		ID     string `json:"id" jsonschema:"the task to cancel, e.g. task-3; its subtasks are cancelled with it"`
+		Reason string `json:"reason" jsonschema:"why it is no longer wanted"`
 	}
 	// TaskFailArgs is task_fail's input.
 	TaskFailArgs struct {
