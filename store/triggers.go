@@ -123,9 +123,9 @@ func (db *DB) PostDelivery(ctx context.Context, d Delivery, m NewMessage) (msg M
 			return err
 		}
 		if d.Report != "" {
-			err := conn.execute(`INSERT INTO trigger_reports (id, workflow, tag, trigger, delivery_id, report_json, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+			err := conn.execute(`INSERT INTO trigger_reports (id, workflow, tag, trigger, delivery_id, seq, report_json, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
 				ON CONFLICT (id) DO NOTHING`,
-				&execOptions{Args: []any{reportID(d), d.Workflow, d.Tag, d.Trigger, d.ID, d.Report, now}})
+				&execOptions{Args: []any{reportID(d), d.Workflow, d.Tag, d.Trigger, d.ID, msg.Seq, d.Report, now}})
 			if err != nil {
 				return err
 			}
@@ -148,8 +148,11 @@ type PendingReport struct {
 	ID                     string
 	Workflow, Tag, Trigger string
 	DeliveryID             string
-	Report                 string
-	CreatedAt              time.Time
+	// Seq is the message the delivery posted: what the team said after
+	// it is the result.
+	Seq       int64
+	Report    string
+	CreatedAt time.Time
 }
 
 // reportID names the report of d: the same for the same delivery id, so
@@ -175,10 +178,10 @@ func (db *DB) PendingReports(ctx context.Context, scope Scope) ([]PendingReport,
 	var out []PendingReport
 	err := db.read(ctx, func(conn querier) error {
 		out = out[:0]
-		return conn.execute(`SELECT id, trigger, delivery_id, report_json, created_at FROM trigger_reports WHERE workflow = ? AND tag = ? ORDER BY created_at, id`,
+		return conn.execute(`SELECT id, trigger, delivery_id, report_json, created_at, seq FROM trigger_reports WHERE workflow = ? AND tag = ? ORDER BY created_at, id`,
 			&execOptions{Args: []any{scope.Workflow, scope.Tag}, ResultFunc: func(s row) error {
 				out = append(out, PendingReport{ID: s.ColumnText(0), Workflow: scope.Workflow, Tag: scope.Tag, Trigger: s.ColumnText(1),
-					DeliveryID: s.ColumnText(2), Report: s.ColumnText(3), CreatedAt: fromMs(s.ColumnInt64(4))})
+					DeliveryID: s.ColumnText(2), Report: s.ColumnText(3), CreatedAt: fromMs(s.ColumnInt64(4)), Seq: s.ColumnInt64(5)})
 				return nil
 			}})
 	})

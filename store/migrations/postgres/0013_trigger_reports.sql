@@ -17,6 +17,7 @@ CREATE TABLE trigger_reports (
   tag         TEXT NOT NULL,
   trigger     TEXT NOT NULL,
   delivery_id TEXT NOT NULL,
+  seq         BIGINT NOT NULL,
   report_json TEXT NOT NULL,
   created_at  BIGINT NOT NULL,
   FOREIGN KEY (workflow, tag) REFERENCES workflows (name, tag) ON DELETE CASCADE
