@@ -42,14 +42,10 @@ func (db *DB) ReplaceTriggers(ctx context.Context, scope Scope, ts []Trigger) er
 			if err != nil {
 				return err
 			}
-			provider := t.Provider
-			if provider == "" {
-				provider = "hmac"
-			}
 			err = conn.execute(`INSERT INTO triggers (workflow, tag, name, secret_env, message, provider, events_json, report_json, line) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
 				ON CONFLICT (workflow, tag, name) DO UPDATE SET secret_env = excluded.secret_env, message = excluded.message,
 				provider = excluded.provider, events_json = excluded.events_json, report_json = excluded.report_json, line = excluded.line`,
-				&execOptions{Args: []any{scope.Workflow, scope.Tag, t.Name, t.SecretEnv, t.Message, provider, string(events), t.Report, t.Line}})
+				&execOptions{Args: []any{scope.Workflow, scope.Tag, t.Name, t.SecretEnv, t.Message, t.Provider, string(events), t.Report, t.Line}})
 			if err != nil {
 				return err
 			}
@@ -76,6 +72,9 @@ func (db *DB) ListTriggers(ctx context.Context, scope Scope) ([]Trigger, error) 
 					SecretEnv: s.ColumnText(1), Message: s.ColumnText(2), Line: s.ColumnInt(3), Provider: s.ColumnText(4), Report: s.ColumnText(6)}
 				if err := json.Unmarshal([]byte(s.ColumnText(5)), &t.Events); err != nil {
 					return err
+				}
+				if len(t.Events) == 0 {
+					t.Events = nil
 				}
 				out = append(out, t)
 				return nil

@@ -151,6 +151,9 @@ func (s *Service) Deliver(ctx context.Context, d Delivery) (api.HookResult, erro
 		return notFound("its webhooks are: " + strings.Join(names, ", "))
 	}
 	provider := workflow.HookProvider(t.Provider)
+	if provider == "" {
+		provider = workflow.ProviderHMAC
+	}
 	id := deliveryID(provider, d.Header)
 	res.Delivery = id
 	log := s.log.With("workflow", scope.String(), "webhook", t.Name, "delivery", id)
