@@ -136,7 +136,11 @@ func (n *Notifier) send(ctx context.Context, d store.NotifyDelivery) store.Attem
 	if d.SecretEnv != "" {
 		secret, _ := n.cfg.LookupEnv(d.SecretEnv)
 		if secret == "" {
-			return store.Attempt{Error: fmt.Sprintf("secret_env %s is not set in this daemon's environment (member %s): nothing was sent unsigned", d.SecretEnv, n.cfg.Member)}
+			what := "nothing was sent unsigned"
+			if d.Auth != "" {
+				what = "nothing was sent without its token"
+			}
+			return store.Attempt{Error: fmt.Sprintf("secret_env %s is not set in this daemon's environment (member %s): %s", d.SecretEnv, n.cfg.Member, what)}
 		}
 		authorize(req, d.Auth, secret, body)
 	}
