@@ -129,3 +129,22 @@ func (db *DB) RecentSenders(ctx context.Context, scope Scope, n int) ([]string, 
 	})
 	return out, err
 }
+
+// LastMessageFrom is the newest message sender wrote to the channel of s
+// after seq (a direct message too; not its tool lines), found false when
+// it wrote none: what a trigger's report posts.
+func (db *DB) LastMessageFrom(ctx context.Context, s Scope, sender string, afterSeq int64) (Message, bool, error) {
+	var m Message
+	found := false
+	err := db.read(ctx, func(conn querier) error {
+		return conn.execute(`SELECT `+messageColumns+` FROM messages AS m WHERE m.workflow = ? AND m.tag = ? AND m.seq > ? AND m.sender = ? AND m.kind = ?
+			ORDER BY m.seq DESC LIMIT 1`,
+			&execOptions{Args: []any{s.Workflow, s.Tag, afterSeq, sender, KindMessage}, ResultFunc: func(st row) error {
+				var err error
+				m, err = scanMessage(st)
+				found = err == nil
+				return err
+			}})
+	})
+	return m, found, err
+}

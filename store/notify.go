@@ -81,7 +81,11 @@ type NotifyDelivery struct {
 	Body          string
 	// SecretEnv names the daemon's environment variable whose value signs
 	// the body, read at each attempt; "" sends it unsigned.
-	SecretEnv   string
+	SecretEnv string
+	// Auth is how the request proves who sends it: "" signs the body with
+	// the secret (a notify: webhook); AuthGitLab and AuthGitHub send the
+	// secret as the API's token (a report).
+	Auth        string
 	State       string
 	Attempts    int
 	NextAt      time.Time
@@ -94,12 +98,18 @@ type NotifyDelivery struct {
 // NewDeliveryID returns a fresh delivery id.
 func NewDeliveryID() string { return newID("nd_") }
 
-const deliveryColumns = `id, event, workflow, tag, url, body, secret_env, state, attempts, next_at, last_error, last_status, delivered_at, created_at`
+// The ways a delivery authenticates besides signing (NotifyDelivery.Auth).
+const (
+	AuthGitLab = "gitlab"
+	AuthGitHub = "github"
+)
+
+const deliveryColumns = `id, event, workflow, tag, url, body, secret_env, state, attempts, next_at, last_error, last_status, delivered_at, created_at, auth`
 
 func scanDelivery(s row) NotifyDelivery {
 	d := NotifyDelivery{ID: s.ColumnText(0), Event: s.ColumnText(1), Workflow: s.ColumnText(2), Tag: s.ColumnText(3), URL: s.ColumnText(4),
 		Body: s.ColumnText(5), SecretEnv: s.ColumnText(6), State: s.ColumnText(7), Attempts: s.ColumnInt(8), NextAt: fromMs(s.ColumnInt64(9)),
-		LastError: s.ColumnText(10), LastStatus: s.ColumnInt(11), CreatedAt: fromMs(s.ColumnInt64(13))}
+		LastError: s.ColumnText(10), LastStatus: s.ColumnInt(11), CreatedAt: fromMs(s.ColumnInt64(13)), Auth: s.ColumnText(14)}
 	if ms := s.ColumnInt64(12); ms != 0 {
 		d.DeliveredAt = fromMs(ms)
 	}
@@ -118,9 +128,7 @@ func (db *DB) AddDeliveries(ctx context.Context, ds []NotifyDelivery) ([]NotifyD
 		now := db.nowMs()
 		for i, d := range ds {
 			d.State, d.Attempts, d.NextAt, d.CreatedAt = DeliveryPending, 0, fromMs(now), fromMs(now)
-			err := conn.execute(`INSERT INTO notify_deliveries (id, event, workflow, tag, url, body, secret_env, state, next_at, created_at)
-				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-				&execOptions{Args: []any{d.ID, d.Event, d.Workflow, d.Tag, d.URL, d.Body, d.SecretEnv, d.State, now, now}})
+			err := insertDelivery(conn, d, now, "")
 			if err != nil {
 				return err
 			}
@@ -132,6 +140,14 @@ func (db *DB) AddDeliveries(ctx context.Context, ds []NotifyDelivery) ([]NotifyD
 		return nil, err
 	}
 	return out, nil
+}
+
+// insertDelivery writes d, pending and due at now; suffix may make the
+// insert conditional (ON CONFLICT …).
+func insertDelivery(conn querier, d NotifyDelivery, now int64, suffix string) error {
+	return conn.execute(`INSERT INTO notify_deliveries (id, event, workflow, tag, url, body, secret_env, auth, state, next_at, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`+suffix,
+		&execOptions{Args: []any{d.ID, d.Event, d.Workflow, d.Tag, d.URL, d.Body, d.SecretEnv, d.Auth, DeliveryPending, now, now}})
 }
 
 // ClaimDeliveries takes up to limit pending deliveries that are due for

@@ -105,3 +105,62 @@ func TestPostDeliveryOnce(t *testing.T) {
 		t.Errorf("%d delivery ids outlived their workflow", n)
 	}
 }
+
+// A delivery with a report arms it once: a repeat of its id arms nothing;
+// firing it moves it into the outbox once, under an id of its own, however
+// often it is fired; LastMessageFrom finds what the agent said after it.
+func TestTriggerReportFiredOnce(t *testing.T) {
+	t.Parallel()
+	db := openTest(t)
+	ctx := t.Context()
+	if _, err := db.SaveWorkflow(ctx, Workflow{Name: "team", Tag: "main"}); err != nil {
+		t.Fatal(err)
+	}
+	scope := Scope{Workflow: "team", Tag: "main"}
+	pr := Trigger{Workflow: "team", Tag: "main", Name: "mr", SecretEnv: "S", Message: "@a", Provider: "gitlab", Events: []string{"merge_request.open"}, Report: `{"To":"gitlab"}`, Line: 3}
+	if err := db.ReplaceTriggers(ctx, scope, []Trigger{pr}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := db.ListTriggers(ctx, scope); err != nil || !cmp.Equal([]Trigger{pr}, got) {
+		t.Errorf("triggers: %+v, %v", got, err)
+	}
+	if _, err := db.AppendMessage(ctx, NewMessage{Workflow: "team", Tag: "main", Sender: "alice", Content: "an old review"}); err != nil {
+		t.Fatal(err)
+	}
+	d := Delivery{Workflow: "team", Tag: "main", Trigger: "mr", ID: "uuid-1", Report: `{"url":"http://gitlab/notes"}`}
+	msg, dup, err := db.PostDelivery(ctx, d, NewMessage{Workflow: "team", Tag: "main", Sender: "system", Content: "@alice review"})
+	if err != nil || dup {
+		t.Fatalf("post: %v, duplicate %v", err, dup)
+	}
+	if _, dup, err := db.PostDelivery(ctx, d, NewMessage{Workflow: "team", Tag: "main", Sender: "system", Content: "@alice review"}); err != nil || !dup {
+		t.Fatalf("repeat: %v, duplicate %v", err, dup)
+	}
+	rs, err := db.PendingReports(ctx, scope)
+	if err != nil || len(rs) != 1 || rs[0].Seq != msg.Seq || rs[0].DeliveryID != "uuid-1" || rs[0].Report != d.Report {
+		t.Fatalf("pending reports: %+v, %v", rs, err)
+	}
+	if _, found, err := db.LastMessageFrom(ctx, scope, "alice", rs[0].Seq); err != nil || found {
+		t.Errorf("alice said nothing after the delivery yet: found %v, %v", found, err)
+	}
+	if _, err := db.AppendMessage(ctx, NewMessage{Workflow: "team", Tag: "main", Sender: "alice", Content: "LGTM"}); err != nil {
+		t.Fatal(err)
+	}
+	if m, found, err := db.LastMessageFrom(ctx, scope, "alice", rs[0].Seq); err != nil || !found || m.Content != "LGTM" {
+		t.Errorf("alice's last message: %+v, %v, %v", m, found, err)
+	}
+	nd := NotifyDelivery{Event: "report", Workflow: "team", Tag: "main", URL: "http://gitlab/notes", Body: `{"body":"LGTM"}`, SecretEnv: "T", Auth: AuthGitLab}
+	got, fired, err := db.FireReport(ctx, rs[0].ID, nd)
+	if err != nil || !fired || got.ID != ReportDeliveryID(rs[0].ID) {
+		t.Fatalf("fire: %+v, %v, %v", got, fired, err)
+	}
+	if _, fired, err := db.FireReport(ctx, rs[0].ID, nd); err != nil || fired {
+		t.Errorf("fired again: %v, %v", fired, err)
+	}
+	if rs, err := db.PendingReports(ctx, scope); err != nil || len(rs) != 0 {
+		t.Errorf("pending after firing: %+v, %v", rs, err)
+	}
+	ds, err := db.ListDeliveries(ctx, DeliveryFilter{})
+	if err != nil || len(ds) != 1 || ds[0].ID != got.ID || ds[0].Auth != AuthGitLab || ds[0].SecretEnv != "T" || ds[0].Event != "report" {
+		t.Errorf("outbox: %+v, %v", ds, err)
+	}
+}

@@ -138,7 +138,7 @@ func (p *parser) parse(f *File, content []byte) {
 		return
 	}
 	root := deref(doc.Content[0])
-	top := p.fields(root, "at the top level", "name", "agents", "context", "params", "setup", "kickoff", "loop_guard", "budget", "triggers", "workspace", "approvals", "approval_timeout", "notify", "skills")
+	top := p.fields(root, "at the top level", "name", "agents", "context", "params", "setup", "kickoff", "loop_guard", "budget", "triggers", "report", "workspace", "approvals", "approval_timeout", "notify", "skills")
 	f.Name = p.name(top["name"])
 	// Params and setup first: every other string may refer to them.
 	f.Params = p.paramList(top["params"])
@@ -149,7 +149,11 @@ func (p *parser) parse(f *File, content []byte) {
 	p.checkVars(top["kickoff"], f.Kickoff, "", math.MaxInt)
 	f.LoopGuard = p.loopGuard(top["loop_guard"])
 	f.Budget = p.budget(top["budget"], "budget")
-	f.Triggers = p.triggers(top["triggers"])
+	f.Triggers = p.triggers(top["triggers"], f.Agents)
+	f.Report = p.report(top["report"], f.Agents, "report")
+	if f.Report != nil && len(f.Triggers) == 0 {
+		p.add(top["report"], "report: posts a result back after a webhook delivery, and this workflow has no triggers: add one, e.g. triggers: [%s]", triggerExample)
+	}
 	f.Notify = p.notify(top["notify"])
 	f.Workspace = p.workspace(keyNode(root, "workspace"), top["workspace"])
 	p.workflowApprovals(f, top["approvals"], top["approval_timeout"])
@@ -235,7 +239,7 @@ const triggerExample = `{webhook: pr-opened, secret_env: PR_WEBHOOK_SECRET, mess
 // triggers reads the webhook triggers. A trigger without a secret is an
 // error: the endpoint is outside the bearer token, so the signature is all
 // that keeps strangers from posting into the channel.
-func (p *parser) triggers(n *yaml.Node) []Trigger {
+func (p *parser) triggers(n *yaml.Node, agents []Agent) []Trigger {
 	if isNull(n) {
 		return nil
 	}
@@ -251,9 +255,9 @@ func (p *parser) triggers(n *yaml.Node) []Trigger {
 			p.add(item, "each trigger must be a map, e.g. %s", triggerExample)
 			continue
 		}
-		fs := p.fields(item, fmt.Sprintf("in trigger %d", i+1), "webhook", "secret_env", "message")
+		fs := p.fields(item, fmt.Sprintf("in trigger %d", i+1), "webhook", "provider", "secret_env", "events", "message", "report")
 		t := Trigger{Name: p.str(fs["webhook"], "webhook"), SecretEnv: p.str(fs["secret_env"], "secret_env"),
-			Message: p.str(fs["message"], "message"), Line: item.Line}
+			Message: p.str(fs["message"], "message"), Provider: HookProvider(p.str(fs["provider"], "provider")), Line: item.Line}
 		label := fmt.Sprintf("trigger %d", i+1)
 		switch line, dup := names[t.Name]; {
 		case t.Name == "":
@@ -272,6 +276,8 @@ func (p *parser) triggers(n *yaml.Node) []Trigger {
 		case !identRE.MatchString(t.SecretEnv):
 			p.add(fs["secret_env"], "%s: secret_env %q is not an environment variable name: use letters, digits and _, not starting with a digit", label, t.SecretEnv)
 		}
+		p.triggerEvents(&t, fs["provider"], fs["events"], label)
+		t.Report = p.report(fs["report"], agents, label+" report")
 		if strings.TrimSpace(t.Message) == "" {
 			p.add(item, "%s needs a message: what to post in the channel, e.g. message: \"@reviewer new PR: ${{ body.pull_request.html_url }}\"", label)
 		}
@@ -281,6 +287,42 @@ func (p *parser) triggers(n *yaml.Node) []Trigger {
 		out = append(out, t)
 	}
 	return out
+}
+
+// triggerEvents reads a trigger's provider (hmac when absent) and the
+// events it takes, each a name of that provider.
+func (p *parser) triggerEvents(t *Trigger, provider, events *yaml.Node, label string) {
+	names := make([]string, len(HookProviders))
+	for i, pr := range HookProviders {
+		names[i] = string(pr)
+	}
+	switch {
+	case t.Provider == "":
+		t.Provider = ProviderHMAC
+	case !slices.Contains(HookProviders, t.Provider):
+		p.add(provider, "%s: unknown provider %q: %s", label, t.Provider, suggest(string(t.Provider), names, "use one of "))
+		return
+	}
+	if isNull(events) {
+		return
+	}
+	if t.Provider == ProviderHMAC {
+		p.add(events, "%s: events: needs provider: github or gitlab, whose deliveries say which event they are", label)
+		return
+	}
+	if events.Kind != yaml.SequenceNode {
+		p.add(events, "%s: events must be a list, e.g. events: [%s]", label, exampleEvent(t.Provider))
+		return
+	}
+	for _, item := range events.Content {
+		item = deref(item)
+		name := p.str(item, "events items")
+		if msg := checkEvent(t.Provider, name); msg != "" {
+			p.add(item, "%s: %s", label, msg)
+			continue
+		}
+		t.Events = append(t.Events, name)
+	}
 }
 
 // yamlKeyLimit is the longest plain key the YAML library reads; a longer one is a

@@ -79,6 +79,20 @@ func Resolve(f *File, v Vars) (*Instance, error) {
 	r.keepBody = true
 	for _, t := range f.Triggers {
 		t.Message = r.expand("webhook "+t.Name+" message", t.Message)
+		if t.Report == nil {
+			t.Report = f.Report
+		}
+		if t.Report != nil {
+			rp := *t.Report
+			where := "webhook " + t.Name + " report "
+			rp.Document = r.expand(where+"document", rp.Document)
+			rp.BaseURL = r.expand(where+"base_url", rp.BaseURL)
+			rp.Project = r.expand(where+"project", rp.Project)
+			rp.MergeRequest = r.expand(where+"merge_request", rp.MergeRequest)
+			rp.Repo = r.expand(where+"repo", rp.Repo)
+			rp.Number = r.expand(where+"number", rp.Number)
+			t.Report = &rp
+		}
 		in.Triggers = append(in.Triggers, t)
 	}
 	r.keepBody = false

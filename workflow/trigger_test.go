@@ -23,8 +23,8 @@ func TestTriggersParse(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []Trigger{
-		{Name: "pr-opened", SecretEnv: "PR_WEBHOOK_SECRET", Message: "@reviewer new PR in ${{ params.repo }}: ${{ body.pull_request.html_url }}", Line: 5},
-		{Name: "push", SecretEnv: "PUSH_SECRET", Message: "@reviewer ${{ body.commits.0.id }}", Line: 8},
+		{Name: "pr-opened", SecretEnv: "PR_WEBHOOK_SECRET", Message: "@reviewer new PR in ${{ params.repo }}: ${{ body.pull_request.html_url }}", Provider: ProviderHMAC, Line: 5},
+		{Name: "push", SecretEnv: "PUSH_SECRET", Message: "@reviewer ${{ body.commits.0.id }}", Provider: ProviderHMAC, Line: 8},
 	}
 	if d := cmp.Diff(want, f.Triggers); d != "" {
 		t.Errorf("triggers (-want +got):\n%s", d)
@@ -44,7 +44,7 @@ func TestTriggerProblems(t *testing.T) {
 	tests := map[string]struct{ triggers, want string }{
 		"not a list":       {"triggers: {webhook: x}\n", "wf.yaml:4:11: triggers must be a list"},
 		"item not a map":   {"triggers: [pr]\n", "wf.yaml:4:12: each trigger must be a map"},
-		"unknown key":      {"triggers: [{webhook: pr, secret_env: S, message: hi, secrets: x}]\n", `wf.yaml:4:54: unknown key "secrets" in trigger 1: known keys are webhook, secret_env, message`},
+		"unknown key":      {"triggers: [{webhook: pr, secret_env: S, message: hi, secrets: x}]\n", `wf.yaml:4:54: unknown key "secrets" in trigger 1: known keys are webhook, provider, secret_env, events, message, report`},
 		"missing webhook":  {"triggers: [{secret_env: S, message: hi}]\n", "wf.yaml:4:12: trigger 1 needs a name: add webhook:"},
 		"bad name":         {"triggers: [{webhook: a/b, secret_env: S, message: hi}]\n", `wf.yaml:4:22: webhook name "a/b" is not valid`},
 		"duplicate name":   {"triggers:\n  - {webhook: pr, secret_env: S, message: hi}\n  - {webhook: pr, secret_env: S, message: ho}\n", `wf.yaml:6:15: duplicate webhook "pr" (first at line 5)`},

@@ -76,6 +76,8 @@ type File struct {
 	// DefaultLoopGuard, 0 off.
 	LoopGuard int
 	Triggers  []Trigger
+	// Report is the report: of every trigger that names none.
+	Report *Report
 	// Workspace, when set, gives each agent a git worktree of its own.
 	Workspace *Workspace
 	// Notify are the webhooks told about the workflow's events (notify:).
@@ -171,8 +173,17 @@ type SetupStep struct {
 // daemon's environment variable SecretEnv. Message may use ${{ body.PATH }}
 // (a dot path into the request's JSON body) beside the workflow's other
 // variables; Resolve fills in the others and RenderTrigger the body.
+//
+// Provider says how a delivery is checked (hmac when the file names
+// none); Events, when set, are the events it takes (EventName), others
+// being acknowledged and not posted. Report, when set, posts a result
+// back when the team goes idle after a delivery; a trigger without one
+// takes the workflow's report: (Resolve).
 type Trigger struct {
 	Name, SecretEnv, Message string
+	Provider                 HookProvider
+	Events                   []string
+	Report                   *Report
 	Line                     int
 }
 

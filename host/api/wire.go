@@ -75,6 +75,10 @@ const (
 	HeaderSignature       = contract.HeaderSignature
 	HeaderDelivery        = contract.HeaderDelivery
 	HeaderRequestID       = contract.HeaderRequestID
+	HeaderGitHubEvent     = contract.HeaderGitHubEvent
+	HeaderGitLabToken     = contract.HeaderGitLabToken
+	HeaderGitLabEvent     = contract.HeaderGitLabEvent
+	HeaderGitLabEventUUID = contract.HeaderGitLabEventUUID
 	HeaderNotifySignature = contract.HeaderNotifySignature
 	HeaderNotifyDelivery  = contract.HeaderNotifyDelivery
 	HeaderNotifyEvent     = contract.HeaderNotifyEvent

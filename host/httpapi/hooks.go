@@ -11,7 +11,7 @@ import (
 // handleHook takes a webhook delivery: POST /hooks/{workflow}/{name}
 // [?tag=T]. It reads the raw body (the signature covers its exact bytes,
 // at most MaxBodyBytes) and answers 202 with the posted message, or 200
-// for a delivery id already posted.
+// for a delivery id already posted or an event the trigger does not take.
 func (h *Server) handleHook(w http.ResponseWriter, r *http.Request) error {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
 	if err != nil {
@@ -21,17 +21,13 @@ func (h *Server) handleHook(w http.ResponseWriter, r *http.Request) error {
 	if tag == "" {
 		tag = api.DefaultTag
 	}
-	id := r.Header.Get(api.HeaderDelivery)
-	if id == "" {
-		id = r.Header.Get(api.HeaderRequestID)
-	}
 	res, err := h.hooks.Deliver(r.Context(), triggers.Delivery{Workflow: r.PathValue("workflow"), Tag: tag, Trigger: r.PathValue("name"),
-		Signature: r.Header.Get(api.HeaderSignature), ID: id, Body: body})
+		Header: r.Header, Body: body})
 	if err != nil {
 		return err
 	}
 	status := http.StatusAccepted
-	if res.Duplicate {
+	if res.Duplicate || res.Ignored != "" {
 		status = http.StatusOK
 	}
 	writeJSON(w, status, res)

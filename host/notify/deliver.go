@@ -136,9 +136,13 @@ func (n *Notifier) send(ctx context.Context, d store.NotifyDelivery) store.Attem
 	if d.SecretEnv != "" {
 		secret, _ := n.cfg.LookupEnv(d.SecretEnv)
 		if secret == "" {
-			return store.Attempt{Error: fmt.Sprintf("secret_env %s is not set in this daemon's environment (member %s): nothing was sent unsigned", d.SecretEnv, n.cfg.Member)}
+			what := "nothing was sent unsigned"
+			if d.Auth != "" {
+				what = "nothing was sent without its token"
+			}
+			return store.Attempt{Error: fmt.Sprintf("secret_env %s is not set in this daemon's environment (member %s): %s", d.SecretEnv, n.cfg.Member, what)}
 		}
-		req.Header.Set(api.HeaderNotifySignature, Sign(secret, body))
+		authorize(req, d.Auth, secret, body)
 	}
 	resp, err := n.cfg.Client.Do(req)
 	if err != nil {
@@ -155,6 +159,22 @@ func (n *Notifier) send(ctx context.Context, d store.NotifyDelivery) store.Attem
 		msg += ": " + s
 	}
 	return store.Attempt{Status: resp.StatusCode, Error: msg}
+}
+
+// authorize proves who sends req: a report to GitLab or GitHub carries the
+// API token as each wants it (GitLab's PRIVATE-TOKEN; GitHub's bearer
+// token with its media type and API version); a notification is signed.
+func authorize(req *http.Request, auth, secret string, body []byte) {
+	switch auth {
+	case store.AuthGitLab:
+		req.Header.Set("PRIVATE-TOKEN", secret)
+	case store.AuthGitHub:
+		req.Header.Set("Authorization", "Bearer "+secret)
+		req.Header.Set("Accept", "application/vnd.github+json")
+		req.Header.Set("X-GitHub-Api-Version", "2022-11-28")
+	default:
+		req.Header.Set(api.HeaderNotifySignature, Sign(secret, body))
+	}
 }
 
 // refused reports whether an HTTP status says the receiver will never

@@ -281,11 +281,17 @@ func (n *Notifier) Emit(ctx context.Context, ev Event) ([]store.NotifyDelivery, 
 		return nil, err
 	}
 	n.log.Debug("notification queued", "event", ev.Kind, "workflow", ev.Workflow+":"+ev.Tag, "deliveries", len(out))
+	n.Wake()
+	return out, nil
+}
+
+// Wake tells the delivery loop that something was queued: a trigger's
+// report, put in the outbox by host/triggers, is sent at once.
+func (n *Notifier) Wake() {
 	select {
 	case n.wake <- struct{}{}:
 	default:
 	}
-	return out, nil
 }
 
 // Notify is Emit for the parts that only report: the event is queued

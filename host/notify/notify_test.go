@@ -400,3 +400,30 @@ func TestRefusedFailsAtOnce(t *testing.T) {
 		t.Errorf("the receiver was asked %d times", len(r.requests()))
 	}
 }
+
+// A report carries the API token as GitLab or GitHub wants it and no
+// signature; a notification is signed and carries no token.
+func TestAuthorize(t *testing.T) {
+	t.Parallel()
+	body := []byte(`{"body":"LGTM"}`)
+	tests := map[string]struct {
+		auth string
+		want map[string]string
+	}{
+		"gitlab": {store.AuthGitLab, map[string]string{"PRIVATE-TOKEN": "tok", "Authorization": "", api.HeaderNotifySignature: ""}},
+		"github": {store.AuthGitHub, map[string]string{"Authorization": "Bearer tok", "Accept": "application/vnd.github+json", "PRIVATE-TOKEN": "", api.HeaderNotifySignature: ""}},
+		"notify": {"", map[string]string{api.HeaderNotifySignature: Sign("tok", body), "PRIVATE-TOKEN": "", "Authorization": ""}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			req := httptest.NewRequest(http.MethodPost, "http://example.com/x", nil)
+			authorize(req, tc.auth, "tok", body)
+			for k, v := range tc.want {
+				if got := req.Header.Get(k); got != v {
+					t.Errorf("%s = %q, want %q", k, got, v)
+				}
+			}
+		})
+	}
+}

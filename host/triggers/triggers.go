@@ -4,8 +4,10 @@ import (
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/hex"
 	"fmt"
+	"net/http"
 	"os"
 	"strings"
 
@@ -24,7 +26,10 @@ type Config struct {
 	// LookupEnv reads the daemon's environment, where secrets live;
 	// nil is os.LookupEnv. Tests give each daemon its own.
 	LookupEnv func(string) (string, bool)
-	Log       hclog.Logger
+	// Wake nudges the notification outbox when a report is queued; nil
+	// leaves it to find it on its own.
+	Wake func()
+	Log  hclog.Logger
 }
 
 // Service checks and serves webhook deliveries. It keeps no state: the
@@ -33,6 +38,7 @@ type Service struct {
 	db     *store.DB
 	team   *team.Service
 	lookup func(string) (string, bool)
+	wake   func()
 	log    hclog.Logger
 }
 
@@ -44,7 +50,7 @@ func New(cfg Config) *Service {
 	if cfg.Log == nil {
 		cfg.Log = hclog.NewNullLogger()
 	}
-	return &Service{db: cfg.DB, team: cfg.Team, lookup: cfg.LookupEnv, log: cfg.Log}
+	return &Service{db: cfg.DB, team: cfg.Team, lookup: cfg.LookupEnv, wake: cfg.Wake, log: cfg.Log}
 }
 
 // secret is the trigger's secret, or "" when its variable is unset or
@@ -64,6 +70,10 @@ func (s *Service) Check(path string, ts []workflow.Trigger) error {
 			bad = append(bad, fmt.Sprintf("%s:%d: webhook %s: secret_env %s is not set in the daemon's environment: "+
 				"set it to the webhook's secret and restart the daemon (`agent-worker stop --all`, then any command starts it)", path, t.Line, t.Name, t.SecretEnv))
 		}
+		if r := t.Report; r != nil && s.secret(r.TokenEnv) == "" {
+			bad = append(bad, fmt.Sprintf("%s:%d: webhook %s: report token_env %s is not set in the daemon's environment: "+
+				"set it to a %s API token that may comment and restart the daemon (`agent-worker stop --all`, then any command starts it)", path, r.Line, t.Name, r.TokenEnv, r.To))
+		}
 	}
 	if bad != nil {
 		return api.Errorf(api.CodeInvalid, "%s", strings.Join(bad, "\n"))
@@ -74,21 +84,46 @@ func (s *Service) Check(path string, ts []workflow.Trigger) error {
 // Delivery is one webhook request as the HTTP layer received it.
 type Delivery struct {
 	Workflow, Tag, Trigger string
-	// Signature is the X-Hub-Signature-256 header, "" when absent.
-	Signature string
-	// ID is the sender's delivery id, "" when it sent none.
-	ID   string
-	Body []byte
+	// Header is the request's: the signature or token, the event and the
+	// delivery id, each where the trigger's provider puts it.
+	Header http.Header
+	Body   []byte
+}
+
+// deliveryID is the sender's id of d, "" when it sent none: GitLab's
+// X-Gitlab-Event-UUID, GitHub's X-GitHub-Delivery, and for any other
+// sender either that or X-Request-Id.
+func deliveryID(p workflow.HookProvider, h http.Header) string {
+	switch p {
+	case workflow.ProviderGitLab:
+		return h.Get(api.HeaderGitLabEventUUID)
+	case workflow.ProviderGitHub:
+		return h.Get(api.HeaderDelivery)
+	}
+	if id := h.Get(api.HeaderDelivery); id != "" {
+		return id
+	}
+	return h.Get(api.HeaderRequestID)
+}
+
+// eventHeader is the header that names a delivery's event for p.
+func eventHeader(p workflow.HookProvider) string {
+	if p == workflow.ProviderGitLab {
+		return api.HeaderGitLabEvent
+	}
+	return api.HeaderGitHubEvent
 }
 
 // Deliver posts the trigger's message for d. In order: the workflow and
 // its trigger must exist (not found), the trigger's secret must be set
 // (unavailable: the daemon will not take unsigned requests), the
-// signature must match (unauthorized), then the message is rendered and
-// posted, unless d.ID was delivered within store.DeliveryMemory. Nothing
-// is posted on any error.
+// signature (hmac, github) or token (gitlab) must match (unauthorized),
+// an event the trigger's events: leave out is acknowledged and nothing
+// more, then the message is rendered and posted, and the trigger's report
+// armed, unless the delivery's id was delivered within
+// store.DeliveryMemory. Nothing is posted on any error.
 func (s *Service) Deliver(ctx context.Context, d Delivery) (api.HookResult, error) {
-	res := api.HookResult{Workflow: d.Workflow, Tag: d.Tag, Trigger: d.Trigger, Delivery: d.ID}
+	res := api.HookResult{Workflow: d.Workflow, Tag: d.Tag, Trigger: d.Trigger}
 	scope := store.Scope{Workflow: d.Workflow, Tag: d.Tag}
 	// The caller is not authenticated yet: a miss tells it nothing of
 	// which workflows and webhooks exist; the daemon's log says why.
@@ -115,15 +150,29 @@ func (s *Service) Deliver(ctx context.Context, d Delivery) (api.HookResult, erro
 		}
 		return notFound("its webhooks are: " + strings.Join(names, ", "))
 	}
-	log := s.log.With("workflow", scope.String(), "webhook", t.Name, "delivery", d.ID)
+	provider := workflow.HookProvider(t.Provider)
+	if provider == "" {
+		provider = workflow.ProviderHMAC
+	}
+	id := deliveryID(provider, d.Header)
+	res.Delivery = id
+	log := s.log.With("workflow", scope.String(), "webhook", t.Name, "delivery", id)
 	secret := s.secret(t.SecretEnv)
 	if secret == "" {
 		log.Error("webhook refused: its secret_env is not set in the daemon's environment; set it and restart the daemon", "secret_env", t.SecretEnv)
 		return res, api.Errorf(api.CodeUnavailable, "webhook %q of %s cannot check signatures: the daemon's environment lacks its secret (see the daemon's log); nothing was posted", t.Name, scope)
 	}
-	if err := verify(secret, d.Signature, d.Body); err != nil {
+	if err := check(provider, secret, d.Header, d.Body); err != nil {
 		log.Warn("webhook refused", "error", err)
 		return res, err
+	}
+	if provider != workflow.ProviderHMAC {
+		res.Event = workflow.EventName(provider, d.Header.Get(eventHeader(provider)), d.Body)
+		if !workflow.MatchEvent(t.Events, res.Event) {
+			res.Ignored = fmt.Sprintf("event %q is not one webhook %q takes (events: %s): nothing was posted", res.Event, t.Name, strings.Join(t.Events, ", "))
+			log.Info("webhook event not taken", "event", res.Event)
+			return res, nil
+		}
 	}
 	if wf.State == api.WorkflowStopped {
 		return res, api.Errorf(api.CodeConflict, "workflow %s is stopped: start it again to receive webhook %q; nothing was posted", scope, t.Name)
@@ -140,7 +189,12 @@ func (s *Service) Deliver(ctx context.Context, d Delivery) (api.HookResult, erro
 	if err != nil {
 		return res, fmt.Errorf("webhook %q: %w", t.Name, err)
 	}
-	msg, dup, err := s.db.PostDelivery(ctx, store.Delivery{Workflow: d.Workflow, Tag: d.Tag, Trigger: t.Name, ID: d.ID}, m)
+	report, missing, err := s.arm(t, d.Body, log)
+	if err != nil {
+		return res, err
+	}
+	res.Missing = append(res.Missing, missing...)
+	msg, dup, err := s.db.PostDelivery(ctx, store.Delivery{Workflow: d.Workflow, Tag: d.Tag, Trigger: t.Name, ID: id, Report: report}, m)
 	if err != nil {
 		return res, err
 	}
@@ -149,9 +203,34 @@ func (s *Service) Deliver(ctx context.Context, d Delivery) (api.HookResult, erro
 		log.Info("webhook delivered again; already posted", "seq", msg.Seq)
 		return res, nil
 	}
+	if report != "" {
+		res.Report = "armed"
+	}
 	s.team.Announce(msg)
-	log.Info("webhook posted", "seq", msg.Seq)
+	log.Info("webhook posted", "seq", msg.Seq, "report", report != "")
 	return res, nil
+}
+
+// check proves a delivery comes from the trigger's sender: GitLab sends
+// the secret itself in X-Gitlab-Token; the others sign the body.
+func check(p workflow.HookProvider, secret string, h http.Header, body []byte) error {
+	if p == workflow.ProviderGitLab {
+		return verifyToken(secret, h.Get(api.HeaderGitLabToken))
+	}
+	return verify(secret, h.Get(api.HeaderSignature), body)
+}
+
+// verifyToken compares GitLab's X-Gitlab-Token with the secret in
+// constant time (of the hashes, so the length is not told either).
+func verifyToken(secret, token string) error {
+	if token == "" {
+		return api.Errorf(api.CodeUnauthorized, "missing %s header: set the GitLab webhook's secret token to the trigger's secret; nothing was posted", api.HeaderGitLabToken)
+	}
+	a, b := sha256.Sum256([]byte(secret)), sha256.Sum256([]byte(token))
+	if subtle.ConstantTimeCompare(a[:], b[:]) != 1 {
+		return api.Errorf(api.CodeUnauthorized, "%s does not match: check that the GitLab webhook's secret token is the daemon's secret; nothing was posted", api.HeaderGitLabToken)
+	}
+	return nil
 }
 
 func find(ts []store.Trigger, name string) (store.Trigger, bool) {

@@ -56,10 +56,12 @@ const idleQueue = 1024
 // team a moment after its events settle, and only at workflows whose
 // file this daemon watches (one member in a cluster) and someone
 // subscribed to idle.
+//
+// It also posts the reports webhook deliveries armed (Triggers.Fire),
+// whenever it finds a team with some idle, transition or not: a report
+// is armed after its delivery's message is posted, so a team idle after
+// that has done the work the delivery asked for.
 func (ws *Manager) WatchIdle(ctx context.Context) {
-	if ws.notify == nil {
-		return
-	}
 	sub := ws.team.Bus.Subscribe(idleQueue)
 	defer func() { sub.Close() }()
 	// idle is each scope's state when last looked at; a scope not in it
@@ -108,7 +110,13 @@ func (ws *Manager) WatchIdle(ctx context.Context) {
 // lookIdle checks one team and tells the owner if it has just gone idle.
 func (ws *Manager) lookIdle(ctx context.Context, scope store.Scope, idle map[store.Scope]bool) {
 	wf, err := ws.db.GetWorkflow(ctx, scope.Workflow, scope.Tag)
-	if err != nil || !ws.owns(wf) || !ws.notify.Wants(ctx, scope, notify.Idle) {
+	if err != nil || !ws.owns(wf) {
+		delete(idle, scope)
+		return
+	}
+	wantsIdle := ws.notify != nil && ws.notify.Wants(ctx, scope, notify.Idle)
+	reports := ws.triggers != nil && ws.triggers.Pending(ctx, scope)
+	if !wantsIdle && !reports {
 		delete(idle, scope)
 		return
 	}
@@ -117,6 +125,13 @@ func (ws *Manager) lookIdle(ctx context.Context, scope store.Scope, idle map[sto
 		return
 	}
 	now := wf.State == api.WorkflowRunning && p.Idle
+	if now && reports {
+		ws.triggers.Fire(ctx, scope)
+	}
+	if !wantsIdle {
+		delete(idle, scope)
+		return
+	}
 	was, seen := idle[scope]
 	idle[scope] = now
 	if !now || !seen || was {

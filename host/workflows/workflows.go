@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -36,8 +37,14 @@ type Scheduler interface {
 
 // Triggers checks a workflow's webhook triggers before it loads
 // (host/triggers.Service): a trigger whose secret is not set is refused.
+// It also keeps the reports deliveries armed, which the idle watch fires.
 type Triggers interface {
 	Check(path string, ts []workflow.Trigger) error
+	// Pending reports whether scope has reports waiting for its team to
+	// go idle.
+	Pending(ctx context.Context, scope store.Scope) bool
+	// Fire posts scope's pending reports, its team being idle.
+	Fire(ctx context.Context, scope store.Scope)
 }
 
 // Worktrees resolves a workflow's git workspace when it loads, refusing
@@ -443,7 +450,15 @@ func (ws *Manager) apply(ctx context.Context, inst *workflow.Instance, content [
 	scope := store.Scope{Workflow: inst.Name, Tag: inst.Tag}
 	hooks := make([]store.Trigger, len(inst.Triggers))
 	for i, t := range inst.Triggers {
-		hooks[i] = store.Trigger{Workflow: inst.Name, Tag: inst.Tag, Name: t.Name, SecretEnv: t.SecretEnv, Message: t.Message, Line: t.Line}
+		hooks[i] = store.Trigger{Workflow: inst.Name, Tag: inst.Tag, Name: t.Name, SecretEnv: t.SecretEnv, Message: t.Message, Line: t.Line,
+			Provider: string(t.Provider), Events: t.Events}
+		if t.Report != nil {
+			b, err := json.Marshal(t.Report)
+			if err != nil {
+				return err
+			}
+			hooks[i].Report = string(b)
+		}
 	}
 	if err := ws.db.ReplaceTriggers(ctx, scope, hooks); err != nil {
 		return err
@@ -740,6 +755,12 @@ func (ws *Manager) warnSecrets(ctx context.Context, w store.Workflow) {
 	ts := make([]workflow.Trigger, len(hooks))
 	for i, t := range hooks {
 		ts[i] = workflow.Trigger{Name: t.Name, SecretEnv: t.SecretEnv, Message: t.Message, Line: t.Line}
+		if t.Report != "" {
+			var r workflow.Report
+			if json.Unmarshal([]byte(t.Report), &r) == nil {
+				ts[i].Report = &r
+			}
+		}
 	}
 	if err := ws.triggers.Check(w.SourcePath, ts); err != nil {
 		ws.log.Warn("webhooks refuse deliveries until their secret is set", "workflow", w.Name+":"+w.Tag, "error", err)

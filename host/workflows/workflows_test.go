@@ -67,6 +67,10 @@ type fakeTriggers struct{}
 
 func (fakeTriggers) Check(string, []workflow.Trigger) error { return nil }
 
+func (fakeTriggers) Pending(context.Context, store.Scope) bool { return false }
+
+func (fakeTriggers) Fire(context.Context, store.Scope) {}
+
 // manager is a Manager on a fresh SQLite store, with fakes for the
 // scheduler, the catalog and the triggers: no daemon, no plugin process.
 func manager(t *testing.T) (*Manager, *fakeSched, *store.DB) {
