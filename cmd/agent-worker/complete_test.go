@@ -50,7 +50,7 @@ func TestCompletion(t *testing.T) {
 		"approval id":             {[]string{"approve", ""}, []string{"q-7"}, false},
 		"second argument is free": {[]string{"ask", "alice", ""}, nil, false},
 		"literal after agent":     {[]string{"budget", "alice", ""}, []string{"set", "clear"}, false},
-		"subcommand or workflow":  {[]string{"tasks", ""}, []string{"add", "show", "@global", "@review:pr-1"}, false},
+		"subcommand or workflow":  {[]string{"tasks", ""}, []string{"add", "show", "cancel", "@global", "@review:pr-1"}, false},
 		"flag value from usage":   {[]string{"daemon", "--sandbox", ""}, []string{"auto", "required", "off"}, false},
 		"flag value is an agent":  {[]string{"tasks", "add", "--assign", "a"}, []string{"alice"}, false},
 		"tasks show's board":      {[]string{"tasks", "show", "task-1", ""}, []string{"@global", "@review:pr-1"}, false},
@@ -62,7 +62,7 @@ func TestCompletion(t *testing.T) {
 		"shells":                  {[]string{"completion", ""}, []string{"bash", "zsh", "fish"}, false},
 		"unknown command":         {[]string{"frobnicate", ""}, nil, false},
 		"help of a command":       {[]string{"help", "wor"}, []string{"workflows", "worktree"}, false},
-		"help of a subcommand":    {[]string{"help", "tasks", ""}, []string{"add", "show"}, false},
+		"help of a subcommand":    {[]string{"help", "tasks", ""}, []string{"add", "show", "cancel"}, false},
 		"help of no command":      {[]string{"help", "nosuch", ""}, nil, false},
 	}
 	root := newRoot(&env{stdout: io.Discard, stderr: io.Discard})
