@@ -853,6 +853,29 @@ func getEffort(conn querier, id string) (e Effort, err error) {
 	return e, err
 }
 
+// EffortPhase is what a gate decision reads of an agent's active effort
+// on every tool call: where it is, without its snapshot or its lists.
+type EffortPhase struct {
+	ID        string
+	Ordinal   int
+	Phase     int
+	PhaseName string
+}
+
+// ActiveEffortPhase is k's active effort's phase; found is false when k
+// has none. It is ActiveEffort's cheap form, for the gate's every call.
+func (db *DB) ActiveEffortPhase(ctx context.Context, k AgentKey) (p EffortPhase, found bool, err error) {
+	err = db.read(ctx, func(conn querier) error {
+		return conn.execute(`SELECT id, ordinal, phase, phase_name FROM efforts WHERE workflow = ? AND tag = ? AND agent = ? AND state = 'active'`,
+			&execOptions{Args: []any{k.Workflow, k.Tag, k.Name}, ResultFunc: func(r row) error {
+				found = true
+				p = EffortPhase{ID: r.ColumnText(0), Ordinal: r.ColumnInt(1), Phase: r.ColumnInt(2), PhaseName: r.ColumnText(3)}
+				return nil
+			}})
+	})
+	return p, found, err
+}
+
 func activeEffort(conn querier, k AgentKey) (e Effort, found bool, err error) {
 	err = conn.execute(`SELECT `+effortColumns+` FROM efforts WHERE workflow = ? AND tag = ? AND agent = ? AND state = 'active'`,
 		&execOptions{Args: []any{k.Workflow, k.Tag, k.Name}, ResultFunc: func(r row) error {

@@ -612,3 +612,32 @@ func TestEffortBadJSONIsInternal(t *testing.T) {
 	mustExec(t, db, `UPDATE efforts SET state = 'dreaming' WHERE id = ?`, e.ID)
 	wantCode(t, "an unknown state", reads["GetEffort"](), contract.CodeInternal, `unknown effort state "dreaming"`)
 }
+
+// ActiveEffortPhase, the gate's read on every tool call, says where the
+// agent's active effort is, follows it from phase to phase, and finds
+// nothing once it has ended or for an agent without one.
+func TestEffortActivePhase(t *testing.T) {
+	t.Parallel()
+	db, _ := teamDB(t, "alice")
+	ctx := t.Context()
+	alice := AgentKey{Name: "alice", Workflow: "wf", Tag: "main"}
+	if _, found, err := db.ActiveEffortPhase(ctx, alice); err != nil || found {
+		t.Fatalf("before any effort: found %v, %v", found, err)
+	}
+	e, _ := mustStart(t, db, newEffort(nil))
+	want := EffortPhase{ID: e.ID, Ordinal: 1, Phase: 0, PhaseName: implementPhases[0]}
+	if got, found, err := db.ActiveEffortPhase(ctx, alice); err != nil || !found || got != want {
+		t.Fatalf("at the start: %+v %v %v, want %+v", got, found, err, want)
+	}
+	mustAdvance(t, db, Advance{ID: e.ID, From: 0, Nonce: "n0", NewNonce: "n1"})
+	want.Phase, want.PhaseName = 1, implementPhases[1]
+	if got, found, err := db.ActiveEffortPhase(ctx, alice); err != nil || !found || got != want {
+		t.Fatalf("after one advance: %+v %v %v, want %+v", got, found, err, want)
+	}
+	if _, err := db.FinishEffort(ctx, Finish{ID: e.ID, Abandon: true, Reason: "done testing"}); err != nil {
+		t.Fatal(err)
+	}
+	if got, found, err := db.ActiveEffortPhase(ctx, alice); err != nil || found {
+		t.Fatalf("after the effort ended: %+v %v %v, want none", got, found, err)
+	}
+}

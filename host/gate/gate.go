@@ -100,13 +100,24 @@ func (g *Gate) Phase(ctx context.Context, k store.AgentKey) (p *skill.Phase, e s
 // (the store down, a snapshot it cannot read); callers refuse the call
 // then.
 func (g *Gate) Decide(ctx context.Context, k store.AgentKey, call skill.Call) (skill.Decision, error) {
-	e, found, err := g.db.ActiveEffort(ctx, k)
+	// Every tool call comes here: read only where the effort is, and the
+	// whole effort (its snapshot) only the first time.
+	at, found, err := g.db.ActiveEffortPhase(ctx, k)
 	if err != nil || !found {
 		return skill.Decision{Allowed: err == nil}, err
 	}
-	ps, err := g.skillOf(e)
-	if err != nil {
-		return skill.Decision{}, err
+	e := store.Effort{ID: at.ID, Ordinal: at.Ordinal, Phase: at.Phase, PhaseName: at.PhaseName}
+	g.mu.Lock()
+	ps := g.parsed[e.ID]
+	g.mu.Unlock()
+	if ps == nil {
+		full, err := g.db.GetEffort(ctx, e.ID)
+		if err != nil {
+			return skill.Decision{}, err
+		}
+		if ps, err = g.skillOf(full); err != nil {
+			return skill.Decision{}, err
+		}
 	}
 	p, err := phaseOf(ps.skill, e)
 	if err != nil {
