@@ -70,7 +70,7 @@ func (p *parser) workflowApprovals(f *File, n, timeout *yaml.Node) {
 	// nothing but a person stands between an agent's branch and the base,
 	// so worktree_integrate waits for approval unless approvals: says
 	// integrate: false (the agent's own, else the workflow's).
-	gateIntegrate := f.Workspace != nil && f.Workspace.Git == GitWorktree && len(f.Workspace.Checks) == 0
+	gateIntegrate := f.Workspace.Unchecked()
 	for i := range f.Agents {
 		a := &f.Agents[i]
 		if a.Approvals == nil && wa != nil {

@@ -22,6 +22,9 @@ type Policy struct {
 	// Workspace: each agent works in its own git worktree rather than in
 	// the workflow's folder (which holds the file itself).
 	Workspace bool
+	// Repos are the workspace's repositories by name: the path as the
+	// file writes it, and whether runs may write it directly.
+	Repos map[string]RepoPolicy
 	// Notify are the webhook URLs the workflow's events go to.
 	Notify []string
 	// Documents and DocsDir are the documents provider and the folder the
@@ -74,14 +77,40 @@ type AgentPolicy struct {
 // what is more is the CLI's to say.
 var PermissionKeys = []string{"allowed_tools", "sandbox_mode"}
 
+// RepoPolicy is what runs may do with one repository of the workspace.
+type RepoPolicy struct {
+	Path string
+	// Write: runs write the directory itself; Worktree: each agent writes
+	// a worktree of its own.
+	Write, Worktree bool
+}
+
+func (r RepoPolicy) access() string {
+	switch {
+	case r.Write:
+		return "write"
+	case r.Worktree:
+		return "commit to in their own worktrees"
+	}
+	return "read"
+}
+
 // PolicyOf is f's policy.
 func PolicyOf(f *File) Policy {
-	p := Policy{Agents: make(map[string]AgentPolicy, len(f.Agents)), Workspace: f.Workspace != nil, Budget: f.Budget, LoopGuard: f.LoopGuard,
+	p := Policy{Agents: make(map[string]AgentPolicy, len(f.Agents)), Workspace: f.Workspace != nil && f.Workspace.Git == GitWorktree, Budget: f.Budget, LoopGuard: f.LoopGuard,
 		Documents: f.Context.Documents, DocsDir: f.Context.DocsDir}
 	for _, n := range f.Notify {
 		p.Notify = append(p.Notify, n.Webhook)
 	}
 	slices.Sort(p.Notify)
+	if f.Workspace != nil {
+		for _, r := range f.Workspace.Repos {
+			if p.Repos == nil {
+				p.Repos = map[string]RepoPolicy{}
+			}
+			p.Repos[r.Name] = RepoPolicy{Path: r.Path, Write: r.Write && r.Git == "", Worktree: r.Git == GitWorktree}
+		}
+	}
 	for _, a := range f.Agents {
 		ap := AgentPolicy{Backend: a.Backend, Env: maps.Clone(a.Env), Tools: slices.Clone(a.Tools), CanSpawn: a.CanSpawn, Budget: a.Budget,
 			MaxSteps: a.MaxSteps, Timeout: a.Timeout}
@@ -144,6 +173,17 @@ func Widens(old, new Policy) []string {
 	add := func(format string, args ...any) { out = append(out, fmt.Sprintf(format, args...)) }
 	if old.Workspace && !new.Workspace {
 		add("workspace: removed: agents work in the workflow's folder, beside its file, instead of their own git worktrees")
+	}
+	for _, name := range slices.Sorted(maps.Keys(new.Repos)) {
+		n, o := new.Repos[name], old.Repos[name]
+		switch _, had := old.Repos[name]; {
+		case !had || n.Path != o.Path:
+			add("workspace: repository %s at %s, which runs may %s", name, n.Path, n.access())
+		case n.Write && !o.Write:
+			add("workspace: repository %s is writable (was read-only)", name)
+		case o.Worktree && !n.Worktree && n.Write:
+			add("workspace: repository %s is written directly instead of through the agents' own worktrees", name)
+		}
 	}
 	if new.Documents != old.Documents && !slices.Contains([]string{"", "file", "sqlite"}, new.Documents) { // the built-in ones keep to the documents dir
 		add("context: documents provider %s (was %s)", orDefault(new.Documents), orDefault(old.Documents))

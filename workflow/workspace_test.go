@@ -83,3 +83,85 @@ func TestCheckBranchName(t *testing.T) {
 		t.Errorf("BranchName = %q", got)
 	}
 }
+
+// workspace.repos: named repositories, read-only unless write, or git
+// worktrees of their own; what each mistake says, at its line.
+func TestWorkspaceRepos(t *testing.T) {
+	t.Parallel()
+	const agents = "agents: {a: {backend: mock}}\n"
+	good := map[string]*Workspace{
+		"workspace:\n  repos:\n    lib: ../lib\n": {Line: 2, Repos: []Repo{{Name: "lib", Path: "../lib", Line: 4}}},
+		"workspace:\n  repos:\n    docs: {path: /srv/docs, write: true}\n    app: {path: ../app, git: worktree, base: main, checks: [make test]}\n": {Line: 2, Repos: []Repo{
+			{Name: "docs", Path: "/srv/docs", Write: true, Line: 4},
+			{Name: "app", Path: "../app", Write: true, Git: GitWorktree, Base: "main", Checks: []string{"make test"}, Line: 5}}},
+		"workspace: {git: worktree, repos: {lib: ../lib}}\n": {Git: GitWorktree, Line: 2, Repos: []Repo{{Name: "lib", Path: "../lib", Line: 2}}},
+	}
+	for yml, want := range good {
+		f, err := Parse("wf.yaml", []byte(agents+yml))
+		if err != nil {
+			t.Errorf("%q: %v", yml, err)
+			continue
+		}
+		if diff := cmp.Diff(want, f.Workspace); diff != "" {
+			t.Errorf("%q: Workspace (-want +got):\n%s", yml, diff)
+		}
+	}
+	bad := map[string]string{
+		"workspace: {repos: [../lib]}\n":                                     "wf.yaml:2:20: repos must be a map of names to paths",
+		"workspace: {repos: {}}\n":                                           "wf.yaml:2:20: repos must be a map of names to paths",
+		"workspace: {repos: {Lib: ../lib}}\n":                                `wf.yaml:2:21: repository name "Lib" is not valid`,
+		"workspace: {repos: {lib: ''}}\n":                                    "wf.yaml:2:26: repository lib has an empty path",
+		"workspace: {repos: {lib: {write: true}}}\n":                         "wf.yaml:2:26: repository lib needs a path",
+		"workspace: {repos: {lib: {path: x, writable: true}}}\n":             `wf.yaml:2:36: unknown key "writable" in repository lib: known keys are path, write`,
+		"workspace: {repos: {lib: {path: x, write: yes please}}}\n":          "wf.yaml:2:43: write must be true or false",
+		"workspace: {repos: {lib: {path: x, git: clone}}}\n":                 `wf.yaml:2:41: repository lib git "clone" is not known`,
+		"workspace: {repos: {lib: {path: x, base: main}}}\n":                 "wf.yaml:2:26: repository lib needs git: worktree",
+		"workspace: {repos: {lib: {path: x, git: worktree, write: false}}}\n": "wf.yaml:2:58: repository lib is written through each agent's own worktree (git: worktree): remove write",
+		"workspace: {repos: {lib: [x]}}\n":                                   "wf.yaml:2:26: repository lib must be a path or a map",
+		"workspace: {repos: {lib: x, lib: y}}\n":                             `duplicate`,
+		"workspace: {checks: [make], repos: {lib: x}}\n":                     "wf.yaml:2:21: checks applies to the workflow's own git worktrees, which need git: worktree",
+	}
+	for yml, want := range bad {
+		_, err := Parse("wf.yaml", []byte(agents+yml))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", yml, err, want)
+		}
+	}
+}
+
+// A reload that adds a repository, or makes one writable, widens what
+// runs may do: it waits for the owner.
+func TestWorkspaceReposWiden(t *testing.T) {
+	t.Parallel()
+	policy := func(yml string) Policy {
+		t.Helper()
+		f, err := Parse("wf.yaml", []byte("agents: {a: {backend: mock}}\n"+yml))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return PolicyOf(f)
+	}
+	ro := policy("workspace: {repos: {lib: ../lib}}\n")
+	rw := policy("workspace: {repos: {lib: {path: ../lib, write: true}}}\n")
+	moved := policy("workspace: {repos: {lib: /elsewhere}}\n")
+	none := policy("")
+	for _, c := range []struct {
+		name     string
+		old, new Policy
+		want     string
+	}{
+		{"added", none, ro, "workspace: repository lib at ../lib, which runs may read"},
+		{"made writable", ro, rw, "workspace: repository lib is writable (was read-only)"},
+		{"moved", ro, moved, "workspace: repository lib at /elsewhere"},
+	} {
+		if got := strings.Join(Widens(c.old, c.new), "\n"); !strings.Contains(got, c.want) {
+			t.Errorf("%s: Widens = %q, want %q", c.name, got, c.want)
+		}
+	}
+	if got := Widens(rw, ro); len(got) != 0 {
+		t.Errorf("read-only after writable: Widens = %q, want nothing", got)
+	}
+	if got := Widens(ro, none); len(got) != 0 {
+		t.Errorf("a repository removed: Widens = %q, want nothing", got)
+	}
+}
