@@ -37,6 +37,25 @@ type EventsFunc func(Event) error
 // Send calls f.
 func (f EventsFunc) Send(e Event) error { return f(e) }
 
+// Repo is one repository of a run's workspace: its name, where it is for
+// this run (the agent's own worktree of a git one) and whether the run
+// may write it (the run's sandbox grants it so).
+type Repo struct {
+	Name  string
+	Path  string
+	Write bool
+}
+
+// FindRepo is the repository of repos named name, or nil.
+func FindRepo(repos []Repo, name string) *Repo {
+	for i := range repos {
+		if repos[i].Name == name {
+			return &repos[i]
+		}
+	}
+	return nil
+}
+
 // Request carries the run's identity and connection info, and what the run
 // is shown when it starts (RunContext), so that the worker builds its own
 // prompt without asking the daemon first; everything else it reads and does
@@ -55,6 +74,10 @@ type Request struct {
 	// ProjectDir is where the agent works: the workflow's directory, or a
 	// standalone agent's own workspace; the plugin process starts in it.
 	ProjectDir string
+	// Repos are the workspace's named repositories (workspace.repos), in
+	// the file's order: the tools that take a path or run a command take
+	// an optional repo naming one, and work in its directory.
+	Repos []Repo
 	// ResumeSession continues an earlier conversation ("" for a fresh one).
 	ResumeSession string
 	// StateDir is the agent's own directory for this backend, kept across

@@ -35,6 +35,7 @@ func RequestToProto(r backend.Request) *pluginv1.RunRequest {
 		Sandbox:        sandboxToProto(r.Sandbox),
 		SandboxApplied: r.SandboxApplied,
 		ProcessKey:     r.ProcessKey,
+		Repos:          reposToProto(r.Repos),
 	}
 }
 
@@ -54,7 +55,24 @@ func RequestFromProto(r *pluginv1.RunRequest) backend.Request {
 		Sandbox:        sandboxFromProto(r.GetSandbox()),
 		SandboxApplied: r.GetSandboxApplied(),
 		ProcessKey:     r.GetProcessKey(),
+		Repos:          reposFromProto(r.GetRepos()),
 	}
+}
+
+func reposToProto(rs []backend.Repo) []*pluginv1.Repo {
+	var out []*pluginv1.Repo
+	for _, r := range rs {
+		out = append(out, &pluginv1.Repo{Name: r.Name, Path: r.Path, Write: r.Write})
+	}
+	return out
+}
+
+func reposFromProto(rs []*pluginv1.Repo) []backend.Repo {
+	var out []backend.Repo
+	for _, r := range rs {
+		out = append(out, backend.Repo{Name: r.GetName(), Path: r.GetPath(), Write: r.GetWrite()})
+	}
+	return out
 }
 
 // runContextToProto keeps "no context" (nil) apart from an empty one: a

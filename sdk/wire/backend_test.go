@@ -36,6 +36,7 @@ var fullRequest = backend.Request{
 	},
 	WorkDir:       "/tmp/run-42",
 	ProjectDir:    "/src/project",
+	Repos:         []backend.Repo{{Name: "lib", Path: "/src/lib"}, {Name: "app", Path: "/wt/app", Write: true}},
 	ResumeSession: "sess-1",
 	StateDir:      "/home/u/.agent-worker/state/x",
 	Env:           map[string]string{"GIT_AUTHOR_NAME": "alice", "EMPTY": ""},
@@ -115,6 +116,7 @@ func TestRequestToProtoFields(t *testing.T) {
 			{Name: "web", Url: "https://example.com/mcp"},
 		},
 		WorkDir: "/tmp/run-42", ProjectDir: "/src/project", ResumeSession: "sess-1", StateDir: "/home/u/.agent-worker/state/x",
+		Repos: []*pluginv1.Repo{{Name: "lib", Path: "/src/lib"}, {Name: "app", Path: "/wt/app", Write: true}},
 		Env: map[string]string{"GIT_AUTHOR_NAME": "alice", "EMPTY": ""},
 		Context: &pluginv1.RunContext{
 			Inbox: []*pluginv1.ChannelMessage{{Seq: 7, Id: "msg_7", Workflow: "review", Tag: "pr-7", From: "bob", Content: "@alice look",

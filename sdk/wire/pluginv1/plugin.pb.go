@@ -265,7 +265,12 @@ type RunRequest struct {
 	// (in AGENT_WORKER_PROCESS_KEY): a process that was given one serves a
 	// run only with it, so no other process that can reach its socket can
 	// hand it a run.
-	ProcessKey    string `protobuf:"bytes,14,opt,name=process_key,json=processKey,proto3" json:"process_key,omitempty"`
+	ProcessKey string `protobuf:"bytes,14,opt,name=process_key,json=processKey,proto3" json:"process_key,omitempty"`
+	// repos are the workspace's named repositories (workspace.repos): where
+	// each is for this run (an agent's own worktree for a git one) and
+	// whether the run may write it. Tools that take a path or run a command
+	// take an optional repo naming one.
+	Repos         []*Repo `protobuf:"bytes,15,rep,name=repos,proto3" json:"repos,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -398,6 +403,74 @@ func (x *RunRequest) GetProcessKey() string {
 	return ""
 }
 
+func (x *RunRequest) GetRepos() []*Repo {
+	if x != nil {
+		return x.Repos
+	}
+	return nil
+}
+
+// Repo is one repository of a run's workspace.
+type Repo struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Path          string                 `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
+	Write         bool                   `protobuf:"varint,3,opt,name=write,proto3" json:"write,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Repo) Reset() {
+	*x = Repo{}
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Repo) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Repo) ProtoMessage() {}
+
+func (x *Repo) ProtoReflect() protoreflect.Message {
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Repo.ProtoReflect.Descriptor instead.
+func (*Repo) Descriptor() ([]byte, []int) {
+	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *Repo) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *Repo) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *Repo) GetWrite() bool {
+	if x != nil {
+		return x.Write
+	}
+	return false
+}
+
 // RunContext is what the daemon's tools would return at the start of the
 // run: my_inbox, channel_read of the latest messages, team_doc_read of
 // notes.md and team_doc_list.
@@ -422,7 +495,7 @@ type RunContext struct {
 
 func (x *RunContext) Reset() {
 	*x = RunContext{}
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[3]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -434,7 +507,7 @@ func (x *RunContext) String() string {
 func (*RunContext) ProtoMessage() {}
 
 func (x *RunContext) ProtoReflect() protoreflect.Message {
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[3]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -447,7 +520,7 @@ func (x *RunContext) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunContext.ProtoReflect.Descriptor instead.
 func (*RunContext) Descriptor() ([]byte, []int) {
-	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{3}
+	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *RunContext) GetInbox() []*ChannelMessage {
@@ -514,7 +587,7 @@ type ChannelMessage struct {
 
 func (x *ChannelMessage) Reset() {
 	*x = ChannelMessage{}
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[4]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -526,7 +599,7 @@ func (x *ChannelMessage) String() string {
 func (*ChannelMessage) ProtoMessage() {}
 
 func (x *ChannelMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[4]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -539,7 +612,7 @@ func (x *ChannelMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChannelMessage.ProtoReflect.Descriptor instead.
 func (*ChannelMessage) Descriptor() ([]byte, []int) {
-	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{4}
+	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ChannelMessage) GetSeq() int64 {
@@ -635,7 +708,7 @@ type Agent struct {
 
 func (x *Agent) Reset() {
 	*x = Agent{}
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[5]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -647,7 +720,7 @@ func (x *Agent) String() string {
 func (*Agent) ProtoMessage() {}
 
 func (x *Agent) ProtoReflect() protoreflect.Message {
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[5]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -660,7 +733,7 @@ func (x *Agent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Agent.ProtoReflect.Descriptor instead.
 func (*Agent) Descriptor() ([]byte, []int) {
-	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{5}
+	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Agent) GetName() string {
@@ -720,7 +793,7 @@ type McpServer struct {
 
 func (x *McpServer) Reset() {
 	*x = McpServer{}
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[6]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -732,7 +805,7 @@ func (x *McpServer) String() string {
 func (*McpServer) ProtoMessage() {}
 
 func (x *McpServer) ProtoReflect() protoreflect.Message {
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[6]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -745,7 +818,7 @@ func (x *McpServer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use McpServer.ProtoReflect.Descriptor instead.
 func (*McpServer) Descriptor() ([]byte, []int) {
-	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{6}
+	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *McpServer) GetName() string {
@@ -807,7 +880,7 @@ type RunResponse struct {
 
 func (x *RunResponse) Reset() {
 	*x = RunResponse{}
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[7]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -819,7 +892,7 @@ func (x *RunResponse) String() string {
 func (*RunResponse) ProtoMessage() {}
 
 func (x *RunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[7]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -832,7 +905,7 @@ func (x *RunResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunResponse.ProtoReflect.Descriptor instead.
 func (*RunResponse) Descriptor() ([]byte, []int) {
-	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{7}
+	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *RunResponse) GetResponse() isRunResponse_Response {
@@ -1034,7 +1107,7 @@ type Text struct {
 
 func (x *Text) Reset() {
 	*x = Text{}
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[8]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1046,7 +1119,7 @@ func (x *Text) String() string {
 func (*Text) ProtoMessage() {}
 
 func (x *Text) ProtoReflect() protoreflect.Message {
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[8]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1059,7 +1132,7 @@ func (x *Text) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Text.ProtoReflect.Descriptor instead.
 func (*Text) Descriptor() ([]byte, []int) {
-	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{8}
+	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Text) GetText() string {
@@ -1087,7 +1160,7 @@ type ToolCall struct {
 
 func (x *ToolCall) Reset() {
 	*x = ToolCall{}
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[9]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1099,7 +1172,7 @@ func (x *ToolCall) String() string {
 func (*ToolCall) ProtoMessage() {}
 
 func (x *ToolCall) ProtoReflect() protoreflect.Message {
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[9]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1112,7 +1185,7 @@ func (x *ToolCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCall.ProtoReflect.Descriptor instead.
 func (*ToolCall) Descriptor() ([]byte, []int) {
-	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{9}
+	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ToolCall) GetId() string {
@@ -1169,7 +1242,7 @@ type Usage struct {
 
 func (x *Usage) Reset() {
 	*x = Usage{}
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[10]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1181,7 +1254,7 @@ func (x *Usage) String() string {
 func (*Usage) ProtoMessage() {}
 
 func (x *Usage) ProtoReflect() protoreflect.Message {
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[10]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1194,7 +1267,7 @@ func (x *Usage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Usage.ProtoReflect.Descriptor instead.
 func (*Usage) Descriptor() ([]byte, []int) {
-	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{10}
+	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Usage) GetInputTokens() int64 {
@@ -1227,7 +1300,7 @@ type Heartbeat struct {
 
 func (x *Heartbeat) Reset() {
 	*x = Heartbeat{}
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[11]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1239,7 +1312,7 @@ func (x *Heartbeat) String() string {
 func (*Heartbeat) ProtoMessage() {}
 
 func (x *Heartbeat) ProtoReflect() protoreflect.Message {
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[11]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1252,7 +1325,7 @@ func (x *Heartbeat) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Heartbeat.ProtoReflect.Descriptor instead.
 func (*Heartbeat) Descriptor() ([]byte, []int) {
-	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{11}
+	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{12}
 }
 
 // Session names a backend conversation.
@@ -1265,7 +1338,7 @@ type Session struct {
 
 func (x *Session) Reset() {
 	*x = Session{}
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[12]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1277,7 +1350,7 @@ func (x *Session) String() string {
 func (*Session) ProtoMessage() {}
 
 func (x *Session) ProtoReflect() protoreflect.Message {
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[12]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1290,7 +1363,7 @@ func (x *Session) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Session.ProtoReflect.Descriptor instead.
 func (*Session) Descriptor() ([]byte, []int) {
-	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{12}
+	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Session) GetSessionId() string {
@@ -1316,7 +1389,7 @@ type Error struct {
 
 func (x *Error) Reset() {
 	*x = Error{}
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[13]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1328,7 +1401,7 @@ func (x *Error) String() string {
 func (*Error) ProtoMessage() {}
 
 func (x *Error) ProtoReflect() protoreflect.Message {
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[13]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1341,7 +1414,7 @@ func (x *Error) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Error.ProtoReflect.Descriptor instead.
 func (*Error) Descriptor() ([]byte, []int) {
-	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{13}
+	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Error) GetMessage() string {
@@ -1378,7 +1451,7 @@ type DocumentRef struct {
 
 func (x *DocumentRef) Reset() {
 	*x = DocumentRef{}
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[14]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1390,7 +1463,7 @@ func (x *DocumentRef) String() string {
 func (*DocumentRef) ProtoMessage() {}
 
 func (x *DocumentRef) ProtoReflect() protoreflect.Message {
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[14]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1403,7 +1476,7 @@ func (x *DocumentRef) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DocumentRef.ProtoReflect.Descriptor instead.
 func (*DocumentRef) Descriptor() ([]byte, []int) {
-	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{14}
+	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *DocumentRef) GetWorkflow() string {
@@ -1437,7 +1510,7 @@ type ReadRequest struct {
 
 func (x *ReadRequest) Reset() {
 	*x = ReadRequest{}
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[15]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1449,7 +1522,7 @@ func (x *ReadRequest) String() string {
 func (*ReadRequest) ProtoMessage() {}
 
 func (x *ReadRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[15]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1462,7 +1535,7 @@ func (x *ReadRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadRequest.ProtoReflect.Descriptor instead.
 func (*ReadRequest) Descriptor() ([]byte, []int) {
-	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{15}
+	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ReadRequest) GetRef() *DocumentRef {
@@ -1482,7 +1555,7 @@ type ReadResponse struct {
 
 func (x *ReadResponse) Reset() {
 	*x = ReadResponse{}
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[16]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1494,7 +1567,7 @@ func (x *ReadResponse) String() string {
 func (*ReadResponse) ProtoMessage() {}
 
 func (x *ReadResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[16]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1507,7 +1580,7 @@ func (x *ReadResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadResponse.ProtoReflect.Descriptor instead.
 func (*ReadResponse) Descriptor() ([]byte, []int) {
-	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{16}
+	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ReadResponse) GetContent() string {
@@ -1528,7 +1601,7 @@ type WriteRequest struct {
 
 func (x *WriteRequest) Reset() {
 	*x = WriteRequest{}
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[17]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1540,7 +1613,7 @@ func (x *WriteRequest) String() string {
 func (*WriteRequest) ProtoMessage() {}
 
 func (x *WriteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[17]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1553,7 +1626,7 @@ func (x *WriteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteRequest.ProtoReflect.Descriptor instead.
 func (*WriteRequest) Descriptor() ([]byte, []int) {
-	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{17}
+	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *WriteRequest) GetRef() *DocumentRef {
@@ -1579,7 +1652,7 @@ type WriteResponse struct {
 
 func (x *WriteResponse) Reset() {
 	*x = WriteResponse{}
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[18]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1591,7 +1664,7 @@ func (x *WriteResponse) String() string {
 func (*WriteResponse) ProtoMessage() {}
 
 func (x *WriteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[18]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1604,7 +1677,7 @@ func (x *WriteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteResponse.ProtoReflect.Descriptor instead.
 func (*WriteResponse) Descriptor() ([]byte, []int) {
-	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{18}
+	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{19}
 }
 
 // AppendRequest adds content to a document.
@@ -1618,7 +1691,7 @@ type AppendRequest struct {
 
 func (x *AppendRequest) Reset() {
 	*x = AppendRequest{}
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[19]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1630,7 +1703,7 @@ func (x *AppendRequest) String() string {
 func (*AppendRequest) ProtoMessage() {}
 
 func (x *AppendRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[19]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1643,7 +1716,7 @@ func (x *AppendRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppendRequest.ProtoReflect.Descriptor instead.
 func (*AppendRequest) Descriptor() ([]byte, []int) {
-	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{19}
+	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *AppendRequest) GetRef() *DocumentRef {
@@ -1669,7 +1742,7 @@ type AppendResponse struct {
 
 func (x *AppendResponse) Reset() {
 	*x = AppendResponse{}
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[20]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1681,7 +1754,7 @@ func (x *AppendResponse) String() string {
 func (*AppendResponse) ProtoMessage() {}
 
 func (x *AppendResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[20]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1694,7 +1767,7 @@ func (x *AppendResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppendResponse.ProtoReflect.Descriptor instead.
 func (*AppendResponse) Descriptor() ([]byte, []int) {
-	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{20}
+	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{21}
 }
 
 // CreateRequest makes a new document.
@@ -1708,7 +1781,7 @@ type CreateRequest struct {
 
 func (x *CreateRequest) Reset() {
 	*x = CreateRequest{}
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[21]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1720,7 +1793,7 @@ func (x *CreateRequest) String() string {
 func (*CreateRequest) ProtoMessage() {}
 
 func (x *CreateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[21]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1733,7 +1806,7 @@ func (x *CreateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateRequest.ProtoReflect.Descriptor instead.
 func (*CreateRequest) Descriptor() ([]byte, []int) {
-	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{21}
+	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *CreateRequest) GetRef() *DocumentRef {
@@ -1759,7 +1832,7 @@ type CreateResponse struct {
 
 func (x *CreateResponse) Reset() {
 	*x = CreateResponse{}
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[22]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1771,7 +1844,7 @@ func (x *CreateResponse) String() string {
 func (*CreateResponse) ProtoMessage() {}
 
 func (x *CreateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[22]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1784,7 +1857,7 @@ func (x *CreateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateResponse.ProtoReflect.Descriptor instead.
 func (*CreateResponse) Descriptor() ([]byte, []int) {
-	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{22}
+	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{23}
 }
 
 // ListRequest names a workflow:tag.
@@ -1798,7 +1871,7 @@ type ListRequest struct {
 
 func (x *ListRequest) Reset() {
 	*x = ListRequest{}
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[23]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1810,7 +1883,7 @@ func (x *ListRequest) String() string {
 func (*ListRequest) ProtoMessage() {}
 
 func (x *ListRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[23]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1823,7 +1896,7 @@ func (x *ListRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRequest.ProtoReflect.Descriptor instead.
 func (*ListRequest) Descriptor() ([]byte, []int) {
-	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{23}
+	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ListRequest) GetWorkflow() string {
@@ -1850,7 +1923,7 @@ type ListResponse struct {
 
 func (x *ListResponse) Reset() {
 	*x = ListResponse{}
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[24]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1862,7 +1935,7 @@ func (x *ListResponse) String() string {
 func (*ListResponse) ProtoMessage() {}
 
 func (x *ListResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[24]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1875,7 +1948,7 @@ func (x *ListResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListResponse.ProtoReflect.Descriptor instead.
 func (*ListResponse) Descriptor() ([]byte, []int) {
-	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{24}
+	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ListResponse) GetDocuments() []*DocumentInfo {
@@ -1898,7 +1971,7 @@ type DocumentInfo struct {
 
 func (x *DocumentInfo) Reset() {
 	*x = DocumentInfo{}
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[25]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1910,7 +1983,7 @@ func (x *DocumentInfo) String() string {
 func (*DocumentInfo) ProtoMessage() {}
 
 func (x *DocumentInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[25]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1923,7 +1996,7 @@ func (x *DocumentInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DocumentInfo.ProtoReflect.Descriptor instead.
 func (*DocumentInfo) Descriptor() ([]byte, []int) {
-	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{25}
+	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *DocumentInfo) GetPath() string {
@@ -1959,7 +2032,7 @@ const file_agentworker_plugin_v1_plugin_proto_rawDesc = "" +
 	"\aversion\x18\x03 \x01(\tR\aversion\x12!\n" +
 	"\fapi_versions\x18\x04 \x03(\tR\vapiVersions\x12\"\n" +
 	"\fcapabilities\x18\x05 \x03(\tR\fcapabilities\x12\x16\n" +
-	"\x06status\x18\x06 \x01(\tR\x06status\"\x85\x05\n" +
+	"\x06status\x18\x06 \x01(\tR\x06status\"\xb8\x05\n" +
 	"\n" +
 	"RunRequest\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x18\n" +
@@ -1979,10 +2052,15 @@ const file_agentworker_plugin_v1_plugin_proto_rawDesc = "" +
 	"\asandbox\x18\f \x01(\fR\asandbox\x12'\n" +
 	"\x0fsandbox_applied\x18\r \x01(\bR\x0esandboxApplied\x12\x1f\n" +
 	"\vprocess_key\x18\x0e \x01(\tR\n" +
-	"processKey\x1a6\n" +
+	"processKey\x121\n" +
+	"\x05repos\x18\x0f \x03(\v2\x1b.agentworker.plugin.v1.RepoR\x05repos\x1a6\n" +
 	"\bEnvEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xac\x02\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"D\n" +
+	"\x04Repo\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
+	"\x04path\x18\x02 \x01(\tR\x04path\x12\x14\n" +
+	"\x05write\x18\x03 \x01(\bR\x05write\"\xac\x02\n" +
 	"\n" +
 	"RunContext\x12;\n" +
 	"\x05inbox\x18\x01 \x03(\v2%.agentworker.plugin.v1.ChannelMessageR\x05inbox\x12(\n" +
@@ -2126,89 +2204,91 @@ func file_agentworker_plugin_v1_plugin_proto_rawDescGZIP() []byte {
 }
 
 var file_agentworker_plugin_v1_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_agentworker_plugin_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
+var file_agentworker_plugin_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
 var file_agentworker_plugin_v1_plugin_proto_goTypes = []any{
 	(ErrorClass)(0),               // 0: agentworker.plugin.v1.ErrorClass
 	(*GetInfoRequest)(nil),        // 1: agentworker.plugin.v1.GetInfoRequest
 	(*GetInfoResponse)(nil),       // 2: agentworker.plugin.v1.GetInfoResponse
 	(*RunRequest)(nil),            // 3: agentworker.plugin.v1.RunRequest
-	(*RunContext)(nil),            // 4: agentworker.plugin.v1.RunContext
-	(*ChannelMessage)(nil),        // 5: agentworker.plugin.v1.ChannelMessage
-	(*Agent)(nil),                 // 6: agentworker.plugin.v1.Agent
-	(*McpServer)(nil),             // 7: agentworker.plugin.v1.McpServer
-	(*RunResponse)(nil),           // 8: agentworker.plugin.v1.RunResponse
-	(*Text)(nil),                  // 9: agentworker.plugin.v1.Text
-	(*ToolCall)(nil),              // 10: agentworker.plugin.v1.ToolCall
-	(*Usage)(nil),                 // 11: agentworker.plugin.v1.Usage
-	(*Heartbeat)(nil),             // 12: agentworker.plugin.v1.Heartbeat
-	(*Session)(nil),               // 13: agentworker.plugin.v1.Session
-	(*Error)(nil),                 // 14: agentworker.plugin.v1.Error
-	(*DocumentRef)(nil),           // 15: agentworker.plugin.v1.DocumentRef
-	(*ReadRequest)(nil),           // 16: agentworker.plugin.v1.ReadRequest
-	(*ReadResponse)(nil),          // 17: agentworker.plugin.v1.ReadResponse
-	(*WriteRequest)(nil),          // 18: agentworker.plugin.v1.WriteRequest
-	(*WriteResponse)(nil),         // 19: agentworker.plugin.v1.WriteResponse
-	(*AppendRequest)(nil),         // 20: agentworker.plugin.v1.AppendRequest
-	(*AppendResponse)(nil),        // 21: agentworker.plugin.v1.AppendResponse
-	(*CreateRequest)(nil),         // 22: agentworker.plugin.v1.CreateRequest
-	(*CreateResponse)(nil),        // 23: agentworker.plugin.v1.CreateResponse
-	(*ListRequest)(nil),           // 24: agentworker.plugin.v1.ListRequest
-	(*ListResponse)(nil),          // 25: agentworker.plugin.v1.ListResponse
-	(*DocumentInfo)(nil),          // 26: agentworker.plugin.v1.DocumentInfo
-	nil,                           // 27: agentworker.plugin.v1.RunRequest.EnvEntry
-	nil,                           // 28: agentworker.plugin.v1.McpServer.HeadersEntry
-	nil,                           // 29: agentworker.plugin.v1.McpServer.EnvEntry
-	(*timestamppb.Timestamp)(nil), // 30: google.protobuf.Timestamp
+	(*Repo)(nil),                  // 4: agentworker.plugin.v1.Repo
+	(*RunContext)(nil),            // 5: agentworker.plugin.v1.RunContext
+	(*ChannelMessage)(nil),        // 6: agentworker.plugin.v1.ChannelMessage
+	(*Agent)(nil),                 // 7: agentworker.plugin.v1.Agent
+	(*McpServer)(nil),             // 8: agentworker.plugin.v1.McpServer
+	(*RunResponse)(nil),           // 9: agentworker.plugin.v1.RunResponse
+	(*Text)(nil),                  // 10: agentworker.plugin.v1.Text
+	(*ToolCall)(nil),              // 11: agentworker.plugin.v1.ToolCall
+	(*Usage)(nil),                 // 12: agentworker.plugin.v1.Usage
+	(*Heartbeat)(nil),             // 13: agentworker.plugin.v1.Heartbeat
+	(*Session)(nil),               // 14: agentworker.plugin.v1.Session
+	(*Error)(nil),                 // 15: agentworker.plugin.v1.Error
+	(*DocumentRef)(nil),           // 16: agentworker.plugin.v1.DocumentRef
+	(*ReadRequest)(nil),           // 17: agentworker.plugin.v1.ReadRequest
+	(*ReadResponse)(nil),          // 18: agentworker.plugin.v1.ReadResponse
+	(*WriteRequest)(nil),          // 19: agentworker.plugin.v1.WriteRequest
+	(*WriteResponse)(nil),         // 20: agentworker.plugin.v1.WriteResponse
+	(*AppendRequest)(nil),         // 21: agentworker.plugin.v1.AppendRequest
+	(*AppendResponse)(nil),        // 22: agentworker.plugin.v1.AppendResponse
+	(*CreateRequest)(nil),         // 23: agentworker.plugin.v1.CreateRequest
+	(*CreateResponse)(nil),        // 24: agentworker.plugin.v1.CreateResponse
+	(*ListRequest)(nil),           // 25: agentworker.plugin.v1.ListRequest
+	(*ListResponse)(nil),          // 26: agentworker.plugin.v1.ListResponse
+	(*DocumentInfo)(nil),          // 27: agentworker.plugin.v1.DocumentInfo
+	nil,                           // 28: agentworker.plugin.v1.RunRequest.EnvEntry
+	nil,                           // 29: agentworker.plugin.v1.McpServer.HeadersEntry
+	nil,                           // 30: agentworker.plugin.v1.McpServer.EnvEntry
+	(*timestamppb.Timestamp)(nil), // 31: google.protobuf.Timestamp
 }
 var file_agentworker_plugin_v1_plugin_proto_depIdxs = []int32{
-	6,  // 0: agentworker.plugin.v1.RunRequest.agent:type_name -> agentworker.plugin.v1.Agent
-	7,  // 1: agentworker.plugin.v1.RunRequest.daemon:type_name -> agentworker.plugin.v1.McpServer
-	7,  // 2: agentworker.plugin.v1.RunRequest.mcp_servers:type_name -> agentworker.plugin.v1.McpServer
-	27, // 3: agentworker.plugin.v1.RunRequest.env:type_name -> agentworker.plugin.v1.RunRequest.EnvEntry
-	4,  // 4: agentworker.plugin.v1.RunRequest.context:type_name -> agentworker.plugin.v1.RunContext
-	5,  // 5: agentworker.plugin.v1.RunContext.inbox:type_name -> agentworker.plugin.v1.ChannelMessage
-	5,  // 6: agentworker.plugin.v1.RunContext.recent:type_name -> agentworker.plugin.v1.ChannelMessage
-	26, // 7: agentworker.plugin.v1.RunContext.documents:type_name -> agentworker.plugin.v1.DocumentInfo
-	30, // 8: agentworker.plugin.v1.ChannelMessage.created_at:type_name -> google.protobuf.Timestamp
-	28, // 9: agentworker.plugin.v1.McpServer.headers:type_name -> agentworker.plugin.v1.McpServer.HeadersEntry
-	29, // 10: agentworker.plugin.v1.McpServer.env:type_name -> agentworker.plugin.v1.McpServer.EnvEntry
-	9,  // 11: agentworker.plugin.v1.RunResponse.text:type_name -> agentworker.plugin.v1.Text
-	10, // 12: agentworker.plugin.v1.RunResponse.tool_call:type_name -> agentworker.plugin.v1.ToolCall
-	10, // 13: agentworker.plugin.v1.RunResponse.tool_result:type_name -> agentworker.plugin.v1.ToolCall
-	11, // 14: agentworker.plugin.v1.RunResponse.usage:type_name -> agentworker.plugin.v1.Usage
-	12, // 15: agentworker.plugin.v1.RunResponse.heartbeat:type_name -> agentworker.plugin.v1.Heartbeat
-	13, // 16: agentworker.plugin.v1.RunResponse.session:type_name -> agentworker.plugin.v1.Session
-	9,  // 17: agentworker.plugin.v1.RunResponse.result:type_name -> agentworker.plugin.v1.Text
-	9,  // 18: agentworker.plugin.v1.RunResponse.log:type_name -> agentworker.plugin.v1.Text
-	14, // 19: agentworker.plugin.v1.RunResponse.error:type_name -> agentworker.plugin.v1.Error
-	9,  // 20: agentworker.plugin.v1.RunResponse.sandbox:type_name -> agentworker.plugin.v1.Text
-	9,  // 21: agentworker.plugin.v1.RunResponse.gate:type_name -> agentworker.plugin.v1.Text
-	0,  // 22: agentworker.plugin.v1.Error.class:type_name -> agentworker.plugin.v1.ErrorClass
-	15, // 23: agentworker.plugin.v1.ReadRequest.ref:type_name -> agentworker.plugin.v1.DocumentRef
-	15, // 24: agentworker.plugin.v1.WriteRequest.ref:type_name -> agentworker.plugin.v1.DocumentRef
-	15, // 25: agentworker.plugin.v1.AppendRequest.ref:type_name -> agentworker.plugin.v1.DocumentRef
-	15, // 26: agentworker.plugin.v1.CreateRequest.ref:type_name -> agentworker.plugin.v1.DocumentRef
-	26, // 27: agentworker.plugin.v1.ListResponse.documents:type_name -> agentworker.plugin.v1.DocumentInfo
-	30, // 28: agentworker.plugin.v1.DocumentInfo.updated_at:type_name -> google.protobuf.Timestamp
-	1,  // 29: agentworker.plugin.v1.InfoService.GetInfo:input_type -> agentworker.plugin.v1.GetInfoRequest
-	3,  // 30: agentworker.plugin.v1.BackendService.Run:input_type -> agentworker.plugin.v1.RunRequest
-	16, // 31: agentworker.plugin.v1.DocumentProviderService.Read:input_type -> agentworker.plugin.v1.ReadRequest
-	18, // 32: agentworker.plugin.v1.DocumentProviderService.Write:input_type -> agentworker.plugin.v1.WriteRequest
-	20, // 33: agentworker.plugin.v1.DocumentProviderService.Append:input_type -> agentworker.plugin.v1.AppendRequest
-	22, // 34: agentworker.plugin.v1.DocumentProviderService.Create:input_type -> agentworker.plugin.v1.CreateRequest
-	24, // 35: agentworker.plugin.v1.DocumentProviderService.List:input_type -> agentworker.plugin.v1.ListRequest
-	2,  // 36: agentworker.plugin.v1.InfoService.GetInfo:output_type -> agentworker.plugin.v1.GetInfoResponse
-	8,  // 37: agentworker.plugin.v1.BackendService.Run:output_type -> agentworker.plugin.v1.RunResponse
-	17, // 38: agentworker.plugin.v1.DocumentProviderService.Read:output_type -> agentworker.plugin.v1.ReadResponse
-	19, // 39: agentworker.plugin.v1.DocumentProviderService.Write:output_type -> agentworker.plugin.v1.WriteResponse
-	21, // 40: agentworker.plugin.v1.DocumentProviderService.Append:output_type -> agentworker.plugin.v1.AppendResponse
-	23, // 41: agentworker.plugin.v1.DocumentProviderService.Create:output_type -> agentworker.plugin.v1.CreateResponse
-	25, // 42: agentworker.plugin.v1.DocumentProviderService.List:output_type -> agentworker.plugin.v1.ListResponse
-	36, // [36:43] is the sub-list for method output_type
-	29, // [29:36] is the sub-list for method input_type
-	29, // [29:29] is the sub-list for extension type_name
-	29, // [29:29] is the sub-list for extension extendee
-	0,  // [0:29] is the sub-list for field type_name
+	7,  // 0: agentworker.plugin.v1.RunRequest.agent:type_name -> agentworker.plugin.v1.Agent
+	8,  // 1: agentworker.plugin.v1.RunRequest.daemon:type_name -> agentworker.plugin.v1.McpServer
+	8,  // 2: agentworker.plugin.v1.RunRequest.mcp_servers:type_name -> agentworker.plugin.v1.McpServer
+	28, // 3: agentworker.plugin.v1.RunRequest.env:type_name -> agentworker.plugin.v1.RunRequest.EnvEntry
+	5,  // 4: agentworker.plugin.v1.RunRequest.context:type_name -> agentworker.plugin.v1.RunContext
+	4,  // 5: agentworker.plugin.v1.RunRequest.repos:type_name -> agentworker.plugin.v1.Repo
+	6,  // 6: agentworker.plugin.v1.RunContext.inbox:type_name -> agentworker.plugin.v1.ChannelMessage
+	6,  // 7: agentworker.plugin.v1.RunContext.recent:type_name -> agentworker.plugin.v1.ChannelMessage
+	27, // 8: agentworker.plugin.v1.RunContext.documents:type_name -> agentworker.plugin.v1.DocumentInfo
+	31, // 9: agentworker.plugin.v1.ChannelMessage.created_at:type_name -> google.protobuf.Timestamp
+	29, // 10: agentworker.plugin.v1.McpServer.headers:type_name -> agentworker.plugin.v1.McpServer.HeadersEntry
+	30, // 11: agentworker.plugin.v1.McpServer.env:type_name -> agentworker.plugin.v1.McpServer.EnvEntry
+	10, // 12: agentworker.plugin.v1.RunResponse.text:type_name -> agentworker.plugin.v1.Text
+	11, // 13: agentworker.plugin.v1.RunResponse.tool_call:type_name -> agentworker.plugin.v1.ToolCall
+	11, // 14: agentworker.plugin.v1.RunResponse.tool_result:type_name -> agentworker.plugin.v1.ToolCall
+	12, // 15: agentworker.plugin.v1.RunResponse.usage:type_name -> agentworker.plugin.v1.Usage
+	13, // 16: agentworker.plugin.v1.RunResponse.heartbeat:type_name -> agentworker.plugin.v1.Heartbeat
+	14, // 17: agentworker.plugin.v1.RunResponse.session:type_name -> agentworker.plugin.v1.Session
+	10, // 18: agentworker.plugin.v1.RunResponse.result:type_name -> agentworker.plugin.v1.Text
+	10, // 19: agentworker.plugin.v1.RunResponse.log:type_name -> agentworker.plugin.v1.Text
+	15, // 20: agentworker.plugin.v1.RunResponse.error:type_name -> agentworker.plugin.v1.Error
+	10, // 21: agentworker.plugin.v1.RunResponse.sandbox:type_name -> agentworker.plugin.v1.Text
+	10, // 22: agentworker.plugin.v1.RunResponse.gate:type_name -> agentworker.plugin.v1.Text
+	0,  // 23: agentworker.plugin.v1.Error.class:type_name -> agentworker.plugin.v1.ErrorClass
+	16, // 24: agentworker.plugin.v1.ReadRequest.ref:type_name -> agentworker.plugin.v1.DocumentRef
+	16, // 25: agentworker.plugin.v1.WriteRequest.ref:type_name -> agentworker.plugin.v1.DocumentRef
+	16, // 26: agentworker.plugin.v1.AppendRequest.ref:type_name -> agentworker.plugin.v1.DocumentRef
+	16, // 27: agentworker.plugin.v1.CreateRequest.ref:type_name -> agentworker.plugin.v1.DocumentRef
+	27, // 28: agentworker.plugin.v1.ListResponse.documents:type_name -> agentworker.plugin.v1.DocumentInfo
+	31, // 29: agentworker.plugin.v1.DocumentInfo.updated_at:type_name -> google.protobuf.Timestamp
+	1,  // 30: agentworker.plugin.v1.InfoService.GetInfo:input_type -> agentworker.plugin.v1.GetInfoRequest
+	3,  // 31: agentworker.plugin.v1.BackendService.Run:input_type -> agentworker.plugin.v1.RunRequest
+	17, // 32: agentworker.plugin.v1.DocumentProviderService.Read:input_type -> agentworker.plugin.v1.ReadRequest
+	19, // 33: agentworker.plugin.v1.DocumentProviderService.Write:input_type -> agentworker.plugin.v1.WriteRequest
+	21, // 34: agentworker.plugin.v1.DocumentProviderService.Append:input_type -> agentworker.plugin.v1.AppendRequest
+	23, // 35: agentworker.plugin.v1.DocumentProviderService.Create:input_type -> agentworker.plugin.v1.CreateRequest
+	25, // 36: agentworker.plugin.v1.DocumentProviderService.List:input_type -> agentworker.plugin.v1.ListRequest
+	2,  // 37: agentworker.plugin.v1.InfoService.GetInfo:output_type -> agentworker.plugin.v1.GetInfoResponse
+	9,  // 38: agentworker.plugin.v1.BackendService.Run:output_type -> agentworker.plugin.v1.RunResponse
+	18, // 39: agentworker.plugin.v1.DocumentProviderService.Read:output_type -> agentworker.plugin.v1.ReadResponse
+	20, // 40: agentworker.plugin.v1.DocumentProviderService.Write:output_type -> agentworker.plugin.v1.WriteResponse
+	22, // 41: agentworker.plugin.v1.DocumentProviderService.Append:output_type -> agentworker.plugin.v1.AppendResponse
+	24, // 42: agentworker.plugin.v1.DocumentProviderService.Create:output_type -> agentworker.plugin.v1.CreateResponse
+	26, // 43: agentworker.plugin.v1.DocumentProviderService.List:output_type -> agentworker.plugin.v1.ListResponse
+	37, // [37:44] is the sub-list for method output_type
+	30, // [30:37] is the sub-list for method input_type
+	30, // [30:30] is the sub-list for extension type_name
+	30, // [30:30] is the sub-list for extension extendee
+	0,  // [0:30] is the sub-list for field type_name
 }
 
 func init() { file_agentworker_plugin_v1_plugin_proto_init() }
@@ -2216,7 +2296,7 @@ func file_agentworker_plugin_v1_plugin_proto_init() {
 	if File_agentworker_plugin_v1_plugin_proto != nil {
 		return
 	}
-	file_agentworker_plugin_v1_plugin_proto_msgTypes[7].OneofWrappers = []any{
+	file_agentworker_plugin_v1_plugin_proto_msgTypes[8].OneofWrappers = []any{
 		(*RunResponse_Text)(nil),
 		(*RunResponse_ToolCall)(nil),
 		(*RunResponse_ToolResult)(nil),
@@ -2229,14 +2309,14 @@ func file_agentworker_plugin_v1_plugin_proto_init() {
 		(*RunResponse_Sandbox)(nil),
 		(*RunResponse_Gate)(nil),
 	}
-	file_agentworker_plugin_v1_plugin_proto_msgTypes[9].OneofWrappers = []any{}
+	file_agentworker_plugin_v1_plugin_proto_msgTypes[10].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agentworker_plugin_v1_plugin_proto_rawDesc), len(file_agentworker_plugin_v1_plugin_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   29,
+			NumMessages:   30,
 			NumExtensions: 0,
 			NumServices:   3,
 		},
