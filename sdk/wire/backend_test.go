@@ -117,7 +117,7 @@ func TestRequestToProtoFields(t *testing.T) {
 		},
 		WorkDir: "/tmp/run-42", ProjectDir: "/src/project", ResumeSession: "sess-1", StateDir: "/home/u/.agent-worker/state/x",
 		Repos: []*pluginv1.Repo{{Name: "lib", Path: "/src/lib"}, {Name: "app", Path: "/wt/app", Write: true}},
-		Env: map[string]string{"GIT_AUTHOR_NAME": "alice", "EMPTY": ""},
+		Env:   map[string]string{"GIT_AUTHOR_NAME": "alice", "EMPTY": ""},
 		Context: &pluginv1.RunContext{
 			Inbox: []*pluginv1.ChannelMessage{{Seq: 7, Id: "msg_7", Workflow: "review", Tag: "pr-7", From: "bob", Content: "@alice look",
 				Kind: "message", Mentions: []string{"alice"}, CreatedAt: timestamppb.New(time.Date(2026, 1, 2, 3, 4, 5, 6, time.Local))}},
