@@ -25,8 +25,11 @@ const MaxQueueOutput = 64 << 10
 // QueueEntry is one integrate request waiting for, or done with, the
 // merge queue of Workflow:Tag's Base branch.
 type QueueEntry struct {
-	ID                   string
-	Workflow, Tag, Base  string
+	ID                  string
+	Workflow, Tag, Base string
+	// Repo is the workspace repository whose queue it is in ("" for the
+	// workflow's own).
+	Repo                 string
 	Agent, Branch, By    string
 	State                tools.QueueState
 	Seq                  int64
@@ -44,10 +47,13 @@ type QueueEntry struct {
 func (e QueueEntry) Key() AgentKey { return AgentKey{Workflow: e.Workflow, Tag: e.Tag, Name: e.Agent} }
 
 // Queue is the entry's queue.
-func (e QueueEntry) Queue() QueueKey { return QueueKey{Workflow: e.Workflow, Tag: e.Tag, Base: e.Base} }
+func (e QueueEntry) Queue() QueueKey {
+	return QueueKey{Workflow: e.Workflow, Tag: e.Tag, Repo: e.Repo, Base: e.Base}
+}
 
-// QueueKey names one merge queue: a workflow instance's base branch.
-type QueueKey struct{ Workflow, Tag, Base string }
+// QueueKey names one merge queue: a base branch of a workflow instance's
+// repository (Repo "" for its own, else one of workspace.repos).
+type QueueKey struct{ Workflow, Tag, Repo, Base string }
 
 // Scope is the queue's workflow:tag.
 func (k QueueKey) Scope() Scope { return Scope{Workflow: k.Workflow, Tag: k.Tag} }
@@ -64,7 +70,7 @@ type QueueCheck struct {
 }
 
 const queueColumns = `id, workflow, tag, base, agent, branch, requested_by, state, seq, head, base_commit, commit_sha,
-	command, output, reason, files_json, attempts, created_at, started_at, ended_at`
+	command, output, reason, files_json, attempts, created_at, started_at, ended_at, repo`
 
 func scanQueueEntry(s row) (QueueEntry, error) {
 	e := QueueEntry{ID: s.ColumnText(0), Workflow: s.ColumnText(1), Tag: s.ColumnText(2), Base: s.ColumnText(3),
@@ -78,6 +84,7 @@ func scanQueueEntry(s row) (QueueEntry, error) {
 	if ms := s.ColumnInt64(19); ms != 0 {
 		e.EndedAt = fromMs(ms)
 	}
+	e.Repo = s.ColumnText(20)
 	err := json.Unmarshal([]byte(s.ColumnText(15)), &e.Files)
 	return e, err
 }
@@ -91,9 +98,9 @@ func (db *DB) Enqueue(ctx context.Context, e QueueEntry) (QueueEntry, int, error
 	ahead := 0
 	err := db.write(ctx, func(conn querier) error {
 		var dup *QueueEntry
-		err := conn.execute(`SELECT `+queueColumns+` FROM merge_queue WHERE workflow = ? AND tag = ? AND base = ? AND branch = ?
+		err := conn.execute(`SELECT `+queueColumns+` FROM merge_queue WHERE workflow = ? AND tag = ? AND repo = ? AND base = ? AND branch = ?
 			AND state IN ('queued', 'checking', 'landing') ORDER BY seq LIMIT 1`,
-			&execOptions{Args: []any{e.Workflow, e.Tag, e.Base, e.Branch}, ResultFunc: func(s row) error {
+			&execOptions{Args: []any{e.Workflow, e.Tag, e.Repo, e.Base, e.Branch}, ResultFunc: func(s row) error {
 				d, err := scanQueueEntry(s)
 				dup = &d
 				return err
@@ -113,9 +120,9 @@ func (db *DB) Enqueue(ctx context.Context, e QueueEntry) (QueueEntry, int, error
 		now := db.nowMs()
 		e.ID, e.Seq, e.State, e.Files, e.CreatedAt = "mq-"+strconv.Itoa(n), int64(n), tools.QueueQueued, []string{}, fromMs(now)
 		e.Attempts, e.StartedAt, e.EndedAt = 0, time.Time{}, time.Time{}
-		err = conn.execute(`INSERT INTO merge_queue (id, workflow, tag, base, agent, branch, requested_by, state, seq, head, created_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			&execOptions{Args: []any{e.ID, e.Workflow, e.Tag, e.Base, e.Agent, e.Branch, e.By, string(e.State), e.Seq, e.Head, now}})
+		err = conn.execute(`INSERT INTO merge_queue (id, workflow, tag, base, agent, branch, requested_by, state, seq, head, created_at, repo)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			&execOptions{Args: []any{e.ID, e.Workflow, e.Tag, e.Base, e.Agent, e.Branch, e.By, string(e.State), e.Seq, e.Head, now, e.Repo}})
 		if err != nil {
 			return err
 		}
@@ -127,8 +134,8 @@ func (db *DB) Enqueue(ctx context.Context, e QueueEntry) (QueueEntry, int, error
 
 // queueAhead counts the pending entries of e's queue before it.
 func queueAhead(conn querier, e QueueEntry) (int, error) {
-	return count(conn, `SELECT COUNT(*) FROM merge_queue WHERE workflow = ? AND tag = ? AND base = ?
-		AND state IN ('queued', 'checking', 'landing') AND seq < ?`, e.Workflow, e.Tag, e.Base, e.Seq)
+	return count(conn, `SELECT COUNT(*) FROM merge_queue WHERE workflow = ? AND tag = ? AND repo = ? AND base = ?
+		AND state IN ('queued', 'checking', 'landing') AND seq < ?`, e.Workflow, e.Tag, e.Repo, e.Base, e.Seq)
 }
 
 // GetQueueEntry returns one entry with its check runs; an unknown id is
@@ -187,8 +194,8 @@ func (db *DB) ListQueue(ctx context.Context, f QueueFilter) ([]QueueEntry, error
 		args = append(args, f.Scope.Workflow, f.Scope.Tag)
 	}
 	if f.Queue != nil {
-		where += " AND workflow = ? AND tag = ? AND base = ?"
-		args = append(args, f.Queue.Workflow, f.Queue.Tag, f.Queue.Base)
+		where += " AND workflow = ? AND tag = ? AND repo = ? AND base = ?"
+		args = append(args, f.Queue.Workflow, f.Queue.Tag, f.Queue.Repo, f.Queue.Base)
 	}
 	limit := f.Limit
 	if limit <= 0 {
@@ -219,9 +226,9 @@ func (db *DB) PendingQueues(ctx context.Context) ([]QueueKey, error) {
 	var out []QueueKey
 	err := db.read(ctx, func(conn querier) error {
 		out = out[:0]
-		return conn.execute(`SELECT workflow, tag, base, MIN(seq) FROM merge_queue WHERE state IN ('queued', 'checking', 'landing')
-			GROUP BY workflow, tag, base ORDER BY MIN(seq)`, &execOptions{ResultFunc: func(s row) error {
-			out = append(out, QueueKey{Workflow: s.ColumnText(0), Tag: s.ColumnText(1), Base: s.ColumnText(2)})
+		return conn.execute(`SELECT workflow, tag, repo, base, MIN(seq) FROM merge_queue WHERE state IN ('queued', 'checking', 'landing')
+			GROUP BY workflow, tag, repo, base ORDER BY MIN(seq)`, &execOptions{ResultFunc: func(s row) error {
+			out = append(out, QueueKey{Workflow: s.ColumnText(0), Tag: s.ColumnText(1), Repo: s.ColumnText(2), Base: s.ColumnText(3)})
 			return nil
 		}})
 	})
@@ -263,15 +270,15 @@ func (db *DB) TakeBatch(ctx context.Context, q QueueKey, n int) ([]QueueEntry, e
 	var out []QueueEntry
 	err := db.write(ctx, func(conn querier) error {
 		out = out[:0]
-		busy, err := count(conn, `SELECT COUNT(*) FROM merge_queue WHERE workflow = ? AND tag = ? AND base = ? AND state IN ('checking', 'landing')`,
-			q.Workflow, q.Tag, q.Base)
+		busy, err := count(conn, `SELECT COUNT(*) FROM merge_queue WHERE workflow = ? AND tag = ? AND repo = ? AND base = ? AND state IN ('checking', 'landing')`,
+			q.Workflow, q.Tag, q.Repo, q.Base)
 		if err != nil || busy > 0 {
 			return err
 		}
 		now := db.nowMs()
 		return conn.execute(`UPDATE merge_queue SET state = 'checking', attempts = attempts + 1, started_at = ?
-			WHERE id IN (SELECT id FROM merge_queue WHERE workflow = ? AND tag = ? AND base = ? AND state = 'queued' ORDER BY seq LIMIT ? + 0)
-			RETURNING `+queueColumns, &execOptions{Args: []any{now, q.Workflow, q.Tag, q.Base, n}, ResultFunc: func(s row) error {
+			WHERE id IN (SELECT id FROM merge_queue WHERE workflow = ? AND tag = ? AND repo = ? AND base = ? AND state = 'queued' ORDER BY seq LIMIT ? + 0)
+			RETURNING `+queueColumns, &execOptions{Args: []any{now, q.Workflow, q.Tag, q.Repo, q.Base, n}, ResultFunc: func(s row) error {
 			e, err := scanQueueEntry(s)
 			out = append(out, e)
 			return err

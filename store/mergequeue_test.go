@@ -108,3 +108,36 @@ func TestMergeQueueLifecycle(t *testing.T) {
 		t.Errorf("pending list = %+v, %v", pending, err)
 	}
 }
+
+// Each repository of a workspace has its own queue: the same branch name
+// in another repository is another entry, taken in a batch of its own.
+func TestMergeQueuePerRepository(t *testing.T) {
+	t.Parallel()
+	db := openTest(t)
+	ctx := t.Context()
+	createTeam(t, db, Scope{"team", "t"}, "alice")
+	own, err1 := enqueueIn(db, t, "")
+	lib, err2 := enqueueIn(db, t, "lib")
+	if err1 != nil || err2 != nil || lib.Repo != "lib" || own.Repo != "" {
+		t.Fatalf("the same branch in two repositories: %+v %v, %+v %v", own, err1, lib, err2)
+	}
+	if _, err := enqueueIn(db, t, "lib"); contract.ErrorCode(err) != contract.CodeConflict {
+		t.Errorf("the branch again in lib's queue: %v, want a conflict", err)
+	}
+	qs, err := db.PendingQueues(ctx)
+	if err != nil || len(qs) != 2 || qs[0].Repo != "" || qs[1].Repo != "lib" {
+		t.Fatalf("pending queues = %+v, %v", qs, err)
+	}
+	batch, err := db.TakeBatch(ctx, qs[1], 4)
+	if err != nil || len(batch) != 1 || batch[0].ID != lib.ID {
+		t.Fatalf("lib's batch = %+v, %v", batch, err)
+	}
+	if got, err := db.ListQueue(ctx, QueueFilter{Queue: &qs[0]}); err != nil || len(got) != 1 || got[0].ID != own.ID {
+		t.Errorf("the workflow's own queue = %+v, %v", got, err)
+	}
+}
+
+func enqueueIn(db *DB, t *testing.T, repo string) (QueueEntry, error) {
+	e, _, err := db.Enqueue(t.Context(), QueueEntry{Workflow: "team", Tag: "t", Repo: repo, Base: "main", Agent: "alice", Branch: "aw/team/t/alice", By: "alice"})
+	return e, err
+}

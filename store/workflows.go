@@ -47,6 +47,9 @@ type Workflow struct {
 	// WorkspaceRepo and WorkspaceBase are a git workspace's repository
 	// (its top-level directory) and base branch; both "" without one.
 	WorkspaceRepo, WorkspaceBase string
+	// Repos are the workspace's named repositories (workspace.repos) as
+	// resolved when the workflow loaded; nil without any.
+	Repos []WorkspaceRepo
 	// PendingYAML is a version of the file that widens what its runs may
 	// do (workflow.Widens), held until the owner accepts it, "" when none
 	// waits; PendingReasons say how it widens, PendingAt when it was
@@ -62,7 +65,7 @@ type Workflow struct {
 
 const workflowColumns = `name, tag, source_path, config_yaml, state, error, created_at, updated_at,
 	workdir, docs_provider, docs_owner, long_message_chars, docs_dir, params_json, vars_json, started_at, loop_guard,
-	workspace_repo, workspace_base, owner`
+	workspace_repo, workspace_base, owner, workspace_repos_json`
 
 // workflowSelect is workflowColumns and what only reads need: the edit
 // waiting for its owner.
@@ -79,11 +82,16 @@ func scanWorkflow(s row) (Workflow, error) {
 		Params: decodeStrings(s.ColumnText(13)), Vars: decodeStrings(s.ColumnText(14)),
 		StartedAt: fromMs(s.ColumnInt64(15)), LoopGuard: s.ColumnInt(16),
 		WorkspaceRepo: s.ColumnText(17), WorkspaceBase: s.ColumnText(18), Owner: s.ColumnText(19),
-		PendingYAML: s.ColumnText(20),
+		PendingYAML: s.ColumnText(21),
+	}
+	if raw := s.ColumnText(20); raw != "" && raw != "[]" {
+		if err := json.Unmarshal([]byte(raw), &w.Repos); err != nil {
+			return w, contract.Errorf(contract.CodeInternal, "workflow %q in the database: workspace repositories: %w", workflowID(w.Name, w.Tag), err)
+		}
 	}
 	if w.PendingYAML != "" {
-		_ = json.Unmarshal([]byte(s.ColumnText(21)), &w.PendingReasons)
-		w.PendingAt = fromMs(s.ColumnInt64(22))
+		_ = json.Unmarshal([]byte(s.ColumnText(22)), &w.PendingReasons)
+		w.PendingAt = fromMs(s.ColumnInt64(23))
 	}
 	state, err := contract.ParseWorkflowState(s.ColumnText(4))
 	if err != nil {
@@ -113,10 +121,10 @@ func (db *DB) CreateWorkflow(ctx context.Context, w Workflow) (Workflow, error) 
 	var stored Workflow
 	err := db.write(ctx, func(conn querier) error {
 		now := db.nowMs()
-		err := conn.execute(`INSERT INTO workflows (`+workflowColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		err := conn.execute(`INSERT INTO workflows (`+workflowColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			&execOptions{Args: []any{w.Name, w.Tag, w.SourcePath, w.ConfigYAML, w.State, w.Error, now, now,
 				w.Workdir, w.DocsProvider, w.DocsOwner, w.LongMessageChars, w.DocsDir, encodeStrings(w.Params), encodeStrings(w.Vars), now, w.LoopGuard,
-				w.WorkspaceRepo, w.WorkspaceBase, db.daemon}})
+				w.WorkspaceRepo, w.WorkspaceBase, db.daemon, encodeRepos(w.Repos)}})
 		if isConflict(err) {
 			return contract.Errorf(contract.CodeConflict, "workflow %q already exists", workflowID(w.Name, w.Tag))
 		}
@@ -267,22 +275,23 @@ func (db *DB) SaveWorkflow(ctx context.Context, w Workflow) (Workflow, error) {
 		// A reload (StartedAt zero) keeps a paused or over-budget workflow
 		// so: an edit of the file is not a resume. A start takes ownership
 		// (this daemon watches the file from now on); a reload keeps it.
-		err := conn.execute(`INSERT INTO workflows (`+workflowColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		err := conn.execute(`INSERT INTO workflows (`+workflowColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (name, tag) DO UPDATE SET
-			started_at = CASE WHEN ?21 THEN excluded.started_at ELSE workflows.started_at END, source_path = excluded.source_path, config_yaml = excluded.config_yaml,
-			state = CASE WHEN NOT ?21 AND workflows.state IN ('paused', 'over_budget') THEN workflows.state ELSE excluded.state END,
-			error = CASE WHEN NOT ?21 AND workflows.state IN ('paused', 'over_budget') THEN workflows.error ELSE excluded.error END,
-			agent_streak = CASE WHEN ?21 THEN 0 ELSE workflows.agent_streak END, loop_guard = excluded.loop_guard,
+			started_at = CASE WHEN ?22 THEN excluded.started_at ELSE workflows.started_at END, source_path = excluded.source_path, config_yaml = excluded.config_yaml,
+			state = CASE WHEN NOT ?22 AND workflows.state IN ('paused', 'over_budget') THEN workflows.state ELSE excluded.state END,
+			error = CASE WHEN NOT ?22 AND workflows.state IN ('paused', 'over_budget') THEN workflows.error ELSE excluded.error END,
+			agent_streak = CASE WHEN ?22 THEN 0 ELSE workflows.agent_streak END, loop_guard = excluded.loop_guard,
 			updated_at = excluded.updated_at, workdir = excluded.workdir,
 			docs_provider = excluded.docs_provider, docs_owner = excluded.docs_owner,
 			long_message_chars = excluded.long_message_chars, docs_dir = excluded.docs_dir,
 			params_json = excluded.params_json, vars_json = excluded.vars_json,
 			workspace_repo = excluded.workspace_repo, workspace_base = excluded.workspace_base,
-			owner = CASE WHEN ?21 THEN excluded.owner ELSE workflows.owner END,
+			workspace_repos_json = excluded.workspace_repos_json,
+			owner = CASE WHEN ?22 THEN excluded.owner ELSE workflows.owner END,
 			pending_yaml = '', pending_reasons = '[]', pending_at = 0`,
 			&execOptions{Args: []any{w.Name, w.Tag, w.SourcePath, w.ConfigYAML, w.State, w.Error, now, now,
 				w.Workdir, w.DocsProvider, w.DocsOwner, w.LongMessageChars, w.DocsDir, encodeStrings(w.Params), encodeStrings(w.Vars),
-				started, w.LoopGuard, w.WorkspaceRepo, w.WorkspaceBase, db.daemon, !w.StartedAt.IsZero()}})
+				started, w.LoopGuard, w.WorkspaceRepo, w.WorkspaceBase, db.daemon, encodeRepos(w.Repos), !w.StartedAt.IsZero()}})
 		if err != nil {
 			return err
 		}
@@ -290,6 +299,36 @@ func (db *DB) SaveWorkflow(ctx context.Context, w Workflow) (Workflow, error) {
 		return err
 	})
 	return stored, err
+}
+
+// WorkspaceRepo is one repository of a workflow's workspace.repos as the
+// daemon resolved it: Path is absolute; a git one (Git) has its
+// repository's top-level directory (Top) and base branch.
+type WorkspaceRepo struct {
+	Name  string `json:"name"`
+	Path  string `json:"path"`
+	Write bool   `json:"write,omitempty"`
+	Git   bool   `json:"git,omitempty"`
+	Top   string `json:"top,omitempty"`
+	Base  string `json:"base,omitempty"`
+}
+
+// Repo is the repository of w named name, or nil.
+func (w Workflow) Repo(name string) *WorkspaceRepo {
+	for i := range w.Repos {
+		if w.Repos[i].Name == name {
+			return &w.Repos[i]
+		}
+	}
+	return nil
+}
+
+func encodeRepos(rs []WorkspaceRepo) string {
+	if len(rs) == 0 {
+		return "[]"
+	}
+	b, _ := json.Marshal(rs)
+	return string(b)
 }
 
 func encodeStrings(m map[string]string) string {

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -115,13 +116,18 @@ func TestSaveWorkflowAndUpdateAgent(t *testing.T) {
 	}
 	w.State, w.DocsOwner, w.Params = "stopped", "lead", map[string]string{"pr": "8"}
 	w.WorkspaceRepo, w.WorkspaceBase = "/a", "dev"
+	w.Repos = []WorkspaceRepo{{Name: "lib", Path: "/lib"}, {Name: "app", Path: "/app", Write: true, Git: true, Top: "/app", Base: "main"}}
 	got, err := db.SaveWorkflow(ctx, w)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got.State != "stopped" || got.DocsOwner != "lead" || got.Params["pr"] != "8" || got.Vars["sha"] != "abc" ||
-		got.WorkspaceRepo != "/a" || got.WorkspaceBase != "dev" {
+		got.WorkspaceRepo != "/a" || got.WorkspaceBase != "dev" || !slices.Equal(got.Repos, w.Repos) || got.Repo("app").Base != "main" {
 		t.Errorf("after the second save: %+v", got)
+	}
+	w.Repos = nil
+	if got, err := db.SaveWorkflow(ctx, w); err != nil || got.Repos != nil {
+		t.Errorf("repos removed by a reload: %+v, %v", got.Repos, err)
 	}
 	if _, err := db.CreateAgent(ctx, Agent{Name: "a", Workflow: "review", Tag: "pr-1", Backend: "mock", System: "old"}); err != nil {
 		t.Fatal(err)
