@@ -301,6 +301,14 @@ func (db *DB) SaveWorkflow(ctx context.Context, w Workflow) (Workflow, error) {
 	return stored, err
 }
 
+// Workspace is a workflow's workspace as the daemon resolved it when the
+// workflow loaded: the top-level directory and base branch of its own git
+// worktrees ("" for both without), and its named repositories.
+type Workspace struct {
+	Repo, Base string
+	Repos      []WorkspaceRepo
+}
+
 // WorkspaceRepo is one repository of a workflow's workspace.repos as the
 // daemon resolved it: Path is absolute; a git one (Git) has its
 // repository's top-level directory (Top) and base branch.

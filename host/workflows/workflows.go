@@ -51,9 +51,10 @@ type Triggers interface {
 // one outside a repository or with a missing base, and tidies the
 // worktrees of agents that stopped (host/worktrees).
 type Worktrees interface {
-	// Check resolves inst's workspace (the zero value without one);
-	// keepBase is the base a reload keeps when the file names none.
-	Check(ctx context.Context, inst *workflow.Instance, keepBase string) (repo, base string, err error)
+	// Check resolves inst's workspace (the zero value without one); cur
+	// is the workflow as it runs (zero on a start), whose bases a reload
+	// keeps where the file names none.
+	Check(ctx context.Context, inst *workflow.Instance, cur store.Workflow) (store.Workspace, error)
 	// Release removes the worktrees of scope's stopped agents whose work
 	// is merged, and keeps the others.
 	Release(ctx context.Context, scope store.Scope)
@@ -429,7 +430,7 @@ func (ws *Manager) apply(ctx context.Context, inst *workflow.Instance, content [
 	if err := ws.checkNotify(inst); err != nil {
 		return err
 	}
-	repo, base, err := ws.checkWorkspace(ctx, inst, started.IsZero())
+	wsp, err := ws.checkWorkspace(ctx, inst, started.IsZero())
 	if err != nil {
 		return err
 	}
@@ -441,7 +442,7 @@ func (ws *Manager) apply(ctx context.Context, inst *workflow.Instance, content [
 		_, err = ws.db.SaveWorkflow(ctx, store.Workflow{Name: inst.Name, Tag: inst.Tag, SourcePath: inst.Path,
 			ConfigYAML: string(content), State: state, Workdir: inst.Dir, DocsDir: inst.Context.DocsDir,
 			DocsProvider: inst.Context.Documents, DocsOwner: inst.Context.DocumentOwner, LongMessageChars: inst.Context.LongMessageChars, LoopGuard: inst.LoopGuard,
-			Params: vars.Params, Vars: vars.Setup, StartedAt: started, WorkspaceRepo: repo, WorkspaceBase: base})
+			Params: vars.Params, Vars: vars.Setup, StartedAt: started, WorkspaceRepo: wsp.Repo, WorkspaceBase: wsp.Base, Repos: wsp.Repos})
 	}
 	ws.docsMu.Unlock()
 	if err != nil {
@@ -511,23 +512,24 @@ func (ws *Manager) apply(ctx context.Context, inst *workflow.Instance, content [
 	return ws.applyBudgets(ctx, inst)
 }
 
-// checkWorkspace resolves inst's git workspace (repository and base
-// branch), refusing it at its line when it cannot work. A reload keeps the
-// base the workflow has when the file names none.
-func (ws *Manager) checkWorkspace(ctx context.Context, inst *workflow.Instance, reload bool) (repo, base string, err error) {
+// checkWorkspace resolves inst's workspace (its git repository and base
+// branch, its named repositories), refusing it at its line when it cannot
+// work. A reload keeps the bases the workflow has when the file names
+// none.
+func (ws *Manager) checkWorkspace(ctx context.Context, inst *workflow.Instance, reload bool) (store.Workspace, error) {
 	if inst.Workspace == nil {
-		return "", "", nil
+		return store.Workspace{}, nil
 	}
 	if ws.worktrees == nil {
-		return "", "", api.Errorf(api.CodeInvalid, "%s:%d: workspace: this daemon was built without git worktrees: remove workspace:", inst.Path, inst.Workspace.Line)
+		return store.Workspace{}, api.Errorf(api.CodeInvalid, "%s:%d: workspace: this daemon was built without git worktrees: remove workspace:", inst.Path, inst.Workspace.Line)
 	}
-	keep := ""
+	var cur store.Workflow
 	if reload {
-		if cur, err := ws.db.GetWorkflow(ctx, inst.Name, inst.Tag); err == nil {
-			keep = cur.WorkspaceBase
+		if wf, err := ws.db.GetWorkflow(ctx, inst.Name, inst.Tag); err == nil {
+			cur = wf
 		}
 	}
-	return ws.worktrees.Check(ctx, inst, keep)
+	return ws.worktrees.Check(ctx, inst, cur)
 }
 
 // release has the worktrees of scope's stopped agents tidied; callers

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 
 	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/store"
 	"github.com/agent-worker/agent-worker/workflow"
 )
 
@@ -18,67 +20,108 @@ var minGit = [2]int{2, 38}
 
 var gitVersionRE = regexp.MustCompile(`git version (\d+)\.(\d+)`)
 
-// repoBase is a workflow's git workspace as the daemon keeps it: the
-// repository's top-level directory and the base branch, resolved.
-type repoBase struct {
-	Repo, Base string
-}
-
-// Check resolves inst's workspace when the workflow starts or reloads: its
-// repository and base branch, or "" for both without one. See resolve.
-func (s *Service) Check(ctx context.Context, inst *workflow.Instance, keepBase string) (repo, base string, err error) {
-	ws, err := resolve(ctx, inst, keepBase)
-	return ws.Repo, ws.Base, err
-}
-
-// resolve resolves inst's workspace when the workflow starts or reloads, and
-// refuses it at the file's workspace: line when the workflow's directory
-// is not in a git repository, the base branch does not exist (or, with no
-// base:, no branch is checked out), or git is missing or too old. keepBase
-// is the base a running workflow already has: a reload whose file names
-// none keeps it, rather than following whatever the user has checked out
-// now. A workflow without a workspace gives the zero repoBase.
-func resolve(ctx context.Context, inst *workflow.Instance, keepBase string) (repoBase, error) {
+// Check resolves inst's workspace when the workflow starts or reloads, and
+// refuses it at the file's line when the workflow's directory is not in a
+// git repository, a base branch does not exist (or, with no base:, no
+// branch is checked out), a repository's directory is missing, two git
+// repositories are one, or git is missing or too old. cur is the workflow
+// as it runs (zero on a start): a reload whose file names no base keeps
+// the one each repository has, rather than following whatever the user
+// has checked out now. A workflow without a workspace gives the zero
+// Workspace.
+func (s *Service) Check(ctx context.Context, inst *workflow.Instance, cur store.Workflow) (store.Workspace, error) {
 	ws := inst.Workspace
 	if ws == nil {
-		return repoBase{}, nil
+		return store.Workspace{}, nil
 	}
-	at := fmt.Sprintf("%s:%d: workspace", inst.Path, ws.Line)
-	if err := checkVersion(ctx, inst.Dir); err != nil {
-		return repoBase{}, api.Errorf(api.CodeInvalid, "%s: %w", at, err)
+	var out store.Workspace
+	if ws.Worktrees() {
+		if err := checkVersion(ctx, inst.Dir); err != nil {
+			return store.Workspace{}, api.Errorf(api.CodeInvalid, "%s:%d: workspace: %w", inst.Path, ws.Line, err)
+		}
 	}
-	top, err := git(ctx, inst.Dir, "rev-parse", "--show-toplevel")
+	if ws.Git == workflow.GitWorktree {
+		at := fmt.Sprintf("%s:%d: workspace", inst.Path, ws.Line)
+		top, base, err := resolveGit(ctx, at, inst.Dir, ws.Base, cur.WorkspaceBase, "workspace: {git: worktree, base: main}", "workspace:")
+		if err != nil {
+			return store.Workspace{}, err
+		}
+		out.Repo, out.Base = top, base
+	}
+	tops := map[string]string{}
+	if out.Repo != "" {
+		tops[out.Repo] = "the workflow's own"
+	}
+	for _, r := range ws.Repos {
+		at := fmt.Sprintf("%s:%d: workspace repository %s", inst.Path, r.Line, r.Name)
+		dir := r.Path
+		if !filepath.IsAbs(dir) {
+			dir = filepath.Join(inst.Dir, dir)
+		}
+		dir = filepath.Clean(dir)
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+			return store.Workspace{}, api.Errorf(api.CodeInvalid, "%s: %s is not a directory: create it, or correct the path", at, dir)
+		}
+		wr := store.WorkspaceRepo{Name: r.Name, Path: dir, Write: r.Write}
+		if r.Git == workflow.GitWorktree {
+			keep := ""
+			if old := cur.Repo(r.Name); old != nil {
+				keep = old.Base
+			}
+			top, base, err := resolveGit(ctx, at, dir, r.Base, keep, r.Name+": {path: "+r.Path+", git: worktree, base: main}", "its git: worktree")
+			if err != nil {
+				return store.Workspace{}, err
+			}
+			if other, ok := tops[top]; ok {
+				return store.Workspace{}, api.Errorf(api.CodeInvalid, "%s: %s is the same git repository as %s (%s): an agent has one worktree of a repository; name it once", at, dir, other, top)
+			}
+			tops[top] = "repository " + r.Name
+			wr.Git, wr.Top, wr.Base = true, top, base
+		}
+		out.Repos = append(out.Repos, wr)
+	}
+	if ws.Worktrees() {
+		for _, a := range inst.Agents {
+			if err := workflow.CheckBranchName(workflow.BranchName(inst.Name, inst.Tag, a.Name)); err != nil {
+				return store.Workspace{}, api.Errorf(api.CodeInvalid, "%s:%d: workspace: agent %s's branch: %w; rename the workflow or the tag", inst.Path, ws.Line, a.Name, err)
+			}
+		}
+	}
+	return out, nil
+}
+
+// resolveGit finds the git repository dir is in and the base branch its
+// worktrees start from: base as the file names it, else keep (what the
+// running workflow has), else the branch checked out there. at starts
+// each error; example is what the file could say, remove what the user
+// could remove instead.
+func resolveGit(ctx context.Context, at, dir, base, keep, example, remove string) (top, resolved string, err error) {
+	top, err = git(ctx, dir, "rev-parse", "--show-toplevel")
 	if err != nil || top == "" {
-		return repoBase{}, api.Errorf(api.CodeInvalid, "%s: git needs a git repository: %s is not one; run git init or remove workspace:", at, inst.Dir)
+		return "", "", api.Errorf(api.CodeInvalid, "%s: git needs a git repository: %s is not one; run git init or remove %s", at, dir, remove)
 	}
 	top = filepath.Clean(top)
-	base := ws.Base
 	if base == "" {
-		base = keepBase
+		base = keep
 	}
 	if base == "" {
 		cur, err := git(ctx, top, "symbolic-ref", "--quiet", "--short", "HEAD")
 		if err != nil || cur == "" {
-			return repoBase{}, api.Errorf(api.CodeInvalid, "%s: %s has no branch checked out (a detached HEAD), so there is no current branch to start from: name one, e.g. workspace: {git: worktree, base: main}", at, top)
+			return "", "", api.Errorf(api.CodeInvalid, "%s: %s has no branch checked out (a detached HEAD), so there is no current branch to start from: name one, e.g. %s", at, top, example)
 		}
 		base = cur
 	}
 	if err := workflow.CheckBranchName(base); err != nil {
-		return repoBase{}, api.Errorf(api.CodeInvalid, "%s: base: %w", at, err)
+		return "", "", api.Errorf(api.CodeInvalid, "%s: base: %w", at, err)
 	}
 	head, err := revParse(ctx, top, branchRef(base))
 	if err != nil {
-		return repoBase{}, api.Errorf(api.CodeInvalid, "%s: %w", at, err)
+		return "", "", api.Errorf(api.CodeInvalid, "%s: %w", at, err)
 	}
 	if head == "" {
-		return repoBase{}, api.Errorf(api.CodeInvalid, "%s: base branch %s does not exist in %s (or has no commit yet): create it, or name another with base: (git branch lists them)", at, base, top)
+		return "", "", api.Errorf(api.CodeInvalid, "%s: base branch %s does not exist in %s (or has no commit yet): create it, or name another with base: (git branch lists them)", at, base, top)
 	}
-	for _, a := range inst.Agents {
-		if err := workflow.CheckBranchName(workflow.BranchName(inst.Name, inst.Tag, a.Name)); err != nil {
-			return repoBase{}, api.Errorf(api.CodeInvalid, "%s: agent %s's branch: %w; rename the workflow or the tag", at, a.Name, err)
-		}
-	}
-	return repoBase{Repo: top, Base: base}, nil
+	return top, base, nil
 }
 
 // checkVersion refuses a git without merge-tree --write-tree.

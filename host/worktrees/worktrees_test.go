@@ -396,6 +396,9 @@ func TestResolve(t *testing.T) {
 			Agents: []workflow.Agent{{Name: "alice"}}, Workspace: &workflow.Workspace{Git: workflow.GitWorktree, Base: base, Line: 4}}
 	}
 	ctx := context.Background()
+	resolve := func(ctx context.Context, inst *workflow.Instance, keep string) (store.Workspace, error) {
+		return (*Service)(nil).Check(ctx, inst, store.Workflow{WorkspaceBase: keep})
+	}
 	if ws, err := resolve(ctx, inst(repo, ""), ""); err != nil || ws.Base != "topic" || ws.Repo != repo {
 		t.Errorf("no base: %+v, %v; want the current branch topic", ws, err)
 	}
@@ -407,7 +410,7 @@ func TestResolve(t *testing.T) {
 	if ws, err := resolve(ctx, inst(sub, "main"), ""); err != nil || ws.Repo != repo || ws.Base != "main" {
 		t.Errorf("from a subdirectory: %+v, %v", ws, err)
 	}
-	if ws, err := resolve(ctx, &workflow.Instance{Dir: repo}, ""); err != nil || ws != (repoBase{}) {
+	if ws, err := resolve(ctx, &workflow.Instance{Dir: repo}, ""); err != nil || ws.Repo != "" || ws.Repos != nil {
 		t.Errorf("no workspace: %+v, %v", ws, err)
 	}
 	plain := t.TempDir()
@@ -453,5 +456,42 @@ func TestReleaseAfterAgentRemoved(t *testing.T) {
 	}
 	if got := sh(t, f.repo, "branch", "--list", "aw/*"); got != "" {
 		t.Errorf("branches after integrating bob's kept work: %q", got)
+	}
+}
+
+// workspace.repos resolve from the workflow's directory: a plain one to
+// its path, a git one to its top-level directory and base; a missing
+// directory and one git repository named twice are refused at their line.
+func TestResolveRepos(t *testing.T) {
+	t.Parallel()
+	dir, lib, app := t.TempDir(), t.TempDir(), newRepo(t)
+	inst := func(repos ...workflow.Repo) *workflow.Instance {
+		return &workflow.Instance{Name: "review", Tag: "main", Path: filepath.Join(dir, "review.yaml"), Dir: dir,
+			Agents: []workflow.Agent{{Name: "alice"}}, Workspace: &workflow.Workspace{Line: 3, Repos: repos}}
+	}
+	rel, _ := filepath.Rel(dir, lib)
+	ctx := t.Context()
+	got, err := (*Service)(nil).Check(ctx, inst(workflow.Repo{Name: "lib", Path: rel, Line: 5}, workflow.Repo{Name: "app", Path: app, Git: workflow.GitWorktree, Write: true, Line: 6}), store.Workflow{})
+	want := []store.WorkspaceRepo{{Name: "lib", Path: lib}, {Name: "app", Path: app, Write: true, Git: true, Top: app, Base: "main"}}
+	if err != nil || got.Repo != "" || !slices.Equal(got.Repos, want) {
+		t.Errorf("Check = %+v, %v; want repos %+v", got, err, want)
+	}
+	// A reload keeps the base a repository has unless the file names one.
+	sh(t, app, "checkout", "-q", "-b", "topic")
+	cur := store.Workflow{Repos: []store.WorkspaceRepo{{Name: "app", Base: "main"}}}
+	if got, err := (*Service)(nil).Check(ctx, inst(workflow.Repo{Name: "app", Path: app, Git: workflow.GitWorktree, Line: 6}), cur); err != nil || got.Repos[0].Base != "main" {
+		t.Errorf("reload: %+v, %v; want the kept base main", got, err)
+	}
+	_, err = (*Service)(nil).Check(ctx, inst(workflow.Repo{Name: "gone", Path: "nowhere", Line: 5}), store.Workflow{})
+	if wantErr := filepath.Join(dir, "review.yaml") + ":5: workspace repository gone: " + filepath.Join(dir, "nowhere") + " is not a directory"; err == nil || !strings.HasPrefix(err.Error(), wantErr) {
+		t.Errorf("missing directory: %v\nwant %s", err, wantErr)
+	}
+	_, err = (*Service)(nil).Check(ctx, inst(workflow.Repo{Name: "a", Path: app, Git: workflow.GitWorktree, Line: 5}, workflow.Repo{Name: "b", Path: filepath.Join(app, "."), Git: workflow.GitWorktree, Line: 6}), store.Workflow{})
+	if err == nil || !strings.Contains(err.Error(), ":6: workspace repository b: "+app+" is the same git repository as repository a") {
+		t.Errorf("one repository twice: %v", err)
+	}
+	_, err = (*Service)(nil).Check(ctx, inst(workflow.Repo{Name: "lib", Path: lib, Git: workflow.GitWorktree, Line: 5}), store.Workflow{})
+	if err == nil || !strings.Contains(err.Error(), ":5: workspace repository lib: git needs a git repository") {
+		t.Errorf("not a repository: %v", err)
 	}
 }
