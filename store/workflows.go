@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"time"
 
 	"github.com/agent-worker/agent-worker/host/contract"
@@ -50,6 +51,10 @@ type Workflow struct {
 	// Repos are the workspace's named repositories (workspace.repos) as
 	// resolved when the workflow loaded; nil without any.
 	Repos []WorkspaceRepo
+	// Within is set on a view of the workflow for one of its git
+	// repositories (InRepo): WorkspaceRepo and WorkspaceBase are then that
+	// repository's. "" is the workflow's own. It is never stored.
+	Within string
 	// PendingYAML is a version of the file that widens what its runs may
 	// do (workflow.Widens), held until the owner accepts it, "" when none
 	// waits; PendingReasons say how it widens, PendingAt when it was
@@ -329,6 +334,65 @@ func (w Workflow) Repo(name string) *WorkspaceRepo {
 		}
 	}
 	return nil
+}
+
+// InRepo is w seen from its git repository named name ("" for its own
+// git workspace): WorkspaceRepo and WorkspaceBase are that repository's,
+// Within its name. A repository w does not name, or one that is not a
+// git one, is an invalid-argument error naming those it has.
+func (w Workflow) InRepo(name string) (Workflow, error) {
+	if name == "" {
+		if w.WorkspaceRepo == "" {
+			return w, contract.Errorf(contract.CodeInvalid, "%s has no git workspace of its own: name one of its repositories (%s) with repo", workflowID(w.Name, w.Tag), strings.Join(w.GitRepoNames(), ", "))
+		}
+		return w, nil
+	}
+	r := w.Repo(name)
+	switch {
+	case r == nil && len(w.Repos) == 0:
+		return w, contract.Errorf(contract.CodeInvalid, "repo %q: %s names no repositories (workspace.repos); leave repo out", name, workflowID(w.Name, w.Tag))
+	case r == nil:
+		return w, contract.Errorf(contract.CodeInvalid, "repo %q is not in the workspace of %s: use one of %s", name, workflowID(w.Name, w.Tag), strings.Join(w.repoNames(), ", "))
+	case !r.Git:
+		return w, contract.Errorf(contract.CodeInvalid, "repository %s of %s has no git worktrees (git: worktree), so it has no branches to integrate or discard", name, workflowID(w.Name, w.Tag))
+	}
+	w.WorkspaceRepo, w.WorkspaceBase, w.Within = r.Top, r.Base, name
+	return w, nil
+}
+
+// Views are w seen from each of its git repositories, its own first.
+func (w Workflow) Views() []Workflow {
+	var out []Workflow
+	if w.WorkspaceRepo != "" {
+		out = append(out, w)
+	}
+	for _, r := range w.Repos {
+		if r.Git {
+			v := w
+			v.WorkspaceRepo, v.WorkspaceBase, v.Within = r.Top, r.Base, r.Name
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// GitRepoNames lists the names of w's git repositories.
+func (w Workflow) GitRepoNames() []string {
+	var out []string
+	for _, r := range w.Repos {
+		if r.Git {
+			out = append(out, r.Name)
+		}
+	}
+	return out
+}
+
+func (w Workflow) repoNames() []string {
+	out := make([]string, len(w.Repos))
+	for i, r := range w.Repos {
+		out[i] = r.Name
+	}
+	return out
 }
 
 func encodeRepos(rs []WorkspaceRepo) string {

@@ -18,8 +18,10 @@ type Worktrees interface {
 	// with agent one agent's.
 	List(ctx context.Context) ([]api.Worktree, error)
 	Status(ctx context.Context, scope store.Scope, agent string) ([]api.Worktree, error)
-	Integrate(ctx context.Context, key store.AgentKey, by, target string) (api.IntegrateResult, error)
-	Discard(ctx context.Context, key store.AgentKey, by, reason string, force bool) (api.DiscardResult, error)
+	// Integrate and Discard act on key's worktree of repository repo
+	// ("" for the workflow's own).
+	Integrate(ctx context.Context, key store.AgentKey, repo, by, target string) (api.IntegrateResult, error)
+	Discard(ctx context.Context, key store.AgentKey, repo, by, reason string, force bool) (api.DiscardResult, error)
 	// Queue lists the merge queue (of scope, every workflow's when nil),
 	// QueueEntry shows one entry with its check logs, Dequeue takes one
 	// out.
@@ -60,7 +62,7 @@ func (h *Server) handleIntegrate(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeJSON(w, r, &req); err != nil {
 		return err
 	}
-	res, err := h.worktrees.Integrate(r.Context(), keyOf(t), team.SenderUser, req.Target)
+	res, err := h.worktrees.Integrate(r.Context(), keyOf(t), req.Repo, team.SenderUser, req.Target)
 	if err != nil {
 		return err
 	}
@@ -78,7 +80,7 @@ func (h *Server) handleDiscard(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeJSON(w, r, &req); err != nil {
 		return err
 	}
-	res, err := h.worktrees.Discard(r.Context(), keyOf(t), team.SenderUser, req.Reason, req.Force)
+	res, err := h.worktrees.Discard(r.Context(), keyOf(t), req.Repo, team.SenderUser, req.Reason, req.Force)
 	if err != nil {
 		return err
 	}

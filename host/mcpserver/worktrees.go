@@ -17,8 +17,8 @@ import (
 // can_spawn decides whether it may integrate or discard.
 type Worktrees interface {
 	Status(ctx context.Context, scope store.Scope, agent string) ([]tools.Worktree, error)
-	Integrate(ctx context.Context, key store.AgentKey, by, target string) (tools.IntegrateResult, error)
-	Discard(ctx context.Context, key store.AgentKey, by, reason string, force bool) (tools.DiscardResult, error)
+	Integrate(ctx context.Context, key store.AgentKey, repo, by, target string) (tools.IntegrateResult, error)
+	Discard(ctx context.Context, key store.AgentKey, repo, by, reason string, force bool) (tools.DiscardResult, error)
 	Queue(ctx context.Context, scope *store.Scope, all bool) ([]tools.QueueEntry, error)
 }
 
@@ -54,7 +54,7 @@ func (s *Server) addWorktreeTools(srv *mcp.Server, me store.AgentKey) {
 			if s.Worktrees == nil {
 				return tools.IntegrateResult{}, "", noWorktrees()
 			}
-			res, err := s.Worktrees.Integrate(ctx, teammate(in.Agent), me.Name, in.Target)
+			res, err := s.Worktrees.Integrate(ctx, teammate(in.Agent), in.Repo, me.Name, in.Target)
 			if err != nil {
 				return tools.IntegrateResult{}, "", err
 			}
@@ -93,7 +93,7 @@ func (s *Server) addWorktreeTools(srv *mcp.Server, me store.AgentKey) {
 			if s.Worktrees == nil {
 				return tools.DiscardResult{}, "", noWorktrees()
 			}
-			res, err := s.Worktrees.Discard(ctx, teammate(in.Agent), me.Name, in.Reason, in.Force)
+			res, err := s.Worktrees.Discard(ctx, teammate(in.Agent), in.Repo, me.Name, in.Reason, in.Force)
 			if err != nil {
 				return tools.DiscardResult{}, "", err
 			}

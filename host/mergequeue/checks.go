@@ -52,7 +52,11 @@ type checkRun struct {
 // scratchDir is where a workflow's merge queue checks out what it checks:
 // beside its agents' worktrees, under a name no agent can have.
 func (s *Service) scratchDir(wf store.Workflow) string {
-	return filepath.Join(s.wt.Root(), wf.Name, wf.Tag, ".merge-queue")
+	dir := filepath.Join(s.wt.Root(), wf.Name, wf.Tag, ".merge-queue")
+	if wf.Within != "" {
+		dir += "@" + wf.Within // one repository's queue beside another's
+	}
+	return dir
 }
 
 // check runs checks, in order, on the chain's last commit checked out in

@@ -57,7 +57,7 @@ const (
 // (nothing to merge), and queues nothing.
 func (s *Service) Enqueue(ctx context.Context, wf store.Workflow, key store.AgentKey, by, target string) (tools.IntegrateResult, error) {
 	branch := workflow.BranchName(key.Workflow, key.Tag, key.Name)
-	res := tools.IntegrateResult{Agent: key.Name, Branch: branch, Target: target, Files: []string{}}
+	res := tools.IntegrateResult{Agent: key.Name, Repo: wf.Within, Branch: branch, Target: target, Files: []string{}}
 	if target == branch {
 		return res, api.Errorf(api.CodeInvalid, "cannot integrate %s into itself: name another target", branch)
 	}
@@ -88,7 +88,7 @@ func (s *Service) Enqueue(ctx context.Context, wf store.Workflow, key store.Agen
 		res.Commit = old
 		return res, nil
 	}
-	e, ahead, err := s.db.Enqueue(ctx, store.QueueEntry{Workflow: key.Workflow, Tag: key.Tag, Base: target, Agent: key.Name,
+	e, ahead, err := s.db.Enqueue(ctx, store.QueueEntry{Workflow: key.Workflow, Tag: key.Tag, Repo: wf.Within, Base: target, Agent: key.Name,
 		Branch: branch, By: by, Head: src})
 	if err != nil {
 		return res, err
@@ -246,6 +246,9 @@ func (s *Service) resumeLanding(ctx context.Context, q store.QueueKey, es []stor
 	if err != nil || !s.mine(wf) {
 		return err
 	}
+	if wf, err = wf.InRepo(q.Repo); err != nil {
+		return err
+	}
 	tip, old := es[len(es)-1].Commit, es[len(es)-1].BaseCommit
 	ids := make([]string, len(es))
 	for i, e := range es {
@@ -288,8 +291,11 @@ type link struct {
 // nothing to take.
 func (s *Service) step(ctx context.Context, q store.QueueKey) (did bool, err error) {
 	wf, err := s.db.GetWorkflow(ctx, q.Workflow, q.Tag)
-	if api.ErrorCode(err) == api.CodeNotFound || err == nil && wf.WorkspaceRepo == "" {
-		return s.failAll(ctx, q, "the workflow no longer has a git workspace")
+	if err == nil {
+		wf, err = wf.InRepo(q.Repo)
+	}
+	if api.ErrorCode(err) == api.CodeNotFound || api.ErrorCode(err) == api.CodeInvalid {
+		return s.failAll(ctx, q, "the workflow no longer has this git workspace")
 	}
 	if err != nil {
 		return false, err

@@ -61,7 +61,7 @@ func (f *fixture) part(t *testing.T, name string) {
 // integrate queues name's branch as the planner lead.
 func (f *fixture) integrate(t *testing.T, name string) tools.IntegrateResult {
 	t.Helper()
-	res, err := f.wt.Integrate(t.Context(), f.key(name), "lead", "")
+	res, err := f.wt.Integrate(t.Context(), f.key(name), "", "lead", "")
 	if err != nil || !res.Queued || res.QueueID == "" {
 		t.Fatalf("Integrate(%s) = %+v, %v; want it queued", name, res, err)
 	}
@@ -142,7 +142,7 @@ func TestMergeQueueBisectsAFailingBatch(t *testing.T) {
 	if w := f.status(t, "bob"); w.QueueID != b.QueueID || w.QueueState != api.QueueQueued {
 		t.Errorf("worktree_status of bob = %+v, want queued as %s", w, b.QueueID)
 	}
-	if _, err := f.wt.Integrate(t.Context(), f.key("bob"), "lead", ""); api.ErrorCode(err) != api.CodeConflict {
+	if _, err := f.wt.Integrate(t.Context(), f.key("bob"), "", "lead", ""); api.ErrorCode(err) != api.CodeConflict {
 		t.Errorf("integrating bob twice: %v, want a conflict", err)
 	}
 	f.drain(t)
@@ -329,7 +329,7 @@ func TestMergeQueueWaitsWhilePausedAndNeedsChecks(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.part(t, "bob")
-	if res, err := f.wt.Integrate(t.Context(), f.key("bob"), "lead", ""); err != nil || res.Queued || !res.Merged {
+	if res, err := f.wt.Integrate(t.Context(), f.key("bob"), "", "lead", ""); err != nil || res.Queued || !res.Merged {
 		t.Errorf("integrate without checks = %+v, %v; want merged at once", res, err)
 	}
 }

@@ -22,11 +22,13 @@ const busBuffer = 1024
 // their run (Run hears it). Failures are logged: the work stays in git.
 func (s *Service) Release(ctx context.Context, scope store.Scope) {
 	wf, err := s.db.GetWorkflow(ctx, scope.Workflow, scope.Tag)
-	if err != nil || wf.WorkspaceRepo == "" {
+	if err != nil {
 		return
 	}
-	if err := s.release(ctx, wf); err != nil {
-		s.log.Warn("tidy worktrees", "workflow", scope.String(), "error", err)
+	for _, v := range wf.Views() {
+		if err := s.release(ctx, v); err != nil {
+			s.log.Warn("tidy worktrees", "workflow", scope.String(), "repo", v.Within, "error", err)
+		}
 	}
 }
 
@@ -69,7 +71,7 @@ func (s *Service) tidy(ctx context.Context, wf store.Workflow, key store.AgentKe
 	repo := wf.WorkspaceRepo
 	ctx, unlock := s.lock(ctx, repo)
 	defer unlock()
-	path, branch := s.Path(key), workflow.BranchName(key.Workflow, key.Tag, key.Name)
+	path, branch := s.path(wf, key), workflow.BranchName(key.Workflow, key.Tag, key.Name)
 	isTree, err := s.isWorktree(ctx, repo, path)
 	if err != nil {
 		return err
@@ -165,14 +167,17 @@ func (s *Service) listen(ctx context.Context, sub *team.Subscription) {
 // for a live agent, and git only for the one agent that is gone.
 func (s *Service) settle(ctx context.Context, key store.AgentKey) {
 	wf, err := s.db.GetWorkflow(ctx, key.Workflow, key.Tag)
-	if err != nil || wf.WorkspaceRepo == "" || !s.gone(ctx, wf, key) {
+	views := wf.Views()
+	if err != nil || len(views) == 0 || !s.gone(ctx, wf, key) {
 		return
 	}
 	if busy, err := s.busy(ctx, key); err != nil || busy {
 		return
 	}
-	if err := s.tidy(ctx, wf, key); err != nil {
-		s.log.Warn("tidy worktree", "agent", key.String(), "error", err)
+	for _, v := range views {
+		if err := s.tidy(ctx, v, key); err != nil {
+			s.log.Warn("tidy worktree", "agent", key.String(), "repo", v.Within, "error", err)
+		}
 	}
 }
 
@@ -180,7 +185,7 @@ func (s *Service) settle(ctx context.Context, key store.AgentKey) {
 // or gone, or its workflow is.
 func (s *Service) stopped(ctx context.Context, key store.AgentKey) bool {
 	wf, err := s.db.GetWorkflow(ctx, key.Workflow, key.Tag)
-	return err == nil && wf.WorkspaceRepo != "" && s.gone(ctx, wf, key)
+	return err == nil && len(wf.Views()) > 0 && s.gone(ctx, wf, key)
 }
 
 // gone says whether key is stopped or removed, or its workflow wf stopped.
@@ -203,9 +208,9 @@ func (s *Service) releaseAll(ctx context.Context) {
 		return
 	}
 	for _, wf := range all {
-		if wf.WorkspaceRepo != "" {
-			if err := s.release(ctx, wf); err != nil {
-				s.log.Warn("tidy worktrees", "workflow", wf.Name+":"+wf.Tag, "error", err)
+		for _, v := range wf.Views() {
+			if err := s.release(ctx, v); err != nil {
+				s.log.Warn("tidy worktrees", "workflow", wf.Name+":"+wf.Tag, "repo", v.Within, "error", err)
 			}
 		}
 	}

@@ -20,11 +20,14 @@ const maxListed = 20
 // or discard (what) of key's worktree by by, and refuses by unless it is
 // the user or an agent of that workflow with can_spawn: merging and
 // throwing away work is the planners' call.
-func (s *Service) authorize(ctx context.Context, key store.AgentKey, by, what string) (store.Workflow, error) {
+func (s *Service) authorize(ctx context.Context, key store.AgentKey, repo, by, what string) (store.Workflow, error) {
 	if err := api.ValidateAgentName(key.Name); err != nil {
 		return store.Workflow{}, err
 	}
 	wf, err := s.workspace(ctx, key.Scope())
+	if err == nil {
+		wf, err = wf.InRepo(repo)
+	}
 	if err != nil || by == team.SenderUser {
 		return wf, err
 	}
@@ -38,8 +41,8 @@ func (s *Service) authorize(ctx context.Context, key store.AgentKey, by, what st
 	return wf, nil
 }
 
-// Integrate merges agent key's branch into target (the workspace's base
-// when ""), as by (the user or a planner), with a merge commit even when
+// Integrate merges agent key's branch of repository repo ("" for the
+// workflow's own) into target (the repository's base when ""), as by (the user or a planner), with a merge commit even when
 // a fast-forward would do. The merge is made without a working tree
 // (merge-tree, commit-tree), then the target is moved: with update-ref
 // when no worktree has it checked out, else by fast-forwarding the tree
@@ -50,16 +53,16 @@ func (s *Service) authorize(ctx context.Context, key store.AgentKey, by, what st
 // A workspace with checks queues the branch instead (host/mergequeue): the
 // result says Queued with the entry's id, and the outcome comes later as
 // a channel message.
-func (s *Service) Integrate(ctx context.Context, key store.AgentKey, by, target string) (tools.IntegrateResult, error) {
-	if queued, res, err := s.viaQueue(ctx, key, by, target); queued {
+func (s *Service) Integrate(ctx context.Context, key store.AgentKey, repo, by, target string) (tools.IntegrateResult, error) {
+	if queued, res, err := s.viaQueue(ctx, key, repo, by, target); queued {
 		return res, err
 	}
-	res, err := s.integrate(ctx, key, by, target)
+	res, err := s.integrate(ctx, key, repo, by, target)
 	if err != nil || !res.Merged {
 		return res, err
 	}
-	s.announce(ctx, key.Scope(), by, fmt.Sprintf("%s's branch %s was integrated into %s by %s: merge commit %s (%d file%s changed).",
-		key.Name, res.Branch, res.Target, by, short(res.Commit), len(res.Files), plural(len(res.Files))))
+	s.announce(ctx, key.Scope(), by, fmt.Sprintf("%s's branch %s was integrated into %s%s by %s: merge commit %s (%d file%s changed).",
+		key.Name, res.Branch, res.Target, inRepo(repo), by, short(res.Commit), len(res.Files), plural(len(res.Files))))
 	if s.stopped(ctx, key) {
 		s.Release(ctx, key.Scope()) // a kept worktree whose work is now merged goes
 	}
@@ -68,8 +71,8 @@ func (s *Service) Integrate(ctx context.Context, key store.AgentKey, by, target 
 
 // viaQueue enqueues the integrate when key's workspace has checks; queued
 // is false (and nothing done) when it has none.
-func (s *Service) viaQueue(ctx context.Context, key store.AgentKey, by, target string) (queued bool, res tools.IntegrateResult, err error) {
-	wf, err := s.authorize(ctx, key, by, "integrate")
+func (s *Service) viaQueue(ctx context.Context, key store.AgentKey, repo, by, target string) (queued bool, res tools.IntegrateResult, err error) {
+	wf, err := s.authorize(ctx, key, repo, by, "integrate")
 	if err != nil {
 		return true, res, err
 	}
@@ -94,9 +97,9 @@ func (s *Service) viaQueue(ctx context.Context, key store.AgentKey, by, target s
 }
 
 // integrate is Integrate's git work, under the repository's lock.
-func (s *Service) integrate(ctx context.Context, key store.AgentKey, by, target string) (tools.IntegrateResult, error) {
+func (s *Service) integrate(ctx context.Context, key store.AgentKey, repo, by, target string) (tools.IntegrateResult, error) {
 	scope := key.Scope()
-	wf, err := s.authorize(ctx, key, by, "integrate")
+	wf, err := s.authorize(ctx, key, repo, by, "integrate")
 	if err != nil {
 		return tools.IntegrateResult{}, err
 	}
@@ -107,11 +110,11 @@ func (s *Service) integrate(ctx context.Context, key store.AgentKey, by, target 
 		return tools.IntegrateResult{}, api.Errorf(api.CodeInvalid, "target: %w", err)
 	}
 	branch := workflow.BranchName(key.Workflow, key.Tag, key.Name)
-	res := tools.IntegrateResult{Agent: key.Name, Branch: branch, Target: target, Files: []string{}}
+	res := tools.IntegrateResult{Agent: key.Name, Repo: wf.Within, Branch: branch, Target: target, Files: []string{}}
 	if target == branch {
 		return res, api.Errorf(api.CodeInvalid, "cannot integrate %s into itself: name another target", branch)
 	}
-	repo := wf.WorkspaceRepo
+	repo = wf.WorkspaceRepo
 	ctx, unlock := s.lock(ctx, repo)
 	defer unlock()
 	src, err := revParse(ctx, repo, branchRef(branch))
@@ -225,12 +228,12 @@ func checkedOut(ctx context.Context, repo, branch string) (string, error) {
 // user or a planner), for reason. Uncommitted changes in the worktree
 // refuse it unless force; commits on the branch are what discard throws
 // away, and the answer names the last one so it can be brought back.
-func (s *Service) Discard(ctx context.Context, key store.AgentKey, by, reason string, force bool) (tools.DiscardResult, error) {
-	res, err := s.discard(ctx, key, by, reason, force)
+func (s *Service) Discard(ctx context.Context, key store.AgentKey, repo, by, reason string, force bool) (tools.DiscardResult, error) {
+	res, err := s.discard(ctx, key, repo, by, reason, force)
 	if err != nil {
 		return res, err
 	}
-	line := fmt.Sprintf("%s's worktree and branch %s were discarded by %s: %s", key.Name, res.Branch, by, reason)
+	line := fmt.Sprintf("%s's worktree and branch %s%s were discarded by %s: %s", key.Name, res.Branch, inRepo(repo), by, reason)
 	if res.LastCommit != "" {
 		line += fmt.Sprintf(" (its last commit was %s; `git branch %s %s` brings it back until git prunes it)", short(res.LastCommit), res.Branch, short(res.LastCommit))
 	}
@@ -239,8 +242,8 @@ func (s *Service) Discard(ctx context.Context, key store.AgentKey, by, reason st
 }
 
 // discard is Discard's git work, under the repository's lock.
-func (s *Service) discard(ctx context.Context, key store.AgentKey, by, reason string, force bool) (tools.DiscardResult, error) {
-	wf, err := s.authorize(ctx, key, by, "discard")
+func (s *Service) discard(ctx context.Context, key store.AgentKey, repo, by, reason string, force bool) (tools.DiscardResult, error) {
+	wf, err := s.authorize(ctx, key, repo, by, "discard")
 	if err != nil {
 		return tools.DiscardResult{}, err
 	}
@@ -248,16 +251,16 @@ func (s *Service) discard(ctx context.Context, key store.AgentKey, by, reason st
 		return tools.DiscardResult{}, api.Errorf(api.CodeInvalid, "a discard needs a reason: say why the work is thrown away (it is posted in the channel)")
 	}
 	branch := workflow.BranchName(key.Workflow, key.Tag, key.Name)
-	res := tools.DiscardResult{Agent: key.Name, Branch: branch}
+	res := tools.DiscardResult{Agent: key.Name, Repo: wf.Within, Branch: branch}
 	if busy, err := s.busy(ctx, key); err != nil {
 		return res, err
 	} else if busy {
 		return res, api.Errorf(api.CodeConflict, "%s has a run in flight in its worktree: wait for it to end (or `agent-worker cancel %s`) and discard again", key, key.Name)
 	}
-	repo := wf.WorkspaceRepo
+	repo = wf.WorkspaceRepo
 	ctx, unlock := s.lock(ctx, repo)
 	defer unlock()
-	path := s.Path(key)
+	path := s.path(wf, key)
 	isTree, err := s.isWorktree(ctx, repo, path)
 	if err != nil {
 		return res, err
@@ -325,6 +328,15 @@ func (s *Service) announce(ctx context.Context, scope store.Scope, by, line stri
 	if _, err := s.team.Send(context.WithoutCancel(ctx), req); err != nil {
 		s.log.Warn("post worktree notice", "workflow", scope.String(), "error", err)
 	}
+}
+
+// inRepo names repository repo in a channel line ("" for the workflow's
+// own, which needs no name).
+func inRepo(repo string) string {
+	if repo == "" {
+		return ""
+	}
+	return " of repository " + repo
 }
 
 func short(sha string) string {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/agent-worker/agent-worker/host/api"
 	"github.com/agent-worker/agent-worker/host/team"
+	"github.com/agent-worker/agent-worker/sdk/backend"
 	"github.com/agent-worker/agent-worker/sdk/tools"
 	"github.com/agent-worker/agent-worker/store"
 	"github.com/agent-worker/agent-worker/workflow"
@@ -96,6 +97,54 @@ func (s *Service) Path(key store.AgentKey) string {
 	return filepath.Join(s.root, key.Workflow, key.Tag, key.Name)
 }
 
+// path is where agent key's worktree of wf's repository lives: Path for
+// the workflow's own, <agent>@<repo> beside it for one of its repos (an
+// agent's name has no @).
+func (s *Service) path(wf store.Workflow, key store.AgentKey) string {
+	if wf.Within == "" {
+		return s.Path(key)
+	}
+	return s.Path(key) + "@" + wf.Within
+}
+
+// RepoDirs are the workspace repositories of a run of agent in wf, as the
+// run request carries them: a plain one at its path, a git one at the
+// agent's own worktree of it, made from its base before the agent's
+// first run and reused after.
+func (s *Service) RepoDirs(ctx context.Context, wf store.Workflow, agent string) ([]backend.Repo, error) {
+	if len(wf.Repos) == 0 {
+		return nil, nil
+	}
+	key := store.AgentKey{Workflow: wf.Name, Tag: wf.Tag, Name: agent}
+	if err := api.ValidateAgentName(agent); err != nil {
+		return nil, err
+	}
+	out := make([]backend.Repo, 0, len(wf.Repos))
+	for _, r := range wf.Repos {
+		if !r.Git {
+			out = append(out, backend.Repo{Name: r.Name, Path: r.Path, Write: r.Write})
+			continue
+		}
+		v, err := wf.InRepo(r.Name)
+		if err != nil {
+			return nil, err
+		}
+		dir, err := s.ensureLocked(ctx, v, key)
+		if err != nil {
+			return nil, fmt.Errorf("%s's git worktree of repository %s: %w", key, r.Name, err)
+		}
+		out = append(out, backend.Repo{Name: r.Name, Path: dir, Write: true})
+	}
+	return out, nil
+}
+
+// ensureLocked is ensure under the repository's lock.
+func (s *Service) ensureLocked(ctx context.Context, wf store.Workflow, key store.AgentKey) (string, error) {
+	ctx, unlock := s.lock(ctx, wf.WorkspaceRepo)
+	defer unlock()
+	return s.ensure(ctx, wf, key)
+}
+
 // ProjectDir is the working directory of a run of agent in wf: its
 // worktree, made from the base before its first run and reused after
 // (across restarts too). ok is false for a workflow without a git
@@ -108,9 +157,7 @@ func (s *Service) ProjectDir(ctx context.Context, wf store.Workflow, agent strin
 	if err := api.ValidateAgentName(agent); err != nil {
 		return "", true, err
 	}
-	ctx, unlock := s.lock(ctx, wf.WorkspaceRepo)
-	defer unlock()
-	dir, err = s.ensure(ctx, wf, key)
+	dir, err = s.ensureLocked(ctx, wf, key)
 	if err != nil {
 		return "", true, fmt.Errorf("%s's git worktree: %w", key, err)
 	}
@@ -121,7 +168,7 @@ func (s *Service) ProjectDir(ctx context.Context, wf store.Workflow, agent strin
 // that it is a worktree of the same repository: the agent may have
 // switched branches in it, which is its business.
 func (s *Service) ensure(ctx context.Context, wf store.Workflow, key store.AgentKey) (string, error) {
-	path, branch := s.Path(key), workflow.BranchName(key.Workflow, key.Tag, key.Name)
+	path, branch := s.path(wf, key), workflow.BranchName(key.Workflow, key.Tag, key.Name)
 	switch ok, err := s.isWorktree(ctx, wf.WorkspaceRepo, path); {
 	case err != nil:
 		return "", err
@@ -212,7 +259,7 @@ func (s *Service) workspace(ctx context.Context, scope store.Scope) (store.Workf
 	if err != nil {
 		return wf, err
 	}
-	if wf.WorkspaceRepo == "" {
+	if len(wf.Views()) == 0 {
 		return wf, api.Errorf(api.CodeInvalid, "%s has no git workspace: its agents work in %s; add workspace: {git: worktree} to its file to give each a worktree",
 			display(scope), wf.Workdir)
 	}
@@ -232,14 +279,13 @@ func (s *Service) List(ctx context.Context) ([]tools.Worktree, error) {
 	}
 	out := []tools.Worktree{}
 	for _, wf := range all {
-		if wf.WorkspaceRepo == "" {
-			continue
+		for _, v := range wf.Views() {
+			ws, err := s.status(ctx, v, "")
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, ws...)
 		}
-		ws, err := s.status(ctx, wf, "")
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, ws...)
 	}
 	return out, nil
 }
@@ -256,7 +302,15 @@ func (s *Service) Status(ctx context.Context, scope store.Scope, agent string) (
 	if err != nil {
 		return nil, err
 	}
-	return s.status(ctx, wf, agent)
+	out := []tools.Worktree{}
+	for _, v := range wf.Views() {
+		ws, err := s.status(ctx, v, agent)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ws...)
+	}
+	return out, nil
 }
 
 func (s *Service) status(ctx context.Context, wf store.Workflow, only string) ([]tools.Worktree, error) {
@@ -304,7 +358,7 @@ func (s *Service) status(ctx context.Context, wf store.Workflow, only string) ([
 			return nil, err
 		}
 		for _, e := range queued {
-			if e.Branch == w.Branch && w.QueueID == "" {
+			if e.Branch == w.Branch && e.Repo == wf.Within && w.QueueID == "" {
 				w.QueueID, w.QueueState = e.ID, e.State
 			}
 		}
@@ -367,11 +421,11 @@ func (s *Service) branches(ctx context.Context, wf store.Workflow) (map[string]b
 func (s *Service) describe(ctx context.Context, wf store.Workflow, agent string) (tools.Worktree, error) {
 	key := store.AgentKey{Workflow: wf.Name, Tag: wf.Tag, Name: agent}
 	branch := workflow.BranchName(wf.Name, wf.Tag, agent)
-	w := tools.Worktree{Agent: agent, Workflow: wf.Name, Tag: wf.Tag, Branch: branch, Base: wf.WorkspaceBase, Changed: []tools.FileChange{}}
-	if ok, err := s.isWorktree(ctx, wf.WorkspaceRepo, s.Path(key)); err != nil {
+	w := tools.Worktree{Agent: agent, Workflow: wf.Name, Tag: wf.Tag, Repo: wf.Within, Branch: branch, Base: wf.WorkspaceBase, Changed: []tools.FileChange{}}
+	if ok, err := s.isWorktree(ctx, wf.WorkspaceRepo, s.path(wf, key)); err != nil {
 		return w, err
 	} else if ok {
-		w.Path = s.Path(key)
+		w.Path = s.path(wf, key)
 		if w.Changed, err = changes(ctx, w.Path); err != nil {
 			return w, err
 		}
@@ -448,5 +502,5 @@ func Settings(wf store.Workflow) (*workflow.Workspace, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read the workspace's checks from %s: %w", wf.SourcePath, err)
 	}
-	return f.Workspace, nil
+	return f.Workspace.Settings(wf.Within), nil
 }

@@ -172,7 +172,7 @@ func TestIntegrate(t *testing.T) {
 		t.Errorf("alice's status = %+v", st)
 	}
 
-	res, err := f.svc.Integrate(t.Context(), f.key("alice"), "lead", "")
+	res, err := f.svc.Integrate(t.Context(), f.key("alice"), "", "lead", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +182,7 @@ func TestIntegrate(t *testing.T) {
 	if parents := strings.Fields(sh(t, f.repo, "log", "-1", "--format=%P", "main")); len(parents) != 2 {
 		t.Errorf("main's head has parents %v, want a merge commit", parents)
 	}
-	if _, err := f.svc.Integrate(t.Context(), f.key("bob"), team.SenderUser, "main"); err != nil {
+	if _, err := f.svc.Integrate(t.Context(), f.key("bob"), "", team.SenderUser, "main"); err != nil {
 		t.Fatal(err)
 	}
 	// main is checked out in the user's tree, which followed, clean.
@@ -198,7 +198,7 @@ func TestIntegrate(t *testing.T) {
 		t.Errorf("alice after both merges: ahead %d behind %d, want 0 and 3 (two merges and bob's commit)", st.Ahead, st.Behind)
 	}
 	// Again: nothing to merge.
-	if res, err := f.svc.Integrate(t.Context(), f.key("alice"), "lead", ""); err != nil || res.Merged {
+	if res, err := f.svc.Integrate(t.Context(), f.key("alice"), "", "lead", ""); err != nil || res.Merged {
 		t.Errorf("integrating again = %+v, %v; want nothing merged", res, err)
 	}
 	lines := f.lines(t)
@@ -215,11 +215,11 @@ func TestIntegrateConflict(t *testing.T) {
 	a, b := f.dir(t, "alice"), f.dir(t, "bob")
 	commit(t, a, "alice edits", map[string]string{"README": "alice's\n", "x.txt": "x"})
 	commit(t, b, "bob edits", map[string]string{"README": "bob's\n", "x.txt": "y"})
-	if _, err := f.svc.Integrate(t.Context(), f.key("alice"), "lead", ""); err != nil {
+	if _, err := f.svc.Integrate(t.Context(), f.key("alice"), "", "lead", ""); err != nil {
 		t.Fatal(err)
 	}
 	before := sh(t, f.repo, "rev-parse", "main")
-	_, err := f.svc.Integrate(t.Context(), f.key("bob"), "lead", "")
+	_, err := f.svc.Integrate(t.Context(), f.key("bob"), "", "lead", "")
 	if api.ErrorCode(err) != api.CodeConflict || !strings.Contains(err.Error(), "conflicts in 2 files: README, x.txt; main is unchanged") {
 		t.Errorf("conflicting integrate: %v", err)
 	}
@@ -240,7 +240,7 @@ func TestIntegrateAroundTheUsersTree(t *testing.T) {
 	commit(t, a, "alice's part", map[string]string{"a.txt": "a"})
 	write(t, filepath.Join(f.repo, "README"), "edited by the user\n")
 	before := sh(t, f.repo, "rev-parse", "main")
-	_, err := f.svc.Integrate(t.Context(), f.key("alice"), "lead", "")
+	_, err := f.svc.Integrate(t.Context(), f.key("alice"), "", "lead", "")
 	if api.ErrorCode(err) != api.CodeConflict || !strings.Contains(err.Error(), "which has uncommitted changes (README)") {
 		t.Errorf("integrate into a dirty checkout: %v", err)
 	}
@@ -252,7 +252,7 @@ func TestIntegrateAroundTheUsersTree(t *testing.T) {
 	}
 
 	sh(t, f.repo, "branch", "release")
-	res, err := f.svc.Integrate(t.Context(), f.key("alice"), "lead", "release")
+	res, err := f.svc.Integrate(t.Context(), f.key("alice"), "", "lead", "release")
 	if err != nil || !res.Merged {
 		t.Fatalf("integrate into release: %+v, %v", res, err)
 	}
@@ -263,11 +263,11 @@ func TestIntegrateAroundTheUsersTree(t *testing.T) {
 		t.Errorf("user's tree after integrating into release: %q", got)
 	}
 	for target, want := range map[string]string{"nope": "branch nope does not exist", "-x": "may not start with -", "aw/review/main/alice": "into itself"} {
-		if _, err := f.svc.Integrate(t.Context(), f.key("alice"), "lead", target); err == nil || !strings.Contains(err.Error(), want) {
+		if _, err := f.svc.Integrate(t.Context(), f.key("alice"), "", "lead", target); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("target %q: %v, want %q", target, err, want)
 		}
 	}
-	if _, err := f.svc.Integrate(t.Context(), f.key("bob"), "lead", ""); api.ErrorCode(err) != api.CodeNotFound {
+	if _, err := f.svc.Integrate(t.Context(), f.key("bob"), "", "lead", ""); api.ErrorCode(err) != api.CodeNotFound {
 		t.Errorf("bob has not run: %v, want not found", err)
 	}
 }
@@ -278,11 +278,11 @@ func TestPermission(t *testing.T) {
 	f := newFixture(t)
 	commit(t, f.dir(t, "alice"), "work", map[string]string{"a.txt": "a"})
 	before := sh(t, f.repo, "rev-parse", "main")
-	if _, err := f.svc.Integrate(t.Context(), f.key("alice"), "bob", ""); api.ErrorCode(err) != api.CodePermission ||
+	if _, err := f.svc.Integrate(t.Context(), f.key("alice"), "", "bob", ""); api.ErrorCode(err) != api.CodePermission ||
 		!strings.Contains(err.Error(), "bob may not integrate worktrees: only the user and agents with can_spawn: true may") {
 		t.Errorf("integrate by bob: %v", err)
 	}
-	if _, err := f.svc.Discard(t.Context(), f.key("alice"), "alice", "mine", true); api.ErrorCode(err) != api.CodePermission {
+	if _, err := f.svc.Discard(t.Context(), f.key("alice"), "", "alice", "mine", true); api.ErrorCode(err) != api.CodePermission {
 		t.Errorf("discard by alice: %v", err)
 	}
 	if after := sh(t, f.repo, "rev-parse", "main"); after != before || f.status(t, "alice").Ahead != 1 {
@@ -298,18 +298,18 @@ func TestDiscard(t *testing.T) {
 	dir := f.dir(t, "alice")
 	commit(t, dir, "work", map[string]string{"a.txt": "a"})
 	write(t, filepath.Join(dir, "wip.txt"), "unsaved")
-	_, err := f.svc.Discard(t.Context(), f.key("alice"), "lead", "wrong approach", false)
+	_, err := f.svc.Discard(t.Context(), f.key("alice"), "", "lead", "wrong approach", false)
 	if api.ErrorCode(err) != api.CodeConflict || !strings.Contains(err.Error(), "1 uncommitted change (wip.txt)") {
 		t.Errorf("discard with changes: %v", err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "wip.txt")); err != nil {
 		t.Errorf("a refused discard lost the change: %v", err)
 	}
-	if _, err := f.svc.Discard(t.Context(), f.key("alice"), "lead", " ", true); api.ErrorCode(err) != api.CodeInvalid {
+	if _, err := f.svc.Discard(t.Context(), f.key("alice"), "", "lead", " ", true); api.ErrorCode(err) != api.CodeInvalid {
 		t.Errorf("discard without a reason: %v", err)
 	}
 	last := sh(t, dir, "rev-parse", "HEAD")
-	res, err := f.svc.Discard(t.Context(), f.key("alice"), "lead", "wrong approach", true)
+	res, err := f.svc.Discard(t.Context(), f.key("alice"), "", "lead", "wrong approach", true)
 	if err != nil || res.LastCommit != last {
 		t.Fatalf("forced discard = %+v, %v", res, err)
 	}
@@ -325,7 +325,7 @@ func TestDiscard(t *testing.T) {
 	if lines := f.lines(t); len(lines) != 1 || !strings.Contains(lines[0], "discarded by lead: wrong approach (its last commit was "+last[:12]) {
 		t.Errorf("channel = %q", lines)
 	}
-	if _, err := f.svc.Discard(t.Context(), f.key("alice"), "lead", "again", false); api.ErrorCode(err) != api.CodeNotFound {
+	if _, err := f.svc.Discard(t.Context(), f.key("alice"), "", "lead", "again", false); api.ErrorCode(err) != api.CodeNotFound {
 		t.Errorf("discarding nothing: %v", err)
 	}
 }
@@ -337,7 +337,7 @@ func TestReleaseKeepsUnmergedWork(t *testing.T) {
 	f := newFixture(t)
 	a, b, lead := f.dir(t, "alice"), f.dir(t, "bob"), f.dir(t, "lead")
 	commit(t, a, "merged work", map[string]string{"a.txt": "a"})
-	if _, err := f.svc.Integrate(t.Context(), f.key("alice"), "lead", ""); err != nil {
+	if _, err := f.svc.Integrate(t.Context(), f.key("alice"), "", "lead", ""); err != nil {
 		t.Fatal(err)
 	}
 	commit(t, b, "unmerged work", map[string]string{"b.txt": "b"})
@@ -376,7 +376,7 @@ func TestReleaseKeepsUnmergedWork(t *testing.T) {
 
 	// Discarding the kept ones leaves nothing.
 	for _, name := range []string{"bob", "lead"} {
-		if _, err := f.svc.Discard(t.Context(), f.key(name), team.SenderUser, "done with it", true); err != nil {
+		if _, err := f.svc.Discard(t.Context(), f.key(name), "", team.SenderUser, "done with it", true); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -451,7 +451,7 @@ func TestReleaseAfterAgentRemoved(t *testing.T) {
 		t.Errorf("alice's worktree outlived her: %v", err)
 	}
 	// Integrating the kept branch tidies it away.
-	if _, err := f.svc.Integrate(t.Context(), f.key("bob"), team.SenderUser, ""); err != nil {
+	if _, err := f.svc.Integrate(t.Context(), f.key("bob"), "", team.SenderUser, ""); err != nil {
 		t.Fatal(err)
 	}
 	if got := sh(t, f.repo, "branch", "--list", "aw/*"); got != "" {

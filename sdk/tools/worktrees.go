@@ -21,7 +21,8 @@ type (
 	// WorktreeIntegrateArgs is worktree_integrate's input.
 	WorktreeIntegrateArgs struct {
 		Agent  string `json:"agent" jsonschema:"the teammate whose branch to merge"`
-		Target string `json:"target,omitempty" jsonschema:"the branch to merge into (default: the workspace's base branch)"`
+		Target string `json:"target,omitempty" jsonschema:"the branch to merge into (default: the repository's base branch)"`
+		Repo   string `json:"repo,omitempty" jsonschema:"the workspace repository (workspace.repos) whose branch to merge; omit for the workflow's own"`
 	}
 	// WorktreeQueueArgs is worktree_queue's input.
 	WorktreeQueueArgs struct {
@@ -32,6 +33,7 @@ type (
 		Agent  string `json:"agent" jsonschema:"the teammate whose worktree and branch to throw away"`
 		Reason string `json:"reason" jsonschema:"why, in a sentence; posted in the channel"`
 		Force  bool   `json:"force,omitempty" jsonschema:"discard even uncommitted changes in the worktree"`
+		Repo   string `json:"repo,omitempty" jsonschema:"the workspace repository (workspace.repos) whose worktree to discard; omit for the workflow's own"`
 	}
 )
 
@@ -55,12 +57,15 @@ const (
 // Worktree is one agent's worktree as worktree_status (and GET /worktrees)
 // shows it.
 type Worktree struct {
-	Agent    string        `json:"agent"`
-	Workflow string        `json:"workflow"`
-	Tag      string        `json:"tag"`
-	State    WorktreeState `json:"state"`
-	Branch   string        `json:"branch"`
-	Base     string        `json:"base"`
+	Agent    string `json:"agent"`
+	Workflow string `json:"workflow"`
+	Tag      string `json:"tag"`
+	// Repo is the workspace repository the worktree is of ("" for the
+	// workflow's own).
+	Repo   string        `json:"repo,omitempty"`
+	State  WorktreeState `json:"state"`
+	Branch string        `json:"branch"`
+	Base   string        `json:"base"`
 	// Path is the worktree's directory; "" when there is none.
 	Path string `json:"path,omitempty"`
 	// Ahead and Behind count the commits the branch has that the base
@@ -175,6 +180,7 @@ type (
 	// IntegrateResult is worktree_integrate's result.
 	IntegrateResult struct {
 		Agent  string `json:"agent"`
+		Repo   string `json:"repo,omitempty"`
 		Branch string `json:"branch"`
 		Target string `json:"target"`
 		// Merged is false when the target already had every commit of
@@ -194,6 +200,7 @@ type (
 	// DiscardResult is worktree_discard's result.
 	DiscardResult struct {
 		Agent  string `json:"agent"`
+		Repo   string `json:"repo,omitempty"`
 		Branch string `json:"branch"`
 		// LastCommit is the discarded branch's head ("" if it had
 		// none), which `git branch <name> <sha>` brings back until git
