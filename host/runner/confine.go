@@ -38,7 +38,7 @@ func (s *Supervisor) runConfinement(agent store.Agent, rs runSetup) confinement 
 	decide := sync.OnceValues(func() (sb.Policy, error) {
 		env := append(catalog.Env(), agent.Config.EnvList()...)
 		p, ok, err := box.Policy(sandbox.Run{Backend: agent.Backend, Config: agent.Config,
-			Project: rs.projectDir, Work: rs.workDir, State: rs.stateDir, Env: env, DaemonPort: s.daemonPort()})
+			Project: rs.projectDir, Repos: rs.repos, Work: rs.workDir, State: rs.stateDir, Env: env, DaemonPort: s.daemonPort()})
 		if err == nil && !ok {
 			p = sb.Policy{}
 		}
@@ -114,6 +114,16 @@ func (s *Supervisor) definedDirs(ctx context.Context) (definedDirs, bool) {
 		}
 		if wf.WorkspaceRepo != "" {
 			d.repos = append(d.repos, wf.WorkspaceRepo)
+		}
+		for _, r := range wf.Repos {
+			switch {
+			case r.Git:
+				d.repos = append(d.repos, r.Top) // its worktrees are under the daemon's worktrees root
+			case r.Write:
+				d.write = append(d.write, r.Path)
+			default:
+				d.read = append(d.read, r.Path)
+			}
 		}
 	}
 	agents, err := s.db.ListAgents(ctx, store.AgentFilter{})

@@ -121,6 +121,9 @@ var DefaultRunLimits = backend.RunLimits{Pids: 4096, Memory: backend.Unlimited, 
 // the workflow has none, and the default applies.
 type ProjectDirs interface {
 	ProjectDir(ctx context.Context, wf store.Workflow, agent string) (dir string, ok bool, err error)
+	// RepoDirs are wf's repositories (workspace.repos) for a run of
+	// agent: a git one at the agent's own worktree of it.
+	RepoDirs(ctx context.Context, wf store.Workflow, agent string) ([]backend.Repo, error)
 }
 
 // Observer hears what the run supervisor does, for the daemon's metrics
@@ -430,6 +433,7 @@ func (s *Supervisor) runPlugin(ctx context.Context, agent store.Agent, attempt i
 		MCPServers:    agent.Config.MCPServerList(),
 		WorkDir:       rs.workDir,
 		ProjectDir:    rs.projectDir,
+		Repos:         rs.repos,
 		ResumeSession: resume,
 		StateDir:      rs.stateDir,
 		Env:           runEnv(agent.Config.Env),
@@ -660,6 +664,7 @@ func runEnv(env map[string]string) map[string]string {
 // the daemon's MCP server, its directories and its config on the wire.
 type runSetup struct {
 	token, workDir, projectDir, stateDir string
+	repos                                []backend.Repo
 	config                               []byte
 	cleanup                              func() // removes the per-run dirs (the run's end revokes the token)
 }
@@ -689,6 +694,9 @@ func (s *Supervisor) prepare(ctx context.Context, agent store.Agent, runID, toke
 	}
 	undo = append(undo, func() { os.RemoveAll(rs.workDir) })
 	if rs.projectDir, err = s.projectDir(ctx, key); err != nil {
+		return rs, err
+	}
+	if rs.repos, err = s.repoDirs(ctx, key); err != nil {
 		return rs, err
 	}
 	rs.stateDir = filepath.Join(AgentStateDir(s.home, key), agent.Backend)
@@ -752,6 +760,27 @@ func (s *Supervisor) projectDir(ctx context.Context, key store.AgentKey) (string
 		return "", fmt.Errorf("agent workspace: %w", err)
 	}
 	return dir, nil
+}
+
+// repoDirs are the workspace repositories of a run of key (see
+// ProjectDirs.RepoDirs); a daemon without git worktrees gives the plain
+// ones and refuses a git one.
+func (s *Supervisor) repoDirs(ctx context.Context, key store.AgentKey) ([]backend.Repo, error) {
+	wf, err := s.db.GetWorkflow(ctx, key.Workflow, key.Tag)
+	if err != nil || len(wf.Repos) == 0 {
+		return nil, err
+	}
+	if s.cfg.Worktrees != nil {
+		return s.cfg.Worktrees.RepoDirs(ctx, wf, key.Name)
+	}
+	out := make([]backend.Repo, 0, len(wf.Repos))
+	for _, r := range wf.Repos {
+		if r.Git {
+			return nil, api.Errorf(api.CodeUnavailable, "repository %s of %s has git worktrees, which this daemon does not serve", r.Name, key.Scope())
+		}
+		out = append(out, backend.Repo{Name: r.Name, Path: r.Path, Write: r.Write})
+	}
+	return out, nil
 }
 
 // agentWorkspace is the working directory of an agent without a workflow

@@ -132,6 +132,11 @@ type Run struct {
 	// agent works, the run's private work dir, the agent's state for its
 	// backend, the process's private temporary (and socket) directory.
 	Project, Work, State, Tmp string
+	// Repos are the workspace's repositories as the run gets them: each
+	// granted read-only unless Write (a git one is the agent's own
+	// worktree, with the parts of its repository's git directory a
+	// commit writes).
+	Repos []backend.Repo
 	// Env is the plugin process's environment (the daemon's allow-listed
 	// variables and the agent's env), where the model endpoints are.
 	Env []string
@@ -159,6 +164,16 @@ func (s *Sandbox) Policy(r Run) (p sb.Policy, ok bool, err error) {
 	gitRW, gitRO := gitDirs(r.Project)
 	p.Write = append(p.Write, gitRW...)
 	p.Read = append(p.Read, gitRO...)
+	for _, repo := range r.Repos {
+		if !repo.Write {
+			p.Read = append(p.Read, repo.Path)
+			continue
+		}
+		p.Write = append(p.Write, repo.Path)
+		gitRW, gitRO := gitDirs(repo.Path)
+		p.Write = append(p.Write, gitRW...)
+		p.Read = append(p.Read, gitRO...)
+	}
 
 	p.Net = sb.Net{Ports: []uint16{r.DaemonPort, 443}}
 	p.Net.Ports = append(p.Net.Ports, endpointPorts(r.Config, r.Env)...)
@@ -175,6 +190,13 @@ func (s *Sandbox) Policy(r Run) (p sb.Policy, ok bool, err error) {
 	for _, path := range append(slices.Clone(p.Write), p.Read...) {
 		if s.holdsHome(path) {
 			return sb.Policy{}, false, api.Errorf(api.CodeInvalid, "the sandbox cannot give the run %s: it holds the daemon's home %s (its token and database). Keep the workflow or the agent's sandbox paths out of that folder (start the daemon with another --home or AGENT_WORKER_HOME), or set sandbox: {mode: off} for the agent", path, s.home)
+		}
+	}
+	for _, repo := range r.Repos {
+		for _, w := range p.Write {
+			if !repo.Write && within(w, repo.Path) {
+				return sb.Policy{}, false, api.Errorf(api.CodeInvalid, "the sandbox cannot keep repository %s (%s) read-only: it lies inside %s, which the run may write. Move it out of that folder, or give it write: true", repo.Name, repo.Path, w)
+			}
 		}
 	}
 	for _, path := range p.Write {
@@ -223,6 +245,12 @@ func (s *Sandbox) Base(backendName, exe, tmp string, env []string, dirs Dirs) (p
 	p.Read = append(p.Read, slices.DeleteFunc(slices.Clone(dirs.Read), s.holdsHome)...)
 	p.Net, p.ToolNet = sb.Net{All: true}, sb.Net{All: true}
 	return tidy(p), true
+}
+
+// within reports whether path is dir or lies inside it.
+func within(dir, path string) bool {
+	dir, path = filepath.Clean(dir), filepath.Clean(path)
+	return path == dir || dir == "/" || strings.HasPrefix(path, dir+"/")
 }
 
 // holdsHome reports whether path is the daemon's home or holds it.

@@ -212,3 +212,28 @@ func TestPolicyRefusesPluginFolders(t *testing.T) {
 		t.Errorf("a spare's base = %+v; want the plugin folders and what holds them left out, the other folder kept", base.Write)
 	}
 }
+
+// workspace.repos: a read-only repository is readable and not writable, a
+// writable one both; one inside a folder the run writes cannot be kept
+// read-only, and the run is refused rather than told a lie.
+func TestPolicyOfRepos(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	box := New(Auto, landlock7, home)
+	run := Run{Backend: "mock", Project: "/work/team", Work: filepath.Join(home, "runs", "r"), State: filepath.Join(home, "state", "s"), Tmp: "/tmp/aw-r",
+		Repos: []backend.Repo{{Name: "lib", Path: "/src/lib"}, {Name: "app", Path: filepath.Join(home, "worktrees", "team", "main", "a@app"), Write: true}}}
+	p, ok, err := box.Policy(run)
+	if err != nil || !ok {
+		t.Fatalf("Policy = %v, %v", ok, err)
+	}
+	if !p.CanRead("/src/lib/go.mod") || p.CanWrite("/src/lib/go.mod") {
+		t.Errorf("read-only lib: read %v, write %v; want read only", p.CanRead("/src/lib/go.mod"), p.CanWrite("/src/lib/go.mod"))
+	}
+	if app := filepath.Join(run.Repos[1].Path, "main.go"); !p.CanWrite(app) {
+		t.Errorf("the run cannot write its worktree of app: %s", app)
+	}
+	run.Repos = []backend.Repo{{Name: "vendor", Path: "/work/team/vendor"}}
+	if _, _, err := box.Policy(run); err == nil || !strings.Contains(err.Error(), "cannot keep repository vendor (/work/team/vendor) read-only: it lies inside /work/team") {
+		t.Errorf("a read-only repository inside the project: %v", err)
+	}
+}
