@@ -118,7 +118,7 @@ var examples = map[string][]string{
 	"effort finish":      {"agent-worker effort finish --agent alice@review --proof tests_run=42", "agent-worker effort finish --agent alice@review --abandon --reason 'superseded by #12'"},
 	"effort show":        {"agent-worker effort show effort-3", "agent-worker effort show --agent alice@review --json"},
 	"efforts":            {"agent-worker efforts", "agent-worker efforts ./src --all", "agent-worker efforts @review --json"},
-	"worktree integrate": {"agent-worker worktree integrate alice@team", "agent-worker worktree integrate bob@team --into release"},
+	"worktree integrate": {"agent-worker worktree integrate alice@team", "agent-worker worktree integrate bob@team --into release", "agent-worker worktree integrate bob@team --repo app"},
 	"worktree discard": {
 		"agent-worker worktree discard bob@team --reason \"redo the lexer on top of main\"",
 	},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"slices"
 	"text/tabwriter"
 
 	"github.com/peterbourgon/ff/v3"
@@ -81,7 +82,19 @@ func (e *env) printWorktrees(ws []api.Worktree) error {
 		return nil
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "AGENT\tSTATE\tBRANCH\tAHEAD/BEHIND\tCHANGES\tQUEUE\tLAST COMMIT\tPATH")
+	// The REPO column shows only where a workspace names repositories.
+	repoCol := slices.ContainsFunc(ws, func(w api.Worktree) bool { return w.Repo != "" })
+	repo := func(w api.Worktree) string {
+		if !repoCol {
+			return ""
+		}
+		return orDash(w.Repo) + "\t"
+	}
+	header := "AGENT\tSTATE\tBRANCH\tAHEAD/BEHIND\tCHANGES\tQUEUE\tLAST COMMIT\tPATH"
+	if repoCol {
+		header = "AGENT\tREPO\tSTATE\tBRANCH\tAHEAD/BEHIND\tCHANGES\tQUEUE\tLAST COMMIT\tPATH"
+	}
+	fmt.Fprintln(tw, header)
 	for _, w := range ws {
 		last := "-"
 		if c := w.LastCommit; c != nil {
@@ -91,7 +104,7 @@ func (e *env) printWorktrees(ws []api.Worktree) error {
 		if w.QueueID != "" {
 			queue = fmt.Sprintf("%s %s", w.QueueID, w.QueueState)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d %s\t%d\t%s\t%s\t%s\n", worktreeAgent(w), w.State, w.Branch, w.Ahead, w.Behind, w.Base,
+		fmt.Fprintf(tw, "%s\t%s%s\t%s\t%d/%d %s\t%d\t%s\t%s\t%s\n", worktreeAgent(w), repo(w), w.State, w.Branch, w.Ahead, w.Behind, w.Base,
 			len(w.Changed), queue, last, orDash(w.Path))
 	}
 	if err := tw.Flush(); err != nil {
@@ -99,8 +112,12 @@ func (e *env) printWorktrees(ws []api.Worktree) error {
 	}
 	for _, w := range ws {
 		if w.State == api.WorktreeKept {
-			e.printf("%s: kept, %s: `agent-worker worktree integrate %s` or `agent-worker worktree discard %s --reason ...`\n",
-				worktreeAgent(w), w.KeptBecause, worktreeAgent(w), worktreeAgent(w))
+			flag := ""
+			if w.Repo != "" {
+				flag = " --repo " + w.Repo
+			}
+			e.printf("%s: kept, %s: `agent-worker worktree integrate %s%s` or `agent-worker worktree discard %s%s --reason ...`\n",
+				worktreeAgent(w), w.KeptBecause, worktreeAgent(w), flag, worktreeAgent(w), flag)
 		}
 	}
 	return nil
@@ -113,8 +130,9 @@ func worktreeAgent(w api.Worktree) string {
 func worktreeIntegrateCmd(e *env) *ffcli.Command {
 	fs := flag.NewFlagSet("worktree integrate", flag.ContinueOnError)
 	e.common(fs)
-	into := fs.String("into", "", "the branch to merge into (default: the workspace's base branch)")
-	return leaf("integrate", "worktree integrate <agent@wf[:tag]> [--into BRANCH] [--json]",
+	into := fs.String("into", "", "the branch to merge into (default: the repository's base branch)")
+	repo := fs.String("repo", "", "the workspace repository (workspace.repos) whose branch to merge (default: the workflow's own)")
+	return leaf("integrate", "worktree integrate <agent@wf[:tag]> [--into BRANCH] [--repo NAME] [--json]",
 		"merge an agent's branch into the base (or --into) with a merge commit; a conflict changes nothing and lists the files",
 		fs, [2]int{1, 1}, func(ctx context.Context, args []string) error {
 			t, err := parseAgentTarget(args[0])
@@ -125,7 +143,7 @@ func worktreeIntegrateCmd(e *env) *ffcli.Command {
 			if err != nil {
 				return err
 			}
-			res, err := c.Integrate(ctx, t, api.IntegrateRequest{Target: *into})
+			res, err := c.Integrate(ctx, t, api.IntegrateRequest{Target: *into, Repo: *repo})
 			if err != nil {
 				return err
 			}
@@ -151,7 +169,8 @@ func worktreeDiscardCmd(e *env) *ffcli.Command {
 	e.common(fs)
 	reason := fs.String("reason", "", "why the work is thrown away (posted in the team's channel); required")
 	force := fs.Bool("force", false, "throw away uncommitted changes in the worktree too")
-	return leaf("discard", "worktree discard <agent@wf[:tag]> --reason R [--force] [--json]",
+	repo := fs.String("repo", "", "the workspace repository (workspace.repos) whose worktree to discard (default: the workflow's own)")
+	return leaf("discard", "worktree discard <agent@wf[:tag]> --reason R [--force] [--repo NAME] [--json]",
 		"remove an agent's worktree and delete its branch (its next run starts afresh from the base); uncommitted changes refuse it unless --force",
 		fs, [2]int{1, 1}, func(ctx context.Context, args []string) error {
 			t, err := parseAgentTarget(args[0])
@@ -165,7 +184,7 @@ func worktreeDiscardCmd(e *env) *ffcli.Command {
 			if err != nil {
 				return err
 			}
-			res, err := c.Discard(ctx, t, contract.DiscardRequest{Reason: *reason, Force: *force})
+			res, err := c.Discard(ctx, t, contract.DiscardRequest{Reason: *reason, Force: *force, Repo: *repo})
 			if err != nil {
 				return err
 			}
