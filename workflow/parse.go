@@ -17,6 +17,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/agent-worker/agent-worker/internal/yamlerr"
+	"github.com/agent-worker/agent-worker/internal/yamlnode"
 	"github.com/agent-worker/agent-worker/sdk/backend"
 	"github.com/agent-worker/agent-worker/sdk/tools"
 )
@@ -390,42 +391,17 @@ func (p *parser) parentKey(line, indent int) string {
 	return ""
 }
 
-// deref follows a YAML alias to the node it names.
-func deref(n *yaml.Node) *yaml.Node {
-	for n != nil && n.Kind == yaml.AliasNode {
-		n = n.Alias
-	}
-	return n
-}
-
-func isNull(n *yaml.Node) bool {
-	return n == nil || n.Kind == yaml.ScalarNode && n.Tag == "!!null"
-}
-
-type entry struct {
-	key  string
-	k, v *yaml.Node
-}
+// The YAML node helpers every file of the parser calls, from
+// internal/yamlnode, which the skill parser shares.
+var (
+	deref  = yamlnode.Deref
+	isNull = yamlnode.IsNull
+)
 
 // entries lists a mapping's pairs in file order, reporting duplicate keys,
 // which YAML itself silently resolves to the last one.
-func (p *parser) entries(n *yaml.Node, where string) []entry {
-	var out []entry
-	first := map[string]int{}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := n.Content[i], deref(n.Content[i+1])
-		if k.Kind != yaml.ScalarNode || k.Tag == "!!merge" {
-			p.add(k, "keys %s must be plain names (merge keys << are not supported): write each setting out", where)
-			continue
-		}
-		if line, dup := first[k.Value]; dup {
-			p.add(k, "duplicate key %q %s (first at line %d): remove one", k.Value, where, line)
-			continue
-		}
-		first[k.Value] = k.Line
-		out = append(out, entry{k.Value, k, v})
-	}
-	return out
+func (p *parser) entries(n *yaml.Node, where string) []yamlnode.Entry {
+	return yamlnode.Entries(n, where, 0, p.add)
 }
 
 // fields returns a mapping's values by key, reporting keys not in known with
@@ -433,11 +409,11 @@ func (p *parser) entries(n *yaml.Node, where string) []entry {
 func (p *parser) fields(n *yaml.Node, where string, known ...string) map[string]*yaml.Node {
 	m := map[string]*yaml.Node{}
 	for _, e := range p.entries(n, where) {
-		if !slices.Contains(known, e.key) {
-			p.add(e.k, "unknown key %q %s: %s", e.key, where, suggest(e.key, known, "known keys are "))
+		if !slices.Contains(known, e.Key) {
+			p.add(e.K, "unknown key %q %s: %s", e.Key, where, suggest(e.Key, known, "known keys are "))
 			continue
 		}
-		m[e.key] = e.v
+		m[e.Key] = e.V
 	}
 	return m
 }
@@ -566,17 +542,17 @@ func (p *parser) strMap(n *yaml.Node, name, where string, envKeys bool) map[stri
 	}
 	out := map[string]string{}
 	for _, e := range p.entries(n, where) {
-		if envKeys && !identRE.MatchString(e.key) {
-			p.add(e.k, "%s name %q is not valid: use letters, digits and _, not starting with a digit", name, e.key)
+		if envKeys && !identRE.MatchString(e.Key) {
+			p.add(e.K, "%s name %q is not valid: use letters, digits and _, not starting with a digit", name, e.Key)
 		}
-		s := p.str(e.v, name+" values")
+		s := p.str(e.V, name+" values")
 		if strings.ContainsRune(s, 0) {
 			// No environment variable or header can hold one, and the
 			// store could not read the agent's config back.
-			p.add(e.v, "%s value of %s holds a NUL byte: remove it", name, e.key)
+			p.add(e.V, "%s value of %s holds a NUL byte: remove it", name, e.Key)
 		}
-		p.checkVars(e.v, s, "", math.MaxInt)
-		out[e.key] = s
+		p.checkVars(e.V, s, "", math.MaxInt)
+		out[e.Key] = s
 	}
 	return out
 }
@@ -738,7 +714,7 @@ func (p *parser) agents(root, n *yaml.Node) []Agent {
 	}
 	var out []Agent
 	for _, e := range p.entries(n, "in agents") {
-		out = append(out, p.agent(e.k, e.v))
+		out = append(out, p.agent(e.K, e.V))
 	}
 	return out
 }
@@ -915,16 +891,16 @@ func (p *parser) mcpServers(n *yaml.Node, agent string) []MCPServer {
 	}
 	var out []MCPServer
 	for _, e := range p.entries(n, "in mcp_servers of agent "+agent) {
-		if !mcpNameRE.MatchString(e.key) {
-			p.add(e.k, "mcp server name %q is not valid: use up to 64 letters, digits, ., _ or -", e.key)
+		if !mcpNameRE.MatchString(e.Key) {
+			p.add(e.K, "mcp server name %q is not valid: use up to 64 letters, digits, ., _ or -", e.Key)
 		}
-		if e.v.Kind != yaml.MappingNode {
-			p.add(e.v, "mcp server %s must be a map with command: [program, args...] or url: https://...", e.key)
+		if e.V.Kind != yaml.MappingNode {
+			p.add(e.V, "mcp server %s must be a map with command: [program, args...] or url: https://...", e.Key)
 			continue
 		}
-		where := fmt.Sprintf("in mcp server %s of agent %s", e.key, agent)
-		fs := p.fields(e.v, where, "command", "args", "url", "env", "headers")
-		s := MCPServer{Name: e.key, URL: p.str(fs["url"], "url")}
+		where := fmt.Sprintf("in mcp server %s of agent %s", e.Key, agent)
+		fs := p.fields(e.V, where, "command", "args", "url", "env", "headers")
+		s := MCPServer{Name: e.Key, URL: p.str(fs["url"], "url")}
 		if c := fs["command"]; !isNull(c) && c.Kind == yaml.ScalarNode {
 			s.Command = []string{c.Value} // a lone program, as in Claude's own config
 			p.checkVars(c, c.Value, "", math.MaxInt)
@@ -937,9 +913,9 @@ func (p *parser) mcpServers(n *yaml.Node, agent string) []MCPServer {
 		s.Headers = p.strMap(fs["headers"], "headers", where, false)
 		switch {
 		case len(s.Command) == 0 && s.URL == "":
-			p.add(e.k, "mcp server %s needs command: [program, args...] or url: https://...", e.key)
+			p.add(e.K, "mcp server %s needs command: [program, args...] or url: https://...", e.Key)
 		case len(s.Command) > 0 && s.URL != "":
-			p.add(e.k, "mcp server %s has both command and url: keep one", e.key)
+			p.add(e.K, "mcp server %s has both command and url: keep one", e.Key)
 		case s.URL != "" && len(args) > 0:
 			p.add(fs["args"], "args only apply to command servers: remove args or use command:")
 		case s.URL != "" && s.Env != nil:
@@ -996,11 +972,11 @@ func (p *parser) config(n *yaml.Node) map[string]json.RawMessage {
 	}
 	for _, e := range p.entries(n, "in config") {
 		switch {
-		case e.key == "sandbox" && e.v.Kind == yaml.ScalarNode && !isNull(e.v):
+		case e.Key == "sandbox" && e.V.Kind == yaml.ScalarNode && !isNull(e.V):
 			// Written before sandbox: was the agent's own setting.
-			p.add(e.k, "config key \"sandbox\" clashes with the agent's own sandbox: setting: for codex's sandbox mode write config: {sandbox_mode: %s}", e.v.Value)
-		case slices.Contains(configOwned, e.key):
-			p.add(e.k, "config key %q clashes with the agent's own %s: setting: move it out of config:", e.key, e.key)
+			p.add(e.K, "config key \"sandbox\" clashes with the agent's own sandbox: setting: for codex's sandbox mode write config: {sandbox_mode: %s}", e.V.Value)
+		case slices.Contains(configOwned, e.Key):
+			p.add(e.K, "config key %q clashes with the agent's own %s: setting: move it out of config:", e.Key, e.Key)
 		}
 	}
 	var v map[string]any

@@ -13,6 +13,7 @@ import (
 
 	"github.com/agent-worker/agent-worker/host/api"
 	"github.com/agent-worker/agent-worker/internal/yamlerr"
+	"github.com/agent-worker/agent-worker/internal/yamlnode"
 	"github.com/agent-worker/agent-worker/workflow"
 )
 
@@ -73,9 +74,9 @@ func (c *checker) parse(content []byte) {
 	if len(doc.Content) == 0 {
 		return // an empty file sets nothing
 	}
-	root := deref(doc.Content[0])
+	root := yamlnode.Deref(doc.Content[0])
 	switch {
-	case isNull(root):
+	case yamlnode.IsNull(root):
 		return
 	case root.Kind != yaml.MappingNode:
 		c.add(root.Line, "a config file is a map of %s flag names (without their dashes) to values, e.g. %s", c.fs.Name(), example)
@@ -87,7 +88,7 @@ func (c *checker) parse(content []byte) {
 // mapping sets every key of n, prefixed by the keys of the maps holding it.
 func (c *checker) mapping(prefix string, n *yaml.Node) {
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := n.Content[i], deref(n.Content[i+1])
+		k, v := n.Content[i], yamlnode.Deref(n.Content[i+1])
 		name := k.Value
 		if prefix != "" {
 			name = prefix + "." + name
@@ -113,13 +114,13 @@ func (c *checker) mapping(prefix string, n *yaml.Node) {
 			items = v.Content
 		}
 		for _, item := range items {
-			item = deref(item)
+			item = yamlnode.Deref(item)
 			if item.Kind != yaml.ScalarNode {
 				c.add(item.Line, "%s: each item of its list is a value, as on the command line", name)
 				continue
 			}
 			value := item.Value
-			if isNull(item) {
+			if yamlnode.IsNull(item) {
 				value = ""
 			}
 			if err := c.set(name, value); err != nil {
@@ -162,16 +163,4 @@ func want(f *flag.Flag, err error) string {
 		return "want a duration such as 30s, 5m or 1h30m"
 	}
 	return err.Error()
-}
-
-// deref follows a YAML alias to the node it names.
-func deref(n *yaml.Node) *yaml.Node {
-	for n != nil && n.Kind == yaml.AliasNode {
-		n = n.Alias
-	}
-	return n
-}
-
-func isNull(n *yaml.Node) bool {
-	return n == nil || n.Kind == yaml.ScalarNode && n.Tag == "!!null"
 }

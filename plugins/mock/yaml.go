@@ -12,6 +12,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/agent-worker/agent-worker/internal/yamlerr"
+	"github.com/agent-worker/agent-worker/internal/yamlnode"
 )
 
 // parseYAMLScript reads a YAML script file with go.yaml.in/yaml/v3, the
@@ -59,7 +60,7 @@ func decodeYAML(name string, src []byte) (*yaml.Node, any, error) {
 	}
 	root := &doc
 	if len(doc.Content) == 1 {
-		root = deref(doc.Content[0])
+		root = yamlnode.Deref(doc.Content[0])
 	}
 	return root, textKeys(v), nil
 }
@@ -72,7 +73,7 @@ func scriptLine(root *yaml.Node, err error) int {
 	if !errors.As(err, &se) || root.Kind != yaml.SequenceNode || se.step > len(root.Content) {
 		return line
 	}
-	n := deref(root.Content[se.step-1])
+	n := yamlnode.Deref(root.Content[se.step-1])
 	if n.Kind == yaml.MappingNode && se.key != "" {
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			if k := n.Content[i]; k.Value == se.key {
@@ -96,14 +97,6 @@ func nonFinite(n *yaml.Node) (int, bool) {
 		}
 	}
 	return 0, false
-}
-
-// deref follows a YAML alias to the node it names.
-func deref(n *yaml.Node) *yaml.Node {
-	for n.Kind == yaml.AliasNode && n.Alias != nil {
-		n = n.Alias
-	}
-	return n
 }
 
 // textKeys gives every map text keys, as JSON needs: yaml.v3 decodes a

@@ -12,6 +12,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/agent-worker/agent-worker/internal/yamlerr"
+	"github.com/agent-worker/agent-worker/internal/yamlnode"
 	"github.com/agent-worker/agent-worker/workflow"
 )
 
@@ -146,12 +147,12 @@ func (p *parser) parse(s *Skill, content string) {
 	top := map[string]*yaml.Node{}
 	for _, e := range p.entries(root, "in the front matter") {
 		switch {
-		case slices.Contains(ourKeys, e.key):
-			top[e.key] = e.v
-		case slices.Contains(foreignKeys, e.key):
+		case slices.Contains(ourKeys, e.Key):
+			top[e.Key] = e.V
+		case slices.Contains(foreignKeys, e.Key):
 		default:
-			if best := workflow.Closest(e.key, ourKeys); best != "" {
-				p.add(e.k, "unknown key %q in the front matter: did you mean %s? (keys of other tools, such as license or metadata, are ignored)", e.key, best)
+			if best := workflow.Closest(e.Key, ourKeys); best != "" {
+				p.add(e.K, "unknown key %q in the front matter: did you mean %s? (keys of other tools, such as license or metadata, are ignored)", e.Key, best)
 			}
 		}
 	}
@@ -174,42 +175,16 @@ func (p *parser) parse(s *Skill, content string) {
 	p.checkRefs(s.Body, nil, end+2, kinds, "")
 }
 
-// deref follows YAML aliases to the node they name.
-func deref(n *yaml.Node) *yaml.Node {
-	for n != nil && n.Kind == yaml.AliasNode {
-		n = n.Alias
-	}
-	return n
-}
+// The YAML node helpers, shared with the workflow parser.
+var (
+	deref  = yamlnode.Deref
+	isNull = yamlnode.IsNull
+)
 
-func isNull(n *yaml.Node) bool {
-	return n == nil || n.Kind == yaml.ScalarNode && n.Tag == "!!null"
-}
-
-type entry struct {
-	key  string
-	k, v *yaml.Node
-}
-
-// entries lists a mapping's pairs in file order, reporting duplicate keys,
-// which YAML itself resolves silently to the last one.
-func (p *parser) entries(n *yaml.Node, where string) []entry {
-	var out []entry
-	first := map[string]int{}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := n.Content[i], deref(n.Content[i+1])
-		if k.Kind != yaml.ScalarNode || k.Tag == "!!merge" {
-			p.add(k, "keys %s must be plain names (merge keys << are not supported): write each setting out", where)
-			continue
-		}
-		if line, dup := first[k.Value]; dup {
-			p.add(k, "duplicate key %q %s (first at line %d): remove one", k.Value, where, line)
-			continue
-		}
-		first[k.Value] = k.Line + p.off
-		out = append(out, entry{k.Value, k, v})
-	}
-	return out
+// entries lists a mapping's pairs in file order, reporting duplicate keys
+// at their line in the whole file.
+func (p *parser) entries(n *yaml.Node, where string) []yamlnode.Entry {
+	return yamlnode.Entries(n, where, p.off, p.add)
 }
 
 // fields returns a mapping's values by key; a key not in known is an error
@@ -217,15 +192,15 @@ func (p *parser) entries(n *yaml.Node, where string) []entry {
 func (p *parser) fields(n *yaml.Node, where string, known ...string) map[string]*yaml.Node {
 	m := map[string]*yaml.Node{}
 	for _, e := range p.entries(n, where) {
-		if !slices.Contains(known, e.key) {
-			if best := workflow.Closest(e.key, known); best != "" {
-				p.add(e.k, "unknown key %q %s: did you mean %s?", e.key, where, best)
+		if !slices.Contains(known, e.Key) {
+			if best := workflow.Closest(e.Key, known); best != "" {
+				p.add(e.K, "unknown key %q %s: did you mean %s?", e.Key, where, best)
 			} else {
-				p.add(e.k, "unknown key %q %s: known keys are %s", e.key, where, strings.Join(known, ", "))
+				p.add(e.K, "unknown key %q %s: known keys are %s", e.Key, where, strings.Join(known, ", "))
 			}
 			continue
 		}
-		m[e.key] = e.v
+		m[e.Key] = e.V
 	}
 	return m
 }
@@ -490,17 +465,17 @@ func (p *parser) proof(n *yaml.Node, where string) []ProofField {
 	}
 	var out []ProofField
 	for _, e := range p.entries(n, "in "+where+" proof") {
-		f := ProofField{Name: e.key}
-		if !fieldRE.MatchString(e.key) || len(e.key) > MaxNameLen {
-			p.add(e.k, "proof field %s is not a valid name: use lowercase letters, digits and _, beginning with a letter", workflow.Quote(e.key))
+		f := ProofField{Name: e.Key}
+		if !fieldRE.MatchString(e.Key) || len(e.Key) > MaxNameLen {
+			p.add(e.K, "proof field %s is not a valid name: use lowercase letters, digits and _, beginning with a letter", workflow.Quote(e.Key))
 		}
-		typ := e.v
+		typ := e.V
 		switch {
-		case e.v.Kind == yaml.MappingNode:
-			fs := p.fields(e.v, "in proof field "+e.key, longProof...)
+		case e.V.Kind == yaml.MappingNode:
+			fs := p.fields(e.V, "in proof field "+e.Key, longProof...)
 			typ = fs["type"]
 			if typ == nil {
-				p.add(e.v, "proof field %s has no type: add type: with one of %s", e.key, typeList())
+				p.add(e.V, "proof field %s has no type: add type: with one of %s", e.Key, typeList())
 				continue
 			}
 			f.Description = p.str(fs["description"], "description")
@@ -509,13 +484,13 @@ func (p *parser) proof(n *yaml.Node, where string) []ProofField {
 					p.add(o, "optional must be true or false")
 				}
 			}
-		case e.v.Kind != yaml.ScalarNode:
-			p.add(e.v, "proof field %s must be a type (%s) or a map such as {type: string, description: ..., optional: true}", e.key, typeList())
+		case e.V.Kind != yaml.ScalarNode:
+			p.add(e.V, "proof field %s must be a type (%s) or a map such as {type: string, description: ..., optional: true}", e.Key, typeList())
 			continue
 		}
 		f.Type = ProofType(typ.Value)
 		if typ.Kind != yaml.ScalarNode || !slices.Contains(ProofTypes, f.Type) {
-			msg := fmt.Sprintf("proof field %s has unknown type %s: ", e.key, workflow.Quote(typ.Value))
+			msg := fmt.Sprintf("proof field %s has unknown type %s: ", e.Key, workflow.Quote(typ.Value))
 			if best := workflow.Closest(typ.Value, typeStrings()); best != "" {
 				msg += "did you mean " + best + "?"
 			} else {
