@@ -239,27 +239,27 @@ func (p *parser) repos(n *yaml.Node) []Repo {
 	}
 	var out []Repo
 	for _, e := range p.entries(n, "in repos") {
-		if !repoNameRE.MatchString(e.key) {
-			p.add(e.k, "repository name %s is not valid: use lower-case letters, digits, - and _, starting with a letter, at most 32", Quote(e.key))
+		if !repoNameRE.MatchString(e.Key) {
+			p.add(e.K, "repository name %s is not valid: use lower-case letters, digits, - and _, starting with a letter, at most 32", Quote(e.Key))
 			continue
 		}
-		r := Repo{Name: e.key, Line: e.k.Line}
-		where := "repository " + e.key
-		switch v := e.v; {
+		r := Repo{Name: e.Key, Line: e.K.Line}
+		where := "repository " + e.Key
+		switch v := e.V; {
 		case v.Kind == yaml.ScalarNode && !isNull(v):
 			r.Path = strings.TrimSpace(p.str(v, where))
 		case v.Kind == yaml.MappingNode:
 			fs := p.fields(v, "in "+where, "path", "write", "git", "base", "checks", "check_timeout", "batch")
 			r.Path, r.Write = strings.TrimSpace(p.str(fs["path"], "path")), p.boolean(fs["write"], "write")
 			if isNull(fs["path"]) {
-				p.add(v, "%s needs a path, e.g. %s: {path: ../%s}", where, e.key, e.key)
+				p.add(v, "%s needs a path, e.g. %s: {path: ../%s}", where, e.Key, e.Key)
 				continue
 			}
 			if !isNull(fs["git"]) || !isNull(fs["base"]) || !isNull(fs["checks"]) {
 				if !isNull(fs["write"]) {
 					p.add(fs["write"], "%s is written through each agent's own worktree (git: worktree): remove write", where)
 				}
-				if !p.gitSettings(v, fs, where, e.key+": {path: ../"+e.key+", git: worktree}", &r.Git, &r.Base, &r.Checks, &r.CheckTimeout, &r.Batch) {
+				if !p.gitSettings(v, fs, where, e.Key+": {path: ../"+e.Key+", git: worktree}", &r.Git, &r.Base, &r.Checks, &r.CheckTimeout, &r.Batch) {
 					continue
 				}
 				r.Write = true
@@ -269,7 +269,7 @@ func (p *parser) repos(n *yaml.Node) []Repo {
 			continue
 		}
 		if r.Path == "" {
-			p.add(e.v, "%s has an empty path: name its directory, e.g. ../%s", where, e.key)
+			p.add(e.V, "%s has an empty path: name its directory, e.g. ../%s", where, e.Key)
 			continue
 		}
 		out = append(out, r)

@@ -81,11 +81,11 @@ agents:
 
 	// Bad input: a repository the workspace does not name, and one with
 	// no worktrees.
-	if r := c.run("worktree", "integrate", "alice@team", "--repo", "nope"); r.code != api.ExitInvalid ||
+	if r := c.run("worktree", "integrate", "alice@team", "--repo", "nope"); r.code != api.ExitUsage ||
 		!strings.Contains(r.stderr, `repo "nope" is not in the workspace of team:main: use one of lib, app`) {
 		t.Errorf("integrate --repo nope: exit %d, stderr %q", r.code, r.stderr)
 	}
-	if r := c.run("worktree", "integrate", "alice@team", "--repo", "lib"); r.code != api.ExitInvalid ||
+	if r := c.run("worktree", "integrate", "alice@team", "--repo", "lib"); r.code != api.ExitUsage ||
 		!strings.Contains(r.stderr, "repository lib of team:main has no git worktrees") {
 		t.Errorf("integrate --repo lib: exit %d, stderr %q", r.code, r.stderr)
 	}
