@@ -2,77 +2,18 @@ package pluginclient
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"io"
 
 	goplugin "github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 
-	"github.com/agent-worker/agent-worker/sdk/backend"
-	"github.com/agent-worker/agent-worker/sdk/wire"
-	"github.com/agent-worker/agent-worker/sdk/wire/grpcerr"
-	"github.com/agent-worker/agent-worker/sdk/wire/pluginv1"
+	"github.com/agent-worker/agent-worker/sdk/wire/client"
 )
 
-// backendClient is the daemon's Backend for a plugin process: Run streams the
-// plugin's events into events and returns the plugin's error unchanged
-// (class, text and Permanent mark).
-type backendClient struct {
-	rpc pluginv1.BackendServiceClient
-	// done is cancelled when the plugin process exits.
-	done context.Context
-}
-
-var _ backend.Backend = (*backendClient)(nil)
-
-// Run runs req in the plugin. It returns nil when the plugin's Run
-// returned nil, the plugin's error when it failed, sdk.ErrUnavailable when
-// the plugin could not be reached or died, ctx's error when ctx ended, and
-// the error of events.Send (wrapped) when the daemon refused an event; in
-// every case but the first the plugin's Run is cancelled.
-func (c *backendClient) Run(ctx context.Context, req backend.Request, events backend.Events) error {
-	ctx, stop := grpcerr.Bind(ctx, c.done)
-	defer stop() // cancels the stream, and so the plugin's Run, on every early return
-	stream, err := c.rpc.Run(ctx, wire.RequestToProto(req))
-	if err != nil {
-		return c.transportError(ctx, err)
-	}
-	for {
-		resp, err := stream.Recv()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return c.transportError(ctx, err)
-		}
-		if e := resp.GetError(); e != nil {
-			return wire.ErrorFromProto(e)
-		}
-		ev, ok := wire.EventFromProto(resp)
-		if !ok {
-			continue // an event of a later protocol version
-		}
-		if err := events.Send(ev); err != nil {
-			return fmt.Errorf("send %s event: %w", ev.Kind, err)
-		}
-	}
-}
-
-// transportError is the error of a failed call, with the Permanent mark
-// for calls the plugin cannot serve.
-func (c *backendClient) transportError(ctx context.Context, err error) error {
-	err, permanent := grpcerr.FromCall(ctx, c.done, err)
-	if permanent {
-		return backend.Permanent(err)
-	}
-	return err
-}
-
 // backendPlugin is the daemon's half of the go-plugin glue of a backend:
-// it makes the Backend that runs over the connection. go-plugin cancels
-// ctx when the plugin process exits, which ends a run in progress with
-// sdk.ErrUnavailable instead of leaving it waiting.
+// it makes the Backend that runs over the connection (the protocol's
+// client, sdk/wire/client). go-plugin cancels ctx when the plugin process
+// exits, which ends a run in progress with sdk.ErrUnavailable instead of
+// leaving it waiting.
 type backendPlugin struct {
 	goplugin.NetRPCUnsupportedPlugin
 }
@@ -82,5 +23,5 @@ var _ goplugin.GRPCPlugin = (*backendPlugin)(nil)
 func (*backendPlugin) GRPCServer(*goplugin.GRPCBroker, *grpc.Server) error { return errClientOnly }
 
 func (*backendPlugin) GRPCClient(ctx context.Context, _ *goplugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
-	return &backendClient{rpc: pluginv1.NewBackendServiceClient(c), done: ctx}, nil
+	return client.NewBackend(ctx, c), nil
 }

@@ -156,7 +156,7 @@ var kernel = map[string][]string{
 	"host/docs":             {"docs-provider/file", "docs-provider/sqlite", "host/api", "host/catalog", "host/internal/backoff", "host/pluginclient", "sdk", "sdk/docprovider", "sdk/plugin", "store"},
 	"host/prices":           {"sdk/backend", "store"},
 	"host/catalog":          {"host/api", "host/internal/fswatch", "host/pluginclient", "sdk/plugin"},
-	"host/pluginclient":     {"sdk/backend", "sdk/docprovider", "sdk/plugin", "sdk/wire", "sdk/wire/grpcerr", "sdk/wire/pluginv1"},
+	"host/pluginclient":     {"sdk/backend", "sdk/docprovider", "sdk/plugin", "sdk/wire/client", "sdk/wire/grpcerr", "sdk/wire/pluginv1"},
 	"host/runspec":          {"sdk/backend", "store"},
 	"host/sandbox":          {"host/api", "sdk/backend", "sdk/sandbox"},
 	"host/scheduler":        {"host/api", "host/contract", "host/internal/backoff", "host/notify", "host/runspec", "host/team", "sdk/backend", "store", "workflow"},

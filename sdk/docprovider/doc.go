@@ -4,6 +4,7 @@
 // provider apply alike, so a document name is judged the same wherever it
 // lands. Provider authors implement Provider and run the conformance suite
 // in sdk/docprovidertest; the daemon calls Provider through the plugin
-// protocol's client (host/pluginclient). The package holds no gRPC: the
-// wire is sdk/wire's and the SDK's internal glue's.
+// protocol's client (sdk/wire/client, which host/pluginclient dispenses).
+// The package holds no gRPC: the wire is sdk/wire's and the SDK's internal
+// glue's.
 package docprovider

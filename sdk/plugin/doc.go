@@ -15,7 +15,7 @@
 // go-plugin's gRPC transport; they log to stderr with hclog (JSON), which
 // the daemon re-emits with the run id. The protocol's constants
 // (Handshake, ProtocolVersion, the plugin set's names) are here because
-// both sides must agree on them; the daemon's client is not (it is
-// host/pluginclient, in the daemon's module), and the gRPC glue is internal
-// to the SDK.
+// both sides must agree on them; the daemon's start of a plugin is not (it
+// is host/pluginclient, in the daemon's module), and the gRPC glue is
+// internal to the SDK.
 package plugin

@@ -8,6 +8,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/agent-worker/agent-worker/sdk/backend"
+	"github.com/agent-worker/agent-worker/sdk/wire/client"
 	"github.com/agent-worker/agent-worker/sdk/wire/pluginv1"
 )
 
@@ -39,9 +40,10 @@ func (p *Backend) GRPCServer(_ *goplugin.GRPCBroker, s *grpc.Server) error {
 	return nil
 }
 
-// GRPCClient returns a Backend that runs over the connection, for
-// plugintest. go-plugin cancels ctx when the connection ends, which ends a
-// run in progress with sdk.ErrUnavailable instead of leaving it waiting.
+// GRPCClient returns the protocol's Backend that runs over the connection
+// (sdk/wire/client, the daemon's too), for plugintest. go-plugin cancels
+// ctx when the connection ends, which ends a run in progress with
+// sdk.ErrUnavailable instead of leaving it waiting.
 func (p *Backend) GRPCClient(ctx context.Context, _ *goplugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
-	return &backendClient{rpc: pluginv1.NewBackendServiceClient(c), done: ctx}, nil
+	return client.NewBackend(ctx, c), nil
 }

@@ -7,6 +7,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/agent-worker/agent-worker/sdk/docprovider"
+	"github.com/agent-worker/agent-worker/sdk/wire/client"
 	"github.com/agent-worker/agent-worker/sdk/wire/pluginv1"
 )
 
@@ -28,8 +29,8 @@ func (p *Docs) GRPCServer(_ *goplugin.GRPCBroker, s *grpc.Server) error {
 	return nil
 }
 
-// GRPCClient returns a Provider that calls over the connection, for
-// plugintest.
+// GRPCClient returns the protocol's Provider that calls over the
+// connection (sdk/wire/client, the daemon's too), for plugintest.
 func (p *Docs) GRPCClient(ctx context.Context, _ *goplugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
-	return &docsClient{rpc: pluginv1.NewDocumentProviderServiceClient(c), done: ctx}, nil
+	return client.NewDocs(ctx, c), nil
 }

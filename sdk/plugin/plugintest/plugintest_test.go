@@ -14,8 +14,8 @@ import (
 )
 
 // A backend behind plugintest streams its events and keeps its error's
-// class, text and Permanent mark: plugintest's client, like the daemon's
-// (host/pluginclient), converts with sdk/wire.
+// class, text and Permanent mark: plugintest calls it with the daemon's
+// client (sdk/wire/client), which converts with sdk/wire.
 func TestBackendOverTheWire(t *testing.T) {
 	t.Parallel()
 	b := plugintest.Backend(t, backend.Func(func(ctx context.Context, req backend.Request, ev backend.Events) error {

@@ -4,6 +4,7 @@
 // exact message survive the process boundary. It also turns transport
 // failures (a plugin process that died) into sdk.ErrUnavailable, which the
 // daemon retries. It is public because both sides use it: the SDK's server
-// glue and the daemon's client (host/pluginclient). Plugin authors never
-// import it; they return sdk errors and the SDK carries them.
+// glue and the protocol's client (sdk/wire/client, the daemon's and the
+// test kits'). Plugin authors never import it; they return sdk errors and
+// the SDK carries them.
 package grpcerr

@@ -1,7 +1,9 @@
-package grpcplugin
+package client
 
 import (
 	"context"
+
+	"google.golang.org/grpc"
 
 	"github.com/agent-worker/agent-worker/sdk/docprovider"
 	"github.com/agent-worker/agent-worker/sdk/wire"
@@ -9,21 +11,28 @@ import (
 	"github.com/agent-worker/agent-worker/sdk/wire/pluginv1"
 )
 
-// docsClient is plugintest's Provider for a plugin served in the test, as
-// the daemon's client (host/pluginclient) is the daemon's. Errors come back
-// as the provider made them (class and text); a plugin that cannot be
+// Docs is a plugin's docs provider seen from the calling side. Errors come
+// back as the provider made them (class and text); a plugin that cannot be
 // reached or died gives sdk.ErrUnavailable.
-type docsClient struct {
+type Docs struct {
 	rpc pluginv1.DocumentProviderServiceClient
 	// done is cancelled when the plugin process exits.
 	done context.Context
 }
 
-var _ docprovider.Provider = (*docsClient)(nil)
+var _ docprovider.Provider = (*Docs)(nil)
+
+// NewDocs returns the Provider that calls over conn. done is the context
+// go-plugin hands GRPCClient, cancelled when the plugin process exits (or
+// the connection ends), which fails calls in progress with
+// sdk.ErrUnavailable.
+func NewDocs(done context.Context, conn grpc.ClientConnInterface) *Docs {
+	return &Docs{rpc: pluginv1.NewDocumentProviderServiceClient(conn), done: done}
+}
 
 // call runs one RPC with a ctx that also ends if the plugin exits, and
 // translates its error.
-func call[Resp any](ctx context.Context, c *docsClient, rpc func(context.Context) (Resp, error)) (Resp, error) {
+func call[Resp any](ctx context.Context, c *Docs, rpc func(context.Context) (Resp, error)) (Resp, error) {
 	ctx, stop := grpcerr.Bind(ctx, c.done)
 	defer stop()
 	resp, err := rpc(ctx)
@@ -34,7 +43,7 @@ func call[Resp any](ctx context.Context, c *docsClient, rpc func(context.Context
 }
 
 // Read calls the plugin's Read.
-func (c *docsClient) Read(ctx context.Context, r docprovider.Ref) (string, error) {
+func (c *Docs) Read(ctx context.Context, r docprovider.Ref) (string, error) {
 	resp, err := call(ctx, c, func(ctx context.Context) (*pluginv1.ReadResponse, error) {
 		return c.rpc.Read(ctx, &pluginv1.ReadRequest{Ref: wire.RefToProto(r)})
 	})
@@ -42,7 +51,7 @@ func (c *docsClient) Read(ctx context.Context, r docprovider.Ref) (string, error
 }
 
 // Write calls the plugin's Write.
-func (c *docsClient) Write(ctx context.Context, r docprovider.Ref, content string) error {
+func (c *Docs) Write(ctx context.Context, r docprovider.Ref, content string) error {
 	_, err := call(ctx, c, func(ctx context.Context) (*pluginv1.WriteResponse, error) {
 		return c.rpc.Write(ctx, &pluginv1.WriteRequest{Ref: wire.RefToProto(r), Content: content})
 	})
@@ -50,7 +59,7 @@ func (c *docsClient) Write(ctx context.Context, r docprovider.Ref, content strin
 }
 
 // Append calls the plugin's Append.
-func (c *docsClient) Append(ctx context.Context, r docprovider.Ref, content string) error {
+func (c *Docs) Append(ctx context.Context, r docprovider.Ref, content string) error {
 	_, err := call(ctx, c, func(ctx context.Context) (*pluginv1.AppendResponse, error) {
 		return c.rpc.Append(ctx, &pluginv1.AppendRequest{Ref: wire.RefToProto(r), Content: content})
 	})
@@ -58,7 +67,7 @@ func (c *docsClient) Append(ctx context.Context, r docprovider.Ref, content stri
 }
 
 // Create calls the plugin's Create.
-func (c *docsClient) Create(ctx context.Context, r docprovider.Ref, content string) error {
+func (c *Docs) Create(ctx context.Context, r docprovider.Ref, content string) error {
 	_, err := call(ctx, c, func(ctx context.Context) (*pluginv1.CreateResponse, error) {
 		return c.rpc.Create(ctx, &pluginv1.CreateRequest{Ref: wire.RefToProto(r), Content: content})
 	})
@@ -66,7 +75,7 @@ func (c *docsClient) Create(ctx context.Context, r docprovider.Ref, content stri
 }
 
 // List calls the plugin's List; the result is never nil on success.
-func (c *docsClient) List(ctx context.Context, s docprovider.Scope) ([]docprovider.Info, error) {
+func (c *Docs) List(ctx context.Context, s docprovider.Scope) ([]docprovider.Info, error) {
 	resp, err := call(ctx, c, func(ctx context.Context) (*pluginv1.ListResponse, error) {
 		return c.rpc.List(ctx, wire.ScopeToProto(s))
 	})

@@ -1,4 +1,4 @@
-package grpcplugin
+package client
 
 import (
 	"context"
@@ -6,30 +6,39 @@ import (
 	"fmt"
 	"io"
 
+	"google.golang.org/grpc"
+
 	"github.com/agent-worker/agent-worker/sdk/backend"
 	"github.com/agent-worker/agent-worker/sdk/wire"
 	"github.com/agent-worker/agent-worker/sdk/wire/grpcerr"
 	"github.com/agent-worker/agent-worker/sdk/wire/pluginv1"
 )
 
-// backendClient is plugintest's Backend for a plugin served in the test:
-// Run streams the plugin's events into events and returns the plugin's
-// error unchanged (class, text and Permanent mark), as the daemon's client
-// (host/pluginclient) does.
-type backendClient struct {
+// Backend is a plugin's backend seen from the calling side: Run streams
+// the plugin's events into events and returns the plugin's error
+// unchanged (class, text and Permanent mark).
+type Backend struct {
 	rpc pluginv1.BackendServiceClient
 	// done is cancelled when the plugin process exits.
 	done context.Context
 }
 
-var _ backend.Backend = (*backendClient)(nil)
+var _ backend.Backend = (*Backend)(nil)
+
+// NewBackend returns the Backend that runs over conn. done is the context
+// go-plugin hands GRPCClient, cancelled when the plugin process exits (or
+// the connection ends), which ends a run in progress with
+// sdk.ErrUnavailable instead of leaving it waiting.
+func NewBackend(done context.Context, conn grpc.ClientConnInterface) *Backend {
+	return &Backend{rpc: pluginv1.NewBackendServiceClient(conn), done: done}
+}
 
 // Run runs req in the plugin. It returns nil when the plugin's Run
 // returned nil, the plugin's error when it failed, sdk.ErrUnavailable when
 // the plugin could not be reached or died, ctx's error when ctx ended, and
-// the error of events.Send (wrapped) when the daemon refused an event; in
+// the error of events.Send (wrapped) when the caller refused an event; in
 // every case but the first the plugin's Run is cancelled.
-func (c *backendClient) Run(ctx context.Context, req backend.Request, events backend.Events) error {
+func (c *Backend) Run(ctx context.Context, req backend.Request, events backend.Events) error {
 	ctx, stop := grpcerr.Bind(ctx, c.done)
 	defer stop() // cancels the stream, and so the plugin's Run, on every early return
 	stream, err := c.rpc.Run(ctx, wire.RequestToProto(req))
@@ -59,7 +68,7 @@ func (c *backendClient) Run(ctx context.Context, req backend.Request, events bac
 
 // transportError is the error of a failed call, with the Permanent mark
 // for calls the plugin cannot serve.
-func (c *backendClient) transportError(ctx context.Context, err error) error {
+func (c *Backend) transportError(ctx context.Context, err error) error {
 	err, permanent := grpcerr.FromCall(ctx, c.done, err)
 	if permanent {
 		return backend.Permanent(err)
