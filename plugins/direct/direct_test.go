@@ -826,3 +826,62 @@ func TestWorkspaceToolsAskTheGate(t *testing.T) {
 		t.Errorf("run_shell result's exit = %v, want 3", exit)
 	}
 }
+
+// A run with repositories is told them in its prompt and works in them
+// through the tools' repo argument: a write lands in the writable one,
+// with the gate asked about the path there, and the read-only one is
+// refused by the tool itself.
+func TestWorkspaceToolsWorkInRepos(t *testing.T) {
+	t.Parallel()
+	d := backendtest.NewDaemon(t)
+	var asked []sdktools.GateCall
+	var mu sync.Mutex
+	d.Gate = func(agent string, call sdktools.GateCall) sdktools.GateDecision {
+		mu.Lock()
+		defer mu.Unlock()
+		asked = append(asked, call)
+		return sdktools.GateDecision{Allowed: true}
+	}
+	d.Post("user", "@alice fix app, leave lib alone")
+	fm := fakemodel.New(t,
+		fakemodel.Turn{Tools: []fakemodel.ToolCall{
+			{ID: "app", Name: "write_file", Args: map[string]any{"repo": "app", "path": "fix.go", "content": "package app\n"}},
+			{ID: "lib", Name: "write_file", Args: map[string]any{"repo": "lib", "path": "fix.go", "content": "package lib\n"}},
+		}},
+		fakemodel.Turn{Text: "Fixed app."},
+	)
+	req := configure(d.Request("alice"), "anthropic/claude-sonnet-4-5", nil)
+	lib, app := t.TempDir(), t.TempDir()
+	req.Repos = []backend.Repo{{Name: "lib", Path: lib}, {Name: "app", Path: app, Write: true}}
+	if _, err := run(t, plugintest.Backend(t, newBackend(env(fm))), req); err != nil {
+		t.Fatalf("Run = %v", err)
+	}
+	reqs := fm.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("the model got %d requests, want 2", len(reqs))
+	}
+	prompt := fmt.Sprint(reqs[0].Body["messages"])
+	for _, want := range []string{"- lib: " + lib + " (read-only)", "- app: " + app + " (writable)"} {
+		if !strings.Contains(prompt, want) {
+			t.Errorf("the prompt lacks %q:\n%s", want, prompt)
+		}
+	}
+	if props, _ := tools(reqs[0].Body)["write_file"]["properties"].(map[string]any); props["repo"] == nil {
+		t.Errorf("write_file's schema = %v, want a repo argument", tools(reqs[0].Body)["write_file"])
+	}
+	if b, err := os.ReadFile(filepath.Join(app, "fix.go")); err != nil || string(b) != "package app\n" {
+		t.Errorf("app/fix.go = %q, %v; want what the model wrote", b, err)
+	}
+	if _, err := os.Stat(filepath.Join(lib, "fix.go")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("lib/fix.go after a write to the read-only repository: %v, want it not written", err)
+	}
+	results := toolResults(reqs[1].Body)
+	if got := results["lib"]; !strings.Contains(got, "repository lib is read-only in this workspace") {
+		t.Errorf("write_file in lib = %q, want it refused as read-only", got)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if got := asked; len(got) == 0 || got[0] != (sdktools.GateCall{Tool: "write_file", Path: filepath.Join(app, "fix.go")}) {
+		t.Errorf("gate asked %+v, want write_file with the path in app first", got)
+	}
+}
