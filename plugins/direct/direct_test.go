@@ -773,6 +773,24 @@ func TestShellCommandGetsTheToolNetwork(t *testing.T) {
 	}
 }
 
+// recordGate makes d's gate answer with decide, keeping what it was asked:
+// the function it returns reads the calls so far.
+func recordGate(d *backendtest.Daemon, decide func(sdktools.GateCall) sdktools.GateDecision) func() []sdktools.GateCall {
+	var mu sync.Mutex // guards asked
+	var asked []sdktools.GateCall
+	d.Gate = func(agent string, call sdktools.GateCall) sdktools.GateDecision {
+		mu.Lock()
+		defer mu.Unlock()
+		asked = append(asked, call)
+		return decide(call)
+	}
+	return func() []sdktools.GateCall {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(asked)
+	}
+}
+
 // Each workspace tool is put to the daemon's gate first: a refused call
 // does not run, the model reads the phase's reason as the tool's error,
 // and the transcript gets a gate event; a shell command that ran carries
@@ -781,17 +799,12 @@ func TestWorkspaceToolsAskTheGate(t *testing.T) {
 	t.Parallel()
 	d := backendtest.NewDaemon(t)
 	const reason = "phase plan of skill implement does not allow write_file: write_file is denied by \"write_file\""
-	var asked []sdktools.GateCall
-	var mu sync.Mutex
-	d.Gate = func(agent string, call sdktools.GateCall) sdktools.GateDecision {
-		mu.Lock()
-		defer mu.Unlock()
-		asked = append(asked, call)
+	asked := recordGate(d, func(call sdktools.GateCall) sdktools.GateDecision {
 		if call.Tool == "write_file" {
 			return sdktools.GateDecision{Reason: reason}
 		}
 		return sdktools.GateDecision{Allowed: true}
-	}
+	})
 	d.Post("user", "@alice plan it")
 	fm := fakemodel.New(t,
 		fakemodel.Turn{Tools: []fakemodel.ToolCall{{Name: "write_file", Args: map[string]any{"path": "main.go", "content": "package main\n"}}}},
@@ -813,7 +826,7 @@ func TestWorkspaceToolsAskTheGate(t *testing.T) {
 		t.Errorf("gate events = %+v, want one with the reason", g)
 	}
 	want := []sdktools.GateCall{{Tool: "write_file", Path: filepath.Join(req.ProjectDir, "main.go")}, {Tool: "run_shell", Command: "exit 3"}}
-	if diff := cmp.Diff(want, asked); diff != "" {
+	if diff := cmp.Diff(want, asked()); diff != "" {
 		t.Errorf("gate asked (-want +got):\n%s", diff)
 	}
 	var exit *int
@@ -834,14 +847,7 @@ func TestWorkspaceToolsAskTheGate(t *testing.T) {
 func TestWorkspaceToolsWorkInRepos(t *testing.T) {
 	t.Parallel()
 	d := backendtest.NewDaemon(t)
-	var asked []sdktools.GateCall
-	var mu sync.Mutex
-	d.Gate = func(agent string, call sdktools.GateCall) sdktools.GateDecision {
-		mu.Lock()
-		defer mu.Unlock()
-		asked = append(asked, call)
-		return sdktools.GateDecision{Allowed: true}
-	}
+	asked := recordGate(d, func(sdktools.GateCall) sdktools.GateDecision { return sdktools.GateDecision{Allowed: true} })
 	d.Post("user", "@alice fix app, leave lib alone")
 	fm := fakemodel.New(t,
 		fakemodel.Turn{Tools: []fakemodel.ToolCall{
@@ -879,9 +885,7 @@ func TestWorkspaceToolsWorkInRepos(t *testing.T) {
 	if got := results["lib"]; !strings.Contains(got, "repository lib is read-only in this workspace") {
 		t.Errorf("write_file in lib = %q, want it refused as read-only", got)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if got := asked; len(got) == 0 || got[0] != (sdktools.GateCall{Tool: "write_file", Path: filepath.Join(app, "fix.go")}) {
+	if got := asked(); len(got) == 0 || got[0] != (sdktools.GateCall{Tool: "write_file", Path: filepath.Join(app, "fix.go")}) {
 		t.Errorf("gate asked %+v, want write_file with the path in app first", got)
 	}
 }

@@ -627,6 +627,7 @@ func TestWorkspaceRepos(t *testing.T) {
 	}
 }
 
+// mustEval is path with its symlinks resolved, as the tools name it.
 func mustEval(t *testing.T, path string) string {
 	t.Helper()
 	real, err := filepath.EvalSymlinks(path)
