@@ -397,8 +397,8 @@ type confinedResult struct {
 // runConfined makes calls in a process of its own, this test binary
 // confined to policy as the sdk confines a warm spare before its run: a
 // Landlock layer cannot be lifted, so the test process itself is never
-// confined.
-func runConfined(t *testing.T, policy sandbox.Policy, calls map[string]confinedCall) map[string]confinedResult {
+// confined. Every call's workspace has repos.
+func runConfined(t *testing.T, policy sandbox.Policy, repos []backend.Repo, calls map[string]confinedCall) map[string]confinedResult {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
@@ -406,8 +406,9 @@ func runConfined(t *testing.T, policy sandbox.Policy, calls map[string]confinedC
 	}
 	raw, _ := json.Marshal(struct {
 		Policy sandbox.Policy
+		Repos  []backend.Repo
 		Calls  map[string]confinedCall
-	}{policy, calls})
+	}{policy, repos, calls})
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, exe)
@@ -431,6 +432,7 @@ func runConfined(t *testing.T, policy sandbox.Policy, calls map[string]confinedC
 func ConfinedWorkspace(raw string) int {
 	var in struct {
 		Policy sandbox.Policy
+		Repos  []backend.Repo
 		Calls  map[string]confinedCall
 	}
 	if err := json.Unmarshal([]byte(raw), &in); err != nil {
@@ -448,7 +450,7 @@ func ConfinedWorkspace(raw string) int {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
-		w.policy = in.Policy
+		w.policy, w.repos = in.Policy, in.Repos
 		lines := reported(w)
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		text, isErr, err := w.call(ctx, c.Tool, c.Args)
@@ -504,6 +506,10 @@ func TestWorkspaceInTheSandbox(t *testing.T) {
 			want{true, "permission denied", filepath.Join(readOnly, "new.txt"), "(read-only)"}},
 		"edit in a read-only directory": {confinedCall{readOnly, "edit_file", map[string]any{"path": "notes.txt", "old_text": "read", "new_text": "edit"}},
 			want{true, "permission denied", filepath.Join(readOnly, "notes.txt"), "(read-only)"}},
+		"shell writes in a read-only repository": {confinedCall{project, "run_shell", map[string]any{"repo": "docs", "command": "touch ./new.txt"}},
+			want{true, "Permission denied", filepath.Join(readOnly, "new.txt"), "(read-only)"}},
+		"read in a read-only repository": {confinedCall{project, "read_file", map[string]any{"repo": "docs", "path": "notes.txt"}},
+			want{false, "read me", "", ""}},
 		"read outside": {confinedCall{outside, "read_file", map[string]any{"path": "secret.txt"}},
 			want{true, "permission denied", secret, "(not readable)"}},
 		"list outside": {confinedCall{outside, "list_files", map[string]any{}},
@@ -515,7 +521,10 @@ func TestWorkspaceInTheSandbox(t *testing.T) {
 	for name, c := range cases {
 		calls[name] = c.call
 	}
-	results := runConfined(t, policy, calls)
+	// The read-only directory is also a repository the workspace gives
+	// read-only and that the policy grants read-only: the shell runs
+	// there, and what the sandbox refused it is named in it.
+	results := runConfined(t, policy, []backend.Repo{{Name: "docs", Path: readOnly}}, calls)
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
 			got, w := results[name], c.want
