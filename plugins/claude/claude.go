@@ -64,7 +64,7 @@ func (b *Backend) Run(ctx context.Context, req backend.Request, events backend.E
 	}
 	in := invocation{prompt: prompt, model: req.Agent.Model, system: req.Agent.System,
 		mcpConfig: filepath.Join(req.WorkDir, "mcp.json"), resume: req.ResumeSession,
-		maxTurns: cfg.MaxSteps, allowedTools: cfg.AllowedTools}
+		maxTurns: cfg.MaxSteps, allowedTools: cfg.AllowedTools, dirs: repoDirs(req.Repos)}
 	// The file holds the run's token: private to the run, never in the project.
 	if err := os.WriteFile(in.mcpConfig, mcp, 0o600); err != nil {
 		return fmt.Errorf("claude: write mcp config: %w", err)
@@ -220,3 +220,12 @@ func findCLI(configured string) (string, error) {
 // config). It takes at most a few seconds: the daemon asks while it
 // fingerprints the plugin.
 func Status(ctx context.Context) string { return cli.Status(ctx, "claude", Install) }
+
+// repoDirs are the paths of the workspace's repositories, in order.
+func repoDirs(repos []backend.Repo) []string {
+	var dirs []string
+	for _, r := range repos {
+		dirs = append(dirs, r.Path)
+	}
+	return dirs
+}

@@ -91,6 +91,7 @@ func TestRun(t *testing.T) {
 	d.Post("user", "@alice please say hi")
 	req := withFake(d.Request("alice"), "anthropic/send")
 	req.Agent.System = "Be brief."
+	req.Repos = []backend.Repo{{Name: "lib", Path: "/src/lib"}, {Name: "app", Path: "/data/worktrees/alice/app", Write: true}}
 	ev, err := run(t, New(), req)
 	if err != nil {
 		t.Fatalf("Run = %v", err)
@@ -116,7 +117,7 @@ func TestRun(t *testing.T) {
 		t.Errorf("the CLI ran in %s, want the project dir %s", cwd, req.ProjectDir)
 	}
 	mcp := filepath.Join(req.WorkDir, "mcp.json")
-	for _, want := range []string{"--model=send", "--append-system-prompt=Be brief.", mcp} {
+	for _, want := range []string{"--model=send", "--append-system-prompt=Be brief.", mcp, "--add-dir=/src/lib", "--add-dir=/data/worktrees/alice/app"} {
 		if !slices.Contains(args, want) {
 			t.Errorf("args %q lack %q", args, want)
 		}

@@ -56,6 +56,10 @@ type invocation struct {
 	resume                string // session id; "" starts a new conversation
 	maxTurns              int
 	allowedTools          []string // beyond the daemon's
+	// dirs are the workspace's repositories, which claude's tools may
+	// reach beside the project directory (--add-dir); the run's sandbox
+	// keeps the read-only ones read-only.
+	dirs []string
 }
 
 // args is claude's command line. Values that may start with a dash go
@@ -68,6 +72,11 @@ func (in invocation) args() []string {
 	}
 	if in.system != "" {
 		a = append(a, "--append-system-prompt="+in.system)
+	}
+	for _, d := range in.dirs {
+		// "=" and a flag after it: the variadic option takes this one
+		// directory and nothing that follows.
+		a = append(a, "--add-dir="+d)
 	}
 	a = append(a, "--mcp-config", in.mcpConfig, "--strict-mcp-config")
 	if in.settings != "" {

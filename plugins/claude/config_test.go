@@ -50,6 +50,11 @@ func TestArgs(t *testing.T) {
 			cat(base, []string{"--model=claude-sonnet-4-5", "--append-system-prompt=Be brief."}, mcp,
 				[]string{"--resume", "5b1e7c2a", "--max-turns", "7", "--allowedTools", "mcp__agent-worker", "Read", "Bash(go test:*)", "--", "You are @alice"}),
 		},
+		// Each repository of the workspace is one --add-dir, before a flag.
+		"repositories": {
+			invocation{prompt: "hi", mcpConfig: "/run/w/mcp.json", dirs: []string{"/src/lib", "/data/worktrees/alice/app"}},
+			cat(base, []string{"--add-dir=/src/lib", "--add-dir=/data/worktrees/alice/app"}, mcp, []string{"--allowedTools", "mcp__agent-worker", "--", "hi"}),
+		},
 		// Text that looks like a flag stays a value.
 		"dashes": {
 			invocation{prompt: "--help", system: "- rule one", model: "sonnet", mcpConfig: "/run/w/mcp.json"},

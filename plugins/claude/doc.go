@@ -8,7 +8,7 @@
 // (sdk/worker), and runs
 //
 //	claude -p --output-format stream-json --verbose [--model=M]
-//	  [--append-system-prompt=SYSTEM] --mcp-config WORKDIR/mcp.json
+//	  [--append-system-prompt=SYSTEM] [--add-dir=REPO...] --mcp-config WORKDIR/mcp.json
 //	  --strict-mcp-config --settings WORKDIR/settings.json
 //	  --include-hook-events [--resume SESSION] [--max-turns N]
 //	  --allowedTools mcp__agent-worker [TOOLS...] -- PROMPT

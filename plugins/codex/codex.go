@@ -104,6 +104,18 @@ func (b *Backend) Run(ctx context.Context, req backend.Request, events backend.E
 	return nil
 }
 
+// writableRepos are the paths of the workspace's repositories the run may
+// write.
+func writableRepos(repos []backend.Repo) []string {
+	var dirs []string
+	for _, r := range repos {
+		if r.Write {
+			dirs = append(dirs, r.Path)
+		}
+	}
+	return dirs
+}
+
 // home writes the run's private CODEX_HOME and links the agent's kept
 // threads into it.
 func (b *Backend) home(req backend.Request, opts options, out *cli.Sender) (string, error) {
@@ -112,7 +124,7 @@ func (b *Backend) home(req backend.Request, opts options, out *cli.Sender) (stri
 	}
 	cfg := homeConfig{Model: req.Agent.Model, System: req.Agent.System, Sandbox: opts.Sandbox,
 		BaseURL: cmp.Or(opts.BaseURL, b.getenv("OPENAI_BASE_URL")), EnvKey: opts.EnvKey,
-		Daemon: req.Daemon, Servers: req.MCPServers}
+		Daemon: req.Daemon, Servers: req.MCPServers, WritableRoots: writableRepos(req.Repos)}
 	text, err := cfg.render()
 	if err != nil {
 		return "", backend.Permanent(fmt.Errorf("codex: %w", err))

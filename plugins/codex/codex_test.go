@@ -83,6 +83,7 @@ func TestRun(t *testing.T) {
 	req := withCLI(d.Request("alice"), standIn(t, sample("tool_ok.jsonl", "0")))
 	req.Agent.System = "You are Alice, who \"quotes\"."
 	req.Agent.Model = "openai/gpt-5"
+	req.Repos = []backend.Repo{{Name: "lib", Path: "/src/lib"}, {Name: "app", Path: "/data/worktrees/alice/app", Write: true}}
 	rec, err := run(t, b, req)
 	if err != nil {
 		t.Fatal(err)
@@ -90,7 +91,7 @@ func TestRun(t *testing.T) {
 
 	call := calls(t, req)[0]
 	for _, want := range []string{"arg exec\narg --json\narg --skip-git-repo-check\narg --disable\narg unbounded_connection_retries\narg --enable\narg hooks\narg --dangerously-bypass-hook-trust\narg --\narg You are @alice",
-		"## Inbox (1 message for you)", "cwd " + req.ProjectDir, "token " + strings.TrimPrefix(req.Daemon.Headers["Authorization"], "Bearer ")} {
+		"## Inbox (1 message for you)", "- lib: /src/lib (read-only)", "cwd " + req.ProjectDir, "token " + strings.TrimPrefix(req.Daemon.Headers["Authorization"], "Bearer ")} {
 		if !strings.Contains(call, want) {
 			t.Errorf("codex call lacks %q:\n%s", want, call)
 		}
@@ -99,7 +100,9 @@ func TestRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`model = "gpt-5"`, `developer_instructions = "You are Alice, who \"quotes\"."`, `url = "` + d.URL() + `"`} {
+	for _, want := range []string{`model = "gpt-5"`, `developer_instructions = "You are Alice, who \"quotes\"."`, `url = "` + d.URL() + `"`,
+		// Codex may write the writable repository; it reads lib anyway.
+		"[sandbox_workspace_write]\nwritable_roots = [\"/data/worktrees/alice/app\"]\n"} {
 		if !strings.Contains(string(config), want) {
 			t.Errorf("config.toml lacks %s:\n%s", want, config)
 		}

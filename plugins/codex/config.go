@@ -125,6 +125,13 @@ type homeConfig struct {
 	BaseURL, EnvKey string
 	Daemon          backend.MCPServer
 	Servers         []backend.MCPServer
+	// WritableRoots are the workspace's writable repositories, which
+	// Codex's workspace-write sandbox lets it change beside the project
+	// directory (what --add-dir sets; written here because `codex exec
+	// resume` of 0.169.0 has no --add-dir). It reads the read-only ones
+	// without them: workspace-write reads everywhere, and the run's
+	// sandbox keeps them read-only.
+	WritableRoots []string
 }
 
 // render writes c as TOML. It is written by hand so that every value is
@@ -153,6 +160,11 @@ func (c homeConfig) render() (string, error) {
 		// daemon retries failed runs with backoff anyway.
 		kv(&b, "request_max_retries", "2")
 		kv(&b, "stream_max_retries", "2")
+	}
+
+	if len(c.WritableRoots) > 0 {
+		table(&b, "sandbox_workspace_write")
+		kv(&b, "writable_roots", list(c.WritableRoots))
 	}
 
 	// The daemon's server: the token comes from tokenEnv.

@@ -46,6 +46,7 @@ var fullConfig = homeConfig{
 		{Name: "search", URL: "https://search.example/mcp", Headers: map[string]string{"X-Key": `k"1`}},
 		{Name: "local files", Command: []string{"npx", "-y", "@mcp/files", "/srv/a b"}, Env: map[string]string{"ROOT": "/srv"}},
 	},
+	WritableRoots: []string{"/data/worktrees/bob/app", "/srv/\"quoted\" repo"},
 }
 
 func TestConfigGolden(t *testing.T) {

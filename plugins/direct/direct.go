@@ -270,6 +270,7 @@ func (b *Backend) workspace(req backend.Request, cfg config, out *sender) (*work
 		return nil, err
 	}
 	w.policy = req.Sandbox
+	w.repos = req.Repos
 	w.report = func(line string) error { return out.send(backend.Event{Kind: backend.EventSandbox, Text: line}) }
 	w.approvals = cfg.Approvals
 	return w, nil

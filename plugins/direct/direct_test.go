@@ -773,6 +773,24 @@ func TestShellCommandGetsTheToolNetwork(t *testing.T) {
 	}
 }
 
+// recordGate makes d's gate answer with decide, keeping what it was asked:
+// the function it returns reads the calls so far.
+func recordGate(d *backendtest.Daemon, decide func(sdktools.GateCall) sdktools.GateDecision) func() []sdktools.GateCall {
+	var mu sync.Mutex // guards asked
+	var asked []sdktools.GateCall
+	d.Gate = func(agent string, call sdktools.GateCall) sdktools.GateDecision {
+		mu.Lock()
+		defer mu.Unlock()
+		asked = append(asked, call)
+		return decide(call)
+	}
+	return func() []sdktools.GateCall {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(asked)
+	}
+}
+
 // Each workspace tool is put to the daemon's gate first: a refused call
 // does not run, the model reads the phase's reason as the tool's error,
 // and the transcript gets a gate event; a shell command that ran carries
@@ -781,17 +799,12 @@ func TestWorkspaceToolsAskTheGate(t *testing.T) {
 	t.Parallel()
 	d := backendtest.NewDaemon(t)
 	const reason = "phase plan of skill implement does not allow write_file: write_file is denied by \"write_file\""
-	var asked []sdktools.GateCall
-	var mu sync.Mutex
-	d.Gate = func(agent string, call sdktools.GateCall) sdktools.GateDecision {
-		mu.Lock()
-		defer mu.Unlock()
-		asked = append(asked, call)
+	asked := recordGate(d, func(call sdktools.GateCall) sdktools.GateDecision {
 		if call.Tool == "write_file" {
 			return sdktools.GateDecision{Reason: reason}
 		}
 		return sdktools.GateDecision{Allowed: true}
-	}
+	})
 	d.Post("user", "@alice plan it")
 	fm := fakemodel.New(t,
 		fakemodel.Turn{Tools: []fakemodel.ToolCall{{Name: "write_file", Args: map[string]any{"path": "main.go", "content": "package main\n"}}}},
@@ -813,7 +826,7 @@ func TestWorkspaceToolsAskTheGate(t *testing.T) {
 		t.Errorf("gate events = %+v, want one with the reason", g)
 	}
 	want := []sdktools.GateCall{{Tool: "write_file", Path: filepath.Join(req.ProjectDir, "main.go")}, {Tool: "run_shell", Command: "exit 3"}}
-	if diff := cmp.Diff(want, asked); diff != "" {
+	if diff := cmp.Diff(want, asked()); diff != "" {
 		t.Errorf("gate asked (-want +got):\n%s", diff)
 	}
 	var exit *int
@@ -824,5 +837,55 @@ func TestWorkspaceToolsAskTheGate(t *testing.T) {
 	}
 	if exit == nil || *exit != 3 {
 		t.Errorf("run_shell result's exit = %v, want 3", exit)
+	}
+}
+
+// A run with repositories is told them in its prompt and works in them
+// through the tools' repo argument: a write lands in the writable one,
+// with the gate asked about the path there, and the read-only one is
+// refused by the tool itself.
+func TestWorkspaceToolsWorkInRepos(t *testing.T) {
+	t.Parallel()
+	d := backendtest.NewDaemon(t)
+	asked := recordGate(d, func(sdktools.GateCall) sdktools.GateDecision { return sdktools.GateDecision{Allowed: true} })
+	d.Post("user", "@alice fix app, leave lib alone")
+	fm := fakemodel.New(t,
+		fakemodel.Turn{Tools: []fakemodel.ToolCall{
+			{ID: "app", Name: "write_file", Args: map[string]any{"repo": "app", "path": "fix.go", "content": "package app\n"}},
+			{ID: "lib", Name: "write_file", Args: map[string]any{"repo": "lib", "path": "fix.go", "content": "package lib\n"}},
+		}},
+		fakemodel.Turn{Text: "Fixed app."},
+	)
+	req := configure(d.Request("alice"), "anthropic/claude-sonnet-4-5", nil)
+	lib, app := t.TempDir(), t.TempDir()
+	req.Repos = []backend.Repo{{Name: "lib", Path: lib}, {Name: "app", Path: app, Write: true}}
+	if _, err := run(t, plugintest.Backend(t, newBackend(env(fm))), req); err != nil {
+		t.Fatalf("Run = %v", err)
+	}
+	reqs := fm.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("the model got %d requests, want 2", len(reqs))
+	}
+	prompt := fmt.Sprint(reqs[0].Body["messages"])
+	for _, want := range []string{"- lib: " + lib + " (read-only)", "- app: " + app + " (writable)"} {
+		if !strings.Contains(prompt, want) {
+			t.Errorf("the prompt lacks %q:\n%s", want, prompt)
+		}
+	}
+	if props, _ := tools(reqs[0].Body)["write_file"]["properties"].(map[string]any); props["repo"] == nil {
+		t.Errorf("write_file's schema = %v, want a repo argument", tools(reqs[0].Body)["write_file"])
+	}
+	if b, err := os.ReadFile(filepath.Join(app, "fix.go")); err != nil || string(b) != "package app\n" {
+		t.Errorf("app/fix.go = %q, %v; want what the model wrote", b, err)
+	}
+	if _, err := os.Stat(filepath.Join(lib, "fix.go")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("lib/fix.go after a write to the read-only repository: %v, want it not written", err)
+	}
+	results := toolResults(reqs[1].Body)
+	if got := results["lib"]; !strings.Contains(got, "repository lib is read-only in this workspace") {
+		t.Errorf("write_file in lib = %q, want it refused as read-only", got)
+	}
+	if got := asked(); len(got) == 0 || got[0] != (sdktools.GateCall{Tool: "write_file", Path: filepath.Join(app, "fix.go")}) {
+		t.Errorf("gate asked %+v, want write_file with the path in app first", got)
 	}
 }

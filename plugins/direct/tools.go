@@ -233,11 +233,15 @@ func sessionCaller(server string, s *mcp.ClientSession) caller {
 // that cannot be asked refuses (worker.Gate).
 func gated(daemon *worker.Client, ws *workspace, out *sender) caller {
 	return func(ctx context.Context, tool string, args map[string]any) (output, error) {
+		in, err := ws.forCall(args)
+		if err != nil {
+			return output{text: err.Error(), isError: true}, nil // a repo the run lacks: nothing to gate
+		}
 		gc := sdktools.GateCall{Tool: tool}
 		if tool == "run_shell" {
 			gc.Command, _ = args["command"].(string)
 		} else if p, _ := args["path"].(string); p != "" {
-			gc.Path = ws.abs(p)
+			gc.Path = in.abs(p) // in the repository the call names
 		}
 		if d := daemon.Gate(ctx, gc); !d.Allowed {
 			if err := out.send(backend.Event{Kind: backend.EventGate, Text: d.Reason}); err != nil {

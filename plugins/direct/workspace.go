@@ -63,12 +63,20 @@ const (
 // the shell starts there but is not kept in it: it has the plugin's
 // files (all of them, or what the run's sandbox grants) and the sandbox's
 // tool network, which is why an agent's tools list can leave it out.
+// A call naming one of the run's repositories (its repo argument) works
+// in a copy of the workspace whose root is that repository (in).
 type workspace struct {
 	root  string // absolute, symlinks resolved
 	given string // absolute as the run request gave it, which the prompt shows
-	sets  []string
-	env   []string // the shell's environment
-	shell time.Duration
+	// repos are the workspace's further repositories (the request's);
+	// repo is the one this copy of the workspace works in ("" for the
+	// working directory) and readOnly says the run may not write it.
+	repos    []backend.Repo
+	repo     string
+	readOnly bool
+	sets     []string
+	env      []string // the shell's environment
+	shell    time.Duration
 	// policy is the run's sandbox (zero: none); the file tools run
 	// confined by it in the plugin process, run_shell under its tool
 	// network.
@@ -128,6 +136,16 @@ func (w *workspace) tools() []*mcp.Tool {
 		return s
 	}
 	pathArg := str("a path relative to your working directory (absolute paths must lie inside it)")
+	// withRepo adds the repo argument, offered only to a run that has
+	// repositories, so that the tools of one without stay as they were.
+	withRepo := func(schema map[string]any) map[string]any {
+		if len(w.repos) > 0 {
+			schema["properties"].(map[string]any)["repo"] = str(fmt.Sprintf(
+				"a repository of the workspace to work in instead of your working directory (one of %s); paths are then relative to it",
+				strings.Join(w.repoNames(), ", ")))
+		}
+		return schema
+	}
 	all := map[string]*mcp.Tool{
 		"read_file": {Name: "read_file", InputSchema: obj(map[string]any{"path": pathArg,
 			"offset": integer("first line to show, from 1 (default 1)"), "limit": integer("how many lines to show (default: as many as fit)")}, "path"),
@@ -151,7 +169,9 @@ func (w *workspace) tools() []*mcp.Tool {
 	var out []*mcp.Tool
 	for _, set := range w.sets {
 		for _, name := range toolSets[set] {
-			out = append(out, all[name])
+			t := all[name]
+			t.InputSchema = withRepo(t.InputSchema.(map[string]any))
+			out = append(out, t)
 		}
 	}
 	return out
@@ -171,6 +191,51 @@ func (w *workspace) do(ctx context.Context, tool string, args map[string]any) (o
 	return output{text: text, isError: isError, exit: exit}, err
 }
 
+// repoNames are the names of the workspace's repositories, in order.
+func (w *workspace) repoNames() []string {
+	names := make([]string, len(w.repos))
+	for i, r := range w.repos {
+		names[i] = r.Name
+	}
+	return names
+}
+
+// in is the workspace a call naming repo works in: w itself for "", else
+// a copy whose root is that repository, so that every path rule (inside
+// it, symlinks resolved) holds per repository and the shell starts there.
+// A repo the run does not have is an error the model reads.
+func (w *workspace) in(repo string) (*workspace, error) {
+	if repo == "" {
+		return w, nil
+	}
+	r := backend.FindRepo(w.repos, repo)
+	switch {
+	case r == nil && len(w.repos) == 0:
+		return nil, fmt.Errorf("repo %q is not in this workspace, which has no repositories: leave repo out", repo)
+	case r == nil:
+		return nil, fmt.Errorf("repo %q is not in this workspace: use one of %s", repo, strings.Join(w.repoNames(), ", "))
+	}
+	abs, err := filepath.Abs(r.Path)
+	if err != nil {
+		return nil, fmt.Errorf("repository %s: %w", r.Name, err)
+	}
+	root, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return nil, fmt.Errorf("repository %s cannot be opened: %w", r.Name, err)
+	}
+	in := *w
+	in.root, in.given, in.repo, in.readOnly = root, filepath.Clean(abs), r.Name, !r.Write
+	return &in, nil
+}
+
+// where names the directory w works in, as the model knows it.
+func (w *workspace) where() string {
+	if w.repo == "" {
+		return "your working directory"
+	}
+	return "repository " + w.repo
+}
+
 // abs is p as the gate gets it: absolute, a relative path taken from the
 // directory the run was given (not resolved: the gate compares it with
 // the effort's directory as given too, and resolves that itself).
@@ -181,7 +246,35 @@ func (w *workspace) abs(p string) string {
 	return filepath.Join(w.given, p)
 }
 
+// dispatch runs tool in the directory its repo argument names (the
+// working directory when none); a write to a read-only repository is
+// refused here, so that it holds without a kernel sandbox too.
 func (w *workspace) dispatch(ctx context.Context, tool string, args map[string]any) (string, bool, *int, error) {
+	in, err := w.forCall(args)
+	if err != nil {
+		return err.Error(), true, nil, nil
+	}
+	if in.readOnly && slices.Contains(writers, tool) {
+		return fmt.Sprintf("repository %s is read-only in this workspace: %s cannot change it", in.repo, tool), true, nil, nil
+	}
+	return in.dispatchHere(ctx, tool, args)
+}
+
+// forCall is the workspace a call's repo argument names.
+func (w *workspace) forCall(args map[string]any) (*workspace, error) {
+	v, ok := args["repo"]
+	if !ok || v == nil {
+		return w, nil
+	}
+	repo, ok := v.(string)
+	if !ok {
+		return nil, fmt.Errorf("repo must be a string naming a repository, not %v", v)
+	}
+	return w.in(repo)
+}
+
+// dispatchHere runs tool in w's own directory.
+func (w *workspace) dispatchHere(ctx context.Context, tool string, args map[string]any) (string, bool, *int, error) {
 	raw, _ := json.Marshal(args)
 	var text string
 	var err error
@@ -317,8 +410,22 @@ func (w *workspace) fileRefusal(tool string, err error) string {
 	return ""
 }
 
-// errOutside is a path that leads out of the working directory.
-var errOutside = errors.New("is outside your working directory: use a path inside it")
+// outside is the error for path p, which leads (through via, when it is
+// a symlink's target) out of the directory w works in; it names the
+// repository p lies in, when it does, for a model that left repo out.
+func (w *workspace) outside(p, via string) error {
+	what := p + " is"
+	if via != "" {
+		what = fmt.Sprintf("%s leads through a symlink to %s, which is", p, via)
+	}
+	hint := "use a path inside it"
+	for _, r := range w.repos {
+		if r.Name != w.repo && filepath.IsAbs(p) && within(filepath.Clean(r.Path), filepath.Clean(p)) {
+			hint = fmt.Sprintf("it is in repository %s: pass repo: %q", r.Name, r.Name)
+		}
+	}
+	return fmt.Errorf("%s outside %s: %s", what, w.where(), hint)
+}
 
 // resolve turns a path the model gave into a real path inside root:
 // relative paths start at root, absolute ones must lie inside it, and the
@@ -341,7 +448,7 @@ func (w *workspace) resolve(p string) (string, error) {
 		full = filepath.Join(w.root, rel)
 	}
 	if !within(w.root, full) {
-		return "", fmt.Errorf("%s %w", p, errOutside)
+		return "", w.outside(p, "")
 	}
 	// The longest part that exists (Lstat: a dangling symlink exists)
 	// gets its links resolved; what follows does not exist yet.
@@ -362,7 +469,7 @@ func (w *workspace) resolve(p string) (string, error) {
 		return "", fmt.Errorf("%s: a symlink on the way leads nowhere: %w", p, err)
 	}
 	if !within(w.root, real) {
-		return "", fmt.Errorf("%s leads through a symlink to %s, which %w", p, real, errOutside)
+		return "", w.outside(p, real)
 	}
 	return filepath.Join(append([]string{real}, rest...)...), nil
 }
@@ -447,7 +554,7 @@ func (w *workspace) write(p, content string) (string, error) {
 		return "", err
 	}
 	if path == w.root {
-		return "", fmt.Errorf("%s is your working directory: give a file name", p)
+		return "", fmt.Errorf("%s is %s: give a file name", p, w.where())
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return "", fmt.Errorf("write %s: %w", p, err)
@@ -643,7 +750,8 @@ func (w *workspace) search(pattern, p, glob string) (string, error) {
 	return b.String(), nil
 }
 
-// run runs command with /bin/sh in root, in a process group of its own
+// run runs command with /bin/sh in root (the repository's, for a call
+// naming one), in a process group of its own
 // that is killed whole when the command ends or times out, under the
 // run's tool network (sandbox.RunTool). failed is set for a non-zero exit
 // or a timeout; exit is the command's exit status when it ended by

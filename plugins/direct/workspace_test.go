@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/agent-worker/agent-worker/internal/testkit"
+	"github.com/agent-worker/agent-worker/sdk/backend"
 	"github.com/agent-worker/agent-worker/sdk/sandbox"
 	"github.com/agent-worker/agent-worker/sdk/sandbox/sandboxtest"
 )
@@ -332,6 +333,19 @@ func TestFileRefusal(t *testing.T) {
 	}
 	inside, secret := filepath.Join(w.root, "x.txt"), filepath.Join(outside, "secret.txt")
 	readOnly := sandbox.Policy{Read: []string{w.root, outside}}
+	// A repository named through a symlink: the policy grants it as named.
+	repo := t.TempDir()
+	repoLink := filepath.Join(t.TempDir(), "lib")
+	if err := os.Symlink(repo, repoLink); err != nil {
+		t.Fatal(err)
+	}
+	withRepo := *w
+	withRepo.repos = []backend.Repo{{Name: "lib", Path: repoLink, Write: true}}
+	inRepo, err := withRepo.in("lib")
+	if err != nil {
+		t.Fatal(err)
+	}
+	inRepoFile := filepath.Join(mustEval(t, repo), "lib.go")
 	for name, tc := range map[string]struct {
 		w      *workspace
 		policy sandbox.Policy
@@ -347,6 +361,9 @@ func TestFileRefusal(t *testing.T) {
 		"inside the sandbox":     {w, sandbox.Policy{Write: []string{w.root}}, "write_file", denied(inside), ""},
 		"not a permission error": {w, readOnly, "write_file", &fs.PathError{Op: "open", Path: inside, Err: syscall.ENOSPC}, ""},
 		"no sandbox":             {w, sandbox.Policy{}, "read_file", denied(secret), ""},
+		"repo read-only":         {inRepo, sandbox.Policy{Read: []string{repoLink}}, "write_file", denied("lib.go"), inRepoFile + " is outside the agent's sandbox (read-only)"},
+		"repo granted as linked": {inRepo, sandbox.Policy{Write: []string{repoLink}}, "edit_file", denied(inRepoFile), ""},
+		"repo not readable":      {inRepo, sandbox.Policy{Write: []string{w.root}}, "read_file", denied(inRepoFile), inRepoFile + " is outside the agent's sandbox (not readable)"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			ws := *tc.w
@@ -380,8 +397,8 @@ type confinedResult struct {
 // runConfined makes calls in a process of its own, this test binary
 // confined to policy as the sdk confines a warm spare before its run: a
 // Landlock layer cannot be lifted, so the test process itself is never
-// confined.
-func runConfined(t *testing.T, policy sandbox.Policy, calls map[string]confinedCall) map[string]confinedResult {
+// confined. Every call's workspace has repos.
+func runConfined(t *testing.T, policy sandbox.Policy, repos []backend.Repo, calls map[string]confinedCall) map[string]confinedResult {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
@@ -389,8 +406,9 @@ func runConfined(t *testing.T, policy sandbox.Policy, calls map[string]confinedC
 	}
 	raw, _ := json.Marshal(struct {
 		Policy sandbox.Policy
+		Repos  []backend.Repo
 		Calls  map[string]confinedCall
-	}{policy, calls})
+	}{policy, repos, calls})
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, exe)
@@ -414,6 +432,7 @@ func runConfined(t *testing.T, policy sandbox.Policy, calls map[string]confinedC
 func ConfinedWorkspace(raw string) int {
 	var in struct {
 		Policy sandbox.Policy
+		Repos  []backend.Repo
 		Calls  map[string]confinedCall
 	}
 	if err := json.Unmarshal([]byte(raw), &in); err != nil {
@@ -431,7 +450,7 @@ func ConfinedWorkspace(raw string) int {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
-		w.policy = in.Policy
+		w.policy, w.repos = in.Policy, in.Repos
 		lines := reported(w)
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		text, isErr, err := w.call(ctx, c.Tool, c.Args)
@@ -487,6 +506,10 @@ func TestWorkspaceInTheSandbox(t *testing.T) {
 			want{true, "permission denied", filepath.Join(readOnly, "new.txt"), "(read-only)"}},
 		"edit in a read-only directory": {confinedCall{readOnly, "edit_file", map[string]any{"path": "notes.txt", "old_text": "read", "new_text": "edit"}},
 			want{true, "permission denied", filepath.Join(readOnly, "notes.txt"), "(read-only)"}},
+		"shell writes in a read-only repository": {confinedCall{project, "run_shell", map[string]any{"repo": "docs", "command": "touch ./new.txt"}},
+			want{true, "Permission denied", filepath.Join(readOnly, "new.txt"), "(read-only)"}},
+		"read in a read-only repository": {confinedCall{project, "read_file", map[string]any{"repo": "docs", "path": "notes.txt"}},
+			want{false, "read me", "", ""}},
 		"read outside": {confinedCall{outside, "read_file", map[string]any{"path": "secret.txt"}},
 			want{true, "permission denied", secret, "(not readable)"}},
 		"list outside": {confinedCall{outside, "list_files", map[string]any{}},
@@ -498,7 +521,10 @@ func TestWorkspaceInTheSandbox(t *testing.T) {
 	for name, c := range cases {
 		calls[name] = c.call
 	}
-	results := runConfined(t, policy, calls)
+	// The read-only directory is also a repository the workspace gives
+	// read-only and that the policy grants read-only: the shell runs
+	// there, and what the sandbox refused it is named in it.
+	results := runConfined(t, policy, []backend.Repo{{Name: "docs", Path: readOnly}}, calls)
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
 			got, w := results[name], c.want
@@ -521,5 +547,124 @@ func TestWorkspaceInTheSandbox(t *testing.T) {
 	}
 	if b, err := os.ReadFile(filepath.Join(readOnly, "notes.txt")); err != nil || string(b) != "read me" {
 		t.Errorf("notes.txt in the read-only directory = %q, %v: a tool changed it", b, err)
+	}
+}
+
+// repoWorkspace is testWorkspace with two repositories beside the working
+// directory: lib, read-only, named through a symlink and holding
+// lib.go, and app, writable and empty.
+func repoWorkspace(t *testing.T) (w *workspace, lib, app, outside string) {
+	t.Helper()
+	w, outside = testWorkspace(t)
+	lib, app = t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(lib, "lib.go"), []byte("package lib\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	libLink := filepath.Join(t.TempDir(), "lib")
+	if err := os.Symlink(lib, libLink); err != nil {
+		t.Fatal(err)
+	}
+	w.repos = []backend.Repo{{Name: "lib", Path: libLink}, {Name: "app", Path: app, Write: true}}
+	return w, libLink, app, outside
+}
+
+// A call naming a repository works in it: paths resolve inside its
+// directory by the working directory's rules, the shell starts there, and
+// a read-only one refuses the tools that write.
+func TestWorkspaceRepos(t *testing.T) {
+	t.Parallel()
+	w, lib, app, outside := repoWorkspace(t)
+	ok := map[string]struct {
+		args map[string]any
+		want string
+	}{
+		"read in a repo":            {map[string]any{"tool": "read_file", "repo": "lib", "path": "lib.go"}, "package lib\n"},
+		"read absolute in a repo":   {map[string]any{"tool": "read_file", "repo": "lib", "path": filepath.Join(lib, "lib.go")}, "package lib\n"},
+		"list a repo":               {map[string]any{"tool": "list_files", "repo": "lib"}, "lib.go (12 bytes)"},
+		"search a repo":             {map[string]any{"tool": "search_files", "repo": "lib", "pattern": "package"}, "lib.go:1: package lib\n"},
+		"shell starts in the repo":  {map[string]any{"tool": "run_shell", "repo": "app", "command": "pwd -P"}, mustEval(t, app) + "\n[exit status 0]"},
+		"shell in a read-only repo": {map[string]any{"tool": "run_shell", "repo": "lib", "command": "cat lib.go"}, "package lib\n[exit status 0]"},
+		"write in a writable repo":  {map[string]any{"tool": "write_file", "repo": "app", "path": "cmd/main.go", "content": "package main\n"}, "wrote 13 bytes to cmd/main.go"},
+		"no repo: the working dir":  {map[string]any{"tool": "list_files"}, "is empty"},
+	}
+	for name, tc := range ok {
+		t.Run(name, func(t *testing.T) {
+			text, isErr := callTool(t, w, tc.args["tool"].(string), tc.args)
+			if isErr || !strings.Contains(text, tc.want) {
+				t.Errorf("%v = %q (error %v), want %q", tc.args, text, isErr, tc.want)
+			}
+		})
+	}
+	if b, err := os.ReadFile(filepath.Join(app, "cmd", "main.go")); err != nil || string(b) != "package main\n" {
+		t.Errorf("app/cmd/main.go = %q, %v; want what write_file wrote in the repository", b, err)
+	}
+
+	refused := map[string]struct {
+		args map[string]any
+		want string
+	}{
+		"unknown repo":            {map[string]any{"tool": "read_file", "repo": "x", "path": "a"}, `repo "x" is not in this workspace: use one of lib, app`},
+		"repo not a string":       {map[string]any{"tool": "read_file", "repo": 3, "path": "a"}, "repo must be a string"},
+		"write a read-only repo":  {map[string]any{"tool": "write_file", "repo": "lib", "path": "new.go", "content": "x"}, "repository lib is read-only in this workspace"},
+		"edit a read-only repo":   {map[string]any{"tool": "edit_file", "repo": "lib", "path": "lib.go", "old_text": "lib", "new_text": "x"}, "repository lib is read-only in this workspace"},
+		".. out of a repo":        {map[string]any{"tool": "read_file", "repo": "app", "path": "../" + filepath.Base(outside) + "/secret.txt"}, "outside repository app: use a path inside it"},
+		"another repo's path":     {map[string]any{"tool": "read_file", "repo": "app", "path": filepath.Join(lib, "lib.go")}, "outside repository app: it is in repository lib"},
+		"a repo without repo":     {map[string]any{"tool": "read_file", "path": filepath.Join(lib, "lib.go")}, `outside your working directory: it is in repository lib: pass repo: "lib"`},
+		"shell in an unknown one": {map[string]any{"tool": "run_shell", "repo": "x", "command": "touch ran"}, `repo "x" is not in this workspace`},
+	}
+	for name, tc := range refused {
+		t.Run(name, func(t *testing.T) {
+			text, isErr := callTool(t, w, tc.args["tool"].(string), tc.args)
+			if !isErr || !strings.Contains(text, tc.want) {
+				t.Errorf("%v = %q (error %v), want an error with %q", tc.args, text, isErr, tc.want)
+			}
+		})
+	}
+	if b, err := os.ReadFile(filepath.Join(lib, "lib.go")); err != nil || string(b) != "package lib\n" {
+		t.Errorf("lib/lib.go = %q, %v: a tool changed the read-only repository", b, err)
+	}
+	for _, p := range []string{filepath.Join(lib, "new.go"), filepath.Join(w.root, "ran")} {
+		if _, err := os.Lstat(p); err == nil {
+			t.Errorf("%s exists: a refused call ran", p)
+		}
+	}
+
+	// A run without repositories refuses any repo, saying it has none.
+	plain, _ := testWorkspace(t)
+	if text, isErr := callTool(t, plain, "list_files", map[string]any{"repo": "lib"}); !isErr || !strings.Contains(text, "has no repositories: leave repo out") {
+		t.Errorf("list_files in a run without repositories = %q (error %v), want it refused", text, isErr)
+	}
+}
+
+// mustEval is path with its symlinks resolved, as the tools name it.
+func mustEval(t *testing.T, path string) string {
+	t.Helper()
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return real
+}
+
+// The repo argument is offered only to a run that has repositories, so the
+// tools (and the prompt) of one without stay as they were.
+func TestWorkspaceToolsOfferRepoOnlyWithRepos(t *testing.T) {
+	t.Parallel()
+	w, _, _, _ := repoWorkspace(t)
+	plain, _ := testWorkspace(t)
+	for _, tc := range []struct {
+		w    *workspace
+		want bool
+	}{{w, true}, {plain, false}} {
+		for _, tool := range tc.w.tools() {
+			props := tool.InputSchema.(map[string]any)["properties"].(map[string]any)
+			repo, has := props["repo"]
+			if has != tc.want {
+				t.Errorf("%s offers repo: %v, want %v", tool.Name, has, tc.want)
+			}
+			if has && !strings.Contains(fmt.Sprint(repo), "one of lib, app") {
+				t.Errorf("%s's repo argument = %v, want it to name the repositories", tool.Name, repo)
+			}
+		}
 	}
 }

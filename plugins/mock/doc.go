@@ -50,6 +50,14 @@
 //	                             write_file would: a tool call "write_file";
 //	                             {{last.path}} is the path
 //
+// A shell or write step may add repo: name, one of the workspace's
+// repositories (the request's Repos): the command then runs in that
+// repository's directory and the path is relative to it. A write to a
+// read-only repository is an error result, as the sdk backend's
+// write_file refuses it; a shell step there runs, and the run's sandbox
+// keeps the repository read-only. A repo the run does not have ends the
+// run with a permanent error naming those it has.
+//
 // Shell and write steps first ask the daemon's gate (worker.Gate: the
 // phase of the agent's effort decides, issue 43). A refused step does not
 // run: it is a gate event with the reason and an error result, the next

@@ -31,7 +31,8 @@ func checkSteps(t *testing.T, steps []step) {
 			bad = "empty"
 		case s.action == "crash" && (s.n < 0 || s.n > 255), s.action == "flood" && s.n < 0, s.sleep < 0, s.attempt < 0:
 			bad = "out of range"
-		case s.to != "" && s.action != "reply", s.args != nil && s.action != "tool", s.permanent && s.action != "fail":
+		case s.to != "" && s.action != "reply", s.args != nil && s.action != "tool", s.permanent && s.action != "fail",
+			s.repo != "" && s.action != "shell" && s.action != "write":
 			bad = "a modifier of another action"
 		}
 		if bad != "" {

@@ -43,7 +43,7 @@ func (b *Backend) Run(ctx context.Context, req backend.Request, events backend.E
 	if err != nil {
 		return backend.Permanent(fmt.Errorf("mock: %w", err))
 	}
-	r := &run{b: b, daemon: req.Daemon, gate: worker.NewGate(req.Daemon), events: events, dir: req.ProjectDir, policy: req.Sandbox}
+	r := &run{b: b, daemon: req.Daemon, gate: worker.NewGate(req.Daemon), events: events, dir: req.ProjectDir, repos: req.Repos, policy: req.Sandbox}
 	defer r.close()
 	// A request with its context needs the daemon only for the steps that
 	// act (a reply, a tool call); the others run without connecting.
@@ -86,6 +86,9 @@ type run struct {
 	events backend.Events
 	vars   *strings.Replacer
 	dir    string // the project directory, where shell steps run
+	// repos are the workspace's repositories, where a shell or write
+	// step naming one (repo:) works instead.
+	repos []backend.Repo
 	// policy is the run's sandbox (zero: none): shell steps run under
 	// its tool network, and what it refused them is explained.
 	policy sandbox.Policy
@@ -167,10 +170,15 @@ func (r *run) do(ctx context.Context, s step) error {
 		if _, err := fmt.Fprintln(r.b.stderr, text); err != nil {
 			return fmt.Errorf("mock: step %d: stderr: %w", s.index, err)
 		}
-	case "shell":
-		return r.shell(ctx, s.index, text)
-	case "write":
-		return r.write(ctx, s.index, text, r.fill(s.content))
+	case "shell", "write":
+		repo, err := r.repo(s)
+		if err != nil {
+			return err
+		}
+		if s.action == "shell" {
+			return r.shell(ctx, s.index, text, repo)
+		}
+		return r.write(ctx, s.index, text, r.fill(s.content), repo)
 	case "spawn":
 		// A child left running on purpose, like a CLI backend's model
 		// process: the daemon must take it down with the plugin.
@@ -186,23 +194,57 @@ func (r *run) do(ctx context.Context, s step) error {
 	return nil
 }
 
+// repo is the workspace repository a shell or write step names: the
+// project directory (writable) for none. A repository the run does not
+// have ends the run: the script and the workflow disagree, and a retry
+// cannot change that.
+func (r *run) repo(s step) (backend.Repo, error) {
+	if s.repo == "" {
+		return backend.Repo{Path: r.dir, Write: true}, nil
+	}
+	name := r.fill(s.repo)
+	if rp := backend.FindRepo(r.repos, name); rp != nil {
+		return *rp, nil
+	}
+	if len(r.repos) == 0 {
+		return backend.Repo{}, backend.Permanent(fmt.Errorf("mock: step %d: %s: repo %q is not in this workspace, which has no repositories", s.index, s.action, name))
+	}
+	names := make([]string, len(r.repos))
+	for i, rp := range r.repos {
+		names[i] = rp.Name
+	}
+	return backend.Repo{}, backend.Permanent(fmt.Errorf("mock: step %d: %s: repo %q is not in this workspace: use one of %s",
+		s.index, s.action, name, strings.Join(names, ", ")))
+}
+
+// toolArgs are a shell or write step's tool call arguments, with the
+// repository when it names one.
+func toolArgs(args map[string]string, repo backend.Repo) json.RawMessage {
+	if repo.Name != "" {
+		args["repo"] = repo.Name
+	}
+	b, _ := json.Marshal(args)
+	return b
+}
+
 // maxShellOutput bounds what a shell step reports, as a model's shell tool
 // would cut a flood.
 const maxShellOutput = 64 << 10
 
-// shell runs line with sh -c in the project directory and the mock's own
-// environment (the one the daemon gave the plugin), under the run's tool
-// network, and sends what it printed as a text event (invalid UTF-8
-// replaced), then a sandbox event for each path or port the sandbox
-// refused it. It dies with the run.
-func (r *run) shell(ctx context.Context, index int, line string) error {
-	args, _ := json.Marshal(map[string]string{"command": line})
+// shell runs line with sh -c in the project directory, or the step's
+// repository (a read-only one too: the run's sandbox keeps it so), with
+// the mock's own environment (the one the daemon gave the plugin), under
+// the run's tool network, and sends what it printed as a text event
+// (invalid UTF-8 replaced), then a sandbox event for each path or port
+// the sandbox refused it. It dies with the run.
+func (r *run) shell(ctx context.Context, index int, line string, repo backend.Repo) error {
+	args := toolArgs(map[string]string{"command": line}, repo)
 	call := backend.ToolCall{ID: "call_" + strconv.Itoa(index), Name: "shell", Args: args}
 	if ok, err := r.ask(ctx, index, &call, tools.GateCall{Tool: call.Name, Command: line}); !ok || err != nil {
 		return err
 	}
 	cmd := exec.CommandContext(ctx, "sh", "-c", line)
-	cmd.Dir = r.dir
+	cmd.Dir = repo.Path
 	cmd.WaitDelay = time.Second
 	out := &cappedBuffer{limit: maxShellOutput}
 	cmd.Stdout, cmd.Stderr = out, out
@@ -238,7 +280,7 @@ func (r *run) shell(ctx context.Context, index int, line string) error {
 	if r.policy.IsZero() {
 		return nil // unconfined: a refusal is not the sandbox's
 	}
-	for _, l := range sandbox.Explain(r.policy, true, r.dir, out.String()) {
+	for _, l := range sandbox.Explain(r.policy, true, repo.Path, out.String()) {
 		if err := r.send(backend.Event{Kind: backend.EventSandbox, Text: l}); err != nil {
 			return err
 		}
@@ -276,16 +318,27 @@ func (r *run) keep(index int, fields map[string]any) {
 	r.results[index], r.last = fields, index
 }
 
-// write writes content to path (relative to the project directory) as an
-// agent's write_file tool would, once the daemon's gate allows it, and
-// reports the call and its result. A failed write is an error result;
-// the script goes on.
-func (r *run) write(ctx context.Context, index int, path, content string) error {
-	args, _ := json.Marshal(map[string]string{"path": path, "content": content})
+// write writes content to path (relative to the project directory, or
+// to the step's repository) as an agent's write_file tool would, once the
+// daemon's gate allows it, and reports the call and its result. A failed
+// write is an error result, and so is one to a read-only repository,
+// refused as the sdk backend's write_file refuses it; the script goes on.
+func (r *run) write(ctx context.Context, index int, path, content string, repo backend.Repo) error {
+	args := toolArgs(map[string]string{"path": path, "content": content}, repo)
 	call := backend.ToolCall{ID: "call_" + strconv.Itoa(index), Name: "write_file", Args: args}
 	abs := path
 	if !filepath.IsAbs(abs) {
-		abs = filepath.Join(r.dir, path)
+		abs = filepath.Join(repo.Path, path)
+	}
+	if !repo.Write {
+		sent := call
+		if err := r.send(backend.Event{Kind: backend.EventToolCall, Tool: &sent}); err != nil {
+			return err
+		}
+		refused := fmt.Sprintf("repository %s is read-only in this workspace: write_file cannot change it", repo.Name)
+		call.Result, call.IsError = refused, true
+		r.keep(index, map[string]any{"error": refused})
+		return r.send(backend.Event{Kind: backend.EventToolResult, Tool: &call})
 	}
 	if ok, err := r.ask(ctx, index, &call, tools.GateCall{Tool: call.Name, Path: abs}); !ok || err != nil {
 		return err

@@ -444,6 +444,8 @@ func TestScriptErrors(t *testing.T) {
 		"empty tool":           {`{"script": [{"tool": ""}]}`, `script step 1: tool: must not be empty`},
 		"empty shell":          {`{"script": [{"shell": " "}]}`, `script step 1: shell: must not be empty`},
 		"shell as a list":      {`{"script": [{"shell": ["ls"]}]}`, `script step 1: shell: want a command line`},
+		"repo beside a reply":  {`{"script": [{"reply": "x", "repo": "lib"}]}`, `script step 1: "repo" goes only with "shell" or "write", not "reply"`},
+		"empty repo":           {`{"script": [{"shell": "ls", "repo": ""}]}`, `script step 1: repo: must not be empty`},
 		"not a list":           {`{"script": {"reply": "x"}}`, `want a list of steps`},
 		"unknown config key":   {`{"scrpit": []}`, `unknown key "scrpit"`},
 		"both sources":         {`{"script": [], "script_file": "x.yaml"}`, `not both`},
@@ -825,5 +827,80 @@ func TestStepsAskTheGate(t *testing.T) {
 	}
 	if want := []string{"write_file error=true", "shell error=true", "write_file error=false"}; !slices.Equal(results, want) {
 		t.Errorf("tool results = %q, want %q", results, want)
+	}
+}
+
+// A shell or write step naming a repository works in it: the command
+// starts there, the file lands there (and the gate is asked about that
+// path), a read-only one refuses the write and the script goes on, and a
+// repository the run lacks ends the run, naming those it has.
+func TestStepsWorkInRepos(t *testing.T) {
+	t.Parallel()
+	d := backendtest.NewDaemon(t)
+	var asked []string
+	var mu sync.Mutex
+	d.Gate = func(agent string, call tools.GateCall) tools.GateDecision {
+		mu.Lock()
+		defer mu.Unlock()
+		asked = append(asked, call.Path)
+		return tools.GateDecision{Allowed: true}
+	}
+	lib, app := t.TempDir(), t.TempDir()
+	repos := []backend.Repo{{Name: "lib", Path: lib}, {Name: "app", Path: app, Write: true}}
+	req := d.Request("alice")
+	req.Repos = repos
+	req.Agent.Config = json.RawMessage(`{"script": [
+		{"shell": "pwd -P", "repo": "lib"},
+		{"write": "fix.go", "content": "package app\n", "repo": "app"},
+		{"write": "fix.go", "content": "package lib\n", "repo": "lib"},
+		{"result": "{{last.error}}"}]}`)
+	rec, err := runMock(t, New(), req)
+	noError(t, err)
+	events := rec.after()
+	realLib, _ := filepath.EvalSymlinks(lib)
+	if got := ofKind(events, backend.EventText); len(got) != 1 || got[0] != realLib+"\n" {
+		t.Errorf("shell output = %q, want the command to start in lib (%s)", got, realLib)
+	}
+	if b, err := os.ReadFile(filepath.Join(app, "fix.go")); err != nil || string(b) != "package app\n" {
+		t.Errorf("app/fix.go = %q, %v; want what the step wrote", b, err)
+	}
+	if _, err := os.Stat(filepath.Join(lib, "fix.go")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("lib/fix.go: %v, want the read-only repository left alone", err)
+	}
+	if got := ofKind(events, backend.EventResult); len(got) != 1 || got[0] != "repository lib is read-only in this workspace: write_file cannot change it" {
+		t.Errorf("result = %q, want the refused write's error", got)
+	}
+	var calls []string
+	for _, e := range events {
+		if e.Kind == backend.EventToolCall {
+			calls = append(calls, string(e.Tool.Args))
+		}
+	}
+	if len(calls) != 3 || !strings.Contains(calls[0], `"repo":"lib"`) || !strings.Contains(calls[1], `"repo":"app"`) {
+		t.Errorf("tool calls = %q, want each to name its repository", calls)
+	}
+	mu.Lock()
+	if want := []string{"", filepath.Join(app, "fix.go")}; !slices.Equal(asked, want) {
+		t.Errorf("gate asked about paths %q, want %q", asked, want)
+	}
+	mu.Unlock()
+
+	for name, tc := range map[string]struct {
+		repos []backend.Repo
+		want  string
+	}{
+		"unknown":         {repos, `mock: step 1: shell: repo "docs" is not in this workspace: use one of lib, app`},
+		"no repositories": {nil, `mock: step 1: shell: repo "docs" is not in this workspace, which has no repositories`},
+	} {
+		req := d.Request("alice")
+		req.Repos = tc.repos
+		req.Agent.Config = json.RawMessage(`{"script": [{"shell": "touch ran", "repo": "docs"}]}`)
+		_, err := runMock(t, New(), req)
+		if err == nil || err.Error() != tc.want || !backend.IsPermanent(err) {
+			t.Errorf("%s: err = %v, want a permanent %q", name, err, tc.want)
+		}
+		if _, err := os.Stat(filepath.Join(req.ProjectDir, "ran")); err == nil {
+			t.Errorf("%s: the command ran", name)
+		}
 	}
 }

@@ -36,13 +36,16 @@ type step struct {
 	from      string // "": always; else only when an inbox message is from this sender
 	contains  string // "": always; else only when an inbox message contains this text
 	content   string // write: what to write
+	repo      string // shell, write: the workspace repository to work in ("": the project directory)
 }
 
 // actions are the keys that make a step; exactly one per step.
 var actions = []string{"reply", "tool", "sleep", "text", "result", "usage", "session", "fail", "hang", "crash", "flood", "stderr", "spawn", "shell", "write"}
 
-// modifiers are the other keys, with the action each belongs to ("": any).
-var modifiers = map[string]string{"to": "reply", "args": "tool", "permanent": "fail", "content": "write", "when": ""}
+// modifiers are the other keys, with the actions each belongs to (none:
+// any).
+var modifiers = map[string][]string{"to": {"reply"}, "args": {"tool"}, "permanent": {"fail"}, "content": {"write"},
+	"repo": {"shell", "write"}, "when": nil}
 
 // loadScript reads the script of req's agent config; configured is false
 // when there is none, so the default script applies.
@@ -176,15 +179,15 @@ func parseStep(i int, m map[string]json.RawMessage) (step, error) {
 			continue
 		}
 		if _, ok := modifiers[k]; !ok {
-			return s, &stepError{i, k, fmt.Errorf("unknown key %q (actions: %s; with them: to, args, permanent, content, when)", k, strings.Join(actions, ", "))}
+			return s, &stepError{i, k, fmt.Errorf("unknown key %q (actions: %s; with them: to, args, permanent, content, repo, when)", k, strings.Join(actions, ", "))}
 		}
 	}
 	if s.action == "" {
 		return s, &stepError{i, "", fmt.Errorf("no action: use one of %s", strings.Join(actions, ", "))}
 	}
 	for _, k := range keys {
-		if owner, ok := modifiers[k]; ok && owner != "" && owner != s.action {
-			return s, &stepError{i, k, fmt.Errorf("%q goes only with %q, not %q", k, owner, s.action)}
+		if owners := modifiers[k]; len(owners) > 0 && !slices.Contains(owners, s.action) {
+			return s, &stepError{i, k, fmt.Errorf("%q goes only with %s, not %q", k, quoted(owners), s.action)}
 		}
 		if err := s.set(k, m[k]); err != nil {
 			return s, &stepError{i, k, fmt.Errorf("%s: %w", k, err)}
@@ -230,6 +233,13 @@ func (s *step) set(k string, v json.RawMessage) error {
 		}
 	case "content":
 		return strict(v, &s.content, "the file's text")
+	case "repo":
+		if err := strict(v, &s.repo, "a repository's name from the workspace's repos"); err != nil {
+			return err
+		}
+		if s.repo == "" {
+			return errors.New("must not be empty")
+		}
 	case "args":
 		return strict(v, &s.args, "an object of tool arguments")
 	case "permanent":
@@ -291,6 +301,15 @@ func (s *step) set(k string, v json.RawMessage) error {
 		s.from = w.From
 	}
 	return nil
+}
+
+// quoted is names as "a" or "a" or "b", for an error.
+func quoted(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = strconv.Quote(n)
+	}
+	return strings.Join(q, " or ")
 }
 
 // strict decodes v into dst, refusing unknown object keys; the error says

@@ -341,6 +341,7 @@ func TestFetchFromRunContext(t *testing.T) {
 	c, req := connect(t, d, "alice")
 	d.Post("user", "@alice something the daemon has but the request does not")
 	req.RunContext = runContext()
+	req.Repos = []backend.Repo{{Name: "lib", Path: "/src/lib"}}
 
 	wc, err := worker.Fetch(t.Context(), c, req)
 	if err != nil {
@@ -349,7 +350,7 @@ func TestFetchFromRunContext(t *testing.T) {
 	if calls := d.Calls(); len(calls) != 0 {
 		t.Errorf("Fetch with a run context called the daemon: %v", calls)
 	}
-	want := worker.Context{Agent: req.Agent, ProjectDir: req.ProjectDir, Attempt: req.Attempt,
+	want := worker.Context{Agent: req.Agent, ProjectDir: req.ProjectDir, Repos: req.Repos, Attempt: req.Attempt,
 		Inbox: req.RunContext.Inbox.Messages, Recent: req.RunContext.Recent, Document: req.RunContext.Notes, Documents: req.RunContext.Documents}
 	if diff := cmp.Diff(want, wc); diff != "" {
 		t.Errorf("Fetch (-want +got):\n%s", diff)
@@ -369,13 +370,15 @@ func TestFetchFromRunContext(t *testing.T) {
 func TestPromptFromRunContextNeverConnects(t *testing.T) {
 	t.Parallel()
 	req := backend.Request{Agent: backend.Agent{Name: "alice", Workflow: "w", Tag: "t"},
-		Daemon: backend.MCPServer{URL: closedURL(t)}, RunContext: runContext()}
+		Daemon: backend.MCPServer{URL: closedURL(t)}, RunContext: runContext(),
+		Repos: []backend.Repo{{Name: "lib", Path: "/src/lib", Write: true}}}
 
 	got, err := worker.Prompt(t.Context(), req)
 	if err != nil {
 		t.Fatalf("Prompt with a run context: %v", err)
 	}
-	for _, want := range []string{"@alice do the thing", "From @bob: chatter", "# Notes from the request", "plan.md (99 bytes)"} {
+	for _, want := range []string{"@alice do the thing", "From @bob: chatter", "# Notes from the request", "plan.md (99 bytes)",
+		"- lib: /src/lib (writable)"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("prompt lacks %q:\n%s", want, got)
 		}

@@ -26,7 +26,11 @@ type Context struct {
 	Document   string // notes.md
 	Documents  []Document
 	ProjectDir string
-	Attempt    int
+	// Repos are the workspace's further repositories (req.Repos), listed
+	// after the project directory so the run knows the names its tools'
+	// repo argument takes.
+	Repos   []backend.Repo
+	Attempt int
 	// Effort is the agent's active effort where it stands; nil: none.
 	Effort *tools.EffortContext
 }
@@ -37,7 +41,7 @@ type Context struct {
 // used and may be nil; from an older daemon Fetch reads them through c.
 // Either way c's NewestSeq is the newest inbox message the run is shown.
 func Fetch(ctx context.Context, c *Client, req backend.Request) (Context, error) {
-	wc := Context{Agent: req.Agent, ProjectDir: req.ProjectDir, Attempt: req.Attempt}
+	wc := Context{Agent: req.Agent, ProjectDir: req.ProjectDir, Repos: req.Repos, Attempt: req.Attempt}
 	if rc := req.RunContext; rc != nil {
 		wc.Inbox, wc.Recent, wc.Document, wc.Documents = rc.Inbox.Messages, rc.Recent, rc.Notes, rc.Documents
 		wc.Effort = rc.Effort
@@ -73,6 +77,16 @@ func BuildPrompt(c Context) string {
 	fmt.Fprintf(&b, "You are @%s in team @%s:%s, one of several agents who work together through a shared channel.\n", a.Name, a.Workflow, a.Tag)
 	if c.ProjectDir != "" {
 		fmt.Fprintf(&b, "Project directory: %s\n", c.ProjectDir)
+	}
+	if len(c.Repos) > 0 {
+		b.WriteString("Repositories (pass repo: NAME to a tool to work in one):\n")
+		for _, r := range c.Repos {
+			access := "read-only"
+			if r.Write {
+				access = "writable"
+			}
+			fmt.Fprintf(&b, "- %s: %s (%s)\n", r.Name, r.Path, access)
+		}
 	}
 
 	fmt.Fprintf(&b, "\n## Inbox (%d %s for you)\n", len(c.Inbox), plural(len(c.Inbox), "message"))

@@ -39,6 +39,8 @@ func TestBuildPrompt(t *testing.T) {
 		"retry": {Agent: agent, Inbox: inbox[:1], Recent: recent[:2], Document: "  \n", ProjectDir: "/src/project", Attempt: 3},
 		"documents": {Agent: agent, Inbox: inbox[:1], Document: "# Plan\n", Attempt: 1,
 			Documents: []worker.Document{{Path: "notes.md", Size: 7}, {Path: "specs/api.md", Size: 1234}, {Path: "todo.txt", Size: 0}}},
+		"repos": {Agent: agent, Inbox: inbox[:1], ProjectDir: "/src/project", Attempt: 1,
+			Repos: []backend.Repo{{Name: "lib", Path: "/src/lib"}, {Name: "app", Path: "/data/worktrees/alice/app", Write: true}}},
 		"documents_only": {Agent: agent, Attempt: 1, Documents: []worker.Document{{Path: "plan.md", Size: 10}}},
 		"effort": {Agent: agent, Inbox: inbox[:1], Attempt: 1, Effort: &tools.EffortContext{
 			EffortResult: tools.EffortResult{Effort: "effort-2", Skill: "implement", Dir: "/src/project/app", Ordinal: 2, State: "active",
