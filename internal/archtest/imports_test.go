@@ -164,7 +164,7 @@ var kernel = map[string][]string{
 	"host/workflows":        {"host/agents", "host/api", "host/internal/fswatch", "host/notify", "host/team", "sdk/plugin", "store", "workflow"},
 	"host/httpapi":          {"host/agents", "host/api", "host/contract", "host/efforts", "host/team", "host/triggers", "host/workflows", "sdk/backend", "sdk/tools", "store", "workflow", "workflow/skill"},
 	"host/triggers":         {"host/api", "host/team", "store", "workflow"},
-	"host/worktrees":        {"host/api", "host/team", "sdk/tools", "store", "workflow"},
+	"host/worktrees":        {"host/api", "host/team", "sdk/backend", "sdk/tools", "store", "workflow"},
 	"host/mergequeue":       {"host/api", "host/team", "host/worktrees", "sdk/sandbox", "sdk/tools", "store", "workflow"},
 	// The YAML node helpers of every YAML reader, plugins' included:
 	// the YAML library only.
