@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -38,9 +39,9 @@ var benchSkill = func() string {
 }()
 
 // effortRows: effort_continue's MCP round trip on a fresh daemon beside a
-// one-write tool call on the same session, and the gate: its HTTP round
-// trip beside an empty one, and its in-process decision beside the store
-// read it makes.
+// one-write tool call on the same session, the gate: its HTTP round trip
+// beside an empty one, the status line process beside a bare one, and the
+// gate's in-process decision beside the store read it makes.
 func (b *bench) effortRows(ctx context.Context) error {
 	n := b.n(2_000, 500)
 	step("effort_continue, one outside agent walking efforts of ten phases, a fresh daemon")
@@ -192,7 +193,49 @@ func (b *bench) effortRows(ctx context.Context) error {
 		method: fmt.Sprintf("The same daemon and agent, an effort active in its first phase (which denies Write): %d gate requests for a Write, one at a time on a kept-alive connection "+
 			"with the run's kind of bearer token, after 200 of warm-up; alternating with the same request to a bare `net/http` server in the bench's own process answering a fixed decision.", gn)})
 
+	if err := b.statusLineRow(ctx, home, "e0@global:main"); err != nil {
+		return err
+	}
 	return b.gateDecisionRow(ctx)
+}
+
+// statusLineRow: `agent-worker statusline`, the command Claude Code runs
+// after every turn of a session `hooks install` set up, as the whole
+// process it is, against the running daemon of home where agent has an
+// effort in phase 1 of benchSkill, beside a process that asks nothing.
+func (b *bench) statusLineRow(ctx context.Context, home, agent string) error {
+	step("the status line, a whole process against the same daemon")
+	run := func(args ...string) (string, time.Duration, error) {
+		cmd := exec.CommandContext(ctx, b.cfg.bin, args...)
+		cmd.Env = append(os.Environ(), "AGENT_WORKER_HOME="+home)
+		cmd.Stdin = strings.NewReader("{}") // Claude Code gives it the session as JSON
+		t0 := time.Now()
+		out, err := cmd.Output()
+		return string(out), time.Since(t0), err
+	}
+	n := b.n(500, 50)
+	var line, bare []time.Duration
+	for i := range n + 20 {
+		out, took, err := run("statusline", "--agent", agent)
+		if err != nil || !strings.Contains(out, "bench:P1]") {
+			return fmt.Errorf("statusline: %v, printed %q; want the effort's phase", err, out)
+		}
+		_, bareTook, err := run("version")
+		if err != nil {
+			return fmt.Errorf("version: %w", err)
+		}
+		if i >= 20 {
+			line, bare = append(line, took), append(bare, bareTook)
+		}
+	}
+	lp50, lp99 := percentiles(line)
+	vp50, vp99 := percentiles(bare)
+	b.t.add(row{what: "the status line, `agent-worker statusline --agent A` as Claude Code runs it after every turn (a whole process)", ours: latText(lp50, lp99),
+		ceiling: "`agent-worker version`, a process that asks the daemon nothing: " + latText(vp50, vp99),
+		ts:      b.cannot("no status line"), goal: "p99 ≤ 20 ms (Claude Code's status line budget)",
+		method: fmt.Sprintf("The same daemon, agent and effort (in its first phase): %d runs of the binary's `statusline --agent %s` with `{}` on stdin, one at a time after 20 of warm-up, "+
+			"each checked to print the effort's phase; alternating with `agent-worker version`, the process's start and exit alone, the ceiling.", n, agent)})
+	return nil
 }
 
 // gateDecisionRow: the gate's decision in process (host/gate.Decide) on a
