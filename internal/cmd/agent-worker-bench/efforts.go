@@ -171,19 +171,15 @@ func (b *bench) effortRows(ctx context.Context) error {
 	}))
 	defer empty.Close()
 	gn := b.n(5_000, 500)
-	var gateLat, emptyLat []time.Duration
-	for i := range gn + 200 {
-		g, err := post(gateURL)
+	gateLat, emptyLat, err := alternate(gn, 200, func() (time.Duration, error) {
+		took, err := post(gateURL)
 		if err != nil {
-			return fmt.Errorf("gate: %w", err)
+			return 0, fmt.Errorf("gate: %w", err)
 		}
-		e, err := post(empty.URL)
-		if err != nil {
-			return err
-		}
-		if i >= 200 {
-			gateLat, emptyLat = append(gateLat, g), append(emptyLat, e)
-		}
+		return took, nil
+	}, func() (time.Duration, error) { return post(empty.URL) })
+	if err != nil {
+		return err
 	}
 	gp50, gp99 := percentiles(gateLat)
 	ep50, ep99 := percentiles(emptyLat)
@@ -214,19 +210,21 @@ func (b *bench) statusLineRow(ctx context.Context, home, agent string) error {
 		return string(out), time.Since(t0), err
 	}
 	n := b.n(500, 50)
-	var line, bare []time.Duration
-	for i := range n + 20 {
+	line, bare, err := alternate(n, 20, func() (time.Duration, error) {
 		out, took, err := run("statusline", "--agent", agent)
 		if err != nil || !strings.Contains(out, "bench:P1]") {
-			return fmt.Errorf("statusline: %v, printed %q; want the effort's phase", err, out)
+			return 0, fmt.Errorf("statusline: %v, printed %q; want the effort's phase", err, out)
 		}
-		_, bareTook, err := run("version")
+		return took, nil
+	}, func() (time.Duration, error) {
+		_, took, err := run("version")
 		if err != nil {
-			return fmt.Errorf("version: %w", err)
+			return 0, fmt.Errorf("version: %w", err)
 		}
-		if i >= 20 {
-			line, bare = append(line, took), append(bare, bareTook)
-		}
+		return took, nil
+	})
+	if err != nil {
+		return err
 	}
 	lp50, lp99 := percentiles(line)
 	vp50, vp99 := percentiles(bare)
@@ -287,6 +285,25 @@ func (b *bench) gateDecisionRow(ctx context.Context) error {
 		method: fmt.Sprintf("In the bench's process on a fresh store file: one agent with an effort active in a phase that denies Write; %d decisions on a Write, one at a time, after 1,000 of warm-up, "+
 			"each followed by the same `ActiveEffort` read alone, the ceiling.", n)})
 	return nil
+}
+
+// alternate times a, then b, n times after warm untimed rounds of both,
+// so that the machine's drift falls on both alike.
+func alternate(n, warm int, a, b func() (time.Duration, error)) (aLat, bLat []time.Duration, err error) {
+	for i := range n + warm {
+		ta, err := a()
+		if err != nil {
+			return nil, nil, err
+		}
+		tb, err := b()
+		if err != nil {
+			return nil, nil, err
+		}
+		if i >= warm {
+			aLat, bLat = append(aLat, ta), append(bLat, tb)
+		}
+	}
+	return aLat, bLat, nil
 }
 
 // us is latText to the microsecond, for rows well under a millisecond.
