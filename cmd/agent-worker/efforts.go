@@ -25,15 +25,7 @@ func skillsListCmd(e *env) *ffcli.Command {
 	return leaf("list", "skills list [@wf[:tag]] [--json]",
 		"list the skills a workflow's agents find (its skills: folders, the project's .agent-worker/skills/, then ~/.agent-worker/skills/), looked for afresh",
 		fs, [2]int{0, 1}, func(ctx context.Context, args []string) error {
-			target, err := scopeArg(args)
-			if err != nil {
-				return err
-			}
-			c, err := e.connect(ctx, true)
-			if err != nil {
-				return err
-			}
-			l, err := c.Skills(ctx, target)
+			l, err := e.skillList(ctx, args)
 			if err != nil {
 				return err
 			}
@@ -66,6 +58,20 @@ func skillsListCmd(e *env) *ffcli.Command {
 		})
 }
 
+// skillList is the skills the agents of the workflow args name (if any)
+// find, looked for afresh by the daemon.
+func (e *env) skillList(ctx context.Context, args []string) (api.SkillList, error) {
+	target, err := scopeArg(args)
+	if err != nil {
+		return api.SkillList{}, err
+	}
+	c, err := e.connect(ctx, true)
+	if err != nil {
+		return api.SkillList{}, err
+	}
+	return c.Skills(ctx, target)
+}
+
 // scopeArg reads an optional @wf[:tag] argument.
 func scopeArg(args []string) (string, error) {
 	if len(args) == 0 {
@@ -88,15 +94,7 @@ func skillsShowCmd(e *env) *ffcli.Command {
 	return leaf("show", "skills show <name> [@wf[:tag]] [--json]",
 		"show a skill: its phases with their instructions, tool rules, proof and evidence, and where its file is",
 		fs, [2]int{1, 2}, func(ctx context.Context, args []string) error {
-			target, err := scopeArg(args[1:])
-			if err != nil {
-				return err
-			}
-			c, err := e.connect(ctx, true)
-			if err != nil {
-				return err
-			}
-			l, err := c.Skills(ctx, target)
+			l, err := e.skillList(ctx, args[1:])
 			if err != nil {
 				return err
 			}
@@ -184,128 +182,111 @@ func (p proofFlag) Set(s string) error {
 	return nil
 }
 
-func effortStartCmd(e *env) *ffcli.Command {
-	fs := flag.NewFlagSet("effort start", flag.ContinueOnError)
+// effortFlags is the flag set every effort step command has: the common
+// flags and --agent.
+func (e *env) effortFlags(name string) (*flag.FlagSet, *string) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	e.common(fs)
-	agent := agentFlag(fs)
-	mode := fs.String("mode", "", "a word for how the agent works on it (e.g. solo), kept with the effort")
-	return leaf("start", "effort start <dir> <skill> --agent A [--mode M] [--json]",
-		"start an effort of skill on dir (inside the agent's workspace) for the agent: prints its first phase and what earlier efforts on dir left",
-		fs, [2]int{2, 2}, func(ctx context.Context, args []string) error {
-			who, err := needAgent(*agent)
-			if err != nil {
+	return fs, agentFlag(fs)
+}
+
+// effortCall is one effort step command's request for the agent who.
+type effortCall func(ctx context.Context, c *api.Client, who string, args []string) (tools.EffortResult, error)
+
+// effortLeaf builds an effort step command: it reads the agent --agent
+// names, lets check (if any) refuse or resolve the arguments in place, both
+// before any daemon is started, then connects, calls and prints the answer
+// with text (or as JSON).
+func (e *env) effortLeaf(name, usage, help string, fs *flag.FlagSet, agent *string, nargs [2]int,
+	check func(args []string) error, call effortCall, text func(tools.EffortResult) string) *ffcli.Command {
+	return leaf(name, usage, help, fs, nargs, func(ctx context.Context, args []string) error {
+		who, err := needAgent(*agent)
+		if err != nil {
+			return err
+		}
+		if check != nil {
+			if err := check(args); err != nil {
 				return err
 			}
+		}
+		c, err := e.connect(ctx, true)
+		if err != nil {
+			return err
+		}
+		res, err := call(ctx, c, who, args)
+		if err != nil {
+			return err
+		}
+		return e.printEffort(res, text)
+	})
+}
+
+func effortStartCmd(e *env) *ffcli.Command {
+	fs, agent := e.effortFlags("effort start")
+	mode := fs.String("mode", "", "a word for how the agent works on it (e.g. solo), kept with the effort")
+	return e.effortLeaf("start", "effort start <dir> <skill> --agent A [--mode M] [--json]",
+		"start an effort of skill on dir (inside the agent's workspace) for the agent: prints its first phase and what earlier efforts on dir left",
+		fs, agent, [2]int{2, 2}, func(args []string) error {
 			dir, err := filepath.Abs(args[0])
 			if err != nil {
 				return usagef("dir %s: %v", args[0], err)
 			}
-			c, err := e.connect(ctx, true)
-			if err != nil {
-				return err
-			}
-			res, err := c.EffortStart(ctx, api.EffortStartRequest{Agent: who, Dir: dir, Skill: args[1], Mode: *mode})
-			if err != nil {
-				return err
-			}
-			return e.printEffort(res)
-		})
+			args[0] = dir
+			return nil
+		}, func(ctx context.Context, c *api.Client, who string, args []string) (tools.EffortResult, error) {
+			return c.EffortStart(ctx, api.EffortStartRequest{Agent: who, Dir: args[0], Skill: args[1], Mode: *mode})
+		}, mcpserver.EffortText)
 }
 
-// printEffort prints an effort step's answer; the token stays with the
-// daemon (the CLI acts with the current one).
-func (e *env) printEffort(res tools.EffortResult) error {
+// printEffort prints an effort step's answer with text, or as JSON; the
+// token stays with the daemon (the CLI acts with the current one).
+func (e *env) printEffort(res tools.EffortResult, text func(tools.EffortResult) string) error {
 	res.Token = ""
 	if e.json {
 		return e.printJSON(res)
 	}
-	e.printf("%s\n", mcpserver.EffortText(res))
+	e.printf("%s\n", text(res))
 	return nil
 }
 
 func effortNextCmd(e *env) *ffcli.Command {
-	fs := flag.NewFlagSet("effort next", flag.ContinueOnError)
-	e.common(fs)
-	agent := agentFlag(fs)
+	fs, agent := e.effortFlags("effort next")
 	proof := proofFlag{}
 	fs.Var(proof, "proof", "a proof field of the phase, name=value (repeat it); lists are a,b or a JSON array")
 	notes := fs.String("notes", "", "what the next phase should know")
-	return leaf("next", "effort next --agent A [--proof k=v]... [--notes TEXT] [--json]",
+	return e.effortLeaf("next", "effort next --agent A [--proof k=v]... [--notes TEXT] [--json]",
 		"leave the agent's current phase with its proof (the daemon checks the phase's evidence too) and print the next; from the last phase, finish",
-		fs, [2]int{0, 0}, func(ctx context.Context, _ []string) error {
-			who, err := needAgent(*agent)
-			if err != nil {
-				return err
-			}
-			c, err := e.connect(ctx, true)
-			if err != nil {
-				return err
-			}
-			res, err := c.EffortNext(ctx, api.EffortNextRequest{Agent: who, Proof: proof, Notes: *notes})
-			if err != nil {
-				return err
-			}
-			return e.printEffort(res)
-		})
+		fs, agent, [2]int{0, 0}, nil, func(ctx context.Context, c *api.Client, who string, _ []string) (tools.EffortResult, error) {
+			return c.EffortNext(ctx, api.EffortNextRequest{Agent: who, Proof: proof, Notes: *notes})
+		}, mcpserver.EffortText)
 }
 
 func effortLogCmd(e *env) *ffcli.Command {
-	fs := flag.NewFlagSet("effort log", flag.ContinueOnError)
-	e.common(fs)
-	agent := agentFlag(fs)
-	return leaf("log", "effort log <text> --agent A [--json]",
+	fs, agent := e.effortFlags("effort log")
+	return e.effortLeaf("log", "effort log <text> --agent A [--json]",
 		"append a dated entry to the agent's effort log file (<n>_<SKILL>_LOG.md in its directory)",
-		fs, [2]int{1, 1}, func(ctx context.Context, args []string) error {
-			who, err := needAgent(*agent)
-			if err != nil {
-				return err
-			}
-			c, err := e.connect(ctx, true)
-			if err != nil {
-				return err
-			}
-			res, err := c.EffortLog(ctx, api.EffortLogRequest{Agent: who, Text: args[0]})
-			if err != nil {
-				return err
-			}
-			if e.json {
-				res.Token = ""
-				return e.printJSON(res)
-			}
-			e.printf("logged in %s\n", res.Log)
-			return nil
-		})
+		fs, agent, [2]int{1, 1}, nil, func(ctx context.Context, c *api.Client, who string, args []string) (tools.EffortResult, error) {
+			return c.EffortLog(ctx, api.EffortLogRequest{Agent: who, Text: args[0]})
+		}, func(res tools.EffortResult) string { return "logged in " + res.Log })
 }
 
 func effortFinishCmd(e *env) *ffcli.Command {
-	fs := flag.NewFlagSet("effort finish", flag.ContinueOnError)
-	e.common(fs)
-	agent := agentFlag(fs)
+	fs, agent := e.effortFlags("effort finish")
 	abandon := fs.Bool("abandon", false, "give the effort up instead (needs --reason)")
 	reason := fs.String("reason", "", "why it is abandoned")
 	notes := fs.String("notes", "", "the debrief the next effort on the directory reads")
 	proof := proofFlag{}
 	fs.Var(proof, "proof", "a proof field of the last phase, name=value (repeat it)")
-	return leaf("finish", "effort finish --agent A [--proof k=v]... [--notes TEXT] | --agent A --abandon --reason R [--json]",
+	return e.effortLeaf("finish", "effort finish --agent A [--proof k=v]... [--notes TEXT] | --agent A --abandon --reason R [--json]",
 		"finish the agent's effort from its last phase (with its proof; its evidence must have been observed), or abandon it with a reason",
-		fs, [2]int{0, 0}, func(ctx context.Context, _ []string) error {
-			who, err := needAgent(*agent)
-			if err != nil {
-				return err
-			}
+		fs, agent, [2]int{0, 0}, func([]string) error {
 			if *abandon && strings.TrimSpace(*reason) == "" {
 				return usagef("--abandon needs --reason: say why")
 			}
-			c, err := e.connect(ctx, true)
-			if err != nil {
-				return err
-			}
-			res, err := c.EffortFinish(ctx, api.EffortFinishRequest{Agent: who, Abandon: *abandon, Reason: *reason, Notes: *notes, Proof: proof})
-			if err != nil {
-				return err
-			}
-			return e.printEffort(res)
-		})
+			return nil
+		}, func(ctx context.Context, c *api.Client, who string, _ []string) (tools.EffortResult, error) {
+			return c.EffortFinish(ctx, api.EffortFinishRequest{Agent: who, Abandon: *abandon, Reason: *reason, Notes: *notes, Proof: proof})
+		}, mcpserver.EffortText)
 }
 
 func effortShowCmd(e *env) *ffcli.Command {

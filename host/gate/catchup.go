@@ -26,9 +26,29 @@ type runCalls struct {
 
 // catchUp is the per-run state of CaughtUp, kept from Watch to Ended.
 type catchUp struct {
+	// wait is the most a call waits (catchUpWait; a test lengthens it so
+	// that only an event can release a call), and waiting, when set, hears
+	// of each call that starts to wait (tests); both are set before use.
+	wait    time.Duration
+	waiting func(runID, tool string)
+
 	// mu guards the field that follows.
 	mu   sync.Mutex
 	runs map[string]*runCalls
+}
+
+// release is why CaughtUp let a call go on.
+type release int
+
+const (
+	releaseAtOnce    release = iota // it needs no wait: another tool, no run, or a run not watched
+	releaseShown                    // the run's events showed the call
+	releaseTimedOut                 // the wait ran out first
+	releaseCancelled                // the call's context ended first
+)
+
+func (r release) String() string {
+	return [...]string{"at once", "shown", "timed out", "cancelled"}[r]
 }
 
 func (c *catchUp) watch(runID string) {
@@ -72,25 +92,35 @@ func (g *Gate) Ended(runID string) {
 // has been observed. Another tool, a call from no run (an outside agent)
 // or a run not watched returns at once.
 func (g *Gate) CaughtUp(ctx context.Context, runID, tool string) {
-	if runID == "" || !slices.Contains(checkingTools, tool) {
-		return
+	if g.caughtUp(ctx, runID, tool) == releaseTimedOut {
+		g.log.Debug("effort call checked before the run's events showed it", "run", runID, "tool", tool)
 	}
-	timer := time.NewTimer(catchUpWait)
+}
+
+// caughtUp is CaughtUp, saying why it returned.
+func (g *Gate) caughtUp(ctx context.Context, runID, tool string) release {
+	if runID == "" || !slices.Contains(checkingTools, tool) {
+		return releaseAtOnce
+	}
+	timer := time.NewTimer(g.calls.wait)
 	defer timer.Stop()
-	for {
+	for waited := false; ; waited = true {
 		g.calls.mu.Lock()
 		rc := g.calls.runs[runID]
 		if rc == nil {
 			g.calls.mu.Unlock()
-			return
+			return releaseAtOnce
 		}
 		if rc.shown[tool] > rc.passed[tool] {
 			rc.passed[tool]++
 			g.calls.mu.Unlock()
-			return
+			return releaseShown
 		}
 		changed := rc.changed
 		g.calls.mu.Unlock()
+		if !waited && g.calls.waiting != nil {
+			g.calls.waiting(runID, tool)
+		}
 		select {
 		case <-changed:
 		case <-timer.C:
@@ -99,10 +129,9 @@ func (g *Gate) CaughtUp(ctx context.Context, runID, tool string) {
 			g.calls.mu.Lock()
 			rc.passed[tool]++
 			g.calls.mu.Unlock()
-			g.log.Debug("effort call checked before the run's events showed it", "run", runID, "tool", tool)
-			return
+			return releaseTimedOut
 		case <-ctx.Done():
-			return
+			return releaseCancelled
 		}
 	}
 }

@@ -63,7 +63,7 @@ func New(db *store.DB, log hclog.Logger) *Gate {
 	if log == nil {
 		log = hclog.NewNullLogger()
 	}
-	return &Gate{db: db, log: log, beatEvery: BeatEvery, now: time.Now,
+	return &Gate{db: db, log: log, beatEvery: BeatEvery, now: time.Now, calls: catchUp{wait: catchUpWait},
 		parsed: map[string]*parsed{}, beats: map[store.AgentKey]time.Time{}, unlogged: map[string]int{}}
 }
 

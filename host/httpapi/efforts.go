@@ -71,15 +71,7 @@ func agentOf(target string) (store.AgentKey, error) {
 
 // handleSkills is GET /skills[?target=@wf[:tag]].
 func (h *Server) handleSkills(w http.ResponseWriter, r *http.Request) error {
-	svc, err := h.effortsOrErr()
-	if err != nil {
-		return err
-	}
-	scope, err := queryScope(r)
-	if err != nil {
-		return err
-	}
-	l, err := svc.SkillList(r.Context(), scope)
+	l, err := h.skillList(r)
 	if err != nil {
 		return err
 	}
@@ -87,17 +79,22 @@ func (h *Server) handleSkills(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// handleSkill is GET /skills/{name}[?target=@wf[:tag]].
-func (h *Server) handleSkill(w http.ResponseWriter, r *http.Request) error {
+// skillList is the skills the agents of the request's ?target= find.
+func (h *Server) skillList(r *http.Request) (api.SkillList, error) {
 	svc, err := h.effortsOrErr()
 	if err != nil {
-		return err
+		return api.SkillList{}, err
 	}
 	scope, err := queryScope(r)
 	if err != nil {
-		return err
+		return api.SkillList{}, err
 	}
-	l, err := svc.SkillList(r.Context(), scope)
+	return svc.SkillList(r.Context(), scope)
+}
+
+// handleSkill is GET /skills/{name}[?target=@wf[:tag]].
+func (h *Server) handleSkill(w http.ResponseWriter, r *http.Request) error {
+	l, err := h.skillList(r)
 	if err != nil {
 		return err
 	}
@@ -126,101 +123,69 @@ func didYouMean(name string, names []string) string {
 	return ": the skills are " + strings.Join(names, ", ")
 }
 
-// handleEffortStart is POST /efforts.
-func (h *Server) handleEffortStart(w http.ResponseWriter, r *http.Request) error {
+// effortStep serves a POST that acts as the agent its body names: it
+// decodes the body into req, reads the agent from *agent (a field of req)
+// and writes what step answers with status.
+func (h *Server) effortStep(w http.ResponseWriter, r *http.Request, req any, agent *string, status int,
+	step func(ctx context.Context, svc Efforts, key store.AgentKey) (tools.EffortResult, error)) error {
 	svc, err := h.effortsOrErr()
 	if err != nil {
 		return err
 	}
-	var req api.EffortStartRequest
-	if err := decodeJSON(w, r, &req); err != nil {
+	if err := decodeJSON(w, r, req); err != nil {
 		return err
 	}
-	key, err := agentOf(req.Agent)
+	key, err := agentOf(*agent)
 	if err != nil {
 		return err
 	}
-	res, err := svc.Start(r.Context(), efforts.StartRequest{Agent: key, Dir: req.Dir, Skill: req.Skill, Mode: req.Mode})
+	res, err := step(r.Context(), svc, key)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, res)
+	writeJSON(w, status, res)
 	return nil
+}
+
+// proofOf is a body's proof fields; none is an empty proof, not a missing one.
+func proofOf(fields map[string]string) efforts.Proof {
+	if fields == nil {
+		fields = map[string]string{}
+	}
+	return efforts.Proof{Text: fields}
+}
+
+// handleEffortStart is POST /efforts.
+func (h *Server) handleEffortStart(w http.ResponseWriter, r *http.Request) error {
+	var req api.EffortStartRequest
+	return h.effortStep(w, r, &req, &req.Agent, http.StatusCreated, func(ctx context.Context, svc Efforts, key store.AgentKey) (tools.EffortResult, error) {
+		return svc.Start(ctx, efforts.StartRequest{Agent: key, Dir: req.Dir, Skill: req.Skill, Mode: req.Mode})
+	})
 }
 
 // handleEffortNext is POST /efforts/next.
 func (h *Server) handleEffortNext(w http.ResponseWriter, r *http.Request) error {
-	svc, err := h.effortsOrErr()
-	if err != nil {
-		return err
-	}
 	var req api.EffortNextRequest
-	if err := decodeJSON(w, r, &req); err != nil {
-		return err
-	}
-	key, err := agentOf(req.Agent)
-	if err != nil {
-		return err
-	}
-	proof := req.Proof
-	if proof == nil {
-		proof = map[string]string{}
-	}
-	res, err := svc.Continue(r.Context(), efforts.Step{Agent: key, Proof: efforts.Proof{Text: proof}, Notes: req.Notes})
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, res)
-	return nil
+	return h.effortStep(w, r, &req, &req.Agent, http.StatusOK, func(ctx context.Context, svc Efforts, key store.AgentKey) (tools.EffortResult, error) {
+		return svc.Continue(ctx, efforts.Step{Agent: key, Proof: proofOf(req.Proof), Notes: req.Notes})
+	})
 }
 
 // handleEffortLog is POST /efforts/log.
 func (h *Server) handleEffortLog(w http.ResponseWriter, r *http.Request) error {
-	svc, err := h.effortsOrErr()
-	if err != nil {
-		return err
-	}
 	var req api.EffortLogRequest
-	if err := decodeJSON(w, r, &req); err != nil {
-		return err
-	}
-	key, err := agentOf(req.Agent)
-	if err != nil {
-		return err
-	}
-	res, err := svc.Log(r.Context(), key, req.Text)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, res)
-	return nil
+	return h.effortStep(w, r, &req, &req.Agent, http.StatusOK, func(ctx context.Context, svc Efforts, key store.AgentKey) (tools.EffortResult, error) {
+		return svc.Log(ctx, key, req.Text)
+	})
 }
 
 // handleEffortFinish is POST /efforts/finish.
 func (h *Server) handleEffortFinish(w http.ResponseWriter, r *http.Request) error {
-	svc, err := h.effortsOrErr()
-	if err != nil {
-		return err
-	}
 	var req api.EffortFinishRequest
-	if err := decodeJSON(w, r, &req); err != nil {
-		return err
-	}
-	key, err := agentOf(req.Agent)
-	if err != nil {
-		return err
-	}
-	proof := req.Proof
-	if proof == nil {
-		proof = map[string]string{}
-	}
-	res, err := svc.Finish(r.Context(), efforts.FinishRequest{Agent: key, Abandon: req.Abandon, Reason: req.Reason, Notes: req.Notes,
-		Proof: efforts.Proof{Text: proof}})
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, res)
-	return nil
+	return h.effortStep(w, r, &req, &req.Agent, http.StatusOK, func(ctx context.Context, svc Efforts, key store.AgentKey) (tools.EffortResult, error) {
+		return svc.Finish(ctx, efforts.FinishRequest{Agent: key, Abandon: req.Abandon, Reason: req.Reason, Notes: req.Notes,
+			Proof: proofOf(req.Proof)})
+	})
 }
 
 // handleEfforts is GET /efforts[?dir=D][&target=@wf[:tag]][&all=1].

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -38,9 +39,9 @@ var benchSkill = func() string {
 }()
 
 // effortRows: effort_continue's MCP round trip on a fresh daemon beside a
-// one-write tool call on the same session, and the gate: its HTTP round
-// trip beside an empty one, and its in-process decision beside the store
-// read it makes.
+// one-write tool call on the same session, the gate: its HTTP round trip
+// beside an empty one, the status line process beside a bare one, and the
+// gate's in-process decision beside the store read it makes.
 func (b *bench) effortRows(ctx context.Context) error {
 	n := b.n(2_000, 500)
 	step("effort_continue, one outside agent walking efforts of ten phases, a fresh daemon")
@@ -170,19 +171,15 @@ func (b *bench) effortRows(ctx context.Context) error {
 	}))
 	defer empty.Close()
 	gn := b.n(5_000, 500)
-	var gateLat, emptyLat []time.Duration
-	for i := range gn + 200 {
-		g, err := post(gateURL)
+	gateLat, emptyLat, err := alternate(gn, 200, func() (time.Duration, error) {
+		took, err := post(gateURL)
 		if err != nil {
-			return fmt.Errorf("gate: %w", err)
+			return 0, fmt.Errorf("gate: %w", err)
 		}
-		e, err := post(empty.URL)
-		if err != nil {
-			return err
-		}
-		if i >= 200 {
-			gateLat, emptyLat = append(gateLat, g), append(emptyLat, e)
-		}
+		return took, nil
+	}, func() (time.Duration, error) { return post(empty.URL) })
+	if err != nil {
+		return err
 	}
 	gp50, gp99 := percentiles(gateLat)
 	ep50, ep99 := percentiles(emptyLat)
@@ -192,7 +189,51 @@ func (b *bench) effortRows(ctx context.Context) error {
 		method: fmt.Sprintf("The same daemon and agent, an effort active in its first phase (which denies Write): %d gate requests for a Write, one at a time on a kept-alive connection "+
 			"with the run's kind of bearer token, after 200 of warm-up; alternating with the same request to a bare `net/http` server in the bench's own process answering a fixed decision.", gn)})
 
+	if err := b.statusLineRow(ctx, home, "e0@global:main"); err != nil {
+		return err
+	}
 	return b.gateDecisionRow(ctx)
+}
+
+// statusLineRow: `agent-worker statusline`, the command Claude Code runs
+// after every turn of a session `hooks install` set up, as the whole
+// process it is, against the running daemon of home where agent has an
+// effort in phase 1 of benchSkill, beside a process that asks nothing.
+func (b *bench) statusLineRow(ctx context.Context, home, agent string) error {
+	step("the status line, a whole process against the same daemon")
+	run := func(args ...string) (string, time.Duration, error) {
+		cmd := exec.CommandContext(ctx, b.cfg.bin, args...)
+		cmd.Env = append(os.Environ(), "AGENT_WORKER_HOME="+home)
+		cmd.Stdin = strings.NewReader("{}") // Claude Code gives it the session as JSON
+		t0 := time.Now()
+		out, err := cmd.Output()
+		return string(out), time.Since(t0), err
+	}
+	n := b.n(500, 50)
+	line, bare, err := alternate(n, 20, func() (time.Duration, error) {
+		out, took, err := run("statusline", "--agent", agent)
+		if err != nil || !strings.Contains(out, "bench:P1]") {
+			return 0, fmt.Errorf("statusline: %v, printed %q; want the effort's phase", err, out)
+		}
+		return took, nil
+	}, func() (time.Duration, error) {
+		_, took, err := run("version")
+		if err != nil {
+			return 0, fmt.Errorf("version: %w", err)
+		}
+		return took, nil
+	})
+	if err != nil {
+		return err
+	}
+	lp50, lp99 := percentiles(line)
+	vp50, vp99 := percentiles(bare)
+	b.t.add(row{what: "the status line, `agent-worker statusline --agent A` as Claude Code runs it after every turn (a whole process)", ours: latText(lp50, lp99),
+		ceiling: "`agent-worker version`, a process that asks the daemon nothing: " + latText(vp50, vp99),
+		ts:      b.cannot("no status line"), goal: "p99 ≤ 20 ms (Claude Code's status line budget)",
+		method: fmt.Sprintf("The same daemon, agent and effort (in its first phase): %d runs of the binary's `statusline --agent %s` with `{}` on stdin, one at a time after 20 of warm-up, "+
+			"each checked to print the effort's phase; alternating with `agent-worker version`, the process's start and exit alone, the ceiling.", n, agent)})
+	return nil
 }
 
 // gateDecisionRow: the gate's decision in process (host/gate.Decide) on a
@@ -244,6 +285,25 @@ func (b *bench) gateDecisionRow(ctx context.Context) error {
 		method: fmt.Sprintf("In the bench's process on a fresh store file: one agent with an effort active in a phase that denies Write; %d decisions on a Write, one at a time, after 1,000 of warm-up, "+
 			"each followed by the same `ActiveEffort` read alone, the ceiling.", n)})
 	return nil
+}
+
+// alternate times a, then b, n times after warm untimed rounds of both,
+// so that the machine's drift falls on both alike.
+func alternate(n, warm int, a, b func() (time.Duration, error)) (aLat, bLat []time.Duration, err error) {
+	for i := range n + warm {
+		ta, err := a()
+		if err != nil {
+			return nil, nil, err
+		}
+		tb, err := b()
+		if err != nil {
+			return nil, nil, err
+		}
+		if i >= warm {
+			aLat, bLat = append(aLat, ta), append(bLat, tb)
+		}
+	}
+	return aLat, bLat, nil
 }
 
 // us is latText to the microsecond, for rows well under a millisecond.
