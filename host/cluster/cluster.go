@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"os"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/internal/backoff"
 	"github.com/agent-worker/agent-worker/host/team"
 	"github.com/agent-worker/agent-worker/store"
 )
@@ -168,8 +170,11 @@ func (m *Member) migrateRiver(ctx context.Context, driver *riverpgxv5.Driver) er
 // the running ones end (their runs are cancelled with the daemon) and
 // leaves the cluster.
 func (m *Member) Run(ctx context.Context) error {
-	if err := m.river.Start(ctx); err != nil {
+	if err := startQueue(ctx, m.river.Start, m.pool.Ping, m.cfg.Log); err != nil {
 		return fmt.Errorf("start the job queue: %w", err)
+	}
+	if ctx.Err() != nil {
+		return m.cfg.DB.DaemonStopped(context.WithoutCancel(ctx), m.cfg.ID)
 	}
 	relay := newRelay(m)
 	done := make(chan struct{}, 2)
@@ -190,6 +195,33 @@ func (m *Member) Run(ctx context.Context) error {
 			return m.cfg.DB.DaemonStopped(stopCtx, m.cfg.ID)
 		case <-tick.C:
 			m.beat(ctx)
+		}
+	}
+}
+
+// startBackoff spaces the job queue's start attempts while the store does
+// not answer.
+var startBackoff = backoff.Policy{Base: 200 * time.Millisecond, Max: 10 * time.Second, Jitter: 0.1}
+
+// startQueue starts the job queue (start), waiting out a store that does
+// not answer (ping fails too) the way an outage later on is waited out:
+// a PostgreSQL restart as the daemon comes up must not stop it. Any
+// other failure is returned at once; nil when ctx ends first.
+func startQueue(ctx context.Context, start, ping func(context.Context) error, log hclog.Logger) error {
+	for n := 1; ; n++ {
+		err := start(ctx)
+		if err == nil || ctx.Err() != nil {
+			return nil
+		}
+		if ping(ctx) == nil {
+			return err // the store answers: the trouble is not an outage
+		}
+		d := startBackoff.Delay(n, rand.Float64())
+		log.Warn("start the job queue: the store does not answer; trying again", "error", err, "in", d.Round(time.Millisecond))
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(d):
 		}
 	}
 }

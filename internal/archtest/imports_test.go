@@ -142,7 +142,7 @@ var kernel = map[string][]string{
 	"store":                 {"host/contract", "sdk/backend", "sdk/tools"},
 	"host/certs":            {"host/api"},
 	"host/metrics":          {"host/api", "sdk/backend", "store"},
-	"host/cluster":          {"host/api", "host/notify", "host/team", "store"},
+	"host/cluster":          {"host/api", "host/internal/backoff", "host/notify", "host/team", "store"},
 	"host/notify":           {"host/api", "host/internal/backoff", "store", "workflow"},
 	"host/console":          {"host/api", "sdk/backend"},
 	"host/internal/fswatch": {},
