@@ -2,8 +2,8 @@ package workflow
 
 import (
 	"fmt"
-	"strings"
 	"regexp"
+	"strings"
 	"time"
 	"unicode"
 

@@ -107,19 +107,19 @@ func TestWorkspaceRepos(t *testing.T) {
 		}
 	}
 	bad := map[string]string{
-		"workspace: {repos: [../lib]}\n":                                     "wf.yaml:2:20: repos must be a map of names to paths",
-		"workspace: {repos: {}}\n":                                           "wf.yaml:2:20: repos must be a map of names to paths",
-		"workspace: {repos: {Lib: ../lib}}\n":                                `wf.yaml:2:21: repository name "Lib" is not valid`,
-		"workspace: {repos: {lib: ''}}\n":                                    "wf.yaml:2:26: repository lib has an empty path",
-		"workspace: {repos: {lib: {write: true}}}\n":                         "wf.yaml:2:26: repository lib needs a path",
-		"workspace: {repos: {lib: {path: x, writable: true}}}\n":             `wf.yaml:2:36: unknown key "writable" in repository lib: known keys are path, write`,
-		"workspace: {repos: {lib: {path: x, write: yes please}}}\n":          "wf.yaml:2:43: write must be true or false",
-		"workspace: {repos: {lib: {path: x, git: clone}}}\n":                 `wf.yaml:2:41: repository lib git "clone" is not known`,
-		"workspace: {repos: {lib: {path: x, base: main}}}\n":                 "wf.yaml:2:26: repository lib needs git: worktree",
+		"workspace: {repos: [../lib]}\n":                                      "wf.yaml:2:20: repos must be a map of names to paths",
+		"workspace: {repos: {}}\n":                                            "wf.yaml:2:20: repos must be a map of names to paths",
+		"workspace: {repos: {Lib: ../lib}}\n":                                 `wf.yaml:2:21: repository name "Lib" is not valid`,
+		"workspace: {repos: {lib: ''}}\n":                                     "wf.yaml:2:26: repository lib has an empty path",
+		"workspace: {repos: {lib: {write: true}}}\n":                          "wf.yaml:2:26: repository lib needs a path",
+		"workspace: {repos: {lib: {path: x, writable: true}}}\n":              `wf.yaml:2:36: unknown key "writable" in repository lib: known keys are path, write`,
+		"workspace: {repos: {lib: {path: x, write: yes please}}}\n":           "wf.yaml:2:43: write must be true or false",
+		"workspace: {repos: {lib: {path: x, git: clone}}}\n":                  `wf.yaml:2:41: repository lib git "clone" is not known`,
+		"workspace: {repos: {lib: {path: x, base: main}}}\n":                  "wf.yaml:2:26: repository lib needs git: worktree",
 		"workspace: {repos: {lib: {path: x, git: worktree, write: false}}}\n": "wf.yaml:2:58: repository lib is written through each agent's own worktree (git: worktree): remove write",
-		"workspace: {repos: {lib: [x]}}\n":                                   "wf.yaml:2:26: repository lib must be a path or a map",
-		"workspace: {repos: {lib: x, lib: y}}\n":                             `duplicate`,
-		"workspace: {checks: [make], repos: {lib: x}}\n":                     "wf.yaml:2:21: checks applies to the workflow's own git worktrees, which need git: worktree",
+		"workspace: {repos: {lib: [x]}}\n":                                    "wf.yaml:2:26: repository lib must be a path or a map",
+		"workspace: {repos: {lib: x, lib: y}}\n":                              `duplicate`,
+		"workspace: {checks: [make], repos: {lib: x}}\n":                      "wf.yaml:2:21: checks applies to the workflow's own git worktrees, which need git: worktree",
 	}
 	for yml, want := range bad {
 		_, err := Parse("wf.yaml", []byte(agents+yml))
