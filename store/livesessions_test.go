@@ -124,3 +124,37 @@ func TestLiveSessionChain(t *testing.T) {
 		t.Errorf("bob's chain (-want +got):\n%s", diff)
 	}
 }
+
+// A daemon's restart fails the runs it left behind, never the pseudo-run
+// of a session that goes on in its own program; an ended session's is
+// failed like any.
+func TestRestartKeepsOpenSessionsRunning(t *testing.T) {
+	t.Parallel()
+	db := openTest(t)
+	ctx := t.Context()
+	k := AgentKey{Workflow: "team", Tag: "main", Name: "bob"}
+	createTeam(t, db, k.Scope(), k.Name)
+	open, _, err := db.OpenLiveSession(ctx, k, SessionOpening{ID: "open", Cwd: "/p"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ended, _, err := db.OpenLiveSession(ctx, k, SessionOpening{ID: "ended", Cwd: "/p"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Ended in a way that left its run recorded as running.
+	if err := db.write(ctx, func(conn querier) error {
+		return conn.execute(`UPDATE live_sessions SET ended_at = 1 WHERE session_id = 'ended'`, nil)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := db.FailRunningRuns(ctx, "daemon stopped during the run"); err != nil || n != 1 {
+		t.Errorf("FailRunningRuns = %d, %v; want 1 (the ended session's)", n, err)
+	}
+	if r, _, err := db.GetRun(ctx, open.RunID); err != nil || r.State != contract.RunRunning {
+		t.Errorf("the open session's run after a restart = %+v, %v; want running", r, err)
+	}
+	if r, _, err := db.GetRun(ctx, ended.RunID); err != nil || r.State != contract.RunFailed {
+		t.Errorf("the ended session's run = %+v, %v; want failed", r, err)
+	}
+}

@@ -205,14 +205,20 @@ func (db *DB) ListRuns(ctx context.Context, f RunFilter) ([]Run, error) {
 // FailRunningRuns marks every run still recorded as running as failed with
 // reason: at start-up, those are the runs a dead daemon left behind. In a
 // cluster it touches only this daemon's own runs: the others' are theirs,
-// or RecoverDeadDaemons's.
+// or RecoverDeadDaemons's. The pseudo-run of an open live session is no
+// process of the daemon's: the session goes on in its own program, so it
+// is left running (the stale-session check ends it if the session died).
+//
+// notLive is the condition on runs.id that leaves those out.
+const notLive = `id NOT IN (SELECT run_id FROM live_sessions WHERE ended_at = 0)`
+
 func (db *DB) FailRunningRuns(ctx context.Context, reason string) (int, error) {
 	defer db.tokens.forget()
 	var n int
 	err := db.write(ctx, func(conn querier) error {
 		// Their tokens die with them, in the same transaction.
 		err := conn.execute(`UPDATE agent_tokens SET revoked_at = ?1 WHERE revoked_at = 0 AND run_id IN
-			(SELECT id FROM runs WHERE state IN ('queued', 'running') AND (?2 = '' OR daemon = ?2))`,
+			(SELECT id FROM runs WHERE state IN ('queued', 'running') AND (?2 = '' OR daemon = ?2) AND `+notLive+`)`,
 			&execOptions{Args: []any{db.nowMs(), db.clusterDaemon()}})
 		if err != nil {
 			return err
@@ -220,13 +226,13 @@ func (db *DB) FailRunningRuns(ctx context.Context, reason string) (int, error) {
 		// So do their pending questions and approvals: no run waits
 		// for them any more, and a retry asks again.
 		err = conn.execute(`UPDATE questions SET state = ?1, answer = ?2, answered_at = ?3 WHERE state = ?4 AND run_id <> '' AND run_id IN
-			(SELECT id FROM runs WHERE state IN ('queued', 'running') AND (?5 = '' OR daemon = ?5))`,
+			(SELECT id FROM runs WHERE state IN ('queued', 'running') AND (?5 = '' OR daemon = ?5) AND `+notLive+`)`,
 			&execOptions{Args: []any{QuestionCancelled, RunEndedDaemonStopped, db.nowMs(), QuestionPending, db.clusterDaemon()}})
 		if err != nil {
 			return err
 		}
 		err = conn.execute(`UPDATE runs SET state = 'failed', error = ?1, ended_at = ?2
-			WHERE state IN ('queued', 'running') AND (?3 = '' OR daemon = ?3)`,
+			WHERE state IN ('queued', 'running') AND (?3 = '' OR daemon = ?3) AND `+notLive+``,
 			&execOptions{Args: []any{reason, db.nowMs(), db.clusterDaemon()}})
 		n = conn.changes()
 		return err
