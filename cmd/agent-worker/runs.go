@@ -109,12 +109,19 @@ func logsCmd(e *env) *ffcli.Command {
 	fs := flag.NewFlagSet("logs", flag.ContinueOnError)
 	e.common(fs)
 	follow := fs.Bool("follow", false, "stream a run in flight until it ends")
-	return leaf("logs", "logs <run-id> [--follow] [--json]",
-		"show a run's transcript: its prompt (system prompt and inbox), text, tool calls and results, usage, result or error", fs, [2]int{1, 1},
+	return leaf("logs", "logs <run-id | agent@wf[:tag]> [--follow] [--json]",
+		"show a run's transcript (an agent's newest run, or its live session's): its prompt (system prompt and inbox), text, tool calls and results, usage, result or error", fs, [2]int{1, 1},
 		func(ctx context.Context, args []string) error {
 			c, err := e.connect(ctx, true)
 			if err != nil {
 				return err
+			}
+			if !strings.HasPrefix(args[0], "run_") { // an agent: its newest run
+				id, err := newestRun(ctx, c, args[0])
+				if err != nil {
+					return err
+				}
+				args = []string{id}
 			}
 			p := &transcriptPrinter{e: e}
 			if !*follow {
@@ -267,4 +274,21 @@ func clip(s string, max int) string {
 		n--
 	}
 	return fmt.Sprintf("%s… (%d bytes in all)", s[:n], len(s))
+}
+
+// newestRun is the id of agent's newest run (a live session's pseudo-run
+// included), for `logs <agent>`.
+func newestRun(ctx context.Context, c *api.Client, agent string) (string, error) {
+	t, err := parseAgentTarget(agent)
+	if err != nil {
+		return "", err
+	}
+	runs, err := c.Runs(ctx, api.RunQuery{Target: t.String(), Limit: 1})
+	if err != nil {
+		return "", err
+	}
+	if len(runs) == 0 {
+		return "", api.Errorf(api.CodeNotFound, "%s has no runs yet: `agent-worker runs` lists the runs there are", t.Display())
+	}
+	return runs[0].ID, nil
 }
