@@ -32,7 +32,7 @@ func (s *Server) addWorktreeTools(srv *mcp.Server, me store.AgentKey) {
 		return store.AgentKey{Workflow: scope.Workflow, Tag: scope.Tag, Name: name}
 	}
 	tool(s, srv, me, tools.WorktreeStatus,
-		"Show your team's git worktrees (each agent works in its own, on branch aw/<workflow>/<tag>/<agent>): branch, commits ahead of and behind the base branch, uncommitted changes and the last commit. Give agent for one; omit it for every agent.",
+		"Show your team's git worktrees (each agent works in its own, on branch aw/<workflow>/<tag>/<agent>; one per git repository of the workspace): branch, commits ahead of and behind the base branch, uncommitted changes and the last commit. Give agent for one; omit it for every agent.",
 		func(ctx context.Context, in tools.WorktreeStatusArgs) (tools.WorktreesResult, string, error) {
 			if s.Worktrees == nil {
 				return tools.WorktreesResult{}, "", noWorktrees()
@@ -108,6 +108,9 @@ func noWorktrees() error {
 // worktreeLine is one worktree as the tool's text shows it.
 func worktreeLine(w tools.Worktree) string {
 	line := fmt.Sprintf("%s (%s) %s: %d ahead, %d behind %s", w.Agent, w.State, w.Branch, w.Ahead, w.Behind, w.Base)
+	if w.Repo != "" {
+		line = fmt.Sprintf("%s (%s) in repo %s, %s: %d ahead, %d behind %s", w.Agent, w.State, w.Repo, w.Branch, w.Ahead, w.Behind, w.Base)
+	}
 	if n := len(w.Changed); n > 0 {
 		line += fmt.Sprintf("; %d uncommitted change(s)", n)
 	}
