@@ -36,6 +36,7 @@ import (
 	"github.com/agent-worker/agent-worker/host/sandbox"
 	"github.com/agent-worker/agent-worker/host/scheduler"
 	"github.com/agent-worker/agent-worker/host/team"
+	"github.com/agent-worker/agent-worker/host/telemetry"
 	"github.com/agent-worker/agent-worker/host/triggers"
 	"github.com/agent-worker/agent-worker/host/workflows"
 	"github.com/agent-worker/agent-worker/host/worktrees"
@@ -118,6 +119,16 @@ type Config struct {
 	// NotifyConfig is --notify-config: a YAML file of webhooks told of
 	// events in every workflow (and of the cluster's); "" for none.
 	NotifyConfig string
+	// OTLPEndpoint is --otlp-endpoint: where traces go, over the protocol
+	// OTEL_EXPORTER_OTLP_PROTOCOL names; "" leaves it to the standard
+	// OTEL_EXPORTER_OTLP_[TRACES_]ENDPOINT variables, and with none of
+	// them set tracing is off (host/telemetry).
+	OTLPEndpoint string
+	// TraceExporter, when set, receives the spans instead of OTLP (tests).
+	TraceExporter telemetry.SpanExporter
+	// TraceURL is --trace-url: the address of a run's trace in the user's
+	// tracing UI, {trace_id} replaced (the console links to it).
+	TraceURL string
 	// FailLoop names a vital loop ("scheduler", "workflow watcher",
 	// "plugin watcher", "cluster member loop") that ends with an error as
 	// soon as it starts, so that the daemon stops with that reason (a
@@ -168,6 +179,8 @@ func (w workspaces) Dequeue(ctx context.Context, id, by, reason string) (tools.Q
 // or a client asks for shutdown; Close releases what New acquired.
 type Host struct {
 	cfg Config
+	// tel is the daemon's tracing (off without an OTLP endpoint).
+	tel *telemetry.Telemetry
 	// life ends when the daemon stops (endLife): until then the writes
 	// that end a run wait out a store outage.
 	life      context.Context
@@ -282,6 +295,13 @@ func New(cfg Config) (_ *Host, err error) {
 	// The metrics exist before the store so that its writes are timed
 	// from the first; the inbox gauge reads the store only when scraped.
 	h.metrics = metrics.New(func(ctx context.Context) (map[store.AgentKey]int, error) { return h.db.InboxDepths(ctx) }, h.log.Named("metrics"))
+	if h.tel, err = telemetry.New(ctx, telemetry.Config{Endpoint: cfg.OTLPEndpoint, Exporter: cfg.TraceExporter, Log: h.log.Named("traces")}); err != nil {
+		return nil, api.Errorf(api.CodeInvalid, "traces: %w", err)
+	}
+	if h.tel.On() {
+		h.log.Info("traces exported", "endpoint", h.tel.Endpoint())
+		h.metrics.Traces(h.tel.Spans)
+	}
 	h.metrics.ForgetGone(func(ctx context.Context) ([]store.AgentKey, error) {
 		all, err := h.db.ListAgents(ctx, store.AgentFilter{})
 		var live []store.AgentKey
@@ -672,6 +692,14 @@ func (h *Host) Close() error {
 		}
 		if h.db != nil {
 			errs = append(errs, h.db.Close())
+		}
+		if h.tel != nil {
+			// The last spans get a moment, never the daemon's exit.
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+			if err := h.tel.Close(ctx); err != nil {
+				h.log.Warn("export the last traces", "error", err)
+			}
+			cancel()
 		}
 		errs = append(errs, unlockHome(h.lock))
 		h.closeErr = errors.Join(errs...)
