@@ -354,7 +354,7 @@ func New(cfg Config) (_ *Host, err error) {
 	handler := httpapi.New(httpapi.Deps{DB: h.db, Team: h.team, Sched: h.sched, Agents: h.agents, Workflows: h.wfs, Catalog: h.catalog, Hooks: h.hooks,
 		MCP: h.mcp, Worktrees: workspaces{h.worktrees, h.queue}, Efforts: h.efforts, Gate: h.gate, Token: h.token, Info: h.Info, Listen: h.ln.Addr().String(), ListenFallback: fallback, Home: home, StartedAt: h.startedAt, Now: cfg.Now,
 		Shutdown: h.requestStop, Stopping: h.stop, Metrics: h.metrics.Handler(), Log: httpLog,
-		Runs: h.sup, Console: console.New(console.Config{Now: cfg.Now, Log: h.log.Named("console")}),
+		Runs: h.sup, Console: console.New(console.Config{Now: cfg.Now, Log: h.log.Named("console"), TraceURL: cfg.TraceURL}),
 		Member: h.clusterID(), Lease: cluster.DefaultLease, Sandbox: h.cfg.Supervisor.Sandbox.Info(), Processes: h.processControl(),
 		Notify: h.notify, Doctor: h.doctor, LoopProblems: h.vital.Problems})
 	h.srv = &http.Server{
@@ -432,8 +432,12 @@ func (h *Host) buildParts(ctx context.Context) error {
 	if h.cfg.Supervisor.MaxRuns <= 0 {
 		h.cfg.Supervisor.MaxRuns = scheduler.DefaultMaxConcurrent()
 	}
+	h.cfg.Supervisor.Tracing = h.tel
 	h.sup = runner.NewSupervisor(h.db, h.catalog, h.cfg.Home, h.cfg.RuntimeDir, h.runsMCPURL, h.cfg.Supervisor, h.log.Named("supervisor"))
-	h.mcp.Runs = h.sup                  // a gated call's run waits for approval with its timeouts stopped
+	h.mcp.Runs = h.sup // a gated call's run waits for approval with its timeouts stopped
+	if h.tel.On() {
+		h.mcp.Tracer, h.mcp.RunTrace = h.tel.Tracer(), h.sup.Traceparent // a tool call's span is its run's child
+	}
 	h.mcp.ProjectDir = h.sup.ProjectDir // task_complete's artifacts are checked there
 	if err := h.sup.Reap(ctx); err != nil {
 		return fmt.Errorf("reap workers: %w", err)
@@ -446,7 +450,7 @@ func (h *Host) buildParts(ctx context.Context) error {
 	h.hooks = triggers.New(triggers.Config{DB: h.db, Team: h.team, LookupEnv: h.cfg.LookupEnv, Wake: h.notify.Wake, Log: h.log.Named("triggers")})
 	h.wfs = workflows.New(workflows.Config{Member: h.clusterMemberID(), DB: h.db, Team: h.team, Sched: h.sched, Triggers: h.hooks, Worktrees: h.worktrees, Catalog: h.catalog,
 		DefaultModel: h.cfg.DefaultModel, Now: h.cfg.Now, Log: h.log.Named("workflows"), Notify: h.notify,
-		RequireSandbox: h.cfg.Sandbox == sandbox.Required})
+		RequireSandbox: h.cfg.Sandbox == sandbox.Required, Tracing: h.tel})
 	if err := h.wfs.Restore(ctx); err != nil {
 		return fmt.Errorf("restore workflows: %w", err)
 	}

@@ -45,6 +45,7 @@ type Telemetry struct {
 	provider *sdktrace.TracerProvider // nil when off
 	queue    *queue
 	endpoint string
+	flag     string // --otlp-endpoint
 }
 
 // instrumentation names the daemon's tracer in every span.
@@ -89,7 +90,7 @@ func New(ctx context.Context, cfg Config) (*Telemetry, error) {
 	// The sampler is the SDK's from OTEL_TRACES_SAMPLER and
 	// OTEL_TRACES_SAMPLER_ARG (parent-based always-on when unset).
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(q), sdktrace.WithResource(res))
-	return &Telemetry{tracer: tp.Tracer(instrumentation, trace.WithSchemaURL(semconv.SchemaURL)), provider: tp, queue: q, endpoint: endpoint}, nil
+	return &Telemetry{tracer: tp.Tracer(instrumentation, trace.WithSchemaURL(semconv.SchemaURL)), provider: tp, queue: q, endpoint: endpoint, flag: cfg.Endpoint}, nil
 }
 
 // Endpoint is where traces go: flag, else OTEL_EXPORTER_OTLP_TRACES_ENDPOINT,
