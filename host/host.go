@@ -36,6 +36,7 @@ import (
 	"github.com/agent-worker/agent-worker/host/sandbox"
 	"github.com/agent-worker/agent-worker/host/scheduler"
 	"github.com/agent-worker/agent-worker/host/team"
+	"github.com/agent-worker/agent-worker/host/telemetry"
 	"github.com/agent-worker/agent-worker/host/triggers"
 	"github.com/agent-worker/agent-worker/host/workflows"
 	"github.com/agent-worker/agent-worker/host/worktrees"
@@ -118,6 +119,16 @@ type Config struct {
 	// NotifyConfig is --notify-config: a YAML file of webhooks told of
 	// events in every workflow (and of the cluster's); "" for none.
 	NotifyConfig string
+	// OTLPEndpoint is --otlp-endpoint: where traces go, over the protocol
+	// OTEL_EXPORTER_OTLP_PROTOCOL names; "" leaves it to the standard
+	// OTEL_EXPORTER_OTLP_[TRACES_]ENDPOINT variables, and with none of
+	// them set tracing is off (host/telemetry).
+	OTLPEndpoint string
+	// TraceExporter, when set, receives the spans instead of OTLP (tests).
+	TraceExporter telemetry.SpanExporter
+	// TraceURL is --trace-url: the address of a run's trace in the user's
+	// tracing UI, {trace_id} replaced (the console links to it).
+	TraceURL string
 	// FailLoop names a vital loop ("scheduler", "workflow watcher",
 	// "plugin watcher", "cluster member loop") that ends with an error as
 	// soon as it starts, so that the daemon stops with that reason (a
@@ -168,6 +179,8 @@ func (w workspaces) Dequeue(ctx context.Context, id, by, reason string) (tools.Q
 // or a client asks for shutdown; Close releases what New acquired.
 type Host struct {
 	cfg Config
+	// tel is the daemon's tracing (off without an OTLP endpoint).
+	tel *telemetry.Telemetry
 	// life ends when the daemon stops (endLife): until then the writes
 	// that end a run wait out a store outage.
 	life      context.Context
@@ -282,6 +295,13 @@ func New(cfg Config) (_ *Host, err error) {
 	// The metrics exist before the store so that its writes are timed
 	// from the first; the inbox gauge reads the store only when scraped.
 	h.metrics = metrics.New(func(ctx context.Context) (map[store.AgentKey]int, error) { return h.db.InboxDepths(ctx) }, h.log.Named("metrics"))
+	if h.tel, err = telemetry.New(ctx, telemetry.Config{Endpoint: cfg.OTLPEndpoint, Exporter: cfg.TraceExporter, Log: h.log.Named("traces")}); err != nil {
+		return nil, api.Errorf(api.CodeInvalid, "traces: %w", err)
+	}
+	if h.tel.On() {
+		h.log.Info("traces exported", "endpoint", h.tel.Endpoint())
+		h.metrics.Traces(h.tel.Spans)
+	}
 	h.metrics.ForgetGone(func(ctx context.Context) ([]store.AgentKey, error) {
 		all, err := h.db.ListAgents(ctx, store.AgentFilter{})
 		var live []store.AgentKey
@@ -334,7 +354,7 @@ func New(cfg Config) (_ *Host, err error) {
 	handler := httpapi.New(httpapi.Deps{DB: h.db, Team: h.team, Sched: h.sched, Agents: h.agents, Workflows: h.wfs, Catalog: h.catalog, Hooks: h.hooks,
 		MCP: h.mcp, Worktrees: workspaces{h.worktrees, h.queue}, Efforts: h.efforts, Gate: h.gate, Token: h.token, Info: h.Info, Listen: h.ln.Addr().String(), ListenFallback: fallback, Home: home, StartedAt: h.startedAt, Now: cfg.Now,
 		Shutdown: h.requestStop, Stopping: h.stop, Metrics: h.metrics.Handler(), Log: httpLog,
-		Runs: h.sup, Console: console.New(console.Config{Now: cfg.Now, Log: h.log.Named("console")}),
+		Runs: h.sup, Console: console.New(console.Config{Now: cfg.Now, Log: h.log.Named("console"), TraceURL: cfg.TraceURL}),
 		Member: h.clusterID(), Lease: cluster.DefaultLease, Sandbox: h.cfg.Supervisor.Sandbox.Info(), Processes: h.processControl(),
 		Notify: h.notify, Doctor: h.doctor, LoopProblems: h.vital.Problems})
 	h.srv = &http.Server{
@@ -412,8 +432,12 @@ func (h *Host) buildParts(ctx context.Context) error {
 	if h.cfg.Supervisor.MaxRuns <= 0 {
 		h.cfg.Supervisor.MaxRuns = scheduler.DefaultMaxConcurrent()
 	}
+	h.cfg.Supervisor.Tracing = h.tel
 	h.sup = runner.NewSupervisor(h.db, h.catalog, h.cfg.Home, h.cfg.RuntimeDir, h.runsMCPURL, h.cfg.Supervisor, h.log.Named("supervisor"))
-	h.mcp.Runs = h.sup                  // a gated call's run waits for approval with its timeouts stopped
+	h.mcp.Runs = h.sup // a gated call's run waits for approval with its timeouts stopped
+	if h.tel.On() {
+		h.mcp.Tracer, h.mcp.RunTrace = h.tel.Tracer(), h.sup.Traceparent // a tool call's span is its run's child
+	}
 	h.mcp.ProjectDir = h.sup.ProjectDir // task_complete's artifacts are checked there
 	if err := h.sup.Reap(ctx); err != nil {
 		return fmt.Errorf("reap workers: %w", err)
@@ -426,7 +450,7 @@ func (h *Host) buildParts(ctx context.Context) error {
 	h.hooks = triggers.New(triggers.Config{DB: h.db, Team: h.team, LookupEnv: h.cfg.LookupEnv, Wake: h.notify.Wake, Log: h.log.Named("triggers")})
 	h.wfs = workflows.New(workflows.Config{Member: h.clusterMemberID(), DB: h.db, Team: h.team, Sched: h.sched, Triggers: h.hooks, Worktrees: h.worktrees, Catalog: h.catalog,
 		DefaultModel: h.cfg.DefaultModel, Now: h.cfg.Now, Log: h.log.Named("workflows"), Notify: h.notify,
-		RequireSandbox: h.cfg.Sandbox == sandbox.Required})
+		RequireSandbox: h.cfg.Sandbox == sandbox.Required, Tracing: h.tel})
 	if err := h.wfs.Restore(ctx); err != nil {
 		return fmt.Errorf("restore workflows: %w", err)
 	}
@@ -672,6 +696,14 @@ func (h *Host) Close() error {
 		}
 		if h.db != nil {
 			errs = append(errs, h.db.Close())
+		}
+		if h.tel != nil {
+			// The last spans get a moment, never the daemon's exit.
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+			if err := h.tel.Close(ctx); err != nil {
+				h.log.Warn("export the last traces", "error", err)
+			}
+			cancel()
 		}
 		errs = append(errs, unlockHome(h.lock))
 		h.closeErr = errors.Join(errs...)

@@ -33,13 +33,13 @@ type ReadOptions struct {
 // messageColumns are read from messages aliased m, so that channel and inbox
 // reads share scanMessage.
 const messageColumns = `m.seq, m.id, m.workflow, m.tag, m.sender, m.content, m.kind,
-	coalesce(m.to_agent, ''), m.recipients, coalesce(m.resource_id, ''), m.created_at`
+	coalesce(m.to_agent, ''), m.recipients, coalesce(m.resource_id, ''), m.created_at, coalesce(m.traceparent, '')`
 
 func scanMessage(s row) (Message, error) {
 	m := Message{
 		Seq: s.ColumnInt64(0), ID: s.ColumnText(1), Workflow: s.ColumnText(2), Tag: s.ColumnText(3),
 		Sender: s.ColumnText(4), Content: s.ColumnText(5), Kind: s.ColumnText(6), To: s.ColumnText(7),
-		ResourceID: s.ColumnText(9), CreatedAt: fromMs(s.ColumnInt64(10)),
+		ResourceID: s.ColumnText(9), CreatedAt: fromMs(s.ColumnInt64(10)), Traceparent: s.ColumnText(11),
 	}
 	if err := json.Unmarshal([]byte(s.ColumnText(8)), &m.Recipients); err != nil {
 		return Message{}, fmt.Errorf("message %s: recipients: %w", m.ID, err)

@@ -48,6 +48,9 @@ type Message struct {
 	// ResourceID names the resource holding the full text of a long message.
 	ResourceID string
 	CreatedAt  time.Time
+	// Traceparent is the W3C trace context of the span that sent it ("" for
+	// none): the run it wakes joins that trace.
+	Traceparent string
 	// LoopGuardTripped is set (never stored) on the message that made its
 	// workflow's loop guard pause the workflow: the caller says so in the
 	// channel.
@@ -72,6 +75,8 @@ type NewMessage struct {
 	// planner) must neither lengthen nor end the agents' run of messages
 	// in a row, or agents could escape the guard through the daemon.
 	KeepStreak bool
+	// Traceparent is the sender's span (Message.Traceparent).
+	Traceparent string
 }
 
 // AppendMessage writes a message, its inbox rows and its resource (if any)
@@ -120,7 +125,7 @@ func appendMessage(conn querier, m NewMessage, now int64) (Message, error) {
 	out := Message{
 		ID: newID("msg_"), Workflow: m.Workflow, Tag: m.Tag, Sender: m.Sender,
 		Content: m.Content, Kind: m.Kind, To: m.To, CreatedAt: fromMs(now),
-		Recipients: dedupe(m.Recipients),
+		Recipients: dedupe(m.Recipients), Traceparent: m.Traceparent,
 	}
 	if m.Resource != nil {
 		r := *m.Resource
@@ -139,7 +144,7 @@ func appendMessage(conn querier, m NewMessage, now int64) (Message, error) {
 		return Message{}, err
 	}
 	args := []any{out.ID, out.Workflow, out.Tag, out.Sender, out.Content,
-		out.Kind, out.To, string(recipients), out.ResourceID, now}
+		out.Kind, out.To, string(recipients), out.ResourceID, now, out.Traceparent}
 	if pc, ok := conn.(*pgConn); ok {
 		return appendMessagePostgres(pc, out, args, !m.KeepStreak, now)
 	}
@@ -303,7 +308,7 @@ func loopGuard(conn querier, m Message, streak, guard int, state string, now int
 }
 
 const insertMessageSQL = `INSERT INTO messages
-	(id, workflow, tag, sender, content, kind, to_agent, recipients, resource_id, created_at)
-	VALUES (?, ?, ?, ?, ?, ?, NULLIF(?, ''), ?, NULLIF(?, ''), ?)`
+	(id, workflow, tag, sender, content, kind, to_agent, recipients, resource_id, created_at, traceparent)
+	VALUES (?, ?, ?, ?, ?, ?, NULLIF(?, ''), ?, NULLIF(?, ''), ?, NULLIF(?, ''))`
 
 const insertMessageReturningSQL = insertMessageSQL + ` RETURNING seq`

@@ -334,20 +334,20 @@ func (e *postgresEngine) transaction(fn func(querier) error) error {
 
 // appendMessagePostgresSQL is appendMessage's writes on PostgreSQL in one
 // statement, so one round trip: the message (its seq comes back), an inbox
-// row for each recipient who is a member and not the sender ($11), and,
-// when $13, the workflow's agent streak, which an agent's message ($12)
+// row for each recipient who is a member and not the sender ($12), and,
+// when $14, the workflow's agent streak, which an agent's message ($13)
 // lengthens and anything else ends (countAgentStreak).
 const appendMessagePostgresSQL = `WITH m AS (
-	INSERT INTO messages (id, workflow, tag, sender, content, kind, to_agent, recipients, resource_id, created_at)
-	VALUES ($1, $2, $3, $4, $5, $6, NULLIF($7, ''), $8, NULLIF($9, ''), $10) RETURNING seq
+	INSERT INTO messages (id, workflow, tag, sender, content, kind, to_agent, recipients, resource_id, created_at, traceparent)
+	VALUES ($1, $2, $3, $4, $5, $6, NULLIF($7, ''), $8, NULLIF($9, ''), $10, NULLIF($11, '')) RETURNING seq
 ), r AS (
 	INSERT INTO message_recipients (workflow, tag, agent, seq)
 	SELECT a.workflow, a.tag, a.name, m.seq FROM agents AS a, m
-	WHERE a.workflow = $2 AND a.tag = $3 AND a.name = ANY($11::text[]) AND a.name <> $4
+	WHERE a.workflow = $2 AND a.tag = $3 AND a.name = ANY($12::text[]) AND a.name <> $4
 ), s AS (
-	UPDATE workflows SET agent_streak = CASE WHEN $12 AND EXISTS
+	UPDATE workflows SET agent_streak = CASE WHEN $13 AND EXISTS
 		(SELECT 1 FROM agents WHERE workflow = $2 AND tag = $3 AND name = $4) THEN agent_streak + 1 ELSE 0 END
-	WHERE name = $2 AND tag = $3 AND $13
+	WHERE name = $2 AND tag = $3 AND $14
 	RETURNING agent_streak, loop_guard, state
 )
 SELECT m.seq, s.agent_streak, s.loop_guard, s.state FROM m LEFT JOIN s ON true`

@@ -25,6 +25,9 @@ type Run struct {
 	// Daemon is the id of the daemon process that ran it (cluster mode
 	// spreads runs over several).
 	Daemon string
+	// Traceparent is the W3C trace context of the run's invoke_agent span
+	// ("" with tracing off): where its trace is.
+	Traceparent string
 }
 
 // RunEvent is one entry of a run's transcript.
@@ -60,9 +63,9 @@ func (db *DB) startRun(ctx context.Context, r Run, withToken bool) (Run, string,
 		r.State, r.StartedAt = contract.RunRunning, fromMs(now)
 		r.Daemon = db.daemon
 		err := conn.execute(`INSERT INTO runs (id, agent, workflow, tag, backend, plugin_sha256,
-			attempt, state, started_at, inbox_until_seq, daemon) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			attempt, state, started_at, inbox_until_seq, daemon, traceparent) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULLIF(?, ''))`,
 			&execOptions{Args: []any{r.ID, r.Agent.Name, r.Agent.Workflow, r.Agent.Tag, r.Backend,
-				r.PluginSHA256, r.Attempt, r.State, now, r.InboxUntilSeq, r.Daemon}})
+				r.PluginSHA256, r.Attempt, r.State, now, r.InboxUntilSeq, r.Daemon, r.Traceparent}})
 		if err != nil || !withToken {
 			return err
 		}
@@ -123,14 +126,14 @@ func appendRunEvents(conn querier, runID string, events []RunEvent) error {
 }
 
 const runColumns = `id, agent, workflow, tag, backend, plugin_sha256, attempt, state, started_at, ended_at,
-	inbox_until_seq, error, usage_json, daemon`
+	inbox_until_seq, error, usage_json, daemon, coalesce(traceparent, '')`
 
 func scanRun(s row) (Run, error) {
 	r := Run{
 		ID: s.ColumnText(0), Agent: AgentKey{Name: s.ColumnText(1), Workflow: s.ColumnText(2), Tag: s.ColumnText(3)},
 		Backend: s.ColumnText(4), PluginSHA256: s.ColumnText(5), Attempt: s.ColumnInt(6),
 		StartedAt: fromMs(s.ColumnInt64(8)), InboxUntilSeq: s.ColumnInt64(10), Error: s.ColumnText(11),
-		Usage: json.RawMessage(s.ColumnText(12)), Daemon: s.ColumnText(13),
+		Usage: json.RawMessage(s.ColumnText(12)), Daemon: s.ColumnText(13), Traceparent: s.ColumnText(14),
 	}
 	if ms := s.ColumnInt64(9); ms != 0 {
 		r.EndedAt = fromMs(ms)

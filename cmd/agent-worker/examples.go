@@ -17,7 +17,7 @@ var examples = map[string][]string{
 
 	"daemon": {
 		"agent-worker daemon",
-		"# any free port; clients find it in the home's daemon.json\nagent-worker daemon --listen 127.0.0.1:0",
+		"# traces to a local Jaeger (OTLP over HTTP); the console links each run to its trace\nagent-worker daemon --otlp-endpoint http://localhost:4318 --trace-url 'http://localhost:16686/trace/{trace_id}'",
 		"agent-worker daemon --config daemon.yaml",
 	},
 	"status":  {"agent-worker status", "agent-worker status --json"},

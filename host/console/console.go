@@ -43,12 +43,16 @@ const contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 
 type Config struct {
 	Now func() time.Time
 	Log hclog.Logger
+	// TraceURL is the daemon's --trace-url: a run's trace in the user's
+	// tracing UI, {trace_id} replaced; "" links to none.
+	TraceURL string
 }
 
 // Server holds the console's login codes and sessions.
 type Server struct {
-	now func() time.Time
-	log hclog.Logger
+	traceURL string
+	now      func() time.Time
+	log      hclog.Logger
 	// pages are parsed at the console's first request: a daemon nobody
 	// opens the console of keeps that memory.
 	pages func() *pages
@@ -71,7 +75,7 @@ func New(cfg Config) *Server {
 	if cfg.Log == nil {
 		cfg.Log = hclog.NewNullLogger()
 	}
-	return &Server{now: cfg.Now, log: cfg.Log, pages: sync.OnceValue(mustParsePages),
+	return &Server{traceURL: cfg.TraceURL, now: cfg.Now, log: cfg.Log, pages: sync.OnceValue(mustParsePages),
 		codes: map[[32]byte]time.Time{}, sessions: map[[32]byte]*session{}}
 }
 

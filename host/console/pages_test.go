@@ -30,7 +30,7 @@ func fullAPI(t *testing.T) http.Handler {
 		State: api.AgentRunning, Error: "last attempt failed", InboxDepth: 2, Spend: spend, CanSpawn: true, MaxSpawned: 3}
 	bob := api.Agent{Name: "bob", Workflow: "crew", Tag: "main", Target: "bob@crew", Backend: "mock", State: api.AgentFailed, Error: "crashed", SpawnedBy: "alice",
 		Session: &api.AttachedSession{ID: "5f0c2a9e-claude-session", Cwd: "/home/u/proj", AttachedAt: now, HeartbeatAt: now}}
-	run := api.Run{ID: "run_1", Agent: "alice@crew", Backend: "mock", Attempt: 2, State: api.RunRunning, StartedAt: now,
+	run := api.Run{ID: "run_1", Agent: "alice@crew", Backend: "mock", Attempt: 2, State: api.RunRunning, StartedAt: now, TraceID: "4bf92f3577b34da6a3ce929d0e0e4736",
 		Scope: "@crew", Model: "m1", InputTokens: 1200, OutputTokens: 300, CostUSD: &cost, CostSource: "plugin"}
 	failed := api.Run{ID: "run_0", Agent: "bob@crew", Backend: "mock", Attempt: 1, State: api.RunFailed, StartedAt: now.Add(-time.Minute),
 		EndedAt: &ended, DurationMS: 2000, Scope: "@crew", Error: "plugin crashed: exit status 3"}
@@ -159,7 +159,7 @@ func effortShow(e api.EffortRow, now time.Time) api.EffortShow {
 
 // Every page renders with every optional field set, and shows it.
 func TestEveryPageRendersEveryField(t *testing.T) {
-	s := New(Config{})
+	s := New(Config{TraceURL: "http://localhost:16686/trace/{trace_id}"})
 	h := s.Handler(fullAPI(t))
 	cookie := &http.Cookie{Name: cookieName, Value: s.newSession()}
 	pages := map[string][]string{
@@ -180,8 +180,9 @@ func TestEveryPageRendersEveryField(t *testing.T) {
 		"/console/docs/crew/main/notes/plan.md":             {"<h1>Plan</h1>", "<li>one</li>", "Owner: alice"},
 		"/console/resources/crew/main/res_0123456789abcdef": {"the whole review", "markdown by alice"},
 		"/console/runs?target=%40crew&failed=true&limit=5":  {"run_0", "plugin crashed", "unpriced", "$0.4200", "checked"},
-		"/console/runs/run_1":                               {"You review.", "inbox up to #3", "1 newer not recorded", "(DM → alice)", "thinking", "channel_send", "tool error", "refused", "10 tokens in, 5 out, $0.0100", "session s-1", "too large to keep", "  1,\n  2", "live", "Cancel run", "(plugin)"},
-		"/console/cost":                                     {"<svg", "<polyline", "alice@crew", "@crew", "Priced in US dollars"},
+		"/console/runs/run_1": {"You review.", "inbox up to #3", "1 newer not recorded", "(DM → alice)", "thinking", "channel_send", "tool error", "refused", "10 tokens in, 5 out, $0.0100", "session s-1", "too large to keep", "  1,\n  2", "live", "Cancel run", "(plugin)",
+			`<a id="trace" href="http://localhost:16686/trace/4bf92f3577b34da6a3ce929d0e0e4736"`},
+		"/console/cost": {"<svg", "<polyline", "alice@crew", "@crew", "Priced in US dollars"},
 		"/console/team/crew/main/search?q=direct&kind=message": {`value="direct"`, `<option value="message" selected>`,
 			`<a href="/console/team/crew/main?at=2#m2">#2 from bob (DM → alice)</a>`, "a <mark>direct</mark> word &lt;script&gt;",
 			`<a href="/console/docs/crew/main/notes/plan.md">notes/plan.md</a>`, "the <mark>plan</mark> » stray",

@@ -306,7 +306,17 @@ func (v *views) run(w http.ResponseWriter, r *http.Request, ss session) error {
 	}
 	return v.s.pages().render(w, r, "run", ss, "Run "+d.ID, map[string]any{
 		"Run": d.Run, "Entries": entries, "Live": d.State == api.RunRunning || d.State == api.RunQueued,
+		"TraceURL": v.s.traceLink(d.TraceID),
 	})
+}
+
+// traceLink is the address of trace id in the user's tracing UI (the
+// daemon's --trace-url), "" without either.
+func (s *Server) traceLink(id string) string {
+	if id == "" || s.traceURL == "" {
+		return ""
+	}
+	return strings.ReplaceAll(s.traceURL, "{trace_id}", id)
 }
 
 func (v *views) cost(w http.ResponseWriter, r *http.Request, ss session) error {

@@ -391,6 +391,9 @@ type Run struct {
 	Scope string `json:"scope"`
 	// Daemon is the id of the daemon (the cluster member) that ran it.
 	Daemon string `json:"daemon,omitempty"`
+	// TraceID is the OpenTelemetry trace the run's span is in (32 hex
+	// digits), when the daemon exports traces.
+	TraceID string `json:"trace_id,omitempty"`
 	// Model is the model the run was priced for.
 	Model        string `json:"model,omitempty"`
 	InputTokens  int64  `json:"input_tokens"`

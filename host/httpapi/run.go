@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/agent-worker/agent-worker/host/api"
 	"github.com/agent-worker/agent-worker/host/contract"
@@ -231,7 +232,7 @@ func apiRunEvent(e store.RunEvent) api.RunEvent {
 func apiRun(r store.Run) api.Run {
 	out := api.Run{ID: r.ID, Agent: targetOf(r.Agent).Display(), Backend: r.Backend, PluginSHA256: r.PluginSHA256, Daemon: r.Daemon,
 		Attempt: r.Attempt, State: r.State, StartedAt: r.StartedAt, InboxUntilSeq: r.InboxUntilSeq, Error: r.Error, Usage: r.Usage,
-		Scope: r.Agent.Workflow + ":" + r.Agent.Tag}
+		Scope: r.Agent.Workflow + ":" + r.Agent.Tag, TraceID: traceID(r.Traceparent)}
 	if !r.EndedAt.IsZero() {
 		end := r.EndedAt
 		out.EndedAt = &end
@@ -244,6 +245,15 @@ func apiRun(r store.Run) api.Run {
 		out.CostUSD = &cost
 	}
 	return out
+}
+
+// traceID is the trace-id field of a W3C traceparent
+// (version-traceid-spanid-flags), "" for none.
+func traceID(traceparent string) string {
+	if parts := strings.Split(traceparent, "-"); len(parts) == 4 && len(parts[1]) == 32 {
+		return parts[1]
+	}
+	return ""
 }
 
 // apiSpend is a RunStats total in its wire form.

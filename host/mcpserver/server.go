@@ -13,9 +13,12 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/agent-worker/agent-worker/host/api"
 	"github.com/agent-worker/agent-worker/host/team"
+	"github.com/agent-worker/agent-worker/host/telemetry"
 	"github.com/agent-worker/agent-worker/store"
 )
 
@@ -69,6 +72,11 @@ type Server struct {
 	// Efforts serves the effort tools and a run's effort context; set
 	// before serving. Nil answers the tools with an error.
 	Efforts Efforts
+	// Tracer, when set, gives each call an execute_tool span; RunTrace
+	// names the traceparent of a run's span (its parent). Set before
+	// serving.
+	Tracer   trace.Tracer
+	RunTrace func(runID string) string
 	// Gate decides each tool call by the phase of the caller's effort and
 	// hears the calls of outside agents as evidence; set it before
 	// serving. Nil gates nothing.
@@ -170,12 +178,19 @@ func tool[In, Out any](s *Server, srv *mcp.Server, me store.AgentKey, name, desc
 	args, result := schemaFor[In](), schemaFor[Out]()
 	handler := func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
 		start := time.Now()
+		var span trace.Span // the call's execute_tool span, when tracing is on
 		defer func() {
 			if p := recover(); p != nil {
 				s.log.Error("tool panic", "tool", name, "agent", me.String(), "panic", p, "stack", string(debug.Stack()))
 				err = fmt.Errorf("internal error in %s; the daemon logged it, try again or report it", name)
 			}
 			s.onTool(name, time.Since(start), err)
+			if span != nil {
+				if err != nil {
+					span.SetStatus(codes.Error, err.Error())
+				}
+				span.End()
+			}
 			if err != nil { // a tool error the agent reads, not a protocol error
 				res, err = toolErrorResult(err), nil
 			}
@@ -189,14 +204,17 @@ func tool[In, Out any](s *Server, srv *mcp.Server, me store.AgentKey, name, desc
 				s.renewOutsideLeases(ctx, me) // a run's leases ride on its heartbeat
 			}
 		}
+		ctx, span = s.toolSpan(ctx, me, name)
 		var in In
 		if err := decodeArgs(req.Params.Arguments, args, &in); err != nil {
 			return nil, api.Errorf(api.CodeInvalid, "%s: %w", name, err)
 		}
 		if err := s.checkPhase(ctx, me, name); err != nil {
+			refused(span, "phase", err)
 			return nil, err
 		}
 		if err := s.gate(ctx, me, name, req.Params.Arguments); err != nil {
+			refused(span, "gate", err)
 			return nil, s.toolError(name, me, err)
 		}
 		out, text, err := fn(ctx, in)
@@ -214,6 +232,31 @@ func tool[In, Out any](s *Server, srv *mcp.Server, me store.AgentKey, name, desc
 		s.handlers[me] = map[string]mcp.ToolHandler{}
 	}
 	s.handlers[me][name] = handler
+}
+
+// toolSpan starts a call's execute_tool span under its run's
+// invoke_agent span (RunTrace): what the call sends joins the run's
+// trace. Without Tracer it starts none (span nil).
+func (s *Server) toolSpan(ctx context.Context, me store.AgentKey, name string) (context.Context, trace.Span) {
+	if s.Tracer == nil {
+		return ctx, nil
+	}
+	parent := ""
+	if id := runOf(ctx); id != "" && s.RunTrace != nil {
+		parent = s.RunTrace(id)
+	}
+	ctx, span := telemetry.Tool(ctx, s.Tracer, parent, name, me.Name)
+	if id := runOf(ctx); id != "" {
+		span.SetAttributes(telemetry.RunIDKey.String(id))
+	}
+	return ctx, span
+}
+
+// refused records a refused call on its span, if it has one.
+func refused(span trace.Span, by string, err error) {
+	if span != nil {
+		telemetry.Refused(span, by, err.Error())
+	}
 }
 
 // toolErrorResult is a failed call as the agent sees it.

@@ -304,3 +304,16 @@ func (c inboxCollector) Collect(ch chan<- prometheus.Metric) {
 type errorLog struct{ log hclog.Logger }
 
 func (e errorLog) Println(v ...any) { e.log.Warn("metrics scrape", "error", v) }
+
+// Traces registers the counts of spans exported to and dropped before the
+// OTLP collector (host/telemetry): a collector that is down or too slow
+// shows here, never in the runs. spans reads both; call Traces once.
+func (m *Metrics) Traces(spans func() (exported, dropped uint64)) {
+	m.reg.MustRegister(
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Namespace: namespace, Name: "trace_spans_exported_total",
+			Help: "Trace spans the OTLP collector accepted."},
+			func() float64 { e, _ := spans(); return float64(e) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Namespace: namespace, Name: "trace_spans_dropped_total",
+			Help: "Trace spans dropped: the export queue was full or the OTLP collector did not accept them in time."},
+			func() float64 { _, d := spans(); return float64(d) }))
+}

@@ -114,3 +114,16 @@ func TestSeriesOfRemovedAgentsAndWorkflowsAreDeleted(t *testing.T) {
 		t.Errorf("build's cost after it came back:\n%s", body)
 	}
 }
+
+// The trace counters read the exporter's counts at each scrape.
+func TestTraceSpansCounted(t *testing.T) {
+	t.Parallel()
+	m := New(func(context.Context) (map[store.AgentKey]int, error) { return nil, nil }, hclog.NewNullLogger())
+	m.Traces(func() (uint64, uint64) { return 7, 3 })
+	_, body := get(t, m)
+	for _, want := range []string{"agent_worker_trace_spans_exported_total 7", "agent_worker_trace_spans_dropped_total 3"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("no %q in:\n%s", want, body)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	goplugin "github.com/hashicorp/go-plugin"
+	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/sys/unix"
 
 	"github.com/agent-worker/agent-worker/host/api"
@@ -28,6 +30,7 @@ import (
 	"github.com/agent-worker/agent-worker/host/runspec"
 	"github.com/agent-worker/agent-worker/host/sandbox"
 	"github.com/agent-worker/agent-worker/host/spares"
+	"github.com/agent-worker/agent-worker/host/telemetry"
 	"github.com/agent-worker/agent-worker/sdk/backend"
 	"github.com/agent-worker/agent-worker/sdk/plugin"
 	sb "github.com/agent-worker/agent-worker/sdk/sandbox"
@@ -55,6 +58,8 @@ var (
 
 // SupervisorConfig tunes run supervision; zero values take the defaults.
 type SupervisorConfig struct {
+	// Tracing gives each run its invoke_agent span (off when nil).
+	Tracing     *telemetry.Telemetry
 	RunTimeout  time.Duration // a whole run
 	IdleTimeout time.Duration // no event from the backend for this long
 	// HeartbeatTimeout: the plugin process neither sent an event nor
@@ -189,6 +194,18 @@ type Supervisor struct {
 	// timers are the runs' timeouts, which stop while a run waits for a
 	// person (Waiting).
 	timers timerSet
+
+	// traces maps a run in flight to its span's traceparent (Traceparent).
+	traces sync.Map
+}
+
+// Traceparent is the span of run id while it runs ("" when it is not
+// running or tracing is off): the MCP server's tool calls are its
+// children.
+func (s *Supervisor) Traceparent(id string) string {
+	tp, _ := s.traces.Load(id)
+	tp2, _ := tp.(string)
+	return tp2
 }
 
 // NewSupervisor returns a supervisor; mcpURL gives the daemon's MCP address.
@@ -246,6 +263,19 @@ func (s *Supervisor) Run(ctx context.Context, spec runspec.RunSpec) (out runspec
 	if runID == "" {
 		runID = runspec.NewRunID()
 	}
+	// The run's span: a child of the message that woke it (its sender's
+	// trace), linked to every message it answers; ended last, with how
+	// the run ended as recorded.
+	ctx, span := telemetry.Agent(ctx, s.cfg.Tracing.Tracer(), telemetry.AgentRun{RunID: runID, Workflow: agent.Workflow, Tag: agent.Tag,
+		Agent: agent.Name, Backend: agent.Backend, Model: agent.Model, Attempt: attempt, Causes: causes(spec.Inbox)})
+	if tp := telemetry.Traceparent(ctx); tp != "" {
+		s.traces.Store(runID, tp)
+	}
+	defer func() {
+		s.traces.Delete(runID)
+		telemetry.EndAgent(span, telemetry.RunEnd{Outcome: cmp.Or(string(out.Run.State), "not_started"), InputTokens: out.Usage.InputTokens,
+			OutputTokens: out.Usage.OutputTokens, CostUSD: out.Usage.CostUSD, Err: err})
+	}()
 	// Everything the run takes is recorded in re and given back by its
 	// end, in one order (runEnd.end), whatever way the run ends; Run
 	// returns once its process is gone.
@@ -274,7 +304,7 @@ func (s *Supervisor) Run(ctx context.Context, spec runspec.RunSpec) (out runspec
 	// revokes it, whatever way the run ends.
 	var token string
 	out.Run, token, err = s.db.StartRunWithToken(ctx, store.Run{ID: runID, Agent: key, Backend: agent.Backend,
-		PluginSHA256: p.SHA256, Attempt: attempt, InboxUntilSeq: until})
+		PluginSHA256: p.SHA256, Attempt: attempt, InboxUntilSeq: until, Traceparent: telemetry.Traceparent(ctx)})
 	if err != nil {
 		return out, err
 	}
@@ -297,6 +327,11 @@ func (s *Supervisor) Run(ctx context.Context, spec runspec.RunSpec) (out runspec
 			}
 		case backend.EventSandbox:
 			s.cfg.Observer.SandboxRefused(agent.Workflow, agent.Name)
+			telemetry.Refused(span, "sandbox", e.Text)
+		case backend.EventToolCall:
+			if e.Tool != nil && span.IsRecording() {
+				span.AddEvent(telemetry.OpExecuteTool, trace.WithAttributes(telemetry.ToolNameKey.String(e.Tool.Name)))
+			}
 		case backend.EventSession:
 			out.SessionID = e.SessionID
 			// Saved at once: a run that fails later still leaves a
@@ -436,7 +471,7 @@ func (s *Supervisor) runPlugin(ctx context.Context, agent store.Agent, attempt i
 		Repos:         rs.repos,
 		ResumeSession: resume,
 		StateDir:      rs.stateDir,
-		Env:           runEnv(agent.Config.Env),
+		Env:           runEnv(agent.Config.Env, s.cfg.Tracing.RunEnv(telemetry.Traceparent(ctx))),
 		RunContext:    rc.get(),
 		ProcessKey:    proc.key,
 	}
@@ -649,12 +684,27 @@ func namedEnv(c backend.AgentConfig, getenv func(string) string) map[string]stri
 
 // runEnv is the agent's env as its run's request carries it, less the
 // variables the daemon sets for the process itself (its socket and temp
-// directory), which win as they do for a process started for the run.
-func runEnv(env map[string]string) map[string]string {
-	out := make(map[string]string, len(env))
+// directory), which win as they do for a process started for the run,
+// with the run's trace context (telemetry.RunEnv) where env sets none.
+func runEnv(env, traceEnv map[string]string) map[string]string {
+	out := make(map[string]string, len(env)+len(traceEnv))
+	for k, v := range traceEnv {
+		out[k] = v
+	}
 	for k, v := range env {
 		if k != "PLUGIN_UNIX_SOCKET_DIR" && k != "TMPDIR" {
 			out[k] = v
+		}
+	}
+	return out
+}
+
+// causes are the traceparents of the messages a run answers, oldest first.
+func causes(inbox []store.Message) []string {
+	var out []string
+	for _, m := range inbox {
+		if m.Traceparent != "" {
+			out = append(out, m.Traceparent)
 		}
 	}
 	return out

@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/agent-worker/agent-worker/host/api"
+	"github.com/agent-worker/agent-worker/host/telemetry"
 	"github.com/agent-worker/agent-worker/sdk/docprovider"
 	"github.com/agent-worker/agent-worker/store"
 )
@@ -158,6 +159,9 @@ func (s *Service) Compose(ctx context.Context, r SendRequest) (store.NewMessage,
 	m := store.NewMessage{
 		Workflow: r.Scope.Workflow, Tag: r.Scope.Tag, Sender: r.From,
 		Content: r.Content, Kind: r.Kind, To: r.To, Recipients: recipients, KeepStreak: r.ByAgent,
+		// The span it is sent in (a run's tool call or result, a
+		// kickoff): the run it wakes joins that trace.
+		Traceparent: telemetry.Traceparent(ctx),
 	}
 	long := s.long
 	if team.LongMessageChars > 0 {

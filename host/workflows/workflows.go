@@ -14,11 +14,13 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/hashicorp/go-hclog"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/agent-worker/agent-worker/host/agents"
 	"github.com/agent-worker/agent-worker/host/api"
 	"github.com/agent-worker/agent-worker/host/internal/fswatch"
 	"github.com/agent-worker/agent-worker/host/team"
+	"github.com/agent-worker/agent-worker/host/telemetry"
 	"github.com/agent-worker/agent-worker/sdk/plugin"
 	"github.com/agent-worker/agent-worker/store"
 	"github.com/agent-worker/agent-worker/workflow"
@@ -85,6 +87,8 @@ type Config struct {
 	// RequireSandbox (--sandbox required) refuses a workflow with an
 	// agent whose sandbox is off.
 	RequireSandbox bool
+	// Tracing gives each kickoff its invoke_workflow span (off when nil).
+	Tracing *telemetry.Telemetry
 }
 
 // Manager starts, stops and hot-reloads workflows from their YAML files.
@@ -92,6 +96,7 @@ type Config struct {
 // params and the setup results, so an edit or a restart resolves a
 // workflow exactly as it was started.
 type Manager struct {
+	tracer       trace.Tracer
 	member       string
 	db           *store.DB
 	team         *team.Service
@@ -210,7 +215,7 @@ func (ws *Manager) unreserve(scope store.Scope) {
 func New(cfg Config) *Manager {
 	return &Manager{db: cfg.DB, team: cfg.Team, sched: cfg.Sched, triggers: cfg.Triggers, worktrees: cfg.Worktrees, catalog: cfg.Catalog, defaultModel: cfg.DefaultModel,
 		now: cfg.Now, log: cfg.Log, member: cfg.Member, files: map[string]map[store.Scope]bool{}, notify: cfg.Notify,
-		requireBox: cfg.RequireSandbox, locks: map[store.Scope]*scopeLock{}, starting: map[store.Scope]*pendingStart{}}
+		tracer: cfg.Tracing.Tracer(), requireBox: cfg.RequireSandbox, locks: map[store.Scope]*scopeLock{}, starting: map[store.Scope]*pendingStart{}}
 }
 
 // owns reports whether this daemon watches w's file: always on the
@@ -363,7 +368,12 @@ func (ws *Manager) Start(ctx context.Context, req api.StartWorkflow) (Started, e
 		return Started{}, err
 	}
 	if inst.Kickoff != "" {
-		if _, err := ws.team.Send(ctx, team.SendRequest{Scope: scope, From: team.SenderSystem, Content: inst.Kickoff}); err != nil {
+		// The kickoff's span is the root of the trace the runs it wakes
+		// (and theirs) join through the message.
+		kctx, span := telemetry.Workflow(ctx, ws.tracer, scope.Workflow, scope.Tag, "kickoff")
+		_, err := ws.team.Send(kctx, team.SendRequest{Scope: scope, From: team.SenderSystem, Content: inst.Kickoff})
+		span.End()
+		if err != nil {
 			return Started{}, fmt.Errorf("post kickoff: %w", err)
 		}
 	}

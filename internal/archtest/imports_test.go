@@ -136,7 +136,7 @@ func TestEveryPackageHasADocComment(t *testing.T) {
 // import it. Nothing but host/ imports the HTTP layer. A package missing
 // here is a violation too, so a new room must say where it sits.
 var kernel = map[string][]string{
-	"host":                  {"host/agents", "host/api", "host/catalog", "host/certs", "host/cluster", "host/console", "host/contract", "host/docs", "host/efforts", "host/gate", "host/httpapi", "host/internal/backoff", "host/mcpserver", "host/metrics", "host/notify", "host/runner", "host/sandbox", "host/scheduler", "host/team", "host/triggers", "host/workflows", "host/worktrees", "host/mergequeue", "sdk/backend", "sdk/sandbox", "sdk/tools", "store"},
+	"host":                  {"host/agents", "host/api", "host/catalog", "host/certs", "host/cluster", "host/console", "host/contract", "host/docs", "host/efforts", "host/gate", "host/httpapi", "host/internal/backoff", "host/mcpserver", "host/metrics", "host/notify", "host/runner", "host/sandbox", "host/scheduler", "host/team", "host/telemetry", "host/triggers", "host/workflows", "host/worktrees", "host/mergequeue", "sdk/backend", "sdk/sandbox", "sdk/tools", "store"},
 	"host/api":              {"host/contract", "sdk", "sdk/backend", "sdk/tools", "workflow"},
 	"host/contract":         {},
 	"store":                 {"host/contract", "sdk/backend", "sdk/tools"},
@@ -147,11 +147,12 @@ var kernel = map[string][]string{
 	"host/console":          {"host/api", "sdk/backend"},
 	"host/internal/fswatch": {},
 	"host/internal/backoff": {},
-	"host/team":             {"host/api", "host/contract", "host/notify", "sdk/backend", "sdk/docprovider", "store"},
-	"host/mcpserver":        {"host/api", "host/efforts", "host/team", "sdk/tools", "store", "workflow/skill"},
+	"host/telemetry":        {},
+	"host/team":             {"host/api", "host/contract", "host/notify", "host/telemetry", "sdk/backend", "sdk/docprovider", "store"},
+	"host/mcpserver":        {"host/api", "host/efforts", "host/team", "host/telemetry", "sdk/tools", "store", "workflow/skill"},
 	"host/efforts":          {"host/api", "host/contract", "host/internal/fswatch", "host/team", "sdk/tools", "store", "workflow", "workflow/skill"},
 	"host/gate":             {"host/contract", "sdk/backend", "store", "workflow/skill"},
-	"host/runner":           {"host/api", "host/catalog", "host/contract", "host/pluginclient", "host/prices", "host/runspec", "host/sandbox", "host/spares", "sdk/backend", "sdk/plugin", "sdk/sandbox", "store"},
+	"host/runner":           {"host/api", "host/catalog", "host/contract", "host/pluginclient", "host/prices", "host/runspec", "host/sandbox", "host/spares", "host/telemetry", "sdk/backend", "sdk/plugin", "sdk/sandbox", "store"},
 	"host/spares":           {"host/api", "sdk/plugin"},
 	"host/docs":             {"docs-provider/file", "docs-provider/sqlite", "host/api", "host/catalog", "host/internal/backoff", "host/pluginclient", "sdk", "sdk/docprovider", "sdk/plugin", "store"},
 	"host/prices":           {"sdk/backend", "store"},
@@ -161,7 +162,7 @@ var kernel = map[string][]string{
 	"host/sandbox":          {"host/api", "sdk/backend", "sdk/sandbox"},
 	"host/scheduler":        {"host/api", "host/contract", "host/internal/backoff", "host/notify", "host/runspec", "host/team", "sdk/backend", "store", "workflow"},
 	"host/agents":           {"host/api", "sdk/backend", "sdk/llm", "sdk/plugin", "store", "workflow"},
-	"host/workflows":        {"host/agents", "host/api", "host/internal/fswatch", "host/notify", "host/team", "sdk/plugin", "store", "workflow"},
+	"host/workflows":        {"host/agents", "host/api", "host/internal/fswatch", "host/notify", "host/team", "host/telemetry", "sdk/plugin", "store", "workflow"},
 	"host/httpapi":          {"host/agents", "host/api", "host/contract", "host/efforts", "host/team", "host/triggers", "host/workflows", "sdk/backend", "sdk/tools", "store", "workflow", "workflow/skill"},
 	"host/triggers":         {"host/api", "host/team", "store", "workflow"},
 	"host/worktrees":        {"host/api", "host/team", "sdk/backend", "sdk/tools", "store", "workflow"},

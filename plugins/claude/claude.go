@@ -82,6 +82,7 @@ func (b *Backend) Run(ctx context.Context, req backend.Request, events backend.E
 	for k, v := range cfg.Env {
 		env = append(env, k+"="+v)
 	}
+	env = append(env, telemetryEnv(cfg.Env, os.Getenv)...)
 	confDir, ok, err := configDir(req, cfg)
 	if err != nil {
 		return err
@@ -125,6 +126,26 @@ func (b *Backend) writeSettings(workDir, mcpConfig string) (string, error) {
 		return "", fmt.Errorf("claude: write settings: %w", err)
 	}
 	return path, nil
+}
+
+// telemetryEnv turns Claude Code's own OpenTelemetry export on when the
+// daemon exports traces: the daemon then hands the run TRACEPARENT and
+// the OTLP endpoint (OTEL_EXPORTER_OTLP_[TRACES_]ENDPOINT and _PROTOCOL),
+// and the CLI's metrics, events and (beta) spans go to the same collector.
+// A variable the agent's env or the daemon's environment already sets is
+// left as it is, so CLAUDE_CODE_ENABLE_TELEMETRY=0 in env: opts out.
+func telemetryEnv(agentEnv map[string]string, getenv func(string) string) []string {
+	if getenv("OTEL_EXPORTER_OTLP_ENDPOINT") == "" && getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") == "" {
+		return nil
+	}
+	var out []string
+	for _, kv := range [][2]string{{"CLAUDE_CODE_ENABLE_TELEMETRY", "1"}, {"CLAUDE_CODE_ENHANCED_TELEMETRY_BETA", "1"},
+		{"OTEL_TRACES_EXPORTER", "otlp"}, {"OTEL_METRICS_EXPORTER", "otlp"}, {"OTEL_LOGS_EXPORTER", "otlp"}} {
+		if _, set := agentEnv[kv[0]]; !set && getenv(kv[0]) == "" {
+			out = append(out, kv[0]+"="+kv[1])
+		}
+	}
+	return out
 }
 
 // envConfigDir is where Claude Code keeps its settings, logins and

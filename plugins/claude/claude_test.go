@@ -326,3 +326,29 @@ func TestConfigDirUnderTheSandbox(t *testing.T) {
 		})
 	}
 }
+
+// Claude Code's own telemetry is switched on only when the daemon hands
+// the run an OTLP endpoint, and never over what the agent or user set.
+func TestTelemetryEnv(t *testing.T) {
+	t.Parallel()
+	all := []string{"CLAUDE_CODE_ENABLE_TELEMETRY=1", "CLAUDE_CODE_ENHANCED_TELEMETRY_BETA=1", "OTEL_TRACES_EXPORTER=otlp", "OTEL_METRICS_EXPORTER=otlp", "OTEL_LOGS_EXPORTER=otlp"}
+	tests := map[string]struct {
+		agent map[string]string
+		env   map[string]string
+		want  []string
+	}{
+		"tracing off":     {env: map[string]string{"TRACEPARENT": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}},
+		"endpoint handed": {env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://localhost:4318"}, want: all},
+		"traces endpoint": {env: map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://localhost:4318/v1/traces"}, want: all},
+		"agent opts out":  {agent: map[string]string{"CLAUDE_CODE_ENABLE_TELEMETRY": "0"}, env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c"}, want: all[1:]},
+		"user's exporter": {env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c", "OTEL_METRICS_EXPORTER": "prometheus"}, want: []string{all[0], all[1], all[2], all[4]}},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			got := telemetryEnv(tt.agent, func(k string) string { return tt.env[k] })
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("telemetryEnv (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

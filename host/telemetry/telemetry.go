@@ -1,0 +1,207 @@
+package telemetry
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	semconv "go.opentelemetry.io/otel/semconv/v1.27.0"
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
+)
+
+// Config says where traces go. The zero Config with no OTEL_* endpoint in
+// the environment is off.
+type Config struct {
+	// Endpoint is the daemon's --otlp-endpoint: a URL such as
+	// http://localhost:4318 that wins over the environment's.
+	Endpoint string
+	// Exporter, when set, replaces OTLP (tests: tracetest's in-memory
+	// exporter) and turns tracing on.
+	Exporter sdktrace.SpanExporter
+	// QueueSize bounds the spans waiting for export (2048 when 0);
+	// Interval is how often they are sent (1 s when 0).
+	QueueSize int
+	Interval  time.Duration
+	Log       hclog.Logger
+}
+
+// SpanExporter is where spans go: OTLP, or a test's in-memory exporter.
+type SpanExporter = sdktrace.SpanExporter
+
+// Telemetry is the daemon's tracing: a tracer provider and the queue in
+// front of its exporter, or a no-op tracer when off.
+type Telemetry struct {
+	tracer   trace.Tracer
+	provider *sdktrace.TracerProvider // nil when off
+	queue    *queue
+	endpoint string
+	flag     string // --otlp-endpoint
+}
+
+// instrumentation names the daemon's tracer in every span.
+const instrumentation = "github.com/agent-worker/agent-worker"
+
+// Off is tracing switched off: every span is a no-op.
+func Off() *Telemetry {
+	return &Telemetry{tracer: noop.NewTracerProvider().Tracer(instrumentation)}
+}
+
+// New sets tracing up from cfg and the process's environment, which the
+// SDK's exporters and resource read themselves (OTEL_EXPORTER_OTLP_*,
+// OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES, OTEL_TRACES_SAMPLER). Off
+// (no endpoint) is not an error; a protocol it does not know is.
+func New(ctx context.Context, cfg Config) (*Telemetry, error) {
+	getenv := os.Getenv
+	log := cfg.Log
+	if log == nil {
+		log = hclog.NewNullLogger()
+	}
+	exp, endpoint := cfg.Exporter, ""
+	if exp == nil {
+		endpoint = Endpoint(cfg.Endpoint, getenv)
+		if endpoint == "" {
+			return Off(), nil
+		}
+		var err error
+		if exp, err = otlpExporter(ctx, cfg.Endpoint, getenv); err != nil {
+			return nil, err
+		}
+	}
+	res, err := resource.New(ctx,
+		resource.WithSchemaURL(semconv.SchemaURL),
+		resource.WithAttributes(semconv.ServiceName("agent-worker")),
+		resource.WithFromEnv(), // OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES
+		resource.WithTelemetrySDK(),
+		resource.WithHost())
+	if err != nil {
+		log.Warn("trace resource", "error", err) // partial: what was read is used
+	}
+	q := newQueue(exp, cfg.QueueSize, cfg.Interval, log)
+	// The sampler is the SDK's from OTEL_TRACES_SAMPLER and
+	// OTEL_TRACES_SAMPLER_ARG (parent-based always-on when unset).
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(q), sdktrace.WithResource(res))
+	return &Telemetry{tracer: tp.Tracer(instrumentation, trace.WithSchemaURL(semconv.SchemaURL)), provider: tp, queue: q, endpoint: endpoint, flag: cfg.Endpoint}, nil
+}
+
+// Endpoint is where traces go: flag, else OTEL_EXPORTER_OTLP_TRACES_ENDPOINT,
+// else OTEL_EXPORTER_OTLP_ENDPOINT; "" is off.
+func Endpoint(flag string, getenv func(string) string) string {
+	return cmp.Or(flag, getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"), getenv("OTEL_EXPORTER_OTLP_ENDPOINT"))
+}
+
+// Protocol is the OTLP protocol the environment asks for: grpc or
+// http/protobuf (the specification's default).
+func Protocol(getenv func(string) string) (string, error) {
+	p := cmp.Or(getenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"), getenv("OTEL_EXPORTER_OTLP_PROTOCOL"), "http/protobuf")
+	switch p {
+	case "grpc", "http/protobuf":
+		return p, nil
+	}
+	return "", fmt.Errorf("OTEL_EXPORTER_OTLP_PROTOCOL %q: the daemon exports traces over grpc or http/protobuf", p)
+}
+
+// otlpExporter builds the exporter for the protocol asked for. The
+// exporter reads the endpoint, headers, timeout, compression and
+// certificates from the OTEL_EXPORTER_OTLP_* variables itself; a flag's
+// endpoint is given as an option, which wins.
+func otlpExporter(ctx context.Context, flag string, getenv func(string) string) (sdktrace.SpanExporter, error) {
+	proto, err := Protocol(getenv)
+	if err != nil {
+		return nil, err
+	}
+	if proto == "grpc" {
+		var opts []otlptracegrpc.Option
+		if flag != "" {
+			opts = append(opts, otlptracegrpc.WithEndpointURL(flag))
+		}
+		return otlptracegrpc.New(ctx, opts...) // connects lazily: a collector that is down is no error here
+	}
+	var opts []otlptracehttp.Option
+	if flag != "" {
+		opts = append(opts, otlptracehttp.WithEndpointURL(strings.TrimSuffix(flag, "/")+"/v1/traces"))
+	}
+	return otlptracehttp.New(ctx, opts...)
+}
+
+// On says whether spans are exported.
+func (t *Telemetry) On() bool { return t != nil && t.provider != nil }
+
+// Endpoint is where spans go ("" when off or exported to a test's exporter).
+func (t *Telemetry) Endpoint() string { return t.endpoint }
+
+// Tracer starts the daemon's spans.
+func (t *Telemetry) Tracer() trace.Tracer {
+	if t == nil {
+		return Off().tracer
+	}
+	return t.tracer
+}
+
+// Spans says how many spans were exported and how many dropped (queue
+// full or the collector unreachable), for /metrics.
+func (t *Telemetry) Spans() (exported, dropped uint64) {
+	if !t.On() {
+		return 0, 0
+	}
+	return t.queue.exported.Load(), t.queue.dropped.Load()
+}
+
+// Flush exports the spans that ended, within ctx.
+func (t *Telemetry) Flush(ctx context.Context) error {
+	if !t.On() {
+		return nil
+	}
+	return t.provider.ForceFlush(ctx)
+}
+
+// Close exports what is left, within ctx, and stops the exporter.
+func (t *Telemetry) Close(ctx context.Context) error {
+	if !t.On() {
+		return nil
+	}
+	return t.provider.Shutdown(ctx)
+}
+
+// propagator is W3C trace context: the traceparent a message, a run's
+// environment (TRACEPARENT) and a plugin carry.
+var propagator = propagation.TraceContext{}
+
+// Traceparent is ctx's span as a W3C traceparent header value, "" when
+// ctx has no sampled or recording span.
+func Traceparent(ctx context.Context) string {
+	if !trace.SpanContextFromContext(ctx).IsValid() {
+		return ""
+	}
+	c := propagation.MapCarrier{}
+	propagator.Inject(ctx, c)
+	return c["traceparent"]
+}
+
+// FromTraceparent is the span context a traceparent names (invalid for ""
+// or a malformed value), as a remote parent.
+func FromTraceparent(tp string) trace.SpanContext {
+	if tp == "" {
+		return trace.SpanContext{}
+	}
+	return trace.SpanContextFromContext(propagator.Extract(context.Background(), propagation.MapCarrier{"traceparent": tp}))
+}
+
+// WithTraceparent is ctx with tp's span as its remote parent; ctx as it is
+// when tp names none.
+func WithTraceparent(ctx context.Context, tp string) context.Context {
+	sc := FromTraceparent(tp)
+	if !sc.IsValid() {
+		return ctx
+	}
+	return trace.ContextWithRemoteSpanContext(ctx, sc)
+}
