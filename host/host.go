@@ -338,7 +338,7 @@ func New(cfg Config) (_ *Host, err error) {
 		Runs: h.sup, Console: console.New(console.Config{Now: cfg.Now, Log: h.log.Named("console")}),
 		Member: h.clusterID(), Lease: cluster.DefaultLease, Sandbox: h.cfg.Supervisor.Sandbox.Info(), Processes: h.processControl(),
 		Notify: h.notify, Doctor: h.doctor, LoopProblems: h.vital.Problems,
-		Replays: replay.New(replay.Config{DB: h.db, Runner: h.sup, Catalog: h.catalog, Log: h.log.Named("replay")})})
+		Replays: replay.New(replay.Config{DB: h.db, Runner: h.sup, Catalog: h.catalog, Home: home, Log: h.log.Named("replay")})})
 	h.srv = &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,

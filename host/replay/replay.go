@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -36,7 +37,10 @@ type Config struct {
 	DB      *store.DB
 	Runner  Runner
 	Catalog Catalog
-	Log     hclog.Logger
+	// Home is the daemon's home: each scratch team works in a directory
+	// of its own under replays/ there.
+	Home string
+	Log  hclog.Logger
 }
 
 // Service replays recorded runs.
@@ -250,9 +254,9 @@ func scriptFrom(ctx context.Context, db *store.DB, a store.Agent) backend.AgentC
 
 // scratch makes the replay's team: a paused tag of the run's workflow
 // (so that the scheduler never starts a run in it, even after a restart)
-// with the team's agents as they are defined now, and no directory of its
-// own, so each agent works in a scratch directory in the daemon's home.
-// It returns the replayed agent.
+// with the team's agents as they are defined now, working in a new
+// directory of its own (replays/<wf>/<tag> in the daemon's home), never
+// the workflow's. It returns the replayed agent.
 func (s *Service) scratch(ctx context.Context, run store.Run, agent store.Agent) (store.Agent, error) {
 	db := s.cfg.DB
 	b := make([]byte, 4)
@@ -262,7 +266,11 @@ func (s *Service) scratch(ctx context.Context, run store.Run, agent store.Agent)
 	if err != nil {
 		return store.Agent{}, err
 	}
-	if _, err := db.CreateWorkflow(ctx, store.Workflow{Name: wf.Name, Tag: tag, State: contract.WorkflowPaused,
+	dir := filepath.Join(s.cfg.Home, "replays", wf.Name, tag)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return store.Agent{}, fmt.Errorf("scratch directory: %w", err)
+	}
+	if _, err := db.CreateWorkflow(ctx, store.Workflow{Name: wf.Name, Tag: tag, State: contract.WorkflowPaused, Workdir: dir,
 		Error:            fmt.Sprintf("a replay of run %s: a scratch team, where nothing runs on its own", run.ID),
 		LongMessageChars: wf.LongMessageChars}); err != nil {
 		return store.Agent{}, err
