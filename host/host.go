@@ -32,6 +32,7 @@ import (
 	"github.com/agent-worker/agent-worker/host/mergequeue"
 	"github.com/agent-worker/agent-worker/host/metrics"
 	"github.com/agent-worker/agent-worker/host/notify"
+	"github.com/agent-worker/agent-worker/host/replay"
 	"github.com/agent-worker/agent-worker/host/runner"
 	"github.com/agent-worker/agent-worker/host/sandbox"
 	"github.com/agent-worker/agent-worker/host/scheduler"
@@ -356,7 +357,8 @@ func New(cfg Config) (_ *Host, err error) {
 		Shutdown: h.requestStop, Stopping: h.stop, Metrics: h.metrics.Handler(), Log: httpLog,
 		Runs: h.sup, Console: console.New(console.Config{Now: cfg.Now, Log: h.log.Named("console"), TraceURL: cfg.TraceURL}),
 		Member: h.clusterID(), Lease: cluster.DefaultLease, Sandbox: h.cfg.Supervisor.Sandbox.Info(), Processes: h.processControl(),
-		Notify: h.notify, Doctor: h.doctor, LoopProblems: h.vital.Problems})
+		Notify: h.notify, Doctor: h.doctor, LoopProblems: h.vital.Problems,
+		Replays: replay.New(replay.Config{DB: h.db, Runner: h.sup, Catalog: h.catalog, Home: home, Log: h.log.Named("replay")})})
 	h.srv = &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,

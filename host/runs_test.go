@@ -66,7 +66,7 @@ func TestRunTranscriptRecordsPromptToolsUsageAndCost(t *testing.T) {
 		t.Errorf("run = %+v (cost %v)", d.Run, d.CostUSD)
 	}
 	got := slices.DeleteFunc(kinds(d.Events), func(k string) bool { return k == "log" || k == "heartbeat" })
-	wantKinds := []string{"prompt", "text", "tool_call", "tool_result", "tool_call", "tool_result", "usage", "result"}
+	wantKinds := []string{"prompt", "context", "text", "tool_call", "tool_result", "tool_call", "tool_result", "usage", "result"}
 	if !slices.Equal(got, wantKinds) {
 		t.Fatalf("transcript kinds = %v, want %v", got, wantKinds)
 	}

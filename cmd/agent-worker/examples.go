@@ -132,8 +132,9 @@ var examples = map[string][]string{
 		"agent-worker skills check .agent-worker/skills/*/SKILL.md --json",
 	},
 
-	"runs": {"agent-worker runs", "agent-worker runs @review -n 5 --failed"},
-	"logs": {"agent-worker logs run_4b49558288944313", "agent-worker logs run_4b49558288944313 --follow", "agent-worker logs alice@team --follow"},
+	"runs":        {"agent-worker runs", "agent-worker runs @review -n 5 --failed"},
+	"runs replay": {"agent-worker runs replay run_4b49558288944313", "agent-worker runs replay run_4b49558288944313 --json"},
+	"logs":        {"agent-worker logs run_4b49558288944313", "agent-worker logs run_4b49558288944313 --follow", "agent-worker logs alice@team --follow"},
 
 	"questions":     {"agent-worker questions", "agent-worker questions @review --all"},
 	"answer":        {"agent-worker answer q_5f1c0e9a2b7d4c31 pg"},

@@ -20,7 +20,7 @@ func runsCmd(e *env) *ffcli.Command {
 	e.common(fs)
 	n := fs.Int("n", 20, "how many runs, newest first")
 	failed := fs.Bool("failed", false, "only runs that failed, were cancelled or timed out")
-	return leaf("runs", "runs [agent | @wf[:tag]] [-n N] [--failed] [--json]",
+	cmd := leaf("runs", "runs [agent | @wf[:tag]] [-n N] [--failed] [--json]",
 		"list runs, newest first: agent, workflow, backend, state, start, duration, tokens, cost", fs, [2]int{0, 1},
 		func(ctx context.Context, args []string) error {
 			q := api.RunQuery{Limit: *n, Failed: *failed}
@@ -56,6 +56,8 @@ func runsCmd(e *env) *ffcli.Command {
 			}
 			return tw.Flush()
 		})
+	cmd.Subcommands = []*ffcli.Command{runsReplayCmd(e)}
+	return cmd
 }
 
 // agentName is the agent part of a run's agent target.
@@ -211,6 +213,11 @@ func (p *transcriptPrinter) event(ev api.RunEvent) error {
 			label = "tool error"
 		}
 		p.line(ev.At, "    ", label, clip(tc.Result, maxShown))
+	case api.RunEventContext:
+		var rc backend.RunContext
+		if json.Unmarshal(ev.Data, &rc) == nil {
+			p.line(ev.At, "", "context", fmt.Sprintf("%d channel message(s), notes %d bytes, %d document(s)", len(rc.Recent), len(rc.Notes), len(rc.Documents)))
+		}
 	case string(backend.EventUsage):
 		var u backend.Usage
 		if err := json.Unmarshal(ev.Data, &u); err != nil {

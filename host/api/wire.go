@@ -66,7 +66,8 @@ const (
 	SpareKilled  = contract.SpareKilled
 	ColdStart    = contract.ColdStart
 
-	RunEventPrompt = contract.RunEventPrompt
+	RunEventPrompt  = contract.RunEventPrompt
+	RunEventContext = contract.RunEventContext
 
 	SandboxOn          = contract.SandboxOn
 	SandboxOff         = contract.SandboxOff

@@ -431,6 +431,12 @@ type RunEvent struct {
 // tool_call, tool_result, usage, session, result, log).
 const RunEventPrompt = "prompt"
 
+// RunEventContext is the kind of the event that follows the prompt when
+// the daemon sent the run its starting context: the context as the
+// daemon's tools returned it (channel tail, notes, documents), which
+// `runs replay` shows the replay again.
+const RunEventContext = "context"
+
 // PromptEvent is the data of a run's prompt event: the agent's system
 // prompt and the inbox messages the run was shown, up to InboxUntilSeq.
 // The worker builds the model's prompt from them.

@@ -77,6 +77,7 @@ func (h *Server) routes(log hclog.Logger) http.Handler {
 	handle("GET /runs", h.handleListRuns)
 	handle("GET /runs/{id}", h.handleGetRun)
 	handle("POST /runs/{id}/cancel", h.handleCancelRun)
+	handle("POST /runs/{id}/replay", h.handleReplayRun)
 	handle("GET /runs/{id}/events", h.handleRunEvents)
 	handle("GET /workflows", h.handleListWorkflows)
 	handle("GET /workflows/{name}/{tag}", h.handleGetWorkflow)

@@ -144,6 +144,8 @@ type Deps struct {
 	// Ready answers GET /readyz: nil when the store answers a cheap
 	// query. Nil asks DB (store.DB.Ping); tests hand in a failing one.
 	Ready func(context.Context) error
+	// Replays serves POST /runs/{id}/replay; nil answers it unavailable.
+	Replays Replays
 }
 
 // Server is the HTTP API over the daemon's services.
@@ -180,6 +182,7 @@ type Server struct {
 	fallback    *api.ListenFallback
 	loops       func() []string
 	ready       func(context.Context) error
+	replays     Replays
 	// unreachable is since when GET /health has found the store
 	// unreachable; nil while it answers.
 	unreachable atomic.Pointer[time.Time]
@@ -197,6 +200,7 @@ func New(d Deps) http.Handler {
 	h.fallback = d.ListenFallback
 	h.loops = d.LoopProblems
 	h.ready = d.Ready
+	h.replays = d.Replays
 	if h.ready == nil && d.DB != nil {
 		h.ready = d.DB.Ping
 	}

@@ -33,6 +33,11 @@ type runContext struct {
 // returns, which also ends the read.
 func (s *Supervisor) readRunContext(ctx context.Context, spec runspec.RunSpec, log hclog.Logger) *runContext {
 	r := &runContext{done: make(chan struct{})}
+	if spec.Context != nil {
+		r.rc = spec.Context
+		close(r.done)
+		return r
+	}
 	src := s.cfg.Context
 	if src == nil {
 		close(r.done)

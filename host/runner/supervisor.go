@@ -475,6 +475,7 @@ func (s *Supervisor) runPlugin(ctx context.Context, agent store.Agent, attempt i
 		RunContext:    rc.get(),
 		ProcessKey:    proc.key,
 	}
+	e.rec.addContext(req.RunContext)
 	if proc.confined {
 		// A process started for this run was started under its policy; a
 		// spare narrows its base layer to it itself.

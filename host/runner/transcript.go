@@ -8,6 +8,7 @@ import (
 
 	"github.com/agent-worker/agent-worker/host/api"
 	"github.com/agent-worker/agent-worker/host/contract"
+	"github.com/agent-worker/agent-worker/sdk/backend"
 	"github.com/agent-worker/agent-worker/store"
 )
 
@@ -36,6 +37,29 @@ func (r *recorder) addPrompt(system string, until int64, inbox []store.Message) 
 	defer r.mu.Unlock()
 	r.n++
 	r.pending = append(r.pending, store.RunEvent{N: r.n, Kind: api.RunEventPrompt, Data: string(data), At: time.Now()})
+	r.texts = append(r.texts, "")
+}
+
+// maxContextEvent bounds a run's recorded context: the channel tail and
+// notes.md can be long, and a replay needs them whole.
+const maxContextEvent = 4 * maxTextEvent
+
+// addContext records what the run is shown at its start beside its
+// inbox (the channel tail, notes.md, the document list, its effort), so
+// that `runs replay` shows a replay the same. A context too large to keep
+// is recorded as its size; nil records nothing.
+func (r *recorder) addContext(rc *backend.RunContext) {
+	if rc == nil {
+		return
+	}
+	data, _ := json.Marshal(rc)
+	if len(data) > maxContextEvent {
+		data, _ = json.Marshal(map[string]int{"truncated": len(data)})
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.n++
+	r.pending = append(r.pending, store.RunEvent{N: r.n, Kind: contract.RunEventContext, Data: string(data), At: time.Now()})
 	r.texts = append(r.texts, "")
 }
 

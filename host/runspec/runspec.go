@@ -44,6 +44,9 @@ type RunSpec struct {
 	// store.SettleRun), once the plugin process is gone. If it fails, the
 	// run is recorded as failed with its error instead.
 	Settle func(ctx context.Context, out Outcome, usage json.RawMessage) error
+	// Context, when set, is what the run is shown at its start instead of
+	// what the daemon's tools show now: a replay's recorded context.
+	Context *backend.RunContext
 }
 
 // NewRunID returns a fresh run id: "run_" and 16 hex digits.
