@@ -79,7 +79,7 @@ func forkPoint(conn querier, from Scope, seq int64) (ForkPoint, error) {
 		if n == 0 {
 			return ForkPoint{}, contract.Errorf(contract.CodeInvalid, "seq %d: the channel of %s has no messages yet: there is nothing to fork from", seq, from)
 		}
-		return ForkPoint{}, contract.Errorf(contract.CodeInvalid, "seq %d is not a message of %s: its %d messages have seqs from %d to %d (see them with `agent-worker read %s`)",
+		return ForkPoint{}, contract.Errorf(contract.CodeInvalid, "seq %d is not a message of %s: its %d messages have seqs from %d to %d (`agent-worker peek %s` shows them with their #seq)",
 			seq, from, n, lo, hi, from)
 	}
 	n, err := count(conn, `SELECT count(*) FROM messages WHERE workflow = ? AND tag = ? AND seq <= ?`, from.Workflow, from.Tag, seq)
