@@ -67,6 +67,7 @@ func TestE2EFork(t *testing.T) {
 	c.waitFor("alice's second answer", replied("@team:main", "read: user: alice second"))
 	c.ok("tasks", "add", "@team", "late task")
 	c.ok("doc", "write", "@team", "--file", "plan.md", "plan v2")
+	c.ok("doc", "write", "@team", "--file", "late.md", "made after the fork's seq")
 	source := c.channelOf("@team:main")
 
 	var f api.Fork
@@ -77,8 +78,8 @@ func TestE2EFork(t *testing.T) {
 	if f.Messages != len(before) || f.From != "@team" || f.At != at || f.Running || f.Workflow.State != api.WorkflowPaused {
 		t.Errorf("fork = %+v; want %d messages from @team:main at %d, paused", f, len(before), at)
 	}
-	if len(f.DocumentsChanged) != 1 || f.DocumentsChanged[0] != "plan.md" {
-		t.Errorf("fork says documents changed after seq %d: %v; want plan.md", at, f.DocumentsChanged)
+	if len(f.DocumentsChanged) != 0 {
+		t.Errorf("fork says documents changed after seq %d: %v; want none (each has its version of then)", at, f.DocumentsChanged)
 	}
 
 	forked := c.channelOf("@team:try")
@@ -100,8 +101,11 @@ func TestE2EFork(t *testing.T) {
 	if tasks := c.taskTitles("@team:try"); len(tasks) != 1 || tasks["early task"] != "pending" {
 		t.Errorf("the fork's tasks: %v; want only the early task, pending", tasks)
 	}
-	if doc := c.ok("doc", "read", "@team:try", "--file", "plan.md"); !strings.Contains(doc, "plan v2") {
-		t.Errorf("the fork's plan.md = %q; want the document as it is now", doc)
+	if doc := c.ok("doc", "read", "@team:try", "--file", "plan.md"); !strings.Contains(doc, "plan v1") || strings.Contains(doc, "plan v2") {
+		t.Errorf("the fork's plan.md = %q; want the version of seq %d, plan v1", doc, at)
+	}
+	if r := c.run("doc", "read", "@team:try", "--file", "late.md"); r.code == 0 {
+		t.Errorf("the fork has late.md, made after its seq: %q", r.stdout)
 	}
 
 	for name, tc := range map[string]struct {

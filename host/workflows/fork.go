@@ -16,7 +16,7 @@ type Forked struct {
 	Scope store.Scope
 	Seed  store.ForkSeed
 	// Documents were copied; Changed are those of them changed after the
-	// fork point (copied as they are now).
+	// fork point (copied as they are now: no kept version reaches back).
 	Documents, Changed []string
 	Running            bool
 }
@@ -26,7 +26,7 @@ type Forked struct {
 // file is read and set up again under the new tag with the source's
 // params, like `start --tag`, but no kickoff is posted; the channel up
 // to req.At, the task board and the agents' read positions as of then,
-// and the documents as they are now are copied in. The fork starts
+// and the documents as they were then (store.DocumentAt) are copied in. The fork starts
 // paused, or running with req.Run. Every refusal (an unknown source, a
 // seq not in its channel, a tag that exists, a file that no longer
 // parses) comes before anything is written; a failure after the new tag
@@ -145,7 +145,15 @@ func (ws *Manager) forkLocked(ctx context.Context, inst *workflow.Instance, cont
 		return Forked{}, undo(fmt.Errorf("list the documents of %s: %w", displayScope(from), err))
 	}
 	for _, d := range docs {
-		text, err := ws.team.DocRead(ctx, from, d.Path)
+		// The version of the fork's seq where one is recorded; else the
+		// document as it is now, named as changed if it changed since.
+		text, at, err := ws.db.DocumentAt(ctx, from, d.Path, point.Seq)
+		if err == nil && at == store.DocAbsent {
+			continue // made after the fork's seq
+		}
+		if err == nil && at == store.DocUnknown {
+			text, err = ws.team.DocRead(ctx, from, d.Path)
+		}
 		if err == nil {
 			err = ws.team.DocWrite(ctx, to, team.SenderUser, d.Path, text)
 		}
@@ -153,7 +161,7 @@ func (ws *Manager) forkLocked(ctx context.Context, inst *workflow.Instance, cont
 			return Forked{}, undo(fmt.Errorf("copy document %s: %w", d.Path, err))
 		}
 		out.Documents = append(out.Documents, d.Path)
-		if d.UpdatedAt.After(point.At) {
+		if at == store.DocUnknown && d.UpdatedAt.After(point.At) {
 			out.Changed = append(out.Changed, d.Path)
 		}
 	}
