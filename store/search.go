@@ -496,6 +496,9 @@ func (db *DB) IndexDocument(ctx context.Context, s Scope, path, content string) 
 		return contract.Errorf(contract.CodeInvalid, "document path is required")
 	}
 	return db.write(ctx, func(conn querier) error {
+		if err := addDocVersion(conn, s, path, content, db.nowMs()); err != nil {
+			return err
+		}
 		if strings.TrimSpace(content) == "" {
 			return conn.execute(`DELETE FROM search_text WHERE kind = 'doc' AND workflow = ? AND tag = ? AND ref = ? AND n = 0`,
 				&execOptions{Args: []any{s.Workflow, s.Tag, path}})
@@ -511,5 +514,8 @@ func (db *DB) IndexDocument(ctx context.Context, s Scope, path, content string) 
 // the index before its rows go. Messages leave with their rows (SQLite's
 // triggers, PostgreSQL's column).
 func forgetScope(conn querier, s Scope) error {
+	if err := conn.execute(`DELETE FROM doc_versions WHERE workflow = ? AND tag = ?`, &execOptions{Args: []any{s.Workflow, s.Tag}}); err != nil {
+		return err
+	}
 	return conn.execute(`DELETE FROM search_text WHERE workflow = ? AND tag = ?`, &execOptions{Args: []any{s.Workflow, s.Tag}})
 }

@@ -208,7 +208,7 @@ Every flag can also be set from the environment: --home ← AGENT_WORKER_HOME.
 			daemonCmd(e), statusCmd(e), doctorCmd(e), newCmd(e), listCmd(e, "list"), listCmd(e, "ls"),
 			infoCmd(e), stopCmd(e), sendCmd(e), peekCmd(e), docCmd(e), proposalsCmd(e), mcpConfigCmd(e),
 			askCmd(e), serveCmd(e), pluginsCmd(e, "plugins"), pluginsCmd(e, "backends"),
-			resumeCmd(e), resetCmd(e), scheduleCmd(e), runCmd(e), startCmd(e), workflowsCmd(e),
+			resumeCmd(e), resetCmd(e), scheduleCmd(e), runCmd(e), startCmd(e), forkCmd(e), workflowsCmd(e),
 			pauseCmd(e), cancelCmd(e), runsCmd(e), logsCmd(e), budgetCmd(e), consoleCmd(e), tasksCmd(e),
 			worktreeCmd(e), backupCmd(e), questionsCmd(e), answerCmd(e), approveCmd(e), denyCmd(e),
 			notificationsCmd(e), notifyCmd(e), hooksCmd(e), hookCmd(e), sessionsCmd(e), sessionCmd(e), statuslineCmd(e), searchCmd(e), skillsCmd(e), effortCmd(e), effortsCmd(e),

@@ -56,7 +56,11 @@ var examples = map[string][]string{
 		"agent-worker peek",
 		"agent-worker peek @global:main -n 20 --follow",
 	},
-	"pause":  {"agent-worker pause alice", "agent-worker pause @review"},
+	"pause": {"agent-worker pause alice", "agent-worker pause @review"},
+	"fork": {
+		"# the review team as it was at message 12, paused for a look\nagent-worker fork @review:pr-1 --at 12 --tag pr-1-retry",
+		"agent-worker fork @review --at 12 --tag try-2 --run --json",
+	},
 	"resume": {"agent-worker resume alice", "agent-worker resume @review"},
 	"reset":  {"agent-worker reset alice"},
 	"cancel": {"agent-worker cancel alice", "agent-worker cancel run_4b49558288944313"},

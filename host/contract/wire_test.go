@@ -46,6 +46,8 @@ func TestWireShapesAreUnchanged(t *testing.T) {
 		"Doctor":           Doctor{},
 		"Document":         Document{},
 		"DocumentWrite":    DocumentWrite{},
+		"Fork":             Fork{},
+		"ForkWorkflow":     ForkWorkflow{},
 		"HookCall":         HookCall{},
 		"HookResult":       HookResult{},
 		"Identity":         Identity{},

@@ -86,6 +86,7 @@ func (h *Server) routes(log hclog.Logger) http.Handler {
 	handle("POST /workflows/{name}/{tag}/pause", h.handlePauseWorkflow)
 	handle("POST /workflows/{name}/{tag}/resume", h.handleResumeWorkflow)
 	handle("POST /workflows/{name}/{tag}/accept", h.handleAcceptWorkflow)
+	handle("POST /workflows/{name}/{tag}/fork", h.handleForkWorkflow)
 	handle("GET /resources/{wf}/{tag}/{id}", h.handleResource)
 	handle("POST /console/codes", h.handleConsoleCode)
 	handle("GET /worktrees", h.handleWorktrees)
