@@ -192,7 +192,7 @@ func forkMessages(conn querier, from, to Scope, seq int64, members []string, tas
 		})
 		var newSeq int64
 		err := conn.execute(insertMessageReturningSQL, &execOptions{
-			Args:       []any{newID("msg_"), to.Workflow, to.Tag, m.sender, content, m.kind, m.to, m.recipients, resID, m.createdAt},
+			Args:       []any{newID("msg_"), to.Workflow, to.Tag, m.sender, content, m.kind, m.to, m.recipients, resID, m.createdAt, ""}, // a fork is traced afresh
 			ResultFunc: func(s row) error { newSeq = s.ColumnInt64(0); return nil }})
 		if err != nil {
 			return nil, fmt.Errorf("copy message %d: %w", m.seq, err)
