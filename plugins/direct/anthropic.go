@@ -83,7 +83,8 @@ func (c *anthropicChat) send(ctx context.Context, text func(string) error) (turn
 	}
 	c.params.Messages = append(c.params.Messages, msg.ToParam())
 	u := msg.Usage
-	t := turn{in: u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens, out: u.OutputTokens}
+	t := turn{in: u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens, out: u.OutputTokens,
+		model: string(msg.Model), finish: string(msg.StopReason)}
 	for _, b := range msg.Content {
 		switch b := b.AsAny().(type) {
 		case anthropic.TextBlock:

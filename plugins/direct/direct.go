@@ -204,7 +204,7 @@ func (b *Backend) run(ctx context.Context, req backend.Request, cfg config, m mo
 	var final string
 	streamed := false // whether any text went out, to separate turns
 	for step := 1; ; step++ {
-		first := true
+		first, start := true, time.Now()
 		reply, err := chat.send(ctx, func(delta string) error {
 			if first && streamed {
 				delta = "\n\n" + delta
@@ -218,8 +218,7 @@ func (b *Backend) run(ctx context.Context, req backend.Request, cfg config, m mo
 		usage.InputTokens += reply.in
 		usage.OutputTokens += reply.out
 		usage.CostUSD = cost(m, usage, cfg.Prices)
-		u := usage
-		if err := out.send(backend.Event{Kind: backend.EventUsage, Usage: &u}); err != nil {
+		if err := out.send(backend.Event{Kind: backend.EventUsage, Usage: withCall(usage, m, reply, start)}); err != nil {
 			return err
 		}
 		final = reply.text
@@ -288,4 +287,15 @@ func ownServers(req backend.Request, cfg config) []backend.MCPServer {
 		servers = append(servers, backend.MCPServer{Name: name, URL: s.URL, Headers: s.Headers, Command: s.Command, Env: s.Env})
 	}
 	return servers
+}
+
+// withCall is a copy of the run's usage so far for the usage event that
+// ends one model call (the turn t, started at start): the daemon makes
+// the call's chat span and metrics from it.
+func withCall(u backend.Usage, m model, t turn, start time.Time) *backend.Usage {
+	u.Call = &backend.ModelCall{Model: m.name, ResponseModel: t.model, Start: start, End: time.Now(), InputTokens: t.in, OutputTokens: t.out}
+	if t.finish != "" {
+		u.Call.FinishReasons = []string{t.finish}
+	}
+	return &u
 }

@@ -333,6 +333,19 @@ func TestUsageAndCost(t *testing.T) {
 			if first := usage[0].Usage; first.InputTokens != 1000 || first.OutputTokens != 100 {
 				t.Errorf("first usage = %+v, want the first turn's tokens", first)
 			}
+			// Each usage event ends one model call, with its own tokens,
+			// why the model stopped and when: the daemon's chat span.
+			stops := map[string][2]string{"anthropic": {"tool_use", "end_turn"}, "openai": {"tool_calls", "stop"}}[strings.Split(tc.model, "/")[0]]
+			for i, want := range []struct{ in, out int64 }{{1000, 100}, {2000, 50}} {
+				c := usage[i].Usage.Call
+				if c == nil {
+					t.Fatalf("usage event %d has no model call", i)
+				}
+				if c.InputTokens != want.in || c.OutputTokens != want.out || c.Model != strings.Split(tc.model, "/")[1] || c.ResponseModel != "fake" ||
+					!slices.Equal(c.FinishReasons, []string{stops[i]}) || c.Start.IsZero() || c.End.Before(c.Start) {
+					t.Errorf("call %d = %+v, want %d in, %d out, model %s answered by fake, finish %s, start <= end", i, *c, want.in, want.out, tc.model, stops[i])
+				}
+			}
 			u := usage[1].Usage
 			if u.InputTokens != tc.wantIn || u.OutputTokens != tc.wantOut || math.Abs(u.CostUSD-tc.wantCost) > 1e-9 {
 				t.Errorf("last usage = %+v, want the run's totals %d in, %d out, $%g", *u, tc.wantIn, tc.wantOut, tc.wantCost)

@@ -94,6 +94,9 @@ type turn struct {
 	text    string
 	calls   []call
 	in, out int64 // tokens
+	// model is the model as the API named it in its answer ("" when it
+	// did not); finish is why it stopped, in the API's words.
+	model, finish string
 }
 
 // call is a tool call the model made.

@@ -69,9 +69,15 @@ func (c *openaiChat) send(ctx context.Context, text func(string) error) (turn, e
 		if u := chunk.Usage; u.PromptTokens > 0 || u.CompletionTokens > 0 {
 			t.in, t.out = u.PromptTokens, u.CompletionTokens // totals, usually in the last chunk
 		}
+		if chunk.Model != "" {
+			t.model = chunk.Model
+		}
 		for _, choice := range chunk.Choices {
 			if choice.Index != 0 {
 				continue
+			}
+			if choice.FinishReason != "" {
+				t.finish = choice.FinishReason
 			}
 			if d := choice.Delta.Content; d != "" {
 				t.text += d

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/agent-worker/agent-worker/sdk/backend"
 )
@@ -32,6 +33,7 @@ func remember(ctx context.Context, m model, mem *memory, e exchange, cfg config,
 	runs := fmt.Sprintf("%d older %s", n, plural(n, "run"))
 	sctx, cancel := context.WithTimeout(ctx, summaryTimeout)
 	defer cancel()
+	start := time.Now()
 	t, err := summarize(sctx, m, mem.Summary, mem.Exchanges[:n], summaryBudget(cfg.memory))
 	if err != nil {
 		if failed := out.failed(); failed != nil {
@@ -43,8 +45,7 @@ func remember(ctx context.Context, m model, mem *memory, e exchange, cfg config,
 	usage.InputTokens += t.in
 	usage.OutputTokens += t.out
 	usage.CostUSD = cost(m, *usage, cfg.Prices)
-	u := *usage
-	if err := out.send(backend.Event{Kind: backend.EventUsage, Usage: &u}); err != nil {
+	if err := out.send(backend.Event{Kind: backend.EventUsage, Usage: withCall(*usage, m, t, start)}); err != nil {
 		return err
 	}
 	mem.forget(n, t.text, cfg.memory)

@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"time"
 
 	"github.com/agent-worker/agent-worker/sdk/sandbox"
 	"github.com/agent-worker/agent-worker/sdk/tools"
@@ -188,6 +189,26 @@ type Usage struct {
 	InputTokens  int64
 	OutputTokens int64
 	CostUSD      float64
+	// Call is the one model call this usage event ends, for a backend
+	// that calls the model itself (the sdk backend sends one usage event
+	// per call); nil otherwise. The totals above stay the run's so far.
+	// The daemon makes each call a chat span and a point of the
+	// gen_ai.client.* metrics from it.
+	Call *ModelCall `json:",omitempty"`
+}
+
+// ModelCall is one request to a model and its answer: what the daemon
+// needs to trace it without seeing the conversation.
+type ModelCall struct {
+	// Model is the model asked for, as the API knows it; ResponseModel
+	// the one that answered, as the answer names it ("" when it does not).
+	Model, ResponseModel string
+	Start, End           time.Time
+	// InputTokens and OutputTokens are this call's alone.
+	InputTokens, OutputTokens int64
+	// FinishReasons say why the model stopped, one per choice, in the
+	// API's own words (end_turn, tool_use, stop, tool_calls, length …).
+	FinishReasons []string `json:",omitempty"`
 }
 
 // permanentError marks a failure that retrying cannot fix.

@@ -331,12 +331,31 @@ func usageToProto(u *backend.Usage) *pluginv1.Usage {
 	if u == nil {
 		return &pluginv1.Usage{}
 	}
-	return &pluginv1.Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CostUsd: u.CostUSD}
+	return &pluginv1.Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CostUsd: u.CostUSD, Call: callToProto(u.Call)}
 }
 
 // usageFromProto always returns a Usage, like toolFromProto.
 func usageFromProto(u *pluginv1.Usage) *backend.Usage {
-	return &backend.Usage{InputTokens: u.GetInputTokens(), OutputTokens: u.GetOutputTokens(), CostUSD: u.GetCostUsd()}
+	return &backend.Usage{InputTokens: u.GetInputTokens(), OutputTokens: u.GetOutputTokens(), CostUSD: u.GetCostUsd(), Call: callFromProto(u.GetCall())}
+}
+
+// callToProto keeps a zero time unset, as pbtime does.
+func callToProto(c *backend.ModelCall) *pluginv1.ModelCall {
+	if c == nil {
+		return nil
+	}
+	return &pluginv1.ModelCall{Model: c.Model, ResponseModel: c.ResponseModel, Start: pbtime.ToProto(c.Start), End: pbtime.ToProto(c.End),
+		InputTokens: c.InputTokens, OutputTokens: c.OutputTokens, FinishReasons: c.FinishReasons}
+}
+
+// callFromProto is nil for a usage event without a call (an older
+// plugin, or a backend that does not call the model itself).
+func callFromProto(c *pluginv1.ModelCall) *backend.ModelCall {
+	if c == nil {
+		return nil
+	}
+	return &backend.ModelCall{Model: c.GetModel(), ResponseModel: c.GetResponseModel(), Start: pbtime.FromProto(c.GetStart()), End: pbtime.FromProto(c.GetEnd()),
+		InputTokens: c.GetInputTokens(), OutputTokens: c.GetOutputTokens(), FinishReasons: c.GetFinishReasons()}
 }
 
 // ErrorToProto describes a failed run: message, class, and the Permanent

@@ -147,6 +147,10 @@ func TestEventConversion(t *testing.T) {
 	shell := func(code int) *backend.ToolCall {
 		return &backend.ToolCall{ID: "call-2", Name: "run_shell", Args: json.RawMessage(`{"command":"go vet ./..."}`), Result: "[exit status]", Exit: &code}
 	}
+	// A model call's times cross to the nanosecond; its tokens are its own.
+	start := time.Date(2025, 3, 1, 12, 0, 0, 123456789, time.Local)
+	call := &backend.ModelCall{Model: "claude-sonnet-4-5", ResponseModel: "claude-sonnet-4-5-20250929", Start: start, End: start.Add(1500 * time.Millisecond),
+		InputTokens: 20, OutputTokens: 5, FinishReasons: []string{"tool_use"}}
 	tests := map[string]struct {
 		in, want backend.Event
 	}{
@@ -162,6 +166,8 @@ func TestEventConversion(t *testing.T) {
 		"nil tool":         {backend.Event{Kind: backend.EventToolCall}, backend.Event{Kind: backend.EventToolCall, Tool: &backend.ToolCall{}}},
 		"usage":            {backend.Event{Kind: backend.EventUsage, Usage: &backend.Usage{InputTokens: 1200, OutputTokens: 345, CostUSD: 0.0123}}, backend.Event{Kind: backend.EventUsage, Usage: &backend.Usage{InputTokens: 1200, OutputTokens: 345, CostUSD: 0.0123}}},
 		"nil usage":        {backend.Event{Kind: backend.EventUsage}, backend.Event{Kind: backend.EventUsage, Usage: &backend.Usage{}}},
+		"usage with call":  {backend.Event{Kind: backend.EventUsage, Usage: &backend.Usage{InputTokens: 30, OutputTokens: 7, Call: call}}, backend.Event{Kind: backend.EventUsage, Usage: &backend.Usage{InputTokens: 30, OutputTokens: 7, Call: call}}},
+		"zero call":        {backend.Event{Kind: backend.EventUsage, Usage: &backend.Usage{Call: &backend.ModelCall{}}}, backend.Event{Kind: backend.EventUsage, Usage: &backend.Usage{Call: &backend.ModelCall{}}}},
 		"heartbeat":        {backend.Event{Kind: backend.EventHeartbeat}, backend.Event{Kind: backend.EventHeartbeat}},
 		"session":          {backend.Event{Kind: backend.EventSession, SessionID: "sess-9"}, backend.Event{Kind: backend.EventSession, SessionID: "sess-9"}},
 		"other kind field": {backend.Event{Kind: backend.EventSession, SessionID: "s", Text: "dropped"}, backend.Event{Kind: backend.EventSession, SessionID: "s"}},

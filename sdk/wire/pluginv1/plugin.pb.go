@@ -1232,10 +1232,13 @@ func (x *ToolCall) GetExit() int32 {
 
 // Usage is what a run consumed.
 type Usage struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	InputTokens   int64                  `protobuf:"varint,1,opt,name=input_tokens,json=inputTokens,proto3" json:"input_tokens,omitempty"`
-	OutputTokens  int64                  `protobuf:"varint,2,opt,name=output_tokens,json=outputTokens,proto3" json:"output_tokens,omitempty"`
-	CostUsd       float64                `protobuf:"fixed64,3,opt,name=cost_usd,json=costUsd,proto3" json:"cost_usd,omitempty"`
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	InputTokens  int64                  `protobuf:"varint,1,opt,name=input_tokens,json=inputTokens,proto3" json:"input_tokens,omitempty"`
+	OutputTokens int64                  `protobuf:"varint,2,opt,name=output_tokens,json=outputTokens,proto3" json:"output_tokens,omitempty"`
+	CostUsd      float64                `protobuf:"fixed64,3,opt,name=cost_usd,json=costUsd,proto3" json:"cost_usd,omitempty"`
+	// call is the one model call this event ends, when the backend called
+	// the model itself; the totals above stay the run's so far.
+	Call          *ModelCall `protobuf:"bytes,4,opt,name=call,proto3" json:"call,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1291,6 +1294,109 @@ func (x *Usage) GetCostUsd() float64 {
 	return 0
 }
 
+func (x *Usage) GetCall() *ModelCall {
+	if x != nil {
+		return x.Call
+	}
+	return nil
+}
+
+// ModelCall is one request to a model and its answer.
+type ModelCall struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Model string                 `protobuf:"bytes,1,opt,name=model,proto3" json:"model,omitempty"`
+	// start and end bound the call (unset: unknown).
+	Start *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=start,proto3" json:"start,omitempty"`
+	End   *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=end,proto3" json:"end,omitempty"`
+	// input_tokens and output_tokens are this call's alone.
+	InputTokens   int64    `protobuf:"varint,4,opt,name=input_tokens,json=inputTokens,proto3" json:"input_tokens,omitempty"`
+	OutputTokens  int64    `protobuf:"varint,5,opt,name=output_tokens,json=outputTokens,proto3" json:"output_tokens,omitempty"`
+	FinishReasons []string `protobuf:"bytes,6,rep,name=finish_reasons,json=finishReasons,proto3" json:"finish_reasons,omitempty"`
+	// response_model is the model that answered, as the answer names it.
+	ResponseModel string `protobuf:"bytes,7,opt,name=response_model,json=responseModel,proto3" json:"response_model,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ModelCall) Reset() {
+	*x = ModelCall{}
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ModelCall) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ModelCall) ProtoMessage() {}
+
+func (x *ModelCall) ProtoReflect() protoreflect.Message {
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ModelCall.ProtoReflect.Descriptor instead.
+func (*ModelCall) Descriptor() ([]byte, []int) {
+	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *ModelCall) GetModel() string {
+	if x != nil {
+		return x.Model
+	}
+	return ""
+}
+
+func (x *ModelCall) GetStart() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Start
+	}
+	return nil
+}
+
+func (x *ModelCall) GetEnd() *timestamppb.Timestamp {
+	if x != nil {
+		return x.End
+	}
+	return nil
+}
+
+func (x *ModelCall) GetInputTokens() int64 {
+	if x != nil {
+		return x.InputTokens
+	}
+	return 0
+}
+
+func (x *ModelCall) GetOutputTokens() int64 {
+	if x != nil {
+		return x.OutputTokens
+	}
+	return 0
+}
+
+func (x *ModelCall) GetFinishReasons() []string {
+	if x != nil {
+		return x.FinishReasons
+	}
+	return nil
+}
+
+func (x *ModelCall) GetResponseModel() string {
+	if x != nil {
+		return x.ResponseModel
+	}
+	return ""
+}
+
 // Heartbeat carries nothing.
 type Heartbeat struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -1300,7 +1406,7 @@ type Heartbeat struct {
 
 func (x *Heartbeat) Reset() {
 	*x = Heartbeat{}
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[12]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1312,7 +1418,7 @@ func (x *Heartbeat) String() string {
 func (*Heartbeat) ProtoMessage() {}
 
 func (x *Heartbeat) ProtoReflect() protoreflect.Message {
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[12]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1325,7 +1431,7 @@ func (x *Heartbeat) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Heartbeat.ProtoReflect.Descriptor instead.
 func (*Heartbeat) Descriptor() ([]byte, []int) {
-	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{12}
+	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{13}
 }
 
 // Session names a backend conversation.
@@ -1338,7 +1444,7 @@ type Session struct {
 
 func (x *Session) Reset() {
 	*x = Session{}
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[13]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1350,7 +1456,7 @@ func (x *Session) String() string {
 func (*Session) ProtoMessage() {}
 
 func (x *Session) ProtoReflect() protoreflect.Message {
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[13]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1363,7 +1469,7 @@ func (x *Session) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Session.ProtoReflect.Descriptor instead.
 func (*Session) Descriptor() ([]byte, []int) {
-	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{13}
+	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Session) GetSessionId() string {
@@ -1389,7 +1495,7 @@ type Error struct {
 
 func (x *Error) Reset() {
 	*x = Error{}
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[14]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1401,7 +1507,7 @@ func (x *Error) String() string {
 func (*Error) ProtoMessage() {}
 
 func (x *Error) ProtoReflect() protoreflect.Message {
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[14]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1414,7 +1520,7 @@ func (x *Error) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Error.ProtoReflect.Descriptor instead.
 func (*Error) Descriptor() ([]byte, []int) {
-	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{14}
+	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Error) GetMessage() string {
@@ -1451,7 +1557,7 @@ type DocumentRef struct {
 
 func (x *DocumentRef) Reset() {
 	*x = DocumentRef{}
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[15]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1463,7 +1569,7 @@ func (x *DocumentRef) String() string {
 func (*DocumentRef) ProtoMessage() {}
 
 func (x *DocumentRef) ProtoReflect() protoreflect.Message {
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[15]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1476,7 +1582,7 @@ func (x *DocumentRef) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DocumentRef.ProtoReflect.Descriptor instead.
 func (*DocumentRef) Descriptor() ([]byte, []int) {
-	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{15}
+	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *DocumentRef) GetWorkflow() string {
@@ -1510,7 +1616,7 @@ type ReadRequest struct {
 
 func (x *ReadRequest) Reset() {
 	*x = ReadRequest{}
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[16]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1522,7 +1628,7 @@ func (x *ReadRequest) String() string {
 func (*ReadRequest) ProtoMessage() {}
 
 func (x *ReadRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[16]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1535,7 +1641,7 @@ func (x *ReadRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadRequest.ProtoReflect.Descriptor instead.
 func (*ReadRequest) Descriptor() ([]byte, []int) {
-	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{16}
+	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ReadRequest) GetRef() *DocumentRef {
@@ -1555,7 +1661,7 @@ type ReadResponse struct {
 
 func (x *ReadResponse) Reset() {
 	*x = ReadResponse{}
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[17]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1567,7 +1673,7 @@ func (x *ReadResponse) String() string {
 func (*ReadResponse) ProtoMessage() {}
 
 func (x *ReadResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[17]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1580,7 +1686,7 @@ func (x *ReadResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadResponse.ProtoReflect.Descriptor instead.
 func (*ReadResponse) Descriptor() ([]byte, []int) {
-	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{17}
+	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ReadResponse) GetContent() string {
@@ -1601,7 +1707,7 @@ type WriteRequest struct {
 
 func (x *WriteRequest) Reset() {
 	*x = WriteRequest{}
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[18]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1613,7 +1719,7 @@ func (x *WriteRequest) String() string {
 func (*WriteRequest) ProtoMessage() {}
 
 func (x *WriteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[18]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1626,7 +1732,7 @@ func (x *WriteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteRequest.ProtoReflect.Descriptor instead.
 func (*WriteRequest) Descriptor() ([]byte, []int) {
-	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{18}
+	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *WriteRequest) GetRef() *DocumentRef {
@@ -1652,7 +1758,7 @@ type WriteResponse struct {
 
 func (x *WriteResponse) Reset() {
 	*x = WriteResponse{}
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[19]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1664,7 +1770,7 @@ func (x *WriteResponse) String() string {
 func (*WriteResponse) ProtoMessage() {}
 
 func (x *WriteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[19]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1677,7 +1783,7 @@ func (x *WriteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteResponse.ProtoReflect.Descriptor instead.
 func (*WriteResponse) Descriptor() ([]byte, []int) {
-	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{19}
+	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{20}
 }
 
 // AppendRequest adds content to a document.
@@ -1691,7 +1797,7 @@ type AppendRequest struct {
 
 func (x *AppendRequest) Reset() {
 	*x = AppendRequest{}
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[20]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1703,7 +1809,7 @@ func (x *AppendRequest) String() string {
 func (*AppendRequest) ProtoMessage() {}
 
 func (x *AppendRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[20]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1716,7 +1822,7 @@ func (x *AppendRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppendRequest.ProtoReflect.Descriptor instead.
 func (*AppendRequest) Descriptor() ([]byte, []int) {
-	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{20}
+	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *AppendRequest) GetRef() *DocumentRef {
@@ -1742,7 +1848,7 @@ type AppendResponse struct {
 
 func (x *AppendResponse) Reset() {
 	*x = AppendResponse{}
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[21]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1754,7 +1860,7 @@ func (x *AppendResponse) String() string {
 func (*AppendResponse) ProtoMessage() {}
 
 func (x *AppendResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[21]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1767,7 +1873,7 @@ func (x *AppendResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppendResponse.ProtoReflect.Descriptor instead.
 func (*AppendResponse) Descriptor() ([]byte, []int) {
-	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{21}
+	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{22}
 }
 
 // CreateRequest makes a new document.
@@ -1781,7 +1887,7 @@ type CreateRequest struct {
 
 func (x *CreateRequest) Reset() {
 	*x = CreateRequest{}
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[22]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1793,7 +1899,7 @@ func (x *CreateRequest) String() string {
 func (*CreateRequest) ProtoMessage() {}
 
 func (x *CreateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[22]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1806,7 +1912,7 @@ func (x *CreateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateRequest.ProtoReflect.Descriptor instead.
 func (*CreateRequest) Descriptor() ([]byte, []int) {
-	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{22}
+	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *CreateRequest) GetRef() *DocumentRef {
@@ -1832,7 +1938,7 @@ type CreateResponse struct {
 
 func (x *CreateResponse) Reset() {
 	*x = CreateResponse{}
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[23]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1844,7 +1950,7 @@ func (x *CreateResponse) String() string {
 func (*CreateResponse) ProtoMessage() {}
 
 func (x *CreateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[23]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1857,7 +1963,7 @@ func (x *CreateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateResponse.ProtoReflect.Descriptor instead.
 func (*CreateResponse) Descriptor() ([]byte, []int) {
-	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{23}
+	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{24}
 }
 
 // ListRequest names a workflow:tag.
@@ -1871,7 +1977,7 @@ type ListRequest struct {
 
 func (x *ListRequest) Reset() {
 	*x = ListRequest{}
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[24]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1883,7 +1989,7 @@ func (x *ListRequest) String() string {
 func (*ListRequest) ProtoMessage() {}
 
 func (x *ListRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[24]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1896,7 +2002,7 @@ func (x *ListRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRequest.ProtoReflect.Descriptor instead.
 func (*ListRequest) Descriptor() ([]byte, []int) {
-	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{24}
+	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ListRequest) GetWorkflow() string {
@@ -1923,7 +2029,7 @@ type ListResponse struct {
 
 func (x *ListResponse) Reset() {
 	*x = ListResponse{}
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[25]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1935,7 +2041,7 @@ func (x *ListResponse) String() string {
 func (*ListResponse) ProtoMessage() {}
 
 func (x *ListResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[25]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1948,7 +2054,7 @@ func (x *ListResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListResponse.ProtoReflect.Descriptor instead.
 func (*ListResponse) Descriptor() ([]byte, []int) {
-	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{25}
+	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ListResponse) GetDocuments() []*DocumentInfo {
@@ -1971,7 +2077,7 @@ type DocumentInfo struct {
 
 func (x *DocumentInfo) Reset() {
 	*x = DocumentInfo{}
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[26]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1983,7 +2089,7 @@ func (x *DocumentInfo) String() string {
 func (*DocumentInfo) ProtoMessage() {}
 
 func (x *DocumentInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[26]
+	mi := &file_agentworker_plugin_v1_plugin_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1996,7 +2102,7 @@ func (x *DocumentInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DocumentInfo.ProtoReflect.Descriptor instead.
 func (*DocumentInfo) Descriptor() ([]byte, []int) {
-	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{26}
+	return file_agentworker_plugin_v1_plugin_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *DocumentInfo) GetPath() string {
@@ -2129,11 +2235,20 @@ const file_agentworker_plugin_v1_plugin_proto_rawDesc = "" +
 	"\x06result\x18\x04 \x01(\tR\x06result\x12\x19\n" +
 	"\bis_error\x18\x05 \x01(\bR\aisError\x12\x17\n" +
 	"\x04exit\x18\x06 \x01(\x05H\x00R\x04exit\x88\x01\x01B\a\n" +
-	"\x05_exit\"j\n" +
+	"\x05_exit\"\xa0\x01\n" +
 	"\x05Usage\x12!\n" +
 	"\finput_tokens\x18\x01 \x01(\x03R\vinputTokens\x12#\n" +
 	"\routput_tokens\x18\x02 \x01(\x03R\foutputTokens\x12\x19\n" +
-	"\bcost_usd\x18\x03 \x01(\x01R\acostUsd\"\v\n" +
+	"\bcost_usd\x18\x03 \x01(\x01R\acostUsd\x124\n" +
+	"\x04call\x18\x04 \x01(\v2 .agentworker.plugin.v1.ModelCallR\x04call\"\x97\x02\n" +
+	"\tModelCall\x12\x14\n" +
+	"\x05model\x18\x01 \x01(\tR\x05model\x120\n" +
+	"\x05start\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x05start\x12,\n" +
+	"\x03end\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x03end\x12!\n" +
+	"\finput_tokens\x18\x04 \x01(\x03R\vinputTokens\x12#\n" +
+	"\routput_tokens\x18\x05 \x01(\x03R\foutputTokens\x12%\n" +
+	"\x0efinish_reasons\x18\x06 \x03(\tR\rfinishReasons\x12%\n" +
+	"\x0eresponse_model\x18\a \x01(\tR\rresponseModel\"\v\n" +
 	"\tHeartbeat\"(\n" +
 	"\aSession\x12\x1d\n" +
 	"\n" +
@@ -2204,7 +2319,7 @@ func file_agentworker_plugin_v1_plugin_proto_rawDescGZIP() []byte {
 }
 
 var file_agentworker_plugin_v1_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_agentworker_plugin_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
+var file_agentworker_plugin_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 31)
 var file_agentworker_plugin_v1_plugin_proto_goTypes = []any{
 	(ErrorClass)(0),               // 0: agentworker.plugin.v1.ErrorClass
 	(*GetInfoRequest)(nil),        // 1: agentworker.plugin.v1.GetInfoRequest
@@ -2219,76 +2334,80 @@ var file_agentworker_plugin_v1_plugin_proto_goTypes = []any{
 	(*Text)(nil),                  // 10: agentworker.plugin.v1.Text
 	(*ToolCall)(nil),              // 11: agentworker.plugin.v1.ToolCall
 	(*Usage)(nil),                 // 12: agentworker.plugin.v1.Usage
-	(*Heartbeat)(nil),             // 13: agentworker.plugin.v1.Heartbeat
-	(*Session)(nil),               // 14: agentworker.plugin.v1.Session
-	(*Error)(nil),                 // 15: agentworker.plugin.v1.Error
-	(*DocumentRef)(nil),           // 16: agentworker.plugin.v1.DocumentRef
-	(*ReadRequest)(nil),           // 17: agentworker.plugin.v1.ReadRequest
-	(*ReadResponse)(nil),          // 18: agentworker.plugin.v1.ReadResponse
-	(*WriteRequest)(nil),          // 19: agentworker.plugin.v1.WriteRequest
-	(*WriteResponse)(nil),         // 20: agentworker.plugin.v1.WriteResponse
-	(*AppendRequest)(nil),         // 21: agentworker.plugin.v1.AppendRequest
-	(*AppendResponse)(nil),        // 22: agentworker.plugin.v1.AppendResponse
-	(*CreateRequest)(nil),         // 23: agentworker.plugin.v1.CreateRequest
-	(*CreateResponse)(nil),        // 24: agentworker.plugin.v1.CreateResponse
-	(*ListRequest)(nil),           // 25: agentworker.plugin.v1.ListRequest
-	(*ListResponse)(nil),          // 26: agentworker.plugin.v1.ListResponse
-	(*DocumentInfo)(nil),          // 27: agentworker.plugin.v1.DocumentInfo
-	nil,                           // 28: agentworker.plugin.v1.RunRequest.EnvEntry
-	nil,                           // 29: agentworker.plugin.v1.McpServer.HeadersEntry
-	nil,                           // 30: agentworker.plugin.v1.McpServer.EnvEntry
-	(*timestamppb.Timestamp)(nil), // 31: google.protobuf.Timestamp
+	(*ModelCall)(nil),             // 13: agentworker.plugin.v1.ModelCall
+	(*Heartbeat)(nil),             // 14: agentworker.plugin.v1.Heartbeat
+	(*Session)(nil),               // 15: agentworker.plugin.v1.Session
+	(*Error)(nil),                 // 16: agentworker.plugin.v1.Error
+	(*DocumentRef)(nil),           // 17: agentworker.plugin.v1.DocumentRef
+	(*ReadRequest)(nil),           // 18: agentworker.plugin.v1.ReadRequest
+	(*ReadResponse)(nil),          // 19: agentworker.plugin.v1.ReadResponse
+	(*WriteRequest)(nil),          // 20: agentworker.plugin.v1.WriteRequest
+	(*WriteResponse)(nil),         // 21: agentworker.plugin.v1.WriteResponse
+	(*AppendRequest)(nil),         // 22: agentworker.plugin.v1.AppendRequest
+	(*AppendResponse)(nil),        // 23: agentworker.plugin.v1.AppendResponse
+	(*CreateRequest)(nil),         // 24: agentworker.plugin.v1.CreateRequest
+	(*CreateResponse)(nil),        // 25: agentworker.plugin.v1.CreateResponse
+	(*ListRequest)(nil),           // 26: agentworker.plugin.v1.ListRequest
+	(*ListResponse)(nil),          // 27: agentworker.plugin.v1.ListResponse
+	(*DocumentInfo)(nil),          // 28: agentworker.plugin.v1.DocumentInfo
+	nil,                           // 29: agentworker.plugin.v1.RunRequest.EnvEntry
+	nil,                           // 30: agentworker.plugin.v1.McpServer.HeadersEntry
+	nil,                           // 31: agentworker.plugin.v1.McpServer.EnvEntry
+	(*timestamppb.Timestamp)(nil), // 32: google.protobuf.Timestamp
 }
 var file_agentworker_plugin_v1_plugin_proto_depIdxs = []int32{
 	7,  // 0: agentworker.plugin.v1.RunRequest.agent:type_name -> agentworker.plugin.v1.Agent
 	8,  // 1: agentworker.plugin.v1.RunRequest.daemon:type_name -> agentworker.plugin.v1.McpServer
 	8,  // 2: agentworker.plugin.v1.RunRequest.mcp_servers:type_name -> agentworker.plugin.v1.McpServer
-	28, // 3: agentworker.plugin.v1.RunRequest.env:type_name -> agentworker.plugin.v1.RunRequest.EnvEntry
+	29, // 3: agentworker.plugin.v1.RunRequest.env:type_name -> agentworker.plugin.v1.RunRequest.EnvEntry
 	5,  // 4: agentworker.plugin.v1.RunRequest.context:type_name -> agentworker.plugin.v1.RunContext
 	4,  // 5: agentworker.plugin.v1.RunRequest.repos:type_name -> agentworker.plugin.v1.Repo
 	6,  // 6: agentworker.plugin.v1.RunContext.inbox:type_name -> agentworker.plugin.v1.ChannelMessage
 	6,  // 7: agentworker.plugin.v1.RunContext.recent:type_name -> agentworker.plugin.v1.ChannelMessage
-	27, // 8: agentworker.plugin.v1.RunContext.documents:type_name -> agentworker.plugin.v1.DocumentInfo
-	31, // 9: agentworker.plugin.v1.ChannelMessage.created_at:type_name -> google.protobuf.Timestamp
-	29, // 10: agentworker.plugin.v1.McpServer.headers:type_name -> agentworker.plugin.v1.McpServer.HeadersEntry
-	30, // 11: agentworker.plugin.v1.McpServer.env:type_name -> agentworker.plugin.v1.McpServer.EnvEntry
+	28, // 8: agentworker.plugin.v1.RunContext.documents:type_name -> agentworker.plugin.v1.DocumentInfo
+	32, // 9: agentworker.plugin.v1.ChannelMessage.created_at:type_name -> google.protobuf.Timestamp
+	30, // 10: agentworker.plugin.v1.McpServer.headers:type_name -> agentworker.plugin.v1.McpServer.HeadersEntry
+	31, // 11: agentworker.plugin.v1.McpServer.env:type_name -> agentworker.plugin.v1.McpServer.EnvEntry
 	10, // 12: agentworker.plugin.v1.RunResponse.text:type_name -> agentworker.plugin.v1.Text
 	11, // 13: agentworker.plugin.v1.RunResponse.tool_call:type_name -> agentworker.plugin.v1.ToolCall
 	11, // 14: agentworker.plugin.v1.RunResponse.tool_result:type_name -> agentworker.plugin.v1.ToolCall
 	12, // 15: agentworker.plugin.v1.RunResponse.usage:type_name -> agentworker.plugin.v1.Usage
-	13, // 16: agentworker.plugin.v1.RunResponse.heartbeat:type_name -> agentworker.plugin.v1.Heartbeat
-	14, // 17: agentworker.plugin.v1.RunResponse.session:type_name -> agentworker.plugin.v1.Session
+	14, // 16: agentworker.plugin.v1.RunResponse.heartbeat:type_name -> agentworker.plugin.v1.Heartbeat
+	15, // 17: agentworker.plugin.v1.RunResponse.session:type_name -> agentworker.plugin.v1.Session
 	10, // 18: agentworker.plugin.v1.RunResponse.result:type_name -> agentworker.plugin.v1.Text
 	10, // 19: agentworker.plugin.v1.RunResponse.log:type_name -> agentworker.plugin.v1.Text
-	15, // 20: agentworker.plugin.v1.RunResponse.error:type_name -> agentworker.plugin.v1.Error
+	16, // 20: agentworker.plugin.v1.RunResponse.error:type_name -> agentworker.plugin.v1.Error
 	10, // 21: agentworker.plugin.v1.RunResponse.sandbox:type_name -> agentworker.plugin.v1.Text
 	10, // 22: agentworker.plugin.v1.RunResponse.gate:type_name -> agentworker.plugin.v1.Text
-	0,  // 23: agentworker.plugin.v1.Error.class:type_name -> agentworker.plugin.v1.ErrorClass
-	16, // 24: agentworker.plugin.v1.ReadRequest.ref:type_name -> agentworker.plugin.v1.DocumentRef
-	16, // 25: agentworker.plugin.v1.WriteRequest.ref:type_name -> agentworker.plugin.v1.DocumentRef
-	16, // 26: agentworker.plugin.v1.AppendRequest.ref:type_name -> agentworker.plugin.v1.DocumentRef
-	16, // 27: agentworker.plugin.v1.CreateRequest.ref:type_name -> agentworker.plugin.v1.DocumentRef
-	27, // 28: agentworker.plugin.v1.ListResponse.documents:type_name -> agentworker.plugin.v1.DocumentInfo
-	31, // 29: agentworker.plugin.v1.DocumentInfo.updated_at:type_name -> google.protobuf.Timestamp
-	1,  // 30: agentworker.plugin.v1.InfoService.GetInfo:input_type -> agentworker.plugin.v1.GetInfoRequest
-	3,  // 31: agentworker.plugin.v1.BackendService.Run:input_type -> agentworker.plugin.v1.RunRequest
-	17, // 32: agentworker.plugin.v1.DocumentProviderService.Read:input_type -> agentworker.plugin.v1.ReadRequest
-	19, // 33: agentworker.plugin.v1.DocumentProviderService.Write:input_type -> agentworker.plugin.v1.WriteRequest
-	21, // 34: agentworker.plugin.v1.DocumentProviderService.Append:input_type -> agentworker.plugin.v1.AppendRequest
-	23, // 35: agentworker.plugin.v1.DocumentProviderService.Create:input_type -> agentworker.plugin.v1.CreateRequest
-	25, // 36: agentworker.plugin.v1.DocumentProviderService.List:input_type -> agentworker.plugin.v1.ListRequest
-	2,  // 37: agentworker.plugin.v1.InfoService.GetInfo:output_type -> agentworker.plugin.v1.GetInfoResponse
-	9,  // 38: agentworker.plugin.v1.BackendService.Run:output_type -> agentworker.plugin.v1.RunResponse
-	18, // 39: agentworker.plugin.v1.DocumentProviderService.Read:output_type -> agentworker.plugin.v1.ReadResponse
-	20, // 40: agentworker.plugin.v1.DocumentProviderService.Write:output_type -> agentworker.plugin.v1.WriteResponse
-	22, // 41: agentworker.plugin.v1.DocumentProviderService.Append:output_type -> agentworker.plugin.v1.AppendResponse
-	24, // 42: agentworker.plugin.v1.DocumentProviderService.Create:output_type -> agentworker.plugin.v1.CreateResponse
-	26, // 43: agentworker.plugin.v1.DocumentProviderService.List:output_type -> agentworker.plugin.v1.ListResponse
-	37, // [37:44] is the sub-list for method output_type
-	30, // [30:37] is the sub-list for method input_type
-	30, // [30:30] is the sub-list for extension type_name
-	30, // [30:30] is the sub-list for extension extendee
-	0,  // [0:30] is the sub-list for field type_name
+	13, // 23: agentworker.plugin.v1.Usage.call:type_name -> agentworker.plugin.v1.ModelCall
+	32, // 24: agentworker.plugin.v1.ModelCall.start:type_name -> google.protobuf.Timestamp
+	32, // 25: agentworker.plugin.v1.ModelCall.end:type_name -> google.protobuf.Timestamp
+	0,  // 26: agentworker.plugin.v1.Error.class:type_name -> agentworker.plugin.v1.ErrorClass
+	17, // 27: agentworker.plugin.v1.ReadRequest.ref:type_name -> agentworker.plugin.v1.DocumentRef
+	17, // 28: agentworker.plugin.v1.WriteRequest.ref:type_name -> agentworker.plugin.v1.DocumentRef
+	17, // 29: agentworker.plugin.v1.AppendRequest.ref:type_name -> agentworker.plugin.v1.DocumentRef
+	17, // 30: agentworker.plugin.v1.CreateRequest.ref:type_name -> agentworker.plugin.v1.DocumentRef
+	28, // 31: agentworker.plugin.v1.ListResponse.documents:type_name -> agentworker.plugin.v1.DocumentInfo
+	32, // 32: agentworker.plugin.v1.DocumentInfo.updated_at:type_name -> google.protobuf.Timestamp
+	1,  // 33: agentworker.plugin.v1.InfoService.GetInfo:input_type -> agentworker.plugin.v1.GetInfoRequest
+	3,  // 34: agentworker.plugin.v1.BackendService.Run:input_type -> agentworker.plugin.v1.RunRequest
+	18, // 35: agentworker.plugin.v1.DocumentProviderService.Read:input_type -> agentworker.plugin.v1.ReadRequest
+	20, // 36: agentworker.plugin.v1.DocumentProviderService.Write:input_type -> agentworker.plugin.v1.WriteRequest
+	22, // 37: agentworker.plugin.v1.DocumentProviderService.Append:input_type -> agentworker.plugin.v1.AppendRequest
+	24, // 38: agentworker.plugin.v1.DocumentProviderService.Create:input_type -> agentworker.plugin.v1.CreateRequest
+	26, // 39: agentworker.plugin.v1.DocumentProviderService.List:input_type -> agentworker.plugin.v1.ListRequest
+	2,  // 40: agentworker.plugin.v1.InfoService.GetInfo:output_type -> agentworker.plugin.v1.GetInfoResponse
+	9,  // 41: agentworker.plugin.v1.BackendService.Run:output_type -> agentworker.plugin.v1.RunResponse
+	19, // 42: agentworker.plugin.v1.DocumentProviderService.Read:output_type -> agentworker.plugin.v1.ReadResponse
+	21, // 43: agentworker.plugin.v1.DocumentProviderService.Write:output_type -> agentworker.plugin.v1.WriteResponse
+	23, // 44: agentworker.plugin.v1.DocumentProviderService.Append:output_type -> agentworker.plugin.v1.AppendResponse
+	25, // 45: agentworker.plugin.v1.DocumentProviderService.Create:output_type -> agentworker.plugin.v1.CreateResponse
+	27, // 46: agentworker.plugin.v1.DocumentProviderService.List:output_type -> agentworker.plugin.v1.ListResponse
+	40, // [40:47] is the sub-list for method output_type
+	33, // [33:40] is the sub-list for method input_type
+	33, // [33:33] is the sub-list for extension type_name
+	33, // [33:33] is the sub-list for extension extendee
+	0,  // [0:33] is the sub-list for field type_name
 }
 
 func init() { file_agentworker_plugin_v1_plugin_proto_init() }
@@ -2316,7 +2435,7 @@ func file_agentworker_plugin_v1_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_agentworker_plugin_v1_plugin_proto_rawDesc), len(file_agentworker_plugin_v1_plugin_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   30,
+			NumMessages:   31,
 			NumExtensions: 0,
 			NumServices:   3,
 		},
