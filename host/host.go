@@ -127,6 +127,16 @@ type Config struct {
 	OTLPEndpoint string
 	// TraceExporter, when set, receives the spans instead of OTLP (tests).
 	TraceExporter telemetry.SpanExporter
+	// OTLPMetrics is --otlp-metrics: the model calls' gen_ai.client.*
+	// histograms go to the traces' collector too, as
+	// OTEL_METRICS_EXPORTER=otlp asks.
+	OTLPMetrics bool
+	// MetricReader, when set, receives those metrics instead (tests).
+	MetricReader telemetry.MetricReader
+	// CaptureContent is --otel-capture-content: chat and tool spans carry
+	// the messages, as OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true
+	// asks.
+	CaptureContent bool
 	// TraceURL is --trace-url: the address of a run's trace in the user's
 	// tracing UI, {trace_id} replaced (the console links to it).
 	TraceURL string
@@ -296,7 +306,8 @@ func New(cfg Config) (_ *Host, err error) {
 	// The metrics exist before the store so that its writes are timed
 	// from the first; the inbox gauge reads the store only when scraped.
 	h.metrics = metrics.New(func(ctx context.Context) (map[store.AgentKey]int, error) { return h.db.InboxDepths(ctx) }, h.log.Named("metrics"))
-	if h.tel, err = telemetry.New(ctx, telemetry.Config{Endpoint: cfg.OTLPEndpoint, Exporter: cfg.TraceExporter, Log: h.log.Named("traces")}); err != nil {
+	if h.tel, err = telemetry.New(ctx, telemetry.Config{Endpoint: cfg.OTLPEndpoint, Exporter: cfg.TraceExporter,
+		Metrics: cfg.OTLPMetrics, MetricReader: cfg.MetricReader, CaptureContent: cfg.CaptureContent, Log: h.log.Named("traces")}); err != nil {
 		return nil, api.Errorf(api.CodeInvalid, "traces: %w", err)
 	}
 	if h.tel.On() {

@@ -62,11 +62,13 @@ func daemonCmd(e *env) *ffcli.Command {
 	fs.Var(sandboxFlag{&cfg.Sandbox}, "sandbox", "confine every run with Landlock: auto (where the kernel can; runs start unconfined, with a warning, where it cannot), required (refuse runs where it cannot, and agents with sandbox mode: off) or off")
 	fs.StringVar(&cfg.NotifyConfig, "notify-config", "", "YAML file of webhooks told of events in every workflow: a list of {webhook: URL, events: [question, approval, run_failed, over_budget, loop_guard, idle, member_down], secret_env: NAME}")
 	fs.StringVar(&cfg.OTLPEndpoint, "otlp-endpoint", "", "export traces over OTLP to this collector URL, e.g. http://localhost:4318 (http/protobuf) or, with OTEL_EXPORTER_OTLP_PROTOCOL=grpc, http://localhost:4317; unset, OTEL_EXPORTER_OTLP_[TRACES_]ENDPOINT decides, and with neither tracing is off")
+	fs.BoolVar(&cfg.OTLPMetrics, "otlp-metrics", false, "export the model calls' gen_ai.client.token.usage and gen_ai.client.operation.duration histograms over OTLP to the traces' collector, as OTEL_METRICS_EXPORTER=otlp does (the Prometheus /metrics stays)")
+	fs.BoolVar(&cfg.CaptureContent, "otel-capture-content", false, "put the prompts, replies and tool arguments and results on the chat and tool spans, as OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true does; off, spans carry no text of the team's work")
 	fs.StringVar(&cfg.TraceURL, "trace-url", "", "address of a trace in your tracing UI, {trace_id} replaced: the console's run page links to the run's trace, e.g. http://localhost:16686/trace/{trace_id}")
 	fs.String("config", "", "YAML file with any of these flags (flags and AGENT_WORKER_* env vars win)")
 	return &ffcli.Command{
 		Name:       "daemon",
-		ShortUsage: "agent-worker daemon [--listen 127.0.0.1:5099 [--allow-remote]] [--tls auto | --tls-cert F --tls-key F | --insecure-http] [--home DIR] [--store postgres://…] [--check-store] [--plugins-dir DIR] [--default-model M] [--spares N|backend=N,...] [--sandbox auto|required|off] [--notify-config FILE] [--otlp-endpoint URL] [--trace-url URL] [--config FILE]",
+		ShortUsage: "agent-worker daemon [--listen 127.0.0.1:5099 [--allow-remote]] [--tls auto | --tls-cert F --tls-key F | --insecure-http] [--home DIR] [--store postgres://…] [--check-store] [--plugins-dir DIR] [--default-model M] [--spares N|backend=N,...] [--sandbox auto|required|off] [--notify-config FILE] [--otlp-endpoint URL [--otlp-metrics] [--otel-capture-content]] [--trace-url URL] [--config FILE]",
 		ShortHelp:  "run the daemon in the foreground",
 		LongHelp: `Runs the daemon until SIGINT/SIGTERM or ` + "`agent-worker stop --all`" + `.
 Other commands start it on their own when it is not running; run it by hand

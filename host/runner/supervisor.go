@@ -20,7 +20,6 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	goplugin "github.com/hashicorp/go-plugin"
-	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/sys/unix"
 
 	"github.com/agent-worker/agent-worker/host/api"
@@ -266,13 +265,15 @@ func (s *Supervisor) Run(ctx context.Context, spec runspec.RunSpec) (out runspec
 	// The run's span: a child of the message that woke it (its sender's
 	// trace), linked to every message it answers; ended last, with how
 	// the run ended as recorded.
-	ctx, span := telemetry.Agent(ctx, s.cfg.Tracing.Tracer(), telemetry.AgentRun{RunID: runID, Workflow: agent.Workflow, Tag: agent.Tag,
+	ctx, span := s.cfg.Tracing.Agent(ctx, telemetry.AgentRun{RunID: runID, Workflow: agent.Workflow, Tag: agent.Tag,
 		Agent: agent.Name, Backend: agent.Backend, Model: agent.Model, Attempt: attempt, Causes: causes(spec.Inbox)})
 	if tp := telemetry.Traceparent(ctx); tp != "" {
 		s.traces.Store(runID, tp)
 	}
+	calls := newCallTrace(ctx, s.cfg.Tracing, span, agent, spec.Inbox)
 	defer func() {
 		s.traces.Delete(runID)
+		calls.end()
 		telemetry.EndAgent(span, telemetry.RunEnd{Outcome: cmp.Or(string(out.Run.State), "not_started"), InputTokens: out.Usage.InputTokens,
 			OutputTokens: out.Usage.OutputTokens, CostUSD: out.Usage.CostUSD, Err: err})
 	}()
@@ -327,11 +328,6 @@ func (s *Supervisor) Run(ctx context.Context, spec runspec.RunSpec) (out runspec
 			}
 		case backend.EventSandbox:
 			s.cfg.Observer.SandboxRefused(agent.Workflow, agent.Name)
-			telemetry.Refused(span, "sandbox", e.Text)
-		case backend.EventToolCall:
-			if e.Tool != nil && span.IsRecording() {
-				span.AddEvent(telemetry.OpExecuteTool, trace.WithAttributes(telemetry.ToolNameKey.String(e.Tool.Name)))
-			}
 		case backend.EventSession:
 			out.SessionID = e.SessionID
 			// Saved at once: a run that fails later still leaves a
@@ -348,6 +344,7 @@ func (s *Supervisor) Run(ctx context.Context, spec runspec.RunSpec) (out runspec
 				log.Info("session not saved: the agent was reset during the run")
 			}
 		}
+		calls.event(e)
 		rec.add(e)
 		if onEvent != nil {
 			onEvent(e)

@@ -71,7 +71,7 @@ type AgentRun struct {
 }
 
 // Agent starts a run's invoke_agent span.
-func Agent(ctx context.Context, t trace.Tracer, r AgentRun) (context.Context, trace.Span) {
+func (t *Telemetry) Agent(ctx context.Context, r AgentRun) (context.Context, trace.Span) {
 	var links []trace.Link
 	parent := trace.SpanContext{}
 	for _, tp := range r.Causes {
@@ -87,8 +87,8 @@ func Agent(ctx context.Context, t trace.Tracer, r AgentRun) (context.Context, tr
 	if parent.IsValid() {
 		ctx = trace.ContextWithRemoteSpanContext(ctx, parent)
 	}
-	return t.Start(ctx, OpInvokeAgent+" "+r.Agent, trace.WithSpanKind(trace.SpanKindInternal), trace.WithLinks(links...),
-		trace.WithAttributes(semconv.GenAIOperationNameKey.String(OpInvokeAgent), semconv.GenAISystemKey.String(system(r.Backend)),
+	return t.Tracer().Start(ctx, OpInvokeAgent+" "+r.Agent, trace.WithSpanKind(trace.SpanKindInternal), trace.WithLinks(links...),
+		trace.WithAttributes(semconv.GenAIOperationNameKey.String(OpInvokeAgent), t.providerAttr(system(r.Backend)),
 			AgentNameKey.String(r.Agent), AgentIDKey.String(r.Workflow+":"+r.Tag+"/"+r.Agent), semconv.GenAIRequestModel(r.Model),
 			WorkflowKey.String(r.Workflow), TagKey.String(r.Tag), BackendKey.String(r.Backend),
 			RunIDKey.String(r.RunID), AttemptKey.Int(r.Attempt)))

@@ -3,6 +3,7 @@ package telemetry
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -11,7 +12,9 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/propagation"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.27.0"
@@ -33,10 +36,26 @@ type Config struct {
 	QueueSize int
 	Interval  time.Duration
 	Log       hclog.Logger
+	// Metrics is the daemon's --otlp-metrics: export the gen_ai.client.*
+	// histograms over OTLP, as OTEL_METRICS_EXPORTER=otlp asks.
+	Metrics bool
+	// MetricReader, when set, replaces OTLP metrics (tests: the SDK's
+	// ManualReader) and turns metrics on.
+	MetricReader sdkmetric.Reader
+	// CaptureContent is --otel-capture-content: chat and tool spans carry
+	// the messages, as OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true
+	// asks.
+	CaptureContent bool
+	// Getenv reads the environment for the settings the daemon reads
+	// itself (os.Getenv when nil); the SDK's exporters read theirs.
+	Getenv func(string) string
 }
 
 // SpanExporter is where spans go: OTLP, or a test's in-memory exporter.
 type SpanExporter = sdktrace.SpanExporter
+
+// MetricReader is where metrics go: OTLP, or a test's manual reader.
+type MetricReader = sdkmetric.Reader
 
 // Telemetry is the daemon's tracing: a tracer provider and the queue in
 // front of its exporter, or a no-op tracer when off.
@@ -46,6 +65,14 @@ type Telemetry struct {
 	queue    *queue
 	endpoint string
 	flag     string // --otlp-endpoint
+
+	// latest: the newest GenAI names (OTEL_SEMCONV_STABILITY_OPT_IN);
+	// content: messages on spans (CaptureContent).
+	latest, content bool
+	// meters and the histograms of model calls; nil when metrics are off.
+	meters   *sdkmetric.MeterProvider
+	tokens   metric.Int64Histogram
+	duration metric.Float64Histogram
 }
 
 // instrumentation names the daemon's tracer in every span.
@@ -59,23 +86,35 @@ func Off() *Telemetry {
 // New sets tracing up from cfg and the process's environment, which the
 // SDK's exporters and resource read themselves (OTEL_EXPORTER_OTLP_*,
 // OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES, OTEL_TRACES_SAMPLER). Off
-// (no endpoint) is not an error; a protocol it does not know is.
+// (no endpoint) is not an error; a protocol it does not know is. Metrics
+// are set up the same way when asked for (metrics.go).
 func New(ctx context.Context, cfg Config) (*Telemetry, error) {
-	getenv := os.Getenv
+	getenv := cfg.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
 	log := cfg.Log
 	if log == nil {
 		log = hclog.NewNullLogger()
 	}
+	t := Off()
+	t.latest = latestOptIn(getenv("OTEL_SEMCONV_STABILITY_OPT_IN"))
+	t.content = cfg.CaptureContent || strings.EqualFold(strings.TrimSpace(getenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT")), "true")
 	exp, endpoint := cfg.Exporter, ""
 	if exp == nil {
-		endpoint = Endpoint(cfg.Endpoint, getenv)
-		if endpoint == "" {
-			return Off(), nil
+		if endpoint = Endpoint(cfg.Endpoint, getenv); endpoint != "" {
+			var err error
+			if exp, err = otlpExporter(ctx, cfg.Endpoint, getenv); err != nil {
+				return nil, err
+			}
 		}
-		var err error
-		if exp, err = otlpExporter(ctx, cfg.Endpoint, getenv); err != nil {
-			return nil, err
-		}
+	}
+	reader, err := metricReader(ctx, cfg, getenv)
+	if err != nil {
+		return nil, err
+	}
+	if exp == nil && reader == nil {
+		return t, nil
 	}
 	res, err := resource.New(ctx,
 		resource.WithSchemaURL(semconv.SchemaURL),
@@ -86,11 +125,17 @@ func New(ctx context.Context, cfg Config) (*Telemetry, error) {
 	if err != nil {
 		log.Warn("trace resource", "error", err) // partial: what was read is used
 	}
-	q := newQueue(exp, cfg.QueueSize, cfg.Interval, log)
-	// The sampler is the SDK's from OTEL_TRACES_SAMPLER and
-	// OTEL_TRACES_SAMPLER_ARG (parent-based always-on when unset).
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(q), sdktrace.WithResource(res))
-	return &Telemetry{tracer: tp.Tracer(instrumentation, trace.WithSchemaURL(semconv.SchemaURL)), provider: tp, queue: q, endpoint: endpoint, flag: cfg.Endpoint}, nil
+	if reader != nil {
+		t.setMetrics(reader, res)
+	}
+	if exp != nil {
+		q := newQueue(exp, cfg.QueueSize, cfg.Interval, log)
+		// The sampler is the SDK's from OTEL_TRACES_SAMPLER and
+		// OTEL_TRACES_SAMPLER_ARG (parent-based always-on when unset).
+		tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(q), sdktrace.WithResource(res))
+		t.tracer, t.provider, t.queue, t.endpoint, t.flag = tp.Tracer(instrumentation, trace.WithSchemaURL(semconv.SchemaURL)), tp, q, endpoint, cfg.Endpoint
+	}
+	return t, nil
 }
 
 // Endpoint is where traces go: flag, else OTEL_EXPORTER_OTLP_TRACES_ENDPOINT,
@@ -156,20 +201,28 @@ func (t *Telemetry) Spans() (exported, dropped uint64) {
 	return t.queue.exported.Load(), t.queue.dropped.Load()
 }
 
-// Flush exports the spans that ended, within ctx.
+// Flush exports the spans that ended and the metrics so far, within ctx.
 func (t *Telemetry) Flush(ctx context.Context) error {
-	if !t.On() {
-		return nil
+	var err error
+	if t.On() {
+		err = t.provider.ForceFlush(ctx)
 	}
-	return t.provider.ForceFlush(ctx)
+	if t != nil && t.meters != nil {
+		err = errors.Join(err, t.meters.ForceFlush(ctx))
+	}
+	return err
 }
 
-// Close exports what is left, within ctx, and stops the exporter.
+// Close exports what is left, within ctx, and stops the exporters.
 func (t *Telemetry) Close(ctx context.Context) error {
-	if !t.On() {
-		return nil
+	var err error
+	if t.On() {
+		err = t.provider.Shutdown(ctx)
 	}
-	return t.provider.Shutdown(ctx)
+	if t != nil && t.meters != nil {
+		err = errors.Join(err, t.meters.Shutdown(ctx))
+	}
+	return err
 }
 
 // propagator is W3C trace context: the traceparent a message, a run's

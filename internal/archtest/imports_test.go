@@ -152,7 +152,7 @@ var kernel = map[string][]string{
 	"host/mcpserver":        {"host/api", "host/efforts", "host/team", "host/telemetry", "sdk/tools", "store", "workflow/skill"},
 	"host/efforts":          {"host/api", "host/contract", "host/internal/fswatch", "host/team", "sdk/tools", "store", "workflow", "workflow/skill"},
 	"host/gate":             {"host/contract", "sdk/backend", "store", "workflow/skill"},
-	"host/runner":           {"host/api", "host/catalog", "host/contract", "host/pluginclient", "host/prices", "host/runspec", "host/sandbox", "host/spares", "host/telemetry", "sdk/backend", "sdk/plugin", "sdk/sandbox", "store"},
+	"host/runner":           {"host/api", "host/catalog", "host/contract", "host/pluginclient", "host/prices", "host/runspec", "host/sandbox", "host/spares", "host/telemetry", "sdk/backend", "sdk/llm", "sdk/plugin", "sdk/sandbox", "store"},
 	"host/spares":           {"host/api", "sdk/plugin"},
 	"host/docs":             {"docs-provider/file", "docs-provider/sqlite", "host/api", "host/catalog", "host/internal/backoff", "host/pluginclient", "sdk", "sdk/docprovider", "sdk/plugin", "store"},
 	"host/prices":           {"sdk/backend", "store"},
