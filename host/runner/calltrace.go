@@ -35,7 +35,7 @@ type callTrace struct {
 }
 
 func newCallTrace(ctx context.Context, tel *telemetry.Telemetry, run trace.Span, agent store.Agent, inbox []store.Message) *callTrace {
-	c := &callTrace{tel: tel, ctx: ctx, run: run, agent: agent.Name, provider: modelProvider(agent.Model, agent.Backend), open: map[string]trace.Span{}}
+	c := &callTrace{tel: tel, ctx: ctx, run: run, agent: agent.Name, provider: modelProvider(agent), open: map[string]trace.Span{}}
 	if tel.CaptureContent() {
 		if agent.System != "" {
 			c.input.WriteString(agent.System + "\n\n")
@@ -47,10 +47,15 @@ func newCallTrace(ctx context.Context, tel *telemetry.Telemetry, run trace.Span,
 	return c
 }
 
-// modelProvider is the provider of an agent's model: its prefix
-// (anthropic/claude-…), else the one its name suggests, else the
-// backend's (claude is anthropic's, codex openai's).
-func modelProvider(model, backendName string) string {
+// modelProvider is the provider of an agent's model: its provider
+// config's name, else its model's prefix (anthropic/claude-…), else the
+// one its name suggests, else the backend's (claude is anthropic's, codex
+// openai's).
+func modelProvider(agent store.Agent) string {
+	model, backendName := agent.Model, agent.Backend
+	if p := agent.Config.Provider; p != nil && p.Name != "" {
+		return p.Name
+	}
 	if p, _, ok := strings.Cut(model, "/"); ok {
 		return p
 	}
