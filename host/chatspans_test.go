@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/agent-worker/agent-worker/host/api"
 	"github.com/agent-worker/agent-worker/host/runner"
+	"github.com/agent-worker/agent-worker/host/triggers"
 	"github.com/agent-worker/agent-worker/internal/testkit"
 )
 
@@ -176,4 +178,40 @@ func attrOf(s tracetest.SpanStub, key string) string {
 		}
 	}
 	return ""
+}
+
+// A webhook delivery is the root of its trace, as a kickoff is: the run
+// its message wakes is the child of the delivery's invoke_workflow span.
+func TestWebhookDeliveryIsOneTrace(t *testing.T) {
+	t.Parallel()
+	env := &testEnv{vars: map[string]string{"HOOK_SECRET": "s3cret"}}
+	exp := tracetest.NewInMemoryExporter()
+	th, _ := pluginHost(t, runner.SupervisorConfig{}, func(c *Config) { c.LookupEnv, c.TraceExporter = env.lookup, exp })
+	file := filepath.Join(t.TempDir(), "hooks.yaml")
+	saveFile(t, file, hooksYAML)
+	ctx := context.Background()
+	if _, err := th.client().StartWorkflow(ctx, api.StartWorkflow{Path: file}); err != nil {
+		t.Fatal(err)
+	}
+	const body = `{"action": "opened", "pull_request": {"number": 7, "html_url": "https://github.com/acme/app/pull/7"}}`
+	if code, res, e := th.hook(t, hookCall{path: "/hooks/hooks/pr-opened", body: body, signature: triggers.Sign("s3cret", []byte(body)), delivery: "d-1"}); code != http.StatusAccepted {
+		t.Fatalf("delivery: %d %+v %+v", code, res, e)
+	}
+	byName := map[string]tracetest.SpanStub{}
+	testkit.WaitFor(t, "the reviewer's run span", func() bool {
+		if err := th.tel.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range exp.GetSpans() {
+			byName[s.Name] = s
+		}
+		return byName["invoke_agent reviewer"].Name != ""
+	})
+	hook, run := byName["invoke_workflow hooks"], byName["invoke_agent reviewer"]
+	if attrOf(hook, "agent_worker.trigger") != "webhook" || attrOf(hook, "agent_worker.webhook") != "pr-opened" || attrOf(hook, "agent_worker.webhook.delivery") != "d-1" {
+		t.Fatalf("delivery span %q: %v", hook.Name, hook.Attributes)
+	}
+	if run.Parent.SpanID() != hook.SpanContext.SpanID() || run.SpanContext.TraceID() != hook.SpanContext.TraceID() {
+		t.Errorf("the run's parent is %s in trace %s; want the delivery's %s in %s", run.Parent.SpanID(), run.SpanContext.TraceID(), hook.SpanContext.SpanID(), hook.SpanContext.TraceID())
+	}
 }

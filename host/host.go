@@ -455,12 +455,13 @@ func (h *Host) buildParts(ctx context.Context) error {
 	if err := h.sup.Reap(ctx); err != nil {
 		return fmt.Errorf("reap workers: %w", err)
 	}
+	h.cfg.Scheduler.Tracing = h.tel
 	h.sched = scheduler.New(h.db, h.sup, h.team, h.cfg.Scheduler, h.log.Named("scheduler"))
 	h.agents = &agents.Registry{DB: h.db, Catalog: h.catalog, Sched: h.sched, DefaultModel: h.cfg.DefaultModel, Forget: h.mcp.Forget,
 		StateDir: func(k store.AgentKey) string { return runner.AgentStateDir(h.cfg.Home, k) }, Release: h.worktrees.Release, Log: h.log.Named("agents"),
 		RequireSandbox: h.cfg.Sandbox == sandbox.Required}
 	h.mcp.Spawner = h.agents // agent_spawn and agent_stop
-	h.hooks = triggers.New(triggers.Config{DB: h.db, Team: h.team, LookupEnv: h.cfg.LookupEnv, Wake: h.notify.Wake, Log: h.log.Named("triggers")})
+	h.hooks = triggers.New(triggers.Config{DB: h.db, Team: h.team, LookupEnv: h.cfg.LookupEnv, Wake: h.notify.Wake, Log: h.log.Named("triggers"), Tracing: h.tel})
 	h.wfs = workflows.New(workflows.Config{Member: h.clusterMemberID(), DB: h.db, Team: h.team, Sched: h.sched, Triggers: h.hooks, Worktrees: h.worktrees, Catalog: h.catalog,
 		DefaultModel: h.cfg.DefaultModel, Now: h.cfg.Now, Log: h.log.Named("workflows"), Notify: h.notify,
 		RequireSandbox: h.cfg.Sandbox == sandbox.Required, Tracing: h.tel})

@@ -12,11 +12,13 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"go.opentelemetry.io/otel/codes"
 
 	"github.com/agent-worker/agent-worker/host/api"
 	"github.com/agent-worker/agent-worker/host/internal/backoff"
 	"github.com/agent-worker/agent-worker/host/runspec"
 	"github.com/agent-worker/agent-worker/host/team"
+	"github.com/agent-worker/agent-worker/host/telemetry"
 	"github.com/agent-worker/agent-worker/sdk/backend"
 	"github.com/agent-worker/agent-worker/store"
 	"github.com/agent-worker/agent-worker/workflow"
@@ -67,6 +69,9 @@ type Config struct {
 	// Notify hears of an agent failed for good and of a budget spent
 	// (host/notify); nil tells no one.
 	Notify Notifier
+	// Tracing gives a scheduled wake-up its invoke_workflow span, the root
+	// of the trace of the run it wakes (nil: no spans).
+	Tracing *telemetry.Telemetry
 }
 
 // Observer hears, as each run starts, how long the oldest message it is
@@ -806,8 +811,19 @@ func (s *Scheduler) wakeup(ctx context.Context, a store.Agent) error {
 	if prompt == "" {
 		prompt = DefaultWakeupPrompt
 	}
+	// The wake-up's span is the root of the trace its run joins through
+	// the message, as a kickoff's is.
+	how := "cron"
+	if strings.HasPrefix(strings.TrimSpace(a.Schedule), "@every ") {
+		how = "interval"
+	}
+	ctx, span := telemetry.Workflow(ctx, s.cfg.Tracing.Tracer(), a.Workflow, a.Tag, how)
+	defer span.End()
 	_, err := s.team.Send(ctx, team.SendRequest{Scope: a.Key().Scope(), From: team.SenderSystem, Kind: store.KindSystem,
 		Content: "@" + a.Name + " " + prompt})
+	if err != nil {
+		span.SetStatus(codes.Error, err.Error())
+	}
 	return err
 }
 

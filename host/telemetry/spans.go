@@ -35,6 +35,8 @@ const (
 	OutcomeKey  = attribute.Key("agent_worker.run.outcome")
 	CostKey     = attribute.Key("agent_worker.run.cost_usd")
 	TriggerKey  = attribute.Key("agent_worker.trigger")
+	WebhookKey  = attribute.Key("agent_worker.webhook")
+	DeliveryKey = attribute.Key("agent_worker.webhook.delivery")
 	MessageKey  = attribute.Key("agent_worker.message.seq")
 	RefusalName = "refused" // the span event of a gate or sandbox refusal
 )
@@ -53,7 +55,7 @@ func system(backend string) string {
 
 // Workflow starts the invoke_workflow span of a workflow's kickoff or a
 // trigger's message: the root of the trace its agents' runs join. how is
-// "kickoff" or the trigger's name.
+// what started it: kickoff, webhook, cron or interval.
 func Workflow(ctx context.Context, t trace.Tracer, workflow, tag, how string) (context.Context, trace.Span) {
 	return t.Start(ctx, OpInvokeWorkflow+" "+workflow, trace.WithSpanKind(trace.SpanKindInternal),
 		trace.WithAttributes(semconv.GenAIOperationNameKey.String(OpInvokeWorkflow),

@@ -12,9 +12,11 @@ import (
 	"strings"
 
 	"github.com/hashicorp/go-hclog"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/agent-worker/agent-worker/host/api"
 	"github.com/agent-worker/agent-worker/host/team"
+	"github.com/agent-worker/agent-worker/host/telemetry"
 	"github.com/agent-worker/agent-worker/store"
 	"github.com/agent-worker/agent-worker/workflow"
 )
@@ -30,6 +32,9 @@ type Config struct {
 	// leaves it to find it on its own.
 	Wake func()
 	Log  hclog.Logger
+	// Tracing gives each delivery that posts its invoke_workflow span, the
+	// root of the trace of the runs it wakes (nil: no spans).
+	Tracing *telemetry.Telemetry
 }
 
 // Service checks and serves webhook deliveries. It keeps no state: the
@@ -40,6 +45,7 @@ type Service struct {
 	lookup func(string) (string, bool)
 	wake   func()
 	log    hclog.Logger
+	tracer trace.Tracer
 }
 
 // New returns a Service over cfg.
@@ -50,7 +56,7 @@ func New(cfg Config) *Service {
 	if cfg.Log == nil {
 		cfg.Log = hclog.NewNullLogger()
 	}
-	return &Service{db: cfg.DB, team: cfg.Team, lookup: cfg.LookupEnv, wake: cfg.Wake, log: cfg.Log}
+	return &Service{db: cfg.DB, team: cfg.Team, lookup: cfg.LookupEnv, wake: cfg.Wake, log: cfg.Log, tracer: cfg.Tracing.Tracer()}
 }
 
 // secret is the trigger's secret, or "" when its variable is unset or
@@ -185,6 +191,12 @@ func (s *Service) Deliver(ctx context.Context, d Delivery) (api.HookResult, erro
 		log.Warn("webhook message: the body lacks these paths; they were posted empty", "missing", missing)
 		res.Missing = missing
 	}
+	// The delivery's span is the root of the trace of the runs its
+	// message wakes, as a kickoff's is: composed under it, the message
+	// carries it.
+	ctx, span := telemetry.Workflow(ctx, s.tracer, d.Workflow, d.Tag, "webhook")
+	defer span.End()
+	span.SetAttributes(telemetry.WebhookKey.String(t.Name), telemetry.DeliveryKey.String(id))
 	m, err := s.team.Compose(ctx, team.SendRequest{Scope: scope, From: team.SenderSystem, Content: text})
 	if err != nil {
 		return res, fmt.Errorf("webhook %q: %w", t.Name, err)

@@ -161,11 +161,11 @@ var kernel = map[string][]string{
 	"host/runspec":          {"sdk/backend", "store"},
 	"host/replay":           {"host/api", "host/contract", "host/runspec", "sdk/backend", "sdk/llm", "store"},
 	"host/sandbox":          {"host/api", "sdk/backend", "sdk/sandbox"},
-	"host/scheduler":        {"host/api", "host/contract", "host/internal/backoff", "host/notify", "host/runspec", "host/team", "sdk/backend", "store", "workflow"},
+	"host/scheduler":        {"host/api", "host/contract", "host/internal/backoff", "host/notify", "host/runspec", "host/team", "host/telemetry", "sdk/backend", "store", "workflow"},
 	"host/agents":           {"host/api", "sdk/backend", "sdk/llm", "sdk/plugin", "store", "workflow"},
 	"host/workflows":        {"host/agents", "host/api", "host/internal/fswatch", "host/notify", "host/team", "host/telemetry", "sdk/plugin", "store", "workflow"},
 	"host/httpapi":          {"host/agents", "host/api", "host/contract", "host/efforts", "host/team", "host/triggers", "host/workflows", "sdk/backend", "sdk/tools", "store", "workflow", "workflow/skill"},
-	"host/triggers":         {"host/api", "host/team", "store", "workflow"},
+	"host/triggers":         {"host/api", "host/team", "host/telemetry", "store", "workflow"},
 	"host/worktrees":        {"host/api", "host/team", "sdk/backend", "sdk/tools", "store", "workflow"},
 	"host/mergequeue":       {"host/api", "host/team", "host/worktrees", "sdk/sandbox", "sdk/tools", "store", "workflow"},
 	// The YAML node helpers of every YAML reader, plugins' included:
