@@ -273,8 +273,13 @@ func New(cfg Config) (_ *Host, err error) {
 		return nil, fmt.Errorf("home %s: %w", cfg.Home, err)
 	}
 	cfg.Home = home
-	if err := os.MkdirAll(filepath.Join(home, api.LogDir), 0o700); err != nil {
-		return nil, fmt.Errorf("create home: %w", err)
+	// The roots of runs' directories exist before any warm spare starts:
+	// a spare's sandbox grants only folders that exist when it is made,
+	// and a run in one made later would be refused what its policy says.
+	for _, d := range []string{api.LogDir, "runs", "state", "workspaces", "worktrees"} {
+		if err := os.MkdirAll(filepath.Join(home, d), 0o700); err != nil {
+			return nil, fmt.Errorf("create home: %w", err)
+		}
 	}
 	h := &Host{cfg: cfg, log: cfg.Logger, stop: make(chan struct{}), startedAt: cfg.Now(), vital: newVitalLoops(cfg.Logger, cfg.FailLoop)}
 	defer func() {
