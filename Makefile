@@ -72,7 +72,7 @@ run: ## build the CLI and the mock backend only, then run the code-review exampl
 # E2E=1 also runs the end-to-end tests that need the pinned agent CLIs, the
 # TypeScript MCP SDK, chromium and PostgreSQL (installed by e2e-deps); they
 # skip, saying why, without it. CI runs the suite once, with E2E=1.
-E2E_ON  = PATH="$(E2E_BIN):$$PATH" AGENT_WORKER_E2E_CLIS=1 AGENT_WORKER_E2E_NODE_MODULES=$(E2E_CACHE)/node_modules AGENT_WORKER_E2E_BROWSER=1 AGENT_WORKER_E2E_POSTGRES=1
+E2E_ON  = PATH="$(E2E_BIN):$$PATH" AGENT_WORKER_E2E_CLIS=1 AGENT_WORKER_E2E_NODE_MODULES=$(E2E_CACHE)/node_modules AGENT_WORKER_E2E_BROWSER=1 AGENT_WORKER_E2E_POSTGRES=1 AGENT_WORKER_E2E_JAEGER=$(JAEGER)
 E2E_ENV = $(if $(filter 1,$(E2E)),$(E2E_ON))
 
 # make test: the tests of the daemon's module, of the SDK's (sdk/ is a
@@ -98,8 +98,14 @@ CODEX_VERSION       := 0.169.0
 # server as an outside client does (the bench pins the same version).
 TS_MCP_SDK_VERSION  := 1.32.2
 E2E_BIN             := $(E2E_CACHE)/node_modules/.bin
+# Jaeger's all-in-one (v2: OTLP in, the query API out) for the traces e2e
+# test, built once from its Go module into the same cache. Its go.mod has
+# replace directives, so `go install` refuses it: it is built as the main
+# module of a copy of its source.
+JAEGER_VERSION      := v1.76.0
+JAEGER              := $(E2E_CACHE)/bin/jaeger-$(JAEGER_VERSION)
 
-e2e-deps: ## install the pinned claude and codex CLIs and the MCP SDK (cache outside the repo), Debian's chromium and postgresql when absent
+e2e-deps: ## install the pinned claude and codex CLIs and the MCP SDK (cache outside the repo), build Jaeger's all-in-one there, Debian's chromium and postgresql when absent
 	@if [ "$$($(E2E_BIN)/claude --version 2>/dev/null)" != "$(CLAUDE_CODE_VERSION) (Claude Code)" ] || \
 	    [ "$$($(E2E_BIN)/codex --version 2>/dev/null)" != "codex-cli $(CODEX_VERSION)" ] || \
 	    ! grep -qs '"version": "$(TS_MCP_SDK_VERSION)"' $(E2E_CACHE)/node_modules/@modelcontextprotocol/sdk/package.json; then \
@@ -107,6 +113,10 @@ e2e-deps: ## install the pinned claude and codex CLIs and the MCP SDK (cache out
 		npm install --prefix $(E2E_CACHE) --no-audit --no-fund --loglevel=error \
 			@anthropic-ai/claude-code@$(CLAUDE_CODE_VERSION) @openai/codex@$(CODEX_VERSION) @modelcontextprotocol/sdk@$(TS_MCP_SDK_VERSION); \
 	fi
+	@test -x $(JAEGER) || { echo "building Jaeger $(JAEGER_VERSION) (all-in-one) into $(E2E_CACHE)/bin, once: a few minutes"; \
+		dir=$$(cd /tmp && $(GO) mod download -json github.com/jaegertracing/jaeger@$(JAEGER_VERSION) | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$$/\1/p') && \
+		src=$$(mktemp -d) && cp -r "$$dir/." "$$src" && chmod -R u+w "$$src" && mkdir -p $(E2E_CACHE)/bin && \
+		(cd "$$src" && GOFLAGS=-mod=mod $(GO) build -o $(JAEGER) ./cmd/jaeger); status=$$?; rm -rf "$$src"; exit $$status; }
 	@command -v chromium >/dev/null || { echo "installing Debian's chromium for the console's browser test"; \
 		$(SUDO) apt-get update -q >/dev/null && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null; }
 	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { echo "installing Debian's postgresql for the store's PostgreSQL tests (store/pgtest)"; \
