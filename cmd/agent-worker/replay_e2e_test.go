@@ -138,3 +138,54 @@ func TestE2ERunsReplay(t *testing.T) {
 		t.Errorf("replay of a claude run: exit %d, stderr %q", res.code, res.stderr)
 	}
 }
+
+// A replay of a run whose plugin changed since (here the mock plugin's
+// binary, replaced by a copy with bytes appended) says so, and runs.
+func TestE2EReplaySaysThePluginChanged(t *testing.T) {
+	t.Parallel()
+	c := newCLI(t)
+	plugins := t.TempDir()
+	b, err := os.ReadFile(mockPlugin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := filepath.Join(plugins, "agent-worker-backend-mock")
+	if err := os.WriteFile(own, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c.fixedEnv = append(c.env(), "AGENT_WORKER_PLUGINS_DIR="+plugins)
+	sha := func() string {
+		var l api.PluginList
+		if json.Unmarshal([]byte(c.ok("plugins", "--json")), &l) != nil {
+			return ""
+		}
+		for _, p := range l.Plugins {
+			if p.Name == "mock" && p.Error == "" {
+				return p.SHA256
+			}
+		}
+		return ""
+	}
+	c.ok("new", "bob", "--backend", "mock", "--config", `{"script":[{"result":"bob done"}]}`)
+	c.ok("ask", "bob", "go")
+	before, id := sha(), c.lastRun("bob")
+	if r := c.replay(id); r.PluginChanged != "" {
+		t.Errorf("a replay with the same plugin says it changed: %q", r.PluginChanged)
+	}
+	// The plugin is replaced (a new build): the catalog sees a new binary.
+	tmp := filepath.Join(plugins, ".mock.tmp")
+	if err := os.WriteFile(tmp, append(b, []byte("\x00a new build")...), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, own); err != nil {
+		t.Fatal(err)
+	}
+	c.waitFor("the catalog to see the new mock plugin", func() bool { s := sha(); return s != "" && s != before })
+	r := c.replay(id)
+	if !strings.Contains(r.PluginChanged, "the mock plugin changed since the recording") {
+		t.Errorf("replay after the plugin changed: plugin_changed = %q", r.PluginChanged)
+	}
+	if out := c.ok("runs", "replay", id); !strings.Contains(out, "note: the mock plugin changed since the recording") {
+		t.Errorf("runs replay does not say the plugin changed:\n%s", out)
+	}
+}
