@@ -424,11 +424,14 @@ func lookPath(name, path string) string {
 
 // endpointPorts are the TCP ports of the model endpoints and MCP servers
 // a run's backend may talk to: every *_BASE_URL in its environment, the
+// OpenTelemetry collector a CLI with telemetry of its own sends to
+// (OTEL_EXPORTER_OTLP_*ENDPOINT, there while the daemon traces), the
 // agent's provider and its own MCP servers.
 func endpointPorts(cfg backend.AgentConfig, env []string) []uint16 {
 	var urls []string
 	for _, kv := range env {
-		if k, v, _ := strings.Cut(kv, "="); strings.HasSuffix(k, "_BASE_URL") {
+		k, v, _ := strings.Cut(kv, "=")
+		if strings.HasSuffix(k, "_BASE_URL") || strings.HasPrefix(k, "OTEL_EXPORTER_OTLP_") && strings.HasSuffix(k, "ENDPOINT") {
 			urls = append(urls, v)
 		}
 	}

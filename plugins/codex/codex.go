@@ -124,7 +124,7 @@ func (b *Backend) home(req backend.Request, opts options, out *cli.Sender) (stri
 	}
 	cfg := homeConfig{Model: req.Agent.Model, System: req.Agent.System, Sandbox: opts.Sandbox,
 		BaseURL: cmp.Or(opts.BaseURL, b.getenv("OPENAI_BASE_URL")), EnvKey: opts.EnvKey,
-		Daemon: req.Daemon, Servers: req.MCPServers, WritableRoots: writableRepos(req.Repos)}
+		Daemon: req.Daemon, Servers: req.MCPServers, WritableRoots: writableRepos(req.Repos), OTel: otelFromEnv(os.Getenv)}
 	text, err := cfg.render()
 	if err != nil {
 		return "", backend.Permanent(fmt.Errorf("codex: %w", err))

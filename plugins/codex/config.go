@@ -132,6 +132,47 @@ type homeConfig struct {
 	// without them: workspace-write reads everywhere, and the run's
 	// sandbox keeps them read-only.
 	WritableRoots []string
+	// OTel is where Codex sends its own telemetry (logs and traces),
+	// while the daemon traces; nil: nowhere.
+	OTel *otelExport
+}
+
+// otelExport is the OpenTelemetry collector the daemon exports to, as the
+// run's environment names it (host/telemetry's RunEnv): Codex 0.169.0
+// reads its telemetry from config.toml's [otel], not the environment.
+type otelExport struct {
+	Endpoint, TracesEndpoint string
+	GRPC                     bool
+}
+
+// otelFromEnv reads the collector from getenv; nil without one.
+func otelFromEnv(getenv func(string) string) *otelExport {
+	o := &otelExport{Endpoint: getenv("OTEL_EXPORTER_OTLP_ENDPOINT"), TracesEndpoint: getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")}
+	if o.Endpoint == "" && o.TracesEndpoint == "" {
+		return nil
+	}
+	o.GRPC = cmp.Or(getenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"), getenv("OTEL_EXPORTER_OTLP_PROTOCOL")) == "grpc"
+	return o
+}
+
+// exporter is the [otel] exporter value for signal ("logs", "traces"),
+// "" when the environment names no collector for it. A signal's own
+// endpoint (OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) is used as given; the
+// general one gets the signal's path over HTTP.
+func (o *otelExport) exporter(signal string) string {
+	ep := strings.TrimSuffix(o.Endpoint, "/")
+	switch {
+	case signal == "traces" && o.TracesEndpoint != "":
+		ep = o.TracesEndpoint
+	case ep == "":
+		return ""
+	case !o.GRPC:
+		ep += "/v1/" + signal
+	}
+	if o.GRPC {
+		return "{ otlp-grpc = { endpoint = " + str(ep) + " } }"
+	}
+	return "{ otlp-http = { endpoint = " + str(ep) + ", protocol = \"binary\" } }"
 }
 
 // render writes c as TOML. It is written by hand so that every value is
@@ -165,6 +206,15 @@ func (c homeConfig) render() (string, error) {
 	if len(c.WritableRoots) > 0 {
 		table(&b, "sandbox_workspace_write")
 		kv(&b, "writable_roots", list(c.WritableRoots))
+	}
+
+	if o := c.OTel; o != nil {
+		table(&b, "otel")
+		kv(&b, "environment", str("agent-worker"))
+		if e := o.exporter("logs"); e != "" {
+			kv(&b, "exporter", e)
+		}
+		kv(&b, "trace_exporter", o.exporter("traces"))
 	}
 
 	// The daemon's server: the token comes from tokenEnv.

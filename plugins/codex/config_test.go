@@ -47,6 +47,39 @@ var fullConfig = homeConfig{
 		{Name: "local files", Command: []string{"npx", "-y", "@mcp/files", "/srv/a b"}, Env: map[string]string{"ROOT": "/srv"}},
 	},
 	WritableRoots: []string{"/data/worktrees/bob/app", "/srv/\"quoted\" repo"},
+	OTel:          otelFromEnv(func(k string) string { return envMap{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318/"}[k] }),
+}
+
+type envMap = map[string]string
+
+// The collector the run's environment names reaches Codex's [otel]: over
+// HTTP with each signal's path, over gRPC as given, a traces endpoint of
+// its own as given; no collector, no [otel].
+func TestOTelFromEnv(t *testing.T) {
+	t.Parallel()
+	get := func(m envMap) func(string) string { return func(k string) string { return m[k] } }
+	if o := otelFromEnv(get(envMap{})); o != nil {
+		t.Errorf("no collector: %+v", o)
+	}
+	for name, c := range map[string]struct {
+		env          envMap
+		logs, traces string
+	}{
+		"http": {envMap{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318"},
+			`{ otlp-http = { endpoint = "http://c:4318/v1/logs", protocol = "binary" } }`, `{ otlp-http = { endpoint = "http://c:4318/v1/traces", protocol = "binary" } }`},
+		"grpc": {envMap{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4317", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"},
+			`{ otlp-grpc = { endpoint = "http://c:4317" } }`, `{ otlp-grpc = { endpoint = "http://c:4317" } }`},
+		"traces only": {envMap{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://t:4318/v1/traces"},
+			"", `{ otlp-http = { endpoint = "http://t:4318/v1/traces", protocol = "binary" } }`},
+	} {
+		o := otelFromEnv(get(c.env))
+		if got := o.exporter("logs"); got != c.logs {
+			t.Errorf("%s: logs exporter = %s, want %s", name, got, c.logs)
+		}
+		if got := o.exporter("traces"); got != c.traces {
+			t.Errorf("%s: traces exporter = %s, want %s", name, got, c.traces)
+		}
+	}
 }
 
 func TestConfigGolden(t *testing.T) {
