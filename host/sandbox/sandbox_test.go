@@ -16,15 +16,16 @@ import (
 var landlock7 = sb.Status{ABI: 7}
 
 // A run's policy: its own directories read-write, the system read-only,
-// the daemon's port and its model endpoints on the network, what the
-// agent adds, and never the daemon's home.
+// the daemon's port, its model endpoints and the OTLP collector its CLI's
+// telemetry sends to on the network, what the agent adds, and never the
+// daemon's home.
 func TestPolicyOfARun(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
 	box := New(Auto, landlock7, home)
 	run := Run{Backend: "sdk", Exe: filepath.Join(home, "plugins.verified", "abc"),
 		Project: "/work/team", Work: filepath.Join(home, "runs", "run_1"), State: filepath.Join(home, "state", "team", "main", "a", "sdk"), Tmp: "/tmp/aw-1-run-2",
-		Env:        []string{"ANTHROPIC_BASE_URL=http://127.0.0.1:7070", "PATH=/usr/bin"},
+		Env:        []string{"ANTHROPIC_BASE_URL=http://127.0.0.1:7070", "PATH=/usr/bin", "OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318"},
 		DaemonPort: 5099,
 		Config: backend.AgentConfig{Env: map[string]string{"OPENAI_BASE_URL": "https://llm.example:8443/v1"},
 			MCPServers: map[string]backend.MCPServerConfig{"web": {URL: "http://localhost:9000/mcp"}},
@@ -50,7 +51,7 @@ func TestPolicyOfARun(t *testing.T) {
 			t.Errorf("the run can read %s", no)
 		}
 	}
-	if want := []uint16{443, 5099, 7070, 8080, 8443, 9000}; !slices.Equal(p.Net.Ports, want) {
+	if want := []uint16{443, 4318, 5099, 7070, 8080, 8443, 9000}; !slices.Equal(p.Net.Ports, want) {
 		t.Errorf("network ports = %v, want %v", p.Net.Ports, want)
 	}
 	if want := []uint16{8080}; !slices.Equal(p.ToolNet.Ports, want) || p.ToolNet.All {
