@@ -55,7 +55,9 @@ func (b *bench) tracingRows(ctx context.Context) error {
 		return took, err
 	}
 	exported := sink.spans.Load()
+	stopProfile := pair[1].profile(ctx, b.cfg.profileFile("tracing")) // the traced daemon's
 	lat, cpu, err := alternatePair(pair, n, 200, send)
+	stopProfile()
 	if err != nil {
 		return fmt.Errorf("channel_send: %w", err)
 	}
