@@ -3,10 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -73,6 +75,36 @@ func requestWith(reqs []modelRequest, marks ...string) (modelRequest, bool) {
 		}
 	}
 	return modelRequest{}, false
+}
+
+// toolResult is the text a request sends back as the result of tool
+// call id.
+func toolResult(r modelRequest, id string) string {
+	msgs, _ := r.Body["messages"].([]any)
+	for _, m := range msgs {
+		msg, _ := m.(map[string]any)
+		blocks, _ := msg["content"].([]any)
+		for _, b := range blocks {
+			block, _ := b.(map[string]any)
+			if block["type"] != "tool_result" || block["tool_use_id"] != id {
+				continue
+			}
+			switch c := block["content"].(type) {
+			case string:
+				return c
+			case []any: // text blocks
+				var parts []string
+				for _, p := range c {
+					if p, ok := p.(map[string]any); ok {
+						s, _ := p["text"].(string)
+						parts = append(parts, s)
+					}
+				}
+				return strings.Join(parts, "\n")
+			}
+		}
+	}
+	return ""
 }
 
 // replaysToolCall reports whether a request sends back, as conversation
@@ -307,4 +339,83 @@ func (l *lockedBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
+}
+
+// The real Claude Code under a daemon that exports traces (issue 46): a
+// Bash call of the scripted model echoes what the run's environment
+// carries, and the model's next request, holding the tool's result,
+// shows the TRACEPARENT of the run's own invoke_agent span (its trace
+// the run's trace_id in runs --json) and Claude Code's own telemetry
+// turned on; through the sandbox, which lets the run reach the collector,
+// Claude Code's spans, metrics and logs land at the daemon's collector,
+// its interaction span a child of the run's.
+func TestE2EClaudeTraceparent(t *testing.T) {
+	t.Parallel()
+	realCLI(t, "claude")
+	rcv := newOTLPReceiver(t)
+	// Claude Code keeps the OTEL_EXPORTER_* variables out of its tools'
+	// environment: where its telemetry goes shows at the collector.
+	model := startModel(t, false,
+		modelTurn{"Tools": []any{map[string]any{"ID": "toolu_tp1", "Name": "Bash", "Args": map[string]any{
+			"command": `echo "TP=$TRACEPARENT CT=$CLAUDE_CODE_ENABLE_TELEMETRY END"`, "description": "show the trace"}}}},
+		modelTurn{"Text": "traced run done"})
+	c := newCLI(t)
+	c.fixedEnv = append(c.env(), "OTEL_EXPORTER_OTLP_ENDPOINT="+rcv.URL, "OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf")
+	c.startClaudeDaemon(model.URL)
+	if !sandboxOn(c) {
+		t.Errorf("the daemon does not confine runs: the collector's port is not shown to be granted:\n%s", c.ok("status"))
+	}
+	c.ok("new", "alice", "--backend", "claude", "--config", `{"allowed_tools": ["Bash"]}`)
+	c.ok("send", "alice", "show me your trace")
+	c.waitFor("alice's run to end", func() bool {
+		a := c.agent("alice")
+		return len(a.Runs) == 1 && a.Runs[0].State.Ended()
+	})
+	var l api.RunList
+	if err := json.Unmarshal([]byte(c.ok("runs", "alice", "--json")), &l); err != nil || len(l.Runs) != 1 {
+		t.Fatalf("runs --json: %v, %+v", err, l)
+	}
+	run := l.Runs[0]
+	if run.State != api.RunSucceeded || run.TraceID == "" {
+		t.Fatalf("alice's run: state %s, trace %q; want succeeded with a trace:\n%s", run.State, run.TraceID, c.lastRunLogs("alice", 1))
+	}
+	after, ok := requestWith(model.requests(t), `"tool_use_id":"toolu_tp1"`)
+	if !ok {
+		t.Fatalf("no model request carried the Bash call's result:\n%s", c.lastRunLogs("alice", 1))
+	}
+	out := toolResult(after, "toolu_tp1")
+	m := regexp.MustCompile(`TP=(\S*) CT=(\S*) END`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("the Bash call's result is not its echo: %q", out)
+	}
+	tp, ct := m[1], m[2]
+	// W3C trace context: version-traceid-parentid-flags.
+	parts := strings.Split(tp, "-")
+	if len(parts) != 4 || parts[0] != "00" || len(parts[1]) != 32 || len(parts[2]) != 16 {
+		t.Fatalf("TRACEPARENT = %q, want a W3C traceparent", tp)
+	}
+	if parts[1] != run.TraceID {
+		t.Errorf("TRACEPARENT's trace = %s, the run's trace_id = %s", parts[1], run.TraceID)
+	}
+	c.waitFor("the run's invoke_agent span at the collector", func() bool { return rcv.named("invoke_agent alice") != nil })
+	runSpan := hex.EncodeToString(rcv.named("invoke_agent alice").SpanId)
+	if parts[2] != runSpan {
+		t.Errorf("TRACEPARENT's parent = %s, want the run's invoke_agent span %s", parts[2], runSpan)
+	}
+	if ct != "1" {
+		t.Errorf("CLAUDE_CODE_ENABLE_TELEMETRY = %q in the run, want 1", ct)
+	}
+
+	// Claude Code's own telemetry, sent by its JavaScript OTLP exporter.
+	c.waitFor("Claude Code's spans, metrics and logs at the collector", func() bool {
+		seen := map[string]bool{}
+		for _, e := range rcv.exportsBy("JavaScript") {
+			seen[e.path] = true
+		}
+		return seen["/v1/traces"] && seen["/v1/metrics"] && seen["/v1/logs"] && rcv.named("claude_code.interaction") != nil
+	})
+	in := rcv.named("claude_code.interaction")
+	if got := hex.EncodeToString(in.TraceId); got != run.TraceID || hex.EncodeToString(in.ParentSpanId) != runSpan {
+		t.Errorf("Claude Code's interaction span is in trace %s under %x; want the run's trace %s under its span %s", got, in.ParentSpanId, run.TraceID, runSpan)
+	}
 }

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
@@ -21,20 +22,33 @@ import (
 	"github.com/agent-worker/agent-worker/host/api"
 )
 
-// otlpReceiver is an OTLP/HTTP traces endpoint that keeps what it is
-// sent, decoded with the OTLP protocol's own Go types. (The issue's
-// acceptance asks for a real Jaeger; building it from its module is left,
-// see docs/operations.md "Traces".)
+// otlpReceiver is an OTLP/HTTP endpoint that keeps the spans it is sent,
+// decoded with the OTLP protocol's own Go types, and notes every export
+// (traces, metrics, logs) by whom: a CLI's own telemetry lands here too.
+// (The issue's acceptance asks for a real Jaeger; building it from its
+// module is left, see docs/operations.md "Traces".)
 type otlpReceiver struct {
 	*httptest.Server
-	mu    sync.Mutex
-	spans []*tracepb.Span
+	mu      sync.Mutex
+	spans   []*tracepb.Span
+	exports []otlpExport
 }
+
+// otlpExport is one export request: its path (/v1/traces, /v1/metrics,
+// /v1/logs) and the exporter's User-Agent, which names its SDK.
+type otlpExport struct{ path, agent string }
 
 func newOTLPReceiver(t *testing.T) *otlpReceiver {
 	r := &otlpReceiver{}
 	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		body, err := io.ReadAll(req.Body)
+		r.mu.Lock()
+		r.exports = append(r.exports, otlpExport{req.URL.Path, req.UserAgent()})
+		r.mu.Unlock()
+		if err == nil && (req.URL.Path == "/v1/metrics" || req.URL.Path == "/v1/logs") {
+			w.Header().Set("Content-Type", "application/x-protobuf") // an empty Export…ServiceResponse
+			return
+		}
 		var in coltracepb.ExportTraceServiceRequest
 		if err == nil {
 			err = proto.Unmarshal(body, &in)
@@ -68,6 +82,19 @@ func (r *otlpReceiver) named(name string) *tracepb.Span {
 		}
 	}
 	return nil
+}
+
+// exportsBy lists the exports whose User-Agent contains agent.
+func (r *otlpReceiver) exportsBy(agent string) []otlpExport {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []otlpExport
+	for _, e := range r.exports {
+		if strings.Contains(e.agent, agent) {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 const tracedPair = `name: pair

@@ -37,7 +37,7 @@ func (s *Supervisor) runConfinement(agent store.Agent, rs runSetup) confinement 
 	// directory, which are the process's, never the home's.
 	decide := sync.OnceValues(func() (sb.Policy, error) {
 		env := append(catalog.Env(), agent.Config.EnvList()...)
-		for k, v := range s.cfg.Tracing.RunEnv("-") { // where a CLI's own telemetry goes
+		for k, v := range s.cfg.Tracing.CollectorEnv() { // the collector a CLI's own telemetry sends to
 			env = append(env, k+"="+v)
 		}
 		p, ok, err := box.Policy(sandbox.Run{Backend: agent.Backend, Config: agent.Config,

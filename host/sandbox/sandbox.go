@@ -424,19 +424,20 @@ func lookPath(name, path string) string {
 
 // endpointPorts are the TCP ports of the model endpoints and MCP servers
 // a run's backend may talk to: every *_BASE_URL in its environment, the
-// OpenTelemetry collector a CLI with telemetry of its own sends to
-// (OTEL_EXPORTER_OTLP_*ENDPOINT, there while the daemon traces), the
-// agent's provider and its own MCP servers.
+// agent's provider and its own MCP servers; and the OTLP collector its
+// CLI's own telemetry sends to (OTEL_EXPORTER_OTLP_[…_]ENDPOINT).
 func endpointPorts(cfg backend.AgentConfig, env []string) []uint16 {
 	var urls []string
+	endpoint := func(k string) bool {
+		return strings.HasSuffix(k, "_BASE_URL") || strings.HasPrefix(k, "OTEL_EXPORTER_OTLP_") && strings.HasSuffix(k, "ENDPOINT")
+	}
 	for _, kv := range env {
-		k, v, _ := strings.Cut(kv, "=")
-		if strings.HasSuffix(k, "_BASE_URL") || strings.HasPrefix(k, "OTEL_EXPORTER_OTLP_") && strings.HasSuffix(k, "ENDPOINT") {
+		if k, v, _ := strings.Cut(kv, "="); endpoint(k) {
 			urls = append(urls, v)
 		}
 	}
 	for k, v := range cfg.Env {
-		if strings.HasSuffix(k, "_BASE_URL") {
+		if endpoint(k) {
 			urls = append(urls, v)
 		}
 	}

@@ -16,8 +16,9 @@ import (
 var landlock7 = sb.Status{ABI: 7}
 
 // A run's policy: its own directories read-write, the system read-only,
-// the daemon's port and its model endpoints on the network, what the
-// agent adds, and never the daemon's home.
+// the daemon's port, its model endpoints and the OTLP collector its CLI's
+// telemetry sends to on the network, what the agent adds, and never the
+// daemon's home.
 func TestPolicyOfARun(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()

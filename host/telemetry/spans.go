@@ -140,10 +140,22 @@ func (t *Telemetry) RunEnv(traceparent string) map[string]string {
 	if traceparent == "" || !t.On() {
 		return nil
 	}
-	env := map[string]string{"TRACEPARENT": traceparent}
-	if t.endpoint == "" {
-		return env // a test's exporter: nowhere to send a CLI's
+	env := t.CollectorEnv()
+	if env == nil {
+		env = map[string]string{}
 	}
+	env["TRACEPARENT"] = traceparent
+	return env
+}
+
+// CollectorEnv is the part of RunEnv that says where the user's OTLP
+// collector is (nil while tracing is off or goes to a test's exporter):
+// the sandbox lets a run reach its port, as it does a model's.
+func (t *Telemetry) CollectorEnv() map[string]string {
+	if !t.On() || t.endpoint == "" {
+		return nil
+	}
+	env := map[string]string{}
 	for _, k := range []string{"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"} {
 		if v := os.Getenv(k); v != "" {
 			env[k] = v

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/otel/propagation"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 )
@@ -170,6 +171,18 @@ func TestTraceparentRoundTrip(t *testing.T) {
 	const tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 	if got := Traceparent(WithTraceparent(context.Background(), tp)); got != tp {
 		t.Errorf("round trip = %q, want %q", got, tp)
+	}
+	// As the W3C propagator writes it, sampled or not.
+	for _, want := range []string{tp, "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00"} {
+		ctx := WithTraceparent(context.Background(), want)
+		c := propagation.MapCarrier{}
+		propagator.Inject(ctx, c)
+		if got := Traceparent(ctx); got != want || got != c["traceparent"] {
+			t.Errorf("Traceparent = %q, the propagator %q, want %q", got, c["traceparent"], want)
+		}
+	}
+	if got := Traceparent(context.Background()); got != "" {
+		t.Errorf("no span: Traceparent = %q, want none", got)
 	}
 	for _, bad := range []string{"", "nonsense", "00-00000000000000000000000000000000-00f067aa0ba902b7-01"} {
 		if FromTraceparent(bad).IsValid() {

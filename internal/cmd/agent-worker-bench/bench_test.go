@@ -22,6 +22,7 @@ func TestParseOnly(t *testing.T) {
 		"several with spaces":   {in: "mcp, pingpong", want: map[string]bool{"mcp": true, "pingpong": true}},
 		"runs is the run path":  {in: "runs", want: map[string]bool{"mention": true, "pingpong": true, "run": true, "cold": true}},
 		"cluster":               {in: "cluster", want: map[string]bool{"cluster": true}},
+		"tracing":               {in: "tracing", want: map[string]bool{"tracing": true}},
 		"unknown":               {in: "mcp,bogus", wantErr: true},
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -56,7 +56,7 @@ func main() {
 	flag.StringVar(&cfg.bun, "bun", "", "the bun that runs the TypeScript system (default: bun "+bunVersion+" installed with npm into -ts-cache)")
 	flag.StringVar(&cfg.spares, "spares", "", "the daemon's --spares setting for the scenarios with warm spares (default: the daemon's own default)")
 	flag.StringVar(&cfg.doc, "doc", "", "also write the table into these Markdown files (comma-separated), between their "+beginMark+" and "+endMark+" lines, and the cluster's table into the first (make bench: docs/performance.md,README.md)")
-	flag.StringVar(&cfg.cpuprofile, "cpuprofile", "", "save the daemon's CPU profile (from /debug/pprof, 10 s) taken under the go-sdk channel_send load to this file, and those under mention → reply, cold starts, ping-pong and the ring to FILE.mention, FILE.cold, FILE.pp and FILE.ring")
+	flag.StringVar(&cfg.cpuprofile, "cpuprofile", "", "save the daemon's CPU profile (from /debug/pprof, 10 s) taken under the go-sdk channel_send load to this file, and those under mention → reply, cold starts, ping-pong, the ring and the traced daemon's channel_send to FILE.mention, FILE.cold, FILE.pp, FILE.ring and FILE.tracing")
 	flag.Parse()
 	if *barePlugin {
 		serveBarePlugin()

@@ -172,6 +172,7 @@ var scenarios = []struct {
 	}},
 	{"search", (*bench).searchRows},
 	{"efforts", (*bench).effortRows},
+	{"tracing", (*bench).tracingRows},
 }
 
 // storeRows: one write transaction at a time through the store, beside
