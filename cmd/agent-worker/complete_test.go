@@ -46,7 +46,7 @@ func TestCompletion(t *testing.T) {
 		"workflow argument":       {[]string{"proposals", ""}, []string{"@global", "@review:pr-1"}, false},
 		"target after colon":      {[]string{"stop", "@review:p"}, []string{"@review:pr-1"}, false},
 		"run id or agent":         {[]string{"cancel", ""}, []string{"run-1", "alice", "bob@review:pr-1"}, false},
-		"run id":                  {[]string{"logs", ""}, []string{"run-1"}, false},
+		"logs: run id or agent":   {[]string{"logs", ""}, []string{"run-1", "alice", "bob@review:pr-1"}, false},
 		"approval id":             {[]string{"approve", ""}, []string{"q-7"}, false},
 		"second argument is free": {[]string{"ask", "alice", ""}, nil, false},
 		"literal after agent":     {[]string{"budget", "alice", ""}, []string{"set", "clear"}, false},
