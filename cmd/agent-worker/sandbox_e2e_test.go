@@ -106,7 +106,8 @@ except OSError as e:
 '`, port, port)
 }
 
-// metricValue reads one sample of the daemon's /metrics.
+// metricValue reads one sample of the daemon's /metrics (labels "": the
+// metric has none).
 func metricValue(t *testing.T, d api.DaemonInfo, name, labels string) float64 {
 	t.Helper()
 	req, err := http.NewRequest("GET", d.URL()+"/metrics", nil)
@@ -123,7 +124,11 @@ func metricValue(t *testing.T, d api.DaemonInfo, name, labels string) float64 {
 	if err != nil || resp.StatusCode != http.StatusOK {
 		t.Fatalf("GET /metrics: %d, %v\n%s", resp.StatusCode, err, body)
 	}
-	m := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(name+"{"+labels+"}") + ` (\S+)$`).FindSubmatch(body)
+	sample := name // a metric without labels when labels is ""
+	if labels != "" {
+		sample += "{" + labels + "}"
+	}
+	m := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(sample) + ` (\S+)$`).FindSubmatch(body)
 	if m == nil {
 		return 0
 	}

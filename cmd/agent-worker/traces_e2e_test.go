@@ -9,8 +9,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"regexp"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -181,28 +179,6 @@ func TestUnreachableCollectorCountsDrops(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.waitFor("dropped spans counted in /metrics", func() bool {
-		return unlabelled(t, d, "agent_worker_trace_spans_dropped_total") >= 4
+		return metricValue(t, d, "agent_worker_trace_spans_dropped_total", "") >= 4
 	})
-}
-
-// unlabelled reads a metric without labels from the daemon's /metrics.
-func unlabelled(t *testing.T, d api.DaemonInfo, name string) float64 {
-	t.Helper()
-	req, err := http.NewRequest("GET", d.URL()+"/metrics", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Authorization", "Bearer "+d.Token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	m := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(name) + ` (\S+)$`).FindSubmatch(body)
-	if m == nil {
-		return 0
-	}
-	v, _ := strconv.ParseFloat(string(m[1]), 64)
-	return v
 }
