@@ -77,31 +77,49 @@ func requestWith(reqs []modelRequest, marks ...string) (modelRequest, bool) {
 	return modelRequest{}, false
 }
 
-// toolResult is the text a request sends back as the result of tool
-// call id.
-func toolResult(r modelRequest, id string) string {
+// roleBlock is one content block of a request's messages, with the role
+// of the message it is in.
+type roleBlock struct {
+	role  any
+	block map[string]any
+}
+
+// contentBlocks are the content blocks of r's messages, in order.
+func contentBlocks(r modelRequest) []roleBlock {
+	var out []roleBlock
 	msgs, _ := r.Body["messages"].([]any)
 	for _, m := range msgs {
 		msg, _ := m.(map[string]any)
 		blocks, _ := msg["content"].([]any)
 		for _, b := range blocks {
-			block, _ := b.(map[string]any)
-			if block["type"] != "tool_result" || block["tool_use_id"] != id {
-				continue
+			if block, ok := b.(map[string]any); ok {
+				out = append(out, roleBlock{msg["role"], block})
 			}
-			switch c := block["content"].(type) {
-			case string:
-				return c
-			case []any: // text blocks
-				var parts []string
-				for _, p := range c {
-					if p, ok := p.(map[string]any); ok {
-						s, _ := p["text"].(string)
-						parts = append(parts, s)
-					}
+		}
+	}
+	return out
+}
+
+// toolResult is the text a request sends back as the result of tool
+// call id.
+func toolResult(r modelRequest, id string) string {
+	for _, rb := range contentBlocks(r) {
+		block := rb.block
+		if block["type"] != "tool_result" || block["tool_use_id"] != id {
+			continue
+		}
+		switch c := block["content"].(type) {
+		case string:
+			return c
+		case []any: // text blocks
+			var parts []string
+			for _, p := range c {
+				if p, ok := p.(map[string]any); ok {
+					s, _ := p["text"].(string)
+					parts = append(parts, s)
 				}
-				return strings.Join(parts, "\n")
 			}
+			return strings.Join(parts, "\n")
 		}
 	}
 	return ""
@@ -111,15 +129,9 @@ func toolResult(r modelRequest, id string) string {
 // history, an assistant turn that called tool: only a resumed session
 // does (the prompt's recent activity shows channel messages, not calls).
 func replaysToolCall(r modelRequest, tool string) bool {
-	msgs, _ := r.Body["messages"].([]any)
-	for _, m := range msgs {
-		msg, _ := m.(map[string]any)
-		blocks, _ := msg["content"].([]any)
-		for _, b := range blocks {
-			block, _ := b.(map[string]any)
-			if msg["role"] == "assistant" && block["type"] == "tool_use" && block["name"] == tool {
-				return true
-			}
+	for _, rb := range contentBlocks(r) {
+		if rb.role == "assistant" && rb.block["type"] == "tool_use" && rb.block["name"] == tool {
+			return true
 		}
 	}
 	return false
