@@ -233,7 +233,7 @@ agents:
   reviewer:
     backend: mock
     config: {script: [{result: reviewed}]}
-kickoff: "@writer write it, then ask @reviewer"
+kickoff: "@writer write it, then ask the reviewer" # the writer's mention alone wakes the reviewer
 `)
 	review, err := filepath.Abs("../../examples/code-review/review.yaml")
 	if err != nil {
@@ -252,10 +252,19 @@ kickoff: "@writer write it, then ask @reviewer"
 	var traces map[string][]jaegerSpan
 	c.waitFor("both kickoffs' spans in Jaeger", func() bool {
 		traces = j.traces(t, service)
-		_, _, a := traceWith(traces, "invoke_agent reviewer")
-		_, _, b := traceWith(traces, "invoke_workflow code-review")
-		spans, _, _ := traceWith(traces, "invoke_workflow pair")
-		return a && b && len(spansNamed(spans, "invoke_agent reviewer")) > 0 && len(spansNamed(spans, "chat qwen2.5-coder")) == 3
+		has := func(spans []jaegerSpan, ops ...string) bool {
+			for _, op := range ops {
+				if len(spansNamed(spans, op)) == 0 {
+					return false
+				}
+			}
+			return true
+		}
+		pair, _, _ := traceWith(traces, "invoke_workflow pair")
+		review, _, _ := traceWith(traces, "invoke_workflow code-review")
+		return has(pair, "invoke_agent writer", "execute_tool run_shell", "execute_tool channel_send", "invoke_agent reviewer") &&
+			len(spansNamed(pair, "chat qwen2.5-coder")) == 3 &&
+			has(review, "invoke_agent coder", "execute_tool team_doc_write", "invoke_agent reviewer")
 	})
 
 	t.Run("the sdk pair is one trace", func(t *testing.T) {
@@ -297,8 +306,8 @@ kickoff: "@writer write it, then ask @reviewer"
 		if len(sends) == 0 {
 			t.Fatal("no execute_tool channel_send span in the pair's trace")
 		}
-		// The kickoff mentions the reviewer too; the run the writer's
-		// mention woke is the child of its channel_send.
+		// The reviewer's run, woken by the writer's mention, is the child
+		// of the channel_send that made it.
 		linked := false
 		for _, r := range spansNamed(spans, "invoke_agent reviewer") {
 			for _, s := range sends {
