@@ -176,6 +176,7 @@ func (s *Server) Forget(key store.AgentKey) {
 func tool[In, Out any](s *Server, srv *mcp.Server, me store.AgentKey, name, desc string,
 	fn func(ctx context.Context, in In) (Out, string, error)) {
 	args, result := schemaFor[In](), schemaFor[Out]()
+	starts := telemetry.NewToolStart(name, me.Name) // the calls' execute_tool spans, built once
 	handler := func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
 		start := time.Now()
 		var span trace.Span // the call's execute_tool span, when tracing is on
@@ -204,7 +205,7 @@ func tool[In, Out any](s *Server, srv *mcp.Server, me store.AgentKey, name, desc
 				s.renewOutsideLeases(ctx, me) // a run's leases ride on its heartbeat
 			}
 		}
-		ctx, span = s.toolSpan(ctx, me, name)
+		ctx, span = s.toolSpan(ctx, starts)
 		var in In
 		if err := decodeArgs(req.Params.Arguments, args, &in); err != nil {
 			return nil, api.Errorf(api.CodeInvalid, "%s: %w", name, err)
@@ -237,16 +238,16 @@ func tool[In, Out any](s *Server, srv *mcp.Server, me store.AgentKey, name, desc
 // toolSpan starts a call's execute_tool span under its run's
 // invoke_agent span (RunTrace): what the call sends joins the run's
 // trace. Without Tracer it starts none (span nil).
-func (s *Server) toolSpan(ctx context.Context, me store.AgentKey, name string) (context.Context, trace.Span) {
+func (s *Server) toolSpan(ctx context.Context, starts telemetry.ToolStart) (context.Context, trace.Span) {
 	if s.Tracer == nil {
 		return ctx, nil
 	}
-	parent := ""
-	if id := runOf(ctx); id != "" && s.RunTrace != nil {
+	id, parent := runOf(ctx), ""
+	if id != "" && s.RunTrace != nil {
 		parent = s.RunTrace(id)
 	}
-	ctx, span := telemetry.Tool(ctx, s.Tracer, parent, name, me.Name)
-	if id := runOf(ctx); id != "" {
+	ctx, span := starts.Start(ctx, s.Tracer, parent)
+	if id != "" {
 		span.SetAttributes(telemetry.RunIDKey.String(id))
 	}
 	return ctx, span

@@ -22,13 +22,20 @@ const (
 // bounded buffer that never blocks the span's owner (a full queue drops
 // the span and counts it) and one goroutine that exports in batches. It
 // replaces the SDK's batch processor, which drops silently, so that
-// /metrics can say how many spans were lost.
+// /metrics can say how many spans were lost. Ending a span only appends
+// it under a lock: the exporting goroutine is woken by its ticker or by a
+// full batch, never once per span (a wake-up per span cost channel_send
+// a measurable part of its round trip).
 type queue struct {
 	exp      sdktrace.SpanExporter
 	log      hclog.Logger
 	interval time.Duration
+	size     int
 
-	spans   chan sdktrace.ReadOnlySpan
+	mu  sync.Mutex
+	buf []sdktrace.ReadOnlySpan
+
+	ready   chan struct{} // a batch is full (buffered, one slot)
 	flushes chan chan struct{}
 	stop    chan struct{}
 	done    chan struct{}
@@ -49,7 +56,7 @@ func newQueue(exp sdktrace.SpanExporter, size int, interval time.Duration, log h
 	if interval <= 0 {
 		interval = defaultInterval
 	}
-	q := &queue{exp: exp, log: log, interval: interval, spans: make(chan sdktrace.ReadOnlySpan, size),
+	q := &queue{exp: exp, log: log, interval: interval, size: size, ready: make(chan struct{}, 1),
 		flushes: make(chan chan struct{}), stop: make(chan struct{}), done: make(chan struct{})}
 	go q.loop()
 	return q
@@ -63,10 +70,20 @@ func (q *queue) OnEnd(s sdktrace.ReadOnlySpan) {
 	if !s.SpanContext().IsSampled() {
 		return
 	}
-	select {
-	case q.spans <- s:
-	default:
+	q.mu.Lock()
+	if len(q.buf) >= q.size {
+		q.mu.Unlock()
 		q.dropped.Add(1)
+		return
+	}
+	q.buf = append(q.buf, s)
+	n := len(q.buf)
+	q.mu.Unlock()
+	if n == min(maxBatch, q.size) {
+		select {
+		case q.ready <- struct{}{}:
+		default:
+		}
 	}
 }
 
@@ -74,41 +91,35 @@ func (q *queue) loop() {
 	defer close(q.done)
 	tick := time.NewTicker(q.interval)
 	defer tick.Stop()
-	batch := make([]sdktrace.ReadOnlySpan, 0, maxBatch)
 	for {
 		select {
-		case s := <-q.spans:
-			if batch = append(batch, s); len(batch) >= maxBatch {
-				batch = q.export(batch)
-			}
 		case <-tick.C:
-			batch = q.export(batch)
+			q.export(q.take())
+		case <-q.ready:
+			q.export(q.take())
 		case done := <-q.flushes:
-			batch = q.export(q.drain(batch))
+			q.export(q.take())
 			close(done)
 		case <-q.stop:
-			q.export(q.drain(batch))
+			q.export(q.take())
 			return
 		}
 	}
 }
 
-// drain takes what is queued now into batch.
-func (q *queue) drain(batch []sdktrace.ReadOnlySpan) []sdktrace.ReadOnlySpan {
-	for {
-		select {
-		case s := <-q.spans:
-			batch = append(batch, s)
-		default:
-			return batch
-		}
-	}
+// take empties the queue and returns what it held.
+func (q *queue) take() []sdktrace.ReadOnlySpan {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	batch := q.buf
+	q.buf = nil
+	return batch
 }
 
-// export sends batch and returns it emptied. The exporter bounds each
-// call by OTEL_EXPORTER_OTLP_TIMEOUT (10 s by default); a failed batch is
+// export sends batch in chunks of maxBatch. The exporter bounds each
+// call by OTEL_EXPORTER_OTLP_TIMEOUT (10 s by default); a failed chunk is
 // counted as dropped.
-func (q *queue) export(batch []sdktrace.ReadOnlySpan) []sdktrace.ReadOnlySpan {
+func (q *queue) export(batch []sdktrace.ReadOnlySpan) {
 	for i := 0; i < len(batch); i += maxBatch {
 		chunk := batch[i:min(i+maxBatch, len(batch))]
 		if err := q.exp.ExportSpans(context.Background(), chunk); err != nil {
@@ -123,8 +134,6 @@ func (q *queue) export(batch []sdktrace.ReadOnlySpan) []sdktrace.ReadOnlySpan {
 			}
 		}
 	}
-	clear(batch)
-	return batch[:0]
 }
 
 // ForceFlush exports what is queued now, or gives up when ctx ends.

@@ -117,11 +117,25 @@ func EndAgent(span trace.Span, e RunEnd) {
 	span.End()
 }
 
-// Tool starts the execute_tool span of one call of the daemon's MCP tools
-// by a run, under the run's span (parent, its traceparent).
-func Tool(ctx context.Context, t trace.Tracer, parent, tool, agent string) (context.Context, trace.Span) {
-	return t.Start(WithTraceparent(ctx, parent), OpExecuteTool+" "+tool, trace.WithSpanKind(trace.SpanKindInternal),
-		trace.WithAttributes(semconv.GenAIOperationNameKey.String(OpExecuteTool), ToolNameKey.String(tool), AgentNameKey.String(agent)))
+// ToolStart starts the execute_tool spans of one agent's calls of one of
+// the daemon's MCP tools. It is made once, when the tool is registered
+// for the agent: a call then only starts the span, its name and
+// attributes built already.
+type ToolStart struct {
+	name string
+	opts []trace.SpanStartOption
+}
+
+// NewToolStart is the ToolStart of agent's calls of tool.
+func NewToolStart(tool, agent string) ToolStart {
+	return ToolStart{name: OpExecuteTool + " " + tool, opts: []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal),
+		trace.WithAttributes(semconv.GenAIOperationNameKey.String(OpExecuteTool), ToolNameKey.String(tool), AgentNameKey.String(agent))}}
+}
+
+// Start starts one call's span, under its run's span (parent, the run's
+// traceparent; "" for an outside agent's call, a trace of its own).
+func (ts ToolStart) Start(ctx context.Context, t trace.Tracer, parent string) (context.Context, trace.Span) {
+	return t.Start(WithTraceparent(ctx, parent), ts.name, ts.opts...)
 }
 
 // Refused records on span that a gate or the sandbox refused what it

@@ -101,8 +101,8 @@ func TestSpansReachTheExporter(t *testing.T) {
 	}
 }
 
-// A collector nobody listens at: ending spans costs the run nothing, and
-// what could not be sent is counted as dropped.
+// A collector nobody listens at: what could not be sent is counted as
+// dropped.
 func TestUnreachableCollectorDropsAndCounts(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -119,13 +119,11 @@ func TestUnreachableCollectorDropsAndCounts(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			start := time.Now()
+			// Ending a span never waits on the exporter
+			// (TestFullQueueDropsWithoutWaiting holds one forever).
 			for range 10 {
 				_, s := tel.Tracer().Start(context.Background(), "invoke_agent a")
 				s.End()
-			}
-			if d := time.Since(start); d > 100*time.Millisecond {
-				t.Errorf("ending 10 spans took %v with the collector down", d)
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
