@@ -5,7 +5,8 @@
 // sessions in a folder so that session/load resumes them.
 //
 // Environment: FAKEACP_SCRIPT, a JSON array of steps run for each prompt
-// (text, tool, permission, read, write, usage, plan, hang);
+// (text, tool, permission, read, write, usage, plan, hang; when limits
+// a step to prompts that contain its text);
 // FAKEACP_DIR, where sessions are kept; FAKEACP_RECORD, a file of JSON
 // lines, one per request the client made; FAKEACP_MODE, "garbage" (print
 // something else than JSON-RPC), "silent" (never answer), "version2"
@@ -38,6 +39,8 @@ type step struct {
 	Usage      *[2]int        `json:"usage,omitempty"`
 	Plan       []string       `json:"plan,omitempty"`
 	Hang       bool           `json:"hang,omitempty"`
+	// When runs the step only if the prompt contains it.
+	When string `json:"when,omitempty"`
 }
 
 type permission struct {
@@ -183,6 +186,9 @@ func (a *agent) Prompt(ctx context.Context, p acp.PromptRequest) (acp.PromptResp
 	}
 	var usage *acp.Usage
 	for i, st := range a.script {
+		if st.When != "" && !strings.Contains(prompt, st.When) {
+			continue
+		}
 		switch {
 		case st.Text != "":
 			t := strings.ReplaceAll(st.Text, "{{session}}", string(p.SessionId))
