@@ -5,7 +5,7 @@ import "strings"
 // Backends are the first-party backends, in the order help texts list
 // them. "external" is a member the daemon never runs: an outside MCP
 // client acts as it.
-var Backends = []string{"sdk", "claude", "codex", "cursor", "mock", External}
+var Backends = []string{"sdk", "claude", "codex", "cursor", "acp", "mock", External}
 
 // External is the backend of a member the daemon never runs.
 const External = "external"

@@ -535,7 +535,7 @@ func (f doctorFacts) checkPlugins(add addFunc) {
 	}
 	for _, p := range broken {
 		fix := "reinstall it, or remove " + p.Path
-		if slices.Contains([]string{"mock", "sdk", "claude", "codex", "cursor"}, p.Name) && p.Kind == "backend" {
+		if slices.Contains([]string{"mock", "sdk", "claude", "codex", "cursor", "acp"}, p.Name) && p.Kind == "backend" {
 			fix = installFix(p.Kind, p.Name) + ", or remove " + p.Path
 		}
 		add("plugin", checkWarn, p.Kind+" "+p.Name+" ("+p.Path+"): "+p.Error, fix)

@@ -348,7 +348,7 @@ func gitDirs(dir string) (rw, ro []string) {
 
 // cliBackends are the first-party backends that run an agent CLI, with
 // the command each looks for on PATH unless the agent's config names
-// another (config key "cli").
+// another (config key "cli"); the acp backend runs its config's command.
 var cliBackends = map[string]string{"claude": "claude", "codex": "codex", "cursor": "cursor-agent"}
 
 // backendNeeds is what a backend needs to read beyond the system's
@@ -356,6 +356,14 @@ var cliBackends = map[string]string{"claude": "claude", "codex": "codex", "curso
 // node_modules outside /usr, say) and the node that runs it.
 func backendNeeds(backendName string, cfg backend.AgentConfig, env []string) []string {
 	name, ok := cliBackends[backendName]
+	if backendName == "acp" {
+		// The agent is the config's command, e.g. ["gemini", "--experimental-acp"].
+		var cmd []string
+		if err := json.Unmarshal(cfg.Extra["command"], &cmd); err != nil || len(cmd) == 0 || cmd[0] == "" {
+			return nil
+		}
+		name, ok = cmd[0], true
+	}
 	if !ok {
 		return nil
 	}
