@@ -97,6 +97,12 @@ CODEX_VERSION       := 0.169.0
 # The official TypeScript MCP client, for the e2e tests that call our MCP
 # server as an outside client does (the bench pins the same version).
 TS_MCP_SDK_VERSION  := 1.32.2
+# The ACP agents of the acp backend's e2e tests (docs/backends-and-plugins.md
+# "ACP agents"): Gemini CLI in ACP mode and Zed's adapters of Claude Code
+# and Codex.
+GEMINI_CLI_VERSION  := 0.61.0
+CLAUDE_ACP_VERSION  := 0.23.1
+CODEX_ACP_VERSION   := 0.16.0
 E2E_BIN             := $(E2E_CACHE)/node_modules/.bin
 # Jaeger's all-in-one (v2: OTLP in, the query API out) for the traces e2e
 # test, built once from its Go module into the same cache. Its go.mod has
@@ -105,13 +111,17 @@ E2E_BIN             := $(E2E_CACHE)/node_modules/.bin
 JAEGER_VERSION      := v1.76.0
 JAEGER              := $(E2E_CACHE)/bin/jaeger-$(JAEGER_VERSION)
 
-e2e-deps: ## install the pinned claude and codex CLIs and the MCP SDK (cache outside the repo), build Jaeger's all-in-one there, Debian's chromium and postgresql when absent
+e2e-deps: ## install the pinned claude, codex and gemini CLIs, the ACP adapters and the MCP SDK (cache outside the repo), build Jaeger's all-in-one there, Debian's chromium and postgresql when absent
 	@if [ "$$($(E2E_BIN)/claude --version 2>/dev/null)" != "$(CLAUDE_CODE_VERSION) (Claude Code)" ] || \
 	    [ "$$($(E2E_BIN)/codex --version 2>/dev/null)" != "codex-cli $(CODEX_VERSION)" ] || \
-	    ! grep -qs '"version": "$(TS_MCP_SDK_VERSION)"' $(E2E_CACHE)/node_modules/@modelcontextprotocol/sdk/package.json; then \
-		mkdir -p $(E2E_CACHE) && echo "installing claude-code $(CLAUDE_CODE_VERSION), codex $(CODEX_VERSION) and the MCP SDK $(TS_MCP_SDK_VERSION) into $(E2E_CACHE)" && \
+	    ! grep -qs '"version": "$(TS_MCP_SDK_VERSION)"' $(E2E_CACHE)/node_modules/@modelcontextprotocol/sdk/package.json || \
+	    ! grep -qs '"version": "$(GEMINI_CLI_VERSION)"' $(E2E_CACHE)/node_modules/@google/gemini-cli/package.json || \
+	    ! grep -qs '"version": "$(CLAUDE_ACP_VERSION)"' $(E2E_CACHE)/node_modules/@zed-industries/claude-agent-acp/package.json || \
+	    ! grep -qs '"version": "$(CODEX_ACP_VERSION)"' $(E2E_CACHE)/node_modules/@zed-industries/codex-acp/package.json; then \
+		mkdir -p $(E2E_CACHE) && echo "installing claude-code $(CLAUDE_CODE_VERSION), codex $(CODEX_VERSION), the MCP SDK $(TS_MCP_SDK_VERSION), gemini-cli $(GEMINI_CLI_VERSION), claude-agent-acp $(CLAUDE_ACP_VERSION) and codex-acp $(CODEX_ACP_VERSION) into $(E2E_CACHE)" && \
 		npm install --prefix $(E2E_CACHE) --no-audit --no-fund --loglevel=error \
-			@anthropic-ai/claude-code@$(CLAUDE_CODE_VERSION) @openai/codex@$(CODEX_VERSION) @modelcontextprotocol/sdk@$(TS_MCP_SDK_VERSION); \
+			@anthropic-ai/claude-code@$(CLAUDE_CODE_VERSION) @openai/codex@$(CODEX_VERSION) @modelcontextprotocol/sdk@$(TS_MCP_SDK_VERSION) \
+			@google/gemini-cli@$(GEMINI_CLI_VERSION) @zed-industries/claude-agent-acp@$(CLAUDE_ACP_VERSION) @zed-industries/codex-acp@$(CODEX_ACP_VERSION); \
 	fi
 	@test -x $(JAEGER) || { echo "building Jaeger $(JAEGER_VERSION) (all-in-one) into $(E2E_CACHE)/bin, once: a few minutes"; \
 		dir=$$(cd /tmp && $(GO) mod download -json github.com/jaegertracing/jaeger@$(JAEGER_VERSION) | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$$/\1/p') && \
