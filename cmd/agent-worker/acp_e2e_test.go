@@ -15,8 +15,8 @@ import (
 // (plugins/acp/testdata/fakeacp) in a team with a mock: carol's agent is
 // prompted with her inbox, calls channel_send through the daemon's MCP
 // server (bob, the mock, answers), continues the same ACP session on her
-// second run (session/load), and `cancel` ends a hanging turn, leaving
-// no agent process behind and the message unread.
+// second run (session/load), and `cancel` ends a hanging turn with
+// session/cancel, leaving no agent process behind and the message unread.
 func TestE2EACPAgentInATeam(t *testing.T) {
 	t.Parallel()
 	fake := testkit.Build(t, "plugins/acp/testdata/fakeacp")
@@ -71,9 +71,12 @@ func TestE2EACPAgentInATeam(t *testing.T) {
 	c.ok("send", "carol", "hold on")
 	c.waitFor("carol's hanging turn", func() bool { return strings.Count(strings.Join(methods(), " "), "session/prompt") == 3 })
 	c.ok("cancel", "carol")
-	// The daemon ends the plugin's process group at once on cancel, the
-	// agent with it: session/cancel may or may not reach it first
-	// (plugins/acp's own tests cover the turn ended by session/cancel).
+	// The daemon gives the plugin its grace before it signals the group:
+	// the agent is told session/cancel and ends its turn itself.
+	c.waitFor("the agent told session/cancel and its turn ended", func() bool {
+		m := strings.Join(methods(), " ")
+		return strings.Contains(m, "session/cancel") && strings.Contains(m, "cancelled")
+	})
 	c.waitFor("no agent process left", func() bool {
 		return len(testkit.Pids(t, func(pid int) bool {
 			cmdline, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"crypto/rand"
@@ -41,8 +42,12 @@ const (
 	DefaultRunTimeout  = 30 * time.Minute
 	DefaultIdleTimeout = 5 * time.Minute
 	killGrace          = 3 * time.Second
-	flushEvery         = 200 * time.Millisecond
-	exitWait           = 2 * time.Second
+	// stopGrace is how long a plugin whose run was cancelled or timed
+	// out has to stop the processes it started (a CLI told to end its
+	// turn, e.g. ACP's session/cancel) before its group is signalled.
+	stopGrace  = 6 * time.Second
+	flushEvery = 200 * time.Millisecond
+	exitWait   = 2 * time.Second
 )
 
 // DefaultHeartbeatTimeout is how long a run's heartbeat may go stale before
@@ -761,6 +766,7 @@ func (s *Supervisor) stoppedBy(ctx, runCtx context.Context, backendName string, 
 		s.stopGroup(pid, log)
 		return fmt.Errorf("%s backend killed: %w (its plugin process neither sent an event nor answered a ping; the limit is the daemon's --heartbeat-timeout)", backendName, stale)
 	case errors.Is(cause, errRunTimeout), errors.Is(cause, errIdleTimeout):
+		awaitChildren(pid, stopGrace)
 		s.stopGroup(pid, log)
 		limit := s.cfg.RunTimeout
 		if errors.Is(cause, errIdleTimeout) {
@@ -768,6 +774,7 @@ func (s *Supervisor) stoppedBy(ctx, runCtx context.Context, backendName string, 
 		}
 		return fmt.Errorf("%s backend killed after %s (%w): it stopped producing events or ran too long", backendName, limit, cause)
 	case ctx.Err() != nil:
+		awaitChildren(pid, stopGrace)
 		s.stopGroup(pid, log)
 		return fmt.Errorf("run cancelled: %w", context.Cause(ctx))
 	}
@@ -885,6 +892,43 @@ func (s *Supervisor) watchHeartbeat(ctx context.Context, runID string, rpc goplu
 			return
 		}
 	}
+}
+
+// awaitChildren gives a plugin whose run's context ended up to grace to
+// stop what it started: it returns once the plugin is alone in its
+// process group (or gone). The group is signalled only after, so a CLI is
+// told to end its turn by its plugin before the SIGTERM reaches it. A
+// plugin that started nothing costs no wait.
+func awaitChildren(pgid int, grace time.Duration) {
+	deadline := time.Now().Add(grace)
+	for groupHasOthers(pgid) && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond) // polling other processes' exit
+	}
+}
+
+// groupHasOthers reports whether a process other than pgid is in process
+// group pgid (/proc/<pid>/stat's fifth field).
+func groupHasOthers(pgid int) bool {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return false
+	}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == pgid {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid pgrp …; comm may hold spaces and parens.
+		rest := b[bytes.LastIndexByte(b, ')')+1:]
+		if f := strings.Fields(string(rest)); len(f) > 2 && f[2] == strconv.Itoa(pgid) && f[0] != "Z" {
+			return true
+		}
+	}
+	return false
 }
 
 // stopGroup asks the plugin's process group to stop, then kills it. A
