@@ -3,9 +3,10 @@ package workflow
 import "strings"
 
 // Backends are the first-party backends, in the order help texts list
-// them. "external" is a member the daemon never runs: an outside MCP
+// them. gemini, claude-acp, codex-acp and opencode are the acp backend's
+// presets (plugins/clis.ACPPresets). "external" is a member the daemon never runs: an outside MCP
 // client acts as it.
-var Backends = []string{"sdk", "claude", "codex", "cursor", "acp", "mock", External}
+var Backends = []string{"sdk", "claude", "codex", "cursor", "acp", "gemini", "claude-acp", "codex-acp", "opencode", "mock", External}
 
 // External is the backend of a member the daemon never runs.
 const External = "external"

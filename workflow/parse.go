@@ -50,7 +50,7 @@ var (
 var WorkspaceTools = []string{"read", "write", "list", "search", "shell"}
 
 // cliBackends bring their CLI's own tools, which `tools:` cannot switch.
-var cliBackends = []string{"claude", "codex", "cursor", "acp"}
+var cliBackends = []string{"claude", "codex", "cursor", "acp", "gemini", "claude-acp", "codex-acp", "opencode"}
 
 // Parse reads a workflow from content. path names the file in messages,
 // gives the default name and anchors relative paths; it may be "" for content

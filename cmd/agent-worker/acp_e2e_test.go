@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -85,5 +86,49 @@ func TestE2EACPAgentInATeam(t *testing.T) {
 	})
 	if a := c.agent("carol"); a.InboxDepth != 1 {
 		t.Errorf("carol after cancel: inbox %d, want the message unread", a.InboxDepth)
+	}
+}
+
+// The acp backend's presets are backends of their own: `backends` lists
+// them, and `new --backend gemini` runs `gemini --acp` from the daemon's
+// PATH with no command in the agent's config (the scripted ACP agent
+// stands in for Gemini CLI here; TestE2EACPGemini runs the real one).
+func TestE2EACPPreset(t *testing.T) {
+	t.Parallel()
+	fake := testkit.Build(t, "plugins/acp/testdata/fakeacp")
+	bin := t.TempDir()
+	if err := os.Symlink(fake, filepath.Join(bin, "gemini")); err != nil {
+		t.Fatal(err)
+	}
+	c := newCLI(t)
+	c.startDaemon("PATH=" + bin + ":" + os.Getenv("PATH"))
+
+	out := c.ok("backends")
+	for _, name := range []string{"gemini", "claude-acp", "codex-acp", "opencode"} {
+		if !regexp.MustCompile(`(?m)^backend\s+` + name + `\s`).MatchString(out) {
+			t.Errorf("backends does not list %s:\n%s", name, out)
+		}
+	}
+
+	state := t.TempDir()
+	record := filepath.Join(state, "record.jsonl")
+	script, _ := json.Marshal([]map[string]any{
+		{"tool": "channel_send", "args": map[string]any{"message": "@bob dana here, through the gemini preset"}},
+	})
+	cfg, _ := json.Marshal(map[string]any{
+		"env":     map[string]string{"FAKEACP_SCRIPT": string(script), "FAKEACP_DIR": state, "FAKEACP_RECORD": record},
+		"sandbox": map[string]any{"write": []string{state}}})
+	c.ok("new", "bob", "--backend", "mock")
+	c.ok("new", "dana", "--backend", "gemini", "--config", string(cfg))
+	c.ok("send", "dana", "say hello to bob")
+	c.waitFor("dana's message through the preset", func() bool {
+		return strings.Contains(c.ok("peek"), "[dana] @bob dana here, through the gemini preset")
+	})
+	if a := c.agent("dana"); a.Backend != "gemini" || len(a.Runs) == 0 || a.Runs[0].State != "succeeded" {
+		t.Errorf("dana: backend %q, runs %+v", a.Backend, a.Runs)
+	}
+	b, _ := os.ReadFile(record)
+	if !strings.Contains(string(b), "session/prompt") {
+		t.Errorf("the gemini preset's command was not prompted:\n%s", b)
 	}
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/agent-worker/agent-worker/sdk/llm"
 	sb "github.com/agent-worker/agent-worker/sdk/sandbox"
 	"github.com/agent-worker/agent-worker/store"
+	"github.com/agent-worker/agent-worker/workflow"
 )
 
 // The CLI versions the end-to-end tests run against (CLAUDE_CODE_VERSION
@@ -535,7 +536,7 @@ func (f doctorFacts) checkPlugins(add addFunc) {
 	}
 	for _, p := range broken {
 		fix := "reinstall it, or remove " + p.Path
-		if slices.Contains([]string{"mock", "sdk", "claude", "codex", "cursor", "acp"}, p.Name) && p.Kind == "backend" {
+		if slices.Contains(workflow.Backends, p.Name) && p.Name != workflow.External && p.Kind == "backend" {
 			fix = installFix(p.Kind, p.Name) + ", or remove " + p.Path
 		}
 		add("plugin", checkWarn, p.Kind+" "+p.Name+" ("+p.Path+"): "+p.Error, fix)
@@ -651,6 +652,15 @@ var cliBackends = []cliBackend{
 		tested: testedCodex, install: clis.Codex.Install},
 	{name: "cursor", cli: "cursor-agent", keys: []string{"CURSOR_API_KEY"}, login: "cursor-agent's own login (`cursor-agent login`)",
 		install: clis.Cursor.Install},
+	// The acp backend's presets (plugins/clis.ACPPresets).
+	{name: "gemini", cli: "gemini", keys: []string{"GEMINI_API_KEY", "GOOGLE_API_KEY"}, login: "gemini's own login (`gemini`, then /auth)",
+		tested: clis.Gemini.Tested, install: clis.Gemini.Install},
+	{name: "claude-acp", cli: "claude-agent-acp", keys: []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"}, login: "claude's own login (`claude`, then /login)",
+		tested: clis.ClaudeACP.Tested, install: clis.ClaudeACP.Install},
+	{name: "codex-acp", cli: "codex-acp", keys: []string{"OPENAI_API_KEY", "CODEX_API_KEY"}, login: "codex's own login (`codex login`)",
+		tested: clis.CodexACP.Tested, install: clis.CodexACP.Install},
+	{name: "opencode", cli: "opencode", keys: []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY"}, login: "opencode's own login (`opencode auth login`)",
+		install: clis.OpenCode.Install},
 }
 
 // semver finds the version in a CLI's --version line.

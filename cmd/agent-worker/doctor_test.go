@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/agent-worker/agent-worker/plugins/clis"
 	"os"
 	"regexp"
 	"slices"
@@ -227,7 +228,8 @@ func TestDoctorTestedVersionsMatchMakefile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, want := range map[string]string{"CLAUDE_CODE_VERSION": testedClaude, "CODEX_VERSION": testedCodex} {
+	for name, want := range map[string]string{"CLAUDE_CODE_VERSION": testedClaude, "CODEX_VERSION": testedCodex,
+		"GEMINI_CLI_VERSION": clis.Gemini.Tested, "CLAUDE_ACP_VERSION": clis.ClaudeACP.Tested, "CODEX_ACP_VERSION": clis.CodexACP.Tested} {
 		m := regexp.MustCompile(`(?m)^` + name + `\s*:?=\s*(\S+)`).FindSubmatch(mk)
 		if m == nil || string(m[1]) != want {
 			t.Errorf("Makefile %s = %q, doctor tests against %s: keep them equal", name, m, want)

@@ -348,21 +348,27 @@ func gitDirs(dir string) (rw, ro []string) {
 
 // cliBackends are the first-party backends that run an agent CLI, with
 // the command each looks for on PATH unless the agent's config names
-// another (config key "cli"); the acp backend runs its config's command.
-var cliBackends = map[string]string{"claude": "claude", "codex": "codex", "cursor": "cursor-agent"}
+// another (config key "cli"); the acp backend runs its config's command,
+// and its presets (plugins/clis.ACPPresets) theirs unless config command
+// names another.
+var cliBackends = map[string]string{"claude": "claude", "codex": "codex", "cursor": "cursor-agent",
+	"gemini": "gemini", "claude-acp": "claude-agent-acp", "codex-acp": "codex-acp", "opencode": "opencode"}
+
+// acpBackends take their agent's command from config command.
+var acpBackends = []string{"acp", "gemini", "claude-acp", "codex-acp", "opencode"}
 
 // backendNeeds is what a backend needs to read beyond the system's
 // directories: the installed package of its CLI (an npm package under a
 // node_modules outside /usr, say) and the node that runs it.
 func backendNeeds(backendName string, cfg backend.AgentConfig, env []string) []string {
 	name, ok := cliBackends[backendName]
-	if backendName == "acp" {
-		// The agent is the config's command, e.g. ["gemini", "--experimental-acp"].
+	if slices.Contains(acpBackends, backendName) {
+		// The agent is the config's command, e.g. ["gemini", "--acp"];
+		// a preset's own where config names none.
 		var cmd []string
-		if err := json.Unmarshal(cfg.Extra["command"], &cmd); err != nil || len(cmd) == 0 || cmd[0] == "" {
-			return nil
+		if err := json.Unmarshal(cfg.Extra["command"], &cmd); err == nil && len(cmd) > 0 && cmd[0] != "" {
+			name, ok = cmd[0], true
 		}
-		name, ok = cmd[0], true
 	}
 	if !ok {
 		return nil

@@ -39,6 +39,10 @@ const heartbeatEvery = 30 * time.Second
 // Backend runs agents that speak ACP.
 type Backend struct {
 	heartbeat, grace time.Duration
+	// preset is the command of a preset (NewPreset) where the agent's
+	// config names none, install how to get it.
+	preset  []string
+	install string
 }
 
 var _ backend.Backend = (*Backend)(nil)
@@ -53,11 +57,15 @@ var errNotACP = errors.New("not an ACP agent")
 // and stops it. A command that is missing, not an ACP agent or of another
 // protocol version fails permanently, naming the command.
 func (b *Backend) Run(ctx context.Context, req backend.Request, events backend.Events) error {
-	cfg, err := parseConfig(req.Agent.Config)
+	cfg, err := parseConfig(req.Agent.Config, b.preset)
 	if err != nil {
 		return err
 	}
-	path, err := cli.Find(cfg.Command[0], cfg.Command[0], "install the agent, or name its path in config command")
+	install := "install the agent, or name its path in config command"
+	if b.install != "" && len(b.preset) > 0 && cfg.Command[0] == b.preset[0] {
+		install = b.install + ", or name its path in config command"
+	}
+	path, err := cli.Find(cfg.Command[0], cfg.Command[0], install)
 	if err != nil {
 		return err
 	}

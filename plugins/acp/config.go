@@ -32,11 +32,15 @@ type config struct {
 	Init    time.Duration   `json:"-"`
 }
 
-// parseConfig reads the agent's config; its mistakes are permanent.
-func parseConfig(raw json.RawMessage) (config, error) {
+// parseConfig reads the agent's config; its mistakes are permanent. A
+// preset's command is the default of command.
+func parseConfig(raw json.RawMessage, preset []string) (config, error) {
 	var c config
 	if err := cli.Decode("acp", raw, DefaultTimeout, &c, &c.Settings); err != nil {
 		return c, err
+	}
+	if len(c.Command) == 0 && len(preset) > 0 {
+		c.Command = preset
 	}
 	if len(c.Command) == 0 || c.Command[0] == "" {
 		return c, backend.Permanent(errors.New(`acp: config: command is missing: name the agent and its arguments, e.g. {"command": ["gemini", "--experimental-acp"]}`))

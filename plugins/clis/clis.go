@@ -4,6 +4,10 @@ package clis
 type CLI struct {
 	// Backend is the backend's name, Command the executable it runs.
 	Backend, Command string
+	// ACP is the arguments that start Command as an Agent Client
+	// Protocol agent, for the acp backend's presets (nil for the
+	// backends with an adapter of their own).
+	ACP []string
 	// Tested is the version the end-to-end tests run; "" for none.
 	Tested string
 	// Install is the shell command that installs the tested version.
@@ -20,5 +24,22 @@ var (
 		Install: "curl https://cursor.com/install -fsS | bash"}
 )
 
+// The acp backend's presets: agent CLIs that speak the Agent Client
+// Protocol, natively or through an adapter, each a backend of its own
+// name (plugins/acp.Preset).
+var (
+	Gemini = CLI{Backend: "gemini", Command: "gemini", ACP: []string{"--acp"}, Tested: "0.61.0",
+		Install: "npm install -g @google/gemini-cli@0.61.0"}
+	ClaudeACP = CLI{Backend: "claude-acp", Command: "claude-agent-acp", ACP: []string{}, Tested: "0.23.1",
+		Install: "npm install -g @zed-industries/claude-agent-acp@0.23.1"}
+	CodexACP = CLI{Backend: "codex-acp", Command: "codex-acp", ACP: []string{}, Tested: "0.16.0",
+		Install: "npm install -g @zed-industries/codex-acp@0.16.0"}
+	OpenCode = CLI{Backend: "opencode", Command: "opencode", ACP: []string{"acp"},
+		Install: "npm install -g opencode-ai"}
+)
+
 // All lists the agent CLIs in the order doctor checks them.
-var All = []CLI{Claude, Codex, Cursor}
+var All = []CLI{Claude, Codex, Cursor, Gemini, ClaudeACP, CodexACP, OpenCode}
+
+// ACPPresets are the CLIs the acp backend has a preset for.
+var ACPPresets = []CLI{Gemini, ClaudeACP, CodexACP, OpenCode}

@@ -1,0 +1,19 @@
+// Command agent-worker-backend-gemini is the acp backend's gemini preset
+// as a plugin binary for plugins.d/: agents that run Gemini CLI in ACP
+// mode (gemini --acp), its command the default of config command (see
+// plugins/acp and plugins/clis).
+package main
+
+import (
+	"github.com/agent-worker/agent-worker/plugins/acp"
+	"github.com/agent-worker/agent-worker/plugins/clis"
+	"github.com/agent-worker/agent-worker/sdk/plugin"
+)
+
+func main() {
+	plugin.Serve(plugin.Config{
+		Info:    plugin.Info{Name: clis.Gemini.Backend, Version: acp.Version},
+		Backend: acp.NewPreset(clis.Gemini),
+		Status:  acp.PresetStatus(clis.Gemini),
+	})
+}

@@ -1,0 +1,64 @@
+package acp
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+
+	"github.com/agent-worker/agent-worker/plugins/clis"
+	"github.com/agent-worker/agent-worker/plugins/internal/cli"
+)
+
+// NewPreset is the backend of an agent CLI that speaks ACP
+// (clis.ACPPresets): the acp backend with the CLI's ACP command as the
+// default of config command, served under the CLI's own backend name
+// (cmd/agent-worker-backend-gemini and the others).
+func NewPreset(c clis.CLI) *Backend {
+	b := New()
+	b.preset = append([]string{c.Command}, c.ACP...)
+	b.install = c.Install
+	return b
+}
+
+// PresetStatus reports whether a preset's CLI is on PATH and its
+// version, for `plugins` and `doctor`. The ACP adapters installed from
+// npm have no --version: their version is their package's.
+func PresetStatus(c clis.CLI) func(context.Context) string {
+	return func(ctx context.Context) string {
+		path, err := exec.LookPath(c.Command)
+		if err != nil {
+			return "missing: " + c.Install
+		}
+		if v := packageVersion(path); v != "" {
+			return c.Command + " " + v + " at " + path
+		}
+		return cli.Status(ctx, c.Command, c.Install)
+	}
+}
+
+// packageVersion is the version in the package.json of the npm package
+// whose bin path is ("" when path is no npm package's): the first
+// package.json above the file the bin link points at.
+func packageVersion(path string) string {
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return ""
+	}
+	dir := filepath.Dir(real)
+	for range 4 {
+		b, err := os.ReadFile(filepath.Join(dir, "package.json"))
+		if err == nil {
+			var p struct {
+				Name    string `json:"name"`
+				Version string `json:"version"`
+			}
+			if json.Unmarshal(b, &p) == nil && p.Name != "" {
+				return p.Version
+			}
+		}
+		dir = filepath.Dir(dir)
+	}
+	return ""
+}

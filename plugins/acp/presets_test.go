@@ -1,0 +1,86 @@
+package acp
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agent-worker/agent-worker/plugins/clis"
+	"github.com/agent-worker/agent-worker/sdk/backend"
+	"github.com/agent-worker/agent-worker/sdk/backendtest"
+)
+
+// A preset runs its CLI's ACP command when the agent's config names
+// none, and the agent's own command when it does.
+func TestPresetRunsItsCommand(t *testing.T) {
+	d := backendtest.NewDaemon(t)
+	rec := filepath.Join(t.TempDir(), "record.jsonl")
+	script, _ := json.Marshal([]map[string]any{{"text": "hello from the preset"}})
+	req := d.Request("carol")
+	req.ProjectDir = t.TempDir()
+	req.Agent.Config, _ = json.Marshal(map[string]any{"env": map[string]string{"FAKEACP_SCRIPT": string(script),
+		"FAKEACP_DIR": t.TempDir(), "FAKEACP_RECORD": rec}})
+	b := NewPreset(clis.CLI{Backend: "fake", Command: fake, ACP: []string{"--acp"}})
+	ev := &backendtest.Recorder{}
+	if err := b.Run(timeout(t), req, ev); err != nil {
+		t.Fatal(err)
+	}
+	if got := texts(ev.Events(), backend.EventText); !strings.Contains(got, "hello from the preset") {
+		t.Errorf("text: %q", got)
+	}
+	if _, ok := find(readRecord(t, rec), "session/prompt"); !ok {
+		t.Error("the preset's command was not prompted")
+	}
+
+	// gemini's preset with config command: the config's command runs.
+	req.Agent.Config, _ = json.Marshal(map[string]any{"command": []string{fake}, "env": map[string]string{"FAKEACP_SCRIPT": string(script),
+		"FAKEACP_DIR": t.TempDir(), "FAKEACP_RECORD": rec}})
+	ev = &backendtest.Recorder{}
+	if err := NewPreset(clis.Gemini).Run(timeout(t), req, ev); err != nil {
+		t.Fatal(err)
+	}
+	if got := texts(ev.Events(), backend.EventText); !strings.Contains(got, "hello from the preset") {
+		t.Errorf("text with config command: %q", got)
+	}
+}
+
+// A preset whose CLI is not installed fails permanently, saying how to
+// install the version the tests run.
+func TestPresetMissingSaysHowToInstall(t *testing.T) {
+	d := backendtest.NewDaemon(t)
+	t.Setenv("PATH", t.TempDir())
+	req := d.Request("carol")
+	req.Agent.Config = json.RawMessage(`{}`)
+	err := NewPreset(clis.Gemini).Run(context.Background(), req, &backendtest.Recorder{})
+	if err == nil || !backend.IsPermanent(err) || !strings.Contains(err.Error(), "gemini CLI not found") ||
+		!strings.Contains(err.Error(), "npm install -g @google/gemini-cli@0.61.0") {
+		t.Errorf("Run = %v", err)
+	}
+	if s := PresetStatus(clis.Gemini)(context.Background()); s != "missing: npm install -g @google/gemini-cli@0.61.0" {
+		t.Errorf("status = %q", s)
+	}
+}
+
+// An adapter installed from npm, which has no --version, is reported at
+// its package's version.
+func TestPresetStatusReadsThePackageVersion(t *testing.T) {
+	root := t.TempDir()
+	pkg := filepath.Join(root, "node_modules", "@zed-industries", "claude-agent-acp")
+	if err := os.MkdirAll(filepath.Join(pkg, "dist"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(pkg, "package.json"), []byte(`{"name": "@zed-industries/claude-agent-acp", "version": "0.23.1"}`), 0o644)
+	os.WriteFile(filepath.Join(pkg, "dist", "index.js"), []byte("#!/bin/sh\nexit 0\n"), 0o755)
+	bin := filepath.Join(root, "node_modules", ".bin")
+	os.MkdirAll(bin, 0o755)
+	if err := os.Symlink("../@zed-industries/claude-agent-acp/dist/index.js", filepath.Join(bin, "claude-agent-acp")); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin)
+	if s := PresetStatus(clis.ClaudeACP)(context.Background()); s != "claude-agent-acp 0.23.1 at "+filepath.Join(bin, "claude-agent-acp") {
+		t.Errorf("status = %q, want claude-agent-acp 0.23.1", s)
+	}
+}
