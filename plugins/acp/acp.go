@@ -190,6 +190,13 @@ func (s *session) run(ctx context.Context) error {
 	if err := s.out.Send(backend.Event{Kind: backend.EventSession, SessionID: string(id)}); err != nil {
 		return err
 	}
+	s.cl.mu.Lock()
+	if string(id) != s.req.ResumeSession {
+		s.cl.cost = costs{baseKnown: true} // a new session starts at 0
+	} else if usd, ok := baseOf(s.req.StateDir, string(id)); ok {
+		s.cl.cost.base, s.cl.cost.baseKnown = usd, true
+	}
+	s.cl.mu.Unlock()
 	return s.prompt(ctx, id)
 }
 
@@ -370,10 +377,8 @@ func (s *session) prompt(ctx context.Context, id acpsdk.SessionId) error {
 	if a.err != nil {
 		return s.failed("session/prompt", a.err)
 	}
-	if u := a.resp.Usage; u != nil {
-		if err := s.out.Send(backend.Event{Kind: backend.EventUsage, Usage: &backend.Usage{InputTokens: int64(u.InputTokens), OutputTokens: int64(u.OutputTokens)}}); err != nil {
-			return err
-		}
+	if err := s.usage(id, a.resp.Usage); err != nil {
+		return err
 	}
 	switch a.resp.StopReason {
 	case acpsdk.StopReasonRefusal:
@@ -386,6 +391,30 @@ func (s *session) prompt(ctx context.Context, id acpsdk.SessionId) error {
 		}
 	}
 	return s.out.Send(backend.Event{Kind: backend.EventResult, Text: s.cl.reply()})
+}
+
+// usage sends the run's usage: the turn's tokens as the prompt's answer
+// gives them, and what the turn added to the session's cost as the
+// agent's usage_update reports it; nothing when the agent says neither.
+func (s *session) usage(id acpsdk.SessionId, u *acpsdk.Usage) error {
+	s.cl.mu.Lock()
+	usd, costed := s.cl.cost.run()
+	last := s.cl.cost.last
+	s.cl.mu.Unlock()
+	if costed {
+		if err := keep(s.req.StateDir, string(id), last); err != nil {
+			_ = s.log("acp: keep the session's cost: " + err.Error())
+		}
+	}
+	if u == nil && !costed {
+		return nil
+	}
+	var use backend.Usage
+	if u != nil {
+		use.InputTokens, use.OutputTokens = int64(u.InputTokens), int64(u.OutputTokens)
+	}
+	use.CostUSD = usd
+	return s.out.Send(backend.Event{Kind: backend.EventUsage, Usage: &use})
 }
 
 // failed is a request's error, with the agent's exit and stderr when it

@@ -52,6 +52,7 @@ type client struct {
 	// replaying is true while session/load replays the conversation:
 	// its updates are not this run's.
 	replaying bool
+	cost      costs           // the session's cost (usage_update)
 	text      strings.Builder // this turn's reply
 	tools     map[acpsdk.ToolCallId]*toolState
 }
@@ -83,11 +84,15 @@ func (c *client) reply() string {
 
 // SessionUpdate maps one update into the run's events: message chunks to
 // text, tool calls to tool events as their status moves, plans to a log
-// line. Updates replayed by session/load are dropped.
+// line, the session's cost to the run's (costs). Updates replayed by
+// session/load are dropped.
 func (c *client) SessionUpdate(_ context.Context, n acpsdk.SessionNotification) error {
 	c.alive()
 	u := n.Update
 	c.mu.Lock()
+	if u.UsageUpdate != nil {
+		c.cost.report(u.UsageUpdate, c.replaying)
+	}
 	if c.replaying {
 		c.mu.Unlock()
 		return nil

@@ -84,3 +84,43 @@ func TestPresetStatusReadsThePackageVersion(t *testing.T) {
 		t.Errorf("status = %q, want claude-agent-acp 0.23.1", s)
 	}
 }
+
+// The session's cumulative cost (usage_update) is charged to each run by
+// what the run added: the second run of a loaded session is charged its
+// own turn, not the session's total.
+func TestRunCostIsWhatTheTurnAdded(t *testing.T) {
+	t.Parallel()
+	d := backendtest.NewDaemon(t)
+	a := agentRun{script: []map[string]any{{"cost": 0.25}, {"usage": []int{100, 10}}, {"text": "ok"}}, dir: t.TempDir()}
+	req := d.Request("carol")
+	req.StateDir = t.TempDir()
+	usage := func(es []backend.Event) (backend.Usage, string) {
+		var u backend.Usage
+		var session string
+		for _, e := range es {
+			if e.Kind == backend.EventUsage {
+				u = *e.Usage
+			}
+			if e.Kind == backend.EventSession {
+				session = e.SessionID
+			}
+		}
+		return u, session
+	}
+	es, _, err := a.run(t, timeout(t), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, session := usage(es)
+	if u.CostUSD != 0.25 || u.InputTokens != 100 || u.OutputTokens != 10 {
+		t.Errorf("first run's usage = %+v, want $0.25, 100 in, 10 out", u)
+	}
+	req.ResumeSession = session
+	a.script = []map[string]any{{"cost": 0.10}, {"text": "ok"}}
+	if es, _, err = a.run(t, timeout(t), req); err != nil {
+		t.Fatal(err)
+	}
+	if u, _ := usage(es); u.CostUSD < 0.0999 || u.CostUSD > 0.1001 {
+		t.Errorf("second run's cost = %v, want 0.10 (the session's 0.35 less the first run's 0.25)", u.CostUSD)
+	}
+}

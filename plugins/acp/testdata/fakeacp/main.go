@@ -5,7 +5,7 @@
 // sessions in a folder so that session/load resumes them.
 //
 // Environment: FAKEACP_SCRIPT, a JSON array of steps run for each prompt
-// (text, tool, permission, read, write, usage, plan, hang; when limits
+// (text, tool, permission, read, write, usage, cost, plan, hang; when limits
 // a step to prompts that contain its text);
 // FAKEACP_DIR, where sessions are kept; FAKEACP_RECORD, a file of JSON
 // lines, one per request the client made; FAKEACP_MODE, "garbage" (print
@@ -37,6 +37,9 @@ type step struct {
 	Write      string         `json:"write,omitempty"`
 	Content    string         `json:"content,omitempty"`
 	Usage      *[2]int        `json:"usage,omitempty"`
+	// Cost adds to the session's cumulative cost, reported in USD by a
+	// usage_update.
+	Cost float64 `json:"cost,omitempty"`
 	Plan       []string       `json:"plan,omitempty"`
 	Hang       bool           `json:"hang,omitempty"`
 	// When runs the step only if the prompt contains it.
@@ -53,6 +56,7 @@ type permission struct {
 // stored is a session as kept in FAKEACP_DIR.
 type stored struct {
 	Turns   []string `json:"turns"`
+	Cost    float64  `json:"cost"`
 	Cwd     string   `json:"cwd"`
 	Servers []acp.McpServer
 }
@@ -238,6 +242,13 @@ func (a *agent) Prompt(ctx context.Context, p acp.PromptRequest) (acp.PromptResp
 				out = "error: " + err.Error()
 			}
 			if err := say(fmt.Sprintf("write %s: %s\n", st.Write, out)); err != nil {
+				return acp.PromptResponse{}, err
+			}
+		case st.Cost != 0:
+			s.Cost += st.Cost
+			u := acp.SessionUpdate{UsageUpdate: &acp.SessionUsageUpdate{SessionUpdate: "usage_update", Used: 1000, Size: 200000,
+				Cost: &acp.Cost{Amount: s.Cost, Currency: "USD"}}}
+			if err := a.conn.SessionUpdate(ctx, acp.SessionNotification{SessionId: p.SessionId, Update: u}); err != nil {
 				return acp.PromptResponse{}, err
 			}
 		case st.Usage != nil:
