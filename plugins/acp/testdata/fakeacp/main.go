@@ -39,9 +39,9 @@ type step struct {
 	Usage      *[2]int        `json:"usage,omitempty"`
 	// Cost adds to the session's cumulative cost, reported in USD by a
 	// usage_update.
-	Cost float64 `json:"cost,omitempty"`
-	Plan       []string       `json:"plan,omitempty"`
-	Hang       bool           `json:"hang,omitempty"`
+	Cost float64  `json:"cost,omitempty"`
+	Plan []string `json:"plan,omitempty"`
+	Hang bool     `json:"hang,omitempty"`
 	// When runs the step only if the prompt contains it.
 	When string `json:"when,omitempty"`
 }
