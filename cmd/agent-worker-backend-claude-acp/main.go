@@ -7,13 +7,6 @@ package main
 import (
 	"github.com/agent-worker/agent-worker/plugins/acp"
 	"github.com/agent-worker/agent-worker/plugins/clis"
-	"github.com/agent-worker/agent-worker/sdk/plugin"
 )
 
-func main() {
-	plugin.Serve(plugin.Config{
-		Info:    plugin.Info{Name: clis.ClaudeACP.Backend, Version: acp.Version},
-		Backend: acp.NewPreset(clis.ClaudeACP),
-		Status:  acp.PresetStatus(clis.ClaudeACP),
-	})
-}
+func main() { acp.ServePreset(clis.ClaudeACP) }

@@ -7,13 +7,6 @@ package main
 import (
 	"github.com/agent-worker/agent-worker/plugins/acp"
 	"github.com/agent-worker/agent-worker/plugins/clis"
-	"github.com/agent-worker/agent-worker/sdk/plugin"
 )
 
-func main() {
-	plugin.Serve(plugin.Config{
-		Info:    plugin.Info{Name: clis.OpenCode.Backend, Version: acp.Version},
-		Backend: acp.NewPreset(clis.OpenCode),
-		Status:  acp.PresetStatus(clis.OpenCode),
-	})
-}
+func main() { acp.ServePreset(clis.OpenCode) }

@@ -80,14 +80,8 @@ func (b *Backend) Run(ctx context.Context, req backend.Request, events backend.E
 	if req.Agent.System != "" {
 		prompt = "## System\n" + req.Agent.System + "\n\n" + prompt
 	}
-	dir := req.ProjectDir
-	if dir == "" {
-		dir = req.WorkDir
-	}
-	var env []string
-	for k, v := range cfg.Env {
-		env = append(env, k+"="+v)
-	}
+	dir := cli.WorkDir(req)
+	env := cli.Pairs(cfg.Env)
 
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)

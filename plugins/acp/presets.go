@@ -9,6 +9,7 @@ import (
 
 	"github.com/agent-worker/agent-worker/plugins/clis"
 	"github.com/agent-worker/agent-worker/plugins/internal/cli"
+	"github.com/agent-worker/agent-worker/sdk/plugin"
 )
 
 // NewPreset is the backend of an agent CLI that speaks ACP
@@ -20,6 +21,16 @@ func NewPreset(c clis.CLI) *Backend {
 	b.preset = append([]string{c.Command}, c.ACP...)
 	b.install = c.Install
 	return b
+}
+
+// ServePreset serves the preset of c as a plugin binary (the thin mains
+// of cmd/agent-worker-backend-gemini and the others).
+func ServePreset(c clis.CLI) {
+	plugin.Serve(plugin.Config{
+		Info:    plugin.Info{Name: c.Backend, Version: Version},
+		Backend: NewPreset(c),
+		Status:  PresetStatus(c),
+	})
 }
 
 // PresetStatus reports whether a preset's CLI is on PATH and its

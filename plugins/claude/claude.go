@@ -74,14 +74,8 @@ func (b *Backend) Run(ctx context.Context, req backend.Request, events backend.E
 			return err
 		}
 	}
-	dir := req.ProjectDir
-	if dir == "" {
-		dir = req.WorkDir
-	}
-	var env []string
-	for k, v := range cfg.Env {
-		env = append(env, k+"="+v)
-	}
+	dir := cli.WorkDir(req)
+	env := cli.Pairs(cfg.Env)
 	env = append(env, telemetryEnv(cfg.Env, os.Getenv)...)
 	confDir, ok, err := configDir(req, cfg)
 	if err != nil {

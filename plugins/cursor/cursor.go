@@ -191,12 +191,7 @@ func safe(s string) string {
 
 // env is the plugin's environment plus the config's env, for the CLI.
 func env(cfg config) []string {
-	var kv []string
-	for k, v := range cfg.Env {
-		kv = append(kv, k+"="+v)
-	}
-	slices.Sort(kv)
-	return cli.Env(kv...)
+	return cli.Env(cli.Pairs(cfg.Env)...)
 }
 
 // Status says whether the cursor-agent CLI is installed and which version, for

@@ -14,6 +14,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -255,4 +256,23 @@ func Status(ctx context.Context, name, install string) string {
 		v = name + " " + v
 	}
 	return v + " at " + path
+}
+
+// Pairs is a config's env as KEY=value pairs, sorted, for Env.
+func Pairs(m map[string]string) []string {
+	kv := make([]string, 0, len(m))
+	for k, v := range m {
+		kv = append(kv, k+"="+v)
+	}
+	slices.Sort(kv)
+	return kv
+}
+
+// WorkDir is where a CLI runs: the agent's project directory, else the
+// run's own directory.
+func WorkDir(req backend.Request) string {
+	if req.ProjectDir != "" {
+		return req.ProjectDir
+	}
+	return req.WorkDir
 }
