@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -191,7 +192,7 @@ func Explain(p Policy, tool bool, dir, output string) []string {
 			add(fmt.Sprintf("%s port %d is outside the agent's sandbox (network: %s)", proto, port, net))
 			continue
 		}
-		for _, path := range pathsIn(line, dir) {
+		for _, path := range pathsIn(withoutShell(line), dir) {
 			switch {
 			case !p.CanRead(path):
 				add(fmt.Sprintf("%s is outside the agent's sandbox (not readable)", path))
@@ -202,6 +203,14 @@ func Explain(p Policy, tool bool, dir, output string) []string {
 	}
 	return out
 }
+
+// shellPrefix is how a shell starts its own error lines: dash's
+// "/bin/sh: 1: " and bash's "/bin/bash: line 1: ". The shell's path is
+// not what was refused.
+var shellPrefix = regexp.MustCompile(`^\S+: (line )?[0-9]+: `)
+
+// withoutShell is line without its shell's prefix.
+func withoutShell(line string) string { return shellPrefix.ReplaceAllString(line, "") }
 
 // refused reports a line that tells of EACCES or EPERM.
 func refused(line string) bool {

@@ -51,6 +51,8 @@ func TestExplain(t *testing.T) {
 			want: []string{"/other/secret.txt is outside the agent's sandbox (not readable)"}},
 		"a write to a read-only path": {output: "sh: 1: cannot create /repo/.git/config: Permission denied\n",
 			want: []string{"/repo/.git/config is outside the agent's sandbox (read-only)"}},
+		"a write through the shell by its path": {output: "/bin/sh: 1: cannot create /usr/agent-worker.conf: Permission denied\n/bin/bash: line 3: /etc/x: Permission denied\n",
+			want: []string{"/usr/agent-worker.conf is outside the agent's sandbox (read-only)", "/etc/x is outside the agent's sandbox (not readable)"}},
 		"a refused port of a tool": {tool: true, output: "bash: line 1: /dev/tcp/127.0.0.1/5099: Permission denied\n",
 			want: []string{"TCP port 5099 is outside the agent's sandbox (network: tcp 8080)"}},
 		"a granted port of a tool":   {tool: true, output: "curl: (7) Failed to connect to 127.0.0.1 port 8080: Permission denied\n"},
