@@ -643,6 +643,9 @@ type cliBackend struct {
 	// tested is the version our tests run ("" for none), install the
 	// command that installs it.
 	tested, install string
+	// optional marks the acp backend's presets: a preset whose plugin or
+	// CLI is not there is no problem (one line says so, not a warning).
+	optional bool
 }
 
 var cliBackends = []cliBackend{
@@ -654,26 +657,35 @@ var cliBackends = []cliBackend{
 		install: clis.Cursor.Install},
 	// The acp backend's presets (plugins/clis.ACPPresets).
 	{name: "gemini", cli: "gemini", keys: []string{"GEMINI_API_KEY", "GOOGLE_API_KEY"}, login: "gemini's own login (`gemini`, then /auth)",
-		tested: clis.Gemini.Tested, install: clis.Gemini.Install},
+		tested: clis.Gemini.Tested, install: clis.Gemini.Install, optional: true},
 	{name: "claude-acp", cli: "claude-agent-acp", keys: []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"}, login: "claude's own login (`claude`, then /login)",
-		tested: clis.ClaudeACP.Tested, install: clis.ClaudeACP.Install},
+		tested: clis.ClaudeACP.Tested, install: clis.ClaudeACP.Install, optional: true},
 	{name: "codex-acp", cli: "codex-acp", keys: []string{"OPENAI_API_KEY", "CODEX_API_KEY"}, login: "codex's own login (`codex login`)",
-		tested: clis.CodexACP.Tested, install: clis.CodexACP.Install},
+		tested: clis.CodexACP.Tested, install: clis.CodexACP.Install, optional: true},
 	{name: "opencode", cli: "opencode", keys: []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY"}, login: "opencode's own login (`opencode auth login`)",
-		install: clis.OpenCode.Install},
+		install: clis.OpenCode.Install, optional: true},
 }
 
 // semver finds the version in a CLI's --version line.
 var semver = regexp.MustCompile(`[0-9]+\.[0-9]+\.[0-9]+(?:-[0-9A-Za-z.-]+)?`)
 
 func (f doctorFacts) checkCLI(add addFunc, b cliBackend) bool {
-	p, ok := f.checkInstalled(add, b.name, checkWarn)
-	if !ok {
-		return false
-	}
 	where := "on PATH"
 	if f.daemon == daemonRunning {
 		where = "on the daemon's PATH"
+	}
+	if b.optional {
+		switch p, ok := f.backendPlugin(b.name); {
+		case !ok || p.Error != "":
+			return false // a preset left out: nothing to say
+		case strings.HasPrefix(p.Status, "missing"):
+			add(b.name, checkOK, b.cli+" is not "+where+" (optional: "+b.install+" to use backend "+b.name+")", "")
+			return false
+		}
+	}
+	p, ok := f.checkInstalled(add, b.name, checkWarn)
+	if !ok {
+		return false
 	}
 	switch {
 	case p.Status == "":

@@ -121,6 +121,28 @@ func TestDiagnose(t *testing.T) {
 			want:   want{"claude", checkWarn, "not the version we test (" + testedClaude + ")", "@anthropic-ai/claude-code@" + testedClaude},
 			ok:     true, runnable: []string{"mock", "sdk", "claude"},
 		},
+		"gemini preset at the tested version": {
+			change: func(f *doctorFacts) {
+				f.env = append(f.env, "GEMINI_API_KEY")
+				f.plugins = append(f.plugins, api.Plugin{Kind: "backend", Name: "gemini", Path: "/p/agent-worker-backend-gemini", Status: "gemini " + clis.Gemini.Tested + " at /usr/bin/gemini"})
+			},
+			want: want{"gemini", checkOK, "gemini " + clis.Gemini.Tested + " at /usr/bin/gemini; GEMINI_API_KEY set", ""},
+			ok:   true, runnable: []string{"mock", "sdk", "claude", "gemini"},
+		},
+		"claude-acp preset untested": {
+			change: func(f *doctorFacts) {
+				f.plugins = append(f.plugins, api.Plugin{Kind: "backend", Name: "claude-acp", Path: "/p/agent-worker-backend-claude-acp", Status: "claude-agent-acp 0.9.0 at /usr/bin/claude-agent-acp"})
+			},
+			want: want{"claude-acp", checkWarn, "not the version we test (" + clis.ClaudeACP.Tested + ")", clis.ClaudeACP.Install},
+			ok:   true, runnable: []string{"mock", "sdk", "claude", "claude-acp"},
+		},
+		"opencode preset without its CLI": {
+			change: func(f *doctorFacts) {
+				f.plugins = append(f.plugins, api.Plugin{Kind: "backend", Name: "opencode", Path: "/p/agent-worker-backend-opencode", Status: "missing: " + clis.OpenCode.Install})
+			},
+			want: want{"opencode", checkOK, "opencode is not on the daemon's PATH (optional: npm install -g opencode-ai to use backend opencode)", ""},
+			ok:   true, runnable: []string{"mock", "sdk", "claude"},
+		},
 		"claude sandboxed without a key": {
 			change: func(f *doctorFacts) { f.env = []string{"OPENAI_API_KEY"} },
 			want:   want{"claude", checkWarn, "sandboxed runs cannot see a `claude` login", "export ANTHROPIC_API_KEY"},
