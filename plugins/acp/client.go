@@ -54,6 +54,10 @@ type client struct {
 	replaying bool
 	text      strings.Builder // this turn's reply
 	tools     map[acpsdk.ToolCallId]*toolState
+	// refused is set once a permission request was refused: an agent
+	// whose only way to refuse is to abort (codex-acp's "abort") then
+	// ends its turn cancelled, which is the refusal's end, not a failure.
+	refused bool
 }
 
 // toolState is what we know of one of the agent's tool calls.
@@ -67,6 +71,13 @@ type toolState struct {
 var _ acpsdk.Client = (*client)(nil)
 
 func (c *client) send(es ...backend.Event) error { return c.out.Send(es...) }
+
+// wasRefused says whether a permission request of this turn was refused.
+func (c *client) wasRefused() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.refused
+}
 
 func (c *client) setReplaying(on bool) {
 	c.mu.Lock()
@@ -197,6 +208,9 @@ func (c *client) RequestPermission(ctx context.Context, p acpsdk.RequestPermissi
 		}
 		d.Reason = "the agent offered no option to allow the call"
 	}
+	c.mu.Lock()
+	c.refused = true
+	c.mu.Unlock()
 	if err := c.send(backend.Event{Kind: backend.EventGate, Text: fmt.Sprintf("%s: %s", call.Tool, d.Reason)}); err != nil {
 		return acpsdk.RequestPermissionResponse{}, err
 	}
