@@ -162,6 +162,12 @@ func (c *client) tool(id acpsdk.ToolCallId) *toolState {
 // once, then its result once it completed or failed; under mu.
 func (c *client) toolEvents(id acpsdk.ToolCallId, st *toolState, status acpsdk.ToolCallStatus, content []acpsdk.ToolCallContent, raw any) []backend.Event {
 	var es []backend.Event
+	if !st.reported && string(st.args) == "{}" && (status == "" || status == acpsdk.ToolCallStatusPending) {
+		// Announced while its arguments still stream (claude-agent-acp
+		// sends {} first, then an update with them): reported once they
+		// arrive or it runs, so the run shows what was called with.
+		return nil
+	}
 	if !st.reported {
 		st.reported = true
 		es = append(es, backend.Event{Kind: backend.EventToolCall, Tool: &backend.ToolCall{ID: string(id), Name: st.name, Args: st.args}})
