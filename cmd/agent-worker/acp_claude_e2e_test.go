@@ -85,6 +85,9 @@ func TestE2EACPClaude(t *testing.T) {
 	if _, ok := requestWith(model.requests(t), "SYSTEM-MARK-47", "PROMPT-MARK-1"); !ok {
 		t.Errorf("no model request carried both the system prompt and the prompt:\n%s", logs)
 	}
+	if !strings.Contains(logs, `mcp__agent-worker__channel_send {"message":"@bob hello from claude over ACP"}`) {
+		t.Errorf("the transcript does not show channel_send with its arguments:\n%s", logs)
+	}
 	if got := toolResult(mustRequest(t, model, `"tool_use_id":"toolu_send1"`), "toolu_send1"); !strings.Contains(got, `"mentions":["bob"]`) {
 		t.Errorf("channel_send's result as the model read it: %q", got)
 	}
