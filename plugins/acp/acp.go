@@ -378,7 +378,14 @@ func (s *session) prompt(ctx context.Context, id acpsdk.SessionId) error {
 	case acpsdk.StopReasonRefusal:
 		return fmt.Errorf("acp: %s refused the prompt", s.cfg.Command[0])
 	case acpsdk.StopReasonCancelled:
-		return fmt.Errorf("acp: %s cancelled the turn itself", s.cfg.Command[0])
+		if !s.cl.wasRefused() {
+			return fmt.Errorf("acp: %s cancelled the turn itself", s.cfg.Command[0])
+		}
+		// Refused, the agent aborted the turn: the run did what the gate
+		// let it, and a retry would only ask again.
+		if err := s.log(fmt.Sprintf("acp: %s ended the turn when a tool call was refused", s.cfg.Command[0])); err != nil {
+			return err
+		}
 	case acpsdk.StopReasonMaxTokens, acpsdk.StopReasonMaxTurnRequests:
 		if err := s.log(fmt.Sprintf("acp: %s ended the turn early: %s", s.cfg.Command[0], a.resp.StopReason)); err != nil {
 			return err

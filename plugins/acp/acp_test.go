@@ -280,6 +280,36 @@ func TestPermissionsAskTheGate(t *testing.T) {
 
 }
 
+// An agent whose only way to refuse is to abort (codex-acp) ends its
+// turn cancelled when the gate refuses: the run succeeds with the
+// refusal in its events, as it does for an agent that goes on, since a
+// retry would only be refused again.
+func TestRefusedCallThatAbortsTheTurn(t *testing.T) {
+	t.Parallel()
+	d := backendtest.NewDaemon(t)
+	d.Gate = func(string, tools.GateCall) tools.GateDecision {
+		return tools.GateDecision{Reason: "phase plan does not allow edit_file"}
+	}
+	a := agentRun{script: []map[string]any{
+		{"text": "editing"},
+		{"permission": map[string]any{"kind": "edit", "title": "Edit main.go", "path": "/w/main.go", "abort": true}},
+		{"text": "never said"},
+	}}
+	es, _, err := a.run(t, timeout(t), d.Request("carol"))
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	if g := texts(es, backend.EventGate); !strings.Contains(g, "edit_file: phase plan does not allow edit_file") {
+		t.Errorf("gate events: %q", g)
+	}
+	if l := texts(es, backend.EventLog); !strings.Contains(l, "ended the turn when a tool call was refused") {
+		t.Errorf("logs do not say why the turn ended: %q", l)
+	}
+	if r := texts(es, backend.EventResult); strings.Contains(r, "never said") || !strings.Contains(r, "permission Edit main.go: reject") {
+		t.Errorf("result: %q", r)
+	}
+}
+
 // The agent's approvals gate a command the gate allows: it runs once a
 // person approved it (the fake daemon's owner approves at once), and the
 // approval names the command.

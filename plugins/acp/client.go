@@ -55,6 +55,10 @@ type client struct {
 	cost      costs           // the session's cost (usage_update)
 	text      strings.Builder // this turn's reply
 	tools     map[acpsdk.ToolCallId]*toolState
+	// refused is set once a permission request was refused: an agent
+	// whose only way to refuse is to abort (codex-acp's "abort") then
+	// ends its turn cancelled, which is the refusal's end, not a failure.
+	refused bool
 }
 
 // toolState is what we know of one of the agent's tool calls.
@@ -68,6 +72,13 @@ type toolState struct {
 var _ acpsdk.Client = (*client)(nil)
 
 func (c *client) send(es ...backend.Event) error { return c.out.Send(es...) }
+
+// wasRefused says whether a permission request of this turn was refused.
+func (c *client) wasRefused() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.refused
+}
 
 func (c *client) setReplaying(on bool) {
 	c.mu.Lock()
@@ -156,6 +167,12 @@ func (c *client) tool(id acpsdk.ToolCallId) *toolState {
 // once, then its result once it completed or failed; under mu.
 func (c *client) toolEvents(id acpsdk.ToolCallId, st *toolState, status acpsdk.ToolCallStatus, content []acpsdk.ToolCallContent, raw any) []backend.Event {
 	var es []backend.Event
+	if !st.reported && string(st.args) == "{}" && (status == "" || status == acpsdk.ToolCallStatusPending) {
+		// Announced while its arguments still stream (claude-agent-acp
+		// sends {} first, then an update with them): reported once they
+		// arrive or it runs, so the run shows what was called with.
+		return nil
+	}
 	if !st.reported {
 		st.reported = true
 		es = append(es, backend.Event{Kind: backend.EventToolCall, Tool: &backend.ToolCall{ID: string(id), Name: st.name, Args: st.args}})
@@ -202,6 +219,9 @@ func (c *client) RequestPermission(ctx context.Context, p acpsdk.RequestPermissi
 		}
 		d.Reason = "the agent offered no option to allow the call"
 	}
+	c.mu.Lock()
+	c.refused = true
+	c.mu.Unlock()
 	if err := c.send(backend.Event{Kind: backend.EventGate, Text: fmt.Sprintf("%s: %s", call.Tool, d.Reason)}); err != nil {
 		return acpsdk.RequestPermissionResponse{}, err
 	}

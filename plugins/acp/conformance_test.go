@@ -193,6 +193,34 @@ func TestExampleUpdatesAsEvents(t *testing.T) {
 	}
 }
 
+// A call announced with empty arguments still streaming, as
+// claude-agent-acp announces them, is reported once the update with its
+// arguments arrives: one call, with them and the refined title.
+func TestToolCallReportedWithItsArguments(t *testing.T) {
+	t.Parallel()
+	rec := &backendtest.Recorder{}
+	c := &client{out: cli.NewSender(rec), alive: func() {}, tools: map[acpsdk.ToolCallId]*toolState{}}
+	kind := acpsdk.ToolKindEdit
+	for _, u := range []acpsdk.SessionUpdate{
+		{ToolCall: &acpsdk.SessionUpdateToolCall{SessionUpdate: "tool_call", ToolCallId: "toolu_1", Title: "Write", Kind: kind,
+			Status: acpsdk.ToolCallStatusPending, RawInput: map[string]any{}}},
+		{ToolCallUpdate: &acpsdk.SessionToolCallUpdate{SessionUpdate: "tool_call_update", ToolCallId: "toolu_1", Title: acpsdk.Ptr("Write main.go"), Kind: &kind,
+			RawInput: map[string]any{"file_path": "/w/main.go", "content": "package main\n"}}},
+	} {
+		if err := c.SessionUpdate(context.Background(), acpsdk.SessionNotification{SessionId: "s", Update: u}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []string
+	for _, e := range rec.Events() {
+		got = append(got, string(e.Kind)+" "+e.Tool.Name+" "+string(e.Tool.Args))
+	}
+	want := []string{`tool_call Write main.go {"content":"package main\n","file_path":"/w/main.go"}`}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("events (-want +got):\n%s", d)
+	}
+}
+
 // The example permission request (a call without kind or title) goes to
 // the gate as a call named "tool" and, refused, gets the reject option.
 func TestExamplePermissionRefused(t *testing.T) {

@@ -51,6 +51,9 @@ type permission struct {
 	Title   string `json:"title"`
 	Command string `json:"command,omitempty"`
 	Path    string `json:"path,omitempty"`
+	// Abort ends the turn cancelled when the permission is not granted,
+	// as codex-acp does (its only reject option is "abort").
+	Abort bool `json:"abort,omitempty"`
 }
 
 // stored is a session as kept in FAKEACP_DIR.
@@ -225,6 +228,9 @@ func (a *agent) Prompt(ctx context.Context, p acp.PromptRequest) (acp.PromptResp
 			}
 			if err := say(fmt.Sprintf("permission %s: %s\n", pm.Title, outcome)); err != nil {
 				return acp.PromptResponse{}, err
+			}
+			if pm.Abort && outcome != "allow" {
+				return acp.PromptResponse{StopReason: acp.StopReasonCancelled}, nil
 			}
 		case st.Read != "":
 			resp, err := a.conn.ReadTextFile(ctx, acp.ReadTextFileRequest{SessionId: p.SessionId, Path: st.Read})
