@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -26,9 +28,10 @@ func acpAdapter(t *testing.T, name string) string {
 	return path
 }
 
-// Claude Code through its ACP adapter (claude-agent-acp 0.23.1, the
-// Claude Agent SDK driving Claude Code 2.1.197) as the acp backend's
-// agent, offline against the scripted Anthropic server, in a team with a
+// Claude Code through its ACP adapter (claude-agent-acp 0.23.1, whose
+// Claude Agent SDK runs the Claude Code it bundles, 2.1.83) as the
+// claude-acp preset's agent (no command, no config dir in its config:
+// the preset keeps Claude Code's config in the agent's state directory), offline against the scripted Anthropic server, in a team with a
 // mock: alice is prompted with her inbox and calls channel_send through
 // the daemon's MCP server handed to her ACP session (bob, the mock,
 // answers); her Write, which the adapter asks the client to permit, is
@@ -38,7 +41,7 @@ func acpAdapter(t *testing.T, name string) string {
 // with no adapter or Claude Code process left.
 func TestE2EACPClaude(t *testing.T) {
 	t.Parallel()
-	adapter := acpAdapter(t, "claude-agent-acp")
+	acpAdapter(t, "claude-agent-acp") // on the daemon's PATH: the preset runs it from there
 	c := newCLI(t)
 	dir := filepath.Join(realPath(t, c.home), "workspaces", "global", "main", "alice")
 	file := filepath.Join(dir, "main.go")
@@ -53,19 +56,8 @@ func TestE2EACPClaude(t *testing.T) {
 		t.Errorf("the daemon does not confine runs:\n%s", c.ok("status"))
 	}
 
-	// Claude Code keeps its settings and conversations (which session/load
-	// reads back) in a directory of its own that the sandbox grants.
-	// It must exist: the sandbox grants only what is there when the run
-	// starts, and Claude Code exits when it cannot write it.
-	config := filepath.Join(realPath(t, t.TempDir()), "claude")
-	if err := os.MkdirAll(config, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	cfg, _ := json.Marshal(map[string]any{"command": []string{adapter},
-		"env":     map[string]string{"CLAUDE_CONFIG_DIR": config},
-		"sandbox": map[string]any{"write": []string{config}}})
 	c.ok("new", "bob", "--backend", "mock")
-	c.ok("new", "alice", "--backend", "acp", "--system", "You are terse. SYSTEM-MARK-47", "--config", string(cfg))
+	c.ok("new", "alice", "--backend", "claude-acp", "--system", "You are terse. SYSTEM-MARK-47")
 	db, e := startEffortE2E(t, c, "alice", dir, 0)
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -149,11 +141,11 @@ func TestE2EACPClaude(t *testing.T) {
 		model.add(t, modelTurn{"Text": "never said", "Gate": "held"})
 		c.ok("send", "alice", "hold on PROMPT-MARK-3")
 		model.next(t, "gate held") // Claude Code waits on the model
-		if len(processesOf(t, c.home, "claude")) == 0 {
+		if len(agentProcesses(t, c.home, "claude")) == 0 {
 			t.Fatal("no adapter or Claude Code process runs while the model is asked")
 		}
 		c.ok("cancel", "alice")
-		c.waitFor("no adapter or Claude Code process left", func() bool { return len(processesOf(t, c.home, "claude")) == 0 })
+		c.waitFor("no adapter or Claude Code process left", func() bool { return len(agentProcesses(t, c.home, "claude")) == 0 })
 		c.waitFor("alice's third run to end", func() bool {
 			a := c.agent("alice")
 			return len(a.Runs) == 3 && a.Runs[0].State.Ended()
@@ -175,4 +167,16 @@ func mustRequest(t *testing.T, m *model, marks ...string) modelRequest {
 		t.Fatalf("no model request holds %q", marks)
 	}
 	return r
+}
+
+// agentProcesses are the processes of home's daemon whose command line
+// names what (an adapter, the CLI it drives), its plugins left out: the
+// claude-acp and codex-acp plugins' own names hold "claude" and "codex",
+// and a warm spare of them outlives a cancelled run by design.
+func agentProcesses(t *testing.T, home, what string) []int {
+	t.Helper()
+	return slices.DeleteFunc(processesOf(t, home, what), func(pid int) bool {
+		cmdline, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
+		return err == nil && bytes.Contains(cmdline, []byte("agent-worker-backend-"))
+	})
 }

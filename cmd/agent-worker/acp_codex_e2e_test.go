@@ -22,7 +22,7 @@ import (
 // run records none.
 func TestE2EACPCodex(t *testing.T) {
 	t.Parallel()
-	adapter := acpAdapter(t, "codex-acp")
+	acpAdapter(t, "codex-acp") // on the daemon's PATH: the codex-acp preset runs it from there
 	c := newCLI(t)
 	dir := filepath.Join(realPath(t, c.home), "workspaces", "global", "main", "alice")
 	file := filepath.Join(dir, "main.go")
@@ -61,11 +61,11 @@ stream_max_retries = 0
 	}
 	// OPENAI_BASE_URL names the model's port to the sandbox, which grants
 	// a run the ports of the *_BASE_URLs in its environment.
-	cfg, _ := json.Marshal(map[string]any{"command": []string{adapter},
+	cfg, _ := json.Marshal(map[string]any{
 		"env":     map[string]string{"CODEX_HOME": home, "OPENAI_API_KEY": "x", "OPENAI_BASE_URL": model.URL + "/v1"},
 		"sandbox": map[string]any{"write": []string{home}}})
 	c.ok("new", "bob", "--backend", "mock")
-	c.ok("new", "alice", "--backend", "acp", "--system", "You are terse. SYSTEM-MARK-48", "--config", string(cfg))
+	c.ok("new", "alice", "--backend", "codex-acp", "--system", "You are terse. SYSTEM-MARK-48", "--config", string(cfg))
 	db, e := startEffortE2E(t, c, "alice", dir, 0)
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -149,11 +149,11 @@ stream_max_retries = 0
 		model.add(t, modelTurn{"Text": "never said", "Gate": "held"})
 		c.ok("send", "alice", "hold on PROMPT-MARK-3")
 		model.next(t, "gate held") // Codex waits on the model
-		if len(processesOf(t, c.home, "codex")) == 0 {
+		if len(agentProcesses(t, c.home, "codex")) == 0 {
 			t.Fatal("no adapter process runs while the model is asked")
 		}
 		c.ok("cancel", "alice")
-		c.waitFor("no adapter or Codex process left", func() bool { return len(processesOf(t, c.home, "codex")) == 0 })
+		c.waitFor("no adapter or Codex process left", func() bool { return len(agentProcesses(t, c.home, "codex")) == 0 })
 		c.waitFor("alice's third run to end", func() bool {
 			a := c.agent("alice")
 			return len(a.Runs) == 3 && a.Runs[0].State.Ended()

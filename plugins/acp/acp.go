@@ -43,6 +43,9 @@ type Backend struct {
 	// config names none, install how to get it.
 	preset  []string
 	install string
+	// configEnv is the preset CLI's config directory variable
+	// (clis.CLI.ConfigEnv).
+	configEnv string
 }
 
 var _ backend.Backend = (*Backend)(nil)
@@ -82,6 +85,11 @@ func (b *Backend) Run(ctx context.Context, req backend.Request, events backend.E
 	}
 	dir := cli.WorkDir(req)
 	env := cli.Pairs(cfg.Env)
+	if conf, err := b.configDir(req, cfg.Env); err != nil {
+		return err
+	} else if conf != "" {
+		env = append(env, b.configEnv+"="+conf)
+	}
 
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)

@@ -1,14 +1,17 @@
 package acp
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 
 	"github.com/agent-worker/agent-worker/plugins/clis"
 	"github.com/agent-worker/agent-worker/plugins/internal/cli"
+	"github.com/agent-worker/agent-worker/sdk/backend"
 	"github.com/agent-worker/agent-worker/sdk/plugin"
 )
 
@@ -19,8 +22,30 @@ import (
 func NewPreset(c clis.CLI) *Backend {
 	b := New()
 	b.preset = append([]string{c.Command}, c.ACP...)
-	b.install = c.Install
+	b.install, b.configEnv = c.Install, c.ConfigEnv
 	return b
+}
+
+// configDir is the preset CLI's own config directory for a confined run
+// (clis.CLI.ConfigEnv): in the agent's state directory, kept across
+// runs so that session/load finds the conversation, unless the agent's
+// env names one. "" when the run is not confined or needs none.
+func (b *Backend) configDir(req backend.Request, env map[string]string) (string, error) {
+	if b.configEnv == "" || req.Sandbox.IsZero() {
+		return "", nil
+	}
+	if _, set := env[b.configEnv]; set {
+		return "", nil
+	}
+	if _, set := req.Env[b.configEnv]; set {
+		return "", nil
+	}
+	base := cmp.Or(req.StateDir, req.WorkDir)
+	dir := filepath.Join(base, "config")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("acp: %s: %w", b.configEnv, err)
+	}
+	return dir, nil
 }
 
 // ServePreset serves the preset of c as a plugin binary (the thin mains

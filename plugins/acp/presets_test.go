@@ -11,6 +11,7 @@ import (
 	"github.com/agent-worker/agent-worker/plugins/clis"
 	"github.com/agent-worker/agent-worker/sdk/backend"
 	"github.com/agent-worker/agent-worker/sdk/backendtest"
+	"github.com/agent-worker/agent-worker/sdk/sandbox"
 )
 
 // A preset runs its CLI's ACP command when the agent's config names
@@ -122,5 +123,31 @@ func TestRunCostIsWhatTheTurnAdded(t *testing.T) {
 	}
 	if u, _ := usage(es); u.CostUSD < 0.0999 || u.CostUSD > 0.1001 {
 		t.Errorf("second run's cost = %v, want 0.10 (the session's 0.35 less the first run's 0.25)", u.CostUSD)
+	}
+}
+
+// A confined run of claude-acp keeps Claude Code's config in the agent's
+// state directory (the sandbox grants no ~/.claude), unless the agent's
+// env names one; an unconfined run uses the user's.
+func TestPresetConfigDir(t *testing.T) {
+	t.Parallel()
+	b := NewPreset(clis.ClaudeACP)
+	state := t.TempDir()
+	confined := backend.Request{StateDir: state, Sandbox: sandbox.Policy{Read: []string{"/usr"}, Write: []string{state}}}
+	dir, err := b.configDir(confined, nil)
+	if want := filepath.Join(state, "config"); err != nil || dir != want {
+		t.Errorf("configDir = %q, %v; want %q", dir, err, want)
+	}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o700 {
+		t.Errorf("the config dir is not made 0700: %v %v", fi, err)
+	}
+	if dir, _ := b.configDir(confined, map[string]string{"CLAUDE_CONFIG_DIR": "/mine"}); dir != "" {
+		t.Errorf("with the agent's own CLAUDE_CONFIG_DIR: %q, want none", dir)
+	}
+	if dir, _ := b.configDir(backend.Request{StateDir: state}, nil); dir != "" {
+		t.Errorf("unconfined: %q, want none", dir)
+	}
+	if dir, _ := NewPreset(clis.Gemini).configDir(confined, nil); dir != "" {
+		t.Errorf("gemini: %q, want none", dir)
 	}
 }

@@ -4,6 +4,11 @@ package clis
 type CLI struct {
 	// Backend is the backend's name, Command the executable it runs.
 	Backend, Command string
+	// ConfigEnv is the variable that moves the CLI's own config
+	// directory, for a preset whose confined run cannot use the user's
+	// (the sandbox grants neither ~/.claude nor ~/.codex): the backend
+	// points it into the agent's state directory. "" for none.
+	ConfigEnv string
 	// ACP is the arguments that start Command as an Agent Client
 	// Protocol agent, for the acp backend's presets (nil for the
 	// backends with an adapter of their own).
@@ -30,9 +35,9 @@ var (
 var (
 	Gemini = CLI{Backend: "gemini", Command: "gemini", ACP: []string{"--acp"}, Tested: "0.61.0",
 		Install: "npm install -g @google/gemini-cli@0.61.0"}
-	ClaudeACP = CLI{Backend: "claude-acp", Command: "claude-agent-acp", ACP: []string{}, Tested: "0.23.1",
+	ClaudeACP = CLI{Backend: "claude-acp", Command: "claude-agent-acp", ACP: []string{}, ConfigEnv: "CLAUDE_CONFIG_DIR", Tested: "0.23.1",
 		Install: "npm install -g @zed-industries/claude-agent-acp@0.23.1"}
-	CodexACP = CLI{Backend: "codex-acp", Command: "codex-acp", ACP: []string{}, Tested: "0.16.0",
+	CodexACP = CLI{Backend: "codex-acp", Command: "codex-acp", ACP: []string{}, ConfigEnv: "CODEX_HOME", Tested: "0.16.0",
 		Install: "npm install -g @zed-industries/codex-acp@0.16.0"}
 	OpenCode = CLI{Backend: "opencode", Command: "opencode", ACP: []string{"acp"},
 		Install: "npm install -g opencode-ai"}
