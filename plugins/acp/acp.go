@@ -362,8 +362,8 @@ func (s *session) prompt(ctx context.Context, id acpsdk.SessionId) error {
 	if a.err != nil {
 		return s.failed("session/prompt", a.err)
 	}
-	if u := a.resp.Usage; u != nil {
-		if err := s.out.Send(backend.Event{Kind: backend.EventUsage, Usage: &backend.Usage{InputTokens: int64(u.InputTokens), OutputTokens: int64(u.OutputTokens)}}); err != nil {
+	if u := promptUsage(a.resp); u != nil {
+		if err := s.out.Send(backend.Event{Kind: backend.EventUsage, Usage: u}); err != nil {
 			return err
 		}
 	}
