@@ -194,7 +194,7 @@ func (s *session) initialize(ctx context.Context) (acpsdk.AgentCapabilities, err
 		ProtocolVersion: ProtocolVersion,
 		ClientInfo:      &acpsdk.Implementation{Name: "agent-worker", Version: Version},
 		ClientCapabilities: acpsdk.ClientCapabilities{
-			Fs: acpsdk.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true},
+			Fs: acpsdk.FileSystemCapabilities{ReadTextFile: s.cfg.fs(), WriteTextFile: s.cfg.fs()},
 		},
 	})
 	if err != nil {

@@ -2,12 +2,15 @@ package acp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
 	"testing"
 
 	acpsdk "github.com/coder/acp-go-sdk"
+
+	"github.com/agent-worker/agent-worker/sdk/backendtest"
 )
 
 // fs/read_text_file of a file that is not there answers ACP's resource
@@ -44,5 +47,40 @@ func TestReadTextFileMissing(t *testing.T) {
 	resp, err := c.ReadTextFile(context.Background(), acpsdk.ReadTextFileRequest{Path: filepath.Join(dir, "there.txt")})
 	if err != nil || resp.Content != "one\ntwo\n" {
 		t.Errorf("ReadTextFile of a file there = %q, %v", resp.Content, err)
+	}
+}
+
+// Config fs: false offers the agent no client file system (Gemini CLI
+// then writes new files itself, inside the run's sandbox); by default
+// both methods are offered.
+func TestConfigFS(t *testing.T) {
+	t.Parallel()
+	tests := map[string]struct {
+		extra map[string]any
+		want  bool
+	}{
+		"default":  {nil, true},
+		"fs true":  {map[string]any{"fs": true}, true},
+		"fs false": {map[string]any{"fs": false}, false},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			d := backendtest.NewDaemon(t)
+			d.Post("user", "@carol hello")
+			a := agentRun{script: []map[string]any{{"text": "hi"}}, extra: tc.extra}
+			_, recs, err := a.run(t, timeout(t), d.Request("carol"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			init, ok := find(recs, "initialize")
+			var p acpsdk.InitializeRequest
+			if !ok || json.Unmarshal(init.Params, &p) != nil {
+				t.Fatalf("no initialize recorded: %+v", recs)
+			}
+			if fs := p.ClientCapabilities.Fs; fs.ReadTextFile != tc.want || fs.WriteTextFile != tc.want {
+				t.Errorf("clientCapabilities.fs = %+v, want both %v", fs, tc.want)
+			}
+		})
 	}
 }
