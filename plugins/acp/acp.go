@@ -211,7 +211,7 @@ func (s *session) initialize(ctx context.Context) (acpsdk.AgentCapabilities, err
 		ProtocolVersion: ProtocolVersion,
 		ClientInfo:      &acpsdk.Implementation{Name: "agent-worker", Version: Version},
 		ClientCapabilities: acpsdk.ClientCapabilities{
-			Fs: acpsdk.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true},
+			Fs: acpsdk.FileSystemCapabilities{ReadTextFile: s.cfg.fs(), WriteTextFile: s.cfg.fs()},
 		},
 	})
 	if err != nil {
@@ -379,7 +379,7 @@ func (s *session) prompt(ctx context.Context, id acpsdk.SessionId) error {
 	if a.err != nil {
 		return s.failed("session/prompt", a.err)
 	}
-	if err := s.usage(id, a.resp.Usage); err != nil {
+	if err := s.usage(id, promptUsage(a.resp)); err != nil {
 		return err
 	}
 	switch a.resp.StopReason {
@@ -403,9 +403,9 @@ func (s *session) prompt(ctx context.Context, id acpsdk.SessionId) error {
 }
 
 // usage sends the run's usage: the turn's tokens as the prompt's answer
-// gives them, and what the turn added to the session's cost as the
+// gives them (promptUsage), and what the turn added to the session's cost as the
 // agent's usage_update reports it; nothing when the agent says neither.
-func (s *session) usage(id acpsdk.SessionId, u *acpsdk.Usage) error {
+func (s *session) usage(id acpsdk.SessionId, tokens *backend.Usage) error {
 	s.cl.mu.Lock()
 	usd, costed := s.cl.cost.run()
 	last := s.cl.cost.last
@@ -415,12 +415,12 @@ func (s *session) usage(id acpsdk.SessionId, u *acpsdk.Usage) error {
 			_ = s.log("acp: keep the session's cost: " + err.Error())
 		}
 	}
-	if u == nil && !costed {
+	if tokens == nil && !costed {
 		return nil
 	}
 	var use backend.Usage
-	if u != nil {
-		use.InputTokens, use.OutputTokens = int64(u.InputTokens), int64(u.OutputTokens)
+	if tokens != nil {
+		use = *tokens
 	}
 	use.CostUSD = usd
 	return s.out.Send(backend.Event{Kind: backend.EventUsage, Usage: &use})

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -256,6 +257,11 @@ func (c *client) ReadTextFile(_ context.Context, p acpsdk.ReadTextFileRequest) (
 		return acpsdk.ReadTextFileResponse{}, acpsdk.NewInvalidParams(err.Error())
 	}
 	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		// The protocol's code for it: an agent tells a new file by it
+		// (Gemini CLI's write_file reads the file first).
+		return acpsdk.ReadTextFileResponse{}, &acpsdk.RequestError{Code: codeResourceNotFound, Message: "Resource not found", Data: err.Error()}
+	}
 	if err != nil {
 		return acpsdk.ReadTextFileResponse{}, acpsdk.NewInternalError(err.Error())
 	}
@@ -284,6 +290,9 @@ func (c *client) WriteTextFile(ctx context.Context, p acpsdk.WriteTextFileReques
 	}
 	return acpsdk.WriteTextFileResponse{}, nil
 }
+
+// codeResourceNotFound is ACP's error code for a file that is not there.
+const codeResourceNotFound = -32002
 
 // errOutside is a path the agent may not reach.
 var errOutside = errors.New("outside the run's directories")

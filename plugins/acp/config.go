@@ -27,6 +27,12 @@ type config struct {
 	// MCP hands the daemon's MCP server to the agent's sessions; nil is
 	// true.
 	MCP *bool `json:"mcp"`
+	// FS offers the agent the client's file system (fs/read_text_file,
+	// fs/write_text_file, served inside the run's directories); nil is
+	// true. Gemini CLI 0.61.0 cannot create a file through it (it takes
+	// no error answer for a missing file as "not there"): false lets such
+	// an agent use its own, inside the run's sandbox.
+	FS *bool `json:"fs"`
 	// RawInit is init_timeout as written; Init is it parsed.
 	RawInit json.RawMessage `json:"init_timeout"`
 	Init    time.Duration   `json:"-"`
@@ -55,6 +61,9 @@ func parseConfig(raw json.RawMessage, preset []string) (config, error) {
 	}
 	return c, nil
 }
+
+// fs says whether the agent is offered the client's file system.
+func (c config) fs() bool { return c.FS == nil || *c.FS }
 
 // mcp says whether the daemon's MCP server goes to the agent.
 func (c config) mcp() bool { return c.MCP == nil || *c.MCP }

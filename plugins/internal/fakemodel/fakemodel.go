@@ -140,6 +140,10 @@ func (s *Server) next(r *http.Request) (Turn, Request) {
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	if hasSuffix(r.URL.Path, ":countTokens") {
+		geminiCountTokens(w, r)
+		return
+	}
 	turn, req := s.next(r)
 	if turn.Gate != "" {
 		g := s.gate(turn.Gate)
@@ -172,6 +176,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		chat(w, turn, stream)
 	case hasSuffix(r.URL.Path, "/responses"):
 		responses(w, turn)
+	case hasSuffix(r.URL.Path, ":streamGenerateContent"), hasSuffix(r.URL.Path, ":generateContent"):
+		gemini(w, turn, hasSuffix(r.URL.Path, ":streamGenerateContent"))
 	default:
 		http.Error(w, "fakemodel: no API at "+r.URL.Path, http.StatusNotFound)
 	}
