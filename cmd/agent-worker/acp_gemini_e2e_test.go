@@ -19,44 +19,25 @@ func geminiSend(message string) modelTurn {
 		"InputTokens": 120, "OutputTokens": 8}
 }
 
-// geminiConfig is the acp config of an agent running the real gemini CLI
-// (`gemini --acp`) offline against model: the API key and base URL of
-// its "gateway" auth (no authenticate call needed), its own home under
-// state with settings that turn off its usage statistics, telemetry,
-// update checks and IDE integration and name the model (model "auto"
-// would spend a scripted turn on its routing classifier); the workspace
-// trusted (in an untrusted folder gemini starts no MCP server, the
-// daemon's included); and its own file system (fs: false).
-func geminiConfig(t *testing.T, gemini, model, state string) string {
-	t.Helper()
-	home := filepath.Join(state, "gemini")
-	settings, _ := json.Marshal(map[string]any{
-		"privacy":   map[string]any{"usageStatisticsEnabled": false},
-		"telemetry": map[string]any{"enabled": false},
-		"general":   map[string]any{"enableAutoUpdate": false, "enableAutoUpdateNotification": false},
-		"ide":       map[string]any{"enabled": false},
-		"model":     map[string]any{"name": "gemini-2.5-flash"},
-	})
-	if err := os.MkdirAll(filepath.Join(home, ".gemini"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(home, ".gemini", "settings.json"), settings, 0o644); err != nil {
-		t.Fatal(err)
-	}
+// geminiConfig is the config of an agent of the gemini preset running
+// the real gemini CLI offline against model: the API key and base URL of
+// its "gateway" auth (no authenticate call needed) and the model
+// (GEMINI_MODEL; "auto" would spend a scripted turn on its routing
+// classifier). The rest is the preset's: its home in the agent's state
+// directory, seeded with settings that turn off its usage statistics,
+// telemetry, update checks and IDE integration; the workspace trusted
+// (in an untrusted folder gemini starts no MCP server, the daemon's
+// included); and its own file system (fs: false).
+func geminiConfig(model string) string {
 	cfg, _ := json.Marshal(map[string]any{
-		"command": []string{gemini, "--acp"},
-		"env": map[string]string{"GEMINI_CLI_HOME": home, "GOOGLE_GEMINI_BASE_URL": model, "GEMINI_API_KEY": "x",
-			"GEMINI_TELEMETRY_ENABLED": "false", "GEMINI_CLI_TRUST_WORKSPACE": "true"},
-		"sandbox": map[string]any{"write": []string{state}},
+		"env":     map[string]string{"GOOGLE_GEMINI_BASE_URL": model, "GEMINI_API_KEY": "x", "GEMINI_MODEL": "gemini-2.5-flash"},
 		"timeout": "60s",
-		// Its own file system: through ours it cannot create a file.
-		"fs": false,
 	})
 	return string(cfg)
 }
 
 // The real Gemini CLI in ACP mode (gemini --acp, pinned 0.61.0) as the
-// acp backend's agent in a team with a mock, offline against the
+// gemini preset's agent in a team with a mock, offline against the
 // scripted Gemini API. Carol's effort is in phase plan: the model's
 // write_file is refused by the phase (gemini asks session/request_permission,
 // the gate answers reject: the refusal is in the transcript and main.go
@@ -71,7 +52,7 @@ func TestE2EACPGemini(t *testing.T) {
 	if os.Getenv("AGENT_WORKER_E2E_CLIS") != "1" {
 		t.Skip("runs the real gemini CLI: set AGENT_WORKER_E2E_CLIS=1 with it on PATH (make e2e-deps)")
 	}
-	gemini := realCLI(t, "gemini")
+	gemini := realCLI(t, "gemini") // on the daemon's PATH: the gemini preset runs it from there
 	t.Parallel()
 	c := newCLI(t)
 	dir := filepath.Join(realPath(t, c.home), "workspaces", "global", "main", "carol")
@@ -84,9 +65,9 @@ func TestE2EACPGemini(t *testing.T) {
 	if !sandboxOn(c) {
 		t.Errorf("the daemon does not confine runs: gemini is not shown to work in the sandbox:\n%s", c.ok("status"))
 	}
-	state := t.TempDir()
+	state := filepath.Join(c.home, "state", "global", "main", "carol")
 	c.ok("new", "bob", "--backend", "mock")
-	c.ok("new", "carol", "--backend", "acp", "--system", "You are Carol. SYSTEM-MARK-77", "--config", geminiConfig(t, gemini, model.URL, state))
+	c.ok("new", "carol", "--backend", "gemini", "--system", "You are Carol. SYSTEM-MARK-77", "--config", geminiConfig(model.URL))
 	startEffortE2E(t, c, "carol", dir, 0)
 	t.Cleanup(func() {
 		if !t.Failed() {
@@ -176,11 +157,11 @@ func TestE2EACPGemini(t *testing.T) {
 	model.add(t, modelTurn{"Gate": "hold", "Text": "too late"})
 	c.ok("send", "carol", "hold on")
 	model.next(t, "gate hold") // gemini now waits on the model
-	if len(processesOf(t, c.home, gemini)) == 0 {
+	if len(agentProcesses(t, c.home, gemini)) == 0 {
 		t.Fatal("no gemini process although the model was asked")
 	}
 	c.ok("cancel", "carol")
-	c.waitFor("no gemini process left", func() bool { return len(processesOf(t, c.home, gemini)) == 0 })
+	c.waitFor("no gemini process left", func() bool { return len(agentProcesses(t, c.home, gemini)) == 0 })
 	c.waitFor("carol's third run to end", func() bool {
 		a := c.agent("carol")
 		return len(a.Runs) == 3 && a.Runs[0].State.Ended()

@@ -13,6 +13,7 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
+	"github.com/agent-worker/agent-worker/plugins/clis"
 	"github.com/agent-worker/agent-worker/plugins/internal/cli"
 	"github.com/agent-worker/agent-worker/sdk/backend"
 	"github.com/agent-worker/agent-worker/sdk/tools"
@@ -46,6 +47,7 @@ type Backend struct {
 	// configEnv is the preset CLI's config directory variable
 	// (clis.CLI.ConfigEnv).
 	configEnv string
+	cli       clis.CLI // the preset's CLI (zero for acp itself)
 }
 
 var _ backend.Backend = (*Backend)(nil)
@@ -64,6 +66,7 @@ func (b *Backend) Run(ctx context.Context, req backend.Request, events backend.E
 	if err != nil {
 		return err
 	}
+	b.presetDefaults(&cfg)
 	install := "install the agent, or name its path in config command"
 	if b.install != "" && len(b.preset) > 0 && cfg.Command[0] == b.preset[0] {
 		install = b.install + ", or name its path in config command"

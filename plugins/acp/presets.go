@@ -22,8 +22,25 @@ import (
 func NewPreset(c clis.CLI) *Backend {
 	b := New()
 	b.preset = append([]string{c.Command}, c.ACP...)
-	b.install, b.configEnv = c.Install, c.ConfigEnv
+	b.install, b.configEnv, b.cli = c.Install, c.ConfigEnv, c
 	return b
+}
+
+// presetDefaults fills what the agent's config leaves out with the
+// preset's: its env and whether it is offered our file system.
+func (b *Backend) presetDefaults(cfg *config) {
+	for k, v := range b.cli.Env {
+		if _, set := cfg.Env[k]; !set {
+			if cfg.Env == nil {
+				cfg.Env = map[string]string{}
+			}
+			cfg.Env[k] = v
+		}
+	}
+	if cfg.FS == nil && b.cli.NoFS {
+		off := false
+		cfg.FS = &off
+	}
 }
 
 // configDir is the preset CLI's own config directory for a confined run
@@ -44,6 +61,18 @@ func (b *Backend) configDir(req backend.Request, env map[string]string) (string,
 	dir := filepath.Join(base, "config")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", fmt.Errorf("acp: %s: %w", b.configEnv, err)
+	}
+	for name, content := range b.cli.ConfigFiles {
+		path := filepath.Join(dir, name)
+		if _, err := os.Stat(path); err == nil {
+			continue // the agent's own by now
+		}
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			return "", fmt.Errorf("acp: %s: %w", b.configEnv, err)
+		}
+		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+			return "", fmt.Errorf("acp: %s: %w", b.configEnv, err)
+		}
 	}
 	return dir, nil
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/agent-worker/agent-worker/plugins/clis"
+	"github.com/agent-worker/agent-worker/plugins/internal/cli"
 	"github.com/agent-worker/agent-worker/sdk/backend"
 	"github.com/agent-worker/agent-worker/sdk/backendtest"
 	"github.com/agent-worker/agent-worker/sdk/sandbox"
@@ -147,7 +148,45 @@ func TestPresetConfigDir(t *testing.T) {
 	if dir, _ := b.configDir(backend.Request{StateDir: state}, nil); dir != "" {
 		t.Errorf("unconfined: %q, want none", dir)
 	}
-	if dir, _ := NewPreset(clis.Gemini).configDir(confined, nil); dir != "" {
-		t.Errorf("gemini: %q, want none", dir)
+	if dir, _ := NewPreset(clis.OpenCode).configDir(confined, nil); dir != "" {
+		t.Errorf("opencode: %q, want none", dir)
+	}
+}
+
+// The gemini preset's home is seeded with settings that keep it from
+// calling home, once (the agent's own edits stay); its env trusts the
+// workspace where the agent's env does not say otherwise; and it is
+// offered no client file system unless the config asks for one.
+func TestPresetGeminiDefaults(t *testing.T) {
+	t.Parallel()
+	b := NewPreset(clis.Gemini)
+	state := t.TempDir()
+	confined := backend.Request{StateDir: state, Sandbox: sandbox.Policy{Read: []string{"/usr"}, Write: []string{state}}}
+	dir, err := b.configDir(confined, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	settings := filepath.Join(dir, ".gemini", "settings.json")
+	if b, err := os.ReadFile(settings); err != nil || !strings.Contains(string(b), `"usageStatisticsEnabled": false`) {
+		t.Errorf("settings: %s %v", b, err)
+	}
+	os.WriteFile(settings, []byte(`{"mine": true}`), 0o600)
+	if _, err := b.configDir(confined, nil); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(settings); string(b) != `{"mine": true}` {
+		t.Errorf("the agent's settings were written over: %s", b)
+	}
+
+	cfg := config{Settings: cli.Settings{Env: map[string]string{"GEMINI_TELEMETRY_ENABLED": "true"}}}
+	b.presetDefaults(&cfg)
+	if cfg.Env["GEMINI_CLI_TRUST_WORKSPACE"] != "true" || cfg.Env["GEMINI_TELEMETRY_ENABLED"] != "true" || cfg.fs() {
+		t.Errorf("defaults: env %v, fs %v", cfg.Env, cfg.fs())
+	}
+	on := true
+	cfg = config{FS: &on}
+	b.presetDefaults(&cfg)
+	if !cfg.fs() {
+		t.Error("fs: true in the config was overridden")
 	}
 }
