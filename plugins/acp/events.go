@@ -43,7 +43,7 @@ func toolName(title string, kind *acpsdk.ToolKind) string {
 // command of an execute call and the first path it touches.
 func gateCall(tc acpsdk.ToolCallUpdate) tools.GateCall {
 	raw := rawJSON(tc.RawInput)
-	call := tools.GateCall{Tool: deref(tc.Title, "tool")}
+	call := tools.GateCall{Tool: daemonTool(deref(tc.Title, "tool"))}
 	if tc.Kind != nil {
 		if n, ok := kindTools[*tc.Kind]; ok {
 			call.Tool = n
@@ -61,6 +61,23 @@ func gateCall(tc acpsdk.ToolCallUpdate) tools.GateCall {
 		call.Path = claudehook.Field(raw, "file_path", "path", "absolute_path", "filePath")
 	}
 	return call
+}
+
+// daemonTool is the name of one of the daemon's own MCP tools as an agent
+// titles a call of it (Claude Code mcp__agent-worker__channel_send, Codex
+// mcp__agent_worker__…, Gemini CLI mcp_agent-worker_… or "channel_send
+// (agent-worker MCP Server)"): the tool's own name, as the gate knows
+// it; any other title as it is.
+func daemonTool(title string) string {
+	for _, prefix := range []string{"mcp__" + daemonServer + "__", "mcp__agent_worker__", "mcp_" + daemonServer + "_"} {
+		if t, ok := strings.CutPrefix(title, prefix); ok && t != "" {
+			return t
+		}
+	}
+	if t, ok := strings.CutSuffix(title, " ("+daemonServer+" MCP Server)"); ok && t != "" {
+		return t
+	}
+	return title
 }
 
 // commandLine is a command given as an argument list ({"command":

@@ -190,3 +190,22 @@ func TestPresetGeminiDefaults(t *testing.T) {
 		t.Error("fs: true in the config was overridden")
 	}
 }
+
+// A permission request for one of the daemon's own MCP tools reaches the
+// gate under the tool's name, however the agent titles it.
+func TestDaemonToolNames(t *testing.T) {
+	t.Parallel()
+	for title, want := range map[string]string{
+		"mcp__agent-worker__channel_send":        "channel_send",
+		"mcp__agent_worker__channel_send":        "channel_send",
+		"mcp_agent-worker_channel_send":          "channel_send",
+		"channel_send (agent-worker MCP Server)": "channel_send",
+		"mcp__github__create_issue":              "mcp__github__create_issue",
+		"Write":                                  "Write",
+		"mcp__agent-worker__":                    "mcp__agent-worker__",
+	} {
+		if got := daemonTool(title); got != want {
+			t.Errorf("daemonTool(%q) = %q, want %q", title, got, want)
+		}
+	}
+}
