@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+
+	"github.com/agent-worker/agent-worker/internal/modelwire"
 )
 
 // ModelServer serves a recorded run's model answers back in order, over
@@ -88,126 +90,17 @@ func (m *ModelServer) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if anthropic {
-		writeAnthropic(w, t, body.Stream)
+		modelwire.Anthropic(w, answer(t), body.Stream)
 	} else {
-		writeChat(w, t, body.Stream)
+		modelwire.Chat(w, answer(t), body.Stream)
 	}
 }
 
-func args(c ToolCall) json.RawMessage {
-	if len(c.Args) == 0 {
-		return json.RawMessage("{}")
+// answer is turn t as modelwire writes it.
+func answer(t Turn) modelwire.Answer {
+	a := modelwire.Answer{Model: "replay", Text: t.Text, InputTokens: t.InputTokens, OutputTokens: t.OutputTokens}
+	for _, c := range t.Tools {
+		a.Tools = append(a.Tools, modelwire.Call{ID: c.ID, Name: c.Name, Args: string(c.Args)})
 	}
-	return c.Args
-}
-
-func toolID(prefix string, i int, c ToolCall) string {
-	if c.ID != "" {
-		return c.ID
-	}
-	return fmt.Sprintf("%s%d", prefix, i+1)
-}
-
-// writeAnthropic answers POST /v1/messages with turn t.
-func writeAnthropic(w http.ResponseWriter, t Turn, stream bool) {
-	stop := "end_turn"
-	if len(t.Tools) > 0 {
-		stop = "tool_use"
-	}
-	if !stream {
-		content := []map[string]any{}
-		if t.Text != "" {
-			content = append(content, map[string]any{"type": "text", "text": t.Text})
-		}
-		for i, c := range t.Tools {
-			content = append(content, map[string]any{"type": "tool_use", "id": toolID("toolu_", i, c), "name": c.Name, "input": args(c)})
-		}
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{"id": "msg_replay", "type": "message", "role": "assistant", "model": "replay",
-			"content": content, "stop_reason": stop, "stop_sequence": nil,
-			"usage": map[string]any{"input_tokens": t.InputTokens, "output_tokens": t.OutputTokens}})
-		return
-	}
-	startSSE(w)
-	sse(w, "message_start", map[string]any{"type": "message_start", "message": map[string]any{"id": "msg_replay", "type": "message",
-		"role": "assistant", "model": "replay", "content": []any{}, "stop_reason": nil, "stop_sequence": nil,
-		"usage": map[string]any{"input_tokens": t.InputTokens, "output_tokens": 0}}})
-	index := 0
-	if t.Text != "" {
-		sse(w, "content_block_start", map[string]any{"type": "content_block_start", "index": index, "content_block": map[string]any{"type": "text", "text": ""}})
-		sse(w, "content_block_delta", map[string]any{"type": "content_block_delta", "index": index, "delta": map[string]any{"type": "text_delta", "text": t.Text}})
-		sse(w, "content_block_stop", map[string]any{"type": "content_block_stop", "index": index})
-		index++
-	}
-	for i, c := range t.Tools {
-		sse(w, "content_block_start", map[string]any{"type": "content_block_start", "index": index,
-			"content_block": map[string]any{"type": "tool_use", "id": toolID("toolu_", i, c), "name": c.Name, "input": map[string]any{}}})
-		sse(w, "content_block_delta", map[string]any{"type": "content_block_delta", "index": index,
-			"delta": map[string]any{"type": "input_json_delta", "partial_json": string(args(c))}})
-		sse(w, "content_block_stop", map[string]any{"type": "content_block_stop", "index": index})
-		index++
-	}
-	sse(w, "message_delta", map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": stop, "stop_sequence": nil},
-		"usage": map[string]any{"output_tokens": t.OutputTokens}})
-	sse(w, "message_stop", map[string]any{"type": "message_stop"})
-}
-
-// writeChat answers POST /chat/completions with turn t.
-func writeChat(w http.ResponseWriter, t Turn, stream bool) {
-	finish := "stop"
-	var calls []map[string]any
-	for i, c := range t.Tools {
-		calls = append(calls, map[string]any{"index": i, "id": toolID("call_", i, c), "type": "function",
-			"function": map[string]any{"name": c.Name, "arguments": string(args(c))}})
-	}
-	if len(calls) > 0 {
-		finish = "tool_calls"
-	}
-	usage := map[string]any{"prompt_tokens": t.InputTokens, "completion_tokens": t.OutputTokens, "total_tokens": t.InputTokens + t.OutputTokens}
-	if !stream {
-		msg := map[string]any{"role": "assistant", "content": t.Text}
-		if len(calls) > 0 {
-			msg["tool_calls"] = calls
-		}
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{"id": "chatcmpl-replay", "object": "chat.completion", "created": 0, "model": "replay",
-			"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": finish}}, "usage": usage})
-		return
-	}
-	startSSE(w)
-	chunk := func(delta map[string]any, finish any, usage any) {
-		c := map[string]any{"id": "chatcmpl-replay", "object": "chat.completion.chunk", "created": 0, "model": "replay",
-			"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}}}
-		if usage != nil {
-			c["usage"] = usage
-		}
-		sse(w, "", c)
-	}
-	chunk(map[string]any{"role": "assistant", "content": ""}, nil, nil)
-	if t.Text != "" {
-		chunk(map[string]any{"content": t.Text}, nil, nil)
-	}
-	if len(calls) > 0 {
-		chunk(map[string]any{"tool_calls": calls}, nil, nil)
-	}
-	chunk(map[string]any{}, finish, usage)
-	_, _ = io.WriteString(w, "data: [DONE]\n\n")
-}
-
-// sse writes one server-sent event and flushes it.
-func sse(w http.ResponseWriter, event string, v any) {
-	b, _ := json.Marshal(v)
-	if event != "" {
-		_, _ = io.WriteString(w, "event: "+event+"\n")
-	}
-	_, _ = io.WriteString(w, "data: "+string(b)+"\n\n")
-	if f, ok := w.(http.Flusher); ok {
-		f.Flush()
-	}
-}
-
-func startSSE(w http.ResponseWriter) {
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
+	return a
 }

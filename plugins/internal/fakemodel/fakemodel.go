@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+
+	"github.com/agent-worker/agent-worker/internal/modelwire"
 )
 
 // Turn is one scripted model response: text, tool calls, or an HTTP error
@@ -171,9 +173,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	stream, _ := req.Body["stream"].(bool)
 	switch {
 	case hasSuffix(r.URL.Path, "/messages"):
-		anthropic(w, turn, stream)
+		modelwire.Anthropic(w, answer(turn), stream)
 	case hasSuffix(r.URL.Path, "/chat/completions"):
-		chat(w, turn, stream)
+		modelwire.Chat(w, answer(turn), stream)
 	case hasSuffix(r.URL.Path, "/responses"):
 		responses(w, turn)
 	case hasSuffix(r.URL.Path, ":streamGenerateContent"), hasSuffix(r.URL.Path, ":generateContent"):
@@ -200,22 +202,4 @@ func argsJSON(c ToolCall) string {
 	}
 	b, _ := json.Marshal(c.Args)
 	return string(b)
-}
-
-// sse writes one server-sent event and flushes it.
-func sse(w http.ResponseWriter, event string, v any) {
-	b, _ := json.Marshal(v)
-	if event != "" {
-		_, _ = io.WriteString(w, "event: "+event+"\n")
-	}
-	_, _ = io.WriteString(w, "data: "+string(b)+"\n\n")
-	if f, ok := w.(http.Flusher); ok {
-		f.Flush()
-	}
-}
-
-func startSSE(w http.ResponseWriter) {
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
 }

@@ -5,6 +5,8 @@ import (
 	"io"
 	"net/http"
 	"strings"
+
+	"github.com/agent-worker/agent-worker/internal/modelwire"
 )
 
 // gemini answers the Gemini API's POST /v1beta/models/{model}:generateContent
@@ -41,16 +43,16 @@ func gemini(w http.ResponseWriter, t Turn, stream bool) {
 		_ = json.NewEncoder(w).Encode(chunk(all, true))
 		return
 	}
-	startSSE(w)
-	for _, part := range split(t.Text) {
+	modelwire.StartSSE(w)
+	for _, part := range modelwire.Split(t.Text) {
 		if part != "" {
-			sse(w, "", chunk([]map[string]any{{"text": part}}, false))
+			modelwire.SSE(w, "", chunk([]map[string]any{{"text": part}}, false))
 		}
 	}
 	if parts == nil {
 		parts = []map[string]any{}
 	}
-	sse(w, "", chunk(parts, true))
+	modelwire.SSE(w, "", chunk(parts, true))
 }
 
 // geminiCountTokens answers :countTokens with a rough count of the

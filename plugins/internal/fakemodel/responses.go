@@ -3,6 +3,8 @@ package fakemodel
 import (
 	"net/http"
 	"strings"
+
+	"github.com/agent-worker/agent-worker/internal/modelwire"
 )
 
 // responses answers POST /responses (the OpenAI Responses API, as Codex
@@ -13,21 +15,21 @@ import (
 // namespace mcp__<server> and name <tool>. A call with Input is a
 // custom_tool_call, the freeform kind (Codex's apply_patch).
 func responses(w http.ResponseWriter, t Turn) {
-	startSSE(w)
+	modelwire.StartSSE(w)
 	resp := map[string]any{"id": "resp_fake", "object": "response", "status": "in_progress", "model": "fake", "output": []any{}}
-	sse(w, "response.created", map[string]any{"type": "response.created", "response": resp})
+	modelwire.SSE(w, "response.created", map[string]any{"type": "response.created", "response": resp})
 	var output []any
 	idx := 0
 	if t.Text != "" {
 		item := map[string]any{"type": "message", "id": "msg_fake", "role": "assistant", "status": "completed",
 			"content": []any{map[string]any{"type": "output_text", "text": t.Text, "annotations": []any{}}}}
-		sse(w, "response.output_item.added", map[string]any{"type": "response.output_item.added", "output_index": idx,
+		modelwire.SSE(w, "response.output_item.added", map[string]any{"type": "response.output_item.added", "output_index": idx,
 			"item": map[string]any{"type": "message", "id": "msg_fake", "role": "assistant", "status": "in_progress", "content": []any{}}})
-		for _, part := range split(t.Text) {
-			sse(w, "response.output_text.delta", map[string]any{"type": "response.output_text.delta", "item_id": "msg_fake",
+		for _, part := range modelwire.Split(t.Text) {
+			modelwire.SSE(w, "response.output_text.delta", map[string]any{"type": "response.output_text.delta", "item_id": "msg_fake",
 				"output_index": idx, "content_index": 0, "delta": part})
 		}
-		sse(w, "response.output_item.done", map[string]any{"type": "response.output_item.done", "output_index": idx, "item": item})
+		modelwire.SSE(w, "response.output_item.done", map[string]any{"type": "response.output_item.done", "output_index": idx, "item": item})
 		output = append(output, item)
 		idx++
 	}
@@ -40,23 +42,23 @@ func responses(w http.ResponseWriter, t Turn) {
 		if c.Input != "" {
 			item = map[string]any{"type": "custom_tool_call", "id": "ctc_" + toolID("", i, c), "call_id": toolID("call_", i, c),
 				"name": c.Name, "input": c.Input, "status": "completed"}
-			sse(w, "response.output_item.added", map[string]any{"type": "response.output_item.added", "output_index": idx, "item": item})
-			sse(w, "response.output_item.done", map[string]any{"type": "response.output_item.done", "output_index": idx, "item": item})
+			modelwire.SSE(w, "response.output_item.added", map[string]any{"type": "response.output_item.added", "output_index": idx, "item": item})
+			modelwire.SSE(w, "response.output_item.done", map[string]any{"type": "response.output_item.done", "output_index": idx, "item": item})
 			output = append(output, item)
 			idx++
 			continue
 		}
-		sse(w, "response.output_item.added", map[string]any{"type": "response.output_item.added", "output_index": idx, "item": item})
-		sse(w, "response.function_call_arguments.done", map[string]any{"type": "response.function_call_arguments.done",
+		modelwire.SSE(w, "response.output_item.added", map[string]any{"type": "response.output_item.added", "output_index": idx, "item": item})
+		modelwire.SSE(w, "response.function_call_arguments.done", map[string]any{"type": "response.function_call_arguments.done",
 			"item_id": item["id"], "output_index": idx, "arguments": item["arguments"]})
-		sse(w, "response.output_item.done", map[string]any{"type": "response.output_item.done", "output_index": idx, "item": item})
+		modelwire.SSE(w, "response.output_item.done", map[string]any{"type": "response.output_item.done", "output_index": idx, "item": item})
 		output = append(output, item)
 		idx++
 	}
 	resp["status"], resp["output"] = "completed", output
 	resp["usage"] = map[string]any{"input_tokens": t.InputTokens, "output_tokens": t.OutputTokens, "total_tokens": t.InputTokens + t.OutputTokens,
 		"input_tokens_details": map[string]any{"cached_tokens": 0}, "output_tokens_details": map[string]any{"reasoning_tokens": 0}}
-	sse(w, "response.completed", map[string]any{"type": "response.completed", "response": resp})
+	modelwire.SSE(w, "response.completed", map[string]any{"type": "response.completed", "response": resp})
 }
 
 // mcpNamespace splits mcp__<server>__<tool> into its namespace and tool.
