@@ -161,7 +161,7 @@ func newCmd(e *env) *ffcli.Command {
 	var spec api.AgentSpec
 	var systemFile, config string
 	fs.StringVar(&spec.Model, "model", "", "model, e.g. openai/gpt-4o (sdk default: the daemon's --default-model, anthropic/claude-sonnet-4-5)")
-	fs.StringVar(&spec.Backend, "backend", "", "sdk (the default), claude, codex, cursor, acp, mock or external")
+	fs.StringVar(&spec.Backend, "backend", "", "sdk (the default), claude, codex, cursor, acp (or its presets gemini, claude-acp, codex-acp, opencode), mock or external")
 	fs.StringVar(&spec.System, "system", "", "system prompt")
 	fs.StringVar(&systemFile, "system-file", "", "read the system prompt from this file")
 	fs.StringVar(&spec.Workflow, "workflow", "", "workflow the agent belongs to (default global)")

@@ -36,7 +36,7 @@ func (catalog) Unusable(kind, name string) error {
 func TestResolveBackend(t *testing.T) {
 	t.Parallel()
 	tests := map[string]string{"": "sdk", "default": "sdk", "Default": "sdk", "MOCK": "mock", "external": "external",
-		"local": "local", "gone": `unknown backend "gone": use one of acp, broken, claude, codex, cursor, external, local, mock, sdk, or install agent-worker-backend-gone`,
+		"local": "local", "gone": `unknown backend "gone": use one of acp, broken, claude, claude-acp, codex, codex-acp, cursor, external, gemini, local, mock, opencode, sdk, or install agent-worker-backend-gone`,
 		"claude": `backend "claude" is not installed: no agent-worker-backend-claude in /opt/aw/bin, /home/u/.agent-worker/plugins.d. ` +
 			"Install it beside agent-worker with `go install github.com/agent-worker/agent-worker/cmd/agent-worker-backend-claude@latest`",
 		"broken": "cannot be used: exec format error",
