@@ -1,7 +1,6 @@
 package acp
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -48,19 +47,12 @@ func (b *Backend) presetDefaults(cfg *config) {
 // runs so that session/load finds the conversation, unless the agent's
 // env names one. "" when the run is not confined or needs none.
 func (b *Backend) configDir(req backend.Request, env map[string]string) (string, error) {
-	if b.configEnv == "" || req.Sandbox.IsZero() {
+	if b.configEnv == "" {
 		return "", nil
 	}
-	if _, set := env[b.configEnv]; set {
-		return "", nil
-	}
-	if _, set := req.Env[b.configEnv]; set {
-		return "", nil
-	}
-	base := cmp.Or(req.StateDir, req.WorkDir)
-	dir := filepath.Join(base, "config")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", fmt.Errorf("acp: %s: %w", b.configEnv, err)
+	dir, err := cli.ConfigDir(req, env, b.configEnv)
+	if err != nil || dir == "" {
+		return "", err
 	}
 	for name, content := range b.cli.ConfigFiles {
 		path := filepath.Join(dir, name)

@@ -77,11 +77,11 @@ func (b *Backend) Run(ctx context.Context, req backend.Request, events backend.E
 	dir := cli.WorkDir(req)
 	env := cli.Pairs(cfg.Env)
 	env = append(env, telemetryEnv(cfg.Env, os.Getenv)...)
-	confDir, ok, err := configDir(req, cfg)
+	confDir, err := cli.ConfigDir(req, cfg.Env, envConfigDir)
 	if err != nil {
-		return err
+		return fmt.Errorf("claude: config dir: %w", err)
 	}
-	if ok {
+	if confDir != "" {
 		env = append(env, envConfigDir+"="+confDir)
 	}
 	c := cli.Command{Path: path, Dir: dir, Env: cli.Env(env...), IdleTimeout: cfg.Idle}
@@ -145,32 +145,6 @@ func telemetryEnv(agentEnv map[string]string, getenv func(string) string) []stri
 // envConfigDir is where Claude Code keeps its settings, logins and
 // conversations (~/.claude unless set).
 const envConfigDir = "CLAUDE_CONFIG_DIR"
-
-// configDir is the CLI's own config directory for a confined run: the
-// sandbox gives the run neither ~/.claude nor ~/.claude.json, so the CLI
-// keeps its settings and conversations in the agent's state directory
-// (kept across runs, so --resume finds them), unless the agent's env names
-// a directory. ok is false when the run is not confined or the env does.
-func configDir(req backend.Request, cfg config) (dir string, ok bool, err error) {
-	if req.Sandbox.IsZero() {
-		return "", false, nil
-	}
-	if _, set := cfg.Env[envConfigDir]; set {
-		return "", false, nil
-	}
-	if _, set := req.Env[envConfigDir]; set {
-		return "", false, nil
-	}
-	base := req.StateDir
-	if base == "" {
-		base = req.WorkDir // no state kept: a conversation lasts one run
-	}
-	dir = filepath.Join(base, "config")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", false, fmt.Errorf("claude: config dir: %w", err)
-	}
-	return dir, true, nil
-}
 
 // errStaleSession marks a resumed run that failed before the CLI started
 // its conversation: the session is gone (another HOME, a cleaned

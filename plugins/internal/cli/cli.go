@@ -14,6 +14,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -275,4 +276,32 @@ func WorkDir(req backend.Request) string {
 		return req.ProjectDir
 	}
 	return req.WorkDir
+}
+
+// ConfigDir is a CLI's own config directory for a confined run, named by
+// the variable key: the sandbox gives a run none of the user's (~/.claude,
+// ~/.codex …), so the CLI keeps its settings and conversations in the
+// agent's state directory (kept across runs, so a resumed conversation is
+// found; the run's own directory where no state is kept), made 0700.
+// It is "" when the run is not confined or the agent's env (its config's
+// env, or the run's) names one.
+func ConfigDir(req backend.Request, env map[string]string, key string) (string, error) {
+	if req.Sandbox.IsZero() {
+		return "", nil
+	}
+	if _, set := env[key]; set {
+		return "", nil
+	}
+	if _, set := req.Env[key]; set {
+		return "", nil
+	}
+	base := req.StateDir
+	if base == "" {
+		base = req.WorkDir
+	}
+	dir := filepath.Join(base, "config")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("%s: %w", key, err)
+	}
+	return dir, nil
 }
