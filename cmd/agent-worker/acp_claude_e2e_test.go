@@ -59,13 +59,7 @@ func TestE2EACPClaude(t *testing.T) {
 	c.ok("new", "bob", "--backend", "mock")
 	c.ok("new", "alice", "--backend", "claude-acp", "--system", "You are terse. SYSTEM-MARK-47")
 	db, e := startEffortE2E(t, c, "alice", dir, 0)
-	t.Cleanup(func() {
-		if t.Failed() {
-			for _, r := range c.agent("alice").Runs {
-				t.Logf("alice's run %s (%s):\n%s", r.ID, r.State, c.ok("logs", r.ID))
-			}
-		}
-	})
+	c.logRunsOnFailure("alice")
 
 	c.ok("send", "alice", "please greet bob PROMPT-MARK-1")
 	c.waitFor("alice's message and bob's answer", func() bool {
@@ -178,5 +172,17 @@ func agentProcesses(t *testing.T, home, what string) []int {
 	return slices.DeleteFunc(processesOf(t, home, what), func(pid int) bool {
 		cmdline, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
 		return err == nil && bytes.Contains(cmdline, []byte("agent-worker-backend-"))
+	})
+}
+
+// logRunsOnFailure has a failed test log each run of the agent with its
+// transcript, for what the real CLI did.
+func (c *cli) logRunsOnFailure(name string) {
+	c.t.Cleanup(func() {
+		if c.t.Failed() {
+			for _, r := range c.agent(name).Runs {
+				c.t.Logf("%s's run %s (%s):\n%s", name, r.ID, r.State, c.ok("logs", r.ID))
+			}
+		}
 	})
 }

@@ -67,13 +67,7 @@ stream_max_retries = 0
 	c.ok("new", "bob", "--backend", "mock")
 	c.ok("new", "alice", "--backend", "codex-acp", "--system", "You are terse. SYSTEM-MARK-48", "--config", string(cfg))
 	db, e := startEffortE2E(t, c, "alice", dir, 0)
-	t.Cleanup(func() {
-		if t.Failed() {
-			for _, r := range c.agent("alice").Runs {
-				t.Logf("alice's run %s (%s):\n%s", r.ID, r.State, c.ok("logs", r.ID))
-			}
-		}
-	})
+	c.logRunsOnFailure("alice")
 
 	c.ok("send", "alice", "please greet bob PROMPT-MARK-1")
 	c.waitFor("alice's message and bob's answer", func() bool {
