@@ -132,7 +132,7 @@ func (b *Backend) Run(ctx context.Context, req backend.Request, events backend.E
 	conn := acpsdk.NewClientSideConnection(cl, proc.Stdin, head)
 	conn.SetLogger(slog.New(slog.DiscardHandler)) // what it could not read is in head
 
-	stopBeat := b.beat(out)
+	stopBeat := cli.Heartbeat(b.heartbeat, func(e backend.Event) { _ = out.Send(e) })
 	defer stopBeat()
 
 	s := session{b: b, cfg: cfg, req: req, conn: conn, cl: cl, out: out, proc: proc, head: head, dir: dir, text: prompt}
@@ -144,25 +144,6 @@ func (b *Backend) Run(ctx context.Context, req backend.Request, events backend.E
 		return ctx.Err()
 	}
 	return err
-}
-
-// beat sends a heartbeat every b.heartbeat until the returned stop.
-func (b *Backend) beat(out *cli.Sender) (stop func()) {
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		t := time.NewTicker(b.heartbeat)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				_ = out.Send(backend.Event{Kind: backend.EventHeartbeat})
-			}
-		}
-	})
-	return func() { close(done); wg.Wait() }
 }
 
 // session is one run's conversation with the agent.

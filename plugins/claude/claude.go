@@ -165,24 +165,9 @@ func (b *Backend) run(ctx context.Context, c cli.Command, in invocation, events 
 	c.Stdout = s.line
 	c.Stderr = func(l string) { send(backend.Event{Kind: backend.EventLog, Text: l}) }
 
-	done := make(chan struct{})
-	beat := make(chan struct{})
-	go func() {
-		defer close(beat)
-		t := time.NewTicker(b.heartbeat)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				send(backend.Event{Kind: backend.EventHeartbeat})
-			}
-		}
-	}()
+	stopBeat := cli.Heartbeat(b.heartbeat, send)
 	runErr := cli.Run(ctx, c)
-	close(done)
-	<-beat
+	stopBeat()
 
 	if ctx.Err() != nil {
 		return context.Cause(ctx)

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/agent-worker/agent-worker/plugins/clis"
@@ -296,25 +295,9 @@ func (b *Backend) exec(ctx context.Context, cmd cli.Command, in invocation, out 
 		return nil
 	}
 	cmd.Stderr = func(line string) { _ = out.Send(backend.Event{Kind: backend.EventLog, Text: line}) }
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	if b.heartbeat > 0 {
-		wg.Go(func() {
-			tick := time.NewTicker(b.heartbeat)
-			defer tick.Stop()
-			for {
-				select {
-				case <-stop:
-					return
-				case <-tick.C:
-					_ = out.Send(backend.Event{Kind: backend.EventHeartbeat})
-				}
-			}
-		})
-	}
+	stopBeat := cli.Heartbeat(b.heartbeat, func(e backend.Event) { _ = out.Send(e) })
 	runErr := cli.Run(ctx, cmd)
-	close(stop)
-	wg.Wait()
+	stopBeat()
 	if err := refused(); err != nil {
 		return p, err
 	}

@@ -305,3 +305,27 @@ func ConfigDir(req backend.Request, env map[string]string, key string) (string, 
 	}
 	return dir, nil
 }
+
+// Heartbeat sends a heartbeat event every period until the returned stop,
+// which waits for the last send: a CLI that is alive but quiet (thinking,
+// waiting on its model) keeps the daemon's idle timer from ending the
+// run. A period of 0 sends none.
+func Heartbeat(every time.Duration, send func(backend.Event)) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	if every > 0 {
+		wg.Go(func() {
+			t := time.NewTicker(every)
+			defer t.Stop()
+			for {
+				select {
+				case <-done:
+					return
+				case <-t.C:
+					send(backend.Event{Kind: backend.EventHeartbeat})
+				}
+			}
+		})
+	}
+	return func() { close(done); wg.Wait() }
+}
